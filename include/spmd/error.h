@@ -1,0 +1,62 @@
+// Errors thrown by spmd's public calls.
+//
+// Every public call reports failure by throwing spmd::Error or one of its subclasses. Messages
+// say what was expected, what was found, and what to do about it. All classes are plain values:
+// copyable and safe to catch from any thread.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace spmd {
+
+// The base of every error spmd throws.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// An argument or a value read from the environment was malformed or out of range.
+class InvalidArgument : public Error {
+ public:
+  using Error::Error;
+};
+
+// A wait ran out of time. The message names what did not arrive (processes, keys, the service).
+class DeadlineExceeded : public Error {
+ public:
+  using Error::Error;
+};
+
+// Another process of the cluster (or the coordination service) died; the cluster cannot go on.
+class PeerFailure : public Error {
+ public:
+  using Error::Error;
+};
+
+// Processes made different collective calls where they had to make the same one.
+class CollectiveMismatch : public Error {
+ public:
+  using Error::Error;
+};
+
+// The call is not allowed in the current state, e.g. a second initialize().
+class FailedPrecondition : public Error {
+ public:
+  using Error::Error;
+};
+
+// Something that must be unique already exists: a key set without overwrite, a process id that
+// another process has already claimed.
+class AlreadyExists : public Error {
+ public:
+  using Error::Error;
+};
+
+// The coordination service refused this process's credentials (a wrong auth token).
+class PermissionDenied : public Error {
+ public:
+  using Error::Error;
+};
+
+}  // namespace spmd

@@ -1,0 +1,48 @@
+// One launcher's environment (spmdrun's SPMD_* variables now; Slurm, Open MPI and MPICH each get
+// a file of their own behind the same interface), and detection among them.
+//
+// Detection order: explicit Options (handled by the runtime) > SPMD_* env > … . Implementations
+// only read; they never fail in is_present(), and fail with InvalidArgument naming the variable
+// and its value when a present environment holds a malformed value.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cluster/env_reader.h"
+
+namespace spmd {
+
+class ClusterEnv {
+ public:
+  virtual ~ClusterEnv() = default;
+
+  // The name used by Options::cluster_detection_method, e.g. "env".
+  virtual std::string name() const = 0;
+  // Whether this launcher's variables are set at all.
+  virtual bool is_present() const = 0;
+  // The variables whose presence is_present() looks for, for error messages.
+  virtual std::vector<std::string> marker_variables() const = 0;
+
+  virtual std::optional<std::string> coordinator_address() const = 0;
+  virtual std::optional<int> num_processes() const = 0;
+  virtual std::optional<int> process_id() const = 0;
+  // This process's index among the processes of its host, when the launcher says.
+  virtual std::optional<int> local_process_id() const = 0;
+  // The launcher's choice of visible local devices, if it makes one.
+  virtual std::optional<std::vector<int>> local_device_ids() const { return std::nullopt; }
+};
+
+// spmdrun's variables: SPMD_COORDINATOR_ADDRESS, SPMD_NUM_PROCESSES, SPMD_PROCESS_ID,
+// SPMD_LOCAL_PROCESS_ID, SPMD_LOCAL_DEVICE_IDS.
+std::unique_ptr<ClusterEnv> make_spmd_env(EnvReader env);
+
+// Picks the environment to read. `method` unset: the first present one, or nullptr when none is.
+// "deactivate": nullptr. A named method whose environment is absent, or an unknown name, throws
+// InvalidArgument naming what was missing or what is supported.
+std::unique_ptr<ClusterEnv> detect_cluster_env(const std::optional<std::string>& method,
+                                               const EnvReader& env);
+
+}  // namespace spmd

@@ -1,0 +1,128 @@
+#include "coord/barrier_table.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+namespace spmd {
+
+std::string format_process_list(const std::vector<int>& ids, size_t limit) {
+  if (ids.size() <= limit) return fmt::format("{}", fmt::join(ids, ", "));
+  return fmt::format("{} … and {} more", fmt::join(ids.begin(), ids.begin() + limit, ", "),
+                     ids.size() - limit);
+}
+
+std::optional<BarrierTable::InstanceKey> BarrierTable::arrive(const std::string& id, int process,
+                                                              const std::vector<int>& requested,
+                                                              Done done) {
+  std::vector<int> participants = requested;
+  if (participants.empty()) {
+    participants.resize(num_processes_);
+    for (int i = 0; i < num_processes_; ++i) participants[i] = i;
+  }
+  std::sort(participants.begin(), participants.end());
+  if (std::adjacent_find(participants.begin(), participants.end()) != participants.end() ||
+      participants.front() < 0 || participants.back() >= num_processes_) {
+    done({StatusCode::kInvalidArgument,
+          fmt::format("barrier '{}': process ids [{}] must be distinct and in 0..{}", id,
+                      format_process_list(participants), num_processes_ - 1)});
+    return std::nullopt;
+  }
+  if (!std::binary_search(participants.begin(), participants.end(), process)) {
+    done({StatusCode::kInvalidArgument,
+          fmt::format("barrier '{}': process {} waits at it but is not among its processes [{}]",
+                      id, process, format_process_list(participants))});
+    return std::nullopt;
+  }
+
+  auto& generations = instances_[id];
+  uint64_t& count = arrivals_[{id, process}];
+  // An earlier instance this process joined that is still pending means a second thread.
+  if (count > 0) {
+    auto prev = generations.find(count - 1);
+    if (prev != generations.end() && !prev->second.failed &&
+        prev->second.waiters.count(process) > 0) {
+      done({StatusCode::kFailedPrecondition,
+            fmt::format("barrier '{}' is already in progress in process {}: one barrier id cannot "
+                        "be waited on twice at once; use distinct ids for concurrent barriers",
+                        id, process)});
+      return std::nullopt;
+    }
+  }
+  const uint64_t generation = count;
+  auto [it, created] = generations.try_emplace(generation);
+  Instance& instance = it->second;
+  if (created) instance.participants = participants;
+  if (instance.failed) {
+    ++count;
+    done(instance.failure);
+    return std::nullopt;
+  }
+  if (instance.participants != participants) {
+    done({StatusCode::kInvalidArgument,
+          fmt::format("barrier '{}': process {} lists processes [{}] but earlier arrivals listed "
+                      "[{}]; every participant must pass the same list",
+                      id, process, format_process_list(participants),
+                      format_process_list(instance.participants))});
+    return std::nullopt;
+  }
+  ++count;
+  instance.waiters.emplace(process, std::move(done));
+  if (instance.waiters.size() < instance.participants.size()) return InstanceKey{id, generation};
+
+  auto waiters = std::move(instance.waiters);
+  generations.erase(it);
+  for (auto& [p, waiter] : waiters) waiter(Status{});
+  return std::nullopt;
+}
+
+void BarrierTable::expire(const InstanceKey& key, const std::string& waited) {
+  auto id_it = instances_.find(key.id);
+  if (id_it == instances_.end()) return;
+  auto it = id_it->second.find(key.generation);
+  if (it == id_it->second.end() || it->second.failed) return;
+  Instance& instance = it->second;
+  std::vector<int> missing;
+  for (int p : instance.participants) {
+    if (instance.waiters.count(p) == 0) missing.push_back(p);
+  }
+  fail(key.id, instance,
+       {StatusCode::kDeadlineExceeded,
+        fmt::format("barrier '{}' timed out after {}: {} of {} processes arrived; missing "
+                    "processes: {}. Check that every process reaches this barrier (seed pitfalls: "
+                    "a process that left a loop early, or took another branch)",
+                    key.id, waited, instance.waiters.size(), instance.participants.size(),
+                    format_process_list(missing))});
+}
+
+void BarrierTable::fail_process(int process, StatusCode code, const std::string& message) {
+  for (auto& [id, generations] : instances_) {
+    for (auto& [generation, instance] : generations) {
+      if (instance.failed) continue;
+      if (!std::binary_search(instance.participants.begin(), instance.participants.end(),
+                              process)) {
+        continue;
+      }
+      fail(id, instance, {code, fmt::format("barrier '{}' cannot complete: {}", id, message)});
+    }
+  }
+}
+
+void BarrierTable::fail(const std::string& id, Instance& instance, const Status& status) {
+  instance.failed = true;
+  instance.failure = status;
+  auto waiters = std::move(instance.waiters);
+  instance.waiters.clear();
+  for (auto& [p, waiter] : waiters) waiter(status);
+}
+
+size_t BarrierTable::pending_count() const {
+  size_t n = 0;
+  for (const auto& [id, generations] : instances_) {
+    for (const auto& [g, instance] : generations) n += instance.failed ? 0 : 1;
+  }
+  return n;
+}
+
+}  // namespace spmd

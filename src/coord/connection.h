@@ -1,0 +1,60 @@
+// A framed message connection over one TCP socket (frames as in frame.h).
+//
+// Reads run in a loop on the socket's executor and hand each payload to the message handler;
+// writes are queued, so send() may be called from any thread and frames never interleave. The
+// close handler runs exactly once, with the reason: a peer's EOF, an I/O error, an invalid frame
+// header, or close() from this side. Handlers run on the socket's executor, one at a time.
+#pragma once
+
+#include <asio.hpp>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "coord/frame.h"
+
+namespace spmd {
+
+class FramedConnection : public std::enable_shared_from_this<FramedConnection> {
+ public:
+  using MessageHandler = std::function<void(std::string payload)>;
+  using CloseHandler = std::function<void(const std::string& reason)>;
+
+  explicit FramedConnection(asio::ip::tcp::socket socket);
+
+  // Starts reading. Must be called once, before any send().
+  void start(MessageHandler on_message, CloseHandler on_close);
+
+  // Queues an encoded frame (encode_frame()). Shared frames let one buffer go to many peers.
+  void send(std::shared_ptr<const std::string> frame);
+
+  // Closes once the queued frames are written (or at once on a write error).
+  void close_after_writes(const std::string& reason);
+
+  // Closes now; queued frames are dropped.
+  void close(const std::string& reason);
+
+  // "address:port" of the peer, for logs; fixed at construction.
+  const std::string& peer() const { return peer_; }
+
+ private:
+  void read_header();
+  void read_payload(uint32_t length);
+  void write_next();
+  void finish(const std::string& reason);
+
+  asio::ip::tcp::socket socket_;
+  std::string peer_;
+  MessageHandler on_message_;
+  CloseHandler on_close_;
+  FrameHeader header_{};
+  std::string payload_;
+  std::deque<std::shared_ptr<const std::string>> queue_;
+  bool writing_ = false;
+  bool closing_after_writes_ = false;
+  std::string closing_reason_;
+  bool closed_ = false;
+};
+
+}  // namespace spmd

@@ -1,0 +1,346 @@
+#include "coord/coord_client.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <future>
+
+#include "coord/address.h"
+#include "spmd/error.h"
+
+namespace spmd {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+using tcp = asio::ip::tcp;
+
+namespace {
+
+// Between connection attempts while process 0 is not listening yet.
+constexpr milliseconds kFirstRetryDelay(50);
+constexpr milliseconds kMaxRetryDelay(1000);
+// One connection attempt may take this long before it is abandoned and retried.
+constexpr milliseconds kConnectAttemptTimeout(3000);
+// How long past its own deadline a blocking call waits for the service's answer. A live service
+// always answers by its deadline; a dead one is detected by heartbeats within heartbeat_timeout.
+constexpr milliseconds kAnswerMargin(5000);
+
+milliseconds remaining(Clock::time_point deadline) {
+  return std::max(milliseconds(0),
+                  std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
+}
+
+}  // namespace
+
+std::shared_ptr<CoordClient> CoordClient::create(asio::io_context& io, ClientConfig config) {
+  return std::make_shared<CoordClient>(io, std::move(config));
+}
+
+CoordClient::CoordClient(asio::io_context& io, ClientConfig config)
+    : io_(io),
+      strand_(asio::make_strand(io)),
+      config_(std::move(config)),
+      address_(config_.address),
+      retry_timer_(strand_),
+      heartbeat_timer_(strand_) {}
+
+wire::ServerMessage CoordClient::error_answer(const Status& status) {
+  wire::ServerMessage msg;
+  msg.set_code(static_cast<wire::Code>(status.code));
+  msg.set_message(status.message);
+  return msg;
+}
+
+std::string CoordClient::abort_reason() const {
+  std::lock_guard lock(reason_mu_);
+  return abort_reason_;
+}
+
+void CoordClient::async_start(StartCallback done) {
+  asio::dispatch(strand_, [self = shared_from_this(), done = std::move(done)]() mutable {
+    self->start_done_ = std::move(done);
+    self->start_deadline_ = Clock::now() + self->config_.initialization_timeout;
+    self->resolver_ = std::make_unique<tcp::resolver>(self->strand_);
+    self->try_connect(self->start_deadline_, "none yet");
+  });
+}
+
+void CoordClient::try_connect(Clock::time_point deadline, std::string last_error) {
+  if (closing_ || !start_done_) return;
+  if (Clock::now() >= deadline) {
+    finish_start({StatusCode::kDeadlineExceeded,
+                  fmt::format("process {} could not reach the coordination service at {} within "
+                              "{} ms (last error: {}). Check that process 0 (or spmd-coordinator) "
+                              "is running, and that the address and port are reachable from this "
+                              "host",
+                              config_.process_id, address_,
+                              config_.initialization_timeout.count(), last_error)},
+                 {});
+    return;
+  }
+  auto retry = [this, deadline](std::string error) {
+    const milliseconds elapsed = config_.initialization_timeout - remaining(deadline);
+    const milliseconds delay =
+        std::min({kMaxRetryDelay, std::max(kFirstRetryDelay, elapsed / 4), remaining(deadline)});
+    retry_timer_.expires_after(delay);
+    retry_timer_.async_wait([self = shared_from_this(), deadline, error](asio::error_code ec) {
+      if (!ec) self->try_connect(deadline, error);
+    });
+  };
+  HostPort hp;
+  try {
+    hp = parse_host_port(address_, "coordinator_address");
+  } catch (const Error& e) {
+    finish_start({StatusCode::kInvalidArgument, e.what()}, {});
+    return;
+  }
+  resolver_->async_resolve(
+      hp.host, std::to_string(hp.port),
+      [self = shared_from_this(), deadline, retry](asio::error_code ec,
+                                                   tcp::resolver::results_type results) {
+        if (self->closing_) return;
+        if (ec) return retry("cannot resolve the host: " + ec.message());
+        self->connecting_ = std::make_unique<tcp::socket>(self->strand_);
+        auto attempt_timer = std::make_shared<asio::steady_timer>(
+            self->strand_, std::min(kConnectAttemptTimeout, remaining(deadline)));
+        attempt_timer->async_wait([self](asio::error_code ec) {
+          asio::error_code ignored;
+          if (!ec && self->connecting_) self->connecting_->close(ignored);
+        });
+        asio::async_connect(*self->connecting_, results,
+                            [self, retry, attempt_timer](asio::error_code ec, const tcp::endpoint&) {
+                              attempt_timer->cancel();
+                              if (self->closing_) return;
+                              if (ec) return retry(ec.message());
+                              self->on_connected(std::move(*self->connecting_));
+                            });
+      });
+}
+
+void CoordClient::on_connected(tcp::socket socket) {
+  conn_ = std::make_shared<FramedConnection>(std::move(socket));
+  std::weak_ptr<CoordClient> weak = shared_from_this();
+  conn_->start(
+      [weak](std::string payload) {
+        if (auto self = weak.lock()) self->on_message(payload);
+      },
+      [weak](const std::string& reason) {
+        if (auto self = weak.lock()) self->on_close(reason);
+      });
+  last_heard_ = Clock::now();
+  wire::ClientMessage msg;
+  msg.set_request_id(kRegistrationRequestId);
+  auto* reg = msg.mutable_registration();
+  reg->set_process_id(config_.process_id);
+  reg->set_num_processes(config_.num_processes);
+  reg->set_auth_token(config_.auth_token);
+  reg->set_host_id(config_.host_id);
+  reg->set_hostname(config_.hostname);
+  reg->set_pid(config_.pid);
+  for (const auto& d : config_.devices) *reg->add_devices() = d;
+  // The service holds the registration open for what is left of initialization_timeout.
+  reg->set_timeout_ms(std::max<int64_t>(1, remaining(start_deadline_).count()));
+  conn_->send(std::make_shared<const std::string>(encode_frame(msg.SerializeAsString())));
+  // A service that accepted the connection but never answers must not hold this process.
+  retry_timer_.expires_after(remaining(start_deadline_) + kAnswerMargin);
+  retry_timer_.async_wait([self = shared_from_this()](asio::error_code ec) {
+    if (ec || self->formed_) return;
+    self->finish_start(
+        {StatusCode::kDeadlineExceeded,
+         fmt::format("the coordination service at {} accepted process {}'s connection but did "
+                     "not complete its registration in time",
+                     self->address_, self->config_.process_id)},
+        {});
+  });
+}
+
+void CoordClient::finish_start(const Status& status, wire::Topology topology) {
+  if (!start_done_) return;
+  auto done = std::move(start_done_);
+  start_done_ = nullptr;
+  retry_timer_.cancel();
+  if (!status.ok()) {
+    closing_ = true;
+    if (conn_) conn_->close("registration failed");
+  }
+  done(status, std::move(topology));
+}
+
+void CoordClient::on_message(const std::string& payload) {
+  wire::ServerMessage msg;
+  if (!msg.ParseFromString(payload)) {
+    spdlog::error("coordination client: undecodable message from the service at {}", address_);
+    conn_->close("undecodable message from the coordination service");
+    return;
+  }
+  last_heard_ = Clock::now();
+  switch (msg.body_case()) {
+    case wire::ServerMessage::kPeerFailed: {
+      const auto& pf = msg.peer_failed();
+      abort({pf.process_id(), pf.hostname(), pf.pid(), pf.reason()});
+      return;
+    }
+    case wire::ServerMessage::kHeartbeatAck:
+      return;
+    default:
+      break;
+  }
+  if (!formed_ && msg.request_id() == kRegistrationRequestId) {
+    const Status status = status_of(msg);
+    if (status.ok()) {
+      formed_ = true;
+      schedule_heartbeat();
+    }
+    finish_start(status, std::move(*msg.mutable_topology()));
+    return;
+  }
+  auto it = pending_.find(msg.request_id());
+  if (it == pending_.end()) return;  // answered already (e.g. failed on abort)
+  auto done = std::move(it->second);
+  pending_.erase(it);
+  done(msg);
+}
+
+void CoordClient::on_close(const std::string& reason) {
+  if (closing_) {
+    fail_pending({StatusCode::kFailedPrecondition, "the coordination client was closed"});
+    return;
+  }
+  if (!formed_) {
+    finish_start({StatusCode::kDeadlineExceeded,
+                  fmt::format("the coordination service at {} closed process {}'s connection "
+                              "during registration: {}",
+                              address_, config_.process_id, reason)},
+                 {});
+    return;
+  }
+  abort({-1, address_, 0, "lost the connection to the coordination service (" + reason + ")"});
+}
+
+void CoordClient::schedule_heartbeat() {
+  const milliseconds interval =
+      std::clamp(config_.heartbeat_timeout / 10, milliseconds(10), milliseconds(10000));
+  heartbeat_timer_.expires_after(interval);
+  heartbeat_timer_.async_wait([self = shared_from_this()](asio::error_code ec) {
+    if (ec || self->closing_) return;
+    if (!self->aborted_ && Clock::now() - self->last_heard_ > self->config_.heartbeat_timeout) {
+      self->abort({-1, self->address_, 0,
+                   fmt::format("the coordination service has been silent for {} ms",
+                               self->config_.heartbeat_timeout.count())});
+    }
+    wire::ClientMessage hb;
+    hb.mutable_heartbeat();
+    self->conn_->send(std::make_shared<const std::string>(encode_frame(hb.SerializeAsString())));
+    self->schedule_heartbeat();
+  });
+}
+
+void CoordClient::abort(const distributed::PeerFailureInfo& info) {
+  if (aborted_.exchange(true)) return;
+  const std::string reason = info.to_string();
+  {
+    std::lock_guard lock(reason_mu_);
+    abort_reason_ = reason;
+  }
+  fail_pending({StatusCode::kPeerFailure, reason});
+  if (config_.on_failure) config_.on_failure(info);
+}
+
+void CoordClient::fail_pending(const Status& status) {
+  auto pending = std::move(pending_);
+  pending_.clear();
+  const wire::ServerMessage answer = error_answer(status);
+  for (auto& [id, done] : pending) done(answer);
+}
+
+void CoordClient::async_call(wire::ClientMessage msg, Callback done) {
+  asio::dispatch(strand_, [self = shared_from_this(), msg = std::move(msg),
+                           done = std::move(done)]() mutable {
+    if (self->aborted_) {
+      return done(error_answer({StatusCode::kPeerFailure, self->abort_reason()}));
+    }
+    if (self->closing_ || !self->formed_ || !self->conn_) {
+      return done(error_answer({StatusCode::kFailedPrecondition,
+                                "the coordination client is not connected (call "
+                                "spmd::distributed::initialize() first)"}));
+    }
+    const uint64_t id = self->next_request_id_++;
+    msg.set_request_id(id);
+    self->pending_.emplace(id, std::move(done));
+    self->conn_->send(std::make_shared<const std::string>(encode_frame(msg.SerializeAsString())));
+  });
+}
+
+wire::Topology CoordClient::start() {
+  auto promise = std::make_shared<std::promise<std::pair<Status, wire::Topology>>>();
+  auto future = promise->get_future();
+  async_start([promise](const Status& status, wire::Topology topology) {
+    promise->set_value({status, std::move(topology)});
+  });
+  if (future.wait_for(config_.initialization_timeout + 2 * kAnswerMargin) !=
+      std::future_status::ready) {
+    close();
+    throw DeadlineExceeded(fmt::format(
+        "process {} did not finish registering with the coordination service at {}",
+        config_.process_id, address_));
+  }
+  auto [status, topology] = future.get();
+  if (!status.ok()) throw_status(status);
+  return topology;
+}
+
+wire::ServerMessage CoordClient::call(wire::ClientMessage msg, milliseconds server_wait) {
+  auto promise = std::make_shared<std::promise<wire::ServerMessage>>();
+  auto future = promise->get_future();
+  async_call(std::move(msg),
+             [promise](const wire::ServerMessage& answer) { promise->set_value(answer); });
+  const milliseconds wait = server_wait + config_.heartbeat_timeout + kAnswerMargin;
+  if (future.wait_for(wait) != std::future_status::ready) {
+    throw DeadlineExceeded(fmt::format("no answer from the coordination service at {} within {} ms",
+                                       address_, wait.count()));
+  }
+  wire::ServerMessage answer = future.get();
+  const Status status = status_of(answer);
+  if (!status.ok()) throw_status(status);
+  return answer;
+}
+
+void CoordClient::shutdown(milliseconds timeout) {
+  wire::ClientMessage msg;
+  msg.mutable_shutdown()->set_timeout_ms(timeout.count());
+  std::optional<Status> failure;
+  try {
+    call(std::move(msg), timeout);
+  } catch (const Error& e) {
+    failure = Status{StatusCode::kDeadlineExceeded, e.what()};
+    if (dynamic_cast<const PeerFailure*>(&e)) failure->code = StatusCode::kPeerFailure;
+    if (dynamic_cast<const FailedPrecondition*>(&e)) failure->code = StatusCode::kFailedPrecondition;
+  }
+  close();
+  if (failure) throw_status(*failure);
+}
+
+void CoordClient::close() {
+  auto done = std::make_shared<std::promise<void>>();
+  auto future = done->get_future();
+  asio::dispatch(strand_, [self = shared_from_this(), done] {
+    self->closing_ = true;
+    self->retry_timer_.cancel();
+    self->heartbeat_timer_.cancel();
+    if (self->resolver_) self->resolver_->cancel();
+    asio::error_code ignored;
+    if (self->connecting_) self->connecting_->close(ignored);
+    if (self->conn_) self->conn_->close("client closed");
+    self->fail_pending({StatusCode::kFailedPrecondition, "the coordination client was closed"});
+    if (self->start_done_) {
+      auto start_done = std::move(self->start_done_);
+      self->start_done_ = nullptr;
+      start_done({StatusCode::kFailedPrecondition, "the coordination client was closed"}, {});
+    }
+    done->set_value();
+  });
+  // From the strand itself dispatch ran inline; from elsewhere give the loop a moment.
+  future.wait_for(std::chrono::seconds(2));
+}
+
+}  // namespace spmd

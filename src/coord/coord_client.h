@@ -1,0 +1,114 @@
+// The client of the coordination service: one connection per process, asynchronous at its core
+// (so one thread can drive thousands of clients in spmd-bench) with blocking calls on top.
+//
+// Thread-safe: every call may come from any thread; state lives on a strand of the io_context
+// the client was given, which some thread must run. No blocking call waits without a deadline,
+// and every pending or later call fails with PeerFailure once the service reports a dead peer
+// or the service itself dies.
+#pragma once
+
+#include <asio.hpp>
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "coord/connection.h"
+#include "coord/status.h"
+#include "coord/wire.h"
+#include "spmd/distributed.h"
+
+namespace spmd {
+
+struct ClientConfig {
+  std::string address;  // "host:port" of the service
+  int process_id = 0;
+  int num_processes = 1;
+  std::string auth_token;
+  std::string host_id;
+  std::string hostname;
+  int64_t pid = 0;
+  std::vector<wire::DeviceInfo> devices;
+  std::chrono::milliseconds initialization_timeout = std::chrono::seconds(300);
+  // Heartbeats go out every tenth of this (10 ms … 10 s); a service silent this long is dead.
+  std::chrono::milliseconds heartbeat_timeout = std::chrono::seconds(100);
+  // Runs on the client's strand, once, when a peer or the service dies. Must not block.
+  std::function<void(const distributed::PeerFailureInfo&)> on_failure;
+};
+
+class CoordClient : public std::enable_shared_from_this<CoordClient> {
+ public:
+  using Callback = std::function<void(const wire::ServerMessage&)>;
+  using StartCallback = std::function<void(const Status&, wire::Topology)>;
+
+  static std::shared_ptr<CoordClient> create(asio::io_context& io, ClientConfig config);
+
+  // Connects (retrying until initialization_timeout) and registers; `done` runs once with the
+  // topology when every process has registered, or with the error.
+  void async_start(StartCallback done);
+
+  // Sends one request (request_id is assigned here); `done` runs once with the answer, or with
+  // a synthesized error answer when the connection fails or the cluster is aborted.
+  void async_call(wire::ClientMessage msg, Callback done);
+
+  // Blocking forms. start() throws like initialize() documents; call() throws the answer's error
+  // and DeadlineExceeded when no answer comes within `server_wait` plus a margin.
+  wire::Topology start();
+  wire::ServerMessage call(wire::ClientMessage msg, std::chrono::milliseconds server_wait);
+
+  // Waits at the shutdown barrier, then disconnects. Throws the barrier's error after
+  // disconnecting.
+  void shutdown(std::chrono::milliseconds timeout);
+
+  // Disconnects without any barrier; pending calls fail. Idempotent.
+  void close();
+
+  // Set once a peer or the service died; the reason is PeerFailureInfo::to_string().
+  bool aborted() const { return aborted_.load(); }
+  std::string abort_reason() const;
+
+  const ClientConfig& config() const { return config_; }
+
+  CoordClient(asio::io_context& io, ClientConfig config);  // use create()
+
+ private:
+  void try_connect(std::chrono::steady_clock::time_point deadline, std::string last_error);
+  void on_connected(asio::ip::tcp::socket socket);
+  void on_message(const std::string& payload);
+  void on_close(const std::string& reason);
+  void finish_start(const Status& status, wire::Topology topology);
+  void schedule_heartbeat();
+  void abort(const distributed::PeerFailureInfo& info);
+  void fail_pending(const Status& status);
+  static wire::ServerMessage error_answer(const Status& status);
+
+  asio::io_context& io_;
+  asio::strand<asio::io_context::executor_type> strand_;
+  ClientConfig config_;
+  std::string address_;  // config_.address, for messages
+
+  // Strand state.
+  std::shared_ptr<FramedConnection> conn_;
+  asio::steady_timer retry_timer_;
+  asio::steady_timer heartbeat_timer_;
+  std::unique_ptr<asio::ip::tcp::resolver> resolver_;
+  std::unique_ptr<asio::ip::tcp::socket> connecting_;
+  StartCallback start_done_;
+  std::chrono::steady_clock::time_point start_deadline_;
+  std::unordered_map<uint64_t, Callback> pending_;
+  uint64_t next_request_id_ = kRegistrationRequestId + 1;
+  std::chrono::steady_clock::time_point last_heard_;
+  bool formed_ = false;
+  bool closing_ = false;
+
+  std::atomic<bool> aborted_{false};
+  mutable std::mutex reason_mu_;
+  std::string abort_reason_;
+};
+
+}  // namespace spmd

@@ -1,0 +1,42 @@
+// Framing of coordination messages on a byte stream.
+//
+// A frame is a 12-byte header followed by `length` payload bytes:
+//   bytes 0-3   magic "SPMD"
+//   bytes 4-5   protocol version, big-endian (kProtocolVersion)
+//   bytes 6-7   reserved, must be zero
+//   bytes 8-11  payload length, big-endian, at most kMaxFrameBytes
+// The header is validated field by field before any payload is read, so a peer that sends
+// garbage, an oversized length or another protocol version is refused before it costs memory.
+// Pure functions; thread-safe.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <variant>
+
+namespace spmd {
+
+inline constexpr uint16_t kProtocolVersion = 1;
+inline constexpr size_t kFrameHeaderBytes = 12;
+// Large enough for the topology of tens of thousands of processes and for sizeable key-value
+// entries; small enough that a hostile length cannot make the service allocate much.
+inline constexpr uint32_t kMaxFrameBytes = 64u << 20;
+
+using FrameHeader = std::array<uint8_t, kFrameHeaderBytes>;
+
+// Returns the header of a frame carrying `payload_bytes` bytes.
+FrameHeader encode_frame_header(uint32_t payload_bytes);
+
+// Returns header + payload as one buffer. `payload` must be at most kMaxFrameBytes long.
+std::string encode_frame(std::string_view payload);
+
+// The payload length of a valid header, or the reason the header is invalid.
+struct FrameError {
+  std::string reason;
+};
+std::variant<uint32_t, FrameError> decode_frame_header(const FrameHeader& header);
+
+}  // namespace spmd

@@ -1,0 +1,67 @@
+// The coordination service: registration, topology exchange, key-value store, barriers,
+// heartbeats, failure broadcast and the shutdown barrier, for one cluster of processes.
+//
+// Process 0 runs it in-process (spmd::distributed::initialize()); spmd-coordinator runs it
+// stand-alone. It serves one cluster, once: after every process has shut down or died it is
+// finished. All state lives on one event-loop thread; the public methods are thread-safe.
+//
+// Bad input never reaches that state: a connection sending garbage, an oversized or truncated
+// frame, a message of another protocol version, or anything but a registration first, is dropped
+// with a logged reason, and the cluster goes on.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace spmd {
+
+struct ServiceOptions {
+  // The cluster size; every registering process must state the same number.
+  int num_processes = 1;
+  // "host:port" to listen on; "[::]" listens on every interface (IPv4 too), port 0 picks a free
+  // port (see CoordService::port()).
+  std::string bind_address = "[::]:0";
+  // A registered process silent this long is declared dead.
+  std::chrono::milliseconds heartbeat_timeout = std::chrono::seconds(100);
+  // A connection that has not sent a registration this long after connecting is dropped, so
+  // idle or half-open connections cannot pile up.
+  std::chrono::milliseconds handshake_timeout = std::chrono::seconds(30);
+  // Processes presenting another token are refused.
+  std::string auth_token;
+};
+
+class CoordService {
+ public:
+  // Binds the listening socket. Throws spmd::Error naming the address when it cannot.
+  explicit CoordService(ServiceOptions options);
+  ~CoordService();
+  CoordService(const CoordService&) = delete;
+  CoordService& operator=(const CoordService&) = delete;
+
+  // The port the service listens on.
+  uint16_t port() const;
+
+  // Starts serving on a thread of its own.
+  void start();
+
+  // Stops serving and closes every connection. Idempotent.
+  void stop();
+
+  // Waits until the cluster formed and every process has since shut down or died, or until
+  // `timeout` passes. Returns whether it finished.
+  bool wait_until_finished(std::chrono::milliseconds timeout);
+
+  // Waits until no process connection is open, or until `timeout` passes. Returns whether none is.
+  bool wait_until_disconnected(std::chrono::milliseconds timeout);
+
+  // Connections dropped for bad input or a missed handshake, since start.
+  uint64_t dropped_connections() const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace spmd

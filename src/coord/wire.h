@@ -1,0 +1,20 @@
+// Helpers shared by the service and the client over the generated protocol types.
+#pragma once
+
+#include <cstdint>
+
+#include "coord/status.h"
+#include "protocol.pb.h"
+
+namespace spmd {
+
+// A connection's registration is always its request 1, so the service can send the one shared
+// topology frame to every process.
+inline constexpr uint64_t kRegistrationRequestId = 1;
+
+// The status an answer carries; unknown codes from the wire become kInternal.
+inline Status status_of(const wire::ServerMessage& msg) {
+  return Status{status_code_from_wire(msg.code()), msg.message()};
+}
+
+}  // namespace spmd

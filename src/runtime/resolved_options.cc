@@ -1,0 +1,134 @@
+#include "runtime/resolved_options.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+#include "cluster/cluster_env.h"
+#include "coord/address.h"
+#include "spmd/error.h"
+
+namespace spmd {
+namespace {
+
+// A process owns at most this many CPU devices; each is a worker thread.
+constexpr int kMaxCpuDevices = 1024;
+
+template <typename T>
+std::optional<T> first_of(const std::optional<T>& a, const std::optional<T>& b) {
+  return a ? a : b;
+}
+
+}  // namespace
+
+int default_cpu_device_count(const EnvReader& env) {
+  return env.get_int("SPMD_CPU_DEVICES", 1, kMaxCpuDevices).value_or(1);
+}
+
+ResolvedOptions resolve_options(const distributed::Options& options, const EnvReader& env) {
+  ResolvedOptions r;
+  std::unique_ptr<ClusterEnv> cluster = detect_cluster_env(options.cluster_detection_method, env);
+  const bool read_env = !(options.cluster_detection_method &&
+                          *options.cluster_detection_method == "deactivate");
+
+  std::optional<std::string> address = options.coordinator_address;
+  std::optional<int> num_processes = options.num_processes;
+  std::optional<int> process_id = options.process_id;
+  std::optional<std::vector<int>> local_ids = options.local_device_ids;
+  r.source = "Options";
+  if (cluster) {
+    if (!address && !num_processes && !process_id) r.source = "env (" + cluster->name() + ")";
+    address = first_of(address, cluster->coordinator_address());
+    num_processes = first_of(num_processes, cluster->num_processes());
+    process_id = first_of(process_id, cluster->process_id());
+    local_ids = first_of(local_ids, cluster->local_device_ids());
+  }
+
+  r.num_cpu_devices = options.num_cpu_devices.value_or(
+      read_env ? default_cpu_device_count(env) : 1);
+  if (r.num_cpu_devices < 1 || r.num_cpu_devices > kMaxCpuDevices) {
+    throw InvalidArgument(fmt::format("num_cpu_devices must be in 1..{}, got {}", kMaxCpuDevices,
+                                      r.num_cpu_devices));
+  }
+  if (local_ids) {
+    std::vector<int> ids = *local_ids;
+    std::sort(ids.begin(), ids.end());
+    if (ids.empty() || std::adjacent_find(ids.begin(), ids.end()) != ids.end() ||
+        ids.front() < 0 || ids.back() >= r.num_cpu_devices) {
+      throw InvalidArgument(fmt::format(
+          "local_device_ids [{}] must be distinct local hardware ids in 0..{} (this process has "
+          "{} CPU devices; see num_cpu_devices / SPMD_CPU_DEVICES)",
+          fmt::join(*local_ids, ", "), r.num_cpu_devices - 1, r.num_cpu_devices));
+    }
+    r.local_device_ids = std::move(ids);
+  } else {
+    for (int i = 0; i < r.num_cpu_devices; ++i) r.local_device_ids.push_back(i);
+  }
+
+  auto env_seconds = [&](const char* field, const char* name, std::chrono::milliseconds given,
+                         std::chrono::milliseconds default_value) {
+    if (given.count() <= 0) {
+      throw InvalidArgument(fmt::format("{} must be positive, got {} ms", field, given.count()));
+    }
+    if (given != default_value || !read_env) return given;
+    return env.get_seconds(name).value_or(given);
+  };
+  const distributed::Options defaults;
+  r.initialization_timeout = env_seconds("initialization_timeout", "SPMD_INITIALIZATION_TIMEOUT",
+                                         options.initialization_timeout,
+                                         defaults.initialization_timeout);
+  r.heartbeat_timeout =
+      env_seconds("heartbeat_timeout", "SPMD_HEARTBEAT_TIMEOUT", options.heartbeat_timeout, defaults.heartbeat_timeout);
+  r.shutdown_timeout =
+      env_seconds("shutdown_timeout", "SPMD_SHUTDOWN_TIMEOUT", options.shutdown_timeout, defaults.shutdown_timeout);
+  r.auth_token = options.auth_token.value_or(
+      read_env ? env.get("SPMD_AUTH_TOKEN").value_or("") : "");
+  r.external_coordinator = options.external_coordinator.value_or(
+      read_env ? env.get_bool("SPMD_EXTERNAL_COORDINATOR").value_or(false) : false);
+
+  if (!address && !num_processes && !process_id) {
+    r.single_process = true;
+    r.source = "single process (nothing detected)";
+    return r;
+  }
+  if (num_processes && *num_processes == 1 && !address && process_id.value_or(0) == 0) {
+    r.single_process = true;
+    return r;
+  }
+  std::vector<std::string> missing;
+  if (!address) missing.push_back("coordinator_address (SPMD_COORDINATOR_ADDRESS)");
+  if (!num_processes) missing.push_back("num_processes (SPMD_NUM_PROCESSES)");
+  if (!process_id) missing.push_back("process_id (SPMD_PROCESS_ID)");
+  if (!missing.empty()) {
+    throw InvalidArgument(fmt::format(
+        "initialize() is missing {}. Pass them in Options, set the environment variables, or "
+        "start the processes with spmdrun, which sets them all",
+        fmt::join(missing, ", ")));
+  }
+  if (*num_processes < 1) {
+    throw InvalidArgument(fmt::format("num_processes must be at least 1, got {}", *num_processes));
+  }
+  if (*process_id < 0 || *process_id >= *num_processes) {
+    throw InvalidArgument(fmt::format(
+        "process_id {} is outside 0..{}: process ids must be a dense range 0, 1, …, "
+        "num_processes-1",
+        *process_id, *num_processes - 1));
+  }
+  const HostPort coordinator = parse_host_port(*address, "coordinator_address");
+  r.coordinator_address = *address;
+  r.num_processes = *num_processes;
+  r.process_id = *process_id;
+
+  std::optional<std::string> bind = options.coordinator_bind_address;
+  if (!bind && read_env) bind = env.get("SPMD_COORDINATOR_BIND_ADDRESS");
+  if (bind) {
+    parse_host_port(*bind, "coordinator_bind_address");
+    r.bind_address = *bind;
+  } else {
+    r.bind_address = fmt::format("[::]:{}", coordinator.port);
+  }
+  return r;
+}
+
+}  // namespace spmd

@@ -1,0 +1,236 @@
+// spmd::distributed::initialize / shutdown and the process-global state they manage.
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "coord/coord_client.h"
+#include "coord/service.h"
+#include "runtime/host_id.h"
+#include "runtime/io_thread.h"
+#include "runtime/resolved_options.h"
+#include "runtime/runtime_state.h"
+#include "runtime/topology_view.h"
+#include "spmd/distributed.h"
+#include "spmd/error.h"
+
+namespace spmd {
+namespace {
+
+// After its own shutdown barrier, process 0 keeps the service up this long at most, so the
+// other processes receive their answers before it goes away.
+constexpr std::chrono::milliseconds kServiceDrainTimeout(5000);
+
+struct Runtime {
+  std::mutex mu;
+  bool initialized = false;
+  bool devices_queried = false;
+  bool atexit_registered = false;
+  ResolvedOptions options;
+  std::shared_ptr<const DeviceView> view;
+  // Destroyed in reverse order: client before the io thread its strand lives on.
+  std::unique_ptr<IoThread> io;
+  std::unique_ptr<CoordService> service;
+  std::shared_ptr<CoordClient> client;
+  std::unique_ptr<distributed::Client> public_client;
+};
+
+Runtime& runtime() {
+  static Runtime r;
+  return r;
+}
+
+void configure_logging() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const char* level = std::getenv("SPMD_LOG_LEVEL");
+    spdlog::set_level(level ? spdlog::level::from_str(level) : spdlog::level::warn);
+    spdlog::set_pattern("[%H:%M:%S.%e] spmd %l: %v");
+  });
+}
+
+std::shared_ptr<const DeviceView> single_process_view() {
+  EnvReader env;
+  const int count = default_cpu_device_count(env);
+  const std::string host = local_host_id(env);
+  auto view = std::make_shared<DeviceView>();
+  for (int i = 0; i < count; ++i) view->devices.emplace_back(i, 0, i, "cpu", host);
+  view->local_devices = view->devices;
+  return view;
+}
+
+// The default reaction to a dead peer: one line naming it, then exit at once. Runs on the io
+// thread; _Exit skips destructors, which might wait on the dead cluster.
+void exit_on_peer_failure(int self, const distributed::PeerFailureInfo& info) {
+  const std::string line =
+      fmt::format("spmd: process {} stops: {} (exit code {})\n", self, info.to_string(),
+                  distributed::kPeerFailureExitCode);
+  [[maybe_unused]] auto n = ::write(STDERR_FILENO, line.data(), line.size());
+  std::_Exit(distributed::kPeerFailureExitCode);
+}
+
+void shutdown_at_exit() {
+  try {
+    distributed::shutdown();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "spmd: shutdown at exit: %s\n", e.what());
+  }
+}
+
+}  // namespace
+
+std::shared_ptr<const DeviceView> current_device_view() {
+  Runtime& r = runtime();
+  std::lock_guard lock(r.mu);
+  if (r.initialized) return r.view;
+  r.devices_queried = true;
+  return single_process_view();
+}
+
+namespace distributed {
+
+void initialize(const Options& options) {
+  configure_logging();
+  Runtime& r = runtime();
+  std::lock_guard lock(r.mu);
+  if (r.initialized) {
+    throw FailedPrecondition(
+        "spmd::distributed::initialize() was already called in this process; call it once, at "
+        "the start of main() (or shutdown() first to join another cluster)");
+  }
+  if (r.devices_queried) {
+    throw FailedPrecondition(
+        "spmd::distributed::initialize() must be called before any device query (devices(), "
+        "device_count(), process_index(), …); move it to the start of main()");
+  }
+  ResolvedOptions opts = resolve_options(options, EnvReader());
+  EnvReader env;
+  const std::string host_id = local_host_id(env);
+  const std::string hostname = local_hostname();
+
+  if (opts.single_process) {
+    auto view = std::make_shared<DeviceView>();
+    for (int hw : opts.local_device_ids) {
+      view->devices.emplace_back(static_cast<int>(view->devices.size()), 0, hw, "cpu", host_id);
+    }
+    view->local_devices = view->devices;
+    r.view = std::move(view);
+    r.options = std::move(opts);
+    r.initialized = true;
+    return;
+  }
+
+  auto io = std::make_unique<IoThread>();
+  std::unique_ptr<CoordService> service;
+  if (opts.process_id == 0 && !opts.external_coordinator) {
+    ServiceOptions so;
+    so.num_processes = opts.num_processes;
+    so.bind_address = opts.bind_address;
+    so.heartbeat_timeout = opts.heartbeat_timeout;
+    so.auth_token = opts.auth_token;
+    service = std::make_unique<CoordService>(so);
+    service->start();
+  }
+
+  ClientConfig cc;
+  cc.address = opts.coordinator_address;
+  cc.process_id = opts.process_id;
+  cc.num_processes = opts.num_processes;
+  cc.auth_token = opts.auth_token;
+  cc.host_id = host_id;
+  cc.hostname = hostname;
+  cc.pid = ::getpid();
+  for (int hw : opts.local_device_ids) {
+    wire::DeviceInfo d;
+    d.set_local_hardware_id(hw);
+    d.set_platform("cpu");
+    cc.devices.push_back(d);
+  }
+  cc.initialization_timeout = opts.initialization_timeout;
+  cc.heartbeat_timeout = opts.heartbeat_timeout;
+  const int self = opts.process_id;
+  if (options.on_peer_failure) {
+    cc.on_failure = options.on_peer_failure;
+  } else {
+    cc.on_failure = [self](const PeerFailureInfo& info) { exit_on_peer_failure(self, info); };
+  }
+  auto client = CoordClient::create(io->context(), std::move(cc));
+  wire::Topology topology;
+  try {
+    topology = client->start();
+  } catch (...) {
+    client->close();
+    if (service) service->stop();
+    throw;
+  }
+  r.view = view_from_topology(topology, self, opts.num_processes);
+  r.options = std::move(opts);
+  r.io = std::move(io);
+  r.service = std::move(service);
+  r.client = client;
+  r.public_client = std::make_unique<Client>(client);
+  r.initialized = true;
+  if (!r.atexit_registered) {
+    r.atexit_registered = true;
+    std::atexit(shutdown_at_exit);
+  }
+}
+
+void shutdown() {
+  Runtime& r = runtime();
+  std::unique_lock lock(r.mu);
+  if (!r.initialized) return;
+  r.initialized = false;
+  r.devices_queried = false;
+  r.view.reset();
+  // Take the parts out so the barrier below does not hold the lock device queries need.
+  auto public_client = std::move(r.public_client);
+  auto client = std::move(r.client);
+  auto service = std::move(r.service);
+  auto io = std::move(r.io);
+  const auto timeout = r.options.shutdown_timeout;
+  lock.unlock();
+  std::exception_ptr failure;
+  if (client) {
+    try {
+      client->shutdown(timeout);
+    } catch (const Error&) {
+      failure = std::current_exception();
+    }
+  }
+  if (service) {
+    service->wait_until_disconnected(kServiceDrainTimeout);
+    service->stop();
+  }
+  public_client.reset();
+  client.reset();
+  service.reset();
+  io.reset();
+  if (failure) std::rethrow_exception(failure);
+}
+
+bool is_initialized() {
+  Runtime& r = runtime();
+  std::lock_guard lock(r.mu);
+  return r.initialized;
+}
+
+Client& client() {
+  Runtime& r = runtime();
+  std::lock_guard lock(r.mu);
+  if (!r.initialized) {
+    throw FailedPrecondition(
+        "spmd::distributed::client() needs spmd::distributed::initialize() first");
+  }
+  if (!r.public_client) {
+    throw FailedPrecondition(
+        "this process runs alone (no coordinator address, process count or id was given or "
+        "detected), so there is no coordination service to talk to");
+  }
+  return *r.public_client;
+}
+
+}  // namespace distributed
+}  // namespace spmd

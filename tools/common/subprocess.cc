@@ -1,0 +1,148 @@
+#include "common/subprocess.h"
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+namespace spmd::tools {
+
+using Clock = std::chrono::steady_clock;
+
+Child spawn(const SpawnOptions& options) {
+  if (options.argv.empty()) throw std::runtime_error("spawn: empty command");
+  int out[2] = {-1, -1};
+  int err[2] = {-1, -1};
+  if (options.pipe_output) {
+    if (pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error(std::strerror(errno));
+    if (!options.merge_stderr && pipe2(err, O_CLOEXEC) != 0) {
+      throw std::runtime_error(std::strerror(errno));
+    }
+  }
+  // Everything the child needs is prepared before fork: only async-signal-safe calls follow.
+  std::vector<char*> argv;
+  for (const auto& a : options.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  std::vector<std::string> env_strings;
+  for (const auto& [k, v] : options.env) env_strings.push_back(k + "=" + v);
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    if (options.die_with_parent) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != parent) _exit(127);
+    }
+    if (options.pipe_output) {
+      dup2(out[1], STDOUT_FILENO);
+      dup2(options.merge_stderr ? out[1] : err[1], STDERR_FILENO);
+    }
+    for (auto& e : env_strings) putenv(e.data());
+    // Children start with default signal dispositions, whatever the launcher installed.
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGPIPE, SIG_DFL);
+    execvp(argv[0], argv.data());
+    const std::string msg = std::string("cannot execute '") + argv[0] + "': " +
+                            std::strerror(errno) + "\n";
+    [[maybe_unused]] auto n = write(STDERR_FILENO, msg.data(), msg.size());
+    _exit(127);
+  }
+  Child child;
+  child.pid = pid;
+  if (options.pipe_output) {
+    close(out[1]);
+    child.out_fd = out[0];
+    if (!options.merge_stderr) {
+      close(err[1]);
+      child.err_fd = err[0];
+    }
+  }
+  return child;
+}
+
+std::string ExitStatus::to_string() const {
+  if (signaled) return "was killed by signal " + std::to_string(signal) + " (" +
+                       strsignal(signal) + ")";
+  return "exited with code " + std::to_string(code);
+}
+
+namespace {
+ExitStatus decode(int status) {
+  ExitStatus s;
+  if (WIFSIGNALED(status)) {
+    s.signaled = true;
+    s.signal = WTERMSIG(status);
+    s.code = 128 + s.signal;
+  } else {
+    s.code = WEXITSTATUS(status);
+  }
+  return s;
+}
+}  // namespace
+
+std::optional<ExitStatus> try_wait(pid_t pid) {
+  int status = 0;
+  const pid_t r = waitpid(pid, &status, WNOHANG);
+  if (r == pid) return decode(status);
+  if (r < 0 && errno == ECHILD) return ExitStatus{127, false, 0};
+  return std::nullopt;
+}
+
+std::optional<ExitStatus> wait_or_kill(pid_t pid, std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  while (Clock::now() < deadline) {
+    if (auto s = try_wait(pid)) return s;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return std::nullopt;
+}
+
+int free_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof(addr);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    close(fd);
+    throw std::runtime_error(std::string("bind: ") + std::strerror(errno));
+  }
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+std::string read_all(int fd, std::chrono::milliseconds timeout) {
+  std::string out;
+  const auto deadline = Clock::now() + timeout;
+  char buf[4096];
+  while (true) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) break;
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
+    const ssize_t n = read(fd, buf, sizeof(buf));
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return out;
+}
+
+}  // namespace spmd::tools

@@ -1,0 +1,58 @@
+// Starting and watching child processes, for spmdrun, spmd-bench and the multi-process tests.
+// Only processes started here are ever signalled, and only by pid.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace spmd::tools {
+
+struct SpawnOptions {
+  std::vector<std::string> argv;  // argv[0] is looked up in PATH
+  // Added to (or replacing in) the parent's environment.
+  std::vector<std::pair<std::string, std::string>> env;
+  // Give the child pipes for stdout and stderr (read them from Child::out_fd / err_fd);
+  // otherwise it inherits the parent's.
+  bool pipe_output = false;
+  // Merge stderr into the stdout pipe (with pipe_output).
+  bool merge_stderr = false;
+  // The child gets SIGKILL when the parent dies, so no orphan outlives a killed launcher.
+  bool die_with_parent = true;
+};
+
+struct Child {
+  pid_t pid = -1;
+  int out_fd = -1;  // -1 unless pipe_output
+  int err_fd = -1;  // -1 unless pipe_output and not merge_stderr
+};
+
+// Starts the child. Throws std::runtime_error when fork or pipe fail; a program that cannot be
+// executed exits 127 after printing why on its stderr.
+Child spawn(const SpawnOptions& options);
+
+// How a child ended: exit code, or 128 + signal number (shell convention).
+struct ExitStatus {
+  int code = 0;
+  bool signaled = false;
+  int signal = 0;
+  std::string to_string() const;  // "exited with code 3" / "was killed by signal 9 (Killed)"
+};
+
+// Reaps `pid` if it has ended; nullopt while it runs.
+std::optional<ExitStatus> try_wait(pid_t pid);
+
+// Waits for `pid` until `timeout`; on timeout sends SIGKILL, reaps it and returns nullopt.
+std::optional<ExitStatus> wait_or_kill(pid_t pid, std::chrono::milliseconds timeout);
+
+// A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0, then released).
+int free_port();
+
+// Reads everything from `fd` until EOF or `timeout`, then closes it.
+std::string read_all(int fd, std::chrono::milliseconds timeout);
+
+}  // namespace spmd::tools

@@ -1,0 +1,72 @@
+// spmd-coordinator: the coordination service stand-alone, for clusters where process 0 should
+// not carry it. Every process then joins with SPMD_EXTERNAL_COORDINATOR=1 (or
+// Options::external_coordinator) and coordinator_address pointing here. Exits 0 once every
+// process has shut down or died, or on SIGINT/SIGTERM.
+#include <signal.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "coord/service.h"
+#include "spmd/error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"spmd-coordinator: the spmd coordination service, stand-alone"};
+  int port = 0;
+  int n = 0;
+  std::string bind = "[::]";
+  std::string token;
+  double heartbeat_s = 100;
+  app.add_option("--port", port, "port to listen on")->required()->check(CLI::Range(0, 65535));
+  app.add_option("--num-processes", n, "number of processes in the cluster")
+      ->required()
+      ->check(CLI::Range(1, 1 << 20));
+  app.add_option("--bind", bind, "address to listen on (default [::], every interface)");
+  app.add_option("--auth-token", token, "shared secret (default: $SPMD_AUTH_TOKEN, or none)");
+  app.add_option("--heartbeat-timeout", heartbeat_s, "seconds of silence before a process is dead")
+      ->check(CLI::PositiveNumber);
+  CLI11_PARSE(app, argc, argv);
+  if (token.empty()) {
+    if (const char* t = std::getenv("SPMD_AUTH_TOKEN")) token = t;
+  }
+
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);  // before the service thread starts
+
+  spmd::ServiceOptions options;
+  options.num_processes = n;
+  const bool v6 = bind.find(':') != std::string::npos && bind.front() != '[';
+  options.bind_address = (v6 ? "[" + bind + "]" : bind) + ":" + std::to_string(port);
+  options.heartbeat_timeout = std::chrono::milliseconds(static_cast<int64_t>(heartbeat_s * 1000));
+  options.auth_token = token;
+  try {
+    spmd::CoordService service(options);
+    service.start();
+    std::printf("spmd-coordinator: listening on port %u for %d processes\n", service.port(), n);
+    std::fflush(stdout);
+    const timespec tick{0, 200 * 1000 * 1000};
+    while (!service.wait_until_finished(std::chrono::milliseconds(0))) {
+      const int sig = sigtimedwait(&set, nullptr, &tick);
+      if (sig == SIGINT || sig == SIGTERM) {
+        std::fprintf(stderr, "spmd-coordinator: stopping on %s\n", strsignal(sig));
+        service.stop();
+        return 128 + sig;
+      }
+    }
+    // Let the last answers reach their processes before closing.
+    service.wait_until_disconnected(std::chrono::seconds(5));
+    service.stop();
+    std::printf("spmd-coordinator: every process has left; exiting\n");
+    return 0;
+  } catch (const spmd::Error& e) {
+    std::fprintf(stderr, "spmd-coordinator: %s\n", e.what());
+    return 1;
+  }
+}
