@@ -13,27 +13,45 @@ std::string format_process_list(const std::vector<int>& ids, size_t limit) {
                      ids.size() - limit);
 }
 
+bool BarrierTable::is_participant(const Instance& instance, int process) const {
+  if (instance.participants.empty()) return process >= 0 && process < num_processes_;
+  return std::binary_search(instance.participants.begin(), instance.participants.end(), process);
+}
+
+size_t BarrierTable::participant_count(const Instance& instance) const {
+  return instance.participants.empty() ? static_cast<size_t>(num_processes_)
+                                       : instance.participants.size();
+}
+
+std::string BarrierTable::describe(const std::vector<int>& participants) const {
+  if (participants.empty()) return fmt::format("all {} processes", num_processes_);
+  return "[" + format_process_list(participants) + "]";
+}
+
 std::optional<BarrierTable::InstanceKey> BarrierTable::arrive(const std::string& id, int process,
                                                               const std::vector<int>& requested,
                                                               Done done) {
   std::vector<int> participants = requested;
-  if (participants.empty()) {
-    participants.resize(num_processes_);
-    for (int i = 0; i < num_processes_; ++i) participants[i] = i;
-  }
   std::sort(participants.begin(), participants.end());
-  if (std::adjacent_find(participants.begin(), participants.end()) != participants.end() ||
-      participants.front() < 0 || participants.back() >= num_processes_) {
+  if (!participants.empty() &&
+      (std::adjacent_find(participants.begin(), participants.end()) != participants.end() ||
+       participants.front() < 0 || participants.back() >= num_processes_)) {
     done({StatusCode::kInvalidArgument,
           fmt::format("barrier '{}': process ids [{}] must be distinct and in 0..{}", id,
                       format_process_list(participants), num_processes_ - 1)});
     return std::nullopt;
   }
-  if (!std::binary_search(participants.begin(), participants.end(), process)) {
-    done({StatusCode::kInvalidArgument,
-          fmt::format("barrier '{}': process {} waits at it but is not among its processes [{}]",
-                      id, process, format_process_list(participants))});
-    return std::nullopt;
+  // A list naming every process is the same barrier as an empty one.
+  if (participants.size() == static_cast<size_t>(num_processes_)) participants.clear();
+  {
+    Instance probe;
+    probe.participants = participants;
+    if (!is_participant(probe, process)) {
+      done({StatusCode::kInvalidArgument,
+            fmt::format("barrier '{}': process {} waits at it but is not among its processes {}",
+                        id, process, describe(participants))});
+      return std::nullopt;
+    }
   }
 
   auto& generations = instances_[id];
@@ -61,15 +79,14 @@ std::optional<BarrierTable::InstanceKey> BarrierTable::arrive(const std::string&
   }
   if (instance.participants != participants) {
     done({StatusCode::kInvalidArgument,
-          fmt::format("barrier '{}': process {} lists processes [{}] but earlier arrivals listed "
-                      "[{}]; every participant must pass the same list",
-                      id, process, format_process_list(participants),
-                      format_process_list(instance.participants))});
+          fmt::format("barrier '{}': process {} lists processes {} but earlier arrivals listed "
+                      "{}; every participant must pass the same list",
+                      id, process, describe(participants), describe(instance.participants))});
     return std::nullopt;
   }
   ++count;
   instance.waiters.emplace(process, std::move(done));
-  if (instance.waiters.size() < instance.participants.size()) return InstanceKey{id, generation};
+  if (instance.waiters.size() < participant_count(instance)) return InstanceKey{id, generation};
 
   auto waiters = std::move(instance.waiters);
   generations.erase(it);
@@ -84,15 +101,15 @@ void BarrierTable::expire(const InstanceKey& key, const std::string& waited) {
   if (it == id_it->second.end() || it->second.failed) return;
   Instance& instance = it->second;
   std::vector<int> missing;
-  for (int p : instance.participants) {
-    if (instance.waiters.count(p) == 0) missing.push_back(p);
+  for (int p = 0; p < num_processes_; ++p) {
+    if (is_participant(instance, p) && instance.waiters.count(p) == 0) missing.push_back(p);
   }
   fail(key.id, instance,
        {StatusCode::kDeadlineExceeded,
         fmt::format("barrier '{}' timed out after {}: {} of {} processes arrived; missing "
                     "processes: {}. Check that every process reaches this barrier (seed pitfalls: "
                     "a process that left a loop early, or took another branch)",
-                    key.id, waited, instance.waiters.size(), instance.participants.size(),
+                    key.id, waited, instance.waiters.size(), participant_count(instance),
                     format_process_list(missing))});
 }
 
@@ -100,10 +117,7 @@ void BarrierTable::fail_process(int process, StatusCode code, const std::string&
   for (auto& [id, generations] : instances_) {
     for (auto& [generation, instance] : generations) {
       if (instance.failed) continue;
-      if (!std::binary_search(instance.participants.begin(), instance.participants.end(),
-                              process)) {
-        continue;
-      }
+      if (!is_participant(instance, process)) continue;
       fail(id, instance, {code, fmt::format("barrier '{}' cannot complete: {}", id, message)});
     }
   }

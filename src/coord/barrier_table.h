@@ -51,12 +51,17 @@ class BarrierTable {
 
  private:
   struct Instance {
-    std::vector<int> participants;  // sorted
+    // Sorted; empty means every process (never materialised: a barrier of all N processes costs
+    // O(log N) per arrival, not O(N)).
+    std::vector<int> participants;
     std::map<int, Done> waiters;    // arrived processes
     bool failed = false;
     Status failure;
   };
   void fail(const std::string& id, Instance& instance, const Status& status);
+  bool is_participant(const Instance& instance, int process) const;
+  size_t participant_count(const Instance& instance) const;
+  std::string describe(const std::vector<int>& participants) const;
 
   int num_processes_;
   // id -> generation -> instance. Completed instances are erased; failed ones are kept so that

@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "coord/frame.h"
 
@@ -39,8 +40,9 @@ class FramedConnection : public std::enable_shared_from_this<FramedConnection> {
   const std::string& peer() const { return peer_; }
 
  private:
-  void read_header();
-  void read_payload(uint32_t length);
+  void read_more();
+  // Hands every complete frame in the buffer to the handler; false once the connection closed.
+  bool deliver_frames();
   void write_next();
   void finish(const std::string& reason);
 
@@ -48,9 +50,13 @@ class FramedConnection : public std::enable_shared_from_this<FramedConnection> {
   std::string peer_;
   MessageHandler on_message_;
   CloseHandler on_close_;
-  FrameHeader header_{};
-  std::string payload_;
+  // Bytes read but not yet consumed: [read_begin_, read_end_) of read_buf_. One recv often
+  // brings several frames, and a header never costs a system call of its own.
+  std::vector<char> read_buf_;
+  size_t read_begin_ = 0;
+  size_t read_end_ = 0;
   std::deque<std::shared_ptr<const std::string>> queue_;
+  size_t write_offset_ = 0;  // bytes of queue_.front() already sent
   bool writing_ = false;
   bool closing_after_writes_ = false;
   std::string closing_reason_;

@@ -140,7 +140,7 @@ void CoordClient::on_connected(tcp::socket socket) {
   for (const auto& d : config_.devices) *reg->add_devices() = d;
   // The service holds the registration open for what is left of initialization_timeout.
   reg->set_timeout_ms(std::max<int64_t>(1, remaining(start_deadline_).count()));
-  conn_->send(std::make_shared<const std::string>(encode_frame(msg.SerializeAsString())));
+  conn_->send(std::make_shared<const std::string>(encode_message_frame(msg)));
   // A service that accepted the connection but never answers must not hold this process.
   retry_timer_.expires_after(remaining(start_deadline_) + kAnswerMargin);
   retry_timer_.async_wait([self = shared_from_this()](asio::error_code ec) {
@@ -230,7 +230,7 @@ void CoordClient::schedule_heartbeat() {
     }
     wire::ClientMessage hb;
     hb.mutable_heartbeat();
-    self->conn_->send(std::make_shared<const std::string>(encode_frame(hb.SerializeAsString())));
+    self->conn_->send(std::make_shared<const std::string>(encode_message_frame(hb)));
     self->schedule_heartbeat();
   });
 }
@@ -267,7 +267,7 @@ void CoordClient::async_call(wire::ClientMessage msg, Callback done) {
     const uint64_t id = self->next_request_id_++;
     msg.set_request_id(id);
     self->pending_.emplace(id, std::move(done));
-    self->conn_->send(std::make_shared<const std::string>(encode_frame(msg.SerializeAsString())));
+    self->conn_->send(std::make_shared<const std::string>(encode_message_frame(msg)));
   });
 }
 

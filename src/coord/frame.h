@@ -10,6 +10,7 @@
 // Pure functions; thread-safe.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -32,6 +33,19 @@ FrameHeader encode_frame_header(uint32_t payload_bytes);
 
 // Returns header + payload as one buffer. `payload` must be at most kMaxFrameBytes long.
 std::string encode_frame(std::string_view payload);
+
+// Returns header + the serialized `message` (any protobuf message) as one buffer, serializing
+// straight into it.
+template <typename Message>
+std::string encode_message_frame(const Message& message) {
+  const size_t size = message.ByteSizeLong();
+  std::string out(kFrameHeaderBytes + size, '\0');
+  const FrameHeader h = encode_frame_header(static_cast<uint32_t>(size));
+  std::copy(h.begin(), h.end(), out.begin());
+  message.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(out.data()) +
+                                          kFrameHeaderBytes);
+  return out;
+}
 
 // The payload length of a valid header, or the reason the header is invalid.
 struct FrameError {

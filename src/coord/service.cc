@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <pthread.h>
+
 #include <asio.hpp>
 #include <condition_variable>
 #include <algorithm>
@@ -70,7 +72,10 @@ class CoordService::Impl {
 
   void start() {
     accept();
-    thread_ = std::thread([this] { io_.run(); });
+    thread_ = std::thread([this] {
+      pthread_setname_np(pthread_self(), "spmd-coord");
+      io_.run();
+    });
   }
 
   void stop() {
@@ -93,9 +98,11 @@ class CoordService::Impl {
     return cv_.wait_for(lock, timeout, [&] { return open_process_connections_ == 0; });
   }
 
-  uint64_t dropped_connections() const {
-    std::lock_guard lock(mu_);
-    return dropped_;
+  Stats stats() const {
+    Stats out;
+    out.dropped_connections = dropped_.load();
+    out.barrier_arrivals = barrier_arrivals_.load();
+    return out;
   }
 
  private:
@@ -196,15 +203,12 @@ class CoordService::Impl {
   void drop(Session& session, const std::string& reason) {
     spdlog::warn("coordination service: dropping connection from {}: {}", session.conn->peer(),
                  reason);
-    {
-      std::lock_guard lock(mu_);
-      ++dropped_;
-    }
+    ++dropped_;
     session.conn->close(reason);
   }
 
   void send(Session& session, const wire::ServerMessage& msg) {
-    session.conn->send(std::make_shared<const std::string>(encode_frame(msg.SerializeAsString())));
+    session.conn->send(std::make_shared<const std::string>(encode_message_frame(msg)));
   }
 
   void reply(Session& session, uint64_t request_id, const Status& status) {
@@ -418,7 +422,7 @@ class CoordService::Impl {
       }
     }
     // One buffer for every process: the topology is the same for all.
-    auto frame = std::make_shared<const std::string>(encode_frame(msg.SerializeAsString()));
+    auto frame = std::make_shared<const std::string>(encode_message_frame(msg));
     const auto now = Clock::now();
     for (Slot& slot : slots_) {
       slot.state = SlotState::kLive;
@@ -487,7 +491,7 @@ class CoordService::Impl {
     pf->set_hostname(slot.hostname);
     pf->set_pid(slot.pid);
     pf->set_reason(reason);
-    auto frame = std::make_shared<const std::string>(encode_frame(notice.SerializeAsString()));
+    auto frame = std::make_shared<const std::string>(encode_message_frame(notice));
     for (Slot& other : slots_) {
       if ((other.state == SlotState::kLive || other.state == SlotState::kLeaving) &&
           other.session) {
@@ -543,6 +547,7 @@ class CoordService::Impl {
 
   void on_barrier(const std::shared_ptr<Session>& session, uint64_t request_id,
                   const wire::BarrierRequest& req) {
+    ++barrier_arrivals_;
     const int p = session->process_id;
     std::vector<int> participants(req.process_ids().begin(), req.process_ids().end());
     for (int q : participants) {
@@ -657,7 +662,8 @@ class CoordService::Impl {
   std::condition_variable cv_;
   bool finished_ = false;
   int open_process_connections_ = 0;
-  uint64_t dropped_ = 0;
+  std::atomic<uint64_t> dropped_{0};
+  std::atomic<uint64_t> barrier_arrivals_{0};
 };
 
 CoordService::CoordService(ServiceOptions options)
@@ -672,6 +678,6 @@ bool CoordService::wait_until_finished(milliseconds timeout) {
 bool CoordService::wait_until_disconnected(milliseconds timeout) {
   return impl_->wait_until_disconnected(timeout);
 }
-uint64_t CoordService::dropped_connections() const { return impl_->dropped_connections(); }
+CoordService::Stats CoordService::stats() const { return impl_->stats(); }
 
 }  // namespace spmd

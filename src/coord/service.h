@@ -56,8 +56,12 @@ class CoordService {
   // Waits until no process connection is open, or until `timeout` passes. Returns whether none is.
   bool wait_until_disconnected(std::chrono::milliseconds timeout);
 
-  // Connections dropped for bad input or a missed handshake, since start.
-  uint64_t dropped_connections() const;
+  // Counters since start, for monitoring, tests and spmd-bench.
+  struct Stats {
+    uint64_t dropped_connections = 0;  // for bad input or a missed handshake
+    uint64_t barrier_arrivals = 0;     // wait_at_barrier requests received
+  };
+  Stats stats() const;
 
  private:
   class Impl;

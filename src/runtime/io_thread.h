@@ -3,6 +3,8 @@
 // destructor stops the loop and joins the thread.
 #pragma once
 
+#include <pthread.h>
+
 #include <asio.hpp>
 #include <thread>
 
@@ -10,7 +12,11 @@ namespace spmd {
 
 class IoThread {
  public:
-  IoThread() : work_(asio::make_work_guard(io_)), thread_([this] { io_.run(); }) {}
+  IoThread()
+      : work_(asio::make_work_guard(io_)), thread_([this] {
+          pthread_setname_np(pthread_self(), "spmd-io");
+          io_.run();
+        }) {}
   ~IoThread() {
     work_.reset();
     io_.stop();
