@@ -189,6 +189,11 @@ void CoordClient::on_message(const std::string& payload) {
     const Status status = status_of(msg);
     if (status.ok()) {
       formed_ = true;
+      heartbeat_interval_ = heartbeat_interval(config_.heartbeat_timeout);
+      // The service's timeout rules: beat at least as often as it asks.
+      if (msg.heartbeat_interval_ms() > 0) {
+        heartbeat_interval_ = std::min(heartbeat_interval_, milliseconds(msg.heartbeat_interval_ms()));
+      }
       schedule_heartbeat();
     }
     finish_start(status, std::move(*msg.mutable_topology()));
@@ -218,9 +223,7 @@ void CoordClient::on_close(const std::string& reason) {
 }
 
 void CoordClient::schedule_heartbeat() {
-  const milliseconds interval =
-      std::clamp(config_.heartbeat_timeout / 10, milliseconds(10), milliseconds(10000));
-  heartbeat_timer_.expires_after(interval);
+  heartbeat_timer_.expires_after(heartbeat_interval_);
   heartbeat_timer_.async_wait([self = shared_from_this()](asio::error_code ec) {
     if (ec || self->closing_) return;
     if (!self->aborted_ && Clock::now() - self->last_heard_ > self->config_.heartbeat_timeout) {

@@ -35,7 +35,8 @@ struct ClientConfig {
   int64_t pid = 0;
   std::vector<wire::DeviceInfo> devices;
   std::chrono::milliseconds initialization_timeout = std::chrono::seconds(300);
-  // Heartbeats go out every tenth of this (10 ms … 10 s); a service silent this long is dead.
+  // A service silent this long is dead. Heartbeats go out every tenth of this (10 ms … 10 s),
+  // or more often when the service's own timeout asks for it.
   std::chrono::milliseconds heartbeat_timeout = std::chrono::seconds(100);
   // Runs on the client's strand, once, when a peer or the service dies. Must not block.
   std::function<void(const distributed::PeerFailureInfo&)> on_failure;
@@ -103,6 +104,7 @@ class CoordClient : public std::enable_shared_from_this<CoordClient> {
   std::unordered_map<uint64_t, Callback> pending_;
   uint64_t next_request_id_ = kRegistrationRequestId + 1;
   std::chrono::steady_clock::time_point last_heard_;
+  std::chrono::milliseconds heartbeat_interval_{1000};
   bool formed_ = false;
   bool closing_ = false;
 

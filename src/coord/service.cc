@@ -109,6 +109,7 @@ class CoordService::Impl {
   struct Session {
     std::shared_ptr<FramedConnection> conn;
     int process_id = -1;  // set once its registration is accepted
+    bool dropped = false;  // closed by drop(), already logged and counted
     std::unique_ptr<asio::steady_timer> handshake_timer;
   };
 
@@ -201,6 +202,8 @@ class CoordService::Impl {
   }
 
   void drop(Session& session, const std::string& reason) {
+    if (session.dropped) return;
+    session.dropped = true;
     spdlog::warn("coordination service: dropping connection from {}: {}", session.conn->peer(),
                  reason);
     ++dropped_;
@@ -400,6 +403,7 @@ class CoordService::Impl {
     formed_ = true;
     wire::ServerMessage msg;
     msg.set_request_id(kRegistrationRequestId);
+    msg.set_heartbeat_interval_ms(heartbeat_interval(opts_.heartbeat_timeout).count());
     wire::Topology* topo = msg.mutable_topology();
     std::unordered_map<std::string, int> host_index;
     std::unordered_map<std::string, int> platform_index;
@@ -458,7 +462,11 @@ class CoordService::Impl {
     sessions_.erase(session);
     session->handshake_timer->cancel();
     const int p = session->process_id;
-    if (p < 0) return;
+    if (p < 0) {
+      // Bad frames are refused inside the connection; they count as drops like the rest.
+      if (!stopping_ && reason != "connection closed by peer") drop(*session, reason);
+      return;
+    }
     Slot& slot = slots_[p];
     if (slot.session != session) return;
     if (!formed_) {
@@ -474,6 +482,7 @@ class CoordService::Impl {
       cv_.notify_all();
     }
     slot.session->process_id = -1;
+    if (stopping_) return;  // the service itself is going away; nobody failed
     if (slot.state == SlotState::kLive || slot.state == SlotState::kLeaving) {
       declare_dead(p, "connection lost (" + reason + ")");
     }
@@ -634,10 +643,13 @@ class CoordService::Impl {
   }
 
   void close_everything() {
+    stopping_ = true;
     asio::error_code ignored;
     acceptor_.close(ignored);
     heartbeat_timer_.cancel();
-    for (const auto& s : sessions_) s->conn->close_after_writes("coordination service stopped");
+    // Closing a session removes it from sessions_: iterate over a copy.
+    const auto sessions = sessions_;
+    for (const auto& s : sessions) s->conn->close("coordination service stopped");
   }
 
   ServiceOptions opts_;
@@ -655,6 +667,7 @@ class CoordService::Impl {
   std::set<std::shared_ptr<Session>> sessions_;
   int pending_count_ = 0;
   bool formed_ = false;
+  bool stopping_ = false;
   std::map<int, uint64_t> shutdown_waiters_;
 
   // Shared with waiting threads.

@@ -1,0 +1,441 @@
+// The coordination service and its client, in one process over real loopback TCP.
+#include "coord/service.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <future>
+#include <thread>
+
+#include "coord/coord_client.h"
+#include "coord/frame.h"
+#include "runtime/io_thread.h"
+#include "spmd/coordination_client.h"
+#include "spmd/error.h"
+
+namespace spmd {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+// Records peer-failure notices delivered to one client.
+struct FailureLog {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<distributed::PeerFailureInfo> seen;
+  void add(const distributed::PeerFailureInfo& info) {
+    std::lock_guard lock(mu);
+    seen.push_back(info);
+    cv.notify_all();
+  }
+  bool wait(std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mu);
+    return cv.wait_for(lock, timeout, [&] { return !seen.empty(); });
+  }
+};
+
+class ServiceTest : public ::testing::Test {
+ protected:
+  void start_service(int n, std::chrono::milliseconds heartbeat = 10s, std::string token = "") {
+    ServiceOptions so;
+    so.num_processes = n;
+    so.bind_address = "127.0.0.1:0";
+    so.heartbeat_timeout = heartbeat;
+    so.auth_token = std::move(token);
+    so.handshake_timeout = 300ms;
+    service_ = std::make_unique<CoordService>(so);
+    service_->start();
+    n_ = n;
+  }
+
+  ClientConfig config(int id, std::chrono::milliseconds init_timeout = 10s) {
+    ClientConfig cc;
+    cc.address = "127.0.0.1:" + std::to_string(service_->port());
+    cc.process_id = id;
+    cc.num_processes = n_;
+    cc.host_id = "host-" + std::to_string(id);
+    cc.hostname = "node" + std::to_string(id);
+    cc.pid = 1000 + id;
+    wire::DeviceInfo d;
+    d.set_platform("cpu");
+    d.set_local_hardware_id(0);
+    cc.devices = {d, d};
+    cc.devices[1].set_local_hardware_id(1);
+    cc.initialization_timeout = init_timeout;
+    cc.heartbeat_timeout = 10s;
+    cc.on_failure = [this, id](const distributed::PeerFailureInfo& info) { failures_[id].add(info); };
+    return cc;
+  }
+
+  // Starts clients 0..n-1 concurrently; returns them once all are registered.
+  std::vector<std::shared_ptr<CoordClient>> start_all() {
+    std::vector<std::shared_ptr<CoordClient>> clients;
+    std::vector<std::future<wire::Topology>> topologies;
+    for (int i = 0; i < n_; ++i) {
+      clients.push_back(CoordClient::create(io_.context(), config(i)));
+      topologies.push_back(std::async(std::launch::async, [c = clients.back()] { return c->start(); }));
+    }
+    for (auto& t : topologies) last_topology_ = t.get();
+    return clients;
+  }
+
+  std::unique_ptr<CoordService> service_;
+  IoThread io_;
+  int n_ = 0;
+  std::map<int, FailureLog> failures_;
+  wire::Topology last_topology_;
+};
+
+TEST_F(ServiceTest, RegistrationGivesEveryProcessTheSameTopology) {
+  start_service(3);
+  auto clients = start_all();
+  EXPECT_EQ(last_topology_.host_index_size(), 3);
+  EXPECT_EQ(last_topology_.hosts_size(), 3);
+  EXPECT_EQ(last_topology_.local_hardware_id_size(), 6);
+  EXPECT_EQ(last_topology_.pid(2), 1002);
+  EXPECT_EQ(last_topology_.hosts(last_topology_.host_index(1)).hostname(), "node1");
+}
+
+TEST_F(ServiceTest, KeyValueStoreServesEveryOperation) {
+  start_service(2);
+  auto clients = start_all();
+  distributed::Client a(clients[0]);
+  distributed::Client b(clients[1]);
+  a.key_value_set("k", std::string("v\0w", 3));
+  EXPECT_EQ(b.key_value_try_get("k"), std::string("v\0w", 3));
+  EXPECT_EQ(b.key_value_try_get("absent"), std::nullopt);
+  EXPECT_THROW(b.key_value_set("k", "x"), AlreadyExists);
+  b.key_value_set("k", "x", true);
+  EXPECT_EQ(a.blocking_key_value_get("k", 1s), "x");
+  a.key_value_set("dir/1", "one");
+  a.key_value_set("dir/2", "two");
+  auto entries = b.key_value_dir_get("dir");
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_EQ(entries[1], (std::pair<std::string, std::string>{"dir/2", "two"}));
+  b.key_value_delete("dir");
+  EXPECT_TRUE(a.key_value_dir_get("dir").empty());
+  EXPECT_EQ(a.key_value_increment("n", 2), 2);
+  EXPECT_EQ(b.key_value_increment("n", 3), 5);
+  EXPECT_THROW(a.key_value_increment("k", 1), InvalidArgument);
+  EXPECT_THROW(a.key_value_set("", "v"), InvalidArgument);
+}
+
+TEST_F(ServiceTest, BlockingGetWaitsForAnotherProcessesSet) {
+  start_service(2);
+  auto clients = start_all();
+  distributed::Client a(clients[0]);
+  distributed::Client b(clients[1]);
+  auto got = std::async(std::launch::async, [&] { return a.blocking_key_value_get("late", 10s); });
+  std::this_thread::sleep_for(100ms);
+  b.key_value_set("late", "here");
+  EXPECT_EQ(got.get(), "here");
+}
+
+TEST_F(ServiceTest, BlockingGetTimesOutNamingTheKey) {
+  start_service(1);
+  auto clients = start_all();
+  distributed::Client a(clients[0]);
+  try {
+    a.blocking_key_value_get("never", 200ms);
+    FAIL();
+  } catch (const DeadlineExceeded& e) {
+    EXPECT_NE(std::string(e.what()).find("'never'"), std::string::npos);
+  }
+}
+
+TEST_F(ServiceTest, BarrierReleasesEveryProcess) {
+  start_service(3);
+  auto clients = start_all();
+  std::vector<std::future<void>> waits;
+  for (auto& c : clients) {
+    waits.push_back(std::async(std::launch::async, [c] {
+      distributed::Client(c).wait_at_barrier("b", 10s);
+      distributed::Client(c).wait_at_barrier("b", 10s);  // reused in a loop
+    }));
+  }
+  for (auto& w : waits) EXPECT_NO_THROW(w.get());
+}
+
+TEST_F(ServiceTest, Barrier_TimesOutNamingMissingProcesses) {
+  start_service(4);
+  auto clients = start_all();
+  auto w0 = std::async(std::launch::async,
+                       [&] { distributed::Client(clients[0]).wait_at_barrier("sync", 300ms); });
+  auto w2 = std::async(std::launch::async,
+                       [&] { distributed::Client(clients[2]).wait_at_barrier("sync", 5s); });
+  for (auto* w : {&w0, &w2}) {
+    try {
+      w->get();
+      ADD_FAILURE() << "barrier returned";
+    } catch (const DeadlineExceeded& e) {
+      EXPECT_NE(std::string(e.what()).find("2 of 4 processes arrived"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("missing processes: 1, 3"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST_F(ServiceTest, WaitingTwiceOnOneBarrierIdIsAnError) {
+  start_service(2);
+  auto clients = start_all();
+  distributed::Client a(clients[0]);
+  auto first = std::async(std::launch::async, [&] { a.wait_at_barrier("b", 2s); });
+  std::this_thread::sleep_for(100ms);
+  EXPECT_THROW(a.wait_at_barrier("b", 2s), FailedPrecondition);
+  distributed::Client(clients[1]).wait_at_barrier("b", 2s);
+  EXPECT_NO_THROW(first.get());
+}
+
+TEST_F(ServiceTest, LiveProcessesListsEveryRegisteredProcess) {
+  start_service(3);
+  auto clients = start_all();
+  EXPECT_EQ(distributed::Client(clients[1]).get_live_processes(), (std::vector<int>{0, 1, 2}));
+}
+
+TEST_F(ServiceTest, ASecondClaimOfOneIdIsRefusedNamingTheFirstAndTheOthersGoOn) {
+  start_service(2);
+  auto first = CoordClient::create(io_.context(), config(0));
+  auto first_done = std::async(std::launch::async, [&] { return first->start(); });
+  std::this_thread::sleep_for(200ms);
+  auto impostor_config = config(0);
+  impostor_config.hostname = "impostor";
+  auto impostor = CoordClient::create(io_.context(), impostor_config);
+  try {
+    impostor->start();
+    FAIL();
+  } catch (const AlreadyExists& e) {
+    EXPECT_NE(std::string(e.what()).find("host node0 with pid 1000"), std::string::npos) << e.what();
+  }
+  auto second = CoordClient::create(io_.context(), config(1));
+  EXPECT_NO_THROW(second->start());
+  EXPECT_EQ(first_done.get().host_index_size(), 2);
+}
+
+TEST_F(ServiceTest, DisagreeingProcessCountsAreRefused) {
+  start_service(2);
+  auto cc = config(0);
+  cc.num_processes = 3;
+  try {
+    CoordClient::create(io_.context(), cc)->start();
+    FAIL();
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("num_processes=3"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("cluster of 2"), std::string::npos);
+  }
+}
+
+TEST_F(ServiceTest, AWrongAuthTokenIsRefusedRevealingNothing) {
+  start_service(2, 10s, "secret");
+  auto cc = config(0);
+  cc.auth_token = "guess";
+  try {
+    CoordClient::create(io_.context(), cc)->start();
+    FAIL();
+  } catch (const PermissionDenied& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("authentication failed"), std::string::npos);
+    EXPECT_EQ(msg.find("2"), std::string::npos) << "leaks the cluster size: " << msg;
+    EXPECT_EQ(msg.find("node"), std::string::npos) << msg;
+  }
+  auto good = config(0);
+  good.auth_token = "secret";
+  auto good1 = config(1);
+  good1.auth_token = "secret";
+  auto a = CoordClient::create(io_.context(), good);
+  auto b = CoordClient::create(io_.context(), good1);
+  auto fa = std::async(std::launch::async, [&] { return a->start(); });
+  EXPECT_NO_THROW(b->start());
+  EXPECT_NO_THROW(fa.get());
+}
+
+TEST_F(ServiceTest, RegistrationTimesOutNamingWhoDidNotRegister) {
+  start_service(3);
+  auto c = CoordClient::create(io_.context(), config(1, 300ms));
+  try {
+    c->start();
+    FAIL();
+  } catch (const DeadlineExceeded& e) {
+    EXPECT_NE(std::string(e.what()).find("only 1 of 3 processes registered"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("missing process ids: 0, 2"), std::string::npos);
+  }
+}
+
+TEST_F(ServiceTest, AnUnreachableCoordinatorIsNamedAfterTheTimeout) {
+  start_service(1);
+  auto cc = config(0, 400ms);
+  cc.address = "127.0.0.1:1";  // nothing listens on port 1
+  const auto start = Clock::now();
+  try {
+    CoordClient::create(io_.context(), cc)->start();
+    FAIL();
+  } catch (const DeadlineExceeded& e) {
+    EXPECT_NE(std::string(e.what()).find("127.0.0.1:1"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("could not reach"), std::string::npos);
+  }
+  EXPECT_LT(Clock::now() - start, 5s);
+}
+
+// A raw TCP connection to the service, for sending what no real client would.
+class RawConnection {
+ public:
+  explicit RawConnection(uint16_t port) : fd_(socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+    timeval tv{2, 0};
+    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  }
+  ~RawConnection() { close(fd_); }
+  bool connected() const { return connected_; }
+  void send_bytes(const std::string& bytes) {
+    [[maybe_unused]] auto n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+  }
+  // True when the service closed the connection (EOF) within the receive timeout.
+  bool closed_by_peer() {
+    char buf[256];
+    while (true) {
+      const ssize_t n = recv(fd_, buf, sizeof(buf), 0);
+      if (n == 0) return true;
+      if (n < 0) return false;
+    }
+  }
+
+ private:
+  int fd_;
+  bool connected_ = false;
+};
+
+std::string frame_with_header(uint16_t version, uint32_t length, const std::string& payload) {
+  std::string h = "SPMD";
+  h += static_cast<char>(version >> 8);
+  h += static_cast<char>(version & 0xff);
+  h += std::string(2, '\0');
+  for (int i = 3; i >= 0; --i) h += static_cast<char>((length >> (8 * i)) & 0xff);
+  return h + payload;
+}
+
+TEST_F(ServiceTest, HostileConnectionsAreDroppedAndTheClusterGoesOn) {
+  start_service(2);
+  auto clients = start_all();
+  distributed::Client a(clients[0]);
+  distributed::Client b(clients[1]);
+
+  wire::ClientMessage not_registration;
+  not_registration.set_request_id(1);
+  not_registration.mutable_kv_set()->set_key("x");
+  const std::vector<std::string> attacks = {
+      std::string("GET / HTTP/1.1\r\nHost: x\r\n\r\n"),                     // garbage
+      frame_with_header(kProtocolVersion, 0xFFFFFFF0u, ""),                // oversized length
+      frame_with_header(kProtocolVersion + 7, 4, "abcd"),                  // wrong version
+      frame_with_header(kProtocolVersion, 4, std::string("\xff\xff\xff\xff", 4)),  // bad protobuf
+      encode_frame(not_registration.SerializeAsString()),                  // not a registration
+  };
+  for (const auto& attack : attacks) {
+    RawConnection raw(service_->port());
+    ASSERT_TRUE(raw.connected());
+    raw.send_bytes(attack);
+    EXPECT_TRUE(raw.closed_by_peer());
+  }
+  {
+    RawConnection truncated(service_->port());
+    truncated.send_bytes(frame_with_header(kProtocolVersion, 100, "only a few bytes"));
+  }  // closed mid-frame
+  {
+    RawConnection silent(service_->port());
+    EXPECT_TRUE(silent.closed_by_peer());  // dropped after the 300 ms handshake timeout
+  }
+  EXPECT_GE(service_->stats().dropped_connections, attacks.size() + 1);
+
+  // The real processes never noticed.
+  a.key_value_set("still", "works");
+  EXPECT_EQ(b.blocking_key_value_get("still", 1s), "works");
+  auto w = std::async(std::launch::async, [&] { a.wait_at_barrier("after", 5s); });
+  b.wait_at_barrier("after", 5s);
+  w.get();
+  EXPECT_TRUE(failures_[0].seen.empty());
+  EXPECT_TRUE(failures_[1].seen.empty());
+}
+
+TEST_F(ServiceTest, ADroppedConnectionIsBroadcastAndFailsBlockedCalls) {
+  start_service(3);
+  auto clients = start_all();
+  auto blocked = std::async(std::launch::async,
+                            [&] { distributed::Client(clients[0]).wait_at_barrier("b", 30s); });
+  std::this_thread::sleep_for(100ms);
+  clients[2]->close();  // gone without shutdown, like a crash
+  ASSERT_TRUE(failures_[0].wait(5s));
+  ASSERT_TRUE(failures_[1].wait(5s));
+  EXPECT_EQ(failures_[1].seen[0].process_id, 2);
+  EXPECT_EQ(failures_[1].seen[0].host, "node2");
+  EXPECT_EQ(failures_[1].seen[0].pid, 1002);
+  EXPECT_NE(failures_[1].seen[0].to_string().find("process 2 (host node2, pid 1002) failed"),
+            std::string::npos);
+  EXPECT_THROW(blocked.get(), PeerFailure);
+  EXPECT_THROW(distributed::Client(clients[1]).key_value_set("k", "v"), PeerFailure);
+}
+
+TEST_F(ServiceTest, ASilentProcessIsDeclaredDeadAfterTheHeartbeatTimeout) {
+  start_service(2, 400ms);
+  auto live = CoordClient::create(io_.context(), config(0));
+  auto live_done = std::async(std::launch::async, [&] { return live->start(); });
+  // Process 1 registers by hand and then never speaks again, like a stopped process.
+  RawConnection silent(service_->port());
+  wire::ClientMessage reg;
+  reg.set_request_id(kRegistrationRequestId);
+  reg.mutable_registration()->set_process_id(1);
+  reg.mutable_registration()->set_num_processes(2);
+  reg.mutable_registration()->set_hostname("frozen");
+  reg.mutable_registration()->set_pid(4242);
+  reg.mutable_registration()->set_timeout_ms(5000);
+  silent.send_bytes(encode_frame(reg.SerializeAsString()));
+  live_done.get();
+  const auto start = Clock::now();
+  ASSERT_TRUE(failures_[0].wait(5s));
+  EXPECT_GE(Clock::now() - start, 300ms);
+  EXPECT_EQ(failures_[0].seen[0].process_id, 1);
+  EXPECT_EQ(failures_[0].seen[0].host, "frozen");
+  EXPECT_NE(failures_[0].seen[0].reason.find("no heartbeat"), std::string::npos);
+}
+
+TEST_F(ServiceTest, ShutdownWaitsForEveryProcessThenFinishes) {
+  start_service(2);
+  auto clients = start_all();
+  auto s0 = std::async(std::launch::async, [&] { clients[0]->shutdown(5s); });
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(s0.wait_for(0ms), std::future_status::timeout);  // waits for process 1
+  clients[1]->shutdown(5s);
+  EXPECT_NO_THROW(s0.get());
+  EXPECT_TRUE(service_->wait_until_finished(2s));
+  EXPECT_TRUE(failures_[0].seen.empty());  // leaving after shutdown is not a failure
+  EXPECT_TRUE(failures_[1].seen.empty());
+}
+
+TEST_F(ServiceTest, ShutdownBarrierTimesOutNamingWhoIsStillRunning) {
+  start_service(2);
+  auto clients = start_all();
+  try {
+    clients[0]->shutdown(300ms);
+    FAIL();
+  } catch (const DeadlineExceeded& e) {
+    EXPECT_NE(std::string(e.what()).find("processes 1 never called shutdown()"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST_F(ServiceTest, ClientsDetectTheServicesDeath) {
+  start_service(2);
+  auto clients = start_all();
+  service_->stop();
+  ASSERT_TRUE(failures_[0].wait(5s));
+  EXPECT_EQ(failures_[0].seen[0].process_id, -1);
+  EXPECT_NE(failures_[0].seen[0].to_string().find("coordination service"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace spmd

@@ -1,0 +1,112 @@
+#include "runtime/resolved_options.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "spmd/error.h"
+
+namespace spmd {
+namespace {
+
+EnvReader env_of(std::map<std::string, std::string> vars) {
+  return EnvReader([vars](const std::string& name) -> std::optional<std::string> {
+    auto it = vars.find(name);
+    if (it == vars.end()) return std::nullopt;
+    return it->second;
+  });
+}
+
+std::string error_of(const distributed::Options& o, const EnvReader& env) {
+  try {
+    resolve_options(o, env);
+  } catch (const InvalidArgument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ResolveOptions, NothingGivenOrDetectedRunsAlone) {
+  auto r = resolve_options({}, env_of({}));
+  EXPECT_TRUE(r.single_process);
+  EXPECT_EQ(r.local_device_ids, std::vector<int>{0});
+}
+
+TEST(ResolveOptions, ExplicitOptionsReadLikeTheSeed) {
+  auto r = resolve_options(
+      {.coordinator_address = "10.0.0.1:1234", .num_processes = 2, .process_id = 1}, env_of({}));
+  EXPECT_FALSE(r.single_process);
+  EXPECT_EQ(r.coordinator_address, "10.0.0.1:1234");
+  EXPECT_EQ(r.num_processes, 2);
+  EXPECT_EQ(r.process_id, 1);
+  EXPECT_EQ(r.bind_address, "[::]:1234");
+  EXPECT_EQ(r.initialization_timeout, std::chrono::seconds(300));
+  EXPECT_EQ(r.heartbeat_timeout, std::chrono::seconds(100));
+}
+
+TEST(ResolveOptions, OptionsWinOverTheEnvironment) {
+  auto env = env_of({{"SPMD_COORDINATOR_ADDRESS", "a:1"},
+                     {"SPMD_NUM_PROCESSES", "4"},
+                     {"SPMD_PROCESS_ID", "3"},
+                     {"SPMD_CPU_DEVICES", "2"},
+                     {"SPMD_HEARTBEAT_TIMEOUT", "2"},
+                     {"SPMD_AUTH_TOKEN", "t"}});
+  auto from_env = resolve_options({}, env);
+  EXPECT_EQ(from_env.num_processes, 4);
+  EXPECT_EQ(from_env.process_id, 3);
+  EXPECT_EQ(from_env.num_cpu_devices, 2);
+  EXPECT_EQ(from_env.local_device_ids, (std::vector<int>{0, 1}));
+  EXPECT_EQ(from_env.heartbeat_timeout, std::chrono::seconds(2));
+  EXPECT_EQ(from_env.auth_token, "t");
+  auto mixed = resolve_options({.process_id = 1, .heartbeat_timeout = std::chrono::seconds(7)}, env);
+  EXPECT_EQ(mixed.process_id, 1);
+  EXPECT_EQ(mixed.num_processes, 4);
+  EXPECT_EQ(mixed.heartbeat_timeout, std::chrono::seconds(7));
+}
+
+TEST(ResolveOptions, AMissingArgumentIsNamedWithWhereItCanComeFrom) {
+  const std::string e = error_of({.num_processes = 2, .process_id = 0}, env_of({}));
+  EXPECT_NE(e.find("coordinator_address"), std::string::npos) << e;
+  EXPECT_NE(e.find("SPMD_COORDINATOR_ADDRESS"), std::string::npos) << e;
+  EXPECT_EQ(e.find("num_processes ("), std::string::npos) << e;
+}
+
+TEST(ResolveOptions, ProcessIdOutsideTheRangeIsRejected) {
+  const std::string e =
+      error_of({.coordinator_address = "h:1", .num_processes = 2, .process_id = 2}, env_of({}));
+  EXPECT_NE(e.find("process_id 2 is outside 0..1"), std::string::npos) << e;
+  EXPECT_FALSE(
+      error_of({.coordinator_address = "h:1", .num_processes = 2, .process_id = -1}, env_of({}))
+          .empty());
+}
+
+TEST(ResolveOptions, LocalDeviceIdsRestrictTheVisibleDevices) {
+  auto r = resolve_options({.local_device_ids = std::vector<int>{2, 0}, .num_cpu_devices = 4},
+                           env_of({}));
+  EXPECT_EQ(r.local_device_ids, (std::vector<int>{0, 2}));
+  EXPECT_NE(error_of({.local_device_ids = std::vector<int>{4}, .num_cpu_devices = 4}, env_of({}))
+                .find("0..3"),
+            std::string::npos);
+  EXPECT_FALSE(
+      error_of({.local_device_ids = std::vector<int>{1, 1}, .num_cpu_devices = 4}, env_of({}))
+          .empty());
+}
+
+TEST(ResolveOptions, BadValuesAreRejected) {
+  EXPECT_FALSE(error_of({.coordinator_address = "nohost", .num_processes = 2, .process_id = 0},
+                        env_of({}))
+                   .empty());
+  EXPECT_FALSE(error_of({.heartbeat_timeout = std::chrono::milliseconds(0)}, env_of({})).empty());
+  EXPECT_FALSE(error_of({}, env_of({{"SPMD_CPU_DEVICES", "0"}})).empty());
+  EXPECT_FALSE(error_of({}, env_of({{"SPMD_PROCESS_ID", "x"}})).empty());
+}
+
+TEST(ResolveOptions, DeactivateIgnoresTheEnvironment) {
+  auto r = resolve_options({.cluster_detection_method = "deactivate"},
+                           env_of({{"SPMD_NUM_PROCESSES", "4"}, {"SPMD_CPU_DEVICES", "3"}}));
+  EXPECT_TRUE(r.single_process);
+  EXPECT_EQ(r.num_cpu_devices, 1);
+}
+
+}  // namespace
+}  // namespace spmd
