@@ -44,6 +44,9 @@ ResolvedOptions resolve_options(const distributed::Options& options, const EnvRe
     process_id = first_of(process_id, cluster->process_id());
     local_ids = first_of(local_ids, cluster->local_device_ids());
   }
+  if (!local_ids && read_env) {
+    local_ids = env.get_int_list("SPMD_LOCAL_DEVICE_IDS", 0, kMaxCpuDevices - 1);
+  }
 
   r.num_cpu_devices = options.num_cpu_devices.value_or(
       read_env ? default_cpu_device_count(env) : 1);

@@ -15,6 +15,8 @@
 #include <string>
 #include <thread>
 
+extern char** environ;
+
 namespace spmd::tools {
 
 using Clock = std::chrono::steady_clock;
@@ -33,8 +35,21 @@ Child spawn(const SpawnOptions& options) {
   std::vector<char*> argv;
   for (const auto& a : options.argv) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
+  // The child's whole environment, built here because only async-signal-safe calls may follow
+  // fork in a threaded program.
   std::vector<std::string> env_strings;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry = *e;
+    const std::string name = entry.substr(0, entry.find('='));
+    bool drop = false;
+    for (const auto& u : options.unset_env) drop = drop || u == name;
+    for (const auto& kv : options.env) drop = drop || kv.first == name;
+    if (!drop) env_strings.push_back(entry);
+  }
   for (const auto& [k, v] : options.env) env_strings.push_back(k + "=" + v);
+  std::vector<char*> envp;
+  for (auto& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
   const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
@@ -47,12 +62,11 @@ Child spawn(const SpawnOptions& options) {
       dup2(out[1], STDOUT_FILENO);
       dup2(options.merge_stderr ? out[1] : err[1], STDERR_FILENO);
     }
-    for (auto& e : env_strings) putenv(e.data());
     // Children start with default signal dispositions, whatever the launcher installed.
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     signal(SIGPIPE, SIG_DFL);
-    execvp(argv[0], argv.data());
+    execvpe(argv[0], argv.data(), envp.data());
     const std::string msg = std::string("cannot execute '") + argv[0] + "': " +
                             std::strerror(errno) + "\n";
     [[maybe_unused]] auto n = write(STDERR_FILENO, msg.data(), msg.size());

@@ -16,6 +16,8 @@ struct SpawnOptions {
   std::vector<std::string> argv;  // argv[0] is looked up in PATH
   // Added to (or replacing in) the parent's environment.
   std::vector<std::pair<std::string, std::string>> env;
+  // Removed from the child's environment (before `env` is applied).
+  std::vector<std::string> unset_env;
   // Give the child pipes for stdout and stderr (read them from Child::out_fd / err_fd);
   // otherwise it inherits the parent's.
   bool pipe_output = false;
