@@ -1,0 +1,56 @@
+# spmd's two commands: `make demo` and `make test`. Each works on a fresh Debian machine by
+# itself: it installs what is missing from Debian's packages, configures, builds and runs.
+
+BUILD_DIR ?= build
+BUILD_TYPE ?= RelWithDebInfo
+JOBS ?= $(shell nproc)
+
+# Everything the build and the tests need, from Debian's packages only (see DESIGN.md).
+PACKAGES := g++ cmake ninja-build pkg-config \
+	libasio-dev libprotobuf-dev protobuf-compiler libfmt-dev libspdlog-dev libcli11-dev \
+	libgtest-dev libgmock-dev
+
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: all deps configure build demo test bench format tidy clean
+
+all: build
+
+deps:
+	@missing=""; \
+	for p in $(PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "Installing from Debian:$$missing"; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+$(BUILD_DIR)/build.ninja: | deps
+	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
+
+configure: deps $(BUILD_DIR)/build.ninja
+
+build: configure
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+# The main job: a 4-process cluster of 8 CPU devices on this machine.
+demo: build
+	$(BUILD_DIR)/tools/spmdrun/spmdrun -n 4 --cpu-devices 2 --timeout 120 -- \
+	  $(BUILD_DIR)/examples/hello_cluster
+
+test: build
+	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS) --timeout 300
+
+bench: build
+	$(BUILD_DIR)/tools/spmd-bench/spmd-bench coordinator --processes 4096
+
+format:
+	git ls-files '*.cc' '*.h' | xargs clang-format -i
+
+tidy: configure
+	git ls-files 'src/*.cc' 'tools/*.cc' | xargs clang-tidy -p $(BUILD_DIR) --quiet
+
+clean:
+	rm -rf $(BUILD_DIR)
