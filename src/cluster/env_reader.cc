@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
 
 #include "spmd/error.h"
@@ -26,8 +27,7 @@ int parse_int(const std::string& text, const std::string& what, int min, int max
   const char* end = begin + text.size();
   auto [ptr, ec] = std::from_chars(begin, end, value);
   if (text.empty() || ec != std::errc() || ptr != end || value < min || value > max) {
-    throw InvalidArgument(
-        fmt::format("{}='{}' is not an integer in {}..{}", what, text, min, max));
+    throw InvalidArgument(fmt::format("{}='{}' is not an integer in {}..{}", what, text, min, max));
   }
   return static_cast<int>(value);
 }
@@ -50,9 +50,9 @@ std::optional<std::vector<int>> EnvReader::get_int_list(const std::string& name,
     try {
       out.push_back(parse_int(item, name, min, max));
     } catch (const InvalidArgument&) {
-      throw InvalidArgument(fmt::format(
-          "{}='{}' is not a comma-separated list of integers in {}..{} (e.g. '0,1')", name, *v,
-          min, max));
+      throw InvalidArgument(
+          fmt::format("{}='{}' is not a comma-separated list of integers in {}..{} (e.g. '0,1')",
+                      name, *v, min, max));
     }
     if (comma == std::string::npos) break;
     start = comma + 1;
@@ -69,7 +69,7 @@ std::optional<std::chrono::milliseconds> EnvReader::get_seconds(const std::strin
     throw InvalidArgument(
         fmt::format("{}='{}' is not a positive number of seconds (e.g. 2 or 0.5)", name, *v));
   }
-  return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000 + 0.5));
+  return std::chrono::milliseconds(std::llround(seconds * 1000));
 }
 
 std::optional<bool> EnvReader::get_bool(const std::string& name) const {

@@ -15,10 +15,10 @@ std::string HostPort::to_string() const {
 
 HostPort parse_host_port(std::string_view text, std::string_view what, bool allow_port_zero) {
   auto fail = [&](std::string_view why) -> HostPort {
-    throw InvalidArgument(fmt::format(
-        "{} '{}' is not a valid address: {}. Expected host:port, e.g. 10.0.0.1:1234, "
-        "[fe80::1]:1234 or node001:1234",
-        what, text, why));
+    throw InvalidArgument(
+        fmt::format("{} '{}' is not a valid address: {}. Expected host:port, e.g. 10.0.0.1:1234, "
+                    "[fe80::1]:1234 or node001:1234",
+                    what, text, why));
   };
   std::string_view host;
   std::string_view port_text;

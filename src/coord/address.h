@@ -18,6 +18,7 @@ struct HostPort {
 
 // Parses `text`. Throws InvalidArgument naming `what` (e.g. "coordinator_address") and the text
 // when it is not host:port with a port in 0..65535 (1..65535 unless allow_port_zero).
-HostPort parse_host_port(std::string_view text, std::string_view what, bool allow_port_zero = false);
+HostPort parse_host_port(std::string_view text, std::string_view what,
+                         bool allow_port_zero = false);
 
 }  // namespace spmd

@@ -9,7 +9,8 @@ namespace spmd {
 
 std::string format_process_list(const std::vector<int>& ids, size_t limit) {
   if (ids.size() <= limit) return fmt::format("{}", fmt::join(ids, ", "));
-  return fmt::format("{} … and {} more", fmt::join(ids.begin(), ids.begin() + limit, ", "),
+  return fmt::format("{} … and {} more",
+                     fmt::join(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(limit), ", "),
                      ids.size() - limit);
 }
 

@@ -54,7 +54,7 @@ class BarrierTable {
     // Sorted; empty means every process (never materialised: a barrier of all N processes costs
     // O(log N) per arrival, not O(N)).
     std::vector<int> participants;
-    std::map<int, Done> waiters;    // arrived processes
+    std::map<int, Done> waiters;  // arrived processes
     bool failed = false;
     Status failure;
   };

@@ -56,7 +56,7 @@ bool FramedConnection::deliver_frames() {
     }
     const char* payload = read_buf_.data() + read_begin_ + kFrameHeaderBytes;
     read_begin_ += kFrameHeaderBytes + length;
-    on_message_(std::string(payload, length));
+    on_message_(std::string_view(payload, length));
   }
   // Move the unconsumed tail to the front so the next read appends after it.
   if (read_begin_ > 0) {
@@ -104,9 +104,8 @@ void FramedConnection::write_next() {
   while (!queue_.empty()) {
     const std::string& frame = *queue_.front();
     asio::error_code ec;
-    const size_t n = socket_.send(asio::buffer(frame.data() + write_offset_,
-                                               frame.size() - write_offset_),
-                                  0, ec);
+    const size_t n = socket_.send(
+        asio::buffer(frame.data() + write_offset_, frame.size() - write_offset_), 0, ec);
     if (ec && ec != asio::error::would_block && ec != asio::error::try_again) {
       finish("write failed: " + ec.message());
       return;

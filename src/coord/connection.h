@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "coord/frame.h"
@@ -19,7 +20,8 @@ namespace spmd {
 
 class FramedConnection : public std::enable_shared_from_this<FramedConnection> {
  public:
-  using MessageHandler = std::function<void(std::string payload)>;
+  // The payload points into the read buffer and is valid only during the call.
+  using MessageHandler = std::function<void(std::string_view payload)>;
   using CloseHandler = std::function<void(const std::string& reason)>;
 
   explicit FramedConnection(asio::ip::tcp::socket socket);

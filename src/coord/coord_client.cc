@@ -73,12 +73,12 @@ void CoordClient::try_connect(Clock::time_point deadline, std::string last_error
                               "{} ms (last error: {}). Check that process 0 (or spmd-coordinator) "
                               "is running, and that the address and port are reachable from this "
                               "host",
-                              config_.process_id, address_,
-                              config_.initialization_timeout.count(), last_error)},
+                              config_.process_id, address_, config_.initialization_timeout.count(),
+                              last_error)},
                  {});
     return;
   }
-  auto retry = [this, deadline](std::string error) {
+  auto retry = [this, deadline](const std::string& error) {
     const milliseconds elapsed = config_.initialization_timeout - remaining(deadline);
     const milliseconds delay =
         std::min({kMaxRetryDelay, std::max(kFirstRetryDelay, elapsed / 4), remaining(deadline)});
@@ -97,7 +97,7 @@ void CoordClient::try_connect(Clock::time_point deadline, std::string last_error
   resolver_->async_resolve(
       hp.host, std::to_string(hp.port),
       [self = shared_from_this(), deadline, retry](asio::error_code ec,
-                                                   tcp::resolver::results_type results) {
+                                                   const tcp::resolver::results_type& results) {
         if (self->closing_) return;
         if (ec) return retry("cannot resolve the host: " + ec.message());
         self->connecting_ = std::make_unique<tcp::socket>(self->strand_);
@@ -107,13 +107,14 @@ void CoordClient::try_connect(Clock::time_point deadline, std::string last_error
           asio::error_code ignored;
           if (!ec && self->connecting_) self->connecting_->close(ignored);
         });
-        asio::async_connect(*self->connecting_, results,
-                            [self, retry, attempt_timer](asio::error_code ec, const tcp::endpoint&) {
-                              attempt_timer->cancel();
-                              if (self->closing_) return;
-                              if (ec) return retry(ec.message());
-                              self->on_connected(std::move(*self->connecting_));
-                            });
+        asio::async_connect(
+            *self->connecting_, results,
+            [self, retry, attempt_timer](asio::error_code ec, const tcp::endpoint&) {
+              attempt_timer->cancel();
+              if (self->closing_) return;
+              if (ec) return retry(ec.message());
+              self->on_connected(std::move(*self->connecting_));
+            });
       });
 }
 
@@ -121,7 +122,7 @@ void CoordClient::on_connected(tcp::socket socket) {
   conn_ = std::make_shared<FramedConnection>(std::move(socket));
   std::weak_ptr<CoordClient> weak = shared_from_this();
   conn_->start(
-      [weak](std::string payload) {
+      [weak](std::string_view payload) {
         if (auto self = weak.lock()) self->on_message(payload);
       },
       [weak](const std::string& reason) {
@@ -166,9 +167,9 @@ void CoordClient::finish_start(const Status& status, wire::Topology topology) {
   done(status, std::move(topology));
 }
 
-void CoordClient::on_message(const std::string& payload) {
+void CoordClient::on_message(std::string_view payload) {
   wire::ServerMessage msg;
-  if (!msg.ParseFromString(payload)) {
+  if (!msg.ParseFromArray(payload.data(), static_cast<int>(payload.size()))) {
     spdlog::error("coordination client: undecodable message from the service at {}", address_);
     conn_->close("undecodable message from the coordination service");
     return;
@@ -192,7 +193,8 @@ void CoordClient::on_message(const std::string& payload) {
       heartbeat_interval_ = heartbeat_interval(config_.heartbeat_timeout);
       // The service's timeout rules: beat at least as often as it asks.
       if (msg.heartbeat_interval_ms() > 0) {
-        heartbeat_interval_ = std::min(heartbeat_interval_, milliseconds(msg.heartbeat_interval_ms()));
+        heartbeat_interval_ =
+            std::min(heartbeat_interval_, milliseconds(msg.heartbeat_interval_ms()));
       }
       schedule_heartbeat();
     }
@@ -257,21 +259,21 @@ void CoordClient::fail_pending(const Status& status) {
 }
 
 void CoordClient::async_call(wire::ClientMessage msg, Callback done) {
-  asio::dispatch(strand_, [self = shared_from_this(), msg = std::move(msg),
-                           done = std::move(done)]() mutable {
-    if (self->aborted_) {
-      return done(error_answer({StatusCode::kPeerFailure, self->abort_reason()}));
-    }
-    if (self->closing_ || !self->formed_ || !self->conn_) {
-      return done(error_answer({StatusCode::kFailedPrecondition,
-                                "the coordination client is not connected (call "
-                                "spmd::distributed::initialize() first)"}));
-    }
-    const uint64_t id = self->next_request_id_++;
-    msg.set_request_id(id);
-    self->pending_.emplace(id, std::move(done));
-    self->conn_->send(std::make_shared<const std::string>(encode_message_frame(msg)));
-  });
+  asio::dispatch(
+      strand_, [self = shared_from_this(), msg = std::move(msg), done = std::move(done)]() mutable {
+        if (self->aborted_) {
+          return done(error_answer({StatusCode::kPeerFailure, self->abort_reason()}));
+        }
+        if (self->closing_ || !self->formed_ || !self->conn_) {
+          return done(error_answer({StatusCode::kFailedPrecondition,
+                                    "the coordination client is not connected (call "
+                                    "spmd::distributed::initialize() first)"}));
+        }
+        const uint64_t id = self->next_request_id_++;
+        msg.set_request_id(id);
+        self->pending_.emplace(id, std::move(done));
+        self->conn_->send(std::make_shared<const std::string>(encode_message_frame(msg)));
+      });
 }
 
 wire::Topology CoordClient::start() {
@@ -283,9 +285,9 @@ wire::Topology CoordClient::start() {
   if (future.wait_for(config_.initialization_timeout + 2 * kAnswerMargin) !=
       std::future_status::ready) {
     close();
-    throw DeadlineExceeded(fmt::format(
-        "process {} did not finish registering with the coordination service at {}",
-        config_.process_id, address_));
+    throw DeadlineExceeded(
+        fmt::format("process {} did not finish registering with the coordination service at {}",
+                    config_.process_id, address_));
   }
   auto [status, topology] = future.get();
   if (!status.ok()) throw_status(status);
@@ -317,7 +319,8 @@ void CoordClient::shutdown(milliseconds timeout) {
   } catch (const Error& e) {
     failure = Status{StatusCode::kDeadlineExceeded, e.what()};
     if (dynamic_cast<const PeerFailure*>(&e)) failure->code = StatusCode::kPeerFailure;
-    if (dynamic_cast<const FailedPrecondition*>(&e)) failure->code = StatusCode::kFailedPrecondition;
+    if (dynamic_cast<const FailedPrecondition*>(&e))
+      failure->code = StatusCode::kFailedPrecondition;
   }
   close();
   if (failure) throw_status(*failure);

@@ -80,7 +80,7 @@ class CoordClient : public std::enable_shared_from_this<CoordClient> {
  private:
   void try_connect(std::chrono::steady_clock::time_point deadline, std::string last_error);
   void on_connected(asio::ip::tcp::socket socket);
-  void on_message(const std::string& payload);
+  void on_message(std::string_view payload);
   void on_close(const std::string& reason);
   void finish_start(const Status& status, wire::Topology topology);
   void schedule_heartbeat();

@@ -15,16 +15,15 @@ void check_key(const std::string& key) {
 }
 void check_timeout(milliseconds timeout, const char* call) {
   if (timeout.count() < 0) {
-    throw InvalidArgument(fmt::format("{}: timeout must not be negative, got {} ms", call,
-                                      timeout.count()));
+    throw InvalidArgument(
+        fmt::format("{}: timeout must not be negative, got {} ms", call, timeout.count()));
   }
 }
 }  // namespace
 
 Client::Client(std::shared_ptr<CoordClient> impl) : impl_(std::move(impl)) {}
 
-void Client::key_value_set(const std::string& key, const std::string& value,
-                           bool allow_overwrite) {
+void Client::key_value_set(const std::string& key, const std::string& value, bool allow_overwrite) {
   check_key(key);
   wire::ClientMessage msg;
   auto* req = msg.mutable_kv_set();

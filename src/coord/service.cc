@@ -1,17 +1,16 @@
 #include "coord/service.h"
 
 #include <fmt/format.h>
+#include <pthread.h>
 #include <spdlog/spdlog.h>
 
-#include <pthread.h>
-
-#include <asio.hpp>
-#include <condition_variable>
 #include <algorithm>
+#include <asio.hpp>
 #include <atomic>
+#include <condition_variable>
 #include <map>
-#include <set>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -47,7 +46,9 @@ bool tokens_equal(const std::string& a, const std::string& b) {
   return diff == 0;
 }
 
-milliseconds clamp_timeout(int64_t ms) { return milliseconds(std::clamp<int64_t>(ms, 0, kMaxTimeoutMs)); }
+milliseconds clamp_timeout(int64_t ms) {
+  return milliseconds(std::clamp<int64_t>(ms, 0, kMaxTimeoutMs));
+}
 
 }  // namespace
 
@@ -108,7 +109,7 @@ class CoordService::Impl {
  private:
   struct Session {
     std::shared_ptr<FramedConnection> conn;
-    int process_id = -1;  // set once its registration is accepted
+    int process_id = -1;   // set once its registration is accepted
     bool dropped = false;  // closed by drop(), already logged and counted
     std::unique_ptr<asio::steady_timer> handshake_timer;
   };
@@ -184,16 +185,17 @@ class CoordService::Impl {
     auto session = std::make_shared<Session>();
     session->conn = std::make_shared<FramedConnection>(std::move(socket));
     session->handshake_timer = std::make_unique<asio::steady_timer>(io_, opts_.handshake_timeout);
-    session->handshake_timer->async_wait([this, weak = std::weak_ptr(session)](asio::error_code ec) {
-      auto s = weak.lock();
-      if (ec || !s || s->process_id >= 0) return;
-      drop(*s, fmt::format("no registration within {} ms of connecting",
-                           opts_.handshake_timeout.count()));
-    });
+    session->handshake_timer->async_wait(
+        [this, weak = std::weak_ptr(session)](asio::error_code ec) {
+          auto s = weak.lock();
+          if (ec || !s || s->process_id >= 0) return;
+          drop(*s, fmt::format("no registration within {} ms of connecting",
+                               opts_.handshake_timeout.count()));
+        });
     sessions_.insert(session);
     std::weak_ptr<Session> weak = session;
     session->conn->start(
-        [this, weak](std::string payload) {
+        [this, weak](std::string_view payload) {
           if (auto s = weak.lock()) on_message(s, payload);
         },
         [this, weak](const std::string& reason) {
@@ -227,9 +229,9 @@ class CoordService::Impl {
     send(session, msg);
   }
 
-  void on_message(const std::shared_ptr<Session>& session, const std::string& payload) {
+  void on_message(const std::shared_ptr<Session>& session, std::string_view payload) {
     wire::ClientMessage msg;
-    if (!msg.ParseFromString(payload)) {
+    if (!msg.ParseFromArray(payload.data(), static_cast<int>(payload.size()))) {
       drop(*session, "undecodable message (not a ClientMessage)");
       return;
     }
@@ -289,7 +291,8 @@ class CoordService::Impl {
         wire::ServerMessage out;
         for (int i = 0; i < opts_.num_processes; ++i) {
           auto s = slots_[i].state;
-          if (s == SlotState::kLive || s == SlotState::kLeaving) out.mutable_live()->add_process_ids(i);
+          if (s == SlotState::kLive || s == SlotState::kLeaving)
+            out.mutable_live()->add_process_ids(i);
         }
         return reply_ok(*session, msg.request_id(), std::move(out));
       }
@@ -368,24 +371,24 @@ class CoordService::Impl {
     ++pending_count_;
     const milliseconds timeout = clamp_timeout(req.timeout_ms());
     slot.register_timer = std::make_shared<asio::steady_timer>(io_, timeout);
-    slot.register_timer->async_wait([this, p, weak = std::weak_ptr(session), timeout](
-                                        asio::error_code ec) {
-      auto s = weak.lock();
-      if (ec || !s || formed_ || slots_[p].session != s) return;
-      std::vector<int> missing;
-      for (int i = 0; i < opts_.num_processes; ++i) {
-        if (slots_[i].state == SlotState::kEmpty) missing.push_back(i);
-      }
-      reply(*s, kRegistrationRequestId,
-            {StatusCode::kDeadlineExceeded,
-             fmt::format("only {} of {} processes registered with the coordination service "
-                         "within {} ms; missing process ids: {}. Start every process with the "
-                         "same coordinator_address and num_processes, or raise "
-                         "initialization_timeout",
-                         pending_count_, opts_.num_processes, timeout.count(),
-                         format_process_list(missing))});
-      release_pending(p);
-    });
+    slot.register_timer->async_wait(
+        [this, p, weak = std::weak_ptr(session), timeout](asio::error_code ec) {
+          auto s = weak.lock();
+          if (ec || !s || formed_ || slots_[p].session != s) return;
+          std::vector<int> missing;
+          for (int i = 0; i < opts_.num_processes; ++i) {
+            if (slots_[i].state == SlotState::kEmpty) missing.push_back(i);
+          }
+          reply(*s, kRegistrationRequestId,
+                {StatusCode::kDeadlineExceeded,
+                 fmt::format("only {} of {} processes registered with the coordination service "
+                             "within {} ms; missing process ids: {}. Start every process with the "
+                             "same coordinator_address and num_processes, or raise "
+                             "initialization_timeout",
+                             pending_count_, opts_.num_processes, timeout.count(),
+                             format_process_list(missing))});
+          release_pending(p);
+        });
     if (pending_count_ == opts_.num_processes) form();
   }
 
@@ -439,8 +442,8 @@ class CoordService::Impl {
   }
 
   void schedule_heartbeat_check() {
-    const auto interval = std::clamp(opts_.heartbeat_timeout / 4, milliseconds(20),
-                                     milliseconds(5000));
+    const auto interval =
+        std::clamp(opts_.heartbeat_timeout / 4, milliseconds(20), milliseconds(5000));
     heartbeat_timer_.expires_after(interval);
     heartbeat_timer_.async_wait([this](asio::error_code ec) {
       if (ec) return;
@@ -470,9 +473,10 @@ class CoordService::Impl {
     Slot& slot = slots_[p];
     if (slot.session != session) return;
     if (!formed_) {
-      spdlog::info("coordination service: process {} (host {}, pid {}) disconnected before the "
-                   "cluster formed: {}",
-                   p, slot.hostname, slot.pid, reason);
+      spdlog::info(
+          "coordination service: process {} (host {}, pid {}) disconnected before the "
+          "cluster formed: {}",
+          p, slot.hostname, slot.pid, reason);
       release_pending(p);
       return;
     }
@@ -491,8 +495,7 @@ class CoordService::Impl {
   void declare_dead(int p, const std::string& reason) {
     Slot& slot = slots_[p];
     slot.state = SlotState::kDead;
-    const std::string who =
-        fmt::format("process {} (host {}, pid {})", p, slot.hostname, slot.pid);
+    const std::string who = fmt::format("process {} (host {}, pid {})", p, slot.hostname, slot.pid);
     spdlog::error("coordination service: {} failed: {}", who, reason);
     wire::ServerMessage notice;
     auto* pf = notice.mutable_peer_failed();
@@ -537,20 +540,20 @@ class CoordService::Impl {
     if (!req.blocking()) return reply(*session, request_id, {});
     const milliseconds timeout = clamp_timeout(req.timeout_ms());
     auto timer = std::make_shared<asio::steady_timer>(io_, timeout);
-    const uint64_t token = kv_.wait(req.key(), [this, session, request_id, timer](
-                                                   const std::string& value) {
-      timer->cancel();
-      wire::ServerMessage out;
-      out.set_value(value);
-      reply_ok(*session, request_id, std::move(out));
-    });
+    const uint64_t token =
+        kv_.wait(req.key(), [this, session, request_id, timer](const std::string& value) {
+          timer->cancel();
+          wire::ServerMessage out;
+          out.set_value(value);
+          reply_ok(*session, request_id, std::move(out));
+        });
     timer->async_wait([this, session, request_id, token, key = req.key(),
                        timeout](asio::error_code ec) {
       if (ec || !kv_.cancel_wait(token)) return;
-      reply(*session, request_id,
-            {StatusCode::kDeadlineExceeded,
-             fmt::format("key '{}' was not set by any process within {} ms", key,
-                         timeout.count())});
+      reply(
+          *session, request_id,
+          {StatusCode::kDeadlineExceeded,
+           fmt::format("key '{}' was not set by any process within {} ms", key, timeout.count())});
     });
   }
 
@@ -568,10 +571,9 @@ class CoordService::Impl {
                                   req.id(), q, slots_[q].hostname, slots_[q].pid)});
       }
     }
-    auto key = barriers_.arrive(req.id(), p, participants,
-                                [this, session, request_id](const Status& status) {
-                                  reply(*session, request_id, status);
-                                });
+    auto key = barriers_.arrive(
+        req.id(), p, participants,
+        [this, session, request_id](const Status& status) { reply(*session, request_id, status); });
     if (!key) return;
     const milliseconds timeout = clamp_timeout(req.timeout_ms());
     auto timer = std::make_shared<asio::steady_timer>(io_, timeout);

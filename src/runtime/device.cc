@@ -1,7 +1,8 @@
+#include "spmd/device.h"
+
 #include <fmt/format.h>
 
 #include "runtime/runtime_state.h"
-#include "spmd/device.h"
 
 namespace spmd {
 
@@ -15,8 +16,8 @@ Device::Device(int id, int process_index, int local_hardware_id, std::string pla
 
 std::string Device::to_string() const {
   const std::string kind = platform_ == "cpu" ? "CpuDevice" : "Device";
-  return fmt::format("{}(id={}, process_index={}, local_hardware_id={})", kind, id_,
-                     process_index_, local_hardware_id_);
+  return fmt::format("{}(id={}, process_index={}, local_hardware_id={})", kind, id_, process_index_,
+                     local_hardware_id_);
 }
 
 std::vector<Device> devices() { return current_device_view()->devices; }

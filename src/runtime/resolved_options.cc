@@ -29,8 +29,8 @@ int default_cpu_device_count(const EnvReader& env) {
 ResolvedOptions resolve_options(const distributed::Options& options, const EnvReader& env) {
   ResolvedOptions r;
   std::unique_ptr<ClusterEnv> cluster = detect_cluster_env(options.cluster_detection_method, env);
-  const bool read_env = !(options.cluster_detection_method &&
-                          *options.cluster_detection_method == "deactivate");
+  const bool read_env =
+      !(options.cluster_detection_method && *options.cluster_detection_method == "deactivate");
 
   std::optional<std::string> address = options.coordinator_address;
   std::optional<int> num_processes = options.num_processes;
@@ -48,17 +48,17 @@ ResolvedOptions resolve_options(const distributed::Options& options, const EnvRe
     local_ids = env.get_int_list("SPMD_LOCAL_DEVICE_IDS", 0, kMaxCpuDevices - 1);
   }
 
-  r.num_cpu_devices = options.num_cpu_devices.value_or(
-      read_env ? default_cpu_device_count(env) : 1);
+  r.num_cpu_devices =
+      options.num_cpu_devices.value_or(read_env ? default_cpu_device_count(env) : 1);
   if (r.num_cpu_devices < 1 || r.num_cpu_devices > kMaxCpuDevices) {
-    throw InvalidArgument(fmt::format("num_cpu_devices must be in 1..{}, got {}", kMaxCpuDevices,
-                                      r.num_cpu_devices));
+    throw InvalidArgument(
+        fmt::format("num_cpu_devices must be in 1..{}, got {}", kMaxCpuDevices, r.num_cpu_devices));
   }
   if (local_ids) {
     std::vector<int> ids = *local_ids;
     std::sort(ids.begin(), ids.end());
-    if (ids.empty() || std::adjacent_find(ids.begin(), ids.end()) != ids.end() ||
-        ids.front() < 0 || ids.back() >= r.num_cpu_devices) {
+    if (ids.empty() || std::adjacent_find(ids.begin(), ids.end()) != ids.end() || ids.front() < 0 ||
+        ids.back() >= r.num_cpu_devices) {
       throw InvalidArgument(fmt::format(
           "local_device_ids [{}] must be distinct local hardware ids in 0..{} (this process has "
           "{} CPU devices; see num_cpu_devices / SPMD_CPU_DEVICES)",
@@ -78,15 +78,15 @@ ResolvedOptions resolve_options(const distributed::Options& options, const EnvRe
     return env.get_seconds(name).value_or(given);
   };
   const distributed::Options defaults;
-  r.initialization_timeout = env_seconds("initialization_timeout", "SPMD_INITIALIZATION_TIMEOUT",
-                                         options.initialization_timeout,
-                                         defaults.initialization_timeout);
-  r.heartbeat_timeout =
-      env_seconds("heartbeat_timeout", "SPMD_HEARTBEAT_TIMEOUT", options.heartbeat_timeout, defaults.heartbeat_timeout);
-  r.shutdown_timeout =
-      env_seconds("shutdown_timeout", "SPMD_SHUTDOWN_TIMEOUT", options.shutdown_timeout, defaults.shutdown_timeout);
-  r.auth_token = options.auth_token.value_or(
-      read_env ? env.get("SPMD_AUTH_TOKEN").value_or("") : "");
+  r.initialization_timeout =
+      env_seconds("initialization_timeout", "SPMD_INITIALIZATION_TIMEOUT",
+                  options.initialization_timeout, defaults.initialization_timeout);
+  r.heartbeat_timeout = env_seconds("heartbeat_timeout", "SPMD_HEARTBEAT_TIMEOUT",
+                                    options.heartbeat_timeout, defaults.heartbeat_timeout);
+  r.shutdown_timeout = env_seconds("shutdown_timeout", "SPMD_SHUTDOWN_TIMEOUT",
+                                   options.shutdown_timeout, defaults.shutdown_timeout);
+  r.auth_token =
+      options.auth_token.value_or(read_env ? env.get("SPMD_AUTH_TOKEN").value_or("") : "");
   r.external_coordinator = options.external_coordinator.value_or(
       read_env ? env.get_bool("SPMD_EXTERNAL_COORDINATOR").value_or(false) : false);
 
@@ -113,10 +113,10 @@ ResolvedOptions resolve_options(const distributed::Options& options, const EnvRe
     throw InvalidArgument(fmt::format("num_processes must be at least 1, got {}", *num_processes));
   }
   if (*process_id < 0 || *process_id >= *num_processes) {
-    throw InvalidArgument(fmt::format(
-        "process_id {} is outside 0..{}: process ids must be a dense range 0, 1, …, "
-        "num_processes-1",
-        *process_id, *num_processes - 1));
+    throw InvalidArgument(
+        fmt::format("process_id {} is outside 0..{}: process ids must be a dense range 0, 1, …, "
+                    "num_processes-1",
+                    *process_id, *num_processes - 1));
   }
   const HostPort coordinator = parse_host_port(*address, "coordinator_address");
   r.coordinator_address = *address;

@@ -64,9 +64,8 @@ std::shared_ptr<const DeviceView> single_process_view() {
 // The default reaction to a dead peer: one line naming it, then exit at once. Runs on the io
 // thread; _Exit skips destructors, which might wait on the dead cluster.
 void exit_on_peer_failure(int self, const distributed::PeerFailureInfo& info) {
-  const std::string line =
-      fmt::format("spmd: process {} stops: {} (exit code {})\n", self, info.to_string(),
-                  distributed::kPeerFailureExitCode);
+  const std::string line = fmt::format("spmd: process {} stops: {} (exit code {})\n", self,
+                                       info.to_string(), distributed::kPeerFailureExitCode);
   [[maybe_unused]] auto n = ::write(STDERR_FILENO, line.data(), line.size());
   std::_Exit(distributed::kPeerFailureExitCode);
 }

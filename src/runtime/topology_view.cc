@@ -14,8 +14,8 @@ std::shared_ptr<const DeviceView> view_from_topology(const wire::Topology& topo,
   };
   if (topo.host_index_size() != num_processes || topo.pid_size() != num_processes ||
       topo.device_count_size() != num_processes) {
-    throw malformed(fmt::format("{} processes, expected {}", topo.host_index_size(),
-                                num_processes));
+    throw malformed(
+        fmt::format("{} processes, expected {}", topo.host_index_size(), num_processes));
   }
   if (topo.local_hardware_id_size() != topo.platform_index_size()) {
     throw malformed("device columns differ in length");

@@ -8,7 +8,7 @@
 namespace spmd {
 namespace {
 
-EnvReader env_of(std::map<std::string, std::string> vars) {
+EnvReader env_of(const std::map<std::string, std::string>& vars) {
   return EnvReader([vars](const std::string& name) -> std::optional<std::string> {
     auto it = vars.find(name);
     if (it == vars.end()) return std::nullopt;
@@ -21,11 +21,10 @@ TEST(Detect, NothingSetDetectsNothing) {
 }
 
 TEST(Detect, SpmdVariablesAreDetectedAndRead) {
-  auto env = detect_cluster_env(std::nullopt,
-                                env_of({{"SPMD_COORDINATOR_ADDRESS", "h:1"},
-                                        {"SPMD_NUM_PROCESSES", "4"},
-                                        {"SPMD_PROCESS_ID", "3"},
-                                        {"SPMD_LOCAL_DEVICE_IDS", "0,2"}}));
+  auto env = detect_cluster_env(std::nullopt, env_of({{"SPMD_COORDINATOR_ADDRESS", "h:1"},
+                                                      {"SPMD_NUM_PROCESSES", "4"},
+                                                      {"SPMD_PROCESS_ID", "3"},
+                                                      {"SPMD_LOCAL_DEVICE_IDS", "0,2"}}));
   ASSERT_NE(env, nullptr);
   EXPECT_EQ(env->name(), "env");
   EXPECT_EQ(env->coordinator_address(), "h:1");

@@ -21,8 +21,8 @@ TEST(Address, ParsesIpv4Ipv6AndNames) {
 }
 
 TEST(Address, RejectsMalformedAddressesNamingTheArgument) {
-  for (const char* bad : {"", "host", "host:", ":80", "host:99999", "host:12x", "::1:80",
-                          "[::1]80", "[::1", "host:0"}) {
+  for (const char* bad : {"", "host", "host:", ":80", "host:99999", "host:12x", "::1:80", "[::1]80",
+                          "[::1", "host:0"}) {
     try {
       parse_host_port(bad, "coordinator_address");
       ADD_FAILURE() << "accepted '" << bad << "'";

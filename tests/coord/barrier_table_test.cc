@@ -120,6 +120,7 @@ TEST(BarrierTable, ADeadParticipantFailsPendingInstances) {
 
 TEST(FormatProcessList, CutsLongListsAndSaysHowManyMore) {
   std::vector<int> ids;
+  ids.reserve(100);
   for (int i = 0; i < 100; ++i) ids.push_back(i);
   const std::string s = format_process_list(ids, 3);
   EXPECT_EQ(s, "0, 1, 2 … and 97 more");

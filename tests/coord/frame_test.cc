@@ -43,7 +43,8 @@ TEST(Frame, RejectsOversizedLengthBeforeReadingIt) {
   auto decoded = decode_frame_header(encode_frame_header(kMaxFrameBytes + 1));
   ASSERT_TRUE(std::holds_alternative<FrameError>(decoded));
   EXPECT_NE(std::get<FrameError>(decoded).reason.find("exceeds"), std::string::npos);
-  EXPECT_TRUE(std::holds_alternative<uint32_t>(decode_frame_header(encode_frame_header(kMaxFrameBytes))));
+  EXPECT_TRUE(
+      std::holds_alternative<uint32_t>(decode_frame_header(encode_frame_header(kMaxFrameBytes))));
 }
 
 TEST(Frame, RejectsNonZeroReservedBytes) {

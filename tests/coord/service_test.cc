@@ -67,7 +67,9 @@ class ServiceTest : public ::testing::Test {
     cc.devices[1].set_local_hardware_id(1);
     cc.initialization_timeout = init_timeout;
     cc.heartbeat_timeout = 10s;
-    cc.on_failure = [this, id](const distributed::PeerFailureInfo& info) { failures_[id].add(info); };
+    cc.on_failure = [this, id](const distributed::PeerFailureInfo& info) {
+      failures_[id].add(info);
+    };
     return cc;
   }
 
@@ -75,9 +77,12 @@ class ServiceTest : public ::testing::Test {
   std::vector<std::shared_ptr<CoordClient>> start_all() {
     std::vector<std::shared_ptr<CoordClient>> clients;
     std::vector<std::future<wire::Topology>> topologies;
+    clients.reserve(n_);
+    topologies.reserve(n_);
     for (int i = 0; i < n_; ++i) {
       clients.push_back(CoordClient::create(io_.context(), config(i)));
-      topologies.push_back(std::async(std::launch::async, [c = clients.back()] { return c->start(); }));
+      topologies.push_back(
+          std::async(std::launch::async, [c = clients.back()] { return c->start(); }));
     }
     for (auto& t : topologies) last_topology_ = t.get();
     return clients;
@@ -151,6 +156,7 @@ TEST_F(ServiceTest, BarrierReleasesEveryProcess) {
   start_service(3);
   auto clients = start_all();
   std::vector<std::future<void>> waits;
+  waits.reserve(clients.size());
   for (auto& c : clients) {
     waits.push_back(std::async(std::launch::async, [c] {
       distributed::Client(c).wait_at_barrier("b", 10s);
@@ -172,8 +178,10 @@ TEST_F(ServiceTest, Barrier_TimesOutNamingMissingProcesses) {
       w->get();
       ADD_FAILURE() << "barrier returned";
     } catch (const DeadlineExceeded& e) {
-      EXPECT_NE(std::string(e.what()).find("2 of 4 processes arrived"), std::string::npos) << e.what();
-      EXPECT_NE(std::string(e.what()).find("missing processes: 1, 3"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("2 of 4 processes arrived"), std::string::npos)
+          << e.what();
+      EXPECT_NE(std::string(e.what()).find("missing processes: 1, 3"), std::string::npos)
+          << e.what();
     }
   }
 }
@@ -207,7 +215,8 @@ TEST_F(ServiceTest, ASecondClaimOfOneIdIsRefusedNamingTheFirstAndTheOthersGoOn) 
     impostor->start();
     FAIL();
   } catch (const AlreadyExists& e) {
-    EXPECT_NE(std::string(e.what()).find("host node0 with pid 1000"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("host node0 with pid 1000"), std::string::npos)
+        << e.what();
   }
   auto second = CoordClient::create(io_.context(), config(1));
   EXPECT_NO_THROW(second->start());
@@ -237,7 +246,7 @@ TEST_F(ServiceTest, AWrongAuthTokenIsRefusedRevealingNothing) {
   } catch (const PermissionDenied& e) {
     const std::string msg = e.what();
     EXPECT_NE(msg.find("authentication failed"), std::string::npos);
-    EXPECT_EQ(msg.find("2"), std::string::npos) << "leaks the cluster size: " << msg;
+    EXPECT_EQ(msg.find('2'), std::string::npos) << "leaks the cluster size: " << msg;
     EXPECT_EQ(msg.find("node"), std::string::npos) << msg;
   }
   auto good = config(0);
@@ -330,11 +339,11 @@ TEST_F(ServiceTest, HostileConnectionsAreDroppedAndTheClusterGoesOn) {
   not_registration.set_request_id(1);
   not_registration.mutable_kv_set()->set_key("x");
   const std::vector<std::string> attacks = {
-      std::string("GET / HTTP/1.1\r\nHost: x\r\n\r\n"),                     // garbage
-      frame_with_header(kProtocolVersion, 0xFFFFFFF0u, ""),                // oversized length
-      frame_with_header(kProtocolVersion + 7, 4, "abcd"),                  // wrong version
+      std::string("GET / HTTP/1.1\r\nHost: x\r\n\r\n"),      // garbage
+      frame_with_header(kProtocolVersion, 0xFFFFFFF0u, ""),  // oversized length
+      frame_with_header(kProtocolVersion + 7, 4, "abcd"),    // wrong version
       frame_with_header(kProtocolVersion, 4, std::string("\xff\xff\xff\xff", 4)),  // bad protobuf
-      encode_frame(not_registration.SerializeAsString()),                  // not a registration
+      encode_frame(not_registration.SerializeAsString()),  // not a registration
   };
   for (const auto& attack : attacks) {
     RawConnection raw(service_->port());

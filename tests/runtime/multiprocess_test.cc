@@ -21,10 +21,10 @@ const std::string kProbe = SPMD_TEST_PROBE;
 const std::string kSpmdrun = SPMD_TEST_SPMDRUN;
 const std::string kCoordinator = SPMD_TEST_COORDINATOR;
 
-std::vector<std::string> probe(const std::string& mode, const std::string& address, int num,
-                               int id, std::vector<std::string> extra = {}) {
-  std::vector<std::string> argv = {kProbe,  mode, "--address", address, "--num",
-                                   std::to_string(num), "--id", std::to_string(id)};
+std::vector<std::string> probe(const std::string& mode, const std::string& address, int num, int id,
+                               std::vector<std::string> extra = {}) {
+  std::vector<std::string> argv = {
+      kProbe, mode, "--address", address, "--num", std::to_string(num), "--id", std::to_string(id)};
   argv.insert(argv.end(), extra.begin(), extra.end());
   return argv;
 }
@@ -47,9 +47,9 @@ TEST(Multiprocess, SpmdrunProcessesAgreeOnTheGlobalDeviceList) {
   for (int i = 0; i < 3; ++i) {
     EXPECT_NE(run.output().find("[" + std::to_string(i) + "] " + expected), std::string::npos)
         << run.output();
-    EXPECT_NE(run.output().find("[" + std::to_string(i) + "] process " + std::to_string(i) +
-                                " of 3"),
-              std::string::npos);
+    EXPECT_NE(
+        run.output().find("[" + std::to_string(i) + "] process " + std::to_string(i) + " of 3"),
+        std::string::npos);
     EXPECT_NE(run.output().find("[" + std::to_string(i) + "] local 2"), std::string::npos);
   }
 }
@@ -133,8 +133,7 @@ TEST(Multiprocess, WithAFailureHandlerBlockedCallsThrowPeerFailure) {
   auto status = p0.wait(15s);
   ASSERT_TRUE(status) << p0.output();
   EXPECT_EQ(status->code, 3) << p0.output();
-  EXPECT_NE(p0.output().find("handler heard: process 1 (host "), std::string::npos)
-      << p0.output();
+  EXPECT_NE(p0.output().find("handler heard: process 1 (host "), std::string::npos) << p0.output();
   EXPECT_NE(p0.output().find("error PeerFailure: process 1"), std::string::npos) << p0.output();
 }
 
@@ -148,8 +147,9 @@ std::pair<int, std::string> run_alone(std::vector<std::string> argv, TestProcess
 TEST(InitializeErrors, ASecondInitializeIsRefused) {
   auto [code, out] = run_alone({kProbe, "double-init"});
   EXPECT_EQ(code, 1);
-  EXPECT_NE(out.find("error FailedPrecondition: spmd::distributed::initialize() was already called"),
-            std::string::npos)
+  EXPECT_NE(
+      out.find("error FailedPrecondition: spmd::distributed::initialize() was already called"),
+      std::string::npos)
       << out;
 }
 
@@ -181,9 +181,10 @@ TEST(InitializeErrors, AnUnreachableCoordinatorIsNamedAfterTheTimeout) {
   const auto start = Clock::now();
   auto [code, out] = run_alone(probe("init", address, 2, 1, {"--init-timeout", "1"}));
   EXPECT_EQ(code, 1);
-  EXPECT_NE(out.find("error DeadlineExceeded: process 1 could not reach the coordination service at " +
-                     address),
-            std::string::npos)
+  EXPECT_NE(
+      out.find("error DeadlineExceeded: process 1 could not reach the coordination service at " +
+               address),
+      std::string::npos)
       << out;
   EXPECT_LT(Clock::now() - start, 10s);
 }
@@ -254,8 +255,8 @@ TEST(SingleProcess, LocalDeviceIdsRestrictTheVisibleDevices) {
 
 TEST(StandaloneCoordinator, ProcessesJoinItAndItExitsWhenTheyLeave) {
   const int port = tools::free_port();
-  TestProcess coordinator(
-      {kCoordinator, "--port", std::to_string(port), "--num-processes", "2", "--bind", "127.0.0.1"});
+  TestProcess coordinator({kCoordinator, "--port", std::to_string(port), "--num-processes", "2",
+                           "--bind", "127.0.0.1"});
   ASSERT_TRUE(coordinator.wait_for_output("listening", 10s)) << coordinator.output();
   const std::string address = "127.0.0.1:" + std::to_string(port);
   TestProcess p0(probe("external", address, 2, 0));

@@ -9,7 +9,7 @@
 namespace spmd {
 namespace {
 
-EnvReader env_of(std::map<std::string, std::string> vars) {
+EnvReader env_of(const std::map<std::string, std::string>& vars) {
   return EnvReader([vars](const std::string& name) -> std::optional<std::string> {
     auto it = vars.find(name);
     if (it == vars.end()) return std::nullopt;
@@ -58,7 +58,8 @@ TEST(ResolveOptions, OptionsWinOverTheEnvironment) {
   EXPECT_EQ(from_env.local_device_ids, (std::vector<int>{0, 1}));
   EXPECT_EQ(from_env.heartbeat_timeout, std::chrono::seconds(2));
   EXPECT_EQ(from_env.auth_token, "t");
-  auto mixed = resolve_options({.process_id = 1, .heartbeat_timeout = std::chrono::seconds(7)}, env);
+  auto mixed =
+      resolve_options({.process_id = 1, .heartbeat_timeout = std::chrono::seconds(7)}, env);
   EXPECT_EQ(mixed.process_id, 1);
   EXPECT_EQ(mixed.num_processes, 4);
   EXPECT_EQ(mixed.heartbeat_timeout, std::chrono::seconds(7));
@@ -93,9 +94,9 @@ TEST(ResolveOptions, LocalDeviceIdsRestrictTheVisibleDevices) {
 }
 
 TEST(ResolveOptions, BadValuesAreRejected) {
-  EXPECT_FALSE(error_of({.coordinator_address = "nohost", .num_processes = 2, .process_id = 0},
-                        env_of({}))
-                   .empty());
+  EXPECT_FALSE(
+      error_of({.coordinator_address = "nohost", .num_processes = 2, .process_id = 0}, env_of({}))
+          .empty());
   EXPECT_FALSE(error_of({.heartbeat_timeout = std::chrono::milliseconds(0)}, env_of({})).empty());
   EXPECT_FALSE(error_of({}, env_of({{"SPMD_CPU_DEVICES", "0"}})).empty());
   EXPECT_FALSE(error_of({}, env_of({{"SPMD_PROCESS_ID", "x"}})).empty());

@@ -46,9 +46,9 @@ TestProcess::~TestProcess() {
 
 bool TestProcess::wait_for_output(const std::string& text, std::chrono::milliseconds timeout) {
   std::unique_lock lock(mu_);
-  return cv_.wait_for(lock, timeout,
-                      [&] { return output_.find(text) != std::string::npos || eof_; }) &&
-         output_.find(text) != std::string::npos;
+  return cv_.wait_for(lock, timeout, [&] {
+    return output_.find(text) != std::string::npos || eof_;
+  }) && output_.find(text) != std::string::npos;
 }
 
 std::optional<tools::ExitStatus> TestProcess::wait(std::chrono::milliseconds timeout) {

@@ -38,8 +38,9 @@ std::vector<pid_t> printed_pids(const std::string& output) {
 bool alive(pid_t pid) { return kill(pid, 0) == 0; }
 
 TEST(Spmdrun, PrefixesEveryLineWithTheProcessIndex) {
-  TestProcess run(spmdrun({"-n", "2"}, "echo out-$SPMD_PROCESS_ID; echo err-$SPMD_PROCESS_ID >&2; "
-                                       "printf no-newline"));
+  TestProcess run(spmdrun({"-n", "2"},
+                          "echo out-$SPMD_PROCESS_ID; echo err-$SPMD_PROCESS_ID >&2; "
+                          "printf no-newline"));
   auto status = run.wait(30s);
   ASSERT_TRUE(status);
   EXPECT_EQ(status->code, 0) << run.output();
@@ -79,8 +80,8 @@ TEST(Spmdrun, OneFailureStopsTheOthersAndExitsWithItsCode) {
 }
 
 TEST(Spmdrun, AProcessKilledBySignalIsReportedWith128PlusTheSignal) {
-  TestProcess run(spmdrun({"-n", "2"},
-                          "if [ $SPMD_PROCESS_ID = 0 ]; then kill -9 $$; fi; exec sleep 60"));
+  TestProcess run(
+      spmdrun({"-n", "2"}, "if [ $SPMD_PROCESS_ID = 0 ]; then kill -9 $$; fi; exec sleep 60"));
   auto status = run.wait(30s);
   ASSERT_TRUE(status);
   EXPECT_EQ(status->code, 137) << run.output();

@@ -46,8 +46,10 @@ Child spawn(const SpawnOptions& options) {
     for (const auto& kv : options.env) drop = drop || kv.first == name;
     if (!drop) env_strings.push_back(entry);
   }
-  for (const auto& [k, v] : options.env) env_strings.push_back(k + "=" + v);
+  for (const auto& [k, v] : options.env)
+    env_strings.push_back(std::string(k).append("=").append(v));
   std::vector<char*> envp;
+  envp.reserve(env_strings.size() + 1);
   for (auto& e : env_strings) envp.push_back(e.data());
   envp.push_back(nullptr);
   const pid_t parent = getpid();
@@ -67,8 +69,8 @@ Child spawn(const SpawnOptions& options) {
     signal(SIGTERM, SIG_DFL);
     signal(SIGPIPE, SIG_DFL);
     execvpe(argv[0], argv.data(), envp.data());
-    const std::string msg = std::string("cannot execute '") + argv[0] + "': " +
-                            std::strerror(errno) + "\n";
+    const std::string msg =
+        std::string("cannot execute '") + argv[0] + "': " + std::strerror(errno) + "\n";
     [[maybe_unused]] auto n = write(STDERR_FILENO, msg.data(), msg.size());
     _exit(127);
   }
@@ -86,9 +88,10 @@ Child spawn(const SpawnOptions& options) {
 }
 
 std::string ExitStatus::to_string() const {
-  if (signaled) return "was killed by signal " + std::to_string(signal) + " (" +
-                       strsignal(signal) + ")";
-  return "exited with code " + std::to_string(code);
+  if (!signaled) return "exited with code " + std::to_string(code);
+  std::string out = "was killed by signal " + std::to_string(signal);
+  out.append(" (").append(strsignal(signal)).append(")");
+  return out;
 }
 
 namespace {
@@ -147,7 +150,8 @@ std::string read_all(int fd, std::chrono::milliseconds timeout) {
   const auto deadline = Clock::now() + timeout;
   char buf[4096];
   while (true) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) break;
     pollfd p{fd, POLLIN, 0};
     if (poll(&p, 1, static_cast<int>(left.count())) <= 0) break;

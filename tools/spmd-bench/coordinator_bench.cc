@@ -81,6 +81,7 @@ int run_coordinator_bench(const CoordinatorBenchOptions& options) {
   asio::io_context io;
   auto work = asio::make_work_guard(io);
   std::vector<std::thread> threads;
+  threads.reserve(options.client_threads);
   for (int t = 0; t < options.client_threads; ++t) {
     threads.emplace_back([&] {
       pthread_setname_np(pthread_self(), "bench-clients");
@@ -89,6 +90,7 @@ int run_coordinator_bench(const CoordinatorBenchOptions& options) {
   }
 
   std::vector<std::shared_ptr<CoordClient>> clients;
+  clients.reserve(n);
   std::atomic<int> peer_failures{0};
   for (int i = 0; i < n; ++i) {
     ClientConfig cc;
@@ -117,7 +119,7 @@ int run_coordinator_bench(const CoordinatorBenchOptions& options) {
   const auto t0 = Clock::now();
   Latch registered(n);
   for (auto& c : clients) {
-    c->async_start([&](const Status& s, wire::Topology t) {
+    c->async_start([&](const Status& s, const wire::Topology& t) {
       registered.count_down(s.ok() && t.host_index_size() == n);
     });
   }
@@ -136,9 +138,8 @@ int run_coordinator_bench(const CoordinatorBenchOptions& options) {
       wire::ClientMessage msg;
       msg.mutable_barrier()->set_id("bench");
       msg.mutable_barrier()->set_timeout_ms(60000);
-      c.async_call(std::move(msg), [&](const wire::ServerMessage& m) {
-        done.count_down(m.code() == wire::OK);
-      });
+      c.async_call(std::move(msg),
+                   [&](const wire::ServerMessage& m) { done.count_down(m.code() == wire::OK); });
     };
     const uint64_t before = service.stats().barrier_arrivals;
     const auto round_start = Clock::now();
@@ -183,9 +184,8 @@ int run_coordinator_bench(const CoordinatorBenchOptions& options) {
   for (auto& c : clients) {
     wire::ClientMessage msg;
     msg.mutable_shutdown()->set_timeout_ms(60000);
-    c->async_call(std::move(msg), [&](const wire::ServerMessage& m) {
-      left.count_down(m.code() == wire::OK);
-    });
+    c->async_call(std::move(msg),
+                  [&](const wire::ServerMessage& m) { left.count_down(m.code() == wire::OK); });
   }
   if (left.wait(std::chrono::seconds(120)) != 0) fail("the shutdown barrier failed");
   for (auto& c : clients) c->close();
@@ -210,16 +210,19 @@ int run_coordinator_bench(const CoordinatorBenchOptions& options) {
     std::printf("coordinator benchmark: %d simulated processes, %d client thread(s)\n", n,
                 options.client_threads);
     std::printf("  time to a fully initialised cluster: %.3f s\n", init_s);
-    std::printf("  barrier latency (last arrival to all released) over %zu rounds: p50 %.3f ms, "
-                "p99 %.3f ms\n",
-                barrier_ms.size(), p50, p99);
-    std::printf("  barrier round (first arrival to all released, N arrivals issued by one "
-                "thread): p50 %.3f ms\n",
-                round_p50);
+    std::printf(
+        "  barrier latency (last arrival to all released) over %zu rounds: p50 %.3f ms, "
+        "p99 %.3f ms\n",
+        barrier_ms.size(), p50, p99);
+    std::printf(
+        "  barrier round (first arrival to all released, N arrivals issued by one "
+        "thread): p50 %.3f ms\n",
+        round_p50);
     std::printf("  key-value round (set + blocking get of a neighbour's key): %.3f ms\n", kv_ms);
-    std::printf("  reference, same run: raw loopback TCP fan-out of one 16-byte message to %d "
-                "connections, p50 %.3f ms\n",
-                n, floor_ms);
+    std::printf(
+        "  reference, same run: raw loopback TCP fan-out of one 16-byte message to %d "
+        "connections, p50 %.3f ms\n",
+        n, floor_ms);
   }
   return status;
 }

@@ -11,8 +11,7 @@ int main(int argc, char** argv) {
   auto* c = app.add_subcommand(
       "coordinator",
       "time to initialise N simulated processes, barrier latency p50/p99, a key-value round");
-  c->add_option("--processes", coord.processes, "simulated processes")
-      ->check(CLI::Range(1, 65536));
+  c->add_option("--processes", coord.processes, "simulated processes")->check(CLI::Range(1, 65536));
   c->add_option("--rounds", coord.barrier_rounds, "barrier rounds")->check(CLI::Range(1, 100000));
   c->add_option("--threads", coord.client_threads, "threads driving the clients")
       ->check(CLI::Range(1, 64));

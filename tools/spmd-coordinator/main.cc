@@ -51,7 +51,7 @@ int main(int argc, char** argv) {
     service.start();
     std::printf("spmd-coordinator: listening on port %u for %d processes\n", service.port(), n);
     std::fflush(stdout);
-    const timespec tick{0, 200 * 1000 * 1000};
+    const timespec tick{0, 200L * 1000 * 1000};
     while (!service.wait_until_finished(std::chrono::milliseconds(0))) {
       const int sig = sigtimedwait(&set, nullptr, &tick);
       if (sig == SIGINT || sig == SIGTERM) {

@@ -40,8 +40,9 @@ int main(int argc, char** argv) {
   double timeout_s = 0;
   double grace_s = 5;
   std::string token;
-  app.add_option("-n,--processes", n, "number of processes")->required()->check(
-      CLI::Range(1, 4096));
+  app.add_option("-n,--processes", n, "number of processes")
+      ->required()
+      ->check(CLI::Range(1, 4096));
   app.add_option("--cpu-devices", cpu_devices, "CPU devices per process (SPMD_CPU_DEVICES)")
       ->check(CLI::Range(1, 1024));
   app.add_option("--port", port, "coordinator port (default: a free one)")
@@ -65,7 +66,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> command = app.remaining();
   if (!command.empty() && command.front() == "--") command.erase(command.begin());
   if (command.empty()) {
-    std::fprintf(stderr, "spmdrun: no program given. Usage: spmdrun -n N [options] -- PROGRAM ARGS...\n");
+    std::fprintf(stderr,
+                 "spmdrun: no program given. Usage: spmdrun -n N [options] -- PROGRAM ARGS...\n");
     return 2;
   }
   if (port == 0) port = spmd::tools::free_port();
@@ -79,12 +81,9 @@ int main(int argc, char** argv) {
   job.grace = std::chrono::milliseconds(static_cast<int64_t>(grace_s * 1000));
   for (int i = 0; i < n; ++i) {
     std::vector<std::pair<std::string, std::string>> env = {
-        {"SPMD_COORDINATOR_ADDRESS", address},
-        {"SPMD_COORDINATOR_BIND_ADDRESS", address},
-        {"SPMD_NUM_PROCESSES", std::to_string(n)},
-        {"SPMD_PROCESS_ID", std::to_string(i)},
-        {"SPMD_LOCAL_PROCESS_ID", std::to_string(i)},
-        {"SPMD_AUTH_TOKEN", token},
+        {"SPMD_COORDINATOR_ADDRESS", address},        {"SPMD_COORDINATOR_BIND_ADDRESS", address},
+        {"SPMD_NUM_PROCESSES", std::to_string(n)},    {"SPMD_PROCESS_ID", std::to_string(i)},
+        {"SPMD_LOCAL_PROCESS_ID", std::to_string(i)}, {"SPMD_AUTH_TOKEN", token},
     };
     if (cpu_devices > 0) env.emplace_back("SPMD_CPU_DEVICES", std::to_string(cpu_devices));
     job.env.push_back(std::move(env));

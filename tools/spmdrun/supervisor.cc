@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <optional>
 #include <string>
 
@@ -175,7 +175,7 @@ int run_job(const JobOptions& options) {
       char sigs[64];
       const ssize_t n = read(g_signal_pipe[0], sigs, sizeof(sigs));
       for (ssize_t i = 0; i < n; ++i) {
-        const int sig = sigs[i];
+        const int sig = static_cast<unsigned char>(sigs[i]);
         if (sig == SIGINT || sig == SIGTERM) {
           if (stopping && sig == SIGINT) {
             kill_at = Clock::now();  // a second Ctrl-C: no more grace
@@ -194,11 +194,12 @@ int run_job(const JobOptions& options) {
       if (p.status) continue;
       p.status = try_wait(p.pid);
       if (!p.status || p.status->code == 0 || stopping) continue;
-      const bool consequence = !p.status->signaled &&
-                               p.status->code == distributed::kPeerFailureExitCode;
-      if (!first_failure || (!consequence && procs[*first_failure].status->code ==
-                                                 distributed::kPeerFailureExitCode &&
-                                             !procs[*first_failure].status->signaled)) {
+      const bool consequence =
+          !p.status->signaled && p.status->code == distributed::kPeerFailureExitCode;
+      if (!first_failure ||
+          (!consequence &&
+           procs[*first_failure].status->code == distributed::kPeerFailureExitCode &&
+           !procs[*first_failure].status->signaled)) {
         first_failure = i;
       }
     }
@@ -212,9 +213,10 @@ int run_job(const JobOptions& options) {
                p.status->code);
     }
     if (!stopping && options.timeout.count() > 0 && Clock::now() - start > options.timeout) {
-      stop_all("timeout of " + std::to_string(options.timeout.count() / 1000.0) +
-                   " s reached; stopping all processes",
-               124);
+      char seconds[32];
+      std::snprintf(seconds, sizeof(seconds), "%g",
+                    std::chrono::duration<double>(options.timeout).count());
+      stop_all(std::string("timeout of ") + seconds + " s reached; stopping all processes", 124);
     }
     if (kill_at && Clock::now() >= *kill_at) {
       for (auto& p : procs) {
