@@ -1,20 +1,13 @@
 #include <gtest/gtest.h>
 
-#include <map>
-
 #include "cluster/cluster_env.h"
 #include "spmd/error.h"
+#include "support/fake_env.h"
 
 namespace spmd {
 namespace {
 
-EnvReader env_of(const std::map<std::string, std::string>& vars) {
-  return EnvReader([vars](const std::string& name) -> std::optional<std::string> {
-    auto it = vars.find(name);
-    if (it == vars.end()) return std::nullopt;
-    return it->second;
-  });
-}
+using testing::env_of;
 
 TEST(Detect, NothingSetDetectsNothing) {
   EXPECT_EQ(detect_cluster_env(std::nullopt, env_of({})), nullptr);

@@ -2,20 +2,13 @@
 
 #include <gtest/gtest.h>
 
-#include <map>
-
 #include "spmd/error.h"
+#include "support/fake_env.h"
 
 namespace spmd {
 namespace {
 
-EnvReader env_of(const std::map<std::string, std::string>& vars) {
-  return EnvReader([vars](const std::string& name) -> std::optional<std::string> {
-    auto it = vars.find(name);
-    if (it == vars.end()) return std::nullopt;
-    return it->second;
-  });
-}
+using testing::env_of;
 
 std::string error_of(const distributed::Options& o, const EnvReader& env) {
   try {
