@@ -5,10 +5,12 @@ BUILD_DIR ?= build
 BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= $(shell nproc)
 
-# Everything the build and the tests need, from Debian's packages only (see DESIGN.md).
+# Everything the build and the tests need, from Debian's packages only (see DESIGN.md). The
+# launchers are real peers in the tests: Slurm (with munge), Open MPI and MPICH side by side.
 PACKAGES := g++ cmake ninja-build pkg-config \
 	libasio-dev libprotobuf-dev protobuf-compiler libfmt-dev libspdlog-dev libcli11-dev \
-	libgtest-dev libgmock-dev
+	libpmix-dev libgtest-dev libgmock-dev \
+	slurm-wlm munge openmpi-bin mpich
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 

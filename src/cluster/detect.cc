@@ -8,13 +8,16 @@ namespace spmd {
 
 std::unique_ptr<ClusterEnv> detect_cluster_env(const std::optional<std::string>& method,
                                                const EnvReader& env) {
-  // In detection order. Slurm, Open MPI and MPICH join this list behind the same interface.
+  // In detection order: spmdrun's own variables, then the launchers.
   std::vector<std::unique_ptr<ClusterEnv>> candidates;
   candidates.push_back(make_spmd_env(env));
+  candidates.push_back(make_slurm_env(env));
+  candidates.push_back(make_ompi_env(env));
+  candidates.push_back(make_mpich_env(env));
 
   if (!method) {
     for (auto& c : candidates) {
-      if (c->is_present()) return std::move(c);
+      if (c->is_present() && !c->inherited()) return std::move(c);
     }
     return nullptr;
   }

@@ -22,7 +22,7 @@ class SpmdEnv : public ClusterEnv {
     }
     return false;
   }
-  std::optional<std::string> coordinator_address() const override {
+  std::optional<std::string> coordinator_address(std::chrono::milliseconds) const override {
     return env_.get("SPMD_COORDINATOR_ADDRESS");
   }
   std::optional<int> num_processes() const override {

@@ -39,9 +39,9 @@ ResolvedOptions resolve_options(const distributed::Options& options, const EnvRe
   r.source = "Options";
   if (cluster) {
     if (!address && !num_processes && !process_id) r.source = "env (" + cluster->name() + ")";
-    address = first_of(address, cluster->coordinator_address());
     num_processes = first_of(num_processes, cluster->num_processes());
     process_id = first_of(process_id, cluster->process_id());
+    if (!address) address = cluster->coordinator_address(options.initialization_timeout);
     local_ids = first_of(local_ids, cluster->local_device_ids());
   }
   if (!local_ids && read_env) {

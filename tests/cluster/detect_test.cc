@@ -20,7 +20,7 @@ TEST(Detect, SpmdVariablesAreDetectedAndRead) {
                                                       {"SPMD_LOCAL_DEVICE_IDS", "0,2"}}));
   ASSERT_NE(env, nullptr);
   EXPECT_EQ(env->name(), "env");
-  EXPECT_EQ(env->coordinator_address(), "h:1");
+  EXPECT_EQ(env->coordinator_address(std::chrono::seconds(1)), "h:1");
   EXPECT_EQ(env->num_processes(), 4);
   EXPECT_EQ(env->process_id(), 3);
   EXPECT_EQ(env->local_device_ids(), (std::vector<int>{0, 2}));
