@@ -38,11 +38,10 @@ class MpichEnv : public ClusterEnv {
     }
     Pmi1Client pmi(*fd, std::chrono::steady_clock::now() + timeout);
     const int rank = *process_id();
-    return pmi.exchange_from_rank0(rank, "spmd_coordinator", rank == 0 ? address_to_publish(env_) : "");
+    return pmi.exchange_from_rank0(rank, "spmd_coordinator",
+                                   rank == 0 ? address_to_publish(env_) : "");
   }
-  std::optional<int> num_processes() const override {
-    return env_.get_int("PMI_SIZE", 1, kMaxInt);
-  }
+  std::optional<int> num_processes() const override { return env_.get_int("PMI_SIZE", 1, kMaxInt); }
   std::optional<int> process_id() const override { return env_.get_int("PMI_RANK", 0, kMaxInt); }
   std::optional<int> local_process_id() const override {
     return env_.get_int("MPI_LOCALRANKID", 0, kMaxInt);

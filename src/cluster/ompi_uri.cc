@@ -16,7 +16,8 @@ OrteUri parse_orte_uri(std::string_view uri) {
   const size_t dot = uri.find('.');
   if (dot == std::string_view::npos) return fail("no job id before '.'");
   auto [ptr, ec] = std::from_chars(uri.data(), uri.data() + dot, out.job_id);
-  if (dot == 0 || ec != std::errc() || ptr != uri.data() + dot) return fail("the job id is not a number");
+  if (dot == 0 || ec != std::errc() || ptr != uri.data() + dot)
+    return fail("the job id is not a number");
 
   if (const size_t tcp = uri.find("tcp://"); tcp != std::string_view::npos) {
     const size_t begin = tcp + 6;

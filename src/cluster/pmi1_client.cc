@@ -44,7 +44,8 @@ std::string Pmi1Client::read_line() {
       return line;
     }
     if (buffer_.size() > kMaxLineBytes) throw Error("the PMI launcher sent an overlong line");
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - Clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - Clock::now());
     if (left.count() <= 0) {
       throw DeadlineExceeded(
           "the PMI launcher did not answer in time (is every rank of the job running?)");
@@ -79,8 +80,8 @@ std::map<std::string, std::string> Pmi1Client::command(const std::string& line,
   }
   auto fields = parse_pmi1_line(read_line());
   if (fields["cmd"] != expected_cmd) {
-    throw Error(fmt::format("the PMI launcher answered '{}' to '{}', expected '{}'",
-                            fields["cmd"], line, expected_cmd));
+    throw Error(fmt::format("the PMI launcher answered '{}' to '{}', expected '{}'", fields["cmd"],
+                            line, expected_cmd));
   }
   if (fields.count("rc") && fields["rc"] != "0") {
     throw Error(fmt::format("the PMI launcher refused '{}': rc={} {}", line, fields["rc"],
@@ -94,8 +95,8 @@ std::string Pmi1Client::exchange_from_rank0(int rank, const std::string& key,
   command("cmd=init pmi_version=1 pmi_subversion=1", "response_to_init");
   const std::string kvs = command("cmd=get_my_kvsname", "my_kvsname")["kvsname"];
   if (kvs.empty()) throw Error("the PMI launcher gave no key-value space name");
-  if (rank == 0) command(fmt::format("cmd=put kvsname={} key={} value={}", kvs, key, value),
-                         "put_result");
+  if (rank == 0)
+    command(fmt::format("cmd=put kvsname={} key={} value={}", kvs, key, value), "put_result");
   command("cmd=barrier_in", "barrier_out");
   auto got = command(fmt::format("cmd=get kvsname={} key={}", kvs, key), "get_result");
   command("cmd=finalize", "finalize_ack");

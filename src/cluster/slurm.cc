@@ -53,9 +53,7 @@ class SlurmEnv : public ClusterEnv {
     }
     return fmt::format("{}:{}", host, coordinator_port_for_job(job_id, env_));
   }
-  std::optional<int> num_processes() const override {
-    return required("SLURM_NTASKS", 1);
-  }
+  std::optional<int> num_processes() const override { return required("SLURM_NTASKS", 1); }
   std::optional<int> process_id() const override { return required("SLURM_PROCID", 0); }
   std::optional<int> local_process_id() const override {
     return env_.get_int("SLURM_LOCALID", 0, kMaxInt);
@@ -65,8 +63,8 @@ class SlurmEnv : public ClusterEnv {
   int required(const std::string& name, int min) const {
     auto v = env_.get_int(name, min, kMaxInt);
     if (!v) {
-      throw InvalidArgument(fmt::format(
-          "SLURM_JOB_ID is set but {} is not: start the program with srun", name));
+      throw InvalidArgument(
+          fmt::format("SLURM_JOB_ID is set but {} is not: start the program with srun", name));
     }
     return *v;
   }

@@ -64,8 +64,8 @@ class Parser {
   }
 
   [[noreturn]] void fail(const std::string& why) const {
-    throw InvalidArgument(fmt::format("{}='{}' is not a valid Slurm node list: {}", variable_,
-                                      list_, why));
+    throw InvalidArgument(
+        fmt::format("{}='{}' is not a valid Slurm node list: {}", variable_, list_, why));
   }
 
  private:
@@ -93,9 +93,8 @@ class Parser {
     size_t start = 0;
     while (true) {
       const size_t comma = body.find(',', start);
-      const std::string_view item = body.substr(start, comma == std::string_view::npos
-                                                           ? std::string_view::npos
-                                                           : comma - start);
+      const std::string_view item = body.substr(
+          start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
       const size_t dash = item.find('-');
       Segment::Range r;
       if (dash == std::string_view::npos) {

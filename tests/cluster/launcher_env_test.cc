@@ -14,8 +14,11 @@ using namespace std::chrono_literals;
 using testing::env_of;
 
 TEST(SlurmEnv, CoordinatorIsTheFirstStepNodeWithAPortFromTheJobId) {
-  auto env = env_of({{"SLURM_JOB_ID", "12345"}, {"SLURM_STEP_NODELIST", "node[007-009]"},
-                     {"SLURM_NTASKS", "6"}, {"SLURM_PROCID", "4"}, {"SLURM_LOCALID", "1"}});
+  auto env = env_of({{"SLURM_JOB_ID", "12345"},
+                     {"SLURM_STEP_NODELIST", "node[007-009]"},
+                     {"SLURM_NTASKS", "6"},
+                     {"SLURM_PROCID", "4"},
+                     {"SLURM_LOCALID", "1"}});
   auto slurm = detect_cluster_env(std::nullopt, env);
   ASSERT_NE(slurm, nullptr);
   EXPECT_EQ(slurm->name(), "slurm");
@@ -27,8 +30,8 @@ TEST(SlurmEnv, CoordinatorIsTheFirstStepNodeWithAPortFromTheJobId) {
 }
 
 TEST(SlurmEnv, SpmdCoordinatorPortOverridesTheDerivedPort) {
-  auto slurm = make_slurm_env(env_of({{"SLURM_JOB_ID", "1"}, {"SLURM_STEP_NODELIST", "a"},
-                                      {"SPMD_COORDINATOR_PORT", "7777"}}));
+  auto slurm = make_slurm_env(env_of(
+      {{"SLURM_JOB_ID", "1"}, {"SLURM_STEP_NODELIST", "a"}, {"SPMD_COORDINATOR_PORT", "7777"}}));
   EXPECT_EQ(slurm->coordinator_address(1s), "a:7777");
 }
 
@@ -48,9 +51,13 @@ TEST(SlurmEnv, OutsideSrunTheMissingVariableIsNamed) {
 
 TEST(Detection, MpirunInsideASlurmAllocationIsOpenMpiNotSlurm) {
   // mpirun's tasks inherit the batch step's SLURM_* variables, with SLURM_PROCID 0 for all.
-  auto env = env_of({{"SLURM_JOB_ID", "5"}, {"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "1"},
-                     {"SLURM_STEP_NODELIST", "a"}, {"OMPI_COMM_WORLD_SIZE", "4"},
-                     {"OMPI_COMM_WORLD_RANK", "2"}, {"OMPI_COMM_WORLD_LOCAL_RANK", "2"},
+  auto env = env_of({{"SLURM_JOB_ID", "5"},
+                     {"SLURM_PROCID", "0"},
+                     {"SLURM_NTASKS", "1"},
+                     {"SLURM_STEP_NODELIST", "a"},
+                     {"OMPI_COMM_WORLD_SIZE", "4"},
+                     {"OMPI_COMM_WORLD_RANK", "2"},
+                     {"OMPI_COMM_WORLD_LOCAL_RANK", "2"},
                      {"OMPI_MCA_orte_hnp_uri", "8192.0;tcp://127.0.0.1:1000"}});
   auto detected = detect_cluster_env(std::nullopt, env);
   ASSERT_NE(detected, nullptr);
@@ -59,18 +66,18 @@ TEST(Detection, MpirunInsideASlurmAllocationIsOpenMpiNotSlurm) {
 }
 
 TEST(Detection, HydraInsideASlurmAllocationIsMpich) {
-  auto env = env_of({{"SLURM_JOB_ID", "5"}, {"SLURM_PROCID", "0"}, {"PMI_RANK", "3"},
-                     {"PMI_SIZE", "4"}});
+  auto env =
+      env_of({{"SLURM_JOB_ID", "5"}, {"SLURM_PROCID", "0"}, {"PMI_RANK", "3"}, {"PMI_SIZE", "4"}});
   EXPECT_EQ(detect_cluster_env(std::nullopt, env)->name(), "mpich");
   // srun's own PMI plugin sets PMI_RANK equal to SLURM_PROCID: still Slurm.
-  auto srun_pmi = env_of({{"SLURM_JOB_ID", "5"}, {"SLURM_PROCID", "3"}, {"PMI_RANK", "3"},
-                          {"PMI_SIZE", "4"}});
+  auto srun_pmi =
+      env_of({{"SLURM_JOB_ID", "5"}, {"SLURM_PROCID", "3"}, {"PMI_RANK", "3"}, {"PMI_SIZE", "4"}});
   EXPECT_EQ(detect_cluster_env(std::nullopt, srun_pmi)->name(), "slurm");
 }
 
 TEST(Detection, SpmdrunVariablesComeFirstAndMethodsCanBeNamed) {
-  auto env = env_of({{"SPMD_NUM_PROCESSES", "2"}, {"SLURM_JOB_ID", "5"}, {"PMI_RANK", "0"},
-                     {"PMI_SIZE", "2"}});
+  auto env = env_of(
+      {{"SPMD_NUM_PROCESSES", "2"}, {"SLURM_JOB_ID", "5"}, {"PMI_RANK", "0"}, {"PMI_SIZE", "2"}});
   EXPECT_EQ(detect_cluster_env(std::nullopt, env)->name(), "env");
   EXPECT_EQ(detect_cluster_env("slurm", env)->name(), "slurm");
   EXPECT_EQ(detect_cluster_env("mpich", env)->name(), "mpich");
@@ -84,7 +91,8 @@ TEST(Detection, SpmdrunVariablesComeFirstAndMethodsCanBeNamed) {
 
 TEST(OmpiEnv, Version4CoordinatorIsTheLauncherAddressWithAPortFromTheJobId) {
   auto env = env_of({{"OMPI_MCA_orte_hnp_uri", "1531576320.0;tcp://10.96.0.1,10.148.0.1:34911"},
-                     {"OMPI_COMM_WORLD_SIZE", "2"}, {"OMPI_COMM_WORLD_RANK", "1"},
+                     {"OMPI_COMM_WORLD_SIZE", "2"},
+                     {"OMPI_COMM_WORLD_RANK", "1"},
                      {"OMPI_COMM_WORLD_LOCAL_RANK", "1"}});
   auto ompi = make_ompi_env(env);
   ASSERT_TRUE(ompi->is_present());
@@ -118,8 +126,8 @@ TEST(OmpiUri, MalformedUrisNameTheVariable) {
 }
 
 TEST(MpichEnv, WithoutAPmiSocketTheMissingVariableIsNamed) {
-  auto mpich = make_mpich_env(env_of({{"PMI_RANK", "1"}, {"PMI_SIZE", "2"},
-                                      {"MPI_LOCALRANKID", "1"}}));
+  auto mpich =
+      make_mpich_env(env_of({{"PMI_RANK", "1"}, {"PMI_SIZE", "2"}, {"MPI_LOCALRANKID", "1"}}));
   EXPECT_EQ(mpich->num_processes(), 2);
   EXPECT_EQ(mpich->local_process_id(), 1);
   try {

@@ -33,8 +33,8 @@ void expect_three_agree(TestProcess& run) {
     EXPECT_NE(out.find("process " + std::to_string(i) + " of 3"), std::string::npos) << out;
   }
   const std::regex devices("devices: 0@0:0 1@1:0 2@2:0\n");
-  const auto count = std::distance(std::sregex_iterator(out.begin(), out.end(), devices),
-                                   std::sregex_iterator());
+  const auto count =
+      std::distance(std::sregex_iterator(out.begin(), out.end(), devices), std::sregex_iterator());
   EXPECT_EQ(count, 3) << out;
   EXPECT_EQ(out.find("error"), std::string::npos) << out;
 }
