@@ -16,7 +16,7 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 // A launcher's answer longer than this is not PMI-1.
-constexpr size_t kMaxLineBytes = 64 * 1024;
+constexpr size_t kMaxLineBytes = size_t{64} * 1024;
 }  // namespace
 
 std::map<std::string, std::string> parse_pmi1_line(const std::string& line) {
