@@ -190,6 +190,12 @@ void CoordClient::on_message(std::string_view payload) {
     const Status status = status_of(msg);
     if (status.ok()) {
       formed_ = true;
+      const auto& topo = msg.topology();
+      if (topo.host_index_size() > 0 && topo.pid_size() > 0 && topo.host_index(0) >= 0 &&
+          topo.host_index(0) < topo.hosts_size()) {
+        process0_host_ = topo.hosts(topo.host_index(0)).hostname();
+        process0_pid_ = topo.pid(0);
+      }
       heartbeat_interval_ = heartbeat_interval(config_.heartbeat_timeout);
       // The service's timeout rules: beat at least as often as it asks.
       if (msg.heartbeat_interval_ms() > 0) {
@@ -221,7 +227,15 @@ void CoordClient::on_close(const std::string& reason) {
                  {});
     return;
   }
-  abort({-1, address_, 0, "lost the connection to the coordination service (" + reason + ")"});
+  service_lost("lost the connection to the coordination service (" + reason + ")");
+}
+
+void CoordClient::service_lost(const std::string& reason) {
+  if (config_.service_in_process_0 && !process0_host_.empty() && config_.process_id != 0) {
+    abort({0, process0_host_, process0_pid_, reason + " at " + address_ + ", which it hosted"});
+    return;
+  }
+  abort({-1, address_, 0, reason});
 }
 
 void CoordClient::schedule_heartbeat() {
@@ -229,9 +243,8 @@ void CoordClient::schedule_heartbeat() {
   heartbeat_timer_.async_wait([self = shared_from_this()](asio::error_code ec) {
     if (ec || self->closing_) return;
     if (!self->aborted_ && Clock::now() - self->last_heard_ > self->config_.heartbeat_timeout) {
-      self->abort({-1, self->address_, 0,
-                   fmt::format("the coordination service has been silent for {} ms",
-                               self->config_.heartbeat_timeout.count())});
+      self->service_lost(fmt::format("the coordination service has been silent for {} ms",
+                                     self->config_.heartbeat_timeout.count()));
     }
     wire::ClientMessage hb;
     hb.mutable_heartbeat();

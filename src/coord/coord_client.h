@@ -38,6 +38,9 @@ struct ClientConfig {
   // A service silent this long is dead. Heartbeats go out every tenth of this (10 ms … 10 s),
   // or more often when the service's own timeout asks for it.
   std::chrono::milliseconds heartbeat_timeout = std::chrono::seconds(100);
+  // The service runs inside process 0 (not in spmd-coordinator): its death is process 0's, and
+  // is reported naming process 0's host and pid.
+  bool service_in_process_0 = false;
   // Runs on the client's strand, once, when a peer or the service dies. Must not block.
   std::function<void(const distributed::PeerFailureInfo&)> on_failure;
 };
@@ -85,6 +88,8 @@ class CoordClient : public std::enable_shared_from_this<CoordClient> {
   void finish_start(const Status& status, wire::Topology topology);
   void schedule_heartbeat();
   void abort(const distributed::PeerFailureInfo& info);
+  // Reports the service's death: as process 0's when it hosted the service.
+  void service_lost(const std::string& reason);
   void fail_pending(const Status& status);
   static wire::ServerMessage error_answer(const Status& status);
 
@@ -106,6 +111,8 @@ class CoordClient : public std::enable_shared_from_this<CoordClient> {
   std::chrono::steady_clock::time_point last_heard_;
   std::chrono::milliseconds heartbeat_interval_{1000};
   bool formed_ = false;
+  std::string process0_host_;  // from the topology
+  int64_t process0_pid_ = 0;
   bool closing_ = false;
 
   std::atomic<bool> aborted_{false};

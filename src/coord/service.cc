@@ -94,9 +94,9 @@ class CoordService::Impl {
     return cv_.wait_for(lock, timeout, [&] { return finished_; });
   }
 
-  bool wait_until_disconnected(milliseconds timeout) {
+  bool wait_until_disconnected(milliseconds timeout, int still_open) const {
     std::unique_lock lock(mu_);
-    return cv_.wait_for(lock, timeout, [&] { return open_process_connections_ == 0; });
+    return cv_.wait_for(lock, timeout, [&] { return open_process_connections_ <= still_open; });
   }
 
   Stats stats() const {
@@ -496,7 +496,13 @@ class CoordService::Impl {
     Slot& slot = slots_[p];
     slot.state = SlotState::kDead;
     const std::string who = fmt::format("process {} (host {}, pid {})", p, slot.hostname, slot.pid);
-    spdlog::error("coordination service: {} failed: {}", who, reason);
+    if (any_failure_) {
+      // Most likely it stopped because it heard of the first failure; that one was logged.
+      spdlog::info("coordination service: {} is gone too: {}", who, reason);
+    } else {
+      spdlog::error("coordination service: {} failed: {}", who, reason);
+    }
+    any_failure_ = true;
     wire::ServerMessage notice;
     auto* pf = notice.mutable_peer_failed();
     pf->set_process_id(p);
@@ -670,11 +676,12 @@ class CoordService::Impl {
   int pending_count_ = 0;
   bool formed_ = false;
   bool stopping_ = false;
+  bool any_failure_ = false;
   std::map<int, uint64_t> shutdown_waiters_;
 
   // Shared with waiting threads.
   mutable std::mutex mu_;
-  std::condition_variable cv_;
+  mutable std::condition_variable cv_;
   bool finished_ = false;
   int open_process_connections_ = 0;
   std::atomic<uint64_t> dropped_{0};
@@ -690,8 +697,8 @@ void CoordService::stop() { impl_->stop(); }
 bool CoordService::wait_until_finished(milliseconds timeout) {
   return impl_->wait_until_finished(timeout);
 }
-bool CoordService::wait_until_disconnected(milliseconds timeout) {
-  return impl_->wait_until_disconnected(timeout);
+bool CoordService::wait_until_disconnected(milliseconds timeout, int still_open) const {
+  return impl_->wait_until_disconnected(timeout, still_open);
 }
 CoordService::Stats CoordService::stats() const { return impl_->stats(); }
 

@@ -53,8 +53,9 @@ class CoordService {
   // `timeout` passes. Returns whether it finished.
   bool wait_until_finished(std::chrono::milliseconds timeout);
 
-  // Waits until no process connection is open, or until `timeout` passes. Returns whether none is.
-  bool wait_until_disconnected(std::chrono::milliseconds timeout);
+  // Waits until at most `still_open` process connections are open (e.g. 1: only the hosting
+  // process's own), or until `timeout` passes. Returns whether that many or fewer are.
+  bool wait_until_disconnected(std::chrono::milliseconds timeout, int still_open = 0) const;
 
   // Counters since start, for monitoring, tests and spmd-bench.
   struct Stats {

@@ -61,12 +61,21 @@ std::shared_ptr<const DeviceView> single_process_view() {
   return view;
 }
 
-// The default reaction to a dead peer: one line naming it, then exit at once. Runs on the io
-// thread; _Exit skips destructors, which might wait on the dead cluster.
-void exit_on_peer_failure(int self, const distributed::PeerFailureInfo& info) {
+// How long the process hosting the service lingers after hearing of a failure, so the notice
+// reaches every other process before its exit resets their connections (a reset makes the
+// kernel drop data not yet read, and they would blame the service instead of the dead process).
+constexpr std::chrono::milliseconds kNoticeFlushTimeout(1000);
+
+// The default reaction to a dead peer: one line naming it, then exit. Runs on the io thread;
+// _Exit skips destructors, which might wait on the dead cluster. `service` is this process's
+// own coordination service, or null.
+void exit_on_peer_failure(int self, const CoordService* service,
+                          const distributed::PeerFailureInfo& info) {
   const std::string line = fmt::format("spmd: process {} stops: {} (exit code {})\n", self,
                                        info.to_string(), distributed::kPeerFailureExitCode);
   [[maybe_unused]] auto n = ::write(STDERR_FILENO, line.data(), line.size());
+  // Others leave as they hear; only this process's own connection may stay.
+  if (service != nullptr) service->wait_until_disconnected(kNoticeFlushTimeout, 1);
   std::_Exit(distributed::kPeerFailureExitCode);
 }
 
@@ -147,13 +156,16 @@ void initialize(const Options& options) {
     d.set_platform("cpu");
     cc.devices.push_back(d);
   }
+  cc.service_in_process_0 = !opts.external_coordinator;
   cc.initialization_timeout = opts.initialization_timeout;
   cc.heartbeat_timeout = opts.heartbeat_timeout;
   const int self = opts.process_id;
   if (options.on_peer_failure) {
     cc.on_failure = options.on_peer_failure;
   } else {
-    cc.on_failure = [self](const PeerFailureInfo& info) { exit_on_peer_failure(self, info); };
+    cc.on_failure = [self, svc = service.get()](const PeerFailureInfo& info) {
+      exit_on_peer_failure(self, svc, info);
+    };
   }
   auto client = CoordClient::create(io->context(), std::move(cc));
   wire::Topology topology;

@@ -100,6 +100,24 @@ TEST(Multiprocess, AProcessKilledDuringABarrierIsNamedByTheOthersWithinFiveSecon
   }
 }
 
+TEST(Multiprocess, WhenProcessZeroDiesWithTheServiceTheOthersNameIt) {
+  const std::string address = local_address();
+  TestProcess p0(probe("barrier", address, 3, 0));
+  TestProcess p1(probe("barrier", address, 3, 1));
+  TestProcess p2(probe("barrier", address, 3, 2));
+  ASSERT_TRUE(p2.wait_for_output("sleeping pid", 30s)) << p2.output();
+  ASSERT_TRUE(p0.wait_for_output("waiting pid", 10s));
+  kill(p0.pid(), SIGKILL);
+  for (TestProcess* p : {&p1, &p2}) {
+    auto status = p->wait(10s);
+    ASSERT_TRUE(status) << "did not exit: " << p->output();
+    EXPECT_EQ(status->code, 70) << p->output();
+    EXPECT_NE(p->output().find("process 0 (host "), std::string::npos) << p->output();
+    EXPECT_NE(p->output().find("pid " + std::to_string(p0.pid()) + ")"), std::string::npos)
+        << p->output();
+  }
+}
+
 TEST(Multiprocess, AStoppedProcessIsDetectedAfterTheHeartbeatTimeout) {
   const std::string address = local_address();
   const std::vector<std::string> hb = {"--heartbeat", "2"};
