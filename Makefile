@@ -9,7 +9,7 @@ JOBS ?= $(shell nproc)
 # launchers are real peers in the tests: Slurm (with munge), Open MPI and MPICH side by side.
 PACKAGES := g++ cmake ninja-build pkg-config \
 	libasio-dev libprotobuf-dev protobuf-compiler libfmt-dev libspdlog-dev libcli11-dev \
-	libpmix-dev libgtest-dev libgmock-dev \
+	libpmix-dev libgtest-dev libgmock-dev librapidcheck-dev \
 	slurm-wlm munge openmpi-bin mpich
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)

@@ -5,3 +5,7 @@
 #include "spmd/device.h"
 #include "spmd/distributed.h"
 #include "spmd/error.h"
+#include "spmd/mesh.h"
+#include "spmd/mesh_utils.h"
+#include "spmd/partition_spec.h"
+#include "spmd/sharding.h"

@@ -1,0 +1,44 @@
+// What every sharding shares: addressability, replica ids, index printing.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <map>
+
+#include "sharding/tiling.h"
+#include "spmd/sharding.h"
+
+namespace spmd {
+
+std::string index_to_string(const Index& index) {
+  std::vector<std::string> parts;
+  for (const auto& s : index) parts.push_back(fmt::format("{}:{}", s.start, s.stop));
+  return fmt::format("[{}]", fmt::join(parts, ", "));
+}
+
+void assign_replica_ids(std::vector<DeviceIndex>& map) {
+  std::map<Index, int> seen;
+  for (auto& entry : map) entry.replica_id = seen[entry.index]++;
+}
+
+std::vector<Device> Sharding::addressable_devices(int process_index) const {
+  std::vector<Device> out;
+  for (const auto& d : device_assignment()) {
+    if (d.process_index() == process_index) out.push_back(d);
+  }
+  return out;
+}
+
+std::vector<Device> Sharding::addressable_devices() const {
+  return addressable_devices(spmd::process_index());
+}
+
+bool Sharding::is_fully_addressable(int process_index) const {
+  for (const auto& d : device_assignment()) {
+    if (d.process_index() != process_index) return false;
+  }
+  return true;
+}
+
+bool Sharding::is_fully_addressable() const { return is_fully_addressable(spmd::process_index()); }
+
+}  // namespace spmd

@@ -1,0 +1,20 @@
+#include <fmt/format.h>
+
+#include "spmd/sharding.h"
+
+namespace spmd {
+
+SingleDeviceSharding::SingleDeviceSharding(Device device) : devices_{std::move(device)} {}
+
+std::vector<DeviceIndex> SingleDeviceSharding::devices_indices_map(
+    const Shape& global_shape) const {
+  Index whole;
+  for (int64_t d : global_shape) whole.push_back(Slice{0, d});
+  return {DeviceIndex{devices_[0], std::move(whole), 0}};
+}
+
+std::string SingleDeviceSharding::to_string() const {
+  return fmt::format("SingleDeviceSharding(device={})", devices_[0].to_string());
+}
+
+}  // namespace spmd
