@@ -27,7 +27,7 @@ class AxisEntry {
  public:
   AxisEntry() = default;  // None
   AxisEntry(NoneType) {}  // NOLINT(google-explicit-constructor): spec literals read like JAX
-  AxisEntry(const char* axis) : axes_{axis} {}           // NOLINT(google-explicit-constructor)
+  AxisEntry(const char* axis) : axes_{axis} {}             // NOLINT(google-explicit-constructor)
   AxisEntry(std::string axis) : axes_{std::move(axis)} {}  // NOLINT(google-explicit-constructor)
   AxisEntry(std::initializer_list<std::string> axes) : axes_(axes) {}  // NOLINT
 

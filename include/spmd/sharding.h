@@ -78,6 +78,12 @@ class Sharding {
   // True when every device holds the whole array.
   virtual bool is_fully_replicated() const = 0;
 
+  // How many ways each of the first `rank` dimensions is split (1: kept whole).
+  virtual std::vector<int64_t> shard_counts(size_t rank) const = 0;
+
+  // A copy that can outlive this object (arrays keep their sharding this way).
+  virtual std::shared_ptr<const Sharding> clone() const = 0;
+
   // E.g. "NamedSharding(mesh=Mesh('x': 4), spec=PartitionSpec('x',))".
   virtual std::string to_string() const = 0;
 
@@ -104,6 +110,8 @@ class NamedSharding : public Sharding {
   std::vector<DeviceIndex> devices_indices_map(const Shape& global_shape) const override;
   Shape shard_shape(const Shape& global_shape) const override;
   bool is_fully_replicated() const override;
+  std::vector<int64_t> shard_counts(size_t rank) const override;
+  std::shared_ptr<const Sharding> clone() const override;
   std::string to_string() const override;
 
  private:
@@ -123,6 +131,8 @@ class SingleDeviceSharding : public Sharding {
   std::vector<DeviceIndex> devices_indices_map(const Shape& global_shape) const override;
   Shape shard_shape(const Shape& global_shape) const override { return global_shape; }
   bool is_fully_replicated() const override { return true; }
+  std::vector<int64_t> shard_counts(size_t rank) const override;
+  std::shared_ptr<const Sharding> clone() const override;
   std::string to_string() const override;
 
  private:
@@ -150,11 +160,13 @@ class PositionalSharding : public Sharding {
   std::vector<DeviceIndex> devices_indices_map(const Shape& global_shape) const override;
   Shape shard_shape(const Shape& global_shape) const override;
   bool is_fully_replicated() const override;
+  std::vector<int64_t> shard_counts(size_t rank) const override;
+  std::shared_ptr<const Sharding> clone() const override;
   std::string to_string() const override;
 
  private:
   std::vector<Device> devices_;
-  Shape shape_;               // the device array's shape
+  Shape shape_;                   // the device array's shape
   std::vector<bool> replicated_;  // per dimension: kept whole, its devices are replicas
 };
 

@@ -21,9 +21,9 @@ int64_t product(const std::vector<int64_t>& s) {
 std::vector<Device> create_device_mesh(const std::vector<int64_t>& mesh_shape,
                                        const std::vector<Device>& devices) {
   if (product(mesh_shape) != static_cast<int64_t>(devices.size())) {
-    throw InvalidArgument(fmt::format(
-        "create_device_mesh: a mesh of shape ({}) holds {} devices, but there are {}",
-        fmt::join(mesh_shape, ", "), product(mesh_shape), devices.size()));
+    throw InvalidArgument(
+        fmt::format("create_device_mesh: a mesh of shape ({}) holds {} devices, but there are {}",
+                    fmt::join(mesh_shape, ", "), product(mesh_shape), devices.size()));
   }
   return devices;
 }

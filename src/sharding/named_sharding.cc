@@ -43,8 +43,8 @@ void NamedSharding::check_rank(const Shape& global_shape) const {
   }
   for (int64_t d : global_shape) {
     if (d < 0) {
-      throw InvalidArgument(
-          fmt::format("array dimensions must not be negative: ({})", fmt::join(global_shape, ", ")));
+      throw InvalidArgument(fmt::format("array dimensions must not be negative: ({})",
+                                        fmt::join(global_shape, ", ")));
     }
   }
 }
@@ -102,6 +102,18 @@ bool NamedSharding::is_fully_replicated() const {
     }
   }
   return true;
+}
+
+std::vector<int64_t> NamedSharding::shard_counts(size_t rank) const {
+  std::vector<int64_t> out(rank, 1);
+  for (size_t d = 0; d < std::min(rank, dim_axes_.size()); ++d) {
+    for (int axis : dim_axes_[d]) out[d] *= mesh_.axis_sizes()[axis];
+  }
+  return out;
+}
+
+std::shared_ptr<const Sharding> NamedSharding::clone() const {
+  return std::make_shared<NamedSharding>(*this);
 }
 
 std::string NamedSharding::to_string() const {

@@ -47,8 +47,8 @@ PositionalSharding PositionalSharding::reshape(Shape shape) const {
 
 PositionalSharding PositionalSharding::replicate(int axis) const {
   if (axis < 0 || axis >= static_cast<int>(shape_.size())) {
-    throw InvalidArgument(fmt::format("axis {} is outside a PositionalSharding of rank {}", axis,
-                                      shape_.size()));
+    throw InvalidArgument(
+        fmt::format("axis {} is outside a PositionalSharding of rank {}", axis, shape_.size()));
   }
   PositionalSharding out = *this;
   out.replicated_[axis] = true;
@@ -69,7 +69,8 @@ std::vector<DeviceIndex> PositionalSharding::devices_indices_map(const Shape& gl
     for (size_t d = shape_.size(); d-- > 0;) {
       const int64_t coord = rest % shape_[d];
       rest /= shape_[d];
-      index[d] = replicated_[d] ? Slice{0, global_shape[d]} : tile(global_shape[d], shape_[d], coord);
+      index[d] =
+          replicated_[d] ? Slice{0, global_shape[d]} : tile(global_shape[d], shape_[d], coord);
     }
     map.push_back({devices_[f], std::move(index), 0});
   }
@@ -98,6 +99,17 @@ bool PositionalSharding::is_fully_replicated() const {
     if (shape_[d] != 1 && !replicated_[d]) return false;
   }
   return true;
+}
+
+std::vector<int64_t> PositionalSharding::shard_counts(size_t rank) const {
+  std::vector<int64_t> out(rank, 1);
+  for (size_t d = 0; d < std::min(rank, shape_.size()); ++d)
+    out[d] = replicated_[d] ? 1 : shape_[d];
+  return out;
+}
+
+std::shared_ptr<const Sharding> PositionalSharding::clone() const {
+  return std::make_shared<PositionalSharding>(*this);
 }
 
 std::string PositionalSharding::to_string() const {

@@ -1,11 +1,12 @@
 // What every sharding shares: addressability, replica ids, index printing.
+#include "spmd/sharding.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <map>
 
 #include "sharding/tiling.h"
-#include "spmd/sharding.h"
 
 namespace spmd {
 

@@ -1,10 +1,11 @@
 // Meshes, specs and shardings on worked examples, each rule and each error.
+#include "spmd/sharding.h"
+
 #include <gtest/gtest.h>
 
 #include "spmd/mesh.h"
 #include "spmd/mesh_utils.h"
 #include "spmd/partition_spec.h"
-#include "spmd/sharding.h"
 
 namespace spmd {
 namespace {
@@ -13,7 +14,8 @@ namespace {
 std::vector<Device> cpu_devices(int n, int per_process = 1000) {
   std::vector<Device> out;
   for (int i = 0; i < n; ++i) {
-    out.emplace_back(i, i / per_process, i % per_process, "cpu", "h" + std::to_string(i / per_process));
+    out.emplace_back(i, i / per_process, i % per_process, "cpu",
+                     "h" + std::to_string(i / per_process));
   }
   return out;
 }
@@ -48,7 +50,9 @@ TEST(Mesh, ShapeNamesAndCoordinates) {
 }
 
 TEST(Mesh, BadMeshesAreRefusedSayingWhy) {
-  EXPECT_NE(what([] { Mesh(cpu_devices(8), {3, 3}, {"a", "b"}); }).find("holds 9 devices"),
+  EXPECT_NE(what([] {
+              Mesh(cpu_devices(8), {3, 3}, {"a", "b"});
+            }).find("holds 9 devices"),
             std::string::npos);
   EXPECT_FALSE(what([] { Mesh(cpu_devices(4), {2, 2}, {"a", "a"}); }).empty());
   EXPECT_FALSE(what([] { Mesh(cpu_devices(4), {4}, {"a", "b"}); }).empty());
@@ -189,10 +193,12 @@ TEST(MeshUtils, HybridMeshesPutEachProcessInOneBlock) {
   EXPECT_EQ(ids, (std::vector<int>{0, 1, 4, 5, 2, 3, 6, 7}));
   Mesh m(mesh, {2, 4}, {"a", "b"});
   EXPECT_EQ(m.local_mesh(1).axis_sizes(), (std::vector<int64_t>{2, 2}));
-  EXPECT_FALSE(what([&] { mesh_utils::create_hybrid_device_mesh({2, 2}, {3, 1}, devices); })
-                   .empty());
-  EXPECT_FALSE(what([&] { mesh_utils::create_hybrid_device_mesh({1, 2}, {2, 1}, devices); })
-                   .empty());
+  EXPECT_FALSE(what([&] {
+                 mesh_utils::create_hybrid_device_mesh({2, 2}, {3, 1}, devices);
+               }).empty());
+  EXPECT_FALSE(what([&] {
+                 mesh_utils::create_hybrid_device_mesh({1, 2}, {2, 1}, devices);
+               }).empty());
 }
 
 }  // namespace

@@ -1,0 +1,85 @@
+// spmd::Array — a global array laid out over devices by a Sharding (jax.Array), and the ways to
+// build one from what each process holds.
+//
+// Every process holds the shards of its own (addressable) devices; CPU devices keep them in host
+// memory. An Array is immutable after construction and safe to read from many threads.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "spmd/host_array.h"
+#include "spmd/sharding.h"
+
+namespace spmd {
+
+// One addressable device's part of an Array.
+struct Shard {
+  Device device;
+  Index index;         // where the data sits in the global array
+  int replica_id = 0;  // 0 for the first device holding this index
+  HostArray data;
+};
+
+class Array {
+ public:
+  // Checks every shard against the sharding (device, index, shape, dtype). Most users build
+  // Arrays with the make_array_* functions below.
+  Array(Shape shape, DType dtype, std::shared_ptr<const Sharding> sharding,
+        std::vector<Shard> addressable_shards, int process_index);
+
+  const Shape& shape() const { return shape_; }
+  DType dtype() const { return dtype_; }
+  int64_t size() const;
+  const Sharding& sharding() const { return *sharding_; }
+  std::shared_ptr<const Sharding> sharding_ptr() const { return sharding_; }
+
+  // This process's shards, in the sharding's device order.
+  const std::vector<Shard>& addressable_shards() const { return shards_; }
+  // The data of addressable shard `i`. Throws InvalidArgument when out of range.
+  const HostArray& addressable_data(int i) const;
+
+  // True when this process holds every device of the sharding.
+  bool is_fully_addressable() const;
+  bool is_fully_replicated() const { return sharding_->is_fully_replicated(); }
+
+  // The whole array. Throws FailedPrecondition when other processes hold part of it: gather it
+  // with spmd::multihost::process_allgather instead.
+  HostArray to_host() const;
+
+  // "Array(float32[8, 4], NamedSharding(…))"
+  std::string to_string() const;
+
+ private:
+  Shape shape_;
+  DType dtype_;
+  std::shared_ptr<const Sharding> sharding_;
+  std::vector<Shard> shards_;
+  int process_index_;
+};
+
+// Builds a global array from the data this process holds (jax.make_array_from_process_local_data).
+// Along each dimension, `local` holds either the whole global extent, or exactly this process's
+// share: the shards of its devices, packed in increasing global order when they are not
+// contiguous. `global_shape` is inferred when left out (a dimension this process covers whole
+// is taken as global). Throws InvalidArgument saying which dimension is neither, and
+// IndivisibleError for an uneven split.
+Array make_array_from_process_local_data(const Sharding& sharding, const HostArray& local,
+                                         std::optional<Shape> global_shape = std::nullopt);
+
+// Builds a global array from one array per addressable device, in the order of
+// sharding.addressable_devices() (jax.make_array_from_single_device_arrays). Each must have its
+// device's shard shape and all the same dtype; the error names the device that does not.
+Array make_array_from_single_device_arrays(const Shape& shape, const Sharding& sharding,
+                                           std::vector<HostArray> per_device);
+
+// Builds a global array by asking `data_callback` for each distinct index this process's devices
+// hold — once per distinct index, so once in all when the sharding is fully replicated
+// (jax.make_array_from_callback). Each answer must have the index's extents and one dtype.
+Array make_array_from_callback(const Shape& shape, const Sharding& sharding,
+                               const std::function<HostArray(const Index&)>& data_callback);
+
+}  // namespace spmd

@@ -1,0 +1,89 @@
+// spmd::HostArray — an N-d array in this process's memory: a dtype, a shape and contiguous
+// row-major bytes. The plain container for users' data going into and coming out of global
+// Arrays; no arithmetic. A value type: copies copy the bytes. Not synchronised: share it between
+// threads only for reading.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "spmd/dtype.h"
+#include "spmd/error.h"
+#include "spmd/sharding.h"
+
+namespace spmd {
+
+class HostArray {
+ public:
+  // A float32 array of shape (0).
+  HostArray();
+
+  // Zero-filled. Throws InvalidArgument for a negative dimension.
+  static HostArray zeros(DType dtype, Shape shape);
+
+  // `values` in row-major order; their count must equal the shape's product.
+  template <typename T>
+  static HostArray from_vector(const std::vector<T>& values, Shape shape);
+
+  DType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  int64_t size() const;  // elements
+  size_t nbytes() const { return bytes_.size(); }
+
+  std::span<const std::byte> bytes() const { return bytes_; }
+  std::span<std::byte> mutable_bytes() { return bytes_; }
+
+  // The elements as T; throws InvalidArgument when T is not this array's dtype.
+  template <typename T>
+  std::span<const T> data() const;
+  template <typename T>
+  std::span<T> mutable_data();
+
+  // A copy of the box `index` (one slice per dimension). Throws InvalidArgument when the box
+  // does not fit.
+  HostArray slice(const Index& index) const;
+
+  // Writes `block` (same dtype, shape = the box's extents) into the box `index`.
+  void assign(const Index& index, const HostArray& block);
+
+  bool operator==(const HostArray& other) const;
+  // "float32[2, 3]" followed by the values when there are at most 64.
+  std::string to_string() const;
+
+ private:
+  HostArray(DType dtype, Shape shape);
+  void check_type(DType requested) const;
+
+  DType dtype_;
+  Shape shape_;
+  std::vector<std::byte> bytes_;
+};
+
+template <typename T>
+HostArray HostArray::from_vector(const std::vector<T>& values, Shape shape) {
+  HostArray out(dtype_of<T>(), std::move(shape));
+  if (static_cast<int64_t>(values.size()) != out.size()) {
+    throw InvalidArgument("HostArray::from_vector: " + std::to_string(values.size()) +
+                          " values for a shape of " + std::to_string(out.size()) + " elements");
+  }
+  auto dst = out.mutable_data<T>();
+  for (size_t i = 0; i < values.size(); ++i) dst[i] = values[i];
+  return out;
+}
+
+template <typename T>
+std::span<const T> HostArray::data() const {
+  check_type(dtype_of<T>());
+  return {reinterpret_cast<const T*>(bytes_.data()), static_cast<size_t>(size())};
+}
+
+template <typename T>
+std::span<T> HostArray::mutable_data() {
+  check_type(dtype_of<T>());
+  return {reinterpret_cast<T*>(bytes_.data()), static_cast<size_t>(size())};
+}
+
+}  // namespace spmd

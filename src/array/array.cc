@@ -1,0 +1,84 @@
+#include "spmd/array.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "spmd/device.h"
+
+namespace spmd {
+namespace {
+
+Shape extents(const Index& index) {
+  Shape s;
+  for (const auto& slice : index) s.push_back(slice.size());
+  return s;
+}
+
+}  // namespace
+
+Array::Array(Shape shape, DType dtype, std::shared_ptr<const Sharding> sharding,
+             std::vector<Shard> addressable_shards, int process_index)
+    : shape_(std::move(shape)),
+      dtype_(dtype),
+      sharding_(std::move(sharding)),
+      shards_(std::move(addressable_shards)),
+      process_index_(process_index) {
+  std::vector<DeviceIndex> expected;
+  for (auto& e : sharding_->devices_indices_map(shape_)) {
+    if (e.device.process_index() == process_index_) expected.push_back(std::move(e));
+  }
+  if (expected.size() != shards_.size()) {
+    throw InvalidArgument(fmt::format("{} expects {} shards in process {}, got {}",
+                                      sharding_->to_string(), expected.size(), process_index_,
+                                      shards_.size()));
+  }
+  for (size_t i = 0; i < shards_.size(); ++i) {
+    const Shard& s = shards_[i];
+    if (!(s.device == expected[i].device) || s.index != expected[i].index ||
+        s.data.dtype() != dtype_ || s.data.shape() != extents(s.index)) {
+      throw InvalidArgument(fmt::format(
+          "shard {} ({} at {}, {}[{}]) does not match the sharding, which puts {} at {} as {}[{}]",
+          i, s.device.to_string(), index_to_string(s.index), dtype_name(s.data.dtype()),
+          fmt::join(s.data.shape(), ", "), expected[i].device.to_string(),
+          index_to_string(expected[i].index), dtype_name(dtype_),
+          fmt::join(extents(expected[i].index), ", ")));
+    }
+  }
+}
+
+int64_t Array::size() const {
+  int64_t p = 1;
+  for (int64_t d : shape_) p *= d;
+  return p;
+}
+
+const HostArray& Array::addressable_data(int i) const {
+  if (i < 0 || i >= static_cast<int>(shards_.size())) {
+    throw InvalidArgument(
+        fmt::format("addressable_data({}): this process holds {} shards", i, shards_.size()));
+  }
+  return shards_[static_cast<size_t>(i)].data;
+}
+
+bool Array::is_fully_addressable() const { return sharding_->is_fully_addressable(process_index_); }
+
+HostArray Array::to_host() const {
+  if (!is_fully_addressable()) {
+    throw FailedPrecondition(fmt::format(
+        "{} spans devices of other processes, so this process cannot read it whole; gather it "
+        "with spmd::multihost::process_allgather, or read addressable_shards()",
+        to_string()));
+  }
+  HostArray out = HostArray::zeros(dtype_, shape_);
+  for (const auto& s : shards_) {
+    if (s.replica_id == 0) out.assign(s.index, s.data);
+  }
+  return out;
+}
+
+std::string Array::to_string() const {
+  return fmt::format("Array({}[{}], {})", dtype_name(dtype_), fmt::join(shape_, ", "),
+                     sharding_->to_string());
+}
+
+}  // namespace spmd

@@ -1,0 +1,152 @@
+#include "spmd/host_array.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cstring>
+
+#include "array/box_copy.h"
+
+namespace spmd {
+namespace {
+
+int64_t product(const Shape& s) {
+  int64_t p = 1;
+  for (int64_t d : s) p *= d;
+  return p;
+}
+
+// The box's start and extent; throws when it does not fit `shape`.
+void box_of(const Shape& shape, const Index& index, std::vector<int64_t>& start,
+            std::vector<int64_t>& extent) {
+  if (index.size() != shape.size()) {
+    throw InvalidArgument(fmt::format("the index {} has rank {}, the array rank {}",
+                                      index_to_string(index), index.size(), shape.size()));
+  }
+  for (size_t d = 0; d < shape.size(); ++d) {
+    const Slice& s = index[d];
+    if (s.start < 0 || s.stop < s.start || s.stop > shape[d]) {
+      throw InvalidArgument(fmt::format("the index {} does not fit an array of shape ({})",
+                                        index_to_string(index), fmt::join(shape, ", ")));
+    }
+    start.push_back(s.start);
+    extent.push_back(s.size());
+  }
+}
+
+template <typename T>
+std::string format_values(const HostArray& a) {
+  std::vector<std::string> parts;
+  for (const auto& v : a.data<T>()) {
+    if constexpr (std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>) {
+      parts.push_back(fmt::format("{}", to_float(v)));
+    } else if constexpr (std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t>) {
+      parts.push_back(fmt::format("{}", static_cast<int>(v)));
+    } else {
+      parts.push_back(fmt::format("{}", v));
+    }
+  }
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+}  // namespace
+
+HostArray::HostArray() : HostArray(DType::kFloat32, {0}) {}
+
+HostArray::HostArray(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
+  for (int64_t d : shape_) {
+    if (d < 0) {
+      throw InvalidArgument(
+          fmt::format("array dimensions must not be negative: ({})", fmt::join(shape_, ", ")));
+    }
+  }
+  bytes_.resize(static_cast<size_t>(product(shape_)) * dtype_size(dtype_));
+}
+
+HostArray HostArray::zeros(DType dtype, Shape shape) { return HostArray(dtype, std::move(shape)); }
+
+int64_t HostArray::size() const { return product(shape_); }
+
+void HostArray::check_type(DType requested) const {
+  if (requested != dtype_) {
+    throw InvalidArgument(
+        fmt::format("this HostArray holds {}, not {}", dtype_name(dtype_), dtype_name(requested)));
+  }
+}
+
+HostArray HostArray::slice(const Index& index) const {
+  std::vector<int64_t> start;
+  std::vector<int64_t> extent;
+  box_of(shape_, index, start, extent);
+  HostArray out(dtype_, extent);
+  copy_box(bytes_.data(), shape_, start, out.bytes_.data(), extent,
+           std::vector<int64_t>(extent.size(), 0), extent, dtype_size(dtype_));
+  return out;
+}
+
+void HostArray::assign(const Index& index, const HostArray& block) {
+  std::vector<int64_t> start;
+  std::vector<int64_t> extent;
+  box_of(shape_, index, start, extent);
+  if (block.dtype_ != dtype_ || block.shape_ != extent) {
+    throw InvalidArgument(fmt::format("cannot write a {}[{}] block into the box {} of a {} array",
+                                      dtype_name(block.dtype_), fmt::join(block.shape_, ", "),
+                                      index_to_string(index), dtype_name(dtype_)));
+  }
+  copy_box(block.bytes_.data(), block.shape_, std::vector<int64_t>(extent.size(), 0), bytes_.data(),
+           shape_, start, extent, dtype_size(dtype_));
+}
+
+bool HostArray::operator==(const HostArray& other) const {
+  return dtype_ == other.dtype_ && shape_ == other.shape_ && bytes_ == other.bytes_;
+}
+
+std::string HostArray::to_string() const {
+  std::string out = fmt::format("{}[{}]", dtype_name(dtype_), fmt::join(shape_, ", "));
+  if (size() > 64) return out;
+  std::string values;
+  switch (dtype_) {
+    case DType::kBool:
+      values = format_values<bool>(*this);
+      break;
+    case DType::kInt8:
+      values = format_values<int8_t>(*this);
+      break;
+    case DType::kInt16:
+      values = format_values<int16_t>(*this);
+      break;
+    case DType::kInt32:
+      values = format_values<int32_t>(*this);
+      break;
+    case DType::kInt64:
+      values = format_values<int64_t>(*this);
+      break;
+    case DType::kUInt8:
+      values = format_values<uint8_t>(*this);
+      break;
+    case DType::kUInt16:
+      values = format_values<uint16_t>(*this);
+      break;
+    case DType::kUInt32:
+      values = format_values<uint32_t>(*this);
+      break;
+    case DType::kUInt64:
+      values = format_values<uint64_t>(*this);
+      break;
+    case DType::kFloat16:
+      values = format_values<float16>(*this);
+      break;
+    case DType::kBFloat16:
+      values = format_values<bfloat16>(*this);
+      break;
+    case DType::kFloat32:
+      values = format_values<float>(*this);
+      break;
+    case DType::kFloat64:
+      values = format_values<double>(*this);
+      break;
+  }
+  return out + " [" + values + "]";
+}
+
+}  // namespace spmd

@@ -1,0 +1,100 @@
+// The make_array_* constructors: building a global Array from what this process holds.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <map>
+
+#include "array/process_local_layout.h"
+#include "spmd/array.h"
+#include "spmd/device.h"
+
+namespace spmd {
+namespace {
+
+Shape extents(const Index& index) {
+  Shape s;
+  for (const auto& slice : index) s.push_back(slice.size());
+  return s;
+}
+
+std::vector<DeviceIndex> addressable_indices(const Sharding& sharding, const Shape& shape,
+                                             int process) {
+  std::vector<DeviceIndex> out;
+  for (auto& e : sharding.devices_indices_map(shape)) {
+    if (e.device.process_index() == process) out.push_back(std::move(e));
+  }
+  return out;
+}
+
+}  // namespace
+
+Array make_array_from_process_local_data(const Sharding& sharding, const HostArray& local,
+                                         std::optional<Shape> global_shape) {
+  const int process = spmd::process_index();
+  const ProcessLocalLayout layout =
+      process_local_layout(sharding, local.shape(), global_shape, process);
+  std::vector<Shard> shards;
+  shards.reserve(layout.shards.size());
+  for (const auto& p : layout.shards) {
+    shards.push_back(
+        Shard{p.global.device, p.global.index, p.global.replica_id, local.slice(p.local)});
+  }
+  return Array(layout.global_shape, local.dtype(), sharding.clone(), std::move(shards), process);
+}
+
+Array make_array_from_single_device_arrays(const Shape& shape, const Sharding& sharding,
+                                           std::vector<HostArray> per_device) {
+  const int process = spmd::process_index();
+  auto indices = addressable_indices(sharding, shape, process);
+  if (per_device.size() != indices.size()) {
+    throw InvalidArgument(fmt::format(
+        "make_array_from_single_device_arrays: {} arrays given, but this process has {} devices "
+        "in {}; pass one per device of sharding.addressable_devices(), in that order",
+        per_device.size(), indices.size(), sharding.to_string()));
+  }
+  std::vector<Shard> shards;
+  for (size_t i = 0; i < indices.size(); ++i) {
+    const Shape want = extents(indices[i].index);
+    if (per_device[i].shape() != want || per_device[i].dtype() != per_device[0].dtype()) {
+      throw InvalidArgument(fmt::format(
+          "make_array_from_single_device_arrays: the array for {} is {}[{}], but its shard is "
+          "{}[{}]",
+          indices[i].device.to_string(), dtype_name(per_device[i].dtype()),
+          fmt::join(per_device[i].shape(), ", "), dtype_name(per_device[0].dtype()),
+          fmt::join(want, ", ")));
+    }
+    shards.push_back(Shard{indices[i].device, indices[i].index, indices[i].replica_id,
+                           std::move(per_device[i])});
+  }
+  const DType dtype = shards.empty() ? DType::kFloat32 : shards[0].data.dtype();
+  return Array(shape, dtype, sharding.clone(), std::move(shards), process);
+}
+
+Array make_array_from_callback(const Shape& shape, const Sharding& sharding,
+                               const std::function<HostArray(const Index&)>& data_callback) {
+  const int process = spmd::process_index();
+  std::map<Index, HostArray> answers;  // one call per distinct index
+  std::vector<Shard> shards;
+  std::optional<DType> dtype;
+  for (auto& e : addressable_indices(sharding, shape, process)) {
+    auto it = answers.find(e.index);
+    if (it == answers.end()) {
+      HostArray data = data_callback(e.index);
+      if (data.shape() != extents(e.index) || (dtype && data.dtype() != *dtype)) {
+        throw InvalidArgument(fmt::format(
+            "make_array_from_callback: the callback returned {}[{}] for the index {}, which needs "
+            "shape ({}){}",
+            dtype_name(data.dtype()), fmt::join(data.shape(), ", "), index_to_string(e.index),
+            fmt::join(extents(e.index), ", "),
+            dtype ? fmt::format(" and dtype {}", dtype_name(*dtype)) : ""));
+      }
+      dtype = data.dtype();
+      it = answers.emplace(e.index, std::move(data)).first;
+    }
+    shards.push_back(Shard{e.device, e.index, e.replica_id, it->second});
+  }
+  return Array(shape, dtype.value_or(DType::kFloat32), sharding.clone(), std::move(shards),
+               process);
+}
+
+}  // namespace spmd

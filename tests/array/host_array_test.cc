@@ -1,0 +1,58 @@
+#include "spmd/host_array.h"
+
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+namespace spmd {
+namespace {
+
+HostArray iota(Shape shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  std::vector<int32_t> v(static_cast<size_t>(n));
+  std::iota(v.begin(), v.end(), 0);
+  return HostArray::from_vector(v, std::move(shape));
+}
+
+TEST(HostArray, TypedViewsCheckTheDtype) {
+  auto a = HostArray::from_vector(std::vector<float>{1, 2, 3}, {3});
+  EXPECT_EQ(a.data<float>()[2], 3.0f);
+  EXPECT_EQ(a.nbytes(), 12u);
+  EXPECT_THROW(a.data<int32_t>(), InvalidArgument);
+  EXPECT_THROW(HostArray::from_vector(std::vector<float>{1, 2}, {3}), InvalidArgument);
+  EXPECT_THROW(HostArray::zeros(DType::kInt8, {2, -1}), InvalidArgument);
+}
+
+TEST(HostArray, SliceCopiesABox) {
+  auto a = iota({3, 4});
+  auto box = a.slice({{1, 3}, {1, 3}});
+  EXPECT_EQ(box.shape(), (Shape{2, 2}));
+  EXPECT_EQ(std::vector<int32_t>(box.data<int32_t>().begin(), box.data<int32_t>().end()),
+            (std::vector<int32_t>{5, 6, 9, 10}));
+  EXPECT_THROW(a.slice({{0, 4}, {0, 1}}), InvalidArgument);
+  EXPECT_EQ(a.slice({{0, 0}, {0, 4}}).size(), 0);
+  auto cube = iota({2, 3, 4});
+  EXPECT_EQ(cube.slice({{1, 2}, {2, 3}, {1, 3}}).data<int32_t>()[1], 1 * 12 + 2 * 4 + 2);
+}
+
+TEST(HostArray, AssignWritesABoxBack) {
+  auto a = HostArray::zeros(DType::kInt32, {3, 4});
+  a.assign({{1, 3}, {2, 4}}, iota({2, 2}));
+  EXPECT_EQ(a.data<int32_t>()[1 * 4 + 2], 0);
+  EXPECT_EQ(a.data<int32_t>()[2 * 4 + 3], 3);
+  EXPECT_THROW(a.assign({{0, 1}, {0, 1}}, iota({2, 2})), InvalidArgument);
+  auto whole = iota({3, 4});
+  HostArray copy = HostArray::zeros(DType::kInt32, {3, 4});
+  for (int r = 0; r < 3; ++r) copy.assign({{r, r + 1}, {0, 4}}, whole.slice({{r, r + 1}, {0, 4}}));
+  EXPECT_EQ(copy, whole);
+}
+
+TEST(HostArray, PrintsLikeNumpy) {
+  EXPECT_EQ(iota({2, 2}).to_string(), "int32[2, 2] [0, 1, 2, 3]");
+  EXPECT_EQ(HostArray::from_vector(std::vector<bfloat16>{to_bfloat16(1.5f)}, {1}).to_string(),
+            "bfloat16[1] [1.5]");
+}
+
+}  // namespace
+}  // namespace spmd

@@ -1,0 +1,90 @@
+// The make_array_* constructors in one process, which holds every device.
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "spmd/array.h"
+
+namespace spmd {
+namespace {
+
+std::vector<Device> local_cpu(int n) {
+  std::vector<Device> out;
+  for (int i = 0; i < n; ++i) out.emplace_back(i, 0, i, "cpu", "h");
+  return out;
+}
+
+HostArray iota(Shape shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  std::vector<float> v(static_cast<size_t>(n));
+  std::iota(v.begin(), v.end(), 0.0f);
+  return HostArray::from_vector(v, std::move(shape));
+}
+
+TEST(MakeArray, FromProcessLocalDataInOneProcessIsTheWholeArray) {
+  NamedSharding grid(Mesh(local_cpu(4), {2, 2}, {"x", "y"}), P("x", "y"));
+  const HostArray global = iota({4, 6});
+  Array a = make_array_from_process_local_data(grid, global);
+  EXPECT_EQ(a.shape(), (Shape{4, 6}));
+  EXPECT_EQ(a.dtype(), DType::kFloat32);
+  ASSERT_EQ(a.addressable_shards().size(), 4u);
+  EXPECT_EQ(a.addressable_shards()[3].index, (Index{{2, 4}, {3, 6}}));
+  EXPECT_EQ(a.addressable_data(3), global.slice({{2, 4}, {3, 6}}));
+  EXPECT_TRUE(a.is_fully_addressable());
+  EXPECT_EQ(a.to_host(), global);
+  EXPECT_THROW(a.addressable_data(4), InvalidArgument);
+}
+
+TEST(MakeArray, FromSingleDeviceArraysChecksEachShape) {
+  NamedSharding rows(Mesh(local_cpu(2), {"x"}), P("x"));
+  const HostArray global = iota({4, 2});
+  Array a = make_array_from_single_device_arrays(
+      {4, 2}, rows, {global.slice({{0, 2}, {0, 2}}), global.slice({{2, 4}, {0, 2}})});
+  EXPECT_EQ(a.to_host(), global);
+  try {
+    make_array_from_single_device_arrays({4, 2}, rows, {iota({2, 2}), iota({3, 2})});
+    FAIL();
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("CpuDevice(id=1"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(make_array_from_single_device_arrays({4, 2}, rows, {iota({2, 2})}), InvalidArgument);
+}
+
+TEST(MakeArray, FromCallbackAsksOncePerDistinctIndex) {
+  const HostArray global = iota({4, 4});
+  int calls = 0;
+  auto fn = [&](const Index& index) {
+    ++calls;
+    return global.slice(index);
+  };
+  NamedSharding rows(Mesh(local_cpu(4), {2, 2}, {"x", "y"}), P("x"));
+  Array a = make_array_from_callback({4, 4}, rows, fn);
+  EXPECT_EQ(calls, 2);  // two distinct row blocks, each on two devices
+  EXPECT_EQ(a.to_host(), global);
+  EXPECT_EQ(a.addressable_shards()[1].replica_id, 1);
+  calls = 0;
+  NamedSharding replicated(Mesh(local_cpu(4), {"x"}), P());
+  make_array_from_callback({4, 4}, replicated, fn);
+  EXPECT_EQ(calls, 1);
+  EXPECT_THROW(make_array_from_callback({4, 4}, rows, [](const Index&) { return iota({1}); }),
+               InvalidArgument);
+}
+
+TEST(Array, ToHostOfAnArraySpanningOtherProcessesPointsToProcessAllgather) {
+  std::vector<Device> two{Device(0, 0, 0, "cpu", "a"), Device(1, 1, 0, "cpu", "b")};
+  NamedSharding rows(Mesh(two, {"x"}), P("x"));
+  Array a = make_array_from_process_local_data(rows, iota({2, 3}));
+  EXPECT_EQ(a.shape(), (Shape{4, 3}));
+  EXPECT_FALSE(a.is_fully_addressable());
+  ASSERT_EQ(a.addressable_shards().size(), 1u);
+  try {
+    a.to_host();
+    FAIL();
+  } catch (const FailedPrecondition& e) {
+    EXPECT_NE(std::string(e.what()).find("process_allgather"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace spmd
