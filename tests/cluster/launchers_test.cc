@@ -42,11 +42,13 @@ void expect_three_agree(TestProcess& run) {
 TEST(Launchers, SrunThreeProcessesInitializeWithoutArguments) {
   const char* dir = std::getenv("SPMD_TEST_SLURM_DIR");
   if (!on_path("srun")) GTEST_SKIP() << "srun is not installed (Debian: slurm-wlm)";
-  if (dir == nullptr || access((std::string(dir) + "/slurm.conf").c_str(), R_OK) != 0) {
+  if (dir == nullptr || access((std::string(dir) + "/ready").c_str(), R_OK) != 0) {
     GTEST_SKIP() << "the test Slurm cluster is not running (SlurmCluster.Start skipped or failed; "
                     "see its output)";
   }
-  TestProcess run({"srun", "-n", "3", "--overcommit", "--time=2", kProbe, "report"},
+  // --immediate: fail at once rather than queue if the node cannot take the job.
+  TestProcess run({"srun", "-n", "3", "--overcommit", "--time=2", "--immediate=30", kProbe,
+                   "report"},
                   {{"SLURM_CONF", std::string(dir) + "/slurm.conf"}});
   expect_three_agree(run);
 }

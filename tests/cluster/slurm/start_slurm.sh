@@ -7,7 +7,8 @@
 set -euo pipefail
 dir=$(realpath -m "$1")
 here=$(cd "$(dirname "$0")" && pwd)
-skip() { echo "SKIP: $*" >&2; exit 77; }
+# CTest shows a skipped test's stdout with --output-on-failure and in LastTest.log.
+skip() { echo "SKIP: $*"; exit 77; }
 
 for tool in munged slurmctld slurmd sinfo srun; do
   command -v "$tool" >/dev/null || skip "$tool is not installed (Debian: slurm-wlm, munge)"
@@ -15,6 +16,8 @@ done
 [ "$(id -u)" = 0 ] || skip "the test cluster's daemons run as root; this user is $(id -un)"
 
 "$here/stop_slurm.sh" "$dir" >/dev/null 2>&1 || true
+# A fresh cluster every time: no jobs or node states recovered from an earlier run.
+rm -rf "$dir/state" "$dir/spool" "$dir/ready"
 mkdir -p "$dir/state" "$dir/spool" "$dir/munge"
 chmod 700 "$dir/munge"
 
@@ -54,9 +57,13 @@ sed -i "s|^CredType=cred/munge|CredType=cred/munge|" "$dir/slurm.conf"
 slurmctld -f "$dir/slurm.conf" -i || skip "slurmctld does not start: $(tail -3 "$dir/slurmctld.log")"
 slurmd -f "$dir/slurm.conf" || skip "slurmd does not start: $(tail -3 "$dir/slurmd.log")"
 
-for _ in $(seq 1 100); do
+for _ in $(seq 1 300); do
   state=$(sinfo -h -o %t 2>/dev/null | head -1 || true)
-  case "$state" in idle|mix|alloc) exit 0 ;; esac
+  case "$state" in
+    idle|mix|alloc)
+      touch "$dir/ready"  # what the launcher tests look for
+      exit 0 ;;
+  esac
   sleep 0.2
 done
-skip "the node did not become idle within 20 s (state '${state:-none}'); slurmd.log: $(tail -3 "$dir/slurmd.log")"
+skip "the node did not become idle within 60 s (state '${state:-none}'); slurmctld.log: $(tail -3 "$dir/slurmctld.log"); slurmd.log: $(tail -3 "$dir/slurmd.log")"
