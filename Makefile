@@ -37,10 +37,13 @@ configure: deps $(BUILD_DIR)/build.ninja
 build: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
-# The main job: a 4-process cluster of 8 CPU devices on this machine.
+# The main job: a 4-process cluster of 8 CPU devices on this machine. It meets, then lays a
+# global array out over all 8 devices from what each process holds.
 demo: build
 	$(BUILD_DIR)/tools/spmdrun/spmdrun -n 4 --cpu-devices 2 --timeout 120 -- \
 	  $(BUILD_DIR)/examples/hello_cluster
+	$(BUILD_DIR)/tools/spmdrun/spmdrun -n 4 --cpu-devices 2 --timeout 120 -- \
+	  $(BUILD_DIR)/examples/process_spanning_arrays
 
 test: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS) --timeout 300

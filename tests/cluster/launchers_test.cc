@@ -47,9 +47,9 @@ TEST(Launchers, SrunThreeProcessesInitializeWithoutArguments) {
                     "see its output)";
   }
   // --immediate: fail at once rather than queue if the node cannot take the job.
-  TestProcess run({"srun", "-n", "3", "--overcommit", "--time=2", "--immediate=30", kProbe,
-                   "report"},
-                  {{"SLURM_CONF", std::string(dir) + "/slurm.conf"}});
+  TestProcess run(
+      {"srun", "-n", "3", "--overcommit", "--time=2", "--immediate=30", kProbe, "report"},
+      {{"SLURM_CONF", std::string(dir) + "/slurm.conf"}});
   expect_three_agree(run);
 }
 
