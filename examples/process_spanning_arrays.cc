@@ -25,7 +25,7 @@ int main() {
   const auto whole = spmd::HostArray::from_vector(values, global_shape);
 
   // 2. Each process loads its portion: its devices' rows.
-  const int64_t rows = 2 * spmd::local_device_count();
+  const int64_t rows = int64_t{2} * spmd::local_device_count();
   const int64_t first = rows * spmd::process_index();
   const auto local_data = whole.slice({{first, first + rows}, {0, 3}});
   spmd::Array from_local = spmd::make_array_from_process_local_data(sharding, local_data);

@@ -68,7 +68,7 @@ class Array {
 // is taken as global). Throws InvalidArgument saying which dimension is neither, and
 // IndivisibleError for an uneven split.
 Array make_array_from_process_local_data(const Sharding& sharding, const HostArray& local,
-                                         std::optional<Shape> global_shape = std::nullopt);
+                                         const std::optional<Shape>& global_shape = std::nullopt);
 
 // Builds a global array from one array per addressable device, in the order of
 // sharding.addressable_devices() (jax.make_array_from_single_device_arrays). Each must have its

@@ -18,7 +18,7 @@ class Mesh {
  public:
   // A 1-D mesh: Mesh(spmd::devices(), {"devices"}). Throws InvalidArgument unless exactly one
   // axis name is given.
-  Mesh(std::vector<Device> devices, std::vector<std::string> axis_names);
+  Mesh(const std::vector<Device>& devices, std::vector<std::string> axis_names);
 
   // An N-d mesh: `devices` row-major in the given shape, one name per axis:
   //   Mesh(spmd::devices(), {2, 4}, {"dp", "mp"})

@@ -53,6 +53,12 @@ using Index = std::vector<Slice>;
 // "[0:4, 2:3]"
 std::string index_to_string(const Index& index);
 
+// The number of elements of an array of `shape` (1 for rank 0).
+int64_t shape_size(const Shape& shape);
+
+// The shape of the box `index`: each slice's size.
+Shape index_extents(const Index& index);
+
 // The part of the global array one device holds.
 struct DeviceIndex {
   Device device;
@@ -145,7 +151,7 @@ class SingleDeviceSharding : public Sharding {
 class PositionalSharding : public Sharding {
  public:
   // A 1-D arrangement of `devices`.
-  explicit PositionalSharding(std::vector<Device> devices);
+  explicit PositionalSharding(const std::vector<Device>& devices);
   // `devices` row-major in `shape`. Throws InvalidArgument when the product differs from the
   // device count.
   PositionalSharding(std::vector<Device> devices, Shape shape);

@@ -6,16 +6,6 @@
 #include "spmd/device.h"
 
 namespace spmd {
-namespace {
-
-Shape extents(const Index& index) {
-  Shape s;
-  for (const auto& slice : index) s.push_back(slice.size());
-  return s;
-}
-
-}  // namespace
-
 Array::Array(Shape shape, DType dtype, std::shared_ptr<const Sharding> sharding,
              std::vector<Shard> addressable_shards, int process_index)
     : shape_(std::move(shape)),
@@ -35,22 +25,18 @@ Array::Array(Shape shape, DType dtype, std::shared_ptr<const Sharding> sharding,
   for (size_t i = 0; i < shards_.size(); ++i) {
     const Shard& s = shards_[i];
     if (!(s.device == expected[i].device) || s.index != expected[i].index ||
-        s.data.dtype() != dtype_ || s.data.shape() != extents(s.index)) {
+        s.data.dtype() != dtype_ || s.data.shape() != index_extents(s.index)) {
       throw InvalidArgument(fmt::format(
           "shard {} ({} at {}, {}[{}]) does not match the sharding, which puts {} at {} as {}[{}]",
           i, s.device.to_string(), index_to_string(s.index), dtype_name(s.data.dtype()),
           fmt::join(s.data.shape(), ", "), expected[i].device.to_string(),
           index_to_string(expected[i].index), dtype_name(dtype_),
-          fmt::join(extents(expected[i].index), ", ")));
+          fmt::join(index_extents(expected[i].index), ", ")));
     }
   }
 }
 
-int64_t Array::size() const {
-  int64_t p = 1;
-  for (int64_t d : shape_) p *= d;
-  return p;
-}
+int64_t Array::size() const { return shape_size(shape_); }
 
 const HostArray& Array::addressable_data(int i) const {
   if (i < 0 || i >= static_cast<int>(shards_.size())) {

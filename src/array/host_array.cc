@@ -10,12 +10,6 @@
 namespace spmd {
 namespace {
 
-int64_t product(const Shape& s) {
-  int64_t p = 1;
-  for (int64_t d : s) p *= d;
-  return p;
-}
-
 // The box's start and extent; throws when it does not fit `shape`.
 void box_of(const Shape& shape, const Index& index, std::vector<int64_t>& start,
             std::vector<int64_t>& extent) {
@@ -60,12 +54,12 @@ HostArray::HostArray(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move
           fmt::format("array dimensions must not be negative: ({})", fmt::join(shape_, ", ")));
     }
   }
-  bytes_.resize(static_cast<size_t>(product(shape_)) * dtype_size(dtype_));
+  bytes_.resize(static_cast<size_t>(shape_size(shape_)) * dtype_size(dtype_));
 }
 
 HostArray HostArray::zeros(DType dtype, Shape shape) { return HostArray(dtype, std::move(shape)); }
 
-int64_t HostArray::size() const { return product(shape_); }
+int64_t HostArray::size() const { return shape_size(shape_); }
 
 void HostArray::check_type(DType requested) const {
   if (requested != dtype_) {

@@ -11,12 +11,6 @@
 namespace spmd {
 namespace {
 
-Shape extents(const Index& index) {
-  Shape s;
-  for (const auto& slice : index) s.push_back(slice.size());
-  return s;
-}
-
 std::vector<DeviceIndex> addressable_indices(const Sharding& sharding, const Shape& shape,
                                              int process) {
   std::vector<DeviceIndex> out;
@@ -29,7 +23,7 @@ std::vector<DeviceIndex> addressable_indices(const Sharding& sharding, const Sha
 }  // namespace
 
 Array make_array_from_process_local_data(const Sharding& sharding, const HostArray& local,
-                                         std::optional<Shape> global_shape) {
+                                         const std::optional<Shape>& global_shape) {
   const int process = spmd::process_index();
   const ProcessLocalLayout layout =
       process_local_layout(sharding, local.shape(), global_shape, process);
@@ -54,7 +48,7 @@ Array make_array_from_single_device_arrays(const Shape& shape, const Sharding& s
   }
   std::vector<Shard> shards;
   for (size_t i = 0; i < indices.size(); ++i) {
-    const Shape want = extents(indices[i].index);
+    const Shape want = index_extents(indices[i].index);
     if (per_device[i].shape() != want || per_device[i].dtype() != per_device[0].dtype()) {
       throw InvalidArgument(fmt::format(
           "make_array_from_single_device_arrays: the array for {} is {}[{}], but its shard is "
@@ -80,12 +74,12 @@ Array make_array_from_callback(const Shape& shape, const Sharding& sharding,
     auto it = answers.find(e.index);
     if (it == answers.end()) {
       HostArray data = data_callback(e.index);
-      if (data.shape() != extents(e.index) || (dtype && data.dtype() != *dtype)) {
+      if (data.shape() != index_extents(e.index) || (dtype && data.dtype() != *dtype)) {
         throw InvalidArgument(fmt::format(
             "make_array_from_callback: the callback returned {}[{}] for the index {}, which needs "
             "shape ({}){}",
             dtype_name(data.dtype()), fmt::join(data.shape(), ", "), index_to_string(e.index),
-            fmt::join(extents(e.index), ", "),
+            fmt::join(index_extents(e.index), ", "),
             dtype ? fmt::format(" and dtype {}", dtype_name(*dtype)) : ""));
       }
       dtype = data.dtype();

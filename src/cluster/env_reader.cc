@@ -38,6 +38,13 @@ std::optional<int> EnvReader::get_int(const std::string& name, int min, int max)
   return parse_int(*v, name, min, max);
 }
 
+int EnvReader::require_int(const std::string& name, int min, int max,
+                           const std::string& context) const {
+  auto v = get_int(name, min, max);
+  if (!v) throw InvalidArgument(fmt::format("{}: {} is not set", context, name));
+  return *v;
+}
+
 std::optional<std::vector<int>> EnvReader::get_int_list(const std::string& name, int min,
                                                         int max) const {
   auto v = get(name);

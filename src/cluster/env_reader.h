@@ -25,6 +25,9 @@ class EnvReader {
 
   // An integer in [min, max]; throws InvalidArgument otherwise.
   std::optional<int> get_int(const std::string& name, int min, int max) const;
+  // Like get_int, but the variable must be set: otherwise InvalidArgument saying
+  // "`context`: NAME is not set" (context names the launcher and what to do).
+  int require_int(const std::string& name, int min, int max, const std::string& context) const;
   // Comma-separated integers, each in [min, max], e.g. "0,2,3".
   std::optional<std::vector<int>> get_int_list(const std::string& name, int min, int max) const;
   // A duration in seconds, fractions allowed ("2", "0.5"), positive.

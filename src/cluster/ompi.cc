@@ -59,21 +59,18 @@ class OmpiEnv : public ClusterEnv {
     return pmix_exchange_from_rank0("spmd.coordinator_address",
                                     rank == 0 ? address_to_publish(env_) : "", timeout);
   }
-  std::optional<int> num_processes() const override { return required("OMPI_COMM_WORLD_SIZE", 1); }
-  std::optional<int> process_id() const override { return required("OMPI_COMM_WORLD_RANK", 0); }
+  std::optional<int> num_processes() const override {
+    return env_.require_int("OMPI_COMM_WORLD_SIZE", 1, kMaxInt, kContext);
+  }
+  std::optional<int> process_id() const override {
+    return env_.require_int("OMPI_COMM_WORLD_RANK", 0, kMaxInt, kContext);
+  }
   std::optional<int> local_process_id() const override {
     return env_.get_int("OMPI_COMM_WORLD_LOCAL_RANK", 0, kMaxInt);
   }
 
  private:
-  int required(const std::string& name, int min) const {
-    auto v = env_.get_int(name, min, kMaxInt);
-    if (!v) {
-      throw InvalidArgument(
-          fmt::format("Open MPI's launcher variables are incomplete: {} is not set", name));
-    }
-    return *v;
-  }
+  static constexpr const char* kContext = "Open MPI's launcher variables are incomplete";
 
   EnvReader env_;
 };

@@ -53,21 +53,19 @@ class SlurmEnv : public ClusterEnv {
     }
     return fmt::format("{}:{}", host, coordinator_port_for_job(job_id, env_));
   }
-  std::optional<int> num_processes() const override { return required("SLURM_NTASKS", 1); }
-  std::optional<int> process_id() const override { return required("SLURM_PROCID", 0); }
+  std::optional<int> num_processes() const override {
+    return env_.require_int("SLURM_NTASKS", 1, kMaxInt, kContext);
+  }
+  std::optional<int> process_id() const override {
+    return env_.require_int("SLURM_PROCID", 0, kMaxInt, kContext);
+  }
   std::optional<int> local_process_id() const override {
     return env_.get_int("SLURM_LOCALID", 0, kMaxInt);
   }
 
  private:
-  int required(const std::string& name, int min) const {
-    auto v = env_.get_int(name, min, kMaxInt);
-    if (!v) {
-      throw InvalidArgument(
-          fmt::format("SLURM_JOB_ID is set but {} is not: start the program with srun", name));
-    }
-    return *v;
-  }
+  static constexpr const char* kContext =
+      "SLURM_JOB_ID is set, but this is not an srun task (start the program with srun)";
 
   EnvReader env_;
 };

@@ -207,6 +207,10 @@ void CoordClient::on_message(std::string_view payload) {
     finish_start(status, std::move(*msg.mutable_topology()));
     return;
   }
+  if (shutdown_request_id_ != 0 && msg.request_id() == shutdown_request_id_) {
+    closing_ = true;
+    heartbeat_timer_.cancel();
+  }
   auto it = pending_.find(msg.request_id());
   if (it == pending_.end()) return;  // answered already (e.g. failed on abort)
   auto done = std::move(it->second);
@@ -284,6 +288,7 @@ void CoordClient::async_call(wire::ClientMessage msg, Callback done) {
         }
         const uint64_t id = self->next_request_id_++;
         msg.set_request_id(id);
+        if (msg.body_case() == wire::ClientMessage::kShutdown) self->shutdown_request_id_ = id;
         self->pending_.emplace(id, std::move(done));
         self->conn_->send(std::make_shared<const std::string>(encode_message_frame(msg)));
       });

@@ -111,6 +111,9 @@ class CoordClient : public std::enable_shared_from_this<CoordClient> {
   std::chrono::steady_clock::time_point last_heard_;
   std::chrono::milliseconds heartbeat_interval_{1000};
   bool formed_ = false;
+  // The request id of this process's shutdown barrier, once sent: when its answer arrives the
+  // process is leaving, and the service closing the connection is no longer a failure.
+  uint64_t shutdown_request_id_ = 0;
   std::string process0_host_;  // from the topology
   int64_t process0_pid_ = 0;
   bool closing_ = false;

@@ -10,7 +10,7 @@
 
 namespace spmd {
 
-Mesh::Mesh(std::vector<Device> devices, std::vector<std::string> axis_names)
+Mesh::Mesh(const std::vector<Device>& devices, std::vector<std::string> axis_names)
     : Mesh(devices, {static_cast<int64_t>(devices.size())}, std::move(axis_names)) {}
 
 Mesh::Mesh(std::vector<Device> devices, std::vector<int64_t> shape,

@@ -6,24 +6,15 @@
 #include <map>
 
 #include "spmd/error.h"
+#include "spmd/sharding.h"
 
 namespace spmd::mesh_utils {
-namespace {
-
-int64_t product(const std::vector<int64_t>& s) {
-  int64_t p = 1;
-  for (int64_t v : s) p *= v;
-  return p;
-}
-
-}  // namespace
-
 std::vector<Device> create_device_mesh(const std::vector<int64_t>& mesh_shape,
                                        const std::vector<Device>& devices) {
-  if (product(mesh_shape) != static_cast<int64_t>(devices.size())) {
+  if (shape_size(mesh_shape) != static_cast<int64_t>(devices.size())) {
     throw InvalidArgument(
         fmt::format("create_device_mesh: a mesh of shape ({}) holds {} devices, but there are {}",
-                    fmt::join(mesh_shape, ", "), product(mesh_shape), devices.size()));
+                    fmt::join(mesh_shape, ", "), shape_size(mesh_shape), devices.size()));
   }
   return devices;
 }
@@ -50,19 +41,19 @@ std::vector<Device> create_hybrid_device_mesh(const std::vector<int64_t>& mesh_s
   const std::vector<int64_t> shape = hybrid_mesh_shape(mesh_shape, dcn_mesh_shape);
   std::map<int, std::vector<Device>> granules;  // by process index, in process order
   for (const auto& d : devices) granules[d.process_index()].push_back(d);
-  if (static_cast<int64_t>(granules.size()) != product(dcn_mesh_shape)) {
+  if (static_cast<int64_t>(granules.size()) != shape_size(dcn_mesh_shape)) {
     throw InvalidArgument(fmt::format(
         "create_hybrid_device_mesh: dcn_mesh_shape ({}) lays out {} processes, but the devices "
         "belong to {}",
-        fmt::join(dcn_mesh_shape, ", "), product(dcn_mesh_shape), granules.size()));
+        fmt::join(dcn_mesh_shape, ", "), shape_size(dcn_mesh_shape), granules.size()));
   }
   std::vector<const std::vector<Device>*> ordered;
   for (const auto& [process, granule] : granules) {
-    if (static_cast<int64_t>(granule.size()) != product(mesh_shape)) {
+    if (static_cast<int64_t>(granule.size()) != shape_size(mesh_shape)) {
       throw InvalidArgument(fmt::format(
           "create_hybrid_device_mesh: mesh_shape ({}) holds {} devices per process, but process "
           "{} has {}",
-          fmt::join(mesh_shape, ", "), product(mesh_shape), process, granule.size()));
+          fmt::join(mesh_shape, ", "), shape_size(mesh_shape), process, granule.size()));
     }
     ordered.push_back(&granule);
   }
@@ -70,7 +61,7 @@ std::vector<Device> create_hybrid_device_mesh(const std::vector<int64_t>& mesh_s
   std::vector<Device> out;
   out.reserve(devices.size());
   std::vector<int64_t> coord(rank, 0);
-  for (int64_t flat = 0; flat < product(shape); ++flat) {
+  for (int64_t flat = 0; flat < shape_size(shape); ++flat) {
     int64_t rest = flat;
     for (size_t i = rank; i-- > 0;) {
       coord[i] = rest % shape[i];

@@ -5,24 +5,15 @@
 #include "spmd/sharding.h"
 
 namespace spmd {
-namespace {
-
-int64_t product(const Shape& s) {
-  int64_t p = 1;
-  for (int64_t v : s) p *= v;
-  return p;
-}
-
-}  // namespace
-
-PositionalSharding::PositionalSharding(std::vector<Device> devices)
+PositionalSharding::PositionalSharding(const std::vector<Device>& devices)
     : PositionalSharding(devices, {static_cast<int64_t>(devices.size())}) {}
 
 PositionalSharding::PositionalSharding(std::vector<Device> devices, Shape shape)
     : devices_(std::move(devices)), shape_(std::move(shape)), replicated_(shape_.size(), false) {
-  if (devices_.empty() || product(shape_) != static_cast<int64_t>(devices_.size())) {
+  if (devices_.empty() || shape_size(shape_) != static_cast<int64_t>(devices_.size())) {
     throw InvalidArgument(fmt::format("a PositionalSharding of shape ({}) needs {} devices, got {}",
-                                      fmt::join(shape_, ", "), product(shape_), devices_.size()));
+                                      fmt::join(shape_, ", "), shape_size(shape_),
+                                      devices_.size()));
   }
 }
 

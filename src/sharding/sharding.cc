@@ -16,6 +16,19 @@ std::string index_to_string(const Index& index) {
   return fmt::format("[{}]", fmt::join(parts, ", "));
 }
 
+int64_t shape_size(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+Shape index_extents(const Index& index) {
+  Shape s;
+  s.reserve(index.size());
+  for (const auto& slice : index) s.push_back(slice.size());
+  return s;
+}
+
 void assign_replica_ids(std::vector<DeviceIndex>& map) {
   std::map<Index, int> seen;
   for (auto& entry : map) entry.replica_id = seen[entry.index]++;

@@ -69,17 +69,18 @@ void three_ways(const spmd::Sharding& sharding, const HostArray& g, const HostAr
 int main() {
   try {
     spmd::distributed::initialize();
-    const int p = spmd::process_index();
-    const int np = spmd::process_count();
-    const int k = spmd::local_device_count();
-    const int n = spmd::device_count();
+    const int64_t p = spmd::process_index();
+    const int64_t np = spmd::process_count();
+    const int64_t k = spmd::local_device_count();
+    const int64_t n = spmd::device_count();
     const auto devices = spmd::devices();
 
     // Rows over every device: process p holds row blocks p*k … p*k+k-1.
     {
       const HostArray g = global_array({2 * n, 3});
       std::vector<int64_t> mine;
-      for (int i = 0; i < k; ++i) mine.push_back(p * k + i);
+      mine.reserve(static_cast<size_t>(k));
+      for (int64_t i = 0; i < k; ++i) mine.push_back(p * k + i);
       three_ways(spmd::NamedSharding(spmd::Mesh(devices, {"x"}), spmd::P("x")), g,
                  stack_rows(g, mine, 2), "rows");
     }
@@ -107,12 +108,14 @@ int main() {
     // not contiguous, so its local data packs them in global order.
     if (np > 1) {
       std::vector<spmd::Device> interleaved;
-      for (int j = 0; j < k; ++j) {
-        for (int q = 0; q < np; ++q) interleaved.push_back(devices[q * k + j]);
+      for (int64_t j = 0; j < k; ++j) {
+        for (int64_t q = 0; q < np; ++q)
+          interleaved.push_back(devices[static_cast<size_t>(q * k + j)]);
       }
       const HostArray g = global_array({2 * n, 2});
       std::vector<int64_t> mine;
-      for (int j = 0; j < k; ++j) mine.push_back(j * np + p);
+      mine.reserve(static_cast<size_t>(k));
+      for (int64_t j = 0; j < k; ++j) mine.push_back(j * np + p);
       three_ways(spmd::NamedSharding(spmd::Mesh(interleaved, {"x"}), spmd::P("x")), g,
                  stack_rows(g, mine, 2), "interleaved");
     }

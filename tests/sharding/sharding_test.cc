@@ -95,7 +95,7 @@ TEST(NamedSharding, TupleEntriesSplitOverTheAxesProductMajorFirst) {
   Mesh mesh(cpu_devices(8), {2, 4}, {"x", "y"});
   NamedSharding s(mesh, P(Axes{"x", "y"}));
   auto map = s.devices_indices_map({16});
-  for (int k = 0; k < 8; ++k) EXPECT_EQ(map[k].index, idx({{2 * k, 2 * k + 2}})) << k;
+  for (int64_t k = 0; k < 8; ++k) EXPECT_EQ(map[k].index, idx({{2 * k, 2 * k + 2}})) << k;
   NamedSharding minor_first(mesh, P(Axes{"y", "x"}));
   // Device (x=1, y=0) is shard y*2 + x = 1.
   EXPECT_EQ(minor_first.devices_indices_map({16})[4].index, idx({{2, 4}}));
@@ -105,7 +105,7 @@ TEST(NamedSharding, UnnamedAxesMakeReplicasNumberedInDeviceOrder) {
   Mesh mesh(cpu_devices(8), {2, 4}, {"x", "y"});
   NamedSharding rows(mesh, P("x"));
   auto map = rows.devices_indices_map({8, 4});
-  for (int f = 0; f < 8; ++f) {
+  for (int64_t f = 0; f < 8; ++f) {
     EXPECT_EQ(map[f].index, idx({{f / 4 * 4, f / 4 * 4 + 4}, {0, 4}}));
     EXPECT_EQ(map[f].replica_id, f % 4);
   }
