@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <memory>
 #include <regex>
 #include <string>
 
@@ -77,68 +78,64 @@ TEST(Multiprocess, KeyValueStoreCrossesProcesses) {
   EXPECT_NE(run.output().find("[2] got from 0"), std::string::npos) << run.output();
 }
 
-TEST(Multiprocess, AProcessKilledDuringABarrierIsNamedByTheOthersWithinFiveSeconds) {
-  const std::string address = local_address();
-  TestProcess p0(probe("barrier", address, 3, 0));
-  TestProcess p1(probe("barrier", address, 3, 1));
-  TestProcess victim(probe("barrier", address, 3, 2));
-  ASSERT_TRUE(victim.wait_for_output("sleeping pid", 30s)) << victim.output();
-  ASSERT_TRUE(p0.wait_for_output("waiting pid", 10s));
-  ASSERT_TRUE(p1.wait_for_output("waiting pid", 10s));
-  const auto killed_at = Clock::now();
-  kill(victim.pid(), SIGKILL);
-  const std::string named = "process 2 (host ";
-  const std::string pid = "pid " + std::to_string(victim.pid()) + ")";
-  for (TestProcess* p : {&p0, &p1}) {
-    auto status = p->wait(10s);
-    ASSERT_TRUE(status) << "did not exit: " << p->output();
-    EXPECT_LT(Clock::now() - killed_at, 5s);
-    EXPECT_EQ(status->code, 70) << p->output();
-    EXPECT_NE(p->output().find(named), std::string::npos) << p->output();
-    EXPECT_NE(p->output().find(pid), std::string::npos) << p->output();
-    EXPECT_EQ(p->output().find("barrier returned"), std::string::npos);
+// Three probes in "barrier" mode: processes 0 and 1 wait at a barrier that never completes,
+// process 2 sleeps. Returns once all three are in place.
+struct BarrierCluster {
+  explicit BarrierCluster(const std::vector<std::string>& extra = {}) {
+    const std::string address = local_address();
+    for (int id = 0; id < 3; ++id) {
+      p.push_back(std::make_unique<TestProcess>(probe("barrier", address, 3, id, extra)));
+    }
+    ready = p[2]->wait_for_output("sleeping pid", 30s) &&
+            p[0]->wait_for_output("waiting pid", 10s) && p[1]->wait_for_output("waiting pid", 10s);
   }
+  // Every process but `dead` must exit 70 within `within`, naming process `dead` and its pid,
+  // and saying `reason` when given.
+  void expect_others_name(int dead, std::chrono::milliseconds within,
+                          const std::string& reason = "") {
+    const auto start = Clock::now();
+    const std::string named = "process " + std::to_string(dead) + " (host ";
+    const std::string pid = "pid " + std::to_string(p[dead]->pid()) + ")";
+    for (int i = 0; i < 3; ++i) {
+      if (i == dead) continue;
+      auto status = p[i]->wait(within + 10s);
+      ASSERT_TRUE(status) << "did not exit: " << p[i]->output();
+      EXPECT_LT(Clock::now() - start, within) << p[i]->output();
+      EXPECT_EQ(status->code, 70) << p[i]->output();
+      EXPECT_NE(p[i]->output().find(named), std::string::npos) << p[i]->output();
+      EXPECT_NE(p[i]->output().find(pid), std::string::npos) << p[i]->output();
+      EXPECT_NE(p[i]->output().find(reason), std::string::npos) << p[i]->output();
+      EXPECT_EQ(p[i]->output().find("barrier returned"), std::string::npos);
+    }
+  }
+  std::vector<std::unique_ptr<TestProcess>> p;
+  bool ready = false;
+};
+
+TEST(Multiprocess, AProcessKilledDuringABarrierIsNamedByTheOthersWithinFiveSeconds) {
+  BarrierCluster cluster;
+  ASSERT_TRUE(cluster.ready) << cluster.p[2]->output();
+  kill(cluster.p[2]->pid(), SIGKILL);
+  cluster.expect_others_name(2, 5s);
 }
 
 TEST(Multiprocess, WhenProcessZeroDiesWithTheServiceTheOthersNameIt) {
-  const std::string address = local_address();
-  TestProcess p0(probe("barrier", address, 3, 0));
-  TestProcess p1(probe("barrier", address, 3, 1));
-  TestProcess p2(probe("barrier", address, 3, 2));
-  ASSERT_TRUE(p2.wait_for_output("sleeping pid", 30s)) << p2.output();
-  ASSERT_TRUE(p0.wait_for_output("waiting pid", 10s));
-  kill(p0.pid(), SIGKILL);
-  for (TestProcess* p : {&p1, &p2}) {
-    auto status = p->wait(10s);
-    ASSERT_TRUE(status) << "did not exit: " << p->output();
-    EXPECT_EQ(status->code, 70) << p->output();
-    EXPECT_NE(p->output().find("process 0 (host "), std::string::npos) << p->output();
-    EXPECT_NE(p->output().find("pid " + std::to_string(p0.pid()) + ")"), std::string::npos)
-        << p->output();
-  }
+  BarrierCluster cluster;
+  ASSERT_TRUE(cluster.ready) << cluster.p[0]->output();
+  kill(cluster.p[0]->pid(), SIGKILL);
+  cluster.expect_others_name(0, 5s);
 }
 
 TEST(Multiprocess, AStoppedProcessIsDetectedAfterTheHeartbeatTimeout) {
-  const std::string address = local_address();
-  const std::vector<std::string> hb = {"--heartbeat", "2"};
-  TestProcess p0(probe("barrier", address, 3, 0, hb));
-  TestProcess p1(probe("barrier", address, 3, 1, hb));
-  TestProcess victim(probe("barrier", address, 3, 2, hb));
-  ASSERT_TRUE(victim.wait_for_output("sleeping pid", 30s)) << victim.output();
-  ASSERT_TRUE(p0.wait_for_output("waiting pid", 10s));
+  BarrierCluster cluster({"--heartbeat", "2"});
+  ASSERT_TRUE(cluster.ready) << cluster.p[2]->output();
   const auto stopped_at = Clock::now();
-  kill(victim.pid(), SIGSTOP);
-  for (TestProcess* p : {&p0, &p1}) {
-    auto status = p->wait(15s);
-    ASSERT_TRUE(status) << "did not exit: " << p->output();
-    EXPECT_EQ(status->code, 70) << p->output();
-    EXPECT_NE(p->output().find("process 2 (host "), std::string::npos) << p->output();
-    EXPECT_NE(p->output().find("no heartbeat for 2000 ms"), std::string::npos) << p->output();
-  }
+  kill(cluster.p[2]->pid(), SIGSTOP);
+  cluster.expect_others_name(2, 8s, "no heartbeat for 2000 ms");
   const auto took = Clock::now() - stopped_at;
   EXPECT_GE(took, 1500ms);
   EXPECT_LT(took, 8s);
-  kill(victim.pid(), SIGKILL);
+  kill(cluster.p[2]->pid(), SIGKILL);
 }
 
 TEST(Multiprocess, WithAFailureHandlerBlockedCallsThrowPeerFailure) {
