@@ -1,5 +1,6 @@
 #include "support/test_process.h"
 
+#include <poll.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -21,11 +22,15 @@ TestProcess::TestProcess(std::vector<std::string> argv, Env env) {
   }
   so.pipe_output = true;
   so.merge_stderr = true;
+  so.new_process_group = true;
   const tools::Child child = tools::spawn(so);
   pid_ = child.pid;
   reader_ = std::thread([this, fd = child.out_fd] {
     char buf[4096];
-    while (true) {
+    // Polls so that the destructor can stop it even if a leftover process holds the pipe.
+    while (!stop_reading_) {
+      pollfd p{fd, POLLIN, 0};
+      if (poll(&p, 1, 100) <= 0) continue;
       const ssize_t n = read(fd, buf, sizeof(buf));
       if (n <= 0) break;
       std::lock_guard lock(mu_);
@@ -41,6 +46,8 @@ TestProcess::TestProcess(std::vector<std::string> argv, Env env) {
 
 TestProcess::~TestProcess() {
   if (!status_) wait(std::chrono::milliseconds(0));
+  kill(-pid_, SIGKILL);  // anything the process started and left running
+  stop_reading_ = true;
   if (reader_.joinable()) reader_.join();
 }
 
@@ -53,7 +60,7 @@ bool TestProcess::wait_for_output(const std::string& text, std::chrono::millisec
 
 std::optional<tools::ExitStatus> TestProcess::wait(std::chrono::milliseconds timeout) {
   if (status_) return status_;
-  auto s = tools::wait_or_kill(pid_, timeout);
+  auto s = tools::wait_or_kill(pid_, timeout, /*group=*/true);
   status_ = s ? *s : tools::ExitStatus{137, true, SIGKILL};
   // The pipe closes with the process (and any child it left holding it is its own business);
   // give the reader a moment to drain.

@@ -1,10 +1,12 @@
 // A child process under test: its output (stdout and stderr merged) is collected on a thread of
-// its own, every wait has a deadline, and the destructor kills it by pid if it still runs, so a
-// failing test never leaves processes behind.
+// its own, every wait has a deadline, and the destructor kills it if it still runs. It leads a
+// process group of its own, so whatever it started (a launcher's processes) is killed with it
+// and no test leaves processes behind or waits on a pipe they hold.
 #pragma once
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -48,6 +50,7 @@ class TestProcess {
   std::condition_variable cv_;
   std::string output_;
   bool eof_ = false;
+  std::atomic<bool> stop_reading_{false};
 };
 
 }  // namespace spmd::testing

@@ -60,6 +60,7 @@ Child spawn(const SpawnOptions& options) {
       prctl(PR_SET_PDEATHSIG, SIGKILL);
       if (getppid() != parent) _exit(127);
     }
+    if (options.new_process_group) setpgid(0, 0);
     if (options.pipe_output) {
       dup2(out[1], STDOUT_FILENO);
       dup2(options.merge_stderr ? out[1] : err[1], STDERR_FILENO);
@@ -116,13 +117,13 @@ std::optional<ExitStatus> try_wait(pid_t pid) {
   return std::nullopt;
 }
 
-std::optional<ExitStatus> wait_or_kill(pid_t pid, std::chrono::milliseconds timeout) {
+std::optional<ExitStatus> wait_or_kill(pid_t pid, std::chrono::milliseconds timeout, bool group) {
   const auto deadline = Clock::now() + timeout;
   while (Clock::now() < deadline) {
     if (auto s = try_wait(pid)) return s;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  kill(pid, SIGKILL);
+  kill(group ? -pid : pid, SIGKILL);
   int status = 0;
   waitpid(pid, &status, 0);
   return std::nullopt;

@@ -25,6 +25,9 @@ struct SpawnOptions {
   bool merge_stderr = false;
   // The child gets SIGKILL when the parent dies, so no orphan outlives a killed launcher.
   bool die_with_parent = true;
+  // The child leads a new process group (its pid), so everything it starts can be signalled
+  // together with kill(-pid, …) — only processes that descend from this spawn.
+  bool new_process_group = false;
 };
 
 struct Child {
@@ -48,8 +51,10 @@ struct ExitStatus {
 // Reaps `pid` if it has ended; nullopt while it runs.
 std::optional<ExitStatus> try_wait(pid_t pid);
 
-// Waits for `pid` until `timeout`; on timeout sends SIGKILL, reaps it and returns nullopt.
-std::optional<ExitStatus> wait_or_kill(pid_t pid, std::chrono::milliseconds timeout);
+// Waits for `pid` until `timeout`; on timeout sends SIGKILL (to its whole process group when
+// `group` — it must lead one, see SpawnOptions::new_process_group), reaps it and returns nullopt.
+std::optional<ExitStatus> wait_or_kill(pid_t pid, std::chrono::milliseconds timeout,
+                                       bool group = false);
 
 // A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0, then released).
 int free_port();
