@@ -51,6 +51,11 @@ wire::ServerMessage CoordClient::error_answer(const Status& status) {
   return msg;
 }
 
+std::string CoordClient::local_address() const {
+  std::lock_guard lock(reason_mu_);
+  return local_address_;
+}
+
 std::string CoordClient::abort_reason() const {
   std::lock_guard lock(reason_mu_);
   return abort_reason_;
@@ -119,6 +124,12 @@ void CoordClient::try_connect(Clock::time_point deadline, std::string last_error
 }
 
 void CoordClient::on_connected(tcp::socket socket) {
+  {
+    std::error_code ec;
+    const auto local = socket.local_endpoint(ec);
+    std::lock_guard lock(reason_mu_);
+    if (!ec) local_address_ = local.address().to_string();
+  }
   conn_ = std::make_shared<FramedConnection>(std::move(socket));
   std::weak_ptr<CoordClient> weak = shared_from_this();
   conn_->start(

@@ -76,6 +76,10 @@ class CoordClient : public std::enable_shared_from_this<CoordClient> {
   bool aborted() const { return aborted_.load(); }
   std::string abort_reason() const;
 
+  // The local IP address of the connection to the service (empty before it connects): an
+  // address of this host that the service's network reaches, where the data plane listens.
+  std::string local_address() const;
+
   const ClientConfig& config() const { return config_; }
 
   CoordClient(asio::io_context& io, ClientConfig config);  // use create()
@@ -121,6 +125,7 @@ class CoordClient : public std::enable_shared_from_this<CoordClient> {
   std::atomic<bool> aborted_{false};
   mutable std::mutex reason_mu_;
   std::string abort_reason_;
+  std::string local_address_;  // guarded by reason_mu_
 };
 
 }  // namespace spmd

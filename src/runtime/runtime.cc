@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 
 #include "coord/coord_client.h"
 #include "coord/service.h"
@@ -35,6 +36,8 @@ struct Runtime {
   std::unique_ptr<CoordService> service;
   std::shared_ptr<CoordClient> client;
   std::unique_ptr<distributed::Client> public_client;
+  // runtime_attachment(): dropped at shutdown, before the client.
+  std::map<std::string, std::shared_ptr<void>> attachments;
 };
 
 Runtime& runtime() {
@@ -95,6 +98,32 @@ std::shared_ptr<const DeviceView> current_device_view() {
   if (r.initialized) return r.view;
   r.devices_queried = true;
   return single_process_view();
+}
+
+CommHandles comm_handles() {
+  Runtime& r = runtime();
+  std::lock_guard lock(r.mu);
+  CommHandles h;
+  if (!r.initialized) {
+    r.devices_queried = true;
+    h.view = single_process_view();
+    return h;
+  }
+  h.view = r.view;
+  h.coord = r.client;
+  if (r.client) h.data_address = r.client->local_address();
+  h.setup_timeout = r.options.initialization_timeout;
+  return h;
+}
+
+std::shared_ptr<void> runtime_attachment(const std::string& name,
+                                         const std::function<std::shared_ptr<void>()>& make) {
+  Runtime& r = runtime();
+  std::lock_guard lock(r.mu);
+  if (!r.initialized) r.devices_queried = true;
+  auto& slot = r.attachments[name];
+  if (!slot) slot = make();
+  return slot;
 }
 
 namespace distributed {
@@ -197,12 +226,16 @@ void shutdown() {
   r.devices_queried = false;
   r.view.reset();
   // Take the parts out so the barrier below does not hold the lock device queries need.
+  auto attachments = std::move(r.attachments);
+  r.attachments.clear();
   auto public_client = std::move(r.public_client);
   auto client = std::move(r.client);
   auto service = std::move(r.service);
   auto io = std::move(r.io);
   const auto timeout = r.options.shutdown_timeout;
   lock.unlock();
+  // What the collectives engine kept (sockets, shared memory) closes before the client.
+  attachments.clear();
   std::exception_ptr failure;
   if (client) {
     try {

@@ -1,0 +1,179 @@
+// spmd::Communicator — collectives across the devices of a cluster (seed 001's "collective
+// operations across multiple processes' worth of accelerators").
+//
+// A communicator is a group of participants — global devices, numbered by rank — that run
+// collectives together. spmd::world() has one participant per process (its first local device),
+// in process order; make_communicators() builds a group from any list of global device ids;
+// split() partitions a communicator by colour. Creation is collective: every process owning a
+// device of the new group must make the same call.
+//
+// Every participant calls each collective with the same op, dtype, element count, reduce op and
+// root, in the same order. A difference throws CollectiveMismatch in every participant, naming
+// both calls, instead of hanging or computing garbage. Sizes are per participant: `in` and `out`
+// are checked against them and a wrong size throws InvalidArgument before anything is sent.
+// `in` and `out` may be the same buffer (in place). float16 and bfloat16 reduce in float32 and
+// round to nearest even once.
+//
+// No call waits forever: when the coordination service reports a dead process every waiting
+// call throws PeerFailure (or the process exits, see distributed.h), and SPMD_COLLECTIVE_TIMEOUT
+// (seconds) bounds each call, throwing DeadlineExceeded naming the participants that did not
+// arrive. After a failed call (other than InvalidArgument) the communicator is closed; later
+// calls throw FailedPrecondition.
+//
+// Transports: shared memory between processes of one host, TCP between hosts; SPMD_TRANSPORT=tcp
+// forces TCP everywhere, and processes with different SPMD_HOST_IDs count as separate hosts.
+//
+// Thread safety: a handle belongs to one participant. When a process owns several participants,
+// each calls from its own thread, concurrently; they combine in memory before anything crosses
+// processes. Point-to-point send/recv are matched in program order with the collectives of the
+// same pair of processes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <ranges>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "spmd/dtype.h"
+#include "spmd/reduce_op.h"
+
+namespace spmd {
+
+class ProcessGroup;  // src/comm/
+
+class Communicator {
+ public:
+  // This participant's rank, 0 … size()-1.
+  int rank() const;
+  // The number of participants.
+  int size() const;
+  // The global id of this participant's device.
+  int device_id() const;
+  // Every participant's device id, by rank.
+  const std::vector<int>& device_ids() const;
+  // The group's id: equal on every participant, different for every group made.
+  uint64_t id() const;
+  // How this process reaches the others: "local", "shm", "tcp" or "shm+tcp".
+  std::string transport() const;
+
+  // out = op over every participant's `in`, element-wise. in.size() == out.size().
+  template <std::ranges::contiguous_range In, std::ranges::contiguous_range Out>
+  void all_reduce(const In& in, Out&& out, ReduceOp op = ReduceOp::kSum) {
+    using T = value_of<In, Out>;
+    all_reduce(dtype_of<T>(), std::ranges::data(in), std::ranges::data(out), sized(in, out, 1),
+               op);
+  }
+  template <std::ranges::contiguous_range Buf>
+  void all_reduce(Buf&& inout, ReduceOp op = ReduceOp::kSum) {
+    all_reduce(inout, inout, op);
+  }
+
+  // out = every participant's `in`, concatenated in rank order. out.size() == in.size()*size().
+  template <std::ranges::contiguous_range In, std::ranges::contiguous_range Out>
+  void all_gather(const In& in, Out&& out) {
+    using T = value_of<In, Out>;
+    all_gather(dtype_of<T>(), std::ranges::data(in), std::ranges::data(out), sized(in, out, -1));
+  }
+
+  // out = block rank() of op over every participant's `in`. in.size() == out.size()*size().
+  template <std::ranges::contiguous_range In, std::ranges::contiguous_range Out>
+  void reduce_scatter(const In& in, Out&& out, ReduceOp op = ReduceOp::kSum) {
+    using T = value_of<In, Out>;
+    reduce_scatter(dtype_of<T>(), std::ranges::data(in), std::ranges::data(out),
+                   sized(in, out, -2), op);
+  }
+
+  // Block j of `in` goes to participant j; block i of `out` comes from participant i. Both
+  // hold size() blocks of equal length.
+  template <std::ranges::contiguous_range In, std::ranges::contiguous_range Out>
+  void all_to_all(const In& in, Out&& out) {
+    using T = value_of<In, Out>;
+    all_to_all(dtype_of<T>(), std::ranges::data(in), std::ranges::data(out), sized(in, out, -3));
+  }
+
+  // Every participant's buffer becomes `root`'s.
+  template <std::ranges::contiguous_range Buf>
+  void broadcast(Buf&& buf, int root) {
+    using T = std::remove_cvref_t<std::ranges::range_value_t<Buf>>;
+    broadcast(dtype_of<T>(), std::ranges::data(buf), std::ranges::data(buf), std::ranges::size(buf),
+              root);
+  }
+
+  // For each (source, target) rank pair, target's `out` = source's `in`; participants that are
+  // no target get zeros. Each rank is a source at most once and a target at most once; every
+  // participant passes the same pairs.
+  template <std::ranges::contiguous_range In, std::ranges::contiguous_range Out>
+  void permute(const In& in, Out&& out, std::span<const std::pair<int, int>> pairs) {
+    using T = value_of<In, Out>;
+    permute(dtype_of<T>(), std::ranges::data(in), std::ranges::data(out), sized(in, out, 1), pairs);
+  }
+
+  // Point to point, with rank `peer` of this communicator. Blocks until the data is handed over
+  // (send) or has arrived (recv).
+  template <std::ranges::contiguous_range Buf>
+  void send(const Buf& data, int peer) {
+    using T = std::remove_cvref_t<std::ranges::range_value_t<Buf>>;
+    send(dtype_of<T>(), std::ranges::data(data), std::ranges::size(data), peer);
+  }
+  template <std::ranges::contiguous_range Buf>
+  void recv(Buf&& data, int peer) {
+    using T = std::remove_cvref_t<std::ranges::range_value_t<Buf>>;
+    recv(dtype_of<T>(), std::ranges::data(data), std::ranges::size(data), peer);
+  }
+
+  // Returns when every participant has called barrier().
+  void barrier();
+
+  // The dtype-tagged forms the layers above use; `count` is elements per participant (per block
+  // for all_to_all; of `in` for all_gather, of `out` for reduce_scatter).
+  void all_reduce(DType dtype, const void* in, void* out, size_t count, ReduceOp op);
+  void all_gather(DType dtype, const void* in, void* out, size_t count);
+  void reduce_scatter(DType dtype, const void* in, void* out, size_t count, ReduceOp op);
+  void all_to_all(DType dtype, const void* in, void* out, size_t count);
+  // `in` is read on the root only.
+  void broadcast(DType dtype, const void* in, void* out, size_t count, int root);
+  void permute(DType dtype, const void* in, void* out, size_t count,
+               std::span<const std::pair<int, int>> pairs);
+  void send(DType dtype, const void* data, size_t count, int peer);
+  void recv(DType dtype, void* data, size_t count, int peer);
+
+  // Partitions this communicator: participants passing the same `color` (≥ 0) form a new
+  // communicator, ranked by `key`, ties by current rank. Collective over this communicator.
+  Communicator split(int color, int key) const;
+
+  Communicator(std::shared_ptr<ProcessGroup> group, int local);  // see make_communicators()
+
+ private:
+  template <class In, class Out>
+  using value_of = std::remove_cvref_t<std::ranges::range_value_t<In>>;
+
+  // Checks the sizes relation (1: equal; -1: out = in*size; -2: in = out*size; -3: equal and a
+  // multiple of size) and returns the per-participant count.
+  template <class In, class Out>
+  size_t sized(const In& in, const Out& out, int relation) const {
+    static_assert(std::is_same_v<std::remove_cvref_t<std::ranges::range_value_t<In>>,
+                                 std::remove_cvref_t<std::ranges::range_value_t<Out>>>,
+                  "in and out must hold the same element type");
+    return check_sizes(std::ranges::size(in), std::ranges::size(out), relation);
+  }
+  size_t check_sizes(size_t in, size_t out, int relation) const;
+
+  std::shared_ptr<ProcessGroup> group_;
+  int local_ = 0;
+};
+
+// The communicator of all processes, one participant (the first local device) each. The same
+// group for the whole session; available before initialize() as a group of one.
+Communicator world();
+
+// Creates a communicator of `device_ids` (rank order). Collective among the processes owning
+// those devices; returns one handle per device this process owns, in rank order. Throws
+// InvalidArgument for an unknown or repeated id, FailedPrecondition when this process owns none.
+std::vector<Communicator> make_communicators(std::span<const int> device_ids);
+
+}  // namespace spmd

@@ -1,0 +1,211 @@
+// spmd::Communicator: argument checks, then the process group does the work.
+#include "spmd/communicator.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <set>
+
+#include "comm/process_group.h"
+#include "runtime/runtime_state.h"
+#include "spmd/error.h"
+
+namespace spmd {
+namespace {
+
+// What the collectives engine keeps for the runtime session (runtime_attachment).
+struct Registry {
+  std::mutex mu;
+  std::shared_ptr<ProcessGroup> world;
+  // How many groups of each device list this process made: the generation in their ids.
+  std::map<std::vector<int>, uint64_t> generations;
+};
+
+std::shared_ptr<Registry> registry() {
+  return std::static_pointer_cast<Registry>(
+      runtime_attachment("comm", [] { return std::make_shared<Registry>(); }));
+}
+
+uint64_t next_id(std::span<const int> devices) {
+  auto reg = registry();
+  std::lock_guard lock(reg->mu);
+  return group_id_for(devices, reg->generations[{devices.begin(), devices.end()}]++);
+}
+
+}  // namespace
+
+Communicator::Communicator(std::shared_ptr<ProcessGroup> group, int local)
+    : group_(std::move(group)), local_(local) {}
+
+int Communicator::rank() const { return group_->layout().local_ranks[local_]; }
+int Communicator::size() const { return group_->layout().size(); }
+int Communicator::device_id() const { return group_->layout().devices[rank()]; }
+const std::vector<int>& Communicator::device_ids() const { return group_->layout().devices; }
+uint64_t Communicator::id() const { return group_->layout().id; }
+std::string Communicator::transport() const { return group_->transports(); }
+
+size_t Communicator::check_sizes(size_t in, size_t out, int relation) const {
+  const size_t n = static_cast<size_t>(size());
+  switch (relation) {
+    case 1:
+      if (in != out) {
+        throw InvalidArgument(fmt::format("in has {} elements and out {}; they must be equal", in, out));
+      }
+      return in;
+    case -1:
+      if (out != in * n) {
+        throw InvalidArgument(fmt::format(
+            "all_gather: out has {} elements; it must hold in's {} times the {} participants", out,
+            in, n));
+      }
+      return in;
+    case -2:
+      if (in != out * n) {
+        throw InvalidArgument(fmt::format(
+            "reduce_scatter: in has {} elements; it must hold out's {} times the {} participants",
+            in, out, n));
+      }
+      return out;
+    default:
+      if (in != out || in % n != 0) {
+        throw InvalidArgument(fmt::format(
+            "all_to_all: in ({}) and out ({}) must have the same number of elements, a multiple "
+            "of the {} participants",
+            in, out, n));
+      }
+      return in / n;
+  }
+}
+
+void Communicator::all_reduce(DType dtype, const void* in, void* out, size_t count, ReduceOp op) {
+  Request r{CollectiveOp::kAllReduce, dtype, op, -1, count,
+            {static_cast<const std::byte*>(in), static_cast<std::byte*>(out)}, {}};
+  group_->run(local_, r);
+}
+
+void Communicator::all_gather(DType dtype, const void* in, void* out, size_t count) {
+  Request r{CollectiveOp::kAllGather, dtype, ReduceOp::kSum, -1, count,
+            {static_cast<const std::byte*>(in), static_cast<std::byte*>(out)}, {}};
+  group_->run(local_, r);
+}
+
+void Communicator::reduce_scatter(DType dtype, const void* in, void* out, size_t count,
+                                  ReduceOp op) {
+  Request r{CollectiveOp::kReduceScatter, dtype, op, -1, count,
+            {static_cast<const std::byte*>(in), static_cast<std::byte*>(out)}, {}};
+  group_->run(local_, r);
+}
+
+void Communicator::all_to_all(DType dtype, const void* in, void* out, size_t count) {
+  Request r{CollectiveOp::kAllToAll, dtype, ReduceOp::kSum, -1, count,
+            {static_cast<const std::byte*>(in), static_cast<std::byte*>(out)}, {}};
+  group_->run(local_, r);
+}
+
+void Communicator::broadcast(DType dtype, const void* in, void* out, size_t count, int root) {
+  if (root < 0 || root >= size()) {
+    throw InvalidArgument(fmt::format("broadcast root {} is not a rank of this {}-participant "
+                                      "communicator",
+                                      root, size()));
+  }
+  Request r{CollectiveOp::kBroadcast, dtype, ReduceOp::kSum, root, count,
+            {static_cast<const std::byte*>(in), static_cast<std::byte*>(out)}, {}};
+  group_->run(local_, r);
+}
+
+void Communicator::permute(DType dtype, const void* in, void* out, size_t count,
+                           std::span<const std::pair<int, int>> pairs) {
+  std::set<int> sources;
+  std::set<int> targets;
+  for (const auto& [s, t] : pairs) {
+    if (s < 0 || s >= size() || t < 0 || t >= size()) {
+      throw InvalidArgument(fmt::format("permute pair ({}, {}) names a rank outside 0 … {}", s, t,
+                                        size() - 1));
+    }
+    if (!sources.insert(s).second || !targets.insert(t).second) {
+      throw InvalidArgument(fmt::format(
+          "permute pair ({}, {}) repeats a source or a target: each rank sends at most once and "
+          "receives at most once",
+          s, t));
+    }
+  }
+  Request r{CollectiveOp::kPermute, dtype, ReduceOp::kSum, -1, count,
+            {static_cast<const std::byte*>(in), static_cast<std::byte*>(out)}, pairs};
+  group_->run(local_, r);
+}
+
+void Communicator::send(DType dtype, const void* data, size_t count, int peer) {
+  if (peer < 0 || peer >= size() || peer == rank()) {
+    throw InvalidArgument(fmt::format("send to rank {}: not another rank of this communicator", peer));
+  }
+  group_->send(local_, peer, dtype, data, count);
+}
+
+void Communicator::recv(DType dtype, void* data, size_t count, int peer) {
+  if (peer < 0 || peer >= size() || peer == rank()) {
+    throw InvalidArgument(fmt::format("recv from rank {}: not another rank of this communicator", peer));
+  }
+  group_->recv(local_, peer, dtype, data, count);
+}
+
+void Communicator::barrier() { group_->run(local_, Request{}); }
+
+Communicator Communicator::split(int color, int key) const {
+  if (color < 0) throw InvalidArgument(fmt::format("split colour {} must be ≥ 0", color));
+  const int64_t mine[2] = {color, key};
+  std::vector<int64_t> all(2 * static_cast<size_t>(size()));
+  Communicator self = *this;  // the collective does not change the handle
+  self.all_gather(std::span<const int64_t>(mine, 2), all);
+  // Members of my colour, by (key, rank).
+  std::vector<std::pair<int64_t, int>> members;
+  for (int r = 0; r < size(); ++r) {
+    if (all[2 * r] == color) members.emplace_back(all[2 * r + 1], r);
+  }
+  std::sort(members.begin(), members.end());
+  std::vector<int> devices;
+  for (const auto& [k, r] : members) devices.push_back(device_ids()[r]);
+  // The lowest local participant of this colour makes the group for its local peers.
+  const GroupLayout& g = group_->layout();
+  bool maker = true;
+  for (int r : g.local_ranks) {
+    if (r < rank() && all[2 * r] == color) maker = false;
+  }
+  auto made = group_->split_result(
+      group_->next_split(local_), color,
+      [&] { return ProcessGroup::create(devices, next_id(devices), comm_handles()); }, maker);
+  const auto& local = made->layout().local_ranks;
+  const int new_rank = static_cast<int>(
+      std::find_if(members.begin(), members.end(), [&](auto& m) { return m.second == rank(); }) -
+      members.begin());
+  return Communicator(made, static_cast<int>(std::find(local.begin(), local.end(), new_rank) -
+                                              local.begin()));
+}
+
+Communicator world() {
+  auto reg = registry();
+  std::lock_guard lock(reg->mu);
+  if (!reg->world) {
+    const CommHandles h = comm_handles();
+    std::vector<int> firsts;
+    int last_process = -1;
+    for (const Device& d : h.view->devices) {
+      if (d.process_index() != last_process) firsts.push_back(d.id());
+      last_process = d.process_index();
+    }
+    reg->world = ProcessGroup::create(firsts, group_id_for(firsts, ~0ull), h);
+  }
+  return Communicator(reg->world, 0);
+}
+
+std::vector<Communicator> make_communicators(std::span<const int> device_ids) {
+  auto group = ProcessGroup::create(device_ids, next_id(device_ids), comm_handles());
+  std::vector<Communicator> out;
+  for (size_t i = 0; i < group->layout().local_ranks.size(); ++i) {
+    out.emplace_back(group, static_cast<int>(i));
+  }
+  return out;
+}
+
+}  // namespace spmd

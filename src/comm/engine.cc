@@ -1,0 +1,257 @@
+#include "comm/engine.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "spmd/error.h"
+
+namespace spmd {
+namespace {
+
+constexpr size_t kHeaderBytes = sizeof(MessageHeader);
+alignas(8) constexpr std::byte kZeros[kPayloadAlign] = {};
+
+}  // namespace
+
+Exchange::Exchange(std::span<PeerLink> peers, int self_position, int self_process)
+    : peers_(peers),
+      self_position_(self_position),
+      self_process_(self_process),
+      state_(peers.size()) {}
+
+void Exchange::begin(const Fingerprint& fingerprint, Waiter* waiter) {
+  for (int p : active_) {
+    PeerState& s = state_[p];
+    s.sends.clear();
+    s.recvs.clear();
+    s.send_next = s.recv_next = 0;
+    s.arrived = false;
+    s.active = false;
+  }
+  active_.clear();
+  fds_.clear();
+  fingerprint_ = fingerprint;
+  fingerprint_bytes_ = encode(fingerprint);
+  waiter_ = waiter;
+}
+
+Exchange::PeerState& Exchange::state(int position) {
+  PeerState& s = state_[position];
+  if (!s.active) {
+    s.active = true;
+    active_.push_back(position);
+    const int fd = peers_[position].in->poll_fd();
+    if (fd >= 0) fds_.push_back(fd);
+  }
+  return s;
+}
+
+void Exchange::send(int position, const void* data, size_t bytes) {
+  SendOp op{};
+  op.header.fingerprint = fingerprint_bytes_;
+  op.header.length = bytes;
+  op.data = static_cast<const std::byte*>(data);
+  op.bytes = bytes;
+  state(position).sends.push_back(op);
+}
+
+void Exchange::send_mismatch(int position, const Fingerprint& odd) {
+  SendOp op{};
+  op.header.kind = MessageKind::kMismatch;
+  op.header.fingerprint = encode(odd);
+  state(position).sends.push_back(op);
+}
+
+void Exchange::recv(int position, size_t bytes, size_t grain, Sink sink) {
+  RecvOp op{};
+  op.bytes = bytes;
+  op.grain = std::clamp<size_t>(grain, 1, sizeof(op.carry));
+  op.sink = sink;
+  state(position).recvs.push_back(op);
+}
+
+void Exchange::recv_into(int position, void* dst, size_t bytes) {
+  RecvOp op{};
+  op.bytes = bytes;
+  op.grain = 1;
+  op.dst = static_cast<std::byte*>(dst);
+  state(position).recvs.push_back(op);
+}
+
+bool Exchange::progress_send(PeerLink& link, SendOp& op) {
+  const size_t total = kHeaderBytes + padded(op.bytes);
+  bool moved = false;
+  while (op.sent < total) {
+    std::span<const std::byte> first;
+    std::span<const std::byte> second;
+    if (op.sent < kHeaderBytes) {
+      first = {reinterpret_cast<const std::byte*>(&op.header) + op.sent, kHeaderBytes - op.sent};
+      second = {op.data, op.bytes};
+    } else if (op.sent < kHeaderBytes + op.bytes) {
+      const size_t at = op.sent - kHeaderBytes;
+      first = {op.data + at, op.bytes - at};
+    } else {
+      first = {kZeros, total - op.sent};
+    }
+    const size_t n = link.out->write_some(first, second);
+    if (n == 0) break;
+    op.sent += n;
+    moved = true;
+  }
+  return moved;
+}
+
+void Exchange::check_header(int position, const RecvOp& op) {
+  const MessageHeader& h = op.header;
+  const PeerLink& link = peers_[position];
+  const bool reserved_clear = h.reserved[0] == 0 && h.reserved[1] == 0 && h.reserved[2] == 0;
+  if (h.magic != kMessageMagic || !reserved_clear ||
+      (h.kind != MessageKind::kData && h.kind != MessageKind::kMismatch)) {
+    throw Error(fmt::format(
+        "{} sent a malformed message header (magic {:#x}, kind {}) during {}: the data stream is "
+        "corrupt or something other than spmd connected; the communicator is closed",
+        link.name, h.magic, static_cast<int>(h.kind), fingerprint_.describe()));
+  }
+  if (h.kind == MessageKind::kMismatch || h.fingerprint != fingerprint_bytes_) {
+    const std::optional<Fingerprint> theirs = decode(h.fingerprint);
+    if (!theirs) {
+      throw Error(fmt::format("{} sent an undecodable call fingerprint during {}; the "
+                              "communicator is closed",
+                              link.name, fingerprint_.describe()));
+    }
+    throw CollectiveMismatch(
+        mismatch_message(fingerprint_, self_process_, *theirs, link.process));
+  }
+  if (h.length != op.bytes) {
+    throw Error(fmt::format(
+        "{} sent a {}-byte message where {} bytes were expected in {}: the data stream is "
+        "corrupt; the communicator is closed",
+        link.name, h.length, op.bytes, fingerprint_.describe()));
+  }
+}
+
+void Exchange::deliver(RecvOp& op, size_t offset, const std::byte* data, size_t n) {
+  if (op.dst != nullptr) {
+    std::memcpy(op.dst + offset, data, n);
+  } else if (n > 0) {
+    op.sink(offset, data, n);
+  }
+}
+
+bool Exchange::progress_recv(int position, PeerLink& link, RecvOp& op) {
+  const size_t total = kHeaderBytes + padded(op.bytes);
+  bool moved = false;
+  while (op.got < total) {
+    if (op.got < kHeaderBytes) {
+      const std::span<const std::byte> r = link.in->readable();
+      if (r.empty()) break;
+      const size_t k = std::min(r.size(), kHeaderBytes - op.got);
+      std::memcpy(reinterpret_cast<std::byte*>(&op.header) + op.got, r.data(), k);
+      link.in->consume(k);
+      op.got += k;
+      moved = true;
+      if (op.got == kHeaderBytes) {
+        state_[position].arrived = true;
+        check_header(position, op);
+      }
+      continue;
+    }
+    const size_t at = op.got - kHeaderBytes;  // payload offset (counting padding)
+    if (at >= op.bytes) {                    // padding
+      const std::span<const std::byte> r = link.in->readable();
+      if (r.empty()) break;
+      const size_t k = std::min(r.size(), total - op.got);
+      link.in->consume(k);
+      op.got += k;
+      moved = true;
+      continue;
+    }
+    const size_t left = op.bytes - at;
+    if (op.dst != nullptr) {
+      const size_t k = link.in->read_direct(op.dst + at, left);
+      if (k > 0) {
+        op.got += k;
+        moved = true;
+        continue;
+      }
+    }
+    const std::span<const std::byte> r = link.in->readable();
+    if (r.empty()) break;
+    size_t k = std::min(r.size(), left);
+    if (op.carry_len > 0 || k < op.grain) {
+      // An element split across pieces: gather it whole first.
+      const size_t start = at - op.carry_len;
+      k = std::min(k, op.grain - op.carry_len);
+      std::memcpy(op.carry + op.carry_len, r.data(), k);
+      op.carry_len += k;
+      if (op.carry_len == op.grain || k == left) {
+        deliver(op, start, op.carry, op.carry_len);
+        op.carry_len = 0;
+      }
+    } else {
+      k -= k % op.grain;
+      deliver(op, at, r.data(), k);
+    }
+    link.in->consume(k);
+    op.got += k;
+    moved = true;
+  }
+  return moved;
+}
+
+void Exchange::run() {
+  for (;;) {
+    bool pending = false;
+    bool moved = false;
+    for (int p : active_) {
+      PeerState& s = state_[p];
+      PeerLink& link = peers_[p];
+      while (s.send_next < s.sends.size()) {
+        SendOp& op = s.sends[s.send_next];
+        moved |= progress_send(link, op);
+        if (op.sent < kHeaderBytes + padded(op.bytes)) break;
+        ++s.send_next;
+      }
+      while (s.recv_next < s.recvs.size()) {
+        RecvOp& op = s.recvs[s.recv_next];
+        moved |= progress_recv(p, link, op);
+        if (op.got < kHeaderBytes + padded(op.bytes)) break;
+        ++s.recv_next;
+      }
+      pending |= s.send_next < s.sends.size() || s.recv_next < s.recvs.size();
+    }
+    if (!pending) return;
+    if (moved) {
+      waiter_->progressed();
+    } else if (waiter_->idle(fds_)) {
+      timed_out();
+    }
+  }
+}
+
+void Exchange::timed_out() {
+  std::vector<std::string> absent;
+  std::vector<std::string> owing;
+  for (int p : active_) {
+    const PeerState& s = state_[p];
+    if (s.recv_next < s.recvs.size() && !s.arrived) {
+      absent.push_back(peers_[p].name);
+    } else if (s.recv_next < s.recvs.size() || s.send_next < s.sends.size()) {
+      owing.push_back(peers_[p].name);
+    }
+  }
+  if (!absent.empty()) {
+    throw DeadlineExceeded(fmt::format(
+        "{} timed out (SPMD_COLLECTIVE_TIMEOUT) in process {}: {} did not arrive at this call; "
+        "check that every participant makes the same sequence of collective calls",
+        fingerprint_.describe(), self_process_, fmt::join(absent, ", ")));
+  }
+  throw DeadlineExceeded(fmt::format(
+      "{} timed out (SPMD_COLLECTIVE_TIMEOUT) in process {} while exchanging data with {}",
+      fingerprint_.describe(), self_process_, fmt::join(owing, ", ")));
+}
+
+}  // namespace spmd

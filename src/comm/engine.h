@@ -1,0 +1,104 @@
+// The exchange engine: moves framed messages (message_header.h) between this process and its
+// peers over their streams, progressing every posted send and receive together in one loop, so
+// that no pattern of sends and receives can deadlock on full buffers.
+//
+// A call posts operations, then run()s them to completion; it may post and run again (the steps
+// of a ring). Per peer, sends go out and receives complete in the order posted. Every message of
+// a call carries the call's fingerprint; the first one from each peer is therefore the check
+// that the peer makes the same call. Payloads travel padded to 8 bytes so that on both
+// transports they start 8-byte aligned, and sinks receive pieces that hold whole elements.
+//
+// Not thread-safe: one thread drives an Exchange at a time.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "comm/message_header.h"
+#include "comm/function_ref.h"
+#include "comm/peer_link.h"
+#include "comm/waiter.h"
+
+namespace spmd {
+
+// Consumes a received payload piece: `offset` bytes into the message, `n` bytes at `data`
+// (8-byte aligned, a multiple of the receive's grain).
+using Sink = FunctionRef<void(size_t offset, const std::byte* data, size_t n)>;
+
+class Exchange {
+ public:
+  // `peers` is indexed by position in the group; this process's own entry is unconnected.
+  Exchange(std::span<PeerLink> peers, int self_position, int self_process);
+
+  // Starts a call: every message until the next begin() carries `fingerprint`. `waiter` outlives
+  // the call.
+  void begin(const Fingerprint& fingerprint, Waiter* waiter);
+
+  void send(int position, const void* data, size_t bytes);
+  // Tells `position` that this process's local participants disagree: `odd` is the call that
+  // differs from the others.
+  void send_mismatch(int position, const Fingerprint& odd);
+  // Receives exactly `bytes` from `position` into `sink`, in pieces of whole `grain`-byte
+  // elements.
+  void recv(int position, size_t bytes, size_t grain, Sink sink);
+  void recv_into(int position, void* dst, size_t bytes);
+
+  // Progresses everything posted until it is all done. Throws CollectiveMismatch when a peer's
+  // call differs (naming both calls), spmd::Error on a malformed message or a broken link,
+  // PeerFailure when the cluster aborts, DeadlineExceeded at the waiter's deadline naming the
+  // peers that have not arrived at this call (or, when all arrived, those still owing data).
+  // After a throw the exchange is in an unknown state: the group closes.
+  void run();
+
+ private:
+  struct SendOp {
+    MessageHeader header;
+    const std::byte* data;
+    size_t bytes;   // payload, before padding
+    size_t sent;    // of header + padded payload
+  };
+  struct RecvOp {
+    size_t bytes;
+    size_t grain;
+    Sink sink;
+    std::byte* dst;  // recv_into; sink unused
+    MessageHeader header;
+    size_t got;  // of header + padded payload
+    size_t carry_len;
+    alignas(8) std::byte carry[16];
+  };
+  struct PeerState {
+    std::vector<SendOp> sends;
+    std::vector<RecvOp> recvs;
+    size_t send_next = 0;
+    size_t recv_next = 0;
+    bool arrived = false;  // a message of this call came from the peer
+    bool active = false;
+  };
+
+  bool progress_send(PeerLink& link, SendOp& op);
+  bool progress_recv(int position, PeerLink& link, RecvOp& op);
+  void check_header(int position, const RecvOp& op);
+  void deliver(RecvOp& op, size_t offset, const std::byte* data, size_t n);
+  [[noreturn]] void timed_out();
+  PeerState& state(int position);
+
+  std::span<PeerLink> peers_;
+  int self_position_;
+  int self_process_;
+  std::vector<PeerState> state_;
+  std::vector<int> active_;  // positions with posted operations this call
+  std::vector<int> fds_;
+  Fingerprint fingerprint_;
+  FingerprintBytes fingerprint_bytes_{};
+  Waiter* waiter_ = nullptr;
+};
+
+// Payloads are padded to this many bytes on the wire.
+inline constexpr size_t kPayloadAlign = 8;
+constexpr size_t padded(size_t bytes) { return (bytes + kPayloadAlign - 1) & ~(kPayloadAlign - 1); }
+
+}  // namespace spmd

@@ -1,0 +1,222 @@
+// Creating a process group: the links to every other process of the group, through shared
+// memory on the same host and TCP across hosts (or everywhere with SPMD_TRANSPORT=tcp), agreed
+// through the coordination service's key-value store.
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <bit>
+#include <cstdlib>
+#include <random>
+#include <set>
+
+#include "comm/process_group.h"
+#include "comm/shm_ring.h"
+#include "comm/tcp_handshake.h"
+#include "comm/tcp_stream.h"
+#include "spmd/coordination_client.h"
+#include "spmd/error.h"
+
+namespace spmd {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Bytes of each shared-memory ring (one per ordered pair of processes on a host). Large enough
+// that a sender rarely waits for a reader a few chunks behind; small enough that a ring stays in
+// the shared L3 cache while both ends work on it.
+constexpr size_t kDefaultRingBytes = 1 << 20;
+
+enum class TransportChoice { kAuto, kTcp };
+
+TransportChoice transport_choice() {
+  const char* raw = std::getenv("SPMD_TRANSPORT");
+  const std::string v = raw != nullptr ? raw : "";
+  if (v.empty() || v == "auto" || v == "shm") return TransportChoice::kAuto;
+  if (v == "tcp") return TransportChoice::kTcp;
+  throw InvalidArgument(fmt::format(
+      "SPMD_TRANSPORT={:?} is not a transport: use tcp (force TCP, even on one host) or auto "
+      "(shared memory within a host, TCP across hosts; the default)",
+      v));
+}
+
+size_t ring_bytes() {
+  const char* raw = std::getenv("SPMD_SHM_RING_BYTES");
+  if (raw == nullptr || *raw == '\0') return kDefaultRingBytes;
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(raw, &end, 10);
+  if (end == raw || *end != '\0' || v < 4096 || v > (1ull << 30) || !std::has_single_bit(v)) {
+    throw InvalidArgument(fmt::format(
+        "SPMD_SHM_RING_BYTES={:?} must be a power of two between 4096 and 2^30", raw));
+  }
+  return v;
+}
+
+std::string peer_name(const CommHandles& h, int process) {
+  for (const Device& d : h.view->devices) {
+    if (d.process_index() == process) return fmt::format("process {} (host {})", process, d.host_id());
+  }
+  return fmt::format("process {}", process);
+}
+
+// The positions position `p` reaches through shared memory, ascending: the order of the rings
+// in p's segment.
+std::vector<int> ring_order(const GroupLayout& g, int p, TransportChoice choice) {
+  std::vector<int> order;
+  if (choice != TransportChoice::kAuto) return order;
+  for (int q = 0; q < g.positions(); ++q) {
+    if (q != p && g.hosts[q] == g.hosts[p]) order.push_back(q);
+  }
+  return order;
+}
+
+struct Record {
+  std::string shm;       // segment name or "-"
+  std::string endpoint;  // "ip:port" or "-"
+  uint64_t nonce = 0;
+};
+
+std::string encode_record(const Record& r) {
+  return fmt::format("{}|{}|{}", r.shm, r.endpoint, r.nonce);
+}
+
+Record decode_record(const std::string& s, const std::string& from) {
+  const size_t a = s.find('|');
+  const size_t b = a == std::string::npos ? a : s.find('|', a + 1);
+  if (b == std::string::npos) {
+    throw Error(fmt::format("malformed communicator record from {}: {:?}", from, s));
+  }
+  Record r{s.substr(0, a), s.substr(a + 1, b - a - 1), 0};
+  char* end = nullptr;
+  const std::string n = s.substr(b + 1);
+  r.nonce = std::strtoull(n.c_str(), &end, 10);
+  if (n.empty() || *end != '\0') {
+    throw Error(fmt::format("malformed communicator record from {}: {:?}", from, s));
+  }
+  return r;
+}
+
+}  // namespace
+
+std::shared_ptr<ProcessGroup> ProcessGroup::create(std::span<const int> devices, uint64_t id,
+                                                   const CommHandles& handles) {
+  GroupLayout layout = make_group_layout(devices, id, *handles.view);
+  const TransportChoice choice = transport_choice();
+  std::shared_ptr<ProcessGroup> group(new ProcessGroup(std::move(layout), handles));
+  const GroupLayout& g = group->layout_;
+  const int P = g.positions();
+  if (P > 1) {
+    if (!handles.coord) {
+      throw FailedPrecondition("a communicator spanning processes needs spmd::distributed::initialize()");
+    }
+    distributed::Client kv(handles.coord);
+    const auto deadline = Clock::now() + handles.setup_timeout;
+    const std::string prefix = fmt::format("spmd/comm/{:016x}", id);
+
+    std::vector<bool> shm(P, false);
+    bool any_tcp = false;
+    for (int q = 0; q < P; ++q) {
+      if (q == g.self) continue;
+      shm[q] = choice == TransportChoice::kAuto && g.same_host(q);
+      any_tcp |= !shm[q];
+    }
+    const size_t capacity = ring_bytes();
+    Record mine{"-", "-", std::random_device{}() * 0x100000001ull + std::random_device{}()};
+    const std::vector<int> my_rings = ring_order(g, g.self, choice);
+    if (!my_rings.empty()) {
+      mine.shm = fmt::format("/spmd-{}-{:016x}", ::getpid(), id);
+      group->segments_.push_back(
+          ShmSegment::create(mine.shm, my_rings.size() * ring_footprint(capacity)));
+    }
+    std::unique_ptr<DataListener> listener;
+    if (any_tcp) {
+      listener = std::make_unique<DataListener>(handles.data_address);
+      mine.endpoint = listener->endpoint();
+    }
+    kv.key_value_set(fmt::format("{}/{}", prefix, g.self), encode_record(mine), true);
+
+    std::vector<Record> records(P);
+    for (int q = 0; q < P; ++q) {
+      if (q == g.self) continue;
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+      records[q] = decode_record(
+          kv.blocking_key_value_get(fmt::format("{}/{}", prefix, q),
+                                    std::max(left, std::chrono::milliseconds(1))),
+          peer_name(handles, g.processes[q]));
+    }
+
+    for (int q = 0; q < P; ++q) {
+      if (q == g.self || !shm[q]) continue;
+      PeerLink& link = group->links_[q];
+      link.process = g.processes[q];
+      link.name = peer_name(handles, link.process);
+      const std::vector<int> their_rings = ring_order(g, q, choice);
+      if (records[q].shm == "-") {
+        throw Error(fmt::format("{} published no shared memory although it shares this host",
+                                link.name));
+      }
+      ShmSegment theirs =
+          ShmSegment::open(records[q].shm, their_rings.size() * ring_footprint(capacity));
+      const size_t out_slot = std::find(their_rings.begin(), their_rings.end(), g.self) - their_rings.begin();
+      const size_t in_slot = std::find(my_rings.begin(), my_rings.end(), q) - my_rings.begin();
+      auto writer = std::make_unique<ShmRingWriter>(
+          theirs.data() + out_slot * ring_footprint(capacity), capacity, link.name);
+      auto reader = std::make_unique<ShmRingReader>(
+          group->segments_.front().data() + in_slot * ring_footprint(capacity), capacity,
+          link.name);
+      link.out = writer.get();
+      link.in = reader.get();
+      link.streams.push_back(std::move(writer));
+      link.streams.push_back(std::move(reader));
+      group->segments_.push_back(std::move(theirs));
+    }
+
+    if (any_tcp) {
+      std::set<int> higher;
+      for (int q = 0; q < P; ++q) {
+        if (q == g.self || shm[q]) continue;
+        if (q < g.self) {
+          Handshake hello;
+          hello.group = id;
+          hello.from = static_cast<uint32_t>(g.self);
+          hello.to = static_cast<uint32_t>(q);
+          hello.nonce = records[q].nonce;
+          if (records[q].endpoint == "-") {
+            throw Error(fmt::format("{} published no TCP endpoint",
+                                    peer_name(handles, g.processes[q])));
+          }
+          const int fd = connect_peer(records[q].endpoint, hello, deadline);
+          PeerLink& link = group->links_[q];
+          link.process = g.processes[q];
+          link.name = peer_name(handles, link.process);
+          auto stream = std::make_unique<TcpStream>(fd, link.name);
+          link.out = link.in = stream.get();
+          link.streams.push_back(std::move(stream));
+        } else {
+          higher.insert(q);
+        }
+      }
+      if (!higher.empty()) {
+        for (auto& [q, fd] : accept_peers(*listener, id, g.self, mine.nonce, higher, deadline,
+                                          handles.coord.get())) {
+          PeerLink& link = group->links_[q];
+          link.process = g.processes[q];
+          link.name = peer_name(handles, link.process);
+          auto stream = std::make_unique<TcpStream>(fd, link.name);
+          link.out = link.in = stream.get();
+          link.streams.push_back(std::move(stream));
+        }
+      }
+    }
+
+    // Everyone has mapped and connected: names and records can go.
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    kv.wait_at_barrier(prefix + "/ready", std::max(left, std::chrono::milliseconds(1)), g.processes);
+    if (!my_rings.empty()) group->segments_.front().unlink();
+    kv.key_value_delete(fmt::format("{}/{}", prefix, g.self));
+  }
+  group->exchange_ = std::make_unique<Exchange>(group->links_, g.self, handles.view->process_index);
+  return group;
+}
+
+}  // namespace spmd

@@ -1,0 +1,32 @@
+// The header in front of every message of the data plane, on shared memory and TCP alike.
+//
+// It carries the call's fingerprint, so the first message of a call between two processes is
+// also the check that they make the same call, and the payload length, checked against what the
+// receiver expects before a byte of payload is read. 48 bytes, in host byte order: processes of
+// one cluster share an architecture (every supported one is little-endian).
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "comm/fingerprint.h"
+
+namespace spmd {
+
+inline constexpr uint32_t kMessageMagic = 0x434d5053;  // "SPMC"
+
+enum class MessageKind : uint8_t {
+  kData = 1,      // the call's payload follows
+  kMismatch = 2,  // the sender's local participants disagree; `fingerprint` is the odd call
+};
+
+struct MessageHeader {
+  uint32_t magic = kMessageMagic;
+  MessageKind kind = MessageKind::kData;
+  uint8_t reserved[3] = {};
+  uint64_t length = 0;  // payload bytes that follow
+  FingerprintBytes fingerprint{};
+};
+static_assert(sizeof(MessageHeader) == 48, "the header is part of the wire format");
+
+}  // namespace spmd

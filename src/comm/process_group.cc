@@ -1,0 +1,294 @@
+#include "comm/process_group.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cstring>
+
+#include "coord/coord_client.h"
+#include "spmd/error.h"
+
+namespace spmd {
+namespace {
+
+// How often a local participant waiting for the others rechecks the abort flag.
+constexpr auto kLocalWaitSlice = std::chrono::milliseconds(20);
+
+}  // namespace
+
+ProcessGroup::ProcessGroup(GroupLayout layout, CommHandles handles)
+    : layout_(std::move(layout)),
+      handles_(std::move(handles)),
+      timeout_(collective_timeout()),
+      links_(layout_.positions()),
+      requests_(layout_.local_ranks.size()),
+      sequence_(layout_.local_ranks.size(), 0),
+      arrived_(layout_.local_ranks.size(), false) {}
+
+ProcessGroup::~ProcessGroup() = default;
+
+std::string ProcessGroup::transports() const {
+  bool shm = false;
+  bool tcp = false;
+  for (const PeerLink& l : links_) {
+    if (!l.connected()) continue;
+    (std::strcmp(l.out->transport(), "shm") == 0 ? shm : tcp) = true;
+  }
+  if (shm && tcp) return "shm+tcp";
+  if (shm) return "shm";
+  if (tcp) return "tcp";
+  return "local";
+}
+
+std::optional<Waiter::Clock::time_point> ProcessGroup::deadline() const {
+  if (!timeout_) return std::nullopt;
+  return Waiter::Clock::now() + *timeout_;
+}
+
+std::string ProcessGroup::describe_local(int local) const {
+  const int rank = layout_.local_ranks[local];
+  return fmt::format("rank {} (device {})", rank, layout_.devices[rank]);
+}
+
+void ProcessGroup::throw_if_closed() const {
+  if (!closed_.empty()) {
+    throw FailedPrecondition(fmt::format(
+        "this communicator is closed because an earlier call failed ({}); create a new one",
+        closed_));
+  }
+}
+
+void ProcessGroup::close(const std::string& why) {
+  if (closed_.empty()) closed_ = why;
+}
+
+void ProcessGroup::run(int local, const Request& request) {
+  std::unique_lock lock(mu_);
+  throw_if_closed();
+  const size_t L = requests_.size();
+  Fingerprint fp;
+  fp.sequence = sequence_[local]++;
+  fp.group = layout_.id;
+  fp.op = request.op;
+  fp.dtype = request.dtype;
+  fp.reduce = request.reduce;
+  fp.root = request.root;
+  fp.count = request.count;
+  if (L == 1) {
+    lock.unlock();
+    execute(fp, {&request, 1});
+    return;
+  }
+  requests_[local] = request;
+  arrived_[local] = true;
+  if (++arrived_count_ < static_cast<int>(L)) {
+    const uint64_t generation = generation_;
+    const auto until = deadline();
+    while (generation_ == generation) {
+      cv_.wait_for(lock, kLocalWaitSlice);
+      if (generation_ != generation) break;
+      Waiter(handles_.coord.get(), std::nullopt).check_abort();
+      if (!closed_.empty()) throw_if_closed();
+      if (until && Waiter::Clock::now() >= *until) {
+        std::vector<std::string> missing;
+        for (size_t i = 0; i < L; ++i) {
+          if (!arrived_[i]) missing.push_back(describe_local(static_cast<int>(i)));
+        }
+        const std::string why = fmt::format(
+            "{} timed out (SPMD_COLLECTIVE_TIMEOUT) in process {}: its local participants {} did "
+            "not arrive",
+            fp.describe(), handles_.view->process_index, fmt::join(missing, ", "));
+        close(why);
+        cv_.notify_all();
+        throw DeadlineExceeded(why);
+      }
+    }
+    if (last_error_) std::rethrow_exception(last_error_);
+    return;
+  }
+  // The last to arrive runs the call for everyone.
+  std::vector<Request> requests = requests_;
+  std::fill(arrived_.begin(), arrived_.end(), false);
+  arrived_count_ = 0;
+  lock.unlock();
+  std::exception_ptr error;
+  try {
+    execute(fp, requests);
+  } catch (...) {
+    error = std::current_exception();
+  }
+  lock.lock();
+  last_error_ = error;
+  ++generation_;
+  cv_.notify_all();
+  lock.unlock();
+  if (error) std::rethrow_exception(error);
+}
+
+void ProcessGroup::execute(const Fingerprint& mine, std::span<const Request> requests) {
+  std::lock_guard engine(engine_mu_);
+  // The local participants must agree before anything crosses processes.
+  std::optional<Fingerprint> odd;
+  Fingerprint fp = mine;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    Fingerprint f = mine;
+    f.op = requests[i].op;
+    f.dtype = requests[i].dtype;
+    f.reduce = requests[i].reduce;
+    f.root = requests[i].root;
+    f.count = requests[i].count;
+    if (i == 0) {
+      fp = f;
+    } else if (!(f == fp) && !odd) {
+      odd = f;
+    }
+  }
+  Waiter waiter(handles_.coord.get(), deadline());
+  exchange_->begin(fp, &waiter);
+  try {
+    if (odd) {
+      for (int q = 0; q < layout_.positions(); ++q) {
+        if (q != layout_.self) exchange_->send_mismatch(q, *odd);
+      }
+      exchange_->run();
+      throw CollectiveMismatch(fmt::format(
+          "the local participants of process {} made different calls: {} and {}; every "
+          "participant must make the same sequence of collective calls",
+          handles_.view->process_index, fp.describe(), odd->describe()));
+    }
+    std::vector<LocalBuffers> buffers(requests.size());
+    for (size_t i = 0; i < requests.size(); ++i) buffers[i] = requests[i].buffers;
+    Call call{fp, fp.dtype, buffers, requests[0].pairs, layout_, *exchange_, scratch_};
+    switch (fp.op) {
+      case CollectiveOp::kAllReduce: run_all_reduce(call); break;
+      case CollectiveOp::kAllGather: run_all_gather(call); break;
+      case CollectiveOp::kReduceScatter: run_reduce_scatter(call); break;
+      case CollectiveOp::kAllToAll: run_all_to_all(call); break;
+      case CollectiveOp::kBroadcast: run_broadcast(call); break;
+      case CollectiveOp::kPermute: run_permute(call); break;
+      case CollectiveOp::kBarrier: run_barrier(call); break;
+      case CollectiveOp::kSendRecv: break;
+    }
+  } catch (const Error& e) {
+    std::lock_guard lock(mu_);
+    close(e.what());
+    throw;
+  }
+}
+
+void ProcessGroup::send(int local, int peer, DType dtype, const void* data, uint64_t count) {
+  const int me = layout_.local_ranks[local];
+  const int position = layout_.rank_position[peer];
+  const size_t bytes = count * dtype_size(dtype);
+  Fingerprint fp;
+  fp.group = layout_.id;
+  fp.op = CollectiveOp::kSendRecv;
+  fp.dtype = dtype;
+  fp.root = me;
+  fp.count = count;
+  {
+    std::lock_guard lock(mu_);
+    throw_if_closed();
+    fp.sequence = p2p_sent_[{me, peer}]++;
+    if (position == layout_.self) {
+      const auto* p = static_cast<const std::byte*>(data);
+      mailbox_[{me, peer}].emplace_back(p, p + bytes);
+      cv_.notify_all();
+      return;
+    }
+  }
+  std::lock_guard engine(engine_mu_);
+  Waiter waiter(handles_.coord.get(), deadline());
+  exchange_->begin(fp, &waiter);
+  exchange_->send(position, data, bytes);
+  try {
+    exchange_->run();
+  } catch (const Error& e) {
+    std::lock_guard lock(mu_);
+    close(e.what());
+    throw;
+  }
+}
+
+void ProcessGroup::recv(int local, int peer, DType dtype, void* data, uint64_t count) {
+  const int me = layout_.local_ranks[local];
+  const int position = layout_.rank_position[peer];
+  const size_t bytes = count * dtype_size(dtype);
+  Fingerprint fp;
+  fp.group = layout_.id;
+  fp.op = CollectiveOp::kSendRecv;
+  fp.dtype = dtype;
+  fp.root = peer;
+  fp.count = count;
+  {
+    std::unique_lock lock(mu_);
+    throw_if_closed();
+    fp.sequence = p2p_received_[{peer, me}]++;
+    if (position == layout_.self) {
+      auto& box = mailbox_[{peer, me}];
+      const auto until = deadline();
+      while (box.empty()) {
+        cv_.wait_for(lock, kLocalWaitSlice);
+        Waiter(handles_.coord.get(), std::nullopt).check_abort();
+        if (box.empty() && until && Waiter::Clock::now() >= *until) {
+          throw DeadlineExceeded(fmt::format(
+              "recv #{} from rank {} timed out (SPMD_COLLECTIVE_TIMEOUT): rank {} did not send",
+              fp.sequence, peer, peer));
+        }
+      }
+      std::vector<std::byte> message = std::move(box.front());
+      box.pop_front();
+      if (message.size() != bytes) {
+        throw CollectiveMismatch(fmt::format(
+            "recv #{} of rank {} expects {} bytes from rank {}, which sent {}", fp.sequence, me,
+            bytes, peer, message.size()));
+      }
+      std::memcpy(data, message.data(), bytes);
+      return;
+    }
+  }
+  std::lock_guard engine(engine_mu_);
+  Waiter waiter(handles_.coord.get(), deadline());
+  exchange_->begin(fp, &waiter);
+  exchange_->recv_into(position, data, bytes);
+  try {
+    exchange_->run();
+  } catch (const Error& e) {
+    std::lock_guard lock(mu_);
+    close(e.what());
+    throw;
+  }
+}
+
+std::shared_ptr<ProcessGroup> ProcessGroup::split_result(
+    uint64_t split, int color, const std::function<std::shared_ptr<ProcessGroup>()>& make,
+    bool maker) {
+  const std::pair<uint64_t, int> key{split, color};
+  if (maker) {
+    std::shared_ptr<ProcessGroup> made;
+    std::string error;
+    try {
+      made = make();
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    std::lock_guard lock(mu_);
+    if (made) {
+      splits_[key] = made;
+    } else {
+      split_errors_[key] = error;
+    }
+    cv_.notify_all();
+    if (!made) throw Error(error);
+    return made;
+  }
+  std::unique_lock lock(mu_);
+  for (;;) {
+    if (auto it = splits_.find(key); it != splits_.end()) return it->second;
+    if (auto it = split_errors_.find(key); it != split_errors_.end()) throw Error(it->second);
+    cv_.wait_for(lock, kLocalWaitSlice);
+    Waiter(handles_.coord.get(), std::nullopt).check_abort();
+  }
+}
+
+}  // namespace spmd

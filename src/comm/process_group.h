@@ -1,0 +1,120 @@
+// The part of a communicator one process holds: the group's layout, the links to the other
+// processes, the exchange engine, and the meeting point of the process's local participants.
+// Shared by the Communicator handles of those participants.
+//
+// Thread-safe: each local participant calls from its own thread. A collective runs once per
+// process: the last local participant to arrive executes it for all (they combine through
+// memory before anything crosses processes), the others wait for it. A call that fails for any
+// reason other than bad arguments leaves the streams in an unknown state, so the group closes:
+// later calls throw FailedPrecondition naming the first failure.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "comm/call.h"
+#include "comm/engine.h"
+#include "comm/group_layout.h"
+#include "comm/peer_link.h"
+#include "comm/shm_segment.h"
+#include "runtime/runtime_state.h"
+
+namespace spmd {
+
+// One participant's request, as handed to ProcessGroup::run().
+struct Request {
+  CollectiveOp op = CollectiveOp::kBarrier;
+  DType dtype = DType::kFloat32;
+  ReduceOp reduce = ReduceOp::kSum;
+  int root = -1;
+  uint64_t count = 0;
+  LocalBuffers buffers;
+  std::span<const std::pair<int, int>> pairs;
+};
+
+class ProcessGroup {
+ public:
+  // Creates the group of `devices` (rank order) with id `id`: collective among the processes
+  // owning those devices, through the coordination service (shm segments and TCP endpoints are
+  // exchanged there). Throws like make_group_layout(), DeadlineExceeded after
+  // handles.setup_timeout, spmd::Error when a link cannot be set up.
+  static std::shared_ptr<ProcessGroup> create(std::span<const int> devices, uint64_t id,
+                                              const CommHandles& handles);
+  ~ProcessGroup();
+
+  const GroupLayout& layout() const { return layout_; }
+  // "shm", "tcp", "shm+tcp", or "local" (one process), for benchmark rows and logs.
+  std::string transports() const;
+
+  // Runs one collective for local participant `local` (index into layout().local_ranks).
+  void run(int local, const Request& request);
+
+  // Point-to-point: `local` sends to / receives from group rank `peer`. Matched in program order
+  // per (sender, receiver) pair; on one process they go through memory.
+  void send(int local, int peer, DType dtype, const void* data, uint64_t count);
+  void recv(int local, int peer, DType dtype, void* data, uint64_t count);
+
+  // The number of split() calls local participant `local` made before this one.
+  uint64_t next_split(int local) {
+    std::lock_guard lock(mu_);
+    if (splits_made_.size() <= static_cast<size_t>(local)) splits_made_.resize(local + 1, 0);
+    return splits_made_[local]++;
+  }
+
+  // The split results meeting point (communicator.cc): the communicator the lowest local
+  // participant of a colour created, handed to its local peers of that colour.
+  std::shared_ptr<ProcessGroup> split_result(uint64_t split, int color,
+                                             const std::function<std::shared_ptr<ProcessGroup>()>& make,
+                                             bool maker);
+
+ private:
+  ProcessGroup(GroupLayout layout, CommHandles handles);
+  void execute(const Fingerprint& fp, std::span<const Request> requests);
+  void throw_if_closed() const;
+  void close(const std::string& why);
+  std::optional<Waiter::Clock::time_point> deadline() const;
+  std::string describe_local(int local) const;
+
+  GroupLayout layout_;
+  CommHandles handles_;
+  std::optional<std::chrono::nanoseconds> timeout_;
+
+  // Links and the engine: used under engine_mu_.
+  std::mutex engine_mu_;
+  std::vector<PeerLink> links_;
+  std::vector<ShmSegment> segments_;  // mine and the peers' I write into
+  std::unique_ptr<Exchange> exchange_;
+  Scratch scratch_;
+
+  // Local rendezvous.
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Request> requests_;       // by local index, for the call being gathered
+  std::vector<uint64_t> sequence_;      // next collective sequence per local participant
+  std::vector<bool> arrived_;
+  int arrived_count_ = 0;
+  uint64_t generation_ = 0;             // completed local rendezvous
+  std::exception_ptr last_error_;
+  std::string closed_;                  // why the group closed, or empty
+
+  // Point-to-point sequence numbers and same-process mailboxes (under mu_).
+  std::map<std::pair<int, int>, uint64_t> p2p_sent_;
+  std::map<std::pair<int, int>, uint64_t> p2p_received_;
+  std::map<std::pair<int, int>, std::deque<std::vector<std::byte>>> mailbox_;
+
+  // Split results (under mu_).
+  std::map<std::pair<uint64_t, int>, std::shared_ptr<ProcessGroup>> splits_;
+  std::map<std::pair<uint64_t, int>, std::string> split_errors_;
+  std::vector<uint64_t> splits_made_;
+};
+
+}  // namespace spmd

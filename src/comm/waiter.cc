@@ -1,0 +1,90 @@
+#include "comm/waiter.h"
+
+#include <fmt/format.h>
+#include <poll.h>
+#include <sched.h>
+
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "coord/coord_client.h"
+#include "spmd/error.h"
+
+namespace spmd {
+namespace {
+
+// Idle turns spent spinning before yielding: a few microseconds, the span in which a peer on
+// another core typically answers a small message.
+constexpr uint64_t kSpinTurns = 256;
+// Idle time after which the wait sleeps between checks: a peer this late is computing, and the
+// latency added by sleeping (below) is small beside it.
+constexpr auto kSleepAfter = std::chrono::milliseconds(20);
+constexpr auto kSleepFor = std::chrono::microseconds(200);
+// Deadline checks read the clock; doing it every few idle turns keeps spinning cheap.
+constexpr uint64_t kDeadlineCheckEvery = 64;
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+}  // namespace
+
+Waiter::Waiter(const CoordClient* coord, std::optional<Clock::time_point> deadline)
+    : coord_(coord), deadline_(deadline) {}
+
+void Waiter::check_abort() const {
+  if (coord_ != nullptr && coord_->aborted()) throw PeerFailure(coord_->abort_reason());
+}
+
+bool Waiter::idle(std::span<const int> fds) {
+  check_abort();
+  const uint64_t turn = idle_turns_++;
+  if (turn < kSpinTurns) {
+    cpu_relax();
+    return false;
+  }
+  if (turn == kSpinTurns) {
+    idle_since_ = Clock::now();
+    sleeping_ = false;
+  }
+  if (sleeping_ || (turn - kSpinTurns) % kDeadlineCheckEvery == 0) {
+    const Clock::time_point now = Clock::now();
+    if (deadline_ && now >= *deadline_) return true;
+    sleeping_ = now - idle_since_ > kSleepAfter;
+  }
+  if (!sleeping_) {
+    sched_yield();
+  } else if (!fds.empty()) {
+    std::vector<pollfd> p;
+    p.reserve(fds.size());
+    for (int fd : fds) p.push_back({fd, POLLIN, 0});
+    ::poll(p.data(), p.size(), 1);
+  } else {
+    std::this_thread::sleep_for(kSleepFor);
+  }
+  return false;
+}
+
+std::optional<std::chrono::nanoseconds> collective_timeout() {
+  const char* raw = std::getenv("SPMD_COLLECTIVE_TIMEOUT");
+  if (raw == nullptr || *raw == '\0') return std::nullopt;
+  char* end = nullptr;
+  const double seconds = std::strtod(raw, &end);
+  if (end == raw || *end != '\0' || !(seconds >= 0) || seconds > 1e7) {
+    throw InvalidArgument(fmt::format(
+        "SPMD_COLLECTIVE_TIMEOUT={:?} is not a number of seconds (e.g. 30 or 2.5; 0 or unset "
+        "waits without limit)",
+        raw));
+  }
+  if (seconds == 0) return std::nullopt;
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+      std::chrono::duration<double>(seconds));
+}
+
+}  // namespace spmd

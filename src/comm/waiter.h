@@ -1,0 +1,50 @@
+// How the data plane waits: spin, then yield, then sleep, checking the process's abort flag on
+// every idle turn and the call's deadline every few. Nothing in src/comm/ waits any other way.
+//
+// Spinning first keeps small collectives near the hardware's latency; yielding lets oversubscribed
+// processes (more processes than cores) make progress; sleeping bounds the CPU a process burns
+// while a slow peer computes. One Waiter serves one call on one thread.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <span>
+
+namespace spmd {
+
+class CoordClient;
+
+class Waiter {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // `coord` (may be null: the process runs alone) supplies the abort flag; `deadline` is the
+  // call's, from SPMD_COLLECTIVE_TIMEOUT, or none.
+  Waiter(const CoordClient* coord, std::optional<Clock::time_point> deadline);
+
+  // Call after a turn of the loop made progress.
+  void progressed() { idle_turns_ = 0; }
+
+  // Call after a turn made none. Throws PeerFailure when the cluster was aborted; returns true
+  // when the deadline has passed (the caller throws DeadlineExceeded, knowing who is missing).
+  // `fds` (sockets) are polled for readability once the wait turns into sleeping.
+  bool idle(std::span<const int> fds = {});
+
+  // Throws PeerFailure when the cluster was aborted.
+  void check_abort() const;
+
+  std::optional<Clock::time_point> deadline() const { return deadline_; }
+
+ private:
+  const CoordClient* coord_;
+  std::optional<Clock::time_point> deadline_;
+  uint64_t idle_turns_ = 0;
+  Clock::time_point idle_since_;
+  bool sleeping_ = false;
+};
+
+// The per-call limit from SPMD_COLLECTIVE_TIMEOUT (seconds, a decimal number), or none when unset
+// or 0. Read once per communicator. Throws InvalidArgument on a malformed value.
+std::optional<std::chrono::nanoseconds> collective_timeout();
+
+}  // namespace spmd
