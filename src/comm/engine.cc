@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <thread>
 
 #include "spmd/error.h"
 
@@ -13,6 +14,11 @@ namespace {
 
 constexpr size_t kHeaderBytes = sizeof(MessageHeader);
 alignas(8) constexpr std::byte kZeros[kPayloadAlign] = {};
+// How long a process that found a mismatch keeps trying to hand its call's header to peers that
+// have not had it (their buffers full of an earlier call) before it throws.
+constexpr auto kMismatchFlushTimeout = std::chrono::seconds(2);
+// How long a broken link waits for the coordination service's failure report.
+constexpr auto kBrokenLinkGrace = std::chrono::seconds(2);
 
 }  // namespace
 
@@ -203,6 +209,44 @@ bool Exchange::progress_recv(int position, PeerLink& link, RecvOp& op) {
 }
 
 void Exchange::run() {
+  try {
+    run_until_done();
+  } catch (const CollectiveMismatch&) {
+    flush_first_headers();
+    throw;
+  } catch (const DeadlineExceeded&) {
+    throw;
+  } catch (const PeerFailure&) {
+    throw;
+  } catch (const Error&) {
+    // A broken link usually means a dead peer, which the coordination service is about to
+    // name: prefer its report (process, host, pid) to the socket's.
+    waiter_->await_abort(kBrokenLinkGrace);
+    throw;
+  }
+}
+
+void Exchange::flush_first_headers() {
+  // Every peer must see this call's header to notice the mismatch too: a peer that hears
+  // nothing from this process would wait for it until its timeout.
+  const auto until = Waiter::Clock::now() + kMismatchFlushTimeout;
+  bool pending = true;
+  while (pending && Waiter::Clock::now() < until) {
+    pending = false;
+    for (int p : active_) {
+      PeerState& s = state_[p];
+      if (s.sends.empty() || s.sends.front().sent >= kHeaderBytes) continue;
+      SendOp& op = s.sends.front();
+      const size_t n = peers_[p].out->write_some(
+          {reinterpret_cast<const std::byte*>(&op.header) + op.sent, kHeaderBytes - op.sent}, {});
+      op.sent += n;
+      pending |= op.sent < kHeaderBytes;
+    }
+    if (pending) std::this_thread::yield();
+  }
+}
+
+void Exchange::run_until_done() {
   for (;;) {
     bool pending = false;
     bool moved = false;

@@ -79,6 +79,8 @@ class Exchange {
     bool active = false;
   };
 
+  void run_until_done();
+  void flush_first_headers();
   bool progress_send(PeerLink& link, SendOp& op);
   bool progress_recv(int position, PeerLink& link, RecvOp& op);
   void check_header(int position, const RecvOp& op);

@@ -42,6 +42,16 @@ void Waiter::check_abort() const {
   if (coord_ != nullptr && coord_->aborted()) throw PeerFailure(coord_->abort_reason());
 }
 
+void Waiter::await_abort(std::chrono::milliseconds grace) const {
+  if (coord_ == nullptr) return;
+  const auto until = Clock::now() + grace;
+  while (Clock::now() < until) {
+    check_abort();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  check_abort();
+}
+
 bool Waiter::idle(std::span<const int> fds) {
   check_abort();
   const uint64_t turn = idle_turns_++;

@@ -33,6 +33,10 @@ class Waiter {
   // Throws PeerFailure when the cluster was aborted.
   void check_abort() const;
 
+  // Waits up to `grace` for the cluster to be aborted, throwing PeerFailure when it is; returns
+  // otherwise.
+  void await_abort(std::chrono::milliseconds grace) const;
+
   std::optional<Clock::time_point> deadline() const { return deadline_; }
 
  private:

@@ -287,10 +287,11 @@ void mismatch(const std::string& how) {
   std::vector<float> a(16, 1.0f);
   std::vector<float> b(odd && how == "count" ? 17 : 16, 1.0f);
   std::vector<int32_t> ints(16, 1);
+  std::vector<float> gathered(16 * static_cast<size_t>(w.size()));
   try {
     w.all_reduce(a);  // agreed
     if (how == "count") w.all_reduce(b);
-    if (how == "op") odd ? w.all_gather(a, std::vector<float>(16 * w.size()) = {}) : w.all_reduce(a);
+    if (how == "op") odd ? w.all_gather(a, gathered) : w.all_reduce(a);
     if (how == "dtype") odd ? w.all_reduce(ints) : w.all_reduce(a);
     if (how == "root") w.broadcast(a, odd ? 0 : 1);
     if (how == "order") {

@@ -1,0 +1,216 @@
+// The transports and the exchange engine in one process, over real shared memory and real
+// loopback TCP: streams keep bytes in order across wrap-around, and bad bytes from a peer are
+// rejected with an error naming it — never a crash, never garbage in the output.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <numeric>
+#include <thread>
+
+#include "comm/engine.h"
+#include "comm/shm_ring.h"
+#include "comm/shm_segment.h"
+#include "comm/tcp_handshake.h"
+#include "comm/tcp_stream.h"
+#include "spmd/error.h"
+
+namespace spmd {
+namespace {
+
+using namespace std::chrono_literals;
+
+// A connected pair of loopback TCP sockets.
+std::pair<int, int> tcp_pair() {
+  DataListener listener("127.0.0.1");
+  const std::string ep = listener.endpoint();
+  const int port = std::stoi(ep.substr(ep.rfind(':') + 1));
+  const int a = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(::connect(a, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  const int b = ::accept(listener.fd(), nullptr, nullptr);
+  return {a, b};
+}
+
+Fingerprint call(uint64_t sequence, uint64_t count) {
+  Fingerprint f;
+  f.sequence = sequence;
+  f.op = CollectiveOp::kAllGather;
+  f.dtype = DType::kFloat32;
+  f.count = count;
+  return f;
+}
+
+// One peer (position 1) reached through `stream`; this process is position 0.
+struct OnePeer {
+  explicit OnePeer(std::unique_ptr<Stream> stream) : links(2) {
+    links[1].process = 1;
+    links[1].name = "process 1 (host test)";
+    links[1].out = links[1].in = stream.get();
+    links[1].streams.push_back(std::move(stream));
+    ex = std::make_unique<Exchange>(links, 0, 0);
+  }
+  std::vector<PeerLink> links;
+  std::unique_ptr<Exchange> ex;
+};
+
+TEST(ShmRing, BytesArriveInOrderAcrossManyWrapArounds) {
+  const size_t capacity = 4096;
+  ShmSegment seg = ShmSegment::create("/spmd-test-ring-" + std::to_string(::getpid()),
+                                      ring_footprint(capacity));
+  seg.unlink();
+  ShmRingWriter w(seg.data(), capacity, "reader");
+  ShmRingReader r(seg.data(), capacity, "writer");
+  std::vector<std::byte> sent(1 << 20);
+  for (size_t i = 0; i < sent.size(); ++i) sent[i] = static_cast<std::byte>(i * 131 % 251);
+  std::vector<std::byte> got;
+  size_t at = 0;
+  while (got.size() < sent.size()) {
+    // Odd write sizes so that pieces straddle the end of the ring.
+    const size_t want = std::min<size_t>(1237, sent.size() - at);
+    at += w.write_some({sent.data() + at, want}, {});
+    auto piece = r.readable();
+    got.insert(got.end(), piece.begin(), piece.end());
+    r.consume(piece.size());
+  }
+  EXPECT_EQ(got, sent);
+}
+
+TEST(ShmRing, ACorruptTailFromThePeerIsAnErrorNotAnOverread) {
+  const size_t capacity = 4096;
+  ShmSegment seg = ShmSegment::create("/spmd-test-corrupt-" + std::to_string(::getpid()),
+                                      ring_footprint(capacity));
+  ShmRingReader r(seg.data(), capacity, "process 1");
+  reinterpret_cast<RingControl*>(seg.data())->tail.store(capacity * 3);
+  EXPECT_THROW(r.readable(), Error);
+}
+
+TEST(Exchange, MessagesRoundTripOverTcpWithPayloadsOfOddLengths) {
+  auto [a, b] = tcp_pair();
+  OnePeer left(std::make_unique<TcpStream>(a, "right"));
+  OnePeer right(std::make_unique<TcpStream>(b, "left"));
+  std::vector<float> data(100003);
+  std::iota(data.begin(), data.end(), 0.0f);
+  std::vector<float> out(data.size());
+  Waiter wl(nullptr, std::nullopt);
+  Waiter wr(nullptr, std::nullopt);
+  left.ex->begin(call(0, data.size()), &wl);
+  left.ex->send(1, data.data(), data.size() * 4);
+  left.ex->send(1, data.data(), 12);
+  right.ex->begin(call(0, data.size()), &wr);
+  right.ex->recv_into(1, out.data(), out.size() * 4);
+  std::vector<float> tail(3);
+  right.ex->recv_into(1, tail.data(), 12);
+  std::thread sender([&] { left.ex->run(); });
+  right.ex->run();
+  sender.join();
+  EXPECT_EQ(out, data);
+  EXPECT_EQ(tail, std::vector<float>({0.0f, 1.0f, 2.0f}));
+}
+
+// Writes raw bytes to the peer socket and expects the receiving exchange to throw `E` with
+// `text` in its message.
+template <class E>
+void expect_rejected(const std::string& bytes, const std::string& text, size_t expect_len = 64) {
+  auto [a, b] = tcp_pair();
+  OnePeer receiver(std::make_unique<TcpStream>(b, "x"));
+  ASSERT_EQ(::send(a, bytes.data(), bytes.size(), 0), static_cast<ssize_t>(bytes.size()));
+  Waiter w(nullptr, Waiter::Clock::now() + 5s);
+  std::vector<std::byte> out(expect_len);
+  receiver.ex->begin(call(7, 16), &w);
+  receiver.ex->recv_into(1, out.data(), out.size());
+  try {
+    receiver.ex->run();
+    ADD_FAILURE() << "no error for bad bytes";
+  } catch (const E& e) {
+    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("process 1"), std::string::npos) << e.what();
+  }
+  ::close(a);
+}
+
+std::string header_bytes(const MessageHeader& h) {
+  return std::string(reinterpret_cast<const char*>(&h), sizeof(h));
+}
+
+TEST(Exchange, GarbageOnATcpConnectionIsRejectedAsMalformed) {
+  expect_rejected<Error>(std::string(48, 'x'), "malformed message header");
+}
+
+TEST(Exchange, AHeaderClaimingAnotherLengthIsRejectedBeforeThePayloadIsRead) {
+  MessageHeader h;
+  h.fingerprint = encode(call(7, 16));
+  h.length = uint64_t{1} << 40;  // would overrun any buffer
+  expect_rejected<Error>(header_bytes(h), "1099511627776-byte message where 64 bytes");
+}
+
+TEST(Exchange, AnUndecodableFingerprintIsRejected) {
+  MessageHeader h;
+  h.fingerprint.fill(0xff);
+  h.length = 64;
+  expect_rejected<Error>(header_bytes(h), "undecodable call fingerprint");
+}
+
+TEST(Exchange, ADifferentCallFromThePeerIsACollectiveMismatchNamingBoth) {
+  MessageHeader h;
+  h.fingerprint = encode(call(7, 17));
+  h.length = 68;
+  expect_rejected<CollectiveMismatch>(header_bytes(h), "float32 x 17");
+}
+
+TEST(Exchange, APeerThatNeverSendsTimesOutNamingIt) {
+  auto [a, b] = tcp_pair();
+  OnePeer receiver(std::make_unique<TcpStream>(b, "x"));
+  Waiter w(nullptr, Waiter::Clock::now() + 300ms);
+  std::vector<std::byte> out(8);
+  receiver.ex->begin(call(3, 2), &w);
+  receiver.ex->recv_into(1, out.data(), out.size());
+  try {
+    receiver.ex->run();
+    ADD_FAILURE() << "no timeout";
+  } catch (const DeadlineExceeded& e) {
+    EXPECT_NE(std::string(e.what()).find("process 1 (host test) did not arrive"), std::string::npos)
+        << e.what();
+  }
+  ::close(a);
+}
+
+TEST(TcpHandshake, StrangersAreDroppedAndTheRealPeerStillGetsIn) {
+  DataListener listener("127.0.0.1");
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  std::thread strangers([&] {
+    // Garbage, then a handshake for another group, then the real peer.
+    Handshake bad;
+    bad.magic = 0x12345678;
+    ::close(connect_peer(listener.endpoint(), bad, deadline));
+    Handshake other;
+    other.group = 99;
+    other.from = 1;
+    other.nonce = 42;
+    ::close(connect_peer(listener.endpoint(), other, deadline));
+    Handshake good;
+    good.group = 7;
+    good.from = 1;
+    good.to = 0;
+    good.nonce = 42;
+    const int fd = connect_peer(listener.endpoint(), good, deadline);
+    std::this_thread::sleep_for(200ms);
+    ::close(fd);
+  });
+  int rejected = 0;
+  auto got = accept_peers(listener, 7, 0, 42, {1}, deadline, nullptr, &rejected);
+  strangers.join();
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_TRUE(got.contains(1));
+  EXPECT_EQ(rejected, 2);
+  for (auto& [p, fd] : got) ::close(fd);
+}
+
+}  // namespace
+}  // namespace spmd
