@@ -1,7 +1,10 @@
 // spmd-bench: spmd's multi-process benchmarks. One subcommand per benchmark:
 //   spmd-bench coordinator --processes 4096 [--rounds 20] [--threads 1] [--json]
+//   spmd-bench collectives -n 2 [--ops all_reduce,...] [--sizes 8,1M,...] [--impls spmd,mpi,gloo]
+//                          [--transport auto|tcp] [--seconds 0.3] [--json]
 #include <CLI/CLI.hpp>
 
+#include "spmd-bench/collectives_bench.h"
 #include "spmd-bench/coordinator_bench.h"
 
 int main(int argc, char** argv) {
@@ -16,7 +19,30 @@ int main(int argc, char** argv) {
   c->add_option("--threads", coord.client_threads, "threads driving the clients")
       ->check(CLI::Range(1, 64));
   c->add_flag("--json", coord.json, "print one JSON object");
+
+  spmd::bench::CollectivesBenchOptions coll;
+  auto add_collective_options = [&coll](CLI::App* sub) {
+    sub->add_option("--ops", coll.ops, "comma-separated ops (default: all)");
+    sub->add_option("--sizes", coll.sizes, "comma-separated sizes, K/M/G suffixes (default 8 B … 256 MiB)");
+    sub->add_option("--seconds", coll.seconds_per_point, "measuring time per op and size")
+        ->check(CLI::Range(0.001, 60.0));
+  };
+  auto* k = app.add_subcommand(
+      "collectives", "spmd's collectives beside Open MPI's and Gloo's, with a memcpy reference");
+  k->add_option("-n,--processes", coll.processes, "processes per implementation")
+      ->check(CLI::Range(2, 64));
+  k->add_option("--impls", coll.impls, "implementations to run: spmd,mpi,gloo");
+  k->add_option("--transport", coll.transport, "auto (shm for spmd, vader for MPI) or tcp")
+      ->check(CLI::IsMember({"auto", "tcp"}));
+  k->add_flag("--json", coll.json, "one JSON object per row");
+  add_collective_options(k);
+  auto* w = app.add_subcommand("collectives-worker", "one spmd process of `collectives` (internal)");
+  add_collective_options(w);
+  w->group("");  // not listed in --help
+
   CLI11_PARSE(app, argc, argv);
   if (c->parsed()) return spmd::bench::run_coordinator_bench(coord);
+  if (k->parsed()) return spmd::bench::run_collectives_bench(coll);
+  if (w->parsed()) return spmd::bench::run_collectives_worker(coll);
   return 2;
 }

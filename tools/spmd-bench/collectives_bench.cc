@@ -1,0 +1,283 @@
+#include "spmd-bench/collectives_bench.h"
+
+#include <fmt/format.h>
+#include <spmd/communicator.h>
+#include <spmd/spmd.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <regex>
+#include <sstream>
+#include <vector>
+
+#include "common/subprocess.h"
+#include "spmd-bench/collective_sweep.h"
+
+namespace spmd::bench {
+namespace {
+
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+// The longest one implementation's whole sweep may take before it is stopped.
+constexpr auto kImplTimeout = std::chrono::minutes(20);
+
+class SpmdImpl final : public CollectiveImpl {
+ public:
+  SpmdImpl() : world_(spmd::world()) {}
+  int rank() override { return world_.rank(); }
+  int size() override { return world_.size(); }
+  const char* name() override { return "spmd"; }
+  std::string transport() override { return world_.transport(); }
+  bool supports(const std::string&) override { return true; }
+  void run(const std::string& op, const float* in, float* out, size_t count) override {
+    if (op == "all_reduce") {
+      world_.all_reduce(DType::kFloat32, in, out, count, ReduceOp::kSum);
+    } else if (op == "all_gather") {
+      world_.all_gather(DType::kFloat32, in, out, count);
+    } else if (op == "reduce_scatter") {
+      world_.reduce_scatter(DType::kFloat32, in, out, count, ReduceOp::kSum);
+    } else if (op == "all_to_all") {
+      world_.all_to_all(DType::kFloat32, in, out, count);
+    } else if (op == "broadcast") {
+      world_.broadcast(DType::kFloat32, out, out, count, 0);
+    }
+  }
+  void barrier() override { world_.barrier(); }
+  bool all_true(bool mine) override {
+    int32_t v = mine ? 1 : 0;
+    world_.all_reduce(std::span<int32_t>(&v, 1), ReduceOp::kMin);
+    return v == 1;
+  }
+
+ private:
+  Communicator world_;
+};
+
+SweepOptions sweep_options(const CollectivesBenchOptions& o) {
+  SweepOptions s;
+  s.ops = o.ops.empty() ? default_ops() : parse_list(o.ops);
+  s.sizes = o.sizes.empty() ? default_sizes() : parse_sizes(o.sizes);
+  s.seconds_per_point = o.seconds_per_point;
+  return s;
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ",") + x;
+  return s;
+}
+
+std::string sizes_arg(const std::vector<size_t>& v) {
+  std::string s;
+  for (size_t x : v) s += (s.empty() ? "" : ",") + std::to_string(x);
+  return s;
+}
+
+fs::path self_dir() { return fs::read_symlink("/proc/self/exe").parent_path(); }
+
+bool on_path(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  std::stringstream ss(path != nullptr ? path : "");
+  std::string dir;
+  while (std::getline(ss, dir, ':')) {
+    if (::access((fs::path(dir) / program).c_str(), X_OK) == 0) return true;
+  }
+  return false;
+}
+
+// Starts `argvs` (the first one's output is the rows), returns the row lines it printed.
+std::vector<std::string> run_workers(
+    const std::vector<std::vector<std::string>>& argvs,
+    const std::vector<std::vector<std::pair<std::string, std::string>>>& envs) {
+  std::vector<tools::Child> children;
+  for (size_t i = 0; i < argvs.size(); ++i) {
+    tools::SpawnOptions so;
+    so.argv = argvs[i];
+    so.env = envs[i];
+    so.pipe_output = i == 0;
+    so.merge_stderr = true;
+    so.new_process_group = true;
+    children.push_back(tools::spawn(so));
+  }
+  const std::string output = tools::read_all(children[0].out_fd, kImplTimeout);
+  for (const auto& c : children) {
+    auto status = tools::wait_or_kill(c.pid, 30s, true);
+    if (!status || status->code != 0) {
+      fmt::print(stderr, "spmd-bench: {} {}\n", argvs[0][0],
+                 status ? status->to_string() : "did not exit; killed");
+    }
+  }
+  std::vector<std::string> rows;
+  std::stringstream ss(output);
+  std::string line;
+  while (std::getline(ss, line)) {
+    if (line.starts_with("{")) {
+      rows.push_back(line);
+    } else if (!line.empty()) {
+      fmt::print(stderr, "{}\n", line);
+    }
+  }
+  return rows;
+}
+
+std::vector<std::string> run_spmd(const CollectivesBenchOptions& o, const SweepOptions& s) {
+  const std::string address = "127.0.0.1:" + std::to_string(tools::free_port());
+  std::vector<std::vector<std::string>> argvs;
+  std::vector<std::vector<std::pair<std::string, std::string>>> envs;
+  for (int i = 0; i < o.processes; ++i) {
+    argvs.push_back({(self_dir() / "spmd-bench").string(), "collectives-worker", "--ops",
+                     join(s.ops), "--sizes", sizes_arg(s.sizes), "--seconds",
+                     std::to_string(s.seconds_per_point)});
+    std::vector<std::pair<std::string, std::string>> env = {
+        {"SPMD_COORDINATOR_ADDRESS", address},
+        {"SPMD_NUM_PROCESSES", std::to_string(o.processes)},
+        {"SPMD_PROCESS_ID", std::to_string(i)},
+        {"SPMD_CPU_DEVICES", "1"}};
+    if (o.transport == "tcp") env.emplace_back("SPMD_TRANSPORT", "tcp");
+    envs.push_back(env);
+  }
+  return run_workers(argvs, envs);
+}
+
+std::vector<std::string> run_mpi(const CollectivesBenchOptions& o, const SweepOptions& s) {
+  const fs::path worker = self_dir() / "spmd-bench-mpi";
+  if (!fs::exists(worker) || !on_path("mpirun.openmpi")) {
+    fmt::print(stderr, "spmd-bench: no Open MPI baseline (spmd-bench-mpi or mpirun.openmpi "
+                       "missing: install libopenmpi-dev and openmpi-bin, then rebuild)\n");
+    return {};
+  }
+  const std::string btl = o.transport == "tcp" ? "self,tcp" : "self,vader";
+  std::vector<std::string> argv = {"mpirun.openmpi", "-np", std::to_string(o.processes),
+                                   "--oversubscribe", "--mca", "btl", btl};
+  if (o.transport == "tcp") {
+    for (const char* a : {"--mca", "btl_tcp_if_include", "lo"}) argv.push_back(a);
+  }
+  if (::getuid() == 0) argv.push_back("--allow-run-as-root");
+  for (const std::string& a :
+       {worker.string(), join(s.ops), sizes_arg(s.sizes), std::to_string(s.seconds_per_point)}) {
+    argv.push_back(a);
+  }
+  return run_workers({argv}, {{{"SPMD_BENCH_MPI_TRANSPORT", o.transport == "tcp" ? "tcp" : "vader"}}});
+}
+
+std::vector<std::string> run_gloo(const CollectivesBenchOptions& o, const SweepOptions& s) {
+  const fs::path worker = self_dir() / "spmd-bench-gloo";
+  if (!fs::exists(worker)) {
+    fmt::print(stderr, "spmd-bench: no Gloo baseline (spmd-bench-gloo missing: install "
+                       "libgloo-dev, then rebuild)\n");
+    return {};
+  }
+  char dir[] = "/tmp/spmd-bench-gloo-XXXXXX";
+  if (::mkdtemp(dir) == nullptr) return {};
+  std::vector<std::vector<std::string>> argvs;
+  std::vector<std::vector<std::pair<std::string, std::string>>> envs;
+  for (int i = 0; i < o.processes; ++i) {
+    argvs.push_back({worker.string(), std::to_string(i), std::to_string(o.processes), dir,
+                     join(s.ops), sizes_arg(s.sizes), std::to_string(s.seconds_per_point)});
+    envs.emplace_back();
+  }
+  auto rows = run_workers(argvs, envs);
+  fs::remove_all(dir);
+  return rows;
+}
+
+// Single-thread memcpy at each size, buffers rotated like the collectives'.
+std::vector<std::string> memcpy_reference(const SweepOptions& s) {
+  std::vector<std::string> rows;
+  for (size_t bytes : s.sizes) {
+    const size_t pool = bytes >= 64 * 1024 ? std::max<size_t>(1, (64u << 20) / bytes) : 1;
+    std::vector<std::vector<char>> src(pool, std::vector<char>(bytes, 1));
+    std::vector<std::vector<char>> dst(pool, std::vector<char>(bytes, 0));
+    const int iterations = static_cast<int>(std::clamp<double>(
+        s.seconds_per_point / std::max(bytes / 5e9, 1e-7), 5, 2000));
+    std::vector<double> times;
+    for (int i = 0; i < iterations; ++i) {
+      const size_t k = static_cast<size_t>(i) % pool;
+      const auto t0 = std::chrono::steady_clock::now();
+      std::memcpy(dst[k].data(), src[k].data(), bytes);
+      asm volatile("" : : "r"(dst[k].data()) : "memory");
+      times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::sort(times.begin(), times.end());
+    const double p50 = times[times.size() / 2];
+    const double p99 = times[std::min(times.size() - 1, times.size() * 99 / 100)];
+    const double bw = bytes / p50 / 1e9;
+    rows.push_back(fmt::format(
+        "{{\"op\": \"memcpy\", \"impl\": \"reference\", \"transport\": \"memory\", \"processes\": 1, "
+        "\"bytes\": {}, \"p50_us\": {:.3f}, \"p99_us\": {:.3f}, \"algbw_GBps\": {:.3f}, "
+        "\"busbw_GBps\": {:.3f}, \"correct\": true}}",
+        bytes, p50 * 1e6, p99 * 1e6, bw, bw));
+  }
+  return rows;
+}
+
+std::string field(const std::string& row, const std::string& key) {
+  std::smatch m;
+  if (std::regex_search(row, m, std::regex("\"" + key + "\": \"?([^,\"}]*)"))) return m[1];
+  return "";
+}
+
+std::string human(size_t bytes) {
+  if (bytes >= (1u << 20) && bytes % (1u << 20) == 0) return fmt::format("{} MiB", bytes >> 20);
+  if (bytes >= 1024 && bytes % 1024 == 0) return fmt::format("{} KiB", bytes >> 10);
+  return fmt::format("{} B", bytes);
+}
+
+}  // namespace
+
+int run_collectives_worker(const CollectivesBenchOptions& options) {
+  spmd::distributed::initialize();
+  {
+    SpmdImpl impl;
+    sweep(impl, sweep_options(options));
+    impl.barrier();
+  }
+  spmd::distributed::shutdown();
+  return 0;
+}
+
+int run_collectives_bench(const CollectivesBenchOptions& options) {
+  const SweepOptions s = sweep_options(options);
+  std::vector<std::string> rows;
+  for (const std::string& impl : parse_list(options.impls)) {
+    std::vector<std::string> got;
+    if (impl == "spmd") got = run_spmd(options, s);
+    else if (impl == "mpi") got = run_mpi(options, s);
+    else if (impl == "gloo") got = run_gloo(options, s);
+    else {
+      fmt::print(stderr, "spmd-bench: unknown implementation {:?} (spmd, mpi, gloo)\n", impl);
+      return 2;
+    }
+    if (options.json) {
+      for (const auto& r : got) fmt::print("{}\n", r);
+      std::fflush(stdout);
+    }
+    rows.insert(rows.end(), got.begin(), got.end());
+  }
+  const auto reference = memcpy_reference(s);
+  if (options.json) {
+    for (const auto& r : reference) fmt::print("{}\n", r);
+  } else {
+    fmt::print("{:<15} {:>9} {:<6} {:<6} {:>11} {:>11} {:>10} {:>10} {}\n", "op", "bytes", "impl",
+               "link", "p50 us", "p99 us", "algbw GB/s", "busbw GB/s", "correct");
+    auto all = rows;
+    all.insert(all.end(), reference.begin(), reference.end());
+    for (const auto& r : all) {
+      fmt::print("{:<15} {:>9} {:<6} {:<6} {:>11} {:>11} {:>10} {:>10} {}\n", field(r, "op"),
+                 human(std::stoull(field(r, "bytes"))), field(r, "impl"), field(r, "transport"),
+                 field(r, "p50_us"), field(r, "p99_us"), field(r, "algbw_GBps"),
+                 field(r, "busbw_GBps"), field(r, "correct"));
+    }
+  }
+  bool ok = true;
+  for (const auto& r : rows) ok &= field(r, "correct") == "true";
+  return ok ? 0 : 1;
+}
+
+}  // namespace spmd::bench

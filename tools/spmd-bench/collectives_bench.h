@@ -1,0 +1,26 @@
+// spmd-bench collectives: spmd's collectives beside Open MPI's and Gloo's in the same run, each
+// in processes of its own (spmd through spmd-bench's worker mode, MPI through mpirun, Gloo
+// through spmd-bench-gloo), plus a single-thread memcpy reference at every size.
+#pragma once
+
+#include <string>
+
+namespace spmd::bench {
+
+struct CollectivesBenchOptions {
+  int processes = 2;
+  std::string ops;    // comma-separated; empty: all
+  std::string sizes;  // comma-separated with K/M/G; empty: 8 B … 256 MiB
+  std::string impls = "spmd,mpi,gloo";
+  std::string transport = "auto";  // or "tcp": spmd with SPMD_TRANSPORT=tcp, MPI with its tcp BTL
+  double seconds_per_point = 0.3;
+  bool json = false;
+};
+
+// The parent: launches every implementation, prints rows. Returns 0 when every row is correct.
+int run_collectives_bench(const CollectivesBenchOptions& options);
+
+// One spmd process (launched by the parent with the SPMD_* environment).
+int run_collectives_worker(const CollectivesBenchOptions& options);
+
+}  // namespace spmd::bench
