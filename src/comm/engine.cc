@@ -13,7 +13,7 @@ namespace spmd {
 namespace {
 
 constexpr size_t kHeaderBytes = sizeof(MessageHeader);
-alignas(8) constexpr std::byte kZeros[kPayloadAlign] = {};
+alignas(64) constexpr std::byte kZeros[kMessageAlign] = {};
 // How long a process that found a mismatch keeps trying to hand its call's header to peers that
 // have not had it (their buffers full of an earlier call) before it throws.
 constexpr auto kMismatchFlushTimeout = std::chrono::seconds(2);

@@ -5,8 +5,8 @@
 // A call posts operations, then run()s them to completion; it may post and run again (the steps
 // of a ring). Per peer, sends go out and receives complete in the order posted. Every message of
 // a call carries the call's fingerprint; the first one from each peer is therefore the check
-// that the peer makes the same call. Payloads travel padded to 8 bytes so that on both
-// transports they start 8-byte aligned, and sinks receive pieces that hold whole elements.
+// that the peer makes the same call. Messages travel padded to a cache line so that on both
+// transports payloads start aligned, and sinks receive pieces that hold whole elements.
 //
 // Not thread-safe: one thread drives an Exchange at a time.
 #pragma once
@@ -99,8 +99,13 @@ class Exchange {
   Waiter* waiter_ = nullptr;
 };
 
-// Payloads are padded to this many bytes on the wire.
-inline constexpr size_t kPayloadAlign = 8;
-constexpr size_t padded(size_t bytes) { return (bytes + kPayloadAlign - 1) & ~(kPayloadAlign - 1); }
+// Messages (header and payload) are padded to a multiple of a cache line on the wire: a small
+// message then occupies exactly one line of a shared-memory ring, and every payload starts
+// 16-byte aligned.
+inline constexpr size_t kMessageAlign = 64;
+constexpr size_t padded(size_t bytes) {
+  return ((sizeof(MessageHeader) + bytes + kMessageAlign - 1) & ~(kMessageAlign - 1)) -
+         sizeof(MessageHeader);
+}
 
 }  // namespace spmd

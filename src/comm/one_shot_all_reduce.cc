@@ -22,12 +22,11 @@ void one_shot_all_reduce(Call& c, const std::byte* in, std::byte* out) {
   if (P == 2 && out != in) {
     // Two operands: op(mine, theirs) equals op(theirs, mine) exactly, so both processes may
     // reduce straight from the stream.
-    std::memcpy(out, in, bytes);
     const DType dtype = c.dtype;
     const ReduceOp op = c.fp.reduce;
     const size_t elem = c.elem();
-    auto sink = [out, dtype, op, elem](size_t offset, const std::byte* data, size_t n) {
-      reduce_into(dtype, op, out + offset, data, n / elem);
+    auto sink = [in, out, dtype, op, elem](size_t offset, const std::byte* data, size_t n) {
+      reduce_to(dtype, op, out + offset, in + offset, data, n / elem);
     };
     c.ex.recv(1 - g.self, bytes, elem, sink);
     c.ex.run();

@@ -156,8 +156,14 @@ void ProcessGroup::execute(const Fingerprint& mine, std::span<const Request> req
           "participant must make the same sequence of collective calls",
           handles_.view->process_index, fp.describe(), odd->describe()));
     }
-    std::vector<LocalBuffers> buffers(requests.size());
-    for (size_t i = 0; i < requests.size(); ++i) buffers[i] = requests[i].buffers;
+    // One participant (the common case) needs no allocation on this path.
+    LocalBuffers one = requests[0].buffers;
+    std::vector<LocalBuffers> many;
+    if (requests.size() > 1) {
+      for (const Request& r : requests) many.push_back(r.buffers);
+    }
+    std::span<const LocalBuffers> buffers =
+        requests.size() > 1 ? std::span<const LocalBuffers>(many) : std::span(&one, 1);
     Call call{fp, fp.dtype, buffers, requests[0].pairs, layout_, *exchange_, scratch_};
     switch (fp.op) {
       case CollectiveOp::kAllReduce: run_all_reduce(call); break;

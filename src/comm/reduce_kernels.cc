@@ -63,6 +63,25 @@ void reduce_typed(ReduceOp op, T* inout, const T* in, size_t count) {
   }
 }
 
+// out[i] = op(a[i], b[i]): one pass where a copy then reduce_into would take two.
+template <typename T>
+void combine_typed(ReduceOp op, T* out, const T* a, const T* b, size_t count) {
+  switch (op) {
+    case ReduceOp::kSum:
+      for (size_t i = 0; i < count; ++i) out[i] = combine(ReduceOp::kSum, a[i], b[i]);
+      return;
+    case ReduceOp::kProd:
+      for (size_t i = 0; i < count; ++i) out[i] = combine(ReduceOp::kProd, a[i], b[i]);
+      return;
+    case ReduceOp::kMin:
+      for (size_t i = 0; i < count; ++i) out[i] = combine(ReduceOp::kMin, a[i], b[i]);
+      return;
+    case ReduceOp::kMax:
+      for (size_t i = 0; i < count; ++i) out[i] = combine(ReduceOp::kMax, a[i], b[i]);
+      return;
+  }
+}
+
 template <typename Half>
 void reduce_half(ReduceOp op, Half* inout, const Half* in, size_t count) {
   for (size_t i = 0; i < count; ++i) {
@@ -116,6 +135,27 @@ void reduce_into(DType dtype, ReduceOp op, void* inout, const void* in, size_t c
       return reduce_typed(op, static_cast<float*>(inout), static_cast<const float*>(in), count);
     case DType::kFloat64:
       return reduce_typed(op, static_cast<double*>(inout), static_cast<const double*>(in), count);
+  }
+}
+
+void reduce_to(DType dtype, ReduceOp op, void* out, const void* a, const void* b, size_t count) {
+  switch (dtype) {
+    case DType::kInt32:
+      return combine_typed(op, static_cast<int32_t*>(out), static_cast<const int32_t*>(a),
+                           static_cast<const int32_t*>(b), count);
+    case DType::kInt64:
+      return combine_typed(op, static_cast<int64_t*>(out), static_cast<const int64_t*>(a),
+                           static_cast<const int64_t*>(b), count);
+    case DType::kFloat32:
+      return combine_typed(op, static_cast<float*>(out), static_cast<const float*>(a),
+                           static_cast<const float*>(b), count);
+    case DType::kFloat64:
+      return combine_typed(op, static_cast<double*>(out), static_cast<const double*>(a),
+                           static_cast<const double*>(b), count);
+    default:
+      // The rarer dtypes: copy, then combine in place.
+      if (out != a) std::memmove(out, a, count * dtype_size(dtype));
+      reduce_into(dtype, op, out, b, count);
   }
 }
 

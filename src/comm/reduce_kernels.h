@@ -18,6 +18,9 @@ namespace spmd {
 // element is combined in float32 and rounded back.
 void reduce_into(DType dtype, ReduceOp op, void* inout, const void* in, size_t count);
 
+// out[i] = op(a[i], b[i]) for `count` elements of `dtype`; `out` may be `a`.
+void reduce_to(DType dtype, ReduceOp op, void* out, const void* a, const void* b, size_t count);
+
 // True for the dtypes that reduce through a float32 accumulator (float16, bfloat16).
 constexpr bool accumulates_in_float32(DType dtype) {
   return dtype == DType::kFloat16 || dtype == DType::kBFloat16;

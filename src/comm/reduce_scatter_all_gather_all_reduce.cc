@@ -41,9 +41,8 @@ void reduce_scatter_all_gather_all_reduce(Call& c, const std::byte* in, std::byt
   const DType dtype = c.dtype;
   const ReduceOp op = c.fp.reduce;
   if (P == 2) {
-    if (my_out != my_in) std::memcpy(my_out, my_in, mine_bytes);
-    auto sink = [my_out, dtype, op, elem](size_t offset, const std::byte* data, size_t n) {
-      reduce_into(dtype, op, my_out + offset, data, n / elem);
+    auto sink = [my_in, my_out, dtype, op, elem](size_t offset, const std::byte* data, size_t n) {
+      reduce_to(dtype, op, my_out + offset, my_in + offset, data, n / elem);
     };
     c.ex.recv(1 - g.self, mine_bytes, elem, sink);
     c.ex.run();
