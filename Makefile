@@ -7,10 +7,11 @@ JOBS ?= $(shell nproc)
 
 # Everything the build and the tests need, from Debian's packages only (see DESIGN.md). The
 # launchers are real peers in the tests: Slurm (with munge), Open MPI and MPICH side by side.
+# libopenmpi-dev and libgloo-dev build the baselines spmd-bench collectives measures against.
 PACKAGES := g++ cmake ninja-build pkg-config \
 	libasio-dev libprotobuf-dev protobuf-compiler libfmt-dev libspdlog-dev libcli11-dev \
 	libpmix-dev libgtest-dev libgmock-dev librapidcheck-dev \
-	slurm-wlm munge openmpi-bin mpich
+	slurm-wlm munge openmpi-bin libopenmpi-dev mpich libgloo-dev
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -50,6 +51,9 @@ test: build
 
 bench: build
 	$(BUILD_DIR)/tools/spmd-bench/spmd-bench coordinator --processes 4096
+	$(BUILD_DIR)/tools/spmd-bench/spmd-bench collectives -n 2 --ops all_reduce --sizes 8,1M,64M
+	$(BUILD_DIR)/tools/spmd-bench/spmd-bench collectives -n 2 --ops all_reduce --sizes 8,1M,64M \
+	  --transport tcp --impls spmd,gloo
 
 format:
 	git ls-files '*.cc' '*.h' | xargs clang-format -i

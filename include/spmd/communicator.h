@@ -65,8 +65,7 @@ class Communicator {
   template <std::ranges::contiguous_range In, std::ranges::contiguous_range Out>
   void all_reduce(const In& in, Out&& out, ReduceOp op = ReduceOp::kSum) {
     using T = value_of<In, Out>;
-    all_reduce(dtype_of<T>(), std::ranges::data(in), std::ranges::data(out), sized(in, out, 1),
-               op);
+    all_reduce(dtype_of<T>(), std::ranges::data(in), std::ranges::data(out), sized(in, out, 1), op);
   }
   template <std::ranges::contiguous_range Buf>
   void all_reduce(Buf&& inout, ReduceOp op = ReduceOp::kSum) {
@@ -84,8 +83,8 @@ class Communicator {
   template <std::ranges::contiguous_range In, std::ranges::contiguous_range Out>
   void reduce_scatter(const In& in, Out&& out, ReduceOp op = ReduceOp::kSum) {
     using T = value_of<In, Out>;
-    reduce_scatter(dtype_of<T>(), std::ranges::data(in), std::ranges::data(out),
-                   sized(in, out, -2), op);
+    reduce_scatter(dtype_of<T>(), std::ranges::data(in), std::ranges::data(out), sized(in, out, -2),
+                   op);
   }
 
   // Block j of `in` goes to participant j; block i of `out` comes from participant i. Both

@@ -42,7 +42,7 @@ struct Call {
   // The dtype bytes move and reduce in: fp.dtype, except float16/bfloat16 reductions, which run in
   // float32 and are rounded once at the end.
   DType dtype;
-  std::span<const LocalBuffers> local;  // one per local rank, in layout.local_ranks order
+  std::span<const LocalBuffers> local;         // one per local rank, in layout.local_ranks order
   std::span<const std::pair<int, int>> pairs;  // permute: (source rank, target rank)
   const GroupLayout& layout;
   Exchange& ex;

@@ -51,7 +51,8 @@ size_t Communicator::check_sizes(size_t in, size_t out, int relation) const {
   switch (relation) {
     case 1:
       if (in != out) {
-        throw InvalidArgument(fmt::format("in has {} elements and out {}; they must be equal", in, out));
+        throw InvalidArgument(
+            fmt::format("in has {} elements and out {}; they must be equal", in, out));
       }
       return in;
     case -1:
@@ -80,38 +81,64 @@ size_t Communicator::check_sizes(size_t in, size_t out, int relation) const {
 }
 
 void Communicator::all_reduce(DType dtype, const void* in, void* out, size_t count, ReduceOp op) {
-  Request r{CollectiveOp::kAllReduce, dtype, op, -1, count,
-            {static_cast<const std::byte*>(in), static_cast<std::byte*>(out)}, {}};
+  Request r{CollectiveOp::kAllReduce,
+            dtype,
+            op,
+            -1,
+            count,
+            {static_cast<const std::byte*>(in), static_cast<std::byte*>(out)},
+            {}};
   group_->run(local_, r);
 }
 
 void Communicator::all_gather(DType dtype, const void* in, void* out, size_t count) {
-  Request r{CollectiveOp::kAllGather, dtype, ReduceOp::kSum, -1, count,
-            {static_cast<const std::byte*>(in), static_cast<std::byte*>(out)}, {}};
+  Request r{CollectiveOp::kAllGather,
+            dtype,
+            ReduceOp::kSum,
+            -1,
+            count,
+            {static_cast<const std::byte*>(in), static_cast<std::byte*>(out)},
+            {}};
   group_->run(local_, r);
 }
 
 void Communicator::reduce_scatter(DType dtype, const void* in, void* out, size_t count,
                                   ReduceOp op) {
-  Request r{CollectiveOp::kReduceScatter, dtype, op, -1, count,
-            {static_cast<const std::byte*>(in), static_cast<std::byte*>(out)}, {}};
+  Request r{CollectiveOp::kReduceScatter,
+            dtype,
+            op,
+            -1,
+            count,
+            {static_cast<const std::byte*>(in), static_cast<std::byte*>(out)},
+            {}};
   group_->run(local_, r);
 }
 
 void Communicator::all_to_all(DType dtype, const void* in, void* out, size_t count) {
-  Request r{CollectiveOp::kAllToAll, dtype, ReduceOp::kSum, -1, count,
-            {static_cast<const std::byte*>(in), static_cast<std::byte*>(out)}, {}};
+  Request r{CollectiveOp::kAllToAll,
+            dtype,
+            ReduceOp::kSum,
+            -1,
+            count,
+            {static_cast<const std::byte*>(in), static_cast<std::byte*>(out)},
+            {}};
   group_->run(local_, r);
 }
 
 void Communicator::broadcast(DType dtype, const void* in, void* out, size_t count, int root) {
   if (root < 0 || root >= size()) {
-    throw InvalidArgument(fmt::format("broadcast root {} is not a rank of this {}-participant "
-                                      "communicator",
-                                      root, size()));
+    throw InvalidArgument(
+        fmt::format("broadcast root {} is not a rank of this {}-participant "
+                    "communicator",
+                    root, size()));
   }
-  Request r{CollectiveOp::kBroadcast, dtype, ReduceOp::kSum, root, count,
-            {static_cast<const std::byte*>(in), static_cast<std::byte*>(out)}, {}};
+  Request r{CollectiveOp::kBroadcast,
+            dtype,
+            ReduceOp::kSum,
+            root,
+            count,
+            {static_cast<const std::byte*>(in), static_cast<std::byte*>(out)},
+            {}};
   group_->run(local_, r);
 }
 
@@ -121,8 +148,8 @@ void Communicator::permute(DType dtype, const void* in, void* out, size_t count,
   std::set<int> targets;
   for (const auto& [s, t] : pairs) {
     if (s < 0 || s >= size() || t < 0 || t >= size()) {
-      throw InvalidArgument(fmt::format("permute pair ({}, {}) names a rank outside 0 … {}", s, t,
-                                        size() - 1));
+      throw InvalidArgument(
+          fmt::format("permute pair ({}, {}) names a rank outside 0 … {}", s, t, size() - 1));
     }
     if (!sources.insert(s).second || !targets.insert(t).second) {
       throw InvalidArgument(fmt::format(
@@ -131,21 +158,28 @@ void Communicator::permute(DType dtype, const void* in, void* out, size_t count,
           s, t));
     }
   }
-  Request r{CollectiveOp::kPermute, dtype, ReduceOp::kSum, -1, count,
-            {static_cast<const std::byte*>(in), static_cast<std::byte*>(out)}, pairs};
+  Request r{CollectiveOp::kPermute,
+            dtype,
+            ReduceOp::kSum,
+            -1,
+            count,
+            {static_cast<const std::byte*>(in), static_cast<std::byte*>(out)},
+            pairs};
   group_->run(local_, r);
 }
 
 void Communicator::send(DType dtype, const void* data, size_t count, int peer) {
   if (peer < 0 || peer >= size() || peer == rank()) {
-    throw InvalidArgument(fmt::format("send to rank {}: not another rank of this communicator", peer));
+    throw InvalidArgument(
+        fmt::format("send to rank {}: not another rank of this communicator", peer));
   }
   group_->send(local_, peer, dtype, data, count);
 }
 
 void Communicator::recv(DType dtype, void* data, size_t count, int peer) {
   if (peer < 0 || peer >= size() || peer == rank()) {
-    throw InvalidArgument(fmt::format("recv from rank {}: not another rank of this communicator", peer));
+    throw InvalidArgument(
+        fmt::format("recv from rank {}: not another rank of this communicator", peer));
   }
   group_->recv(local_, peer, dtype, data, count);
 }
@@ -179,8 +213,8 @@ Communicator Communicator::split(int color, int key) const {
   const int new_rank = static_cast<int>(
       std::find_if(members.begin(), members.end(), [&](auto& m) { return m.second == rank(); }) -
       members.begin());
-  return Communicator(made, static_cast<int>(std::find(local.begin(), local.end(), new_rank) -
-                                              local.begin()));
+  return Communicator(
+      made, static_cast<int>(std::find(local.begin(), local.end(), new_rank) - local.begin()));
 }
 
 Communicator world() {

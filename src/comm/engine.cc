@@ -124,12 +124,12 @@ void Exchange::check_header(int position, const RecvOp& op) {
   if (h.kind == MessageKind::kMismatch || h.fingerprint != fingerprint_bytes_) {
     const std::optional<Fingerprint> theirs = decode(h.fingerprint);
     if (!theirs) {
-      throw Error(fmt::format("{} sent an undecodable call fingerprint during {}; the "
-                              "communicator is closed",
-                              link.name, fingerprint_.describe()));
+      throw Error(
+          fmt::format("{} sent an undecodable call fingerprint during {}; the "
+                      "communicator is closed",
+                      link.name, fingerprint_.describe()));
     }
-    throw CollectiveMismatch(
-        mismatch_message(fingerprint_, self_process_, *theirs, link.process));
+    throw CollectiveMismatch(mismatch_message(fingerprint_, self_process_, *theirs, link.process));
   }
   if (h.length != op.bytes) {
     throw Error(fmt::format(
@@ -166,7 +166,7 @@ bool Exchange::progress_recv(int position, PeerLink& link, RecvOp& op) {
       continue;
     }
     const size_t at = op.got - kHeaderBytes;  // payload offset (counting padding)
-    if (at >= op.bytes) {                    // padding
+    if (at >= op.bytes) {                     // padding
       const std::span<const std::byte> r = link.in->readable();
       if (r.empty()) break;
       const size_t k = std::min(r.size(), total - op.got);

@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "comm/message_header.h"
 #include "comm/function_ref.h"
+#include "comm/message_header.h"
 #include "comm/peer_link.h"
 #include "comm/waiter.h"
 
@@ -57,8 +57,8 @@ class Exchange {
   struct SendOp {
     MessageHeader header;
     const std::byte* data;
-    size_t bytes;   // payload, before padding
-    size_t sent;    // of header + padded payload
+    size_t bytes;  // payload, before padding
+    size_t sent;   // of header + padded payload
   };
   struct RecvOp {
     size_t bytes;

@@ -17,9 +17,9 @@ class FunctionRef<R(Args...)> {
  public:
   FunctionRef() = default;
   template <class F>
-    requires(!std::is_same_v<std::remove_cvref_t<F>, FunctionRef> &&
-             std::is_invocable_r_v<R, F&, Args...>)
-  FunctionRef(F& f)  // NOLINT(google-explicit-constructor): used like a function parameter
+  requires(!std::is_same_v<std::remove_cvref_t<F>, FunctionRef> &&
+           std::is_invocable_r_v<R, F&, Args...>)
+      FunctionRef(F& f)  // NOLINT(google-explicit-constructor): used like a function parameter
       : object_(std::addressof(f)), call_([](void* o, Args... args) -> R {
           return (*static_cast<F*>(o))(std::forward<Args>(args)...);
         }) {}

@@ -15,8 +15,8 @@ GroupLayout make_group_layout(std::span<const int> devices, uint64_t id, const D
   std::vector<bool> seen(count, false);
   for (int d : devices) {
     if (d < 0 || d >= count) {
-      throw InvalidArgument(fmt::format(
-          "device id {} does not exist: the cluster has devices 0 … {}", d, count - 1));
+      throw InvalidArgument(
+          fmt::format("device id {} does not exist: the cluster has devices 0 … {}", d, count - 1));
     }
     if (seen[d]) throw InvalidArgument(fmt::format("device id {} appears twice in the group", d));
     seen[d] = true;

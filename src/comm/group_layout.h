@@ -15,13 +15,13 @@ namespace spmd {
 
 struct GroupLayout {
   uint64_t id = 0;
-  std::vector<int> devices;       // rank -> global device id
-  std::vector<int> rank_position; // rank -> position of its process
-  std::vector<int> processes;     // position -> process index, ascending
-  std::vector<std::string> hosts; // position -> host id
+  std::vector<int> devices;                // rank -> global device id
+  std::vector<int> rank_position;          // rank -> position of its process
+  std::vector<int> processes;              // position -> process index, ascending
+  std::vector<std::string> hosts;          // position -> host id
   std::vector<std::vector<int>> ranks_of;  // position -> its ranks, ascending
-  int self = 0;                   // this process's position
-  std::vector<int> local_ranks;   // ranks_of[self]
+  int self = 0;                            // this process's position
+  std::vector<int> local_ranks;            // ranks_of[self]
 
   int size() const { return static_cast<int>(devices.size()); }
   int positions() const { return static_cast<int>(processes.size()); }

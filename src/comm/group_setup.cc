@@ -46,15 +46,16 @@ size_t ring_bytes() {
   char* end = nullptr;
   const unsigned long long v = std::strtoull(raw, &end, 10);
   if (end == raw || *end != '\0' || v < 4096 || v > (1ull << 30) || !std::has_single_bit(v)) {
-    throw InvalidArgument(fmt::format(
-        "SPMD_SHM_RING_BYTES={:?} must be a power of two between 4096 and 2^30", raw));
+    throw InvalidArgument(
+        fmt::format("SPMD_SHM_RING_BYTES={:?} must be a power of two between 4096 and 2^30", raw));
   }
   return v;
 }
 
 std::string peer_name(const CommHandles& h, int process) {
   for (const Device& d : h.view->devices) {
-    if (d.process_index() == process) return fmt::format("process {} (host {})", process, d.host_id());
+    if (d.process_index() == process)
+      return fmt::format("process {} (host {})", process, d.host_id());
   }
   return fmt::format("process {}", process);
 }
@@ -107,7 +108,8 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(std::span<const int> devices,
   const int P = g.positions();
   if (P > 1) {
     if (!handles.coord) {
-      throw FailedPrecondition("a communicator spanning processes needs spmd::distributed::initialize()");
+      throw FailedPrecondition(
+          "a communicator spanning processes needs spmd::distributed::initialize()");
     }
     distributed::Client kv(handles.coord);
     const auto deadline = Clock::now() + handles.setup_timeout;
@@ -138,11 +140,12 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(std::span<const int> devices,
     std::vector<Record> records(P);
     for (int q = 0; q < P; ++q) {
       if (q == g.self) continue;
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-      records[q] = decode_record(
-          kv.blocking_key_value_get(fmt::format("{}/{}", prefix, q),
-                                    std::max(left, std::chrono::milliseconds(1))),
-          peer_name(handles, g.processes[q]));
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+      records[q] =
+          decode_record(kv.blocking_key_value_get(fmt::format("{}/{}", prefix, q),
+                                                  std::max(left, std::chrono::milliseconds(1))),
+                        peer_name(handles, g.processes[q]));
     }
 
     for (int q = 0; q < P; ++q) {
@@ -152,12 +155,13 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(std::span<const int> devices,
       link.name = peer_name(handles, link.process);
       const std::vector<int> their_rings = ring_order(g, q, choice);
       if (records[q].shm == "-") {
-        throw Error(fmt::format("{} published no shared memory although it shares this host",
-                                link.name));
+        throw Error(
+            fmt::format("{} published no shared memory although it shares this host", link.name));
       }
       ShmSegment theirs =
           ShmSegment::open(records[q].shm, their_rings.size() * ring_footprint(capacity));
-      const size_t out_slot = std::find(their_rings.begin(), their_rings.end(), g.self) - their_rings.begin();
+      const size_t out_slot =
+          std::find(their_rings.begin(), their_rings.end(), g.self) - their_rings.begin();
       const size_t in_slot = std::find(my_rings.begin(), my_rings.end(), q) - my_rings.begin();
       auto writer = std::make_unique<ShmRingWriter>(
           theirs.data() + out_slot * ring_footprint(capacity), capacity, link.name);
@@ -182,8 +186,8 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(std::span<const int> devices,
           hello.to = static_cast<uint32_t>(q);
           hello.nonce = records[q].nonce;
           if (records[q].endpoint == "-") {
-            throw Error(fmt::format("{} published no TCP endpoint",
-                                    peer_name(handles, g.processes[q])));
+            throw Error(
+                fmt::format("{} published no TCP endpoint", peer_name(handles, g.processes[q])));
           }
           const int fd = connect_peer(records[q].endpoint, hello, deadline);
           PeerLink& link = group->links_[q];
@@ -210,8 +214,10 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(std::span<const int> devices,
     }
 
     // Everyone has mapped and connected: names and records can go.
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    kv.wait_at_barrier(prefix + "/ready", std::max(left, std::chrono::milliseconds(1)), g.processes);
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    kv.wait_at_barrier(prefix + "/ready", std::max(left, std::chrono::milliseconds(1)),
+                       g.processes);
     if (!my_rings.empty()) group->segments_.front().unlink();
     kv.key_value_delete(fmt::format("{}/{}", prefix, g.self));
   }

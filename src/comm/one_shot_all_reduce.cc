@@ -39,7 +39,8 @@ void one_shot_all_reduce(Call& c, const std::byte* in, std::byte* out) {
   c.ex.run();
   std::memcpy(theirs + g.self * bytes, in, bytes);
   std::memcpy(out, theirs, bytes);
-  for (int q = 1; q < P; ++q) reduce_into(c.dtype, c.fp.reduce, out, theirs + q * bytes, c.fp.count);
+  for (int q = 1; q < P; ++q)
+    reduce_into(c.dtype, c.fp.reduce, out, theirs + q * bytes, c.fp.count);
 }
 
 }  // namespace spmd

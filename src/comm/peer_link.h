@@ -12,8 +12,8 @@
 namespace spmd {
 
 struct PeerLink {
-  int process = -1;   // the peer's process index
-  std::string name;   // "process 2 (host node7, pid 4242)"
+  int process = -1;  // the peer's process index
+  std::string name;  // "process 2 (host node7, pid 4242)"
   Stream* out = nullptr;
   Stream* in = nullptr;
   std::vector<std::unique_ptr<Stream>> streams;  // owns out and in

@@ -151,10 +151,10 @@ void ProcessGroup::execute(const Fingerprint& mine, std::span<const Request> req
         if (q != layout_.self) exchange_->send_mismatch(q, *odd);
       }
       exchange_->run();
-      throw CollectiveMismatch(fmt::format(
-          "the local participants of process {} made different calls: {} and {}; every "
-          "participant must make the same sequence of collective calls",
-          handles_.view->process_index, fp.describe(), odd->describe()));
+      throw CollectiveMismatch(
+          fmt::format("the local participants of process {} made different calls: {} and {}; every "
+                      "participant must make the same sequence of collective calls",
+                      handles_.view->process_index, fp.describe(), odd->describe()));
     }
     // One participant (the common case) needs no allocation on this path.
     LocalBuffers one = requests[0].buffers;
@@ -166,14 +166,29 @@ void ProcessGroup::execute(const Fingerprint& mine, std::span<const Request> req
         requests.size() > 1 ? std::span<const LocalBuffers>(many) : std::span(&one, 1);
     Call call{fp, fp.dtype, buffers, requests[0].pairs, layout_, *exchange_, scratch_};
     switch (fp.op) {
-      case CollectiveOp::kAllReduce: run_all_reduce(call); break;
-      case CollectiveOp::kAllGather: run_all_gather(call); break;
-      case CollectiveOp::kReduceScatter: run_reduce_scatter(call); break;
-      case CollectiveOp::kAllToAll: run_all_to_all(call); break;
-      case CollectiveOp::kBroadcast: run_broadcast(call); break;
-      case CollectiveOp::kPermute: run_permute(call); break;
-      case CollectiveOp::kBarrier: run_barrier(call); break;
-      case CollectiveOp::kSendRecv: break;
+      case CollectiveOp::kAllReduce:
+        run_all_reduce(call);
+        break;
+      case CollectiveOp::kAllGather:
+        run_all_gather(call);
+        break;
+      case CollectiveOp::kReduceScatter:
+        run_reduce_scatter(call);
+        break;
+      case CollectiveOp::kAllToAll:
+        run_all_to_all(call);
+        break;
+      case CollectiveOp::kBroadcast:
+        run_broadcast(call);
+        break;
+      case CollectiveOp::kPermute:
+        run_permute(call);
+        break;
+      case CollectiveOp::kBarrier:
+        run_barrier(call);
+        break;
+      case CollectiveOp::kSendRecv:
+        break;
     }
   } catch (const Error& e) {
     std::lock_guard lock(mu_);
@@ -245,9 +260,9 @@ void ProcessGroup::recv(int local, int peer, DType dtype, void* data, uint64_t c
       std::vector<std::byte> message = std::move(box.front());
       box.pop_front();
       if (message.size() != bytes) {
-        throw CollectiveMismatch(fmt::format(
-            "recv #{} of rank {} expects {} bytes from rank {}, which sent {}", fp.sequence, me,
-            bytes, peer, message.size()));
+        throw CollectiveMismatch(
+            fmt::format("recv #{} of rank {} expects {} bytes from rank {}, which sent {}",
+                        fp.sequence, me, bytes, peer, message.size()));
       }
       std::memcpy(data, message.data(), bytes);
       return;

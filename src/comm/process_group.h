@@ -72,9 +72,9 @@ class ProcessGroup {
 
   // The split results meeting point (communicator.cc): the communicator the lowest local
   // participant of a colour created, handed to its local peers of that colour.
-  std::shared_ptr<ProcessGroup> split_result(uint64_t split, int color,
-                                             const std::function<std::shared_ptr<ProcessGroup>()>& make,
-                                             bool maker);
+  std::shared_ptr<ProcessGroup> split_result(
+      uint64_t split, int color, const std::function<std::shared_ptr<ProcessGroup>()>& make,
+      bool maker);
 
  private:
   ProcessGroup(GroupLayout layout, CommHandles handles);
@@ -98,13 +98,13 @@ class ProcessGroup {
   // Local rendezvous.
   std::mutex mu_;
   std::condition_variable cv_;
-  std::vector<Request> requests_;       // by local index, for the call being gathered
-  std::vector<uint64_t> sequence_;      // next collective sequence per local participant
+  std::vector<Request> requests_;   // by local index, for the call being gathered
+  std::vector<uint64_t> sequence_;  // next collective sequence per local participant
   std::vector<bool> arrived_;
   int arrived_count_ = 0;
-  uint64_t generation_ = 0;             // completed local rendezvous
+  uint64_t generation_ = 0;  // completed local rendezvous
   std::exception_ptr last_error_;
-  std::string closed_;                  // why the group closed, or empty
+  std::string closed_;  // why the group closed, or empty
 
   // Point-to-point sequence numbers and same-process mailboxes (under mu_).
   std::map<std::pair<int, int>, uint64_t> p2p_sent_;

@@ -24,7 +24,8 @@ void run_reduce_scatter(Call& c) {
   if (widen) {
     auto* acc = reinterpret_cast<float*>(c.scratch.get(2, all * elem));
     widen_to_float32(c.fp.dtype, c.local[0].in, acc, all);
-    for (size_t i = 1; i < L; ++i) reduce_into_float32(c.fp.dtype, c.fp.reduce, acc, c.local[i].in, all);
+    for (size_t i = 1; i < L; ++i)
+      reduce_into_float32(c.fp.dtype, c.fp.reduce, acc, c.local[i].in, all);
     contrib = reinterpret_cast<std::byte*>(acc);
   } else if (L > 1) {
     std::byte* acc = c.scratch.get(2, all * elem);

@@ -63,8 +63,8 @@ std::span<const std::byte> ShmRingReader::readable() {
   if (cached_tail_ == head_) {
     cached_tail_ = control_->tail.load(std::memory_order_acquire);
     if (cached_tail_ < head_ || cached_tail_ - head_ > capacity_) {
-      throw Error(fmt::format("the shared-memory ring from {} is corrupt (tail {}, head {})",
-                              peer_, cached_tail_, head_));
+      throw Error(fmt::format("the shared-memory ring from {} is corrupt (tail {}, head {})", peer_,
+                              cached_tail_, head_));
     }
   }
   const uint64_t at = head_ & (capacity_ - 1);

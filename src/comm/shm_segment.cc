@@ -36,8 +36,9 @@ std::byte* map(int fd, size_t bytes, const std::string& name) {
 ShmSegment ShmSegment::create(const std::string& name, size_t bytes) {
   Fd f{::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600)};
   if (f.fd < 0) {
-    throw Error(fmt::format("cannot create shared memory {}: {} (is /dev/shm mounted and writable?)",
-                            name, std::strerror(errno)));
+    throw Error(
+        fmt::format("cannot create shared memory {}: {} (is /dev/shm mounted and writable?)", name,
+                    std::strerror(errno)));
   }
   // posix_fallocate reserves the pages now, so a full /dev/shm is an error here rather than a
   // SIGBUS in the middle of a collective.

@@ -18,7 +18,8 @@ class Stream {
 
   // Appends a prefix of `first` followed by `second` (as much as fits now) and returns how many
   // bytes were taken, 0 when there is no room. Throws spmd::Error when the link is broken.
-  virtual size_t write_some(std::span<const std::byte> first, std::span<const std::byte> second) = 0;
+  virtual size_t write_some(std::span<const std::byte> first,
+                            std::span<const std::byte> second) = 0;
 
   // Bytes that can be read now, contiguous (possibly fewer than all that are available); empty
   // when none. Valid until the next consume() or read call. Throws when the link is broken or

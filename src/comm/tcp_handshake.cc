@@ -44,8 +44,8 @@ std::string endpoint_of(const sockaddr_storage& ss) {
 std::pair<std::string, std::string> split_endpoint(const std::string& endpoint) {
   const size_t colon = endpoint.rfind(':');
   if (colon == std::string::npos || colon == 0) {
-    throw Error(fmt::format("malformed data-plane endpoint {:?} from the coordination service",
-                            endpoint));
+    throw Error(
+        fmt::format("malformed data-plane endpoint {:?} from the coordination service", endpoint));
   }
   std::string host = endpoint.substr(0, colon);
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
@@ -71,18 +71,18 @@ DataListener::DataListener(const std::string& address) {
   addrinfo* res = nullptr;
   const int rc = ::getaddrinfo(address.empty() ? nullptr : address.c_str(), "0", &hints, &res);
   if (rc != 0) {
-    throw Error(fmt::format("cannot listen for data connections on {:?}: {}", address,
-                            ::gai_strerror(rc)));
+    throw Error(
+        fmt::format("cannot listen for data connections on {:?}: {}", address, ::gai_strerror(rc)));
   }
   fd_ = ::socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  const bool ok = fd_ >= 0 && ::bind(fd_, res->ai_addr, res->ai_addrlen) == 0 &&
-                  ::listen(fd_, SOMAXCONN) == 0;
+  const bool ok =
+      fd_ >= 0 && ::bind(fd_, res->ai_addr, res->ai_addrlen) == 0 && ::listen(fd_, SOMAXCONN) == 0;
   ::freeaddrinfo(res);
   if (!ok) {
     const int err = errno;
     if (fd_ >= 0) ::close(fd_);
-    throw Error(fmt::format("cannot listen for data connections on {}: {}", address,
-                            std::strerror(err)));
+    throw Error(
+        fmt::format("cannot listen for data connections on {}: {}", address, std::strerror(err)));
   }
   sockaddr_storage ss{};
   socklen_t len = sizeof(ss);

@@ -62,7 +62,8 @@ std::span<const std::byte> TcpStream::readable() {
     // Staged bytes sit at the address their stream offset has modulo 8, so 8-aligned payloads
     // (engine.h) stay aligned in memory.
     begin_ = end_ = static_cast<size_t>(stream_offset_ % 8);
-    const ssize_t got = ::recv(fd_, staging_.data() + begin_, staging_.size() - begin_, MSG_DONTWAIT);
+    const ssize_t got =
+        ::recv(fd_, staging_.data() + begin_, staging_.size() - begin_, MSG_DONTWAIT);
     if (got > 0) {
       end_ += static_cast<size_t>(got);
     } else if (got == 0) {

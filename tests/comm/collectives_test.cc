@@ -150,7 +150,8 @@ void expect_kill_reported(TestProcess::Env env) {
   for (int i = 0; i < 2; ++i) {
     const Outcome& o = outcomes[i];
     std::smatch m;
-    ASSERT_TRUE(std::regex_search(o.output, m, std::regex("error PeerFailure after (\\d+) ms: ([^\n]*)")))
+    ASSERT_TRUE(
+        std::regex_search(o.output, m, std::regex("error PeerFailure after (\\d+) ms: ([^\n]*)")))
         << o.output;
     EXPECT_LT(std::stoi(m[1]), 5000) << o.output;
     EXPECT_NE(m[2].str().find("process 2 (host "), std::string::npos) << o.output;

@@ -64,7 +64,9 @@ struct Buf {
 };
 
 // Participant r's element i: small integers, exact in every dtype, some negative.
-double value(int r, size_t i) { return static_cast<double>((r * 7 + static_cast<int>(i % 97) * 3) % 11 - 3); }
+double value(int r, size_t i) {
+  return static_cast<double>((r * 7 + static_cast<int>(i % 97) * 3) % 11 - 3);
+}
 
 template <class T>
 T to(double v) {
@@ -105,10 +107,18 @@ T reduce_ref(ReduceOp op, int n, size_t i) {
       const T v = to<T>(value(r, i));
       using U = std::make_unsigned_t<T>;
       switch (op) {
-        case ReduceOp::kSum: acc = static_cast<T>(static_cast<U>(acc) + static_cast<U>(v)); break;
-        case ReduceOp::kProd: acc = static_cast<T>(static_cast<U>(acc) * static_cast<U>(v)); break;
-        case ReduceOp::kMin: acc = std::min(acc, v); break;
-        case ReduceOp::kMax: acc = std::max(acc, v); break;
+        case ReduceOp::kSum:
+          acc = static_cast<T>(static_cast<U>(acc) + static_cast<U>(v));
+          break;
+        case ReduceOp::kProd:
+          acc = static_cast<T>(static_cast<U>(acc) * static_cast<U>(v));
+          break;
+        case ReduceOp::kMin:
+          acc = std::min(acc, v);
+          break;
+        case ReduceOp::kMax:
+          acc = std::max(acc, v);
+          break;
       }
     }
     return acc;
@@ -117,10 +127,18 @@ T reduce_ref(ReduceOp op, int n, size_t i) {
     for (int r = 1; r < n; ++r) {
       const double v = from(to<T>(value(r, i)));
       switch (op) {
-        case ReduceOp::kSum: acc += v; break;
-        case ReduceOp::kProd: acc *= v; break;
-        case ReduceOp::kMin: acc = std::min(acc, v); break;
-        case ReduceOp::kMax: acc = std::max(acc, v); break;
+        case ReduceOp::kSum:
+          acc += v;
+          break;
+        case ReduceOp::kProd:
+          acc *= v;
+          break;
+        case ReduceOp::kMin:
+          acc = std::min(acc, v);
+          break;
+        case ReduceOp::kMax:
+          acc = std::max(acc, v);
+          break;
       }
     }
     return to<T>(acc);
@@ -169,24 +187,28 @@ void every_op(Communicator& c, size_t count, const std::string& tag) {
     Buf<T> out(count);
     c.all_reduce(in, out, op);
     const std::string name = where + " all_reduce " + std::string(spmd::reduce_op_name(op));
-    expect<T>(out, [&](size_t i) { return reduce_ref<T>(op, n, i); }, name);
+    expect<T>(
+        out, [&](size_t i) { return reduce_ref<T>(op, n, i); }, name);
     c.all_reduce(in, op);  // in place
-    expect<T>(in, [&](size_t i) { return reduce_ref<T>(op, n, i); }, name + " in place");
+    expect<T>(
+        in, [&](size_t i) { return reduce_ref<T>(op, n, i); }, name + " in place");
   }
   {
     Buf<T> in = input<T>(r, count);
     Buf<T> out(count * n);
     c.all_gather(in, out);
-    expect<T>(out, [&](size_t i) { return to<T>(value(static_cast<int>(i / count), i % count)); },
-              where + " all_gather");
+    expect<T>(
+        out, [&](size_t i) { return to<T>(value(static_cast<int>(i / count), i % count)); },
+        where + " all_gather");
   }
   {
     // Participant r's input block b is value(r, b*count + i); block r reduced comes back.
     Buf<T> in = input<T>(r, count * n);
     Buf<T> out(count);
     c.reduce_scatter(in, out, ReduceOp::kSum);
-    expect<T>(out, [&](size_t i) { return reduce_ref<T>(ReduceOp::kSum, n, r * count + i); },
-              where + " reduce_scatter");
+    expect<T>(
+        out, [&](size_t i) { return reduce_ref<T>(ReduceOp::kSum, n, r * count + i); },
+        where + " reduce_scatter");
   }
   {
     // Block j of r's input holds value(r*n + j, i): participant j gets it as its block r.
@@ -196,17 +218,20 @@ void every_op(Communicator& c, size_t count, const std::string& tag) {
     }
     Buf<T> out(count * n);
     c.all_to_all(in, out);
-    expect<T>(out, [&](size_t k) { return to<T>(value(static_cast<int>(k / count) * n + r, k % count)); },
-              where + " all_to_all");
+    expect<T>(
+        out, [&](size_t k) { return to<T>(value(static_cast<int>(k / count) * n + r, k % count)); },
+        where + " all_to_all");
     c.all_to_all(in, in);  // in place
-    expect<T>(in, [&](size_t k) { return to<T>(value(static_cast<int>(k / count) * n + r, k % count)); },
-              where + " all_to_all in place");
+    expect<T>(
+        in, [&](size_t k) { return to<T>(value(static_cast<int>(k / count) * n + r, k % count)); },
+        where + " all_to_all in place");
   }
   {
     const int root = n - 1;
     Buf<T> buf = input<T>(r == root ? 1000 : r, count);
     c.broadcast(buf, root);
-    expect<T>(buf, [&](size_t i) { return to<T>(value(1000, i)); }, where + " broadcast");
+    expect<T>(
+        buf, [&](size_t i) { return to<T>(value(1000, i)); }, where + " broadcast");
   }
   {
     // A shift by one: r sends to r+1; rank 0 gets nothing (zeros) unless the ring closes.
@@ -215,7 +240,8 @@ void every_op(Communicator& c, size_t count, const std::string& tag) {
     Buf<T> in = input<T>(r, count);
     Buf<T> out(count);
     c.permute(in, out, pairs);
-    expect<T>(out, [&](size_t i) { return r == 0 ? T{} : to<T>(value(r - 1, i)); }, where + " permute");
+    expect<T>(
+        out, [&](size_t i) { return r == 0 ? T{} : to<T>(value(r - 1, i)); }, where + " permute");
   }
   c.barrier();
 }
@@ -239,14 +265,15 @@ void all_dtypes(Communicator& c, const std::vector<size_t>& counts, const std::s
 // Runs `body` on one thread per handle, as several local devices do.
 void per_device(std::vector<Communicator>& comms, const std::function<void(Communicator&)>& body) {
   std::vector<std::thread> threads;
-  for (auto& c : comms) threads.emplace_back([&c, &body] {
-    try {
-      body(c);
-    } catch (const spmd::Error& e) {
-      ++failures;
-      say(std::string("error ") + class_of(e) + ": " + e.what());
-    }
-  });
+  for (auto& c : comms)
+    threads.emplace_back([&c, &body] {
+      try {
+        body(c);
+      } catch (const spmd::Error& e) {
+        ++failures;
+        say(std::string("error ") + class_of(e) + ": " + e.what());
+      }
+    });
   for (auto& t : threads) t.join();
 }
 
@@ -318,14 +345,17 @@ int main(int argc, char** argv) {
   spmd::distributed::Options options;
   if (mode == "kill") {
     // Report the failure through the calls instead of exiting.
-    options.on_peer_failure = [&](const spmd::distributed::PeerFailureInfo&) { peer_failed = true; };
+    options.on_peer_failure = [&](const spmd::distributed::PeerFailureInfo&) {
+      peer_failed = true;
+    };
   }
   spmd::distributed::initialize(options);
   try {
     if (mode == "verify") {
       verify(large);
       if (spmd::process_count() == 2 || spmd::process_count() == 3) bfloat16_rounding();
-      say("checked " + std::to_string(checks.load()) + " failures " + std::to_string(failures.load()));
+      say("checked " + std::to_string(checks.load()) + " failures " +
+          std::to_string(failures.load()));
     } else if (mode.rfind("mismatch-", 0) == 0) {
       mismatch(mode.substr(9));
     } else if (mode == "kill") {
@@ -342,8 +372,10 @@ int main(int argc, char** argv) {
         say("no error");
       } catch (const spmd::Error& e) {
         const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                            std::chrono::steady_clock::now() - start).count();
-        say(std::string("error ") + class_of(e) + " after " + std::to_string(ms) + " ms: " + e.what());
+                            std::chrono::steady_clock::now() - start)
+                            .count();
+        say(std::string("error ") + class_of(e) + " after " + std::to_string(ms) +
+            " ms: " + e.what());
       }
       std::fflush(stdout);
       std::_Exit(0);

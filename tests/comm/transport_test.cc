@@ -62,8 +62,8 @@ struct OnePeer {
 
 TEST(ShmRing, BytesArriveInOrderAcrossManyWrapArounds) {
   const size_t capacity = 4096;
-  ShmSegment seg = ShmSegment::create("/spmd-test-ring-" + std::to_string(::getpid()),
-                                      ring_footprint(capacity));
+  ShmSegment seg =
+      ShmSegment::create("/spmd-test-ring-" + std::to_string(::getpid()), ring_footprint(capacity));
   seg.unlink();
   ShmRingWriter w(seg.data(), capacity, "reader");
   ShmRingReader r(seg.data(), capacity, "writer");

@@ -94,10 +94,14 @@ std::vector<size_t> parse_sizes(const std::string& list) {
     char* end = nullptr;
     double v = std::strtod(item.c_str(), &end);
     const std::string unit = end;
-    if (unit == "K" || unit == "KiB") v *= 1024;
-    else if (unit == "M" || unit == "MiB") v *= 1024 * 1024;
-    else if (unit == "G" || unit == "GiB") v *= 1024.0 * 1024 * 1024;
-    else if (!unit.empty() && unit != "B") throw std::invalid_argument("bad size: " + item);
+    if (unit == "K" || unit == "KiB")
+      v *= 1024;
+    else if (unit == "M" || unit == "MiB")
+      v *= 1024 * 1024;
+    else if (unit == "G" || unit == "GiB")
+      v *= 1024.0 * 1024 * 1024;
+    else if (!unit.empty() && unit != "B")
+      throw std::invalid_argument("bad size: " + item);
     if (v < 4) throw std::invalid_argument("size below one float32: " + item);
     out.push_back(static_cast<size_t>(v));
   }
@@ -129,7 +133,8 @@ void sweep(CollectiveImpl& impl, const SweepOptions& options) {
       // Warm-up, and an estimate of the time per call to size the run.
       impl.barrier();
       const auto t0 = Clock::now();
-      for (int i = 0; i < 3; ++i) impl.run(op, buf.in[i % pool].get(), buf.out[i % pool].get(), count);
+      for (int i = 0; i < 3; ++i)
+        impl.run(op, buf.in[i % pool].get(), buf.out[i % pool].get(), count);
       const double per_call = std::chrono::duration<double>(Clock::now() - t0).count() / 3;
       int iterations = static_cast<int>(options.seconds_per_point / std::max(per_call, 1e-7));
       iterations = std::clamp(iterations, options.min_iterations, options.max_iterations);
@@ -152,7 +157,8 @@ void sweep(CollectiveImpl& impl, const SweepOptions& options) {
         times[i] = std::chrono::duration<double>(Clock::now() - s).count();
       }
       // A checked call into an output cleared first, so a stale buffer cannot pass.
-      if (op != "broadcast" || rank != 0) std::fill(buf.out[last].get(), buf.out[last].get() + no, 0.0f);
+      if (op != "broadcast" || rank != 0)
+        std::fill(buf.out[last].get(), buf.out[last].get() + no, 0.0f);
       impl.run(op, buf.in[last].get(), buf.out[last].get(), count);
       bool ok = true;
       const float* out = buf.out[last].get();

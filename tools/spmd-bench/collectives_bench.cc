@@ -148,13 +148,14 @@ std::vector<std::string> run_spmd(const CollectivesBenchOptions& o, const SweepO
 std::vector<std::string> run_mpi(const CollectivesBenchOptions& o, const SweepOptions& s) {
   const fs::path worker = self_dir() / "spmd-bench-mpi";
   if (!fs::exists(worker) || !on_path("mpirun.openmpi")) {
-    fmt::print(stderr, "spmd-bench: no Open MPI baseline (spmd-bench-mpi or mpirun.openmpi "
-                       "missing: install libopenmpi-dev and openmpi-bin, then rebuild)\n");
+    fmt::print(stderr,
+               "spmd-bench: no Open MPI baseline (spmd-bench-mpi or mpirun.openmpi "
+               "missing: install libopenmpi-dev and openmpi-bin, then rebuild)\n");
     return {};
   }
   const std::string btl = o.transport == "tcp" ? "self,tcp" : "self,vader";
-  std::vector<std::string> argv = {"mpirun.openmpi", "-np", std::to_string(o.processes),
-                                   "--oversubscribe", "--mca", "btl", btl};
+  std::vector<std::string> argv = {
+      "mpirun.openmpi", "-np", std::to_string(o.processes), "--oversubscribe", "--mca", "btl", btl};
   if (o.transport == "tcp") {
     for (const char* a : {"--mca", "btl_tcp_if_include", "lo"}) argv.push_back(a);
   }
@@ -163,14 +164,16 @@ std::vector<std::string> run_mpi(const CollectivesBenchOptions& o, const SweepOp
        {worker.string(), join(s.ops), sizes_arg(s.sizes), std::to_string(s.seconds_per_point)}) {
     argv.push_back(a);
   }
-  return run_workers({argv}, {{{"SPMD_BENCH_MPI_TRANSPORT", o.transport == "tcp" ? "tcp" : "vader"}}});
+  return run_workers({argv},
+                     {{{"SPMD_BENCH_MPI_TRANSPORT", o.transport == "tcp" ? "tcp" : "vader"}}});
 }
 
 std::vector<std::string> run_gloo(const CollectivesBenchOptions& o, const SweepOptions& s) {
   const fs::path worker = self_dir() / "spmd-bench-gloo";
   if (!fs::exists(worker)) {
-    fmt::print(stderr, "spmd-bench: no Gloo baseline (spmd-bench-gloo missing: install "
-                       "libgloo-dev, then rebuild)\n");
+    fmt::print(stderr,
+               "spmd-bench: no Gloo baseline (spmd-bench-gloo missing: install "
+               "libgloo-dev, then rebuild)\n");
     return {};
   }
   char dir[] = "/tmp/spmd-bench-gloo-XXXXXX";
@@ -194,8 +197,8 @@ std::vector<std::string> memcpy_reference(const SweepOptions& s) {
     const size_t pool = bytes >= 64 * 1024 ? std::max<size_t>(1, (64u << 20) / bytes) : 1;
     std::vector<std::vector<char>> src(pool, std::vector<char>(bytes, 1));
     std::vector<std::vector<char>> dst(pool, std::vector<char>(bytes, 0));
-    const int iterations = static_cast<int>(std::clamp<double>(
-        s.seconds_per_point / std::max(bytes / 5e9, 1e-7), 5, 2000));
+    const int iterations = static_cast<int>(
+        std::clamp<double>(s.seconds_per_point / std::max(bytes / 5e9, 1e-7), 5, 2000));
     std::vector<double> times;
     for (int i = 0; i < iterations; ++i) {
       const size_t k = static_cast<size_t>(i) % pool;
@@ -209,7 +212,8 @@ std::vector<std::string> memcpy_reference(const SweepOptions& s) {
     const double p99 = times[std::min(times.size() - 1, times.size() * 99 / 100)];
     const double bw = bytes / p50 / 1e9;
     rows.push_back(fmt::format(
-        "{{\"op\": \"memcpy\", \"impl\": \"reference\", \"transport\": \"memory\", \"processes\": 1, "
+        "{{\"op\": \"memcpy\", \"impl\": \"reference\", \"transport\": \"memory\", \"processes\": "
+        "1, "
         "\"bytes\": {}, \"p50_us\": {:.3f}, \"p99_us\": {:.3f}, \"algbw_GBps\": {:.3f}, "
         "\"busbw_GBps\": {:.3f}, \"correct\": true}}",
         bytes, p50 * 1e6, p99 * 1e6, bw, bw));
@@ -247,9 +251,12 @@ int run_collectives_bench(const CollectivesBenchOptions& options) {
   std::vector<std::string> rows;
   for (const std::string& impl : parse_list(options.impls)) {
     std::vector<std::string> got;
-    if (impl == "spmd") got = run_spmd(options, s);
-    else if (impl == "mpi") got = run_mpi(options, s);
-    else if (impl == "gloo") got = run_gloo(options, s);
+    if (impl == "spmd")
+      got = run_spmd(options, s);
+    else if (impl == "mpi")
+      got = run_mpi(options, s);
+    else if (impl == "gloo")
+      got = run_gloo(options, s);
     else {
       fmt::print(stderr, "spmd-bench: unknown implementation {:?} (spmd, mpi, gloo)\n", impl);
       return 2;

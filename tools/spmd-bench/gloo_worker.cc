@@ -38,8 +38,8 @@ class GlooImpl final : public spmd::bench::CollectiveImpl {
       gloo::AllreduceOptions o(context_);
       o.setInput(in, count);
       o.setOutput(out, count);
-      o.setReduceFunction(static_cast<void (*)(void*, const void*, const void*, size_t)>(
-          &gloo::sum<float>));
+      o.setReduceFunction(
+          static_cast<void (*)(void*, const void*, const void*, size_t)>(&gloo::sum<float>));
       gloo::allreduce(o);
     } else if (op == "all_gather") {
       gloo::AllgatherOptions o(context_);

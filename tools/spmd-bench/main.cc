@@ -23,7 +23,8 @@ int main(int argc, char** argv) {
   spmd::bench::CollectivesBenchOptions coll;
   auto add_collective_options = [&coll](CLI::App* sub) {
     sub->add_option("--ops", coll.ops, "comma-separated ops (default: all)");
-    sub->add_option("--sizes", coll.sizes, "comma-separated sizes, K/M/G suffixes (default 8 B … 256 MiB)");
+    sub->add_option("--sizes", coll.sizes,
+                    "comma-separated sizes, K/M/G suffixes (default 8 B … 256 MiB)");
     sub->add_option("--seconds", coll.seconds_per_point, "measuring time per op and size")
         ->check(CLI::Range(0.001, 60.0));
   };
@@ -36,7 +37,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "tcp"}));
   k->add_flag("--json", coll.json, "one JSON object per row");
   add_collective_options(k);
-  auto* w = app.add_subcommand("collectives-worker", "one spmd process of `collectives` (internal)");
+  auto* w =
+      app.add_subcommand("collectives-worker", "one spmd process of `collectives` (internal)");
   add_collective_options(w);
   w->group("");  // not listed in --help
 
