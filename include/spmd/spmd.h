@@ -2,6 +2,7 @@
 #pragma once
 
 #include "spmd/array.h"
+#include "spmd/communicator.h"
 #include "spmd/coordination_client.h"
 #include "spmd/device.h"
 #include "spmd/distributed.h"

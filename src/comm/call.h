@@ -68,6 +68,6 @@ void run_barrier(Call& c);
 // Message sizes below which all_reduce sends everything to everyone at once (one step, lowest
 // latency) instead of reduce-scatter + all-gather (two steps, half the bytes reduced per
 // process): measured on 2 processes, where the two cross near 64 KiB.
-inline constexpr size_t kOneShotAllReduceMax = 64 * 1024;
+inline constexpr size_t kOneShotAllReduceMax = size_t{64} << 10;
 
 }  // namespace spmd

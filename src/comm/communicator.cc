@@ -195,16 +195,18 @@ Communicator Communicator::split(int color, int key) const {
   // Members of my colour, by (key, rank).
   std::vector<std::pair<int64_t, int>> members;
   for (int r = 0; r < size(); ++r) {
-    if (all[2 * r] == color) members.emplace_back(all[2 * r + 1], r);
+    const size_t at = 2 * static_cast<size_t>(r);
+    if (all[at] == color) members.emplace_back(all[at + 1], r);
   }
   std::sort(members.begin(), members.end());
   std::vector<int> devices;
+  devices.reserve(members.size());
   for (const auto& [k, r] : members) devices.push_back(device_ids()[r]);
   // The lowest local participant of this colour makes the group for its local peers.
   const GroupLayout& g = group_->layout();
   bool maker = true;
   for (int r : g.local_ranks) {
-    if (r < rank() && all[2 * r] == color) maker = false;
+    if (r < rank() && all[2 * static_cast<size_t>(r)] == color) maker = false;
   }
   auto made = group_->split_result(
       group_->next_split(local_), color,

@@ -18,9 +18,9 @@ namespace {
 
 // Large enough that one recv() drains what a fast peer queued in a typical socket buffer; small
 // enough to stay in L2 while the engine reduces from it.
-constexpr size_t kStagingBytes = 256 * 1024;
+constexpr size_t kStagingBytes = size_t{256} << 10;
 // Payload reads at least this large skip the staging buffer when it is empty.
-constexpr size_t kDirectReadMin = 16 * 1024;
+constexpr size_t kDirectReadMin = size_t{16} << 10;
 
 }  // namespace
 

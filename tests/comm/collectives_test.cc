@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <regex>
 #include <string>
@@ -28,9 +29,9 @@ struct Outcome {
 
 // Starts `n` comm_probe processes forming one cluster (each with `devices` CPU devices and
 // `env`, plus per-process `env_of(i)`), waits for all within `limit`.
-std::vector<Outcome> run_cluster(int n, int devices, std::vector<std::string> args,
-                                 TestProcess::Env env = {},
-                                 std::function<TestProcess::Env(int)> env_of = nullptr,
+std::vector<Outcome> run_cluster(int n, int devices, const std::vector<std::string>& args,
+                                 const TestProcess::Env& env = {},
+                                 const std::function<TestProcess::Env(int)>& env_of = nullptr,
                                  std::chrono::seconds limit = 240s) {
   const std::string address = "127.0.0.1:" + std::to_string(tools::free_port());
   std::vector<std::unique_ptr<TestProcess>> procs;
@@ -144,7 +145,7 @@ TEST(Collectives, ADifferentRootRaisesCollectiveMismatchInAll) {
 
 // The last process SIGKILLs itself between two all_reduces; the others are blocked in the
 // second and must raise PeerFailure naming it within 5 s.
-void expect_kill_reported(TestProcess::Env env) {
+void expect_kill_reported(const TestProcess::Env& env) {
   auto outcomes = run_cluster(3, 1, {"kill"}, env, nullptr, 60s);
   EXPECT_NE(outcomes[2].output.find("dying"), std::string::npos) << outcomes[2].output;
   for (int i = 0; i < 2; ++i) {

@@ -26,7 +26,7 @@ using namespace std::chrono_literals;
 // A connected pair of loopback TCP sockets.
 std::pair<int, int> tcp_pair() {
   DataListener listener("127.0.0.1");
-  const std::string ep = listener.endpoint();
+  const std::string& ep = listener.endpoint();
   const int port = std::stoi(ep.substr(ep.rfind(':') + 1));
   const int a = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};

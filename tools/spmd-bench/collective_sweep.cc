@@ -13,7 +13,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr size_t kFreshFrom = 64 * 1024;
+constexpr size_t kFreshFrom = size_t{64} << 10;
 constexpr size_t kPoolBytes = 64u << 20;
 
 // nccl-tests' bus bandwidth factors.

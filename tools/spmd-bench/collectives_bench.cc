@@ -194,11 +194,11 @@ std::vector<std::string> run_gloo(const CollectivesBenchOptions& o, const SweepO
 std::vector<std::string> memcpy_reference(const SweepOptions& s) {
   std::vector<std::string> rows;
   for (size_t bytes : s.sizes) {
-    const size_t pool = bytes >= 64 * 1024 ? std::max<size_t>(1, (64u << 20) / bytes) : 1;
+    const size_t pool = bytes >= (size_t{64} << 10) ? std::max<size_t>(1, (64u << 20) / bytes) : 1;
     std::vector<std::vector<char>> src(pool, std::vector<char>(bytes, 1));
     std::vector<std::vector<char>> dst(pool, std::vector<char>(bytes, 0));
-    const int iterations = static_cast<int>(
-        std::clamp<double>(s.seconds_per_point / std::max(bytes / 5e9, 1e-7), 5, 2000));
+    const int iterations = static_cast<int>(std::clamp<double>(
+        s.seconds_per_point / std::max(static_cast<double>(bytes) / 5e9, 1e-7), 5, 2000));
     std::vector<double> times;
     for (int i = 0; i < iterations; ++i) {
       const size_t k = static_cast<size_t>(i) % pool;
@@ -210,7 +210,7 @@ std::vector<std::string> memcpy_reference(const SweepOptions& s) {
     std::sort(times.begin(), times.end());
     const double p50 = times[times.size() / 2];
     const double p99 = times[std::min(times.size() - 1, times.size() * 99 / 100)];
-    const double bw = bytes / p50 / 1e9;
+    const double bw = static_cast<double>(bytes) / p50 / 1e9;
     rows.push_back(fmt::format(
         "{{\"op\": \"memcpy\", \"impl\": \"reference\", \"transport\": \"memory\", \"processes\": "
         "1, "
