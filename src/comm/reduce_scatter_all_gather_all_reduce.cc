@@ -1,9 +1,13 @@
 // Bandwidth-optimal all-reduce: a reduce-scatter (process p reduces block p of every process's
 // contribution) followed by an all-gather of the reduced blocks. Each process sends and receives
-// 2(P-1)/P of the buffer and reduces 1/P of it P-1 times — the same traffic as a ring, in two
-// steps instead of 2(P-1), which suits the all-pairs links of shared memory and small clusters.
-// Payloads stream through the engine, so a block is reduced piece by piece as it arrives and
-// stays in cache between the transport's copy and the reduction.
+// 2(P-1)/P of the buffer and reduces 1/P of it P-1 times — a ring's traffic, in two steps instead
+// of 2(P-1), which suits the all-pairs links of shared memory and small clusters.
+//
+// Chunked and pipelined: the buffer goes in chunks, and one step of the engine carries the
+// reduce-scatter of chunk k together with the all-gather of chunk k-1, so a reduced block is sent
+// on while it is still in cache and both directions of every link stay busy. Payloads stream
+// through the engine, so a block is reduced piece by piece as it arrives.
+#include <algorithm>
 #include <cstring>
 
 #include "comm/call.h"
@@ -12,13 +16,29 @@
 namespace spmd {
 namespace {
 
-// Block b of P over `count` elements, balanced: [begin, end).
-std::pair<size_t, size_t> block(size_t count, int P, int b) {
+// Bytes of the buffer per pipeline chunk: the reduced blocks of a chunk (chunk / P each) stay in
+// the L2 cache until the all-gather sends them, and a step's synchronisation stays small beside
+// the time to move a chunk.
+constexpr size_t kChunkBytes = size_t{1} << 20;
+
+// Block b of P over [begin, begin + count) elements, balanced: [first, last).
+std::pair<size_t, size_t> block(size_t begin, size_t count, int P, int b) {
   const size_t base = count / P;
   const size_t extra = count % P;
-  const size_t begin = b * base + std::min<size_t>(b, extra);
-  return {begin, begin + base + (static_cast<size_t>(b) < extra ? 1 : 0)};
+  const size_t first = begin + b * base + std::min<size_t>(b, extra);
+  return {first, first + base + (static_cast<size_t>(b) < extra ? 1 : 0)};
 }
+
+struct ReduceSink {
+  const std::byte* mine;
+  std::byte* out;
+  DType dtype;
+  ReduceOp op;
+  size_t elem;
+  void operator()(size_t offset, const std::byte* data, size_t n) const {
+    reduce_to(dtype, op, out + offset, mine + offset, data, n / elem);
+  }
+};
 
 }  // namespace
 
@@ -27,46 +47,68 @@ void reduce_scatter_all_gather_all_reduce(Call& c, const std::byte* in, std::byt
   const int P = g.positions();
   const size_t elem = c.elem();
   const size_t count = c.fp.count;
-  const auto [mine_begin, mine_end] = block(count, P, g.self);
-  const size_t mine_bytes = (mine_end - mine_begin) * elem;
-  std::byte* my_out = out + mine_begin * elem;
-  const std::byte* my_in = in + mine_begin * elem;
-
-  // Reduce-scatter.
-  for (int q = 0; q < P; ++q) {
-    if (q == g.self) continue;
-    const auto [b, e] = block(count, P, q);
-    c.ex.send(q, in + b * elem, (e - b) * elem);
-  }
   const DType dtype = c.dtype;
   const ReduceOp op = c.fp.reduce;
-  if (P == 2) {
-    auto sink = [my_in, my_out, dtype, op, elem](size_t offset, const std::byte* data, size_t n) {
-      reduce_to(dtype, op, my_out + offset, my_in + offset, data, n / elem);
-    };
-    c.ex.recv(1 - g.self, mine_bytes, elem, sink);
-    c.ex.run();
-  } else {
-    std::byte* theirs = c.scratch.get(1, mine_bytes * P);
-    for (int q = 0; q < P; ++q) {
-      if (q != g.self) c.ex.recv_into(q, theirs + q * mine_bytes, mine_bytes);
-    }
-    c.ex.run();
-    std::memcpy(theirs + g.self * mine_bytes, my_in, mine_bytes);
-    std::memcpy(my_out, theirs, mine_bytes);
-    for (int q = 1; q < P; ++q) {
-      reduce_into(dtype, op, my_out, theirs + q * mine_bytes, mine_end - mine_begin);
-    }
-  }
+  const size_t chunk = std::max<size_t>(kChunkBytes / elem, static_cast<size_t>(P));
+  const size_t chunks = (count + chunk - 1) / chunk;
+  auto chunk_range = [&](size_t k) {
+    const size_t begin = k * chunk;
+    return std::pair<size_t, size_t>{begin, std::min(count, begin + chunk) - begin};
+  };
+  // P > 2: each peer's contribution to my block lands here, then is reduced in position order.
+  std::byte* theirs = P > 2 ? c.scratch.get(1, (chunk / P + 1) * elem * P) : nullptr;
+  ReduceSink sink{};
 
-  // All-gather.
-  for (int q = 0; q < P; ++q) {
-    if (q == g.self) continue;
-    c.ex.send(q, my_out, mine_bytes);
-    const auto [b, e] = block(count, P, q);
-    c.ex.recv_into(q, out + b * elem, (e - b) * elem);
+  for (size_t step = 0; step <= chunks; ++step) {
+    const bool scatter = step < chunks;   // reduce-scatter of chunk `step`
+    const bool gather = step > 0;         // all-gather of chunk `step - 1`
+    size_t mine_first = 0;
+    size_t mine_bytes = 0;
+    if (scatter) {
+      const auto [begin, n] = chunk_range(step);
+      const auto [first, last] = block(begin, n, P, g.self);
+      mine_first = first;
+      mine_bytes = (last - first) * elem;
+    }
+    size_t done_first = 0;
+    size_t done_bytes = 0;
+    if (gather) {
+      const auto [begin, n] = chunk_range(step - 1);
+      const auto [first, last] = block(begin, n, P, g.self);
+      done_first = first;
+      done_bytes = (last - first) * elem;
+    }
+    for (int q = 0; q < P; ++q) {
+      if (q == g.self) continue;
+      if (scatter) {
+        const auto [begin, n] = chunk_range(step);
+        const auto [first, last] = block(begin, n, P, q);
+        c.ex.send(q, in + first * elem, (last - first) * elem);
+        if (P == 2) {
+          sink = {in + mine_first * elem, out + mine_first * elem, dtype, op, elem};
+          c.ex.recv(q, mine_bytes, elem, sink);
+        } else {
+          c.ex.recv_into(q, theirs + q * mine_bytes, mine_bytes);
+        }
+      }
+      if (gather) {
+        c.ex.send(q, out + done_first * elem, done_bytes);
+        const auto [begin, n] = chunk_range(step - 1);
+        const auto [first, last] = block(begin, n, P, q);
+        c.ex.recv_into(q, out + first * elem, (last - first) * elem);
+      }
+    }
+    c.ex.run();
+    if (scatter && P > 2) {
+      // Position order, so every process computes bit-identical sums.
+      std::memcpy(theirs + g.self * mine_bytes, in + mine_first * elem, mine_bytes);
+      std::byte* dst = out + mine_first * elem;
+      std::memcpy(dst, theirs, mine_bytes);
+      for (int q = 1; q < P; ++q) {
+        reduce_into(dtype, op, dst, theirs + q * mine_bytes, mine_bytes / elem);
+      }
+    }
   }
-  c.ex.run();
 }
 
 }  // namespace spmd

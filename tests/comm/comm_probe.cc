@@ -283,6 +283,18 @@ void verify(bool large) {
   Communicator w = spmd::world();
   say("world transport " + w.transport() + " size " + std::to_string(w.size()));
   all_dtypes(w, counts, "world");
+  if (large) {
+    // Several pipeline chunks of the reduce-scatter + all-gather all-reduce (1 MiB each), with a
+    // ragged last one.
+    std::vector<float> in(700001);
+    for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(value(w.rank(), i));
+    std::vector<float> out(in.size());
+    w.all_reduce(in, out);
+    Buf<float> got(out.size());
+    std::copy(out.begin(), out.end(), got.begin());
+    expect<float>(got, [&](size_t i) { return reduce_ref<float>(ReduceOp::kSum, w.size(), i); },
+                  "world all_reduce chunked float32 x700001");
+  }
   std::vector<int> everyone;
   for (const auto& d : spmd::devices()) everyone.push_back(d.id());
   auto comms = spmd::make_communicators(everyone);
