@@ -36,9 +36,11 @@ void run_all_reduce(Call& c) {
   if (c.layout.positions() == 1) {
     if (result != contrib) std::memcpy(result, contrib, bytes);
   } else if (bytes <= kOneShotAllReduceMax || count < static_cast<size_t>(c.layout.positions())) {
-    one_shot_all_reduce(c, contrib, result);
+    one_shot_all_reduce(c, Members::all(c.layout), contrib, result);
+  } else if (spans_hosts_with_neighbours(c.layout)) {
+    hierarchical_all_reduce(c, contrib, result);
   } else {
-    reduce_scatter_all_gather_all_reduce(c, contrib, result);
+    reduce_scatter_all_gather_all_reduce(c, Members::all(c.layout), contrib, result);
   }
 
   for (size_t i = 0; i < L; ++i) {

@@ -52,12 +52,26 @@ struct Call {
   size_t bytes() const { return fp.count * elem(); }  // per participant
 };
 
+// The processes an algorithm runs among — group positions, in the order they combine — and this
+// process's index among them. Every group algorithm runs among all positions; hierarchical
+// all-reduce runs the others among host leaders.
+struct Members {
+  std::span<const int> positions;
+  int me = 0;
+  int size() const { return static_cast<int>(positions.size()); }
+  static Members all(const GroupLayout& g) { return {g.all_positions, g.self}; }
+};
+
 // The process-level algorithms (one file each). Each runs the whole call for this process,
 // local participants included, and starts with a message to or from every peer process so that a
 // mismatched call fails in every participant.
 void run_all_reduce(Call& c);  // picks one of the three below
-void one_shot_all_reduce(Call& c, const std::byte* in, std::byte* out);
-void reduce_scatter_all_gather_all_reduce(Call& c, const std::byte* in, std::byte* out);
+void one_shot_all_reduce(Call& c, Members m, const std::byte* in, std::byte* out);
+void reduce_scatter_all_gather_all_reduce(Call& c, Members m, const std::byte* in, std::byte* out);
+// Within each host to its first process, among those leaders, back within each host.
+void hierarchical_all_reduce(Call& c, const std::byte* in, std::byte* out);
+// True when the group spans hosts and some host holds several of its processes.
+bool spans_hosts_with_neighbours(const GroupLayout& g);
 void run_all_gather(Call& c);
 void run_reduce_scatter(Call& c);
 void run_all_to_all(Call& c);

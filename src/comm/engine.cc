@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
 #include <thread>
 
@@ -64,11 +65,25 @@ void Exchange::send(int position, const void* data, size_t bytes) {
   state(position).sends.push_back(op);
 }
 
-void Exchange::send_mismatch(int position, const Fingerprint& odd) {
-  SendOp op{};
-  op.header.kind = MessageKind::kMismatch;
-  op.header.fingerprint = encode(odd);
-  state(position).sends.push_back(op);
+void Exchange::forward_mismatch(std::span<const int> positions, const Fingerprint& odd,
+                                int odd_process) {
+  MessageHeader h;
+  h.kind = MessageKind::kMismatch;
+  h.fingerprint = encode(odd);
+  h.length = static_cast<uint64_t>(odd_process);
+  const auto until = Waiter::Clock::now() + kMismatchFlushTimeout;
+  for (int p : positions) {
+    // A stream in the middle of a message cannot take a header without corrupting it; that
+    // peer learns of the failure from its own checks or the timeout.
+    const PeerState& s = state_[p];
+    if (s.active && s.send_next < s.sends.size() && s.sends[s.send_next].sent > 0) continue;
+    size_t sent = 0;
+    while (sent < kHeaderBytes && Waiter::Clock::now() < until) {
+      sent += peers_[p].out->write_some(
+          {reinterpret_cast<const std::byte*>(&h) + sent, kHeaderBytes - sent}, {});
+      if (sent < kHeaderBytes) std::this_thread::yield();
+    }
+  }
 }
 
 void Exchange::recv(int position, size_t bytes, size_t grain, Sink sink) {
@@ -123,13 +138,17 @@ void Exchange::check_header(int position, const RecvOp& op) {
   }
   if (h.kind == MessageKind::kMismatch || h.fingerprint != fingerprint_bytes_) {
     const std::optional<Fingerprint> theirs = decode(h.fingerprint);
-    if (!theirs) {
+    // A forwarded mismatch names the process whose call differs in its length field.
+    const bool forwarded = h.kind == MessageKind::kMismatch;
+    if (!theirs || (forwarded && h.length > static_cast<uint64_t>(INT32_MAX))) {
       throw Error(
           fmt::format("{} sent an undecodable call fingerprint during {}; the "
                       "communicator is closed",
                       link.name, fingerprint_.describe()));
     }
-    throw CollectiveMismatch(mismatch_message(fingerprint_, self_process_, *theirs, link.process));
+    const int odd_process = forwarded ? static_cast<int>(h.length) : link.process;
+    last_mismatch_ = Mismatch{*theirs, odd_process};
+    throw CollectiveMismatch(mismatch_message(fingerprint_, self_process_, *theirs, odd_process));
   }
   if (h.length != op.bytes) {
     throw Error(fmt::format(

@@ -38,9 +38,18 @@ class Exchange {
   void begin(const Fingerprint& fingerprint, Waiter* waiter);
 
   void send(int position, const void* data, size_t bytes);
-  // Tells `position` that this process's local participants disagree: `odd` is the call that
-  // differs from the others.
-  void send_mismatch(int position, const Fingerprint& odd);
+  // Tells `positions` at once, outside the posted operations, that process `odd_process` made
+  // the call `odd`, which differs from this call: they throw CollectiveMismatch naming it instead
+  // of waiting for data that will not come. Best effort, bounded: a stream in the middle of a
+  // message, or full for two seconds, is skipped.
+  void forward_mismatch(std::span<const int> positions, const Fingerprint& odd, int odd_process);
+
+  // The call and process behind the last CollectiveMismatch run() threw.
+  struct Mismatch {
+    Fingerprint call;
+    int process = -1;
+  };
+  const Mismatch& last_mismatch() const { return last_mismatch_; }
   // Receives exactly `bytes` from `position` into `sink`, in pieces of whole `grain`-byte
   // elements.
   void recv(int position, size_t bytes, size_t grain, Sink sink);
@@ -97,6 +106,7 @@ class Exchange {
   Fingerprint fingerprint_;
   FingerprintBytes fingerprint_bytes_{};
   Waiter* waiter_ = nullptr;
+  Mismatch last_mismatch_;
 };
 
 // Messages (header and payload) are padded to a multiple of a cache line on the wire: a small

@@ -45,6 +45,7 @@ GroupLayout make_group_layout(std::span<const int> devices, uint64_t id, const D
         view.process_index));
   }
   g.local_ranks = g.ranks_of[g.self];
+  for (int p = 0; p < g.positions(); ++p) g.all_positions.push_back(p);
   return g;
 }
 

@@ -17,14 +17,16 @@ inline constexpr uint32_t kMessageMagic = 0x434d5053;  // "SPMC"
 
 enum class MessageKind : uint8_t {
   kData = 1,      // the call's payload follows
-  kMismatch = 2,  // the sender's local participants disagree; `fingerprint` is the odd call
+  // Some participant's call differs: `fingerprint` is that call, `length` the index of the
+  // process that made it; no payload follows.
+  kMismatch = 2,
 };
 
 struct MessageHeader {
   uint32_t magic = kMessageMagic;
   MessageKind kind = MessageKind::kData;
   uint8_t reserved[3] = {};
-  uint64_t length = 0;  // payload bytes that follow
+  uint64_t length = 0;  // payload bytes that follow (kData)
   FingerprintBytes fingerprint{};
 };
 static_assert(sizeof(MessageHeader) == 48, "the header is part of the wire format");

@@ -8,16 +8,15 @@
 
 namespace spmd {
 
-void one_shot_all_reduce(Call& c, const std::byte* in, std::byte* out) {
-  const GroupLayout& g = c.layout;
-  const int P = g.positions();
+void one_shot_all_reduce(Call& c, Members m, const std::byte* in, std::byte* out) {
+  const int P = m.size();
   const size_t bytes = c.bytes();
   if (P == 1) {
     if (out != in) std::memcpy(out, in, bytes);
     return;
   }
   for (int q = 0; q < P; ++q) {
-    if (q != g.self) c.ex.send(q, in, bytes);
+    if (q != m.me) c.ex.send(m.positions[q], in, bytes);
   }
   if (P == 2 && out != in) {
     // Two operands: op(mine, theirs) equals op(theirs, mine) exactly, so both processes may
@@ -28,16 +27,16 @@ void one_shot_all_reduce(Call& c, const std::byte* in, std::byte* out) {
     auto sink = [in, out, dtype, op, elem](size_t offset, const std::byte* data, size_t n) {
       reduce_to(dtype, op, out + offset, in + offset, data, n / elem);
     };
-    c.ex.recv(1 - g.self, bytes, elem, sink);
+    c.ex.recv(m.positions[1 - m.me], bytes, elem, sink);
     c.ex.run();
     return;
   }
   std::byte* theirs = c.scratch.get(1, bytes * P);
   for (int q = 0; q < P; ++q) {
-    if (q != g.self) c.ex.recv_into(q, theirs + q * bytes, bytes);
+    if (q != m.me) c.ex.recv_into(m.positions[q], theirs + q * bytes, bytes);
   }
   c.ex.run();
-  std::memcpy(theirs + g.self * bytes, in, bytes);
+  std::memcpy(theirs + m.me * bytes, in, bytes);
   std::memcpy(out, theirs, bytes);
   for (int q = 1; q < P; ++q)
     reduce_into(c.dtype, c.fp.reduce, out, theirs + q * bytes, c.fp.count);

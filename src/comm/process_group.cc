@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <poll.h>
+#include <sys/socket.h>
 
+#include <cerrno>
 #include <cstring>
 
 #include "coord/coord_client.h"
@@ -10,6 +13,9 @@
 
 namespace spmd {
 namespace {
+
+// How long a closing group waits for its TCP peers to close their sides (see ~ProcessGroup).
+constexpr auto kLingerOnClose = std::chrono::seconds(1);
 
 // How often a local participant waiting for the others rechecks the abort flag.
 constexpr auto kLocalWaitSlice = std::chrono::milliseconds(20);
@@ -25,7 +31,32 @@ ProcessGroup::ProcessGroup(GroupLayout layout, CommHandles handles)
       sequence_(layout_.local_ranks.size(), 0),
       arrived_(layout_.local_ranks.size(), false) {}
 
-ProcessGroup::~ProcessGroup() = default;
+ProcessGroup::~ProcessGroup() {
+  // A socket closed with unread data in it resets the connection, and a reset makes the peer's
+  // kernel drop what this process sent last — such as the message telling the peer that its call
+  // mismatched. So: stop sending, read and discard until every peer has closed its side too, for
+  // a bounded time, then close.
+  std::vector<pollfd> fds;
+  for (const PeerLink& l : links_) {
+    const int fd = l.connected() ? l.in->poll_fd() : -1;
+    if (fd < 0) continue;
+    ::shutdown(fd, SHUT_WR);
+    fds.push_back({fd, POLLIN, 0});
+  }
+  const auto until = Waiter::Clock::now() + kLingerOnClose;
+  std::vector<char> sink(64 * 1024);
+  while (!fds.empty() && Waiter::Clock::now() < until) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(until - Waiter::Clock::now());
+    if (::poll(fds.data(), fds.size(), static_cast<int>(left.count()) + 1) <= 0) break;
+    for (pollfd& p : fds) {
+      if (p.revents == 0) continue;
+      const ssize_t n = ::recv(p.fd, sink.data(), sink.size(), MSG_DONTWAIT);
+      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) p.fd = -1;
+    }
+    std::erase_if(fds, [](const pollfd& p) { return p.fd < 0; });
+  }
+}
 
 std::string ProcessGroup::transports() const {
   bool shm = false;
@@ -147,10 +178,11 @@ void ProcessGroup::execute(const Fingerprint& mine, std::span<const Request> req
   exchange_->begin(fp, &waiter);
   try {
     if (odd) {
+      std::vector<int> peers;
       for (int q = 0; q < layout_.positions(); ++q) {
-        if (q != layout_.self) exchange_->send_mismatch(q, *odd);
+        if (q != layout_.self) peers.push_back(q);
       }
-      exchange_->run();
+      exchange_->forward_mismatch(peers, *odd, handles_.view->process_index);
       throw CollectiveMismatch(
           fmt::format("the local participants of process {} made different calls: {} and {}; every "
                       "participant must make the same sequence of collective calls",

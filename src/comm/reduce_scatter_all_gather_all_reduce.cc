@@ -42,9 +42,9 @@ struct ReduceSink {
 
 }  // namespace
 
-void reduce_scatter_all_gather_all_reduce(Call& c, const std::byte* in, std::byte* out) {
-  const GroupLayout& g = c.layout;
-  const int P = g.positions();
+void reduce_scatter_all_gather_all_reduce(Call& c, Members m, const std::byte* in,
+                                          std::byte* out) {
+  const int P = m.size();
   const size_t elem = c.elem();
   const size_t count = c.fp.count;
   const DType dtype = c.dtype;
@@ -66,7 +66,7 @@ void reduce_scatter_all_gather_all_reduce(Call& c, const std::byte* in, std::byt
     size_t mine_bytes = 0;
     if (scatter) {
       const auto [begin, n] = chunk_range(step);
-      const auto [first, last] = block(begin, n, P, g.self);
+      const auto [first, last] = block(begin, n, P, m.me);
       mine_first = first;
       mine_bytes = (last - first) * elem;
     }
@@ -74,34 +74,35 @@ void reduce_scatter_all_gather_all_reduce(Call& c, const std::byte* in, std::byt
     size_t done_bytes = 0;
     if (gather) {
       const auto [begin, n] = chunk_range(step - 1);
-      const auto [first, last] = block(begin, n, P, g.self);
+      const auto [first, last] = block(begin, n, P, m.me);
       done_first = first;
       done_bytes = (last - first) * elem;
     }
     for (int q = 0; q < P; ++q) {
-      if (q == g.self) continue;
+      if (q == m.me) continue;
+      const int peer = m.positions[q];
       if (scatter) {
         const auto [begin, n] = chunk_range(step);
         const auto [first, last] = block(begin, n, P, q);
-        c.ex.send(q, in + first * elem, (last - first) * elem);
+        c.ex.send(peer, in + first * elem, (last - first) * elem);
         if (P == 2) {
           sink = {in + mine_first * elem, out + mine_first * elem, dtype, op, elem};
-          c.ex.recv(q, mine_bytes, elem, sink);
+          c.ex.recv(peer, mine_bytes, elem, sink);
         } else {
-          c.ex.recv_into(q, theirs + q * mine_bytes, mine_bytes);
+          c.ex.recv_into(peer, theirs + q * mine_bytes, mine_bytes);
         }
       }
       if (gather) {
-        c.ex.send(q, out + done_first * elem, done_bytes);
+        c.ex.send(peer, out + done_first * elem, done_bytes);
         const auto [begin, n] = chunk_range(step - 1);
         const auto [first, last] = block(begin, n, P, q);
-        c.ex.recv_into(q, out + first * elem, (last - first) * elem);
+        c.ex.recv_into(peer, out + first * elem, (last - first) * elem);
       }
     }
     c.ex.run();
     if (scatter && P > 2) {
       // Position order, so every process computes bit-identical sums.
-      std::memcpy(theirs + g.self * mine_bytes, in + mine_first * elem, mine_bytes);
+      std::memcpy(theirs + m.me * mine_bytes, in + mine_first * elem, mine_bytes);
       std::byte* dst = out + mine_first * elem;
       std::memcpy(dst, theirs, mine_bytes);
       for (int q = 1; q < P; ++q) {

@@ -56,6 +56,11 @@ std::vector<Outcome> run_cluster(int n, int devices, const std::vector<std::stri
   return out;
 }
 
+// Two "hosts" of two processes each.
+TestProcess::Env two_hosts(int i) {
+  return {{"SPMD_HOST_ID", i < 2 ? "host-a" : "host-b"}};
+}
+
 void expect_verified(const std::vector<Outcome>& outcomes, const std::string& transport) {
   for (size_t i = 0; i < outcomes.size(); ++i) {
     const Outcome& o = outcomes[i];
@@ -87,9 +92,19 @@ TEST(Collectives, ForcedTcpMatchesTheReference) {
 }
 
 TEST(Collectives, ProcessesWithDifferentHostIdsTalkTcpAcrossAndShmWithin) {
-  // Two "hosts" of two processes each.
-  auto host = [](int i) { return TestProcess::Env{{"SPMD_HOST_ID", i < 2 ? "host-a" : "host-b"}}; };
-  expect_verified(run_cluster(4, 1, {"verify"}, {}, host), "shm+tcp");
+  expect_verified(run_cluster(4, 1, {"verify", "--large"}, {}, two_hosts), "shm+tcp");
+}
+
+TEST(Collectives, AMismatchSeenOnlyByAHostLeaderReachesEveryParticipant) {
+  // Large enough for hierarchical all-reduce: process 3 talks only to its host's leader, 2.
+  auto outcomes = run_cluster(4, 1, {"mismatch-large-count"}, {}, two_hosts, 60s);
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    EXPECT_NE(outcomes[i].output.find("error CollectiveMismatch: collective mismatch: process " +
+                                      std::to_string(i) + " called"),
+              std::string::npos)
+        << outcomes[i].output;
+    EXPECT_NE(outcomes[i].output.find("x 100001"), std::string::npos) << outcomes[i].output;
+  }
 }
 
 TEST(Collectives, SplitByParityGivesIndependentGroups) {

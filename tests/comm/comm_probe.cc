@@ -4,7 +4,7 @@
 // check passed; errors print as "error <Class>: <message>".
 //
 //   comm_probe verify [--large]  every op x dtypes x counts, world and all-devices groups
-//   comm_probe mismatch-{count,op,dtype,order,root}  the last process calls differently
+//   comm_probe mismatch-{count,large-count,op,dtype,order,root}  the last process differs
 //   comm_probe kill              the last process dies in the middle of an all_reduce
 //   comm_probe absent            the last process skips a call (run with SPMD_COLLECTIVE_TIMEOUT)
 //   comm_probe split             world.split by parity, then collectives in the halves
@@ -325,11 +325,14 @@ void mismatch(const std::string& how) {
   const bool odd = w.rank() == w.size() - 1;
   std::vector<float> a(16, 1.0f);
   std::vector<float> b(odd && how == "count" ? 17 : 16, 1.0f);
+  // Past the one-shot size: with several hosts this goes through hierarchical all-reduce.
+  std::vector<float> large(odd ? 100001 : 100000, 1.0f);
   std::vector<int32_t> ints(16, 1);
   std::vector<float> gathered(16 * static_cast<size_t>(w.size()));
   try {
     w.all_reduce(a);  // agreed
     if (how == "count") w.all_reduce(b);
+    if (how == "large-count") w.all_reduce(large);
     if (how == "op") odd ? w.all_gather(a, gathered) : w.all_reduce(a);
     if (how == "dtype") odd ? w.all_reduce(ints) : w.all_reduce(a);
     if (how == "root") w.broadcast(a, odd ? 0 : 1);
@@ -404,6 +407,9 @@ int main(int argc, char** argv) {
         } catch (const spmd::Error& e) {
           say(std::string("error ") + class_of(e) + ": " + e.what());
         }
+        // Process 0 hosts the coordination service: leaving at once would turn the others'
+        // timeouts into PeerFailure.
+        std::this_thread::sleep_for(std::chrono::seconds(2));
       }
       std::fflush(stdout);
       std::_Exit(0);
