@@ -22,7 +22,7 @@ struct GroupLayout {
   std::vector<std::vector<int>> ranks_of;  // position -> its ranks, ascending
   int self = 0;                            // this process's position
   std::vector<int> local_ranks;            // ranks_of[self]
-  std::vector<int> all_positions;  // 0 … positions()-1
+  std::vector<int> all_positions;          // 0 … positions()-1
 
   int size() const { return static_cast<int>(devices.size()); }
   int positions() const { return static_cast<int>(processes.size()); }

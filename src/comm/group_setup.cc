@@ -12,6 +12,7 @@
 
 #include "comm/process_group.h"
 #include "comm/shm_ring.h"
+#include "comm/striped_stream.h"
 #include "comm/tcp_handshake.h"
 #include "comm/tcp_stream.h"
 #include "spmd/coordination_client.h"
@@ -38,6 +39,31 @@ TransportChoice transport_choice() {
       "SPMD_TRANSPORT={:?} is not a transport: use tcp (force TCP, even on one host) or auto "
       "(shared memory within a host, TCP across hosts; the default)",
       v));
+}
+
+// Connections per pair of processes over TCP (SPMD_TCP_STREAMS, default 1): more help where one
+// connection's kernel work on one core cannot fill the link; on loopback with few cores they
+// only add overhead.
+int tcp_streams() {
+  const char* raw = std::getenv("SPMD_TCP_STREAMS");
+  if (raw == nullptr || *raw == '\0') return 1;
+  char* end = nullptr;
+  const long v = std::strtol(raw, &end, 10);
+  if (end == raw || *end != '\0' || v < 1 || v > 16) {
+    throw InvalidArgument(fmt::format("SPMD_TCP_STREAMS={:?} must be a number from 1 to 16", raw));
+  }
+  return static_cast<int>(v);
+}
+
+// Bytes sent on one connection before moving to the next when a pair uses several.
+constexpr size_t kStripeBytes = size_t{256} << 10;
+
+// The link's stream over `fds` (one connection, or several striped).
+std::unique_ptr<Stream> tcp_link(const std::vector<int>& fds, const std::string& name) {
+  if (fds.size() == 1) return std::make_unique<TcpStream>(fds[0], name);
+  std::vector<std::unique_ptr<Stream>> parts;
+  for (int fd : fds) parts.push_back(std::make_unique<TcpStream>(fd, name));
+  return std::make_unique<StripedStream>(std::move(parts), kStripeBytes);
 }
 
 size_t ring_bytes() {
@@ -176,6 +202,8 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(std::span<const int> devices,
     }
 
     if (any_tcp) {
+      // Read once here: every process of the job must use the same value.
+      const int streams = tcp_streams();
       std::set<int> higher;
       for (int q = 0; q < P; ++q) {
         if (q == g.self || shm[q]) continue;
@@ -185,15 +213,20 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(std::span<const int> devices,
           hello.from = static_cast<uint32_t>(g.self);
           hello.to = static_cast<uint32_t>(q);
           hello.nonce = records[q].nonce;
+          hello.streams = static_cast<uint32_t>(streams);
           if (records[q].endpoint == "-") {
             throw Error(
                 fmt::format("{} published no TCP endpoint", peer_name(handles, g.processes[q])));
           }
-          const int fd = connect_peer(records[q].endpoint, hello, deadline);
+          std::vector<int> fds;
+          for (int k = 0; k < streams; ++k) {
+            hello.stream = static_cast<uint32_t>(k);
+            fds.push_back(connect_peer(records[q].endpoint, hello, deadline));
+          }
           PeerLink& link = group->links_[q];
           link.process = g.processes[q];
           link.name = peer_name(handles, link.process);
-          auto stream = std::make_unique<TcpStream>(fd, link.name);
+          auto stream = tcp_link(fds, link.name);
           link.out = link.in = stream.get();
           link.streams.push_back(std::move(stream));
         } else {
@@ -201,12 +234,12 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(std::span<const int> devices,
         }
       }
       if (!higher.empty()) {
-        for (auto& [q, fd] : accept_peers(*listener, id, g.self, mine.nonce, higher, deadline,
-                                          handles.coord.get())) {
+        for (auto& [q, fds] : accept_peers(*listener, id, g.self, mine.nonce, higher, streams,
+                                           deadline, handles.coord.get())) {
           PeerLink& link = group->links_[q];
           link.process = g.processes[q];
           link.name = peer_name(handles, link.process);
-          auto stream = std::make_unique<TcpStream>(fd, link.name);
+          auto stream = tcp_link(fds, link.name);
           link.out = link.in = stream.get();
           link.streams.push_back(std::move(stream));
         }

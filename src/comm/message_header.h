@@ -16,7 +16,7 @@ namespace spmd {
 inline constexpr uint32_t kMessageMagic = 0x434d5053;  // "SPMC"
 
 enum class MessageKind : uint8_t {
-  kData = 1,      // the call's payload follows
+  kData = 1,  // the call's payload follows
   // Some participant's call differs: `fingerprint` is that call, `length` the index of the
   // process that made it; no payload follows.
   kMismatch = 2,

@@ -38,10 +38,11 @@ ProcessGroup::~ProcessGroup() {
   // a bounded time, then close.
   std::vector<pollfd> fds;
   for (const PeerLink& l : links_) {
-    const int fd = l.connected() ? l.in->poll_fd() : -1;
-    if (fd < 0) continue;
-    ::shutdown(fd, SHUT_WR);
-    fds.push_back({fd, POLLIN, 0});
+    if (!l.connected()) continue;
+    for (int fd : l.in->sockets()) {
+      ::shutdown(fd, SHUT_WR);
+      fds.push_back({fd, POLLIN, 0});
+    }
   }
   const auto until = Waiter::Clock::now() + kLingerOnClose;
   std::vector<char> sink(64 * 1024);

@@ -42,8 +42,7 @@ struct ReduceSink {
 
 }  // namespace
 
-void reduce_scatter_all_gather_all_reduce(Call& c, Members m, const std::byte* in,
-                                          std::byte* out) {
+void reduce_scatter_all_gather_all_reduce(Call& c, Members m, const std::byte* in, std::byte* out) {
   const int P = m.size();
   const size_t elem = c.elem();
   const size_t count = c.fp.count;
@@ -60,8 +59,8 @@ void reduce_scatter_all_gather_all_reduce(Call& c, Members m, const std::byte* i
   ReduceSink sink{};
 
   for (size_t step = 0; step <= chunks; ++step) {
-    const bool scatter = step < chunks;   // reduce-scatter of chunk `step`
-    const bool gather = step > 0;         // all-gather of chunk `step - 1`
+    const bool scatter = step < chunks;  // reduce-scatter of chunk `step`
+    const bool gather = step > 0;        // all-gather of chunk `step - 1`
     size_t mine_first = 0;
     size_t mine_bytes = 0;
     if (scatter) {

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace spmd {
 
@@ -35,6 +36,12 @@ class Stream {
 
   // A file descriptor to poll() for readability while idle, or -1 (shared memory).
   virtual int poll_fd() const { return -1; }
+
+  // Every socket under the stream (none for shared memory), for a graceful close.
+  virtual std::vector<int> sockets() const {
+    const int fd = poll_fd();
+    return fd >= 0 ? std::vector<int>{fd} : std::vector<int>{};
+  }
 
   // "shm" or "tcp", for messages and benchmark rows.
   virtual const char* transport() const = 0;

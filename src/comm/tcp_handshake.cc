@@ -3,12 +3,14 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <netdb.h>
 #include <poll.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <thread>
@@ -94,10 +96,13 @@ DataListener::~DataListener() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-std::map<int, int> accept_peers(DataListener& listener, uint64_t group, int self, uint64_t nonce,
-                                const std::set<int>& from, Clock::time_point deadline,
-                                const CoordClient* coord, int* rejected) {
-  std::map<int, int> accepted;
+std::map<int, std::vector<int>> accept_peers(DataListener& listener, uint64_t group, int self,
+                                             uint64_t nonce, const std::set<int>& from, int streams,
+                                             Clock::time_point deadline, const CoordClient* coord,
+                                             int* rejected) {
+  std::map<int, std::vector<int>> accepted;
+  for (int p : from) accepted[p].assign(streams, -1);
+  size_t remaining = from.size() * static_cast<size_t>(streams);
   std::vector<Pending> pending;
   auto drop = [&](Pending& p, const std::string& why) {
     spdlog::warn("dropped a data connection from {}: {}", p.from, why);
@@ -106,13 +111,13 @@ std::map<int, int> accept_peers(DataListener& listener, uint64_t group, int self
     if (rejected != nullptr) ++*rejected;
   };
   try {
-    while (accepted.size() < from.size()) {
+    while (remaining > 0) {
       if (coord != nullptr && coord->aborted()) throw PeerFailure(coord->abort_reason());
       const auto now = Clock::now();
       if (now >= deadline) {
         std::vector<int> missing;
-        for (int p : from) {
-          if (!accepted.contains(p)) missing.push_back(p);
+        for (const auto& [p, fds] : accepted) {
+          if (std::count(fds.begin(), fds.end(), -1) > 0) missing.push_back(p);
         }
         throw DeadlineExceeded(fmt::format(
             "setting up a communicator: the processes at group positions {} never connected to "
@@ -151,18 +156,26 @@ std::map<int, int> accept_peers(DataListener& listener, uint64_t group, int self
         } else if (h.group != group || h.to != static_cast<uint32_t>(self) || h.nonce != nonce) {
           drop(p, "a handshake for another group, position or job");
         } else if (!from.contains(static_cast<int>(h.from)) ||
-                   accepted.contains(static_cast<int>(h.from))) {
-          drop(p, fmt::format("unexpected or repeated group position {}", h.from));
+                   h.streams != static_cast<uint32_t>(streams) ||
+                   h.stream >= static_cast<uint32_t>(streams) ||
+                   accepted[static_cast<int>(h.from)][h.stream] != -1) {
+          drop(p, fmt::format("unexpected or repeated connection {}/{} from group position {}",
+                              h.stream, h.streams, h.from));
         } else {
-          accepted[static_cast<int>(h.from)] = p.fd;
+          accepted[static_cast<int>(h.from)][h.stream] = p.fd;
           p.fd = -1;
+          --remaining;
         }
       }
       std::erase_if(pending, [](const Pending& p) { return p.fd < 0; });
     }
   } catch (...) {
     for (Pending& p : pending) ::close(p.fd);
-    for (auto& [pos, fd] : accepted) ::close(fd);
+    for (auto& [pos, fds] : accepted) {
+      for (int fd : fds) {
+        if (fd >= 0) ::close(fd);
+      }
+    }
     throw;
   }
   for (Pending& p : pending) ::close(p.fd);

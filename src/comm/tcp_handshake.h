@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace spmd {
 
@@ -22,8 +23,10 @@ struct Handshake {
   uint32_t from = 0;  // the connecting position
   uint32_t to = 0;    // the accepting position
   uint64_t nonce = 0;
+  uint32_t stream = 0;   // which of the pair's connections this is
+  uint32_t streams = 1;  // how many connections the pair uses
 };
-static_assert(sizeof(Handshake) == 32, "the handshake is part of the wire format");
+static_assert(sizeof(Handshake) == 40, "the handshake is part of the wire format");
 
 class DataListener {
  public:
@@ -42,14 +45,14 @@ class DataListener {
   std::string endpoint_;
 };
 
-// Accepts one valid connection from each position in `from`, for group `group` at position
-// `self` with `nonce`; returns the connected sockets by position. Throws DeadlineExceeded at
-// `deadline` naming the positions that never connected, PeerFailure when `coord` reports the
-// cluster aborted. Invalid connections count in `rejected` (may be null).
-std::map<int, int> accept_peers(DataListener& listener, uint64_t group, int self, uint64_t nonce,
-                                const std::set<int>& from,
-                                std::chrono::steady_clock::time_point deadline,
-                                const CoordClient* coord, int* rejected = nullptr);
+// Accepts `streams` valid connections from each position in `from`, for group `group` at
+// position `self` with `nonce`; returns the connected sockets by position, in stream order. Throws
+// DeadlineExceeded at `deadline` naming the positions that never connected, PeerFailure when
+// `coord` reports the cluster aborted. Invalid connections count in `rejected` (may be null).
+std::map<int, std::vector<int>> accept_peers(DataListener& listener, uint64_t group, int self,
+                                             uint64_t nonce, const std::set<int>& from, int streams,
+                                             std::chrono::steady_clock::time_point deadline,
+                                             const CoordClient* coord, int* rejected = nullptr);
 
 // Connects to `endpoint` ("ip:port") and sends `hello`; returns the socket. Retries refused
 // connections until `deadline`. Throws spmd::Error naming the endpoint.

@@ -57,9 +57,7 @@ std::vector<Outcome> run_cluster(int n, int devices, const std::vector<std::stri
 }
 
 // Two "hosts" of two processes each.
-TestProcess::Env two_hosts(int i) {
-  return {{"SPMD_HOST_ID", i < 2 ? "host-a" : "host-b"}};
-}
+TestProcess::Env two_hosts(int i) { return {{"SPMD_HOST_ID", i < 2 ? "host-a" : "host-b"}}; }
 
 void expect_verified(const std::vector<Outcome>& outcomes, const std::string& transport) {
   for (size_t i = 0; i < outcomes.size(); ++i) {
@@ -89,6 +87,12 @@ TEST(Collectives, OneProcessWithThreeDevicesCombinesInMemory) {
 
 TEST(Collectives, ForcedTcpMatchesTheReference) {
   expect_verified(run_cluster(3, 2, {"verify", "--large"}, {{"SPMD_TRANSPORT", "tcp"}}), "tcp");
+}
+
+TEST(Collectives, SeveralTcpConnectionsPerPeerMatchTheReference) {
+  expect_verified(run_cluster(3, 1, {"verify", "--large"},
+                              {{"SPMD_TRANSPORT", "tcp"}, {"SPMD_TCP_STREAMS", "3"}}),
+                  "tcp");
 }
 
 TEST(Collectives, ProcessesWithDifferentHostIdsTalkTcpAcrossAndShmWithin) {

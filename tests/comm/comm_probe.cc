@@ -292,8 +292,9 @@ void verify(bool large) {
     w.all_reduce(in, out);
     Buf<float> got(out.size());
     std::copy(out.begin(), out.end(), got.begin());
-    expect<float>(got, [&](size_t i) { return reduce_ref<float>(ReduceOp::kSum, w.size(), i); },
-                  "world all_reduce chunked float32 x700001");
+    expect<float>(
+        got, [&](size_t i) { return reduce_ref<float>(ReduceOp::kSum, w.size(), i); },
+        "world all_reduce chunked float32 x700001");
   }
   std::vector<int> everyone;
   for (const auto& d : spmd::devices()) everyone.push_back(d.id());
