@@ -82,4 +82,15 @@ Array make_array_from_single_device_arrays(const Shape& shape, const Sharding& s
 Array make_array_from_callback(const Shape& shape, const Sharding& sharding,
                                const std::function<HostArray(const Index&)>& data_callback);
 
+// Reshards `x` onto `sharding` (jax.device_put of an Array): every device of the new sharding
+// gets its shard, and only the bytes a device does not already hold move — within a process by
+// copy, between processes in one variable all-to-all (the collectives engine). Collective among
+// the processes owning devices of either sharding; a process owning none returns an array with no
+// shards. Throws InvalidArgument when `sharding` does not fit the array's rank.
+Array device_put(const Array& x, const Sharding& sharding);
+
+// Places `host` — the same value in every process, as with jax.device_put of a NumPy array —
+// onto `sharding`: each addressable device takes its slice. Nothing crosses processes.
+Array device_put(const HostArray& host, const Sharding& sharding);
+
 }  // namespace spmd

@@ -141,6 +141,13 @@ class Communicator {
   void send(DType dtype, const void* data, size_t count, int peer);
   void recv(DType dtype, void* data, size_t count, int peer);
 
+  // Variable all_to_all, for the layers above (resharding): send_counts[j] elements of `in`,
+  // packed in rank order, go to rank j; recv_counts[i] elements from rank i land in `out`, packed
+  // in rank order. Each pair's counts must agree, else every participant of the pair throws
+  // CollectiveMismatch. Needs one participant per process; `in` and `out` must not overlap.
+  void all_to_all_v(DType dtype, const void* in, std::span<const size_t> send_counts, void* out,
+                    std::span<const size_t> recv_counts);
+
   // Partitions this communicator: participants passing the same `color` (≥ 0) form a new
   // communicator, ranked by `key`, ties by current rank. Collective over this communicator.
   Communicator split(int color, int key) const;
@@ -169,6 +176,11 @@ class Communicator {
 // The communicator of all processes, one participant (the first local device) each. The same
 // group for the whole session; available before initialize() as a group of one.
 Communicator world();
+
+// The communicator of `processes` (process indices, ascending), one participant — the first
+// local device — each. Made once per session for each set: the first call is collective among
+// those processes, later ones return the same group.
+Communicator process_communicator(std::span<const int> processes);
 
 // Creates a communicator of `device_ids` (rank order). Collective among the processes owning
 // those devices; returns one handle per device this process owns, in rank order. Throws

@@ -11,5 +11,6 @@
 #include "spmd/host_array.h"
 #include "spmd/mesh.h"
 #include "spmd/mesh_utils.h"
+#include "spmd/multihost.h"
 #include "spmd/partition_spec.h"
 #include "spmd/sharding.h"

@@ -44,6 +44,9 @@ struct Call {
   DType dtype;
   std::span<const LocalBuffers> local;         // one per local rank, in layout.local_ranks order
   std::span<const std::pair<int, int>> pairs;  // permute: (source rank, target rank)
+  // all_to_all_v (one participant per process): elements to and from each rank.
+  std::span<const size_t> send_counts;
+  std::span<const size_t> recv_counts;
   const GroupLayout& layout;
   Exchange& ex;
   Scratch& scratch;
@@ -78,6 +81,7 @@ void run_all_to_all(Call& c);
 void run_broadcast(Call& c);
 void run_permute(Call& c);
 void run_barrier(Call& c);
+void run_all_to_all_v(Call& c);
 
 // Message sizes below which all_reduce sends everything to everyone at once (one step, lowest
 // latency) instead of reduce-scatter + all-gather (two steps, half the bytes reduced per

@@ -21,6 +21,8 @@ struct Registry {
   std::shared_ptr<ProcessGroup> world;
   // How many groups of each device list this process made: the generation in their ids.
   std::map<std::vector<int>, uint64_t> generations;
+  // process_communicator(): one group per set of processes.
+  std::map<std::vector<int>, std::shared_ptr<ProcessGroup>> by_processes;
 };
 
 std::shared_ptr<Registry> registry() {
@@ -184,6 +186,31 @@ void Communicator::recv(DType dtype, void* data, size_t count, int peer) {
   group_->recv(local_, peer, dtype, data, count);
 }
 
+void Communicator::all_to_all_v(DType dtype, const void* in, std::span<const size_t> send_counts,
+                                void* out, std::span<const size_t> recv_counts) {
+  const GroupLayout& g = group_->layout();
+  if (g.local_ranks.size() != 1) {
+    throw FailedPrecondition("all_to_all_v needs a communicator with one participant per process");
+  }
+  if (send_counts.size() != static_cast<size_t>(size()) ||
+      recv_counts.size() != static_cast<size_t>(size())) {
+    throw InvalidArgument(fmt::format(
+        "all_to_all_v: {} send counts and {} receive counts for {} participants; give one per "
+        "rank",
+        send_counts.size(), recv_counts.size(), size()));
+  }
+  Request r{CollectiveOp::kAllToAllV,
+            dtype,
+            ReduceOp::kSum,
+            -1,
+            0,
+            {static_cast<const std::byte*>(in), static_cast<std::byte*>(out)},
+            {}};
+  r.send_counts = send_counts;
+  r.recv_counts = recv_counts;
+  group_->run(local_, r);
+}
+
 void Communicator::barrier() { group_->run(local_, Request{}); }
 
 Communicator Communicator::split(int color, int key) const {
@@ -233,6 +260,35 @@ Communicator world() {
     reg->world = ProcessGroup::create(firsts, group_id_for(firsts, ~0ull), h);
   }
   return Communicator(reg->world, 0);
+}
+
+Communicator process_communicator(std::span<const int> processes) {
+  const CommHandles h = comm_handles();
+  std::vector<int> key(processes.begin(), processes.end());
+  if (!std::is_sorted(key.begin(), key.end()) ||
+      std::adjacent_find(key.begin(), key.end()) != key.end()) {
+    throw InvalidArgument("process_communicator: list each process once, in ascending order");
+  }
+  if (key.size() == static_cast<size_t>(h.view->process_count)) return world();
+  auto reg = registry();
+  std::lock_guard lock(reg->mu);
+  auto& group = reg->by_processes[key];
+  if (!group) {
+    std::vector<int> firsts;
+    for (int p : key) {
+      for (const Device& d : h.view->devices) {
+        if (d.process_index() == p) {
+          firsts.push_back(d.id());
+          break;
+        }
+      }
+    }
+    if (firsts.size() != key.size()) {
+      throw InvalidArgument("process_communicator: a listed process does not exist");
+    }
+    group = ProcessGroup::create(firsts, group_id_for(firsts, ~1ull), h);
+  }
+  return Communicator(group, 0);
 }
 
 std::vector<Communicator> make_communicators(std::span<const int> device_ids) {

@@ -150,6 +150,12 @@ void Exchange::check_header(int position, const RecvOp& op) {
     last_mismatch_ = Mismatch{*theirs, odd_process};
     throw CollectiveMismatch(mismatch_message(fingerprint_, self_process_, *theirs, odd_process));
   }
+  if (h.length != op.bytes && fingerprint_.op == CollectiveOp::kAllToAllV) {
+    throw CollectiveMismatch(fmt::format(
+        "{} sends {} bytes to process {} in {}, which expects {} bytes from it: the counts of "
+        "every pair must agree",
+        link.name, h.length, self_process_, fingerprint_.describe(), op.bytes));
+  }
   if (h.length != op.bytes) {
     throw Error(fmt::format(
         "{} sent a {}-byte message where {} bytes were expected in {}: the data stream is "

@@ -8,8 +8,9 @@
 namespace spmd {
 namespace {
 
-constexpr const char* kOpNames[] = {"all_reduce", "all_gather", "reduce_scatter", "all_to_all",
-                                    "broadcast",  "permute",    "send_recv",      "barrier"};
+constexpr const char* kOpNames[] = {"all_reduce", "all_gather", "reduce_scatter",
+                                    "all_to_all", "broadcast",  "permute",
+                                    "send_recv",  "barrier",    "all_to_all_v"};
 
 bool reduces(CollectiveOp op) {
   return op == CollectiveOp::kAllReduce || op == CollectiveOp::kReduceScatter;
@@ -54,7 +55,7 @@ FingerprintBytes encode(const Fingerprint& f) {
 }
 
 std::optional<Fingerprint> decode(const FingerprintBytes& b) {
-  if (b[28] > static_cast<uint8_t>(CollectiveOp::kBarrier) ||
+  if (b[28] > static_cast<uint8_t>(CollectiveOp::kAllToAllV) ||
       b[29] > static_cast<uint8_t>(DType::kFloat64) ||
       b[30] > static_cast<uint8_t>(ReduceOp::kMax) || b[31] != 0) {
     return std::nullopt;

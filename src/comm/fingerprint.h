@@ -25,6 +25,7 @@ enum class CollectiveOp : uint8_t {
   kPermute,
   kSendRecv,
   kBarrier,
+  kAllToAllV,  // counts differ per pair; `count` is 0 and each message's length is checked
 };
 
 struct Fingerprint {

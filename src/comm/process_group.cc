@@ -197,7 +197,15 @@ void ProcessGroup::execute(const Fingerprint& mine, std::span<const Request> req
     }
     std::span<const LocalBuffers> buffers =
         requests.size() > 1 ? std::span<const LocalBuffers>(many) : std::span(&one, 1);
-    Call call{fp, fp.dtype, buffers, requests[0].pairs, layout_, *exchange_, scratch_};
+    Call call{fp,
+              fp.dtype,
+              buffers,
+              requests[0].pairs,
+              requests[0].send_counts,
+              requests[0].recv_counts,
+              layout_,
+              *exchange_,
+              scratch_};
     switch (fp.op) {
       case CollectiveOp::kAllReduce:
         run_all_reduce(call);
@@ -219,6 +227,9 @@ void ProcessGroup::execute(const Fingerprint& mine, std::span<const Request> req
         break;
       case CollectiveOp::kBarrier:
         run_barrier(call);
+        break;
+      case CollectiveOp::kAllToAllV:
+        run_all_to_all_v(call);
         break;
       case CollectiveOp::kSendRecv:
         break;

@@ -39,6 +39,8 @@ struct Request {
   uint64_t count = 0;
   LocalBuffers buffers;
   std::span<const std::pair<int, int>> pairs;
+  std::span<const size_t> send_counts;  // all_to_all_v
+  std::span<const size_t> recv_counts;
 };
 
 class ProcessGroup {
