@@ -46,6 +46,16 @@ namespace spmd {
 
 class ProcessGroup;  // src/comm/
 
+// One contiguous piece of a message (all_to_all_segments).
+struct ConstSegment {
+  const void* data;
+  size_t bytes;
+};
+struct MutableSegment {
+  void* data;
+  size_t bytes;
+};
+
 class Communicator {
  public:
   // This participant's rank, 0 … size()-1.
@@ -147,6 +157,13 @@ class Communicator {
   // CollectiveMismatch. Needs one participant per process; `in` and `out` must not overlap.
   void all_to_all_v(DType dtype, const void* in, std::span<const size_t> send_counts, void* out,
                     std::span<const size_t> recv_counts);
+
+  // all_to_all_v with messages made of pieces, so the layers above can send from and receive
+  // into strided memory without packing: the message to rank j is sends[j] in order, the one
+  // from rank i lands in recvs[i] in order. The pieces of each pair must match one to one in
+  // size (else CollectiveMismatch); a rank's own pieces are copied. One participant per process.
+  void all_to_all_segments(std::span<const std::vector<ConstSegment>> sends,
+                           std::span<const std::vector<MutableSegment>> recvs);
 
   // Partitions this communicator: participants passing the same `color` (≥ 0) form a new
   // communicator, ranked by `key`, ties by current rank. Collective over this communicator.

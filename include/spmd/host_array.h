@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "spmd/dtype.h"
@@ -16,6 +17,41 @@
 
 namespace spmd {
 
+namespace detail {
+
+// Memory for array bytes: not value-initialised (the owner fills it), and for large buffers
+// aligned and advised to use transparent huge pages, so first touch costs one page fault per
+// 2 MiB instead of one per 4 KiB. Throws std::bad_alloc.
+void* allocate_buffer(size_t bytes);
+void free_buffer(void* p, size_t bytes) noexcept;
+
+template <typename T>
+struct BufferAllocator {
+  using value_type = T;
+  BufferAllocator() = default;
+  template <typename U>
+  BufferAllocator(const BufferAllocator<U>&) noexcept {}  // NOLINT: allocators convert implicitly
+  T* allocate(size_t n) { return static_cast<T*>(allocate_buffer(n * sizeof(T))); }
+  void deallocate(T* p, size_t n) noexcept { free_buffer(p, n * sizeof(T)); }
+  // Default-initialisation: no zeroing of bytes about to be overwritten.
+  template <typename U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+  template <typename U>
+  bool operator==(const BufferAllocator<U>&) const noexcept {
+    return true;
+  }
+};
+
+using Bytes = std::vector<std::byte, BufferAllocator<std::byte>>;
+
+}  // namespace detail
+
 class HostArray {
  public:
   // A float32 array of shape (0).
@@ -23,6 +59,10 @@ class HostArray {
 
   // Zero-filled. Throws InvalidArgument for a negative dimension.
   static HostArray zeros(DType dtype, Shape shape);
+
+  // Contents unspecified, for code that writes every element (cheaper than zeros() for large
+  // arrays). Throws InvalidArgument for a negative dimension.
+  static HostArray uninitialized(DType dtype, Shape shape);
 
   // `values` in row-major order; their count must equal the shape's product.
   template <typename T>
@@ -59,7 +99,7 @@ class HostArray {
 
   DType dtype_;
   Shape shape_;
-  std::vector<std::byte> bytes_;
+  detail::Bytes bytes_;
 };
 
 template <typename T>

@@ -51,4 +51,33 @@ void copy_box(const std::byte* src, const std::vector<int64_t>& src_shape,
   }
 }
 
+void for_each_run(const std::vector<int64_t>& shape, const std::vector<int64_t>& start,
+                  const std::vector<int64_t>& extent, size_t elem,
+                  const std::function<void(size_t offset, size_t bytes)>& fn) {
+  const size_t rank = extent.size();
+  for (int64_t e : extent) {
+    if (e == 0) return;
+  }
+  if (rank == 0) {
+    fn(0, elem);
+    return;
+  }
+  const auto st = strides(shape);
+  const size_t run = static_cast<size_t>(extent[rank - 1]) * elem;
+  std::vector<int64_t> pos(rank - 1, 0);
+  while (true) {
+    int64_t at = start[rank - 1];
+    for (size_t i = 0; i + 1 < rank; ++i) at += (start[i] + pos[i]) * st[i];
+    fn(static_cast<size_t>(at) * elem, run);
+    if (rank == 1) return;
+    size_t i = rank - 1;
+    while (i > 0) {
+      --i;
+      if (++pos[i] < extent[i]) break;
+      pos[i] = 0;
+      if (i == 0) return;
+    }
+  }
+}
+
 }  // namespace spmd

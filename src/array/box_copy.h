@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace spmd {
@@ -15,5 +16,11 @@ void copy_box(const std::byte* src, const std::vector<int64_t>& src_shape,
               const std::vector<int64_t>& src_start, std::byte* dst,
               const std::vector<int64_t>& dst_shape, const std::vector<int64_t>& dst_start,
               const std::vector<int64_t>& extent, size_t elem);
+
+// Calls `fn(offset, bytes)` for each contiguous run (along the last dimension) of the box of
+// `extent` at `start` in a row-major buffer of `shape`, in row-major order; offsets are in bytes.
+void for_each_run(const std::vector<int64_t>& shape, const std::vector<int64_t>& start,
+                  const std::vector<int64_t>& extent, size_t elem,
+                  const std::function<void(size_t offset, size_t bytes)>& fn);
 
 }  // namespace spmd

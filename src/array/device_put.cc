@@ -20,6 +20,10 @@
 namespace spmd {
 namespace {
 
+// Rows at least this long travel as pieces of their own, straight between shards; shorter ones
+// are packed, where a message per row would cost more than the copy it saves.
+constexpr size_t kDirectRunBytes = size_t{4} << 10;
+
 // `box` relative to the shard at `shard`.
 std::vector<int64_t> offset_in(const Index& box, const Index& shard) {
   std::vector<int64_t> s;
@@ -85,44 +89,19 @@ Array device_put(const Array& x, const Sharding& sharding) {
     if (agreed) dtype = *agreed;
   }
   const size_t elem = dtype_size(dtype);
-  for (Shard& shard : shards) shard.data = HostArray::zeros(dtype, index_extents(shard.index));
+  for (Shard& shard : shards)
+    shard.data = HostArray::uninitialized(dtype, index_extents(shard.index));
   auto rank_of = [&](int process) {
     return static_cast<size_t>(std::lower_bound(processes.begin(), processes.end(), process) -
                                processes.begin());
   };
 
-  // Local parts copy now. Remote ones travel once per destination process — several local
-  // devices needing the same part (replicas) copy it from the one received — packed per
-  // destination process in plan order, which every process computes alike.
+  // Local parts copy now. Remote ones travel once per destination process (several local
+  // devices needing the same part — replicas — copy it from the first that received it), in plan
+  // order, which every process computes alike. A part whose rows (runs along the last dimension)
+  // are long goes straight from the source shard into the destination shard, row by row;
+  // short-rowed parts are packed into one contiguous piece and unpacked on arrival.
   const std::vector<Transfer> plan = plan_reshard(from, to);
-  struct Wire {
-    const Transfer* transfer;
-    size_t offset;  // in the sender's buffer for, or the receiver's buffer from, the peer
-  };
-  std::map<std::tuple<int, int, std::string>, Wire> wires;  // (source, dst process, box)
-  std::vector<size_t> send_bytes(processes.size(), 0);
-  std::vector<size_t> recv_bytes(processes.size(), 0);
-  std::vector<const Transfer*> order;  // the wire transfers, in plan order
-  for (const Transfer& t : plan) {
-    const int src = t.source.process_index();
-    const int dst = t.destination.process_index();
-    if (src == dst || (src != me && dst != me)) continue;
-    auto key = std::make_tuple(t.source.id(), dst, index_to_string(t.box));
-    if (wires.contains(key)) continue;
-    const size_t bytes = static_cast<size_t>(shape_size(index_extents(t.box))) * elem;
-    size_t& total = src == me ? send_bytes[rank_of(dst)] : recv_bytes[rank_of(src)];
-    wires.emplace(key, Wire{&t, total});
-    total += bytes;
-    order.push_back(&t);
-  }
-  std::vector<size_t> send_at(processes.size(), 0);
-  std::vector<size_t> recv_at(processes.size(), 0);
-  for (size_t r = 1; r < processes.size(); ++r) {
-    send_at[r] = send_at[r - 1] + send_bytes[r - 1];
-    recv_at[r] = recv_at[r - 1] + recv_bytes[r - 1];
-  }
-  std::vector<std::byte> out_buf(send_at.back() + send_bytes.back());
-  std::vector<std::byte> in_buf(recv_at.back() + recv_bytes.back());
   for (const Transfer& t : plan) {
     if (t.source.process_index() != me || t.destination.process_index() != me) continue;
     const Shard& from_shard = *held.at(t.source.id());
@@ -131,29 +110,97 @@ Array device_put(const Array& x, const Sharding& sharding) {
              offset_in(t.box, from_shard.index), to_shard.data.mutable_bytes().data(),
              to_shard.data.shape(), offset_in(t.box, to_shard.index), index_extents(t.box), elem);
   }
-  for (const Transfer* t : order) {
-    if (t->source.process_index() != me) continue;
-    const Shard& from_shard = *held.at(t->source.id());
-    const Shape extent = index_extents(t->box);
-    const int dst = t->destination.process_index();
-    const Wire& w = wires.at(std::make_tuple(t->source.id(), dst, index_to_string(t->box)));
-    copy_box(from_shard.data.bytes().data(), from_shard.data.shape(),
-             offset_in(t->box, from_shard.index), out_buf.data() + send_at[rank_of(dst)] + w.offset,
-             extent, std::vector<int64_t>(extent.size(), 0), extent, elem);
-  }
-  if (processes.size() > 1) {
-    Communicator comm = process_communicator(processes);
-    comm.all_to_all_v(DType::kUInt8, out_buf.data(), send_bytes, in_buf.data(), recv_bytes);
-  }
+  if (processes.size() == 1) return Array(shape, dtype, sharding.clone(), std::move(shards), me);
+
+  struct Packed {
+    const Transfer* transfer;
+    size_t offset;  // into `staging`
+  };
+  std::set<std::tuple<int, int, std::string>> sent;  // (source, destination process, box)
+  std::map<std::tuple<int, std::string>, const Transfer*> first_received;  // (source, box)
+  std::vector<std::vector<ConstSegment>> sends(processes.size());
+  std::vector<std::vector<MutableSegment>> recvs(processes.size());
+  std::vector<Packed> packed_out;
+  std::vector<Packed> packed_in;
+  size_t staging_bytes = 0;
+  // First pass: sizes of the packed pieces, so that staging is allocated once.
+  auto short_rows = [&](const Index& box) {
+    return static_cast<size_t>(box.back().stop - box.back().start) * elem < kDirectRunBytes;
+  };
   for (const Transfer& t : plan) {
     const int src = t.source.process_index();
-    if (t.destination.process_index() != me || src == me) continue;
+    const int dst = t.destination.process_index();
+    if (src == dst || (src != me && dst != me)) continue;
+    const std::string box = index_to_string(t.box);
+    if (src == me && !sent.insert({t.source.id(), dst, box}).second) continue;
+    if (dst == me && !first_received.emplace(std::make_tuple(t.source.id(), box), &t).second) {
+      continue;
+    }
+    if (!t.box.empty() && !short_rows(t.box)) continue;
+    (src == me ? packed_out : packed_in).push_back({&t, staging_bytes});
+    staging_bytes += static_cast<size_t>(shape_size(index_extents(t.box))) * elem;
+  }
+  detail::Bytes staging(staging_bytes);
+  size_t next_out = 0;
+  size_t next_in = 0;
+  sent.clear();
+  first_received.clear();
+  for (const Transfer& t : plan) {
+    const int src = t.source.process_index();
+    const int dst = t.destination.process_index();
+    if (src == dst || (src != me && dst != me)) continue;
+    const std::string box = index_to_string(t.box);
+    const Shape extent = index_extents(t.box);
+    if (src == me) {
+      if (!sent.insert({t.source.id(), dst, box}).second) continue;
+      const Shard& from_shard = *held.at(t.source.id());
+      const std::byte* base = from_shard.data.bytes().data();
+      if (next_out < packed_out.size() && packed_out[next_out].transfer == &t) {
+        std::byte* at = staging.data() + packed_out[next_out++].offset;
+        copy_box(base, from_shard.data.shape(), offset_in(t.box, from_shard.index), at, extent,
+                 std::vector<int64_t>(extent.size(), 0), extent, elem);
+        sends[rank_of(dst)].push_back({at, static_cast<size_t>(shape_size(extent)) * elem});
+      } else {
+        for_each_run(from_shard.data.shape(), offset_in(t.box, from_shard.index), extent, elem,
+                     [&](size_t offset, size_t bytes) {
+                       sends[rank_of(dst)].push_back({base + offset, bytes});
+                     });
+      }
+    } else {
+      if (!first_received.emplace(std::make_tuple(t.source.id(), box), &t).second) continue;
+      Shard& to_shard = shards[shard_of.at(t.destination.id())];
+      std::byte* base = to_shard.data.mutable_bytes().data();
+      if (next_in < packed_in.size() && packed_in[next_in].transfer == &t) {
+        recvs[rank_of(src)].push_back({staging.data() + packed_in[next_in++].offset,
+                                       static_cast<size_t>(shape_size(extent)) * elem});
+      } else {
+        for_each_run(to_shard.data.shape(), offset_in(t.box, to_shard.index), extent, elem,
+                     [&](size_t offset, size_t bytes) {
+                       recvs[rank_of(src)].push_back({base + offset, bytes});
+                     });
+      }
+    }
+  }
+  process_communicator(processes).all_to_all_segments(sends, recvs);
+
+  // Unpack the packed pieces; give replicas their copy of what the first of them received.
+  for (const Packed& p : packed_in) {
+    const Transfer& t = *p.transfer;
     Shard& to_shard = shards[shard_of.at(t.destination.id())];
     const Shape extent = index_extents(t.box);
-    const Wire& w = wires.at(std::make_tuple(t.source.id(), me, index_to_string(t.box)));
-    copy_box(in_buf.data() + recv_at[rank_of(src)] + w.offset, extent,
-             std::vector<int64_t>(extent.size(), 0), to_shard.data.mutable_bytes().data(),
-             to_shard.data.shape(), offset_in(t.box, to_shard.index), extent, elem);
+    copy_box(staging.data() + p.offset, extent, std::vector<int64_t>(extent.size(), 0),
+             to_shard.data.mutable_bytes().data(), to_shard.data.shape(),
+             offset_in(t.box, to_shard.index), extent, elem);
+  }
+  for (const Transfer& t : plan) {
+    if (t.destination.process_index() != me || t.source.process_index() == me) continue;
+    const Transfer* first = first_received.at({t.source.id(), index_to_string(t.box)});
+    if (first == &t) continue;
+    const Shard& have = shards[shard_of.at(first->destination.id())];
+    Shard& want = shards[shard_of.at(t.destination.id())];
+    copy_box(have.data.bytes().data(), have.data.shape(), offset_in(t.box, have.index),
+             want.data.mutable_bytes().data(), want.data.shape(), offset_in(t.box, want.index),
+             index_extents(t.box), elem);
   }
   return Array(shape, dtype, sharding.clone(), std::move(shards), me);
 }

@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <sys/mman.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <new>
 
 #include "array/box_copy.h"
 
@@ -57,7 +60,43 @@ HostArray::HostArray(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move
   bytes_.resize(static_cast<size_t>(shape_size(shape_)) * dtype_size(dtype_));
 }
 
-HostArray HostArray::zeros(DType dtype, Shape shape) { return HostArray(dtype, std::move(shape)); }
+HostArray HostArray::zeros(DType dtype, Shape shape) {
+  HostArray out(dtype, std::move(shape));
+  std::memset(out.bytes_.data(), 0, out.bytes_.size());
+  return out;
+}
+
+HostArray HostArray::uninitialized(DType dtype, Shape shape) {
+  return HostArray(dtype, std::move(shape));
+}
+
+namespace detail {
+namespace {
+
+// Buffers at least this large get huge-page alignment and advice.
+constexpr size_t kHugeFrom = size_t{4} << 20;
+constexpr size_t kHugePage = size_t{2} << 20;
+
+}  // namespace
+
+void* allocate_buffer(size_t bytes) {
+  if (bytes < kHugeFrom) return ::operator new(bytes);
+  const size_t rounded = (bytes + kHugePage - 1) & ~(kHugePage - 1);
+  void* p = std::aligned_alloc(kHugePage, rounded);
+  if (p == nullptr) throw std::bad_alloc();
+  ::madvise(p, rounded, MADV_HUGEPAGE);
+  return p;
+}
+
+void free_buffer(void* p, size_t bytes) noexcept {
+  if (bytes < kHugeFrom) {
+    ::operator delete(p);
+  } else {
+    std::free(p);
+  }
+}
+
+}  // namespace detail
 
 int64_t HostArray::size() const { return shape_size(shape_); }
 

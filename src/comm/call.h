@@ -11,6 +11,7 @@
 #include "comm/engine.h"
 #include "comm/fingerprint.h"
 #include "comm/group_layout.h"
+#include "spmd/communicator.h"
 
 namespace spmd {
 
@@ -47,6 +48,9 @@ struct Call {
   // all_to_all_v (one participant per process): elements to and from each rank.
   std::span<const size_t> send_counts;
   std::span<const size_t> recv_counts;
+  // all_to_all_segments: per rank.
+  std::span<const std::vector<ConstSegment>> send_segments;
+  std::span<const std::vector<MutableSegment>> recv_segments;
   const GroupLayout& layout;
   Exchange& ex;
   Scratch& scratch;
@@ -81,7 +85,7 @@ void run_all_to_all(Call& c);
 void run_broadcast(Call& c);
 void run_permute(Call& c);
 void run_barrier(Call& c);
-void run_all_to_all_v(Call& c);
+void run_all_to_all_v(Call& c);  // with counts, or with segments when they are given
 
 // Message sizes below which all_reduce sends everything to everyone at once (one step, lowest
 // latency) instead of reduce-scatter + all-gather (two steps, half the bytes reduced per

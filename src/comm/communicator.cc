@@ -211,6 +211,23 @@ void Communicator::all_to_all_v(DType dtype, const void* in, std::span<const siz
   group_->run(local_, r);
 }
 
+void Communicator::all_to_all_segments(std::span<const std::vector<ConstSegment>> sends,
+                                       std::span<const std::vector<MutableSegment>> recvs) {
+  if (group_->layout().local_ranks.size() != 1) {
+    throw FailedPrecondition(
+        "all_to_all_segments needs a communicator with one participant per process");
+  }
+  if (sends.size() != static_cast<size_t>(size()) || recvs.size() != static_cast<size_t>(size())) {
+    throw InvalidArgument(
+        fmt::format("all_to_all_segments: {} send lists and {} receive lists for {} participants",
+                    sends.size(), recvs.size(), size()));
+  }
+  Request r{CollectiveOp::kAllToAllV, DType::kUInt8, ReduceOp::kSum, -1, 0, {}, {}};
+  r.send_segments = sends;
+  r.recv_segments = recvs;
+  group_->run(local_, r);
+}
+
 void Communicator::barrier() { group_->run(local_, Request{}); }
 
 Communicator Communicator::split(int color, int key) const {

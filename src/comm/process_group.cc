@@ -203,6 +203,8 @@ void ProcessGroup::execute(const Fingerprint& mine, std::span<const Request> req
               requests[0].pairs,
               requests[0].send_counts,
               requests[0].recv_counts,
+              requests[0].send_segments,
+              requests[0].recv_segments,
               layout_,
               *exchange_,
               scratch_};

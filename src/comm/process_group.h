@@ -27,6 +27,7 @@
 #include "comm/peer_link.h"
 #include "comm/shm_segment.h"
 #include "runtime/runtime_state.h"
+#include "spmd/communicator.h"
 
 namespace spmd {
 
@@ -41,6 +42,8 @@ struct Request {
   std::span<const std::pair<int, int>> pairs;
   std::span<const size_t> send_counts;  // all_to_all_v
   std::span<const size_t> recv_counts;
+  std::span<const std::vector<ConstSegment>> send_segments;  // all_to_all_segments
+  std::span<const std::vector<MutableSegment>> recv_segments;
 };
 
 class ProcessGroup {

@@ -17,15 +17,13 @@
 
 #include "common/subprocess.h"
 #include "spmd-bench/collective_sweep.h"
+#include "spmd-bench/workers.h"
 
 namespace spmd::bench {
 namespace {
 
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
-
-// The longest one implementation's whole sweep may take before it is stopped.
-constexpr auto kImplTimeout = std::chrono::minutes(20);
 
 class SpmdImpl final : public CollectiveImpl {
  public:
@@ -79,53 +77,6 @@ std::string sizes_arg(const std::vector<size_t>& v) {
   return s;
 }
 
-fs::path self_dir() { return fs::read_symlink("/proc/self/exe").parent_path(); }
-
-bool on_path(const std::string& program) {
-  const char* path = std::getenv("PATH");
-  std::stringstream ss(path != nullptr ? path : "");
-  std::string dir;
-  while (std::getline(ss, dir, ':')) {
-    if (::access((fs::path(dir) / program).c_str(), X_OK) == 0) return true;
-  }
-  return false;
-}
-
-// Starts `argvs` (the first one's output is the rows), returns the row lines it printed.
-std::vector<std::string> run_workers(
-    const std::vector<std::vector<std::string>>& argvs,
-    const std::vector<std::vector<std::pair<std::string, std::string>>>& envs) {
-  std::vector<tools::Child> children;
-  for (size_t i = 0; i < argvs.size(); ++i) {
-    tools::SpawnOptions so;
-    so.argv = argvs[i];
-    so.env = envs[i];
-    so.pipe_output = i == 0;
-    so.merge_stderr = true;
-    so.new_process_group = true;
-    children.push_back(tools::spawn(so));
-  }
-  const std::string output = tools::read_all(children[0].out_fd, kImplTimeout);
-  for (const auto& c : children) {
-    auto status = tools::wait_or_kill(c.pid, 30s, true);
-    if (!status || status->code != 0) {
-      fmt::print(stderr, "spmd-bench: {} {}\n", argvs[0][0],
-                 status ? status->to_string() : "did not exit; killed");
-    }
-  }
-  std::vector<std::string> rows;
-  std::stringstream ss(output);
-  std::string line;
-  while (std::getline(ss, line)) {
-    if (line.starts_with("{")) {
-      rows.push_back(line);
-    } else if (!line.empty()) {
-      fmt::print(stderr, "{}\n", line);
-    }
-  }
-  return rows;
-}
-
 std::vector<std::string> run_spmd(const CollectivesBenchOptions& o, const SweepOptions& s) {
   const std::string address = "127.0.0.1:" + std::to_string(tools::free_port());
   std::vector<std::vector<std::string>> argvs;
@@ -134,11 +85,7 @@ std::vector<std::string> run_spmd(const CollectivesBenchOptions& o, const SweepO
     argvs.push_back({(self_dir() / "spmd-bench").string(), "collectives-worker", "--ops",
                      join(s.ops), "--sizes", sizes_arg(s.sizes), "--seconds",
                      std::to_string(s.seconds_per_point)});
-    std::vector<std::pair<std::string, std::string>> env = {
-        {"SPMD_COORDINATOR_ADDRESS", address},
-        {"SPMD_NUM_PROCESSES", std::to_string(o.processes)},
-        {"SPMD_PROCESS_ID", std::to_string(i)},
-        {"SPMD_CPU_DEVICES", "1"}};
+    EnvList env = spmd_worker_env(address, o.processes, i);
     if (o.transport == "tcp") env.emplace_back("SPMD_TRANSPORT", "tcp");
     envs.push_back(env);
   }

@@ -2,10 +2,12 @@
 //   spmd-bench coordinator --processes 4096 [--rounds 20] [--threads 1] [--json]
 //   spmd-bench collectives -n 2 [--ops all_reduce,...] [--sizes 8,1M,...] [--impls spmd,mpi,gloo]
 //                          [--transport auto|tcp] [--seconds 0.3] [--json]
+//   spmd-bench reshard -n 2 [--bytes 268435456] [--iterations 5] [--json]
 #include <CLI/CLI.hpp>
 
 #include "spmd-bench/collectives_bench.h"
 #include "spmd-bench/coordinator_bench.h"
+#include "spmd-bench/reshard_bench.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"spmd-bench: spmd's benchmarks"};
@@ -42,7 +44,23 @@ int main(int argc, char** argv) {
   add_collective_options(w);
   w->group("");  // not listed in --help
 
+  spmd::bench::ReshardBenchOptions resh;
+  auto* r = app.add_subcommand(
+      "reshard",
+      "device_put P(\"x\", None) -> P(None, \"x\") beside an all_to_all of the same bytes");
+  r->add_option("-n,--processes", resh.processes, "processes")->check(CLI::Range(2, 64));
+  r->add_option("--bytes", resh.bytes, "bytes of the global float32 array");
+  r->add_option("--iterations", resh.iterations, "timed repetitions (median reported)")
+      ->check(CLI::Range(1, 1000));
+  r->add_flag("--json", resh.json, "one JSON object: bytes, reshard_s, all_to_all_s");
+  auto* rw = app.add_subcommand("reshard-worker", "one process of `reshard` (internal)");
+  rw->add_option("--bytes", resh.bytes);
+  rw->add_option("--iterations", resh.iterations);
+  rw->group("");
+
   CLI11_PARSE(app, argc, argv);
+  if (r->parsed()) return spmd::bench::run_reshard_bench(resh);
+  if (rw->parsed()) return spmd::bench::run_reshard_worker(resh);
   if (c->parsed()) return spmd::bench::run_coordinator_bench(coord);
   if (k->parsed()) return spmd::bench::run_collectives_bench(coll);
   if (w->parsed()) return spmd::bench::run_collectives_worker(coll);
