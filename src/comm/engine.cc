@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <climits>
 #include <cstring>
 #include <thread>
@@ -62,7 +65,22 @@ void Exchange::send(int position, const void* data, size_t bytes) {
   op.header.length = bytes;
   op.data = static_cast<const std::byte*>(data);
   op.bytes = bytes;
+  PeerLink& link = peers_[position];
+  if (bytes >= kByReferenceMin && link.out->by_reference()) {
+    op.by_reference = true;
+    op.header.kind = MessageKind::kReference;
+    op.ticket = ++link.references_sent;
+    op.body = {static_cast<uint64_t>(::getpid()), reinterpret_cast<uint64_t>(data)};
+  }
   state(position).sends.push_back(op);
+}
+
+size_t Exchange::wire_bytes(const SendOp& op) {
+  return kHeaderBytes + padded(op.by_reference ? sizeof(ReferenceBody) : op.bytes);
+}
+
+size_t Exchange::wire_bytes(const RecvOp& op) {
+  return kHeaderBytes + padded(op.by_reference ? sizeof(ReferenceBody) : op.bytes);
 }
 
 void Exchange::forward_mismatch(std::span<const int> positions, const Fingerprint& odd,
@@ -103,17 +121,20 @@ void Exchange::recv_into(int position, void* dst, size_t bytes) {
 }
 
 bool Exchange::progress_send(PeerLink& link, SendOp& op) {
-  const size_t total = kHeaderBytes + padded(op.bytes);
+  const size_t total = wire_bytes(op);
+  const std::byte* payload =
+      op.by_reference ? reinterpret_cast<const std::byte*>(&op.body) : op.data;
+  const size_t payload_bytes = op.by_reference ? sizeof(ReferenceBody) : op.bytes;
   bool moved = false;
   while (op.sent < total) {
     std::span<const std::byte> first;
     std::span<const std::byte> second;
     if (op.sent < kHeaderBytes) {
       first = {reinterpret_cast<const std::byte*>(&op.header) + op.sent, kHeaderBytes - op.sent};
-      second = {op.data, op.bytes};
-    } else if (op.sent < kHeaderBytes + op.bytes) {
+      second = {payload, payload_bytes};
+    } else if (op.sent < kHeaderBytes + payload_bytes) {
       const size_t at = op.sent - kHeaderBytes;
-      first = {op.data + at, op.bytes - at};
+      first = {payload + at, payload_bytes - at};
     } else {
       first = {kZeros, total - op.sent};
     }
@@ -130,13 +151,15 @@ void Exchange::check_header(int position, const RecvOp& op) {
   const PeerLink& link = peers_[position];
   const bool reserved_clear = h.reserved[0] == 0 && h.reserved[1] == 0 && h.reserved[2] == 0;
   if (h.magic != kMessageMagic || !reserved_clear ||
-      (h.kind != MessageKind::kData && h.kind != MessageKind::kMismatch)) {
+      (h.kind != MessageKind::kData && h.kind != MessageKind::kMismatch &&
+       !(h.kind == MessageKind::kReference && link.in->by_reference()))) {
     throw Error(fmt::format(
         "{} sent a malformed message header (magic {:#x}, kind {}) during {}: the data stream is "
         "corrupt or something other than spmd connected; the communicator is closed",
         link.name, h.magic, static_cast<int>(h.kind), fingerprint_.describe()));
   }
   if (h.kind == MessageKind::kMismatch || h.fingerprint != fingerprint_bytes_) {
+    // (a kReference header with another call's fingerprint is a mismatch like any other)
     const std::optional<Fingerprint> theirs = decode(h.fingerprint);
     // A forwarded mismatch names the process whose call differs in its length field.
     const bool forwarded = h.kind == MessageKind::kMismatch;
@@ -173,9 +196,8 @@ void Exchange::deliver(RecvOp& op, size_t offset, const std::byte* data, size_t 
 }
 
 bool Exchange::progress_recv(int position, PeerLink& link, RecvOp& op) {
-  const size_t total = kHeaderBytes + padded(op.bytes);
   bool moved = false;
-  while (op.got < total) {
+  while (op.got < wire_bytes(op)) {
     if (op.got < kHeaderBytes) {
       const std::span<const std::byte> r = link.in->readable();
       if (r.empty()) break;
@@ -187,9 +209,27 @@ bool Exchange::progress_recv(int position, PeerLink& link, RecvOp& op) {
       if (op.got == kHeaderBytes) {
         state_[position].arrived = true;
         check_header(position, op);
+        op.by_reference = op.header.kind == MessageKind::kReference;
       }
       continue;
     }
+    if (op.by_reference) {
+      // The body, then the copy out of the sender's memory.
+      const std::span<const std::byte> r = link.in->readable();
+      if (r.empty()) break;
+      const size_t k = std::min(r.size(), wire_bytes(op) - op.got);
+      const size_t at = op.got - kHeaderBytes;
+      if (at < sizeof(ReferenceBody)) {
+        std::memcpy(reinterpret_cast<std::byte*>(&op.body) + at, r.data(),
+                    std::min(k, sizeof(ReferenceBody) - at));
+      }
+      link.in->consume(k);
+      op.got += k;
+      moved = true;
+      if (op.got == wire_bytes(op)) copy_by_reference(position, link, op);
+      continue;
+    }
+    const size_t total = kHeaderBytes + padded(op.bytes);
     const size_t at = op.got - kHeaderBytes;  // payload offset (counting padding)
     if (at >= op.bytes) {                     // padding
       const std::span<const std::byte> r = link.in->readable();
@@ -271,6 +311,45 @@ void Exchange::flush_first_headers() {
   }
 }
 
+void Exchange::copy_by_reference(int position, PeerLink& link, RecvOp& op) {
+  if (op.body.pid != static_cast<uint64_t>(link.in->peer_pid())) {
+    throw Error(fmt::format(
+        "{} sent a by-reference payload naming pid {} during {}, not its own; the communicator "
+        "is closed",
+        link.name, op.body.pid, fingerprint_.describe()));
+  }
+  // Pieces a sink can take whole: a multiple of the grain, kept in cache.
+  constexpr size_t kPiece = size_t{256} << 10;
+  const size_t piece = op.dst != nullptr ? op.bytes : kPiece - kPiece % op.grain;
+  if (op.dst == nullptr && bounce_.size() * sizeof(double) < piece) {
+    bounce_.resize(piece / sizeof(double) + 1);
+  }
+  size_t done = 0;
+  while (done < op.bytes) {
+    const size_t n = std::min(piece, op.bytes - done);
+    std::byte* into =
+        op.dst != nullptr ? op.dst + done : reinterpret_cast<std::byte*>(bounce_.data());
+    size_t got = 0;
+    while (got < n) {
+      iovec local{into + got, n - got};
+      iovec remote{reinterpret_cast<void*>(op.body.address + done + got), n - got};
+      const ssize_t r =
+          ::process_vm_readv(static_cast<pid_t>(op.body.pid), &local, 1, &remote, 1, 0);
+      if (r <= 0) {
+        const int err = errno;
+        waiter_->await_abort(kBrokenLinkGrace);
+        throw Error(fmt::format("cannot read the payload {} shares by reference during {}: {}",
+                                link.name, fingerprint_.describe(),
+                                r == 0 ? "nothing read" : std::strerror(err)));
+      }
+      got += static_cast<size_t>(r);
+    }
+    if (op.dst == nullptr) op.sink(done, into, n);
+    done += n;
+  }
+  link.in->reference_done();
+}
+
 void Exchange::run_until_done() {
   for (;;) {
     bool pending = false;
@@ -281,13 +360,15 @@ void Exchange::run_until_done() {
       while (s.send_next < s.sends.size()) {
         SendOp& op = s.sends[s.send_next];
         moved |= progress_send(link, op);
-        if (op.sent < kHeaderBytes + padded(op.bytes)) break;
+        if (op.sent < wire_bytes(op)) break;
+        // A buffer shared by reference stays in use until the reader has copied it.
+        if (op.by_reference && link.out->references_done() < op.ticket) break;
         ++s.send_next;
       }
       while (s.recv_next < s.recvs.size()) {
         RecvOp& op = s.recvs[s.recv_next];
         moved |= progress_recv(p, link, op);
-        if (op.got < kHeaderBytes + padded(op.bytes)) break;
+        if (op.got < wire_bytes(op)) break;
         ++s.recv_next;
       }
       pending |= s.send_next < s.sends.size() || s.recv_next < s.recvs.size();

@@ -67,7 +67,10 @@ class Exchange {
     MessageHeader header;
     const std::byte* data;
     size_t bytes;  // payload, before padding
-    size_t sent;   // of header + padded payload
+    size_t sent;   // of header + padded payload (or reference body)
+    bool by_reference;
+    uint64_t ticket;  // by_reference: done once the reader has copied this many
+    ReferenceBody body;
   };
   struct RecvOp {
     size_t bytes;
@@ -75,7 +78,9 @@ class Exchange {
     Sink sink;
     std::byte* dst;  // recv_into; sink unused
     MessageHeader header;
-    size_t got;  // of header + padded payload
+    size_t got;  // of header + padded payload (or reference body)
+    bool by_reference;
+    ReferenceBody body;
     size_t carry_len;
     alignas(8) std::byte carry[16];
   };
@@ -89,6 +94,9 @@ class Exchange {
   };
 
   void run_until_done();
+  static size_t wire_bytes(const SendOp& op);
+  static size_t wire_bytes(const RecvOp& op);
+  void copy_by_reference(int position, PeerLink& link, RecvOp& op);
   void flush_first_headers();
   bool progress_send(PeerLink& link, SendOp& op);
   bool progress_recv(int position, PeerLink& link, RecvOp& op);
@@ -107,7 +115,13 @@ class Exchange {
   FingerprintBytes fingerprint_bytes_{};
   Waiter* waiter_ = nullptr;
   Mismatch last_mismatch_;
+  std::vector<double> bounce_;  // by-reference payloads for sinks pass through here
 };
+
+// Payloads at least this large go by reference over links that allow it: one copy (the
+// receiver's process_vm_readv) instead of two through the ring, for the price of a system call
+// and an acknowledgement.
+inline constexpr size_t kByReferenceMin = size_t{256} << 10;
 
 // Messages (header and payload) are padded to a multiple of a cache line on the wire: a small
 // message then occupies exactly one line of a shared-memory ring, and every payload starts

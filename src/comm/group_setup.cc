@@ -3,6 +3,7 @@
 // through the coordination service's key-value store.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <bit>
@@ -101,26 +102,54 @@ struct Record {
   std::string shm;       // segment name or "-"
   std::string endpoint;  // "ip:port" or "-"
   uint64_t nonce = 0;
+  uint64_t pid = 0;
+  uint64_t probe = 0;  // address of a word holding `nonce`, to test single-copy reads
 };
 
 std::string encode_record(const Record& r) {
-  return fmt::format("{}|{}|{}", r.shm, r.endpoint, r.nonce);
+  return fmt::format("{}|{}|{}|{}|{}", r.shm, r.endpoint, r.nonce, r.pid, r.probe);
 }
 
 Record decode_record(const std::string& s, const std::string& from) {
-  const size_t a = s.find('|');
-  const size_t b = a == std::string::npos ? a : s.find('|', a + 1);
-  if (b == std::string::npos) {
+  std::vector<std::string> parts;
+  size_t at = 0;
+  for (size_t bar; (bar = s.find('|', at)) != std::string::npos; at = bar + 1) {
+    parts.push_back(s.substr(at, bar - at));
+  }
+  parts.push_back(s.substr(at));
+  auto number = [&](const std::string& text) {
+    char* end = nullptr;
+    const uint64_t v = std::strtoull(text.c_str(), &end, 10);
+    if (text.empty() || *end != '\0') {
+      throw Error(fmt::format("malformed communicator record from {}: {:?}", from, s));
+    }
+    return v;
+  };
+  if (parts.size() != 5) {
     throw Error(fmt::format("malformed communicator record from {}: {:?}", from, s));
   }
-  Record r{s.substr(0, a), s.substr(a + 1, b - a - 1), 0};
-  char* end = nullptr;
-  const std::string n = s.substr(b + 1);
-  r.nonce = std::strtoull(n.c_str(), &end, 10);
-  if (n.empty() || *end != '\0') {
-    throw Error(fmt::format("malformed communicator record from {}: {:?}", from, s));
-  }
-  return r;
+  return Record{parts[0], parts[1], number(parts[2]), number(parts[3]), number(parts[4])};
+}
+
+// True when this process can read `bytes` at `address` in process `pid` and finds `expected`
+// there: single-copy transfers work between the two (no ptrace restriction, same user).
+bool can_read(uint64_t pid, uint64_t address, uint64_t expected) {
+  uint64_t word = 0;
+  iovec local{&word, sizeof(word)};
+  iovec remote{reinterpret_cast<void*>(address), sizeof(word)};
+  return ::process_vm_readv(static_cast<pid_t>(pid), &local, 1, &remote, 1, 0) ==
+             static_cast<ssize_t>(sizeof(word)) &&
+         word == expected;
+}
+
+// SPMD_SHM_SINGLE_COPY=1 sends large payloads by reference (process_vm_readv) instead of through
+// the rings. Off by default: on the development machine (2 cores, buffers fresh from memory) the
+// receiver doing every copy, plus pinning the sender's pages and waiting for its acknowledgement,
+// measured slower than the rings, whose two copies run on both cores at once (bench/RESULTS.md).
+// Where reading another process's memory is refused, it stays off whatever the variable says.
+bool single_copy_allowed() {
+  const char* raw = std::getenv("SPMD_SHM_SINGLE_COPY");
+  return raw != nullptr && std::string(raw) == "1";
 }
 
 }  // namespace
@@ -149,7 +178,10 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(std::span<const int> devices,
       any_tcp |= !shm[q];
     }
     const size_t capacity = ring_bytes();
-    Record mine{"-", "-", std::random_device{}() * 0x100000001ull + std::random_device{}()};
+    Record mine{"-", "-", std::random_device{}() * 0x100000001ull + std::random_device{}(),
+                static_cast<uint64_t>(::getpid()), 0};
+    group->probe_word_ = mine.nonce;
+    mine.probe = reinterpret_cast<uint64_t>(&group->probe_word_);
     const std::vector<int> my_rings = ring_order(g, g.self, choice);
     if (!my_rings.empty()) {
       mine.shm = fmt::format("/spmd-{}-{:016x}", ::getpid(), id);
@@ -199,6 +231,30 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(std::span<const int> devices,
       link.streams.push_back(std::move(writer));
       link.streams.push_back(std::move(reader));
       group->segments_.push_back(std::move(theirs));
+    }
+
+    // Single copy between same-host processes when every one of them can read every other's
+    // memory: each tests its reads, publishes the verdict, and all use the host-wide AND.
+    if (!my_rings.empty()) {
+      bool ok = single_copy_allowed();
+      for (int q : my_rings)
+        ok = ok && can_read(records[q].pid, records[q].probe, records[q].nonce);
+      kv.key_value_set(fmt::format("{}/{}/single-copy", prefix, g.self), ok ? "1" : "0", true);
+      for (int q : my_rings) {
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+        ok = kv.blocking_key_value_get(fmt::format("{}/{}/single-copy", prefix, q),
+                                       std::max(left, std::chrono::milliseconds(1))) == "1" &&
+             ok;
+      }
+      if (ok) {
+        for (int q : my_rings) {
+          PeerLink& link = group->links_[q];
+          static_cast<ShmRingWriter*>(link.out)->enable_references();
+          static_cast<ShmRingReader*>(link.in)->enable_references(
+              static_cast<int64_t>(records[q].pid));
+        }
+      }
     }
 
     if (any_tcp) {
@@ -252,7 +308,7 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(std::span<const int> devices,
     kv.wait_at_barrier(prefix + "/ready", std::max(left, std::chrono::milliseconds(1)),
                        g.processes);
     if (!my_rings.empty()) group->segments_.front().unlink();
-    kv.key_value_delete(fmt::format("{}/{}", prefix, g.self));
+    kv.key_value_delete(fmt::format("{}/{}", prefix, g.self));  // and its single-copy verdict
   }
   group->exchange_ = std::make_unique<Exchange>(group->links_, g.self, handles.view->process_index);
   return group;

@@ -17,6 +17,7 @@ struct PeerLink {
   Stream* out = nullptr;
   Stream* in = nullptr;
   std::vector<std::unique_ptr<Stream>> streams;  // owns out and in
+  uint64_t references_sent = 0;                  // by-reference payloads sent on `out`, ever
 
   bool connected() const { return out != nullptr && in != nullptr; }
 };

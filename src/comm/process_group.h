@@ -97,6 +97,7 @@ class ProcessGroup {
   std::mutex engine_mu_;
   std::vector<PeerLink> links_;
   std::vector<ShmSegment> segments_;  // mine and the peers' I write into
+  uint64_t probe_word_ = 0;           // read by same-host peers to test single-copy reads
   std::unique_ptr<Exchange> exchange_;
   Scratch scratch_;
 

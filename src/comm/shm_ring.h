@@ -21,8 +21,10 @@ struct alignas(64) RingControl {
   char pad0[56];
   std::atomic<uint64_t> head;  // bytes ever consumed; written by the consumer
   char pad1[56];
+  std::atomic<uint64_t> references;  // by-reference payloads copied; written by the consumer
+  char pad2[56];
 };
-static_assert(sizeof(RingControl) == 128);
+static_assert(sizeof(RingControl) == 192);
 
 // The bytes one ring of `capacity` occupies in a segment (control block + data).
 constexpr size_t ring_footprint(size_t capacity) { return sizeof(RingControl) + capacity; }
@@ -37,10 +39,17 @@ class ShmRingWriter final : public Stream {
   std::span<const std::byte> readable() override { return {}; }
   void consume(size_t) override {}
   const char* transport() const override { return "shm"; }
+  bool by_reference() const override { return by_reference_; }
+  uint64_t references_done() const override {
+    return control_->references.load(std::memory_order_acquire);
+  }
+  // The reader can read this process's memory (group_setup.cc probed it).
+  void enable_references() { by_reference_ = true; }
 
  private:
   RingControl* control_;
   std::byte* data_;
+  bool by_reference_ = false;
   uint64_t capacity_;
   uint64_t tail_ = 0;         // mine; published to control_->tail
   uint64_t cached_head_ = 0;  // last head seen
@@ -54,10 +63,16 @@ class ShmRingReader final : public Stream {
   std::span<const std::byte> readable() override;
   void consume(size_t n) override;
   const char* transport() const override { return "shm"; }
+  bool by_reference() const override { return peer_pid_ != 0; }
+  int64_t peer_pid() const override { return peer_pid_; }
+  void reference_done() override { control_->references.fetch_add(1, std::memory_order_release); }
+  // This process can read the writer's memory (group_setup.cc probed it).
+  void enable_references(int64_t writer_pid) { peer_pid_ = writer_pid; }
 
  private:
   RingControl* control_;
   const std::byte* data_;
+  int64_t peer_pid_ = 0;
   uint64_t capacity_;
   uint64_t head_ = 0;         // mine; published to control_->head
   uint64_t cached_tail_ = 0;  // last tail seen

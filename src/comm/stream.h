@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
@@ -42,6 +43,16 @@ class Stream {
     const int fd = poll_fd();
     return fd >= 0 ? std::vector<int>{fd} : std::vector<int>{};
   }
+
+  // Single copy (shared memory, process_vm_readv): true when large payloads may travel by
+  // reference — the reader copies them straight out of the writer's memory.
+  virtual bool by_reference() const { return false; }
+  // Reader: the pid of the writer, whose memory references point into.
+  virtual int64_t peer_pid() const { return 0; }
+  // Writer: how many by-reference payloads the reader has finished copying.
+  virtual uint64_t references_done() const { return 0; }
+  // Reader: one by-reference payload copied; the writer may reuse its buffer.
+  virtual void reference_done() {}
 
   // "shm" or "tcp", for messages and benchmark rows.
   virtual const char* transport() const = 0;

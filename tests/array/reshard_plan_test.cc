@@ -84,7 +84,9 @@ TEST(ReshardPlan, ReplicasInTheSameProcessAreCopiedLocally) {
     // Rows 0-3 live in process 0, rows 4-7 in process 1.
     const int owner = t.box[0].start < 4 ? 0 : 1;
     EXPECT_EQ(t.source.process_index(), owner);
-    if (t.destination.process_index() == owner) EXPECT_TRUE(same_process);
+    if (t.destination.process_index() == owner) {
+      EXPECT_TRUE(same_process);
+    }
   }
 }
 

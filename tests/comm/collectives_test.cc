@@ -73,6 +73,10 @@ TEST(Collectives, TwoProcessesOverSharedMemoryMatchTheReference) {
   expect_verified(run_cluster(2, 1, {"verify", "--large"}), "shm");
 }
 
+TEST(Collectives, LargePayloadsByReferenceWhenSingleCopyIsOnMatchTheReference) {
+  expect_verified(run_cluster(2, 2, {"verify", "--large"}, {{"SPMD_SHM_SINGLE_COPY", "1"}}), "shm");
+}
+
 TEST(Collectives, ThreeProcessesWithTwoDevicesEachMatchTheReference) {
   expect_verified(run_cluster(3, 2, {"verify", "--large"}), "shm");
 }
