@@ -63,6 +63,7 @@ constexpr size_t kStripeBytes = size_t{256} << 10;
 std::unique_ptr<Stream> tcp_link(const std::vector<int>& fds, const std::string& name) {
   if (fds.size() == 1) return std::make_unique<TcpStream>(fds[0], name);
   std::vector<std::unique_ptr<Stream>> parts;
+  parts.reserve(fds.size());
   for (int fd : fds) parts.push_back(std::make_unique<TcpStream>(fd, name));
   return std::make_unique<StripedStream>(std::move(parts), kStripeBytes);
 }
@@ -136,6 +137,8 @@ Record decode_record(const std::string& s, const std::string& from) {
 bool can_read(uint64_t pid, uint64_t address, uint64_t expected) {
   uint64_t word = 0;
   iovec local{&word, sizeof(word)};
+  // An address in the peer, never dereferenced here: the kernel checks it.
+  // NOLINTNEXTLINE(performance-no-int-to-ptr)
   iovec remote{reinterpret_cast<void*>(address), sizeof(word)};
   return ::process_vm_readv(static_cast<pid_t>(pid), &local, 1, &remote, 1, 0) ==
              static_cast<ssize_t>(sizeof(word)) &&

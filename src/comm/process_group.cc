@@ -45,7 +45,7 @@ ProcessGroup::~ProcessGroup() {
     }
   }
   const auto until = Waiter::Clock::now() + kLingerOnClose;
-  std::vector<char> sink(64 * 1024);
+  std::vector<char> sink(size_t{64} << 10);
   while (!fds.empty() && Waiter::Clock::now() < until) {
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(until - Waiter::Clock::now());

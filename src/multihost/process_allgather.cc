@@ -41,7 +41,8 @@ HostArray process_allgather(const HostArray& local, bool tiled) {
   std::vector<int64_t> dims(mine.size() * n);
   world.all_gather(mine, dims);
   for (int p = 0; p < n; ++p) {
-    if (!std::equal(mine.begin(), mine.end(), dims.begin() + p * mine.size())) {
+    const auto at = static_cast<std::ptrdiff_t>(static_cast<size_t>(p) * mine.size());
+    if (!std::equal(mine.begin(), mine.end(), dims.begin() + at)) {
       throw CollectiveMismatch(fmt::format(
           "process_allgather: process {} has shape [{}] but process {} has another; every "
           "process must pass the same shape",

@@ -27,7 +27,7 @@ int run_reshard_worker(const ReshardBenchOptions& o) {
   distributed::initialize();
   const int n = process_count();
   // A square-ish float32 array of `bytes`, both dimensions divisible by n.
-  int64_t side = static_cast<int64_t>(std::sqrt(static_cast<double>(o.bytes / 4)));
+  int64_t side = static_cast<int64_t>(std::sqrt(static_cast<double>(o.bytes) / 4.0));
   side -= side % n;
   const Shape shape = {side, side};
   const Mesh mesh(devices(), {"x"});
