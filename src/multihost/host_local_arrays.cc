@@ -18,8 +18,16 @@ Array host_local_array_to_global_array(const HostArray& local, const Mesh& mesh,
 HostArray global_array_to_host_local_array(const Array& array, const Mesh& mesh,
                                            const PartitionSpec& spec) {
   const NamedSharding target(mesh, spec);
-  const Array placed =
-      array.sharding().to_string() == target.to_string() ? array : device_put(array, target);
+  // Already laid out so when every device holds the same index under both (a mesh's device
+  // order matters, so comparing descriptions would not do).
+  const auto have = array.sharding().devices_indices_map(array.shape());
+  const auto want = target.devices_indices_map(array.shape());
+  const bool same =
+      have.size() == want.size() && std::equal(have.begin(), have.end(), want.begin(),
+                                               [](const DeviceIndex& a, const DeviceIndex& b) {
+                                                 return a.device == b.device && a.index == b.index;
+                                               });
+  const Array placed = same ? array : device_put(array, target);
   const auto& shards = placed.addressable_shards();
   if (shards.empty()) {
     throw InvalidArgument(

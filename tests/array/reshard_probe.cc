@@ -5,6 +5,7 @@
 //
 //   reshard_probe            every check
 //   reshard_probe sync-mismatch   process 0 syncs at "alpha", the others at "beta"
+//   reshard_probe errors          every misuse of device_put and multihost raises, everywhere
 #include <spmd/spmd.h>
 
 #include <cstdio>
@@ -64,6 +65,46 @@ int main(int argc, char** argv) {
         return 0;
       }
       throw spmd::Error("different sync points were not reported");
+    }
+
+    if (mode == "errors") {
+      // Each call must throw `E` with `text` in its message, in every process.
+      auto expect = [](const char* what, const std::string& text, auto&& call) {
+        try {
+          call();
+        } catch (const spmd::Error& e) {
+          if (std::string(e.what()).find(text) == std::string::npos) {
+            throw spmd::Error(std::string(what) + ": unexpected message: " + e.what());
+          }
+          std::printf("ok %s raises: %s\n", what, e.what());
+          return;
+        }
+        throw spmd::Error(std::string(what) + ": no error");
+      };
+      const spmd::Mesh line(devices, {"x"});
+      const HostArray v = global_array({2 * n});
+      expect("broadcast_one_to_all from everyone", "processes passed is_source = true",
+             [&] { spmd::multihost::broadcast_one_to_all(v, true); });
+      expect("broadcast_one_to_all from no one", "0 processes passed is_source",
+             [&] { spmd::multihost::broadcast_one_to_all(v, false); });
+      const HostArray uneven = global_array({spmd::process_index() + 1});
+      expect("process_allgather of different shapes", "must pass the same shape",
+             [&] { spmd::multihost::process_allgather(uneven, false); });
+      const spmd::Array a = spmd::device_put(v, spmd::NamedSharding(line, spmd::P("x")));
+      expect("device_put to a spec longer than the rank", "",
+             [&] { spmd::device_put(a, spmd::NamedSharding(line, spmd::P(spmd::None, "x"))); });
+      if (np > 1 && k > 1) {
+        std::vector<spmd::Device> interleaved;
+        for (int64_t j = 0; j < k; ++j) {
+          for (int64_t p = 0; p < np; ++p) interleaved.push_back(devices[p * k + j]);
+        }
+        expect("host-local data of a process whose devices leave gaps", "with gaps", [&] {
+          spmd::multihost::global_array_to_host_local_array(a, spmd::Mesh(interleaved, {"x"}),
+                                                            spmd::P("x"));
+        });
+      }
+      spmd::distributed::shutdown();
+      return 0;
     }
 
     const HostArray g = global_array({4 * n, 2 * n});

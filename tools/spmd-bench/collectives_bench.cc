@@ -1,6 +1,7 @@
 #include "spmd-bench/collectives_bench.h"
 
 #include <fmt/format.h>
+#include <sched.h>
 #include <spmd/communicator.h>
 #include <spmd/spmd.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include <memory>
 #include <regex>
 #include <sstream>
+#include <thread>
 #include <vector>
 
 #include "common/subprocess.h"
@@ -85,6 +87,7 @@ std::vector<std::string> run_spmd(const CollectivesBenchOptions& o, const SweepO
     argvs.push_back({(self_dir() / "spmd-bench").string(), "collectives-worker", "--ops",
                      join(s.ops), "--sizes", sizes_arg(s.sizes), "--seconds",
                      std::to_string(s.seconds_per_point)});
+    if (o.bind) argvs.back().push_back("--bind");
     EnvList env = spmd_worker_env(address, o.processes, i);
     if (o.transport == "tcp") env.emplace_back("SPMD_TRANSPORT", "tcp");
     envs.push_back(env);
@@ -184,6 +187,13 @@ std::string human(size_t bytes) {
 
 int run_collectives_worker(const CollectivesBenchOptions& options) {
   spmd::distributed::initialize();
+  if (options.bind) {
+    // One core per process, as mpirun does by default.
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(spmd::process_index() % static_cast<int>(std::thread::hardware_concurrency()), &set);
+    ::sched_setaffinity(0, sizeof(set), &set);
+  }
   {
     SpmdImpl impl;
     sweep(impl, sweep_options(options));

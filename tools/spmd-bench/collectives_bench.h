@@ -15,6 +15,8 @@ struct CollectivesBenchOptions {
   std::string transport = "auto";  // or "tcp": spmd with SPMD_TRANSPORT=tcp, MPI with its tcp BTL
   double seconds_per_point = 0.3;
   bool json = false;
+  // Pin spmd's process i to core i (mod cores), as mpirun binds its ranks by default.
+  bool bind = false;
 };
 
 // The parent: launches every implementation, prints rows. Returns 0 when every row is correct.
