@@ -72,7 +72,21 @@ void Exchange::send(int position, const void* data, size_t bytes) {
     op.ticket = ++link.references_sent;
     op.body = {static_cast<uint64_t>(::getpid()), reinterpret_cast<uint64_t>(data)};
   }
+  make_inline(op);
   state(position).sends.push_back(op);
+}
+
+void Exchange::make_inline(SendOp& op) {
+  const std::byte* payload =
+      op.by_reference ? reinterpret_cast<const std::byte*>(&op.body) : op.data;
+  const size_t payload_bytes = op.by_reference ? sizeof(ReferenceBody) : op.bytes;
+  const size_t total = wire_bytes(op);
+  if (total > sizeof(op.inline_message)) return;
+  std::memcpy(op.inline_message, &op.header, kHeaderBytes);
+  if (payload_bytes > 0) std::memcpy(op.inline_message + kHeaderBytes, payload, payload_bytes);
+  std::memset(op.inline_message + kHeaderBytes + payload_bytes, 0,
+              total - kHeaderBytes - payload_bytes);
+  op.inline_bytes = total;
 }
 
 size_t Exchange::wire_bytes(const SendOp& op) {
@@ -126,6 +140,15 @@ bool Exchange::progress_send(PeerLink& link, SendOp& op) {
       op.by_reference ? reinterpret_cast<const std::byte*>(&op.body) : op.data;
   const size_t payload_bytes = op.by_reference ? sizeof(ReferenceBody) : op.bytes;
   bool moved = false;
+  if (op.inline_bytes > 0) {
+    while (op.sent < total) {
+      const size_t n = link.out->write_some({op.inline_message + op.sent, total - op.sent}, {});
+      if (n == 0) break;
+      op.sent += n;
+      moved = true;
+    }
+    return moved;
+  }
   while (op.sent < total) {
     std::span<const std::byte> first;
     std::span<const std::byte> second;

@@ -71,6 +71,10 @@ class Exchange {
     bool by_reference;
     uint64_t ticket;  // by_reference: done once the reader has copied this many
     ReferenceBody body;
+    // Small messages whole — header, payload, padding — so they go out in one write (one
+    // publication of a ring's tail); `inline_bytes` is 0 for the others.
+    size_t inline_bytes;
+    alignas(64) std::byte inline_message[128];
   };
   struct RecvOp {
     size_t bytes;
@@ -99,6 +103,7 @@ class Exchange {
   void copy_by_reference(int position, PeerLink& link, RecvOp& op);
   void flush_first_headers();
   bool progress_send(PeerLink& link, SendOp& op);
+  static void make_inline(SendOp& op);
   bool progress_recv(int position, PeerLink& link, RecvOp& op);
   void check_header(int position, const RecvOp& op);
   void deliver(RecvOp& op, size_t offset, const std::byte* data, size_t n);

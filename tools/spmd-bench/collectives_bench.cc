@@ -87,7 +87,7 @@ std::vector<std::string> run_spmd(const CollectivesBenchOptions& o, const SweepO
     argvs.push_back({(self_dir() / "spmd-bench").string(), "collectives-worker", "--ops",
                      join(s.ops), "--sizes", sizes_arg(s.sizes), "--seconds",
                      std::to_string(s.seconds_per_point)});
-    if (o.bind) argvs.back().push_back("--bind");
+    argvs.back().push_back(o.bind ? "--bind" : "--no-bind");
     EnvList env = spmd_worker_env(address, o.processes, i);
     if (o.transport == "tcp") env.emplace_back("SPMD_TRANSPORT", "tcp");
     envs.push_back(env);

@@ -15,8 +15,9 @@ struct CollectivesBenchOptions {
   std::string transport = "auto";  // or "tcp": spmd with SPMD_TRANSPORT=tcp, MPI with its tcp BTL
   double seconds_per_point = 0.3;
   bool json = false;
-  // Pin spmd's process i to core i (mod cores), as mpirun binds its ranks by default.
-  bool bind = false;
+  // Pin spmd's process i to core i (mod cores), as mpirun binds its ranks by default: the same
+  // conditions for both. Unpinned, two spinning processes sometimes share a core here.
+  bool bind = true;
 };
 
 // The parent: launches every implementation, prints rows. Returns 0 when every row is correct.

@@ -29,8 +29,8 @@ int main(int argc, char** argv) {
                     "comma-separated sizes, K/M/G suffixes (default 8 B … 256 MiB)");
     sub->add_option("--seconds", coll.seconds_per_point, "measuring time per op and size")
         ->check(CLI::Range(0.001, 60.0));
-    sub->add_flag("--bind", coll.bind,
-                  "pin spmd's process i to core i, as mpirun binds its ranks by default");
+    sub->add_flag("--bind,!--no-bind", coll.bind,
+                  "pin spmd's process i to core i, as mpirun binds its ranks by default (on)");
   };
   auto* k = app.add_subcommand(
       "collectives", "spmd's collectives beside Open MPI's and Gloo's, with a memcpy reference");
