@@ -13,24 +13,7 @@ void run_all_to_all(Call& c) {
   const size_t bytes = c.bytes();
   const size_t total = bytes * g.size();
   const size_t L = c.local.size();
-  std::vector<const std::byte*> in(L);
-  bool overlap = false;
-  for (size_t i = 0; i < L; ++i) {
-    for (size_t j = 0; j < L; ++j) {
-      const std::byte* a = c.local[i].in;
-      const std::byte* b = c.local[j].out;
-      overlap |= a < b + total && b < a + total;
-    }
-  }
-  if (overlap) {
-    std::byte* copy = c.scratch.get(1, L * total);
-    for (size_t i = 0; i < L; ++i) {
-      std::memcpy(copy + i * total, c.local[i].in, total);
-      in[i] = copy + i * total;
-    }
-  } else {
-    for (size_t i = 0; i < L; ++i) in[i] = c.local[i].in;
-  }
+  const std::vector<const std::byte*> in = inputs_apart(c, total);
   for (int q = 0; q < g.positions(); ++q) {
     if (q == g.self) continue;
     for (size_t i = 0; i < L; ++i) {

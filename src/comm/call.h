@@ -87,6 +87,10 @@ void run_permute(Call& c);
 void run_barrier(Call& c);
 void run_all_to_all_v(Call& c);  // with counts, or with segments when they are given
 
+// Each local participant's input (`bytes` long), or a copy of it in scratch when some local
+// output overlaps some local input.
+std::vector<const std::byte*> inputs_apart(Call& c, size_t bytes);
+
 // Message sizes below which all_reduce sends everything to everyone at once (one step, lowest
 // latency) instead of reduce-scatter + all-gather (two steps, half the bytes reduced per
 // process): measured on 2 processes, where the two cross near 64 KiB.

@@ -15,24 +15,7 @@ void run_permute(Call& c) {
   std::vector<int> local_index(g.size(), -1);
   for (size_t i = 0; i < L; ++i) local_index[g.local_ranks[i]] = static_cast<int>(i);
 
-  std::vector<const std::byte*> in(L);
-  bool overlap = false;
-  for (size_t i = 0; i < L; ++i) {
-    for (size_t j = 0; j < L; ++j) {
-      const std::byte* a = c.local[i].in;
-      const std::byte* b = c.local[j].out;
-      overlap |= a < b + bytes && b < a + bytes;
-    }
-  }
-  if (overlap && bytes > 0) {
-    std::byte* copy = c.scratch.get(1, L * bytes);
-    for (size_t i = 0; i < L; ++i) {
-      std::memcpy(copy + i * bytes, c.local[i].in, bytes);
-      in[i] = copy + i * bytes;
-    }
-  } else {
-    for (size_t i = 0; i < L; ++i) in[i] = c.local[i].in;
-  }
+  const std::vector<const std::byte*> in = inputs_apart(c, bytes);
   std::vector<bool> targeted(L, false);
   for (const auto& [s, t] : c.pairs) {
     if (local_index[t] >= 0) targeted[local_index[t]] = true;

@@ -264,17 +264,7 @@ void ProcessGroup::send(int local, int peer, DType dtype, const void* data, uint
       return;
     }
   }
-  std::lock_guard engine(engine_mu_);
-  Waiter waiter(handles_.coord.get(), deadline());
-  exchange_->begin(fp, &waiter);
-  exchange_->send(position, data, bytes);
-  try {
-    exchange_->run();
-  } catch (const Error& e) {
-    std::lock_guard lock(mu_);
-    close(e.what());
-    throw;
-  }
+  point_to_point(fp, position, data, nullptr, bytes);
 }
 
 void ProcessGroup::recv(int local, int peer, DType dtype, void* data, uint64_t count) {
@@ -314,10 +304,19 @@ void ProcessGroup::recv(int local, int peer, DType dtype, void* data, uint64_t c
       return;
     }
   }
+  point_to_point(fp, position, nullptr, data, bytes);
+}
+
+void ProcessGroup::point_to_point(const Fingerprint& fp, int position, const void* out, void* in,
+                                  size_t bytes) {
   std::lock_guard engine(engine_mu_);
   Waiter waiter(handles_.coord.get(), deadline());
   exchange_->begin(fp, &waiter);
-  exchange_->recv_into(position, data, bytes);
+  if (out != nullptr) {
+    exchange_->send(position, out, bytes);
+  } else {
+    exchange_->recv_into(position, in, bytes);
+  }
   try {
     exchange_->run();
   } catch (const Error& e) {

@@ -84,6 +84,8 @@ class ProcessGroup {
  private:
   ProcessGroup(GroupLayout layout, CommHandles handles);
   void execute(const Fingerprint& fp, std::span<const Request> requests);
+  // One message to (`out`) or from (`in`) the process at `position`, for send/recv.
+  void point_to_point(const Fingerprint& fp, int position, const void* out, void* in, size_t bytes);
   void throw_if_closed() const;
   void close(const std::string& why);
   std::optional<Waiter::Clock::time_point> deadline() const;

@@ -8,19 +8,15 @@
 #include <numeric>
 #include <string>
 
+#include "global_array.h"
+
 namespace {
 
 using spmd::HostArray;
 using spmd::Index;
 using spmd::Shape;
 
-HostArray global_array(Shape shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  std::vector<int32_t> v(static_cast<size_t>(n));
-  std::iota(v.begin(), v.end(), 0);
-  return HostArray::from_vector(v, std::move(shape));
-}
+using spmd::testing::global_array;
 
 // Rows [lo, hi) of every block `blocks` (each `rows` tall) stacked, all columns.
 HostArray stack_rows(const HostArray& g, const std::vector<int64_t>& blocks, int64_t rows) {

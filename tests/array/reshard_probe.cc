@@ -14,19 +14,15 @@
 #include <utility>
 #include <vector>
 
+#include "global_array.h"
+
 namespace {
 
 using spmd::HostArray;
 using spmd::Index;
 using spmd::Shape;
 
-HostArray global_array(Shape shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  std::vector<int32_t> v(static_cast<size_t>(n));
-  std::iota(v.begin(), v.end(), 0);
-  return HostArray::from_vector(v, std::move(shape));
-}
+using spmd::testing::global_array;
 
 void check(const spmd::Array& a, const HostArray& g, const std::string& what) {
   const auto expected = a.sharding().addressable_devices();
