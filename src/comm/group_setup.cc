@@ -314,6 +314,9 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(std::span<const int> devices,
     kv.key_value_delete(fmt::format("{}/{}", prefix, g.self));  // and its single-copy verdict
   }
   group->exchange_ = std::make_unique<Exchange>(group->links_, g.self, handles.view->process_index);
+  group->coord_ = handles.coord;
+  group->multi_process_ = handles.coord != nullptr;
+  group->handles_.coord.reset();
   return group;
 }
 

@@ -31,6 +31,17 @@ ProcessGroup::ProcessGroup(GroupLayout layout, CommHandles handles)
       sequence_(layout_.local_ranks.size(), 0),
       arrived_(layout_.local_ranks.size(), false) {}
 
+std::shared_ptr<CoordClient> ProcessGroup::coord() const {
+  if (!multi_process_) return nullptr;
+  std::shared_ptr<CoordClient> client = coord_.lock();
+  if (!client) {
+    throw FailedPrecondition(
+        "spmd::distributed::shutdown() was called: this communicator's processes are no longer "
+        "connected; communicators do not outlive the runtime session they were made in");
+  }
+  return client;
+}
+
 ProcessGroup::~ProcessGroup() {
   // A socket closed with unread data in it resets the connection, and a reset makes the peer's
   // kernel drop what this process sent last — such as the message telling the peer that its call
@@ -119,7 +130,7 @@ void ProcessGroup::run(int local, const Request& request) {
     while (generation_ == generation) {
       cv_.wait_for(lock, kLocalWaitSlice);
       if (generation_ != generation) break;
-      Waiter(handles_.coord.get(), std::nullopt).check_abort();
+      Waiter(coord().get(), std::nullopt).check_abort();
       if (!closed_.empty()) throw_if_closed();
       if (until && Waiter::Clock::now() >= *until) {
         std::vector<std::string> missing;
@@ -175,7 +186,8 @@ void ProcessGroup::execute(const Fingerprint& mine, std::span<const Request> req
       odd = f;
     }
   }
-  Waiter waiter(handles_.coord.get(), deadline());
+  const std::shared_ptr<CoordClient> client = coord();
+  Waiter waiter(client.get(), deadline());
   exchange_->begin(fp, &waiter);
   try {
     if (odd) {
@@ -286,7 +298,7 @@ void ProcessGroup::recv(int local, int peer, DType dtype, void* data, uint64_t c
       const auto until = deadline();
       while (box.empty()) {
         cv_.wait_for(lock, kLocalWaitSlice);
-        Waiter(handles_.coord.get(), std::nullopt).check_abort();
+        Waiter(coord().get(), std::nullopt).check_abort();
         if (box.empty() && until && Waiter::Clock::now() >= *until) {
           throw DeadlineExceeded(fmt::format(
               "recv #{} from rank {} timed out (SPMD_COLLECTIVE_TIMEOUT): rank {} did not send",
@@ -310,7 +322,8 @@ void ProcessGroup::recv(int local, int peer, DType dtype, void* data, uint64_t c
 void ProcessGroup::point_to_point(const Fingerprint& fp, int position, const void* out, void* in,
                                   size_t bytes) {
   std::lock_guard engine(engine_mu_);
-  Waiter waiter(handles_.coord.get(), deadline());
+  const std::shared_ptr<CoordClient> client = coord();
+  Waiter waiter(client.get(), deadline());
   exchange_->begin(fp, &waiter);
   if (out != nullptr) {
     exchange_->send(position, out, bytes);
@@ -353,7 +366,7 @@ std::shared_ptr<ProcessGroup> ProcessGroup::split_result(
     if (auto it = splits_.find(key); it != splits_.end()) return it->second;
     if (auto it = split_errors_.find(key); it != split_errors_.end()) throw Error(it->second);
     cv_.wait_for(lock, kLocalWaitSlice);
-    Waiter(handles_.coord.get(), std::nullopt).check_abort();
+    Waiter(coord().get(), std::nullopt).check_abort();
   }
 }
 

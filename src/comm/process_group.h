@@ -90,9 +90,16 @@ class ProcessGroup {
   void close(const std::string& why);
   std::optional<Waiter::Clock::time_point> deadline() const;
   std::string describe_local(int local) const;
+  // The coordination client for the abort flag: null for a group inside one process; throws
+  // FailedPrecondition once the runtime has shut down.
+  std::shared_ptr<CoordClient> coord() const;
 
   GroupLayout layout_;
+  // Without `coord`, which the group holds weakly (coord_): a communicator a user keeps past
+  // shutdown() must not keep the client alive past the io thread it runs on.
   CommHandles handles_;
+  std::weak_ptr<CoordClient> coord_;
+  bool multi_process_ = false;
   std::optional<std::chrono::nanoseconds> timeout_;
 
   // Links and the engine: used under engine_mu_.

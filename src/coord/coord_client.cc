@@ -269,12 +269,15 @@ void CoordClient::schedule_heartbeat() {
 }
 
 void CoordClient::abort(const distributed::PeerFailureInfo& info) {
-  if (aborted_.exchange(true)) return;
+  // Runs on the strand, so once. The reason is stored before the flag is raised: a thread that
+  // sees aborted() (the collectives poll it without the strand) must find the reason too.
+  if (aborted_.load()) return;
   const std::string reason = info.to_string();
   {
     std::lock_guard lock(reason_mu_);
     abort_reason_ = reason;
   }
+  aborted_.store(true);
   fail_pending({StatusCode::kPeerFailure, reason});
   if (config_.on_failure) config_.on_failure(info);
 }

@@ -124,6 +124,15 @@ TEST(Collectives, SplitByParityGivesIndependentGroups) {
   }
 }
 
+TEST(Collectives, ACommunicatorKeptPastShutdownFailsClearlyAndIsDroppedSafely) {
+  for (const Outcome& o : run_cluster(2, 1, {"after-shutdown"}, {}, nullptr, 60s)) {
+    EXPECT_EQ(o.code, 0) << o.output;
+    EXPECT_NE(o.output.find("error FailedPrecondition: spmd::distributed::shutdown() was called"),
+              std::string::npos)
+        << o.output;
+  }
+}
+
 TEST(Collectives, SendAndRecvPassATokenAroundARing) {
   for (const Outcome& o : run_cluster(3, 1, {"p2p"})) {
     EXPECT_EQ(o.code, 0) << o.output;

@@ -9,6 +9,7 @@
 //   comm_probe absent            the last process skips a call (run with SPMD_COLLECTIVE_TIMEOUT)
 //   comm_probe split             world.split by parity, then collectives in the halves
 //   comm_probe p2p               send/recv around a ring and permute
+//   comm_probe after-shutdown    a communicator used and dropped after shutdown()
 #include <signal.h>
 #include <spmd/communicator.h>
 #include <spmd/spmd.h>
@@ -394,6 +395,9 @@ int main(int argc, char** argv) {
             " ms: " + e.what());
       }
       std::fflush(stdout);
+      // Process 0 hosts the coordination service: leaving at once could reach the others before
+      // the notice about the dead process does (the runtime's default handler lingers likewise).
+      std::this_thread::sleep_for(std::chrono::seconds(1));
       std::_Exit(0);
     } else if (mode == "absent") {
       Communicator w = spmd::world();
@@ -424,6 +428,19 @@ int main(int argc, char** argv) {
       say("split rank " + std::to_string(half.rank()) + " of " + std::to_string(half.size()) +
           " sum " + std::to_string(v[0]) + (v[0] == want ? " ok" : " WRONG"));
       if (v[0] != want) ++failures;
+    } else if (mode == "after-shutdown") {
+      // A handle kept past shutdown(): calls fail clearly, and dropping it later is harmless.
+      Communicator w = spmd::world();
+      std::vector<float> a(4, 1.0f);
+      w.all_reduce(a);
+      spmd::distributed::shutdown();
+      try {
+        w.all_reduce(a);
+        say("no error");
+      } catch (const spmd::Error& e) {
+        say(std::string("error ") + class_of(e) + ": " + e.what());
+      }
+      return 0;  // `w` goes after the runtime did
     } else if (mode == "p2p") {
       Communicator w = spmd::world();
       const int n = w.size();
