@@ -205,24 +205,46 @@ int run_collectives_worker(const CollectivesBenchOptions& options) {
 
 int run_collectives_bench(const CollectivesBenchOptions& options) {
   const SweepOptions s = sweep_options(options);
-  std::vector<std::string> rows;
-  for (const std::string& impl : parse_list(options.impls)) {
-    std::vector<std::string> got;
-    if (impl == "spmd")
-      got = run_spmd(options, s);
-    else if (impl == "mpi")
-      got = run_mpi(options, s);
-    else if (impl == "gloo")
-      got = run_gloo(options, s);
-    else {
+  const std::vector<std::string> impls = parse_list(options.impls);
+  for (const std::string& impl : impls) {
+    if (impl != "spmd" && impl != "mpi" && impl != "gloo") {
       fmt::print(stderr, "spmd-bench: unknown implementation {:?} (spmd, mpi, gloo)\n", impl);
       return 2;
     }
-    if (options.json) {
-      for (const auto& r : got) fmt::print("{}\n", r);
-      std::fflush(stdout);
+  }
+  // Each implementation sweeps everything in one set of processes, or — interleaved — every op
+  // and size point runs for each implementation in turn, so a slow period of the machine falls
+  // on all of them rather than on whichever happened to be running.
+  std::vector<SweepOptions> points;
+  if (options.interleave) {
+    for (const std::string& op : s.ops) {
+      for (size_t bytes : s.sizes) {
+        SweepOptions one = s;
+        one.ops = {op};
+        one.sizes = {bytes};
+        points.push_back(one);
+      }
     }
-    rows.insert(rows.end(), got.begin(), got.end());
+  } else {
+    points.push_back(s);
+  }
+  std::vector<std::string> rows;
+  for (const SweepOptions& point : points) {
+    for (const std::string& impl : impls) {
+      std::vector<std::string> got;
+      if (impl == "spmd") {
+        got = run_spmd(options, point);
+      } else if (impl == "mpi") {
+        got = run_mpi(options, point);
+      } else {
+        got = run_gloo(options, point);
+      }
+      if (options.json) {
+        for (const auto& r : got) fmt::print("{}\n", r);
+        std::fflush(stdout);
+      }
+      rows.insert(rows.end(), got.begin(), got.end());
+    }
   }
   const auto reference = memcpy_reference(s);
   if (options.json) {

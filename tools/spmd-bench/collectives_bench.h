@@ -18,6 +18,9 @@ struct CollectivesBenchOptions {
   // Pin spmd's process i to core i (mod cores), as mpirun binds its ranks by default: the same
   // conditions for both. Unpinned, two spinning processes sometimes share a core here.
   bool bind = true;
+  // Run each op and size for every implementation in turn (fresh processes per point) instead of
+  // one whole sweep per implementation.
+  bool interleave = false;
 };
 
 // The parent: launches every implementation, prints rows. Returns 0 when every row is correct.

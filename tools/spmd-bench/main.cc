@@ -40,6 +40,9 @@ int main(int argc, char** argv) {
   k->add_option("--transport", coll.transport, "auto (shm for spmd, vader for MPI) or tcp")
       ->check(CLI::IsMember({"auto", "tcp"}));
   k->add_flag("--json", coll.json, "one JSON object per row");
+  k->add_flag("--interleave", coll.interleave,
+              "run every op and size for each implementation in turn, so that the machine's slow "
+              "periods fall on all of them");
   add_collective_options(k);
   auto* w =
       app.add_subcommand("collectives-worker", "one spmd process of `collectives` (internal)");
