@@ -25,6 +25,14 @@ struct Registry {
   std::map<std::vector<int>, std::shared_ptr<ProcessGroup>> by_processes;
 };
 
+// One participant's request for the ops that read `in` and write `out`.
+Request request(CollectiveOp op, DType dtype, ReduceOp reduce, int root, size_t count,
+                const void* in, void* out, std::span<const std::pair<int, int>> pairs = {}) {
+  return Request{op,   dtype, reduce,
+                 root, count, {static_cast<const std::byte*>(in), static_cast<std::byte*>(out)},
+                 pairs};
+}
+
 std::shared_ptr<Registry> registry() {
   return std::static_pointer_cast<Registry>(
       runtime_attachment("comm", [] { return std::make_shared<Registry>(); }));
@@ -83,48 +91,20 @@ size_t Communicator::check_sizes(size_t in, size_t out, int relation) const {
 }
 
 void Communicator::all_reduce(DType dtype, const void* in, void* out, size_t count, ReduceOp op) {
-  Request r{CollectiveOp::kAllReduce,
-            dtype,
-            op,
-            -1,
-            count,
-            {static_cast<const std::byte*>(in), static_cast<std::byte*>(out)},
-            {}};
-  group_->run(local_, r);
+  group_->run(local_, request(CollectiveOp::kAllReduce, dtype, op, -1, count, in, out));
 }
 
 void Communicator::all_gather(DType dtype, const void* in, void* out, size_t count) {
-  Request r{CollectiveOp::kAllGather,
-            dtype,
-            ReduceOp::kSum,
-            -1,
-            count,
-            {static_cast<const std::byte*>(in), static_cast<std::byte*>(out)},
-            {}};
-  group_->run(local_, r);
+  group_->run(local_, request(CollectiveOp::kAllGather, dtype, ReduceOp::kSum, -1, count, in, out));
 }
 
 void Communicator::reduce_scatter(DType dtype, const void* in, void* out, size_t count,
                                   ReduceOp op) {
-  Request r{CollectiveOp::kReduceScatter,
-            dtype,
-            op,
-            -1,
-            count,
-            {static_cast<const std::byte*>(in), static_cast<std::byte*>(out)},
-            {}};
-  group_->run(local_, r);
+  group_->run(local_, request(CollectiveOp::kReduceScatter, dtype, op, -1, count, in, out));
 }
 
 void Communicator::all_to_all(DType dtype, const void* in, void* out, size_t count) {
-  Request r{CollectiveOp::kAllToAll,
-            dtype,
-            ReduceOp::kSum,
-            -1,
-            count,
-            {static_cast<const std::byte*>(in), static_cast<std::byte*>(out)},
-            {}};
-  group_->run(local_, r);
+  group_->run(local_, request(CollectiveOp::kAllToAll, dtype, ReduceOp::kSum, -1, count, in, out));
 }
 
 void Communicator::broadcast(DType dtype, const void* in, void* out, size_t count, int root) {
@@ -134,14 +114,8 @@ void Communicator::broadcast(DType dtype, const void* in, void* out, size_t coun
                     "communicator",
                     root, size()));
   }
-  Request r{CollectiveOp::kBroadcast,
-            dtype,
-            ReduceOp::kSum,
-            root,
-            count,
-            {static_cast<const std::byte*>(in), static_cast<std::byte*>(out)},
-            {}};
-  group_->run(local_, r);
+  group_->run(local_,
+              request(CollectiveOp::kBroadcast, dtype, ReduceOp::kSum, root, count, in, out));
 }
 
 void Communicator::permute(DType dtype, const void* in, void* out, size_t count,
@@ -160,14 +134,8 @@ void Communicator::permute(DType dtype, const void* in, void* out, size_t count,
           s, t));
     }
   }
-  Request r{CollectiveOp::kPermute,
-            dtype,
-            ReduceOp::kSum,
-            -1,
-            count,
-            {static_cast<const std::byte*>(in), static_cast<std::byte*>(out)},
-            pairs};
-  group_->run(local_, r);
+  group_->run(local_,
+              request(CollectiveOp::kPermute, dtype, ReduceOp::kSum, -1, count, in, out, pairs));
 }
 
 void Communicator::send(DType dtype, const void* data, size_t count, int peer) {

@@ -77,9 +77,7 @@ void Exchange::send(int position, const void* data, size_t bytes) {
 }
 
 void Exchange::make_inline(SendOp& op) {
-  const std::byte* payload =
-      op.by_reference ? reinterpret_cast<const std::byte*>(&op.body) : op.data;
-  const size_t payload_bytes = op.by_reference ? sizeof(ReferenceBody) : op.bytes;
+  const auto [payload, payload_bytes] = payload_of(op);
   const size_t total = wire_bytes(op);
   if (total > sizeof(op.inline_message)) return;
   std::memcpy(op.inline_message, &op.header, kHeaderBytes);
@@ -87,6 +85,11 @@ void Exchange::make_inline(SendOp& op) {
   std::memset(op.inline_message + kHeaderBytes + payload_bytes, 0,
               total - kHeaderBytes - payload_bytes);
   op.inline_bytes = total;
+}
+
+std::pair<const std::byte*, size_t> Exchange::payload_of(const SendOp& op) {
+  if (op.by_reference) return {reinterpret_cast<const std::byte*>(&op.body), sizeof(ReferenceBody)};
+  return {op.data, op.bytes};
 }
 
 size_t Exchange::wire_bytes(const SendOp& op) {
@@ -136,9 +139,7 @@ void Exchange::recv_into(int position, void* dst, size_t bytes) {
 
 bool Exchange::progress_send(PeerLink& link, SendOp& op) {
   const size_t total = wire_bytes(op);
-  const std::byte* payload =
-      op.by_reference ? reinterpret_cast<const std::byte*>(&op.body) : op.data;
-  const size_t payload_bytes = op.by_reference ? sizeof(ReferenceBody) : op.bytes;
+  const auto [payload, payload_bytes] = payload_of(op);
   bool moved = false;
   if (op.inline_bytes > 0) {
     while (op.sent < total) {

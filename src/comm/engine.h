@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "comm/function_ref.h"
@@ -98,6 +99,8 @@ class Exchange {
   };
 
   void run_until_done();
+  // What follows a send's header on the wire: its payload, or its reference body.
+  static std::pair<const std::byte*, size_t> payload_of(const SendOp& op);
   static size_t wire_bytes(const SendOp& op);
   static size_t wire_bytes(const RecvOp& op);
   void copy_by_reference(int position, PeerLink& link, RecvOp& op);

@@ -263,6 +263,14 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(std::span<const int> devices,
     if (any_tcp) {
       // Read once here: every process of the job must use the same value.
       const int streams = tcp_streams();
+      auto attach_tcp = [&](int q, const std::vector<int>& fds) {
+        PeerLink& link = group->links_[q];
+        link.process = g.processes[q];
+        link.name = peer_name(handles, link.process);
+        auto stream = tcp_link(fds, link.name);
+        link.out = link.in = stream.get();
+        link.streams.push_back(std::move(stream));
+      };
       std::set<int> higher;
       for (int q = 0; q < P; ++q) {
         if (q == g.self || shm[q]) continue;
@@ -282,12 +290,7 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(std::span<const int> devices,
             hello.stream = static_cast<uint32_t>(k);
             fds.push_back(connect_peer(records[q].endpoint, hello, deadline));
           }
-          PeerLink& link = group->links_[q];
-          link.process = g.processes[q];
-          link.name = peer_name(handles, link.process);
-          auto stream = tcp_link(fds, link.name);
-          link.out = link.in = stream.get();
-          link.streams.push_back(std::move(stream));
+          attach_tcp(q, fds);
         } else {
           higher.insert(q);
         }
@@ -295,12 +298,7 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(std::span<const int> devices,
       if (!higher.empty()) {
         for (auto& [q, fds] : accept_peers(*listener, id, g.self, mine.nonce, higher, streams,
                                            deadline, handles.coord.get())) {
-          PeerLink& link = group->links_[q];
-          link.process = g.processes[q];
-          link.name = peer_name(handles, link.process);
-          auto stream = tcp_link(fds, link.name);
-          link.out = link.in = stream.get();
-          link.streams.push_back(std::move(stream));
+          attach_tcp(q, fds);
         }
       }
     }

@@ -71,15 +71,19 @@ TEST(ReshardPlan, ADeviceAlreadyHoldingItsShardReceivesNothingFromOthers) {
   const Shape shape = {8, 12};
   const auto l = layouts();
   const auto map = l[0]->devices_indices_map(shape);
-  for (const Transfer& t : plan_reshard(map, map)) EXPECT_EQ(t.source, t.destination);
+  const auto plan = plan_reshard(map, map);
+  ASSERT_EQ(plan.size(), map.size());  // one part per device: its own shard
+  for (const Transfer& t : plan) EXPECT_EQ(t.source, t.destination);
 }
 
 TEST(ReshardPlan, ReplicasInTheSameProcessAreCopiedLocally) {
   // From rows over devices to replicated: a device gets its own process's rows locally.
   const Shape shape = {8, 12};
   const auto l = layouts();
-  for (const Transfer& t :
-       plan_reshard(l[0]->devices_indices_map(shape), l[4]->devices_indices_map(shape))) {
+  const auto plan =
+      plan_reshard(l[0]->devices_indices_map(shape), l[4]->devices_indices_map(shape));
+  ASSERT_FALSE(plan.empty());
+  for (const Transfer& t : plan) {
     const bool same_process = t.source.process_index() == t.destination.process_index();
     // Rows 0-3 live in process 0, rows 4-7 in process 1.
     const int owner = t.box[0].start < 4 ? 0 : 1;
