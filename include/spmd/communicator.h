@@ -169,6 +169,12 @@ class Communicator {
   // communicator, ranked by `key`, ties by current rank. Collective over this communicator.
   Communicator split(int color, int key) const;
 
+  // Closes the group for this process's participants: calls waiting in it here and every later
+  // call throw FailedPrecondition quoting `why`. For a caller that gives up on a group (shard_map
+  // when a device's function throws): the other processes are not told, and see this process
+  // stop taking part (their calls time out or fail when it exits).
+  void close(const std::string& why);
+
   Communicator(std::shared_ptr<ProcessGroup> group, int local);  // see make_communicators()
 
  private:

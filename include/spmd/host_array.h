@@ -82,6 +82,10 @@ class HostArray {
   template <typename T>
   std::span<T> mutable_data();
 
+  // Gives the same elements another shape of the same size (one entry may be -1: inferred).
+  // Throws InvalidArgument when the sizes differ.
+  void reshape(Shape shape);
+
   // A copy of the box `index` (one slice per dimension). Throws InvalidArgument when the box
   // does not fit.
   HostArray slice(const Index& index) const;

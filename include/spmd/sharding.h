@@ -56,6 +56,10 @@ std::string index_to_string(const Index& index);
 // The number of elements of an array of `shape` (1 for rank 0).
 int64_t shape_size(const Shape& shape);
 
+// `to` with its one -1 entry (if any) inferred so that it holds as many elements as `from`.
+// Throws InvalidArgument when that is impossible, naming both shapes.
+Shape reshaped(const Shape& from, Shape to);
+
 // The shape of the box `index`: each slice's size.
 Shape index_extents(const Index& index);
 

@@ -2,6 +2,8 @@
 #pragma once
 
 #include "spmd/array.h"
+#include "spmd/block.h"
+#include "spmd/block_ops.h"
 #include "spmd/communicator.h"
 #include "spmd/coordination_client.h"
 #include "spmd/device.h"
@@ -12,5 +14,7 @@
 #include "spmd/mesh.h"
 #include "spmd/mesh_utils.h"
 #include "spmd/multihost.h"
+#include "spmd/named_collectives.h"
 #include "spmd/partition_spec.h"
+#include "spmd/shard_map.h"
 #include "spmd/sharding.h"

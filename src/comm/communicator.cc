@@ -55,6 +55,7 @@ int Communicator::device_id() const { return group_->layout().devices[rank()]; }
 const std::vector<int>& Communicator::device_ids() const { return group_->layout().devices; }
 uint64_t Communicator::id() const { return group_->layout().id; }
 std::string Communicator::transport() const { return group_->transports(); }
+void Communicator::close(const std::string& why) { group_->abandon(why); }
 
 size_t Communicator::check_sizes(size_t in, size_t out, int relation) const {
   const size_t n = static_cast<size_t>(size());

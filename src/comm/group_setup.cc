@@ -2,6 +2,7 @@
 // memory on the same host and TCP across hosts (or everywhere with SPMD_TRANSPORT=tcp), agreed
 // through the coordination service's key-value store.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -16,6 +17,7 @@
 #include "comm/striped_stream.h"
 #include "comm/tcp_handshake.h"
 #include "comm/tcp_stream.h"
+#include "comm/waiter.h"
 #include "spmd/coordination_client.h"
 #include "spmd/error.h"
 
@@ -170,7 +172,10 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(std::span<const int> devices,
           "a communicator spanning processes needs spmd::distributed::initialize()");
     }
     distributed::Client kv(handles.coord);
-    const auto deadline = Clock::now() + handles.setup_timeout;
+    // SPMD_COLLECTIVE_TIMEOUT bounds creation too: shard_map makes communicators inside a call.
+    auto wait = std::chrono::duration_cast<std::chrono::nanoseconds>(handles.setup_timeout);
+    if (const auto t = collective_timeout()) wait = std::min(wait, *t);
+    const auto deadline = Clock::now() + wait;
     const std::string prefix = fmt::format("spmd/comm/{:016x}", id);
 
     std::vector<bool> shm(P, false);
@@ -203,10 +208,20 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(std::span<const int> devices,
       if (q == g.self) continue;
       const auto left =
           std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-      records[q] =
-          decode_record(kv.blocking_key_value_get(fmt::format("{}/{}", prefix, q),
-                                                  std::max(left, std::chrono::milliseconds(1))),
-                        peer_name(handles, g.processes[q]));
+      std::string record;
+      try {
+        record = kv.blocking_key_value_get(fmt::format("{}/{}", prefix, q),
+                                           std::max(left, std::chrono::milliseconds(1)));
+      } catch (const DeadlineExceeded&) {
+        throw DeadlineExceeded(fmt::format(
+            "creating a communicator of devices [{}] timed out after {} ms: {} did not join; "
+            "every process owning a device of the group must create it (make the same "
+            "collective calls in the same order)",
+            fmt::join(devices, ", "),
+            std::chrono::duration_cast<std::chrono::milliseconds>(wait).count(),
+            peer_name(handles, g.processes[q])));
+      }
+      records[q] = decode_record(record, peer_name(handles, g.processes[q]));
     }
 
     for (int q = 0; q < P; ++q) {

@@ -105,6 +105,12 @@ void ProcessGroup::close(const std::string& why) {
   if (closed_.empty()) closed_ = why;
 }
 
+void ProcessGroup::abandon(const std::string& why) {
+  std::lock_guard lock(mu_);
+  close(why);
+  cv_.notify_all();
+}
+
 void ProcessGroup::run(int local, const Request& request) {
   std::unique_lock lock(mu_);
   throw_if_closed();

@@ -60,6 +60,10 @@ class ProcessGroup {
   // "shm", "tcp", "shm+tcp", or "local" (one process), for benchmark rows and logs.
   std::string transports() const;
 
+  // Closes the group for every local participant: waiting and later calls throw
+  // FailedPrecondition quoting `why` (Communicator::close).
+  void abandon(const std::string& why);
+
   // Runs one collective for local participant `local` (index into layout().local_ranks).
   void run(int local, const Request& request);
 

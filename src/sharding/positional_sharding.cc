@@ -21,18 +21,7 @@ PositionalSharding PositionalSharding::reshape(Shape shape) const {
   for (bool r : replicated_) {
     if (r) throw InvalidArgument("a PositionalSharding with replicated axes cannot be reshaped");
   }
-  int inferred = -1;
-  int64_t known = 1;
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (shape[i] == -1 && inferred < 0) {
-      inferred = static_cast<int>(i);
-    } else if (shape[i] <= 0) {
-      throw InvalidArgument(fmt::format("cannot reshape to ({})", fmt::join(shape, ", ")));
-    } else {
-      known *= shape[i];
-    }
-  }
-  if (inferred >= 0) shape[inferred] = static_cast<int64_t>(devices_.size()) / known;
+  shape = reshaped(shape_, std::move(shape));
   return PositionalSharding(devices_, std::move(shape));
 }
 

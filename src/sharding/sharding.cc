@@ -22,6 +22,28 @@ int64_t shape_size(const Shape& shape) {
   return n;
 }
 
+Shape reshaped(const Shape& from, Shape to) {
+  const int64_t size = shape_size(from);
+  int inferred = -1;
+  int64_t known = 1;
+  bool valid = true;
+  for (size_t i = 0; i < to.size(); ++i) {
+    if (to[i] == -1 && inferred < 0) {
+      inferred = static_cast<int>(i);
+    } else if (to[i] < 0) {
+      valid = false;
+    } else {
+      known *= to[i];
+    }
+  }
+  if (valid && inferred >= 0 && known > 0 && size % known == 0) to[inferred] = size / known;
+  if (!valid || shape_size(to) != size || (inferred >= 0 && known == 0)) {
+    throw InvalidArgument(fmt::format("cannot reshape ({}) of {} elements to ({})",
+                                      fmt::join(from, ", "), size, fmt::join(to, ", ")));
+  }
+  return to;
+}
+
 Shape index_extents(const Index& index) {
   Shape s;
   s.reserve(index.size());

@@ -1,0 +1,111 @@
+// spmd::Block — one device's part of an array inside shard_map and pmap: a dtype, a shape and
+// row-major elements (the per-device value JAX's shard_map hands its function).
+//
+// A Block is a value. Copies share the elements; writing through mutable_data() first copies them
+// when anything else shares them (copy on write), so a Block never changes under another Block.
+// The blocks shard_map passes in are views of the input arrays' shards, valid until the
+// shard_map call returns: a function that keeps a block past that must keep a copy()
+// (everything it computes from one is a new, owning block). Not synchronised: share a Block
+// between threads only for reading.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "spmd/dtype.h"
+#include "spmd/error.h"
+#include "spmd/host_array.h"
+#include "spmd/sharding.h"
+
+namespace spmd {
+
+class Block {
+ public:
+  // An empty float32 block of shape (0).
+  Block();
+  // Owns `data`.
+  explicit Block(HostArray data);
+
+  // Views `shape` elements of `dtype` at `data`, owned by someone else who keeps them alive and
+  // unchanged while this block (or a copy sharing them) is in use. shard_map uses it for inputs.
+  static Block view(DType dtype, Shape shape, const std::byte* data);
+
+  // Zero-filled; throws InvalidArgument for a negative dimension.
+  static Block zeros(DType dtype, Shape shape);
+  // Contents unspecified, for code that writes every element.
+  static Block uninitialized(DType dtype, Shape shape);
+  // `values` in row-major order; their count must equal the shape's product.
+  template <typename T>
+  static Block from_vector(const std::vector<T>& values, Shape shape) {
+    return Block(HostArray::from_vector(values, std::move(shape)));
+  }
+  // A rank-0 block holding `value`.
+  template <typename T>
+  static Block scalar(T value) {
+    return from_vector(std::vector<T>{value}, {});
+  }
+
+  DType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  int rank() const { return static_cast<int>(shape_.size()); }
+  int64_t size() const;  // elements
+  size_t nbytes() const { return static_cast<size_t>(size()) * dtype_size(dtype_); }
+
+  std::span<const std::byte> bytes() const { return {data_, nbytes()}; }
+  // Copies the elements first when they are shared or viewed.
+  std::span<std::byte> mutable_bytes();
+  // True when this block alone owns its elements, so that writing through it copies nothing.
+  bool owns_exclusively() const { return owner_ && owner_.use_count() == 1; }
+
+  // The elements as T; throws InvalidArgument when T is not this block's dtype.
+  template <typename T>
+  std::span<const T> data() const {
+    check_type(dtype_of<T>());
+    return {reinterpret_cast<const T*>(data_), static_cast<size_t>(size())};
+  }
+  template <typename T>
+  std::span<T> mutable_data() {
+    check_type(dtype_of<T>());
+    auto b = mutable_bytes();
+    return {reinterpret_cast<T*>(b.data()), static_cast<size_t>(size())};
+  }
+  // The one element of a block of size 1 (any rank); throws InvalidArgument otherwise.
+  template <typename T>
+  T item() const {
+    check_item();
+    return data<T>()[0];
+  }
+
+  // The same elements in another shape of the same size (one entry may be -1: inferred).
+  // Shares the elements. Throws InvalidArgument when the sizes differ.
+  Block reshape(Shape shape) const;
+
+  // A block that owns its elements (a copy when they are viewed or shared).
+  Block copy() const;
+
+  // The elements as a HostArray; moves them out when this block is their only owner.
+  HostArray to_host() const&;
+  HostArray to_host() &&;
+
+  // True when dtype, shape and every byte are equal.
+  bool operator==(const Block& other) const;
+  // "float32[2, 3]" followed by the values when there are at most 64.
+  std::string to_string() const;
+
+ private:
+  Block(std::shared_ptr<HostArray> owner, DType dtype, Shape shape, const std::byte* data);
+  void check_type(DType requested) const;
+  void check_item() const;
+
+  DType dtype_ = DType::kFloat32;
+  Shape shape_;
+  std::shared_ptr<HostArray> owner_;  // null for a view
+  const std::byte* data_ = nullptr;
+};
+
+}  // namespace spmd

@@ -1,0 +1,253 @@
+// The named-axis collectives: each resolves its axes to the calling device's communicator and
+// maps onto one call of the collectives engine, rearranging the block around it when a
+// dimension other than the first is split or joined.
+#include "spmd/named_collectives.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "compute/axis_context.h"
+#include "compute/block_layout.h"
+#include "compute/ops/numeric.h"
+#include "spmd/error.h"
+
+namespace spmd {
+namespace {
+
+std::string describe(const Block& b) {
+  return fmt::format("{}[{}]", dtype_name(b.dtype()), fmt::join(b.shape(), ", "));
+}
+
+// `dim` in [-(rank), rank) (or [-(rank+1), rank] when `inserting`), made non-negative.
+int normalized(const char* what, const char* name, int dim, const Block& x, bool inserting) {
+  const int rank = x.rank() + (inserting ? 1 : 0);
+  if (dim < -rank || dim >= rank) {
+    throw InvalidArgument(fmt::format("{}: {} {} is outside a block of rank {} ({})", what, name,
+                                      dim, x.rank(), describe(x)));
+  }
+  return dim < 0 ? dim + rank : dim;
+}
+
+int64_t product(const Shape& shape, size_t from, size_t to) {
+  int64_t p = 1;
+  for (size_t i = from; i < to; ++i) p *= shape[i];
+  return p;
+}
+
+// Runs the engine call `f`, naming the collective in the user's terms in a mismatch or timeout
+// ("psum over ('x'): collective mismatch: …"), so the message points at the line that differs.
+template <class F>
+void engine_call(const char* what, const AxisEntry& axes, F&& f) {
+  try {
+    f();
+  } catch (const CollectiveMismatch& e) {
+    throw CollectiveMismatch(
+        fmt::format("{} over ('{}'): {}", what, fmt::join(axes.axes(), "', '"), e.what()));
+  } catch (const DeadlineExceeded& e) {
+    throw DeadlineExceeded(
+        fmt::format("{} over ('{}'): {}", what, fmt::join(axes.axes(), "', '"), e.what()));
+  }
+}
+
+Block reduce(const char* what, Block x, const AxisEntry& axes, ReduceOp op) {
+  const AxisContext& context = current_axis_context(what);
+  const ResolvedAxes r = resolve_axes(context, axes, what);
+  if (r.dims.empty()) return x;
+  Communicator c = axes_communicator(context, r.dims);
+  if (x.owns_exclusively()) {
+    const auto buf = x.mutable_bytes();
+    engine_call(what, axes, [&] {
+      c.all_reduce(x.dtype(), buf.data(), buf.data(), static_cast<size_t>(x.size()), op);
+    });
+    return x;
+  }
+  Block out = Block::uninitialized(x.dtype(), x.shape());
+  engine_call(what, axes, [&] {
+    c.all_reduce(x.dtype(), x.bytes().data(), out.mutable_bytes().data(),
+                 static_cast<size_t>(x.size()), op);
+  });
+  return out;
+}
+
+// x's pieces along `dim`, n of them, laid out one after another (for the engine's scatter and
+// all-to-all, which take piece j for device j from position j): a copy unless `dim` is the
+// first non-trivial one.
+Block pieces_first(const Block& x, int dim, int64_t n) {
+  const int64_t outer = product(x.shape(), 0, dim);
+  if (outer == 1) return x;
+  Block out = Block::uninitialized(x.dtype(), x.shape());
+  const size_t inner =
+      static_cast<size_t>(product(x.shape(), dim, x.shape().size()) / n) * dtype_size(x.dtype());
+  deinterleave(x.bytes().data(), out.mutable_bytes().data(), n, outer, inner);
+  return out;
+}
+
+// n blocks of `shape`, one after another in `stacked`, joined at dimension `dim` of `shape`:
+// the result has `out_shape`, and each block's rows of prod(shape[dim:]) elements alternate.
+Block join_at(const Block& stacked, const Shape& shape, int dim, int64_t n, Shape out_shape) {
+  const int64_t outer = product(shape, 0, dim);
+  if (outer == 1) return stacked.reshape(std::move(out_shape));
+  Block out = Block::uninitialized(stacked.dtype(), std::move(out_shape));
+  const size_t inner =
+      static_cast<size_t>(product(shape, dim, shape.size())) * dtype_size(stacked.dtype());
+  interleave(stacked.bytes().data(), out.mutable_bytes().data(), n, outer, inner);
+  return out;
+}
+
+}  // namespace
+
+Block psum(Block x, const AxisEntry& axes) {
+  return reduce("psum", std::move(x), axes, ReduceOp::kSum);
+}
+
+Block pmax(Block x, const AxisEntry& axes) {
+  return reduce("pmax", std::move(x), axes, ReduceOp::kMax);
+}
+
+Block pmin(Block x, const AxisEntry& axes) {
+  return reduce("pmin", std::move(x), axes, ReduceOp::kMin);
+}
+
+Block pmean(Block x, const AxisEntry& axes) {
+  const int64_t n = resolve_axes(current_axis_context("pmean"), axes, "pmean").size;
+  return ops::visit_floating(x.dtype(), "pmean", [&](auto tag) {
+    using T = decltype(tag);
+    using C = ops::compute_t<T>;
+    Block sum = reduce("pmean", std::move(x), axes, ReduceOp::kSum);
+    auto values = sum.mutable_data<T>();
+    const C count = static_cast<C>(n);
+    for (auto& v : values) v = ops::store<T>(ops::load(v) / count);
+    return sum;
+  });
+}
+
+Block all_gather(const Block& x, const AxisEntry& axes, int axis, bool tiled) {
+  const AxisContext& context = current_axis_context("all_gather");
+  const ResolvedAxes r = resolve_axes(context, axes, "all_gather");
+  const int dim = normalized("all_gather", "axis", axis, x, !tiled);
+  if (tiled && x.rank() == 0) {
+    throw InvalidArgument(
+        "all_gather: a tiled gather needs a block of rank 1 or more, not a scalar");
+  }
+  const int64_t n = r.size;
+  Shape out_shape = x.shape();
+  if (tiled) {
+    out_shape[dim] *= n;
+  } else {
+    out_shape.insert(out_shape.begin() + dim, n);
+  }
+  Shape stacked_shape = x.shape();
+  stacked_shape.insert(stacked_shape.begin(), n);
+  Block stacked =
+      r.dims.empty() ? x.reshape(stacked_shape) : Block::uninitialized(x.dtype(), stacked_shape);
+  if (!r.dims.empty()) {
+    engine_call("all_gather", axes, [&] {
+      axes_communicator(context, r.dims)
+          .all_gather(x.dtype(), x.bytes().data(), stacked.mutable_bytes().data(),
+                      static_cast<size_t>(x.size()));
+    });
+  }
+  return join_at(stacked, x.shape(), dim, n, std::move(out_shape));
+}
+
+Block psum_scatter(const Block& x, const AxisEntry& axes, int scatter_dimension, bool tiled) {
+  const AxisContext& context = current_axis_context("psum_scatter");
+  const ResolvedAxes r = resolve_axes(context, axes, "psum_scatter");
+  const int dim = normalized("psum_scatter", "scatter_dimension", scatter_dimension, x, false);
+  const int64_t n = r.size;
+  const int64_t extent = x.shape()[dim];
+  if (tiled ? extent % n != 0 : extent != n) {
+    throw InvalidArgument(fmt::format(
+        "psum_scatter: dimension {} of {} has size {}, which must {} the {} devices along the "
+        "axes",
+        dim, describe(x), extent, tiled ? "be divisible by" : "equal", n));
+  }
+  Shape out_shape = x.shape();
+  if (tiled) {
+    out_shape[dim] = extent / n;
+  } else {
+    out_shape.erase(out_shape.begin() + dim);
+  }
+  if (r.dims.empty()) return x.reshape(std::move(out_shape));
+  const Block send = pieces_first(x, dim, n);
+  Block out = Block::uninitialized(x.dtype(), std::move(out_shape));
+  engine_call("psum_scatter", axes, [&] {
+    axes_communicator(context, r.dims)
+        .reduce_scatter(x.dtype(), send.bytes().data(), out.mutable_bytes().data(),
+                        static_cast<size_t>(out.size()), ReduceOp::kSum);
+  });
+  return out;
+}
+
+Block all_to_all(const Block& x, const AxisEntry& axes, int split_axis, int concat_axis,
+                 bool tiled) {
+  const AxisContext& context = current_axis_context("all_to_all");
+  const ResolvedAxes r = resolve_axes(context, axes, "all_to_all");
+  const int split = normalized("all_to_all", "split_axis", split_axis, x, false);
+  const int64_t n = r.size;
+  const int64_t extent = x.shape()[split];
+  if (tiled ? extent % n != 0 : extent != n) {
+    throw InvalidArgument(fmt::format(
+        "all_to_all: split_axis {} of {} has size {}, which must {} the {} devices along the "
+        "axes",
+        split, describe(x), extent, tiled ? "be divisible by" : "equal", n));
+  }
+  // Each piece has x's shape with the split dimension cut n ways; without `tiled`, that
+  // dimension (now 1) is dropped before the pieces are joined along a new one.
+  Shape piece = x.shape();
+  piece[split] = extent / n;
+  if (!tiled) piece.erase(piece.begin() + split);
+  const int rank_out = x.rank();
+  if (concat_axis < -rank_out || concat_axis >= rank_out) {
+    throw InvalidArgument(fmt::format("all_to_all: concat_axis {} is outside a result of rank {}",
+                                      concat_axis, rank_out));
+  }
+  const int concat = concat_axis < 0 ? concat_axis + rank_out : concat_axis;
+  Shape out_shape = piece;
+  if (tiled) {
+    out_shape[concat] *= n;
+  } else {
+    out_shape.insert(out_shape.begin() + concat, n);
+  }
+  const Block send = pieces_first(x, split, n);
+  Block received = r.dims.empty() ? send : Block::uninitialized(x.dtype(), x.shape());
+  if (!r.dims.empty()) {
+    engine_call("all_to_all", axes, [&] {
+      axes_communicator(context, r.dims)
+          .all_to_all(x.dtype(), send.bytes().data(), received.mutable_bytes().data(),
+                      static_cast<size_t>(x.size() / n));
+    });
+  }
+  return join_at(received, piece, concat, n, std::move(out_shape));
+}
+
+Block ppermute(const Block& x, const AxisEntry& axes,
+               const std::vector<std::pair<int, int>>& perm) {
+  const AxisContext& context = current_axis_context("ppermute");
+  const ResolvedAxes r = resolve_axes(context, axes, "ppermute");
+  for (const auto& [source, target] : perm) {
+    if (source < 0 || source >= r.size || target < 0 || target >= r.size) {
+      throw InvalidArgument(fmt::format(
+          "ppermute: the pair ({}, {}) names an index outside the {} devices along the axes",
+          source, target, r.size));
+    }
+  }
+  if (r.dims.empty()) return perm.empty() ? Block::zeros(x.dtype(), x.shape()) : x;
+  Block out = Block::uninitialized(x.dtype(), x.shape());
+  engine_call("ppermute", axes, [&] {
+    axes_communicator(context, r.dims)
+        .permute(x.dtype(), x.bytes().data(), out.mutable_bytes().data(),
+                 static_cast<size_t>(x.size()), perm);
+  });
+  return out;
+}
+
+int64_t axis_index(const AxisEntry& axes) {
+  return resolve_axes(current_axis_context("axis_index"), axes, "axis_index").index;
+}
+
+int64_t axis_size(const AxisEntry& axes) {
+  return resolve_axes(current_axis_context("axis_size"), axes, "axis_size").size;
+}
+
+}  // namespace spmd

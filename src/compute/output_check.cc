@@ -1,0 +1,167 @@
+// The cross-mesh check of shard_map's output blocks, and their assembly into global arrays.
+#include "compute/output_check.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "spmd/error.h"
+
+namespace spmd {
+namespace {
+
+// Per output block, the words every device contributes: dtype, rank, up to kMaxDims dimensions
+// (a hash of the rest in the last slot beyond that), and a hash of the elements (0 when
+// nothing needs comparing).
+constexpr size_t kMaxDims = 8;
+constexpr size_t kWords = 3 + kMaxDims;
+
+std::string device_name(const Mesh& mesh, int64_t flat) {
+  const Device& d = mesh.devices()[flat];
+  return fmt::format("device {} (process {})", d.id(), d.process_index());
+}
+
+std::string describe_record(const uint64_t* r) {
+  const auto dtype = static_cast<DType>(r[0]);
+  const uint64_t rank = r[1];
+  if (rank > kMaxDims) return fmt::format("{} of rank {}", dtype_name(dtype), rank);
+  return fmt::format("{}[{}]", dtype_name(dtype),
+                     fmt::join(std::vector<uint64_t>(r + 2, r + 2 + rank), ", "));
+}
+
+// The mesh dimensions of size > 1 that `spec` does not name.
+std::vector<int> left_out(const Mesh& mesh, const PartitionSpec& spec) {
+  const auto named = spec.axes();
+  std::vector<int> out;
+  for (int d = 0; d < static_cast<int>(mesh.axis_names().size()); ++d) {
+    if (mesh.axis_sizes()[d] > 1 &&
+        std::find(named.begin(), named.end(), mesh.axis_names()[d]) == named.end()) {
+      out.push_back(d);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+const PartitionSpec& out_spec_of(const std::vector<PartitionSpec>& out_specs, size_t k,
+                                 size_t count) {
+  if (out_specs.size() == 1) return out_specs[0];
+  if (out_specs.size() != count) {
+    throw InvalidArgument(fmt::format(
+        "shard_map: the function returned {} blocks for {} out_specs; give one spec per output, "
+        "or one for all",
+        count, out_specs.size()));
+  }
+  return out_specs[k];
+}
+
+void check_outputs(const AxisContext& context, const std::vector<PartitionSpec>& out_specs,
+                   const ShardMapOptions& options, const std::vector<Block>& blocks) {
+  const Mesh& mesh = context.groups->mesh();
+  const size_t count = blocks.size();
+  if (count == 0) throw InvalidArgument("shard_map: the function returned no blocks");
+  std::vector<uint64_t> words(1 + count * kWords, 0);
+  words[0] = count;
+  std::vector<std::vector<int>> compared(count);
+  for (size_t k = 0; k < count; ++k) {
+    const Block& b = blocks[k];
+    const PartitionSpec& spec = out_spec_of(out_specs, k, count);
+    if (spec.size() > static_cast<size_t>(b.rank())) {
+      throw InvalidArgument(fmt::format(
+          "shard_map: output {} is a {}[{}] block, of rank {}, but its out_spec {} has {} entries",
+          k, dtype_name(b.dtype()), fmt::join(b.shape(), ", "), b.rank(), spec.to_string(),
+          spec.size()));
+    }
+    uint64_t* r = &words[1 + k * kWords];
+    r[0] = static_cast<uint64_t>(b.dtype());
+    r[1] = static_cast<uint64_t>(b.rank());
+    for (size_t d = 0; d < b.shape().size() && d < kMaxDims; ++d) {
+      r[2 + d] = static_cast<uint64_t>(b.shape()[d]);
+    }
+    if (b.shape().size() > kMaxDims) {
+      r[2 + kMaxDims - 1] = XXH3_64bits(b.shape().data() + kMaxDims - 1,
+                                        (b.shape().size() - kMaxDims + 1) * sizeof(int64_t));
+    }
+    if (options.check_rep) compared[k] = left_out(mesh, spec);
+    if (!compared[k].empty()) r[kWords - 1] = XXH3_64bits(b.bytes().data(), b.nbytes());
+  }
+  const auto n = static_cast<size_t>(mesh.size());
+  if (n == 1) return;
+  std::vector<int> all(mesh.axis_names().size());
+  std::iota(all.begin(), all.end(), 0);
+  std::vector<uint64_t> gathered(words.size() * n);
+  axes_communicator(context, all)
+      .all_gather(DType::kUInt64, words.data(), gathered.data(), words.size());
+
+  // Every device decides from the same records, so all raise the same error.
+  auto record = [&](size_t flat, size_t k) {
+    return &gathered[flat * words.size() + 1 + k * kWords];
+  };
+  for (size_t k = 0; k < count; ++k) {
+    for (size_t f = 1; f < n; ++f) {
+      if (!std::equal(record(0, k), record(0, k) + kWords - 1, record(f, k))) {
+        throw InvalidArgument(fmt::format(
+            "shard_map: output {} differs in shape across devices: {} returned {}, {} returned "
+            "{}; every device must return blocks of one shape and dtype",
+            k, device_name(mesh, 0), describe_record(record(0, k)), device_name(mesh, f),
+            describe_record(record(f, k))));
+      }
+    }
+  }
+  for (size_t k = 0; k < count; ++k) {
+    if (compared[k].empty()) continue;
+    const PartitionSpec& spec = out_spec_of(out_specs, k, count);
+    for (size_t f = 0; f < n; ++f) {
+      // The device holding the same index as f with coordinate 0 along the left-out axes.
+      auto coords = mesh.coordinates(static_cast<int64_t>(f));
+      for (int d : compared[k]) coords[d] = 0;
+      size_t rep = 0;
+      for (size_t d = 0; d < coords.size(); ++d) rep = rep * mesh.axis_sizes()[d] + coords[d];
+      if (record(rep, k)[kWords - 1] != record(f, k)[kWords - 1]) {
+        std::vector<std::string> names;
+        for (int d : compared[k]) names.push_back(mesh.axis_names()[d]);
+        throw InvalidArgument(fmt::format(
+            "shard_map: output {} has out_spec {}, which leaves out mesh axis '{}', so its blocks "
+            "must be equal along it (check_rep); but {} and {} returned different values. Reduce "
+            "over the axis first (psum, pmean, all_gather), name it in the out_spec, or set "
+            "ShardMapOptions::check_rep = false if the difference is rounding you accept",
+            k, spec.to_string(), fmt::join(names, "', '"), device_name(mesh, rep),
+            device_name(mesh, f)));
+      }
+    }
+  }
+}
+
+std::vector<Array> assemble_outputs(const Mesh& mesh, const std::vector<PartitionSpec>& out_specs,
+                                    const std::vector<int64_t>& positions,
+                                    std::vector<std::vector<Block>>& results) {
+  const size_t count = results[0].size();
+  std::vector<Array> out;
+  out.reserve(count);
+  for (size_t k = 0; k < count; ++k) {
+    const PartitionSpec& spec = out_spec_of(out_specs, k, count);
+    const DType dtype = results[0][k].dtype();
+    Shape global = results[0][k].shape();
+    for (size_t d = 0; d < spec.size(); ++d) {
+      for (const auto& axis : spec.entries()[d].axes()) global[d] *= mesh.axis_size(axis);
+    }
+    const NamedSharding sharding(mesh, spec);
+    const auto map = sharding.devices_indices_map(global);
+    std::vector<Shard> shards;
+    shards.reserve(positions.size());
+    for (size_t i = 0; i < positions.size(); ++i) {
+      const auto& entry = map[positions[i]];
+      shards.push_back(
+          Shard{entry.device, entry.index, entry.replica_id, std::move(results[i][k]).to_host()});
+    }
+    out.emplace_back(std::move(global), dtype, sharding.clone(), std::move(shards),
+                     process_index());
+  }
+  return out;
+}
+
+}  // namespace spmd
