@@ -4,7 +4,7 @@
 // and the psum runs over every device of every process, so each entry becomes
 // jax.device_count().
 //
-//   spmdrun -n 4 --cpu-devices 2 -- ./pmap_psum      # every process prints [8, 8]
+//   spmdrun -n 4 --cpu-devices 2 -- ./pmap_psum      # every process prints [8.0, 8.0]
 #include <spmd/spmd.h>
 
 #include <cstdio>
@@ -21,7 +21,11 @@ int main() {
   const spmd::HostArray result = psum_i(xs);
 
   std::string values;
-  for (float v : result.data<float>()) values += (values.empty() ? "" : ", ") + std::to_string(v);
-  std::printf("pmap(psum over 'i')(ones(%d)) = [%s]\n", local, values.c_str());
+  for (float v : result.data<float>()) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%s%.1f", values.empty() ? "" : ", ", v);
+    values += text;
+  }
+  std::printf("Process %d result: [%s]\n", spmd::process_index(), values.c_str());
   return 0;
 }

@@ -1,7 +1,7 @@
 // Seed 002, "Creating Process-Spanning Arrays": a global array over every device of the cluster,
-// built from what each process holds — its own rows (approach 2), one array per local device
-// (approach 3), or a callback asked for each shard. (Approach 1, device_put of a whole array,
-// needs the collectives engine and comes with it.)
+// built from what each process holds — the whole array, of which each device takes its part
+// (approach 1, device_put), its own rows (approach 2), one array per local device (approach 3),
+// or a callback asked for each shard.
 //
 //   spmdrun -n 4 --cpu-devices 2 -- ./process_spanning_arrays
 #include <spmd/spmd.h>
@@ -23,6 +23,9 @@ int main() {
   std::vector<float> values(static_cast<size_t>(global_shape[0] * global_shape[1]));
   for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i);
   const auto whole = spmd::HostArray::from_vector(values, global_shape);
+
+  // 1. Each process loads the full array and shards it: every device takes its rows.
+  spmd::Array from_full = spmd::device_put(whole, sharding);
 
   // 2. Each process loads its portion: its devices' rows.
   const int64_t rows = int64_t{2} * spmd::local_device_count();
@@ -49,9 +52,11 @@ int main() {
            from_local.addressable_data(static_cast<int>(i)) ==
                from_devices.addressable_data(static_cast<int>(i)) &&
            from_local.addressable_data(static_cast<int>(i)) ==
-               from_callback.addressable_data(static_cast<int>(i));
+               from_callback.addressable_data(static_cast<int>(i)) &&
+           from_local.addressable_data(static_cast<int>(i)) ==
+               from_full.addressable_data(static_cast<int>(i));
   }
-  std::printf("Process %d: %s, fully addressable: %s, the three ways agree: %s\n",
+  std::printf("Process %d: %s, fully addressable: %s, the four ways agree: %s\n",
               spmd::process_index(), from_local.to_string().c_str(),
               from_local.is_fully_addressable() ? "yes" : "no", same ? "yes" : "no");
   for (const auto& shard : from_local.addressable_shards()) {

@@ -105,8 +105,8 @@ TEST(BlockOps, MatmulMatchesALoopWithAndWithoutTransposes) {
     for (int k = 0; k < 3; ++k) at[k * 2 + i] = av[i * 3 + k];
   for (int k = 0; k < 3; ++k)
     for (int j = 0; j < 4; ++j) bt[j * 3 + k] = bv[k * 4 + j];
-  EXPECT_EQ(values<double>(matmul(Block::from_vector(at, {3, 2}), Block::from_vector(bt, {4, 3}),
-                                  true, true)),
+  EXPECT_EQ(values<double>(
+                matmul(Block::from_vector(at, {3, 2}), Block::from_vector(bt, {4, 3}), true, true)),
             want);
   const Block af = Block::from_vector(std::vector<float>{1, 2, 3, 4}, {2, 2});
   EXPECT_EQ(values<float>(matmul(af, af)), (std::vector<float>{7, 10, 15, 22}));

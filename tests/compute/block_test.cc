@@ -10,8 +10,8 @@ namespace {
 
 TEST(Block, ViewReadsTheViewedBytesWithoutCopying) {
   std::vector<float> storage = {1, 2, 3, 4, 5, 6};
-  const Block b = Block::view(DType::kFloat32, {2, 3},
-                              reinterpret_cast<const std::byte*>(storage.data()));
+  const Block b =
+      Block::view(DType::kFloat32, {2, 3}, reinterpret_cast<const std::byte*>(storage.data()));
   EXPECT_EQ(b.data<float>().data(), storage.data());
   EXPECT_EQ(b.shape(), (Shape{2, 3}));
   EXPECT_FALSE(b.owns_exclusively());
