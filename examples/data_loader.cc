@@ -58,14 +58,14 @@ int main() {
   // data = np.random.randn(10000, 784): the same on every process (same seed).
   std::mt19937_64 rng(0);
   std::normal_distribution<float> normal;
-  std::vector<float> values(10000 * 784);
+  std::vector<float> values(size_t{10000} * 784);
   for (auto& v : values) v = normal(rng);
   const auto data = spmd::HostArray::from_vector(values, {10000, 784});
 
   const DistributedDataLoader loader(data, 32, data_sharding);
-  const auto column_sums =
-      spmd::shard_map([](spmd::Block rows) { return spmd::psum(spmd::sum(rows, 0), "batch"); },
-                      mesh, {spmd::P("batch")}, spmd::P());
+  const auto column_sums = spmd::shard_map(
+      [](const spmd::Block& rows) { return spmd::psum(spmd::sum(rows, 0), "batch"); }, mesh,
+      {spmd::P("batch")}, spmd::P());
 
   int64_t batches = 0;
   loader.for_each_batch([&](int64_t i, const spmd::Array& batch) {
@@ -95,7 +95,7 @@ int main() {
       if (worst >= 1e-3f) throw spmd::Error("batch 0 does not hold the rows the processes loaded");
     }
   });
-  std::printf("Process %d: %lld batches of (%lld, 784)\n", spmd::process_index(),
-              static_cast<long long>(batches), static_cast<long long>(32 * spmd::process_count()));
+  std::printf("Process %d: %lld batches of (%ld, 784)\n", spmd::process_index(),
+              static_cast<long long>(batches), int64_t{32} * spmd::process_count());
   return 0;
 }

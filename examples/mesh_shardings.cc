@@ -20,7 +20,7 @@ void sum_under(const char* name, const spmd::NamedSharding& sharding, const spmd
   const spmd::Array x = spmd::device_put(whole, sharding);
   const std::vector<std::string> names = sharding.spec().axes();
   const auto total = spmd::shard_map(
-      [&](spmd::Block block) {
+      [&](const spmd::Block& block) {
         spmd::Block s = spmd::sum(block);
         for (const auto& axis : names) s = spmd::psum(s, axis);
         return s;
@@ -54,7 +54,8 @@ int main() {
   std::vector<double> values(static_cast<size_t>(shape[0] * shape[1]));
   for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<double>(i);
   const auto whole = spmd::HostArray::from_vector(values, shape);
-  const double expected = static_cast<double>(values.size()) * (values.size() - 1) / 2;
+  const double expected =
+      static_cast<double>(values.size()) * static_cast<double>(values.size() - 1) / 2;
 
   if (spmd::process_index() == 0) {
     std::printf("%s over a (%lld, %lld) array:\n", mesh.to_string().c_str(),

@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 int main() {
@@ -17,7 +18,7 @@ int main() {
   std::printf("device_count() = %d, local_device_count() = %d\n", spmd::device_count(), local);
 
   const auto xs = spmd::HostArray::from_vector(std::vector<float>(local, 1.0f), {local});
-  const auto psum_i = spmd::pmap([](spmd::Block x) { return spmd::psum(x, "i"); }, "i");
+  const auto psum_i = spmd::pmap([](spmd::Block x) { return spmd::psum(std::move(x), "i"); }, "i");
   const spmd::HostArray result = psum_i(xs);
 
   std::string values;

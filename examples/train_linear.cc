@@ -93,8 +93,9 @@ int main() {
   // train_step: gradients of the mean squared error on this device's rows, averaged over every
   // device of every process (pmean over 'devices'), then the optimiser update.
   const auto train_step = spmd::shard_map(
-      [&](spmd::Block w, spmd::Block b, spmd::Block mw, spmd::Block vw, spmd::Block mb,
-          spmd::Block vb, spmd::Block x, spmd::Block y) {
+      [&](const spmd::Block& w, const spmd::Block& b, const spmd::Block& mw, const spmd::Block& vw,
+          const spmd::Block& mb, const spmd::Block& vb, const spmd::Block& x,
+          const spmd::Block& y) {
         const double n = static_cast<double>(x.shape()[0]);
         const spmd::Block err = spmd::sub(spmd::add(spmd::matmul(x, w), b), y);
         const spmd::Block loss = spmd::pmean(spmd::mean(spmd::mul(err, err)), "devices");

@@ -19,7 +19,7 @@ namespace {
 constexpr size_t kMaxDims = 8;
 constexpr size_t kWords = 3 + kMaxDims;
 
-std::string device_name(const Mesh& mesh, int64_t flat) {
+std::string device_name(const Mesh& mesh, size_t flat) {
   const Device& d = mesh.devices()[flat];
   return fmt::format("device {} (process {})", d.id(), d.process_index());
 }

@@ -42,10 +42,12 @@ std::vector<HostArray> run_pmap(const std::string& axis_name,
     return out;
   };
   std::vector<const Array*> pointers;
+  pointers.reserve(globals.size());
   for (const auto& g : globals) pointers.push_back(&g);
   const auto outputs = run_shard_map(mesh, std::vector<PartitionSpec>(inputs.size(), P(axis_name)),
                                      {P(axis_name)}, ShardMapOptions{}, pointers, per_device);
   std::vector<HostArray> stacked;
+  stacked.reserve(outputs.size());
   for (const Array& a : outputs) {
     Shape s = a.shape();
     s[0] = local;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "spmd/shard_map.h"
@@ -131,7 +132,7 @@ TEST(ShardMapAlone, RunsTheFunctionOnTheOnlyDevice) {
       [](Block b) {
         EXPECT_EQ(axis_index("x"), 0);
         EXPECT_EQ(axis_size("x"), 1);
-        return all_gather(scale(psum(b, "x"), 2.0), "x");
+        return all_gather(scale(psum(std::move(b), "x"), 2.0), "x");
       },
       mesh, {P("x")}, P(None, "x"));
   const Array y = f(x);
@@ -142,7 +143,7 @@ TEST(ShardMapAlone, RunsTheFunctionOnTheOnlyDevice) {
 TEST(ShardMapAlone, ArgumentCountMustMatchInSpecs) {
   const Mesh mesh(devices(), {"x"});
   const Array x = device_put(HostArray::zeros(DType::kFloat32, {2}), NamedSharding(mesh, P()));
-  EXPECT_THROW(shard_map([](Block a, Block b) { return a; }, mesh, {P()}, P())(x, x),
+  EXPECT_THROW(shard_map([](const Block& a, const Block&) { return a; }, mesh, {P()}, P())(x, x),
                InvalidArgument);
   EXPECT_THROW(shard_map([](Block a) { return a; }, mesh, {P("y")}, P())(x), InvalidArgument);
 }

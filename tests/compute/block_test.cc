@@ -55,7 +55,7 @@ TEST(Block, ToHostMovesTheElementsOfAnExclusiveBlock) {
 
 TEST(Block, ToHostCopiesSharedElements) {
   const Block a = Block::from_vector(std::vector<double>{1, 2}, {2});
-  const Block b = a;
+  const Block b = a;  // NOLINT(performance-unnecessary-copy-initialization): shares on purpose
   const HostArray h = b.to_host();
   EXPECT_NE(h.data<double>().data(), a.data<double>().data());
   EXPECT_EQ(h.data<double>()[1], 2);

@@ -164,12 +164,13 @@ void check_collectives(const spmd::Mesh& mesh, const AxisEntry& axes, const std:
   });
   {
     std::vector<float> f(15);
-    for (size_t i = 0; i < f.size(); ++i) f[i] = static_cast<float>(value(g.me, i));
+    for (size_t i = 0; i < f.size(); ++i)
+      f[i] = static_cast<float>(value(g.me, static_cast<int64_t>(i)));
     const Block mean = spmd::pmean(Block::from_vector(f, s), axes);
     const auto got = mean.data<float>();
     for (size_t i = 0; i < f.size(); ++i) {
       float t = 0;
-      for (int64_t m : g.members) t += static_cast<float>(value(m, i));
+      for (int64_t m : g.members) t += static_cast<float>(value(m, static_cast<int64_t>(i)));
       if (got[i] != t / static_cast<float>(n)) {
         fail(at + " pmean: element " + std::to_string(i) + " is " + std::to_string(got[i]));
         break;
@@ -348,7 +349,7 @@ void check_specs() {
     auto w = want.mutable_data<int32_t>();
     const auto src = g.data<int32_t>();
     for (int64_t i = 0; i < 2 * n * 3; ++i) w[i % 6] += src[i];
-    const auto total = spmd::shard_map([](Block b) { return spmd::psum(b, "x"); }, line,
+    const auto total = spmd::shard_map([](Block b) { return spmd::psum(std::move(b), "x"); }, line,
                                        {spmd::P("x")}, spmd::P());
     check_shards(total(x), want, "shard_map psum P('x') -> P()");
   }
@@ -367,7 +368,7 @@ void check_specs() {
     const spmd::HostArray a = iota({np * 2, k * 3});
     const spmd::Array ga = spmd::device_put(a, spmd::NamedSharding(grid, spmd::P("p", "l")));
     const auto pair = spmd::shard_map(
-        [](Block b, Block c) {
+        [](const Block& b, const Block& c) {
           return std::vector<Block>{spmd::add(b, c), spmd::all_gather(b, {"p", "l"}, 0, true)};
         },
         grid, {spmd::P("p", "l"), spmd::P("p", "l")},
@@ -414,25 +415,30 @@ void check_specs() {
   });
   check_shards(same(x), g, "shard_map works again after a failed call");
   expect_error<spmd::InvalidArgument>("unknown axis", "has no axis 'y'", [&] {
-    spmd::shard_map([](Block b) { return spmd::psum(b, "y"); }, line, {spmd::P("x")}, spmd::P())(x);
+    spmd::shard_map([](Block b) { return spmd::psum(std::move(b), "y"); }, line, {spmd::P("x")},
+                    spmd::P())(x);
   });
   expect_error<spmd::InvalidArgument>("psum outside shard_map", "only inside",
                                       [&] { spmd::psum(Block::scalar(1.0f), "x"); });
   expect_error<spmd::InvalidArgument>("nested shard_map", "nesting is not supported", [&] {
-    spmd::shard_map([&](Block b) { return same(x).addressable_shards().empty() ? b : b; }, line,
-                    {spmd::P("x")}, spmd::P("x"))(x);
+    spmd::shard_map(
+        [&](const Block& b) {
+          same(x);
+          return b;
+        },
+        line, {spmd::P("x")}, spmd::P("x"))(x);
   });
   check_shards(same(x), g, "shard_map works again after a nested call");
 
   // pmap: psum of ones is the device count on every device; axis_index is the global device id.
   const auto ones = spmd::HostArray::from_vector(std::vector<float>(k, 1.0f), {k});
-  const auto count = spmd::pmap([](Block b) { return spmd::psum(b, "i"); }, "i")(ones);
+  const auto count = spmd::pmap([](Block b) { return spmd::psum(std::move(b), "i"); }, "i")(ones);
   for (float v : count.data<float>()) {
     if (v != static_cast<float>(n)) throw spmd::Error("pmap psum: " + count.to_string());
   }
   std::printf("ok pmap psum of ones = %lld on every device\n", static_cast<long long>(n));
-  const auto ids =
-      spmd::pmap([](Block) { return Block::scalar<int64_t>(spmd::axis_index("i")); }, "i")(ones);
+  const auto ids = spmd::pmap(
+      [](const Block&) { return Block::scalar<int64_t>(spmd::axis_index("i")); }, "i")(ones);
   for (int64_t i = 0; i < k; ++i) {
     if (ids.data<int64_t>()[i] != spmd::local_devices()[i].id()) {
       throw spmd::Error("pmap axis_index: " + ids.to_string());
