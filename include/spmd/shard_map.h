@@ -14,7 +14,8 @@
 // global shape is its block shape times the number of devices along the axes its spec names,
 // dimension by dimension. Every device must return the same number of blocks, each with the same
 // shape and dtype on every device of the mesh — checked, and InvalidArgument in every process
-// naming two devices that differ.
+// naming two devices that differ. Processes that ran different shard_map calls (another
+// function, or other specs) whose collectives happened to line up get CollectiveMismatch.
 //
 // An output spec that leaves a mesh axis out says the blocks are equal along it (replicated).
 // With ShardMapOptions::check_rep (the default, as JAX's check_rep) that is checked too — by
@@ -40,6 +41,7 @@
 #include <span>
 #include <string>
 #include <type_traits>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
@@ -63,12 +65,14 @@ namespace detail {
 // One device's call of the user's function: its input blocks in, its output blocks out.
 using BlockFunction = std::function<std::vector<Block>(std::vector<Block>&)>;
 
+// `program` names the user's function (its type), so that processes running different
+// shard_maps whose collectives happen to line up are told so instead of returning garbage.
 std::vector<Array> run_shard_map(const Mesh& mesh, const std::vector<PartitionSpec>& in_specs,
                                  const std::vector<PartitionSpec>& out_specs,
-                                 const ShardMapOptions& options,
+                                 const ShardMapOptions& options, const char* program,
                                  std::span<const Array* const> inputs, const BlockFunction& fn);
 
-std::vector<HostArray> run_pmap(const std::string& axis_name,
+std::vector<HostArray> run_pmap(const std::string& axis_name, const char* program,
                                 std::span<const HostArray* const> inputs, const BlockFunction& fn);
 
 template <class R>
@@ -121,7 +125,8 @@ class ShardMapped {
     const detail::BlockFunction body = [this](std::vector<Block>& blocks) {
       return detail::call_with_blocks(fn_, blocks, std::index_sequence_for<Arrays...>{});
     };
-    auto outputs = detail::run_shard_map(mesh_, in_specs_, out_specs_, options_, inputs, body);
+    auto outputs = detail::run_shard_map(mesh_, in_specs_, out_specs_, options_, typeid(Fn).name(),
+                                         inputs, body);
     if constexpr (detail::returns_one_block<Fn, Arrays...>) {
       return std::move(outputs.at(0));
     } else {
@@ -172,7 +177,7 @@ class Pmapped {
     const detail::BlockFunction body = [this](std::vector<Block>& blocks) {
       return detail::call_with_blocks(fn_, blocks, std::index_sequence_for<Hosts...>{});
     };
-    auto outputs = detail::run_pmap(axis_name_, inputs, body);
+    auto outputs = detail::run_pmap(axis_name_, typeid(Fn).name(), inputs, body);
     if constexpr (detail::returns_one_block<Fn, Hosts...>) {
       return std::move(outputs.at(0));
     } else {

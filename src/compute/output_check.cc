@@ -59,13 +59,15 @@ const PartitionSpec& out_spec_of(const std::vector<PartitionSpec>& out_specs, si
   return out_specs[k];
 }
 
-void check_outputs(const AxisContext& context, const std::vector<PartitionSpec>& out_specs,
-                   const ShardMapOptions& options, const std::vector<Block>& blocks) {
+void check_outputs(const AxisContext& context, uint64_t call,
+                   const std::vector<PartitionSpec>& out_specs, const ShardMapOptions& options,
+                   const std::vector<Block>& blocks) {
   const Mesh& mesh = context.groups->mesh();
   const size_t count = blocks.size();
   if (count == 0) throw InvalidArgument("shard_map: the function returned no blocks");
-  std::vector<uint64_t> words(1 + count * kWords, 0);
-  words[0] = count;
+  std::vector<uint64_t> words(2 + count * kWords, 0);
+  words[0] = call;
+  words[1] = count;
   std::vector<std::vector<int>> compared(count);
   for (size_t k = 0; k < count; ++k) {
     const Block& b = blocks[k];
@@ -76,7 +78,7 @@ void check_outputs(const AxisContext& context, const std::vector<PartitionSpec>&
           k, dtype_name(b.dtype()), fmt::join(b.shape(), ", "), b.rank(), spec.to_string(),
           spec.size()));
     }
-    uint64_t* r = &words[1 + k * kWords];
+    uint64_t* r = &words[2 + k * kWords];
     r[0] = static_cast<uint64_t>(b.dtype());
     r[1] = static_cast<uint64_t>(b.rank());
     for (size_t d = 0; d < b.shape().size() && d < kMaxDims; ++d) {
@@ -99,8 +101,17 @@ void check_outputs(const AxisContext& context, const std::vector<PartitionSpec>&
 
   // Every device decides from the same records, so all raise the same error.
   auto record = [&](size_t flat, size_t k) {
-    return &gathered[flat * words.size() + 1 + k * kWords];
+    return &gathered[flat * words.size() + 2 + k * kWords];
   };
+  for (size_t f = 1; f < n; ++f) {
+    if (gathered[f * words.size()] != gathered[0]) {
+      throw CollectiveMismatch(fmt::format(
+          "shard_map: {} and {} ran different shard_map calls (another function or other specs) "
+          "whose collectives happened to line up; every process must make the same calls in the "
+          "same order — look for a branch on process_index() around a shard_map",
+          device_name(mesh, 0), device_name(mesh, f)));
+    }
+  }
   for (size_t k = 0; k < count; ++k) {
     for (size_t f = 1; f < n; ++f) {
       if (!std::equal(record(0, k), record(0, k) + kWords - 1, record(f, k))) {

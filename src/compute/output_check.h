@@ -22,10 +22,12 @@ const PartitionSpec& out_spec_of(const std::vector<PartitionSpec>& out_specs, si
 
 // Run by every device of the mesh on its own thread after the function returned `blocks`: one
 // small all-gather over the whole mesh, after which every device reaches the same verdict and
-// throws the same InvalidArgument when blocks differ in shape or dtype, do not fit their
-// out_spec, or (with options.check_rep) differ along an axis their out_spec leaves out.
-void check_outputs(const AxisContext& context, const std::vector<PartitionSpec>& out_specs,
-                   const ShardMapOptions& options, const std::vector<Block>& blocks);
+// throws the same error: CollectiveMismatch when devices ran different calls (`call` differs),
+// InvalidArgument when blocks differ in shape or dtype, do not fit their out_spec, or (with
+// options.check_rep) differ along an axis their out_spec leaves out.
+void check_outputs(const AxisContext& context, uint64_t call,
+                   const std::vector<PartitionSpec>& out_specs, const ShardMapOptions& options,
+                   const std::vector<Block>& blocks);
 
 // The global arrays of checked blocks: results[i] are the blocks of the device at flat mesh
 // position positions[i] (this process's, in mesh order). Moves the blocks' elements out.

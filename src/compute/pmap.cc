@@ -11,7 +11,7 @@
 
 namespace spmd::detail {
 
-std::vector<HostArray> run_pmap(const std::string& axis_name,
+std::vector<HostArray> run_pmap(const std::string& axis_name, const char* program,
                                 std::span<const HostArray* const> inputs, const BlockFunction& fn) {
   const int64_t local = local_device_count();
   const Mesh mesh(devices(), {axis_name});
@@ -44,8 +44,9 @@ std::vector<HostArray> run_pmap(const std::string& axis_name,
   std::vector<const Array*> pointers;
   pointers.reserve(globals.size());
   for (const auto& g : globals) pointers.push_back(&g);
-  const auto outputs = run_shard_map(mesh, std::vector<PartitionSpec>(inputs.size(), P(axis_name)),
-                                     {P(axis_name)}, ShardMapOptions{}, pointers, per_device);
+  const auto outputs =
+      run_shard_map(mesh, std::vector<PartitionSpec>(inputs.size(), P(axis_name)), {P(axis_name)},
+                    ShardMapOptions{}, program, pointers, per_device);
   std::vector<HostArray> stacked;
   stacked.reserve(outputs.size());
   for (const Array& a : outputs) {

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <xxhash.h>
 
 #include <exception>
 #include <mutex>
@@ -52,7 +53,7 @@ namespace detail {
 
 std::vector<Array> run_shard_map(const Mesh& mesh, const std::vector<PartitionSpec>& in_specs,
                                  const std::vector<PartitionSpec>& out_specs,
-                                 const ShardMapOptions& options,
+                                 const ShardMapOptions& options, const char* program,
                                  std::span<const Array* const> inputs, const BlockFunction& fn) {
   if (in_axis_context()) {
     throw InvalidArgument(
@@ -105,6 +106,13 @@ std::vector<Array> run_shard_map(const Mesh& mesh, const std::vector<PartitionSp
     for (size_t k = 0; k < laid.size(); ++k) blocks[i].push_back(block_of(*laid[k], id, k));
   }
 
+  // The call's identity: the function and every spec, compared across the mesh afterwards.
+  std::string identity = program;
+  for (const auto& spec : in_specs) identity += "|" + spec.to_string();
+  identity += "|->";
+  for (const auto& spec : out_specs) identity += "|" + spec.to_string();
+  const uint64_t call = XXH3_64bits(identity.data(), identity.size());
+
   const auto groups = axis_groups_for(mesh);
   std::vector<std::vector<Block>> results(local);
   std::mutex error_mu;
@@ -117,7 +125,7 @@ std::vector<Array> run_shard_map(const Mesh& mesh, const std::vector<PartitionSp
       try {
         const AxisContextScope scope(context);
         results[i] = fn(blocks[i]);
-        check_outputs(context, out_specs, options, results[i]);
+        check_outputs(context, call, out_specs, options, results[i]);
       } catch (...) {
         std::lock_guard lock(error_mu);
         if (!first_error) {

@@ -10,6 +10,8 @@
 //                                must get CollectiveMismatch
 //   compute_probe skip-shard-map process 1 skips a whole shard_map call: the others must get
 //                                DeadlineExceeded naming it (run with SPMD_COLLECTIVE_TIMEOUT)
+//   compute_probe different-function  process 1 runs another function whose collectives line
+//                                up: every process must get CollectiveMismatch
 #include <spmd/spmd.h>
 
 #include <algorithm>
@@ -466,6 +468,23 @@ int main(int argc, char** argv) {
             line, {}, spmd::P())();
       });
       spmd::multihost::sync_global_devices("skip-call done");
+      return 0;
+    }
+    if (mode == "different-function") {
+      // Process 1 runs another function whose one psum lines up with the others'.
+      const auto f =
+          spmd::shard_map([] { return spmd::psum(Block::scalar(1.0f), "x"); }, line, {}, spmd::P());
+      const auto g =
+          spmd::shard_map([] { return spmd::psum(Block::scalar(2.0f), "x"); }, line, {}, spmd::P());
+      expect_error<spmd::CollectiveMismatch>("a different shard_map function",
+                                             "ran different shard_map calls", [&] {
+                                               if (me == 1) {
+                                                 g();
+                                               } else {
+                                                 f();
+                                               }
+                                             });
+      spmd::multihost::sync_global_devices("different-function done");
       return 0;
     }
     if (mode == "skip-shard-map") {
