@@ -138,7 +138,8 @@ void ProcessGroup::run(int local, const Request& request) {
       if (generation_ != generation) break;
       Waiter(coord().get(), std::nullopt).check_abort();
       if (!closed_.empty()) throw_if_closed();
-      if (until && Waiter::Clock::now() >= *until) {
+      // Once everyone has arrived the call is running, and the runner's deadline governs it.
+      if (until && !running_ && Waiter::Clock::now() >= *until) {
         std::vector<std::string> missing;
         for (size_t i = 0; i < L; ++i) {
           if (!arrived_[i]) missing.push_back(describe_local(static_cast<int>(i)));
@@ -159,6 +160,7 @@ void ProcessGroup::run(int local, const Request& request) {
   std::vector<Request> requests = requests_;
   std::fill(arrived_.begin(), arrived_.end(), false);
   arrived_count_ = 0;
+  running_ = true;
   lock.unlock();
   std::exception_ptr error;
   try {
@@ -168,6 +170,7 @@ void ProcessGroup::run(int local, const Request& request) {
   }
   lock.lock();
   last_error_ = error;
+  running_ = false;
   ++generation_;
   cv_.notify_all();
   lock.unlock();

@@ -121,6 +121,7 @@ class ProcessGroup {
   std::vector<uint64_t> sequence_;  // next collective sequence per local participant
   std::vector<bool> arrived_;
   int arrived_count_ = 0;
+  bool running_ = false;     // every local participant arrived; the last one runs the call
   uint64_t generation_ = 0;  // completed local rendezvous
   std::exception_ptr last_error_;
   std::string closed_;  // why the group closed, or empty

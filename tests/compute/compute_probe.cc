@@ -453,6 +453,7 @@ void check_specs() {
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "all";
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each check line as it happens
   try {
     spmd::distributed::initialize();
     const int me = spmd::process_index();
