@@ -4,6 +4,8 @@
 #include "spmd/array.h"
 #include "spmd/block.h"
 #include "spmd/block_ops.h"
+#include "spmd/checkpoint.h"
+#include "spmd/checkpoint_manager.h"
 #include "spmd/communicator.h"
 #include "spmd/coordination_client.h"
 #include "spmd/device.h"

@@ -1,0 +1,133 @@
+// spmd::checkpoint — saving sharded arrays from every process at once and restoring them onto
+// any layout (seed 000's "distributed checkpointing"; Orbax's role in JAX).
+//
+// A checkpoint is a directory in the Zarr v2 format, readable by any Zarr reader:
+//   <dir>/.zgroup, <dir>/spmd_checkpoint.json          the tree, dtypes, shapes, checksums,
+//   metadata <dir>/<name>/.zarray, <dir>/<name>/0.0, …          one Zarr array per tree entry,
+//   chunk = shard <dir>/COMMIT                                        written last: the checkpoint
+//   is complete
+// Names with '/' nest (Zarr groups). Chunks are compressed with zstd (default) or stored raw;
+// every chunk's xxHash (XXH3-64 of the stored bytes) is in spmd_checkpoint.json and is checked
+// when the chunk is read. bfloat16 arrays carry TensorStore's dtype name "bfloat16": TensorStore
+// reads them; NumPy-based readers (zarr-python) do not know that dtype and must read the chunks
+// as raw 2-byte values (uint16).
+//
+// Saving is collective over every process: each writes only the shards it holds with replica id
+// 0 (no byte is written twice), in parallel threads, into `<dir>.tmp-<unique>`; when every
+// process has reported success, process 0 writes the metadata, renames the directory into place
+// and writes COMMIT. A failure anywhere fails the save in every process, naming the process and
+// what went wrong, and leaves no committed checkpoint. Readers never open a directory without
+// COMMIT, and the next save of the same path removes what a crashed save left behind. The
+// directory must be on a file system every process sees (one host, or a shared file system).
+//
+// Restoring is not collective: each process reads only the chunk regions its devices need under
+// the target sharding — any mesh, any number of processes and devices.
+//
+// Thread safety: the functions may be called from any thread; an AsyncCheckpointer serialises its
+// own saves.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "spmd/array.h"
+#include "spmd/sharding.h"
+
+namespace spmd::checkpoint {
+
+// Arrays by name. A name is one or more components separated by '/'; a component is non-empty,
+// is not "." or "..", does not start with '.', and holds no '\\' or NUL.
+using Tree = std::map<std::string, Array>;
+
+// The layout to restore each array onto, by name.
+using ShardingTree = std::map<std::string, std::shared_ptr<const Sharding>>;
+
+enum class Compression { kZstd, kNone };
+
+// What a checkpoint says about itself besides its arrays.
+struct Metadata {
+  std::optional<int64_t> step;
+  std::map<std::string, double> metrics;
+  std::map<std::string, std::string> user;
+};
+
+struct SaveOptions {
+  Compression compression = Compression::kZstd;
+  // zstd's level: 1 is the fastest, about as fast as the disk on dense float data; higher levels
+  // trade time for space.
+  int zstd_level = 1;
+  // Threads each process writes its chunks with: several keep the disk busy while others
+  // compress.
+  int threads = 4;
+  // How long a process waits for the others at each step of the commit protocol; a timeout names
+  // the processes that did not arrive.
+  std::chrono::milliseconds timeout = std::chrono::minutes(10);
+  Metadata metadata;
+};
+
+// Saves `tree` to `dir` (see the file comment). Collective: every process calls it with the same
+// names, dtypes, global shapes and path. Throws AlreadyExists when `dir` holds a committed
+// checkpoint, InvalidArgument for a bad name, spmd::Error naming the process and file when a
+// write fails, DeadlineExceeded naming the processes that did not arrive.
+void save(const std::string& dir, const Tree& tree, const SaveOptions& options = {});
+
+// True when `dir` holds a committed checkpoint.
+bool is_committed(const std::string& dir);
+
+// The metadata of the committed checkpoint at `dir`. Throws FailedPrecondition when `dir` is not
+// a committed checkpoint, spmd::Error naming the file when its metadata is malformed.
+Metadata read_metadata(const std::string& dir);
+
+// The arrays' names, dtypes and global shapes, from the metadata.
+struct ArrayInfo {
+  DType dtype = DType::kFloat32;
+  Shape shape;
+};
+std::map<std::string, ArrayInfo> read_array_info(const std::string& dir);
+
+// Restores every array of `targets` (a subset of the checkpoint's names) onto its sharding.
+// Throws FailedPrecondition for an uncommitted directory, InvalidArgument for a name the
+// checkpoint lacks or a sharding that does not fit the array's rank, spmd::Error naming the file
+// for a missing, truncated or corrupted chunk (its checksum differs) or malformed metadata.
+Tree restore(const std::string& dir, const ShardingTree& targets);
+// Restores every array of the checkpoint onto `sharding`.
+Tree restore(const std::string& dir, const Sharding& sharding);
+
+// Saves in the background. save_async() copies this process's shards to host buffers — at most
+// one checkpoint's worth (this process's replica-0 shards) is held, because a save waits for the
+// previous one to finish before copying — and returns; the writing, the commit protocol and its
+// collectives run on a background thread while the program computes. A background failure is
+// thrown by the next save_async() or wait_until_finished(), never lost; the destructor waits for
+// the save in flight and logs (cannot throw) a failure nobody collected.
+class AsyncCheckpointer {
+ public:
+  AsyncCheckpointer() = default;
+  ~AsyncCheckpointer();
+  AsyncCheckpointer(const AsyncCheckpointer&) = delete;
+  AsyncCheckpointer& operator=(const AsyncCheckpointer&) = delete;
+
+  // Collective, like save(): every process calls it in the same order.
+  void save_async(const std::string& dir, const Tree& tree, const SaveOptions& options = {});
+  // Waits for the save in flight; throws its failure.
+  void wait_until_finished();
+  // True while a save is being written.
+  bool in_progress() const;
+
+ private:
+  void join_and_collect();
+
+  mutable std::mutex mu_;
+  std::thread worker_;
+  bool running_ = false;
+  std::exception_ptr error_;
+};
+
+}  // namespace spmd::checkpoint

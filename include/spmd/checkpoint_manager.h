@@ -1,0 +1,68 @@
+// spmd::checkpoint::CheckpointManager — numbered checkpoints of a training run under one root
+// directory (<root>/<step>), with a retention policy (Orbax's CheckpointManager).
+//
+// Only committed steps exist for it: a step whose save crashed is invisible, and the next save
+// removes what it left. Old steps are deleted only after a newer one is committed, and a step is
+// renamed away before its files go, so a reader never sees one half-deleted.
+//
+// Thread safety: one manager per root per process; calls are collective where marked.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "spmd/checkpoint.h"
+
+namespace spmd::checkpoint {
+
+struct CheckpointManagerOptions {
+  // The policy keeps the newest `max_to_keep` committed steps and the best `keep_best` ones, and
+  // deletes every older step that neither keeps; with neither set, every step stays. The step
+  // just saved always stays.
+  std::optional<int> max_to_keep;
+  // The best by the metric `best_metric`: lowest, or highest with best_mode_max. Steps without
+  // that metric count only for recency.
+  std::optional<int> keep_best;
+  std::string best_metric;
+  bool best_mode_max = false;
+  // save() saves only steps that are multiples of this.
+  int64_t save_interval_steps = 1;
+  SaveOptions save_options;
+};
+
+class CheckpointManager {
+ public:
+  // Creates `root` if needed. Throws InvalidArgument for a non-positive save interval or
+  // keep_best without a best_metric.
+  explicit CheckpointManager(std::string root, CheckpointManagerOptions options = {});
+
+  // Saves `tree` as step `step` with `metrics` (collective) when the interval allows; returns
+  // whether it saved. Then removes what crashed saves left and the steps the policy no longer
+  // keeps (process 0; every process returns after it). Throws AlreadyExists for a step already
+  // saved, and what checkpoint::save throws.
+  bool save(int64_t step, const Tree& tree, const std::map<std::string, double>& metrics = {});
+
+  // The committed steps, ascending; the newest.
+  std::vector<int64_t> all_steps() const;
+  std::optional<int64_t> latest_step() const;
+
+  // Restores step `step` (see checkpoint::restore). Throws FailedPrecondition for a step that is
+  // not committed.
+  Tree restore(int64_t step, const ShardingTree& targets) const;
+  Tree restore(int64_t step, const Sharding& sharding) const;
+  Metadata metadata(int64_t step) const;
+
+  // The directory of step `step`.
+  std::string directory(int64_t step) const;
+
+ private:
+  void prune(int64_t saved);
+
+  std::string root_;
+  CheckpointManagerOptions options_;
+};
+
+}  // namespace spmd::checkpoint

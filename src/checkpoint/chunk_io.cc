@@ -1,0 +1,120 @@
+// zstd, XXH3 and POSIX file I/O for chunk files.
+#include "checkpoint/chunk_io.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+#include <zstd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "spmd/error.h"
+
+namespace spmd::checkpoint {
+namespace {
+
+Error io_error(const char* what, const std::string& path) {
+  return Error(fmt::format("checkpoint: cannot {} {}: {}", what, path, std::strerror(errno)));
+}
+
+// Closes a descriptor on every path out.
+struct Fd {
+  int fd;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+}  // namespace
+
+std::string checksum(std::span<const char> bytes) {
+  return fmt::format("xxh3-64:{:016x}", XXH3_64bits(bytes.data(), bytes.size()));
+}
+
+Encoded encode_chunk(std::span<const char> raw, Compression compression, int level) {
+  Encoded out;
+  if (compression == Compression::kNone) {
+    out.stored = raw;
+    return out;
+  }
+  out.owned.resize(ZSTD_compressBound(raw.size()));
+  const size_t n = ZSTD_compress(out.owned.data(), out.owned.size(), raw.data(), raw.size(), level);
+  if (ZSTD_isError(n)) {
+    throw Error(fmt::format("checkpoint: zstd failed: {}", ZSTD_getErrorName(n)));
+  }
+  out.owned.resize(n);
+  out.stored = out.owned;
+  return out;
+}
+
+void decode_chunk(std::span<const char> stored, Compression compression, std::span<char> out,
+                  const std::string& file) {
+  if (compression == Compression::kNone) {
+    if (stored.size() != out.size()) {
+      throw Error(fmt::format("checkpoint: chunk {} holds {} bytes, expected {} (truncated?)", file,
+                              stored.size(), out.size()));
+    }
+    if (!out.empty() && stored.data() != out.data()) {
+      std::memcpy(out.data(), stored.data(), out.size());
+    }
+    return;
+  }
+  const unsigned long long content = ZSTD_getFrameContentSize(stored.data(), stored.size());
+  if (content == ZSTD_CONTENTSIZE_ERROR || content == ZSTD_CONTENTSIZE_UNKNOWN ||
+      content != out.size()) {
+    throw Error(
+        fmt::format("checkpoint: chunk {} is not a zstd frame of {} bytes (truncated or corrupted)",
+                    file, out.size()));
+  }
+  const size_t n = ZSTD_decompress(out.data(), out.size(), stored.data(), stored.size());
+  if (ZSTD_isError(n) || n != out.size()) {
+    throw Error(fmt::format("checkpoint: chunk {} does not decompress: {}", file,
+                            ZSTD_isError(n) ? ZSTD_getErrorName(n) : "short output"));
+  }
+}
+
+void write_file_durably(const std::string& path, std::span<const char> bytes) {
+  const Fd f{::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
+  if (f.fd < 0) throw io_error("create", path);
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(f.fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw io_error("write", path);
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(f.fd) != 0) throw io_error("fsync", path);
+}
+
+Buffer read_file(const std::string& path) {
+  const Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (f.fd < 0) throw io_error("open", path);
+  struct stat st {};
+  if (::fstat(f.fd, &st) != 0) throw io_error("stat", path);
+  Buffer out(static_cast<size_t>(st.st_size));
+  size_t done = 0;
+  while (done < out.size()) {
+    const ssize_t n = ::read(f.fd, out.data() + done, out.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw io_error("read", path);
+    }
+    if (n == 0) break;  // shrank under us: the short result is caught by the caller's checks
+    done += static_cast<size_t>(n);
+  }
+  out.resize(done);
+  return out;
+}
+
+void fsync_directory(const std::string& path) {
+  const Fd f{::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
+  if (f.fd < 0) throw io_error("open the directory", path);
+  if (::fsync(f.fd) != 0) throw io_error("fsync the directory", path);
+}
+
+}  // namespace spmd::checkpoint

@@ -1,0 +1,45 @@
+// Chunk files: encoding (zstd or raw), checksums, durable writes and checked reads. Every error
+// names the file.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "spmd/checkpoint.h"
+#include "spmd/host_array.h"
+
+namespace spmd::checkpoint {
+
+// Bytes not zeroed on allocation (they are about to be overwritten).
+using Buffer = std::vector<char, spmd::detail::BufferAllocator<char>>;
+
+// The 64-bit XXH3 of `bytes`, as the metadata spells it ("xxh3-64:<16 hex digits>").
+std::string checksum(std::span<const char> bytes);
+
+// The bytes to store for a chunk of `raw` bytes: zstd-compressed, or `raw` itself (then `owned`
+// stays empty and `stored` points at `raw`).
+struct Encoded {
+  Buffer owned;
+  std::span<const char> stored;
+};
+Encoded encode_chunk(std::span<const char> raw, Compression compression, int level);
+
+// Decodes `stored` (the contents of `file`) into `out`, which must come out exactly full.
+// Throws spmd::Error naming the file when the bytes do not decode to out.size() bytes.
+void decode_chunk(std::span<const char> stored, Compression compression, std::span<char> out,
+                  const std::string& file);
+
+// Writes `bytes` to `path` (created or truncated) and fsyncs it. Throws spmd::Error naming the
+// file and the system's reason.
+void write_file_durably(const std::string& path, std::span<const char> bytes);
+
+// The whole file. Throws spmd::Error naming the file.
+Buffer read_file(const std::string& path);
+
+// fsyncs a directory, so the entries made in it survive a crash. Throws spmd::Error.
+void fsync_directory(const std::string& path);
+
+}  // namespace spmd::checkpoint

@@ -1,0 +1,41 @@
+// spmd_checkpoint.json: the tree, each array's dtype, shape, chunk shape, compressor, saving
+// sharding (for information) and chunk checksums, and the user's metadata. Decoding trusts
+// nothing: every field is type-checked and every name and chunk key validated.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "spmd/checkpoint.h"
+
+namespace spmd::checkpoint {
+
+inline constexpr const char* kMetadataFile = "spmd_checkpoint.json";
+inline constexpr const char* kCommitFile = "COMMIT";
+
+struct ArrayRecord {
+  DType dtype = DType::kFloat32;
+  Shape shape;
+  Shape chunks;  // the chunk (shard) shape; every entry >= 1
+  Compression compression = Compression::kZstd;
+  std::string sharding;                          // how it was saved, for information
+  std::map<std::string, std::string> checksums;  // chunk key -> checksum(), every chunk written
+};
+
+struct CheckpointRecord {
+  std::map<std::string, ArrayRecord> arrays;
+  Metadata metadata;
+};
+
+std::string encode_record(const CheckpointRecord& record);
+
+// Throws spmd::Error naming `file` and the offending field.
+CheckpointRecord decode_record(const std::string& text, const std::string& file);
+
+// The number of chunks along each dimension.
+std::vector<int64_t> chunk_grid(const ArrayRecord& array);
+
+// The .zarray of `array` (Zarr v2).
+std::string zarray_json(const ArrayRecord& array);
+
+}  // namespace spmd::checkpoint

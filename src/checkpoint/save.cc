@@ -1,0 +1,260 @@
+// Saving: the plan, the parallel chunk writes, and the commit protocol's messages (process 0
+// prepares, everyone writes and reports, process 0 commits, everyone learns the outcome).
+#include <fmt/format.h>
+
+#include <atomic>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "array/box_copy.h"
+#include "checkpoint/chunk_io.h"
+#include "checkpoint/commit.h"
+#include "checkpoint/names.h"
+#include "checkpoint/parallel_for.h"
+#include "checkpoint/save_plan.h"
+#include "runtime/runtime_state.h"
+#include "spmd/coordination_client.h"
+#include "spmd/distributed.h"
+#include "spmd/error.h"
+
+namespace spmd::checkpoint {
+namespace {
+
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+struct Counter {
+  std::atomic<uint64_t> saves{0};
+};
+
+// The chunk shape of an array laid out by `sharding`: the largest shard extent per dimension
+// (XLA's tiling makes the last shards shorter), at least 1 as Zarr requires.
+Shape chunk_shape(const Array& a, const std::vector<DeviceIndex>& map) {
+  Shape chunks(a.shape().size(), 1);
+  for (const auto& e : map) {
+    for (size_t d = 0; d < chunks.size(); ++d) chunks[d] = std::max(chunks[d], e.index[d].size());
+  }
+  return chunks;
+}
+
+// The chunk coordinates of a shard at `index`; throws unless it sits in one grid cell.
+std::vector<int64_t> chunk_coords(const std::string& name, const Index& index,
+                                  const Shape& chunks) {
+  std::vector<int64_t> coords;
+  for (size_t d = 0; d < index.size(); ++d) {
+    if (index[d].start % chunks[d] != 0 || index[d].size() > chunks[d]) {
+      throw InvalidArgument(fmt::format(
+          "checkpoint: the shards of \"{}\" do not form a grid of ({}) chunks (a shard at {}); "
+          "save it under a NamedSharding or PositionalSharding",
+          name, fmt::join(chunks, ", "), index_to_string(index)));
+    }
+    coords.push_back(index[d].start / chunks[d]);
+  }
+  return coords;
+}
+
+std::string chunk_file(const std::string& root, const ChunkJob& job) {
+  return (fs::path(array_dir(root, job.array)) / job.key).string();
+}
+
+// Writes one chunk (padded to the full chunk shape at the array's edge); returns its checksum.
+std::string write_chunk(const std::string& root, const ChunkJob& job, const ArrayRecord& array,
+                        const SaveOptions& options) {
+  const size_t elem = dtype_size(array.dtype);
+  const Shape extent = index_extents(job.index);
+  std::span<const char> raw(reinterpret_cast<const char*>(job.data->bytes().data()),
+                            job.data->nbytes());
+  Buffer padded;
+  if (extent != array.chunks) {
+    padded.assign(static_cast<size_t>(shape_size(array.chunks)) * elem, 0);
+    const std::vector<int64_t> origin(extent.size(), 0);
+    copy_box(job.data->bytes().data(), extent, origin, reinterpret_cast<std::byte*>(padded.data()),
+             array.chunks, origin, extent, elem);
+    raw = padded;
+  }
+  const Encoded encoded = encode_chunk(raw, options.compression, options.zstd_level);
+  write_file_durably(chunk_file(root, job), encoded.stored);
+  return checksum(encoded.stored);
+}
+
+// Writes every chunk of the plan under `root`; returns the checksums by array and key.
+std::map<std::string, std::map<std::string, std::string>> write_chunks(const SavePlan& plan,
+                                                                       const std::string& root,
+                                                                       const SaveOptions& options) {
+  std::set<std::string> dirs;
+  for (const auto& job : plan.jobs) dirs.insert(array_dir(root, job.array));
+  for (const auto& d : dirs) {
+    std::error_code ec;
+    fs::create_directories(d, ec);
+    if (ec) throw Error(fmt::format("checkpoint: cannot create {}: {}", d, ec.message()));
+  }
+  std::vector<std::string> sums(plan.jobs.size());
+  parallel_for(plan.jobs.size(), options.threads, [&](size_t i) {
+    const auto& job = plan.jobs[i];
+    sums[i] = write_chunk(root, job, plan.record.arrays.at(job.array), options);
+  });
+  std::map<std::string, std::map<std::string, std::string>> out;
+  for (size_t i = 0; i < plan.jobs.size(); ++i) out[plan.jobs[i].array][plan.jobs[i].key] = sums[i];
+  return out;
+}
+
+std::string message_of(const std::exception_ptr& e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& x) {
+    return x.what();
+  } catch (...) {
+    return "an unknown error";
+  }
+}
+
+}  // namespace
+
+uint64_t next_save_sequence() {
+  auto counter = std::static_pointer_cast<Counter>(
+      runtime_attachment("checkpoint.saves", [] { return std::make_shared<Counter>(); }));
+  return counter->saves++;
+}
+
+SavePlan plan_save(const Tree& tree, const SaveOptions& options, bool copy) {
+  SavePlan plan;
+  plan.record.metadata = options.metadata;
+  for (const auto& [name, array] : tree) {
+    name_components(name);
+    const auto next = tree.upper_bound(name);
+    if (next != tree.end() && next->first.rfind(name + "/", 0) == 0) {
+      throw InvalidArgument(fmt::format(
+          "checkpoint: \"{}\" is both an array and a group (of \"{}\")", name, next->first));
+    }
+    const auto map = array.sharding().devices_indices_map(array.shape());
+    ArrayRecord r;
+    r.dtype = array.dtype();
+    r.shape = array.shape();
+    r.chunks = chunk_shape(array, map);
+    r.compression = options.compression;
+    r.sharding = array.sharding().to_string();
+    for (const auto& shard : array.addressable_shards()) {
+      if (shard.replica_id != 0 || shard.data.size() == 0) continue;
+      ChunkJob job{name, chunk_key(chunk_coords(name, shard.index, r.chunks)), &shard.data,
+                   shard.index};
+      plan.jobs.push_back(std::move(job));
+    }
+    plan.record.arrays.emplace(name, std::move(r));
+  }
+  if (copy) {
+    plan.snapshot.reserve(plan.jobs.size());
+    for (auto& job : plan.jobs) {
+      plan.snapshot.push_back(*job.data);
+      job.data = &plan.snapshot.back();
+    }
+  }
+  return plan;
+}
+
+void execute_save(const SavePlan& plan, const std::string& dir, const SaveOptions& options,
+                  uint64_t sequence) {
+  const int me = process_index();
+  if (process_count() == 1) {
+    const std::string tmp = prepare_save(dir);
+    CheckpointRecord record = plan.record;
+    try {
+      for (auto& [array, sums] : write_chunks(plan, tmp, options)) {
+        record.arrays.at(array).checksums = std::move(sums);
+      }
+      commit_save(tmp, dir, record);
+    } catch (...) {
+      std::error_code ec;
+      fs::remove_all(tmp, ec);
+      throw;
+    }
+    return;
+  }
+
+  auto& kv = distributed::client();
+  const std::string prefix = fmt::format("spmd/checkpoint/{}", sequence);
+  const auto timeout = options.timeout;
+
+  // 1. Process 0 prepares the temporary directory; everyone learns where it is.
+  std::string tmp;
+  if (me == 0) {
+    try {
+      tmp = prepare_save(dir);
+      kv.key_value_set(prefix + "/tmp", "ok " + tmp, true);
+    } catch (const std::exception& e) {
+      kv.key_value_set(prefix + "/tmp", std::string("error ") + e.what(), true);
+      throw;
+    }
+  } else {
+    const std::string answer = kv.blocking_key_value_get(prefix + "/tmp", timeout);
+    if (answer.rfind("ok ", 0) != 0) {
+      throw Error(fmt::format("checkpoint: process 0 could not start saving {}: {}", dir,
+                              answer.substr(std::min<size_t>(6, answer.size()))));
+    }
+    tmp = answer.substr(3);
+  }
+
+  // 2. Everyone writes its chunks and reports, then meets the others.
+  json status;
+  try {
+    status = {{"ok", true}, {"checksums", write_chunks(plan, tmp, options)}};
+  } catch (...) {
+    status = {{"ok", false}, {"error", message_of(std::current_exception())}};
+  }
+  kv.key_value_set(fmt::format("{}/status/{}", prefix, me), status.dump(), true);
+  kv.wait_at_barrier(prefix + "/written", timeout);
+
+  // 3. Process 0 commits when everyone succeeded; everyone learns the outcome.
+  std::string outcome;
+  if (me == 0) {
+    CheckpointRecord record = plan.record;
+    std::vector<std::string> failures;
+    for (int p = 0; p < process_count(); ++p) {
+      const auto text = kv.key_value_try_get(fmt::format("{}/status/{}", prefix, p));
+      const json s = json::parse(text.value_or(""), nullptr, false);
+      if (!s.is_object() || !s.contains("ok")) {
+        failures.push_back(fmt::format("process {} sent no readable status", p));
+      } else if (s["ok"] != true) {
+        failures.push_back(fmt::format("process {}: {}", p, s.value("error", "?")));
+      } else {
+        for (const auto& [array, sums] : s["checksums"].items()) {
+          auto it = record.arrays.find(array);
+          if (it == record.arrays.end()) {
+            failures.push_back(
+                fmt::format("process {} wrote an array \"{}\" the others lack", p, array));
+            continue;
+          }
+          for (const auto& [key, sum] : sums.items()) it->second.checksums[key] = sum;
+        }
+      }
+    }
+    if (failures.empty()) {
+      try {
+        commit_save(tmp, dir, record);
+        outcome = "ok";
+      } catch (...) {
+        failures.push_back("process 0: " + message_of(std::current_exception()));
+      }
+    }
+    if (!failures.empty()) {
+      std::error_code ec;
+      fs::remove_all(tmp, ec);
+      outcome = fmt::format("error saving {} failed, nothing was committed: {}", dir,
+                            fmt::join(failures, "; "));
+    }
+    kv.key_value_set(prefix + "/outcome", outcome, true);
+  } else {
+    outcome = kv.blocking_key_value_get(prefix + "/outcome", timeout);
+  }
+  kv.wait_at_barrier(prefix + "/done", timeout);
+  if (me == 0) kv.key_value_delete(prefix);
+  if (outcome != "ok")
+    throw Error("checkpoint: " + outcome.substr(std::min<size_t>(6, outcome.size())));
+}
+
+void save(const std::string& dir, const Tree& tree, const SaveOptions& options) {
+  const SavePlan plan = plan_save(tree, options, false);
+  execute_save(plan, dir, options, next_save_sequence());
+}
+
+}  // namespace spmd::checkpoint
