@@ -2,7 +2,8 @@
 // build one from what each process holds.
 //
 // Every process holds the shards of its own (addressable) devices; CPU devices keep them in host
-// memory. An Array is immutable after construction and safe to read from many threads.
+// memory. An Array is immutable after construction and safe to read from many threads; copies
+// share its shards (like jax.Array references), so passing Arrays by value costs no bytes.
 #pragma once
 
 #include <functional>
@@ -38,7 +39,7 @@ class Array {
   std::shared_ptr<const Sharding> sharding_ptr() const { return sharding_; }
 
   // This process's shards, in the sharding's device order.
-  const std::vector<Shard>& addressable_shards() const { return shards_; }
+  const std::vector<Shard>& addressable_shards() const { return *shards_; }
   // The data of addressable shard `i`. Throws InvalidArgument when out of range.
   const HostArray& addressable_data(int i) const;
 
@@ -57,7 +58,8 @@ class Array {
   Shape shape_;
   DType dtype_;
   std::shared_ptr<const Sharding> sharding_;
-  std::vector<Shard> shards_;
+  // Shared by copies: an Array never changes, so copying one is cheap and shares its bytes.
+  std::shared_ptr<const std::vector<Shard>> shards_;
   int process_index_;
 };
 

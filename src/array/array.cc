@@ -11,19 +11,19 @@ Array::Array(Shape shape, DType dtype, std::shared_ptr<const Sharding> sharding,
     : shape_(std::move(shape)),
       dtype_(dtype),
       sharding_(std::move(sharding)),
-      shards_(std::move(addressable_shards)),
+      shards_(std::make_shared<const std::vector<Shard>>(std::move(addressable_shards))),
       process_index_(process_index) {
   std::vector<DeviceIndex> expected;
   for (auto& e : sharding_->devices_indices_map(shape_)) {
     if (e.device.process_index() == process_index_) expected.push_back(std::move(e));
   }
-  if (expected.size() != shards_.size()) {
+  if (expected.size() != shards_->size()) {
     throw InvalidArgument(fmt::format("{} expects {} shards in process {}, got {}",
                                       sharding_->to_string(), expected.size(), process_index_,
-                                      shards_.size()));
+                                      shards_->size()));
   }
-  for (size_t i = 0; i < shards_.size(); ++i) {
-    const Shard& s = shards_[i];
+  for (size_t i = 0; i < shards_->size(); ++i) {
+    const Shard& s = (*shards_)[i];
     if (!(s.device == expected[i].device) || s.index != expected[i].index ||
         s.data.dtype() != dtype_ || s.data.shape() != index_extents(s.index)) {
       throw InvalidArgument(fmt::format(
@@ -39,11 +39,11 @@ Array::Array(Shape shape, DType dtype, std::shared_ptr<const Sharding> sharding,
 int64_t Array::size() const { return shape_size(shape_); }
 
 const HostArray& Array::addressable_data(int i) const {
-  if (i < 0 || i >= static_cast<int>(shards_.size())) {
+  if (i < 0 || i >= static_cast<int>(shards_->size())) {
     throw InvalidArgument(
-        fmt::format("addressable_data({}): this process holds {} shards", i, shards_.size()));
+        fmt::format("addressable_data({}): this process holds {} shards", i, shards_->size()));
   }
-  return shards_[static_cast<size_t>(i)].data;
+  return (*shards_)[static_cast<size_t>(i)].data;
 }
 
 bool Array::is_fully_addressable() const { return sharding_->is_fully_addressable(process_index_); }
@@ -56,7 +56,7 @@ HostArray Array::to_host() const {
         to_string()));
   }
   HostArray out = HostArray::zeros(dtype_, shape_);
-  for (const auto& s : shards_) {
+  for (const auto& s : *shards_) {
     if (s.replica_id == 0) out.assign(s.index, s.data);
   }
   return out;

@@ -111,6 +111,27 @@ Buffer read_file(const std::string& path) {
   return out;
 }
 
+void read_file_into(const std::string& path, std::span<char> out) {
+  const Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (f.fd < 0) throw io_error("open", path);
+  struct stat st {};
+  if (::fstat(f.fd, &st) != 0) throw io_error("stat", path);
+  if (static_cast<size_t>(st.st_size) != out.size()) {
+    throw Error(fmt::format("checkpoint: chunk {} holds {} bytes, expected {} (truncated?)", path,
+                            st.st_size, out.size()));
+  }
+  size_t done = 0;
+  while (done < out.size()) {
+    const ssize_t n = ::read(f.fd, out.data() + done, out.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw io_error("read", path);
+    }
+    if (n == 0) throw Error(fmt::format("checkpoint: chunk {} shrank while read", path));
+    done += static_cast<size_t>(n);
+  }
+}
+
 void fsync_directory(const std::string& path) {
   const Fd f{::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
   if (f.fd < 0) throw io_error("open the directory", path);

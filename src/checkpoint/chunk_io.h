@@ -39,6 +39,10 @@ void write_file_durably(const std::string& path, std::span<const char> bytes);
 // The whole file. Throws spmd::Error naming the file.
 Buffer read_file(const std::string& path);
 
+// Reads the whole file into `out`, whose size it must have exactly. Throws spmd::Error naming the
+// file (a size that differs: truncated or grown).
+void read_file_into(const std::string& path, std::span<char> out);
+
 // fsyncs a directory, so the entries made in it survive a crash. Throws spmd::Error.
 void fsync_directory(const std::string& path);
 

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "array/box_copy.h"
@@ -60,63 +61,95 @@ void chunks_of(const Index& index, const ArrayRecord& a, std::set<std::vector<in
   }
 }
 
-Array restore_array(const std::string& dir, const std::string& name, const ArrayRecord& a,
-                    const Sharding& sharding) {
-  const auto map = sharding.devices_indices_map(a.shape);  // throws for a rank that does not fit
-  const int me = process_index();
-  std::set<std::vector<int64_t>> needed;
-  for (const auto& e : map) {
-    if (e.device.process_index() == me) chunks_of(e.index, a, needed);
+// Reads chunk `key` of `a` (checked against its checksum) into `out`, a whole chunk's bytes.
+void read_chunk(const std::string& root, const std::string& key, const ArrayRecord& a,
+                std::span<char> out) {
+  const auto sum = a.checksums.find(key);
+  if (sum == a.checksums.end()) {  // never written: Zarr's fill value
+    std::fill(out.begin(), out.end(), 0);
+    return;
   }
-  const std::vector<std::vector<int64_t>> chunks(needed.begin(), needed.end());
-  const size_t elem = dtype_size(a.dtype);
-  const size_t chunk_bytes = static_cast<size_t>(shape_size(a.chunks)) * elem;
-  const std::string root = array_dir(dir, name);
-  std::vector<Buffer> decoded(chunks.size());
-  parallel_for(chunks.size(), kReadThreads, [&](size_t i) {
-    const std::string key = chunk_key(chunks[i]);
-    const auto sum = a.checksums.find(key);
-    decoded[i].assign(chunk_bytes, 0);
-    if (sum == a.checksums.end()) return;  // never written: Zarr's fill value
-    const std::string file = (fs::path(root) / key).string();
-    Buffer stored = read_file(file);
+  const std::string file = (fs::path(root) / key).string();
+  auto verify = [&](std::span<const char> stored) {
     if (checksum(stored) != sum->second) {
       throw Error(fmt::format(
           "checkpoint: chunk {} is corrupted or truncated: its checksum is {}, the metadata says "
           "{}",
           file, checksum(stored), sum->second));
     }
-    if (a.compression == Compression::kNone && stored.size() == chunk_bytes) {
-      decoded[i] = std::move(stored);
-    } else {
-      decode_chunk(stored, a.compression, decoded[i], file);
+  };
+  if (a.compression == Compression::kNone) {
+    read_file_into(file, out);
+    verify(out);
+    return;
+  }
+  const Buffer stored = read_file(file);
+  verify(stored);
+  decode_chunk(stored, a.compression, out, file);
+}
+
+Array restore_array(const std::string& dir, const std::string& name, const ArrayRecord& a,
+                    const Sharding& sharding) {
+  const auto map = sharding.devices_indices_map(a.shape);  // throws for a rank that does not fit
+  const int me = process_index();
+  const size_t elem = dtype_size(a.dtype);
+  const size_t chunk_bytes = static_cast<size_t>(shape_size(a.chunks)) * elem;
+  const std::string root = array_dir(dir, name);
+
+  // This process's devices, their buffers, and which of them need each chunk.
+  std::vector<const DeviceIndex*> mine;
+  std::vector<HostArray> outs;
+  std::map<std::vector<int64_t>, std::vector<size_t>> users;
+  for (const auto& e : map) {
+    if (e.device.process_index() != me) continue;
+    std::set<std::vector<int64_t>> chunks;
+    chunks_of(e.index, a, chunks);
+    for (const auto& c : chunks) users[c].push_back(mine.size());
+    mine.push_back(&e);
+    outs.push_back(HostArray::uninitialized(a.dtype, index_extents(e.index)));
+  }
+  const std::vector<std::pair<std::vector<int64_t>, std::vector<size_t>>> work(users.begin(),
+                                                                               users.end());
+  parallel_for(work.size(), kReadThreads, [&](size_t w) {
+    const auto& [coords, devices] = work[w];
+    const std::string key = chunk_key(coords);
+    // A chunk that is exactly one device's whole box goes straight into that device's buffer.
+    if (devices.size() == 1 && outs[devices[0]].nbytes() == chunk_bytes) {
+      const auto& index = mine[devices[0]]->index;
+      bool whole = true;
+      for (size_t d = 0; d < coords.size(); ++d) {
+        whole = whole && index[d].start == coords[d] * a.chunks[d];
+      }
+      if (whole) {
+        const auto bytes = outs[devices[0]].mutable_bytes();
+        read_chunk(root, key, a, {reinterpret_cast<char*>(bytes.data()), bytes.size()});
+        return;
+      }
+    }
+    Buffer chunk(chunk_bytes);
+    read_chunk(root, key, a, chunk);
+    for (size_t k : devices) {
+      const Index& index = mine[k]->index;
+      std::vector<int64_t> src_start(coords.size());
+      std::vector<int64_t> dst_start(coords.size());
+      std::vector<int64_t> box(coords.size());
+      for (size_t d = 0; d < coords.size(); ++d) {
+        const int64_t origin = coords[d] * a.chunks[d];
+        const int64_t lo = std::max(origin, index[d].start);
+        const int64_t hi = std::min(origin + a.chunks[d], index[d].stop);
+        src_start[d] = lo - origin;
+        dst_start[d] = lo - index[d].start;
+        box[d] = hi - lo;
+      }
+      copy_box(reinterpret_cast<const std::byte*>(chunk.data()), a.chunks, src_start,
+               outs[k].mutable_bytes().data(), index_extents(index), dst_start, box, elem);
     }
   });
   std::vector<Shard> shards;
-  for (const auto& e : map) {
-    if (e.device.process_index() != me) continue;
-    const Shape extent = index_extents(e.index);
-    HostArray out = HostArray::uninitialized(a.dtype, extent);
-    std::set<std::vector<int64_t>> mine;
-    chunks_of(e.index, a, mine);
-    for (const auto& c : mine) {
-      const size_t at =
-          static_cast<size_t>(std::lower_bound(chunks.begin(), chunks.end(), c) - chunks.begin());
-      std::vector<int64_t> src_start(c.size());
-      std::vector<int64_t> dst_start(c.size());
-      std::vector<int64_t> box(c.size());
-      for (size_t d = 0; d < c.size(); ++d) {
-        const int64_t origin = c[d] * a.chunks[d];
-        const int64_t lo = std::max(origin, e.index[d].start);
-        const int64_t hi = std::min(origin + a.chunks[d], e.index[d].stop);
-        src_start[d] = lo - origin;
-        dst_start[d] = lo - e.index[d].start;
-        box[d] = hi - lo;
-      }
-      copy_box(reinterpret_cast<const std::byte*>(decoded[at].data()), a.chunks, src_start,
-               out.mutable_bytes().data(), extent, dst_start, box, elem);
-    }
-    shards.push_back(Shard{e.device, e.index, e.replica_id, std::move(out)});
+  shards.reserve(mine.size());
+  for (size_t k = 0; k < mine.size(); ++k) {
+    shards.push_back(
+        Shard{mine[k]->device, mine[k]->index, mine[k]->replica_id, std::move(outs[k])});
   }
   return Array(a.shape, a.dtype, sharding.clone(), std::move(shards), me);
 }

@@ -3,8 +3,10 @@
 //   spmd-bench collectives -n 2 [--ops all_reduce,...] [--sizes 8,1M,...] [--impls spmd,mpi,gloo]
 //                          [--transport auto|tcp] [--seconds 0.3] [--json]
 //   spmd-bench reshard -n 2 [--bytes 268435456] [--iterations 5] [--json]
+//   spmd-bench checkpoint -n 2 [--bytes 1073741824] [--compression none|zstd] [--dir D] [--json]
 #include <CLI/CLI.hpp>
 
+#include "spmd-bench/checkpoint_bench.h"
 #include "spmd-bench/collectives_bench.h"
 #include "spmd-bench/coordinator_bench.h"
 #include "spmd-bench/reshard_bench.h"
@@ -63,7 +65,28 @@ int main(int argc, char** argv) {
   rw->add_option("--iterations", resh.iterations);
   rw->group("");
 
+  spmd::bench::CheckpointBenchOptions ck;
+  auto* s = app.add_subcommand(
+      "checkpoint", "checkpoint save/restore beside a plain write and read of the same bytes");
+  auto add_checkpoint_options = [&](CLI::App* cmd) {
+    cmd->add_option("--bytes", ck.bytes, "bytes of the global float32 array");
+    cmd->add_option("--iterations", ck.iterations, "timed repetitions (median reported)")
+        ->check(CLI::Range(1, 100));
+    cmd->add_option("--dir", ck.dir, "directory to write in (default: a new one under /tmp)");
+    cmd->add_option("--compression", ck.compression, "none or zstd")
+        ->check(CLI::IsMember({"none", "zstd"}));
+  };
+  s->add_option("-n,--processes", ck.processes, "processes")->check(CLI::Range(1, 64));
+  s->add_flag("--json", ck.json,
+              "one JSON object: bytes, save_GBps, restore_GBps, raw_write_GBps, raw_read_GBps");
+  add_checkpoint_options(s);
+  auto* sw = app.add_subcommand("checkpoint-worker", "one process of `checkpoint` (internal)");
+  add_checkpoint_options(sw);
+  sw->group("");
+
   CLI11_PARSE(app, argc, argv);
+  if (s->parsed()) return spmd::bench::run_checkpoint_bench(ck);
+  if (sw->parsed()) return spmd::bench::run_checkpoint_worker(ck);
   if (r->parsed()) return spmd::bench::run_reshard_bench(resh);
   if (rw->parsed()) return spmd::bench::run_reshard_worker(resh);
   if (c->parsed()) return spmd::bench::run_coordinator_bench(coord);

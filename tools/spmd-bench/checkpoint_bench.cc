@@ -1,0 +1,175 @@
+// Each worker owns one shard (rows) of a float32 array of pseudo-random values (incompressible,
+// like trained weights). Per iteration, all in the same processes: the baseline — each process
+// writes its shard's bytes to one file with write() and fsync(), then reads them back — and
+// checkpoint::save / checkpoint::restore of the array. Throughput is total bytes over the
+// slowest process's time (barriers before and after each phase). Reads come from the page cache
+// in both cases, as they would right after a save.
+#include "spmd-bench/checkpoint_bench.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <spmd/spmd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <vector>
+
+#include "common/subprocess.h"
+#include "spmd-bench/workers.h"
+
+namespace spmd::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+namespace fs = std::filesystem;
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+void write_all(const std::string& path, const std::byte* data, size_t n) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw Error("cannot create " + path);
+  for (size_t done = 0; done < n;) {
+    const ssize_t w = ::write(fd, data + done, n - done);
+    if (w <= 0) {
+      ::close(fd);
+      throw Error("cannot write " + path);
+    }
+    done += static_cast<size_t>(w);
+  }
+  ::fsync(fd);
+  ::close(fd);
+}
+
+void read_all(const std::string& path, std::byte* data, size_t n) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error("cannot open " + path);
+  for (size_t done = 0; done < n;) {
+    const ssize_t r = ::read(fd, data + done, n - done);
+    if (r <= 0) {
+      ::close(fd);
+      throw Error("cannot read " + path);
+    }
+    done += static_cast<size_t>(r);
+  }
+  ::close(fd);
+}
+
+}  // namespace
+
+int run_checkpoint_worker(const CheckpointBenchOptions& o) {
+  distributed::initialize();
+  const int n = process_count();
+  const int64_t cols = 1024;
+  int64_t rows = static_cast<int64_t>(o.bytes / 4 / cols);
+  rows -= rows % n;
+  const Mesh mesh(devices(), {"x"});
+  const NamedSharding sharding(mesh, P("x", None));
+  const Array a = make_array_from_callback({rows, cols}, sharding, [&](const Index& index) {
+    HostArray h = HostArray::uninitialized(DType::kFloat32, index_extents(index));
+    uint64_t x = 0x9e3779b97f4a7c15ull * static_cast<uint64_t>(index[0].start + 1);
+    for (float& v : h.mutable_data<float>()) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      v = static_cast<float>(static_cast<int32_t>(x >> 32)) * 1e-9f;
+    }
+    return h;
+  });
+  const size_t total = static_cast<size_t>(rows * cols * 4);
+  const auto& shard = a.addressable_shards().front().data;
+  auto& kv = distributed::client();
+  const auto timeout = std::chrono::minutes(10);
+  const fs::path root(o.dir);
+  const checkpoint::SaveOptions save_options{.compression = o.compression == "zstd"
+                                                                ? checkpoint::Compression::kZstd
+                                                                : checkpoint::Compression::kNone};
+  auto timed = [&](const char* phase, int i, const std::function<void()>& f) {
+    kv.wait_at_barrier(fmt::format("bench/{}/{}/start", phase, i), timeout);
+    const auto t0 = Clock::now();
+    f();
+    kv.wait_at_barrier(fmt::format("bench/{}/{}/end", phase, i), timeout);
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+  };
+  std::vector<double> raw_write, raw_read, save, restore;
+  bool correct = true;
+  for (int i = 0; i < o.iterations; ++i) {
+    const std::string raw = (root / fmt::format("raw-{}-{}", i, process_index())).string();
+    const std::string ckpt = (root / fmt::format("ckpt-{}", i)).string();
+    // The baseline first, its file deleted before the save, so that both writes start from the
+    // same page cache; both reads fill freshly allocated memory, as a restore must.
+    raw_write.push_back(
+        timed("raw-write", i, [&] { write_all(raw, shard.bytes().data(), shard.nbytes()); }));
+    HostArray back;
+    raw_read.push_back(timed("raw-read", i, [&] {
+      back = HostArray::uninitialized(DType::kFloat32, shard.shape());
+      read_all(raw, back.mutable_bytes().data(), back.nbytes());
+    }));
+    correct = correct && back == shard;
+    back = HostArray();
+    std::error_code ec;
+    fs::remove(raw, ec);
+    save.push_back(timed("save", i, [&] { checkpoint::save(ckpt, {{"w", a}}, save_options); }));
+    Array restored = a;
+    restore.push_back(timed("restore", i, [&] {
+      restored = checkpoint::restore(ckpt, {{"w", sharding.clone()}}).at("w");
+    }));
+    correct = correct && restored.addressable_shards().front().data == shard;
+    restored = a;
+    kv.wait_at_barrier(fmt::format("bench/clean/{}", i), timeout);
+    if (process_index() == 0) fs::remove_all(ckpt, ec);
+  }
+  if (process_index() == 0) {
+    auto gbps = [&](const std::vector<double>& t) {
+      return static_cast<double>(total) / median(t) / 1e9;
+    };
+    fmt::print(
+        "{{\"bytes\": {}, \"processes\": {}, \"compression\": \"{}\", \"save_GBps\": {:.3f}, "
+        "\"restore_GBps\": {:.3f}, \"raw_write_GBps\": {:.3f}, \"raw_read_GBps\": {:.3f}, "
+        "\"save_vs_raw\": {:.3f}, \"restore_vs_raw\": {:.3f}, \"correct\": {}}}\n",
+        total, n, o.compression, gbps(save), gbps(restore), gbps(raw_write), gbps(raw_read),
+        median(raw_write) / median(save), median(raw_read) / median(restore),
+        correct ? "true" : "false");
+    std::fflush(stdout);
+  }
+  distributed::shutdown();
+  return correct ? 0 : 1;
+}
+
+int run_checkpoint_bench(const CheckpointBenchOptions& o) {
+  CheckpointBenchOptions opts = o;
+  bool made = false;
+  if (opts.dir.empty()) {
+    opts.dir =
+        (fs::temp_directory_path() / fmt::format("spmd-bench-checkpoint-{}", ::getpid())).string();
+    made = true;
+  }
+  fs::create_directories(opts.dir);
+  const std::string address = "127.0.0.1:" + std::to_string(tools::free_port());
+  std::vector<std::vector<std::string>> argvs;
+  std::vector<EnvList> envs;
+  for (int i = 0; i < opts.processes; ++i) {
+    argvs.push_back({(self_dir() / "spmd-bench").string(), "checkpoint-worker", "--bytes",
+                     std::to_string(opts.bytes), "--iterations", std::to_string(opts.iterations),
+                     "--dir", opts.dir, "--compression", opts.compression});
+    envs.push_back(spmd_worker_env(address, opts.processes, i));
+  }
+  const auto rows = run_workers(argvs, envs);
+  if (made) {
+    std::error_code ec;
+    fs::remove_all(opts.dir, ec);
+  }
+  if (rows.empty()) return 1;
+  if (!opts.json) {
+    fmt::print(
+        "checkpoint save/restore beside a plain write()+fsync() and read() of the same "
+        "bytes, {} processes:\n",
+        opts.processes);
+  }
+  fmt::print("{}\n", rows.front());
+  return rows.front().find("\"correct\": true") != std::string::npos ? 0 : 1;
+}
+
+}  // namespace spmd::bench
