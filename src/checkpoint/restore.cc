@@ -114,9 +114,9 @@ Array restore_array(const std::string& dir, const std::string& name, const Array
     const auto& [coords, devices] = work[w];
     const std::string key = chunk_key(coords);
     // A chunk that is exactly one device's whole box goes straight into that device's buffer.
-    if (devices.size() == 1 && outs[devices[0]].nbytes() == chunk_bytes) {
+    if (devices.size() == 1) {
       const auto& index = mine[devices[0]]->index;
-      bool whole = true;
+      bool whole = index_extents(index) == a.chunks;
       for (size_t d = 0; d < coords.size(); ++d) {
         whole = whole && index[d].start == coords[d] * a.chunks[d];
       }
