@@ -29,7 +29,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const spmd::Mesh mesh(spmd::devices(), {"x"});
-  std::vector<float> w(8 * 6);
+  std::vector<float> w(size_t{8} * 6);
   std::iota(w.begin(), w.end(), 0.0f);
   std::vector<int32_t> b(6);
   std::iota(b.begin(), b.end(), 0);

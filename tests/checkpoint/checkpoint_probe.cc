@@ -136,7 +136,7 @@ void restore_and_check(
   for (const auto& [name, a] : info) targets[name] = sharding_for(name, a.shape.size());
   const auto tree = ck::restore(dir, targets);
   for (const auto& [name, a] : info) {
-    check(tree.at(name), global_of(a.dtype, a.shape), label + " " + name);
+    check(tree.at(name), global_of(a.dtype, a.shape), std::string(label).append(" ").append(name));
   }
   std::printf("ok restored %zu arrays %s\n", tree.size(), label.c_str());
 }
@@ -240,8 +240,8 @@ int main(int argc, char** argv) {
       saver.save_async(dir, tree);
       // Compute while the save is written: collectives on the devices meanwhile.
       const auto total =
-          spmd::shard_map([](spmd::Block b) { return spmd::psum(spmd::sum(b), "x"); }, line(),
-                          {spmd::P("x")}, spmd::P());
+          spmd::shard_map([](const spmd::Block& b) { return spmd::psum(spmd::sum(b), "x"); },
+                          line(), {spmd::P("x")}, spmd::P());
       double sum = 0;
       int steps = 0;
       for (; steps < 20; ++steps) {
