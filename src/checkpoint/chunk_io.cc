@@ -9,7 +9,9 @@
 #include <zstd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
+#include <new>
 
 #include "spmd/error.h"
 
@@ -19,6 +21,26 @@ namespace {
 Error io_error(const char* what, const std::string& path) {
   return Error(fmt::format("checkpoint: cannot {} {}: {}", what, path, std::strerror(errno)));
 }
+
+// Files are written and read in pieces of this size, each hashed right before it is written or
+// right after it is read, while it is in cache: the checksum then costs little beyond the copy.
+constexpr size_t kPiece = size_t{4} << 20;
+
+std::string digest_text(XXH64_hash_t h) { return fmt::format("xxh3-64:{:016x}", h); }
+
+// An XXH3 streaming state, freed on every path out.
+struct Hasher {
+  XXH3_state_t* state = XXH3_createState();
+  Hasher() {
+    if (state == nullptr) throw std::bad_alloc();
+    XXH3_64bits_reset(state);
+  }
+  ~Hasher() { XXH3_freeState(state); }
+  Hasher(const Hasher&) = delete;
+  Hasher& operator=(const Hasher&) = delete;
+  void update(const char* p, size_t n) { XXH3_64bits_update(state, p, n); }
+  std::string text() const { return digest_text(XXH3_64bits_digest(state)); }
+};
 
 // Closes a descriptor on every path out.
 struct Fd {
@@ -31,7 +53,7 @@ struct Fd {
 }  // namespace
 
 std::string checksum(std::span<const char> bytes) {
-  return fmt::format("xxh3-64:{:016x}", XXH3_64bits(bytes.data(), bytes.size()));
+  return digest_text(XXH3_64bits(bytes.data(), bytes.size()));
 }
 
 Encoded encode_chunk(std::span<const char> raw, Compression compression, int level) {
@@ -76,12 +98,19 @@ void decode_chunk(std::span<const char> stored, Compression compression, std::sp
   }
 }
 
-void write_file_durably(const std::string& path, std::span<const char> bytes) {
+std::string write_file_durably(const std::string& path, std::span<const char> bytes) {
   const Fd f{::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
   if (f.fd < 0) throw io_error("create", path);
+  Hasher hash;
+  size_t hashed = 0;
   size_t done = 0;
   while (done < bytes.size()) {
-    const ssize_t n = ::write(f.fd, bytes.data() + done, bytes.size() - done);
+    const size_t end = std::min(bytes.size(), done + kPiece);
+    if (hashed < end) {
+      hash.update(bytes.data() + hashed, end - hashed);
+      hashed = end;
+    }
+    const ssize_t n = ::write(f.fd, bytes.data() + done, end - done);
     if (n < 0) {
       if (errno == EINTR) continue;
       throw io_error("write", path);
@@ -89,6 +118,7 @@ void write_file_durably(const std::string& path, std::span<const char> bytes) {
     done += static_cast<size_t>(n);
   }
   if (::fsync(f.fd) != 0) throw io_error("fsync", path);
+  return hash.text();
 }
 
 Buffer read_file(const std::string& path) {
@@ -111,7 +141,7 @@ Buffer read_file(const std::string& path) {
   return out;
 }
 
-void read_file_into(const std::string& path, std::span<char> out) {
+std::string read_file_into(const std::string& path, std::span<char> out) {
   const Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
   if (f.fd < 0) throw io_error("open", path);
   struct stat st {};
@@ -120,16 +150,20 @@ void read_file_into(const std::string& path, std::span<char> out) {
     throw Error(fmt::format("checkpoint: chunk {} holds {} bytes, expected {} (truncated?)", path,
                             st.st_size, out.size()));
   }
+  Hasher hash;
   size_t done = 0;
   while (done < out.size()) {
-    const ssize_t n = ::read(f.fd, out.data() + done, out.size() - done);
+    const size_t want = std::min(kPiece, out.size() - done);
+    const ssize_t n = ::read(f.fd, out.data() + done, want);
     if (n < 0) {
       if (errno == EINTR) continue;
       throw io_error("read", path);
     }
     if (n == 0) throw Error(fmt::format("checkpoint: chunk {} shrank while read", path));
+    hash.update(out.data() + done, static_cast<size_t>(n));
     done += static_cast<size_t>(n);
   }
+  return hash.text();
 }
 
 void fsync_directory(const std::string& path) {

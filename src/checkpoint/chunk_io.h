@@ -32,16 +32,18 @@ Encoded encode_chunk(std::span<const char> raw, Compression compression, int lev
 void decode_chunk(std::span<const char> stored, Compression compression, std::span<char> out,
                   const std::string& file);
 
-// Writes `bytes` to `path` (created or truncated) and fsyncs it. Throws spmd::Error naming the
-// file and the system's reason.
-void write_file_durably(const std::string& path, std::span<const char> bytes);
+// Writes `bytes` to `path` (created or truncated), fsyncs it, and returns checksum(bytes),
+// computed piece by piece as the pieces are written (while they are in cache). Throws
+// spmd::Error naming the file and the system's reason.
+std::string write_file_durably(const std::string& path, std::span<const char> bytes);
 
 // The whole file. Throws spmd::Error naming the file.
 Buffer read_file(const std::string& path);
 
-// Reads the whole file into `out`, whose size it must have exactly. Throws spmd::Error naming the
-// file (a size that differs: truncated or grown).
-void read_file_into(const std::string& path, std::span<char> out);
+// Reads the whole file into `out`, whose size it must have exactly, and returns checksum(out),
+// computed piece by piece as the pieces arrive. Throws spmd::Error naming the file (a size that
+// differs: truncated or grown).
+std::string read_file_into(const std::string& path, std::span<char> out);
 
 // fsyncs a directory, so the entries made in it survive a crash. Throws spmd::Error.
 void fsync_directory(const std::string& path);

@@ -70,21 +70,20 @@ void read_chunk(const std::string& root, const std::string& key, const ArrayReco
     return;
   }
   const std::string file = (fs::path(root) / key).string();
-  auto verify = [&](std::span<const char> stored) {
-    if (checksum(stored) != sum->second) {
+  auto verify = [&](const std::string& got) {
+    if (got != sum->second) {
       throw Error(fmt::format(
           "checkpoint: chunk {} is corrupted or truncated: its checksum is {}, the metadata says "
           "{}",
-          file, checksum(stored), sum->second));
+          file, got, sum->second));
     }
   };
   if (a.compression == Compression::kNone) {
-    read_file_into(file, out);
-    verify(out);
+    verify(read_file_into(file, out));
     return;
   }
   const Buffer stored = read_file(file);
-  verify(stored);
+  verify(checksum(stored));
   decode_chunk(stored, a.compression, out, file);
 }
 

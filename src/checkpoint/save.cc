@@ -74,8 +74,7 @@ std::string write_chunk(const std::string& root, const ChunkJob& job, const Arra
     raw = padded;
   }
   const Encoded encoded = encode_chunk(raw, options.compression, options.zstd_level);
-  write_file_durably(chunk_file(root, job), encoded.stored);
-  return checksum(encoded.stored);
+  return write_file_durably(chunk_file(root, job), encoded.stored);
 }
 
 // Writes every chunk of the plan under `root`; returns the checksums by array and key.

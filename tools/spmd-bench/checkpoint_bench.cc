@@ -98,28 +98,39 @@ int run_checkpoint_worker(const CheckpointBenchOptions& o) {
   for (int i = 0; i < o.iterations; ++i) {
     const std::string raw = (root / fmt::format("raw-{}-{}", i, process_index())).string();
     const std::string ckpt = (root / fmt::format("ckpt-{}", i)).string();
-    // The baseline first, its file deleted before the save, so that both writes start from the
-    // same page cache; both reads fill freshly allocated memory, as a restore must.
-    raw_write.push_back(
-        timed("raw-write", i, [&] { write_all(raw, shard.bytes().data(), shard.nbytes()); }));
-    HostArray back;
-    raw_read.push_back(timed("raw-read", i, [&] {
-      back = HostArray::uninitialized(DType::kFloat32, shard.shape());
-      read_all(raw, back.mutable_bytes().data(), back.nbytes());
-    }));
-    correct = correct && back == shard;
-    back = HostArray();
+    // Each side's file is deleted before the other side writes, so both writes start from the
+    // same page cache; both reads fill freshly allocated memory, as a restore must. The order
+    // alternates between iterations, so whatever the machine does to the first or the second
+    // (memory allocation here is bimodal) falls on both.
     std::error_code ec;
-    fs::remove(raw, ec);
-    save.push_back(timed("save", i, [&] { checkpoint::save(ckpt, {{"w", a}}, save_options); }));
-    Array restored = a;
-    restore.push_back(timed("restore", i, [&] {
-      restored = checkpoint::restore(ckpt, {{"w", sharding.clone()}}).at("w");
-    }));
-    correct = correct && restored.addressable_shards().front().data == shard;
-    restored = a;
-    kv.wait_at_barrier(fmt::format("bench/clean/{}", i), timeout);
-    if (process_index() == 0) fs::remove_all(ckpt, ec);
+    auto baseline = [&] {
+      raw_write.push_back(
+          timed("raw-write", i, [&] { write_all(raw, shard.bytes().data(), shard.nbytes()); }));
+      HostArray back;
+      raw_read.push_back(timed("raw-read", i, [&] {
+        back = HostArray::uninitialized(DType::kFloat32, shard.shape());
+        read_all(raw, back.mutable_bytes().data(), back.nbytes());
+      }));
+      correct = correct && back == shard;
+      fs::remove(raw, ec);
+    };
+    auto checkpoint = [&] {
+      save.push_back(timed("save", i, [&] { checkpoint::save(ckpt, {{"w", a}}, save_options); }));
+      Array restored = a;
+      restore.push_back(timed("restore", i, [&] {
+        restored = checkpoint::restore(ckpt, {{"w", sharding.clone()}}).at("w");
+      }));
+      correct = correct && restored.addressable_shards().front().data == shard;
+      kv.wait_at_barrier(fmt::format("bench/clean/{}", i), timeout);
+      if (process_index() == 0) fs::remove_all(ckpt, ec);
+    };
+    if (i % 2 == 0) {
+      baseline();
+      checkpoint();
+    } else {
+      checkpoint();
+      baseline();
+    }
   }
   if (process_index() == 0) {
     auto gbps = [&](const std::vector<double>& t) {
