@@ -2,10 +2,10 @@
 // any layout (seed 000's "distributed checkpointing"; Orbax's role in JAX).
 //
 // A checkpoint is a directory in the Zarr v2 format, readable by any Zarr reader:
-//   <dir>/.zgroup, <dir>/spmd_checkpoint.json          the tree, dtypes, shapes, checksums,
-//   metadata <dir>/<name>/.zarray, <dir>/<name>/0.0, …          one Zarr array per tree entry,
-//   chunk = shard <dir>/COMMIT                                        written last: the checkpoint
-//   is complete
+//   .zgroup, spmd_checkpoint.json   the tree, dtypes, shapes, checksums and metadata
+//   <name>/.zarray, .zattrs         one Zarr array per tree entry ...
+//   <name>/0.0, <name>/1.0, …       ... and one chunk file per shard (chunk = shard)
+//   COMMIT                          written last: the checkpoint is complete
 // Names with '/' nest (Zarr groups). Chunks are compressed with zstd (default) or stored raw;
 // every chunk's xxHash (XXH3-64 of the stored bytes) is in spmd_checkpoint.json and is checked
 // when the chunk is read. bfloat16 arrays carry TensorStore's dtype name "bfloat16": TensorStore

@@ -89,6 +89,7 @@ void commit_save(const std::string& tmp_text, const std::string& dir_text,
     p /= parts.back();
     fs::create_directories(p);
     write_text(p / ".zarray", zarray_json(array));
+    write_text(p / ".zattrs", zattrs_json(array));
   }
   write_text(tmp / kMetadataFile, encode_record(record));
   // Every directory's entries (the other processes' chunk files included) made durable.

@@ -163,4 +163,10 @@ std::string zarray_json(const ArrayRecord& array) {
   return z.dump(1);
 }
 
+std::string zattrs_json(const ArrayRecord& array) {
+  const json z = {{"spmd_dtype", std::string(dtype_name(array.dtype))},
+                  {"spmd_saved_sharding", array.sharding}};
+  return z.dump(1);
+}
+
 }  // namespace spmd::checkpoint

@@ -37,5 +37,7 @@ std::vector<int64_t> chunk_grid(const ArrayRecord& array);
 
 // The .zarray of `array` (Zarr v2).
 std::string zarray_json(const ArrayRecord& array);
+// Its .zattrs: the dtype by spmd's name and the sharding it was saved from, for readers.
+std::string zattrs_json(const ArrayRecord& array);
 
 }  // namespace spmd::checkpoint
