@@ -8,6 +8,8 @@
 #include "spmd/checkpoint_manager.h"
 #include "spmd/communicator.h"
 #include "spmd/coordination_client.h"
+#include "spmd/data_loader.h"
+#include "spmd/data_source.h"
 #include "spmd/device.h"
 #include "spmd/distributed.h"
 #include "spmd/dtype.h"

@@ -1,0 +1,235 @@
+// The loader: which records each shard's rows hold (see data_loader.h), a prefetching thread,
+// global arrays from the local rows, and the resumable cursor.
+#include "spmd/data_loader.h"
+
+#include <fmt/format.h>
+#include <xxhash.h>
+
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "spmd/device.h"
+#include "spmd/error.h"
+
+namespace spmd::data {
+
+struct DistributedDataLoader::Impl {
+  std::shared_ptr<const Source> source;
+  int64_t global_batch = 0;
+  NamedSharding sharding;
+  NamedSharding mask_sharding;
+  LoaderOptions options;
+  int shard = 0;
+  int count = 1;
+  int64_t local_batch = 0;  // rows per shard per batch
+  int64_t used = 0;         // records taken per epoch (all, or a multiple of count)
+  int64_t batches = 0;
+  std::string fingerprint;
+
+  // The consumer's cursor: the next batch next_local() returns.
+  int64_t epoch = 0;
+  int64_t index = 0;
+
+  // The prefetching thread and its queue of batches made from the cursor on.
+  std::thread worker;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<LocalBatch> queue;
+  bool stopping = false;
+  std::exception_ptr error;
+
+  Impl(std::shared_ptr<const Source> s, int64_t b, NamedSharding sh, LoaderOptions o)
+      : source(std::move(s)),
+        global_batch(b),
+        sharding(std::move(sh)),
+        mask_sharding(sharding.mesh(), sharding.spec().size() > 0
+                                           ? PartitionSpec(sharding.spec().entries()[0])
+                                           : PartitionSpec()),
+        options(o) {}
+
+  LocalBatch make(int64_t e, int64_t k) const {
+    LocalBatch out;
+    out.epoch = e;
+    out.index = k;
+    Shape shape = source->record_shape();
+    shape.insert(shape.begin(), local_batch);
+    out.data = HostArray::uninitialized(source->dtype(), shape);
+    const size_t bytes = source->record_bytes();
+    const int64_t n = source->size();
+    auto dst = out.data.mutable_bytes();
+    for (int64_t r = 0; r < local_batch; ++r) {
+      const int64_t position = shard + count * (k * local_batch + r);
+      const std::span<std::byte> row = dst.subspan(static_cast<size_t>(r) * bytes, bytes);
+      if (position < used) {
+        const int64_t record =
+            options.shuffle ? shuffled_index(position, n, options.seed, e) : position;
+        source->read(record, row);
+        out.mask.push_back(true);
+        out.records.push_back(record);
+      } else {
+        std::memset(row.data(), 0, bytes);
+        out.mask.push_back(false);
+        out.records.push_back(-1);
+      }
+    }
+    return out;
+  }
+
+  void advance(int64_t& e, int64_t& k) const {
+    if (++k == batches) {
+      k = 0;
+      ++e;
+    }
+  }
+
+  void run(int64_t e, int64_t k) {
+    try {
+      while (true) {
+        LocalBatch b = make(e, k);
+        advance(e, k);
+        std::unique_lock lock(mu);
+        cv.wait(lock,
+                [&] { return stopping || queue.size() < static_cast<size_t>(options.prefetch); });
+        if (stopping) return;
+        queue.push_back(std::move(b));
+        cv.notify_all();
+      }
+    } catch (...) {
+      std::lock_guard lock(mu);
+      error = std::current_exception();
+      cv.notify_all();
+    }
+  }
+
+  void halt() {
+    {
+      std::lock_guard lock(mu);
+      stopping = true;
+    }
+    cv.notify_all();
+    if (worker.joinable()) worker.join();
+    std::lock_guard lock(mu);
+    stopping = false;
+    queue.clear();
+    error = nullptr;
+  }
+
+  LocalBatch next_local() {
+    if (batches == 0) {
+      throw FailedPrecondition(fmt::format(
+          "data: the loader yields no batches ({} records, global batch {}{})", source->size(),
+          global_batch, options.drop_remainder ? ", drop_remainder" : ""));
+    }
+    LocalBatch b;
+    if (options.prefetch <= 0) {
+      b = make(epoch, index);
+    } else {
+      if (!worker.joinable()) {
+        worker = std::thread([this, e = epoch, k = index] { run(e, k); });
+      }
+      std::unique_lock lock(mu);
+      // The producer only reads local data: it either delivers or stores its error.
+      cv.wait(lock, [&] { return !queue.empty() || error; });
+      if (queue.empty()) std::rethrow_exception(error);
+      b = std::move(queue.front());
+      queue.pop_front();
+      cv.notify_all();
+    }
+    advance(epoch, index);
+    return b;
+  }
+};
+
+DistributedDataLoader::DistributedDataLoader(std::shared_ptr<const Source> source,
+                                             int64_t global_batch_size, NamedSharding sharding,
+                                             LoaderOptions options)
+    : impl_(std::make_unique<Impl>(std::move(source), global_batch_size, std::move(sharding),
+                                   options)) {
+  Impl& m = *impl_;
+  if (!m.source) throw InvalidArgument("data: the loader needs a source");
+  m.count = options.shard.shard_count < 0 ? process_count() : options.shard.shard_count;
+  m.shard = options.shard.shard_index < 0 ? process_index() : options.shard.shard_index;
+  if (m.count < 1 || m.shard < 0 || m.shard >= m.count) {
+    throw InvalidArgument(fmt::format("data: shard {} of {} does not exist", m.shard, m.count));
+  }
+  if (global_batch_size < 1 || global_batch_size % m.count != 0) {
+    throw InvalidArgument(fmt::format(
+        "data: a global batch of {} does not split evenly over {} shards; use a multiple of {}",
+        global_batch_size, m.count, m.count));
+  }
+  m.local_batch = global_batch_size / m.count;
+  const int64_t n = m.source->size();
+  m.used = options.shard.drop_remainder ? n / m.count * m.count : n;
+  m.batches = options.drop_remainder ? m.used / global_batch_size
+                                     : (m.used + global_batch_size - 1) / global_batch_size;
+  const std::string identity =
+      fmt::format("{}|batch {}|shards {}|shard drop {}|shuffle {}|seed {}|drop {}",
+                  m.source->fingerprint(), global_batch_size, m.count, options.shard.drop_remainder,
+                  options.shuffle, options.seed, options.drop_remainder);
+  m.fingerprint = fmt::format("{:016x}", XXH3_64bits(identity.data(), identity.size()));
+}
+
+DistributedDataLoader::~DistributedDataLoader() { impl_->halt(); }
+
+int64_t DistributedDataLoader::batches_per_epoch() const { return impl_->batches; }
+
+int64_t DistributedDataLoader::shard_records() const {
+  const Impl& m = *impl_;
+  return m.used / m.count + (m.shard < m.used % m.count ? 1 : 0);
+}
+
+LocalBatch DistributedDataLoader::next_local() { return impl_->next_local(); }
+
+Batch DistributedDataLoader::next() {
+  LocalBatch local = impl_->next_local();
+  Shape shape = local.data.shape();
+  shape[0] = impl_->global_batch;
+  std::vector<bool> mask_values = local.mask;
+  HostArray mask = HostArray::uninitialized(DType::kBool, {impl_->local_batch});
+  auto m = mask.mutable_data<bool>();
+  for (size_t i = 0; i < mask_values.size(); ++i) m[i] = mask_values[i];
+  return Batch{
+      local.epoch, local.index,
+      make_array_from_process_local_data(impl_->sharding, local.data, shape),
+      make_array_from_process_local_data(impl_->mask_sharding, mask, Shape{impl_->global_batch})};
+}
+
+std::string DistributedDataLoader::state() const {
+  const nlohmann::json j = {{"epoch", impl_->epoch},
+                            {"batch", impl_->index},
+                            {"seed", impl_->options.seed},
+                            {"fingerprint", impl_->fingerprint}};
+  return j.dump();
+}
+
+void DistributedDataLoader::restore(const std::string& state) {
+  const auto j = nlohmann::json::parse(state, nullptr, false);
+  auto bad = [&](const std::string& why) {
+    return InvalidArgument("data: cannot restore the loader from " + state + ": " + why);
+  };
+  if (!j.is_object() || !j.contains("epoch") || !j.contains("batch") ||
+      !j.contains("fingerprint") || !j["epoch"].is_number_integer() ||
+      !j["batch"].is_number_integer() || !j["fingerprint"].is_string()) {
+    throw bad("not a loader state");
+  }
+  if (j["fingerprint"] != impl_->fingerprint) {
+    throw bad(
+        "it was saved over another source or with other options (batch size, shards, "
+        "shuffle, seed, drop_remainder)");
+  }
+  const int64_t epoch = j["epoch"];
+  const int64_t batch = j["batch"];
+  if (epoch < 0 || batch < 0 || batch >= std::max<int64_t>(impl_->batches, 1)) {
+    throw bad("its position is out of range");
+  }
+  impl_->halt();
+  impl_->epoch = epoch;
+  impl_->index = batch;
+}
+
+}  // namespace spmd::data
