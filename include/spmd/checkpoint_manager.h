@@ -39,11 +39,17 @@ class CheckpointManager {
   // keep_best without a best_metric.
   explicit CheckpointManager(std::string root, CheckpointManagerOptions options = {});
 
-  // Saves `tree` as step `step` with `metrics` (collective) when the interval allows; returns
-  // whether it saved. Then removes what crashed saves left and the steps the policy no longer
-  // keeps (process 0; every process returns after it). Throws AlreadyExists for a step already
-  // saved, and what checkpoint::save throws.
-  bool save(int64_t step, const Tree& tree, const std::map<std::string, double>& metrics = {});
+  // Saves `tree` as step `step` with `metrics` and `user` metadata (collective) when the
+  // interval allows; returns whether it saved. Then removes what crashed saves left and the steps
+  // the policy no longer keeps (process 0; every process returns after it). Throws AlreadyExists
+  // for a step already saved, and what checkpoint::save throws.
+  //
+  // The data loader's position goes with the step this way, so that a restored run also resumes
+  // its data where it was:
+  //   manager.save(step, tree, {{"loss", loss}}, {{"data_loader", loader.state()}});
+  //   loader.restore(manager.metadata(step).user.at("data_loader"));
+  bool save(int64_t step, const Tree& tree, const std::map<std::string, double>& metrics = {},
+            const std::map<std::string, std::string>& user = {});
 
   // The committed steps, ascending; the newest.
   std::vector<int64_t> all_steps() const;

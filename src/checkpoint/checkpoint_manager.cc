@@ -60,13 +60,15 @@ std::string CheckpointManager::directory(int64_t step) const {
 }
 
 bool CheckpointManager::save(int64_t step, const Tree& tree,
-                             const std::map<std::string, double>& metrics) {
+                             const std::map<std::string, double>& metrics,
+                             const std::map<std::string, std::string>& user) {
   if (step < 0) throw InvalidArgument("CheckpointManager: steps are non-negative");
   if (step % options_.save_interval_steps != 0) return false;
   if (process_index() == 0) remove_leftovers(root_);
   SaveOptions options = options_.save_options;
   options.metadata.step = step;
   options.metadata.metrics = metrics;
+  options.metadata.user = user;
   checkpoint::save(directory(step), tree, options);
   prune(step);
   return true;

@@ -10,6 +10,7 @@
 #include <numeric>
 #include <set>
 
+#include "spmd/checkpoint_manager.h"
 #include "spmd/data_loader.h"
 #include "spmd/data_source.h"
 #include "spmd/error.h"
@@ -210,6 +211,18 @@ std::string error_of(F&& f) {
     return e.what();
   }
   return "no error";
+}
+
+TEST_F(Files, TheLoaderPositionTravelsWithACheckpointStep) {
+  DistributedDataLoader loader(numbers(50), 5, batch_sharding(), {.seed = 1});
+  order(loader, 4);
+  checkpoint::CheckpointManager manager(path("run"));
+  const Array w = device_put(HostArray::zeros(DType::kFloat32, {2}), batch_sharding());
+  manager.save(4, {{"w", w}}, {}, {{"data_loader", loader.state()}});
+  const auto expected = order(loader, 3);
+  DistributedDataLoader resumed(numbers(50), 5, batch_sharding(), {.seed = 1});
+  resumed.restore(manager.metadata(4).user.at("data_loader"));
+  EXPECT_EQ(order(resumed, 3), expected);
 }
 
 TEST_F(Files, NpyRoundTripsAndADirectoryIsOneSource) {
