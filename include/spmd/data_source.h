@@ -31,6 +31,9 @@ class Source {
   // Copies record `index` (0 <= index < size()) into `out` of record_bytes(). Throws
   // InvalidArgument for an index out of range.
   virtual void read(int64_t index, std::span<std::byte> out) const = 0;
+  // A hint that record `index` will be read soon: memory-backed sources start loading it into
+  // cache, so that reads of scattered records overlap instead of waiting one after another.
+  virtual void prefetch(int64_t index) const {}
   // What identifies the data (kind, files and their sizes, record count, dtype, shape): a
   // loader state saved over one source is refused by another.
   virtual std::string fingerprint() const = 0;

@@ -62,19 +62,28 @@ struct DistributedDataLoader::Impl {
     const size_t bytes = source->record_bytes();
     const int64_t n = source->size();
     auto dst = out.data.mutable_bytes();
+    out.records.resize(static_cast<size_t>(local_batch));
+    out.mask.resize(static_cast<size_t>(local_batch));
     for (int64_t r = 0; r < local_batch; ++r) {
       const int64_t position = shard + count * (k * local_batch + r);
-      const std::span<std::byte> row = dst.subspan(static_cast<size_t>(r) * bytes, bytes);
       if (position < used) {
-        const int64_t record =
-            options.shuffle ? shuffled_index(position, n, options.seed, e) : position;
-        source->read(record, row);
-        out.mask.push_back(true);
-        out.records.push_back(record);
+        out.records[r] = options.shuffle ? shuffled_index(position, n, options.seed, e) : position;
+        out.mask[r] = true;
+      } else {
+        out.records[r] = -1;
+        out.mask[r] = false;
+      }
+    }
+    // Scattered records are read with several in flight: each is prefetched kAhead rows early.
+    constexpr int64_t kAhead = 16;
+    for (int64_t r = 0; r < std::min(kAhead, local_batch); ++r) source->prefetch(out.records[r]);
+    for (int64_t r = 0; r < local_batch; ++r) {
+      if (r + kAhead < local_batch) source->prefetch(out.records[r + kAhead]);
+      const std::span<std::byte> row = dst.subspan(static_cast<size_t>(r) * bytes, bytes);
+      if (out.records[r] >= 0) {
+        source->read(out.records[r], row);
       } else {
         std::memset(row.data(), 0, bytes);
-        out.mask.push_back(false);
-        out.records.push_back(-1);
       }
     }
     return out;
@@ -145,6 +154,29 @@ struct DistributedDataLoader::Impl {
   }
 };
 
+namespace {
+
+// The global array whose rows this process holds in `local`: handed over without a copy when
+// one device of this process holds them all (one device per process), else sliced per device.
+Array global_of(const NamedSharding& sharding, HostArray local, const Shape& shape) {
+  const int me = process_index();
+  const DeviceIndex* only = nullptr;
+  int mine = 0;
+  const auto map = sharding.devices_indices_map(shape);
+  for (const auto& e : map) {
+    if (e.device.process_index() == me && ++mine == 1) only = &e;
+  }
+  if (mine == 1 && index_extents(only->index) == local.shape()) {
+    const DType dtype = local.dtype();
+    std::vector<Shard> shards;
+    shards.push_back(Shard{only->device, only->index, only->replica_id, std::move(local)});
+    return Array(shape, dtype, sharding.clone(), std::move(shards), me);
+  }
+  return make_array_from_process_local_data(sharding, local, shape);
+}
+
+}  // namespace
+
 DistributedDataLoader::DistributedDataLoader(std::shared_ptr<const Source> source,
                                              int64_t global_batch_size, NamedSharding sharding,
                                              LoaderOptions options)
@@ -189,14 +221,12 @@ Batch DistributedDataLoader::next() {
   LocalBatch local = impl_->next_local();
   Shape shape = local.data.shape();
   shape[0] = impl_->global_batch;
-  std::vector<bool> mask_values = local.mask;
   HostArray mask = HostArray::uninitialized(DType::kBool, {impl_->local_batch});
   auto m = mask.mutable_data<bool>();
-  for (size_t i = 0; i < mask_values.size(); ++i) m[i] = mask_values[i];
-  return Batch{
-      local.epoch, local.index,
-      make_array_from_process_local_data(impl_->sharding, local.data, shape),
-      make_array_from_process_local_data(impl_->mask_sharding, mask, Shape{impl_->global_batch})};
+  for (size_t r = 0; r < local.mask.size(); ++r) m[r] = local.mask[r];
+  Array data = global_of(impl_->sharding, std::move(local.data), shape);
+  return Batch{local.epoch, local.index, std::move(data),
+               global_of(impl_->mask_sharding, std::move(mask), Shape{impl_->global_batch})};
 }
 
 std::string DistributedDataLoader::state() const {

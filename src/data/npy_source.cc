@@ -199,6 +199,7 @@ class NpySource : public Source {
       files_.push_back(std::move(f));
     }
     fingerprint_ += fmt::format("|{}|{}", dtype_name(dtype_), fmt::join(record_shape_, ","));
+    record_bytes_ = record_bytes();
   }
 
   int64_t size() const override { return size_; }
@@ -206,23 +207,31 @@ class NpySource : public Source {
   const Shape& record_shape() const override { return record_shape_; }
   std::string fingerprint() const override { return fingerprint_; }
 
+  void prefetch(int64_t index) const override {
+    if (index < 0 || index >= size_) return;
+    const std::byte* p = address(index);
+    for (size_t off = 0; off < record_bytes_; off += 64) __builtin_prefetch(p + off);
+  }
+
   void read(int64_t index, std::span<std::byte> out) const override {
     if (index < 0 || index >= size_) {
       throw InvalidArgument(fmt::format("data: record {} of a source of {}", index, size_));
     }
-    const size_t file = static_cast<size_t>(
-        std::upper_bound(starts_.begin(), starts_.end(), index) - starts_.begin() - 1);
-    const NpyFile& f = files_[file];
-    const size_t bytes = record_bytes();
-    std::memcpy(
-        out.data(),
-        f.map->bytes().data() + f.data_offset + static_cast<size_t>(index - starts_[file]) * bytes,
-        bytes);
+    std::memcpy(out.data(), address(index), record_bytes_);
   }
 
  private:
+  const std::byte* address(int64_t index) const {
+    const size_t file = static_cast<size_t>(
+        std::upper_bound(starts_.begin(), starts_.end(), index) - starts_.begin() - 1);
+    const NpyFile& f = files_[file];
+    return f.map->bytes().data() + f.data_offset +
+           static_cast<size_t>(index - starts_[file]) * record_bytes_;
+  }
+
   std::vector<NpyFile> files_;
   std::vector<int64_t> starts_;
+  size_t record_bytes_ = 0;
   int64_t size_ = 0;
   DType dtype_ = DType::kFloat32;
   Shape record_shape_;

@@ -3,12 +3,14 @@
 //   spmd-bench collectives -n 2 [--ops all_reduce,...] [--sizes 8,1M,...] [--impls spmd,mpi,gloo]
 //                          [--transport auto|tcp] [--seconds 0.3] [--json]
 //   spmd-bench reshard -n 2 [--bytes 268435456] [--iterations 5] [--json]
+//   spmd-bench data -n 2 [--records 1048576] [--record-floats 64] [--batch 1024] [--json]
 //   spmd-bench checkpoint -n 2 [--bytes 1073741824] [--compression none|zstd] [--dir D] [--json]
 #include <CLI/CLI.hpp>
 
 #include "spmd-bench/checkpoint_bench.h"
 #include "spmd-bench/collectives_bench.h"
 #include "spmd-bench/coordinator_bench.h"
+#include "spmd-bench/data_bench.h"
 #include "spmd-bench/reshard_bench.h"
 
 int main(int argc, char** argv) {
@@ -84,7 +86,29 @@ int main(int argc, char** argv) {
   add_checkpoint_options(sw);
   sw->group("");
 
+  spmd::bench::DataBenchOptions db;
+  auto* d = app.add_subcommand(
+      "data", "the data loader over a .npy with shuffling beside a sequential read of the file");
+  auto add_data_options = [&](CLI::App* cmd) {
+    cmd->add_option("--records", db.records, "records in the file");
+    cmd->add_option("--record-floats", db.record_floats, "float32 values per record");
+    cmd->add_option("--batch", db.batch, "global batch size");
+    cmd->add_option("--prefetch", db.prefetch, "the loader's prefetch (0: no background thread)");
+    cmd->add_option("--iterations", db.iterations, "timed repetitions (median reported)")
+        ->check(CLI::Range(1, 100));
+    cmd->add_option("--dir", db.dir, "directory for the file (default: a new one under /tmp)");
+  };
+  d->add_option("-n,--processes", db.processes, "processes")->check(CLI::Range(1, 64));
+  d->add_flag("--json", db.json,
+              "one JSON object: records, loader_records_per_s, sequential_records_per_s");
+  add_data_options(d);
+  auto* dw = app.add_subcommand("data-worker", "one process of `data` (internal)");
+  add_data_options(dw);
+  dw->group("");
+
   CLI11_PARSE(app, argc, argv);
+  if (d->parsed()) return spmd::bench::run_data_bench(db);
+  if (dw->parsed()) return spmd::bench::run_data_worker(db);
   if (s->parsed()) return spmd::bench::run_checkpoint_bench(ck);
   if (sw->parsed()) return spmd::bench::run_checkpoint_worker(ck);
   if (r->parsed()) return spmd::bench::run_reshard_bench(resh);
