@@ -31,7 +31,7 @@ int main() {
       spmd::data::in_memory_source(spmd::HostArray::from_vector(values, {10000, 784}));
 
   // DistributedDataLoader(data, batch_size=32 per process, mesh, data_sharding)
-  const int64_t global_batch = 32 * spmd::process_count();
+  const int64_t global_batch = int64_t{32} * spmd::process_count();
   spmd::data::DistributedDataLoader loader(source, global_batch, data_sharding, {.seed = 42});
 
   const auto column_sums = spmd::shard_map(

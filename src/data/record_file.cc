@@ -58,8 +58,9 @@ class RecordFileSource : public Source {
     if (size < header_end + 16) malformed(path, 16, "the file ends inside the header");
     dtype_ = static_cast<DType>(dtype);
     for (uint32_t i = 0; i < rank; ++i) {
-      const uint64_t d = load_u64(b.data() + 16 + 8 * i);
-      if (d > (uint64_t{1} << 40)) malformed(path, 16 + 8 * i, "a dimension is too large");
+      const uint64_t d = load_u64(b.data() + 16 + size_t{8} * i);
+      if (d > (uint64_t{1} << 40))
+        malformed(path, 16 + uint64_t{8} * i, "a dimension is too large");
       record_shape_.push_back(static_cast<int64_t>(d));
     }
     record_bytes_ = static_cast<uint64_t>(shape_size(record_shape_)) * dtype_size(dtype_);

@@ -30,7 +30,7 @@ int64_t shuffled_index(int64_t position, int64_t n, uint64_t seed, int64_t epoch
     throw InvalidArgument(fmt::format("shuffled_index: position {} outside [0, {})", position, n));
   }
   if (n <= 2) return n == 2 ? (position ^ static_cast<int64_t>(mix(seed ^ mix(epoch)) & 1)) : 0;
-  int bits = std::bit_width(static_cast<uint64_t>(n - 1));
+  int bits = static_cast<int>(std::bit_width(static_cast<uint64_t>(n - 1)));
   bits += bits & 1;
   const int half = bits / 2;
   const uint64_t mask = (uint64_t{1} << half) - 1;

@@ -151,7 +151,7 @@ TEST(Loader, ResumingAfterKBatchesContinuesTheSameSequence) {
   DistributedDataLoader c(numbers(37), 4, batch_sharding(), {.seed = 9});
   c.restore(state);
   const auto rest = order(c, 18);
-  EXPECT_EQ(std::vector<int64_t>(all.begin() + 7 * 4, all.end()), rest);
+  EXPECT_EQ(std::vector<int64_t>(all.begin() + std::ptrdiff_t{28}, all.end()), rest);  // 7 x 4
 }
 
 TEST(Loader, AStateOfAnotherSourceOrOtherOptionsIsRefused) {
@@ -299,8 +299,8 @@ TEST_F(Files, RecordFilesRoundTripAndRejectBadIndexes) {
   EXPECT_NE(error_of([&] { record_file_source(path("cut.rec")); }).find("footer"),
             std::string::npos);
   std::string evil = bytes;
-  const size_t index_at = bytes.size() - 16 - 8 * 5;
-  evil[index_at + 8 * 2 + 7] = '\x7f';  // record 2's offset far past the end
+  const size_t index_at = bytes.size() - 16 - size_t{8} * 5;
+  evil[index_at + size_t{8} * 2 + 7] = '\x7f';  // record 2's offset far past the end
   write_bytes("evil.rec", evil);
   const std::string what = error_of([&] { record_file_source(path("evil.rec")); });
   EXPECT_NE(what.find("record 2"), std::string::npos) << what;
