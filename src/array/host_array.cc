@@ -107,9 +107,7 @@ void HostArray::check_type(DType requested) const {
   }
 }
 
-void HostArray::reshape(Shape shape) {
-  shape_ = reshaped(shape_, std::move(shape));
-}
+void HostArray::reshape(Shape shape) { shape_ = reshaped(shape_, std::move(shape)); }
 
 HostArray HostArray::slice(const Index& index) const {
   std::vector<int64_t> start;

@@ -8,8 +8,8 @@
 #include <xxhash.h>
 #include <zstd.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <new>
 
