@@ -15,10 +15,12 @@
 // round to nearest even once.
 //
 // No call waits forever: when the coordination service reports a dead process every waiting
-// call throws PeerFailure (or the process exits, see distributed.h), and SPMD_COLLECTIVE_TIMEOUT
-// (seconds) bounds each call, throwing DeadlineExceeded naming the participants that did not
-// arrive. After a failed call (other than InvalidArgument) the communicator is closed; later
-// calls throw FailedPrecondition.
+// call throws PeerFailure (or the process exits, see distributed.h); a call (or a communicator's
+// creation) waiting for a process that has called shutdown() — it left its program without
+// making the call — throws PeerFailure naming it about a second later; and
+// SPMD_COLLECTIVE_TIMEOUT (seconds) bounds each call, throwing DeadlineExceeded naming the
+// participants that did not arrive. After a failed call (other than InvalidArgument) the
+// communicator is closed; later calls throw FailedPrecondition.
 //
 // Transports: shared memory between processes of one host, TCP between hosts; SPMD_TRANSPORT=tcp
 // forces TCP everywhere, and processes with different SPMD_HOST_IDs count as separate hosts.

@@ -53,6 +53,7 @@ class Client {
   // wait_at_barrier with the same `id`. A process's n-th call with an id meets the others' n-th
   // calls, so ids may be reused in a loop. Throws DeadlineExceeded in every waiter when one
   // waiter's `timeout` passes first, naming how many arrived and which processes did not;
+  // PeerFailure at once when a participant has called shutdown() (it will never arrive);
   // FailedPrecondition when this process is already waiting on `id` (from another thread);
   // InvalidArgument when the waiters disagree on `process_ids`.
   void wait_at_barrier(const std::string& id, std::chrono::milliseconds timeout,

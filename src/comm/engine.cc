@@ -11,6 +11,7 @@
 #include <cstring>
 #include <thread>
 
+#include "coord/coord_client.h"
 #include "spmd/error.h"
 
 namespace spmd {
@@ -377,6 +378,7 @@ void Exchange::copy_by_reference(int position, PeerLink& link, RecvOp& op) {
 }
 
 void Exchange::run_until_done() {
+  leaving_since_.reset();
   for (;;) {
     bool pending = false;
     bool moved = false;
@@ -404,8 +406,45 @@ void Exchange::run_until_done() {
       waiter_->progressed();
     } else if (waiter_->idle(fds_)) {
       timed_out();
+    } else if (const CoordClient* coord = waiter_->coord();
+               coord != nullptr && coord->leaving_count() != 0) {
+      check_leaving(*coord);
     }
   }
+}
+
+namespace {
+
+// How long a peer that called shutdown() may stay absent before this call gives up on it: long
+// enough for messages it sent before leaving to arrive over TCP from another host, far shorter
+// than the shutdown barrier the caller would otherwise wait out.
+constexpr std::chrono::milliseconds kLeavingGrace{1000};
+
+}  // namespace
+
+void Exchange::check_leaving(const CoordClient& coord) {
+  // A peer that left may still have written what this call needs before it did (its messages
+  // and the service's notice travel different ways): only a peer absent for kLeavingGrace after
+  // the notice was seen — every link polled again meanwhile — is declared gone.
+  for (int p : active_) {
+    const PeerState& s = state_[p];
+    if (s.recv_next >= s.recvs.size() || s.arrived) continue;
+    const auto who = coord.leaving(peers_[p].process);
+    if (!who) continue;
+    const auto now = Waiter::Clock::now();
+    if (!leaving_since_) {
+      leaving_since_ = now;
+      return;
+    }
+    if (now - *leaving_since_ < kLeavingGrace) return;
+    throw PeerFailure(fmt::format(
+        "{} cannot complete in process {}: {} called shutdown() without making this call. Every "
+        "process must make the same collective calls in the same order; look for a loop some "
+        "processes leave early (the last-batch pitfall) or an exception one process caught and "
+        "returned from",
+        fingerprint_.describe(), self_process_, *who));
+  }
+  leaving_since_.reset();
 }
 
 void Exchange::timed_out() {

@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -111,6 +112,8 @@ class Exchange {
   void check_header(int position, const RecvOp& op);
   void deliver(RecvOp& op, size_t offset, const std::byte* data, size_t n);
   [[noreturn]] void timed_out();
+  // Throws PeerFailure when a peer this call still waits for has called shutdown().
+  void check_leaving(const CoordClient& coord);
   PeerState& state(int position);
 
   std::span<PeerLink> peers_;
@@ -118,6 +121,8 @@ class Exchange {
   int self_process_;
   std::vector<PeerState> state_;
   std::vector<int> active_;  // positions with posted operations this call
+  // When a peer this call waits for was first seen to have called shutdown() (check_leaving).
+  std::optional<Waiter::Clock::time_point> leaving_since_;
   std::vector<int> fds_;
   Fingerprint fingerprint_;
   FingerprintBytes fingerprint_bytes_{};

@@ -7,6 +7,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstdlib>
 #include <random>
@@ -18,6 +19,7 @@
 #include "comm/tcp_handshake.h"
 #include "comm/tcp_stream.h"
 #include "comm/waiter.h"
+#include "coord/coord_client.h"
 #include "spmd/coordination_client.h"
 #include "spmd/error.h"
 
@@ -81,6 +83,9 @@ size_t ring_bytes() {
   }
   return v;
 }
+
+// How long one wait for a peer's record lasts before checking whether that peer has left.
+constexpr std::chrono::milliseconds kJoinSlice{250};
 
 std::string peer_name(const CommHandles& h, int process) {
   for (const Device& d : h.view->devices) {
@@ -206,20 +211,33 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(std::span<const int> devices,
     std::vector<Record> records(P);
     for (int q = 0; q < P; ++q) {
       if (q == g.self) continue;
-      const auto left =
-          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+      // Waited for in slices, so that a peer that called shutdown() (and so will never join)
+      // is named at once rather than after the whole timeout.
       std::string record;
-      try {
-        record = kv.blocking_key_value_get(fmt::format("{}/{}", prefix, q),
-                                           std::max(left, std::chrono::milliseconds(1)));
-      } catch (const DeadlineExceeded&) {
-        throw DeadlineExceeded(fmt::format(
-            "creating a communicator of devices [{}] timed out after {} ms: {} did not join; "
-            "every process owning a device of the group must create it (make the same "
-            "collective calls in the same order)",
-            fmt::join(devices, ", "),
-            std::chrono::duration_cast<std::chrono::milliseconds>(wait).count(),
-            peer_name(handles, g.processes[q])));
+      while (true) {
+        const auto remaining =
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+        try {
+          record = kv.blocking_key_value_get(
+              fmt::format("{}/{}", prefix, q),
+              std::clamp(remaining, std::chrono::milliseconds(1), kJoinSlice));
+          break;
+        } catch (const DeadlineExceeded&) {
+          if (const auto who = handles.coord->leaving(g.processes[q])) {
+            throw PeerFailure(fmt::format(
+                "creating a communicator of devices [{}] cannot complete: {} called shutdown() "
+                "without joining; every process owning a device of the group must create it",
+                fmt::join(devices, ", "), *who));
+          }
+          if (Clock::now() < deadline) continue;
+          throw DeadlineExceeded(fmt::format(
+              "creating a communicator of devices [{}] timed out after {} ms: {} did not join; "
+              "every process owning a device of the group must create it (make the same "
+              "collective calls in the same order)",
+              fmt::join(devices, ", "),
+              std::chrono::duration_cast<std::chrono::milliseconds>(wait).count(),
+              peer_name(handles, g.processes[q])));
+        }
       }
       records[q] = decode_record(record, peer_name(handles, g.processes[q]));
     }

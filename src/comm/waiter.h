@@ -38,6 +38,8 @@ class Waiter {
   void await_abort(std::chrono::milliseconds grace) const;
 
   std::optional<Clock::time_point> deadline() const { return deadline_; }
+  // The coordination client (null when the process runs alone), for what else a wait may check.
+  const CoordClient* coord() const { return coord_; }
 
  private:
   const CoordClient* coord_;

@@ -178,6 +178,13 @@ void CoordClient::finish_start(const Status& status, wire::Topology topology) {
   done(status, std::move(topology));
 }
 
+std::optional<std::string> CoordClient::leaving(int process) const {
+  std::lock_guard lock(leaving_mu_);
+  const auto it = leaving_.find(process);
+  if (it == leaving_.end()) return std::nullopt;
+  return it->second;
+}
+
 void CoordClient::on_message(std::string_view payload) {
   wire::ServerMessage msg;
   if (!msg.ParseFromArray(payload.data(), static_cast<int>(payload.size()))) {
@@ -190,6 +197,16 @@ void CoordClient::on_message(std::string_view payload) {
     case wire::ServerMessage::kPeerFailed: {
       const auto& pf = msg.peer_failed();
       abort({pf.process_id(), pf.hostname(), pf.pid(), pf.reason()});
+      return;
+    }
+    case wire::ServerMessage::kPeerLeaving: {
+      const auto& pl = msg.peer_leaving();
+      {
+        std::lock_guard lock(leaving_mu_);
+        leaving_[pl.process_id()] =
+            fmt::format("process {} (host {}, pid {})", pl.process_id(), pl.hostname(), pl.pid());
+      }
+      leaving_count_.fetch_add(1, std::memory_order_release);
       return;
     }
     case wire::ServerMessage::kHeartbeatAck:

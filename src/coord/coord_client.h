@@ -74,6 +74,11 @@ class CoordClient : public std::enable_shared_from_this<CoordClient> {
 
   // Set once a peer or the service died; the reason is PeerFailureInfo::to_string().
   bool aborted() const { return aborted_.load(); }
+  // How many other processes have called shutdown() (the service's peer_leaving notices): a
+  // cheap check for waits that poll; then leaving(p) says whether process p is one of them,
+  // describing it ("process 1 (host h, pid 42)").
+  uint64_t leaving_count() const { return leaving_count_.load(std::memory_order_relaxed); }
+  std::optional<std::string> leaving(int process) const;
   std::string abort_reason() const;
 
   // The local IP address of the connection to the service (empty before it connects): an
@@ -123,6 +128,9 @@ class CoordClient : public std::enable_shared_from_this<CoordClient> {
   bool closing_ = false;
 
   std::atomic<bool> aborted_{false};
+  std::atomic<uint64_t> leaving_count_{0};
+  mutable std::mutex leaving_mu_;
+  std::unordered_map<int, std::string> leaving_;  // process -> its description
   mutable std::mutex reason_mu_;
   std::string abort_reason_;
   std::string local_address_;  // guarded by reason_mu_

@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 #include <unordered_map>
@@ -577,6 +578,13 @@ class CoordService::Impl {
                                   req.id(), q, slots_[q].hostname, slots_[q].pid)});
       }
     }
+    if (const auto q = left_participant(participants)) {
+      return reply(*session, request_id,
+                   {StatusCode::kPeerFailure,
+                    fmt::format("barrier '{}' cannot complete: process {} (host {}, pid {}) "
+                                "called shutdown() and will not arrive",
+                                req.id(), *q, slots_[*q].hostname, slots_[*q].pid)});
+    }
     auto key = barriers_.arrive(
         req.id(), p, participants,
         [this, session, request_id](const Status& status) { reply(*session, request_id, status); });
@@ -598,6 +606,7 @@ class CoordService::Impl {
     }
     slot.state = SlotState::kLeaving;
     shutdown_waiters_[p] = request_id;
+    announce_leaving(p);
     const milliseconds timeout = clamp_timeout(req.timeout_ms());
     auto timer = std::make_shared<asio::steady_timer>(io_, timeout);
     timer->async_wait([this, timer, p, timeout](asio::error_code ec) {
@@ -613,6 +622,45 @@ class CoordService::Impl {
                        timeout.count(), format_process_list(running))});
     });
     check_shutdown();
+  }
+
+  // Tells the processes still running that `p` called shutdown(): it will make no more calls, so
+  // a collective waiting for it can fail at once instead of hanging until the shutdown barrier
+  // times out; pending and later barriers that need it fail now.
+  void announce_leaving(int p) {
+    const Slot& slot = slots_[p];
+    ++leaving_count_;
+    const std::string who = fmt::format("process {} (host {}, pid {})", p, slot.hostname, slot.pid);
+    wire::ServerMessage notice;
+    auto* pl = notice.mutable_peer_leaving();
+    pl->set_process_id(p);
+    pl->set_hostname(slot.hostname);
+    pl->set_pid(slot.pid);
+    auto frame = std::make_shared<const std::string>(encode_message_frame(notice));
+    for (int q = 0; q < opts_.num_processes; ++q) {
+      if (q != p && slots_[q].state == SlotState::kLive && slots_[q].session) {
+        slots_[q].session->conn->send(frame);
+      }
+    }
+    barriers_.fail_process(p, StatusCode::kPeerFailure,
+                           who + " called shutdown() and will not arrive");
+  }
+
+  // The first participant of a barrier that has left (called shutdown), if any.
+  std::optional<int> left_participant(const std::vector<int>& participants) const {
+    if (leaving_count_ == 0) return std::nullopt;  // the common case costs nothing
+    auto gone = [&](int q) {
+      return slots_[q].state == SlotState::kLeaving || slots_[q].state == SlotState::kLeft;
+    };
+    if (participants.empty()) {
+      for (int q = 0; q < opts_.num_processes; ++q) {
+        if (gone(q)) return q;
+      }
+    }
+    for (int q : participants) {
+      if (q >= 0 && q < opts_.num_processes && gone(q)) return q;
+    }
+    return std::nullopt;
   }
 
   void check_shutdown() {
@@ -678,6 +726,7 @@ class CoordService::Impl {
   bool stopping_ = false;
   bool any_failure_ = false;
   std::map<int, uint64_t> shutdown_waiters_;
+  uint64_t leaving_count_ = 0;  // processes that called shutdown()
 
   // Shared with waiting threads.
   mutable std::mutex mu_;

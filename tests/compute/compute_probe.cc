@@ -10,6 +10,8 @@
 //                                must get CollectiveMismatch
 //   compute_probe skip-shard-map process 1 skips a whole shard_map call: the others must get
 //                                DeadlineExceeded naming it (run with SPMD_COLLECTIVE_TIMEOUT)
+//   compute_probe leave-early    process 1 returns at once: the others' collective and barrier
+//                                raise PeerFailure naming it instead of waiting
 //   compute_probe different-function  process 1 runs another function whose collectives line
 //                                up: every process must get CollectiveMismatch
 #include <spmd/spmd.h>
@@ -469,6 +471,24 @@ int main(int argc, char** argv) {
             line, {}, spmd::P())();
       });
       spmd::multihost::sync_global_devices("skip-call done");
+      return 0;
+    }
+    if (mode == "leave-early") {
+      // Process 1 leaves at once (shutdown at exit); the others wait for it in a collective and
+      // at a barrier, and must be told who left instead of waiting out the shutdown barrier.
+      spmd::Communicator world = spmd::world();  // made by everyone
+      if (me == 1) return 0;
+      std::vector<float> v(4, 1.0f);
+      expect_error<spmd::PeerFailure>("all_reduce with a process that left", "process 1 (host",
+                                      [&] { world.all_reduce(v); });
+      expect_error<spmd::PeerFailure>("making a communicator with a process that left",
+                                      "called shutdown()", [&] {
+                                        const std::vector<int> devices = {0, 1};
+                                        spmd::make_communicators(devices);
+                                      });
+      expect_error<spmd::PeerFailure>(
+          "a barrier with a process that left", "called shutdown()",
+          [&] { spmd::distributed::client().wait_at_barrier("late", std::chrono::seconds(60)); });
       return 0;
     }
     if (mode == "different-function") {
