@@ -56,6 +56,14 @@ constexpr size_t dtype_size(DType t) {
   return sizes[static_cast<int>(t)];
 }
 
+// The dtype as NumPy's array-interface type string, little-endian: "|b1", "<i4", "<f2", …, and
+// "bfloat16" for bfloat16, which NumPy lacks (TensorStore's Zarr name). .npy and Zarr use these.
+constexpr std::string_view dtype_typestr(DType t) {
+  constexpr std::string_view names[] = {"|b1", "|i1", "<i2", "<i4",      "<i8", "|u1", "<u2",
+                                        "<u4", "<u8", "<f2", "bfloat16", "<f4", "<f8"};
+  return names[static_cast<int>(t)];
+}
+
 constexpr bool is_floating(DType t) {
   return t == DType::kFloat16 || t == DType::kBFloat16 || t == DType::kFloat32 ||
          t == DType::kFloat64;

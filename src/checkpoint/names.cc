@@ -29,37 +29,7 @@ std::vector<std::string> name_components(std::string_view name) {
   }
 }
 
-std::string zarr_dtype(DType t) {
-  switch (t) {
-    case DType::kBool:
-      return "|b1";
-    case DType::kInt8:
-      return "|i1";
-    case DType::kInt16:
-      return "<i2";
-    case DType::kInt32:
-      return "<i4";
-    case DType::kInt64:
-      return "<i8";
-    case DType::kUInt8:
-      return "|u1";
-    case DType::kUInt16:
-      return "<u2";
-    case DType::kUInt32:
-      return "<u4";
-    case DType::kUInt64:
-      return "<u8";
-    case DType::kFloat16:
-      return "<f2";
-    case DType::kBFloat16:
-      return "bfloat16";
-    case DType::kFloat32:
-      return "<f4";
-    case DType::kFloat64:
-      return "<f8";
-  }
-  return "?";
-}
+std::string zarr_dtype(DType t) { return std::string(dtype_typestr(t)); }
 
 DType dtype_from_zarr(std::string_view zarr) {
   for (int i = 0; i <= static_cast<int>(DType::kFloat64); ++i) {

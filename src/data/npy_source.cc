@@ -18,36 +18,11 @@ namespace fs = std::filesystem;
 
 // The NumPy descr of each dtype ('<' for multi-byte, '|' for single-byte types).
 std::string descr_of(DType t) {
-  switch (t) {
-    case DType::kBool:
-      return "|b1";
-    case DType::kInt8:
-      return "|i1";
-    case DType::kInt16:
-      return "<i2";
-    case DType::kInt32:
-      return "<i4";
-    case DType::kInt64:
-      return "<i8";
-    case DType::kUInt8:
-      return "|u1";
-    case DType::kUInt16:
-      return "<u2";
-    case DType::kUInt32:
-      return "<u4";
-    case DType::kUInt64:
-      return "<u8";
-    case DType::kFloat16:
-      return "<f2";
-    case DType::kFloat32:
-      return "<f4";
-    case DType::kFloat64:
-      return "<f8";
-    case DType::kBFloat16:
-      break;
+  if (t == DType::kBFloat16) {
+    throw InvalidArgument(
+        "data: NumPy has no bfloat16 dtype; store bfloat16 records in a record file instead");
   }
-  throw InvalidArgument(
-      "data: NumPy has no bfloat16 dtype; store bfloat16 records in a record file instead");
+  return std::string(dtype_typestr(t));
 }
 
 [[noreturn]] void malformed(const std::string& file, size_t offset, const std::string& what) {

@@ -150,37 +150,15 @@ int run_checkpoint_worker(const CheckpointBenchOptions& o) {
 }
 
 int run_checkpoint_bench(const CheckpointBenchOptions& o) {
-  CheckpointBenchOptions opts = o;
-  bool made = false;
-  if (opts.dir.empty()) {
-    opts.dir =
-        (fs::temp_directory_path() / fmt::format("spmd-bench-checkpoint-{}", ::getpid())).string();
-    made = true;
-  }
-  fs::create_directories(opts.dir);
-  const std::string address = "127.0.0.1:" + std::to_string(tools::free_port());
-  std::vector<std::vector<std::string>> argvs;
-  std::vector<EnvList> envs;
-  for (int i = 0; i < opts.processes; ++i) {
-    argvs.push_back({(self_dir() / "spmd-bench").string(), "checkpoint-worker", "--bytes",
-                     std::to_string(opts.bytes), "--iterations", std::to_string(opts.iterations),
-                     "--dir", opts.dir, "--compression", opts.compression});
-    envs.push_back(spmd_worker_env(address, opts.processes, i));
-  }
-  const auto rows = run_workers(argvs, envs);
-  if (made) {
-    std::error_code ec;
-    fs::remove_all(opts.dir, ec);
-  }
-  if (rows.empty()) return 1;
-  if (!opts.json) {
-    fmt::print(
-        "checkpoint save/restore beside a plain write()+fsync() and read() of the same "
-        "bytes, {} processes:\n",
-        opts.processes);
-  }
-  fmt::print("{}\n", rows.front());
-  return rows.front().find("\"correct\": true") != std::string::npos ? 0 : 1;
+  const ScratchDir dir(o.dir, "spmd-bench-checkpoint");
+  return run_spmd_job(
+      o.processes,
+      {"checkpoint-worker", "--bytes", std::to_string(o.bytes), "--iterations",
+       std::to_string(o.iterations), "--dir", dir.path(), "--compression", o.compression},
+      fmt::format("checkpoint save/restore beside a plain write()+fsync() and "
+                  "read() of the same bytes, {} processes:",
+                  o.processes),
+      o.json);
 }
 
 }  // namespace spmd::bench

@@ -105,38 +105,16 @@ int run_data_worker(const DataBenchOptions& o) {
 }
 
 int run_data_bench(const DataBenchOptions& o) {
-  DataBenchOptions opts = o;
-  bool made = false;
-  if (opts.dir.empty()) {
-    opts.dir = (fs::temp_directory_path() / fmt::format("spmd-bench-data-{}", ::getpid())).string();
-    made = true;
-  }
-  fs::create_directories(opts.dir);
-  const std::string address = "127.0.0.1:" + std::to_string(tools::free_port());
-  std::vector<std::vector<std::string>> argvs;
-  std::vector<EnvList> envs;
-  for (int i = 0; i < opts.processes; ++i) {
-    argvs.push_back({(self_dir() / "spmd-bench").string(), "data-worker", "--records",
-                     std::to_string(opts.records), "--record-floats",
-                     std::to_string(opts.record_floats), "--batch", std::to_string(opts.batch),
-                     "--iterations", std::to_string(opts.iterations), "--dir", opts.dir,
-                     "--prefetch", std::to_string(opts.prefetch)});
-    envs.push_back(spmd_worker_env(address, opts.processes, i));
-  }
-  const auto rows = run_workers(argvs, envs);
-  if (made) {
-    std::error_code ec;
-    fs::remove_all(opts.dir, ec);
-  }
-  if (rows.empty()) return 1;
-  if (!opts.json) {
-    fmt::print(
-        "the data loader (shuffled, one epoch of global batches) beside a sequential "
-        "read of the same .npy, {} processes:\n",
-        opts.processes);
-  }
-  fmt::print("{}\n", rows.front());
-  return rows.front().find("\"correct\": true") != std::string::npos ? 0 : 1;
+  const ScratchDir dir(o.dir, "spmd-bench-data");
+  return run_spmd_job(
+      o.processes,
+      {"data-worker", "--records", std::to_string(o.records), "--record-floats",
+       std::to_string(o.record_floats), "--batch", std::to_string(o.batch), "--iterations",
+       std::to_string(o.iterations), "--dir", dir.path(), "--prefetch", std::to_string(o.prefetch)},
+      fmt::format("the data loader (shuffled, one epoch of global batches) beside a sequential "
+                  "read of the same .npy, {} processes:",
+                  o.processes),
+      o.json);
 }
 
 }  // namespace spmd::bench

@@ -101,24 +101,11 @@ int run_reshard_worker(const ReshardBenchOptions& o) {
 }
 
 int run_reshard_bench(const ReshardBenchOptions& o) {
-  const std::string address = "127.0.0.1:" + std::to_string(tools::free_port());
-  std::vector<std::vector<std::string>> argvs;
-  std::vector<EnvList> envs;
-  for (int i = 0; i < o.processes; ++i) {
-    argvs.push_back({(self_dir() / "spmd-bench").string(), "reshard-worker", "--bytes",
-                     std::to_string(o.bytes), "--iterations", std::to_string(o.iterations)});
-    envs.push_back(spmd_worker_env(address, o.processes, i));
-  }
-  const auto rows = run_workers(argvs, envs);
-  if (rows.empty()) return 1;
-  if (o.json) {
-    fmt::print("{}\n", rows.front());
-  } else {
-    fmt::print(
-        "reshard P(\"x\", None) -> P(None, \"x\") beside all_to_all of the same bytes:\n{}\n",
-        rows.front());
-  }
-  return rows.front().find("\"correct\": true") != std::string::npos ? 0 : 1;
+  return run_spmd_job(
+      o.processes,
+      {"reshard-worker", "--bytes", std::to_string(o.bytes), "--iterations",
+       std::to_string(o.iterations)},
+      "reshard P(\"x\", None) -> P(None, \"x\") beside all_to_all of the same bytes:", o.json);
 }
 
 }  // namespace spmd::bench

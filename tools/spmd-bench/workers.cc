@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <sstream>
 
 #include "common/subprocess.h"
@@ -70,6 +71,40 @@ EnvList spmd_worker_env(const std::string& address, int n, int id) {
           {"SPMD_NUM_PROCESSES", std::to_string(n)},
           {"SPMD_PROCESS_ID", std::to_string(id)},
           {"SPMD_CPU_DEVICES", "1"}};
+}
+
+int run_spmd_job(int processes, const std::vector<std::string>& worker_args,
+                 const std::string& title, bool json) {
+  const std::string address = "127.0.0.1:" + std::to_string(tools::free_port());
+  std::vector<std::vector<std::string>> argvs;
+  std::vector<EnvList> envs;
+  for (int i = 0; i < processes; ++i) {
+    std::vector<std::string> argv = {(self_dir() / "spmd-bench").string()};
+    argv.insert(argv.end(), worker_args.begin(), worker_args.end());
+    argvs.push_back(std::move(argv));
+    envs.push_back(spmd_worker_env(address, processes, i));
+  }
+  const auto rows = run_workers(argvs, envs);
+  if (rows.empty()) return 1;
+  if (!json) fmt::print("{}\n", title);
+  fmt::print("{}\n", rows.front());
+  return rows.front().find("\"correct\": true") != std::string::npos ? 0 : 1;
+}
+
+ScratchDir::ScratchDir(const std::string& requested, const std::string& prefix) {
+  namespace fs = std::filesystem;
+  path_ = requested;
+  if (path_.empty()) {
+    path_ = (fs::temp_directory_path() / fmt::format("{}-{}", prefix, ::getpid())).string();
+    made_ = true;
+  }
+  fs::create_directories(path_);
+}
+
+ScratchDir::~ScratchDir() {
+  if (!made_) return;
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
 }
 
 }  // namespace spmd::bench

@@ -26,4 +26,25 @@ std::vector<std::string> run_workers(const std::vector<std::vector<std::string>>
 // The environment of process `id` of an `n`-process spmd job with its coordinator at `address`.
 EnvList spmd_worker_env(const std::string& address, int n, int id);
 
+// Runs `processes` spmd-bench processes with `worker_args` (the internal worker subcommand and
+// its options) as one spmd job on this machine, prints the first one's JSON row (after `title`
+// unless `json`), and returns 0 when the row says "correct": true, 1 otherwise.
+int run_spmd_job(int processes, const std::vector<std::string>& worker_args,
+                 const std::string& title, bool json);
+
+// A directory for a benchmark's files: `requested`, or a new one under the system's temporary
+// directory named after `prefix`, removed with everything in it when this object goes.
+class ScratchDir {
+ public:
+  ScratchDir(const std::string& requested, const std::string& prefix);
+  ~ScratchDir();
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  bool made_ = false;
+};
+
 }  // namespace spmd::bench
