@@ -44,8 +44,11 @@ struct LoaderOptions {
   uint64_t seed = 0;
   // Drop the last global batch when it is not full, instead of padding it (with a mask).
   bool drop_remainder = false;
-  // Batches prepared ahead by a background thread (0: none, each batch read on demand).
-  int prefetch = 2;
+  // Batches prepared ahead by a background thread (0: none, each batch read on demand). -1, the
+  // default: 2 when this host has at least two cores per spmd process on it, else 0 — where a
+  // process has one core, a reading thread only competes with the step that consumes its batches
+  // (see bench/RESULTS.md).
+  int prefetch = -1;
 };
 
 // The position of record `position` of epoch `epoch` in the global order: a bijection of

@@ -11,6 +11,7 @@
 #include <exception>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
 
 #include "spmd/device.h"
@@ -175,6 +176,18 @@ Array global_of(const NamedSharding& sharding, HostArray local, const Shape& sha
   return make_array_from_process_local_data(sharding, local, shape);
 }
 
+// LoaderOptions::prefetch's default: a reading thread only where this host has a core to spare
+// for it beside every spmd process on it.
+int default_prefetch() {
+  const std::string& host = local_devices().front().host_id();
+  std::set<int> processes;
+  for (const Device& d : devices()) {
+    if (d.host_id() == host) processes.insert(d.process_index());
+  }
+  const unsigned cores = std::thread::hardware_concurrency();
+  return cores >= 2 * std::max<size_t>(processes.size(), 1) ? 2 : 0;
+}
+
 }  // namespace
 
 DistributedDataLoader::DistributedDataLoader(std::shared_ptr<const Source> source,
@@ -195,6 +208,7 @@ DistributedDataLoader::DistributedDataLoader(std::shared_ptr<const Source> sourc
         global_batch_size, m.count, m.count));
   }
   m.local_batch = global_batch_size / m.count;
+  if (m.options.prefetch < 0) m.options.prefetch = default_prefetch();
   const int64_t n = m.source->size();
   m.used = options.shard.drop_remainder ? n / m.count * m.count : n;
   m.batches = options.drop_remainder ? m.used / global_batch_size

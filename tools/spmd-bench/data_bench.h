@@ -13,8 +13,8 @@ struct DataBenchOptions {
   int64_t record_floats = 64;  // 256-byte records
   int64_t batch = 1024;        // global
   int iterations = 3;
-  int prefetch = 2;  // the loader's default
-  std::string dir;   // where the .npy goes; default: a new directory under /tmp
+  int prefetch = -1;  // the loader's default (auto)
+  std::string dir;    // where the .npy goes; default: a new directory under /tmp
   bool json = false;
 };
 

@@ -93,7 +93,8 @@ int main(int argc, char** argv) {
     cmd->add_option("--records", db.records, "records in the file");
     cmd->add_option("--record-floats", db.record_floats, "float32 values per record");
     cmd->add_option("--batch", db.batch, "global batch size");
-    cmd->add_option("--prefetch", db.prefetch, "the loader's prefetch (0: no background thread)");
+    cmd->add_option("--prefetch", db.prefetch,
+                    "the loader's prefetch (0: no background thread; -1: its default)");
     cmd->add_option("--iterations", db.iterations, "timed repetitions (median reported)")
         ->check(CLI::Range(1, 100));
     cmd->add_option("--dir", db.dir, "directory for the file (default: a new one under /tmp)");
