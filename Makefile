@@ -59,8 +59,7 @@ bench: build
 	  --transport tcp --impls spmd,gloo
 	$(BUILD_DIR)/tools/spmd-bench/spmd-bench reshard -n 2
 	$(BUILD_DIR)/tools/spmd-bench/spmd-bench checkpoint -n 2 --iterations 6
-	$(BUILD_DIR)/tools/spmd-bench/spmd-bench data -n 2 --prefetch 0
-	$(BUILD_DIR)/tools/spmd-bench/spmd-bench data -n 2 --prefetch 2
+	$(BUILD_DIR)/tools/spmd-bench/spmd-bench data -n 2
 
 format:
 	git ls-files '*.cc' '*.h' | xargs clang-format -i
