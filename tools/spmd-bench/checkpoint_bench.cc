@@ -11,7 +11,6 @@
 #include <spmd/spmd.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <vector>
@@ -22,13 +21,7 @@
 namespace spmd::bench {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 namespace fs = std::filesystem;
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 void write_all(const std::string& path, const std::byte* data, size_t n) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -86,13 +79,6 @@ int run_checkpoint_worker(const CheckpointBenchOptions& o) {
   const checkpoint::SaveOptions save_options{.compression = o.compression == "zstd"
                                                                 ? checkpoint::Compression::kZstd
                                                                 : checkpoint::Compression::kNone};
-  auto timed = [&](const char* phase, int i, const std::function<void()>& f) {
-    kv.wait_at_barrier(fmt::format("bench/{}/{}/start", phase, i), timeout);
-    const auto t0 = Clock::now();
-    f();
-    kv.wait_at_barrier(fmt::format("bench/{}/{}/end", phase, i), timeout);
-    return std::chrono::duration<double>(Clock::now() - t0).count();
-  };
   std::vector<double> raw_write, raw_read, save, restore;
   bool correct = true;
   for (int i = 0; i < o.iterations; ++i) {
@@ -104,10 +90,11 @@ int run_checkpoint_worker(const CheckpointBenchOptions& o) {
     // (memory allocation here is bimodal) falls on both.
     std::error_code ec;
     auto baseline = [&] {
-      raw_write.push_back(
-          timed("raw-write", i, [&] { write_all(raw, shard.bytes().data(), shard.nbytes()); }));
+      raw_write.push_back(timed_phase(fmt::format("bench/raw-write/{}", i), [&] {
+        write_all(raw, shard.bytes().data(), shard.nbytes());
+      }));
       HostArray back;
-      raw_read.push_back(timed("raw-read", i, [&] {
+      raw_read.push_back(timed_phase(fmt::format("bench/raw-read/{}", i), [&] {
         back = HostArray::uninitialized(DType::kFloat32, shard.shape());
         read_all(raw, back.mutable_bytes().data(), back.nbytes());
       }));
@@ -115,9 +102,11 @@ int run_checkpoint_worker(const CheckpointBenchOptions& o) {
       fs::remove(raw, ec);
     };
     auto checkpoint = [&] {
-      save.push_back(timed("save", i, [&] { checkpoint::save(ckpt, {{"w", a}}, save_options); }));
+      save.push_back(timed_phase(fmt::format("bench/save/{}", i), [&] {
+        checkpoint::save(ckpt, {{"w", a}}, save_options);
+      }));
       Array restored = a;
-      restore.push_back(timed("restore", i, [&] {
+      restore.push_back(timed_phase(fmt::format("bench/restore/{}", i), [&] {
         restored = checkpoint::restore(ckpt, {{"w", sharding.clone()}}).at("w");
       }));
       correct = correct && restored.addressable_shards().front().data == shard;

@@ -10,7 +10,6 @@
 #include <spmd/spmd.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <vector>
@@ -21,13 +20,7 @@
 namespace spmd::bench {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 namespace fs = std::filesystem;
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 }  // namespace
 
@@ -48,18 +41,11 @@ int run_data_worker(const DataBenchOptions& o) {
   const size_t record_bytes = static_cast<size_t>(o.record_floats) * 4;
   const int64_t share = o.records / n;
   const NamedSharding rows(Mesh(devices(), {"batch"}), P("batch"));
-  auto timed = [&](const char* phase, int i, const std::function<void()>& f) {
-    kv.wait_at_barrier(fmt::format("bench/data/{}/{}/start", phase, i), timeout);
-    const auto t0 = Clock::now();
-    f();
-    kv.wait_at_barrier(fmt::format("bench/data/{}/{}/end", phase, i), timeout);
-    return std::chrono::duration<double>(Clock::now() - t0).count();
-  };
   std::vector<double> sequential;
   std::vector<double> loader_s;
   bool correct = true;
   for (int i = 0; i < o.iterations; ++i) {
-    sequential.push_back(timed("sequential", i, [&] {
+    sequential.push_back(timed_phase(fmt::format("bench/data/sequential/{}", i), [&] {
       const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
       const size_t bytes = static_cast<size_t>(share) * record_bytes;
       HostArray buffer = HostArray::uninitialized(DType::kUInt8, {static_cast<int64_t>(bytes)});
@@ -76,7 +62,7 @@ int run_data_worker(const DataBenchOptions& o) {
       correct = correct && done == bytes;
     }));
     int64_t seen = 0;
-    loader_s.push_back(timed("loader", i, [&] {
+    loader_s.push_back(timed_phase(fmt::format("bench/data/loader/{}", i), [&] {
       data::DistributedDataLoader loader(
           data::npy_source(file), o.batch, rows,
           {.seed = static_cast<uint64_t>(i), .prefetch = o.prefetch});

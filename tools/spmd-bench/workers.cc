@@ -1,8 +1,10 @@
 #include "spmd-bench/workers.h"
 
 #include <fmt/format.h>
+#include <spmd/spmd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -71,6 +73,22 @@ EnvList spmd_worker_env(const std::string& address, int n, int id) {
           {"SPMD_NUM_PROCESSES", std::to_string(n)},
           {"SPMD_PROCESS_ID", std::to_string(id)},
           {"SPMD_CPU_DEVICES", "1"}};
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+double timed_phase(const std::string& id, const std::function<void()>& f) {
+  using Clock = std::chrono::steady_clock;
+  auto& kv = distributed::client();
+  const auto timeout = std::chrono::minutes(10);
+  kv.wait_at_barrier(id + "/start", timeout);
+  const auto t0 = Clock::now();
+  f();
+  kv.wait_at_barrier(id + "/end", timeout);
+  return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
 int run_spmd_job(int processes, const std::vector<std::string>& worker_args,

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,6 +26,14 @@ std::vector<std::string> run_workers(const std::vector<std::vector<std::string>>
 
 // The environment of process `id` of an `n`-process spmd job with its coordinator at `address`.
 EnvList spmd_worker_env(const std::string& address, int n, int id);
+
+// The median of `v` (not empty).
+double median(std::vector<double> v);
+
+// Runs `f` between two barriers of every process of the job (ids `id`/start and `id`/end, at most
+// 10 minutes each) and returns the seconds from the first to the second: the slowest process's
+// time for the phase.
+double timed_phase(const std::string& id, const std::function<void()>& f);
 
 // Runs `processes` spmd-bench processes with `worker_args` (the internal worker subcommand and
 // its options) as one spmd job on this machine, prints the first one's JSON row (after `title`
