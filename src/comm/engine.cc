@@ -61,7 +61,8 @@ Exchange::PeerState& Exchange::state(int position) {
 }
 
 void Exchange::send(int position, const void* data, size_t bytes) {
-  SendOp op{};
+  PeerState& s = state(position);
+  SendOp& op = s.sends.emplace_back();
   op.header.fingerprint = fingerprint_bytes_;
   op.header.length = bytes;
   op.data = static_cast<const std::byte*>(data);
@@ -74,31 +75,27 @@ void Exchange::send(int position, const void* data, size_t bytes) {
     op.body = {static_cast<uint64_t>(::getpid()), reinterpret_cast<uint64_t>(data)};
   }
   make_inline(op);
-  state(position).sends.push_back(op);
+  // Out at once when nothing is queued before it: the peer can start on it while this process
+  // posts the rest of the call.
+  if (s.send_next + 1 == s.sends.size()) {
+    try {
+      progress_send(link, op);
+    } catch (const Error&) {
+      waiter_->await_abort(kBrokenLinkGrace);  // as run() does: prefer the service's report
+      throw;
+    }
+  }
 }
 
 void Exchange::make_inline(SendOp& op) {
   const auto [payload, payload_bytes] = payload_of(op);
   const size_t total = wire_bytes(op);
-  if (total > sizeof(op.inline_message)) return;
+  if (total == kHeaderBytes + payload_bytes || total > sizeof(op.inline_message)) return;
   std::memcpy(op.inline_message, &op.header, kHeaderBytes);
   if (payload_bytes > 0) std::memcpy(op.inline_message + kHeaderBytes, payload, payload_bytes);
   std::memset(op.inline_message + kHeaderBytes + payload_bytes, 0,
               total - kHeaderBytes - payload_bytes);
   op.inline_bytes = total;
-}
-
-std::pair<const std::byte*, size_t> Exchange::payload_of(const SendOp& op) {
-  if (op.by_reference) return {reinterpret_cast<const std::byte*>(&op.body), sizeof(ReferenceBody)};
-  return {op.data, op.bytes};
-}
-
-size_t Exchange::wire_bytes(const SendOp& op) {
-  return kHeaderBytes + padded(op.by_reference ? sizeof(ReferenceBody) : op.bytes);
-}
-
-size_t Exchange::wire_bytes(const RecvOp& op) {
-  return kHeaderBytes + padded(op.by_reference ? sizeof(ReferenceBody) : op.bytes);
 }
 
 void Exchange::forward_mismatch(std::span<const int> positions, const Fingerprint& odd,
@@ -222,6 +219,27 @@ void Exchange::deliver(RecvOp& op, size_t offset, const std::byte* data, size_t 
 
 bool Exchange::progress_recv(int position, PeerLink& link, RecvOp& op) {
   bool moved = false;
+  if (op.got == 0) {
+    // Usually a whole message is there at once (always, for a small one over shared memory):
+    // take it in one piece.
+    const std::span<const std::byte> r = link.in->readable();
+    if (r.size() >= kHeaderBytes) {
+      std::memcpy(&op.header, r.data(), kHeaderBytes);
+      state_[position].arrived = true;
+      check_header(position, op);
+      op.by_reference = op.header.kind == MessageKind::kReference;
+      const size_t total = wire_bytes(op);
+      if (!op.by_reference && r.size() >= total) {
+        deliver(op, 0, r.data() + kHeaderBytes, op.bytes);
+        link.in->consume(total);
+        op.got = total;
+        return true;
+      }
+      link.in->consume(kHeaderBytes);
+      op.got = kHeaderBytes;
+      moved = true;
+    }
+  }
   while (op.got < wire_bytes(op)) {
     if (op.got < kHeaderBytes) {
       const std::span<const std::byte> r = link.in->readable();

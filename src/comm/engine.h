@@ -5,8 +5,8 @@
 // A call posts operations, then run()s them to completion; it may post and run again (the steps
 // of a ring). Per peer, sends go out and receives complete in the order posted. Every message of
 // a call carries the call's fingerprint; the first one from each peer is therefore the check
-// that the peer makes the same call. Messages travel padded to a cache line so that on both
-// transports payloads start aligned, and sinks receive pieces that hold whole elements.
+// that the peer makes the same call. Messages travel padded to 8 bytes (kMessageAlign) so that on
+// both transports payloads start aligned, and sinks receive pieces that hold whole elements.
 //
 // Not thread-safe: one thread drives an Exchange at a time.
 #pragma once
@@ -29,6 +29,21 @@ namespace spmd {
 // Consumes a received payload piece: `offset` bytes into the message, `n` bytes at `data`
 // (8-byte aligned, a multiple of the receive's grain).
 using Sink = FunctionRef<void(size_t offset, const std::byte* data, size_t n)>;
+
+// Payloads at least this large go by reference over links that allow it: one copy (the
+// receiver's process_vm_readv) instead of two through the ring, for the price of a system call
+// and an acknowledgement.
+inline constexpr size_t kByReferenceMin = size_t{256} << 10;
+
+// Messages (header and payload) are padded to a multiple of 8 bytes on the wire: every payload
+// starts 8-byte aligned, which is what sinks and the reduce kernels need, and a message with up
+// to 8 bytes of payload (a scalar all-reduce, a barrier: 56 bytes or less) fits one lane slot of a
+// shared-memory stream (shm_ring.h), where it costs the reader one cache line.
+inline constexpr size_t kMessageAlign = 8;
+constexpr size_t padded(size_t bytes) {
+  return ((sizeof(MessageHeader) + bytes + kMessageAlign - 1) & ~(kMessageAlign - 1)) -
+         sizeof(MessageHeader);
+}
 
 class Exchange {
  public:
@@ -73,8 +88,9 @@ class Exchange {
     bool by_reference;
     uint64_t ticket;  // by_reference: done once the reader has copied this many
     ReferenceBody body;
-    // Small messages whole — header, payload, padding — so they go out in one write (one
-    // publication of a ring's tail); `inline_bytes` is 0 for the others.
+    // Small messages that need padding whole — header, payload, padding — so they go out in one
+    // write (one publication); `inline_bytes` is 0 for the others, which go out as header and
+    // payload in one write when they fit.
     size_t inline_bytes;
     alignas(64) std::byte inline_message[128];
   };
@@ -101,9 +117,18 @@ class Exchange {
 
   void run_until_done();
   // What follows a send's header on the wire: its payload, or its reference body.
-  static std::pair<const std::byte*, size_t> payload_of(const SendOp& op);
-  static size_t wire_bytes(const SendOp& op);
-  static size_t wire_bytes(const RecvOp& op);
+  static std::pair<const std::byte*, size_t> payload_of(const SendOp& op) {
+    if (op.by_reference) {
+      return {reinterpret_cast<const std::byte*>(&op.body), sizeof(ReferenceBody)};
+    }
+    return {op.data, op.bytes};
+  }
+  static size_t wire_bytes(const SendOp& op) {
+    return sizeof(MessageHeader) + padded(op.by_reference ? sizeof(ReferenceBody) : op.bytes);
+  }
+  static size_t wire_bytes(const RecvOp& op) {
+    return sizeof(MessageHeader) + padded(op.by_reference ? sizeof(ReferenceBody) : op.bytes);
+  }
   void copy_by_reference(int position, PeerLink& link, RecvOp& op);
   void flush_first_headers();
   bool progress_send(PeerLink& link, SendOp& op);
@@ -130,19 +155,5 @@ class Exchange {
   Mismatch last_mismatch_;
   std::vector<double> bounce_;  // by-reference payloads for sinks pass through here
 };
-
-// Payloads at least this large go by reference over links that allow it: one copy (the
-// receiver's process_vm_readv) instead of two through the ring, for the price of a system call
-// and an acknowledgement.
-inline constexpr size_t kByReferenceMin = size_t{256} << 10;
-
-// Messages (header and payload) are padded to a multiple of a cache line on the wire: a small
-// message then occupies exactly one line of a shared-memory ring, and every payload starts
-// 16-byte aligned.
-inline constexpr size_t kMessageAlign = 64;
-constexpr size_t padded(size_t bytes) {
-  return ((sizeof(MessageHeader) + bytes + kMessageAlign - 1) & ~(kMessageAlign - 1)) -
-         sizeof(MessageHeader);
-}
 
 }  // namespace spmd

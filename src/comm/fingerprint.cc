@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <bit>
+#include <cstring>
 #include <vector>
 
 namespace spmd {
@@ -16,13 +18,19 @@ bool reduces(CollectiveOp op) {
   return op == CollectiveOp::kAllReduce || op == CollectiveOp::kReduceScatter;
 }
 
-void put(FingerprintBytes& b, size_t at, uint64_t v, size_t n) {
-  for (size_t i = 0; i < n; ++i) b[at + i] = static_cast<uint8_t>(v >> (8 * i));
+// Every supported host is little-endian (message_header.h), so a field's wire bytes are its
+// memory bytes: encoding is a handful of moves, which matters on the small-message path.
+static_assert(std::endian::native == std::endian::little, "the wire format is little-endian");
+
+template <typename T>
+void put(FingerprintBytes& b, size_t at, T v) {
+  std::memcpy(b.data() + at, &v, sizeof(T));
 }
 
-uint64_t get(const FingerprintBytes& b, size_t at, size_t n) {
-  uint64_t v = 0;
-  for (size_t i = 0; i < n; ++i) v |= uint64_t{b[at + i]} << (8 * i);
+template <typename T>
+T get(const FingerprintBytes& b, size_t at) {
+  T v;
+  std::memcpy(&v, b.data() + at, sizeof(T));
   return v;
 }
 
@@ -43,10 +51,10 @@ std::string Fingerprint::describe() const {
 // Layout: sequence u64 | group u64 | count u64 | root i32 | op u8 | dtype u8 | reduce u8 | 0 u8
 FingerprintBytes encode(const Fingerprint& f) {
   FingerprintBytes b{};
-  put(b, 0, f.sequence, 8);
-  put(b, 8, f.group, 8);
-  put(b, 16, f.count, 8);
-  put(b, 24, static_cast<uint32_t>(f.root), 4);
+  put(b, 0, f.sequence);
+  put(b, 8, f.group);
+  put(b, 16, f.count);
+  put(b, 24, f.root);
   b[28] = static_cast<uint8_t>(f.op);
   b[29] = static_cast<uint8_t>(f.dtype);
   b[30] = static_cast<uint8_t>(f.reduce);
@@ -61,10 +69,10 @@ std::optional<Fingerprint> decode(const FingerprintBytes& b) {
     return std::nullopt;
   }
   Fingerprint f;
-  f.sequence = get(b, 0, 8);
-  f.group = get(b, 8, 8);
-  f.count = get(b, 16, 8);
-  f.root = static_cast<int32_t>(static_cast<uint32_t>(get(b, 24, 4)));
+  f.sequence = get<uint64_t>(b, 0);
+  f.group = get<uint64_t>(b, 8);
+  f.count = get<uint64_t>(b, 16);
+  f.root = get<int32_t>(b, 24);
   f.op = static_cast<CollectiveOp>(b[28]);
   f.dtype = static_cast<DType>(b[29]);
   f.reduce = static_cast<ReduceOp>(b[30]);

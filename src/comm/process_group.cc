@@ -103,6 +103,7 @@ void ProcessGroup::throw_if_closed() const {
 
 void ProcessGroup::close(const std::string& why) {
   if (closed_.empty()) closed_ = why;
+  closed_flag_.store(true, std::memory_order_release);
 }
 
 void ProcessGroup::abandon(const std::string& why) {
@@ -111,23 +112,34 @@ void ProcessGroup::abandon(const std::string& why) {
   cv_.notify_all();
 }
 
-void ProcessGroup::run(int local, const Request& request) {
-  std::unique_lock lock(mu_);
-  throw_if_closed();
-  const size_t L = requests_.size();
+Fingerprint ProcessGroup::fingerprint(uint64_t sequence, const Request& request) const {
   Fingerprint fp;
-  fp.sequence = sequence_[local]++;
+  fp.sequence = sequence;
   fp.group = layout_.id;
   fp.op = request.op;
   fp.dtype = request.dtype;
   fp.reduce = request.reduce;
   fp.root = request.root;
   fp.count = request.count;
+  return fp;
+}
+
+void ProcessGroup::run(int local, const Request& request) {
+  const size_t L = requests_.size();
   if (L == 1) {
-    lock.unlock();
-    execute(fp, {&request, 1});
+    // No one to meet: the engine's lock alone orders calls (from several threads, should a
+    // program share one participant's handle), which keeps the small-message path short.
+    std::lock_guard engine(engine_mu_);
+    if (closed_flag_.load(std::memory_order_acquire)) {
+      std::lock_guard lock(mu_);
+      throw_if_closed();
+    }
+    execute_locked(fingerprint(sequence_[0]++, request), {&request, 1});
     return;
   }
+  std::unique_lock lock(mu_);
+  throw_if_closed();
+  const Fingerprint fp = fingerprint(sequence_[local]++, request);
   requests_[local] = request;
   arrived_[local] = true;
   if (++arrived_count_ < static_cast<int>(L)) {
@@ -179,6 +191,10 @@ void ProcessGroup::run(int local, const Request& request) {
 
 void ProcessGroup::execute(const Fingerprint& mine, std::span<const Request> requests) {
   std::lock_guard engine(engine_mu_);
+  execute_locked(mine, requests);
+}
+
+void ProcessGroup::execute_locked(const Fingerprint& mine, std::span<const Request> requests) {
   // The local participants must agree before anything crosses processes.
   std::optional<Fingerprint> odd;
   Fingerprint fp = mine;

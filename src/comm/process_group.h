@@ -9,6 +9,7 @@
 // later calls throw FailedPrecondition naming the first failure.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -87,7 +88,10 @@ class ProcessGroup {
 
  private:
   ProcessGroup(GroupLayout layout, CommHandles handles);
+  Fingerprint fingerprint(uint64_t sequence, const Request& request) const;
   void execute(const Fingerprint& fp, std::span<const Request> requests);
+  // execute() with engine_mu_ held.
+  void execute_locked(const Fingerprint& fp, std::span<const Request> requests);
   // One message to (`out`) or from (`in`) the process at `position`, for send/recv.
   void point_to_point(const Fingerprint& fp, int position, const void* out, void* in, size_t bytes);
   void throw_if_closed() const;
@@ -125,6 +129,8 @@ class ProcessGroup {
   uint64_t generation_ = 0;  // completed local rendezvous
   std::exception_ptr last_error_;
   std::string closed_;  // why the group closed, or empty
+  // closed_ is not empty: read without mu_ on the one-participant path.
+  std::atomic<bool> closed_flag_{false};
 
   // Point-to-point sequence numbers and same-process mailboxes (under mu_).
   std::map<std::pair<int, int>, uint64_t> p2p_sent_;

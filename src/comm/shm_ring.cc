@@ -8,17 +8,83 @@
 #include "spmd/error.h"
 
 namespace spmd {
+namespace {
+
+constexpr uint64_t kLaneMask = kLaneSlots - 1;
+static_assert((kLaneSlots & kLaneMask) == 0, "the lane's slot count is a power of two");
+
+// The stamp of the slot that holds stream slot number `slot` with `bytes` in it.
+constexpr uint64_t stamp_of(uint64_t slot, uint64_t bytes) { return (slot + 1) << 8 | bytes; }
+constexpr uint64_t slot_of(uint64_t stamp) { return (stamp >> 8) - 1; }
+
+}  // namespace
 
 ShmRingWriter::ShmRingWriter(std::byte* base, size_t capacity, std::string peer)
     : control_(reinterpret_cast<RingControl*>(base)),
-      data_(base + sizeof(RingControl)),
+      lane_(reinterpret_cast<LaneSlot*>(base + sizeof(RingControl))),
+      data_(base + sizeof(RingControl) + kLaneSlots * sizeof(LaneSlot)),
       capacity_(capacity),
       peer_(std::move(peer)) {
   tail_ = control_->tail.load(std::memory_order_relaxed);
   cached_head_ = control_->head.load(std::memory_order_acquire);
+  lane_tail_ = cached_lane_head_ = control_->lane_head.load(std::memory_order_acquire);
+}
+
+bool ShmRingWriter::ring_drained() {
+  if (cached_head_ == tail_) return true;
+  cached_head_ = control_->head.load(std::memory_order_acquire);
+  if (cached_head_ > tail_) {
+    throw Error(fmt::format("the shared-memory ring to {} is corrupt (head {} beyond tail {})",
+                            peer_, cached_head_, tail_));
+  }
+  return cached_head_ == tail_;
+}
+
+uint64_t ShmRingWriter::load_lane_head() {
+  const uint64_t head = control_->lane_head.load(std::memory_order_acquire);
+  if (head > lane_tail_ || head < cached_lane_head_) {
+    throw Error(fmt::format(
+        "the shared-memory lane to {} is corrupt (head {}, {} slots written, {} seen consumed)",
+        peer_, head, lane_tail_, cached_lane_head_));
+  }
+  return head;
+}
+
+bool ShmRingWriter::lane_drained() {
+  if (cached_lane_head_ == lane_tail_) return true;
+  cached_lane_head_ = load_lane_head();
+  return cached_lane_head_ == lane_tail_;
 }
 
 size_t ShmRingWriter::write_some(std::span<const std::byte> first,
+                                 std::span<const std::byte> second) {
+  const uint64_t want = first.size() + second.size();
+  if (want == 0) return 0;
+  // Slots the reader may not have consumed mean the ring is drained: the lane was last written
+  // while it was, and the ring not since.
+  if (want <= kLaneBytes && (cached_lane_head_ != lane_tail_ || ring_drained())) {
+    return write_lane(first, second);
+  }
+  if (!lane_drained()) return 0;
+  return write_ring(first, second);
+}
+
+size_t ShmRingWriter::write_lane(std::span<const std::byte> first,
+                                 std::span<const std::byte> second) {
+  if (lane_tail_ - cached_lane_head_ == kLaneSlots) {
+    cached_lane_head_ = load_lane_head();
+    if (lane_tail_ - cached_lane_head_ == kLaneSlots) return 0;
+  }
+  LaneSlot& slot = lane_[lane_tail_ & kLaneMask];
+  if (!first.empty()) std::memcpy(slot.data, first.data(), first.size());
+  if (!second.empty()) std::memcpy(slot.data + first.size(), second.data(), second.size());
+  const uint64_t bytes = first.size() + second.size();
+  slot.stamp.store(stamp_of(lane_tail_, bytes), std::memory_order_release);
+  ++lane_tail_;
+  return bytes;
+}
+
+size_t ShmRingWriter::write_ring(std::span<const std::byte> first,
                                  std::span<const std::byte> second) {
   const uint64_t want = first.size() + second.size();
   if (tail_ - cached_head_ + want > capacity_) {
@@ -52,19 +118,44 @@ size_t ShmRingWriter::write_some(std::span<const std::byte> first,
 
 ShmRingReader::ShmRingReader(std::byte* base, size_t capacity, std::string peer)
     : control_(reinterpret_cast<RingControl*>(base)),
-      data_(base + sizeof(RingControl)),
+      lane_(reinterpret_cast<const LaneSlot*>(base + sizeof(RingControl))),
+      data_(base + sizeof(RingControl) + kLaneSlots * sizeof(LaneSlot)),
       capacity_(capacity),
       peer_(std::move(peer)) {
   head_ = control_->head.load(std::memory_order_relaxed);
   cached_tail_ = control_->tail.load(std::memory_order_acquire);
+  lane_head_ = control_->lane_head.load(std::memory_order_relaxed);
+}
+
+void ShmRingReader::corrupt(const std::string& what) const {
+  throw Error(fmt::format("the shared-memory stream from {} is corrupt ({})", peer_, what));
 }
 
 std::span<const std::byte> ShmRingReader::readable() {
+  if (slot_bytes_ != 0) {
+    return {lane_[lane_head_ & kLaneMask].data + slot_consumed_, slot_bytes_ - slot_consumed_};
+  }
   if (cached_tail_ == head_) {
+    // The lane first: a small message that waits there costs one cache line.
+    const LaneSlot& slot = lane_[lane_head_ & kLaneMask];
+    const uint64_t stamp = slot.stamp.load(std::memory_order_acquire);
+    if (stamp != 0 && slot_of(stamp) == lane_head_) {
+      const uint64_t bytes = stamp & 0xff;
+      if (bytes == 0 || bytes > kLaneBytes) {
+        corrupt(fmt::format("a lane slot claims {} bytes", bytes));
+      }
+      // The writer fills one lane at a time: the ring must be drained.
+      const uint64_t tail = control_->tail.load(std::memory_order_relaxed);
+      if (tail != head_) {
+        corrupt(fmt::format("ring data (tail {}, head {}) beside a lane slot", tail, head_));
+      }
+      slot_bytes_ = bytes;
+      slot_consumed_ = 0;
+      return {slot.data, static_cast<size_t>(bytes)};
+    }
     cached_tail_ = control_->tail.load(std::memory_order_acquire);
     if (cached_tail_ < head_ || cached_tail_ - head_ > capacity_) {
-      throw Error(fmt::format("the shared-memory ring from {} is corrupt (tail {}, head {})", peer_,
-                              cached_tail_, head_));
+      corrupt(fmt::format("tail {}, head {}", cached_tail_, head_));
     }
   }
   const uint64_t at = head_ & (capacity_ - 1);
@@ -73,6 +164,15 @@ std::span<const std::byte> ShmRingReader::readable() {
 }
 
 void ShmRingReader::consume(size_t n) {
+  if (slot_bytes_ != 0) {
+    slot_consumed_ += n;
+    if (slot_consumed_ >= slot_bytes_) {
+      slot_bytes_ = 0;
+      ++lane_head_;
+      control_->lane_head.store(lane_head_, std::memory_order_release);
+    }
+    return;
+  }
   head_ += n;
   control_->head.store(head_, std::memory_order_release);
 }

@@ -1,11 +1,21 @@
-// A single-producer single-consumer byte ring in shared memory: the shm transport's stream from
-// one process to another on the same host.
+// A single-producer single-consumer byte stream in shared memory: the shm transport's stream
+// from one process to another on the same host.
 //
-// The ring lives in the receiver's segment. Head and tail are monotonic byte counters on
-// cache lines of their own; the writer publishes with a release store of the tail, the reader
-// with a release store of the head, so a small message costs one cache-line transfer each way.
-// The reader checks the counters it reads from the peer (tail - head never exceeds the
-// capacity): memory a peer writes is validated like bytes from the network.
+// The stream travels in two lanes that live in the receiver's segment:
+// - the ring: a byte ring whose head and tail are monotonic byte counters on cache lines of their
+//   own; the writer publishes with a release store of the tail, the reader with a release store
+//   of the head. Any amount of data; a message costs the reader two cache lines from the writer
+//   (the tail, then the data).
+// - the lane: slots of one cache line, each holding up to kLaneBytes of the stream and, in its
+//   last word, a stamp naming the slot's place in the stream. The reader polls the slot it
+//   expects next, so a small message — a scalar all-reduce, a barrier — costs one cache line
+//   (Open MPI's "fast box").
+// The writer puts a write into the lane only while the ring is drained (the reader has consumed
+// all of it) and into the ring only while the lane is drained, so at any moment at most one
+// lane holds unread bytes and the stream's order is kept without sequence numbers.
+//
+// The reader checks everything it reads from the peer (counters, stamps, slot lengths, the
+// one-lane rule): memory a peer writes is validated like bytes from the network.
 #pragma once
 
 #include <atomic>
@@ -17,24 +27,45 @@
 namespace spmd {
 
 struct alignas(64) RingControl {
-  std::atomic<uint64_t> tail;  // bytes ever written; written by the producer
+  std::atomic<uint64_t> tail;  // ring bytes ever written; written by the producer
   char pad0[56];
-  std::atomic<uint64_t> head;  // bytes ever consumed; written by the consumer
+  std::atomic<uint64_t> head;  // ring bytes ever consumed; written by the consumer
   char pad1[56];
   std::atomic<uint64_t> references;  // by-reference payloads copied; written by the consumer
   char pad2[56];
+  std::atomic<uint64_t> lane_head;  // lane slots ever consumed; written by the consumer
+  char pad3[56];
 };
-static_assert(sizeof(RingControl) == 192);
+static_assert(sizeof(RingControl) == 256);
 
-// The bytes one ring of `capacity` occupies in a segment (control block + data).
-constexpr size_t ring_footprint(size_t capacity) { return sizeof(RingControl) + capacity; }
+// The most bytes one lane slot carries.
+inline constexpr size_t kLaneBytes = 56;
 
-// Both ends of one ring. `base` points at ring_footprint(capacity) bytes of a mapping that
-// outlives this object, zero-filled when the ring is new; `capacity` is a power of two.
+struct alignas(64) LaneSlot {
+  std::byte data[kLaneBytes];
+  // (the slot's number in the stream + 1) << 8 | bytes in it; stored last, with release.
+  std::atomic<uint64_t> stamp;
+};
+static_assert(sizeof(LaneSlot) == 64);
+
+// Slots in the lane: enough for a burst of small messages (a call to many peers writes one to
+// each of them, not several to one).
+inline constexpr size_t kLaneSlots = 32;
+
+// The bytes one stream of ring `capacity` occupies in a segment (control block, lane, ring).
+constexpr size_t ring_footprint(size_t capacity) {
+  return sizeof(RingControl) + kLaneSlots * sizeof(LaneSlot) + capacity;
+}
+
+// Both ends of one stream. `base` points at ring_footprint(capacity) bytes of a mapping that
+// outlives this object, zero-filled when the stream is new; `capacity` is a power of two.
 // `peer` names the other process in errors.
 class ShmRingWriter final : public Stream {
  public:
   ShmRingWriter(std::byte* base, size_t capacity, std::string peer);
+  // Writes of up to kLaneBytes go whole into the lane while the ring is drained; anything else
+  // into the ring once the lane is drained. Returns 0 while the lane that must take the write
+  // is full or the other is not yet drained.
   size_t write_some(std::span<const std::byte> first, std::span<const std::byte> second) override;
   std::span<const std::byte> readable() override { return {}; }
   void consume(size_t) override {}
@@ -47,12 +78,22 @@ class ShmRingWriter final : public Stream {
   void enable_references() { by_reference_ = true; }
 
  private:
+  bool ring_drained();
+  bool lane_drained();
+  // The lane's head as the reader published it, checked.
+  uint64_t load_lane_head();
+  size_t write_lane(std::span<const std::byte> first, std::span<const std::byte> second);
+  size_t write_ring(std::span<const std::byte> first, std::span<const std::byte> second);
+
   RingControl* control_;
+  LaneSlot* lane_;
   std::byte* data_;
   bool by_reference_ = false;
   uint64_t capacity_;
-  uint64_t tail_ = 0;         // mine; published to control_->tail
-  uint64_t cached_head_ = 0;  // last head seen
+  uint64_t tail_ = 0;              // mine; published to control_->tail
+  uint64_t cached_head_ = 0;       // last head seen
+  uint64_t lane_tail_ = 0;         // slots written
+  uint64_t cached_lane_head_ = 0;  // last lane head seen
   std::string peer_;
 };
 
@@ -70,12 +111,19 @@ class ShmRingReader final : public Stream {
   void enable_references(int64_t writer_pid) { peer_pid_ = writer_pid; }
 
  private:
+  [[noreturn]] void corrupt(const std::string& what) const;
+
   RingControl* control_;
+  const LaneSlot* lane_;
   const std::byte* data_;
   int64_t peer_pid_ = 0;
   uint64_t capacity_;
   uint64_t head_ = 0;         // mine; published to control_->head
   uint64_t cached_tail_ = 0;  // last tail seen
+  uint64_t lane_head_ = 0;    // slots consumed; published to control_->lane_head
+  // The slot being read: its length (0 when none) and how much of it was consumed.
+  uint64_t slot_bytes_ = 0;
+  uint64_t slot_consumed_ = 0;
   std::string peer_;
 };
 

@@ -91,6 +91,107 @@ TEST(ShmRing, ACorruptTailFromThePeerIsAnErrorNotAnOverread) {
   EXPECT_THROW(r.readable(), Error);
 }
 
+// Writes of every size from 1 byte up, read back in pieces of every size: the stream switches
+// between its lanes (small writes into one-line slots while the ring is drained, larger ones
+// into the ring) and never reorders a byte.
+TEST(ShmRing, SmallAndLargeWritesKeepTheirOrderAcrossBothLanes) {
+  const size_t capacity = 4096;
+  ShmSegment seg = ShmSegment::create("/spmd-test-lanes-" + std::to_string(::getpid()),
+                                      ring_footprint(capacity));
+  seg.unlink();
+  ShmRingWriter w(seg.data(), capacity, "reader");
+  ShmRingReader r(seg.data(), capacity, "writer");
+  std::vector<std::byte> sent(1 << 19);
+  for (size_t i = 0; i < sent.size(); ++i) sent[i] = static_cast<std::byte>(i * 131 % 251);
+  std::vector<std::byte> got;
+  size_t at = 0;
+  size_t turn = 0;
+  while (got.size() < sent.size()) {
+    ++turn;
+    // Sizes cycling through 1..300 bytes, as two pieces; reads of 1..97 bytes at a time, so
+    // slots are consumed in parts and the writer often finds a lane not yet drained.
+    const size_t want = std::min<size_t>(1 + turn * 7 % 300, sent.size() - at);
+    const size_t split = want / 3;
+    at += w.write_some({sent.data() + at, split}, {sent.data() + at + split, want - split});
+    // Every other turn the reader catches up, so that the ring drains and the lane is used.
+    for (int reads = 0; reads < (turn % 2 == 0 ? 1000 : 2); ++reads) {
+      auto piece = r.readable();
+      const size_t n = std::min<size_t>(piece.size(), 1 + turn * 13 % 97);
+      got.insert(got.end(), piece.begin(), piece.begin() + static_cast<ptrdiff_t>(n));
+      r.consume(n);
+    }
+  }
+  EXPECT_EQ(got, sent);
+  const auto* control = reinterpret_cast<const RingControl*>(seg.data());
+  EXPECT_GT(control->lane_head.load(), 100u) << "the small writes never used the lane";
+  EXPECT_GT(control->tail.load(), sent.size() / 2) << "the large writes never used the ring";
+}
+
+TEST(ShmRing, AFullLaneMakesTheWriterWaitAndLosesNothing) {
+  const size_t capacity = 4096;
+  ShmSegment seg = ShmSegment::create("/spmd-test-full-lane-" + std::to_string(::getpid()),
+                                      ring_footprint(capacity));
+  seg.unlink();
+  ShmRingWriter w(seg.data(), capacity, "reader");
+  ShmRingReader r(seg.data(), capacity, "writer");
+  std::vector<std::byte> one(8);
+  size_t written = 0;
+  for (size_t i = 0; i < kLaneSlots + 5; ++i) {
+    one.assign(8, static_cast<std::byte>(i));
+    written += w.write_some(one, {}) / 8;
+  }
+  EXPECT_EQ(written, kLaneSlots);
+  // Nor may anything go into the ring past the unread slots.
+  std::vector<std::byte> big(1000, std::byte{0x7f});
+  EXPECT_EQ(w.write_some(big, {}), 0u);
+  for (size_t i = 0; i < kLaneSlots; ++i) {
+    auto piece = r.readable();
+    ASSERT_EQ(piece.size(), 8u);
+    EXPECT_EQ(piece[0], static_cast<std::byte>(i));
+    r.consume(8);
+  }
+  EXPECT_TRUE(r.readable().empty());
+  EXPECT_EQ(w.write_some(big, {}), big.size());
+  EXPECT_EQ(r.readable().size(), big.size());
+}
+
+TEST(ShmRing, ACorruptLaneSlotFromThePeerIsAnErrorNotAnOverread) {
+  const size_t capacity = 4096;
+  ShmSegment seg = ShmSegment::create("/spmd-test-bad-slot-" + std::to_string(::getpid()),
+                                      ring_footprint(capacity));
+  seg.unlink();
+  auto* slots = reinterpret_cast<LaneSlot*>(seg.data() + sizeof(RingControl));
+  {
+    // A stamp for the expected slot claiming more bytes than a slot holds.
+    ShmRingReader r(seg.data(), capacity, "process 1");
+    slots[0].stamp.store(uint64_t{1} << 8 | 200);
+    EXPECT_THROW(r.readable(), Error);
+  }
+  {
+    // A slot while ring bytes are unread: the writer broke the one-lane rule.
+    ShmRingReader r(seg.data(), capacity, "process 1");
+    slots[0].stamp.store(uint64_t{1} << 8 | 8);
+    reinterpret_cast<RingControl*>(seg.data())->tail.store(64);
+    EXPECT_THROW(r.readable(), Error);
+    reinterpret_cast<RingControl*>(seg.data())->tail.store(0);
+  }
+  {
+    // A stale stamp (another slot's number) is not data.
+    slots[0].stamp.store(uint64_t{33} << 8 | 8);
+    ShmRingReader r(seg.data(), capacity, "process 1");
+    EXPECT_TRUE(r.readable().empty());
+  }
+  {
+    // The writer, told that more slots were consumed than it wrote.
+    ShmRingWriter w(seg.data(), capacity, "process 1");
+    std::vector<std::byte> one(8);
+    ASSERT_EQ(w.write_some(one, {}), 8u);
+    reinterpret_cast<RingControl*>(seg.data())->lane_head.store(5);
+    std::vector<std::byte> big(1000);
+    EXPECT_THROW(w.write_some(big, {}), Error);
+  }
+}
+
 TEST(Exchange, MessagesRoundTripOverTcpWithPayloadsOfOddLengths) {
   auto [a, b] = tcp_pair();
   OnePeer left(std::make_unique<TcpStream>(a, "right"));

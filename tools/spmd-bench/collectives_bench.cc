@@ -183,6 +183,75 @@ std::string human(size_t bytes) {
   return fmt::format("{} B", bytes);
 }
 
+// A row's identity across rounds.
+std::string row_key(const std::string& row) {
+  return field(row, "op") + "|" + field(row, "bytes") + "|" + field(row, "impl") + "|" +
+         field(row, "transport");
+}
+
+// Per op, size and implementation, the round with the median p50, marked with the number of
+// rounds and correct only when every round was.
+std::vector<std::string> median_rows(const std::vector<std::vector<std::string>>& rounds) {
+  if (rounds.size() == 1) return rounds.front();
+  std::vector<std::string> out;
+  for (const std::string& first : rounds.front()) {
+    const std::string key = row_key(first);
+    std::vector<std::string> same;
+    bool correct = true;
+    for (const auto& round : rounds) {
+      for (const std::string& r : round) {
+        if (row_key(r) != key) continue;
+        same.push_back(r);
+        correct &= field(r, "correct") == "true";
+      }
+    }
+    std::sort(same.begin(), same.end(), [](const std::string& a, const std::string& b) {
+      return std::stod(field(a, "p50_us")) < std::stod(field(b, "p50_us"));
+    });
+    std::string row = same[same.size() / 2];
+    row = std::regex_replace(row, std::regex("\"correct\": (true|false)"),
+                             fmt::format("\"correct\": {}", correct));
+    row.insert(row.rfind('}'), fmt::format(", \"rounds\": {}", same.size()));
+    out.push_back(row);
+  }
+  return out;
+}
+
+// Per op and size, spmd's busbw over each baseline's, round by round (for the 8-byte row, whose
+// bandwidth is noise, the baseline's p50 over spmd's: above 1 means spmd is faster either way).
+void print_ratios(const std::vector<std::vector<std::string>>& rounds) {
+  fmt::print(
+      "\nspmd / baseline, per round (above 1: spmd faster; busbw ratio, time ratio at 8 B)\n");
+  std::vector<std::string> seen;
+  for (const std::string& row : rounds.front()) {
+    if (field(row, "impl") == "spmd") continue;
+    const std::string op = field(row, "op");
+    const std::string bytes = field(row, "bytes");
+    const std::string base = field(row, "impl");
+    std::vector<double> ratios;
+    for (const auto& round : rounds) {
+      double spmd = 0;
+      double other = 0;
+      for (const std::string& r : round) {
+        if (field(r, "op") != op || field(r, "bytes") != bytes) continue;
+        const bool small = std::stoull(bytes) <= 8;
+        const double v =
+            small ? 1.0 / std::stod(field(r, "p50_us")) : std::stod(field(r, "busbw_GBps"));
+        if (field(r, "impl") == "spmd") spmd = v;
+        if (field(r, "impl") == base) other = v;
+      }
+      if (spmd > 0 && other > 0) ratios.push_back(spmd / other);
+    }
+    if (ratios.empty()) continue;
+    std::vector<double> sorted = ratios;
+    std::sort(sorted.begin(), sorted.end());
+    std::string each;
+    for (double r : ratios) each += fmt::format("{}{:.2f}", each.empty() ? "" : " ", r);
+    fmt::print("{:<15} {:>9} vs {:<5} median {:.2f}  min {:.2f}  rounds: {}\n", op,
+               human(std::stoull(bytes)), base, sorted[sorted.size() / 2], sorted.front(), each);
+  }
+}
+
 }  // namespace
 
 int run_collectives_worker(const CollectivesBenchOptions& options) {
@@ -228,23 +297,30 @@ int run_collectives_bench(const CollectivesBenchOptions& options) {
   } else {
     points.push_back(s);
   }
-  std::vector<std::string> rows;
-  for (const SweepOptions& point : points) {
-    for (const std::string& impl : impls) {
-      std::vector<std::string> got;
-      if (impl == "spmd") {
-        got = run_spmd(options, point);
-      } else if (impl == "mpi") {
-        got = run_mpi(options, point);
-      } else {
-        got = run_gloo(options, point);
+  std::vector<std::vector<std::string>> rounds;
+  for (int round = 0; round < options.rounds; ++round) {
+    std::vector<std::string>& rows = rounds.emplace_back();
+    for (const SweepOptions& point : points) {
+      for (const std::string& impl : impls) {
+        std::vector<std::string> got;
+        if (impl == "spmd") {
+          got = run_spmd(options, point);
+        } else if (impl == "mpi") {
+          got = run_mpi(options, point);
+        } else {
+          got = run_gloo(options, point);
+        }
+        if (options.json && options.rounds == 1) {
+          for (const auto& r : got) fmt::print("{}\n", r);
+          std::fflush(stdout);
+        }
+        rows.insert(rows.end(), got.begin(), got.end());
       }
-      if (options.json) {
-        for (const auto& r : got) fmt::print("{}\n", r);
-        std::fflush(stdout);
-      }
-      rows.insert(rows.end(), got.begin(), got.end());
     }
+  }
+  const std::vector<std::string> rows = median_rows(rounds);
+  if (options.json && options.rounds > 1) {
+    for (const auto& r : rows) fmt::print("{}\n", r);
   }
   const auto reference = memcpy_reference(s);
   if (options.json) {
@@ -261,6 +337,7 @@ int run_collectives_bench(const CollectivesBenchOptions& options) {
                  field(r, "busbw_GBps"), field(r, "correct"));
     }
   }
+  if (!options.json && options.rounds > 1) print_ratios(rounds);
   bool ok = true;
   for (const auto& r : rows) ok &= field(r, "correct") == "true";
   return ok ? 0 : 1;

@@ -21,6 +21,11 @@ struct CollectivesBenchOptions {
   // Run each op and size for every implementation in turn (fresh processes per point) instead of
   // one whole sweep per implementation.
   bool interleave = false;
+  // Run the whole comparison this many times; each row reports its median round (by p50) and
+  // the text output adds, per op and size, the spmd / baseline ratio of every round: a ratio of
+  // two measurements taken minutes apart on a machine with slow periods says little, one of
+  // rows taken side by side, repeated, says more.
+  int rounds = 1;
 };
 
 // The parent: launches every implementation, prints rows. Returns 0 when every row is correct.

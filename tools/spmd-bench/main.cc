@@ -47,6 +47,10 @@ int main(int argc, char** argv) {
   k->add_flag("--interleave", coll.interleave,
               "run every op and size for each implementation in turn, so that the machine's slow "
               "periods fall on all of them");
+  k->add_option("--rounds", coll.rounds,
+                "repeat the whole comparison this many times and report each row's median "
+                "round, with the spmd / baseline ratio of every round (default 1)")
+      ->check(CLI::Range(1, 100));
   add_collective_options(k);
   auto* w =
       app.add_subcommand("collectives-worker", "one spmd process of `collectives` (internal)");
