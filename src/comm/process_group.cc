@@ -195,21 +195,13 @@ void ProcessGroup::execute(const Fingerprint& mine, std::span<const Request> req
 }
 
 void ProcessGroup::execute_locked(const Fingerprint& mine, std::span<const Request> requests) {
-  // The local participants must agree before anything crosses processes.
+  // The call as the first local participant made it; the others must agree with it before
+  // anything crosses processes.
+  const Fingerprint fp = fingerprint(mine.sequence, requests[0]);
   std::optional<Fingerprint> odd;
-  Fingerprint fp = mine;
-  for (size_t i = 0; i < requests.size(); ++i) {
-    Fingerprint f = mine;
-    f.op = requests[i].op;
-    f.dtype = requests[i].dtype;
-    f.reduce = requests[i].reduce;
-    f.root = requests[i].root;
-    f.count = requests[i].count;
-    if (i == 0) {
-      fp = f;
-    } else if (!(f == fp) && !odd) {
-      odd = f;
-    }
+  for (size_t i = 1; i < requests.size() && !odd; ++i) {
+    const Fingerprint f = fingerprint(mine.sequence, requests[i]);
+    if (!(f == fp)) odd = f;
   }
   const std::shared_ptr<CoordClient> client = coord();
   Waiter waiter(client.get(), deadline());
