@@ -54,7 +54,8 @@ test: build
 
 bench: build
 	$(BUILD_DIR)/tools/spmd-bench/spmd-bench coordinator --processes 4096
-	$(BUILD_DIR)/tools/spmd-bench/spmd-bench collectives -n 2 --ops all_reduce --sizes 8,1M,64M
+	$(BUILD_DIR)/tools/spmd-bench/spmd-bench collectives -n 2 --ops all_reduce --sizes 8,1M,64M \
+	  --impls spmd,mpi --interleave --rounds 5
 	$(BUILD_DIR)/tools/spmd-bench/spmd-bench collectives -n 2 --ops all_reduce --sizes 8,1M,64M \
 	  --transport tcp --impls spmd,gloo
 	$(BUILD_DIR)/tools/spmd-bench/spmd-bench reshard -n 2
