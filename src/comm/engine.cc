@@ -168,7 +168,8 @@ bool Exchange::progress_send(PeerLink& link, SendOp& op) {
   return moved;
 }
 
-void Exchange::check_header(int position, const RecvOp& op) {
+void Exchange::accept_header(int position, RecvOp& op) {
+  state_[position].arrived = true;
   const MessageHeader& h = op.header;
   const PeerLink& link = peers_[position];
   const bool reserved_clear = h.reserved[0] == 0 && h.reserved[1] == 0 && h.reserved[2] == 0;
@@ -207,6 +208,7 @@ void Exchange::check_header(int position, const RecvOp& op) {
         "corrupt; the communicator is closed",
         link.name, h.length, op.bytes, fingerprint_.describe()));
   }
+  op.by_reference = h.kind == MessageKind::kReference;
 }
 
 void Exchange::deliver(RecvOp& op, size_t offset, const std::byte* data, size_t n) {
@@ -225,9 +227,7 @@ bool Exchange::progress_recv(int position, PeerLink& link, RecvOp& op) {
     const std::span<const std::byte> r = link.in->readable();
     if (r.size() >= kHeaderBytes) {
       std::memcpy(&op.header, r.data(), kHeaderBytes);
-      state_[position].arrived = true;
-      check_header(position, op);
-      op.by_reference = op.header.kind == MessageKind::kReference;
+      accept_header(position, op);
       const size_t total = wire_bytes(op);
       if (!op.by_reference && r.size() >= total) {
         deliver(op, 0, r.data() + kHeaderBytes, op.bytes);
@@ -249,11 +249,7 @@ bool Exchange::progress_recv(int position, PeerLink& link, RecvOp& op) {
       link.in->consume(k);
       op.got += k;
       moved = true;
-      if (op.got == kHeaderBytes) {
-        state_[position].arrived = true;
-        check_header(position, op);
-        op.by_reference = op.header.kind == MessageKind::kReference;
-      }
+      if (op.got == kHeaderBytes) accept_header(position, op);
       continue;
     }
     if (op.by_reference) {

@@ -134,7 +134,9 @@ class Exchange {
   bool progress_send(PeerLink& link, SendOp& op);
   static void make_inline(SendOp& op);
   bool progress_recv(int position, PeerLink& link, RecvOp& op);
-  void check_header(int position, const RecvOp& op);
+  // A receive's header is in: the peer arrived at this call. Throws as run() documents when the
+  // header is malformed, from another call or of another length; notes a by-reference payload.
+  void accept_header(int position, RecvOp& op);
   void deliver(RecvOp& op, size_t offset, const std::byte* data, size_t n);
   [[noreturn]] void timed_out();
   // Throws PeerFailure when a peer this call still waits for has called shutdown().

@@ -30,13 +30,17 @@ ShmRingWriter::ShmRingWriter(std::byte* base, size_t capacity, std::string peer)
   lane_tail_ = cached_lane_head_ = control_->lane_head.load(std::memory_order_acquire);
 }
 
-bool ShmRingWriter::ring_drained() {
-  if (cached_head_ == tail_) return true;
+void ShmRingWriter::load_head() {
   cached_head_ = control_->head.load(std::memory_order_acquire);
-  if (cached_head_ > tail_) {
+  if (cached_head_ > tail_ || tail_ - cached_head_ > capacity_) {
     throw Error(fmt::format("the shared-memory ring to {} is corrupt (head {} beyond tail {})",
                             peer_, cached_head_, tail_));
   }
+}
+
+bool ShmRingWriter::ring_drained() {
+  if (cached_head_ == tail_) return true;
+  load_head();
   return cached_head_ == tail_;
 }
 
@@ -87,13 +91,7 @@ size_t ShmRingWriter::write_lane(std::span<const std::byte> first,
 size_t ShmRingWriter::write_ring(std::span<const std::byte> first,
                                  std::span<const std::byte> second) {
   const uint64_t want = first.size() + second.size();
-  if (tail_ - cached_head_ + want > capacity_) {
-    cached_head_ = control_->head.load(std::memory_order_acquire);
-    if (cached_head_ > tail_ || tail_ - cached_head_ > capacity_) {
-      throw Error(fmt::format("the shared-memory ring to {} is corrupt (head {} beyond tail {})",
-                              peer_, cached_head_, tail_));
-    }
-  }
+  if (tail_ - cached_head_ + want > capacity_) load_head();
   uint64_t room = capacity_ - (tail_ - cached_head_);
   if (room == 0) return 0;
   size_t taken = 0;

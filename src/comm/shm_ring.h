@@ -78,6 +78,8 @@ class ShmRingWriter final : public Stream {
   void enable_references() { by_reference_ = true; }
 
  private:
+  // The ring's head as the reader published it, checked, into cached_head_.
+  void load_head();
   bool ring_drained();
   bool lane_drained();
   // The lane's head as the reader published it, checked.
