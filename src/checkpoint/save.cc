@@ -13,6 +13,7 @@
 #include "checkpoint/names.h"
 #include "checkpoint/parallel_for.h"
 #include "checkpoint/save_plan.h"
+#include "runtime/exception_message.h"
 #include "runtime/runtime_state.h"
 #include "spmd/coordination_client.h"
 #include "spmd/distributed.h"
@@ -96,16 +97,6 @@ std::map<std::string, std::map<std::string, std::string>> write_chunks(const Sav
   std::map<std::string, std::map<std::string, std::string>> out;
   for (size_t i = 0; i < plan.jobs.size(); ++i) out[plan.jobs[i].array][plan.jobs[i].key] = sums[i];
   return out;
-}
-
-std::string message_of(const std::exception_ptr& e) {
-  try {
-    std::rethrow_exception(e);
-  } catch (const std::exception& x) {
-    return x.what();
-  } catch (...) {
-    return "an unknown error";
-  }
 }
 
 }  // namespace
@@ -198,7 +189,7 @@ void execute_save(const SavePlan& plan, const std::string& dir, const SaveOption
   try {
     status = {{"ok", true}, {"checksums", write_chunks(plan, tmp, options)}};
   } catch (...) {
-    status = {{"ok", false}, {"error", message_of(std::current_exception())}};
+    status = {{"ok", false}, {"error", exception_message(std::current_exception())}};
   }
   kv.key_value_set(fmt::format("{}/status/{}", prefix, me), status.dump(), true);
   kv.wait_at_barrier(prefix + "/written", timeout);
@@ -232,7 +223,7 @@ void execute_save(const SavePlan& plan, const std::string& dir, const SaveOption
         commit_save(tmp, dir, record);
         outcome = "ok";
       } catch (...) {
-        failures.push_back("process 0: " + message_of(std::current_exception()));
+        failures.push_back("process 0: " + exception_message(std::current_exception()));
       }
     }
     if (!failures.empty()) {

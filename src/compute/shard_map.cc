@@ -12,6 +12,7 @@
 #include "compute/axis_context.h"
 #include "compute/device_workers.h"
 #include "compute/output_check.h"
+#include "runtime/exception_message.h"
 #include "spmd/error.h"
 
 namespace spmd {
@@ -35,16 +36,6 @@ Block block_of(const Array& x, int id, size_t input) {
     }
   }
   throw InvalidArgument(fmt::format("shard_map: input {} has no shard on device {}", input, id));
-}
-
-std::string message_of(const std::exception_ptr& error) {
-  try {
-    std::rethrow_exception(error);
-  } catch (const std::exception& e) {
-    return e.what();
-  } catch (...) {
-    return "a non-standard exception";
-  }
 }
 
 }  // namespace
@@ -132,7 +123,7 @@ std::vector<Array> run_shard_map(const Mesh& mesh, const std::vector<PartitionSp
           first_error = std::current_exception();
           // Release this process's devices waiting for this one in a collective.
           groups->close(fmt::format("device {} of process {} failed in the shard_map function: {}",
-                                    id, me, message_of(first_error)));
+                                    id, me, exception_message(first_error)));
         }
       }
     });
