@@ -94,6 +94,18 @@ Block join_at(const Block& stacked, const Shape& shape, int dim, int64_t n, Shap
   return out;
 }
 
+// Throws InvalidArgument unless dimension `dim` of `x` cuts into `n` pieces, one per device
+// along the axes: a multiple of n (tiled) or exactly n (untiled, where the dimension goes away).
+void check_splits(const char* op, const char* what, const Block& x, int dim, int64_t n,
+                  bool tiled) {
+  const int64_t extent = x.shape()[dim];
+  if (tiled ? extent % n != 0 : extent != n) {
+    throw InvalidArgument(
+        fmt::format("{}: {} {} of {} has size {}, which must {} the {} devices along the axes", op,
+                    what, dim, describe(x), extent, tiled ? "be divisible by" : "equal", n));
+  }
+}
+
 }  // namespace
 
 Block psum(Block x, const AxisEntry& axes) {
@@ -156,12 +168,7 @@ Block psum_scatter(const Block& x, const AxisEntry& axes, int scatter_dimension,
   const int dim = normalized("psum_scatter", "scatter_dimension", scatter_dimension, x, false);
   const int64_t n = r.size;
   const int64_t extent = x.shape()[dim];
-  if (tiled ? extent % n != 0 : extent != n) {
-    throw InvalidArgument(fmt::format(
-        "psum_scatter: dimension {} of {} has size {}, which must {} the {} devices along the "
-        "axes",
-        dim, describe(x), extent, tiled ? "be divisible by" : "equal", n));
-  }
+  check_splits("psum_scatter", "dimension", x, dim, n, tiled);
   Shape out_shape = x.shape();
   if (tiled) {
     out_shape[dim] = extent / n;
@@ -186,12 +193,7 @@ Block all_to_all(const Block& x, const AxisEntry& axes, int split_axis, int conc
   const int split = normalized("all_to_all", "split_axis", split_axis, x, false);
   const int64_t n = r.size;
   const int64_t extent = x.shape()[split];
-  if (tiled ? extent % n != 0 : extent != n) {
-    throw InvalidArgument(fmt::format(
-        "all_to_all: split_axis {} of {} has size {}, which must {} the {} devices along the "
-        "axes",
-        split, describe(x), extent, tiled ? "be divisible by" : "equal", n));
-  }
+  check_splits("all_to_all", "split_axis", x, split, n, tiled);
   // Each piece has x's shape with the split dimension cut n ways; without `tiled`, that
   // dimension (now 1) is dropped before the pieces are joined along a new one.
   Shape piece = x.shape();
