@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #include "spmd/dtype.h"
 #include "spmd/error.h"
@@ -39,6 +40,27 @@ T store(compute_t<T> v) {
   }
 }
 
+// fn(T{}) for a floating dtype; InvalidArgument starting with `what` otherwise.
+template <class Fn>
+decltype(auto) visit_floating(DType t, const char* what, Fn&& fn) {
+  switch (t) {
+    case DType::kFloat16:
+      return fn(float16{});
+    case DType::kBFloat16:
+      return fn(bfloat16{});
+    case DType::kFloat32:
+      return fn(float{});
+    case DType::kFloat64:
+      return fn(double{});
+    default:
+      break;
+  }
+  throw InvalidArgument(
+      fmt::format("{}: needs a floating dtype (float16, bfloat16, float32, float64), not {}; "
+                  "convert the block first",
+                  what, dtype_name(t)));
+}
+
 // fn(T{}) for the numeric dtype `t`; InvalidArgument starting with `what` for bool.
 template <class Fn>
 decltype(auto) visit_numeric(DType t, const char* what, Fn&& fn) {
@@ -60,38 +82,14 @@ decltype(auto) visit_numeric(DType t, const char* what, Fn&& fn) {
     case DType::kUInt64:
       return fn(uint64_t{});
     case DType::kFloat16:
-      return fn(float16{});
     case DType::kBFloat16:
-      return fn(bfloat16{});
     case DType::kFloat32:
-      return fn(float{});
     case DType::kFloat64:
-      return fn(double{});
+      return visit_floating(t, what, std::forward<Fn>(fn));
     case DType::kBool:
       break;
   }
   throw InvalidArgument(fmt::format("{}: no arithmetic on {} blocks", what, dtype_name(t)));
-}
-
-// fn(T{}) for a floating dtype; InvalidArgument starting with `what` otherwise.
-template <class Fn>
-decltype(auto) visit_floating(DType t, const char* what, Fn&& fn) {
-  switch (t) {
-    case DType::kFloat16:
-      return fn(float16{});
-    case DType::kBFloat16:
-      return fn(bfloat16{});
-    case DType::kFloat32:
-      return fn(float{});
-    case DType::kFloat64:
-      return fn(double{});
-    default:
-      break;
-  }
-  throw InvalidArgument(
-      fmt::format("{}: needs a floating dtype (float16, bfloat16, float32, float64), not {}; "
-                  "convert the block first",
-                  what, dtype_name(t)));
 }
 
 }  // namespace spmd::ops
