@@ -443,8 +443,7 @@ void Exchange::check_leaving(const CoordClient& coord) {
   for (int p : active_) {
     const PeerState& s = state_[p];
     if (s.recv_next >= s.recvs.size() || s.arrived) continue;
-    const auto who = coord.leaving(peers_[p].process);
-    if (!who) continue;
+    if (!coord.has_left(peers_[p].process)) continue;
     const auto now = Waiter::Clock::now();
     if (!leaving_since_) {
       leaving_since_ = now;
@@ -456,7 +455,7 @@ void Exchange::check_leaving(const CoordClient& coord) {
         "process must make the same collective calls in the same order; look for a loop some "
         "processes leave early (the last-batch pitfall) or an exception one process caught and "
         "returned from",
-        fingerprint_.describe(), self_process_, *who));
+        fingerprint_.describe(), self_process_, peers_[p].name));
   }
   leaving_since_.reset();
 }

@@ -223,11 +223,11 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(std::span<const int> devices,
               std::clamp(remaining, std::chrono::milliseconds(1), kJoinSlice));
           break;
         } catch (const DeadlineExceeded&) {
-          if (const auto who = handles.coord->leaving(g.processes[q])) {
+          if (handles.coord->has_left(g.processes[q])) {
             throw PeerFailure(fmt::format(
                 "creating a communicator of devices [{}] cannot complete: {} called shutdown() "
                 "without joining; every process owning a device of the group must create it",
-                fmt::join(devices, ", "), *who));
+                fmt::join(devices, ", "), peer_name(handles, g.processes[q])));
           }
           if (Clock::now() < deadline) continue;
           throw DeadlineExceeded(fmt::format(

@@ -153,11 +153,14 @@ void FramedConnection::finish(const std::string& reason) {
   asio::error_code ignored;
   socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
   socket_.close(ignored);
+  on_message_ = nullptr;
   if (on_close_) {
-    auto handler = std::move(on_close_);
+    // Posted, never run here: finish() is reached from inside send() when a write fails at
+    // once, and a close handler that sends to other connections (the service announcing a
+    // death) would otherwise recurse once per dead peer and exhaust the stack.
+    asio::post(socket_.get_executor(),
+               [handler = std::move(on_close_), reason] { handler(reason); });
     on_close_ = nullptr;
-    on_message_ = nullptr;
-    handler(reason);
   }
 }
 

@@ -3,7 +3,9 @@
 // Reads run in a loop on the socket's executor and hand each payload to the message handler;
 // writes are queued, so send() may be called from any thread and frames never interleave. The
 // close handler runs exactly once, with the reason: a peer's EOF, an I/O error, an invalid frame
-// header, or close() from this side. Handlers run on the socket's executor, one at a time.
+// header, or close() from this side. Handlers run on the socket's executor, one at a time, and
+// the close handler always as a handler of its own: never inside send(), close() or another
+// handler's call into this connection, so closing can never recurse.
 #pragma once
 
 #include <asio.hpp>

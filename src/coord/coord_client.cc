@@ -6,6 +6,7 @@
 #include <future>
 
 #include "coord/address.h"
+#include "coord/process_set.h"
 #include "spmd/error.h"
 
 namespace spmd {
@@ -178,11 +179,24 @@ void CoordClient::finish_start(const Status& status, wire::Topology topology) {
   done(status, std::move(topology));
 }
 
-std::optional<std::string> CoordClient::leaving(int process) const {
+bool CoordClient::has_left(int process) const {
   std::lock_guard lock(leaving_mu_);
-  const auto it = leaving_.find(process);
-  if (it == leaving_.end()) return std::nullopt;
-  return it->second;
+  return leaving_.count(process) != 0;
+}
+
+void CoordClient::note_leavers(const wire::PeerLeaving& notice) {
+  auto decoded = decode_process_set(notice.processes(), config_.num_processes);
+  if (auto* err = std::get_if<std::string>(&decoded)) {
+    spdlog::error("coordination client: ignoring a malformed leaving notice from {}: {}", address_,
+                  *err);
+    return;
+  }
+  const auto& ids = std::get<std::vector<int>>(decoded);
+  {
+    std::lock_guard lock(leaving_mu_);
+    leaving_.insert(ids.begin(), ids.end());
+  }
+  leaving_count_.fetch_add(ids.size(), std::memory_order_release);
 }
 
 void CoordClient::on_message(std::string_view payload) {
@@ -199,16 +213,9 @@ void CoordClient::on_message(std::string_view payload) {
       abort({pf.process_id(), pf.hostname(), pf.pid(), pf.reason()});
       return;
     }
-    case wire::ServerMessage::kPeerLeaving: {
-      const auto& pl = msg.peer_leaving();
-      {
-        std::lock_guard lock(leaving_mu_);
-        leaving_[pl.process_id()] =
-            fmt::format("process {} (host {}, pid {})", pl.process_id(), pl.hostname(), pl.pid());
-      }
-      leaving_count_.fetch_add(1, std::memory_order_release);
+    case wire::ServerMessage::kPeerLeaving:
+      note_leavers(msg.peer_leaving());
       return;
-    }
     case wire::ServerMessage::kHeartbeatAck:
       return;
     default:

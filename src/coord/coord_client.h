@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "coord/connection.h"
@@ -74,11 +75,11 @@ class CoordClient : public std::enable_shared_from_this<CoordClient> {
 
   // Set once a peer or the service died; the reason is PeerFailureInfo::to_string().
   bool aborted() const { return aborted_.load(); }
-  // How many other processes have called shutdown() (the service's peer_leaving notices): a
-  // cheap check for waits that poll; then leaving(p) says whether process p is one of them,
-  // describing it ("process 1 (host h, pid 42)").
+  // How many other processes the service has announced as having called shutdown() (its
+  // peer_leaving notices): a cheap check for waits that poll; then has_left(p) says whether
+  // process p is one of them.
   uint64_t leaving_count() const { return leaving_count_.load(std::memory_order_relaxed); }
-  std::optional<std::string> leaving(int process) const;
+  bool has_left(int process) const;
   std::string abort_reason() const;
 
   // The local IP address of the connection to the service (empty before it connects): an
@@ -94,6 +95,7 @@ class CoordClient : public std::enable_shared_from_this<CoordClient> {
   void on_connected(asio::ip::tcp::socket socket);
   void on_message(std::string_view payload);
   void on_close(const std::string& reason);
+  void note_leavers(const wire::PeerLeaving& notice);
   void finish_start(const Status& status, wire::Topology topology);
   void schedule_heartbeat();
   void abort(const distributed::PeerFailureInfo& info);
@@ -130,7 +132,7 @@ class CoordClient : public std::enable_shared_from_this<CoordClient> {
   std::atomic<bool> aborted_{false};
   std::atomic<uint64_t> leaving_count_{0};
   mutable std::mutex leaving_mu_;
-  std::unordered_map<int, std::string> leaving_;  // process -> its description
+  std::unordered_set<int> leaving_;  // grows only with the processes announced
   mutable std::mutex reason_mu_;
   std::string abort_reason_;
   std::string local_address_;  // guarded by reason_mu_

@@ -3,7 +3,10 @@
 //
 // Process 0 runs it in-process (spmd::distributed::initialize()); spmd-coordinator runs it
 // stand-alone. It serves one cluster, once: after every process has shut down or died it is
-// finished. All state lives on one event-loop thread; the public methods are thread-safe.
+// finished. All state lives on one event-loop thread (with a fixed 512 KiB stack: nothing in it
+// recurses); the public methods are thread-safe. No phase of a cluster's life costs more than
+// O(N log N) in the number of processes N, however many fail or leave at once
+// (service_impl.h lists the O(N) steps).
 //
 // Bad input never reaches that state: a connection sending garbage, an oversized or truncated
 // frame, a message of another protocol version, or anything but a registration first, is dropped
@@ -61,6 +64,8 @@ class CoordService {
   struct Stats {
     uint64_t dropped_connections = 0;  // for bad input or a missed handshake
     uint64_t barrier_arrivals = 0;     // wait_at_barrier requests received
+    uint64_t shutdown_arrivals = 0;    // shutdown barrier requests received
+    uint64_t deaths = 0;               // processes declared dead
   };
   Stats stats() const;
 

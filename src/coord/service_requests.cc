@@ -1,0 +1,131 @@
+// Requests of a formed cluster: the key-value store, barriers and the live-process query.
+#include <fmt/format.h>
+
+#include "coord/service_impl.h"
+
+namespace spmd {
+
+void CoordService::Impl::on_kv_set(Session& session, uint64_t request_id,
+                                   const wire::KvSetRequest& req) {
+  if (req.key().empty()) {
+    return reply(session, request_id, {StatusCode::kInvalidArgument, "empty key"});
+  }
+  if (!kv_.set(req.key(), req.value(), req.allow_overwrite())) {
+    return reply(session, request_id,
+                 {StatusCode::kAlreadyExists,
+                  fmt::format("key '{}' already has a value; pass allow_overwrite=true to "
+                              "replace it",
+                              req.key())});
+  }
+  reply(session, request_id, {});
+}
+
+void CoordService::Impl::on_kv_get(const std::shared_ptr<Session>& session, uint64_t request_id,
+                                   const wire::KvGetRequest& req) {
+  if (const std::string* value = kv_.find(req.key())) {
+    wire::ServerMessage out;
+    out.set_value(*value);
+    return reply_ok(*session, request_id, std::move(out));
+  }
+  if (!req.blocking()) return reply(*session, request_id, {});
+  const milliseconds timeout = clamp_client_timeout(req.timeout_ms());
+  auto timer = std::make_shared<asio::steady_timer>(io_, timeout);
+  const uint64_t token =
+      kv_.wait(req.key(), [this, session, request_id, timer](const std::string& value) {
+        timer->cancel();
+        wire::ServerMessage out;
+        out.set_value(value);
+        reply_ok(*session, request_id, std::move(out));
+      });
+  timer->async_wait([this, session, request_id, token, key = req.key(),
+                     timeout](asio::error_code ec) {
+    if (ec || !kv_.cancel_wait(token)) return;
+    reply(*session, request_id,
+          {StatusCode::kDeadlineExceeded,
+           fmt::format("key '{}' was not set by any process within {} ms", key, timeout.count())});
+  });
+}
+
+// O(entries under the prefix).
+void CoordService::Impl::on_kv_dir_get(Session& session, uint64_t request_id,
+                                       const wire::KvDirGetRequest& req) {
+  wire::ServerMessage out;
+  for (auto& [k, v] : kv_.dir_get(req.prefix())) {
+    auto* e = out.mutable_entries()->add_entries();
+    e->set_key(k);
+    e->set_value(v);
+  }
+  reply_ok(session, request_id, std::move(out));
+}
+
+void CoordService::Impl::on_kv_delete(Session& session, uint64_t request_id,
+                                      const wire::KvDeleteRequest& req) {
+  kv_.erase(req.key());
+  reply(session, request_id, {});
+}
+
+void CoordService::Impl::on_kv_increment(Session& session, uint64_t request_id,
+                                         const wire::KvIncrementRequest& req) {
+  auto result = kv_.increment(req.key(), req.delta());
+  if (auto* err = std::get_if<std::string>(&result)) {
+    return reply(session, request_id, {StatusCode::kInvalidArgument, *err});
+  }
+  wire::ServerMessage out;
+  out.set_counter(std::get<int64_t>(result));
+  reply_ok(session, request_id, std::move(out));
+}
+
+// Why a barrier cannot complete before anyone waits: a participant is dead or has called
+// shutdown(). O(participants listed); a barrier of all processes costs O(1) here.
+std::optional<Status> CoordService::Impl::barrier_blocked(const wire::BarrierRequest& req) const {
+  const int n = opts_.num_processes;
+  std::optional<int> dead;
+  std::optional<int> left;
+  if (req.process_ids().empty()) {
+    dead = members_.first_dead();
+    left = members_.first_gone();
+  }
+  for (int q : req.process_ids()) {
+    if (q < 0 || q >= n) continue;  // BarrierTable refuses the list with the reason
+    if (!dead && members_.state(q) == MemberState::kDead) dead = q;
+    if (!left && members_.has_left(q)) left = q;
+  }
+  if (dead) {
+    return Status{StatusCode::kPeerFailure, fmt::format("barrier '{}' cannot complete: {} is dead",
+                                                        req.id(), members_.describe(*dead))};
+  }
+  if (left) {
+    return Status{StatusCode::kPeerFailure,
+                  fmt::format("barrier '{}' cannot complete: {} called shutdown() and will not "
+                              "arrive",
+                              req.id(), members_.describe(*left))};
+  }
+  return std::nullopt;
+}
+
+void CoordService::Impl::on_barrier(const std::shared_ptr<Session>& session, uint64_t request_id,
+                                    const wire::BarrierRequest& req) {
+  ++barrier_arrivals_;
+  if (const auto blocked = barrier_blocked(req)) return reply(*session, request_id, *blocked);
+  const std::vector<int> participants(req.process_ids().begin(), req.process_ids().end());
+  auto key = barriers_.arrive(
+      req.id(), session->process_id, participants,
+      [this, session, request_id](const Status& status) { reply(*session, request_id, status); });
+  if (!key) return;
+  const milliseconds timeout = clamp_client_timeout(req.timeout_ms());
+  auto timer = std::make_shared<asio::steady_timer>(io_, timeout);
+  timer->async_wait([this, timer, key = *key, timeout](asio::error_code ec) {
+    if (!ec) barriers_.expire(key, fmt::format("{} ms", timeout.count()));
+  });
+}
+
+// O(N): the answer lists every live process.
+void CoordService::Impl::on_live_processes(Session& session, uint64_t request_id) {
+  wire::ServerMessage out;
+  for (int i = 0; i < opts_.num_processes; ++i) {
+    if (members_.active(i)) out.mutable_live()->add_process_ids(i);
+  }
+  reply_ok(session, request_id, std::move(out));
+}
+
+}  // namespace spmd
