@@ -92,6 +92,7 @@ std::optional<BarrierTable::InstanceKey> BarrierTable::arrive(const std::string&
   auto waiters = std::move(instance.waiters);
   generations.erase(it);
   for (auto& [p, waiter] : waiters) waiter(Status{});
+  settle(id, generation);
   return std::nullopt;
 }
 
@@ -105,7 +106,7 @@ void BarrierTable::expire(const InstanceKey& key, const std::string& waited) {
   for (int p = 0; p < num_processes_; ++p) {
     if (is_participant(instance, p) && instance.waiters.count(p) == 0) missing.push_back(p);
   }
-  fail(key.id, instance,
+  fail(key.id, key.generation, instance,
        {StatusCode::kDeadlineExceeded,
         fmt::format("barrier '{}' timed out after {}: {} of {} processes arrived; missing "
                     "processes: {}. Check that every process reaches this barrier (seed pitfalls: "
@@ -119,17 +120,20 @@ void BarrierTable::fail_process(int process, StatusCode code, const std::string&
     for (auto& [generation, instance] : generations) {
       if (instance.failed) continue;
       if (!is_participant(instance, process)) continue;
-      fail(id, instance, {code, fmt::format("barrier '{}' cannot complete: {}", id, message)});
+      fail(id, generation, instance,
+           {code, fmt::format("barrier '{}' cannot complete: {}", id, message)});
     }
   }
 }
 
-void BarrierTable::fail(const std::string& id, Instance& instance, const Status& status) {
+void BarrierTable::fail(const std::string& id, uint64_t generation, Instance& instance,
+                        const Status& status) {
   instance.failed = true;
   instance.failure = status;
   auto waiters = std::move(instance.waiters);
   instance.waiters.clear();
   for (auto& [p, waiter] : waiters) waiter(status);
+  settle(id, generation);
 }
 
 size_t BarrierTable::pending_count() const {

@@ -32,6 +32,12 @@ class BarrierTable {
   // `num_processes` is the cluster size; participant lists are checked against it.
   explicit BarrierTable(int num_processes) : num_processes_(num_processes) {}
 
+  // `settled` runs whenever a pending instance completes or fails, after its waiters were told
+  // (the service drops the instance's deadline timer then). It must not call into this table.
+  void on_settled(std::function<void(const InstanceKey&)> settled) {
+    settled_ = std::move(settled);
+  }
+
   // Records `process` arriving at its next instance of `id` with the given participants (all
   // processes when empty). `done` runs exactly once: at once on an error (this process is
   // already waiting on `id`, is not a participant, lists other participants than the earlier
@@ -58,12 +64,17 @@ class BarrierTable {
     bool failed = false;
     Status failure;
   };
-  void fail(const std::string& id, Instance& instance, const Status& status);
+  void fail(const std::string& id, uint64_t generation, Instance& instance, const Status& status);
   bool is_participant(const Instance& instance, int process) const;
   size_t participant_count(const Instance& instance) const;
   std::string describe(const std::vector<int>& participants) const;
 
+  void settle(const std::string& id, uint64_t generation) {
+    if (settled_) settled_(InstanceKey{id, generation});
+  }
+
   int num_processes_;
+  std::function<void(const InstanceKey&)> settled_;
   // id -> generation -> instance. Completed instances are erased; failed ones are kept so that
   // late arrivals get the same error.
   std::map<std::string, std::map<uint64_t, Instance>> instances_;

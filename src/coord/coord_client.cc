@@ -7,6 +7,7 @@
 
 #include "coord/address.h"
 #include "coord/process_set.h"
+#include "coord/topology_codec.h"
 #include "spmd/error.h"
 
 namespace spmd {
@@ -222,24 +223,7 @@ void CoordClient::on_message(std::string_view payload) {
       break;
   }
   if (!formed_ && msg.request_id() == kRegistrationRequestId) {
-    const Status status = status_of(msg);
-    if (status.ok()) {
-      formed_ = true;
-      const auto& topo = msg.topology();
-      if (topo.host_index_size() > 0 && topo.pid_size() > 0 && topo.host_index(0) >= 0 &&
-          topo.host_index(0) < topo.hosts_size()) {
-        process0_host_ = topo.hosts(topo.host_index(0)).hostname();
-        process0_pid_ = topo.pid(0);
-      }
-      heartbeat_interval_ = heartbeat_interval(config_.heartbeat_timeout);
-      // The service's timeout rules: beat at least as often as it asks.
-      if (msg.heartbeat_interval_ms() > 0) {
-        heartbeat_interval_ =
-            std::min(heartbeat_interval_, milliseconds(msg.heartbeat_interval_ms()));
-      }
-      schedule_heartbeat();
-    }
-    finish_start(status, std::move(*msg.mutable_topology()));
+    on_registered(msg);
     return;
   }
   if (shutdown_request_id_ != 0 && msg.request_id() == shutdown_request_id_) {
@@ -251,6 +235,37 @@ void CoordClient::on_message(std::string_view payload) {
   auto done = std::move(it->second);
   pending_.erase(it);
   done(msg);
+}
+
+void CoordClient::on_registered(const wire::ServerMessage& msg) {
+  Status status = status_of(msg);
+  wire::Topology topology;
+  if (status.ok() && config_.decode_topology) {
+    auto unpacked = unpack_topology(msg);
+    if (auto* err = std::get_if<std::string>(&unpacked)) {
+      status = {StatusCode::kInternal,
+                fmt::format("the coordination service at {} sent a malformed topology: {}",
+                            address_, *err)};
+    } else {
+      topology = std::move(std::get<wire::Topology>(unpacked));
+    }
+  }
+  if (status.ok()) {
+    formed_ = true;
+    if (topology.host_index_size() > 0 && topology.pid_size() > 0 && topology.host_index(0) >= 0 &&
+        topology.host_index(0) < topology.hosts_size()) {
+      process0_host_ = topology.hosts(topology.host_index(0)).hostname();
+      process0_pid_ = topology.pid(0);
+    }
+    heartbeat_interval_ = heartbeat_interval(config_.heartbeat_timeout);
+    // The service's timeout rules: beat at least as often as it asks.
+    if (msg.heartbeat_interval_ms() > 0) {
+      heartbeat_interval_ =
+          std::min(heartbeat_interval_, milliseconds(msg.heartbeat_interval_ms()));
+    }
+    schedule_heartbeat();
+  }
+  finish_start(status, std::move(topology));
 }
 
 void CoordClient::on_close(const std::string& reason) {

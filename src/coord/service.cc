@@ -19,6 +19,10 @@ namespace {
 // the tests at 2048 processes rather than at 16384 in a user's job.
 constexpr size_t kEventLoopStackBytes = 512 * 1024;
 
+// Listening sockets per process count (listen.h says why several): one per 2048 processes, so
+// that even an uneven spread of connections over them stays within each one's queue of 4096.
+int listener_count(int num_processes) { return std::clamp((num_processes + 2047) / 2048, 1, 16); }
+
 // A day: server-side timeouts asked for by clients are clamped to it.
 constexpr int64_t kMaxTimeoutMs = 24LL * 3600 * 1000;
 
@@ -30,7 +34,6 @@ std::chrono::milliseconds clamp_client_timeout(int64_t ms) {
 
 CoordService::Impl::Impl(ServiceOptions options)
     : opts_(std::move(options)),
-      acceptor_(io_),
       heartbeat_timer_(io_),
       leaver_timer_(io_),
       barriers_(std::max(1, opts_.num_processes)),
@@ -40,11 +43,16 @@ CoordService::Impl::Impl(ServiceOptions options)
     throw InvalidArgument(
         fmt::format("num_processes must be at least 1, got {}", opts_.num_processes));
   }
-  port_ = listen_on(acceptor_, opts_.bind_address);
+  acceptors_ = listen_on(io_, opts_.bind_address, listener_count(opts_.num_processes));
+  for (auto& a : acceptors_) a.non_blocking(true);
+  port_ = acceptors_.front().local_endpoint().port();
+  barriers_.on_settled([this](const BarrierTable::InstanceKey& key) {
+    barrier_deadlines_.erase({key.id, key.generation});  // destroying the timer cancels it
+  });
 }
 
 void CoordService::Impl::start() {
-  accept();
+  for (auto& a : acceptors_) accept(a);
   thread_.start("spmd-coord", kEventLoopStackBytes, [this] { io_.run(); });
 }
 
@@ -77,17 +85,32 @@ CoordService::Stats CoordService::Impl::stats() const {
   return out;
 }
 
-void CoordService::Impl::accept() {
-  acceptor_.async_accept([this](asio::error_code ec, asio::ip::tcp::socket socket) {
+// Accepts every connection waiting in the kernel's queue at each wake-up, before any of their
+// messages is read: when thousands of processes connect at once, the queue (at most somaxconn,
+// 4096 on Debian) overflows if it is drained one connection per turn of the loop between
+// thousands of registrations, and each dropped SYN costs its process a 1-3-7 s retransmission.
+void CoordService::Impl::accept(asio::ip::tcp::acceptor& acceptor) {
+  acceptor.async_wait(asio::ip::tcp::acceptor::wait_read, [this, &acceptor](asio::error_code ec) {
     if (ec) {
-      if (ec != asio::error::operation_aborted && acceptor_.is_open()) {
-        spdlog::warn("coordination service: accept failed: {}", ec.message());
-        accept();
+      if (ec != asio::error::operation_aborted && acceptor.is_open()) {
+        spdlog::warn("coordination service: waiting for connections failed: {}", ec.message());
+        accept(acceptor);
       }
       return;
     }
-    on_accept(std::move(socket));
-    accept();
+    while (true) {
+      asio::ip::tcp::socket socket(io_);
+      acceptor.accept(socket, ec);
+      if (ec == asio::error::would_block || ec == asio::error::try_again) break;
+      if (ec) {
+        // Out of descriptors or the like: logged, and tried again at the next wake-up.
+        if (!acceptor.is_open()) return;
+        spdlog::warn("coordination service: accept failed: {}", ec.message());
+        break;
+      }
+      on_accept(std::move(socket));
+    }
+    accept(acceptor);
   });
 }
 
@@ -235,9 +258,10 @@ void CoordService::Impl::close_everything() {
   stopping_ = true;
   log_death_summary();
   asio::error_code ignored;
-  acceptor_.close(ignored);
+  for (auto& a : acceptors_) a.close(ignored);
   heartbeat_timer_.cancel();
   leaver_timer_.cancel();
+  barrier_deadlines_.clear();
   for (const auto& s : sessions_) s->conn->close("coordination service stopped");
 }
 

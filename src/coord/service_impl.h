@@ -71,7 +71,7 @@ class CoordService::Impl {
   };
 
   // service.cc
-  void accept();
+  void accept(asio::ip::tcp::acceptor& acceptor);
   void on_accept(asio::ip::tcp::socket socket);
   void drop(Session& session, const std::string& reason);
   void send(Session& session, const wire::ServerMessage& msg);
@@ -102,6 +102,7 @@ class CoordService::Impl {
   void on_barrier(const std::shared_ptr<Session>& session, uint64_t request_id,
                   const wire::BarrierRequest& req);
   std::optional<Status> barrier_blocked(const wire::BarrierRequest& req) const;
+  void arm_barrier_deadline(const BarrierTable::InstanceKey& key, milliseconds timeout);
   void on_live_processes(Session& session, uint64_t request_id);
 
   // service_departures.cc
@@ -122,7 +123,7 @@ class CoordService::Impl {
 
   ServiceOptions opts_;
   asio::io_context io_;
-  asio::ip::tcp::acceptor acceptor_;
+  std::vector<asio::ip::tcp::acceptor> acceptors_;  // never resized after construction
   asio::steady_timer heartbeat_timer_;
   asio::steady_timer leaver_timer_;
   uint16_t port_ = 0;
@@ -137,6 +138,13 @@ class CoordService::Impl {
   std::set<std::shared_ptr<Session>> sessions_;
   bool stopping_ = false;
   std::map<int, uint64_t> shutdown_waiters_;  // process -> its shutdown request id
+  struct BarrierDeadline {
+    std::unique_ptr<asio::steady_timer> timer;
+    Clock::time_point deadline;
+    milliseconds timeout{0};
+  };
+  // Pending barrier instances (id, generation) -> their deadline (arm_barrier_deadline).
+  std::map<std::pair<std::string, uint64_t>, BarrierDeadline> barrier_deadlines_;
   // Deaths not yet handled: a death found while handling another waits here (declare_dead).
   std::deque<std::pair<int, std::string>> pending_deaths_;
   bool handling_deaths_ = false;

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "coord/service_impl.h"
+#include "coord/topology_codec.h"
 #include "coord/wire.h"
 
 namespace spmd {
@@ -127,12 +128,14 @@ void CoordService::Impl::release_pending(int p) {
   connection_gone();
 }
 
-// O(N + devices): once per cluster. The topology frame is encoded once and shared by all.
+// O(N + devices): once per cluster. The topology frame is encoded and compressed once and
+// shared by all.
 void CoordService::Impl::form() {
   wire::ServerMessage msg;
   msg.set_request_id(kRegistrationRequestId);
   msg.set_heartbeat_interval_ms(heartbeat_interval(opts_.heartbeat_timeout).count());
-  wire::Topology* topo = msg.mutable_topology();
+  wire::Topology topology;
+  wire::Topology* topo = &topology;
   std::unordered_map<std::string, int> host_index;
   std::unordered_map<std::string, int> platform_index;
   for (int p = 0; p < opts_.num_processes; ++p) {
@@ -153,6 +156,7 @@ void CoordService::Impl::form() {
       topo->add_platform_index(pit->second);
     }
   }
+  pack_topology(std::move(topology), msg);
   members_.form();
   auto frame = std::make_shared<const std::string>(encode_message_frame(msg));
   const auto now = Clock::now();

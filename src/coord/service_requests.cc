@@ -111,10 +111,24 @@ void CoordService::Impl::on_barrier(const std::shared_ptr<Session>& session, uin
   auto key = barriers_.arrive(
       req.id(), session->process_id, participants,
       [this, session, request_id](const Status& status) { reply(*session, request_id, status); });
-  if (!key) return;
-  const milliseconds timeout = clamp_client_timeout(req.timeout_ms());
-  auto timer = std::make_shared<asio::steady_timer>(io_, timeout);
-  timer->async_wait([this, timer, key = *key, timeout](asio::error_code ec) {
+  if (key) arm_barrier_deadline(*key, clamp_client_timeout(req.timeout_ms()));
+}
+
+// One timer per pending instance, at the earliest of its waiters' deadlines (the first waiter
+// to give up fails the instance for all), dropped as soon as the instance settles. A timer per
+// arrival would keep N timers per barrier alive until their deadlines, long after it completed:
+// at 16384 processes and a 2-minute timeout that held 100 MB.
+void CoordService::Impl::arm_barrier_deadline(const BarrierTable::InstanceKey& key,
+                                              milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  auto [it, created] = barrier_deadlines_.try_emplace({key.id, key.generation});
+  BarrierDeadline& d = it->second;
+  if (!created && d.deadline <= deadline) return;
+  if (!d.timer) d.timer = std::make_unique<asio::steady_timer>(io_);
+  d.deadline = deadline;
+  d.timeout = timeout;
+  d.timer->expires_at(deadline);
+  d.timer->async_wait([this, key, timeout](asio::error_code ec) {
     if (!ec) barriers_.expire(key, fmt::format("{} ms", timeout.count()));
   });
 }

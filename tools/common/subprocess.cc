@@ -25,9 +25,14 @@ Child spawn(const SpawnOptions& options) {
   if (options.argv.empty()) throw std::runtime_error("spawn: empty command");
   int out[2] = {-1, -1};
   int err[2] = {-1, -1};
+  int in[2] = {-1, -1};
+  if (options.pipe_input && pipe2(in, O_CLOEXEC) != 0) {
+    throw std::runtime_error(std::strerror(errno));
+  }
   if (options.pipe_output) {
     if (pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error(std::strerror(errno));
-    if (!options.merge_stderr && pipe2(err, O_CLOEXEC) != 0) {
+    const bool own_err_pipe = !options.merge_stderr && !options.inherit_stderr;
+    if (own_err_pipe && pipe2(err, O_CLOEXEC) != 0) {
       throw std::runtime_error(std::strerror(errno));
     }
   }
@@ -61,9 +66,10 @@ Child spawn(const SpawnOptions& options) {
       if (getppid() != parent) _exit(127);
     }
     if (options.new_process_group) setpgid(0, 0);
+    if (options.pipe_input) dup2(in[0], STDIN_FILENO);
     if (options.pipe_output) {
       dup2(out[1], STDOUT_FILENO);
-      dup2(options.merge_stderr ? out[1] : err[1], STDERR_FILENO);
+      if (!options.inherit_stderr) dup2(options.merge_stderr ? out[1] : err[1], STDERR_FILENO);
     }
     // Children start with default signal dispositions, whatever the launcher installed.
     signal(SIGINT, SIG_DFL);
@@ -77,10 +83,14 @@ Child spawn(const SpawnOptions& options) {
   }
   Child child;
   child.pid = pid;
+  if (options.pipe_input) {
+    close(in[0]);
+    child.in_fd = in[1];
+  }
   if (options.pipe_output) {
     close(out[1]);
     child.out_fd = out[0];
-    if (!options.merge_stderr) {
+    if (err[1] >= 0) {
       close(err[1]);
       child.err_fd = err[0];
     }

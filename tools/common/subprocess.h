@@ -23,6 +23,11 @@ struct SpawnOptions {
   bool pipe_output = false;
   // Merge stderr into the stdout pipe (with pipe_output).
   bool merge_stderr = false;
+  // Pipe stdout only; stderr stays the parent's (with pipe_output, not merge_stderr).
+  bool inherit_stderr = false;
+  // Give the child a pipe for stdin (write to it through Child::in_fd); otherwise it inherits
+  // the parent's.
+  bool pipe_input = false;
   // The child gets SIGKILL when the parent dies, so no orphan outlives a killed launcher.
   bool die_with_parent = true;
   // The child leads a new process group (its pid), so everything it starts can be signalled
@@ -32,8 +37,9 @@ struct SpawnOptions {
 
 struct Child {
   pid_t pid = -1;
+  int in_fd = -1;   // -1 unless pipe_input
   int out_fd = -1;  // -1 unless pipe_output
-  int err_fd = -1;  // -1 unless pipe_output and not merge_stderr
+  int err_fd = -1;  // -1 unless pipe_output and neither merge_stderr nor inherit_stderr
 };
 
 // Starts the child. Throws std::runtime_error when fork or pipe fail; a program that cannot be

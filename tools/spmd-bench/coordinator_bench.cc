@@ -1,230 +1,401 @@
 #include "spmd-bench/coordinator_bench.h"
 
-#include <pthread.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
-#include <mutex>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
-#include "coord/coord_client.h"
-#include "coord/service.h"
-#include "spmd-bench/tcp_fanout_floor.h"
+#include "common/commanded_child.h"
+#include "coord/topology_codec.h"
+#include "spmd-bench/fd_limit.h"
+#include "spmd-bench/sim_clients.h"
+#include "spmd-bench/tcp_fanout.h"
 
 namespace spmd::bench {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
+using tools::CommandedChild;
 
-// Counts completions of N asynchronous operations and lets one thread wait for them all.
-class Latch {
- public:
-  explicit Latch(int n) : left_(n) {}
-  void count_down(bool ok) {
-    std::lock_guard lock(mu_);
-    if (!ok) ++failures_;
-    if (--left_ == 0) cv_.notify_all();
+constexpr int kClientsPerHelper = 4096;
+constexpr milliseconds kPhaseTimeout{180000};
+
+std::string self_exe() {
+  char buf[4096];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0) throw std::runtime_error("cannot find spmd-bench's own executable");
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+double percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())))];
+}
+
+double ms_between(int64_t from_ns, int64_t to_ns) {
+  return static_cast<double>(to_ns - from_ns) / 1e6;
+}
+
+// The peak resident memory of a process (VmHWM), in MiB; -1 when it cannot be read.
+double peak_rss_mib(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string key;
+  while (status >> key) {
+    if (key == "VmHWM:") {
+      double kib = 0;
+      status >> kib;
+      return kib / 1024;
+    }
   }
-  // Returns the number of failures, or -1 on timeout.
-  int wait(milliseconds timeout) {
-    std::unique_lock lock(mu_);
-    if (!cv_.wait_for(lock, timeout, [&] { return left_ == 0; })) return -1;
-    return failures_;
+  return -1;
+}
+
+// The service process and the helpers of one simulated cluster.
+class SimCluster {
+ public:
+  SimCluster(const CoordinatorBenchOptions& o, int helpers) : n_(o.processes) {
+    const std::string exe = self_exe();
+    service_ = std::make_unique<CommandedChild>(
+        "the service process",
+        std::vector<std::string>{exe, "coordinator-service", "--processes", std::to_string(n_)});
+    const auto ready = service_->expect("ready", milliseconds(30000));
+    const std::string address = "127.0.0.1:" + ready.at(0);
+    for (int h = 0; h < helpers; ++h) {
+      const int first = static_cast<int>(static_cast<int64_t>(n_) * h / helpers);
+      const int last = static_cast<int>(static_cast<int64_t>(n_) * (h + 1) / helpers);
+      firsts_.push_back(first);
+      helpers_.push_back(std::make_unique<CommandedChild>(
+          "client helper " + std::to_string(h),
+          std::vector<std::string>{exe, "coordinator-clients", "--address", address, "--processes",
+                                   std::to_string(n_), "--first", std::to_string(first), "--count",
+                                   std::to_string(last - first), "--threads",
+                                   std::to_string(o.client_threads)}));
+    }
+  }
+
+  int size() const { return n_; }
+  CommandedChild& service() { return *service_; }
+  std::vector<std::unique_ptr<CommandedChild>>& helpers() { return helpers_; }
+  CommandedChild& owner_of_last() { return *helpers_.back(); }
+  int helper_size(size_t h) const {
+    const int end = h + 1 < firsts_.size() ? firsts_[h + 1] : n_;
+    return end - firsts_[h];
+  }
+
+  // Sends `command` to every helper; the latest "done" time, and the failures in all.
+  std::pair<int64_t, int> all_done(const std::string& command) {
+    std::vector<std::string> ids;
+    for (auto& h : helpers_) ids.push_back(h->send(command));
+    return collect(ids, 0);
+  }
+  std::pair<int64_t, int> collect(const std::vector<std::string>& ids, size_t first_helper) {
+    int64_t last = 0;
+    int failures = 0;
+    for (size_t i = 0; i < ids.size(); ++i) {
+      const auto f = helpers_[first_helper + i]->await(ids[i], kPhaseTimeout);
+      last = std::max<int64_t>(last, std::stoll(f.at(1)));
+      failures += std::stoi(f.at(2));
+    }
+    return {last, failures};
+  }
+
+  // The service's counter at `field` of its stats answer (1: barrier arrivals, 2: shutdown
+  // arrivals, 3: deaths, 4: dropped connections).
+  uint64_t stat(int field) { return std::stoull(service_->call("stats", kPhaseTimeout).at(field)); }
+
+  // The fan-out reference's sending end, connected to every helper.
+  FanoutSender& fanout() { return fanout_; }
+
+  double finish() {
+    const double peak = peak_rss_mib(service_->pid());
+    for (auto& h : helpers_) h->quit(milliseconds(20000));
+    service_->quit(milliseconds(20000));
+    return peak;
   }
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  int left_;
-  int failures_ = 0;
+  int n_;
+  std::unique_ptr<CommandedChild> service_;
+  std::vector<std::unique_ptr<CommandedChild>> helpers_;
+  std::vector<int> firsts_;
+  FanoutSender fanout_;
 };
 
-double percentile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  const size_t i = std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())));
-  return v[i];
+// Connects the fan-out reference: one receiver per simulated process, in its helper.
+void connect_fanout(SimCluster& c) {
+  std::vector<std::string> ids;
+  for (auto& h : c.helpers())
+    ids.push_back(h->send("floor-connect " + std::to_string(c.fanout().port())));
+  if (!c.fanout().accept(c.size(), kPhaseTimeout)) {
+    throw std::runtime_error("the fan-out receivers did not all connect");
+  }
+  for (size_t i = 0; i < ids.size(); ++i) c.helpers()[i]->await(ids[i], kPhaseTimeout);
 }
 
-bool raise_fd_limit(int needed) {
-  rlimit rl{};
-  getrlimit(RLIMIT_NOFILE, &rl);
-  if (rl.rlim_cur >= static_cast<rlim_t>(needed)) return true;
-  rl.rlim_cur = std::min<rlim_t>(rl.rlim_max, static_cast<rlim_t>(needed));
-  setrlimit(RLIMIT_NOFILE, &rl);
-  getrlimit(RLIMIT_NOFILE, &rl);
-  return rl.rlim_cur >= static_cast<rlim_t>(needed);
+// Fan-out round `round`: the time from the first write until the last receiver has its message.
+double fanout_round_ms(SimCluster& c, int round) {
+  const int64_t t0 = c.fanout().send_round();
+  int64_t last = 0;
+  for (auto& h : c.helpers()) {
+    const auto f = h->call("floor-wait " + std::to_string(round), kPhaseTimeout);
+    last = std::max<int64_t>(last, std::stoll(f.at(1)));
+    if (std::stoll(f.at(1)) <= 0) {
+      throw std::runtime_error("a fan-out receiver missed round " + std::to_string(round));
+    }
+  }
+  return ms_between(t0, last);
+}
+
+struct Round {
+  double release_ms = 0;  // from the last arrival until every process is released
+  double round_ms = 0;    // from the first arrival
+};
+
+// One round of a barrier-like call (`verb`: barrier or shutdown) measured as a textbook barrier:
+// N-1 processes arrive; once the service has counted them (its stats `field`), the last one
+// arrives, and the release is timed from then.
+Round barrier_round(SimCluster& c, const std::string& verb, int field) {
+  const int n = c.size();
+  const uint64_t before = c.stat(field);
+  const int64_t start = monotonic_ns();
+  std::vector<std::string> ids;
+  for (auto& h : c.helpers()) ids.push_back(h->send(verb + " 0 " + std::to_string(n - 1)));
+  const auto deadline = std::chrono::steady_clock::now() + kPhaseTimeout;
+  while (c.stat(field) < before + static_cast<uint64_t>(n - 1)) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      throw std::runtime_error(verb + ": the service never counted N-1 arrivals");
+    }
+  }
+  const int64_t last_arrival = monotonic_ns();
+  const std::string last_id = c.owner_of_last().send(verb + " " + std::to_string(n - 1) + " 1");
+  auto [end, failures] = c.collect(ids, 0);
+  const auto f = c.owner_of_last().await(last_id, kPhaseTimeout);
+  end = std::max<int64_t>(end, std::stoll(f.at(1)));
+  failures += std::stoi(f.at(2));
+  if (failures > 0) throw std::runtime_error(verb + ": " + std::to_string(failures) + " failed");
+  return {ms_between(last_arrival, end), ms_between(start, end)};
+}
+
+double registration_s(SimCluster& c) {
+  const int64_t t0 = monotonic_ns();
+  const auto [end, failures] = c.all_done("start");
+  if (failures > 0) {
+    throw std::runtime_error("registration: " + std::to_string(failures) + " processes failed");
+  }
+  return ms_between(t0, end) / 1000;
+}
+
+// What each process pays for the topology, beside the service's side the cluster measures: the
+// simulated clients skip decoding it (coord_client.h, decode_topology), so one decode of the same
+// topology (same hosts and pids as the simulation) is timed here.
+nlohmann::json topology_costs(int n) {
+  wire::Topology t;
+  for (int p = 0; p < n; ++p) {
+    if (p % kSimProcessesPerHost == 0) {
+      auto* h = t.add_hosts();
+      h->set_host_id(sim_host_id(p));
+      h->set_hostname(h->host_id());
+    }
+    t.add_host_index(p / kSimProcessesPerHost);
+    t.add_pid(sim_pid(p));
+    t.add_device_count(1);
+    t.add_local_hardware_id(0);
+    t.add_platform_index(0);
+  }
+  t.add_platforms("cpu");
+  const size_t plain = t.ByteSizeLong();
+  wire::ServerMessage msg;
+  const int64_t t0 = monotonic_ns();
+  pack_topology(t, msg);
+  const int64_t t1 = monotonic_ns();
+  std::vector<double> decode;
+  for (int i = 0; i < 11; ++i) {
+    const int64_t d0 = monotonic_ns();
+    auto unpacked = unpack_topology(msg);
+    decode.push_back(ms_between(d0, monotonic_ns()));
+    if (!std::holds_alternative<wire::Topology>(unpacked)) {
+      throw std::runtime_error("the topology does not decode");
+    }
+  }
+  nlohmann::json r;
+  r["topology_plain_bytes"] = plain;
+  r["topology_wire_bytes"] = msg.topology_zstd().size();
+  r["topology_pack_ms"] = ms_between(t0, t1);
+  r["topology_decode_ms"] = median(decode);
+  return r;
+}
+
+// Barrier rounds interleaved with fan-out rounds, so that each ratio compares two measurements
+// taken a moment apart on this machine, whose speed drifts from minute to minute.
+void barrier_rounds(SimCluster& c, int rounds, nlohmann::json& r) {
+  std::vector<double> release;
+  std::vector<double> whole;
+  std::vector<double> floor;
+  std::vector<double> ratio;
+  for (int i = 0; i < rounds; ++i) {
+    const Round b = barrier_round(c, "barrier", 1);
+    floor.push_back(fanout_round_ms(c, i));
+    release.push_back(b.release_ms);
+    whole.push_back(b.round_ms);
+    ratio.push_back(b.release_ms / floor.back());
+  }
+  r["barrier_p50_ms"] = median(release);
+  r["barrier_p99_ms"] = percentile(release, 0.99);
+  r["barrier_round_p50_ms"] = median(whole);
+  r["tcp_fanout_floor_ms"] = median(floor);
+  r["barrier_to_fanout_p50"] = median(ratio);
+}
+
+nlohmann::json run_clean(const CoordinatorBenchOptions& o, int helpers) {
+  SimCluster c(o, helpers);
+  nlohmann::json r;
+  connect_fanout(c);
+  r["init_s"] = registration_s(c);
+  barrier_rounds(c, o.barrier_rounds, r);
+  const int64_t kv0 = monotonic_ns();
+  const auto [kv_end, kv_failures] = c.all_done("kv");
+  if (kv_failures > 0) throw std::runtime_error("the key-value round failed");
+  r["kv_round_ms"] = ms_between(kv0, kv_end);
+  const Round s = barrier_round(c, "shutdown", 2);
+  r["shutdown_ms"] = s.release_ms;
+  r["shutdown_round_ms"] = s.round_ms;
+  if (c.stat(3) != 0) throw std::runtime_error("the service declared processes dead");
+  r["service_peak_rss_mib"] = c.finish();
+  r.update(topology_costs(o.processes));
+  return r;
+}
+
+// Half the helpers (so about half the processes) are killed at once after registration.
+nlohmann::json run_mass_failure(const CoordinatorBenchOptions& o, int helpers) {
+  SimCluster c(o, helpers);
+  registration_s(c);
+  const size_t killed = c.helpers().size() / 2;
+  int killed_processes = 0;
+  const int64_t t_kill = monotonic_ns();
+  for (size_t h = 0; h < killed; ++h) {
+    c.helpers()[h]->kill_now();
+    killed_processes += c.helper_size(h);
+  }
+  int64_t last_heard = 0;
+  int heard = 0;
+  int service_lost = 0;
+  for (size_t h = killed; h < c.helpers().size(); ++h) {
+    const int expected = c.helper_size(h);
+    const auto f =
+        c.helpers()[h]->call("wait-heard " + std::to_string(expected) + " 60000", kPhaseTimeout);
+    heard += std::stoi(f.at(1));
+    last_heard = std::max<int64_t>(last_heard, std::stoll(f.at(2)));
+    service_lost += std::stoi(f.at(3));
+  }
+  // Every killed process is dead once, and nobody else: poll until the count settles.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  uint64_t deaths = 0;
+  while ((deaths = c.stat(3)) < static_cast<uint64_t>(killed_processes) &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  nlohmann::json r;
+  r["killed"] = killed_processes;
+  r["survivors"] = c.size() - killed_processes;
+  r["survivors_told"] = heard;
+  r["told_service_lost"] = service_lost;
+  r["all_told_ms"] = ms_between(t_kill, last_heard);
+  r["deaths_counted"] = deaths;
+  r["service_peak_rss_mib"] = c.finish();
+  r["ok"] = heard == c.size() - killed_processes && service_lost == 0 &&
+            deaths == static_cast<uint64_t>(killed_processes);
+  return r;
+}
+
+void print_text(const CoordinatorBenchOptions& o, int helpers, const nlohmann::json& clean,
+                const nlohmann::json& mass) {
+  std::printf(
+      "coordinator benchmark: %d simulated processes in %d helper processes, the service "
+      "in its own\n",
+      o.processes, helpers);
+  std::printf("  time to a fully initialised cluster: %.3f s\n", clean["init_s"].get<double>());
+  std::printf(
+      "  barrier release (last arrival to all released), %d rounds: p50 %.3f ms, p99 %.3f ms\n",
+      o.barrier_rounds, clean["barrier_p50_ms"].get<double>(),
+      clean["barrier_p99_ms"].get<double>());
+  std::printf(
+      "  reference, interleaved with the barriers: raw TCP fan-out of 16 bytes to %d "
+      "connections: p50 %.3f ms; barrier / fan-out, median of the rounds: %.2f\n",
+      o.processes, clean["tcp_fanout_floor_ms"].get<double>(),
+      clean["barrier_to_fanout_p50"].get<double>());
+  std::printf("  barrier round (first arrival to all released): p50 %.3f ms\n",
+              clean["barrier_round_p50_ms"].get<double>());
+  std::printf("  key-value round (set + blocking get of a neighbour's key): %.3f ms\n",
+              clean["kv_round_ms"].get<double>());
+  std::printf(
+      "  shutdown barrier release: %.3f ms (shutdown / barrier %.2f); whole round %.3f ms\n",
+      clean["shutdown_ms"].get<double>(),
+      clean["shutdown_ms"].get<double>() / clean["barrier_p50_ms"].get<double>(),
+      clean["shutdown_round_ms"].get<double>());
+  std::printf("  service peak memory: %.1f MiB\n", clean["service_peak_rss_mib"].get<double>());
+  std::printf(
+      "  topology: %zu bytes on the wire to each process (%zu plain), packed once in "
+      "%.3f ms; each process decodes it in %.3f ms (not in the initialisation time above: "
+      "the simulated clients skip it, real processes do it in parallel)\n",
+      clean["topology_wire_bytes"].get<size_t>(), clean["topology_plain_bytes"].get<size_t>(),
+      clean["topology_pack_ms"].get<double>(), clean["topology_decode_ms"].get<double>());
+  if (mass.is_null()) return;
+  std::printf(
+      "  mass failure: %d of %d killed at once; %d of %d survivors told within %.3f ms; "
+      "%llu deaths counted; service peak memory %.1f MiB; %s\n",
+      mass["killed"].get<int>(), o.processes, mass["survivors_told"].get<int>(),
+      mass["survivors"].get<int>(), mass["all_told_ms"].get<double>(),
+      static_cast<unsigned long long>(mass["deaths_counted"].get<uint64_t>()),
+      mass["service_peak_rss_mib"].get<double>(), mass["ok"].get<bool>() ? "ok" : "FAILED");
 }
 
 }  // namespace
 
 int run_coordinator_bench(const CoordinatorBenchOptions& options) {
   const int n = options.processes;
-  if (!raise_fd_limit(2 * n + 256)) {
-    std::fprintf(stderr, "spmd-bench: need %d open files; raise 'ulimit -n'\n", 2 * n + 256);
+  try {
+    raise_fd_limit(n + 256);  // the fan-out reference's sending end holds one per process
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "spmd-bench coordinator: %s\n", e.what());
     return 1;
   }
-  // The physical reference first, on connections of its own that are closed again.
-  const double floor_ms = tcp_fanout_floor_ms(n, std::max(5, options.barrier_rounds));
-  ServiceOptions so;
-  so.num_processes = n;
-  so.bind_address = "127.0.0.1:0";
-  CoordService service(so);
-  service.start();
-
-  asio::io_context io;
-  auto work = asio::make_work_guard(io);
-  std::vector<std::thread> threads;
-  threads.reserve(options.client_threads);
-  for (int t = 0; t < options.client_threads; ++t) {
-    threads.emplace_back([&] {
-      pthread_setname_np(pthread_self(), "bench-clients");
-      io.run();
-    });
-  }
-
-  std::vector<std::shared_ptr<CoordClient>> clients;
-  clients.reserve(n);
-  std::atomic<int> peer_failures{0};
-  for (int i = 0; i < n; ++i) {
-    ClientConfig cc;
-    cc.address = "127.0.0.1:" + std::to_string(service.port());
-    cc.process_id = i;
-    cc.num_processes = n;
-    cc.host_id = "bench-host";
-    cc.hostname = "bench-host";
-    cc.pid = getpid();
-    wire::DeviceInfo d;
-    d.set_local_hardware_id(0);
-    d.set_platform("cpu");
-    cc.devices.push_back(d);
-    cc.initialization_timeout = std::chrono::seconds(120);
-    cc.on_failure = [&](const distributed::PeerFailureInfo&) { ++peer_failures; };
-    clients.push_back(CoordClient::create(io, std::move(cc)));
-  }
-
-  int status = 0;
-  auto fail = [&](const char* what) {
-    std::fprintf(stderr, "spmd-bench coordinator: %s\n", what);
-    status = 1;
-  };
-
-  // Registration and topology exchange, until every client holds the topology.
-  const auto t0 = Clock::now();
-  Latch registered(n);
-  for (auto& c : clients) {
-    c->async_start([&](const Status& s, const wire::Topology& t) {
-      registered.count_down(s.ok() && t.host_index_size() == n);
-    });
-  }
-  if (registered.wait(std::chrono::seconds(180)) != 0) fail("registration failed or timed out");
-  const double init_s = std::chrono::duration<double>(Clock::now() - t0).count();
-
-  // Barriers. Latency is the textbook one: from the last process's arrival until every process
-  // has heard the barrier complete. N-1 clients arrive first; once the service has counted them,
-  // the last one arrives. The round time (first arrival to all released, including this one
-  // thread issuing N requests in turn, which real processes do in parallel) is reported too.
-  std::vector<double> barrier_ms;
-  std::vector<double> round_ms;
-  for (int r = 0; r < options.barrier_rounds && status == 0; ++r) {
-    Latch done(n);
-    auto arrive = [&](CoordClient& c) {
-      wire::ClientMessage msg;
-      msg.mutable_barrier()->set_id("bench");
-      msg.mutable_barrier()->set_timeout_ms(60000);
-      c.async_call(std::move(msg),
-                   [&](const wire::ServerMessage& m) { done.count_down(m.code() == wire::OK); });
-    };
-    const uint64_t before = service.stats().barrier_arrivals;
-    const auto round_start = Clock::now();
-    for (int i = 0; i + 1 < n; ++i) arrive(*clients[i]);
-    const auto wait_until = Clock::now() + std::chrono::seconds(60);
-    while (service.stats().barrier_arrivals < before + static_cast<uint64_t>(n - 1) &&
-           Clock::now() < wait_until) {
-      std::this_thread::yield();
+  int helpers = options.helpers > 0 ? options.helpers
+                                    : std::max(2, (n + kClientsPerHelper - 1) / kClientsPerHelper);
+  helpers = std::min(helpers, n);
+  try {
+    const nlohmann::json clean = run_clean(options, helpers);
+    nlohmann::json mass;
+    if (options.mass_failure && helpers >= 2) mass = run_mass_failure(options, helpers);
+    if (options.json) {
+      nlohmann::json out = clean;
+      out["processes"] = n;
+      out["helpers"] = helpers;
+      if (!mass.is_null()) out["mass_failure"] = mass;
+      std::printf("%s\n", out.dump().c_str());
+    } else {
+      print_text(options, helpers, clean, mass);
     }
-    const auto last_arrival = Clock::now();
-    arrive(*clients[n - 1]);
-    if (done.wait(std::chrono::seconds(120)) != 0) fail("a barrier failed or timed out");
-    const auto end = Clock::now();
-    barrier_ms.push_back(std::chrono::duration<double, std::milli>(end - last_arrival).count());
-    round_ms.push_back(std::chrono::duration<double, std::milli>(end - round_start).count());
+    return mass.is_null() || mass["ok"].get<bool>() ? 0 : 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "spmd-bench coordinator: %s\n", e.what());
+    return 1;
   }
-
-  // One key-value round: every client publishes a key, then waits for its neighbour's.
-  double kv_ms = 0;
-  if (status == 0) {
-    Latch done(n);
-    const auto start = Clock::now();
-    for (int i = 0; i < n; ++i) {
-      wire::ClientMessage set;
-      set.mutable_kv_set()->set_key("bench/" + std::to_string(i));
-      set.mutable_kv_set()->set_value(std::string(32, 'x'));
-      clients[i]->async_call(std::move(set), [](const wire::ServerMessage&) {});
-      wire::ClientMessage get;
-      get.mutable_kv_get()->set_key("bench/" + std::to_string((i + 1) % n));
-      get.mutable_kv_get()->set_blocking(true);
-      get.mutable_kv_get()->set_timeout_ms(60000);
-      clients[i]->async_call(std::move(get), [&](const wire::ServerMessage& m) {
-        done.count_down(m.code() == wire::OK && m.value().size() == 32);
-      });
-    }
-    if (done.wait(std::chrono::seconds(120)) != 0) fail("the key-value round failed");
-    kv_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-  }
-
-  // Shut down like real processes: the shutdown barrier, then disconnect.
-  Latch left(n);
-  for (auto& c : clients) {
-    wire::ClientMessage msg;
-    msg.mutable_shutdown()->set_timeout_ms(60000);
-    c->async_call(std::move(msg),
-                  [&](const wire::ServerMessage& m) { left.count_down(m.code() == wire::OK); });
-  }
-  if (left.wait(std::chrono::seconds(120)) != 0) fail("the shutdown barrier failed");
-  for (auto& c : clients) c->close();
-  if (peer_failures > 0) fail("clients heard of peer failures");
-  service.stop();
-  work.reset();
-  io.stop();
-  for (auto& t : threads) t.join();
-
-  if (barrier_ms.empty()) barrier_ms.push_back(0);
-  if (round_ms.empty()) round_ms.push_back(0);
-  const double p50 = percentile(barrier_ms, 0.5);
-  const double p99 = percentile(barrier_ms, 0.99);
-  const double round_p50 = percentile(round_ms, 0.5);
-  if (options.json) {
-    std::printf(
-        "{\"processes\": %d, \"init_s\": %.4f, \"barrier_p50_ms\": %.3f, \"barrier_p99_ms\": "
-        "%.3f, \"barrier_round_p50_ms\": %.3f, \"kv_round_ms\": %.3f, "
-        "\"tcp_fanout_floor_ms\": %.3f, \"ok\": %s}\n",
-        n, init_s, p50, p99, round_p50, kv_ms, floor_ms, status == 0 ? "true" : "false");
-  } else {
-    std::printf("coordinator benchmark: %d simulated processes, %d client thread(s)\n", n,
-                options.client_threads);
-    std::printf("  time to a fully initialised cluster: %.3f s\n", init_s);
-    std::printf(
-        "  barrier latency (last arrival to all released) over %zu rounds: p50 %.3f ms, "
-        "p99 %.3f ms\n",
-        barrier_ms.size(), p50, p99);
-    std::printf(
-        "  barrier round (first arrival to all released, N arrivals issued by one "
-        "thread): p50 %.3f ms\n",
-        round_p50);
-    std::printf("  key-value round (set + blocking get of a neighbour's key): %.3f ms\n", kv_ms);
-    std::printf(
-        "  reference, same run: raw loopback TCP fan-out of one 16-byte message to %d "
-        "connections, p50 %.3f ms\n",
-        n, floor_ms);
-  }
-  return status;
 }
 
 }  // namespace spmd::bench

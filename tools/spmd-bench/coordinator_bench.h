@@ -1,8 +1,19 @@
-// spmd-bench coordinator: how fast the coordination service forms and serves a large cluster.
+// spmd-bench coordinator: how fast the coordination service forms, serves and lets go of a large
+// cluster, and how it survives losing half of it at once.
 //
-// Simulates N processes as lightweight clients (real TCP connections to a real in-process
-// service, the same client code as initialize(), driven asynchronously by a few threads) doing
-// registration with topology exchange, barriers and one key-value round each.
+// The service runs in a process of its own, as spmd-coordinator runs it (sim_service.h); the N
+// simulated processes are real CoordClients over real loopback TCP, spread over helper
+// processes (sim_clients.h) so that N is not bounded by one process's open-file limit (each
+// helper needs about two descriptors per client, the service one). Two clusters are run:
+//
+// 1. A clean one: registration with topology exchange, barrier rounds, one key-value round and
+//    the shutdown barrier, beside the raw TCP fan-out of one message to N connections
+//    (tcp_fanout.h) measured first, on the same path.
+// 2. A mass failure: after registration, half of the helpers are killed with SIGKILL at once; the
+//    time until every survivor has heard of a failure, and that the service still runs and
+//    counted each death once.
+//
+// Each phase's cost is reported with the service's peak resident memory.
 #pragma once
 
 namespace spmd::bench {
@@ -10,7 +21,10 @@ namespace spmd::bench {
 struct CoordinatorBenchOptions {
   int processes = 1024;
   int barrier_rounds = 20;
-  int client_threads = 1;
+  // Helper processes for the clients; 0: one per 4096 clients, at least two.
+  int helpers = 0;
+  int client_threads = 1;  // per helper
+  bool mass_failure = true;
   bool json = false;
 };
 

@@ -1,5 +1,6 @@
 // spmd-bench: spmd's multi-process benchmarks. One subcommand per benchmark:
-//   spmd-bench coordinator --processes 4096 [--rounds 20] [--threads 1] [--json]
+//   spmd-bench coordinator --processes 4096 [--rounds 20] [--helpers K] [--threads 1]
+//                          [--no-mass-failure] [--json]
 //   spmd-bench collectives -n 2 [--ops all_reduce,...] [--sizes 8,1M,...] [--impls spmd,mpi,gloo]
 //                          [--transport auto|tcp] [--seconds 0.3] [--json]
 //   spmd-bench reshard -n 2 [--bytes 268435456] [--iterations 5] [--json]
@@ -12,6 +13,8 @@
 #include "spmd-bench/coordinator_bench.h"
 #include "spmd-bench/data_bench.h"
 #include "spmd-bench/reshard_bench.h"
+#include "spmd-bench/sim_clients.h"
+#include "spmd-bench/sim_service.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"spmd-bench: spmd's benchmarks"};
@@ -22,9 +25,28 @@ int main(int argc, char** argv) {
       "time to initialise N simulated processes, barrier latency p50/p99, a key-value round");
   c->add_option("--processes", coord.processes, "simulated processes")->check(CLI::Range(1, 65536));
   c->add_option("--rounds", coord.barrier_rounds, "barrier rounds")->check(CLI::Range(1, 100000));
-  c->add_option("--threads", coord.client_threads, "threads driving the clients")
+  c->add_option("--helpers", coord.helpers,
+                "helper processes running the clients (default: one per 4096, at least 2)")
+      ->check(CLI::Range(0, 1024));
+  c->add_option("--threads", coord.client_threads, "threads driving the clients of each helper")
       ->check(CLI::Range(1, 64));
+  c->add_flag("--mass-failure,!--no-mass-failure", coord.mass_failure,
+              "also run a second cluster and kill half of it at once (on)");
   c->add_flag("--json", coord.json, "print one JSON object");
+  spmd::bench::SimServiceOptions sim_service;
+  auto* cs = app.add_subcommand("coordinator-service", "the service of `coordinator` (internal)");
+  cs->add_option("--processes", sim_service.num_processes)->required();
+  cs->add_option("--heartbeat-timeout-ms", sim_service.heartbeat_timeout_ms);
+  cs->group("");
+  spmd::bench::SimClientsOptions sim_clients;
+  auto* cc = app.add_subcommand("coordinator-clients", "clients of `coordinator` (internal)");
+  cc->add_option("--address", sim_clients.address)->required();
+  cc->add_option("--processes", sim_clients.num_processes)->required();
+  cc->add_option("--first", sim_clients.first)->required();
+  cc->add_option("--count", sim_clients.count)->required()->check(CLI::Range(1, 1 << 20));
+  cc->add_option("--threads", sim_clients.threads)->check(CLI::Range(1, 64));
+  cc->add_option("--heartbeat-timeout-ms", sim_clients.heartbeat_timeout_ms);
+  cc->group("");
 
   spmd::bench::CollectivesBenchOptions coll;
   auto add_collective_options = [&coll](CLI::App* sub) {
@@ -119,6 +141,8 @@ int main(int argc, char** argv) {
   if (r->parsed()) return spmd::bench::run_reshard_bench(resh);
   if (rw->parsed()) return spmd::bench::run_reshard_worker(resh);
   if (c->parsed()) return spmd::bench::run_coordinator_bench(coord);
+  if (cs->parsed()) return spmd::bench::run_sim_service(sim_service);
+  if (cc->parsed()) return spmd::bench::run_sim_clients(sim_clients);
   if (k->parsed()) return spmd::bench::run_collectives_bench(coll);
   if (w->parsed()) return spmd::bench::run_collectives_worker(coll);
   return 2;
