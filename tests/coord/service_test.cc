@@ -437,6 +437,50 @@ TEST_F(ServiceTest, ShutdownBarrierTimesOutNamingWhoIsStillRunning) {
   }
 }
 
+// Processes that call shutdown() while others still run are announced to those others, all of
+// them, each once, in one notice or a few rather than one per leaver.
+TEST_F(ServiceTest, EarlyLeaversAreAnnouncedToThoseStillRunning) {
+  start_service(16);
+  auto clients = start_all();
+  std::vector<std::future<void>> leaving;
+  for (int p = 0; p < 8; ++p) {
+    leaving.push_back(std::async(std::launch::async, [&, p] { clients[p]->shutdown(10s); }));
+  }
+  const auto deadline = Clock::now() + 10s;
+  auto all_heard = [&] {
+    for (int q = 8; q < 16; ++q) {
+      for (int p = 0; p < 8; ++p) {
+        if (!clients[q]->has_left(p)) return false;
+      }
+    }
+    return true;
+  };
+  while (!all_heard() && Clock::now() < deadline) std::this_thread::sleep_for(5ms);
+  ASSERT_TRUE(all_heard());
+  for (int q = 8; q < 16; ++q) {
+    EXPECT_EQ(clients[q]->leaving_count(), 8u) << "each leaver is announced once";
+    EXPECT_FALSE(clients[q]->has_left(q));
+    EXPECT_FALSE(clients[q]->has_left(15 - (q - 8)));  // the still running are not named
+  }
+  for (int q = 8; q < 16; ++q) {
+    leaving.push_back(std::async(std::launch::async, [&, q] { clients[q]->shutdown(10s); }));
+  }
+  for (auto& f : leaving) EXPECT_NO_THROW(f.get());
+  EXPECT_TRUE(service_->wait_until_finished(5s));
+}
+
+// At the end of a job everyone leaves within moments: nobody is told about anybody.
+TEST_F(ServiceTest, ProcessesLeavingTogetherAreNotAnnounced) {
+  start_service(16);
+  auto clients = start_all();
+  std::vector<std::future<void>> leaving;
+  for (int p = 0; p < 16; ++p) {
+    leaving.push_back(std::async(std::launch::async, [&, p] { clients[p]->shutdown(10s); }));
+  }
+  for (auto& f : leaving) EXPECT_NO_THROW(f.get());
+  for (int p = 0; p < 16; ++p) EXPECT_EQ(clients[p]->leaving_count(), 0u);
+}
+
 TEST_F(ServiceTest, ClientsDetectTheServicesDeath) {
   start_service(2);
   auto clients = start_all();
