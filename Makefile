@@ -53,7 +53,7 @@ test: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS) --timeout 300
 
 bench: build
-	$(BUILD_DIR)/tools/spmd-bench/spmd-bench coordinator --processes 4096
+	$(BUILD_DIR)/tools/spmd-bench/spmd-bench coordinator --processes 16384
 	$(BUILD_DIR)/tools/spmd-bench/spmd-bench collectives -n 2 --ops all_reduce --sizes 8,1M,64M \
 	  --impls spmd,mpi --interleave --rounds 5
 	$(BUILD_DIR)/tools/spmd-bench/spmd-bench collectives -n 2 --ops all_reduce --sizes 8,1M,64M \
