@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <vector>
 
 namespace spmd {
 
@@ -78,9 +79,9 @@ wire::ProcessSet encode_process_set(const std::vector<int>& ids) {
     }
     return out;
   }
-  std::string bitmap(bitmap_bytes, '\0');
-  for (int id : ids) bitmap[static_cast<size_t>(id) / 8] |= static_cast<char>(1U << (id % 8));
-  out.set_bitmap(std::move(bitmap));
+  std::vector<uint8_t> bits(bitmap_bytes, 0);
+  for (int id : ids) bits[static_cast<size_t>(id) / 8] |= static_cast<uint8_t>(1U << (id % 8));
+  out.set_bitmap(std::string(bits.begin(), bits.end()));
   return out;
 }
 

@@ -17,7 +17,7 @@ namespace {
 // deaths found while handling one are queued), so they need a few tens of KiB; the margin is for
 // protobuf parsing and formatting. Fixed, so a recursion that grows with the cluster fails in
 // the tests at 2048 processes rather than at 16384 in a user's job.
-constexpr size_t kEventLoopStackBytes = 512 * 1024;
+constexpr size_t kEventLoopStackBytes = size_t{512} * 1024;
 
 // Listening sockets per process count (listen.h says why several): one per 2048 processes, so
 // that even an uneven spread of connections over them stays within each one's queue of 4096.

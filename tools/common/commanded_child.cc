@@ -36,7 +36,7 @@ CommandedChild::~CommandedChild() {
 }
 
 std::string CommandedChild::send(const std::string& command) {
-  const std::string id = std::to_string(next_id_++);
+  std::string id = std::to_string(next_id_++);
   if (!channel_->write_line(id + " " + command)) {
     throw std::runtime_error(name_ + " is gone (cannot send '" + command + "')");
   }

@@ -73,6 +73,7 @@ class SimClients {
   }
 
   // Returns false on `quit`.
+  // Runs one command line; false on `quit`.
   bool handle(const std::string& line) {
     std::istringstream in(line);
     std::string id;
@@ -80,17 +81,29 @@ class SimClients {
     in >> id >> verb;
     int a = 0;
     int b = 0;
-    if (verb == "start") return start(id), true;
-    if (verb == "barrier" && in >> a >> b) return barrier(id, a, b), true;
-    if (verb == "kv") return kv(id), true;
-    if (verb == "shutdown" && in >> a >> b) return shutdown(id, a, b), true;
-    if (verb == "wait-heard" && in >> a >> b) return wait_heard(id, a, milliseconds(b)), true;
-    if (verb == "floor-connect" && in >> a) return floor_connect(id, a), true;
-    if (verb == "floor-wait" && in >> a) return floor_wait(id, a), true;
-    if (verb == "floor-close") return fanout_.reset(), out_.write_line(id + " ok"), true;
-    if (verb == "close") return close_all(id), true;
     if (verb == "quit") return false;
-    out_.write_line(id + " error unknown command: " + line);
+    if (verb == "start") {
+      start(id);
+    } else if (verb == "barrier" && in >> a >> b) {
+      barrier(id, a, b);
+    } else if (verb == "kv") {
+      kv(id);
+    } else if (verb == "shutdown" && in >> a >> b) {
+      shutdown(id, a, b);
+    } else if (verb == "wait-heard" && in >> a >> b) {
+      wait_heard(id, a, milliseconds(b));
+    } else if (verb == "floor-connect" && in >> a) {
+      floor_connect(id, a);
+    } else if (verb == "floor-wait" && in >> a) {
+      floor_wait(id, a);
+    } else if (verb == "floor-close") {
+      fanout_.reset();
+      out_.write_line(id + " ok");
+    } else if (verb == "close") {
+      close_all(id);
+    } else {
+      out_.write_line(id + " error unknown command: " + line);
+    }
     return true;
   }
 
@@ -238,7 +251,8 @@ std::string sim_host_id(int process) {
 
 int64_t sim_pid(int process) {
   const int host = process / kSimProcessesPerHost;
-  return 1000 + (static_cast<int64_t>(host) * 7919) % 90000 + 3 * (process % kSimProcessesPerHost);
+  return 1000 + (static_cast<int64_t>(host) * 7919) % 90000 +
+         int64_t{3} * (process % kSimProcessesPerHost);
 }
 
 int run_sim_clients(const SimClientsOptions& options) {
