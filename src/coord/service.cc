@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "coord/listen.h"
+#include "coord/open_file_limit.h"
 #include "coord/service_impl.h"
 #include "coord/wire.h"
 #include "spmd/error.h"
@@ -23,8 +24,22 @@ constexpr size_t kEventLoopStackBytes = size_t{512} * 1024;
 // that even an uneven spread of connections over them stays within each one's queue of 4096.
 int listener_count(int num_processes) { return std::clamp((num_processes + 2047) / 2048, 1, 16); }
 
+constexpr int kDescriptorMargin = 256;
+
 // A day: server-side timeouts asked for by clients are clamped to it.
 constexpr int64_t kMaxTimeoutMs = 24LL * 3600 * 1000;
+
+// Checked before any per-process state is allocated.
+ServiceOptions checked(ServiceOptions options) {
+  if (options.num_processes < 1) {
+    throw InvalidArgument(
+        fmt::format("num_processes must be at least 1, got {}", options.num_processes));
+  }
+  // One descriptor per process, and a margin for the hosting process's own (process 0's
+  // shared memory and data-plane sockets).
+  raise_open_file_limit(options.num_processes + kDescriptorMargin, "the coordination service");
+  return options;
+}
 
 }  // namespace
 
@@ -33,16 +48,12 @@ std::chrono::milliseconds clamp_client_timeout(int64_t ms) {
 }
 
 CoordService::Impl::Impl(ServiceOptions options)
-    : opts_(std::move(options)),
+    : opts_(checked(std::move(options))),
       heartbeat_timer_(io_),
       leaver_timer_(io_),
-      barriers_(std::max(1, opts_.num_processes)),
-      members_(std::max(1, opts_.num_processes)),
-      links_(static_cast<size_t>(std::max(1, opts_.num_processes))) {
-  if (opts_.num_processes < 1) {
-    throw InvalidArgument(
-        fmt::format("num_processes must be at least 1, got {}", opts_.num_processes));
-  }
+      barriers_(opts_.num_processes),
+      members_(opts_.num_processes),
+      links_(static_cast<size_t>(opts_.num_processes)) {
   acceptors_ = listen_on(io_, opts_.bind_address, listener_count(opts_.num_processes));
   for (auto& a : acceptors_) a.non_blocking(true);
   port_ = acceptors_.front().local_endpoint().port();

@@ -37,7 +37,9 @@ struct ServiceOptions {
 
 class CoordService {
  public:
-  // Binds the listening socket. Throws spmd::Error naming the address when it cannot.
+  // Binds the listening sockets, raising this process's soft open-file limit to what the
+  // cluster needs (one descriptor per process) if it is lower. Throws spmd::Error naming the
+  // address when it cannot bind, or naming the limits when the hard limit is too low.
   explicit CoordService(ServiceOptions options);
   ~CoordService();
   CoordService(const CoordService&) = delete;

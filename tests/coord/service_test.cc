@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -479,6 +480,22 @@ TEST_F(ServiceTest, ProcessesLeavingTogetherAreNotAnnounced) {
   }
   for (auto& f : leaving) EXPECT_NO_THROW(f.get());
   for (int p = 0; p < 16; ++p) EXPECT_EQ(clients[p]->leaving_count(), 0u);
+}
+
+TEST(ServiceLimits, AClusterLargerThanTheOpenFileLimitIsRefusedNamingTheLimit) {
+  rlimit rl{};
+  getrlimit(RLIMIT_NOFILE, &rl);
+  if (rl.rlim_max > (1u << 20)) GTEST_SKIP() << "the hard open-file limit is too high to exceed";
+  ServiceOptions so;
+  so.num_processes = static_cast<int>(rl.rlim_max) + 1;
+  so.bind_address = "127.0.0.1:0";
+  try {
+    CoordService service(so);
+    FAIL() << "a service for more processes than descriptors was created";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("open files"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(std::to_string(rl.rlim_max)), std::string::npos);
+  }
 }
 
 TEST_F(ServiceTest, ClientsDetectTheServicesDeath) {

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "common/commanded_child.h"
+#include "coord/open_file_limit.h"
 #include "coord/topology_codec.h"
-#include "spmd-bench/fd_limit.h"
 #include "spmd-bench/sim_clients.h"
 #include "spmd-bench/tcp_fanout.h"
 
@@ -370,7 +370,9 @@ void print_text(const CoordinatorBenchOptions& o, int helpers, const nlohmann::j
 int run_coordinator_bench(const CoordinatorBenchOptions& options) {
   const int n = options.processes;
   try {
-    raise_fd_limit(n + 256);  // the fan-out reference's sending end holds one per process
+    raise_open_file_limit(
+        n + 256,
+        "spmd-bench coordinator");  // the fan-out reference's sending end holds one per process
   } catch (const std::exception& e) {
     std::fprintf(stderr, "spmd-bench coordinator: %s\n", e.what());
     return 1;

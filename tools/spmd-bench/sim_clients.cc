@@ -18,7 +18,7 @@
 
 #include "common/line_channel.h"
 #include "coord/coord_client.h"
-#include "spmd-bench/fd_limit.h"
+#include "coord/open_file_limit.h"
 #include "spmd-bench/tcp_fanout.h"
 
 namespace spmd::bench {
@@ -261,7 +261,9 @@ int run_sim_clients(const SimClientsOptions& options) {
   spdlog::set_level(spdlog::level::warn);
   tools::LineChannel channel(STDIN_FILENO, STDOUT_FILENO, false);
   try {
-    raise_fd_limit(2 * options.count + 256);  // a client's socket, and a fan-out receiver's
+    raise_open_file_limit(
+        2 * options.count + 256,
+        "spmd-bench coordinator-clients");  // a client's socket, and a fan-out receiver's
   } catch (const std::exception& e) {
     std::fprintf(stderr, "spmd-bench coordinator-clients: %s\n", e.what());
     return 1;

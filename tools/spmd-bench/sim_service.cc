@@ -8,8 +8,8 @@
 #include <string>
 
 #include "common/line_channel.h"
+#include "coord/open_file_limit.h"
 #include "coord/service.h"
-#include "spmd-bench/fd_limit.h"
 
 namespace spmd::bench {
 
@@ -26,8 +26,6 @@ std::string stats_line(const CoordService& service) {
 int run_sim_service(const SimServiceOptions& options) {
   spdlog::set_default_logger(spdlog::stderr_color_mt("sim-service"));
   spdlog::set_level(spdlog::level::warn);
-  // One connection per process.
-  raise_fd_limit(options.num_processes + 256);
   ServiceOptions so;
   so.num_processes = options.num_processes;
   so.bind_address = "127.0.0.1:0";
