@@ -13,11 +13,11 @@ PACKAGES := g++ cmake ninja-build pkg-config \
 	libpmix-dev libxxhash-dev libzstd-dev nlohmann-json3-dev libopenblas-serial-dev \
 	libgtest-dev libgmock-dev librapidcheck-dev \
 	slurm-wlm munge openmpi-bin libopenmpi-dev mpich libgloo-dev \
-	python3-zarr python3-numpy
+	python3-zarr python3-numpy clang-format
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps configure build demo test bench format tidy clean
+.PHONY: all deps configure build demo test bench format format-check tidy clean
 
 all: build
 
@@ -64,6 +64,10 @@ bench: build
 
 format:
 	git ls-files '*.cc' '*.h' | xargs clang-format -i
+
+# Fails, naming the files and lines, when any source differs from clang-format's layout.
+format-check: deps
+	git ls-files '*.cc' '*.h' | xargs clang-format --dry-run --Werror
 
 tidy: configure
 	git ls-files 'src/*.cc' 'tools/*.cc' | xargs clang-tidy -p $(BUILD_DIR) --quiet

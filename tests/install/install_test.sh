@@ -1,17 +1,36 @@
 #!/usr/bin/env bash
-# Installs spmd into a temporary prefix, then builds an outside project against it twice (CMake
-# package, pkg-config) and runs both under the installed spmdrun.
+# Installs spmd into a temporary prefix as a user without root would, then:
+# - runs every installed program from the prefix with no LD_LIBRARY_PATH (they find libspmd by
+#   their RPATH, relative to themselves);
+# - checks spmd-bench's baseline workers are installed beside it when they were built;
+# - builds an outside project against the package twice (CMake package, pkg-config) and runs
+#   both under the installed spmdrun;
+# - configures a project that adds spmd's source tree with add_subdirectory (as FetchContent
+#   does) and builds two of its layers there (the generated protocol and the include paths).
 set -euo pipefail
 build_dir=$1
 src_dir=$2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 prefix=$work/prefix
+unset LD_LIBRARY_PATH
 
 cmake --install "$build_dir" --prefix "$prefix" > "$work/install.log"
 for f in bin/spmdrun bin/spmd-coordinator bin/spmd-bench include/spmd/spmd.h \
          lib/cmake/spmd/spmdConfig.cmake lib/pkgconfig/spmd.pc; do
   [ -e "$prefix/$f" ] || { echo "missing after install: $f"; exit 1; }
+done
+for tool in spmdrun spmd-coordinator spmd-bench; do
+  "$prefix/bin/$tool" --help > "$work/$tool.help" 2>&1 ||
+    { echo "installed $tool does not start:"; cat "$work/$tool.help"; exit 1; }
+done
+for worker in spmd-bench-mpi spmd-bench-gloo; do
+  if [ -e "$build_dir/tools/spmd-bench/$worker" ]; then
+    [ -x "$prefix/bin/$worker" ] || { echo "$worker was built but not installed"; exit 1; }
+    if ldd "$prefix/bin/$worker" | grep -q "not found"; then
+      echo "installed $worker cannot load its libraries:"; ldd "$prefix/bin/$worker"; exit 1
+    fi
+  fi
 done
 
 cmake -S "$src_dir/tests/install/consumer" -B "$work/consumer" -G Ninja \
@@ -21,13 +40,19 @@ cmake --build "$work/consumer" > "$work/build.log" || { cat "$work/build.log"; e
 PKG_CONFIG_PATH=$prefix/lib/pkgconfig
 export PKG_CONFIG_PATH
 # shellcheck disable=SC2046
-g++ -o "$work/consumer_pc" "$src_dir/tests/install/consumer/main.cc" $(pkg-config --cflags --libs spmd)
+g++ -o "$work/consumer_pc" "$src_dir/tests/install/consumer/main.cc" $(pkg-config --cflags --libs spmd) \
+  -Wl,-rpath,"$prefix/lib"
 
-export LD_LIBRARY_PATH=$prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 for exe in "$work/consumer/consumer" "$work/consumer_pc"; do
   out=$("$prefix/bin/spmdrun" -n 2 --cpu-devices 2 --timeout 60 -- "$exe")
   echo "$out"
   grep -q "\[0\] consumer 0/2 sees 4 devices" <<< "$out"
   grep -q "\[1\] consumer 1/2 sees 4 devices" <<< "$out"
 done
+
+cmake -S "$src_dir/tests/install/subproject" -B "$work/subproject" -G Ninja \
+  -DSPMD_SOURCE_DIR="$src_dir" > "$work/sub-configure.log" ||
+  { cat "$work/sub-configure.log"; exit 1; }
+cmake --build "$work/subproject" --target spmd_sharding spmd_coord > "$work/sub-build.log" ||
+  { cat "$work/sub-build.log"; exit 1; }
 echo "install test passed"

@@ -10,7 +10,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -139,21 +141,51 @@ std::optional<ExitStatus> wait_or_kill(pid_t pid, std::chrono::milliseconds time
   return std::nullopt;
 }
 
-int free_port() {
+namespace {
+
+// The lowest port of the kernel's ephemeral range (ports for bind(0) and connect()).
+int ephemeral_low() {
+  int low = 32768;
+  int high = 60999;
+  if (FILE* f = std::fopen("/proc/sys/net/ipv4/ip_local_port_range", "r")) {
+    if (std::fscanf(f, "%d %d", &low, &high) != 2) low = 32768;
+    std::fclose(f);
+  }
+  return low;
+}
+
+// Whether `port` can be bound on every IPv4 interface now (with SO_REUSEADDR, as the service
+// binds it).
+bool bindable(int port) {
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
+  const int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof(addr);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    close(fd);
-    throw std::runtime_error(std::string("bind: ") + std::strerror(errno));
-  }
+  addr.sin_addr.s_addr = htonl(INADDR_ANY);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  const bool ok = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
   close(fd);
-  return ntohs(addr.sin_port);
+  return ok;
+}
+
+constexpr int kLowestPort = 10000;
+
+}  // namespace
+
+int free_port() {
+  const int low = ephemeral_low();
+  if (low <= kLowestPort + 1)
+    throw std::runtime_error("free_port: no ports below the ephemeral range");
+  std::random_device seed;
+  std::mt19937 gen(seed());
+  std::uniform_int_distribution<int> pick(kLowestPort, low - 1);
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    const int port = pick(gen);
+    if (bindable(port)) return port;
+  }
+  throw std::runtime_error("free_port: no free port found below the ephemeral range");
 }
 
 std::string read_all(int fd, std::chrono::milliseconds timeout) {

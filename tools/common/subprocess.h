@@ -62,7 +62,12 @@ std::optional<ExitStatus> try_wait(pid_t pid);
 std::optional<ExitStatus> wait_or_kill(pid_t pid, std::chrono::milliseconds timeout,
                                        bool group = false);
 
-// A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0, then released).
+// A TCP port that can be bound a moment ago, chosen at random below the kernel's ephemeral range
+// (ip_local_port_range, 32768 and up by default). Ports in that range are what bind(0) and every
+// connect() take, so handing one of them out (bind to port 0, release, pass it on) races with
+// every connection a parallel test suite or a busy host opens before the port is bound again;
+// below the range only another explicit choice can collide. Throws std::runtime_error when none
+// is found.
 int free_port();
 
 // Reads everything from `fd` until EOF or `timeout`, then closes it.
