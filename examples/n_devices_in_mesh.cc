@@ -1,6 +1,7 @@
 // Seed 003: n_devices_in_mesh(dummy) returns the global device count as a float32 scalar; the
-// argument is ignored. Alone it prints 1 (one process, one CPU device); under
-// `spmdrun -n 4 --cpu-devices 2` every process prints 8.
+// argument is ignored. Alone (SPMD_NUM_PROCESSES=1: initialize() with no cluster at all raises,
+// as JAX's does) it prints 1, one process with one CPU device; under `spmdrun -n 4 --cpu-devices 2`
+// every process prints 8.
 #include <spmd/spmd.h>
 
 #include <cstdio>

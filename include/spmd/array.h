@@ -74,15 +74,20 @@ Array make_array_from_process_local_data(const Sharding& sharding, const HostArr
 
 // Builds a global array from one array per addressable device, in the order of
 // sharding.addressable_devices() (jax.make_array_from_single_device_arrays). Each must have its
-// device's shard shape and all the same dtype; the error names the device that does not.
+// device's shard shape and all the same dtype — `dtype` when given; the error names the device
+// that does not. As in JAX, a process that holds no shard of the array must pass `dtype`
+// (InvalidArgument otherwise): it has no array to take it from.
 Array make_array_from_single_device_arrays(const Shape& shape, const Sharding& sharding,
-                                           std::vector<HostArray> per_device);
+                                           std::vector<HostArray> per_device,
+                                           std::optional<DType> dtype = std::nullopt);
 
 // Builds a global array by asking `data_callback` for each distinct index this process's devices
 // hold — once per distinct index, so once in all when the sharding is fully replicated
-// (jax.make_array_from_callback). Each answer must have the index's extents and one dtype.
+// (jax.make_array_from_callback). Each answer must have the index's extents and one dtype —
+// `dtype` when given. A process holding no shard must pass `dtype`, as above.
 Array make_array_from_callback(const Shape& shape, const Sharding& sharding,
-                               const std::function<HostArray(const Index&)>& data_callback);
+                               const std::function<HostArray(const Index&)>& data_callback,
+                               std::optional<DType> dtype = std::nullopt);
 
 // Reshards `x` onto `sharding` (jax.device_put of an Array): every device of the new sharding
 // gets its shard, and only the bytes a device does not already hold move — within a process by

@@ -50,8 +50,10 @@ struct Options {
   // Restricts this process's visible devices to these local hardware ids. Env:
   // SPMD_LOCAL_DEVICE_IDS ("0,2").
   std::optional<std::vector<int>> local_device_ids;
-  // Which environment to read arguments from: "env" (the SPMD_* variables spmdrun sets) or
-  // "deactivate" (read nothing; every argument must be given). Unset: try each in turn.
+  // Which environment to read arguments from: "env" (the SPMD_* variables spmdrun sets),
+  // "slurm" (srun), "ompi" (Open MPI's mpirun), "mpich" (MPICH's mpiexec), or "deactivate" (read
+  // nothing; every argument must be given). Naming one whose variables are absent is an error
+  // listing them. Unset: the first present, in that order.
   std::optional<std::string> cluster_detection_method;
   // How long registration may take, from connecting to the service to all processes having
   // registered. JAX's default. Env: SPMD_INITIALIZATION_TIMEOUT (seconds).
@@ -80,9 +82,12 @@ struct Options {
 };
 
 // Joins the cluster. Fields of `options` left unset are read from the environment named by
-// cluster_detection_method (spmdrun's SPMD_* variables). When no coordinator address, process
-// count or process id is given or detected at all, the process runs alone: one process, no
-// service, no error.
+// cluster_detection_method (spmdrun's SPMD_* variables, or a launcher's). num_processes = 1
+// (SPMD_NUM_PROCESSES=1) runs the process alone: one process, no service. When no coordinator
+// address, process count or process id is given or detected at all, it throws InvalidArgument,
+// as JAX does, saying what to pass or which launcher to use: running alone then would turn a
+// misconfigured multi-host launch into N independent "process 0 of 1" jobs. A program that never
+// calls initialize() runs alone, as in JAX.
 //
 // Throws FailedPrecondition when called twice or after devices were queried; InvalidArgument for
 // a bad or missing argument (the message names it and where it can come from); DeadlineExceeded

@@ -26,7 +26,8 @@ namespace spmd {
 
 // The element-wise sum over the group; same shape and dtype as x. Over no axes (None), x.
 Block psum(Block x, const AxisEntry& axes);
-// psum divided by the group size; floating dtypes only.
+// psum divided by the group size, as JAX's: a floating x keeps its dtype; integers are summed in
+// their dtype and divided into float32 (float64 for 64-bit integers). Bool is InvalidArgument.
 Block pmean(Block x, const AxisEntry& axes);
 // The element-wise maximum / minimum over the group.
 Block pmax(Block x, const AxisEntry& axes);

@@ -120,8 +120,39 @@ Block pmin(Block x, const AxisEntry& axes) {
   return reduce("pmin", std::move(x), axes, ReduceOp::kMin);
 }
 
+namespace {
+
+// The mean of integers, as JAX computes it: the sum in the integer dtype (psum), then true
+// division, which makes it floating — float32 (JAX's default floating dtype), or float64 for
+// 64-bit integers, whose sums float32 would round beyond 2^24.
+Block integer_mean(Block sum, int64_t n) {
+  const DType out = dtype_size(sum.dtype()) == 8 ? DType::kFloat64 : DType::kFloat32;
+  Block mean = Block::uninitialized(out, sum.shape());
+  ops::visit_numeric(sum.dtype(), "pmean", [&](auto tag) {
+    using T = decltype(tag);
+    const auto in = sum.data<T>();
+    auto divide_into = [&](auto out_tag) {
+      using F = decltype(out_tag);
+      auto dst = mean.mutable_data<F>();
+      for (size_t i = 0; i < in.size(); ++i)
+        dst[i] = static_cast<F>(ops::load(in[i])) / static_cast<F>(n);
+    };
+    if (out == DType::kFloat64) {
+      divide_into(double{});
+    } else {
+      divide_into(float{});
+    }
+  });
+  return mean;
+}
+
+}  // namespace
+
 Block pmean(Block x, const AxisEntry& axes) {
   const int64_t n = resolve_axes(current_axis_context("pmean"), axes, "pmean").size;
+  if (!is_floating(x.dtype()) && x.dtype() != DType::kBool) {
+    return integer_mean(reduce("pmean", std::move(x), axes, ReduceOp::kSum), n);
+  }
   return ops::visit_floating(x.dtype(), "pmean", [&](auto tag) {
     using T = decltype(tag);
     using C = ops::compute_t<T>;

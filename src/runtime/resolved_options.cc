@@ -91,9 +91,15 @@ ResolvedOptions resolve_options(const distributed::Options& options, const EnvRe
       read_env ? env.get_bool("SPMD_EXTERNAL_COORDINATOR").value_or(false) : false);
 
   if (!address && !num_processes && !process_id) {
-    r.single_process = true;
-    r.source = "single process (nothing detected)";
-    return r;
+    // JAX raises here too. Running alone instead would turn a launch whose environment was not
+    // passed through into N independent "process 0 of 1" jobs writing the same checkpoints.
+    throw InvalidArgument(
+        "initialize() found no cluster: no coordinator_address, num_processes or process_id was "
+        "given, and no launcher's environment (spmdrun, Slurm's srun, Open MPI's or MPICH's "
+        "mpirun) was detected. Start the processes with one of those launchers, or pass "
+        "coordinator_address, num_processes and process_id (SPMD_COORDINATOR_ADDRESS, "
+        "SPMD_NUM_PROCESSES, SPMD_PROCESS_ID). To run one process alone, pass num_processes = 1 "
+        "(SPMD_NUM_PROCESSES=1), or do not call initialize()");
   }
   if (num_processes && *num_processes == 1 && !address && process_id.value_or(0) == 0) {
     r.single_process = true;

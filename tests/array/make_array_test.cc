@@ -1,6 +1,7 @@
 // The make_array_* constructors in one process, which holds every device.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <numeric>
 
 #include "spmd/array.h"
@@ -68,6 +69,47 @@ TEST(MakeArray, FromCallbackAsksOncePerDistinctIndex) {
   make_array_from_callback({4, 4}, replicated, fn);
   EXPECT_EQ(calls, 1);
   EXPECT_THROW(make_array_from_callback({4, 4}, rows, [](const Index&) { return iota({1}); }),
+               InvalidArgument);
+}
+
+// As in JAX: with no shard here there is nothing to take the dtype from, so it must be given.
+TEST(MakeArray, AProcessHoldingNoShardMustNameTheDtype) {
+  NamedSharding elsewhere(Mesh({Device(1, 1, 0, "cpu", "b")}, {"x"}), P("x"));
+  auto never = [](const Index&) -> HostArray {
+    ADD_FAILURE() << "asked for an index this process does not hold";
+    return iota({4});
+  };
+  for (auto make :
+       {std::function<Array()>(
+            [&] { return make_array_from_single_device_arrays({4}, elsewhere, {}); }),
+        std::function<Array()>([&] { return make_array_from_callback({4}, elsewhere, never); })}) {
+    try {
+      make();
+      FAIL() << "no dtype and no shard: the dtype was made up";
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("holds no shard"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(make_array_from_single_device_arrays({4}, elsewhere, {}, DType::kInt32).dtype(),
+            DType::kInt32);
+  const Array b = make_array_from_callback({4}, elsewhere, never, DType::kBFloat16);
+  EXPECT_EQ(b.dtype(), DType::kBFloat16);
+  EXPECT_TRUE(b.addressable_shards().empty());
+}
+
+TEST(MakeArray, AGivenDtypeMustMatchEveryShard) {
+  NamedSharding rows(Mesh(local_cpu(2), {"x"}), P("x"));
+  const HostArray global = iota({4, 2});
+  EXPECT_EQ(make_array_from_callback(
+                {4, 2}, rows, [&](const Index& i) { return global.slice(i); }, DType::kFloat32)
+                .dtype(),
+            DType::kFloat32);
+  EXPECT_THROW(make_array_from_callback(
+                   {4, 2}, rows, [&](const Index& i) { return global.slice(i); }, DType::kInt32),
+               InvalidArgument);
+  EXPECT_THROW(make_array_from_single_device_arrays(
+                   {4, 2}, rows, {global.slice({{0, 2}, {0, 2}}), global.slice({{2, 4}, {0, 2}})},
+                   DType::kFloat64),
                InvalidArgument);
 }
 

@@ -181,6 +181,31 @@ void check_collectives(const spmd::Mesh& mesh, const AxisEntry& axes, const std:
       }
     }
   }
+  // pmean of integers is floating, as JAX's: int32 -> float32, int64 -> float64.
+  {
+    const Block mean = spmd::pmean(x, axes);
+    std::vector<int64_t> wide(15);
+    for (size_t i = 0; i < wide.size(); ++i)
+      wide[i] = (int64_t{1} << 40) + value(g.me, static_cast<int64_t>(i));
+    const Block wide_mean = spmd::pmean(Block::from_vector(wide, s), axes);
+    if (mean.dtype() != spmd::DType::kFloat32 || wide_mean.dtype() != spmd::DType::kFloat64) {
+      fail(at + " pmean of integers: dtypes " + std::string(spmd::dtype_name(mean.dtype())) + ", " +
+           std::string(spmd::dtype_name(wide_mean.dtype())));
+    } else {
+      for (size_t i = 0; i < 15; ++i) {
+        int64_t t = 0;
+        for (int64_t m : g.members) t += value(m, static_cast<int64_t>(i));
+        const double want = static_cast<double>(t) / static_cast<double>(n);
+        const double want_wide =
+            static_cast<double>(t + n * (int64_t{1} << 40)) / static_cast<double>(n);
+        if (mean.data<float>()[i] != static_cast<float>(want) ||
+            wide_mean.data<double>()[i] != want_wide) {
+          fail(at + " pmean of integers: element " + std::to_string(i));
+          break;
+        }
+      }
+    }
+  }
 
   // all_gather along each dimension, stacked and tiled.
   for (int dim = 0; dim <= 2; ++dim) {

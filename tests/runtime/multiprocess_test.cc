@@ -160,7 +160,7 @@ std::pair<int, std::string> run_alone(std::vector<std::string> argv, TestProcess
 }
 
 TEST(InitializeErrors, ASecondInitializeIsRefused) {
-  auto [code, out] = run_alone({kProbe, "double-init"});
+  auto [code, out] = run_alone({kProbe, "double-init"}, {{"SPMD_NUM_PROCESSES", "1"}});
   EXPECT_EQ(code, 1);
   EXPECT_NE(
       out.find("error FailedPrecondition: spmd::distributed::initialize() was already called"),
@@ -169,7 +169,7 @@ TEST(InitializeErrors, ASecondInitializeIsRefused) {
 }
 
 TEST(InitializeErrors, InitializeAfterADeviceQueryIsRefused) {
-  auto [code, out] = run_alone({kProbe, "query-then-init"});
+  auto [code, out] = run_alone({kProbe, "query-then-init"}, {{"SPMD_NUM_PROCESSES", "1"}});
   EXPECT_EQ(code, 1);
   EXPECT_NE(out.find("devices before initialize: 1"), std::string::npos) << out;
   EXPECT_NE(out.find("error FailedPrecondition"), std::string::npos) << out;
@@ -253,18 +253,29 @@ TEST(InitializeErrors, AWrongAuthTokenIsRefused) {
   EXPECT_NE(out.find("error PermissionDenied: authentication failed"), std::string::npos) << out;
 }
 
-TEST(SingleProcess, WithoutAClusterAProcessRunsAlone) {
-  auto [code, out] = run_alone({kProbe, "report"}, {{"SPMD_CPU_DEVICES", "3"}});
+TEST(SingleProcess, OneProcessAskedForRunsAlone) {
+  auto [code, out] =
+      run_alone({kProbe, "report"}, {{"SPMD_CPU_DEVICES", "3"}, {"SPMD_NUM_PROCESSES", "1"}});
   EXPECT_EQ(code, 0) << out;
   EXPECT_NE(out.find("process 0 of 1"), std::string::npos) << out;
   EXPECT_EQ(devices_line(out), "devices: 0@0:0 1@0:1 2@0:2");
 }
 
 TEST(SingleProcess, LocalDeviceIdsRestrictTheVisibleDevices) {
-  auto [code, out] =
-      run_alone({kProbe, "report"}, {{"SPMD_CPU_DEVICES", "3"}, {"SPMD_LOCAL_DEVICE_IDS", "0,2"}});
+  auto [code, out] = run_alone(
+      {kProbe, "report"},
+      {{"SPMD_CPU_DEVICES", "3"}, {"SPMD_LOCAL_DEVICE_IDS", "0,2"}, {"SPMD_NUM_PROCESSES", "1"}});
   EXPECT_EQ(code, 0) << out;
   EXPECT_EQ(devices_line(out), "devices: 0@0:0 1@0:2");
+}
+
+// As JAX: a launch that lost its environment must not become N jobs of one process each.
+TEST(SingleProcess, InitializeWithNoClusterAtAllRaisesSayingWhatToDo) {
+  auto [code, out] = run_alone({kProbe, "report"});
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_NE(out.find("error InvalidArgument: initialize() found no cluster"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("SPMD_NUM_PROCESSES=1"), std::string::npos) << out;
 }
 
 TEST(StandaloneCoordinator, ProcessesJoinItAndItExitsWhenTheyLeave) {

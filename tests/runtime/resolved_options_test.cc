@@ -19,10 +19,23 @@ std::string error_of(const distributed::Options& o, const EnvReader& env) {
   return "";
 }
 
-TEST(ResolveOptions, NothingGivenOrDetectedRunsAlone) {
-  auto r = resolve_options({}, env_of({}));
+TEST(ResolveOptions, NothingGivenOrDetectedRaisesSayingWhatToPass) {
+  const std::string message = error_of({}, env_of({}));
+  EXPECT_NE(message.find("found no cluster"), std::string::npos) << message;
+  EXPECT_NE(message.find("SPMD_NUM_PROCESSES=1"), std::string::npos) << message;
+  EXPECT_NE(message.find("spmdrun"), std::string::npos) << message;
+  // Reading no environment at all is no excuse either.
+  EXPECT_NE(
+      error_of({.cluster_detection_method = "deactivate"}, env_of({{"SPMD_NUM_PROCESSES", "4"}}))
+          .find("found no cluster"),
+      std::string::npos);
+}
+
+TEST(ResolveOptions, OneProcessRunsAloneWhenAskedTo) {
+  auto r = resolve_options({.num_processes = 1}, env_of({}));
   EXPECT_TRUE(r.single_process);
   EXPECT_EQ(r.local_device_ids, std::vector<int>{0});
+  EXPECT_TRUE(resolve_options({}, env_of({{"SPMD_NUM_PROCESSES", "1"}})).single_process);
 }
 
 TEST(ResolveOptions, ExplicitOptionsReadLikeTheSeed) {
@@ -75,14 +88,19 @@ TEST(ResolveOptions, ProcessIdOutsideTheRangeIsRejected) {
 }
 
 TEST(ResolveOptions, LocalDeviceIdsRestrictTheVisibleDevices) {
-  auto r = resolve_options({.local_device_ids = std::vector<int>{2, 0}, .num_cpu_devices = 4},
-                           env_of({}));
+  auto r = resolve_options(
+      {.num_processes = 1, .local_device_ids = std::vector<int>{2, 0}, .num_cpu_devices = 4},
+      env_of({}));
   EXPECT_EQ(r.local_device_ids, (std::vector<int>{0, 2}));
-  EXPECT_NE(error_of({.local_device_ids = std::vector<int>{4}, .num_cpu_devices = 4}, env_of({}))
-                .find("0..3"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of({.num_processes = 1, .local_device_ids = std::vector<int>{4}, .num_cpu_devices = 4},
+               env_of({}))
+          .find("0..3"),
+      std::string::npos);
   EXPECT_FALSE(
-      error_of({.local_device_ids = std::vector<int>{1, 1}, .num_cpu_devices = 4}, env_of({}))
+      error_of(
+          {.num_processes = 1, .local_device_ids = std::vector<int>{1, 1}, .num_cpu_devices = 4},
+          env_of({}))
           .empty());
 }
 
@@ -96,7 +114,7 @@ TEST(ResolveOptions, BadValuesAreRejected) {
 }
 
 TEST(ResolveOptions, DeactivateIgnoresTheEnvironment) {
-  auto r = resolve_options({.cluster_detection_method = "deactivate"},
+  auto r = resolve_options({.num_processes = 1, .cluster_detection_method = "deactivate"},
                            env_of({{"SPMD_NUM_PROCESSES", "4"}, {"SPMD_CPU_DEVICES", "3"}}));
   EXPECT_TRUE(r.single_process);
   EXPECT_EQ(r.num_cpu_devices, 1);
