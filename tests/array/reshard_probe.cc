@@ -120,9 +120,10 @@ int main(int argc, char** argv) {
         {"device0", spmd::SingleDeviceSharding(devices[0]).clone()},
         {"interleaved", spmd::NamedSharding(spmd::Mesh(interleaved, {"x"}), spmd::P("x")).clone()},
     };
+    // The dtype is given: under "device0" the other processes hold no shard to take it from.
     auto make = [&](const spmd::Sharding& s) {
-      return spmd::make_array_from_callback(g.shape(), s,
-                                            [&](const Index& i) { return g.slice(i); });
+      return spmd::make_array_from_callback(
+          g.shape(), s, [&](const Index& i) { return g.slice(i); }, g.dtype());
     };
     for (const auto& [from_name, from] : layouts) {
       const spmd::Array a = make(*from);
