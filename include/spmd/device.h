@@ -1,15 +1,11 @@
-// Devices: the units that hold array shards and run per-device code.
+// A device: the unit that holds array shards and runs per-device code, as a plain value.
 //
-// Every process of a cluster sees the same global device list. Global ids are dense,
-// 0 … device_count()-1, ordered by process index and then by local hardware id. Before
-// spmd::distributed::initialize() the queries below describe this process alone, as JAX does on a
-// single host; querying them marks the runtime as used, after which initialize() is refused.
-//
-// All functions here are safe to call from any thread.
+// Part of the vocabulary every layer may use (header only, no runtime state). Which devices
+// exist, and which this process holds, are the runtime's queries: spmd/runtime.h.
 #pragma once
 
 #include <string>
-#include <vector>
+#include <utility>
 
 namespace spmd {
 
@@ -17,7 +13,12 @@ namespace spmd {
 class Device {
  public:
   Device(int id, int process_index, int local_hardware_id, std::string platform,
-         std::string host_id);
+         std::string host_id)
+      : id_(id),
+        process_index_(process_index),
+        local_hardware_id_(local_hardware_id),
+        platform_(std::move(platform)),
+        host_id_(std::move(host_id)) {}
 
   // The global id, dense in 0 … device_count()-1.
   int id() const { return id_; }
@@ -31,7 +32,11 @@ class Device {
   // with equal host ids share a machine.
   const std::string& host_id() const { return host_id_; }
   // E.g. "CpuDevice(id=3, process_index=1, local_hardware_id=1)".
-  std::string to_string() const;
+  std::string to_string() const {
+    return std::string(platform_ == "cpu" ? "CpuDevice" : "Device") + "(id=" + std::to_string(id_) +
+           ", process_index=" + std::to_string(process_index_) +
+           ", local_hardware_id=" + std::to_string(local_hardware_id_) + ")";
+  }
 
   bool operator==(const Device& other) const { return id_ == other.id_; }
 
@@ -42,18 +47,5 @@ class Device {
   std::string platform_;
   std::string host_id_;
 };
-
-// Every device of the cluster, in global id order.
-std::vector<Device> devices();
-// The devices this process can address, in global id order.
-std::vector<Device> local_devices();
-// The number of devices of the whole cluster.
-int device_count();
-// The number of devices this process can address.
-int local_device_count();
-// This process's index in 0 … process_count()-1.
-int process_index();
-// The number of processes of the cluster.
-int process_count();
 
 }  // namespace spmd

@@ -20,5 +20,6 @@
 #include "spmd/multihost.h"
 #include "spmd/named_collectives.h"
 #include "spmd/partition_spec.h"
+#include "spmd/runtime.h"
 #include "spmd/shard_map.h"
 #include "spmd/sharding.h"

@@ -14,8 +14,8 @@
 #include "array/reshard_plan.h"
 #include "spmd/array.h"
 #include "spmd/communicator.h"
-#include "spmd/device.h"
 #include "spmd/error.h"
+#include "spmd/runtime.h"
 
 namespace spmd {
 namespace {

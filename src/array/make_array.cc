@@ -6,7 +6,7 @@
 
 #include "array/process_local_layout.h"
 #include "spmd/array.h"
-#include "spmd/device.h"
+#include "spmd/runtime.h"
 
 namespace spmd {
 namespace {

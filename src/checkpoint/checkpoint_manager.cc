@@ -9,9 +9,9 @@
 
 #include "checkpoint/commit.h"
 #include "spmd/coordination_client.h"
-#include "spmd/device.h"
 #include "spmd/distributed.h"
 #include "spmd/error.h"
+#include "spmd/runtime.h"
 
 namespace spmd::checkpoint {
 namespace fs = std::filesystem;

@@ -14,8 +14,8 @@
 #include "checkpoint/names.h"
 #include "checkpoint/parallel_for.h"
 #include "spmd/checkpoint.h"
-#include "spmd/device.h"
 #include "spmd/error.h"
+#include "spmd/runtime.h"
 
 namespace spmd::checkpoint {
 namespace {

@@ -18,6 +18,7 @@
 #include "spmd/coordination_client.h"
 #include "spmd/distributed.h"
 #include "spmd/error.h"
+#include "spmd/runtime.h"
 
 namespace spmd::checkpoint {
 namespace {

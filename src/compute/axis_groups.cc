@@ -8,8 +8,8 @@
 #include <optional>
 
 #include "runtime/runtime_state.h"
-#include "spmd/device.h"
 #include "spmd/error.h"
+#include "spmd/runtime.h"
 
 namespace spmd {
 namespace {

@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "spmd/error.h"
+#include "spmd/runtime.h"
 
 namespace spmd {
 namespace {

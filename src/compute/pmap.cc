@@ -5,8 +5,8 @@
 
 #include <cstring>
 
-#include "spmd/device.h"
 #include "spmd/error.h"
+#include "spmd/runtime.h"
 #include "spmd/shard_map.h"
 
 namespace spmd::detail {

@@ -14,6 +14,7 @@
 #include "compute/output_check.h"
 #include "runtime/exception_message.h"
 #include "spmd/error.h"
+#include "spmd/runtime.h"
 
 namespace spmd {
 namespace {

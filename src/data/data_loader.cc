@@ -14,8 +14,8 @@
 #include <set>
 #include <thread>
 
-#include "spmd/device.h"
 #include "spmd/error.h"
+#include "spmd/runtime.h"
 
 namespace spmd::data {
 

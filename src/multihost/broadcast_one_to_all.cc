@@ -4,6 +4,7 @@
 #include "spmd/communicator.h"
 #include "spmd/error.h"
 #include "spmd/multihost.h"
+#include "spmd/runtime.h"
 
 namespace spmd::multihost {
 

@@ -6,6 +6,7 @@
 
 #include "spmd/error.h"
 #include "spmd/multihost.h"
+#include "spmd/runtime.h"
 #include "spmd/sharding.h"
 
 namespace spmd::multihost {

@@ -7,6 +7,7 @@
 #include "spmd/communicator.h"
 #include "spmd/error.h"
 #include "spmd/multihost.h"
+#include "spmd/runtime.h"
 #include "spmd/sharding.h"
 
 namespace spmd::multihost {

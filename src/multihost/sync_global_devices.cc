@@ -9,10 +9,10 @@
 
 #include "runtime/runtime_state.h"
 #include "spmd/coordination_client.h"
-#include "spmd/device.h"
 #include "spmd/distributed.h"
 #include "spmd/error.h"
 #include "spmd/multihost.h"
+#include "spmd/runtime.h"
 
 namespace spmd::multihost {
 

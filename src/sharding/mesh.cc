@@ -80,8 +80,6 @@ std::vector<Device> Mesh::local_devices(int process_index) const {
   return out;
 }
 
-std::vector<Device> Mesh::local_devices() const { return local_devices(spmd::process_index()); }
-
 Mesh Mesh::local_mesh(int process_index) const {
   // The bounding box of the process's devices must hold nothing else.
   const size_t rank = sizes_.size();
@@ -119,8 +117,6 @@ Mesh Mesh::local_mesh(int process_index) const {
   }
   return Mesh(std::move(sub), std::move(shape), axis_names_);
 }
-
-Mesh Mesh::local_mesh() const { return local_mesh(spmd::process_index()); }
 
 bool Mesh::operator==(const Mesh& other) const {
   return sizes_ == other.sizes_ && axis_names_ == other.axis_names_ && devices_ == other.devices_;

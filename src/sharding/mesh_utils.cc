@@ -19,10 +19,6 @@ std::vector<Device> create_device_mesh(const std::vector<int64_t>& mesh_shape,
   return devices;
 }
 
-std::vector<Device> create_device_mesh(const std::vector<int64_t>& mesh_shape) {
-  return create_device_mesh(mesh_shape, spmd::devices());
-}
-
 std::vector<int64_t> hybrid_mesh_shape(const std::vector<int64_t>& mesh_shape,
                                        const std::vector<int64_t>& dcn_mesh_shape) {
   if (mesh_shape.size() != dcn_mesh_shape.size()) {
@@ -76,11 +72,6 @@ std::vector<Device> create_hybrid_device_mesh(const std::vector<int64_t>& mesh_s
     out.push_back((*ordered[granule])[within]);
   }
   return out;
-}
-
-std::vector<Device> create_hybrid_device_mesh(const std::vector<int64_t>& mesh_shape,
-                                              const std::vector<int64_t>& dcn_mesh_shape) {
-  return create_hybrid_device_mesh(mesh_shape, dcn_mesh_shape, spmd::devices());
 }
 
 }  // namespace spmd::mesh_utils

@@ -64,17 +64,11 @@ std::vector<Device> Sharding::addressable_devices(int process_index) const {
   return out;
 }
 
-std::vector<Device> Sharding::addressable_devices() const {
-  return addressable_devices(spmd::process_index());
-}
-
 bool Sharding::is_fully_addressable(int process_index) const {
   for (const auto& d : device_assignment()) {
     if (d.process_index() != process_index) return false;
   }
   return true;
 }
-
-bool Sharding::is_fully_addressable() const { return is_fully_addressable(spmd::process_index()); }
 
 }  // namespace spmd

@@ -12,6 +12,7 @@
 #include "spmd/checkpoint_manager.h"
 #include "spmd/error.h"
 #include "spmd/mesh.h"
+#include "spmd/runtime.h"
 
 namespace spmd::checkpoint {
 namespace {

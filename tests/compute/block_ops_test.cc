@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "spmd/runtime.h"
 #include "spmd/shard_map.h"
 
 namespace spmd {

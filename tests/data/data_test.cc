@@ -15,6 +15,7 @@
 #include "spmd/data_source.h"
 #include "spmd/error.h"
 #include "spmd/mesh.h"
+#include "spmd/runtime.h"
 
 namespace spmd::data {
 namespace {
