@@ -307,7 +307,12 @@ void CoordClient::schedule_heartbeat() {
   });
 }
 
-void CoordClient::abort(const distributed::PeerFailureInfo& info) {
+std::string FailureReport::to_string() const {
+  if (process_id < 0) return fmt::format("coordination service at {}: {}", host, reason);
+  return fmt::format("process {} (host {}, pid {}) failed: {}", process_id, host, pid, reason);
+}
+
+void CoordClient::abort(const FailureReport& info) {
   // Runs on the strand, so once. The reason is stored before the flag is raised: a thread that
   // sees aborted() (the collectives poll it without the strand) must find the reason too.
   if (aborted_.load()) return;

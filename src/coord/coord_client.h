@@ -22,9 +22,19 @@
 #include "coord/connection.h"
 #include "coord/status.h"
 #include "coord/wire.h"
-#include "spmd/distributed.h"
-
 namespace spmd {
+
+// What the service reports about a dead process, or what a client concludes about the service
+// itself (process_id -1). The runtime hands it to users as distributed::PeerFailureInfo.
+struct FailureReport {
+  int process_id = -1;
+  std::string host;  // the dead process's hostname, or the service's address
+  int64_t pid = 0;
+  std::string reason;  // e.g. "connection lost", "no heartbeat for 2000 ms"
+  // "process 2 (host h1, pid 4242) failed: connection lost", or
+  // "coordination service at h:1234: …" for the service.
+  std::string to_string() const;
+};
 
 struct ClientConfig {
   std::string address;  // "host:port" of the service
@@ -49,7 +59,7 @@ struct ClientConfig {
   // service. With it off, start() hands an empty topology.
   bool decode_topology = true;
   // Runs on the client's strand, once, when a peer or the service dies. Must not block.
-  std::function<void(const distributed::PeerFailureInfo&)> on_failure;
+  std::function<void(const FailureReport&)> on_failure;
 };
 
 class CoordClient : public std::enable_shared_from_this<CoordClient> {
@@ -79,7 +89,7 @@ class CoordClient : public std::enable_shared_from_this<CoordClient> {
   // Disconnects without any barrier; pending calls fail. Idempotent.
   void close();
 
-  // Set once a peer or the service died; the reason is PeerFailureInfo::to_string().
+  // Set once a peer or the service died; the reason is FailureReport::to_string().
   bool aborted() const { return aborted_.load(); }
   // How many other processes the service has announced as having called shutdown() (its
   // peer_leaving notices): a cheap check for waits that poll; then has_left(p) says whether
@@ -105,7 +115,7 @@ class CoordClient : public std::enable_shared_from_this<CoordClient> {
   void on_registered(const wire::ServerMessage& msg);
   void finish_start(const Status& status, wire::Topology topology);
   void schedule_heartbeat();
-  void abort(const distributed::PeerFailureInfo& info);
+  void abort(const FailureReport& info);
   // Reports the service's death: as process 0's when it hosted the service.
   void service_lost(const std::string& reason);
   void fail_pending(const Status& status);

@@ -72,8 +72,7 @@ constexpr std::chrono::milliseconds kNoticeFlushTimeout(1000);
 // The default reaction to a dead peer: one line naming it, then exit. Runs on the io thread;
 // _Exit skips destructors, which might wait on the dead cluster. `service` is this process's
 // own coordination service, or null.
-void exit_on_peer_failure(int self, const CoordService* service,
-                          const distributed::PeerFailureInfo& info) {
+void exit_on_peer_failure(int self, const CoordService* service, const FailureReport& info) {
   const std::string line = fmt::format("spmd: process {} stops: {} (exit code {})\n", self,
                                        info.to_string(), distributed::kPeerFailureExitCode);
   [[maybe_unused]] auto n = ::write(STDERR_FILENO, line.data(), line.size());
@@ -190,9 +189,11 @@ void initialize(const Options& options) {
   cc.heartbeat_timeout = opts.heartbeat_timeout;
   const int self = opts.process_id;
   if (options.on_peer_failure) {
-    cc.on_failure = options.on_peer_failure;
+    cc.on_failure = [user = options.on_peer_failure](const FailureReport& r) {
+      user(PeerFailureInfo{r.process_id, r.host, r.pid, r.reason});
+    };
   } else {
-    cc.on_failure = [self, svc = service.get()](const PeerFailureInfo& info) {
+    cc.on_failure = [self, svc = service.get()](const FailureReport& info) {
       exit_on_peer_failure(self, svc, info);
     };
   }

@@ -27,8 +27,8 @@ using Clock = std::chrono::steady_clock;
 struct FailureLog {
   std::mutex mu;
   std::condition_variable cv;
-  std::vector<distributed::PeerFailureInfo> seen;
-  void add(const distributed::PeerFailureInfo& info) {
+  std::vector<FailureReport> seen;
+  void add(const FailureReport& info) {
     std::lock_guard lock(mu);
     seen.push_back(info);
     cv.notify_all();
@@ -68,9 +68,7 @@ class ServiceTest : public ::testing::Test {
     cc.devices[1].set_local_hardware_id(1);
     cc.initialization_timeout = init_timeout;
     cc.heartbeat_timeout = 10s;
-    cc.on_failure = [this, id](const distributed::PeerFailureInfo& info) {
-      failures_[id].add(info);
-    };
+    cc.on_failure = [this, id](const FailureReport& info) { failures_[id].add(info); };
     return cc;
   }
 

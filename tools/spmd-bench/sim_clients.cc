@@ -127,11 +127,11 @@ class SimClients {
     // One client per helper decodes the topology (start checks it names every process); the
     // others skip it, as coord_client.h explains, and the driver times one decode separately.
     cc.decode_topology = process == opts_.first;
-    cc.on_failure = [this](const distributed::PeerFailureInfo& info) { heard(info); };
+    cc.on_failure = [this](const FailureReport& info) { heard(info); };
     return CoordClient::create(io_, std::move(cc));
   }
 
-  void heard(const distributed::PeerFailureInfo& info) {
+  void heard(const FailureReport& info) {
     std::lock_guard lock(heard_mu_);
     ++heard_;
     if (info.process_id < 0) ++service_lost_;
