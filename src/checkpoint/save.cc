@@ -102,11 +102,7 @@ std::map<std::string, std::map<std::string, std::string>> write_chunks(const Sav
 
 }  // namespace
 
-uint64_t next_save_sequence() {
-  auto counter = std::static_pointer_cast<Counter>(
-      runtime_attachment("checkpoint.saves", [] { return std::make_shared<Counter>(); }));
-  return counter->saves++;
-}
+uint64_t next_save_sequence() { return session_object<Counter>()->saves++; }
 
 SavePlan plan_save(const Tree& tree, const SaveOptions& options, bool copy) {
   SavePlan plan;

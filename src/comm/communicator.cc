@@ -15,7 +15,7 @@
 namespace spmd {
 namespace {
 
-// What the collectives engine keeps for the runtime session (runtime_attachment).
+// What the collectives engine keeps for the runtime session (session_object).
 struct Registry {
   std::mutex mu;
   std::shared_ptr<ProcessGroup> world;
@@ -33,10 +33,7 @@ Request request(CollectiveOp op, DType dtype, ReduceOp reduce, int root, size_t 
                  pairs};
 }
 
-std::shared_ptr<Registry> registry() {
-  return std::static_pointer_cast<Registry>(
-      runtime_attachment("comm", [] { return std::make_shared<Registry>(); }));
-}
+std::shared_ptr<Registry> registry() { return session_object<Registry>(); }
 
 uint64_t next_id(std::span<const int> devices) {
   auto reg = registry();

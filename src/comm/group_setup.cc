@@ -28,37 +28,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Bytes of each shared-memory ring (one per ordered pair of processes on a host). Large enough
-// that a sender rarely waits for a reader a few chunks behind; small enough that a ring stays in
-// the shared L3 cache while both ends work on it.
-constexpr size_t kDefaultRingBytes = 1 << 20;
-
-enum class TransportChoice { kAuto, kTcp };
-
-TransportChoice transport_choice() {
-  const char* raw = std::getenv("SPMD_TRANSPORT");
-  const std::string v = raw != nullptr ? raw : "";
-  if (v.empty() || v == "auto" || v == "shm") return TransportChoice::kAuto;
-  if (v == "tcp") return TransportChoice::kTcp;
-  throw InvalidArgument(fmt::format(
-      "SPMD_TRANSPORT={:?} is not a transport: use tcp (force TCP, even on one host) or auto "
-      "(shared memory within a host, TCP across hosts; the default)",
-      v));
-}
-
-// Connections per pair of processes over TCP (SPMD_TCP_STREAMS, default 1): more help where one
-// connection's kernel work on one core cannot fill the link; on loopback with few cores they
-// only add overhead.
-int tcp_streams() {
-  const char* raw = std::getenv("SPMD_TCP_STREAMS");
-  if (raw == nullptr || *raw == '\0') return 1;
-  char* end = nullptr;
-  const long v = std::strtol(raw, &end, 10);
-  if (end == raw || *end != '\0' || v < 1 || v > 16) {
-    throw InvalidArgument(fmt::format("SPMD_TCP_STREAMS={:?} must be a number from 1 to 16", raw));
-  }
-  return static_cast<int>(v);
-}
+using TransportChoice = CommOptions::Transport;
 
 // Bytes sent on one connection before moving to the next when a pair uses several.
 constexpr size_t kStripeBytes = size_t{256} << 10;
@@ -70,18 +40,6 @@ std::unique_ptr<Stream> tcp_link(const std::vector<int>& fds, const std::string&
   parts.reserve(fds.size());
   for (int fd : fds) parts.push_back(std::make_unique<TcpStream>(fd, name));
   return std::make_unique<StripedStream>(std::move(parts), kStripeBytes);
-}
-
-size_t ring_bytes() {
-  const char* raw = std::getenv("SPMD_SHM_RING_BYTES");
-  if (raw == nullptr || *raw == '\0') return kDefaultRingBytes;
-  char* end = nullptr;
-  const unsigned long long v = std::strtoull(raw, &end, 10);
-  if (end == raw || *end != '\0' || v < 4096 || v > (1ull << 30) || !std::has_single_bit(v)) {
-    throw InvalidArgument(
-        fmt::format("SPMD_SHM_RING_BYTES={:?} must be a power of two between 4096 and 2^30", raw));
-  }
-  return v;
 }
 
 // How long one wait for a peer's record lasts before checking whether that peer has left.
@@ -152,22 +110,12 @@ bool can_read(uint64_t pid, uint64_t address, uint64_t expected) {
          word == expected;
 }
 
-// SPMD_SHM_SINGLE_COPY=1 sends large payloads by reference (process_vm_readv) instead of through
-// the rings. Off by default: on the development machine (2 cores, buffers fresh from memory) the
-// receiver doing every copy, plus pinning the sender's pages and waiting for its acknowledgement,
-// measured slower than the rings, whose two copies run on both cores at once (bench/RESULTS.md).
-// Where reading another process's memory is refused, it stays off whatever the variable says.
-bool single_copy_allowed() {
-  const char* raw = std::getenv("SPMD_SHM_SINGLE_COPY");
-  return raw != nullptr && std::string(raw) == "1";
-}
-
 }  // namespace
 
 std::shared_ptr<ProcessGroup> ProcessGroup::create(std::span<const int> devices, uint64_t id,
                                                    const CommHandles& handles) {
   GroupLayout layout = make_group_layout(devices, id, *handles.view);
-  const TransportChoice choice = transport_choice();
+  const TransportChoice choice = handles.options.transport;
   std::shared_ptr<ProcessGroup> group(new ProcessGroup(std::move(layout), handles));
   const GroupLayout& g = group->layout_;
   const int P = g.positions();
@@ -179,7 +127,7 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(std::span<const int> devices,
     distributed::Client kv(handles.coord);
     // SPMD_COLLECTIVE_TIMEOUT bounds creation too: shard_map makes communicators inside a call.
     auto wait = std::chrono::duration_cast<std::chrono::nanoseconds>(handles.setup_timeout);
-    if (const auto t = collective_timeout()) wait = std::min(wait, *t);
+    if (const auto t = handles.options.collective_timeout) wait = std::min(wait, *t);
     const auto deadline = Clock::now() + wait;
     const std::string prefix = fmt::format("spmd/comm/{:016x}", id);
 
@@ -190,7 +138,7 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(std::span<const int> devices,
       shm[q] = choice == TransportChoice::kAuto && g.same_host(q);
       any_tcp |= !shm[q];
     }
-    const size_t capacity = ring_bytes();
+    const size_t capacity = handles.options.shm_ring_bytes;
     Record mine{"-", "-", std::random_device{}() * 0x100000001ull + std::random_device{}(),
                 static_cast<uint64_t>(::getpid()), 0};
     group->probe_word_ = mine.nonce;
@@ -272,7 +220,7 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(std::span<const int> devices,
     // Single copy between same-host processes when every one of them can read every other's
     // memory: each tests its reads, publishes the verdict, and all use the host-wide AND.
     if (!my_rings.empty()) {
-      bool ok = single_copy_allowed();
+      bool ok = handles.options.shm_single_copy;
       for (int q : my_rings)
         ok = ok && can_read(records[q].pid, records[q].probe, records[q].nonce);
       kv.key_value_set(fmt::format("{}/{}/single-copy", prefix, g.self), ok ? "1" : "0", true);
@@ -295,7 +243,7 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(std::span<const int> devices,
 
     if (any_tcp) {
       // Read once here: every process of the job must use the same value.
-      const int streams = tcp_streams();
+      const int streams = handles.options.tcp_streams;
       auto attach_tcp = [&](int q, const std::vector<int>& fds) {
         PeerLink& link = group->links_[q];
         link.process = g.processes[q];

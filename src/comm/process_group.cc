@@ -25,7 +25,7 @@ constexpr auto kLocalWaitSlice = std::chrono::milliseconds(20);
 ProcessGroup::ProcessGroup(GroupLayout layout, CommHandles handles)
     : layout_(std::move(layout)),
       handles_(std::move(handles)),
-      timeout_(collective_timeout()),
+      timeout_(handles_.options.collective_timeout),
       links_(layout_.positions()),
       requests_(layout_.local_ranks.size()),
       sequence_(layout_.local_ranks.size(), 0),

@@ -83,20 +83,4 @@ bool Waiter::idle(std::span<const int> fds) {
   return false;
 }
 
-std::optional<std::chrono::nanoseconds> collective_timeout() {
-  const char* raw = std::getenv("SPMD_COLLECTIVE_TIMEOUT");
-  if (raw == nullptr || *raw == '\0') return std::nullopt;
-  char* end = nullptr;
-  const double seconds = std::strtod(raw, &end);
-  if (end == raw || *end != '\0' || !(seconds >= 0) || seconds > 1e7) {
-    throw InvalidArgument(fmt::format(
-        "SPMD_COLLECTIVE_TIMEOUT={:?} is not a number of seconds (e.g. 30 or 2.5; 0 or unset "
-        "waits without limit)",
-        raw));
-  }
-  if (seconds == 0) return std::nullopt;
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-      std::chrono::duration<double>(seconds));
-}
-
 }  // namespace spmd

@@ -49,8 +49,4 @@ class Waiter {
   bool sleeping_ = false;
 };
 
-// The per-call limit from SPMD_COLLECTIVE_TIMEOUT (seconds, a decimal number), or none when unset
-// or 0. Read once per communicator. Throws InvalidArgument on a malformed value.
-std::optional<std::chrono::nanoseconds> collective_timeout();
-
 }  // namespace spmd

@@ -131,8 +131,7 @@ void AxisGroups::close(const std::string& why) {
 }
 
 std::shared_ptr<AxisGroups> axis_groups_for(const Mesh& mesh) {
-  auto registry = std::static_pointer_cast<Registry>(
-      runtime_attachment("compute.axis_groups", [] { return std::make_shared<Registry>(); }));
+  auto registry = session_object<Registry>();
   std::lock_guard lock(registry->mu);
   for (const auto& groups : registry->meshes) {
     if (groups->mesh() == mesh) return groups;

@@ -47,9 +47,6 @@ void DeviceWorkers::loop(size_t index) {
   }
 }
 
-std::shared_ptr<DeviceWorkers> device_workers() {
-  return std::static_pointer_cast<DeviceWorkers>(
-      runtime_attachment("compute.workers", [] { return std::make_shared<DeviceWorkers>(); }));
-}
+std::shared_ptr<DeviceWorkers> device_workers() { return session_object<DeviceWorkers>(); }
 
 }  // namespace spmd

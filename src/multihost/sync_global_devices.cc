@@ -16,13 +16,20 @@
 
 namespace spmd::multihost {
 
+namespace {
+
+// The number of sync_global_devices calls this process has made in the session: the n-th call
+// of every process meets the others' n-th.
+struct SyncCalls {
+  std::atomic<uint64_t> made{0};
+};
+
+}  // namespace
+
 void sync_global_devices(const std::string& name, std::chrono::milliseconds timeout) {
   if (process_count() == 1) return;
   distributed::Client& kv = distributed::client();
-  // The n-th sync of every process meets the others' n-th: numbered by a per-process counter.
-  auto calls = std::static_pointer_cast<std::atomic<uint64_t>>(runtime_attachment(
-      "multihost.sync", [] { return std::make_shared<std::atomic<uint64_t>>(0); }));
-  const uint64_t n = (*calls)++;
+  const uint64_t n = session_object<SyncCalls>()->made++;
   const std::string dir = fmt::format("spmd/sync/{}", n);
   kv.key_value_set(fmt::format("{}/{}", dir, process_index()), name, true);
   kv.wait_at_barrier(dir, timeout);

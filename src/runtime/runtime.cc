@@ -30,14 +30,17 @@ struct Runtime {
   bool devices_queried = false;
   bool atexit_registered = false;
   ResolvedOptions options;
+  // The collectives engine's settings: read at initialize(), or at the first collective of a
+  // process running alone.
+  std::optional<CommOptions> comm_options;
   std::shared_ptr<const DeviceView> view;
   // Destroyed in reverse order: client before the io thread its strand lives on.
   std::unique_ptr<IoThread> io;
   std::unique_ptr<CoordService> service;
   std::shared_ptr<CoordClient> client;
   std::unique_ptr<distributed::Client> public_client;
-  // runtime_attachment(): dropped at shutdown, before the client.
-  std::map<std::string, std::shared_ptr<void>> attachments;
+  // session_object<T>(): dropped at shutdown, before the client.
+  std::map<std::type_index, std::shared_ptr<void>> attachments;
 };
 
 Runtime& runtime() {
@@ -103,6 +106,8 @@ CommHandles comm_handles() {
   Runtime& r = runtime();
   std::lock_guard lock(r.mu);
   CommHandles h;
+  if (!r.comm_options) r.comm_options = read_comm_options(EnvReader());
+  h.options = *r.comm_options;
   if (!r.initialized) {
     r.devices_queried = true;
     h.view = single_process_view();
@@ -115,12 +120,12 @@ CommHandles comm_handles() {
   return h;
 }
 
-std::shared_ptr<void> runtime_attachment(const std::string& name,
-                                         const std::function<std::shared_ptr<void>()>& make) {
+std::shared_ptr<void> session_slot(std::type_index type,
+                                   const std::function<std::shared_ptr<void>()>& make) {
   Runtime& r = runtime();
   std::lock_guard lock(r.mu);
   if (!r.initialized) r.devices_queried = true;
-  auto& slot = r.attachments[name];
+  auto& slot = r.attachments[type];
   if (!slot) slot = make();
   return slot;
 }
@@ -142,6 +147,7 @@ void initialize(const Options& options) {
         "device_count(), process_index(), …); move it to the start of main()");
   }
   ResolvedOptions opts = resolve_options(options, EnvReader());
+  CommOptions comm_options = read_comm_options(EnvReader());  // bad values fail here, early
   EnvReader env;
   const std::string host_id = local_host_id(env);
   const std::string hostname = local_hostname();
@@ -154,6 +160,7 @@ void initialize(const Options& options) {
     view->local_devices = view->devices;
     r.view = std::move(view);
     r.options = std::move(opts);
+    r.comm_options = std::move(comm_options);
     r.initialized = true;
     return;
   }
@@ -208,6 +215,7 @@ void initialize(const Options& options) {
   }
   r.view = view_from_topology(topology, self, opts.num_processes);
   r.options = std::move(opts);
+  r.comm_options = std::move(comm_options);
   r.io = std::move(io);
   r.service = std::move(service);
   r.client = client;
@@ -226,6 +234,7 @@ void shutdown() {
   r.initialized = false;
   r.devices_queried = false;
   r.view.reset();
+  r.comm_options.reset();  // the next session reads the environment again
   // Take the parts out so the barrier below does not hold the lock device queries need.
   auto attachments = std::move(r.attachments);
   r.attachments.clear();

@@ -7,8 +7,11 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <typeindex>
+#include <typeinfo>
 #include <vector>
 
+#include "runtime/comm_options.h"
 #include "spmd/device.h"
 
 namespace spmd {
@@ -38,15 +41,32 @@ struct CommHandles {
   std::string data_address;
   // How long communicator creation waits for the other processes.
   std::chrono::milliseconds setup_timeout{std::chrono::minutes(5)};
+  // The engine's settings (transport, rings, timeouts), read once per session.
+  CommOptions options;
 };
 CommHandles comm_handles();
 
-// A value that lives as long as the current runtime session: made by `make` on first use under
-// `name`, dropped by distributed::shutdown() before the coordination client goes (so what it
-// owns — sockets, shared memory — closes while the cluster is still there). The collectives
-// engine keeps its world communicator and group registry here, the one place global state may
-// live (STYLE.md). `make` runs under the runtime's lock: it must not call back into the runtime.
-std::shared_ptr<void> runtime_attachment(const std::string& name,
-                                         const std::function<std::shared_ptr<void>()>& make);
+// The runtime session's object of type T: one per type and session, default-constructed on first
+// use, dropped by distributed::shutdown() before the coordination client goes (so what it owns —
+// sockets, shared memory — closes while the cluster is still there). The layers above keep
+// their per-job state here (the collectives engine's world communicator and group registry,
+// shard_map's device threads, counters that number collective calls), the one place global
+// state may live (STYLE.md). T's constructor runs under the runtime's lock: it must not call
+// back into the runtime. Give each use a type of its own (not, say, std::atomic<uint64_t>),
+// since the type is the key.
+template <class T>
+std::shared_ptr<T> session_object();
+
+// The untyped slot behind session_object<T>(): the object stored under `type`, made by `make`
+// when absent.
+std::shared_ptr<void> session_slot(std::type_index type,
+                                   const std::function<std::shared_ptr<void>()>& make);
+
+template <class T>
+std::shared_ptr<T> session_object() {
+  // The key is T itself, so the slot holds a T: the cast cannot be wrong.
+  return std::static_pointer_cast<T>(
+      session_slot(std::type_index(typeid(T)), [] { return std::make_shared<T>(); }));
+}
 
 }  // namespace spmd

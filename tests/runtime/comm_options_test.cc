@@ -1,0 +1,57 @@
+// The collectives engine's settings, read once from the environment by the runtime.
+#include "runtime/comm_options.h"
+
+#include <gtest/gtest.h>
+
+#include "spmd/error.h"
+#include "support/fake_env.h"
+
+namespace spmd {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::env_of;
+
+std::string error_of(const std::map<std::string, std::string>& vars) {
+  try {
+    read_comm_options(env_of(vars));
+  } catch (const InvalidArgument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(CommOptions, UnsetMeansTheDocumentedDefaults) {
+  const CommOptions o = read_comm_options(env_of({}));
+  EXPECT_EQ(o.transport, CommOptions::Transport::kAuto);
+  EXPECT_EQ(o.tcp_streams, 1);
+  EXPECT_EQ(o.shm_ring_bytes, size_t{1} << 20);
+  EXPECT_FALSE(o.shm_single_copy);
+  EXPECT_FALSE(o.collective_timeout.has_value());
+}
+
+TEST(CommOptions, EveryVariableIsRead) {
+  const CommOptions o = read_comm_options(env_of({{"SPMD_TRANSPORT", "tcp"},
+                                                  {"SPMD_TCP_STREAMS", "4"},
+                                                  {"SPMD_SHM_RING_BYTES", "65536"},
+                                                  {"SPMD_SHM_SINGLE_COPY", "1"},
+                                                  {"SPMD_COLLECTIVE_TIMEOUT", "2.5"}}));
+  EXPECT_EQ(o.transport, CommOptions::Transport::kTcp);
+  EXPECT_EQ(o.tcp_streams, 4);
+  EXPECT_EQ(o.shm_ring_bytes, 65536u);
+  EXPECT_TRUE(o.shm_single_copy);
+  EXPECT_EQ(o.collective_timeout, std::chrono::nanoseconds(2500ms));
+  EXPECT_FALSE(read_comm_options(env_of({{"SPMD_COLLECTIVE_TIMEOUT", "0"}})).collective_timeout);
+}
+
+TEST(CommOptions, ABadValueIsRefusedNamingTheVariable) {
+  EXPECT_NE(error_of({{"SPMD_TRANSPORT", "infiniband"}}).find("SPMD_TRANSPORT"), std::string::npos);
+  EXPECT_NE(error_of({{"SPMD_TCP_STREAMS", "17"}}).find("SPMD_TCP_STREAMS"), std::string::npos);
+  EXPECT_NE(error_of({{"SPMD_SHM_RING_BYTES", "5000"}}).find("power of two"), std::string::npos);
+  EXPECT_NE(error_of({{"SPMD_COLLECTIVE_TIMEOUT", "soon"}}).find("SPMD_COLLECTIVE_TIMEOUT"),
+            std::string::npos);
+  EXPECT_NE(error_of({{"SPMD_COLLECTIVE_TIMEOUT", "-1"}}), "");
+}
+
+}  // namespace
+}  // namespace spmd
