@@ -77,7 +77,8 @@ class Communicator {
   template <std::ranges::contiguous_range In, std::ranges::contiguous_range Out>
   void all_reduce(const In& in, Out&& out, ReduceOp op = ReduceOp::kSum) {
     using T = value_of<In, Out>;
-    all_reduce(dtype_of<T>(), std::ranges::data(in), std::ranges::data(out), sized(in, out, 1), op);
+    all_reduce(dtype_of<T>(), std::ranges::data(in), std::ranges::data(out),
+               sized(in, out, Sizes::kEqual), op);
   }
   template <std::ranges::contiguous_range Buf>
   void all_reduce(Buf&& inout, ReduceOp op = ReduceOp::kSum) {
@@ -88,15 +89,16 @@ class Communicator {
   template <std::ranges::contiguous_range In, std::ranges::contiguous_range Out>
   void all_gather(const In& in, Out&& out) {
     using T = value_of<In, Out>;
-    all_gather(dtype_of<T>(), std::ranges::data(in), std::ranges::data(out), sized(in, out, -1));
+    all_gather(dtype_of<T>(), std::ranges::data(in), std::ranges::data(out),
+               sized(in, out, Sizes::kOutIsInTimesSize));
   }
 
   // out = block rank() of op over every participant's `in`. in.size() == out.size()*size().
   template <std::ranges::contiguous_range In, std::ranges::contiguous_range Out>
   void reduce_scatter(const In& in, Out&& out, ReduceOp op = ReduceOp::kSum) {
     using T = value_of<In, Out>;
-    reduce_scatter(dtype_of<T>(), std::ranges::data(in), std::ranges::data(out), sized(in, out, -2),
-                   op);
+    reduce_scatter(dtype_of<T>(), std::ranges::data(in), std::ranges::data(out),
+                   sized(in, out, Sizes::kInIsOutTimesSize), op);
   }
 
   // Block j of `in` goes to participant j; block i of `out` comes from participant i. Both
@@ -104,7 +106,8 @@ class Communicator {
   template <std::ranges::contiguous_range In, std::ranges::contiguous_range Out>
   void all_to_all(const In& in, Out&& out) {
     using T = value_of<In, Out>;
-    all_to_all(dtype_of<T>(), std::ranges::data(in), std::ranges::data(out), sized(in, out, -3));
+    all_to_all(dtype_of<T>(), std::ranges::data(in), std::ranges::data(out),
+               sized(in, out, Sizes::kEqualMultipleOfSize));
   }
 
   // Every participant's buffer becomes `root`'s.
@@ -121,7 +124,8 @@ class Communicator {
   template <std::ranges::contiguous_range In, std::ranges::contiguous_range Out>
   void permute(const In& in, Out&& out, std::span<const std::pair<int, int>> pairs) {
     using T = value_of<In, Out>;
-    permute(dtype_of<T>(), std::ranges::data(in), std::ranges::data(out), sized(in, out, 1), pairs);
+    permute(dtype_of<T>(), std::ranges::data(in), std::ranges::data(out),
+            sized(in, out, Sizes::kEqual), pairs);
   }
 
   // Point to point, with rank `peer` of this communicator. Blocks until the data is handed over
@@ -183,16 +187,24 @@ class Communicator {
   template <class In, class Out>
   using value_of = std::remove_cvref_t<std::ranges::range_value_t<In>>;
 
-  // Checks the sizes relation (1: equal; -1: out = in*size; -2: in = out*size; -3: equal and a
-  // multiple of size) and returns the per-participant count.
+  // How an op's input and output element counts must relate (size: the participants).
+  enum class Sizes {
+    kEqual,                // all_reduce, permute: the count is either
+    kOutIsInTimesSize,     // all_gather: the count is in's
+    kInIsOutTimesSize,     // reduce_scatter: the count is out's
+    kEqualMultipleOfSize,  // all_to_all: the count is one block, in / size
+  };
+
+  // Checks `relation` and returns the per-participant count; InvalidArgument naming the op's
+  // rule otherwise.
   template <class In, class Out>
-  size_t sized(const In& in, const Out& out, int relation) const {
+  size_t sized(const In& in, const Out& out, Sizes relation) const {
     static_assert(std::is_same_v<std::remove_cvref_t<std::ranges::range_value_t<In>>,
                                  std::remove_cvref_t<std::ranges::range_value_t<Out>>>,
                   "in and out must hold the same element type");
     return check_sizes(std::ranges::size(in), std::ranges::size(out), relation);
   }
-  size_t check_sizes(size_t in, size_t out, int relation) const;
+  size_t check_sizes(size_t in, size_t out, Sizes relation) const;
 
   std::shared_ptr<ProcessGroup> group_;
   int local_ = 0;

@@ -29,7 +29,7 @@ void run_all_gather(Call& c) {
   const size_t total = bytes * g.size();
   const bool direct = ranks_grouped_by_process(g);
   // Where the gathered result is assembled, in rank order.
-  std::byte* result = direct ? c.local[0].out : c.scratch.get(1, total);
+  std::byte* result = direct ? c.local[0].out : c.scratch.get(ScratchRole::kAlgorithm, total);
   for (size_t i = 0; i < c.local.size(); ++i) {
     std::byte* dst = result + g.local_ranks[i] * bytes;
     if (dst != c.local[i].in) std::memmove(dst, c.local[i].in, bytes);

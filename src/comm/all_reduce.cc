@@ -11,28 +11,27 @@ namespace spmd {
 void run_all_reduce(Call& c) {
   const size_t count = c.fp.count;
   const bool widen = accumulates_in_float32(c.fp.dtype);
-  c.dtype = widen ? DType::kFloat32 : c.fp.dtype;
   const size_t bytes = c.bytes();
   const size_t L = c.local.size();
 
   // This process's contribution.
   const std::byte* contrib = c.local[0].in;
   if (widen) {
-    auto* acc = reinterpret_cast<float*>(c.scratch.get(2, bytes));
+    auto* acc = reinterpret_cast<float*>(c.scratch.get(ScratchRole::kWidened, bytes));
     widen_to_float32(c.fp.dtype, c.local[0].in, acc, count);
     for (size_t i = 1; i < L; ++i) {
       reduce_into_float32(c.fp.dtype, c.fp.reduce, acc, c.local[i].in, count);
     }
     contrib = reinterpret_cast<std::byte*>(acc);
   } else if (L > 1) {
-    std::byte* acc = c.scratch.get(2, bytes);
+    std::byte* acc = c.scratch.get(ScratchRole::kWidened, bytes);
     std::memcpy(acc, c.local[0].in, bytes);
     for (size_t i = 1; i < L; ++i) reduce_into(c.dtype, c.fp.reduce, acc, c.local[i].in, count);
     contrib = acc;
   }
 
   // The result lands in the first participant's buffer, or, when it must be narrowed, in scratch.
-  std::byte* result = widen ? c.scratch.get(3, bytes) : c.local[0].out;
+  std::byte* result = widen ? c.scratch.get(ScratchRole::kWidenedResult, bytes) : c.local[0].out;
   if (c.layout.positions() == 1) {
     if (result != contrib) std::memcpy(result, contrib, bytes);
   } else if (bytes <= kOneShotAllReduceMax || count < static_cast<size_t>(c.layout.positions())) {

@@ -13,7 +13,7 @@ void run_all_to_all(Call& c) {
   const size_t bytes = c.bytes();
   const size_t total = bytes * g.size();
   const size_t L = c.local.size();
-  const std::vector<const std::byte*> in = inputs_apart(c, total);
+  const std::vector<const std::byte*> in = unaliased_inputs(c, total);
   for (int q = 0; q < g.positions(); ++q) {
     if (q == g.self) continue;
     for (size_t i = 0; i < L; ++i) {

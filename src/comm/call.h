@@ -3,12 +3,13 @@
 // move bytes (the group's layout, exchange engine and scratch memory).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <span>
 #include <utility>
 #include <vector>
 
-#include "comm/engine.h"
+#include "comm/exchange.h"
 #include "comm/fingerprint.h"
 #include "comm/group_layout.h"
 #include "spmd/communicator.h"
@@ -25,24 +26,40 @@ struct LocalBuffers {
 };
 
 // Reusable memory of a group, grown on demand and kept across calls.
+// The scratch buffers one call may hold at the same time, one per role. Roles that are live
+// together must differ: an algorithm that runs another inside it (all_reduce widens into
+// kWidened/kWidenedResult, then runs one-shot or ring among processes; hierarchical all-reduce
+// keeps kHostFollowers/kHostSum while one-shot runs among the leaders) uses other roles than
+// the one it runs.
+enum class ScratchRole : size_t {
+  kAlgorithm,           // the innermost algorithm's own buffer: peers' data (one-shot, ring),
+                        // all_gather's assembled result, unaliased_inputs' copy
+  kWidened,             // float16/bfloat16 inputs widened to float32 and combined locally
+  kWidenedResult,       // all_reduce: the float32 result before rounding; reduce_scatter: results
+  kReduceScatterPeers,  // reduce_scatter: every peer's blocks
+  kHostFollowers,       // hierarchical all-reduce: the host's other processes' data
+  kHostSum,             // hierarchical all-reduce: the host's sum
+  kCount
+};
+
+// Buffers kept across calls, grown as needed, 8-byte aligned.
 class Scratch {
  public:
-  std::byte* get(size_t slot, size_t bytes) {
-    if (buffers_.size() <= slot) buffers_.resize(slot + 1);
-    auto& b = buffers_[slot];
+  std::byte* get(ScratchRole role, size_t bytes) {
+    auto& b = buffers_[static_cast<size_t>(role)];
     if (b.size() < bytes) b.resize(bytes);
     return reinterpret_cast<std::byte*>(b.data());
   }
 
  private:
-  std::vector<std::vector<double>> buffers_;  // double: 8-byte aligned
+  std::array<std::vector<double>, static_cast<size_t>(ScratchRole::kCount)> buffers_;  // aligned
 };
 
 struct Call {
   Fingerprint fp;
-  // The dtype bytes move and reduce in: fp.dtype, except float16/bfloat16 reductions, which run in
-  // float32 and are rounded once at the end.
-  DType dtype;
+  // The dtype bytes move and reduce in (wire_dtype): fp.dtype, except float16/bfloat16
+  // reductions, which run in float32 and are rounded once at the end. Fixed for the call.
+  const DType dtype;
   std::span<const LocalBuffers> local;         // one per local rank, in layout.local_ranks order
   std::span<const std::pair<int, int>> pairs;  // permute: (source rank, target rank)
   // all_to_all_v (one participant per process): elements to and from each rank.
@@ -88,8 +105,13 @@ void run_barrier(Call& c);
 void run_all_to_all_v(Call& c);  // with counts, or with segments when they are given
 
 // Each local participant's input (`bytes` long), or a copy of it in scratch when some local
-// output overlaps some local input.
-std::vector<const std::byte*> inputs_apart(Call& c, size_t bytes);
+// output overlaps some local input (in-place all_to_all and permute, whose local copies or
+// receives would otherwise clobber an input another participant still has to send).
+std::vector<const std::byte*> unaliased_inputs(Call& c, size_t bytes);
+
+// The dtype a call's bytes move and reduce in: float32 for reductions of float16/bfloat16
+// (rounded once at the end), fp.dtype otherwise.
+DType wire_dtype(const Fingerprint& fp);
 
 // Message sizes below which all_reduce sends everything to everyone at once (one step, lowest
 // latency) instead of reduce-scatter + all-gather (two steps, half the bytes reduced per

@@ -54,30 +54,30 @@ uint64_t Communicator::id() const { return group_->layout().id; }
 std::string Communicator::transport() const { return group_->transports(); }
 void Communicator::close(const std::string& why) { group_->abandon(why); }
 
-size_t Communicator::check_sizes(size_t in, size_t out, int relation) const {
+size_t Communicator::check_sizes(size_t in, size_t out, Sizes relation) const {
   const size_t n = static_cast<size_t>(size());
   switch (relation) {
-    case 1:
+    case Sizes::kEqual:
       if (in != out) {
         throw InvalidArgument(
             fmt::format("in has {} elements and out {}; they must be equal", in, out));
       }
       return in;
-    case -1:
+    case Sizes::kOutIsInTimesSize:
       if (out != in * n) {
         throw InvalidArgument(fmt::format(
             "all_gather: out has {} elements; it must hold in's {} times the {} participants", out,
             in, n));
       }
       return in;
-    case -2:
+    case Sizes::kInIsOutTimesSize:
       if (in != out * n) {
         throw InvalidArgument(fmt::format(
             "reduce_scatter: in has {} elements; it must hold out's {} times the {} participants",
             in, out, n));
       }
       return out;
-    default:
+    case Sizes::kEqualMultipleOfSize:
       if (in != out || in % n != 0) {
         throw InvalidArgument(fmt::format(
             "all_to_all: in ({}) and out ({}) must have the same number of elements, a multiple "
@@ -86,6 +86,7 @@ size_t Communicator::check_sizes(size_t in, size_t out, int relation) const {
       }
       return in / n;
   }
+  return 0;  // unreachable: every relation is handled above
 }
 
 void Communicator::all_reduce(DType dtype, const void* in, void* out, size_t count, ReduceOp op) {

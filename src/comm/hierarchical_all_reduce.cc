@@ -72,12 +72,12 @@ void hierarchical_all_reduce(Call& c, const std::byte* in, std::byte* out) {
     // Within the host, in position order: the leader first.
     const std::byte* partial = in;
     if (!followers.empty()) {
-      std::byte* theirs = c.scratch.get(5, bytes * followers.size());
+      std::byte* theirs = c.scratch.get(ScratchRole::kHostFollowers, bytes * followers.size());
       for (size_t i = 0; i < followers.size(); ++i) {
         c.ex.recv_into(followers[i], theirs + i * bytes, bytes);
       }
       c.ex.run();
-      std::byte* acc = c.scratch.get(6, bytes);
+      std::byte* acc = c.scratch.get(ScratchRole::kHostSum, bytes);
       std::memcpy(acc, in, bytes);
       for (size_t i = 0; i < followers.size(); ++i) {
         reduce_into(c.dtype, c.fp.reduce, acc, theirs + i * bytes, c.fp.count);

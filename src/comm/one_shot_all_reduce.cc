@@ -31,7 +31,7 @@ void one_shot_all_reduce(Call& c, Members m, const std::byte* in, std::byte* out
     c.ex.run();
     return;
   }
-  std::byte* theirs = c.scratch.get(1, bytes * P);
+  std::byte* theirs = c.scratch.get(ScratchRole::kAlgorithm, bytes * P);
   for (int q = 0; q < P; ++q) {
     if (q != m.me) c.ex.recv_into(m.positions[q], theirs + q * bytes, bytes);
   }

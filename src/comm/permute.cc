@@ -15,7 +15,7 @@ void run_permute(Call& c) {
   std::vector<int> local_index(g.size(), -1);
   for (size_t i = 0; i < L; ++i) local_index[g.local_ranks[i]] = static_cast<int>(i);
 
-  const std::vector<const std::byte*> in = inputs_apart(c, bytes);
+  const std::vector<const std::byte*> in = unaliased_inputs(c, bytes);
   std::vector<bool> targeted(L, false);
   for (const auto& [s, t] : c.pairs) {
     if (local_index[t] >= 0) targeted[local_index[t]] = true;

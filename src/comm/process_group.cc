@@ -227,7 +227,7 @@ void ProcessGroup::execute_locked(const Fingerprint& mine, std::span<const Reque
     std::span<const LocalBuffers> buffers =
         requests.size() > 1 ? std::span<const LocalBuffers>(many) : std::span(&one, 1);
     Call call{fp,
-              fp.dtype,
+              wire_dtype(fp),
               buffers,
               requests[0].pairs,
               requests[0].send_counts,

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "comm/call.h"
-#include "comm/engine.h"
+#include "comm/exchange.h"
 #include "comm/group_layout.h"
 #include "comm/peer_link.h"
 #include "comm/shm_segment.h"

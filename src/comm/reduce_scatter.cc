@@ -13,7 +13,6 @@ void run_reduce_scatter(Call& c) {
   const GroupLayout& g = c.layout;
   const size_t count = c.fp.count;
   const bool widen = accumulates_in_float32(c.fp.dtype);
-  c.dtype = widen ? DType::kFloat32 : c.fp.dtype;
   const size_t bytes = c.bytes();
   const size_t elem = c.elem();
   const size_t L = c.local.size();
@@ -22,20 +21,20 @@ void run_reduce_scatter(Call& c) {
 
   const std::byte* contrib = c.local[0].in;
   if (widen) {
-    auto* acc = reinterpret_cast<float*>(c.scratch.get(2, all * elem));
+    auto* acc = reinterpret_cast<float*>(c.scratch.get(ScratchRole::kWidened, all * elem));
     widen_to_float32(c.fp.dtype, c.local[0].in, acc, all);
     for (size_t i = 1; i < L; ++i)
       reduce_into_float32(c.fp.dtype, c.fp.reduce, acc, c.local[i].in, all);
     contrib = reinterpret_cast<std::byte*>(acc);
   } else if (L > 1) {
-    std::byte* acc = c.scratch.get(2, all * elem);
+    std::byte* acc = c.scratch.get(ScratchRole::kWidened, all * elem);
     std::memcpy(acc, c.local[0].in, all * elem);
     for (size_t i = 1; i < L; ++i) reduce_into(c.dtype, c.fp.reduce, acc, c.local[i].in, all);
     contrib = acc;
   }
 
   // results[i]: local rank i's block, reduced over every process.
-  std::byte* results = c.scratch.get(3, L * bytes);
+  std::byte* results = c.scratch.get(ScratchRole::kWidenedResult, L * bytes);
   for (size_t i = 0; i < L; ++i) {
     std::memcpy(results + i * bytes, contrib + g.local_ranks[i] * bytes, bytes);
   }
@@ -65,7 +64,8 @@ void run_reduce_scatter(Call& c) {
     }
     c.ex.run();
   } else if (P > 2) {
-    std::byte* theirs = c.scratch.get(4, static_cast<size_t>(P) * L * bytes);
+    std::byte* theirs =
+        c.scratch.get(ScratchRole::kReduceScatterPeers, static_cast<size_t>(P) * L * bytes);
     for (int q = 0; q < P; ++q) {
       if (q == g.self) continue;
       for (size_t i = 0; i < L; ++i) c.ex.recv_into(q, theirs + (q * L + i) * bytes, bytes);

@@ -55,7 +55,8 @@ void reduce_scatter_all_gather_all_reduce(Call& c, Members m, const std::byte* i
     return std::pair<size_t, size_t>{begin, std::min(count, begin + chunk) - begin};
   };
   // P > 2: each peer's contribution to my block lands here, then is reduced in position order.
-  std::byte* theirs = P > 2 ? c.scratch.get(1, (chunk / P + 1) * elem * P) : nullptr;
+  std::byte* theirs =
+      P > 2 ? c.scratch.get(ScratchRole::kAlgorithm, (chunk / P + 1) * elem * P) : nullptr;
   ReduceSink sink{};
 
   for (size_t step = 0; step <= chunks; ++step) {

@@ -44,37 +44,52 @@ struct DistributedDataLoader::Impl {
   bool stopping = false;
   std::exception_ptr error;
 
-  Impl(std::shared_ptr<const Source> s, int64_t b, NamedSharding sh, LoaderOptions o)
-      : source(std::move(s)),
-        global_batch(b),
-        sharding(std::move(sh)),
+  Impl(std::shared_ptr<const Source> records, int64_t batch_size, NamedSharding batch_sharding,
+       LoaderOptions loader_options)
+      : source(std::move(records)),
+        global_batch(batch_size),
+        sharding(std::move(batch_sharding)),
         mask_sharding(sharding.mesh(), sharding.spec().size() > 0
                                            ? PartitionSpec(sharding.spec().entries()[0])
                                            : PartitionSpec()),
-        options(o) {}
+        options(loader_options) {}
 
-  LocalBatch make(int64_t e, int64_t k) const {
+  // This process's share of batch `batch_index` of `epoch`, read.
+  LocalBatch read_batch(int64_t epoch_number, int64_t batch_index) const {
+    LocalBatch out = choose_records(epoch_number, batch_index);
+    read_rows(out);
+    return out;
+  }
+
+  // Which records this process's rows of the batch hold (-1 and a false mask past the end).
+  LocalBatch choose_records(int64_t epoch_number, int64_t batch_index) const {
     LocalBatch out;
-    out.epoch = e;
-    out.index = k;
-    Shape shape = source->record_shape();
-    shape.insert(shape.begin(), local_batch);
-    out.data = HostArray::uninitialized(source->dtype(), shape);
-    const size_t bytes = source->record_bytes();
+    out.epoch = epoch_number;
+    out.index = batch_index;
     const int64_t n = source->size();
-    auto dst = out.data.mutable_bytes();
     out.records.resize(static_cast<size_t>(local_batch));
     out.mask.resize(static_cast<size_t>(local_batch));
     for (int64_t r = 0; r < local_batch; ++r) {
-      const int64_t position = shard + count * (k * local_batch + r);
+      const int64_t position = shard + count * (batch_index * local_batch + r);
       if (position < used) {
-        out.records[r] = options.shuffle ? shuffled_index(position, n, options.seed, e) : position;
+        out.records[r] =
+            options.shuffle ? shuffled_index(position, n, options.seed, epoch_number) : position;
         out.mask[r] = true;
       } else {
         out.records[r] = -1;
         out.mask[r] = false;
       }
     }
+    return out;
+  }
+
+  // Reads the chosen records into the batch's rows; rows past the end are zeros.
+  void read_rows(LocalBatch& out) const {
+    Shape shape = source->record_shape();
+    shape.insert(shape.begin(), local_batch);
+    out.data = HostArray::uninitialized(source->dtype(), shape);
+    const size_t bytes = source->record_bytes();
+    auto dst = out.data.mutable_bytes();
     // Scattered records are read with several in flight: each is prefetched kAhead rows early.
     constexpr int64_t kAhead = 16;
     for (int64_t r = 0; r < std::min(kAhead, local_batch); ++r) source->prefetch(out.records[r]);
@@ -87,21 +102,22 @@ struct DistributedDataLoader::Impl {
         std::memset(row.data(), 0, bytes);
       }
     }
-    return out;
   }
 
-  void advance(int64_t& e, int64_t& k) const {
-    if (++k == batches) {
-      k = 0;
-      ++e;
+  // The batch after (epoch_number, batch_index).
+  void advance(int64_t& epoch_number, int64_t& batch_index) const {
+    if (++batch_index == batches) {
+      batch_index = 0;
+      ++epoch_number;
     }
   }
 
-  void run(int64_t e, int64_t k) {
+  // The prefetching thread: reads batches from (epoch_number, batch_index) on into the queue.
+  void run(int64_t epoch_number, int64_t batch_index) {
     try {
       while (true) {
-        LocalBatch b = make(e, k);
-        advance(e, k);
+        LocalBatch b = read_batch(epoch_number, batch_index);
+        advance(epoch_number, batch_index);
         std::unique_lock lock(mu);
         cv.wait(lock,
                 [&] { return stopping || queue.size() < static_cast<size_t>(options.prefetch); });
@@ -137,7 +153,7 @@ struct DistributedDataLoader::Impl {
     }
     LocalBatch b;
     if (options.prefetch <= 0) {
-      b = make(epoch, index);
+      b = read_batch(epoch, index);
     } else {
       if (!worker.joinable()) {
         worker = std::thread([this, e = epoch, k = index] { run(e, k); });

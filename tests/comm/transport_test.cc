@@ -11,7 +11,7 @@
 #include <numeric>
 #include <thread>
 
-#include "comm/engine.h"
+#include "comm/exchange.h"
 #include "comm/shm_ring.h"
 #include "comm/shm_segment.h"
 #include "comm/tcp_handshake.h"

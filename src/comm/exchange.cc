@@ -1,4 +1,4 @@
-#include "comm/engine.h"
+#include "comm/exchange.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

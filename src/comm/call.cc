@@ -1,13 +1,19 @@
-// Inputs that outputs cannot overwrite mid-call: for the ops whose local copies or receives
-// would otherwise clobber an input another participant still has to send (in-place all_to_all
-// and permute).
+// What every algorithm of a call shares (call.h): the dtype on the wire, inputs apart from
+// outputs.
+#include "comm/call.h"
+
 #include <cstring>
 
-#include "comm/call.h"
+#include "comm/reduce_kernels.h"
 
 namespace spmd {
 
-std::vector<const std::byte*> inputs_apart(Call& c, size_t bytes) {
+DType wire_dtype(const Fingerprint& fp) {
+  const bool reduces = fp.op == CollectiveOp::kAllReduce || fp.op == CollectiveOp::kReduceScatter;
+  return reduces && accumulates_in_float32(fp.dtype) ? DType::kFloat32 : fp.dtype;
+}
+
+std::vector<const std::byte*> unaliased_inputs(Call& c, size_t bytes) {
   const size_t L = c.local.size();
   std::vector<const std::byte*> in(L);
   bool overlap = false;
@@ -22,7 +28,7 @@ std::vector<const std::byte*> inputs_apart(Call& c, size_t bytes) {
     for (size_t i = 0; i < L; ++i) in[i] = c.local[i].in;
     return in;
   }
-  std::byte* copy = c.scratch.get(1, L * bytes);
+  std::byte* copy = c.scratch.get(ScratchRole::kAlgorithm, L * bytes);
   for (size_t i = 0; i < L; ++i) {
     std::memcpy(copy + i * bytes, c.local[i].in, bytes);
     in[i] = copy + i * bytes;

@@ -1,6 +1,6 @@
-// The exchange engine: moves framed messages (message_header.h) between this process and its
-// peers over their streams, progressing every posted send and receive together in one loop, so
-// that no pattern of sends and receives can deadlock on full buffers.
+// Exchange, the engine under every algorithm: moves framed messages (message_header.h) between this
+// process and its peers over their streams, progressing every posted send and receive together in
+// one loop, so that no pattern of sends and receives can deadlock on full buffers.
 //
 // A call posts operations, then run()s them to completion; it may post and run again (the steps
 // of a ring). Per peer, sends go out and receives complete in the order posted. Every message of
