@@ -144,27 +144,23 @@ void ProcessGroup::run(int local, const Request& request) {
   arrived_[local] = true;
   if (++arrived_count_ < static_cast<int>(L)) {
     const uint64_t generation = generation_;
-    const auto until = deadline();
-    while (generation_ == generation) {
-      cv_.wait_for(lock, kLocalWaitSlice);
-      if (generation_ != generation) break;
-      Waiter(coord().get(), std::nullopt).check_abort();
-      if (!closed_.empty()) throw_if_closed();
-      // Once everyone has arrived the call is running, and the runner's deadline governs it.
-      if (until && !running_ && Waiter::Clock::now() >= *until) {
-        std::vector<std::string> missing;
-        for (size_t i = 0; i < L; ++i) {
-          if (!arrived_[i]) missing.push_back(describe_local(static_cast<int>(i)));
-        }
-        const std::string why = fmt::format(
-            "{} timed out (SPMD_COLLECTIVE_TIMEOUT) in process {}: its local participants {} did "
-            "not arrive",
-            fp.describe(), handles_.view->process_index, fmt::join(missing, ", "));
-        close(why);
-        cv_.notify_all();
-        throw DeadlineExceeded(why);
-      }
-    }
+    wait_locally(
+        lock, [&] { return generation_ != generation; }, deadline(),
+        [&] {
+          // Once everyone has arrived the call is running, and the runner's deadline governs it.
+          if (running_) return;
+          std::vector<std::string> missing;
+          for (size_t i = 0; i < L; ++i) {
+            if (!arrived_[i]) missing.push_back(describe_local(static_cast<int>(i)));
+          }
+          const std::string why = fmt::format(
+              "{} timed out (SPMD_COLLECTIVE_TIMEOUT) in process {}: its local participants {} "
+              "did not arrive",
+              fp.describe(), handles_.view->process_index, fmt::join(missing, ", "));
+          close(why);
+          cv_.notify_all();
+          throw DeadlineExceeded(why);
+        });
     if (last_error_) std::rethrow_exception(last_error_);
     return;
   }
@@ -272,16 +268,21 @@ void ProcessGroup::execute_locked(const Fingerprint& mine, std::span<const Reque
   }
 }
 
+// A message from rank `sender`; its sequence number is set under mu_ by the caller.
+Fingerprint ProcessGroup::p2p_fingerprint(DType dtype, int sender, uint64_t count) const {
+  Request r;
+  r.op = CollectiveOp::kSendRecv;
+  r.dtype = dtype;
+  r.root = sender;
+  r.count = count;
+  return fingerprint(0, r);
+}
+
 void ProcessGroup::send(int local, int peer, DType dtype, const void* data, uint64_t count) {
   const int me = layout_.local_ranks[local];
   const int position = layout_.rank_position[peer];
   const size_t bytes = count * dtype_size(dtype);
-  Fingerprint fp;
-  fp.group = layout_.id;
-  fp.op = CollectiveOp::kSendRecv;
-  fp.dtype = dtype;
-  fp.root = me;
-  fp.count = count;
+  Fingerprint fp = p2p_fingerprint(dtype, me, count);
   {
     std::lock_guard lock(mu_);
     throw_if_closed();
@@ -300,28 +301,20 @@ void ProcessGroup::recv(int local, int peer, DType dtype, void* data, uint64_t c
   const int me = layout_.local_ranks[local];
   const int position = layout_.rank_position[peer];
   const size_t bytes = count * dtype_size(dtype);
-  Fingerprint fp;
-  fp.group = layout_.id;
-  fp.op = CollectiveOp::kSendRecv;
-  fp.dtype = dtype;
-  fp.root = peer;
-  fp.count = count;
+  Fingerprint fp = p2p_fingerprint(dtype, peer, count);
   {
     std::unique_lock lock(mu_);
     throw_if_closed();
     fp.sequence = p2p_received_[{peer, me}]++;
     if (position == layout_.self) {
       auto& box = mailbox_[{peer, me}];
-      const auto until = deadline();
-      while (box.empty()) {
-        cv_.wait_for(lock, kLocalWaitSlice);
-        Waiter(coord().get(), std::nullopt).check_abort();
-        if (box.empty() && until && Waiter::Clock::now() >= *until) {
-          throw DeadlineExceeded(fmt::format(
-              "recv #{} from rank {} timed out (SPMD_COLLECTIVE_TIMEOUT): rank {} did not send",
-              fp.sequence, peer, peer));
-        }
-      }
+      wait_locally(
+          lock, [&] { return !box.empty(); }, deadline(),
+          [&] {
+            throw DeadlineExceeded(fmt::format(
+                "recv #{} from rank {} timed out (SPMD_COLLECTIVE_TIMEOUT): rank {} did not send",
+                fp.sequence, peer, peer));
+          });
       std::vector<std::byte> message = std::move(box.front());
       box.pop_front();
       if (message.size() != bytes) {
@@ -379,11 +372,25 @@ std::shared_ptr<ProcessGroup> ProcessGroup::split_result(
     return made;
   }
   std::unique_lock lock(mu_);
-  for (;;) {
-    if (auto it = splits_.find(key); it != splits_.end()) return it->second;
-    if (auto it = split_errors_.find(key); it != split_errors_.end()) throw Error(it->second);
+  // The maker is a local participant making the same split collectively: it always ends with a
+  // result or an error (its own waits have deadlines), so this wait needs none of its own.
+  wait_locally(
+      lock, [&] { return splits_.count(key) != 0 || split_errors_.count(key) != 0; }, std::nullopt,
+      [] {});
+  if (auto it = splits_.find(key); it != splits_.end()) return it->second;
+  throw Error(split_errors_.at(key));
+}
+
+void ProcessGroup::wait_locally(std::unique_lock<std::mutex>& lock,
+                                const std::function<bool()>& done,
+                                std::optional<Waiter::Clock::time_point> until,
+                                const std::function<void()>& expired) {
+  while (!done()) {
     cv_.wait_for(lock, kLocalWaitSlice);
+    if (done()) return;
     Waiter(coord().get(), std::nullopt).check_abort();
+    if (!closed_.empty()) throw_if_closed();
+    if (until && Waiter::Clock::now() >= *until) expired();
   }
 }
 

@@ -13,6 +13,7 @@
 #include <condition_variable>
 #include <deque>
 #include <exception>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -89,6 +90,13 @@ class ProcessGroup {
  private:
   ProcessGroup(GroupLayout layout, CommHandles handles);
   Fingerprint fingerprint(uint64_t sequence, const Request& request) const;
+  Fingerprint p2p_fingerprint(DType dtype, int sender, uint64_t count) const;
+  // Waits on cv_ (under `lock`) until done(). Every kLocalWaitSlice it checks the abort flag (a
+  // dead peer or service ends the wait with PeerFailure) and whether the group closed, and once
+  // `until` has passed it calls expired(), which throws to end the wait or returns to go on.
+  void wait_locally(std::unique_lock<std::mutex>& lock, const std::function<bool()>& done,
+                    std::optional<Waiter::Clock::time_point> until,
+                    const std::function<void()>& expired);
   void execute(const Fingerprint& fp, std::span<const Request> requests);
   // execute() with engine_mu_ held.
   void execute_locked(const Fingerprint& fp, std::span<const Request> requests);
