@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "common/subprocess.h"
@@ -125,13 +126,18 @@ int run_checkpoint_worker(const CheckpointBenchOptions& o) {
     auto gbps = [&](const std::vector<double>& t) {
       return static_cast<double>(total) / median(t) / 1e9;
     };
-    fmt::print(
-        "{{\"bytes\": {}, \"processes\": {}, \"compression\": \"{}\", \"save_GBps\": {:.3f}, "
-        "\"restore_GBps\": {:.3f}, \"raw_write_GBps\": {:.3f}, \"raw_read_GBps\": {:.3f}, "
-        "\"save_vs_raw\": {:.3f}, \"restore_vs_raw\": {:.3f}, \"correct\": {}}}\n",
-        total, n, o.compression, gbps(save), gbps(restore), gbps(raw_write), gbps(raw_read),
-        median(raw_write) / median(save), median(raw_read) / median(restore),
-        correct ? "true" : "false");
+    nlohmann::ordered_json row;
+    row["bytes"] = total;
+    row["processes"] = n;
+    row["compression"] = o.compression;
+    row["save_GBps"] = gbps(save);
+    row["restore_GBps"] = gbps(restore);
+    row["raw_write_GBps"] = gbps(raw_write);
+    row["raw_read_GBps"] = gbps(raw_read);
+    row["save_vs_raw"] = median(raw_write) / median(save);
+    row["restore_vs_raw"] = median(raw_read) / median(restore);
+    row["correct"] = correct;
+    fmt::print("{}\n", row.dump());
     std::fflush(stdout);
   }
   distributed::shutdown();

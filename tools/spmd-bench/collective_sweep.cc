@@ -8,6 +8,8 @@
 #include <memory>
 #include <stdexcept>
 
+#include "spmd-bench/result_row.h"
+
 namespace spmd::bench {
 namespace {
 
@@ -169,13 +171,20 @@ void sweep(CollectiveImpl& impl, const SweepOptions& options) {
       const double p99 = times[std::min(times.size() - 1, times.size() * 99 / 100)];
       const double algbw = static_cast<double>(bytes) / p50 / 1e9;
       if (rank == 0) {
-        std::printf(
-            "{\"op\": \"%s\", \"impl\": \"%s\", \"transport\": \"%s\", \"processes\": %d, "
-            "\"bytes\": %zu, \"p50_us\": %.3f, \"p99_us\": %.3f, \"algbw_GBps\": %.3f, "
-            "\"busbw_GBps\": %.3f, \"correct\": %s, \"iterations\": %d, \"fresh_buffers\": %s}\n",
-            op.c_str(), impl.name(), impl.transport().c_str(), n, bytes, p50 * 1e6, p99 * 1e6,
-            algbw, algbw * bus_factor(op, n), ok ? "true" : "false", iterations,
-            pool > 1 ? "true" : "false");
+        ResultRow row;
+        row.op = op;
+        row.impl = impl.name();
+        row.transport = impl.transport();
+        row.processes = n;
+        row.bytes = bytes;
+        row.p50_us = p50 * 1e6;
+        row.p99_us = p99 * 1e6;
+        row.algbw_GBps = algbw;
+        row.busbw_GBps = algbw * bus_factor(op, n);
+        row.correct = ok;
+        row.iterations = iterations;
+        row.fresh_buffers = pool > 1;
+        std::printf("%s\n", to_json_line(row).c_str());
         std::fflush(stdout);
       }
     }

@@ -12,13 +12,13 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
-#include <regex>
 #include <sstream>
 #include <thread>
 #include <vector>
 
 #include "common/subprocess.h"
 #include "spmd-bench/collective_sweep.h"
+#include "spmd-bench/result_row.h"
 #include "spmd-bench/workers.h"
 
 namespace spmd::bench {
@@ -141,8 +141,8 @@ std::vector<std::string> run_gloo(const CollectivesBenchOptions& o, const SweepO
 }
 
 // Single-thread memcpy at each size, buffers rotated like the collectives'.
-std::vector<std::string> memcpy_reference(const SweepOptions& s) {
-  std::vector<std::string> rows;
+std::vector<ResultRow> memcpy_reference(const SweepOptions& s) {
+  std::vector<ResultRow> rows;
   for (size_t bytes : s.sizes) {
     const size_t pool = bytes >= (size_t{64} << 10) ? std::max<size_t>(1, (64u << 20) / bytes) : 1;
     std::vector<std::vector<char>> src(pool, std::vector<char>(bytes, 1));
@@ -161,20 +161,33 @@ std::vector<std::string> memcpy_reference(const SweepOptions& s) {
     const double p50 = times[times.size() / 2];
     const double p99 = times[std::min(times.size() - 1, times.size() * 99 / 100)];
     const double bw = static_cast<double>(bytes) / p50 / 1e9;
-    rows.push_back(fmt::format(
-        "{{\"op\": \"memcpy\", \"impl\": \"reference\", \"transport\": \"memory\", \"processes\": "
-        "1, "
-        "\"bytes\": {}, \"p50_us\": {:.3f}, \"p99_us\": {:.3f}, \"algbw_GBps\": {:.3f}, "
-        "\"busbw_GBps\": {:.3f}, \"correct\": true}}",
-        bytes, p50 * 1e6, p99 * 1e6, bw, bw));
+    ResultRow row;
+    row.op = "memcpy";
+    row.impl = "reference";
+    row.transport = "memory";
+    row.processes = 1;
+    row.bytes = bytes;
+    row.p50_us = p50 * 1e6;
+    row.p99_us = p99 * 1e6;
+    row.algbw_GBps = bw;
+    row.busbw_GBps = bw;
+    row.correct = true;
+    rows.push_back(row);
   }
   return rows;
 }
 
-std::string field(const std::string& row, const std::string& key) {
-  std::smatch m;
-  if (std::regex_search(row, m, std::regex("\"" + key + "\": \"?([^,\"}]*)"))) return m[1];
-  return "";
+// The rows among a worker's output lines; a line that is not a row is reported, not guessed at.
+std::vector<ResultRow> rows_of(const std::vector<std::string>& lines) {
+  std::vector<ResultRow> rows;
+  for (const std::string& line : lines) {
+    if (auto row = parse_row(line)) {
+      rows.push_back(std::move(*row));
+    } else {
+      fmt::print(stderr, "spmd-bench: ignoring a malformed result line: {}\n", line);
+    }
+  }
+  return rows;
 }
 
 std::string human(size_t bytes) {
@@ -183,35 +196,26 @@ std::string human(size_t bytes) {
   return fmt::format("{} B", bytes);
 }
 
-// A row's identity across rounds.
-std::string row_key(const std::string& row) {
-  return field(row, "op") + "|" + field(row, "bytes") + "|" + field(row, "impl") + "|" +
-         field(row, "transport");
-}
-
 // Per op, size and implementation, the round with the median p50, marked with the number of
 // rounds and correct only when every round was.
-std::vector<std::string> median_rows(const std::vector<std::vector<std::string>>& rounds) {
+std::vector<ResultRow> median_rows(const std::vector<std::vector<ResultRow>>& rounds) {
   if (rounds.size() == 1) return rounds.front();
-  std::vector<std::string> out;
-  for (const std::string& first : rounds.front()) {
-    const std::string key = row_key(first);
-    std::vector<std::string> same;
+  std::vector<ResultRow> out;
+  for (const ResultRow& first : rounds.front()) {
+    std::vector<ResultRow> same;
     bool correct = true;
     for (const auto& round : rounds) {
-      for (const std::string& r : round) {
-        if (row_key(r) != key) continue;
+      for (const ResultRow& r : round) {
+        if (r.key() != first.key()) continue;
         same.push_back(r);
-        correct &= field(r, "correct") == "true";
+        correct &= r.correct;
       }
     }
-    std::sort(same.begin(), same.end(), [](const std::string& a, const std::string& b) {
-      return std::stod(field(a, "p50_us")) < std::stod(field(b, "p50_us"));
-    });
-    std::string row = same[same.size() / 2];
-    row = std::regex_replace(row, std::regex("\"correct\": (true|false)"),
-                             fmt::format("\"correct\": {}", correct));
-    row.insert(row.rfind('}'), fmt::format(", \"rounds\": {}", same.size()));
+    std::sort(same.begin(), same.end(),
+              [](const ResultRow& a, const ResultRow& b) { return a.p50_us < b.p50_us; });
+    ResultRow row = same[same.size() / 2];
+    row.correct = correct;
+    row.rounds = static_cast<int>(same.size());
     out.push_back(row);
   }
   return out;
@@ -219,26 +223,20 @@ std::vector<std::string> median_rows(const std::vector<std::vector<std::string>>
 
 // Per op and size, spmd's busbw over each baseline's, round by round (for the 8-byte row, whose
 // bandwidth is noise, the baseline's p50 over spmd's: above 1 means spmd is faster either way).
-void print_ratios(const std::vector<std::vector<std::string>>& rounds) {
+void print_ratios(const std::vector<std::vector<ResultRow>>& rounds) {
   fmt::print(
       "\nspmd / baseline, per round (above 1: spmd faster; busbw ratio, time ratio at 8 B)\n");
-  std::vector<std::string> seen;
-  for (const std::string& row : rounds.front()) {
-    if (field(row, "impl") == "spmd") continue;
-    const std::string op = field(row, "op");
-    const std::string bytes = field(row, "bytes");
-    const std::string base = field(row, "impl");
+  for (const ResultRow& row : rounds.front()) {
+    if (row.impl == "spmd") continue;
     std::vector<double> ratios;
     for (const auto& round : rounds) {
       double spmd = 0;
       double other = 0;
-      for (const std::string& r : round) {
-        if (field(r, "op") != op || field(r, "bytes") != bytes) continue;
-        const bool small = std::stoull(bytes) <= 8;
-        const double v =
-            small ? 1.0 / std::stod(field(r, "p50_us")) : std::stod(field(r, "busbw_GBps"));
-        if (field(r, "impl") == "spmd") spmd = v;
-        if (field(r, "impl") == base) other = v;
+      for (const ResultRow& r : round) {
+        if (r.op != row.op || r.bytes != row.bytes) continue;
+        const double v = row.bytes <= 8 ? 1.0 / r.p50_us : r.busbw_GBps;
+        if (r.impl == "spmd") spmd = v;
+        if (r.impl == row.impl) other = v;
       }
       if (spmd > 0 && other > 0) ratios.push_back(spmd / other);
     }
@@ -247,8 +245,8 @@ void print_ratios(const std::vector<std::vector<std::string>>& rounds) {
     std::sort(sorted.begin(), sorted.end());
     std::string each;
     for (double r : ratios) each += fmt::format("{}{:.2f}", each.empty() ? "" : " ", r);
-    fmt::print("{:<15} {:>9} vs {:<5} median {:.2f}  min {:.2f}  rounds: {}\n", op,
-               human(std::stoull(bytes)), base, sorted[sorted.size() / 2], sorted.front(), each);
+    fmt::print("{:<15} {:>9} vs {:<5} median {:.2f}  min {:.2f}  rounds: {}\n", row.op,
+               human(row.bytes), row.impl, sorted[sorted.size() / 2], sorted.front(), each);
   }
 }
 
@@ -297,49 +295,48 @@ int run_collectives_bench(const CollectivesBenchOptions& options) {
   } else {
     points.push_back(s);
   }
-  std::vector<std::vector<std::string>> rounds;
+  std::vector<std::vector<ResultRow>> rounds;
   for (int round = 0; round < options.rounds; ++round) {
-    std::vector<std::string>& rows = rounds.emplace_back();
+    std::vector<ResultRow>& rows = rounds.emplace_back();
     for (const SweepOptions& point : points) {
       for (const std::string& impl : impls) {
-        std::vector<std::string> got;
+        std::vector<ResultRow> got;
         if (impl == "spmd") {
-          got = run_spmd(options, point);
+          got = rows_of(run_spmd(options, point));
         } else if (impl == "mpi") {
-          got = run_mpi(options, point);
+          got = rows_of(run_mpi(options, point));
         } else {
-          got = run_gloo(options, point);
+          got = rows_of(run_gloo(options, point));
         }
         if (options.json && options.rounds == 1) {
-          for (const auto& r : got) fmt::print("{}\n", r);
+          for (const auto& r : got) fmt::print("{}\n", to_json_line(r));
           std::fflush(stdout);
         }
         rows.insert(rows.end(), got.begin(), got.end());
       }
     }
   }
-  const std::vector<std::string> rows = median_rows(rounds);
+  const std::vector<ResultRow> rows = median_rows(rounds);
   if (options.json && options.rounds > 1) {
-    for (const auto& r : rows) fmt::print("{}\n", r);
+    for (const auto& r : rows) fmt::print("{}\n", to_json_line(r));
   }
   const auto reference = memcpy_reference(s);
   if (options.json) {
-    for (const auto& r : reference) fmt::print("{}\n", r);
+    for (const auto& r : reference) fmt::print("{}\n", to_json_line(r));
   } else {
     fmt::print("{:<15} {:>9} {:<6} {:<6} {:>11} {:>11} {:>10} {:>10} {}\n", "op", "bytes", "impl",
                "link", "p50 us", "p99 us", "algbw GB/s", "busbw GB/s", "correct");
     auto all = rows;
     all.insert(all.end(), reference.begin(), reference.end());
     for (const auto& r : all) {
-      fmt::print("{:<15} {:>9} {:<6} {:<6} {:>11} {:>11} {:>10} {:>10} {}\n", field(r, "op"),
-                 human(std::stoull(field(r, "bytes"))), field(r, "impl"), field(r, "transport"),
-                 field(r, "p50_us"), field(r, "p99_us"), field(r, "algbw_GBps"),
-                 field(r, "busbw_GBps"), field(r, "correct"));
+      fmt::print("{:<15} {:>9} {:<6} {:<6} {:>11.3f} {:>11.3f} {:>10.3f} {:>10.3f} {}\n", r.op,
+                 human(r.bytes), r.impl, r.transport, r.p50_us, r.p99_us, r.algbw_GBps,
+                 r.busbw_GBps, r.correct);
     }
   }
   if (!options.json && options.rounds > 1) print_ratios(rounds);
   bool ok = true;
-  for (const auto& r : rows) ok &= field(r, "correct") == "true";
+  for (const auto& r : rows) ok &= r.correct;
   return ok ? 0 : 1;
 }
 

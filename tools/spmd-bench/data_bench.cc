@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "common/subprocess.h"
@@ -77,13 +78,17 @@ int run_data_worker(const DataBenchOptions& o) {
   if (me == 0) {
     const double seq = static_cast<double>(o.records) / median(sequential);
     const double load = static_cast<double>(o.records) / median(loader_s);
-    fmt::print(
-        "{{\"records\": {}, \"record_bytes\": {}, \"processes\": {}, \"global_batch\": {}, "
-        "\"prefetch\": {}, "
-        "\"loader_records_per_s\": {:.0f}, \"sequential_records_per_s\": {:.0f}, "
-        "\"loader_vs_sequential\": {:.3f}, \"correct\": {}}}\n",
-        o.records, record_bytes, n, o.batch, o.prefetch, load, seq, load / seq,
-        correct ? "true" : "false");
+    nlohmann::ordered_json row;
+    row["records"] = o.records;
+    row["record_bytes"] = record_bytes;
+    row["processes"] = n;
+    row["global_batch"] = o.batch;
+    row["prefetch"] = o.prefetch;
+    row["loader_records_per_s"] = load;
+    row["sequential_records_per_s"] = seq;
+    row["loader_vs_sequential"] = load / seq;
+    row["correct"] = correct;
+    fmt::print("{}\n", row.dump());
     std::fflush(stdout);
   }
   distributed::shutdown();

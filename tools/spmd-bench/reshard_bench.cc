@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "common/subprocess.h"
@@ -83,12 +84,16 @@ int run_reshard_worker(const ReshardBenchOptions& o) {
   }
   if (process_index() == 0) {
     const size_t bytes = static_cast<size_t>(side * side * 4);
-    fmt::print(
-        "{{\"bytes\": {}, \"processes\": {}, \"reshard_s\": {:.6f}, \"all_to_all_s\": {:.6f}, "
-        "\"ratio\": {:.3f}, \"all_to_all_fresh_output_s\": {:.6f}, \"ratio_fresh\": {:.3f}, "
-        "\"correct\": {}}}\n",
-        bytes, n, median(reshard), median(a2a), median(reshard) / median(a2a), median(a2a_fresh),
-        median(reshard) / median(a2a_fresh), correct ? "true" : "false");
+    nlohmann::ordered_json row;
+    row["bytes"] = bytes;
+    row["processes"] = n;
+    row["reshard_s"] = median(reshard);
+    row["all_to_all_s"] = median(a2a);
+    row["ratio"] = median(reshard) / median(a2a);
+    row["all_to_all_fresh_output_s"] = median(a2a_fresh);
+    row["ratio_fresh"] = median(reshard) / median(a2a_fresh);
+    row["correct"] = correct;
+    fmt::print("{}\n", row.dump());
     std::fflush(stdout);
   }
   distributed::shutdown();

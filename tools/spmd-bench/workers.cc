@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "common/subprocess.h"
@@ -106,7 +107,8 @@ int run_spmd_job(int processes, const std::vector<std::string>& worker_args,
   if (rows.empty()) return 1;
   if (!json) fmt::print("{}\n", title);
   fmt::print("{}\n", rows.front());
-  return rows.front().find("\"correct\": true") != std::string::npos ? 0 : 1;
+  const auto row = nlohmann::json::parse(rows.front(), nullptr, /*allow_exceptions=*/false);
+  return row.is_object() && row.value("correct", false) ? 0 : 1;
 }
 
 ScratchDir::ScratchDir(const std::string& requested, const std::string& prefix) {
