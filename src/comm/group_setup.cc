@@ -112,185 +112,242 @@ bool can_read(uint64_t pid, uint64_t address, uint64_t expected) {
 
 }  // namespace
 
-std::shared_ptr<ProcessGroup> ProcessGroup::create(std::span<const int> devices, uint64_t id,
-                                                   const CommHandles& handles) {
-  GroupLayout layout = make_group_layout(devices, id, *handles.view);
-  const TransportChoice choice = handles.options.transport;
-  std::shared_ptr<ProcessGroup> group(new ProcessGroup(std::move(layout), handles));
-  const GroupLayout& g = group->layout_;
-  const int P = g.positions();
-  if (P > 1) {
-    if (!handles.coord) {
-      throw FailedPrecondition(
-          "a communicator spanning processes needs spmd::distributed::initialize()");
+// The steps of creating a multi-process group, in order (run()). Each process publishes a
+// record (its shared-memory segment, TCP endpoint, a nonce, its pid and a probe address) under
+// the group's key prefix, reads every peer's, maps the rings of same-host peers, agrees with
+// them on single-copy transfers, connects to the others over TCP (the lower position connects,
+// the higher accepts), and meets them at a barrier before the names go.
+class GroupSetup {
+ public:
+  GroupSetup(ProcessGroup& group, std::span<const int> devices, uint64_t id,
+             const CommHandles& handles)
+      : group_(group),
+        g_(group.layout_),
+        devices_(devices),
+        id_(id),
+        handles_(handles),
+        kv_(handles.coord),
+        prefix_(fmt::format("spmd/comm/{:016x}", id)),
+        choice_(handles.options.transport),
+        capacity_(handles.options.shm_ring_bytes),
+        wait_(setup_wait(handles)),
+        deadline_(Clock::now() + wait_),
+        shm_(static_cast<size_t>(g_.positions()), false),
+        records_(static_cast<size_t>(g_.positions())) {}
+
+  void run() {
+    publish();
+    for (int q = 0; q < g_.positions(); ++q) {
+      if (q != g_.self) records_[q] = await_record(q);
     }
-    distributed::Client kv(handles.coord);
-    // SPMD_COLLECTIVE_TIMEOUT bounds creation too: shard_map makes communicators inside a call.
+    attach_shared_memory();
+    agree_on_single_copy();
+    if (any_tcp_) connect_tcp();
+    finish();
+  }
+
+ private:
+  // SPMD_COLLECTIVE_TIMEOUT bounds creation too: shard_map makes communicators inside a call.
+  static std::chrono::nanoseconds setup_wait(const CommHandles& handles) {
     auto wait = std::chrono::duration_cast<std::chrono::nanoseconds>(handles.setup_timeout);
     if (const auto t = handles.options.collective_timeout) wait = std::min(wait, *t);
-    const auto deadline = Clock::now() + wait;
-    const std::string prefix = fmt::format("spmd/comm/{:016x}", id);
+    return wait;
+  }
 
-    std::vector<bool> shm(P, false);
-    bool any_tcp = false;
-    for (int q = 0; q < P; ++q) {
-      if (q == g.self) continue;
-      shm[q] = choice == TransportChoice::kAuto && g.same_host(q);
-      any_tcp |= !shm[q];
-    }
-    const size_t capacity = handles.options.shm_ring_bytes;
-    Record mine{"-", "-", std::random_device{}() * 0x100000001ull + std::random_device{}(),
-                static_cast<uint64_t>(::getpid()), 0};
-    group->probe_word_ = mine.nonce;
-    mine.probe = reinterpret_cast<uint64_t>(&group->probe_word_);
-    const std::vector<int> my_rings = ring_order(g, g.self, choice);
-    if (!my_rings.empty()) {
-      mine.shm = fmt::format("/spmd-{}-{:016x}", ::getpid(), id);
-      group->segments_.push_back(
-          ShmSegment::create(mine.shm, my_rings.size() * ring_footprint(capacity)));
-    }
-    std::unique_ptr<DataListener> listener;
-    if (any_tcp) {
-      listener = std::make_unique<DataListener>(handles.data_address);
-      mine.endpoint = listener->endpoint();
-    }
-    kv.key_value_set(fmt::format("{}/{}", prefix, g.self), encode_record(mine), true);
+  std::chrono::milliseconds left() const {
+    return std::max(std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - Clock::now()),
+                    std::chrono::milliseconds(1));
+  }
 
-    std::vector<Record> records(P);
-    for (int q = 0; q < P; ++q) {
-      if (q == g.self) continue;
-      // Waited for in slices, so that a peer that called shutdown() (and so will never join)
-      // is named at once rather than after the whole timeout.
-      std::string record;
-      while (true) {
-        const auto remaining =
-            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-        try {
-          record = kv.blocking_key_value_get(
-              fmt::format("{}/{}", prefix, q),
-              std::clamp(remaining, std::chrono::milliseconds(1), kJoinSlice));
-          break;
-        } catch (const DeadlineExceeded&) {
-          if (handles.coord->has_left(g.processes[q])) {
-            throw PeerFailure(fmt::format(
-                "creating a communicator of devices [{}] cannot complete: {} called shutdown() "
-                "without joining; every process owning a device of the group must create it",
-                fmt::join(devices, ", "), peer_name(handles, g.processes[q])));
-          }
-          if (Clock::now() < deadline) continue;
-          throw DeadlineExceeded(fmt::format(
-              "creating a communicator of devices [{}] timed out after {} ms: {} did not join; "
-              "every process owning a device of the group must create it (make the same "
-              "collective calls in the same order)",
-              fmt::join(devices, ", "),
-              std::chrono::duration_cast<std::chrono::milliseconds>(wait).count(),
-              peer_name(handles, g.processes[q])));
+  std::string name_of(int position) const { return peer_name(handles_, g_.processes[position]); }
+
+  // Decides each peer's transport, makes this process's segment and listener, publishes them.
+  void publish() {
+    for (int q = 0; q < g_.positions(); ++q) {
+      if (q == g_.self) continue;
+      shm_[q] = choice_ == TransportChoice::kAuto && g_.same_host(q);
+      any_tcp_ |= !shm_[q];
+    }
+    mine_ = Record{"-", "-", std::random_device{}() * 0x100000001ull + std::random_device{}(),
+                   static_cast<uint64_t>(::getpid()), 0};
+    group_.probe_word_ = mine_.nonce;
+    mine_.probe = reinterpret_cast<uint64_t>(&group_.probe_word_);
+    my_rings_ = ring_order(g_, g_.self, choice_);
+    if (!my_rings_.empty()) {
+      mine_.shm = fmt::format("/spmd-{}-{:016x}", ::getpid(), id_);
+      group_.segments_.push_back(
+          ShmSegment::create(mine_.shm, my_rings_.size() * ring_footprint(capacity_)));
+    }
+    if (any_tcp_) {
+      listener_ = std::make_unique<DataListener>(handles_.data_address);
+      mine_.endpoint = listener_->endpoint();
+    }
+    kv_.key_value_set(fmt::format("{}/{}", prefix_, g_.self), encode_record(mine_), true);
+  }
+
+  // Peer q's record. Waited for in slices, so that a peer that called shutdown() (and so will
+  // never join) is named at once rather than after the whole timeout.
+  Record await_record(int q) {
+    while (true) {
+      try {
+        const std::string record = kv_.blocking_key_value_get(fmt::format("{}/{}", prefix_, q),
+                                                              std::min(left(), kJoinSlice));
+        return decode_record(record, name_of(q));
+      } catch (const DeadlineExceeded&) {
+        if (handles_.coord->has_left(g_.processes[q])) {
+          throw PeerFailure(fmt::format(
+              "creating a communicator of devices [{}] cannot complete: {} called shutdown() "
+              "without joining; every process owning a device of the group must create it",
+              fmt::join(devices_, ", "), name_of(q)));
         }
+        if (Clock::now() < deadline_) continue;
+        throw DeadlineExceeded(fmt::format(
+            "creating a communicator of devices [{}] timed out after {} ms: {} did not join; "
+            "every process owning a device of the group must create it (make the same "
+            "collective calls in the same order)",
+            fmt::join(devices_, ", "),
+            std::chrono::duration_cast<std::chrono::milliseconds>(wait_).count(), name_of(q)));
       }
-      records[q] = decode_record(record, peer_name(handles, g.processes[q]));
     }
+  }
 
-    for (int q = 0; q < P; ++q) {
-      if (q == g.self || !shm[q]) continue;
-      PeerLink& link = group->links_[q];
-      link.process = g.processes[q];
-      link.name = peer_name(handles, link.process);
-      const std::vector<int> their_rings = ring_order(g, q, choice);
-      if (records[q].shm == "-") {
+  PeerLink& link_to(int q) {
+    PeerLink& link = group_.links_[q];
+    link.process = g_.processes[q];
+    link.name = name_of(q);
+    return link;
+  }
+
+  // Maps each same-host peer's segment: this process writes into its slot there and reads its
+  // own segment's slot for that peer.
+  void attach_shared_memory() {
+    for (int q = 0; q < g_.positions(); ++q) {
+      if (q == g_.self || !shm_[q]) continue;
+      PeerLink& link = link_to(q);
+      const std::vector<int> their_rings = ring_order(g_, q, choice_);
+      if (records_[q].shm == "-") {
         throw Error(
             fmt::format("{} published no shared memory although it shares this host", link.name));
       }
       ShmSegment theirs =
-          ShmSegment::open(records[q].shm, their_rings.size() * ring_footprint(capacity));
+          ShmSegment::open(records_[q].shm, their_rings.size() * ring_footprint(capacity_));
       const size_t out_slot =
-          std::find(their_rings.begin(), their_rings.end(), g.self) - their_rings.begin();
-      const size_t in_slot = std::find(my_rings.begin(), my_rings.end(), q) - my_rings.begin();
+          std::find(their_rings.begin(), their_rings.end(), g_.self) - their_rings.begin();
+      const size_t in_slot = std::find(my_rings_.begin(), my_rings_.end(), q) - my_rings_.begin();
       auto writer = std::make_unique<ShmRingWriter>(
-          theirs.data() + out_slot * ring_footprint(capacity), capacity, link.name);
+          theirs.data() + out_slot * ring_footprint(capacity_), capacity_, link.name);
       auto reader = std::make_unique<ShmRingReader>(
-          group->segments_.front().data() + in_slot * ring_footprint(capacity), capacity,
+          group_.segments_.front().data() + in_slot * ring_footprint(capacity_), capacity_,
           link.name);
       link.out = writer.get();
       link.in = reader.get();
       link.streams.push_back(std::move(writer));
       link.streams.push_back(std::move(reader));
-      group->segments_.push_back(std::move(theirs));
+      group_.segments_.push_back(std::move(theirs));
     }
+  }
 
-    // Single copy between same-host processes when every one of them can read every other's
-    // memory: each tests its reads, publishes the verdict, and all use the host-wide AND.
-    if (!my_rings.empty()) {
-      bool ok = handles.options.shm_single_copy;
-      for (int q : my_rings)
-        ok = ok && can_read(records[q].pid, records[q].probe, records[q].nonce);
-      kv.key_value_set(fmt::format("{}/{}/single-copy", prefix, g.self), ok ? "1" : "0", true);
-      for (int q : my_rings) {
-        const auto left =
-            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-        ok = kv.blocking_key_value_get(fmt::format("{}/{}/single-copy", prefix, q),
-                                       std::max(left, std::chrono::milliseconds(1))) == "1" &&
-             ok;
-      }
-      if (ok) {
-        for (int q : my_rings) {
-          PeerLink& link = group->links_[q];
-          static_cast<ShmRingWriter*>(link.out)->enable_references();
-          static_cast<ShmRingReader*>(link.in)->enable_references(
-              static_cast<int64_t>(records[q].pid));
-        }
-      }
+  // Single copy between same-host processes when every one of them can read every other's
+  // memory: each tests its reads, publishes the verdict, and all use the host-wide AND.
+  void agree_on_single_copy() {
+    if (my_rings_.empty()) return;
+    bool ok = handles_.options.shm_single_copy;
+    for (int q : my_rings_) {
+      ok = ok && can_read(records_[q].pid, records_[q].probe, records_[q].nonce);
     }
-
-    if (any_tcp) {
-      // Read once here: every process of the job must use the same value.
-      const int streams = handles.options.tcp_streams;
-      auto attach_tcp = [&](int q, const std::vector<int>& fds) {
-        PeerLink& link = group->links_[q];
-        link.process = g.processes[q];
-        link.name = peer_name(handles, link.process);
-        auto stream = tcp_link(fds, link.name);
-        link.out = link.in = stream.get();
-        link.streams.push_back(std::move(stream));
-      };
-      std::set<int> higher;
-      for (int q = 0; q < P; ++q) {
-        if (q == g.self || shm[q]) continue;
-        if (q < g.self) {
-          Handshake hello;
-          hello.group = id;
-          hello.from = static_cast<uint32_t>(g.self);
-          hello.to = static_cast<uint32_t>(q);
-          hello.nonce = records[q].nonce;
-          hello.streams = static_cast<uint32_t>(streams);
-          if (records[q].endpoint == "-") {
-            throw Error(
-                fmt::format("{} published no TCP endpoint", peer_name(handles, g.processes[q])));
-          }
-          std::vector<int> fds;
-          for (int k = 0; k < streams; ++k) {
-            hello.stream = static_cast<uint32_t>(k);
-            fds.push_back(connect_peer(records[q].endpoint, hello, deadline));
-          }
-          attach_tcp(q, fds);
-        } else {
-          higher.insert(q);
-        }
-      }
-      if (!higher.empty()) {
-        for (auto& [q, fds] : accept_peers(*listener, id, g.self, mine.nonce, higher, streams,
-                                           deadline, handles.coord.get())) {
-          attach_tcp(q, fds);
-        }
-      }
+    kv_.key_value_set(fmt::format("{}/{}/single-copy", prefix_, g_.self), ok ? "1" : "0", true);
+    for (int q : my_rings_) {
+      ok =
+          kv_.blocking_key_value_get(fmt::format("{}/{}/single-copy", prefix_, q), left()) == "1" &&
+          ok;
     }
+    if (!ok) return;
+    for (int q : my_rings_) {
+      PeerLink& link = group_.links_[q];
+      static_cast<ShmRingWriter*>(link.out)->enable_references();
+      static_cast<ShmRingReader*>(link.in)->enable_references(
+          static_cast<int64_t>(records_[q].pid));
+    }
+  }
 
-    // Everyone has mapped and connected: names and records can go.
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    kv.wait_at_barrier(prefix + "/ready", std::max(left, std::chrono::milliseconds(1)),
-                       g.processes);
-    if (!my_rings.empty()) group->segments_.front().unlink();
-    kv.key_value_delete(fmt::format("{}/{}", prefix, g.self));  // and its single-copy verdict
+  void attach_tcp(int q, const std::vector<int>& fds) {
+    PeerLink& link = link_to(q);
+    auto stream = tcp_link(fds, link.name);
+    link.out = link.in = stream.get();
+    link.streams.push_back(std::move(stream));
+  }
+
+  // Connects to the lower positions reached over TCP and accepts the higher ones, each pair
+  // with tcp_streams connections (every process of the job has the same setting).
+  void connect_tcp() {
+    const int streams = handles_.options.tcp_streams;
+    std::set<int> higher;
+    for (int q = 0; q < g_.positions(); ++q) {
+      if (q == g_.self || shm_[q]) continue;
+      if (q > g_.self) {
+        higher.insert(q);
+        continue;
+      }
+      if (records_[q].endpoint == "-") {
+        throw Error(fmt::format("{} published no TCP endpoint", name_of(q)));
+      }
+      Handshake hello;
+      hello.group = id_;
+      hello.from = static_cast<uint32_t>(g_.self);
+      hello.to = static_cast<uint32_t>(q);
+      hello.nonce = records_[q].nonce;
+      hello.streams = static_cast<uint32_t>(streams);
+      std::vector<int> fds;
+      for (int k = 0; k < streams; ++k) {
+        hello.stream = static_cast<uint32_t>(k);
+        fds.push_back(connect_peer(records_[q].endpoint, hello, deadline_));
+      }
+      attach_tcp(q, fds);
+    }
+    if (higher.empty()) return;
+    for (auto& [q, fds] : accept_peers(*listener_, id_, g_.self, mine_.nonce, higher, streams,
+                                       deadline_, handles_.coord.get())) {
+      attach_tcp(q, fds);
+    }
+  }
+
+  // Everyone has mapped and connected: names and records can go.
+  void finish() {
+    kv_.wait_at_barrier(prefix_ + "/ready", left(), g_.processes);
+    if (!my_rings_.empty()) group_.segments_.front().unlink();
+    kv_.key_value_delete(fmt::format("{}/{}", prefix_, g_.self));  // and its single-copy verdict
+  }
+
+  ProcessGroup& group_;
+  const GroupLayout& g_;
+  std::span<const int> devices_;
+  uint64_t id_;
+  const CommHandles& handles_;
+  distributed::Client kv_;
+  std::string prefix_;
+  TransportChoice choice_;
+  size_t capacity_;
+  std::chrono::nanoseconds wait_;
+  Clock::time_point deadline_;
+  std::vector<bool> shm_;  // by position: reached through shared memory
+  bool any_tcp_ = false;
+  Record mine_;
+  std::vector<int> my_rings_;
+  std::unique_ptr<DataListener> listener_;
+  std::vector<Record> records_;  // by position
+};
+
+std::shared_ptr<ProcessGroup> ProcessGroup::create(std::span<const int> devices, uint64_t id,
+                                                   const CommHandles& handles) {
+  GroupLayout layout = make_group_layout(devices, id, *handles.view);
+  std::shared_ptr<ProcessGroup> group(new ProcessGroup(std::move(layout), handles));
+  const GroupLayout& g = group->layout_;
+  if (g.positions() > 1) {
+    if (!handles.coord) {
+      throw FailedPrecondition(
+          "a communicator spanning processes needs spmd::distributed::initialize()");
+    }
+    GroupSetup(*group, devices, id, handles).run();
   }
   group->exchange_ = std::make_unique<Exchange>(group->links_, g.self, handles.view->process_index);
   group->coord_ = handles.coord;

@@ -88,6 +88,8 @@ class ProcessGroup {
       bool maker);
 
  private:
+  friend class GroupSetup;  // the steps of create() (group_setup.cc)
+
   ProcessGroup(GroupLayout layout, CommHandles handles);
   Fingerprint fingerprint(uint64_t sequence, const Request& request) const;
   Fingerprint p2p_fingerprint(DType dtype, int sender, uint64_t count) const;
