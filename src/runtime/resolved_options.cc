@@ -26,49 +26,63 @@ int default_cpu_device_count(const EnvReader& env) {
   return env.get_int("SPMD_CPU_DEVICES", 1, kMaxCpuDevices).value_or(1);
 }
 
-ResolvedOptions resolve_options(const distributed::Options& options, const EnvReader& env) {
-  ResolvedOptions r;
+namespace {
+
+// Where the cluster's three numbers come from: Options first, then the detected launcher.
+struct ClusterArgs {
+  std::optional<std::string> address;
+  std::optional<int> num_processes;
+  std::optional<int> process_id;
+  std::optional<std::vector<int>> local_ids;
+  std::string source = "Options";
+};
+
+ClusterArgs cluster_args(const distributed::Options& options, const EnvReader& env, bool read_env) {
+  ClusterArgs a{options.coordinator_address, options.num_processes, options.process_id,
+                options.local_device_ids};
   std::unique_ptr<ClusterEnv> cluster = detect_cluster_env(options.cluster_detection_method, env);
-  const bool read_env =
-      !(options.cluster_detection_method && *options.cluster_detection_method == "deactivate");
-
-  std::optional<std::string> address = options.coordinator_address;
-  std::optional<int> num_processes = options.num_processes;
-  std::optional<int> process_id = options.process_id;
-  std::optional<std::vector<int>> local_ids = options.local_device_ids;
-  r.source = "Options";
   if (cluster) {
-    if (!address && !num_processes && !process_id) r.source = "env (" + cluster->name() + ")";
-    num_processes = first_of(num_processes, cluster->num_processes());
-    process_id = first_of(process_id, cluster->process_id());
-    if (!address) address = cluster->coordinator_address(options.initialization_timeout);
-    local_ids = first_of(local_ids, cluster->local_device_ids());
+    if (!a.address && !a.num_processes && !a.process_id) a.source = "env (" + cluster->name() + ")";
+    a.num_processes = first_of(a.num_processes, cluster->num_processes());
+    a.process_id = first_of(a.process_id, cluster->process_id());
+    if (!a.address) a.address = cluster->coordinator_address(options.initialization_timeout);
+    a.local_ids = first_of(a.local_ids, cluster->local_device_ids());
   }
-  if (!local_ids && read_env) {
-    local_ids = env.get_int_list("SPMD_LOCAL_DEVICE_IDS", 0, kMaxCpuDevices - 1);
+  if (!a.local_ids && read_env) {
+    a.local_ids = env.get_int_list("SPMD_LOCAL_DEVICE_IDS", 0, kMaxCpuDevices - 1);
   }
+  return a;
+}
 
+// num_cpu_devices and the visible local devices.
+void resolve_devices(const distributed::Options& options, const EnvReader& env, bool read_env,
+                     const std::optional<std::vector<int>>& local_ids, ResolvedOptions& r) {
   r.num_cpu_devices =
       options.num_cpu_devices.value_or(read_env ? default_cpu_device_count(env) : 1);
   if (r.num_cpu_devices < 1 || r.num_cpu_devices > kMaxCpuDevices) {
     throw InvalidArgument(
         fmt::format("num_cpu_devices must be in 1..{}, got {}", kMaxCpuDevices, r.num_cpu_devices));
   }
-  if (local_ids) {
-    std::vector<int> ids = *local_ids;
-    std::sort(ids.begin(), ids.end());
-    if (ids.empty() || std::adjacent_find(ids.begin(), ids.end()) != ids.end() || ids.front() < 0 ||
-        ids.back() >= r.num_cpu_devices) {
-      throw InvalidArgument(fmt::format(
-          "local_device_ids [{}] must be distinct local hardware ids in 0..{} (this process has "
-          "{} CPU devices; see num_cpu_devices / SPMD_CPU_DEVICES)",
-          fmt::join(*local_ids, ", "), r.num_cpu_devices - 1, r.num_cpu_devices));
-    }
-    r.local_device_ids = std::move(ids);
-  } else {
+  if (!local_ids) {
     for (int i = 0; i < r.num_cpu_devices; ++i) r.local_device_ids.push_back(i);
+    return;
   }
+  std::vector<int> ids = *local_ids;
+  std::sort(ids.begin(), ids.end());
+  if (ids.empty() || std::adjacent_find(ids.begin(), ids.end()) != ids.end() || ids.front() < 0 ||
+      ids.back() >= r.num_cpu_devices) {
+    throw InvalidArgument(fmt::format(
+        "local_device_ids [{}] must be distinct local hardware ids in 0..{} (this process has "
+        "{} CPU devices; see num_cpu_devices / SPMD_CPU_DEVICES)",
+        fmt::join(*local_ids, ", "), r.num_cpu_devices - 1, r.num_cpu_devices));
+  }
+  r.local_device_ids = std::move(ids);
+}
 
+// The timeouts, the auth token and where the service runs. A timeout left at its default is
+// taken from the environment when set there.
+void resolve_service_settings(const distributed::Options& options, const EnvReader& env,
+                              bool read_env, ResolvedOptions& r) {
   auto env_seconds = [&](const char* field, const char* name, std::chrono::milliseconds given,
                          std::chrono::milliseconds default_value) {
     if (given.count() <= 0) {
@@ -89,8 +103,57 @@ ResolvedOptions resolve_options(const distributed::Options& options, const EnvRe
       options.auth_token.value_or(read_env ? env.get("SPMD_AUTH_TOKEN").value_or("") : "");
   r.external_coordinator = options.external_coordinator.value_or(
       read_env ? env.get_bool("SPMD_EXTERNAL_COORDINATOR").value_or(false) : false);
+}
 
-  if (!address && !num_processes && !process_id) {
+// The three numbers of a multi-process cluster, all present and consistent, and the service's
+// bind address.
+void resolve_cluster(const distributed::Options& options, const EnvReader& env, bool read_env,
+                     const ClusterArgs& a, ResolvedOptions& r) {
+  std::vector<std::string> missing;
+  if (!a.address) missing.push_back("coordinator_address (SPMD_COORDINATOR_ADDRESS)");
+  if (!a.num_processes) missing.push_back("num_processes (SPMD_NUM_PROCESSES)");
+  if (!a.process_id) missing.push_back("process_id (SPMD_PROCESS_ID)");
+  if (!missing.empty()) {
+    throw InvalidArgument(fmt::format(
+        "initialize() is missing {}. Pass them in Options, set the environment variables, or "
+        "start the processes with spmdrun, which sets them all",
+        fmt::join(missing, ", ")));
+  }
+  if (*a.num_processes < 1) {
+    throw InvalidArgument(
+        fmt::format("num_processes must be at least 1, got {}", *a.num_processes));
+  }
+  if (*a.process_id < 0 || *a.process_id >= *a.num_processes) {
+    throw InvalidArgument(
+        fmt::format("process_id {} is outside 0..{}: process ids must be a dense range 0, 1, …, "
+                    "num_processes-1",
+                    *a.process_id, *a.num_processes - 1));
+  }
+  const HostPort coordinator = parse_host_port(*a.address, "coordinator_address");
+  r.coordinator_address = *a.address;
+  r.num_processes = *a.num_processes;
+  r.process_id = *a.process_id;
+  std::optional<std::string> bind = options.coordinator_bind_address;
+  if (!bind && read_env) bind = env.get("SPMD_COORDINATOR_BIND_ADDRESS");
+  if (bind) {
+    parse_host_port(*bind, "coordinator_bind_address");
+    r.bind_address = *bind;
+  } else {
+    r.bind_address = fmt::format("[::]:{}", coordinator.port);
+  }
+}
+
+}  // namespace
+
+ResolvedOptions resolve_options(const distributed::Options& options, const EnvReader& env) {
+  const bool read_env =
+      !(options.cluster_detection_method && *options.cluster_detection_method == "deactivate");
+  const ClusterArgs args = cluster_args(options, env, read_env);
+  ResolvedOptions r;
+  r.source = args.source;
+  resolve_devices(options, env, read_env, args.local_ids, r);
+  resolve_service_settings(options, env, read_env, r);
+  if (!args.address && !args.num_processes && !args.process_id) {
     // JAX raises here too. Running alone instead would turn a launch whose environment was not
     // passed through into N independent "process 0 of 1" jobs writing the same checkpoints.
     throw InvalidArgument(
@@ -101,42 +164,12 @@ ResolvedOptions resolve_options(const distributed::Options& options, const EnvRe
         "SPMD_NUM_PROCESSES, SPMD_PROCESS_ID). To run one process alone, pass num_processes = 1 "
         "(SPMD_NUM_PROCESSES=1), or do not call initialize()");
   }
-  if (num_processes && *num_processes == 1 && !address && process_id.value_or(0) == 0) {
+  if (args.num_processes && *args.num_processes == 1 && !args.address &&
+      args.process_id.value_or(0) == 0) {
     r.single_process = true;
     return r;
   }
-  std::vector<std::string> missing;
-  if (!address) missing.push_back("coordinator_address (SPMD_COORDINATOR_ADDRESS)");
-  if (!num_processes) missing.push_back("num_processes (SPMD_NUM_PROCESSES)");
-  if (!process_id) missing.push_back("process_id (SPMD_PROCESS_ID)");
-  if (!missing.empty()) {
-    throw InvalidArgument(fmt::format(
-        "initialize() is missing {}. Pass them in Options, set the environment variables, or "
-        "start the processes with spmdrun, which sets them all",
-        fmt::join(missing, ", ")));
-  }
-  if (*num_processes < 1) {
-    throw InvalidArgument(fmt::format("num_processes must be at least 1, got {}", *num_processes));
-  }
-  if (*process_id < 0 || *process_id >= *num_processes) {
-    throw InvalidArgument(
-        fmt::format("process_id {} is outside 0..{}: process ids must be a dense range 0, 1, …, "
-                    "num_processes-1",
-                    *process_id, *num_processes - 1));
-  }
-  const HostPort coordinator = parse_host_port(*address, "coordinator_address");
-  r.coordinator_address = *address;
-  r.num_processes = *num_processes;
-  r.process_id = *process_id;
-
-  std::optional<std::string> bind = options.coordinator_bind_address;
-  if (!bind && read_env) bind = env.get("SPMD_COORDINATOR_BIND_ADDRESS");
-  if (bind) {
-    parse_host_port(*bind, "coordinator_bind_address");
-    r.bind_address = *bind;
-  } else {
-    r.bind_address = fmt::format("[::]:{}", coordinator.port);
-  }
+  resolve_cluster(options, env, read_env, args, r);
   return r;
 }
 

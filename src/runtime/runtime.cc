@@ -132,58 +132,44 @@ std::shared_ptr<void> session_slot(std::type_index type,
 
 namespace distributed {
 
-void initialize(const Options& options) {
-  configure_logging();
-  Runtime& r = runtime();
-  std::lock_guard lock(r.mu);
-  if (r.initialized) {
-    throw FailedPrecondition(
-        "spmd::distributed::initialize() was already called in this process; call it once, at "
-        "the start of main() (or shutdown() first to join another cluster)");
-  }
-  if (r.devices_queried) {
-    throw FailedPrecondition(
-        "spmd::distributed::initialize() must be called before any device query (devices(), "
-        "device_count(), process_index(), …); move it to the start of main()");
-  }
-  ResolvedOptions opts = resolve_options(options, EnvReader());
-  CommOptions comm_options = read_comm_options(EnvReader());  // bad values fail here, early
-  EnvReader env;
-  const std::string host_id = local_host_id(env);
-  const std::string hostname = local_hostname();
+namespace {
 
-  if (opts.single_process) {
-    auto view = std::make_shared<DeviceView>();
-    for (int hw : opts.local_device_ids) {
-      view->devices.emplace_back(static_cast<int>(view->devices.size()), 0, hw, "cpu", host_id);
-    }
-    view->local_devices = view->devices;
-    r.view = std::move(view);
-    r.options = std::move(opts);
-    r.comm_options = std::move(comm_options);
-    r.initialized = true;
-    return;
+// The device view of a process running alone.
+std::shared_ptr<const DeviceView> alone_view(const ResolvedOptions& opts,
+                                             const std::string& host_id) {
+  auto view = std::make_shared<DeviceView>();
+  for (int hw : opts.local_device_ids) {
+    view->devices.emplace_back(static_cast<int>(view->devices.size()), 0, hw, "cpu", host_id);
   }
+  view->local_devices = view->devices;
+  return view;
+}
 
-  auto io = std::make_unique<IoThread>();
-  std::unique_ptr<CoordService> service;
-  if (opts.process_id == 0 && !opts.external_coordinator) {
-    ServiceOptions so;
-    so.num_processes = opts.num_processes;
-    so.bind_address = opts.bind_address;
-    so.heartbeat_timeout = opts.heartbeat_timeout;
-    so.auth_token = opts.auth_token;
-    service = std::make_unique<CoordService>(so);
-    service->start();
-  }
+// Process 0's coordination service, started; null where spmd-coordinator serves the cluster or
+// this is another process.
+std::unique_ptr<CoordService> start_service(const ResolvedOptions& opts) {
+  if (opts.process_id != 0 || opts.external_coordinator) return nullptr;
+  ServiceOptions so;
+  so.num_processes = opts.num_processes;
+  so.bind_address = opts.bind_address;
+  so.heartbeat_timeout = opts.heartbeat_timeout;
+  so.auth_token = opts.auth_token;
+  auto service = std::make_unique<CoordService>(so);
+  service->start();
+  return service;
+}
 
+// What this process registers with, and how it reacts to a failure: the user's callback, or
+// the one-line exit.
+ClientConfig client_config(const Options& options, const ResolvedOptions& opts,
+                           const CoordService* service) {
   ClientConfig cc;
   cc.address = opts.coordinator_address;
   cc.process_id = opts.process_id;
   cc.num_processes = opts.num_processes;
   cc.auth_token = opts.auth_token;
-  cc.host_id = host_id;
-  cc.hostname = hostname;
+  cc.host_id = local_host_id(EnvReader());
+  cc.hostname = local_hostname();
   cc.pid = ::getpid();
   for (int hw : opts.local_device_ids) {
     wire::DeviceInfo d;
@@ -194,17 +180,50 @@ void initialize(const Options& options) {
   cc.service_in_process_0 = !opts.external_coordinator;
   cc.initialization_timeout = opts.initialization_timeout;
   cc.heartbeat_timeout = opts.heartbeat_timeout;
-  const int self = opts.process_id;
   if (options.on_peer_failure) {
-    cc.on_failure = [user = options.on_peer_failure](const FailureReport& r) {
-      user(PeerFailureInfo{r.process_id, r.host, r.pid, r.reason});
+    cc.on_failure = [user = options.on_peer_failure](const FailureReport& f) {
+      user(PeerFailureInfo{f.process_id, f.host, f.pid, f.reason});
     };
   } else {
-    cc.on_failure = [self, svc = service.get()](const FailureReport& info) {
-      exit_on_peer_failure(self, svc, info);
+    cc.on_failure = [self = opts.process_id, service](const FailureReport& f) {
+      exit_on_peer_failure(self, service, f);
     };
   }
-  auto client = CoordClient::create(io->context(), std::move(cc));
+  return cc;
+}
+
+void check_can_initialize(const Runtime& r) {
+  if (r.initialized) {
+    throw FailedPrecondition(
+        "spmd::distributed::initialize() was already called in this process; call it once, at "
+        "the start of main() (or shutdown() first to join another cluster)");
+  }
+  if (r.devices_queried) {
+    throw FailedPrecondition(
+        "spmd::distributed::initialize() must be called before any device query (devices(), "
+        "device_count(), process_index(), …); move it to the start of main()");
+  }
+}
+
+}  // namespace
+
+void initialize(const Options& options) {
+  configure_logging();
+  Runtime& r = runtime();
+  std::lock_guard lock(r.mu);
+  check_can_initialize(r);
+  ResolvedOptions opts = resolve_options(options, EnvReader());
+  CommOptions comm_options = read_comm_options(EnvReader());  // bad values fail here, early
+  if (opts.single_process) {
+    r.view = alone_view(opts, local_host_id(EnvReader()));
+    r.options = std::move(opts);
+    r.comm_options = std::move(comm_options);
+    r.initialized = true;
+    return;
+  }
+  auto io = std::make_unique<IoThread>();
+  std::unique_ptr<CoordService> service = start_service(opts);
+  auto client = CoordClient::create(io->context(), client_config(options, opts, service.get()));
   wire::Topology topology;
   try {
     topology = client->start();
@@ -213,7 +232,7 @@ void initialize(const Options& options) {
     if (service) service->stop();
     throw;
   }
-  r.view = view_from_topology(topology, self, opts.num_processes);
+  r.view = view_from_topology(topology, opts.process_id, opts.num_processes);
   r.options = std::move(opts);
   r.comm_options = std::move(comm_options);
   r.io = std::move(io);
