@@ -88,48 +88,64 @@ void emit_lines(const Proc& p, Stream& s, bool at_eof) {
 
 void say(const std::string& line) { write_all(STDERR_FILENO, "spmdrun: " + line + "\n"); }
 
-}  // namespace
+// One job: its processes, their output relayed line by line, and the decisions to stop them.
+class Supervisor {
+ public:
+  explicit Supervisor(const JobOptions& options) : options_(options) {}
 
-int run_job(const JobOptions& options) {
-  install_signal_handlers();
-  std::vector<Proc> procs(static_cast<size_t>(options.num_processes));
-  for (int i = 0; i < options.num_processes; ++i) {
-    SpawnOptions so;
-    so.argv = options.command;
-    so.env = options.env[static_cast<size_t>(i)];
-    so.pipe_output = true;
-    Child c = spawn(so);
-    Proc& p = procs[static_cast<size_t>(i)];
-    p.index = i;
-    p.pid = c.pid;
-    p.out = {c.out_fd, STDOUT_FILENO, {}};
-    p.err = {c.err_fd, STDERR_FILENO, {}};
+  int run() {
+    install_signal_handlers();
+    start();
+    while (true) {
+      std::vector<pollfd> fds;
+      std::vector<std::pair<Proc*, Stream*>> owners;
+      if (finished(fds, owners)) break;
+      if (drain_deadline_passed()) continue;
+      fds.push_back({g_signal_pipe[0], POLLIN, 0});
+      poll(fds.data(), fds.size(), 100);
+      pump_output(fds, owners);
+      if (fds.back().revents & POLLIN) handle_signals();
+      reap();
+      check_timeout();
+      escalate();
+    }
+    return result_;
   }
 
-  const auto start = Clock::now();
-  bool stopping = false;
-  std::optional<Clock::time_point> kill_at;
-  int result = 0;
-  // Once every process has exited, grandchildren that inherited the pipes may keep them open;
-  // their output is drained for this long, then abandoned.
-  std::optional<Clock::time_point> drain_until;
+ private:
+  void start() {
+    procs_.resize(static_cast<size_t>(options_.num_processes));
+    for (int i = 0; i < options_.num_processes; ++i) {
+      SpawnOptions so;
+      so.argv = options_.command;
+      so.env = options_.env[static_cast<size_t>(i)];
+      so.pipe_output = true;
+      Child c = spawn(so);
+      Proc& p = procs_[static_cast<size_t>(i)];
+      p.index = i;
+      p.pid = c.pid;
+      p.out = {c.out_fd, STDOUT_FILENO, {}};
+      p.err = {c.err_fd, STDERR_FILENO, {}};
+    }
+    start_ = Clock::now();
+  }
 
-  auto stop_all = [&](const std::string& why, int code) {
-    if (stopping) return;
-    stopping = true;
-    result = code;
+  void stop_all(const std::string& why, int code) {
+    if (stopping_) return;
+    stopping_ = true;
+    result_ = code;
     say(why);
-    for (auto& p : procs) {
+    for (auto& p : procs_) {
       if (!p.status) kill(p.pid, SIGTERM);
     }
-    kill_at = Clock::now() + options.grace;
-  };
+    kill_at_ = Clock::now() + options_.grace;
+  }
 
-  while (true) {
+  // Collects the open output pipes; true once every process has exited and its pipes closed.
+  bool finished(std::vector<pollfd>& fds, std::vector<std::pair<Proc*, Stream*>>& owners) {
     bool all_done = true;
-    std::vector<pollfd> fds;
-    std::vector<std::pair<Proc*, Stream*>> owners;
-    for (auto& p : procs) {
+    bool all_exited = true;
+    for (auto& p : procs_) {
       for (Stream* s : {&p.out, &p.err}) {
         if (s->fd >= 0) {
           fds.push_back({s->fd, POLLIN, 0});
@@ -137,26 +153,29 @@ int run_job(const JobOptions& options) {
         }
       }
       if (!p.status || p.out.fd >= 0 || p.err.fd >= 0) all_done = false;
+      all_exited = all_exited && p.status.has_value();
     }
-    if (all_done) break;
-    bool all_exited = true;
-    for (const auto& p : procs) all_exited = all_exited && p.status.has_value();
-    if (all_exited && !drain_until) drain_until = Clock::now() + std::chrono::seconds(2);
-    if (drain_until && Clock::now() >= *drain_until) {
-      for (auto& p : procs) {
-        for (Stream* s : {&p.out, &p.err}) {
-          if (s->fd >= 0) {
-            emit_lines(p, *s, true);
-            close(s->fd);
-            s->fd = -1;
-          }
-        }
-      }
-      continue;
-    }
-    fds.push_back({g_signal_pipe[0], POLLIN, 0});
-    poll(fds.data(), fds.size(), 100);
+    if (all_exited && !drain_until_) drain_until_ = Clock::now() + kDrainAfterExit;
+    return all_done;
+  }
 
+  // Once every process has exited, grandchildren that inherited the pipes may keep them open:
+  // their output is drained for kDrainAfterExit, then abandoned (true when that happened now).
+  bool drain_deadline_passed() {
+    if (!drain_until_ || Clock::now() < *drain_until_) return false;
+    for (auto& p : procs_) {
+      for (Stream* s : {&p.out, &p.err}) {
+        if (s->fd < 0) continue;
+        emit_lines(p, *s, true);
+        close(s->fd);
+        s->fd = -1;
+      }
+    }
+    return true;
+  }
+
+  void pump_output(const std::vector<pollfd>& fds,
+                   const std::vector<std::pair<Proc*, Stream*>>& owners) {
     for (size_t i = 0; i + 1 < fds.size(); ++i) {
       if ((fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
       auto [p, s] = owners[i];
@@ -171,65 +190,82 @@ int run_job(const JobOptions& options) {
         s->fd = -1;
       }
     }
-    if (fds.back().revents & POLLIN) {
-      char sigs[64];
-      const ssize_t n = read(g_signal_pipe[0], sigs, sizeof(sigs));
-      for (ssize_t i = 0; i < n; ++i) {
-        const int sig = static_cast<unsigned char>(sigs[i]);
-        if (sig == SIGINT || sig == SIGTERM) {
-          if (stopping && sig == SIGINT) {
-            kill_at = Clock::now();  // a second Ctrl-C: no more grace
-          }
-          stop_all(std::string("interrupted (") + strsignal(sig) + "); stopping all processes",
-                   128 + sig);
-        }
-      }
-    }
+  }
 
-    // Reap. Within one sweep, a process that failed on its own is named before processes that
-    // merely stopped because they heard of it (kPeerFailureExitCode).
+  void handle_signals() {
+    char sigs[64];
+    const ssize_t n = read(g_signal_pipe[0], sigs, sizeof(sigs));
+    for (ssize_t i = 0; i < n; ++i) {
+      const int sig = static_cast<unsigned char>(sigs[i]);
+      if (sig != SIGINT && sig != SIGTERM) continue;
+      if (stopping_ && sig == SIGINT) kill_at_ = Clock::now();  // a second Ctrl-C: no grace
+      stop_all(std::string("interrupted (") + strsignal(sig) + "); stopping all processes",
+               128 + sig);
+    }
+  }
+
+  // Reaps what exited. Within one sweep, a process that failed on its own is named before
+  // processes that merely stopped because they heard of it (kPeerFailureExitCode).
+  void reap() {
     std::optional<size_t> first_failure;
-    for (size_t i = 0; i < procs.size(); ++i) {
-      Proc& p = procs[i];
+    auto consequence = [](const ExitStatus& st) {
+      return !st.signaled && st.code == distributed::kPeerFailureExitCode;
+    };
+    for (size_t i = 0; i < procs_.size(); ++i) {
+      Proc& p = procs_[i];
       if (p.status) continue;
       p.status = try_wait(p.pid);
-      if (!p.status || p.status->code == 0 || stopping) continue;
-      const bool consequence =
-          !p.status->signaled && p.status->code == distributed::kPeerFailureExitCode;
+      if (!p.status || p.status->code == 0 || stopping_) continue;
       if (!first_failure ||
-          (!consequence &&
-           procs[*first_failure].status->code == distributed::kPeerFailureExitCode &&
-           !procs[*first_failure].status->signaled)) {
+          (!consequence(*p.status) && consequence(*procs_[*first_failure].status))) {
         first_failure = i;
       }
     }
-    if (first_failure && !stopping) {
-      const Proc& p = procs[*first_failure];
-      int running = 0;
-      for (const auto& q : procs) running += q.status ? 0 : 1;
-      stop_all("process " + std::to_string(p.index) + " (pid " + std::to_string(p.pid) + ") " +
-                   p.status->to_string() + "; stopping the " + std::to_string(running) +
-                   " other running process" + (running == 1 ? "" : "es"),
-               p.status->code);
-    }
-    if (!stopping && options.timeout.count() > 0 && Clock::now() - start > options.timeout) {
-      char seconds[32];
-      std::snprintf(seconds, sizeof(seconds), "%g",
-                    std::chrono::duration<double>(options.timeout).count());
-      stop_all(std::string("timeout of ") + seconds + " s reached; stopping all processes", 124);
-    }
-    if (kill_at && Clock::now() >= *kill_at) {
-      for (auto& p : procs) {
-        if (!p.status) {
-          say("process " + std::to_string(p.index) + " (pid " + std::to_string(p.pid) +
-              ") did not exit after SIGTERM; sending SIGKILL");
-          kill(p.pid, SIGKILL);
-        }
-      }
-      kill_at.reset();
-    }
+    if (!first_failure || stopping_) return;
+    const Proc& p = procs_[*first_failure];
+    int running = 0;
+    for (const auto& q : procs_) running += q.status ? 0 : 1;
+    stop_all("process " + std::to_string(p.index) + " (pid " + std::to_string(p.pid) + ") " +
+                 p.status->to_string() + "; stopping the " + std::to_string(running) +
+                 " other running process" + (running == 1 ? "" : "es"),
+             p.status->code);
   }
-  return result;
-}
+
+  void check_timeout() {
+    if (stopping_ || options_.timeout.count() <= 0 || Clock::now() - start_ <= options_.timeout) {
+      return;
+    }
+    char seconds[32];
+    std::snprintf(seconds, sizeof(seconds), "%g",
+                  std::chrono::duration<double>(options_.timeout).count());
+    stop_all(std::string("timeout of ") + seconds + " s reached; stopping all processes", 124);
+  }
+
+  // SIGKILL for what is still running once the grace after SIGTERM is over.
+  void escalate() {
+    if (!kill_at_ || Clock::now() < *kill_at_) return;
+    for (auto& p : procs_) {
+      if (p.status) continue;
+      say("process " + std::to_string(p.index) + " (pid " + std::to_string(p.pid) +
+          ") did not exit after SIGTERM; sending SIGKILL");
+      kill(p.pid, SIGKILL);
+    }
+    kill_at_.reset();
+  }
+
+  static constexpr std::chrono::seconds kDrainAfterExit{2};
+
+  const JobOptions& options_;
+  std::vector<Proc> procs_;
+  Clock::time_point start_;
+  bool stopping_ = false;
+  std::optional<Clock::time_point> kill_at_;
+  int result_ = 0;
+  std::optional<Clock::time_point> drain_until_;
+};
+
+}  // namespace
+
+int run_job(const JobOptions& options) { return Supervisor(options).run(); }
 
 }  // namespace spmd::tools
