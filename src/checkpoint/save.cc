@@ -139,86 +139,118 @@ SavePlan plan_save(const Tree& tree, const SaveOptions& options, bool copy) {
   return plan;
 }
 
-void execute_save(const SavePlan& plan, const std::string& dir, const SaveOptions& options,
-                  uint64_t sequence) {
-  const int me = process_index();
-  if (process_count() == 1) {
-    const std::string tmp = prepare_save(dir);
-    CheckpointRecord record = plan.record;
-    try {
-      for (auto& [array, sums] : write_chunks(plan, tmp, options)) {
-        record.arrays.at(array).checksums = std::move(sums);
-      }
-      commit_save(tmp, dir, record);
-    } catch (...) {
-      std::error_code ec;
-      fs::remove_all(tmp, ec);
-      throw;
+namespace {
+
+// A save by one process alone: write, commit, or remove the temporary directory.
+void save_alone(const SavePlan& plan, const std::string& dir, const SaveOptions& options) {
+  const std::string tmp = prepare_save(dir);
+  CheckpointRecord record = plan.record;
+  try {
+    for (auto& [array, sums] : write_chunks(plan, tmp, options)) {
+      record.arrays.at(array).checksums = std::move(sums);
     }
-    return;
+    commit_save(tmp, dir, record);
+  } catch (...) {
+    std::error_code ec;
+    fs::remove_all(tmp, ec);
+    throw;
+  }
+}
+
+// The commit protocol of a save across processes, its steps in order (run()), over the
+// coordination service's key-value store and barriers, every wait bounded by options.timeout.
+class CollectiveSave {
+ public:
+  CollectiveSave(const SavePlan& plan, const std::string& dir, const SaveOptions& options,
+                 uint64_t sequence)
+      : plan_(plan),
+        dir_(dir),
+        options_(options),
+        kv_(distributed::client()),
+        prefix_(fmt::format("spmd/checkpoint/{}", sequence)),
+        me_(process_index()) {}
+
+  void run() {
+    const std::string tmp = agree_on_directory();
+    write_and_report(tmp);
+    const std::string outcome = me_ == 0 ? commit_or_abandon(tmp) : await_outcome();
+    kv_.wait_at_barrier(prefix_ + "/done", options_.timeout);
+    if (me_ == 0) kv_.key_value_delete(prefix_);
+    if (outcome != "ok") {
+      throw Error("checkpoint: " + outcome.substr(std::min<size_t>(6, outcome.size())));
+    }
   }
 
-  auto& kv = distributed::client();
-  const std::string prefix = fmt::format("spmd/checkpoint/{}", sequence);
-  const auto timeout = options.timeout;
-
+ private:
   // 1. Process 0 prepares the temporary directory; everyone learns where it is.
-  std::string tmp;
-  if (me == 0) {
-    try {
-      tmp = prepare_save(dir);
-      kv.key_value_set(prefix + "/tmp", "ok " + tmp, true);
-    } catch (const std::exception& e) {
-      kv.key_value_set(prefix + "/tmp", std::string("error ") + e.what(), true);
-      throw;
+  std::string agree_on_directory() {
+    if (me_ == 0) {
+      try {
+        std::string tmp = prepare_save(dir_);
+        kv_.key_value_set(prefix_ + "/tmp", "ok " + tmp, true);
+        return tmp;
+      } catch (const std::exception& e) {
+        kv_.key_value_set(prefix_ + "/tmp", std::string("error ") + e.what(), true);
+        throw;
+      }
     }
-  } else {
-    const std::string answer = kv.blocking_key_value_get(prefix + "/tmp", timeout);
+    const std::string answer = kv_.blocking_key_value_get(prefix_ + "/tmp", options_.timeout);
     if (answer.rfind("ok ", 0) != 0) {
-      throw Error(fmt::format("checkpoint: process 0 could not start saving {}: {}", dir,
+      throw Error(fmt::format("checkpoint: process 0 could not start saving {}: {}", dir_,
                               answer.substr(std::min<size_t>(6, answer.size()))));
     }
-    tmp = answer.substr(3);
+    return answer.substr(3);
   }
 
-  // 2. Everyone writes its chunks and reports, then meets the others.
-  json status;
-  try {
-    status = {{"ok", true}, {"checksums", write_chunks(plan, tmp, options)}};
-  } catch (...) {
-    status = {{"ok", false}, {"error", exception_message(std::current_exception())}};
+  // 2. Everyone writes its chunks and reports (its checksums, or its error), then meets the
+  // others.
+  void write_and_report(const std::string& tmp) {
+    json status;
+    try {
+      status = {{"ok", true}, {"checksums", write_chunks(plan_, tmp, options_)}};
+    } catch (...) {
+      status = {{"ok", false}, {"error", exception_message(std::current_exception())}};
+    }
+    kv_.key_value_set(fmt::format("{}/status/{}", prefix_, me_), status.dump(), true);
+    kv_.wait_at_barrier(prefix_ + "/written", options_.timeout);
   }
-  kv.key_value_set(fmt::format("{}/status/{}", prefix, me), status.dump(), true);
-  kv.wait_at_barrier(prefix + "/written", timeout);
 
-  // 3. Process 0 commits when everyone succeeded; everyone learns the outcome.
-  std::string outcome;
-  if (me == 0) {
-    CheckpointRecord record = plan.record;
+  // Every process's checksums gathered into the record; what went wrong, per process.
+  std::vector<std::string> gather_statuses(CheckpointRecord& record) {
     std::vector<std::string> failures;
     for (int p = 0; p < process_count(); ++p) {
-      const auto text = kv.key_value_try_get(fmt::format("{}/status/{}", prefix, p));
+      const auto text = kv_.key_value_try_get(fmt::format("{}/status/{}", prefix_, p));
       const json s = json::parse(text.value_or(""), nullptr, false);
       if (!s.is_object() || !s.contains("ok")) {
         failures.push_back(fmt::format("process {} sent no readable status", p));
-      } else if (s["ok"] != true) {
+        continue;
+      }
+      if (s["ok"] != true) {
         failures.push_back(fmt::format("process {}: {}", p, s.value("error", "?")));
-      } else {
-        for (const auto& [array, sums] : s["checksums"].items()) {
-          auto it = record.arrays.find(array);
-          if (it == record.arrays.end()) {
-            failures.push_back(
-                fmt::format("process {} wrote an array \"{}\" the others lack", p, array));
-            continue;
-          }
-          for (const auto& [key, sum] : sums.items()) it->second.checksums[key] = sum;
+        continue;
+      }
+      for (const auto& [array, sums] : s["checksums"].items()) {
+        auto it = record.arrays.find(array);
+        if (it == record.arrays.end()) {
+          failures.push_back(
+              fmt::format("process {} wrote an array \"{}\" the others lack", p, array));
+          continue;
         }
+        for (const auto& [key, sum] : sums.items()) it->second.checksums[key] = sum;
       }
     }
+    return failures;
+  }
+
+  // 3. Process 0 commits when everyone succeeded, else removes the temporary directory; the
+  // outcome ("ok" or "error …") goes to everyone.
+  std::string commit_or_abandon(const std::string& tmp) {
+    CheckpointRecord record = plan_.record;
+    std::vector<std::string> failures = gather_statuses(record);
+    std::string outcome = "ok";
     if (failures.empty()) {
       try {
-        commit_save(tmp, dir, record);
-        outcome = "ok";
+        commit_save(tmp, dir_, record);
       } catch (...) {
         failures.push_back("process 0: " + exception_message(std::current_exception()));
       }
@@ -226,17 +258,34 @@ void execute_save(const SavePlan& plan, const std::string& dir, const SaveOption
     if (!failures.empty()) {
       std::error_code ec;
       fs::remove_all(tmp, ec);
-      outcome = fmt::format("error saving {} failed, nothing was committed: {}", dir,
+      outcome = fmt::format("error saving {} failed, nothing was committed: {}", dir_,
                             fmt::join(failures, "; "));
     }
-    kv.key_value_set(prefix + "/outcome", outcome, true);
-  } else {
-    outcome = kv.blocking_key_value_get(prefix + "/outcome", timeout);
+    kv_.key_value_set(prefix_ + "/outcome", outcome, true);
+    return outcome;
   }
-  kv.wait_at_barrier(prefix + "/done", timeout);
-  if (me == 0) kv.key_value_delete(prefix);
-  if (outcome != "ok")
-    throw Error("checkpoint: " + outcome.substr(std::min<size_t>(6, outcome.size())));
+
+  std::string await_outcome() {
+    return kv_.blocking_key_value_get(prefix_ + "/outcome", options_.timeout);
+  }
+
+  const SavePlan& plan_;
+  const std::string& dir_;
+  const SaveOptions& options_;
+  distributed::Client& kv_;
+  std::string prefix_;
+  int me_;
+};
+
+}  // namespace
+
+void execute_save(const SavePlan& plan, const std::string& dir, const SaveOptions& options,
+                  uint64_t sequence) {
+  if (process_count() == 1) {
+    save_alone(plan, dir, options);
+    return;
+  }
+  CollectiveSave(plan, dir, options, sequence).run();
 }
 
 void save(const std::string& dir, const Tree& tree, const SaveOptions& options) {
