@@ -39,14 +39,10 @@ Block block_of(const Array& x, int id, size_t input) {
   throw InvalidArgument(fmt::format("shard_map: input {} has no shard on device {}", input, id));
 }
 
-}  // namespace
-
-namespace detail {
-
-std::vector<Array> run_shard_map(const Mesh& mesh, const std::vector<PartitionSpec>& in_specs,
-                                 const std::vector<PartitionSpec>& out_specs,
-                                 const ShardMapOptions& options, const char* program,
-                                 std::span<const Array* const> inputs, const BlockFunction& fn) {
+// The argument checks that need no collective: not nested, one spec per argument, at least one
+// output spec, every spec naming the mesh's axes only.
+void check_call(std::span<const Array* const> inputs, const std::vector<PartitionSpec>& in_specs,
+                const std::vector<PartitionSpec>& out_specs, const Mesh& mesh) {
   if (in_axis_context()) {
     throw InvalidArgument(
         "shard_map/pmap: called inside the function of another shard_map or pmap; nesting is "
@@ -60,8 +56,13 @@ std::vector<Array> run_shard_map(const Mesh& mesh, const std::vector<PartitionSp
     throw InvalidArgument(
         "shard_map: out_specs is empty; give one spec per output, or one for all");
   }
+  for (const auto& spec : out_specs) NamedSharding(mesh, spec);  // names only the mesh's axes
+}
+
+// This process's mesh devices, by flat mesh position; InvalidArgument when it owns none.
+std::vector<int64_t> my_positions(const Mesh& mesh) {
   const int me = process_index();
-  std::vector<int64_t> positions;  // this process's mesh devices, by flat mesh position
+  std::vector<int64_t> positions;
   for (int64_t f = 0; f < mesh.size(); ++f) {
     if (mesh.devices()[f].process_index() == me) positions.push_back(f);
   }
@@ -71,10 +72,16 @@ std::vector<Array> run_shard_map(const Mesh& mesh, const std::vector<PartitionSp
         "it",
         me, mesh.to_string()));
   }
-  for (const auto& spec : out_specs) NamedSharding(mesh, spec);  // names only the mesh's axes
+  return positions;
+}
 
-  // Inputs in the layout in_specs asks for.
-  std::vector<Array> resharded;
+// Each device's input blocks, inputs first laid out as in_specs asks (device_put where they are
+// not); `resharded` keeps the new arrays the blocks view.
+std::vector<std::vector<Block>> input_blocks(const Mesh& mesh,
+                                             const std::vector<PartitionSpec>& in_specs,
+                                             std::span<const Array* const> inputs,
+                                             const std::vector<int64_t>& positions,
+                                             std::vector<Array>& resharded) {
   resharded.reserve(inputs.size());
   std::vector<const Array*> laid(inputs.begin(), inputs.end());
   for (size_t k = 0; k < inputs.size(); ++k) {
@@ -90,27 +97,47 @@ std::vector<Array> run_shard_map(const Mesh& mesh, const std::vector<PartitionSp
       laid[k] = &resharded.back();
     }
   }
-
-  const size_t local = positions.size();
-  std::vector<std::vector<Block>> blocks(local);
-  for (size_t i = 0; i < local; ++i) {
+  std::vector<std::vector<Block>> blocks(positions.size());
+  for (size_t i = 0; i < positions.size(); ++i) {
     const int id = mesh.devices()[positions[i]].id();
     for (size_t k = 0; k < laid.size(); ++k) blocks[i].push_back(block_of(*laid[k], id, k));
   }
+  return blocks;
+}
 
-  // The call's identity: the function and every spec, compared across the mesh afterwards.
+// The call's identity: the function and every spec, compared across the mesh afterwards.
+uint64_t call_identity(const char* program, const std::vector<PartitionSpec>& in_specs,
+                       const std::vector<PartitionSpec>& out_specs) {
   std::string identity = program;
   for (const auto& spec : in_specs) identity += "|" + spec.to_string();
   identity += "|->";
   for (const auto& spec : out_specs) identity += "|" + spec.to_string();
-  const uint64_t call = XXH3_64bits(identity.data(), identity.size());
+  return XXH3_64bits(identity.data(), identity.size());
+}
 
+}  // namespace
+
+namespace detail {
+
+std::vector<Array> run_shard_map(const Mesh& mesh, const std::vector<PartitionSpec>& in_specs,
+                                 const std::vector<PartitionSpec>& out_specs,
+                                 const ShardMapOptions& options, const char* program,
+                                 std::span<const Array* const> inputs, const BlockFunction& fn) {
+  check_call(inputs, in_specs, out_specs, mesh);
+  const std::vector<int64_t> positions = my_positions(mesh);
+  std::vector<Array> resharded;
+  std::vector<std::vector<Block>> blocks =
+      input_blocks(mesh, in_specs, inputs, positions, resharded);
+  const uint64_t call = call_identity(program, in_specs, out_specs);
+
+  // fn on every device of this process, each on its own thread. The first failure closes the
+  // process's groups, so that devices waiting for the failed one in a collective are released.
   const auto groups = axis_groups_for(mesh);
-  std::vector<std::vector<Block>> results(local);
+  std::vector<std::vector<Block>> results(positions.size());
   std::mutex error_mu;
   std::exception_ptr first_error;
   std::vector<std::function<void()>> jobs;
-  for (size_t i = 0; i < local; ++i) {
+  for (size_t i = 0; i < positions.size(); ++i) {
     jobs.emplace_back([&, i] {
       const int id = mesh.devices()[positions[i]].id();
       const AxisContext context{groups.get(), id, mesh.coordinates(positions[i])};
@@ -122,9 +149,8 @@ std::vector<Array> run_shard_map(const Mesh& mesh, const std::vector<PartitionSp
         std::lock_guard lock(error_mu);
         if (!first_error) {
           first_error = std::current_exception();
-          // Release this process's devices waiting for this one in a collective.
           groups->close(fmt::format("device {} of process {} failed in the shard_map function: {}",
-                                    id, me, exception_message(first_error)));
+                                    id, process_index(), exception_message(first_error)));
         }
       }
     });
