@@ -87,6 +87,15 @@ class ServiceTest : public ::testing::Test {
     return clients;
   }
 
+  // Processes [first, last) call shutdown() at once, each on a thread of its own.
+  static void leave(const std::vector<std::shared_ptr<CoordClient>>& clients, int first, int last,
+                    std::vector<std::future<void>>& leaving) {
+    for (int p = first; p < last; ++p) {
+      leaving.push_back(std::async(std::launch::async,
+                                   [c = clients[p]] { c->shutdown(std::chrono::seconds(10)); }));
+    }
+  }
+
   std::unique_ptr<CoordService> service_;
   IoThread io_;
   int n_ = 0;
@@ -442,9 +451,7 @@ TEST_F(ServiceTest, EarlyLeaversAreAnnouncedToThoseStillRunning) {
   start_service(16);
   auto clients = start_all();
   std::vector<std::future<void>> leaving;
-  for (int p = 0; p < 8; ++p) {
-    leaving.push_back(std::async(std::launch::async, [&, p] { clients[p]->shutdown(10s); }));
-  }
+  leave(clients, 0, 8, leaving);
   const auto deadline = Clock::now() + 10s;
   auto all_heard = [&] {
     for (int q = 8; q < 16; ++q) {
@@ -461,9 +468,7 @@ TEST_F(ServiceTest, EarlyLeaversAreAnnouncedToThoseStillRunning) {
     EXPECT_FALSE(clients[q]->has_left(q));
     EXPECT_FALSE(clients[q]->has_left(15 - (q - 8)));  // the still running are not named
   }
-  for (int q = 8; q < 16; ++q) {
-    leaving.push_back(std::async(std::launch::async, [&, q] { clients[q]->shutdown(10s); }));
-  }
+  leave(clients, 8, 16, leaving);
   for (auto& f : leaving) EXPECT_NO_THROW(f.get());
   EXPECT_TRUE(service_->wait_until_finished(5s));
 }
@@ -473,9 +478,7 @@ TEST_F(ServiceTest, ProcessesLeavingTogetherAreNotAnnounced) {
   start_service(16);
   auto clients = start_all();
   std::vector<std::future<void>> leaving;
-  for (int p = 0; p < 16; ++p) {
-    leaving.push_back(std::async(std::launch::async, [&, p] { clients[p]->shutdown(10s); }));
-  }
+  leave(clients, 0, 16, leaving);
   for (auto& f : leaving) EXPECT_NO_THROW(f.get());
   for (int p = 0; p < 16; ++p) EXPECT_EQ(clients[p]->leaving_count(), 0u);
 }
