@@ -217,7 +217,7 @@ void initialize(const Options& options) {
   if (opts.single_process) {
     r.view = alone_view(opts, local_host_id(EnvReader()));
     r.options = std::move(opts);
-    r.comm_options = std::move(comm_options);
+    r.comm_options = comm_options;
     r.initialized = true;
     return;
   }
@@ -234,7 +234,7 @@ void initialize(const Options& options) {
   }
   r.view = view_from_topology(topology, opts.process_id, opts.num_processes);
   r.options = std::move(opts);
-  r.comm_options = std::move(comm_options);
+  r.comm_options = comm_options;
   r.io = std::move(io);
   r.service = std::move(service);
   r.client = client;
