@@ -222,94 +222,113 @@ void Exchange::deliver(RecvOp& op, size_t offset, const std::byte* data, size_t 
 bool Exchange::progress_recv(int position, PeerLink& link, RecvOp& op) {
   bool moved = false;
   if (op.got == 0) {
-    // Usually a whole message is there at once (always, for a small one over shared memory):
-    // take it in one piece.
-    const std::span<const std::byte> r = link.in->readable();
-    if (r.size() >= kHeaderBytes) {
-      std::memcpy(&op.header, r.data(), kHeaderBytes);
-      accept_header(position, op);
-      const size_t total = wire_bytes(op);
-      if (!op.by_reference && r.size() >= total) {
-        deliver(op, 0, r.data() + kHeaderBytes, op.bytes);
-        link.in->consume(total);
-        op.got = total;
-        return true;
-      }
-      link.in->consume(kHeaderBytes);
-      op.got = kHeaderBytes;
-      moved = true;
-    }
+    const size_t before = op.got;
+    if (take_whole(position, link, op)) return true;
+    moved = op.got != before;
   }
   while (op.got < wire_bytes(op)) {
+    bool step = false;
     if (op.got < kHeaderBytes) {
-      const std::span<const std::byte> r = link.in->readable();
-      if (r.empty()) break;
-      const size_t k = std::min(r.size(), kHeaderBytes - op.got);
-      std::memcpy(reinterpret_cast<std::byte*>(&op.header) + op.got, r.data(), k);
-      link.in->consume(k);
-      op.got += k;
-      moved = true;
-      if (op.got == kHeaderBytes) accept_header(position, op);
-      continue;
-    }
-    if (op.by_reference) {
-      // The body, then the copy out of the sender's memory.
-      const std::span<const std::byte> r = link.in->readable();
-      if (r.empty()) break;
-      const size_t k = std::min(r.size(), wire_bytes(op) - op.got);
-      const size_t at = op.got - kHeaderBytes;
-      if (at < sizeof(ReferenceBody)) {
-        std::memcpy(reinterpret_cast<std::byte*>(&op.body) + at, r.data(),
-                    std::min(k, sizeof(ReferenceBody) - at));
-      }
-      link.in->consume(k);
-      op.got += k;
-      moved = true;
-      if (op.got == wire_bytes(op)) copy_by_reference(position, link, op);
-      continue;
-    }
-    const size_t total = kHeaderBytes + padded(op.bytes);
-    const size_t at = op.got - kHeaderBytes;  // payload offset (counting padding)
-    if (at >= op.bytes) {                     // padding
-      const std::span<const std::byte> r = link.in->readable();
-      if (r.empty()) break;
-      const size_t k = std::min(r.size(), total - op.got);
-      link.in->consume(k);
-      op.got += k;
-      moved = true;
-      continue;
-    }
-    const size_t left = op.bytes - at;
-    if (op.dst != nullptr) {
-      const size_t k = link.in->read_direct(op.dst + at, left);
-      if (k > 0) {
-        op.got += k;
-        moved = true;
-        continue;
-      }
-    }
-    const std::span<const std::byte> r = link.in->readable();
-    if (r.empty()) break;
-    size_t k = std::min(r.size(), left);
-    if (op.carry_len > 0 || k < op.grain) {
-      // An element split across pieces: gather it whole first.
-      const size_t start = at - op.carry_len;
-      k = std::min(k, op.grain - op.carry_len);
-      std::memcpy(op.carry + op.carry_len, r.data(), k);
-      op.carry_len += k;
-      if (op.carry_len == op.grain || k == left) {
-        deliver(op, start, op.carry, op.carry_len);
-        op.carry_len = 0;
-      }
+      step = read_header_bytes(position, link, op);
+    } else if (op.by_reference) {
+      step = read_reference_body(position, link, op);
+    } else if (op.got - kHeaderBytes >= op.bytes) {
+      step = skip_padding(link, op);
     } else {
-      k -= k % op.grain;
-      deliver(op, at, r.data(), k);
+      step = read_payload(link, op);
     }
-    link.in->consume(k);
-    op.got += k;
+    if (!step) break;
     moved = true;
   }
   return moved;
+}
+
+bool Exchange::take_whole(int position, PeerLink& link, RecvOp& op) {
+  // Usually a whole message is there at once (always, for a small one over shared memory):
+  // take it in one piece. Otherwise take the header, if it is there.
+  const std::span<const std::byte> r = link.in->readable();
+  if (r.size() < kHeaderBytes) return false;
+  std::memcpy(&op.header, r.data(), kHeaderBytes);
+  accept_header(position, op);
+  const size_t total = wire_bytes(op);
+  if (!op.by_reference && r.size() >= total) {
+    deliver(op, 0, r.data() + kHeaderBytes, op.bytes);
+    link.in->consume(total);
+    op.got = total;
+    return true;
+  }
+  link.in->consume(kHeaderBytes);
+  op.got = kHeaderBytes;
+  return false;
+}
+
+bool Exchange::read_header_bytes(int position, PeerLink& link, RecvOp& op) {
+  const std::span<const std::byte> r = link.in->readable();
+  if (r.empty()) return false;
+  const size_t k = std::min(r.size(), kHeaderBytes - op.got);
+  std::memcpy(reinterpret_cast<std::byte*>(&op.header) + op.got, r.data(), k);
+  link.in->consume(k);
+  op.got += k;
+  if (op.got == kHeaderBytes) accept_header(position, op);
+  return true;
+}
+
+// The body of a by-reference message, then the copy out of the sender's memory.
+bool Exchange::read_reference_body(int position, PeerLink& link, RecvOp& op) {
+  const std::span<const std::byte> r = link.in->readable();
+  if (r.empty()) return false;
+  const size_t k = std::min(r.size(), wire_bytes(op) - op.got);
+  const size_t at = op.got - kHeaderBytes;
+  if (at < sizeof(ReferenceBody)) {
+    std::memcpy(reinterpret_cast<std::byte*>(&op.body) + at, r.data(),
+                std::min(k, sizeof(ReferenceBody) - at));
+  }
+  link.in->consume(k);
+  op.got += k;
+  if (op.got == wire_bytes(op)) copy_by_reference(position, link, op);
+  return true;
+}
+
+bool Exchange::skip_padding(PeerLink& link, RecvOp& op) {
+  const std::span<const std::byte> r = link.in->readable();
+  if (r.empty()) return false;
+  const size_t k = std::min(r.size(), kHeaderBytes + padded(op.bytes) - op.got);
+  link.in->consume(k);
+  op.got += k;
+  return true;
+}
+
+// Payload bytes: straight into the destination when the receive has one and the stream can,
+// else through the sink in whole elements (an element split across pieces is gathered first).
+bool Exchange::read_payload(PeerLink& link, RecvOp& op) {
+  const size_t at = op.got - kHeaderBytes;  // payload offset
+  const size_t left = op.bytes - at;
+  if (op.dst != nullptr) {
+    const size_t k = link.in->read_direct(op.dst + at, left);
+    if (k > 0) {
+      op.got += k;
+      return true;
+    }
+  }
+  const std::span<const std::byte> r = link.in->readable();
+  if (r.empty()) return false;
+  size_t k = std::min(r.size(), left);
+  if (op.carry_len > 0 || k < op.grain) {
+    const size_t start = at - op.carry_len;
+    k = std::min(k, op.grain - op.carry_len);
+    std::memcpy(op.carry + op.carry_len, r.data(), k);
+    op.carry_len += k;
+    if (op.carry_len == op.grain || k == left) {
+      deliver(op, start, op.carry, op.carry_len);
+      op.carry_len = 0;
+    }
+  } else {
+    k -= k % op.grain;
+    deliver(op, at, r.data(), k);
+  }
+  link.in->consume(k);
+  op.got += k;
+  return true;
 }
 
 void Exchange::run() {

@@ -134,6 +134,13 @@ class Exchange {
   bool progress_send(PeerLink& link, SendOp& op);
   static void make_inline(SendOp& op);
   bool progress_recv(int position, PeerLink& link, RecvOp& op);
+  // The steps of progress_recv(); each returns whether it moved bytes (take_whole: whether the
+  // message is complete).
+  bool take_whole(int position, PeerLink& link, RecvOp& op);
+  bool read_header_bytes(int position, PeerLink& link, RecvOp& op);
+  bool read_reference_body(int position, PeerLink& link, RecvOp& op);
+  bool skip_padding(PeerLink& link, RecvOp& op);
+  bool read_payload(PeerLink& link, RecvOp& op);
   // A receive's header is in: the peer arrived at this call. Throws as run() documents when the
   // header is malformed, from another call or of another length; notes a by-reference payload.
   void accept_header(int position, RecvOp& op);

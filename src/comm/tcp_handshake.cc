@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <cstring>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "coord/coord_client.h"
@@ -96,90 +97,135 @@ DataListener::~DataListener() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-std::map<int, std::vector<int>> accept_peers(DataListener& listener, uint64_t group, int self,
-                                             uint64_t nonce, const std::set<int>& from, int streams,
-                                             Clock::time_point deadline, const CoordClient* coord,
-                                             int* rejected) {
-  std::map<int, std::vector<int>> accepted;
-  for (int p : from) accepted[p].assign(streams, -1);
-  size_t remaining = from.size() * static_cast<size_t>(streams);
-  std::vector<Pending> pending;
-  auto drop = [&](Pending& p, const std::string& why) {
-    spdlog::warn("dropped a data connection from {}: {}", p.from, why);
-    ::close(p.fd);
-    p.fd = -1;
-    if (rejected != nullptr) ++*rejected;
-  };
-  try {
-    while (remaining > 0) {
-      if (coord != nullptr && coord->aborted()) throw PeerFailure(coord->abort_reason());
-      const auto now = Clock::now();
-      if (now >= deadline) {
-        std::vector<int> missing;
-        for (const auto& [p, fds] : accepted) {
-          if (std::count(fds.begin(), fds.end(), -1) > 0) missing.push_back(p);
-        }
-        throw DeadlineExceeded(fmt::format(
-            "setting up a communicator: the processes at group positions {} never connected to "
-            "this process's data listener {}",
-            fmt::join(missing, ", "), listener.endpoint()));
-      }
-      std::vector<pollfd> fds{{listener.fd(), POLLIN, 0}};
-      for (const Pending& p : pending) fds.push_back({p.fd, POLLIN, 0});
-      ::poll(fds.data(), fds.size(), 10);
-      if (fds[0].revents & POLLIN) {
-        sockaddr_storage ss{};
-        socklen_t len = sizeof(ss);
-        const int fd = ::accept4(listener.fd(), reinterpret_cast<sockaddr*>(&ss), &len,
-                                 SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd >= 0) pending.push_back({fd, endpoint_of(ss), Clock::now(), {}, 0});
-      }
-      for (size_t i = 0; i < pending.size(); ++i) {
-        Pending& p = pending[i];
-        if (!(fds[i + 1].revents & (POLLIN | POLLHUP | POLLERR))) {
-          if (Clock::now() - p.since > kHandshakeTimeout) drop(p, "no handshake within 5 s");
-          continue;
-        }
-        auto* into = reinterpret_cast<char*>(&p.hello) + p.got;
-        const ssize_t n = ::recv(p.fd, into, sizeof(Handshake) - p.got, 0);
-        if (n <= 0) {
-          if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
-          drop(p, "closed before completing the handshake");
-          continue;
-        }
-        p.got += static_cast<size_t>(n);
-        if (p.got < sizeof(Handshake)) continue;
-        const Handshake& h = p.hello;
-        const Handshake want{};
-        if (h.magic != want.magic || h.version != want.version) {
-          drop(p, "not an spmd data connection (bad magic or version)");
-        } else if (h.group != group || h.to != static_cast<uint32_t>(self) || h.nonce != nonce) {
-          drop(p, "a handshake for another group, position or job");
-        } else if (!from.contains(static_cast<int>(h.from)) ||
-                   h.streams != static_cast<uint32_t>(streams) ||
-                   h.stream >= static_cast<uint32_t>(streams) ||
-                   accepted[static_cast<int>(h.from)][h.stream] != -1) {
-          drop(p, fmt::format("unexpected or repeated connection {}/{} from group position {}",
-                              h.stream, h.streams, h.from));
-        } else {
-          accepted[static_cast<int>(h.from)][h.stream] = p.fd;
-          p.fd = -1;
-          --remaining;
-        }
-      }
-      std::erase_if(pending, [](const Pending& p) { return p.fd < 0; });
-    }
-  } catch (...) {
-    for (Pending& p : pending) ::close(p.fd);
-    for (auto& [pos, fds] : accepted) {
+namespace {
+
+// One accept_peers() call: the connections accepted so far, by position and stream, and those
+// still owing their handshake. Closes whatever it still holds when destroyed.
+class PeerAcceptor {
+ public:
+  PeerAcceptor(DataListener& listener, uint64_t group, int self, uint64_t nonce,
+               const std::set<int>& from, int streams, int* rejected)
+      : listener_(listener),
+        group_(group),
+        self_(self),
+        nonce_(nonce),
+        from_(from),
+        streams_(streams),
+        rejected_(rejected),
+        remaining_(from.size() * static_cast<size_t>(streams)) {
+    for (int p : from) accepted_[p].assign(static_cast<size_t>(streams), -1);
+  }
+
+  ~PeerAcceptor() {
+    for (Pending& p : pending_) ::close(p.fd);
+    for (auto& [pos, fds] : accepted_) {
       for (int fd : fds) {
         if (fd >= 0) ::close(fd);
       }
     }
-    throw;
   }
-  for (Pending& p : pending) ::close(p.fd);
-  return accepted;
+  PeerAcceptor(const PeerAcceptor&) = delete;
+  PeerAcceptor& operator=(const PeerAcceptor&) = delete;
+
+  std::map<int, std::vector<int>> run(Clock::time_point deadline, const CoordClient* coord) {
+    while (remaining_ > 0) {
+      if (coord != nullptr && coord->aborted()) throw PeerFailure(coord->abort_reason());
+      if (Clock::now() >= deadline) throw_missing();
+      std::vector<pollfd> fds{{listener_.fd(), POLLIN, 0}};
+      for (const Pending& p : pending_) fds.push_back({p.fd, POLLIN, 0});
+      ::poll(fds.data(), fds.size(), 10);
+      if (fds[0].revents & POLLIN) accept_one();
+      for (size_t i = 0; i < pending_.size() && i + 1 < fds.size(); ++i) {
+        if (fds[i + 1].revents & (POLLIN | POLLHUP | POLLERR)) {
+          read_handshake(pending_[i]);
+        } else if (Clock::now() - pending_[i].since > kHandshakeTimeout) {
+          drop(pending_[i], "no handshake within 5 s");
+        }
+      }
+      std::erase_if(pending_, [](const Pending& p) { return p.fd < 0; });
+    }
+    return std::exchange(accepted_, {});
+  }
+
+ private:
+  [[noreturn]] void throw_missing() const {
+    std::vector<int> missing;
+    for (const auto& [p, fds] : accepted_) {
+      if (std::count(fds.begin(), fds.end(), -1) > 0) missing.push_back(p);
+    }
+    throw DeadlineExceeded(fmt::format(
+        "setting up a communicator: the processes at group positions {} never connected to "
+        "this process's data listener {}",
+        fmt::join(missing, ", "), listener_.endpoint()));
+  }
+
+  void accept_one() {
+    sockaddr_storage ss{};
+    socklen_t len = sizeof(ss);
+    const int fd = ::accept4(listener_.fd(), reinterpret_cast<sockaddr*>(&ss), &len,
+                             SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd >= 0) pending_.push_back({fd, endpoint_of(ss), Clock::now(), {}, 0});
+  }
+
+  void drop(Pending& p, const std::string& why) {
+    spdlog::warn("dropped a data connection from {}: {}", p.from, why);
+    ::close(p.fd);
+    p.fd = -1;
+    if (rejected_ != nullptr) ++*rejected_;
+  }
+
+  // Reads what is there of p's handshake; a complete one is checked field by field.
+  void read_handshake(Pending& p) {
+    auto* into = reinterpret_cast<char*>(&p.hello) + p.got;
+    const ssize_t n = ::recv(p.fd, into, sizeof(Handshake) - p.got, 0);
+    if (n <= 0) {
+      if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
+      drop(p, "closed before completing the handshake");
+      return;
+    }
+    p.got += static_cast<size_t>(n);
+    if (p.got == sizeof(Handshake)) check_handshake(p);
+  }
+
+  void check_handshake(Pending& p) {
+    const Handshake& h = p.hello;
+    const Handshake want{};
+    if (h.magic != want.magic || h.version != want.version) {
+      drop(p, "not an spmd data connection (bad magic or version)");
+    } else if (h.group != group_ || h.to != static_cast<uint32_t>(self_) || h.nonce != nonce_) {
+      drop(p, "a handshake for another group, position or job");
+    } else if (!from_.contains(static_cast<int>(h.from)) ||
+               h.streams != static_cast<uint32_t>(streams_) ||
+               h.stream >= static_cast<uint32_t>(streams_) ||
+               accepted_[static_cast<int>(h.from)][h.stream] != -1) {
+      drop(p, fmt::format("unexpected or repeated connection {}/{} from group position {}",
+                          h.stream, h.streams, h.from));
+    } else {
+      accepted_[static_cast<int>(h.from)][h.stream] = p.fd;
+      p.fd = -1;
+      --remaining_;
+    }
+  }
+
+  DataListener& listener_;
+  uint64_t group_;
+  int self_;
+  uint64_t nonce_;
+  const std::set<int>& from_;
+  int streams_;
+  int* rejected_;
+  size_t remaining_;
+  std::map<int, std::vector<int>> accepted_;
+  std::vector<Pending> pending_;
+};
+
+}  // namespace
+
+std::map<int, std::vector<int>> accept_peers(DataListener& listener, uint64_t group, int self,
+                                             uint64_t nonce, const std::set<int>& from, int streams,
+                                             Clock::time_point deadline, const CoordClient* coord,
+                                             int* rejected) {
+  return PeerAcceptor(listener, group, self, nonce, from, streams, rejected).run(deadline, coord);
 }
 
 int connect_peer(const std::string& endpoint, const Handshake& hello, Clock::time_point deadline) {

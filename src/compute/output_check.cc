@@ -60,16 +60,24 @@ const PartitionSpec& out_spec_of(const std::vector<PartitionSpec>& out_specs, si
   return out_specs[k];
 }
 
-void check_outputs(const AxisContext& context, uint64_t call,
-                   const std::vector<PartitionSpec>& out_specs, const ShardMapOptions& options,
-                   const std::vector<Block>& blocks) {
-  const Mesh& mesh = context.groups->mesh();
+namespace {
+
+// What each device contributes to the check: the call's identity and output count, then per
+// output its dtype, rank, shape words and (where check_rep compares it) its bytes' hash. Also
+// which mesh axes each output's spec leaves out (the ones its replicas are compared along).
+struct OutputRecords {
+  std::vector<uint64_t> words;
+  std::vector<std::vector<int>> compared;  // per output
+};
+
+OutputRecords encode_records(const Mesh& mesh, uint64_t call,
+                             const std::vector<PartitionSpec>& out_specs,
+                             const ShardMapOptions& options, const std::vector<Block>& blocks) {
   const size_t count = blocks.size();
-  if (count == 0) throw InvalidArgument("shard_map: the function returned no blocks");
-  std::vector<uint64_t> words(2 + count * kWords, 0);
-  words[0] = call;
-  words[1] = count;
-  std::vector<std::vector<int>> compared(count);
+  OutputRecords out{std::vector<uint64_t>(2 + count * kWords, 0),
+                    std::vector<std::vector<int>>(count)};
+  out.words[0] = call;
+  out.words[1] = count;
   for (size_t k = 0; k < count; ++k) {
     const Block& b = blocks[k];
     const PartitionSpec& spec = out_spec_of(out_specs, k, count);
@@ -79,7 +87,7 @@ void check_outputs(const AxisContext& context, uint64_t call,
           k, dtype_name(b.dtype()), fmt::join(b.shape(), ", "), b.rank(), spec.to_string(),
           spec.size()));
     }
-    uint64_t* r = &words[2 + k * kWords];
+    uint64_t* r = &out.words[2 + k * kWords];
     r[0] = static_cast<uint64_t>(b.dtype());
     r[1] = static_cast<uint64_t>(b.rank());
     for (size_t d = 0; d < b.shape().size() && d < kMaxDims; ++d) {
@@ -89,61 +97,97 @@ void check_outputs(const AxisContext& context, uint64_t call,
       r[2 + kMaxDims - 1] = XXH3_64bits(b.shape().data() + kMaxDims - 1,
                                         (b.shape().size() - kMaxDims + 1) * sizeof(int64_t));
     }
-    if (options.check_rep) compared[k] = left_out(mesh, spec);
-    if (!compared[k].empty()) r[kWords - 1] = XXH3_64bits(b.bytes().data(), b.nbytes());
+    if (options.check_rep) out.compared[k] = left_out(mesh, spec);
+    if (!out.compared[k].empty()) r[kWords - 1] = XXH3_64bits(b.bytes().data(), b.nbytes());
   }
-  const auto n = static_cast<size_t>(mesh.size());
-  if (n == 1) return;
-  std::vector<int> all(mesh.axis_names().size());
-  std::iota(all.begin(), all.end(), 0);
-  std::vector<uint64_t> gathered(words.size() * n);
-  axes_communicator(context, all)
-      .all_gather(DType::kUInt64, words.data(), gathered.data(), words.size());
+  return out;
+}
 
-  // Every device decides from the same records, so all raise the same error.
-  auto record = [&](size_t flat, size_t k) {
-    return &gathered[flat * words.size() + 2 + k * kWords];
-  };
-  for (size_t f = 1; f < n; ++f) {
-    if (gathered[f * words.size()] != gathered[0]) {
+// Every device's records, gathered over the whole mesh. Every device decides from the same
+// records, so all raise the same error.
+class GatheredRecords {
+ public:
+  GatheredRecords(const Mesh& mesh, std::vector<uint64_t> all, size_t stride)
+      : mesh_(mesh), all_(std::move(all)), stride_(stride) {}
+
+  size_t devices() const { return all_.size() / stride_; }
+  const uint64_t* record(size_t flat, size_t k) const {
+    return &all_[flat * stride_ + 2 + k * kWords];
+  }
+
+  void check_same_call() const {
+    for (size_t f = 1; f < devices(); ++f) {
+      if (all_[f * stride_] == all_[0]) continue;
       throw CollectiveMismatch(fmt::format(
           "shard_map: {} and {} ran different shard_map calls (another function or other specs) "
           "whose collectives happened to line up; every process must make the same calls in the "
           "same order — look for a branch on process_index() around a shard_map",
-          device_name(mesh, 0), device_name(mesh, f)));
+          device_name(mesh_, 0), device_name(mesh_, f)));
     }
   }
-  for (size_t k = 0; k < count; ++k) {
-    for (size_t f = 1; f < n; ++f) {
-      if (!std::equal(record(0, k), record(0, k) + kWords - 1, record(f, k))) {
+
+  void check_same_shapes(size_t count) const {
+    for (size_t k = 0; k < count; ++k) {
+      for (size_t f = 1; f < devices(); ++f) {
+        if (std::equal(record(0, k), record(0, k) + kWords - 1, record(f, k))) continue;
         throw InvalidArgument(fmt::format(
             "shard_map: output {} differs in shape across devices: {} returned {}, {} returned "
             "{}; every device must return blocks of one shape and dtype",
-            k, device_name(mesh, 0), describe_record(record(0, k)), device_name(mesh, f),
+            k, device_name(mesh_, 0), describe_record(record(0, k)), device_name(mesh_, f),
             describe_record(record(f, k))));
       }
     }
   }
-  for (size_t k = 0; k < count; ++k) {
-    if (compared[k].empty()) continue;
-    const PartitionSpec& spec = out_spec_of(out_specs, k, count);
-    for (size_t f = 0; f < n; ++f) {
+
+  // check_rep: output k's blocks equal along every mesh axis its spec leaves out.
+  void check_replicas(size_t k, const std::vector<int>& compared, const PartitionSpec& spec) const {
+    for (size_t f = 0; f < devices(); ++f) {
       // The device holding the same index as f with coordinate 0 along the left-out axes.
-      auto coords = mesh.coordinates(static_cast<int64_t>(f));
-      for (int d : compared[k]) coords[d] = 0;
+      auto coords = mesh_.coordinates(static_cast<int64_t>(f));
+      for (int d : compared) coords[d] = 0;
       size_t rep = 0;
-      for (size_t d = 0; d < coords.size(); ++d) rep = rep * mesh.axis_sizes()[d] + coords[d];
-      if (record(rep, k)[kWords - 1] != record(f, k)[kWords - 1]) {
-        std::vector<std::string> names;
-        for (int d : compared[k]) names.push_back(mesh.axis_names()[d]);
-        throw InvalidArgument(fmt::format(
-            "shard_map: output {} has out_spec {}, which leaves out mesh axis '{}', so its blocks "
-            "must be equal along it (check_rep); but {} and {} returned different values. Reduce "
-            "over the axis first (psum, pmean, all_gather), name it in the out_spec, or set "
-            "ShardMapOptions::check_rep = false if the difference is rounding you accept",
-            k, spec.to_string(), fmt::join(names, "', '"), device_name(mesh, rep),
-            device_name(mesh, f)));
-      }
+      for (size_t d = 0; d < coords.size(); ++d) rep = rep * mesh_.axis_sizes()[d] + coords[d];
+      if (record(rep, k)[kWords - 1] == record(f, k)[kWords - 1]) continue;
+      std::vector<std::string> names;
+      for (int d : compared) names.push_back(mesh_.axis_names()[d]);
+      throw InvalidArgument(fmt::format(
+          "shard_map: output {} has out_spec {}, which leaves out mesh axis '{}', so its blocks "
+          "must be equal along it (check_rep); but {} and {} returned different values. Reduce "
+          "over the axis first (psum, pmean, all_gather), name it in the out_spec, or set "
+          "ShardMapOptions::check_rep = false if the difference is rounding you accept",
+          k, spec.to_string(), fmt::join(names, "', '"), device_name(mesh_, rep),
+          device_name(mesh_, f)));
+    }
+  }
+
+ private:
+  const Mesh& mesh_;
+  std::vector<uint64_t> all_;
+  size_t stride_;
+};
+
+}  // namespace
+
+void check_outputs(const AxisContext& context, uint64_t call,
+                   const std::vector<PartitionSpec>& out_specs, const ShardMapOptions& options,
+                   const std::vector<Block>& blocks) {
+  const Mesh& mesh = context.groups->mesh();
+  const size_t count = blocks.size();
+  if (count == 0) throw InvalidArgument("shard_map: the function returned no blocks");
+  const OutputRecords mine = encode_records(mesh, call, out_specs, options, blocks);
+  const auto n = static_cast<size_t>(mesh.size());
+  if (n == 1) return;
+  std::vector<int> all(mesh.axis_names().size());
+  std::iota(all.begin(), all.end(), 0);
+  std::vector<uint64_t> gathered(mine.words.size() * n);
+  axes_communicator(context, all)
+      .all_gather(DType::kUInt64, mine.words.data(), gathered.data(), mine.words.size());
+  const GatheredRecords records(mesh, std::move(gathered), mine.words.size());
+  records.check_same_call();
+  records.check_same_shapes(count);
+  for (size_t k = 0; k < count; ++k) {
+    if (!mine.compared[k].empty()) {
+      records.check_replicas(k, mine.compared[k], out_spec_of(out_specs, k, count));
     }
   }
 }
