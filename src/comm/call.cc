@@ -1,5 +1,5 @@
-// What every algorithm of a call shares (call.h): the dtype on the wire, inputs apart from
-// outputs.
+// What every algorithm of a call shares (call.h): the dispatch to the op's algorithm, the dtype
+// on the wire, inputs apart from outputs.
 #include "comm/call.h"
 
 #include <cstring>
@@ -34,6 +34,29 @@ std::vector<const std::byte*> unaliased_inputs(Call& c, size_t bytes) {
     in[i] = copy + i * bytes;
   }
   return in;
+}
+
+void run_call(Call& c) {
+  switch (c.fp.op) {
+    case CollectiveOp::kAllReduce:
+      return run_all_reduce(c);
+    case CollectiveOp::kAllGather:
+      return run_all_gather(c);
+    case CollectiveOp::kReduceScatter:
+      return run_reduce_scatter(c);
+    case CollectiveOp::kAllToAll:
+      return run_all_to_all(c);
+    case CollectiveOp::kBroadcast:
+      return run_broadcast(c);
+    case CollectiveOp::kPermute:
+      return run_permute(c);
+    case CollectiveOp::kBarrier:
+      return run_barrier(c);
+    case CollectiveOp::kAllToAllV:
+      return run_all_to_all_v(c);
+    case CollectiveOp::kSendRecv:
+      return;  // point to point runs through ProcessGroup::send/recv, not as a call
+  }
 }
 
 }  // namespace spmd

@@ -109,6 +109,9 @@ void run_all_to_all_v(Call& c);  // with counts, or with segments when they are 
 // receives would otherwise clobber an input another participant still has to send).
 std::vector<const std::byte*> unaliased_inputs(Call& c, size_t bytes);
 
+// Runs the call with its op's algorithm (the one dispatch of every collective).
+void run_call(Call& c);
+
 // The dtype a call's bytes move and reduce in: float32 for reductions of float16/bfloat16
 // (rounded once at the end), fp.dtype otherwise.
 DType wire_dtype(const Fingerprint& fp);

@@ -233,34 +233,7 @@ void ProcessGroup::execute_locked(const Fingerprint& mine, std::span<const Reque
               layout_,
               *exchange_,
               scratch_};
-    switch (fp.op) {
-      case CollectiveOp::kAllReduce:
-        run_all_reduce(call);
-        break;
-      case CollectiveOp::kAllGather:
-        run_all_gather(call);
-        break;
-      case CollectiveOp::kReduceScatter:
-        run_reduce_scatter(call);
-        break;
-      case CollectiveOp::kAllToAll:
-        run_all_to_all(call);
-        break;
-      case CollectiveOp::kBroadcast:
-        run_broadcast(call);
-        break;
-      case CollectiveOp::kPermute:
-        run_permute(call);
-        break;
-      case CollectiveOp::kBarrier:
-        run_barrier(call);
-        break;
-      case CollectiveOp::kAllToAllV:
-        run_all_to_all_v(call);
-        break;
-      case CollectiveOp::kSendRecv:
-        break;
-    }
+    run_call(call);
   } catch (const Error& e) {
     std::lock_guard lock(mu_);
     close(e.what());
