@@ -259,10 +259,9 @@ void ProcessGroup::send(int local, int peer, DType dtype, const void* data, uint
   {
     std::lock_guard lock(mu_);
     throw_if_closed();
-    fp.sequence = p2p_sent_[{me, peer}]++;
+    fp.sequence = mailbox_.next_sent(me, peer);
     if (position == layout_.self) {
-      const auto* p = static_cast<const std::byte*>(data);
-      mailbox_[{me, peer}].emplace_back(p, p + bytes);
+      mailbox_.post(me, peer, static_cast<const std::byte*>(data), bytes);
       cv_.notify_all();
       return;
     }
@@ -278,18 +277,16 @@ void ProcessGroup::recv(int local, int peer, DType dtype, void* data, uint64_t c
   {
     std::unique_lock lock(mu_);
     throw_if_closed();
-    fp.sequence = p2p_received_[{peer, me}]++;
+    fp.sequence = mailbox_.next_received(peer, me);
     if (position == layout_.self) {
-      auto& box = mailbox_[{peer, me}];
       wait_locally(
-          lock, [&] { return !box.empty(); }, deadline(),
+          lock, [&] { return mailbox_.has(peer, me); }, deadline(),
           [&] {
             throw DeadlineExceeded(fmt::format(
                 "recv #{} from rank {} timed out (SPMD_COLLECTIVE_TIMEOUT): rank {} did not send",
                 fp.sequence, peer, peer));
           });
-      std::vector<std::byte> message = std::move(box.front());
-      box.pop_front();
+      std::vector<std::byte> message = mailbox_.take(peer, me);
       if (message.size() != bytes) {
         throw CollectiveMismatch(
             fmt::format("recv #{} of rank {} expects {} bytes from rank {}, which sent {}",
@@ -325,7 +322,6 @@ void ProcessGroup::point_to_point(const Fingerprint& fp, int position, const voi
 std::shared_ptr<ProcessGroup> ProcessGroup::split_result(
     uint64_t split, int color, const std::function<std::shared_ptr<ProcessGroup>()>& make,
     bool maker) {
-  const std::pair<uint64_t, int> key{split, color};
   if (maker) {
     std::shared_ptr<ProcessGroup> made;
     std::string error;
@@ -336,9 +332,9 @@ std::shared_ptr<ProcessGroup> ProcessGroup::split_result(
     }
     std::lock_guard lock(mu_);
     if (made) {
-      splits_[key] = made;
+      splits_.put(split, color, made);
     } else {
-      split_errors_[key] = error;
+      splits_.put_error(split, color, error);
     }
     cv_.notify_all();
     if (!made) throw Error(error);
@@ -348,10 +344,9 @@ std::shared_ptr<ProcessGroup> ProcessGroup::split_result(
   // The maker is a local participant making the same split collectively: it always ends with a
   // result or an error (its own waits have deadlines), so this wait needs none of its own.
   wait_locally(
-      lock, [&] { return splits_.count(key) != 0 || split_errors_.count(key) != 0; }, std::nullopt,
-      [] {});
-  if (auto it = splits_.find(key); it != splits_.end()) return it->second;
-  throw Error(split_errors_.at(key));
+      lock, [&] { return splits_.has(split, color); }, std::nullopt, [] {});
+  if (auto group = splits_.group(split, color)) return group;
+  throw Error(splits_.error(split, color));
 }
 
 void ProcessGroup::wait_locally(std::unique_lock<std::mutex>& lock,

@@ -1,6 +1,9 @@
 // The part of a communicator one process holds: the group's layout, the links to the other
-// processes, the exchange engine, and the meeting point of the process's local participants.
-// Shared by the Communicator handles of those participants.
+// processes and the exchange engine over them (made by create(), whose steps are GroupSetup in
+// group_setup.cc), and the meeting point of the process's local participants. What else a group
+// keeps has a type of its own: same-process point-to-point messages (LocalMailbox), split results
+// (SplitResults); running a call is run_call() (call.h). Shared by the Communicator handles of the
+// local participants.
 //
 // Thread-safe: each local participant calls from its own thread. A collective runs once per
 // process: the last local participant to arrive executes it for all (they combine through
@@ -26,8 +29,10 @@
 #include "comm/call.h"
 #include "comm/exchange.h"
 #include "comm/group_layout.h"
+#include "comm/local_mailbox.h"
 #include "comm/peer_link.h"
 #include "comm/shm_segment.h"
+#include "comm/split_results.h"
 #include "runtime/runtime_state.h"
 #include "spmd/communicator.h"
 
@@ -77,8 +82,7 @@ class ProcessGroup {
   // The number of split() calls local participant `local` made before this one.
   uint64_t next_split(int local) {
     std::lock_guard lock(mu_);
-    if (splits_made_.size() <= static_cast<size_t>(local)) splits_made_.resize(local + 1, 0);
-    return splits_made_[local]++;
+    return splits_.next_split(local);
   }
 
   // The split results meeting point (communicator.cc): the communicator the lowest local
@@ -142,15 +146,11 @@ class ProcessGroup {
   // closed_ is not empty: read without mu_ on the one-participant path.
   std::atomic<bool> closed_flag_{false};
 
-  // Point-to-point sequence numbers and same-process mailboxes (under mu_).
-  std::map<std::pair<int, int>, uint64_t> p2p_sent_;
-  std::map<std::pair<int, int>, uint64_t> p2p_received_;
-  std::map<std::pair<int, int>, std::deque<std::vector<std::byte>>> mailbox_;
+  // Point-to-point sequence numbers and same-process messages (under mu_).
+  LocalMailbox mailbox_;
 
   // Split results (under mu_).
-  std::map<std::pair<uint64_t, int>, std::shared_ptr<ProcessGroup>> splits_;
-  std::map<std::pair<uint64_t, int>, std::string> split_errors_;
-  std::vector<uint64_t> splits_made_;
+  SplitResults<ProcessGroup> splits_;
 };
 
 }  // namespace spmd

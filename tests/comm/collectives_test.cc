@@ -137,6 +137,21 @@ TEST(Collectives, ACommunicatorKeptPastShutdownFailsClearlyAndIsDroppedSafely) {
   }
 }
 
+// Ranks of one process: send/recv through the group's in-memory mailbox, and a split whose
+// local peers share the group the lowest of them made.
+TEST(Collectives, RanksOfOneProcessSendRecvAndSplitThroughMemory) {
+  for (const Outcome& o : run_cluster(2, 2, {"local-p2p-split"})) {
+    EXPECT_EQ(o.code, 0) << o.output;
+    EXPECT_EQ(o.output.find("WRONG"), std::string::npos) << o.output;
+    size_t oks = 0;
+    for (size_t at = o.output.find("local p2p rank"); at != std::string::npos;
+         at = o.output.find("local p2p rank", at + 1)) {
+      ++oks;
+    }
+    EXPECT_EQ(oks, 2u) << o.output;  // both of the process's ranks reported
+  }
+}
+
 TEST(Collectives, SendAndRecvPassATokenAroundARing) {
   for (const Outcome& o : run_cluster(3, 1, {"p2p"})) {
     EXPECT_EQ(o.code, 0) << o.output;

@@ -22,6 +22,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <numeric>
 #include <string>
 #include <thread>
 #include <vector>
@@ -441,6 +442,39 @@ int main(int argc, char** argv) {
         say(std::string("error ") + class_of(e) + ": " + e.what());
       }
       return 0;  // `w` goes after the runtime did
+    } else if (mode == "local-p2p-split") {
+      // Every device a rank; ranks 2k and 2k+1 share a process (two devices each) and trade
+      // tokens through the group's in-memory mailbox; a split with one colour has local peers
+      // that take the group the lowest of them made.
+      std::vector<int> ids(static_cast<size_t>(spmd::device_count()));
+      std::iota(ids.begin(), ids.end(), 0);
+      std::vector<Communicator> comms = spmd::make_communicators(ids);
+      std::vector<std::thread> threads;
+      for (Communicator& c : comms) {
+        threads.emplace_back([&c] {
+          const int n = c.size();
+          const int r = c.rank();
+          const int partner = r ^ 1;
+          std::vector<int64_t> token = {r * 10};
+          std::vector<int64_t> got(1);
+          if (r % 2 == 0) {
+            c.send(token, partner);
+            c.recv(got, partner);
+          } else {
+            c.recv(got, partner);
+            c.send(token, partner);
+          }
+          Communicator all = c.split(0, r);
+          std::vector<int32_t> v = {r};
+          all.all_reduce(v);
+          const bool ok = got[0] == partner * 10 && v[0] == n * (n - 1) / 2 && all.rank() == r &&
+                          all.size() == n;
+          if (!ok) ++failures;
+          say("local p2p rank " + std::to_string(r) + " got " + std::to_string(got[0]) +
+              ", split sum " + std::to_string(v[0]) + (ok ? " ok" : " WRONG"));
+        });
+      }
+      for (auto& t : threads) t.join();
     } else if (mode == "p2p") {
       Communicator w = spmd::world();
       const int n = w.size();
