@@ -1,5 +1,5 @@
 // One direction (or both) of the link between two processes: an ordered byte stream that never
-// blocks. Shared-memory rings and TCP sockets implement it; the exchange engine (engine.h) moves
+// blocks. Shared-memory rings and TCP sockets implement it; the exchange engine (exchange.h) moves
 // framed messages over it, so every algorithm is written once for both transports (Gloo's split
 // between algorithms and transports).
 //

@@ -60,7 +60,7 @@ size_t TcpStream::write_some(std::span<const std::byte> first, std::span<const s
 std::span<const std::byte> TcpStream::readable() {
   if (begin_ == end_) {
     // Staged bytes sit at the address their stream offset has modulo 8, so 8-aligned payloads
-    // (engine.h) stay aligned in memory.
+    // (exchange.h) stay aligned in memory.
     begin_ = end_ = static_cast<size_t>(stream_offset_ % 8);
     const ssize_t got =
         ::recv(fd_, staging_.data() + begin_, staging_.size() - begin_, MSG_DONTWAIT);

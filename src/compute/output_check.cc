@@ -149,6 +149,7 @@ class GatheredRecords {
       for (size_t d = 0; d < coords.size(); ++d) rep = rep * mesh_.axis_sizes()[d] + coords[d];
       if (record(rep, k)[kWords - 1] == record(f, k)[kWords - 1]) continue;
       std::vector<std::string> names;
+      names.reserve(compared.size());
       for (int d : compared) names.push_back(mesh_.axis_names()[d]);
       throw InvalidArgument(fmt::format(
           "shard_map: output {} has out_spec {}, which leaves out mesh axis '{}', so its blocks "
