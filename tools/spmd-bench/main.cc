@@ -7,6 +7,11 @@
 //   spmd-bench data -n 2 [--records 1048576] [--record-floats 64] [--batch 1024] [--json]
 //   spmd-bench checkpoint -n 2 [--bytes 1073741824] [--compression none|zstd] [--dir D] [--json]
 #include <CLI/CLI.hpp>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "spmd-bench/checkpoint_bench.h"
 #include "spmd-bench/collectives_bench.h"
@@ -16,134 +21,170 @@
 #include "spmd-bench/sim_clients.h"
 #include "spmd-bench/sim_service.h"
 
-int main(int argc, char** argv) {
-  CLI::App app{"spmd-bench: spmd's benchmarks"};
-  app.require_subcommand(1);
-  spmd::bench::CoordinatorBenchOptions coord;
+namespace {
+
+using spmd::bench::CheckpointBenchOptions;
+using spmd::bench::CollectivesBenchOptions;
+using spmd::bench::CoordinatorBenchOptions;
+using spmd::bench::DataBenchOptions;
+using spmd::bench::ReshardBenchOptions;
+using spmd::bench::SimClientsOptions;
+using spmd::bench::SimServiceOptions;
+
+// Each subcommand and what it runs once parsed. The options live as long as the run.
+using Runs = std::vector<std::pair<CLI::App*, std::function<int()>>>;
+
+// Internal subcommands (the workers a benchmark starts) are not listed in --help.
+CLI::App* internal(CLI::App& app, const std::string& name, const std::string& what) {
+  CLI::App* sub = app.add_subcommand(name, what + " (internal)");
+  sub->group("");
+  return sub;
+}
+
+void add_coordinator(CLI::App& app, Runs& runs) {
+  auto o = std::make_shared<CoordinatorBenchOptions>();
   auto* c = app.add_subcommand(
       "coordinator",
       "time to initialise N simulated processes, barrier latency p50/p99, a key-value round");
-  c->add_option("--processes", coord.processes, "simulated processes")->check(CLI::Range(1, 65536));
-  c->add_option("--rounds", coord.barrier_rounds, "barrier rounds")->check(CLI::Range(1, 100000));
-  c->add_option("--helpers", coord.helpers,
+  c->add_option("--processes", o->processes, "simulated processes")->check(CLI::Range(1, 65536));
+  c->add_option("--rounds", o->barrier_rounds, "barrier rounds")->check(CLI::Range(1, 100000));
+  c->add_option("--helpers", o->helpers,
                 "helper processes running the clients (default: one per 4096, at least 2)")
       ->check(CLI::Range(0, 1024));
-  c->add_option("--threads", coord.client_threads, "threads driving the clients of each helper")
+  c->add_option("--threads", o->client_threads, "threads driving the clients of each helper")
       ->check(CLI::Range(1, 64));
-  c->add_flag("--mass-failure,!--no-mass-failure", coord.mass_failure,
+  c->add_flag("--mass-failure,!--no-mass-failure", o->mass_failure,
               "also run a second cluster and kill half of it at once (on)");
-  c->add_flag("--json", coord.json, "print one JSON object");
-  spmd::bench::SimServiceOptions sim_service;
-  auto* cs = app.add_subcommand("coordinator-service", "the service of `coordinator` (internal)");
-  cs->add_option("--processes", sim_service.num_processes)->required();
-  cs->add_option("--heartbeat-timeout-ms", sim_service.heartbeat_timeout_ms);
-  cs->group("");
-  spmd::bench::SimClientsOptions sim_clients;
-  auto* cc = app.add_subcommand("coordinator-clients", "clients of `coordinator` (internal)");
-  cc->add_option("--address", sim_clients.address)->required();
-  cc->add_option("--processes", sim_clients.num_processes)->required();
-  cc->add_option("--first", sim_clients.first)->required();
-  cc->add_option("--count", sim_clients.count)->required()->check(CLI::Range(1, 1 << 20));
-  cc->add_option("--threads", sim_clients.threads)->check(CLI::Range(1, 64));
-  cc->add_option("--heartbeat-timeout-ms", sim_clients.heartbeat_timeout_ms);
-  cc->group("");
+  c->add_flag("--json", o->json, "print one JSON object");
+  runs.emplace_back(c, [o] { return spmd::bench::run_coordinator_bench(*o); });
 
-  spmd::bench::CollectivesBenchOptions coll;
-  auto add_collective_options = [&coll](CLI::App* sub) {
-    sub->add_option("--ops", coll.ops, "comma-separated ops (default: all)");
-    sub->add_option("--sizes", coll.sizes,
+  auto service = std::make_shared<SimServiceOptions>();
+  auto* cs = internal(app, "coordinator-service", "the service of `coordinator`");
+  cs->add_option("--processes", service->num_processes)->required();
+  cs->add_option("--heartbeat-timeout-ms", service->heartbeat_timeout_ms);
+  runs.emplace_back(cs, [service] { return spmd::bench::run_sim_service(*service); });
+
+  auto clients = std::make_shared<SimClientsOptions>();
+  auto* cc = internal(app, "coordinator-clients", "clients of `coordinator`");
+  cc->add_option("--address", clients->address)->required();
+  cc->add_option("--processes", clients->num_processes)->required();
+  cc->add_option("--first", clients->first)->required();
+  cc->add_option("--count", clients->count)->required()->check(CLI::Range(1, 1 << 20));
+  cc->add_option("--threads", clients->threads)->check(CLI::Range(1, 64));
+  cc->add_option("--heartbeat-timeout-ms", clients->heartbeat_timeout_ms);
+  runs.emplace_back(cc, [clients] { return spmd::bench::run_sim_clients(*clients); });
+}
+
+void add_collectives(CLI::App& app, Runs& runs) {
+  auto o = std::make_shared<CollectivesBenchOptions>();
+  auto add_shared = [o](CLI::App* sub) {
+    sub->add_option("--ops", o->ops, "comma-separated ops (default: all)");
+    sub->add_option("--sizes", o->sizes,
                     "comma-separated sizes, K/M/G suffixes (default 8 B … 256 MiB)");
-    sub->add_option("--seconds", coll.seconds_per_point, "measuring time per op and size")
+    sub->add_option("--seconds", o->seconds_per_point, "measuring time per op and size")
         ->check(CLI::Range(0.001, 60.0));
-    sub->add_flag("--bind,!--no-bind", coll.bind,
+    sub->add_flag("--bind,!--no-bind", o->bind,
                   "pin spmd's process i to core i, as mpirun binds its ranks by default (on)");
   };
   auto* k = app.add_subcommand(
       "collectives", "spmd's collectives beside Open MPI's and Gloo's, with a memcpy reference");
-  k->add_option("-n,--processes", coll.processes, "processes per implementation")
+  k->add_option("-n,--processes", o->processes, "processes per implementation")
       ->check(CLI::Range(2, 64));
-  k->add_option("--impls", coll.impls, "implementations to run: spmd,mpi,gloo");
-  k->add_option("--transport", coll.transport, "auto (shm for spmd, vader for MPI) or tcp")
+  k->add_option("--impls", o->impls, "implementations to run: spmd,mpi,gloo");
+  k->add_option("--transport", o->transport, "auto (shm for spmd, vader for MPI) or tcp")
       ->check(CLI::IsMember({"auto", "tcp"}));
-  k->add_flag("--json", coll.json, "one JSON object per row");
-  k->add_flag("--interleave", coll.interleave,
+  k->add_flag("--json", o->json, "one JSON object per row");
+  k->add_flag("--interleave", o->interleave,
               "run every op and size for each implementation in turn, so that the machine's slow "
               "periods fall on all of them");
-  k->add_option("--rounds", coll.rounds,
+  k->add_option("--rounds", o->rounds,
                 "repeat the whole comparison this many times and report each row's median "
                 "round, with the spmd / baseline ratio of every round (default 1)")
       ->check(CLI::Range(1, 100));
-  add_collective_options(k);
-  auto* w =
-      app.add_subcommand("collectives-worker", "one spmd process of `collectives` (internal)");
-  add_collective_options(w);
-  w->group("");  // not listed in --help
+  add_shared(k);
+  runs.emplace_back(k, [o] { return spmd::bench::run_collectives_bench(*o); });
+  auto* w = internal(app, "collectives-worker", "one spmd process of `collectives`");
+  add_shared(w);
+  runs.emplace_back(w, [o] { return spmd::bench::run_collectives_worker(*o); });
+}
 
-  spmd::bench::ReshardBenchOptions resh;
+void add_reshard(CLI::App& app, Runs& runs) {
+  auto o = std::make_shared<ReshardBenchOptions>();
   auto* r = app.add_subcommand(
       "reshard",
       "device_put P(\"x\", None) -> P(None, \"x\") beside an all_to_all of the same bytes");
-  r->add_option("-n,--processes", resh.processes, "processes")->check(CLI::Range(2, 64));
-  r->add_option("--bytes", resh.bytes, "bytes of the global float32 array");
-  r->add_option("--iterations", resh.iterations, "timed repetitions (median reported)")
+  r->add_option("-n,--processes", o->processes, "processes")->check(CLI::Range(2, 64));
+  r->add_option("--bytes", o->bytes, "bytes of the global float32 array");
+  r->add_option("--iterations", o->iterations, "timed repetitions (median reported)")
       ->check(CLI::Range(1, 1000));
-  r->add_flag("--json", resh.json, "one JSON object: bytes, reshard_s, all_to_all_s");
-  auto* rw = app.add_subcommand("reshard-worker", "one process of `reshard` (internal)");
-  rw->add_option("--bytes", resh.bytes);
-  rw->add_option("--iterations", resh.iterations);
-  rw->group("");
+  r->add_flag("--json", o->json, "one JSON object: bytes, reshard_s, all_to_all_s");
+  runs.emplace_back(r, [o] { return spmd::bench::run_reshard_bench(*o); });
+  auto* rw = internal(app, "reshard-worker", "one process of `reshard`");
+  rw->add_option("--bytes", o->bytes);
+  rw->add_option("--iterations", o->iterations);
+  runs.emplace_back(rw, [o] { return spmd::bench::run_reshard_worker(*o); });
+}
 
-  spmd::bench::CheckpointBenchOptions ck;
-  auto* s = app.add_subcommand(
-      "checkpoint", "checkpoint save/restore beside a plain write and read of the same bytes");
-  auto add_checkpoint_options = [&](CLI::App* cmd) {
-    cmd->add_option("--bytes", ck.bytes, "bytes of the global float32 array");
-    cmd->add_option("--iterations", ck.iterations, "timed repetitions (median reported)")
+void add_checkpoint(CLI::App& app, Runs& runs) {
+  auto o = std::make_shared<CheckpointBenchOptions>();
+  auto add_shared = [o](CLI::App* cmd) {
+    cmd->add_option("--bytes", o->bytes, "bytes of the global float32 array");
+    cmd->add_option("--iterations", o->iterations, "timed repetitions (median reported)")
         ->check(CLI::Range(1, 100));
-    cmd->add_option("--dir", ck.dir, "directory to write in (default: a new one under /tmp)");
-    cmd->add_option("--compression", ck.compression, "none or zstd")
+    cmd->add_option("--dir", o->dir, "directory to write in (default: a new one under /tmp)");
+    cmd->add_option("--compression", o->compression, "none or zstd")
         ->check(CLI::IsMember({"none", "zstd"}));
   };
-  s->add_option("-n,--processes", ck.processes, "processes")->check(CLI::Range(1, 64));
-  s->add_flag("--json", ck.json,
+  auto* s = app.add_subcommand(
+      "checkpoint", "checkpoint save/restore beside a plain write and read of the same bytes");
+  s->add_option("-n,--processes", o->processes, "processes")->check(CLI::Range(1, 64));
+  s->add_flag("--json", o->json,
               "one JSON object: bytes, save_GBps, restore_GBps, raw_write_GBps, raw_read_GBps");
-  add_checkpoint_options(s);
-  auto* sw = app.add_subcommand("checkpoint-worker", "one process of `checkpoint` (internal)");
-  add_checkpoint_options(sw);
-  sw->group("");
+  add_shared(s);
+  runs.emplace_back(s, [o] { return spmd::bench::run_checkpoint_bench(*o); });
+  auto* sw = internal(app, "checkpoint-worker", "one process of `checkpoint`");
+  add_shared(sw);
+  runs.emplace_back(sw, [o] { return spmd::bench::run_checkpoint_worker(*o); });
+}
 
-  spmd::bench::DataBenchOptions db;
+void add_data(CLI::App& app, Runs& runs) {
+  auto o = std::make_shared<DataBenchOptions>();
+  auto add_shared = [o](CLI::App* cmd) {
+    cmd->add_option("--records", o->records, "records in the file");
+    cmd->add_option("--record-floats", o->record_floats, "float32 values per record");
+    cmd->add_option("--batch", o->batch, "global batch size");
+    cmd->add_option("--prefetch", o->prefetch,
+                    "the loader's prefetch (0: no background thread; -1: its default)");
+    cmd->add_option("--iterations", o->iterations, "timed repetitions (median reported)")
+        ->check(CLI::Range(1, 100));
+    cmd->add_option("--dir", o->dir, "directory for the file (default: a new one under /tmp)");
+  };
   auto* d = app.add_subcommand(
       "data", "the data loader over a .npy with shuffling beside a sequential read of the file");
-  auto add_data_options = [&](CLI::App* cmd) {
-    cmd->add_option("--records", db.records, "records in the file");
-    cmd->add_option("--record-floats", db.record_floats, "float32 values per record");
-    cmd->add_option("--batch", db.batch, "global batch size");
-    cmd->add_option("--prefetch", db.prefetch,
-                    "the loader's prefetch (0: no background thread; -1: its default)");
-    cmd->add_option("--iterations", db.iterations, "timed repetitions (median reported)")
-        ->check(CLI::Range(1, 100));
-    cmd->add_option("--dir", db.dir, "directory for the file (default: a new one under /tmp)");
-  };
-  d->add_option("-n,--processes", db.processes, "processes")->check(CLI::Range(1, 64));
-  d->add_flag("--json", db.json,
+  d->add_option("-n,--processes", o->processes, "processes")->check(CLI::Range(1, 64));
+  d->add_flag("--json", o->json,
               "one JSON object: records, loader_records_per_s, sequential_records_per_s");
-  add_data_options(d);
-  auto* dw = app.add_subcommand("data-worker", "one process of `data` (internal)");
-  add_data_options(dw);
-  dw->group("");
+  add_shared(d);
+  runs.emplace_back(d, [o] { return spmd::bench::run_data_bench(*o); });
+  auto* dw = internal(app, "data-worker", "one process of `data`");
+  add_shared(dw);
+  runs.emplace_back(dw, [o] { return spmd::bench::run_data_worker(*o); });
+}
 
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"spmd-bench: spmd's benchmarks"};
+  app.require_subcommand(1);
+  Runs runs;
+  add_coordinator(app, runs);
+  add_collectives(app, runs);
+  add_reshard(app, runs);
+  add_checkpoint(app, runs);
+  add_data(app, runs);
   CLI11_PARSE(app, argc, argv);
-  if (d->parsed()) return spmd::bench::run_data_bench(db);
-  if (dw->parsed()) return spmd::bench::run_data_worker(db);
-  if (s->parsed()) return spmd::bench::run_checkpoint_bench(ck);
-  if (sw->parsed()) return spmd::bench::run_checkpoint_worker(ck);
-  if (r->parsed()) return spmd::bench::run_reshard_bench(resh);
-  if (rw->parsed()) return spmd::bench::run_reshard_worker(resh);
-  if (c->parsed()) return spmd::bench::run_coordinator_bench(coord);
-  if (cs->parsed()) return spmd::bench::run_sim_service(sim_service);
-  if (cc->parsed()) return spmd::bench::run_sim_clients(sim_clients);
-  if (k->parsed()) return spmd::bench::run_collectives_bench(coll);
-  if (w->parsed()) return spmd::bench::run_collectives_worker(coll);
+  for (const auto& [sub, run] : runs) {
+    if (sub->parsed()) return run();
+  }
   return 2;
 }
