@@ -19,6 +19,7 @@
 #include "coord/topology_codec.h"
 #include "spmd-bench/sim_clients.h"
 #include "spmd-bench/tcp_fanout.h"
+#include "spmd-bench/workers.h"
 
 namespace spmd::bench {
 namespace {
@@ -28,19 +29,6 @@ using tools::CommandedChild;
 
 constexpr int kClientsPerHelper = 4096;
 constexpr milliseconds kPhaseTimeout{180000};
-
-std::string self_exe() {
-  char buf[4096];
-  const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  if (n <= 0) throw std::runtime_error("cannot find spmd-bench's own executable");
-  return std::string(buf, static_cast<size_t>(n));
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 double percentile(std::vector<double> v, double q) {
   if (v.empty()) return 0;
@@ -70,7 +58,7 @@ double peak_rss_mib(pid_t pid) {
 class SimCluster {
  public:
   SimCluster(const CoordinatorBenchOptions& o, int helpers) : n_(o.processes) {
-    const std::string exe = self_exe();
+    const std::string exe = (self_dir() / "spmd-bench").string();
     service_ = std::make_unique<CommandedChild>(
         "the service process",
         std::vector<std::string>{exe, "coordinator-service", "--processes", std::to_string(n_)});
