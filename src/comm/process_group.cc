@@ -124,6 +124,18 @@ Fingerprint ProcessGroup::fingerprint(uint64_t sequence, const Request& request)
   return fp;
 }
 
+template <class Done, class Expired>
+void ProcessGroup::wait_locally(std::unique_lock<std::mutex>& lock, Done done,
+                                std::optional<Waiter::Clock::time_point> until, Expired expired) {
+  while (!done()) {
+    cv_.wait_for(lock, kLocalWaitSlice);
+    if (done()) return;
+    Waiter(coord().get(), std::nullopt).check_abort();
+    if (!closed_.empty()) throw_if_closed();
+    if (until && Waiter::Clock::now() >= *until) expired();
+  }
+}
+
 void ProcessGroup::run(int local, const Request& request) {
   const size_t L = requests_.size();
   if (L == 1) {
@@ -347,19 +359,6 @@ std::shared_ptr<ProcessGroup> ProcessGroup::split_result(
       lock, [&] { return splits_.has(split, color); }, std::nullopt, [] {});
   if (auto group = splits_.group(split, color)) return group;
   throw Error(splits_.error(split, color));
-}
-
-void ProcessGroup::wait_locally(std::unique_lock<std::mutex>& lock,
-                                const std::function<bool()>& done,
-                                std::optional<Waiter::Clock::time_point> until,
-                                const std::function<void()>& expired) {
-  while (!done()) {
-    cv_.wait_for(lock, kLocalWaitSlice);
-    if (done()) return;
-    Waiter(coord().get(), std::nullopt).check_abort();
-    if (!closed_.empty()) throw_if_closed();
-    if (until && Waiter::Clock::now() >= *until) expired();
-  }
 }
 
 }  // namespace spmd

@@ -100,9 +100,11 @@ class ProcessGroup {
   // Waits on cv_ (under `lock`) until done(). Every kLocalWaitSlice it checks the abort flag (a
   // dead peer or service ends the wait with PeerFailure) and whether the group closed, and once
   // `until` has passed it calls expired(), which throws to end the wait or returns to go on.
-  void wait_locally(std::unique_lock<std::mutex>& lock, const std::function<bool()>& done,
-                    std::optional<Waiter::Clock::time_point> until,
-                    const std::function<void()>& expired);
+  // A template (defined in process_group.cc, its only user): the rendezvous waits on every call
+  // of a process with several local participants, and std::function would allocate there.
+  template <class Done, class Expired>
+  void wait_locally(std::unique_lock<std::mutex>& lock, Done done,
+                    std::optional<Waiter::Clock::time_point> until, Expired expired);
   void execute(const Fingerprint& fp, std::span<const Request> requests);
   // execute() with engine_mu_ held.
   void execute_locked(const Fingerprint& fp, std::span<const Request> requests);
@@ -150,7 +152,7 @@ class ProcessGroup {
   LocalMailbox mailbox_;
 
   // Split results (under mu_).
-  SplitResults<ProcessGroup> splits_;
+  SplitResults splits_;
 };
 
 }  // namespace spmd

@@ -14,7 +14,8 @@
 
 namespace spmd {
 
-template <class Group>
+class ProcessGroup;
+
 class SplitResults {
  public:
   // The number of splits local participant `local` made before this one.
@@ -23,7 +24,7 @@ class SplitResults {
     return made_[static_cast<size_t>(local)]++;
   }
 
-  void put(uint64_t split, int color, std::shared_ptr<Group> group) {
+  void put(uint64_t split, int color, std::shared_ptr<ProcessGroup> group) {
     groups_[{split, color}] = std::move(group);
   }
   void put_error(uint64_t split, int color, std::string error) {
@@ -33,14 +34,14 @@ class SplitResults {
     return groups_.count({split, color}) != 0 || errors_.count({split, color}) != 0;
   }
   // The group, or the maker's error; has() must be true.
-  std::shared_ptr<Group> group(uint64_t split, int color) const {
+  std::shared_ptr<ProcessGroup> group(uint64_t split, int color) const {
     if (auto it = groups_.find({split, color}); it != groups_.end()) return it->second;
     return nullptr;
   }
   const std::string& error(uint64_t split, int color) const { return errors_.at({split, color}); }
 
  private:
-  std::map<std::pair<uint64_t, int>, std::shared_ptr<Group>> groups_;
+  std::map<std::pair<uint64_t, int>, std::shared_ptr<ProcessGroup>> groups_;
   std::map<std::pair<uint64_t, int>, std::string> errors_;
   std::vector<uint64_t> made_;  // splits made, per local participant
 };
