@@ -87,13 +87,24 @@ class ServiceTest : public ::testing::Test {
     return clients;
   }
 
-  // Processes [first, last) call shutdown() at once, each on a thread of its own.
+  // Processes [first, last) call shutdown() at once, each on a thread of its own: the threads
+  // start first and are released together, so their arrivals fall well inside the service's
+  // quiet spell for leavers, however slowly threads start on a loaded machine.
   static void leave(const std::vector<std::shared_ptr<CoordClient>>& clients, int first, int last,
                     std::vector<std::future<void>>& leaving) {
+    std::promise<void> go;
+    std::shared_future<void> gate = go.get_future().share();
+    std::vector<std::promise<void>> ready(static_cast<size_t>(last - first));
     for (int p = first; p < last; ++p) {
-      leaving.push_back(std::async(std::launch::async,
-                                   [c = clients[p]] { c->shutdown(std::chrono::seconds(10)); }));
+      leaving.push_back(
+          std::async(std::launch::async, [c = clients[p], gate, &started = ready[p - first]] {
+            started.set_value();
+            gate.wait();
+            c->shutdown(std::chrono::seconds(10));
+          }));
     }
+    for (auto& r : ready) r.get_future().wait();
+    go.set_value();
   }
 
   std::unique_ptr<CoordService> service_;
