@@ -27,9 +27,7 @@ ProcessGroup::ProcessGroup(GroupLayout layout, CommHandles handles)
       handles_(std::move(handles)),
       timeout_(handles_.options.collective_timeout),
       links_(layout_.positions()),
-      requests_(layout_.local_ranks.size()),
-      sequence_(layout_.local_ranks.size(), 0),
-      arrived_(layout_.local_ranks.size(), false) {}
+      rendezvous_(layout_.local_ranks.size()) {}
 
 std::shared_ptr<CoordClient> ProcessGroup::coord() const {
   if (!multi_process_) return nullptr;
@@ -137,8 +135,7 @@ void ProcessGroup::wait_locally(std::unique_lock<std::mutex>& lock, Done done,
 }
 
 void ProcessGroup::run(int local, const Request& request) {
-  const size_t L = requests_.size();
-  if (L == 1) {
+  if (rendezvous_.participants() == 1) {
     // No one to meet: the engine's lock alone orders calls (from several threads, should a
     // program share one participant's handle), which keeps the small-message path short.
     std::lock_guard engine(engine_mu_);
@@ -146,41 +143,19 @@ void ProcessGroup::run(int local, const Request& request) {
       std::lock_guard lock(mu_);
       throw_if_closed();
     }
-    execute_locked(fingerprint(sequence_[0]++, request), {&request, 1});
+    execute_locked(fingerprint(rendezvous_.next_sequence(0), request), {&request, 1});
     return;
   }
   std::unique_lock lock(mu_);
   throw_if_closed();
-  const Fingerprint fp = fingerprint(sequence_[local]++, request);
-  requests_[local] = request;
-  arrived_[local] = true;
-  if (++arrived_count_ < static_cast<int>(L)) {
-    const uint64_t generation = generation_;
-    wait_locally(
-        lock, [&] { return generation_ != generation; }, deadline(),
-        [&] {
-          // Once everyone has arrived the call is running, and the runner's deadline governs it.
-          if (running_) return;
-          std::vector<std::string> missing;
-          for (size_t i = 0; i < L; ++i) {
-            if (!arrived_[i]) missing.push_back(describe_local(static_cast<int>(i)));
-          }
-          const std::string why = fmt::format(
-              "{} timed out (SPMD_COLLECTIVE_TIMEOUT) in process {}: its local participants {} "
-              "did not arrive",
-              fp.describe(), handles_.view->process_index, fmt::join(missing, ", "));
-          close(why);
-          cv_.notify_all();
-          throw DeadlineExceeded(why);
-        });
-    if (last_error_) std::rethrow_exception(last_error_);
+  const Fingerprint fp = fingerprint(rendezvous_.next_sequence(local), request);
+  const uint64_t generation = rendezvous_.generation();
+  if (!rendezvous_.arrive(local, request)) {
+    wait_for_runner(lock, fp, generation);
     return;
   }
   // The last to arrive runs the call for everyone.
-  std::vector<Request> requests = requests_;
-  std::fill(arrived_.begin(), arrived_.end(), false);
-  arrived_count_ = 0;
-  running_ = true;
+  const std::vector<Request> requests = rendezvous_.start();
   lock.unlock();
   std::exception_ptr error;
   try {
@@ -189,12 +164,30 @@ void ProcessGroup::run(int local, const Request& request) {
     error = std::current_exception();
   }
   lock.lock();
-  last_error_ = error;
-  running_ = false;
-  ++generation_;
+  rendezvous_.finish(error);
   cv_.notify_all();
   lock.unlock();
   if (error) std::rethrow_exception(error);
+}
+
+void ProcessGroup::wait_for_runner(std::unique_lock<std::mutex>& lock, const Fingerprint& fp,
+                                   uint64_t generation) {
+  wait_locally(
+      lock, [&] { return rendezvous_.generation() != generation; }, deadline(),
+      [&] {
+        // Once everyone has arrived the call is running, and the runner's deadline governs it.
+        if (rendezvous_.running()) return;
+        std::vector<std::string> missing;
+        for (int i : rendezvous_.missing()) missing.push_back(describe_local(i));
+        const std::string why = fmt::format(
+            "{} timed out (SPMD_COLLECTIVE_TIMEOUT) in process {}: its local participants {} "
+            "did not arrive",
+            fp.describe(), handles_.view->process_index, fmt::join(missing, ", "));
+        close(why);
+        cv_.notify_all();
+        throw DeadlineExceeded(why);
+      });
+  if (rendezvous_.last_error()) std::rethrow_exception(rendezvous_.last_error());
 }
 
 void ProcessGroup::execute(const Fingerprint& mine, std::span<const Request> requests) {

@@ -1,9 +1,9 @@
 // The part of a communicator one process holds: the group's layout, the links to the other
 // processes and the exchange engine over them (made by create(), whose steps are GroupSetup in
-// group_setup.cc), and the meeting point of the process's local participants. What else a group
-// keeps has a type of its own: same-process point-to-point messages (LocalMailbox), split results
-// (SplitResults); running a call is run_call() (call.h). Shared by the Communicator handles of the
-// local participants.
+// group_setup.cc), and the lock its local participants wait on. What else a group keeps has a
+// type of its own: the participants' meeting point (LocalRendezvous), same-process point-to-point
+// messages (LocalMailbox), split results (SplitResults); running a call is run_call() (call.h).
+// Shared by the Communicator handles of the local participants.
 //
 // Thread-safe: each local participant calls from its own thread. A collective runs once per
 // process: the last local participant to arrive executes it for all (they combine through
@@ -30,28 +30,15 @@
 #include "comm/exchange.h"
 #include "comm/group_layout.h"
 #include "comm/local_mailbox.h"
+#include "comm/local_rendezvous.h"
 #include "comm/peer_link.h"
+#include "comm/request.h"
 #include "comm/shm_segment.h"
 #include "comm/split_results.h"
 #include "runtime/runtime_state.h"
 #include "spmd/communicator.h"
 
 namespace spmd {
-
-// One participant's request, as handed to ProcessGroup::run().
-struct Request {
-  CollectiveOp op = CollectiveOp::kBarrier;
-  DType dtype = DType::kFloat32;
-  ReduceOp reduce = ReduceOp::kSum;
-  int root = -1;
-  uint64_t count = 0;
-  LocalBuffers buffers;
-  std::span<const std::pair<int, int>> pairs;
-  std::span<const size_t> send_counts;  // all_to_all_v
-  std::span<const size_t> recv_counts;
-  std::span<const std::vector<ConstSegment>> send_segments;  // all_to_all_segments
-  std::span<const std::vector<MutableSegment>> recv_segments;
-};
 
 class ProcessGroup {
  public:
@@ -105,6 +92,10 @@ class ProcessGroup {
   template <class Done, class Expired>
   void wait_locally(std::unique_lock<std::mutex>& lock, Done done,
                     std::optional<Waiter::Clock::time_point> until, Expired expired);
+  // A participant that arrived before the last: waits (under `lock`) until the call it arrived
+  // at, `generation`, completes, and rethrows the runner's error.
+  void wait_for_runner(std::unique_lock<std::mutex>& lock, const Fingerprint& fp,
+                       uint64_t generation);
   void execute(const Fingerprint& fp, std::span<const Request> requests);
   // execute() with engine_mu_ held.
   void execute_locked(const Fingerprint& fp, std::span<const Request> requests);
@@ -134,16 +125,10 @@ class ProcessGroup {
   std::unique_ptr<Exchange> exchange_;
   Scratch scratch_;
 
-  // Local rendezvous.
+  // Local rendezvous (under mu_).
   std::mutex mu_;
   std::condition_variable cv_;
-  std::vector<Request> requests_;   // by local index, for the call being gathered
-  std::vector<uint64_t> sequence_;  // next collective sequence per local participant
-  std::vector<bool> arrived_;
-  int arrived_count_ = 0;
-  bool running_ = false;     // every local participant arrived; the last one runs the call
-  uint64_t generation_ = 0;  // completed local rendezvous
-  std::exception_ptr last_error_;
+  LocalRendezvous rendezvous_;
   std::string closed_;  // why the group closed, or empty
   // closed_ is not empty: read without mu_ on the one-participant path.
   std::atomic<bool> closed_flag_{false};
