@@ -55,15 +55,10 @@ void read_all(const std::string& path, std::byte* data, size_t n) {
 
 }  // namespace
 
-int run_checkpoint_worker(const CheckpointBenchOptions& o) {
-  distributed::initialize();
-  const int n = process_count();
-  const int64_t cols = 1024;
-  int64_t rows = static_cast<int64_t>(o.bytes / 4 / cols);
-  rows -= rows % n;
-  const Mesh mesh(devices(), {"x"});
-  const NamedSharding sharding(mesh, P("x", None));
-  const Array a = make_array_from_callback({rows, cols}, sharding, [&](const Index& index) {
+// Seeded pseudo-random rows: the same values in every run, which neither compress to nothing
+// nor depend on the process count.
+Array random_rows(int64_t rows, int64_t cols, const NamedSharding& sharding) {
+  return make_array_from_callback({rows, cols}, sharding, [&](const Index& index) {
     HostArray h = HostArray::uninitialized(DType::kFloat32, index_extents(index));
     uint64_t x = 0x9e3779b97f4a7c15ull * static_cast<uint64_t>(index[0].start + 1);
     for (float& v : h.mutable_data<float>()) {
@@ -72,6 +67,41 @@ int run_checkpoint_worker(const CheckpointBenchOptions& o) {
     }
     return h;
   });
+}
+
+struct CheckpointTimings {
+  std::vector<double> raw_write, raw_read, save, restore;
+  bool correct = true;
+};
+
+void print_checkpoint_row(const CheckpointTimings& t, size_t total,
+                          const std::string& compression) {
+  auto gbps = [&](const std::vector<double>& times) {
+    return static_cast<double>(total) / median(times) / 1e9;
+  };
+  nlohmann::ordered_json row;
+  row["bytes"] = total;
+  row["processes"] = process_count();
+  row["compression"] = compression;
+  row["save_GBps"] = gbps(t.save);
+  row["restore_GBps"] = gbps(t.restore);
+  row["raw_write_GBps"] = gbps(t.raw_write);
+  row["raw_read_GBps"] = gbps(t.raw_read);
+  row["save_vs_raw"] = median(t.raw_write) / median(t.save);
+  row["restore_vs_raw"] = median(t.raw_read) / median(t.restore);
+  row["correct"] = t.correct;
+  fmt::print("{}\n", row.dump());
+  std::fflush(stdout);
+}
+
+int run_checkpoint_worker(const CheckpointBenchOptions& o) {
+  distributed::initialize();
+  const int64_t cols = 1024;
+  int64_t rows = static_cast<int64_t>(o.bytes / 4 / cols);
+  rows -= rows % process_count();
+  const Mesh mesh(devices(), {"x"});
+  const NamedSharding sharding(mesh, P("x", None));
+  const Array a = random_rows(rows, cols, sharding);
   const size_t total = static_cast<size_t>(rows * cols * 4);
   const auto& shard = a.addressable_shards().front().data;
   auto& kv = distributed::client();
@@ -80,8 +110,7 @@ int run_checkpoint_worker(const CheckpointBenchOptions& o) {
   const checkpoint::SaveOptions save_options{.compression = o.compression == "zstd"
                                                                 ? checkpoint::Compression::kZstd
                                                                 : checkpoint::Compression::kNone};
-  std::vector<double> raw_write, raw_read, save, restore;
-  bool correct = true;
+  CheckpointTimings t;
   for (int i = 0; i < o.iterations; ++i) {
     const std::string raw = (root / fmt::format("raw-{}-{}", i, process_index())).string();
     const std::string ckpt = (root / fmt::format("ckpt-{}", i)).string();
@@ -91,26 +120,26 @@ int run_checkpoint_worker(const CheckpointBenchOptions& o) {
     // (memory allocation here is bimodal) falls on both.
     std::error_code ec;
     auto baseline = [&] {
-      raw_write.push_back(timed_phase(fmt::format("bench/raw-write/{}", i), [&] {
+      t.raw_write.push_back(timed_phase(fmt::format("bench/raw-write/{}", i), [&] {
         write_all(raw, shard.bytes().data(), shard.nbytes());
       }));
       HostArray back;
-      raw_read.push_back(timed_phase(fmt::format("bench/raw-read/{}", i), [&] {
+      t.raw_read.push_back(timed_phase(fmt::format("bench/raw-read/{}", i), [&] {
         back = HostArray::uninitialized(DType::kFloat32, shard.shape());
         read_all(raw, back.mutable_bytes().data(), back.nbytes());
       }));
-      correct = correct && back == shard;
+      t.correct = t.correct && back == shard;
       fs::remove(raw, ec);
     };
     auto checkpoint = [&] {
-      save.push_back(timed_phase(fmt::format("bench/save/{}", i), [&] {
+      t.save.push_back(timed_phase(fmt::format("bench/save/{}", i), [&] {
         checkpoint::save(ckpt, {{"w", a}}, save_options);
       }));
       Array restored = a;
-      restore.push_back(timed_phase(fmt::format("bench/restore/{}", i), [&] {
+      t.restore.push_back(timed_phase(fmt::format("bench/restore/{}", i), [&] {
         restored = checkpoint::restore(ckpt, {{"w", sharding.clone()}}).at("w");
       }));
-      correct = correct && restored.addressable_shards().front().data == shard;
+      t.correct = t.correct && restored.addressable_shards().front().data == shard;
       kv.wait_at_barrier(fmt::format("bench/clean/{}", i), timeout);
       if (process_index() == 0) fs::remove_all(ckpt, ec);
     };
@@ -122,26 +151,9 @@ int run_checkpoint_worker(const CheckpointBenchOptions& o) {
       baseline();
     }
   }
-  if (process_index() == 0) {
-    auto gbps = [&](const std::vector<double>& t) {
-      return static_cast<double>(total) / median(t) / 1e9;
-    };
-    nlohmann::ordered_json row;
-    row["bytes"] = total;
-    row["processes"] = n;
-    row["compression"] = o.compression;
-    row["save_GBps"] = gbps(save);
-    row["restore_GBps"] = gbps(restore);
-    row["raw_write_GBps"] = gbps(raw_write);
-    row["raw_read_GBps"] = gbps(raw_read);
-    row["save_vs_raw"] = median(raw_write) / median(save);
-    row["restore_vs_raw"] = median(raw_read) / median(restore);
-    row["correct"] = correct;
-    fmt::print("{}\n", row.dump());
-    std::fflush(stdout);
-  }
+  if (process_index() == 0) print_checkpoint_row(t, total, o.compression);
   distributed::shutdown();
-  return correct ? 0 : 1;
+  return t.correct ? 0 : 1;
 }
 
 int run_checkpoint_bench(const CheckpointBenchOptions& o) {

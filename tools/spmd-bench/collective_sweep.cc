@@ -110,9 +110,80 @@ std::vector<size_t> parse_sizes(const std::string& list) {
   return out;
 }
 
+namespace {
+
+// `pool` input/output pairs of one point, filled with input() (broadcast's root holds the data
+// in `out`, where it runs in place).
+Buffers make_buffers(const std::string& op, int rank, size_t ni, size_t no, size_t pool) {
+  Buffers buf;
+  for (size_t p = 0; p < pool; ++p) {
+    buf.in.push_back(std::make_unique<float[]>(ni));
+    buf.out.push_back(std::make_unique<float[]>(no));
+    for (size_t i = 0; i < ni; ++i) buf.in.back()[i] = input(rank, i);
+    for (size_t i = 0; i < no; ++i) {
+      buf.out.back()[i] = op == "broadcast" && rank == 0 ? input(0, i) : 0.0f;
+    }
+  }
+  return buf;
+}
+
+// Warms up, then sizes the run from the time per call; every rank runs rank 0's number.
+int choose_iterations(CollectiveImpl& impl, const std::string& op, Buffers& buf, size_t pool,
+                      size_t count, const SweepOptions& options) {
+  impl.barrier();
+  const auto t0 = Clock::now();
+  for (int i = 0; i < 3; ++i) impl.run(op, buf.in[i % pool].get(), buf.out[i % pool].get(), count);
+  const double per_call = std::chrono::duration<double>(Clock::now() - t0).count() / 3;
+  int iterations = static_cast<int>(options.seconds_per_point / std::max(per_call, 1e-7));
+  iterations = std::clamp(iterations, options.min_iterations, options.max_iterations);
+  std::vector<float> mine(1, static_cast<float>(impl.rank() == 0 ? iterations : 0));
+  std::vector<float> all(1);
+  if (impl.supports("all_reduce")) {
+    impl.run("all_reduce", mine.data(), all.data(), 1);
+    iterations = static_cast<int>(all[0]);
+  }
+  return iterations;
+}
+
+// One checked call into an output cleared first, so a stale buffer cannot pass; true when
+// every rank's output is right.
+bool check_point(CollectiveImpl& impl, const std::string& op, Buffers& buf, size_t slot,
+                 size_t count, size_t no) {
+  const int rank = impl.rank();
+  float* out = buf.out[slot].get();
+  if (op != "broadcast" || rank != 0) std::fill(out, out + no, 0.0f);
+  impl.run(op, buf.in[slot].get(), out, count);
+  bool ok = true;
+  for (size_t i = 0; i < no && ok; ++i) ok = out[i] == expected(op, impl.size(), rank, count, i);
+  return impl.all_true(ok);
+}
+
+void print_point(CollectiveImpl& impl, const std::string& op, size_t bytes,
+                 std::vector<double> times, bool ok, bool fresh) {
+  std::sort(times.begin(), times.end());
+  const double p50 = times[times.size() / 2];
+  const double algbw = static_cast<double>(bytes) / p50 / 1e9;
+  ResultRow row;
+  row.op = op;
+  row.impl = impl.name();
+  row.transport = impl.transport();
+  row.processes = impl.size();
+  row.bytes = bytes;
+  row.p50_us = p50 * 1e6;
+  row.p99_us = times[std::min(times.size() - 1, times.size() * 99 / 100)] * 1e6;
+  row.algbw_GBps = algbw;
+  row.busbw_GBps = algbw * bus_factor(op, impl.size());
+  row.correct = ok;
+  row.iterations = static_cast<int>(times.size());
+  row.fresh_buffers = fresh;
+  std::printf("%s\n", to_json_line(row).c_str());
+  std::fflush(stdout);
+}
+
+}  // namespace
+
 void sweep(CollectiveImpl& impl, const SweepOptions& options) {
   const int n = impl.size();
-  const int rank = impl.rank();
   for (const std::string& op : options.ops) {
     if (!impl.supports(op)) continue;
     for (size_t bytes : options.sizes) {
@@ -122,33 +193,8 @@ void sweep(CollectiveImpl& impl, const SweepOptions& options) {
       const size_t no = out_elems(op, count, n);
       const size_t big = std::max(ni, no) * sizeof(float);
       const size_t pool = big >= kFreshFrom ? std::max<size_t>(1, kPoolBytes / big) : 1;
-      Buffers buf;
-      for (size_t p = 0; p < pool; ++p) {
-        buf.in.push_back(std::make_unique<float[]>(ni));
-        buf.out.push_back(std::make_unique<float[]>(no));
-        for (size_t i = 0; i < ni; ++i) buf.in.back()[i] = input(rank, i);
-        // broadcast runs in place on `out`, which holds the data on the root.
-        for (size_t i = 0; i < no; ++i) {
-          buf.out.back()[i] = op == "broadcast" && rank == 0 ? input(0, i) : 0.0f;
-        }
-      }
-      // Warm-up, and an estimate of the time per call to size the run.
-      impl.barrier();
-      const auto t0 = Clock::now();
-      for (int i = 0; i < 3; ++i)
-        impl.run(op, buf.in[i % pool].get(), buf.out[i % pool].get(), count);
-      const double per_call = std::chrono::duration<double>(Clock::now() - t0).count() / 3;
-      int iterations = static_cast<int>(options.seconds_per_point / std::max(per_call, 1e-7));
-      iterations = std::clamp(iterations, options.min_iterations, options.max_iterations);
-      // Every rank must run the same number of calls: take rank 0's.
-      {
-        std::vector<float> mine(1, static_cast<float>(rank == 0 ? iterations : 0));
-        std::vector<float> all(1);
-        if (impl.supports("all_reduce")) {
-          impl.run("all_reduce", mine.data(), all.data(), 1);
-          iterations = static_cast<int>(all[0]);
-        }
-      }
+      Buffers buf = make_buffers(op, impl.rank(), ni, no, pool);
+      const int iterations = choose_iterations(impl, op, buf, pool, count, options);
       std::vector<double> times(iterations);
       impl.barrier();
       size_t last = 0;
@@ -158,35 +204,8 @@ void sweep(CollectiveImpl& impl, const SweepOptions& options) {
         impl.run(op, buf.in[last].get(), buf.out[last].get(), count);
         times[i] = std::chrono::duration<double>(Clock::now() - s).count();
       }
-      // A checked call into an output cleared first, so a stale buffer cannot pass.
-      if (op != "broadcast" || rank != 0)
-        std::fill(buf.out[last].get(), buf.out[last].get() + no, 0.0f);
-      impl.run(op, buf.in[last].get(), buf.out[last].get(), count);
-      bool ok = true;
-      const float* out = buf.out[last].get();
-      for (size_t i = 0; i < no && ok; ++i) ok = out[i] == expected(op, n, rank, count, i);
-      ok = impl.all_true(ok);
-      std::sort(times.begin(), times.end());
-      const double p50 = times[times.size() / 2];
-      const double p99 = times[std::min(times.size() - 1, times.size() * 99 / 100)];
-      const double algbw = static_cast<double>(bytes) / p50 / 1e9;
-      if (rank == 0) {
-        ResultRow row;
-        row.op = op;
-        row.impl = impl.name();
-        row.transport = impl.transport();
-        row.processes = n;
-        row.bytes = bytes;
-        row.p50_us = p50 * 1e6;
-        row.p99_us = p99 * 1e6;
-        row.algbw_GBps = algbw;
-        row.busbw_GBps = algbw * bus_factor(op, n);
-        row.correct = ok;
-        row.iterations = iterations;
-        row.fresh_buffers = pool > 1;
-        std::printf("%s\n", to_json_line(row).c_str());
-        std::fflush(stdout);
-      }
+      const bool ok = check_point(impl, op, buf, last, count, no);
+      if (impl.rank() == 0) print_point(impl, op, bytes, std::move(times), ok, pool > 1);
     }
   }
 }

@@ -19,6 +19,50 @@ using Clock = std::chrono::steady_clock;
 
 }  // namespace
 
+// value(r, c) at every element: (r * 7 + c) % 1000.
+float pattern(int64_t r, int64_t c) { return static_cast<float>((r * 7 + c) % 1000); }
+
+Array patterned(const Shape& shape, const NamedSharding& sharding) {
+  return make_array_from_callback(shape, sharding, [&](const Index& index) {
+    HostArray h = HostArray::zeros(DType::kFloat32, index_extents(index));
+    auto v = h.mutable_data<float>();
+    const int64_t w = index[1].stop - index[1].start;
+    for (int64_t r = index[0].start; r < index[0].stop; ++r) {
+      for (int64_t c = 0; c < w; ++c)
+        v[(r - index[0].start) * w + c] = pattern(r, index[1].start + c);
+    }
+    return h;
+  });
+}
+
+// Samples the first shard of `b` (split by columns) against pattern().
+bool holds_pattern(const Array& b, int64_t rows) {
+  const Shard& s = b.addressable_shards().front();
+  const auto v = s.data.data<float>();
+  const int64_t w = s.index[1].stop - s.index[1].start;
+  bool correct = true;
+  for (int64_t r = 0; r < rows && correct; r += 97) {
+    for (int64_t c = 0; c < w; c += 13) correct &= v[r * w + c] == pattern(r, s.index[1].start + c);
+  }
+  return correct;
+}
+
+void print_reshard_row(size_t bytes, const std::vector<double>& reshard,
+                       const std::vector<double>& a2a, const std::vector<double>& a2a_fresh,
+                       bool correct) {
+  nlohmann::ordered_json row;
+  row["bytes"] = bytes;
+  row["processes"] = process_count();
+  row["reshard_s"] = median(reshard);
+  row["all_to_all_s"] = median(a2a);
+  row["ratio"] = median(reshard) / median(a2a);
+  row["all_to_all_fresh_output_s"] = median(a2a_fresh);
+  row["ratio_fresh"] = median(reshard) / median(a2a_fresh);
+  row["correct"] = correct;
+  fmt::print("{}\n", row.dump());
+  std::fflush(stdout);
+}
+
 int run_reshard_worker(const ReshardBenchOptions& o) {
   distributed::initialize();
   const int n = process_count();
@@ -29,17 +73,7 @@ int run_reshard_worker(const ReshardBenchOptions& o) {
   const Mesh mesh(devices(), {"x"});
   const NamedSharding rows(mesh, P("x", None));
   const NamedSharding cols(mesh, P(None, "x"));
-  const Array a = make_array_from_callback(shape, rows, [&](const Index& index) {
-    HostArray h = HostArray::zeros(DType::kFloat32, index_extents(index));
-    auto v = h.mutable_data<float>();
-    const int64_t w = index[1].stop - index[1].start;
-    for (int64_t r = index[0].start; r < index[0].stop; ++r) {
-      for (int64_t c = 0; c < w; ++c) {
-        v[(r - index[0].start) * w + c] = static_cast<float>((r * 7 + c) % 1000);
-      }
-    }
-    return h;
-  });
+  const Array a = patterned(shape, rows);
   Communicator world = spmd::world();
   const size_t shard_elems = static_cast<size_t>(side * side / n);
   std::vector<float> in(shard_elems, 1.0f);
@@ -68,14 +102,7 @@ int run_reshard_worker(const ReshardBenchOptions& o) {
     }
     const double t_a2a_fresh = std::chrono::duration<double>(Clock::now() - t0).count();
     if (i == 0) {  // warm-up; and the check
-      const Shard& s = b.addressable_shards().front();
-      const auto v = s.data.data<float>();
-      const int64_t w = s.index[1].stop - s.index[1].start;
-      for (int64_t r = 0; r < side && correct; r += 97) {
-        for (int64_t c = 0; c < w; c += 13) {
-          correct &= v[r * w + c] == static_cast<float>((r * 7 + c + s.index[1].start) % 1000);
-        }
-      }
+      correct = holds_pattern(b, side);
       continue;
     }
     reshard.push_back(t_reshard);
@@ -83,18 +110,7 @@ int run_reshard_worker(const ReshardBenchOptions& o) {
     a2a_fresh.push_back(t_a2a_fresh);
   }
   if (process_index() == 0) {
-    const size_t bytes = static_cast<size_t>(side * side * 4);
-    nlohmann::ordered_json row;
-    row["bytes"] = bytes;
-    row["processes"] = n;
-    row["reshard_s"] = median(reshard);
-    row["all_to_all_s"] = median(a2a);
-    row["ratio"] = median(reshard) / median(a2a);
-    row["all_to_all_fresh_output_s"] = median(a2a_fresh);
-    row["ratio_fresh"] = median(reshard) / median(a2a_fresh);
-    row["correct"] = correct;
-    fmt::print("{}\n", row.dump());
-    std::fflush(stdout);
+    print_reshard_row(static_cast<size_t>(side * side * 4), reshard, a2a, a2a_fresh, correct);
   }
   distributed::shutdown();
   return correct ? 0 : 1;
