@@ -10,7 +10,7 @@ JOBS ?= $(shell nproc)
 # libopenmpi-dev and libgloo-dev build the baselines spmd-bench collectives measures against.
 PACKAGES := g++ cmake ninja-build pkg-config \
 	libasio-dev libprotobuf-dev protobuf-compiler libfmt-dev libspdlog-dev libcli11-dev \
-	libpmix-dev libxxhash-dev libzstd-dev nlohmann-json3-dev libopenblas-serial-dev \
+	libpmix-dev libxxhash-dev libzstd-dev nlohmann-json3-dev libopenblas-serial-dev libeigen3-dev \
 	libgtest-dev libgmock-dev librapidcheck-dev \
 	slurm-wlm munge openmpi-bin libopenmpi-dev mpich libgloo-dev \
 	python3-zarr python3-numpy clang-format

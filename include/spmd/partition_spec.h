@@ -14,6 +14,7 @@
 
 #include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace spmd {
@@ -30,6 +31,8 @@ class AxisEntry {
   AxisEntry(const char* axis) : axes_{axis} {}             // NOLINT(google-explicit-constructor)
   AxisEntry(std::string axis) : axes_{std::move(axis)} {}  // NOLINT(google-explicit-constructor)
   AxisEntry(std::initializer_list<std::string> axes) : axes_(axes) {}  // NOLINT
+  // The axes of a list built at run time (one name, several, or none for None).
+  explicit AxisEntry(std::vector<std::string> axes) : axes_(std::move(axes)) {}
 
   const std::vector<std::string>& axes() const { return axes_; }
   bool is_none() const { return axes_.empty() && !absent_; }

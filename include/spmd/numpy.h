@@ -1,0 +1,109 @@
+// spmd::numpy — NumPy's functions on traced Tensors (jax.numpy; examples write
+// `namespace jnp = spmd::numpy;`). Each records one or a few operations of the program jit
+// compiles (jit.h); nothing runs until the jitted function is called.
+//
+// Broadcasting and dtypes follow jax.numpy:
+// - Operands broadcast as NumPy's do (shapes aligned at the right, each dimension equal or 1).
+// - Two dtypes promote along JAX's type lattice (jnp.promote_types): bool < unsigned/signed
+//   integers < floating; a signed and an unsigned integer meet at the signed type wide enough
+//   for both (int64 with uint64 gives float64); any integer with a floating type gives that
+//   floating type; float16 with bfloat16 gives float32. Scalars are weak (tensor.h).
+// - true division, exp, log, tanh, sqrt, rsqrt, mean, softmax and logsumexp of integers and
+//   bools compute in float32; sum of bool and of integers narrower than 32 bits gives int32
+//   (uint32 for unsigned), as jnp.sum does.
+// - float16 and bfloat16 compute in float32 and round once per operation.
+//
+// Every function checks its operands when it is traced and throws InvalidArgument naming the
+// function, the shapes and the dtypes: shapes that do not broadcast, a contraction over unequal
+// sizes, an axis out of range, a reshape to another size, an operation a dtype lacks (negative
+// or arithmetic on bool beyond NumPy's, exp of nothing floating…).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "spmd/dtype.h"
+#include "spmd/host_array.h"
+#include "spmd/tensor.h"
+
+namespace spmd::numpy {
+
+// Axes: negative counts from the end; an empty list on a reduction means every axis.
+using AxisList = std::vector<int>;
+
+// Element-wise arithmetic (binary ones broadcast and promote).
+Tensor add(const Tensor& a, const Tensor& b);
+Tensor subtract(const Tensor& a, const Tensor& b);
+Tensor multiply(const Tensor& a, const Tensor& b);
+Tensor divide(const Tensor& a, const Tensor& b);  // true division
+Tensor power(const Tensor& a, const Tensor& b);
+Tensor power(const Tensor& a, Scalar b);
+Tensor maximum(const Tensor& a, const Tensor& b);
+Tensor minimum(const Tensor& a, const Tensor& b);
+Tensor maximum(const Tensor& a, Scalar b);
+Tensor minimum(const Tensor& a, Scalar b);
+Tensor negative(const Tensor& a);
+Tensor exp(const Tensor& a);
+Tensor log(const Tensor& a);
+Tensor tanh(const Tensor& a);
+Tensor sqrt(const Tensor& a);
+Tensor rsqrt(const Tensor& a);
+Tensor abs(const Tensor& a);
+Tensor sign(const Tensor& a);
+Tensor relu(const Tensor& a);  // maximum(a, 0), jax.nn.relu
+
+// Comparisons (bool results) and selection.
+Tensor equal(const Tensor& a, const Tensor& b);
+Tensor not_equal(const Tensor& a, const Tensor& b);
+Tensor less(const Tensor& a, const Tensor& b);
+Tensor less_equal(const Tensor& a, const Tensor& b);
+Tensor greater(const Tensor& a, const Tensor& b);
+Tensor greater_equal(const Tensor& a, const Tensor& b);
+// cond ? a : b, broadcast together; a and b promote.
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+Tensor where(const Tensor& cond, const Tensor& a, Scalar b);
+Tensor astype(const Tensor& a, DType dtype);
+
+// Reductions over `axes` (every axis when empty); keepdims keeps them with size 1.
+Tensor sum(const Tensor& a, const AxisList& axes = {}, bool keepdims = false);
+Tensor mean(const Tensor& a, const AxisList& axes = {}, bool keepdims = false);
+Tensor max(const Tensor& a, const AxisList& axes = {}, bool keepdims = false);
+Tensor min(const Tensor& a, const AxisList& axes = {}, bool keepdims = false);
+// The index of the first maximum along `axis` (int32); the whole array flattened when absent.
+Tensor argmax(const Tensor& a, std::optional<int> axis = std::nullopt);
+
+// Contractions. matmul: NumPy's @ (1-D operands promoted and the added dimension removed,
+// batch dimensions broadcast); dot: matmul for operands of rank ≤ 2.
+Tensor matmul(const Tensor& a, const Tensor& b);
+Tensor dot(const Tensor& a, const Tensor& b);
+
+// Shapes. reshape takes one -1 (inferred); transpose without axes reverses them.
+Tensor reshape(const Tensor& a, const Shape& shape);
+Tensor transpose(const Tensor& a, const std::vector<int>& axes = {});
+Tensor broadcast_to(const Tensor& a, const Shape& shape);
+Tensor expand_dims(const Tensor& a, int axis);
+// Removes the given axes of size 1 (every axis of size 1 when empty).
+Tensor squeeze(const Tensor& a, const AxisList& axes = {});
+// a[start[0]:stop[0], …] with static bounds (missing trailing dimensions whole; negative and
+// out-of-range bounds clip as Python's slices do).
+Tensor slice(const Tensor& a, const std::vector<int64_t>& start, const std::vector<int64_t>& stop);
+Tensor concatenate(const std::vector<Tensor>& parts, int axis = 0);
+
+// Creation (replicated; they take the trace from the thread's jit in progress and throw
+// InvalidArgument outside one).
+Tensor zeros(const Shape& shape, DType dtype = DType::kFloat32);
+Tensor ones(const Shape& shape, DType dtype = DType::kFloat32);
+Tensor full(const Shape& shape, Scalar value, DType dtype = DType::kFloat32);
+Tensor arange(int64_t stop, DType dtype = DType::kInt32);
+// A constant captured from C++: its elements become part of the program (and of its fingerprint).
+Tensor asarray(const HostArray& value);
+
+// Numerically stable forms (the maximum subtracted first), as jax.nn's.
+Tensor softmax(const Tensor& a, int axis = -1);
+Tensor logsumexp(const Tensor& a, const AxisList& axes = {}, bool keepdims = false);
+
+// jnp.promote_types.
+DType promote_types(DType a, DType b);
+
+}  // namespace spmd::numpy

@@ -1,0 +1,176 @@
+#include "jit/execute.h"
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <utility>
+
+#include "kernels/elementwise.h"
+#include "kernels/layout.h"
+#include "kernels/matmul.h"
+#include "kernels/reduce.h"
+#include "spmd/named_collectives.h"
+
+namespace spmd::compiler {
+namespace {
+
+using kernels::Input;
+
+Input input(const Block& b) { return {b.bytes().data(), b.size()}; }
+
+std::byte* output(Block& b) { return b.mutable_bytes().data(); }
+
+Block full_of(double value, DType dtype, const Shape& shape) {
+  Block out = Block::uninitialized(dtype, shape);
+  kernels::convert(DType::kFloat64, dtype, {reinterpret_cast<const std::byte*>(&value), 1},
+                   output(out), out.size());
+  return out;
+}
+
+Block iota(DType dtype, const Shape& shape) {
+  const Eigen::ArrayXd values =
+      Eigen::ArrayXd::LinSpaced(shape[0], 0, static_cast<double>(shape[0] - 1));
+  Block out = Block::uninitialized(dtype, shape);
+  kernels::convert(DType::kFloat64, dtype,
+                   {reinterpret_cast<const std::byte*>(values.data()), shape[0]}, output(out),
+                   shape[0]);
+  return out;
+}
+
+Block reduce(const Op& op, Block x) {
+  // One axis at a time, the last first, so that the remaining axes keep their numbers.
+  for (auto it = op.ints.rbegin(); it != op.ints.rend(); ++it) {
+    Shape shape = x.shape();
+    shape.erase(shape.begin() + *it);
+    Block out = Block::uninitialized(op.dtype, shape);
+    kernels::reduce(static_cast<kernels::Reduce>(op.code), x.dtype(), x.bytes().data(), x.shape(),
+                    static_cast<int>(*it), op.dtype, output(out));
+    x = std::move(out);
+  }
+  return x;
+}
+
+Block dot(const Step& s, const Block& a, const Block& b) {
+  const Shape& as = a.shape();
+  kernels::MatmulShape m;
+  for (size_t d = 0; d + 2 < as.size(); ++d) m.batch *= as[d];
+  m.m = as[as.size() - 2];
+  m.k = as.back();
+  m.n = b.shape().back();
+  Block out = Block::uninitialized(s.dtype, s.shape);
+  kernels::matmul(s.dtype, m, a.bytes().data(), b.bytes().data(), output(out));
+  return out;
+}
+
+Block compute(const Op& op, const Step& s, const std::vector<Block>& in) {
+  const size_t width = dtype_size(s.dtype);
+  Block out = Block::uninitialized(s.dtype, s.shape);
+  switch (op.kind) {
+    case OpKind::kParameter:
+      break;
+    case OpKind::kConstant:
+      return Block(*op.constant);
+    case OpKind::kFull:
+      return full_of(op.scalar, s.dtype, s.shape);
+    case OpKind::kIota:
+      return iota(s.dtype, s.shape);
+    case OpKind::kUnary:
+      kernels::unary(static_cast<kernels::Unary>(op.code), s.dtype, input(in[0]), output(out),
+                     out.size());
+      break;
+    case OpKind::kBinary:
+      kernels::binary(static_cast<kernels::Binary>(op.code), in[0].dtype(), input(in[0]),
+                      input(in[1]), output(out), out.size());
+      break;
+    case OpKind::kSelect:
+      kernels::select(s.dtype, input(in[0]), input(in[1]), input(in[2]), output(out), out.size());
+      break;
+    case OpKind::kConvert:
+      kernels::convert(in[0].dtype(), s.dtype, input(in[0]), output(out), out.size());
+      break;
+    case OpKind::kBroadcast:
+      kernels::broadcast(width, in[0].bytes().data(), in[0].shape(), output(out), s.shape);
+      break;
+    case OpKind::kReshape:
+      return in[0].reshape(s.shape);
+    case OpKind::kTranspose: {
+      std::vector<int> perm(s.ints.begin(), s.ints.end());
+      kernels::transpose(width, in[0].bytes().data(), in[0].shape(), perm, output(out));
+      break;
+    }
+    case OpKind::kReduce:
+      return reduce(op, in[0]);
+    case OpKind::kArgmax:
+      kernels::argmax(in[0].dtype(), in[0].bytes().data(), in[0].shape(),
+                      static_cast<int>(op.ints[0]), output(out));
+      break;
+    case OpKind::kDot:
+      return dot(s, in[0], in[1]);
+    case OpKind::kSlice:
+      kernels::slice(width, in[0].bytes().data(), in[0].shape(), s.ints, s.shape, output(out));
+      break;
+    case OpKind::kConcat: {
+      std::vector<const std::byte*> parts;
+      std::vector<Shape> shapes;
+      for (const Block& b : in) {
+        parts.push_back(b.bytes().data());
+        shapes.push_back(b.shape());
+      }
+      kernels::concatenate(width, parts, shapes, static_cast<int>(op.ints[0]), output(out));
+      break;
+    }
+    case OpKind::kConstraint:
+      return in[0];
+  }
+  return out;
+}
+
+Block local_slice(const Step& s, const Block& x, const AxisEntry& axes) {
+  std::vector<int64_t> start(x.shape().size(), 0);
+  start[static_cast<size_t>(s.dim)] = axis_index(axes) * s.shape[static_cast<size_t>(s.dim)];
+  Block out = Block::uninitialized(s.dtype, s.shape);
+  kernels::slice(dtype_size(s.dtype), x.bytes().data(), x.shape(), start, s.shape, output(out));
+  return out;
+}
+
+Block run_step(const Program& program, const Step& s, const Mesh& mesh,
+               const std::vector<Block>& slots) {
+  std::vector<Block> in;
+  for (int i : s.inputs) in.push_back(slots[static_cast<size_t>(i)]);
+  const AxisEntry axes(axis_names(s.axes, mesh));
+  switch (s.kind) {
+    case StepKind::kCompute:
+      return compute(program.ops[static_cast<size_t>(s.op)], s, in);
+    case StepKind::kPsum:
+      return psum(in[0], axes);
+    case StepKind::kPmax:
+      return pmax(in[0], axes);
+    case StepKind::kPmin:
+      return pmin(in[0], axes);
+    case StepKind::kAllGather:
+      return all_gather(in[0], axes, s.dim, true);
+    case StepKind::kPsumScatter:
+      return psum_scatter(in[0], axes, s.dim, true);
+    case StepKind::kAllToAll:
+      return all_to_all(in[0], axes, s.dim, s.dim2, true);
+    case StepKind::kLocalSlice:
+      return local_slice(s, in[0], axes);
+  }
+  return in[0];
+}
+
+}  // namespace
+
+std::vector<Block> execute(const Program& program, const LocalProgram& local, const Mesh& mesh,
+                           std::vector<Block>& inputs) {
+  std::vector<Block> slots(static_cast<size_t>(local.slots));
+  for (size_t i = 0; i < local.parameter_slots.size(); ++i) {
+    slots[static_cast<size_t>(local.parameter_slots[i])] = std::move(inputs[i]);
+  }
+  for (const Step& s : local.steps)
+    slots[static_cast<size_t>(s.output)] = run_step(program, s, mesh, slots);
+  std::vector<Block> out;
+  for (int slot : local.output_slots) out.push_back(slots[static_cast<size_t>(slot)]);
+  return out;
+}
+
+}  // namespace spmd::compiler

@@ -1,0 +1,210 @@
+// spmd::jit's cache and call path: the signature of a call, tracing a new one, partitioning it,
+// checking that every process traced the same program, and running the per-device program
+// through shard_map's device workers.
+#include "spmd/jit.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <map>
+#include <mutex>
+
+#include "jit/execute.h"
+#include "jit/partition.h"
+#include "jit/same_program.h"
+#include "jit/trace.h"
+#include "spmd/error.h"
+#include "spmd/shard_map.h"
+
+namespace spmd {
+namespace detail {
+namespace {
+
+using compiler::Layout;
+
+struct Compiled {
+  compiler::Program program;
+  compiler::LocalProgram local;
+  Mesh mesh;
+  std::vector<PartitionSpec> in_specs;
+  std::vector<PartitionSpec> out_specs;
+  std::vector<std::string> keys;
+  std::string identity;  // names the program in shard_map's own call check
+};
+
+// The sharding each flat input is laid out as.
+std::vector<NamedSharding> input_shardings(std::span<const Array* const> inputs,
+                                           std::span<const int> arguments,
+                                           const JitOptions& options) {
+  std::vector<NamedSharding> out;
+  size_t flat = 0;
+  for (size_t arg = 0; arg < arguments.size(); ++arg) {
+    const bool given = arg < options.in_shardings.size() && options.in_shardings[arg];
+    for (int i = 0; i < arguments[arg]; ++i, ++flat) {
+      if (given) {
+        out.push_back(*options.in_shardings[arg]);
+        continue;
+      }
+      const auto* named = dynamic_cast<const NamedSharding*>(&inputs[flat]->sharding());
+      if (named == nullptr) {
+        throw InvalidArgument(fmt::format(
+            "jit({}): argument {} is laid out as {}, not a NamedSharding; give it in_shardings",
+            options.name, arg, inputs[flat]->sharding().to_string()));
+      }
+      out.push_back(*named);
+    }
+  }
+  for (const NamedSharding& s : out) {
+    if (!(s.mesh() == out.front().mesh())) {
+      throw InvalidArgument(
+          fmt::format("jit({}): inputs are laid out on different meshes ({} and {})", options.name,
+                      out.front().to_string(), s.to_string()));
+    }
+  }
+  if (out.empty())
+    throw InvalidArgument(fmt::format("jit({}): a jitted function needs an input", options.name));
+  return out;
+}
+
+std::string signature(std::span<const Array* const> inputs,
+                      const std::vector<NamedSharding>& shardings, const std::string& structure) {
+  std::string s = structure + "|" + shardings.front().mesh().to_string();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    s += fmt::format("|{}[{}]{}", dtype_name(inputs[i]->dtype()),
+                     fmt::join(inputs[i]->shape(), ","), shardings[i].spec().to_string());
+  }
+  return s;
+}
+
+compiler::Program trace_program(std::span<const Array* const> inputs,
+                                const std::vector<NamedSharding>& shardings,
+                                const JitCore::TraceFn& trace_fn, std::vector<std::string>& keys) {
+  auto trace = std::make_shared<compiler::Trace>();
+  std::vector<Tensor> params;
+  {
+    const compiler::TraceScope scope(trace);
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      params.push_back(trace->add(
+          compiler::Op{.kind = compiler::OpKind::kParameter,
+                       .shape = inputs[i]->shape(),
+                       .dtype = inputs[i]->dtype(),
+                       .ints = {static_cast<int64_t>(i)},
+                       .sharding = std::make_shared<const NamedSharding>(shardings[i])}));
+    }
+    trace->program().parameters = static_cast<int>(inputs.size());
+    const std::vector<Tensor> outs = trace_fn(params, keys);
+    for (const Tensor& t : outs) {
+      compiler::trace_of("jit: the function's result", {&t});
+      trace->program().outputs.push_back(t.value());
+    }
+  }
+  return std::move(trace->program());
+}
+
+std::vector<std::optional<Layout>> output_layouts(const compiler::Program& program,
+                                                  const Mesh& mesh, const JitOptions& options) {
+  std::vector<std::optional<Layout>> out(program.outputs.size());
+  for (size_t i = 0; i < out.size() && i < options.out_shardings.size(); ++i) {
+    if (!options.out_shardings[i]) continue;
+    if (!(options.out_shardings[i]->mesh() == mesh)) {
+      throw InvalidArgument(fmt::format(
+          "jit({}): out_shardings[{}] is on another mesh than the inputs", options.name, i));
+    }
+    out[i] = compiler::layout_of(*options.out_shardings[i],
+                                 program.ops[static_cast<size_t>(program.outputs[i])].shape.size());
+  }
+  return out;
+}
+
+void check_constraints(const compiler::Program& program, const Mesh& mesh,
+                       const std::string& name) {
+  for (const compiler::Op& op : program.ops) {
+    if (op.kind == compiler::OpKind::kConstraint && !(op.sharding->mesh() == mesh)) {
+      throw InvalidArgument(fmt::format(
+          "jit({}): with_sharding_constraint({}) names another mesh than the jit's inputs", name,
+          op.sharding->to_string()));
+    }
+  }
+}
+
+std::shared_ptr<Compiled> compile(std::span<const Array* const> inputs,
+                                  const std::vector<NamedSharding>& shardings,
+                                  const JitCore::TraceFn& trace_fn, const JitOptions& options) {
+  auto c = std::make_shared<Compiled>(Compiled{.mesh = shardings.front().mesh()});
+  c->program = trace_program(inputs, shardings, trace_fn, c->keys);
+  check_constraints(c->program, c->mesh, options.name);
+  std::vector<Layout> in_layouts;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    in_layouts.push_back(compiler::layout_of(shardings[i], inputs[i]->shape().size()));
+    c->in_specs.push_back(shardings[i].spec());
+  }
+  c->local = compiler::partition(c->program, c->mesh, in_layouts,
+                                 output_layouts(c->program, c->mesh, options), options.name);
+  for (const Layout& l : c->local.out_layouts)
+    c->out_specs.push_back(compiler::spec_of(l, c->mesh));
+  compiler::check_same_program(c->program, c->mesh, options.name);
+  c->identity = fmt::format("spmd::jit({}) #{:016x}", options.name, c->program.fingerprint());
+  return c;
+}
+
+}  // namespace
+
+struct JitCore::Impl {
+  JitOptions options;
+  std::mutex mu;
+  std::map<std::string, std::shared_ptr<Compiled>> cache;
+
+  std::shared_ptr<Compiled> compiled(std::span<const Array* const> inputs,
+                                     std::span<const int> arguments, const std::string& structure,
+                                     const TraceFn& trace) {
+    const std::vector<NamedSharding> shardings = input_shardings(inputs, arguments, options);
+    const std::string key = signature(inputs, shardings, structure);
+    auto it = cache.find(key);
+    if (it != cache.end()) return it->second;
+    auto c = compile(inputs, shardings, trace, options);
+    cache.emplace(key, c);
+    return c;
+  }
+};
+
+JitCore::JitCore(JitOptions options) : impl_(std::make_unique<Impl>()) {
+  impl_->options = std::move(options);
+}
+
+JitCore::~JitCore() = default;
+
+std::vector<Array> JitCore::call(std::span<const Array* const> inputs,
+                                 std::span<const int> arguments, const std::string& structure,
+                                 const TraceFn& trace, std::vector<std::string>& keys) {
+  std::lock_guard lock(impl_->mu);
+  const std::shared_ptr<Compiled> c = impl_->compiled(inputs, arguments, structure, trace);
+  keys = c->keys;
+  const BlockFunction body = [&c](std::vector<Block>& blocks) {
+    return compiler::execute(c->program, c->local, c->mesh, blocks);
+  };
+  return run_shard_map(c->mesh, c->in_specs, c->out_specs, {.check_rep = false},
+                       c->identity.c_str(), inputs, body);
+}
+
+Lowered JitCore::lower(std::span<const Array* const> inputs, std::span<const int> arguments,
+                       const std::string& structure, const TraceFn& trace) {
+  std::lock_guard lock(impl_->mu);
+  return Lowered(impl_->compiled(inputs, arguments, structure, trace)->local.text);
+}
+
+}  // namespace detail
+
+namespace lax {
+
+Tensor with_sharding_constraint(const Tensor& x, const NamedSharding& sharding) {
+  auto trace = compiler::trace_of("with_sharding_constraint", {&x});
+  compiler::layout_of(sharding, x.shape().size());  // checks the rank
+  return trace->add(compiler::Op{.kind = compiler::OpKind::kConstraint,
+                                 .inputs = {x.value()},
+                                 .shape = x.shape(),
+                                 .dtype = x.dtype(),
+                                 .sharding = std::make_shared<const NamedSharding>(sharding)});
+}
+
+}  // namespace lax
+}  // namespace spmd

@@ -1,0 +1,73 @@
+#include "jit/layout.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "spmd/error.h"
+
+namespace spmd::compiler {
+
+std::vector<int> Layout::used_axes() const {
+  std::vector<int> out = partial;
+  for (const auto& d : dims) out.insert(out.end(), d.begin(), d.end());
+  return out;
+}
+
+Layout layout_of(const NamedSharding& sharding, size_t rank) {
+  Layout l = Layout::replicated(rank);
+  const auto& entries = sharding.spec().entries();
+  if (entries.size() > rank) {
+    throw InvalidArgument(fmt::format("sharding {} has {} entries for an array of rank {}",
+                                      sharding.to_string(), entries.size(), rank));
+  }
+  for (size_t d = 0; d < entries.size(); ++d) {
+    for (const std::string& axis : entries[d].axes()) {
+      l.dims[d].push_back(sharding.mesh().axis_index(axis));
+    }
+  }
+  return l;
+}
+
+PartitionSpec spec_of(const Layout& layout, const Mesh& mesh) {
+  std::vector<AxisEntry> entries;
+  for (const auto& d : layout.dims) entries.emplace_back(axis_names(d, mesh));
+  while (!entries.empty() && entries.back().is_none()) entries.pop_back();
+  return PartitionSpec::from_entries(std::move(entries));
+}
+
+std::string layout_text(const Layout& layout, const Mesh& mesh) {
+  std::string s = spec_of(layout, mesh).to_string();
+  if (!layout.partial.empty()) {
+    s += fmt::format(" partial({})", fmt::join(axis_names(layout.partial, mesh), ","));
+  }
+  return s;
+}
+
+int64_t axes_size(const std::vector<int>& axes, const Mesh& mesh) {
+  int64_t n = 1;
+  for (int a : axes) n *= mesh.axis_sizes()[static_cast<size_t>(a)];
+  return n;
+}
+
+Shape local_shape(const Shape& global, const Layout& layout, const Mesh& mesh,
+                  const std::string& what) {
+  Shape out = global;
+  for (size_t d = 0; d < global.size(); ++d) {
+    const int64_t parts = axes_size(layout.dims[d], mesh);
+    if (global[d] % parts != 0) {
+      throw IndivisibleError(fmt::format(
+          "{}: dimension {} of size {} cannot be split evenly over mesh axes ({}) of {} devices",
+          what, d, global[d], fmt::join(axis_names(layout.dims[d], mesh), ", "), parts));
+    }
+    out[d] = global[d] / parts;
+  }
+  return out;
+}
+
+std::vector<std::string> axis_names(const std::vector<int>& axes, const Mesh& mesh) {
+  std::vector<std::string> names;
+  for (int a : axes) names.push_back(mesh.axis_names()[static_cast<size_t>(a)]);
+  return names;
+}
+
+}  // namespace spmd::compiler

@@ -1,0 +1,55 @@
+// The per-device program the partitioner makes of a traced program (partition.h): steps over
+// numbered slots, each a local computation on this device's blocks or a collective over mesh
+// axes. Every device of the mesh runs the same steps on blocks of the same shapes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "jit/layout.h"
+#include "jit/program.h"
+
+namespace spmd::compiler {
+
+enum class StepKind : uint8_t {
+  kCompute,      // program.ops[op] on the input slots, with local shapes
+  kPsum,         // all-reduce sum over `axes`
+  kPmax,         // all-reduce max over `axes`
+  kPmin,         // all-reduce min over `axes`
+  kAllGather,    // gather dimension `dim` over `axes` (tiled)
+  kPsumScatter,  // sum over `axes`, each device keeping its part of dimension `dim`
+  kAllToAll,     // split dimension `dim` over `axes`, gather dimension `dim2`
+  kLocalSlice,   // keep this device's part of dimension `dim` along `axes` (no communication)
+};
+
+struct Step {
+  StepKind kind = StepKind::kCompute;
+  int op = -1;  // kCompute
+  std::vector<int> inputs;
+  int output = -1;
+  Shape shape;  // local result shape
+  DType dtype = DType::kFloat32;
+  std::vector<int> axes;
+  int dim = -1;
+  int dim2 = -1;
+  std::vector<int64_t> ints;  // kCompute: the operation's local attributes (slice starts)
+};
+
+struct LocalProgram {
+  std::vector<Step> steps;
+  int slots = 0;
+  std::vector<int> parameter_slots;  // by flat argument
+  std::vector<int> output_slots;
+  std::vector<Layout> in_layouts;
+  std::vector<Layout> out_layouts;
+  // as_text() of the compiled function.
+  std::string text;
+};
+
+// True for a step that communicates.
+constexpr bool communicates(StepKind k) {
+  return k != StepKind::kCompute && k != StepKind::kLocalSlice;
+}
+
+}  // namespace spmd::compiler

@@ -1,0 +1,369 @@
+// spmd::numpy's shape operations, contractions, reductions and creation functions.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "jit/numpy_internal.h"
+#include "jit/promotion.h"
+#include "spmd/error.h"
+#include "spmd/numpy.h"
+
+namespace spmd::compiler {
+
+int normalize_axis(std::string_view what, int axis, const Shape& shape) {
+  const int rank = static_cast<int>(shape.size());
+  if (axis < -rank || axis >= rank) {
+    throw InvalidArgument(fmt::format("{}: axis {} is out of range for shape ({})", what, axis,
+                                      fmt::join(shape, ", ")));
+  }
+  return axis < 0 ? axis + rank : axis;
+}
+
+namespace {
+
+int64_t product(const Shape& s) {
+  return std::accumulate(s.begin(), s.end(), int64_t{1}, std::multiplies<>());
+}
+
+// The sorted, distinct axes of `axes` (every axis when empty).
+std::vector<int64_t> reduced_axes(std::string_view what, const numpy::AxisList& axes,
+                                  const Shape& shape) {
+  std::vector<int64_t> out;
+  if (axes.empty()) {
+    for (size_t i = 0; i < shape.size(); ++i) out.push_back(static_cast<int64_t>(i));
+    return out;
+  }
+  for (int a : axes) out.push_back(normalize_axis(what, a, shape));
+  std::sort(out.begin(), out.end());
+  if (std::adjacent_find(out.begin(), out.end()) != out.end()) {
+    throw InvalidArgument(
+        fmt::format("{}: an axis is repeated in ({})", what, fmt::join(axes, ", ")));
+  }
+  return out;
+}
+
+Shape kept_shape(const Shape& shape, const std::vector<int64_t>& axes, bool keepdims) {
+  Shape out;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    const bool reduced = std::binary_search(axes.begin(), axes.end(), static_cast<int64_t>(i));
+    if (!reduced) out.push_back(shape[i]);
+    if (reduced && keepdims) out.push_back(1);
+  }
+  return out;
+}
+
+Tensor add_op(const Tensor& like, Op op) { return like.trace()->add(std::move(op)); }
+
+}  // namespace
+
+Tensor reduce(std::string_view what, kernels::Reduce code, const Tensor& a,
+              const numpy::AxisList& axes, bool keepdims, DType dtype) {
+  trace_of(what, {&a});
+  const std::vector<int64_t> r = reduced_axes(what, axes, a.shape());
+  const Tensor x = convert_to(a, dtype);
+  Tensor out = x;
+  if (!r.empty()) {
+    out = add_op(x, Op{.kind = OpKind::kReduce,
+                       .inputs = {x.value()},
+                       .shape = kept_shape(a.shape(), r, false),
+                       .dtype = dtype,
+                       .code = static_cast<uint8_t>(code),
+                       .ints = r});
+  }
+  return keepdims ? numpy::reshape(out, kept_shape(a.shape(), r, true)) : out;
+}
+
+}  // namespace spmd::compiler
+
+namespace spmd::numpy {
+
+using compiler::Op;
+using compiler::OpKind;
+
+namespace {
+
+// jnp.sum's dtype: bool and narrow integers widen to 32 bits.
+DType sum_dtype(DType t) {
+  switch (t) {
+    case DType::kBool:
+    case DType::kInt8:
+    case DType::kInt16:
+      return DType::kInt32;
+    case DType::kUInt8:
+    case DType::kUInt16:
+      return DType::kUInt32;
+    default:
+      return t;
+  }
+}
+
+}  // namespace
+
+Tensor sum(const Tensor& a, const AxisList& axes, bool keepdims) {
+  return compiler::reduce("sum", kernels::Reduce::kSum, a, axes, keepdims, sum_dtype(a.dtype()));
+}
+
+Tensor mean(const Tensor& a, const AxisList& axes, bool keepdims) {
+  compiler::trace_of("mean", {&a});
+  const std::vector<int64_t> r = compiler::reduced_axes("mean", axes, a.shape());
+  int64_t count = 1;
+  for (int64_t i : r) count *= a.shape()[static_cast<size_t>(i)];
+  const DType t = compiler::floating_of(a.dtype());
+  const Tensor s = compiler::reduce("mean", kernels::Reduce::kSum, a, axes, keepdims, t);
+  return s / Scalar(static_cast<double>(count));
+}
+
+Tensor max(const Tensor& a, const AxisList& axes, bool keepdims) {
+  return compiler::reduce("max", kernels::Reduce::kMax, a, axes, keepdims, a.dtype());
+}
+
+Tensor min(const Tensor& a, const AxisList& axes, bool keepdims) {
+  return compiler::reduce("min", kernels::Reduce::kMin, a, axes, keepdims, a.dtype());
+}
+
+Tensor argmax(const Tensor& a, std::optional<int> axis) {
+  compiler::trace_of("argmax", {&a});
+  if (!axis) return argmax(reshape(a, {a.size()}), 0);
+  const int ax = compiler::normalize_axis("argmax", *axis, a.shape());
+  if (a.shape()[static_cast<size_t>(ax)] == 0) {
+    throw InvalidArgument(
+        fmt::format("argmax: axis {} of shape ({}) is empty", ax, fmt::join(a.shape(), ", ")));
+  }
+  Shape shape = a.shape();
+  shape.erase(shape.begin() + ax);
+  return compiler::add_op(a, Op{.kind = OpKind::kArgmax,
+                                .inputs = {a.value()},
+                                .shape = shape,
+                                .dtype = DType::kInt32,
+                                .ints = {ax}});
+}
+
+Tensor reshape(const Tensor& a, const Shape& shape) {
+  compiler::trace_of("reshape", {&a});
+  Shape out = shape;
+  const auto inferred = std::count(out.begin(), out.end(), int64_t{-1});
+  const int64_t known = -compiler::product(out) * (inferred == 1 ? 1 : -1);
+  if (inferred > 1 || std::any_of(out.begin(), out.end(), [](int64_t d) { return d < -1; }) ||
+      (inferred == 1 && (known == 0 || a.size() % known != 0)) ||
+      (inferred == 0 && known != a.size())) {
+    throw InvalidArgument(fmt::format("reshape: cannot reshape {} into shape ({})",
+                                      compiler::type_text(a.dtype(), a.shape()),
+                                      fmt::join(shape, ", ")));
+  }
+  if (inferred == 1) *std::find(out.begin(), out.end(), -1) = a.size() / known;
+  if (out == a.shape()) return a;
+  return compiler::add_op(
+      a, Op{.kind = OpKind::kReshape, .inputs = {a.value()}, .shape = out, .dtype = a.dtype()});
+}
+
+Tensor transpose(const Tensor& a, const std::vector<int>& axes) {
+  compiler::trace_of("transpose", {&a});
+  const size_t rank = a.shape().size();
+  std::vector<int64_t> perm;
+  if (axes.empty()) {
+    for (size_t i = 0; i < rank; ++i) perm.push_back(static_cast<int64_t>(rank - 1 - i));
+  } else {
+    for (int x : axes) perm.push_back(compiler::normalize_axis("transpose", x, a.shape()));
+  }
+  std::vector<int64_t> sorted = perm;
+  std::sort(sorted.begin(), sorted.end());
+  if (perm.size() != rank || std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
+    throw InvalidArgument(fmt::format("transpose: axes ({}) are not a permutation of {} axes",
+                                      fmt::join(axes, ", "), rank));
+  }
+  Shape shape;
+  for (int64_t p : perm) shape.push_back(a.shape()[static_cast<size_t>(p)]);
+  return compiler::add_op(a, Op{.kind = OpKind::kTranspose,
+                                .inputs = {a.value()},
+                                .shape = shape,
+                                .dtype = a.dtype(),
+                                .ints = perm});
+}
+
+Tensor broadcast_to(const Tensor& a, const Shape& shape) {
+  compiler::trace_of("broadcast_to", {&a});
+  if (compiler::broadcast_shapes("broadcast_to", a.shape(), shape) != shape) {
+    throw InvalidArgument(fmt::format("broadcast_to: cannot broadcast ({}) to ({})",
+                                      fmt::join(a.shape(), ", "), fmt::join(shape, ", ")));
+  }
+  if (a.shape() == shape) return a;
+  return compiler::add_op(
+      a, Op{.kind = OpKind::kBroadcast, .inputs = {a.value()}, .shape = shape, .dtype = a.dtype()});
+}
+
+Tensor expand_dims(const Tensor& a, int axis) {
+  Shape shape = a.shape();
+  Shape longer = shape;
+  longer.push_back(1);
+  const int ax = compiler::normalize_axis("expand_dims", axis, longer);
+  shape.insert(shape.begin() + ax, 1);
+  return reshape(a, shape);
+}
+
+Tensor squeeze(const Tensor& a, const AxisList& axes) {
+  const Shape& in = a.shape();
+  std::vector<bool> drop(in.size(), false);
+  for (size_t i = 0; i < in.size(); ++i) drop[i] = axes.empty() && in[i] == 1;
+  for (int x : axes) {
+    const int ax = compiler::normalize_axis("squeeze", x, in);
+    if (in[static_cast<size_t>(ax)] != 1) {
+      throw InvalidArgument(fmt::format("squeeze: axis {} of shape ({}) has size {}, not 1", x,
+                                        fmt::join(in, ", "), in[static_cast<size_t>(ax)]));
+    }
+    drop[static_cast<size_t>(ax)] = true;
+  }
+  Shape shape;
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (!drop[i]) shape.push_back(in[i]);
+  }
+  return reshape(a, shape);
+}
+
+Tensor slice(const Tensor& a, const std::vector<int64_t>& start, const std::vector<int64_t>& stop) {
+  compiler::trace_of("slice", {&a});
+  const Shape& in = a.shape();
+  if (start.size() > in.size() || stop.size() != start.size()) {
+    throw InvalidArgument(fmt::format(
+        "slice: {} starts and {} stops for shape ({}): give one of each per leading dimension",
+        start.size(), stop.size(), fmt::join(in, ", ")));
+  }
+  std::vector<int64_t> begin(in.size(), 0);
+  Shape extent = in;
+  for (size_t i = 0; i < start.size(); ++i) {
+    auto clip = [&](int64_t v) { return std::clamp(v < 0 ? v + in[i] : v, int64_t{0}, in[i]); };
+    begin[i] = clip(start[i]);
+    extent[i] = std::max<int64_t>(0, clip(stop[i]) - begin[i]);
+  }
+  if (extent == in) return a;
+  return compiler::add_op(a, Op{.kind = OpKind::kSlice,
+                                .inputs = {a.value()},
+                                .shape = extent,
+                                .dtype = a.dtype(),
+                                .ints = begin});
+}
+
+Tensor concatenate(const std::vector<Tensor>& parts, int axis) {
+  if (parts.empty()) throw InvalidArgument("concatenate: no arrays to concatenate");
+  const Tensor& first = parts[0];
+  compiler::trace_of("concatenate", {&first});
+  const int ax = compiler::normalize_axis("concatenate", axis, first.shape());
+  DType dtype = first.dtype();
+  Shape shape = first.shape();
+  shape[static_cast<size_t>(ax)] = 0;
+  for (const Tensor& p : parts) {
+    compiler::trace_of("concatenate", {&first, &p});
+    Shape other = p.shape();
+    if (other.size() == shape.size()) other[static_cast<size_t>(ax)] = 0;
+    if (other != shape) {
+      throw InvalidArgument(fmt::format("concatenate: {} does not match {} outside axis {}",
+                                        compiler::type_text(p.dtype(), p.shape()),
+                                        compiler::type_text(first.dtype(), first.shape()), ax));
+    }
+    dtype = compiler::promote(dtype, p.dtype());
+  }
+  Op op{.kind = OpKind::kConcat, .dtype = dtype, .ints = {ax}};
+  op.shape = first.shape();
+  op.shape[static_cast<size_t>(ax)] = 0;
+  for (const Tensor& p : parts) {
+    op.inputs.push_back(compiler::convert_to(p, dtype).value());
+    op.shape[static_cast<size_t>(ax)] += p.shape()[static_cast<size_t>(ax)];
+  }
+  return compiler::add_op(first, std::move(op));
+}
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  compiler::trace_of("matmul", {&a, &b});
+  if (a.ndim() == 0 || b.ndim() == 0) {
+    throw InvalidArgument(fmt::format("matmul: operands must have rank 1 or more, not {} and {}",
+                                      compiler::type_text(a.dtype(), a.shape()),
+                                      compiler::type_text(b.dtype(), b.shape())));
+  }
+  const Tensor x = a.ndim() == 1 ? expand_dims(a, 0) : a;
+  const Tensor y = b.ndim() == 1 ? expand_dims(b, 1) : b;
+  const Shape& xs = x.shape();
+  const Shape& ys = y.shape();
+  const int64_t m = xs[xs.size() - 2], k = xs.back(), k2 = ys[ys.size() - 2], n = ys.back();
+  if (k != k2) {
+    throw InvalidArgument(fmt::format("matmul: contracting dimensions differ: {} @ {} ({} vs {})",
+                                      compiler::type_text(a.dtype(), a.shape()),
+                                      compiler::type_text(b.dtype(), b.shape()), k, k2));
+  }
+  const Shape batch = compiler::broadcast_shapes("matmul", Shape(xs.begin(), xs.end() - 2),
+                                                 Shape(ys.begin(), ys.end() - 2));
+  const DType dtype = compiler::promote(a.dtype(), b.dtype());
+  auto operand = [&](const Tensor& t, int64_t r, int64_t c) {
+    Shape s = batch;
+    s.push_back(r);
+    s.push_back(c);
+    return broadcast_to(compiler::convert_to(t, dtype), s);
+  };
+  const Tensor lhs = operand(x, m, k), rhs = operand(y, k, n);
+  Shape shape = batch;
+  shape.push_back(m);
+  shape.push_back(n);
+  Tensor out = compiler::add_op(lhs, Op{.kind = OpKind::kDot,
+                                        .inputs = {lhs.value(), rhs.value()},
+                                        .shape = shape,
+                                        .dtype = dtype});
+  if (a.ndim() == 1) out = squeeze(out, {-2});
+  if (b.ndim() == 1) out = squeeze(out, {-1});
+  return out;
+}
+
+Tensor dot(const Tensor& a, const Tensor& b) {
+  if (a.ndim() > 2 || b.ndim() > 2) {
+    throw InvalidArgument(fmt::format("dot: operands of rank above 2 ({} and {}): use matmul",
+                                      compiler::type_text(a.dtype(), a.shape()),
+                                      compiler::type_text(b.dtype(), b.shape())));
+  }
+  return matmul(a, b);
+}
+
+Tensor full(const Shape& shape, Scalar value, DType dtype) {
+  auto trace = compiler::Trace::current("full");
+  for (int64_t d : shape) {
+    if (d < 0)
+      throw InvalidArgument(
+          fmt::format("full: negative dimension in ({})", fmt::join(shape, ", ")));
+  }
+  return trace->add(
+      Op{.kind = OpKind::kFull, .shape = shape, .dtype = dtype, .scalar = value.value});
+}
+Tensor zeros(const Shape& shape, DType dtype) { return full(shape, Scalar(0), dtype); }
+Tensor ones(const Shape& shape, DType dtype) { return full(shape, Scalar(1), dtype); }
+
+Tensor arange(int64_t stop, DType dtype) {
+  auto trace = compiler::Trace::current("arange");
+  if (stop < 0) stop = 0;
+  return trace->add(Op{.kind = OpKind::kIota, .shape = {stop}, .dtype = dtype, .ints = {0}});
+}
+
+Tensor asarray(const HostArray& value) {
+  auto trace = compiler::Trace::current("asarray");
+  return trace->add(Op{.kind = OpKind::kConstant,
+                       .shape = value.shape(),
+                       .dtype = value.dtype(),
+                       .constant = std::make_shared<const HostArray>(value)});
+}
+
+Tensor softmax(const Tensor& a, int axis) {
+  const Tensor x = astype(a, compiler::floating_of(a.dtype()));
+  const Tensor shifted = x - max(x, {axis}, true);
+  const Tensor e = exp(shifted);
+  return e / sum(e, {axis}, true);
+}
+
+Tensor logsumexp(const Tensor& a, const AxisList& axes, bool keepdims) {
+  const Tensor x = astype(a, compiler::floating_of(a.dtype()));
+  const Tensor m = max(x, axes, true);
+  // A row of -inf would give inf - inf: shift by 0 there instead, as jax.nn.logsumexp does.
+  const Tensor safe =
+      where(equal(m, full({}, Scalar(-INFINITY), m.dtype())), zeros({}, m.dtype()), m);
+  const Tensor out = log(sum(exp(x - safe), axes, true)) + safe;
+  return keepdims ? out : squeeze(out, axes.empty() ? AxisList{} : axes);
+}
+
+}  // namespace spmd::numpy

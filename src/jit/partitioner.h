@@ -1,0 +1,53 @@
+// The partitioner's working state (partition.cc: the rules per operation; reshard.cc: moving a
+// value between layouts). Private to src/jit/.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "jit/layout.h"
+#include "jit/local_program.h"
+#include "jit/program.h"
+#include "spmd/mesh.h"
+
+namespace spmd::compiler {
+
+class Partitioner {
+ public:
+  Partitioner(const Program& program, const Mesh& mesh, std::string name)
+      : program_(program), mesh_(mesh), name_(std::move(name)), versions_(program.ops.size()) {}
+
+  // The value's first layout (as its defining step made it).
+  const Layout& layout(int value) const {
+    return versions_[static_cast<size_t>(value)].front().first;
+  }
+  // A slot holding `value` laid out as `want` (resharding, once, when no version has it).
+  int slot_with(int value, const Layout& want);
+  // Emits program op `value` computed locally from `inputs`, its result laid out as `out`.
+  void compute(int value, std::vector<int> inputs, const Layout& out,
+               std::vector<int64_t> ints = {});
+  // Records `slot` as `value` laid out as `layout`.
+  void define(int value, int slot, const Layout& layout) {
+    versions_[static_cast<size_t>(value)].emplace_back(layout, slot);
+  }
+  int new_slot() { return result_.slots++; }
+  LocalProgram& result() { return result_; }
+  const Program& program() const { return program_; }
+  const Mesh& mesh() const { return mesh_; }
+  // The local shape of `global` under `layout`, naming value `value` when it is indivisible.
+  Shape local(int value, const Shape& global, const Layout& layout) const;
+
+ private:
+  // reshard.cc: appends the steps moving `slot` (value `value`, laid out `from`) to `to`.
+  int reshard(int value, int slot, Layout from, const Layout& to);
+  int emit(Step step);
+
+  const Program& program_;
+  const Mesh& mesh_;
+  std::string name_;
+  std::vector<std::vector<std::pair<Layout, int>>> versions_;
+  LocalProgram result_;
+};
+
+}  // namespace spmd::compiler

@@ -1,0 +1,91 @@
+// as_text() of a compiled function: the per-device program, one step a line.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "jit/local_program.h"
+#include "jit/program.h"
+#include "spmd/mesh.h"
+
+namespace spmd::compiler {
+namespace {
+
+std::string_view step_name(StepKind k) {
+  switch (k) {
+    case StepKind::kCompute:
+      return "";
+    case StepKind::kPsum:
+      return "psum";
+    case StepKind::kPmax:
+      return "pmax";
+    case StepKind::kPmin:
+      return "pmin";
+    case StepKind::kAllGather:
+      return "all_gather";
+    case StepKind::kPsumScatter:
+      return "psum_scatter";
+    case StepKind::kAllToAll:
+      return "all_to_all";
+    case StepKind::kLocalSlice:
+      return "local_slice";
+  }
+  return "?";
+}
+
+int64_t elements(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+}  // namespace
+
+std::string program_text(const Program& program, const LocalProgram& local, const Mesh& mesh,
+                         const std::string& name) {
+  std::vector<std::string> axes;
+  for (size_t i = 0; i < mesh.axis_names().size(); ++i) {
+    axes.push_back(fmt::format("{}={}", mesh.axis_names()[i], mesh.axis_sizes()[i]));
+  }
+  std::string text =
+      fmt::format("jit({}) on mesh ({}), per device:\n", name, fmt::join(axes, ", "));
+  std::vector<Shape> shapes(static_cast<size_t>(local.slots));
+  for (size_t i = 0; i < local.parameter_slots.size(); ++i) {
+    const int slot = local.parameter_slots[i];
+    const Op* param = nullptr;
+    for (const Op& op : program.ops) {
+      if (op.kind == OpKind::kParameter && op.ints[0] == static_cast<int64_t>(i)) param = &op;
+    }
+    shapes[static_cast<size_t>(slot)] = local_shape(param->shape, local.in_layouts[i], mesh, name);
+    text +=
+        fmt::format("  %{} = parameter {} {}  <- {} {}\n", slot, i,
+                    type_text(param->dtype, shapes[static_cast<size_t>(slot)]),
+                    type_text(param->dtype, param->shape), layout_text(local.in_layouts[i], mesh));
+  }
+  for (const Step& s : local.steps) {
+    shapes[static_cast<size_t>(s.output)] = s.shape;
+    std::string line;
+    if (s.kind == StepKind::kCompute) {
+      line = fmt::format("  %{} = {} {}", s.output, op_name(program.ops[static_cast<size_t>(s.op)]),
+                         type_text(s.dtype, s.shape));
+    } else {
+      line = fmt::format("  %{} = {}[{}]", s.output, step_name(s.kind),
+                         fmt::join(axis_names(s.axes, mesh), ","));
+      if (s.dim >= 0) line += fmt::format(" dim={}", s.dim);
+      if (s.dim2 >= 0) line += fmt::format(" from_dim={}", s.dim2);
+      line += " " + type_text(s.dtype, s.shape);
+    }
+    for (int in : s.inputs) line += fmt::format(" %{}", in);
+    if (!s.ints.empty()) line += fmt::format(" {{{}}}", fmt::join(s.ints, ","));
+    if (communicates(s.kind)) {
+      const Shape& in = shapes[static_cast<size_t>(s.inputs[0])];
+      line += fmt::format("   # {} B", elements(in) * static_cast<int64_t>(dtype_size(s.dtype)));
+    }
+    text += line + "\n";
+  }
+  for (size_t i = 0; i < local.output_slots.size(); ++i) {
+    text += fmt::format("  return %{} {}\n", local.output_slots[i],
+                        layout_text(local.out_layouts[i], mesh));
+  }
+  return text;
+}
+
+}  // namespace spmd::compiler

@@ -1,0 +1,85 @@
+#include "jit/trace.h"
+
+#include <fmt/format.h>
+
+#include <utility>
+
+#include "spmd/error.h"
+
+namespace spmd::compiler {
+namespace {
+
+thread_local std::shared_ptr<Trace> current_trace;
+
+}  // namespace
+
+Tensor Trace::add(Op op) {
+  program_.ops.push_back(std::move(op));
+  return Tensor(shared_from_this(), static_cast<int>(program_.ops.size()) - 1);
+}
+
+std::shared_ptr<Trace> Trace::current(std::string_view what) {
+  if (!current_trace) {
+    throw InvalidArgument(fmt::format(
+        "spmd::numpy::{} outside a function traced by spmd::jit: Tensors exist only inside one",
+        what));
+  }
+  return current_trace;
+}
+
+TraceScope::TraceScope(std::shared_ptr<Trace> trace)
+    : trace_(std::move(trace)), previous_(std::exchange(current_trace, trace_)) {}
+
+TraceScope::~TraceScope() {
+  trace_->close();
+  current_trace = std::move(previous_);
+}
+
+std::shared_ptr<Trace> trace_of(std::string_view what,
+                                std::initializer_list<const Tensor*> tensors) {
+  std::shared_ptr<Trace> trace;
+  for (const Tensor* t : tensors) {
+    if (!t->trace()) {
+      throw InvalidArgument(fmt::format("{}: a default-constructed Tensor holds no value", what));
+    }
+    if (!t->trace()->open()) {
+      throw InvalidArgument(fmt::format(
+          "{}: Tensor %{} is used outside the spmd::jit call that traced it (a Tensor exists only "
+          "while its jitted function is being traced; return it instead of keeping it)",
+          what, t->value()));
+    }
+    if (trace && trace != t->trace()) {
+      throw InvalidArgument(fmt::format(
+          "{}: Tensors of two different jit traces are combined (%{} belongs to another one)", what,
+          t->value()));
+    }
+    trace = t->trace();
+  }
+  return trace;
+}
+
+}  // namespace spmd::compiler
+
+namespace spmd {
+
+const Shape& Tensor::shape() const {
+  return compiler::trace_of("Tensor::shape", {this})->op(value_).shape;
+}
+
+DType Tensor::dtype() const {
+  return compiler::trace_of("Tensor::dtype", {this})->op(value_).dtype;
+}
+
+int64_t Tensor::size() const {
+  int64_t n = 1;
+  for (int64_t d : shape()) n *= d;
+  return n;
+}
+
+std::string Tensor::to_string() const {
+  const auto trace = compiler::trace_of("Tensor::to_string", {this});
+  const compiler::Op& op = trace->op(value_);
+  return fmt::format("Tensor({}, %{})", compiler::type_text(op.dtype, op.shape), value_);
+}
+
+}  // namespace spmd

@@ -1,0 +1,95 @@
+// Dtype dispatch for the kernels: calls a generic function with the C++ element type of a DType.
+// float16 and bfloat16 have no arithmetic of their own: kernels convert them to float32, compute,
+// and round once (to_wide / from_wide), as JAX on CPU does.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <type_traits>
+#include <vector>
+
+#include "spmd/dtype.h"
+#include "spmd/error.h"
+
+namespace spmd::kernels {
+
+// Calls f(T{}) for the element type of `t` (float16 and bfloat16 as their storage types).
+template <class F>
+decltype(auto) visit_dtype(DType t, F&& f) {
+  switch (t) {
+    case DType::kBool:
+      return f(bool{});
+    case DType::kInt8:
+      return f(int8_t{});
+    case DType::kInt16:
+      return f(int16_t{});
+    case DType::kInt32:
+      return f(int32_t{});
+    case DType::kInt64:
+      return f(int64_t{});
+    case DType::kUInt8:
+      return f(uint8_t{});
+    case DType::kUInt16:
+      return f(uint16_t{});
+    case DType::kUInt32:
+      return f(uint32_t{});
+    case DType::kUInt64:
+      return f(uint64_t{});
+    case DType::kFloat16:
+      return f(float16{});
+    case DType::kBFloat16:
+      return f(bfloat16{});
+    case DType::kFloat32:
+      return f(float{});
+    case DType::kFloat64:
+      return f(double{});
+  }
+  throw InvalidArgument("unknown dtype");
+}
+
+// Half-precision storage types, computed in float32.
+template <class T>
+inline constexpr bool is_half = std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>;
+
+constexpr bool is_half_dtype(DType t) { return t == DType::kFloat16 || t == DType::kBFloat16; }
+
+// Calls f(T{}) for the arithmetic type `t` computes in: float for the half types, which f is
+// never instantiated with.
+template <class F>
+decltype(auto) visit_compute_type(DType t, F&& f) {
+  switch (t) {
+    case DType::kBool:
+      return f(bool{});
+    case DType::kInt8:
+      return f(int8_t{});
+    case DType::kInt16:
+      return f(int16_t{});
+    case DType::kInt32:
+      return f(int32_t{});
+    case DType::kInt64:
+      return f(int64_t{});
+    case DType::kUInt8:
+      return f(uint8_t{});
+    case DType::kUInt16:
+      return f(uint16_t{});
+    case DType::kUInt32:
+      return f(uint32_t{});
+    case DType::kUInt64:
+      return f(uint64_t{});
+    case DType::kFloat16:
+    case DType::kBFloat16:
+    case DType::kFloat32:
+      return f(float{});
+    case DType::kFloat64:
+      return f(double{});
+  }
+  throw InvalidArgument("unknown dtype");
+}
+
+// `n` elements of `t` at `data` as float32 (t must be a half type).
+std::vector<float> to_wide(DType t, const std::byte* data, int64_t n);
+// Rounds `wide` once into `n` elements of half type `t` at `out`.
+void from_wide(DType t, std::span<const float> wide, std::byte* out);
+
+}  // namespace spmd::kernels

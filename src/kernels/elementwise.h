@@ -1,0 +1,60 @@
+// Element-wise kernels over contiguous buffers, vectorised by Eigen 3.4 (Eigen::Array maps).
+//
+// Every input holds either `n` elements or one (a scalar, applied to all n): NumPy broadcasting
+// of other shapes is done before, by broadcast() (layout.h). Inputs and outputs share the
+// dtype, except the comparisons (bool out) and convert(). float16 and bfloat16 compute in
+// float32 and round once per call. Which dtypes an operation accepts is spmd::numpy's business
+// (it promotes as JAX does); here, a transcendental on an integer type throws InvalidArgument.
+// Pure functions; thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "spmd/dtype.h"
+
+namespace spmd::kernels {
+
+enum class Unary : uint8_t { kNeg, kExp, kLog, kTanh, kSqrt, kRsqrt, kAbs, kSign, kNot };
+enum class Binary : uint8_t {
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kPow,
+  kMax,
+  kMin,
+  kAnd,
+  kOr,
+  // Comparisons: bool out.
+  kEq,
+  kNe,
+  kLt,
+  kLe,
+  kGt,
+  kGe,
+};
+
+// "neg", "exp", …; "add", "sub", …, as lower(...).as_text() prints them.
+std::string_view name(Unary op);
+std::string_view name(Binary op);
+constexpr bool is_comparison(Binary op) { return op >= Binary::kEq; }
+
+// One input of an element-wise kernel: `elements` is n or 1.
+struct Input {
+  const std::byte* data;
+  int64_t elements;
+};
+
+// out[i] = op(a[i]) over n elements of `dtype`.
+void unary(Unary op, DType dtype, Input a, std::byte* out, int64_t n);
+// out[i] = a[i] op b[i]; out has `dtype` (bool for a comparison).
+void binary(Binary op, DType dtype, Input a, Input b, std::byte* out, int64_t n);
+// out[i] = cond[i] ? a[i] : b[i]; cond is bool.
+void select(DType dtype, Input cond, Input a, Input b, std::byte* out, int64_t n);
+// out[i] = a[i] converted from `from` to `to`: float to integer truncates toward zero (C++'s
+// and NumPy's cast), anything to bool is != 0, half types round to nearest even.
+void convert(DType from, DType to, Input a, std::byte* out, int64_t n);
+
+}  // namespace spmd::kernels

@@ -1,0 +1,33 @@
+// Layout kernels: moving elements without arithmetic, over Eigen 3.4's Tensor module. They
+// depend only on the element size, so one instantiation serves every dtype of that size. Arrays
+// are row-major; ranks up to kMaxRank (a larger rank throws InvalidArgument). Shapes are checked
+// by the caller (spmd::numpy at trace time); here they are trusted. Pure; thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "spmd/dtype.h"
+#include "spmd/sharding.h"
+
+namespace spmd::kernels {
+
+inline constexpr int kMaxRank = 6;
+
+// NumPy broadcasting of `in` (shape `from`) to `to`: `from` aligned at the right, each of its
+// dimensions equal to `to`'s or 1.
+void broadcast(size_t element_size, const std::byte* in, const Shape& from, std::byte* out,
+               const Shape& to);
+// out = in with dimensions permuted: out dimension i is in dimension perm[i].
+void transpose(size_t element_size, const std::byte* in, const Shape& shape,
+               std::span<const int> perm, std::byte* out);
+// out = in[start[0]:start[0]+extent[0], …].
+void slice(size_t element_size, const std::byte* in, const Shape& shape,
+           std::span<const int64_t> start, const Shape& extent, std::byte* out);
+// out = the inputs (shapes `shapes`, equal except along `axis`) one after another along `axis`.
+void concatenate(size_t element_size, std::span<const std::byte* const> in,
+                 std::span<const Shape> shapes, int axis, std::byte* out);
+
+}  // namespace spmd::kernels

@@ -1,0 +1,22 @@
+// Matrix products: out[b] = a[b] · b[b] for each of `batch` row-major (m × k) · (k × n) pairs.
+// float32 and float64 go to CBLAS (Debian's single-threaded OpenBLAS: every device already has
+// its own thread, so BLAS threads of its own would only oversubscribe the cores); float16 and
+// bfloat16 are widened to float32, multiplied there and rounded once; integers multiply through
+// Eigen 3.4 in their own type (wrapping as NumPy's do); bool is "any of a and b". Throws
+// InvalidArgument for a dimension past CBLAS's int range. Pure; thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "spmd/dtype.h"
+
+namespace spmd::kernels {
+
+struct MatmulShape {
+  int64_t batch = 1, m = 0, k = 0, n = 0;
+};
+
+void matmul(DType dtype, MatmulShape s, const std::byte* a, const std::byte* b, std::byte* out);
+
+}  // namespace spmd::kernels

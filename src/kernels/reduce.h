@@ -1,0 +1,30 @@
+// Reductions along one axis, over Eigen 3.4 (the array viewed as outer × extent × inner, each
+// outer slab reduced column-wise). Several axes are reduced one at a time by the caller.
+// Accumulation is in the output dtype; float16 and bfloat16 accumulate in float32 and round
+// once. Max and min propagate NaN, as jnp.max does. Pure; thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "spmd/dtype.h"
+#include "spmd/sharding.h"
+
+namespace spmd::kernels {
+
+enum class Reduce : uint8_t { kSum, kMax, kMin };
+std::string_view name(Reduce op);
+
+// out (shape: `shape` without `axis`, dtype `out_dtype`) = op over `axis` of in (dtype `dtype`).
+// kSum may widen (out_dtype of the same kind, at least as wide); kMax/kMin keep the dtype.
+// Reducing an empty axis gives 0 for kSum and throws InvalidArgument for kMax/kMin (NumPy's
+// "zero-size array to reduction operation maximum which has no identity").
+void reduce(Reduce op, DType dtype, const std::byte* in, const Shape& shape, int axis,
+            DType out_dtype, std::byte* out);
+
+// out (int32, shape without `axis`) = the index of the first maximum along `axis` (a NaN counts
+// as the maximum, as in NumPy). An empty axis throws InvalidArgument.
+void argmax(DType dtype, const std::byte* in, const Shape& shape, int axis, std::byte* out);
+
+}  // namespace spmd::kernels
