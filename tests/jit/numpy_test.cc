@@ -1,0 +1,362 @@
+// spmd::numpy and spmd::jit in one process on one device: each operation against a reference
+// computed here element by element, JAX's dtype rules, trace-time errors, and the trace cache.
+#include <gtest/gtest.h>
+#include <spmd/spmd.h>
+
+#include <cmath>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace jnp = spmd::numpy;
+using spmd::Array;
+using spmd::DType;
+using spmd::HostArray;
+using spmd::Shape;
+using spmd::Tensor;
+
+spmd::NamedSharding replicated() {
+  static const spmd::Mesh mesh({spmd::local_devices()[0]}, {"x"});
+  return spmd::NamedSharding(mesh, spmd::P());
+}
+
+Array on_device(const HostArray& h) {
+  return spmd::make_array_from_callback(h.shape(), replicated(),
+                                        [&](const spmd::Index&) { return h; });
+}
+
+template <class T>
+HostArray host(std::vector<T> values, Shape shape) {
+  return HostArray::from_vector(values, std::move(shape));
+}
+
+// f over one input, run through jit, as a HostArray.
+template <class F>
+HostArray run(F f, const HostArray& x) {
+  return spmd::jit([&](Tensor t) { return f(t); })(on_device(x)).to_host();
+}
+
+template <class F>
+HostArray run2(F f, const HostArray& x, const HostArray& y) {
+  return spmd::jit([&](Tensor a, Tensor b) { return f(a, b); })(on_device(x), on_device(y))
+      .to_host();
+}
+
+const std::vector<float> kValues = {-2.5f, -1.0f, -0.25f, 0.0f, 0.5f, 1.0f, 3.0f, 7.5f};
+
+TEST(Numpy, UnaryOperationsMatchTheStandardLibrary) {
+  const HostArray x = host(kValues, {2, 4});
+  const HostArray pos =
+      host(std::vector<float>{0.25f, 0.5f, 1.0f, 2.0f, 3.0f, 4.0f, 9.0f, 16.0f}, {8});
+  auto expect = [](const HostArray& got, const std::vector<float>& in, float (*ref)(float)) {
+    ASSERT_EQ(got.dtype(), DType::kFloat32);
+    for (size_t i = 0; i < in.size(); ++i)
+      EXPECT_NEAR(got.data<float>()[i], ref(in[i]), 1e-6f * (1 + std::abs(ref(in[i]))));
+  };
+  expect(run([](Tensor t) { return jnp::exp(t); }, x), kValues,
+         [](float v) { return std::exp(v); });
+  expect(run([](Tensor t) { return jnp::tanh(t); }, x), kValues,
+         [](float v) { return std::tanh(v); });
+  expect(run([](Tensor t) { return jnp::abs(t); }, x), kValues,
+         [](float v) { return std::abs(v); });
+  expect(run([](Tensor t) { return -t; }, x), kValues, [](float v) { return -v; });
+  expect(run([](Tensor t) { return jnp::relu(t); }, x), kValues,
+         [](float v) { return v > 0 ? v : 0.0f; });
+  expect(run([](Tensor t) { return jnp::sign(t); }, x), kValues, [](float v) {
+    return v > 0 ? 1.0f : v < 0 ? -1.0f : 0.0f;
+  });
+  const std::vector<float> p(pos.data<float>().begin(), pos.data<float>().end());
+  expect(run([](Tensor t) { return jnp::log(t); }, pos), p, [](float v) { return std::log(v); });
+  expect(run([](Tensor t) { return jnp::sqrt(t); }, pos), p, [](float v) { return std::sqrt(v); });
+  expect(run([](Tensor t) { return jnp::rsqrt(t); }, pos), p,
+         [](float v) { return 1 / std::sqrt(v); });
+}
+
+TEST(Numpy, BinaryOperationsBroadcastAsNumPy) {
+  const HostArray x = host(kValues, {2, 4});
+  const HostArray row = host(std::vector<float>{1, 2, 3, 4}, {4});
+  const HostArray col = host(std::vector<float>{10, 20}, {2, 1});
+  const HostArray sum = run2([](Tensor a, Tensor b) { return a + b; }, x, row);
+  const HostArray outer = run2([](Tensor a, Tensor b) { return a * b; }, row, col);
+  ASSERT_EQ(sum.shape(), (Shape{2, 4}));
+  ASSERT_EQ(outer.shape(), (Shape{2, 4}));
+  for (int i = 0; i < 2; ++i) {
+    for (int j = 0; j < 4; ++j) {
+      EXPECT_EQ(sum.data<float>()[i * 4 + j], kValues[i * 4 + j] + static_cast<float>(j + 1));
+      EXPECT_EQ(outer.data<float>()[i * 4 + j], static_cast<float>((j + 1) * (i + 1) * 10));
+    }
+  }
+  const HostArray pw = run([](Tensor t) { return jnp::power(t, 2); }, x);
+  const HostArray dv = run([](Tensor t) { return 1.0f / (t + 10.0f); }, x);
+  for (size_t i = 0; i < kValues.size(); ++i) {
+    EXPECT_FLOAT_EQ(pw.data<float>()[i], kValues[i] * kValues[i]);
+    EXPECT_FLOAT_EQ(dv.data<float>()[i], 1.0f / (kValues[i] + 10.0f));
+  }
+}
+
+TEST(Numpy, MaximumAndMaxPropagateNaN) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const HostArray x = host(std::vector<float>{1, nan, 3, 4}, {2, 2});
+  const HostArray y = host(std::vector<float>{nan, 0, 5, 2}, {2, 2});
+  const HostArray m = run2([](Tensor a, Tensor b) { return jnp::maximum(a, b); }, x, y);
+  EXPECT_TRUE(std::isnan(m.data<float>()[0]));
+  EXPECT_TRUE(std::isnan(m.data<float>()[1]));
+  EXPECT_EQ(m.data<float>()[2], 5);
+  EXPECT_EQ(m.data<float>()[3], 4);
+  const HostArray r = run([](Tensor t) { return jnp::max(t, {1}); }, x);
+  EXPECT_TRUE(std::isnan(r.data<float>()[0]));
+  EXPECT_EQ(r.data<float>()[1], 4);
+}
+
+TEST(Numpy, ComparisonsWhereAndAstype) {
+  const HostArray x = host(kValues, {8});
+  const HostArray gt = run([](Tensor t) { return t > 0; }, x);
+  const HostArray w = run([](Tensor t) { return jnp::where(t > 0, t, 0.0f); }, x);
+  const HostArray i = run([](Tensor t) { return jnp::astype(t, DType::kInt32); }, x);
+  ASSERT_EQ(gt.dtype(), DType::kBool);
+  ASSERT_EQ(i.dtype(), DType::kInt32);
+  for (size_t k = 0; k < kValues.size(); ++k) {
+    EXPECT_EQ(gt.data<bool>()[k], kValues[k] > 0);
+    EXPECT_EQ(w.data<float>()[k], kValues[k] > 0 ? kValues[k] : 0.0f);
+    EXPECT_EQ(i.data<int32_t>()[k], static_cast<int32_t>(kValues[k]));  // toward zero
+  }
+}
+
+TEST(Numpy, ReductionsOverAxesWithAndWithoutKeepdims) {
+  std::vector<float> v(24);
+  for (int k = 0; k < 24; ++k) v[k] = static_cast<float>((k * 5) % 7);
+  const HostArray x = host(v, {2, 3, 4});
+  const HostArray s = run([](Tensor t) { return jnp::sum(t, {0, 2}); }, x);
+  const HostArray k = run([](Tensor t) { return jnp::sum(t, {1}, true); }, x);
+  const HostArray m = run([](Tensor t) { return jnp::mean(t); }, x);
+  const HostArray mn = run([](Tensor t) { return jnp::min(t, {-1}); }, x);
+  const HostArray am = run([](Tensor t) { return jnp::argmax(t, 1); }, x);
+  ASSERT_EQ(s.shape(), (Shape{3}));
+  ASSERT_EQ(k.shape(), (Shape{2, 1, 4}));
+  ASSERT_EQ(m.shape(), (Shape{}));
+  ASSERT_EQ(am.dtype(), DType::kInt32);
+  float total = 0;
+  for (int b = 0; b < 3; ++b) {
+    float want = 0;
+    for (int a = 0; a < 2; ++a) {
+      for (int c = 0; c < 4; ++c) want += v[a * 12 + b * 4 + c];
+    }
+    EXPECT_EQ(s.data<float>()[b], want);
+    total += want;
+  }
+  EXPECT_FLOAT_EQ(m.data<float>()[0], total / 24);
+  for (int a = 0; a < 2; ++a) {
+    for (int c = 0; c < 4; ++c) {
+      float sum = 0, best = -1;
+      int arg = 0;
+      for (int b = 0; b < 3; ++b) {
+        const float e = v[a * 12 + b * 4 + c];
+        sum += e;
+        if (e > best) best = e, arg = b;
+      }
+      EXPECT_EQ(k.data<float>()[a * 4 + c], sum);
+      EXPECT_EQ(am.data<int32_t>()[a * 4 + c], arg);
+    }
+    for (int b = 0; b < 3; ++b) {
+      float least = 1e9f;
+      for (int c = 0; c < 4; ++c) least = std::min(least, v[a * 12 + b * 4 + c]);
+      EXPECT_EQ(mn.data<float>()[a * 3 + b], least);
+    }
+  }
+}
+
+TEST(Numpy, MatmulOfVectorsMatricesAndBatches) {
+  std::vector<double> a(2 * 3 * 4), b(4 * 5);
+  for (size_t k = 0; k < a.size(); ++k) a[k] = static_cast<double>(k % 5) - 2;
+  for (size_t k = 0; k < b.size(); ++k) b[k] = static_cast<double>(k % 3) + 0.5;
+  const HostArray x = host(a, {2, 3, 4});
+  const HostArray y = host(b, {4, 5});
+  const HostArray z = run2([](Tensor p, Tensor q) { return jnp::matmul(p, q); }, x, y);
+  ASSERT_EQ(z.shape(), (Shape{2, 3, 5}));
+  for (int n = 0; n < 2; ++n) {
+    for (int i = 0; i < 3; ++i) {
+      for (int j = 0; j < 5; ++j) {
+        double want = 0;
+        for (int k = 0; k < 4; ++k) want += a[n * 12 + i * 4 + k] * b[k * 5 + j];
+        EXPECT_DOUBLE_EQ(z.data<double>()[n * 15 + i * 5 + j], want);
+      }
+    }
+  }
+  const HostArray v = host(std::vector<double>{1, 2, 3, 4}, {4});
+  const HostArray mv = run2([](Tensor p, Tensor q) { return jnp::dot(q, p); }, y, v);
+  ASSERT_EQ(mv.shape(), (Shape{5}));
+  for (int j = 0; j < 5; ++j) {
+    double want = 0;
+    for (int k = 0; k < 4; ++k) want += (k + 1) * b[k * 5 + j];
+    EXPECT_DOUBLE_EQ(mv.data<double>()[j], want);
+  }
+}
+
+TEST(Numpy, ShapesMoveElementsAsNumPy) {
+  std::vector<int32_t> v(24);
+  for (int k = 0; k < 24; ++k) v[k] = k;
+  const HostArray x = host(v, {2, 3, 4});
+  const HostArray t = run([](Tensor a) { return jnp::transpose(a, {2, 0, 1}); }, x);
+  const HostArray r = run([](Tensor a) { return jnp::reshape(a, {4, -1}); }, x);
+  const HostArray s = run([](Tensor a) { return jnp::slice(a, {1, -2}, {2, 100}); }, x);
+  const HostArray c = run([](Tensor a) { return jnp::concatenate({a, a * 2}, 2); }, x);
+  const HostArray b = run(
+      [](Tensor a) {
+        return jnp::broadcast_to(jnp::expand_dims(a, 0), {3, 2, 3, 4});
+      },
+      x);
+  const HostArray q = run([](Tensor a) { return jnp::squeeze(jnp::reshape(a, {1, 24, 1})); }, x);
+  ASSERT_EQ(t.shape(), (Shape{4, 2, 3}));
+  ASSERT_EQ(r.shape(), (Shape{4, 6}));
+  ASSERT_EQ(s.shape(), (Shape{1, 2, 4}));
+  ASSERT_EQ(c.shape(), (Shape{2, 3, 8}));
+  ASSERT_EQ(b.shape(), (Shape{3, 2, 3, 4}));
+  ASSERT_EQ(q.shape(), (Shape{24}));
+  for (int i = 0; i < 2; ++i) {
+    for (int j = 0; j < 3; ++j) {
+      for (int k = 0; k < 4; ++k) {
+        const int32_t e = v[i * 12 + j * 4 + k];
+        EXPECT_EQ(t.data<int32_t>()[k * 6 + i * 3 + j], e);
+        EXPECT_EQ(c.data<int32_t>()[i * 24 + j * 8 + k], e);
+        EXPECT_EQ(c.data<int32_t>()[i * 24 + j * 8 + 4 + k], 2 * e);
+        EXPECT_EQ(b.data<int32_t>()[2 * 24 + i * 12 + j * 4 + k], e);
+      }
+    }
+  }
+  EXPECT_EQ(r.data<int32_t>()[7], 7);
+  for (int j = 0; j < 2; ++j) {
+    for (int k = 0; k < 4; ++k) EXPECT_EQ(s.data<int32_t>()[j * 4 + k], v[12 + (j + 1) * 4 + k]);
+  }
+}
+
+TEST(Numpy, SoftmaxAndLogsumexpSubtractTheMaximum) {
+  const HostArray x = host(std::vector<float>{1000, 1001, 1002, -5, 0, 5}, {2, 3});
+  const HostArray sm = run([](Tensor t) { return jnp::softmax(t); }, x);
+  const HostArray ls = run([](Tensor t) { return jnp::logsumexp(t, {1}); }, x);
+  for (int r = 0; r < 2; ++r) {
+    double m = -1e300, z = 0;
+    for (int c = 0; c < 3; ++c) m = std::max(m, static_cast<double>(x.data<float>()[r * 3 + c]));
+    for (int c = 0; c < 3; ++c) z += std::exp(x.data<float>()[r * 3 + c] - m);
+    for (int c = 0; c < 3; ++c) {
+      EXPECT_NEAR(sm.data<float>()[r * 3 + c], std::exp(x.data<float>()[r * 3 + c] - m) / z, 1e-6);
+    }
+    EXPECT_NEAR(ls.data<float>()[r], m + std::log(z), 1e-3);
+  }
+}
+
+TEST(Numpy, CreationInsideATrace) {
+  const HostArray x = host(std::vector<float>{1, 2, 3}, {3});
+  const HostArray out = run(
+      [](Tensor t) {
+        return t + jnp::ones({3}) + jnp::astype(jnp::arange(3), DType::kFloat32) +
+               jnp::full({}, 0.5f);
+      },
+      x);
+  for (int k = 0; k < 3; ++k) EXPECT_EQ(out.data<float>()[k], (k + 1) + 1 + k + 0.5f);
+  const HostArray c = host(std::vector<float>{10, 20, 30}, {3});
+  const HostArray captured = run([&](Tensor t) { return t * jnp::asarray(c); }, x);
+  for (int k = 0; k < 3; ++k) EXPECT_EQ(captured.data<float>()[k], (k + 1) * 10.0f * (k + 1));
+}
+
+TEST(Numpy, HalfPrecisionComputesInFloat32AndRoundsOnce) {
+  std::vector<spmd::float16> h;
+  for (float v : {1.0f, 2.5f, 1000.0f, 0.1f}) h.push_back(spmd::to_float16(v));
+  const HostArray x = host(h, {4});
+  const HostArray out = run([](Tensor t) { return jnp::exp(t * 0.001f); }, x);
+  ASSERT_EQ(out.dtype(), DType::kFloat16);
+  for (int k = 0; k < 4; ++k) {
+    const float in = spmd::to_float(h[k]);
+    const float product =
+        spmd::to_float(spmd::to_float16(in * spmd::to_float(spmd::to_float16(0.001f))));
+    EXPECT_EQ(out.data<spmd::float16>()[k], spmd::to_float16(std::exp(product)));
+  }
+}
+
+TEST(Numpy, PromotionFollowsJaxLattice) {
+  using spmd::numpy::promote_types;
+  EXPECT_EQ(promote_types(DType::kInt32, DType::kFloat16), DType::kFloat16);
+  EXPECT_EQ(promote_types(DType::kUInt8, DType::kInt8), DType::kInt16);
+  EXPECT_EQ(promote_types(DType::kUInt32, DType::kInt32), DType::kInt64);
+  EXPECT_EQ(promote_types(DType::kUInt64, DType::kInt64), DType::kFloat64);
+  EXPECT_EQ(promote_types(DType::kBFloat16, DType::kFloat16), DType::kFloat32);
+  EXPECT_EQ(promote_types(DType::kBool, DType::kInt8), DType::kInt8);
+  EXPECT_EQ(promote_types(DType::kUInt8, DType::kInt32), DType::kInt32);
+  const HostArray i = host(std::vector<int32_t>{1, 2}, {2});
+  EXPECT_EQ(run([](Tensor t) { return t * 2.0f; }, i).dtype(), DType::kFloat32);
+  EXPECT_EQ(run([](Tensor t) { return t + 1; }, i).dtype(), DType::kInt32);
+  EXPECT_EQ(run([](Tensor t) { return t / 2; }, i).dtype(), DType::kFloat32);
+  EXPECT_EQ(run([](Tensor t) { return jnp::sum(jnp::astype(t, DType::kInt8)); }, i).dtype(),
+            DType::kInt32);
+  const HostArray d = host(std::vector<double>{1, 2}, {2});
+  EXPECT_EQ(run([](Tensor t) { return t * 2.0f; }, d).dtype(), DType::kFloat64);
+}
+
+template <class F>
+std::string trace_error(F f, const HostArray& x) {
+  try {
+    run(f, x);
+  } catch (const spmd::InvalidArgument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Numpy, TraceErrorsNameTheOperationAndShapes) {
+  const HostArray x = host(std::vector<float>(6, 1.0f), {2, 3});
+  EXPECT_NE(trace_error([](Tensor t) { return t + jnp::ones({4}); }, x)
+                .find("add: shapes (2, 3) and (4) do not broadcast"),
+            std::string::npos);
+  EXPECT_NE(trace_error([](Tensor t) { return jnp::matmul(t, t); }, x)
+                .find("matmul: contracting dimensions differ"),
+            std::string::npos);
+  EXPECT_NE(trace_error([](Tensor t) { return jnp::sum(t, {2}); }, x)
+                .find("sum: axis 2 is out of range for shape (2, 3)"),
+            std::string::npos);
+  EXPECT_NE(trace_error(
+                [](Tensor t) {
+                  return jnp::reshape(t, {4, 2});
+                },
+                x)
+                .find("reshape: cannot reshape f32[2,3] into shape (4, 2)"),
+            std::string::npos);
+  EXPECT_NE(trace_error([](Tensor t) { return -jnp::astype(t, DType::kBool); }, x)
+                .find("negative: not defined on bool"),
+            std::string::npos);
+  Tensor kept;
+  run([&](Tensor t) { return kept = t * 2.0f; }, x);
+  EXPECT_THROW(jnp::exp(kept), spmd::InvalidArgument);
+  try {
+    jnp::exp(kept);
+  } catch (const spmd::InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("outside the spmd::jit call that traced it"),
+              std::string::npos);
+  }
+  EXPECT_THROW(jnp::zeros({2}), spmd::InvalidArgument);
+}
+
+TEST(Jit, TracesOncePerSignatureAndPassesDictionaries) {
+  int traces = 0;
+  auto fn = spmd::jit([&](std::map<std::string, Tensor> p, Tensor x) {
+    ++traces;
+    return std::vector<Tensor>{jnp::matmul(x, p.at("w")) + p.at("b"), jnp::sum(x)};
+  });
+  const std::map<std::string, Array> params{
+      {"w", on_device(host(std::vector<float>{1, 0, 0, 1}, {2, 2}))},
+      {"b", on_device(host(std::vector<float>{10, 20}, {2}))}};
+  const Array x = on_device(host(std::vector<float>{1, 2, 3, 4}, {2, 2}));
+  const std::vector<Array> out = fn(params, x);
+  fn(params, x);
+  EXPECT_EQ(traces, 1);
+  ASSERT_EQ(out.size(), 2u);
+  const HostArray y = out[0].to_host();
+  EXPECT_EQ(y.data<float>()[0], 11);
+  EXPECT_EQ(y.data<float>()[3], 24);
+  EXPECT_EQ(out[1].to_host().data<float>()[0], 10);
+  fn(params, on_device(host(std::vector<float>{1, 2}, {1, 2})));
+  EXPECT_EQ(traces, 2);
+}
+
+}  // namespace
