@@ -52,19 +52,16 @@ void elementwise(Partitioner& p, int v, const Op& op) {
   p.compute(v, slots, out);
 }
 
+// A broadcast is made where it is used, at the size and split the use wants (materialize()).
 void broadcast(Partitioner& p, int v, const Op& op) {
   const Shape& from = p.program().ops[static_cast<size_t>(op.inputs[0])].shape;
-  Layout in = settled(p.layout(op.inputs[0]));
+  const Layout& in = p.layout(op.inputs[0]);
   Layout out = Layout::replicated(op.shape.size());
   const size_t offset = op.shape.size() - from.size();
   for (size_t d = 0; d < from.size(); ++d) {
-    if (from[d] == op.shape[d + offset]) {
-      out.dims[d + offset] = in.dims[d];
-    } else {
-      in.dims[d].clear();
-    }
+    if (from[d] == op.shape[d + offset]) out.dims[d + offset] = in.dims[d];
   }
-  p.compute(v, {p.slot_with(op.inputs[0], in)}, out);
+  p.define_lazily(v, out);
 }
 
 void transpose(Partitioner& p, int v, const Op& op) {

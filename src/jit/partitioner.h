@@ -16,12 +16,14 @@ namespace spmd::compiler {
 class Partitioner {
  public:
   Partitioner(const Program& program, const Mesh& mesh, std::string name)
-      : program_(program), mesh_(mesh), name_(std::move(name)), versions_(program.ops.size()) {}
+      : program_(program),
+        mesh_(mesh),
+        name_(std::move(name)),
+        versions_(program.ops.size()),
+        natural_(program.ops.size()) {}
 
   // The value's first layout (as its defining step made it).
-  const Layout& layout(int value) const {
-    return versions_[static_cast<size_t>(value)].front().first;
-  }
+  const Layout& layout(int value) const { return natural_[static_cast<size_t>(value)]; }
   // A slot holding `value` laid out as `want` (resharding, once, when no version has it).
   int slot_with(int value, const Layout& want);
   // Emits program op `value` computed locally from `inputs`, its result laid out as `out`.
@@ -29,7 +31,15 @@ class Partitioner {
                std::vector<int64_t> ints = {});
   // Records `slot` as `value` laid out as `layout`.
   void define(int value, int slot, const Layout& layout) {
+    if (versions_[static_cast<size_t>(value)].empty())
+      natural_[static_cast<size_t>(value)] = layout;
     versions_[static_cast<size_t>(value)].emplace_back(layout, slot);
+  }
+  // A value computed where it is used, in the layout the use asks for (broadcasts and fills:
+  // made at their final size and split instead of whole and then cut); `natural` is the layout
+  // propagation reads for it.
+  void define_lazily(int value, const Layout& natural) {
+    natural_[static_cast<size_t>(value)] = natural;
   }
   int new_slot() { return result_.slots++; }
   LocalProgram& result() { return result_; }
@@ -41,12 +51,15 @@ class Partitioner {
  private:
   // reshard.cc: appends the steps moving `slot` (value `value`, laid out `from`) to `to`.
   int reshard(int value, int slot, Layout from, const Layout& to);
+  // Emits a lazily defined value laid out as `want` (see define_lazily).
+  int materialize(int value, const Layout& want);
   int emit(Step step);
 
   const Program& program_;
   const Mesh& mesh_;
   std::string name_;
   std::vector<std::vector<std::pair<Layout, int>>> versions_;
+  std::vector<Layout> natural_;
   LocalProgram result_;
 };
 

@@ -8,6 +8,15 @@
 
 namespace spmd::compiler {
 
+namespace {
+
+Layout settled_layout(Layout l) {
+  l.partial.clear();
+  return l;
+}
+
+}  // namespace
+
 int Partitioner::emit(Step step) {
   step.output = new_slot();
   result_.steps.push_back(std::move(step));
@@ -60,11 +69,32 @@ int Partitioner::reshard(int value, int slot, Layout cur, const Layout& to) {
   return slot;
 }
 
+int Partitioner::materialize(int value, const Layout& want) {
+  const Op& op = program_.ops[static_cast<size_t>(value)];
+  std::vector<int> inputs;
+  if (op.kind == OpKind::kBroadcast) {
+    // The operand's dimensions that survive take the wanted split; broadcast ones need none.
+    const Shape& from = program_.ops[static_cast<size_t>(op.inputs[0])].shape;
+    Layout in = Layout::replicated(from.size());
+    const size_t offset = op.shape.size() - from.size();
+    for (size_t d = 0; d < from.size(); ++d) {
+      if (from[d] == op.shape[d + offset]) in.dims[d] = want.dims[d + offset];
+    }
+    inputs.push_back(slot_with(op.inputs[0], in));
+  }
+  Step s{.kind = StepKind::kCompute, .op = value, .inputs = std::move(inputs), .dtype = op.dtype};
+  s.shape = local(value, op.shape, want);
+  const int slot = emit(std::move(s));
+  versions_[static_cast<size_t>(value)].emplace_back(want, slot);
+  return slot;
+}
+
 int Partitioner::slot_with(int value, const Layout& want) {
   auto& versions = versions_[static_cast<size_t>(value)];
   for (const auto& [layout, slot] : versions) {
     if (layout == want) return slot;
   }
+  if (versions.empty()) return materialize(value, settled_layout(want));
   const int slot = reshard(value, versions.front().second, versions.front().first, want);
   versions.emplace_back(want, slot);
   return slot;
