@@ -34,6 +34,8 @@ struct Step {
   int dim = -1;
   int dim2 = -1;
   std::vector<int64_t> ints;  // kCompute: the operation's local attributes (slice starts)
+  // Slots no later step reads (nor the outputs): freed once this step has run.
+  std::vector<int> last_use_of;
 };
 
 struct LocalProgram {

@@ -235,6 +235,19 @@ void define_op(Partitioner& p, int v, const Op& op) {
   }
 }
 
+// Each slot's last reader frees it, so that a device holds only the values still ahead of it.
+void mark_last_uses(LocalProgram& local) {
+  std::vector<int> last(static_cast<size_t>(local.slots), -1);
+  for (size_t i = 0; i < local.steps.size(); ++i) {
+    for (int in : local.steps[i].inputs) last[static_cast<size_t>(in)] = static_cast<int>(i);
+  }
+  for (int out : local.output_slots) last[static_cast<size_t>(out)] = -1;
+  for (size_t slot = 0; slot < last.size(); ++slot) {
+    if (last[slot] >= 0)
+      local.steps[static_cast<size_t>(last[slot])].last_use_of.push_back(static_cast<int>(slot));
+  }
+}
+
 }  // namespace
 
 std::string program_text(const Program& program, const LocalProgram& local, const Mesh& mesh,
@@ -265,6 +278,7 @@ LocalProgram partition(const Program& program, const Mesh& mesh,
     result.output_slots.push_back(p.slot_with(v, want));
     result.out_layouts.push_back(want);
   }
+  mark_last_uses(result);
   result.text = program_text(program, result, mesh, name);
   return std::move(result);
 }
