@@ -2,6 +2,10 @@
 
 #include <Eigen/Core>
 #include <algorithm>
+#include <functional>
+#include <map>
+#include <numeric>
+#include <span>
 #include <utility>
 
 #include "kernels/elementwise.h"
@@ -33,6 +37,75 @@ Block iota(DType dtype, const Shape& shape) {
   kernels::convert(DType::kFloat64, dtype,
                    {reinterpret_cast<const std::byte*>(values.data()), shape[0]}, output(out),
                    shape[0]);
+  return out;
+}
+
+struct Operand {
+  Input data;
+  DType dtype;
+};
+
+// One element-wise operation over n elements (each operand n elements or one).
+void elementwise(const Op& op, DType dtype, std::span<const Operand> in, std::byte* out,
+                 int64_t n) {
+  switch (op.kind) {
+    case OpKind::kUnary:
+      kernels::unary(static_cast<kernels::Unary>(op.code), dtype, in[0].data, out, n);
+      return;
+    case OpKind::kBinary:
+      kernels::binary(static_cast<kernels::Binary>(op.code), in[0].dtype, in[0].data, in[1].data,
+                      out, n);
+      return;
+    case OpKind::kSelect:
+      kernels::select(dtype, in[0].data, in[1].data, in[2].data, out, n);
+      return;
+    case OpKind::kConvert:
+      kernels::convert(in[0].dtype, dtype, in[0].data, out, n);
+      return;
+    default:
+      return;
+  }
+}
+
+// Elements per tile of a fused chain: every intermediate of a tile stays in the first levels of
+// cache (4096 × 8 B = 32 KiB at most).
+constexpr int64_t kTile = 4096;
+
+// A fused chain (fuse.h), tile by tile: intermediates live in per-tile buffers, the last step
+// writes the result.
+Block run_fused(const Program& program, const Step& f, const std::vector<Block>& slots) {
+  const int64_t n =
+      std::accumulate(f.shape.begin(), f.shape.end(), int64_t{1}, std::multiplies<>());
+  Block out = Block::uninitialized(f.dtype, f.shape);
+  std::byte* result = output(out);
+  std::map<int, std::pair<std::vector<std::byte>, DType>> tiles;
+  for (size_t i = 0; i + 1 < f.body.size(); ++i) {
+    tiles[f.body[i].output] = {std::vector<std::byte>(kTile * dtype_size(f.body[i].dtype)),
+                               f.body[i].dtype};
+  }
+  std::vector<Operand> operands;
+  for (int64_t o = 0; o < n; o += kTile) {
+    const int64_t len = std::min(kTile, n - o);
+    for (const Step& s : f.body) {
+      operands.clear();
+      for (int slot : s.inputs) {
+        auto t = tiles.find(slot);
+        if (t != tiles.end()) {
+          operands.push_back({{t->second.first.data(), len}, t->second.second});
+          continue;
+        }
+        const Block& b = slots[static_cast<size_t>(slot)];
+        const std::byte* base = b.bytes().data();
+        operands.push_back(
+            b.size() == 1 ? Operand{{base, 1}, b.dtype()}
+                          : Operand{{base + o * static_cast<int64_t>(dtype_size(b.dtype())), len},
+                                    b.dtype()});
+      }
+      std::byte* dst = &s == &f.body.back() ? result + o * static_cast<int64_t>(dtype_size(f.dtype))
+                                            : tiles[s.output].first.data();
+      elementwise(program.ops[static_cast<size_t>(s.op)], s.dtype, operands, dst, len);
+    }
+  }
   return out;
 }
 
@@ -74,19 +147,14 @@ Block compute(const Op& op, const Step& s, const std::vector<Block>& in) {
     case OpKind::kIota:
       return iota(s.dtype, s.shape);
     case OpKind::kUnary:
-      kernels::unary(static_cast<kernels::Unary>(op.code), s.dtype, input(in[0]), output(out),
-                     out.size());
-      break;
     case OpKind::kBinary:
-      kernels::binary(static_cast<kernels::Binary>(op.code), in[0].dtype(), input(in[0]),
-                      input(in[1]), output(out), out.size());
-      break;
     case OpKind::kSelect:
-      kernels::select(s.dtype, input(in[0]), input(in[1]), input(in[2]), output(out), out.size());
+    case OpKind::kConvert: {
+      std::vector<Operand> operands;
+      for (const Block& b : in) operands.push_back({input(b), b.dtype()});
+      elementwise(op, s.dtype, operands, output(out), out.size());
       break;
-    case OpKind::kConvert:
-      kernels::convert(in[0].dtype(), s.dtype, input(in[0]), output(out), out.size());
-      break;
+    }
     case OpKind::kBroadcast:
       kernels::broadcast(width, in[0].bytes().data(), in[0].shape(), output(out), s.shape);
       break;
@@ -154,6 +222,8 @@ Block run_step(const Program& program, const Step& s, const Mesh& mesh,
       return all_to_all(in[0], axes, s.dim, s.dim2, true);
     case StepKind::kLocalSlice:
       return local_slice(s, in[0], axes);
+    case StepKind::kFused:
+      return run_fused(program, s, slots);
   }
   return in[0];
 }

@@ -21,6 +21,7 @@ enum class StepKind : uint8_t {
   kPsumScatter,  // sum over `axes`, each device keeping its part of dimension `dim`
   kAllToAll,     // split dimension `dim` over `axes`, gather dimension `dim2`
   kLocalSlice,   // keep this device's part of dimension `dim` along `axes` (no communication)
+  kFused,        // `body`: a chain of element-wise steps run tile by tile (fuse.h)
 };
 
 struct Step {
@@ -36,6 +37,8 @@ struct Step {
   std::vector<int64_t> ints;  // kCompute: the operation's local attributes (slice starts)
   // Slots no later step reads (nor the outputs): freed once this step has run.
   std::vector<int> last_use_of;
+  // kFused: the element-wise steps, in order; their intermediate slots exist only per tile.
+  std::vector<Step> body;
 };
 
 struct LocalProgram {

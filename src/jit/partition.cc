@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <set>
 
+#include "jit/fuse.h"
 #include "jit/partitioner.h"
 #include "spmd/error.h"
 
@@ -278,6 +279,7 @@ LocalProgram partition(const Program& program, const Mesh& mesh,
     result.output_slots.push_back(p.slot_with(v, want));
     result.out_layouts.push_back(want);
   }
+  fuse_elementwise(program, result);
   mark_last_uses(result);
   result.text = program_text(program, result, mesh, name);
   return std::move(result);

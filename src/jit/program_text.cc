@@ -63,6 +63,19 @@ std::string program_text(const Program& program, const LocalProgram& local, cons
   for (const Step& s : local.steps) {
     shapes[static_cast<size_t>(s.output)] = s.shape;
     std::string line;
+    if (s.kind == StepKind::kFused) {
+      line = fmt::format("  %{} = fused {}", s.output, type_text(s.dtype, s.shape));
+      for (int in : s.inputs) line += fmt::format(" %{}", in);
+      text += line + " {\n";
+      for (const Step& b : s.body) {
+        std::string inner = fmt::format("      %{} = {}", b.output,
+                                        op_name(program.ops[static_cast<size_t>(b.op)]));
+        for (int in : b.inputs) inner += fmt::format(" %{}", in);
+        text += inner + "\n";
+      }
+      text += "    }\n";
+      continue;
+    }
     if (s.kind == StepKind::kCompute) {
       line = fmt::format("  %{} = {} {}", s.output, op_name(program.ops[static_cast<size_t>(s.op)]),
                          type_text(s.dtype, s.shape));

@@ -337,6 +337,25 @@ TEST(Numpy, TraceErrorsNameTheOperationAndShapes) {
   EXPECT_THROW(jnp::zeros({2}), spmd::InvalidArgument);
 }
 
+TEST(Jit, ElementwiseChainsRunFusedOverManyTiles) {
+  const int n = 10007;  // several tiles and a partial one
+  std::vector<float> a(n), b(n);
+  for (int k = 0; k < n; ++k) {
+    a[k] = static_cast<float>(k % 17) - 8;
+    b[k] = static_cast<float>(k % 5);
+  }
+  const Array x = on_device(host(a, {n})), y = on_device(host(b, {n}));
+  auto fn = spmd::jit([](Tensor p, Tensor q) { return jnp::tanh(p * 0.25f + q) * q - p; });
+  const std::string text = fn.lower(x, y).as_text();
+  EXPECT_NE(text.find("= fused f32[10007]"), std::string::npos) << text;
+  EXPECT_EQ(text.find("= mul f32"), std::string::npos) << "no step of the chain runs alone:\n"
+                                                       << text;
+  const HostArray out = fn(x, y).to_host();
+  for (int k = 0; k < n; ++k) {
+    EXPECT_NEAR(out.data<float>()[k], std::tanh(a[k] * 0.25f + b[k]) * b[k] - a[k], 1e-5f) << k;
+  }
+}
+
 TEST(Jit, TracesOncePerSignatureAndPassesDictionaries) {
   int traces = 0;
   auto fn = spmd::jit([&](std::map<std::string, Tensor> p, Tensor x) {

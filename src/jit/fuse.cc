@@ -1,0 +1,85 @@
+#include "jit/fuse.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <utility>
+
+namespace spmd::compiler {
+namespace {
+
+bool elementwise(const Program& program, const Step& s) {
+  if (s.kind != StepKind::kCompute) return false;
+  const OpKind k = program.ops[static_cast<size_t>(s.op)].kind;
+  return k == OpKind::kUnary || k == OpKind::kBinary || k == OpKind::kSelect ||
+         k == OpKind::kConvert;
+}
+
+int64_t elements(const Shape& s) {
+  return std::accumulate(s.begin(), s.end(), int64_t{1}, std::multiplies<>());
+}
+
+// How many times each slot is read (by steps and as an output).
+std::vector<int> use_counts(const LocalProgram& local) {
+  std::vector<int> uses(static_cast<size_t>(local.slots), 0);
+  for (const Step& s : local.steps) {
+    for (int in : s.inputs) ++uses[static_cast<size_t>(in)];
+  }
+  for (int out : local.output_slots) ++uses[static_cast<size_t>(out)];
+  return uses;
+}
+
+}  // namespace
+
+void fuse_elementwise(const Program& program, LocalProgram& local) {
+  const std::vector<int> uses = use_counts(local);
+  // group[i]: the group step i belongs to (its members' indices), keyed by the group's result.
+  std::map<int, std::vector<size_t>> group_of_result;
+  std::vector<bool> absorbed(local.steps.size(), false);
+  for (size_t i = 0; i < local.steps.size(); ++i) {
+    const Step& s = local.steps[i];
+    if (!elementwise(program, s) || elements(s.shape) < 2) continue;
+    std::vector<size_t> members;
+    for (int in : s.inputs) {
+      auto it = group_of_result.find(in);
+      const bool joins = it != group_of_result.end() && uses[static_cast<size_t>(in)] == 1 &&
+                         elements(local.steps[it->second.back()].shape) == elements(s.shape);
+      if (!joins) continue;
+      members.insert(members.end(), it->second.begin(), it->second.end());
+      group_of_result.erase(it);
+    }
+    std::sort(members.begin(), members.end());
+    for (size_t m : members) absorbed[m] = true;
+    members.push_back(i);
+    group_of_result[s.output] = std::move(members);
+  }
+  std::vector<Step> steps;
+  for (size_t i = 0; i < local.steps.size(); ++i) {
+    if (absorbed[i]) continue;
+    auto it = group_of_result.find(local.steps[i].output);
+    if (it == group_of_result.end() || it->second.size() < 2) {
+      steps.push_back(std::move(local.steps[i]));
+      continue;
+    }
+    Step fused{.kind = StepKind::kFused,
+               .output = local.steps[i].output,
+               .shape = local.steps[i].shape,
+               .dtype = local.steps[i].dtype};
+    std::vector<int> inside;
+    for (size_t m : it->second) inside.push_back(local.steps[m].output);
+    for (size_t m : it->second) {
+      for (int in : local.steps[m].inputs) {
+        const bool internal = std::find(inside.begin(), inside.end(), in) != inside.end();
+        if (!internal &&
+            std::find(fused.inputs.begin(), fused.inputs.end(), in) == fused.inputs.end()) {
+          fused.inputs.push_back(in);
+        }
+      }
+      fused.body.push_back(local.steps[m]);
+    }
+    steps.push_back(std::move(fused));
+  }
+  local.steps = std::move(steps);
+}
+
+}  // namespace spmd::compiler
