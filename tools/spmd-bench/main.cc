@@ -3,6 +3,7 @@
 //                          [--no-mass-failure] [--json]
 //   spmd-bench collectives -n 2 [--ops all_reduce,...] [--sizes 8,1M,...] [--impls spmd,mpi,gloo]
 //                          [--transport auto|tcp] [--seconds 0.3] [--json]
+//   spmd-bench jit -n 2 [--iterations 7] [--json]
 //   spmd-bench reshard -n 2 [--bytes 268435456] [--iterations 5] [--json]
 //   spmd-bench data -n 2 [--records 1048576] [--record-floats 64] [--batch 1024] [--json]
 //   spmd-bench checkpoint -n 2 [--bytes 1073741824] [--compression none|zstd] [--dir D] [--json]
@@ -17,6 +18,7 @@
 #include "spmd-bench/collectives_bench.h"
 #include "spmd-bench/coordinator_bench.h"
 #include "spmd-bench/data_bench.h"
+#include "spmd-bench/jit_bench.h"
 #include "spmd-bench/reshard_bench.h"
 #include "spmd-bench/sim_clients.h"
 #include "spmd-bench/sim_service.h"
@@ -27,6 +29,7 @@ using spmd::bench::CheckpointBenchOptions;
 using spmd::bench::CollectivesBenchOptions;
 using spmd::bench::CoordinatorBenchOptions;
 using spmd::bench::DataBenchOptions;
+using spmd::bench::JitBenchOptions;
 using spmd::bench::ReshardBenchOptions;
 using spmd::bench::SimClientsOptions;
 using spmd::bench::SimServiceOptions;
@@ -125,6 +128,20 @@ void add_reshard(CLI::App& app, Runs& runs) {
   runs.emplace_back(rw, [o] { return spmd::bench::run_reshard_worker(*o); });
 }
 
+void add_jit(CLI::App& app, Runs& runs) {
+  auto o = std::make_shared<JitBenchOptions>();
+  auto* j = app.add_subcommand(
+      "jit", "spmd::jit's dispatch, contraction, fusion and MLP beside the same work without it");
+  j->add_option("-n,--processes", o->processes, "processes")->check(CLI::Range(1, 64));
+  j->add_option("--iterations", o->iterations, "timed repetitions (median reported)")
+      ->check(CLI::Range(1, 1000));
+  j->add_flag("--json", o->json, "one JSON object");
+  runs.emplace_back(j, [o] { return spmd::bench::run_jit_bench(*o); });
+  auto* jw = internal(app, "jit-worker", "one process of `jit`");
+  jw->add_option("--iterations", o->iterations);
+  runs.emplace_back(jw, [o] { return spmd::bench::run_jit_worker(*o); });
+}
+
 void add_checkpoint(CLI::App& app, Runs& runs) {
   auto o = std::make_shared<CheckpointBenchOptions>();
   auto add_shared = [o](CLI::App* cmd) {
@@ -180,6 +197,7 @@ int main(int argc, char** argv) {
   add_coordinator(app, runs);
   add_collectives(app, runs);
   add_reshard(app, runs);
+  add_jit(app, runs);
   add_checkpoint(app, runs);
   add_data(app, runs);
   CLI11_PARSE(app, argc, argv);

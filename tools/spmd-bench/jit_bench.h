@@ -1,0 +1,22 @@
+// spmd-bench jit: spmd::jit beside the same work done without it, in the same run:
+// - dispatch: a cached call of `x + 1` on 16 floats on one device, beside a direct call of the
+//   same kernel (with its output allocation);
+// - contraction: a (2048 × 2048) · (2048 × 2048) float32 matmul split by rows over the
+//   processes, beside OpenBLAS on the same per-device blocks;
+// - fusion: `a * b + c` over 16 Mi float32 on one device, beside a hand-written single loop;
+// - mlp: a two-layer MLP forward, data-parallel and Megatron-style, beside the same computation
+//   written with shard_map and the named collectives.
+#pragma once
+
+namespace spmd::bench {
+
+struct JitBenchOptions {
+  int processes = 2;
+  int iterations = 7;
+  bool json = false;
+};
+
+int run_jit_bench(const JitBenchOptions& options);
+int run_jit_worker(const JitBenchOptions& options);
+
+}  // namespace spmd::bench
