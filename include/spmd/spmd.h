@@ -21,6 +21,7 @@
 #include "spmd/multihost.h"
 #include "spmd/named_collectives.h"
 #include "spmd/numpy.h"
+#include "spmd/numpy_eager.h"
 #include "spmd/partition_spec.h"
 #include "spmd/runtime.h"
 #include "spmd/shard_map.h"

@@ -45,7 +45,12 @@ std::vector<NamedSharding> input_shardings(std::span<const Array* const> inputs,
         out.push_back(*options.in_shardings[arg]);
         continue;
       }
-      const auto* named = dynamic_cast<const NamedSharding*>(&inputs[flat]->sharding());
+      const Sharding& own = inputs[flat]->sharding();
+      if (const auto* single = dynamic_cast<const SingleDeviceSharding*>(&own)) {
+        out.emplace_back(Mesh(single->device_assignment(), {"device"}), P());
+        continue;
+      }
+      const auto* named = dynamic_cast<const NamedSharding*>(&own);
       if (named == nullptr) {
         throw InvalidArgument(fmt::format(
             "jit({}): argument {} is laid out as {}, not a NamedSharding; give it in_shardings",

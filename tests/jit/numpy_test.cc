@@ -356,6 +356,24 @@ TEST(Jit, ElementwiseChainsRunFusedOverManyTiles) {
   }
 }
 
+TEST(Eager, NumpyOnArraysRunsAtOnceAndKeepsTheSharding) {
+  const HostArray x = host(std::vector<float>{1, -2, 3, -4}, {2, 2});
+  const HostArray y = host(std::vector<float>{10, 20, 30, 40}, {2, 2});
+  const Array a = on_device(x), b = on_device(y);
+  const HostArray s = (a + b * a).to_host();
+  const HostArray r = jnp::sum(jnp::relu(a), {1}).to_host();
+  const HostArray m = jnp::matmul(a, b).to_host();
+  for (int k = 0; k < 4; ++k) {
+    EXPECT_EQ(s.data<float>()[k], x.data<float>()[k] + y.data<float>()[k] * x.data<float>()[k]);
+  }
+  EXPECT_EQ(r.data<float>()[0], 1);
+  EXPECT_EQ(r.data<float>()[1], 3);
+  EXPECT_EQ(m.data<float>()[0], 1 * 10 + -2 * 30);
+  EXPECT_EQ((a + b).sharding().to_string(), a.sharding().to_string());
+  const Array single = spmd::device_put(a, spmd::SingleDeviceSharding(spmd::local_devices()[0]));
+  EXPECT_EQ(jnp::exp(single).to_host().shape(), (Shape{2, 2}));
+}
+
 TEST(Jit, TracesOncePerSignatureAndPassesDictionaries) {
   int traces = 0;
   auto fn = spmd::jit([&](std::map<std::string, Tensor> p, Tensor x) {

@@ -1,0 +1,127 @@
+// spmd::numpy on Arrays: one cached jit per operation and attributes.
+#include "spmd/numpy_eager.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "spmd/jit.h"
+
+namespace spmd::numpy {
+namespace detail {
+
+Array eager(const std::string& key, std::initializer_list<const Array*> inputs,
+            const std::function<Tensor(const std::vector<Tensor>&)>& op) {
+  using Fn = std::function<Tensor(std::vector<Tensor>)>;
+  static std::mutex mu;
+  static std::map<std::string, std::shared_ptr<Jitted<Fn>>> cache;
+  std::shared_ptr<Jitted<Fn>> fn;
+  {
+    std::lock_guard lock(mu);
+    auto& slot = cache[key];
+    if (!slot) slot = std::make_shared<Jitted<Fn>>(Fn(op), JitOptions{.name = key});
+    fn = slot;
+  }
+  std::vector<Array> args;
+  for (const Array* a : inputs) args.push_back(*a);
+  return (*fn)(args);
+}
+
+}  // namespace detail
+
+namespace {
+
+Array binary(const char* name, const Array& a, const Array& b,
+             Tensor (*f)(const Tensor&, const Tensor&)) {
+  return detail::eager(name, {&a, &b}, [f](const std::vector<Tensor>& t) { return f(t[0], t[1]); });
+}
+
+Array unary(const char* name, const Array& a, Tensor (*f)(const Tensor&)) {
+  return detail::eager(name, {&a}, [f](const std::vector<Tensor>& t) { return f(t[0]); });
+}
+
+std::string axes_key(const char* name, const AxisList& axes, bool keepdims) {
+  return fmt::format("{}({},{})", name, fmt::join(axes, ","), keepdims);
+}
+
+}  // namespace
+
+Array add(const Array& a, const Array& b) { return binary("add", a, b, &add); }
+Array subtract(const Array& a, const Array& b) { return binary("subtract", a, b, &subtract); }
+Array multiply(const Array& a, const Array& b) { return binary("multiply", a, b, &multiply); }
+Array divide(const Array& a, const Array& b) { return binary("divide", a, b, &divide); }
+Array maximum(const Array& a, const Array& b) {
+  return binary("maximum", a, b, static_cast<Tensor (*)(const Tensor&, const Tensor&)>(&maximum));
+}
+Array minimum(const Array& a, const Array& b) {
+  return binary("minimum", a, b, static_cast<Tensor (*)(const Tensor&, const Tensor&)>(&minimum));
+}
+Array power(const Array& a, const Array& b) {
+  return binary("power", a, b, static_cast<Tensor (*)(const Tensor&, const Tensor&)>(&power));
+}
+Array equal(const Array& a, const Array& b) { return binary("equal", a, b, &equal); }
+Array less(const Array& a, const Array& b) { return binary("less", a, b, &less); }
+Array greater(const Array& a, const Array& b) { return binary("greater", a, b, &greater); }
+Array where(const Array& cond, const Array& a, const Array& b) {
+  return detail::eager("where", {&cond, &a, &b},
+                       [](const std::vector<Tensor>& t) { return where(t[0], t[1], t[2]); });
+}
+Array negative(const Array& a) { return unary("negative", a, &negative); }
+Array exp(const Array& a) { return unary("exp", a, &exp); }
+Array log(const Array& a) { return unary("log", a, &log); }
+Array tanh(const Array& a) { return unary("tanh", a, &tanh); }
+Array sqrt(const Array& a) { return unary("sqrt", a, &sqrt); }
+Array abs(const Array& a) { return unary("abs", a, &abs); }
+Array relu(const Array& a) { return unary("relu", a, &relu); }
+Array astype(const Array& a, DType dtype) {
+  return detail::eager(fmt::format("astype({})", dtype_name(dtype)), {&a},
+                       [dtype](const std::vector<Tensor>& t) { return astype(t[0], dtype); });
+}
+Array sum(const Array& a, const AxisList& axes, bool keepdims) {
+  return detail::eager(axes_key("sum", axes, keepdims), {&a},
+                       [=](const std::vector<Tensor>& t) { return sum(t[0], axes, keepdims); });
+}
+Array mean(const Array& a, const AxisList& axes, bool keepdims) {
+  return detail::eager(axes_key("mean", axes, keepdims), {&a},
+                       [=](const std::vector<Tensor>& t) { return mean(t[0], axes, keepdims); });
+}
+Array max(const Array& a, const AxisList& axes, bool keepdims) {
+  return detail::eager(axes_key("max", axes, keepdims), {&a},
+                       [=](const std::vector<Tensor>& t) { return max(t[0], axes, keepdims); });
+}
+Array min(const Array& a, const AxisList& axes, bool keepdims) {
+  return detail::eager(axes_key("min", axes, keepdims), {&a},
+                       [=](const std::vector<Tensor>& t) { return min(t[0], axes, keepdims); });
+}
+Array argmax(const Array& a, int axis) {
+  return detail::eager(fmt::format("argmax({})", axis), {&a},
+                       [=](const std::vector<Tensor>& t) { return argmax(t[0], axis); });
+}
+Array matmul(const Array& a, const Array& b) { return binary("matmul", a, b, &matmul); }
+Array reshape(const Array& a, const Shape& shape) {
+  return detail::eager(fmt::format("reshape({})", fmt::join(shape, ",")), {&a},
+                       [=](const std::vector<Tensor>& t) { return reshape(t[0], shape); });
+}
+Array transpose(const Array& a, const std::vector<int>& axes) {
+  return detail::eager(fmt::format("transpose({})", fmt::join(axes, ",")), {&a},
+                       [=](const std::vector<Tensor>& t) { return transpose(t[0], axes); });
+}
+Array softmax(const Array& a, int axis) {
+  return detail::eager(fmt::format("softmax({})", axis), {&a},
+                       [=](const std::vector<Tensor>& t) { return softmax(t[0], axis); });
+}
+
+}  // namespace spmd::numpy
+
+namespace spmd {
+
+Array operator+(const Array& a, const Array& b) { return numpy::add(a, b); }
+Array operator-(const Array& a, const Array& b) { return numpy::subtract(a, b); }
+Array operator*(const Array& a, const Array& b) { return numpy::multiply(a, b); }
+Array operator/(const Array& a, const Array& b) { return numpy::divide(a, b); }
+Array operator-(const Array& a) { return numpy::negative(a); }
+
+}  // namespace spmd
