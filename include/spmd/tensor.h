@@ -29,7 +29,8 @@ class Tensor {
   // An invalid Tensor: every use throws InvalidArgument.
   Tensor() = default;
 
-  const Shape& shape() const;
+  // By value: the program grows as operations are recorded, so no reference into it lasts.
+  Shape shape() const;
   DType dtype() const;
   int ndim() const { return static_cast<int>(shape().size()); }
   int64_t size() const;

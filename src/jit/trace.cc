@@ -62,7 +62,7 @@ std::shared_ptr<Trace> trace_of(std::string_view what,
 
 namespace spmd {
 
-const Shape& Tensor::shape() const {
+Shape Tensor::shape() const {
   return compiler::trace_of("Tensor::shape", {this})->op(value_).shape;
 }
 

@@ -1,0 +1,140 @@
+// A RapidCheck property of the partitioner: random programs of element-wise operations,
+// reductions, reshapes, transposes, contractions and sharding constraints, over random meshes of
+// this process's 4 CPU devices and random input shardings, give the result of the same program
+// on replicated inputs (every device computing the whole arrays).
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+#include <rapidcheck/gtest.h>
+#include <spmd/spmd.h>
+
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace jnp = spmd::numpy;
+using spmd::Array;
+using spmd::DType;
+using spmd::HostArray;
+using spmd::NamedSharding;
+using spmd::P;
+using spmd::Shape;
+using spmd::Tensor;
+
+// One step of a random program over the values computed so far (two inputs at the start).
+struct OpChoice {
+  int kind;  // 0 binary, 1 unary, 2 sum, 3 transpose, 4 reshape, 5 matmul, 6 constraint, 7 max
+  int a, b;  // operand picks (modulo the values there are)
+  int attr;  // axis, operation, or spec pick
+};
+
+std::vector<P> specs() {
+  return {P(),
+          P("a"),
+          P(spmd::None, "b"),
+          P("a", "b"),
+          P("b", "a"),
+          P(spmd::Axes{"a", "b"}),
+          P(spmd::None, spmd::Axes{"b", "a"})};
+}
+
+// Applies one step; shapes stay 2-D so that every spec above applies.
+Tensor apply(const OpChoice& c, const std::vector<Tensor>& v, const spmd::Mesh& mesh) {
+  const Tensor& x = v[static_cast<size_t>(c.a) % v.size()];
+  const Tensor& y = v[static_cast<size_t>(c.b) % v.size()];
+  const bool same = x.shape() == y.shape();
+  switch (c.kind) {
+    case 0: {
+      const Tensor other = same ? y : jnp::transpose(x);
+      const Tensor rhs = other.shape() == x.shape() ? other : x;
+      return c.attr % 3 == 0 ? x + rhs : c.attr % 3 == 1 ? x * rhs : jnp::maximum(x, rhs);
+    }
+    case 1:
+      return c.attr % 2 == 0 ? jnp::relu(x) - 1.0f : -x * 0.5f;
+    case 2:
+      return jnp::sum(x, {c.attr % 2}, true);
+    case 3:
+      return jnp::transpose(x);
+    case 4: {
+      const Shape& s = x.shape();
+      if (s[0] % 2 != 0) return x;
+      return jnp::reshape(jnp::reshape(x, {s[0] / 2, s[1] * 2}), s);
+    }
+    case 5:
+      return jnp::matmul(x, jnp::transpose(x)) * 0.125f;
+    case 6: {
+      const auto all = specs();
+      const P& spec = all[static_cast<size_t>(c.attr) % all.size()];
+      // Only an even split: an uneven one is the user's error (IndivisibleError), not ours.
+      for (size_t d = 0; d < spec.size(); ++d) {
+        int64_t parts = 1;
+        for (const auto& axis : spec.entries()[d].axes()) parts *= mesh.axis_size(axis);
+        if (x.shape()[d] % parts != 0) return x;
+      }
+      return spmd::lax::with_sharding_constraint(x, NamedSharding(mesh, spec));
+    }
+    default:
+      return jnp::max(x, {c.attr % 2}, true) + jnp::min(x, {(c.attr + 1) % 2}, true);
+  }
+}
+
+Array make(const Shape& shape, const NamedSharding& sharding, int seed) {
+  return spmd::make_array_from_callback(shape, sharding, [&](const spmd::Index& index) {
+    HostArray h = HostArray::zeros(
+        DType::kFloat32, {index[0].stop - index[0].start, index[1].stop - index[1].start});
+    auto v = h.mutable_data<float>();
+    const int64_t w = index[1].stop - index[1].start;
+    for (int64_t k = 0; k < static_cast<int64_t>(v.size()); ++k) {
+      const int64_t r = index[0].start + k / w, c = index[1].start + k % w;
+      v[k] = static_cast<float>((r * shape[1] + c + seed) * 7 % 11 - 5);
+    }
+    return h;
+  });
+}
+
+bool close(const HostArray& a, const HostArray& b) {
+  if (a.shape() != b.shape()) return false;
+  for (size_t i = 0; i < a.data<float>().size(); ++i) {
+    const float x = a.data<float>()[i], y = b.data<float>()[i];
+    if (std::abs(x - y) > 1e-4f * (1 + std::abs(y))) return false;
+  }
+  return true;
+}
+
+RC_GTEST_PROP(PartitionProperty, RandomProgramsOverRandomShardingsGiveTheUnshardedResult, ()) {
+  const std::vector<std::vector<int64_t>> meshes = {{1, 4}, {2, 2}, {4, 1}};
+  const auto mesh_shape = *rc::gen::elementOf(meshes);
+  const spmd::Mesh mesh(spmd::devices(), mesh_shape, {"a", "b"});
+  const Shape shape = {*rc::gen::elementOf(std::vector<int64_t>{4, 8}),
+                       *rc::gen::elementOf(std::vector<int64_t>{4, 8})};
+  const auto steps = *rc::gen::container<std::vector<OpChoice>>(
+      *rc::gen::inRange(1, 7),
+      rc::gen::build<OpChoice>(rc::gen::set(&OpChoice::kind, rc::gen::inRange(0, 8)),
+                               rc::gen::set(&OpChoice::a, rc::gen::inRange(0, 8)),
+                               rc::gen::set(&OpChoice::b, rc::gen::inRange(0, 8)),
+                               rc::gen::set(&OpChoice::attr, rc::gen::inRange(0, 8))));
+  const auto all = specs();
+  const P spec_x = *rc::gen::elementOf(all), spec_y = *rc::gen::elementOf(all);
+  auto program = spmd::jit([&](Tensor x, Tensor y) {
+    std::vector<Tensor> v = {x, y};
+    for (const OpChoice& c : steps) v.push_back(apply(c, v, mesh));
+    return v.back();
+  });
+  const NamedSharding whole(mesh, P());
+  const HostArray want = program(make(shape, whole, 0), make(shape, whole, 1)).to_host();
+  const Array got = program(make(shape, NamedSharding(mesh, spec_x), 0),
+                            make(shape, NamedSharding(mesh, spec_y), 1));
+  RC_ASSERT(close(got.to_host(), want));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  spmd::distributed::initialize({.num_processes = 1, .num_cpu_devices = 4});
+  const int result = RUN_ALL_TESTS();
+  spmd::distributed::shutdown();
+  return result;
+}
