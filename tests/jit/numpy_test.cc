@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -272,6 +273,58 @@ TEST(Numpy, HalfPrecisionComputesInFloat32AndRoundsOnce) {
     const float product =
         spmd::to_float(spmd::to_float16(in * spmd::to_float(spmd::to_float16(0.001f))));
     EXPECT_EQ(out.data<spmd::float16>()[k], spmd::to_float16(std::exp(product)));
+  }
+}
+
+// Values 0…5 as `dtype` (bool: v % 2), from float64.
+HostArray small_values(DType dtype, int n, int seed) {
+  std::vector<double> v(static_cast<size_t>(n));
+  for (int k = 0; k < n; ++k) v[k] = dtype == DType::kBool ? (k + seed) % 2 : (k * 3 + seed) % 6;
+  return spmd::jit([dtype](Tensor t) { return jnp::astype(t, dtype); })(on_device(host(v, {n})))
+      .to_host();
+}
+
+std::vector<double> as_doubles(const HostArray& h) {
+  const HostArray wide =
+      spmd::jit([](Tensor t) { return jnp::astype(t, DType::kFloat64); })(on_device(h)).to_host();
+  return {wide.data<double>().begin(), wide.data<double>().end()};
+}
+
+TEST(Numpy, EveryDtypeAddsMultipliesComparesSumsAndContracts) {
+  for (int t = 0; t <= static_cast<int>(DType::kFloat64); ++t) {
+    const auto dtype = static_cast<DType>(t);
+    SCOPED_TRACE(std::string(spmd::dtype_name(dtype)));
+    const HostArray x = small_values(dtype, 6, 0), y = small_values(dtype, 6, 1);
+    const std::vector<double> a = as_doubles(x), b = as_doubles(y);
+    const bool boolean = dtype == DType::kBool;
+    const std::vector<double> add =
+        as_doubles(run2([](Tensor p, Tensor q) { return p + q; }, x, y));
+    const std::vector<double> mul =
+        as_doubles(run2([](Tensor p, Tensor q) { return p * q; }, x, y));
+    const std::vector<double> mx =
+        as_doubles(run2([](Tensor p, Tensor q) { return jnp::maximum(p, q); }, x, y));
+    const HostArray lt = run2([](Tensor p, Tensor q) { return p < q; }, x, y);
+    for (size_t k = 0; k < a.size(); ++k) {
+      EXPECT_EQ(add[k], boolean ? double(a[k] || b[k]) : a[k] + b[k]);
+      EXPECT_EQ(mul[k], boolean ? double(a[k] && b[k]) : a[k] * b[k]);
+      EXPECT_EQ(mx[k], std::max(a[k], b[k]));
+      EXPECT_EQ(lt.data<bool>()[k], a[k] < b[k]);
+    }
+    const HostArray s = run([](Tensor p) { return jnp::sum(p); }, x);
+    EXPECT_EQ(as_doubles(s)[0], std::accumulate(a.begin(), a.end(), 0.0));
+    const HostArray m = run2(
+        [](Tensor p, Tensor q) {
+          return jnp::matmul(jnp::reshape(p, {2, 3}), jnp::reshape(q, {3, 2}));
+        },
+        x, y);
+    const std::vector<double> mm = as_doubles(m);
+    for (int i = 0; i < 2; ++i) {
+      for (int j = 0; j < 2; ++j) {
+        double want = 0;
+        for (int k = 0; k < 3; ++k) want += a[i * 3 + k] * b[k * 2 + j];
+        EXPECT_EQ(mm[i * 2 + j], boolean ? double(want != 0) : want);
+      }
+    }
   }
 }
 

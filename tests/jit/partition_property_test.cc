@@ -129,6 +129,32 @@ RC_GTEST_PROP(PartitionProperty, RandomProgramsOverRandomShardingsGiveTheUnshard
   RC_ASSERT(close(got.to_host(), want));
 }
 
+TEST(JitErrors, AnUnevenSplitRaisesIndivisibleErrorNamingTheValue) {
+  const spmd::Mesh mesh(spmd::devices(), {4, 1}, {"a", "b"});
+  const Array x = make({6, 4}, NamedSharding(mesh, P()), 0);
+  auto fn = spmd::jit([](Tensor t) { return t * 2.0f; },
+                      {.in_shardings = {NamedSharding(mesh, P("a"))}, .name = "halve"});
+  try {
+    fn(x);
+    FAIL() << "an uneven split was accepted";
+  } catch (const spmd::IndivisibleError& e) {
+    EXPECT_NE(std::string(e.what()).find("halve: value %0: dimension 0 of size 6 cannot be split "
+                                         "evenly over mesh axes (a) of 4 devices"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(JitErrors, AConstraintOnAnotherMeshIsRefused) {
+  const spmd::Mesh mesh(spmd::devices(), {4, 1}, {"a", "b"});
+  const spmd::Mesh other(spmd::devices(), {2, 2}, {"a", "b"});
+  const Array x = make({8, 4}, NamedSharding(mesh, P("a")), 0);
+  auto fn = spmd::jit(
+      [&](Tensor t) { return spmd::lax::with_sharding_constraint(t, NamedSharding(other, P())); });
+  EXPECT_THROW(fn(x), spmd::InvalidArgument);
+  EXPECT_THROW(NamedSharding(mesh, P("c")), spmd::InvalidArgument);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
