@@ -9,6 +9,7 @@
 #include <set>
 
 #include "jit/fuse.h"
+#include "jit/hints.h"
 #include "jit/partitioner.h"
 #include "spmd/error.h"
 
@@ -44,7 +45,8 @@ Layout elementwise_layout(Partitioner& p, const Op& op) {
 }
 
 void elementwise(Partitioner& p, int v, const Op& op) {
-  const Layout out = elementwise_layout(p, op);
+  Layout out = elementwise_layout(p, op);
+  if (is_replicated(out) && p.hint(v)) out = settled(*p.hint(v));
   std::vector<int> slots;
   for (int in : op.inputs) {
     const bool scalar = p.program().ops[static_cast<size_t>(in)].shape.empty();
@@ -62,11 +64,17 @@ void broadcast(Partitioner& p, int v, const Op& op) {
   for (size_t d = 0; d < from.size(); ++d) {
     if (from[d] == op.shape[d + offset]) out.dims[d + offset] = in.dims[d];
   }
+  if (is_replicated(out) && p.hint(v)) out = settled(*p.hint(v));
   p.define_lazily(v, out);
 }
 
 void transpose(Partitioner& p, int v, const Op& op) {
-  const Layout in = settled(p.layout(op.inputs[0]));
+  Layout in = settled(p.layout(op.inputs[0]));
+  if (is_replicated(in) && p.hint(v)) {
+    for (size_t i = 0; i < op.ints.size(); ++i) {
+      in.dims[static_cast<size_t>(op.ints[i])] = p.hint(v)->dims[i];
+    }
+  }
   Layout out = Layout::replicated(op.shape.size());
   for (size_t i = 0; i < op.ints.size(); ++i)
     out.dims[i] = in.dims[static_cast<size_t>(op.ints[i])];
@@ -259,6 +267,7 @@ LocalProgram partition(const Program& program, const Mesh& mesh,
                        const std::vector<std::optional<Layout>>& out_layouts,
                        const std::string& name) {
   Partitioner p(program, mesh, name);
+  p.set_hints(backward_hints(program, out_layouts));
   for (size_t v = 0; v < program.ops.size(); ++v) {
     const Op& op = program.ops[v];
     if (op.kind == OpKind::kParameter) {

@@ -2,6 +2,7 @@
 // value between layouts). Private to src/jit/.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -42,6 +43,10 @@ class Partitioner {
     natural_[static_cast<size_t>(value)] = natural;
   }
   int new_slot() { return result_.slots++; }
+  // The layout a later constraint or out_sharding asks of `value`, carried back to it (hints.cc);
+  // rules use it where forward propagation has nothing to say (every operand replicated).
+  const std::optional<Layout>& hint(int value) const { return hints_[static_cast<size_t>(value)]; }
+  void set_hints(std::vector<std::optional<Layout>> hints) { hints_ = std::move(hints); }
   LocalProgram& result() { return result_; }
   const Program& program() const { return program_; }
   const Mesh& mesh() const { return mesh_; }
@@ -60,6 +65,7 @@ class Partitioner {
   std::string name_;
   std::vector<std::vector<std::pair<Layout, int>>> versions_;
   std::vector<Layout> natural_;
+  std::vector<std::optional<Layout>> hints_;
   LocalProgram result_;
 };
 

@@ -129,6 +129,23 @@ RC_GTEST_PROP(PartitionProperty, RandomProgramsOverRandomShardingsGiveTheUnshard
   RC_ASSERT(close(got.to_host(), want));
 }
 
+TEST(JitPropagation, OutShardingsReachBackToValuesComputedFromReplicatedOperands) {
+  const spmd::Mesh mesh(spmd::devices(), {4, 1}, {"a", "b"});
+  const Array x = make({8, 4}, NamedSharding(mesh, P()), 0);
+  const Array b = make({1, 4}, NamedSharding(mesh, P()), 1);
+  auto fn =
+      spmd::jit([](Tensor t, Tensor bias) { return jnp::transpose(jnp::exp(t * 0.5f) + bias); },
+                {.out_shardings = {NamedSharding(mesh, P(spmd::None, "a"))}});
+  const std::string text = fn.lower(x, b).as_text();
+  // Each device computes its two rows only: the chain runs on f32[2,4], nothing is gathered.
+  EXPECT_NE(text.find("fused f32[2,4]"), std::string::npos) << text;
+  EXPECT_EQ(text.find("all_gather"), std::string::npos) << text;
+  auto whole =
+      spmd::jit([](Tensor t, Tensor bias) { return jnp::transpose(jnp::exp(t * 0.5f) + bias); });
+  EXPECT_TRUE(close(fn(x, b).to_host(), whole(x, b).to_host()));
+  EXPECT_EQ(fn(x, b).sharding().to_string(), NamedSharding(mesh, P(spmd::None, "a")).to_string());
+}
+
 TEST(JitErrors, AnUnevenSplitRaisesIndivisibleErrorNamingTheValue) {
   const spmd::Mesh mesh(spmd::devices(), {4, 1}, {"a", "b"});
   const Array x = make({6, 4}, NamedSharding(mesh, P()), 0);
