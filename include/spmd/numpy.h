@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "spmd/dtype.h"
@@ -77,6 +78,14 @@ Tensor argmax(const Tensor& a, std::optional<int> axis = std::nullopt);
 // batch dimensions broadcast); dot: matmul for operands of rank ≤ 2.
 Tensor matmul(const Tensor& a, const Tensor& b);
 Tensor dot(const Tensor& a, const Tensor& b);
+
+// Einstein summation over one or two operands, NumPy's notation without ellipses or repeated
+// letters within an operand: "ij,jk->ik", "bij,bjk->bik", "ij,kj->ik", "ij->ji", "ij->i", or
+// implicit ("ij,jk": the letters that appear once, in alphabetical order). Letters missing from
+// the output are summed; the work is one matmul (with batch dimensions) between transposes and
+// reshapes, so a sharded operand's splits follow those rules.
+Tensor einsum(const std::string& subscripts, const Tensor& a);
+Tensor einsum(const std::string& subscripts, const Tensor& a, const Tensor& b);
 
 // Shapes. reshape takes one -1 (inferred); transpose without axes reverses them.
 Tensor reshape(const Tensor& a, const Shape& shape);

@@ -162,6 +162,13 @@ std::vector<Case> cases(const spmd::Mesh& mesh) {
        [](std::vector<Tensor> t) {
          return jnp::sum((t[0] + 3) * t[1] - t[0], {1}) + jnp::sum(jnp::matmul(t[0], t[1]), {0});
        }},
+      {"einsum",
+       {{N, N}, {N, N}},
+       DType::kFloat32,
+       0,
+       [](std::vector<Tensor> t) {
+         return jnp::einsum("ij,kj->ik", t[0], t[1]) + jnp::einsum("ij->j", t[0]);
+       }},
       {"constraint",
        {{N, N}, {N, N}},
        DType::kFloat32,

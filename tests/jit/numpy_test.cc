@@ -196,6 +196,61 @@ TEST(Numpy, MatmulOfVectorsMatricesAndBatches) {
   }
 }
 
+template <class F>
+std::string trace_error(F f, const HostArray& x) {
+  try {
+    run(f, x);
+  } catch (const spmd::InvalidArgument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Numpy, EinsumContractsBatchesTransposesAndSums) {
+  std::vector<double> a(2 * 3 * 4), b(2 * 4 * 5);
+  for (size_t k = 0; k < a.size(); ++k) a[k] = static_cast<double>(k % 7) - 3;
+  for (size_t k = 0; k < b.size(); ++k) b[k] = static_cast<double>(k % 5) - 1;
+  const HostArray x = host(a, {2, 3, 4}), y = host(b, {2, 4, 5});
+  const HostArray bmm =
+      run2([](Tensor p, Tensor q) { return jnp::einsum("bij,bjk->bik", p, q); }, x, y);
+  const HostArray mm = run2([](Tensor p, Tensor q) { return jnp::matmul(p, q); }, x, y);
+  EXPECT_TRUE(bmm == mm);
+  // "bij,bjk->kib": the same product, its axes reordered; "bij,bjk": implicit output "ik" (b
+  // summed).
+  const HostArray perm =
+      run2([](Tensor p, Tensor q) { return jnp::einsum("bij,bjk->kib", p, q); }, x, y);
+  const HostArray implicit =
+      run2([](Tensor p, Tensor q) { return jnp::einsum("bij,bjk", p, q); }, x, y);
+  ASSERT_EQ(perm.shape(), (Shape{5, 3, 2}));
+  ASSERT_EQ(implicit.shape(), (Shape{3, 5}));
+  for (int n = 0; n < 2; ++n) {
+    for (int i = 0; i < 3; ++i) {
+      for (int k = 0; k < 5; ++k) {
+        EXPECT_EQ(perm.data<double>()[k * 6 + i * 2 + n], mm.data<double>()[n * 15 + i * 5 + k]);
+      }
+    }
+  }
+  for (int i = 0; i < 3; ++i) {
+    for (int k = 0; k < 5; ++k) {
+      EXPECT_EQ(implicit.data<double>()[i * 5 + k],
+                mm.data<double>()[i * 5 + k] + mm.data<double>()[15 + i * 5 + k]);
+    }
+  }
+  const HostArray t = run([](Tensor p) { return jnp::einsum("bij->jb", p); }, x);
+  ASSERT_EQ(t.shape(), (Shape{4, 2}));
+  for (int j = 0; j < 4; ++j) {
+    for (int n = 0; n < 2; ++n) {
+      double want = 0;
+      for (int i = 0; i < 3; ++i) want += a[n * 12 + i * 4 + j];
+      EXPECT_EQ(t.data<double>()[j * 2 + n], want);
+    }
+  }
+  EXPECT_NE(trace_error([](Tensor p) { return jnp::einsum("ii->i", p); },
+                        host(std::vector<float>(4), {2, 2}))
+                .find("einsum(\"ii->i\"): 'i' repeats within an operand"),
+            std::string::npos);
+}
+
 TEST(Numpy, ShapesMoveElementsAsNumPy) {
   std::vector<int32_t> v(24);
   for (int k = 0; k < 24; ++k) v[k] = k;
@@ -345,16 +400,6 @@ TEST(Numpy, PromotionFollowsJaxLattice) {
             DType::kInt32);
   const HostArray d = host(std::vector<double>{1, 2}, {2});
   EXPECT_EQ(run([](Tensor t) { return t * 2.0f; }, d).dtype(), DType::kFloat64);
-}
-
-template <class F>
-std::string trace_error(F f, const HostArray& x) {
-  try {
-    run(f, x);
-  } catch (const spmd::InvalidArgument& e) {
-    return e.what();
-  }
-  return "";
 }
 
 TEST(Numpy, TraceErrorsNameTheOperationAndShapes) {
