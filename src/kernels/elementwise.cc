@@ -209,6 +209,24 @@ void comparison(Binary op, const X& x, const Y& y, Map<bool> out) {
   }
 }
 
+// Truncating integer division; a zero divisor anywhere throws before anything is written.
+void integer_divide(DType dtype, Input a, Input b, std::byte* out, int64_t n) {
+  visit_compute_type(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      const ConstMap<T> divisor(reinterpret_cast<const T*>(b.data), b.elements);
+      if ((divisor == T(0)).any()) throw InvalidArgument("div: integer division by zero");
+      with_operand(reinterpret_cast<const T*>(a.data), a.elements, n, [&](const auto& x) {
+        with_operand(reinterpret_cast<const T*>(b.data), b.elements, n,
+                     [&](const auto& y) { Map<T>(reinterpret_cast<T*>(out), n) = x / y; });
+      });
+    } else {
+      throw InvalidArgument(
+          fmt::format("kernels::binary: div is not defined on {}", dtype_name(dtype)));
+    }
+  });
+}
+
 }  // namespace
 
 std::string_view name(Unary op) {
@@ -243,9 +261,8 @@ void unary(Unary op, DType dtype, Input a, std::byte* out, int64_t n) {
 
 void binary(Binary op, DType dtype, Input a, Input b, std::byte* out, int64_t n) {
   if (op == Binary::kDiv && !is_floating(dtype)) {
-    throw InvalidArgument(fmt::format(
-        "kernels::binary: div of {} (true division promotes integers to floating point first)",
-        dtype_name(dtype)));
+    integer_divide(dtype, a, b, out, n);
+    return;
   }
   visit_compute_type(dtype, [&](auto zero) {
     using T = decltype(zero);

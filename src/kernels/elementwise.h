@@ -49,7 +49,9 @@ struct Input {
 
 // out[i] = op(a[i]) over n elements of `dtype`.
 void unary(Unary op, DType dtype, Input a, std::byte* out, int64_t n);
-// out[i] = a[i] op b[i]; out has `dtype` (bool for a comparison).
+// out[i] = a[i] op b[i]; out has `dtype` (bool for a comparison). div of integers truncates
+// toward zero and throws InvalidArgument on a zero divisor (spmd::numpy promotes integers to
+// floating point before dividing; Block's div keeps them).
 void binary(Binary op, DType dtype, Input a, Input b, std::byte* out, int64_t n);
 // out[i] = cond[i] ? a[i] : b[i]; cond is bool.
 void select(DType dtype, Input cond, Input a, Input b, std::byte* out, int64_t n);

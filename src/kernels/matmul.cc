@@ -17,29 +17,52 @@ namespace {
 template <class T>
 using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
+// CBLAS's arguments for one product of `s`: transposes and leading dimensions.
+struct BlasCall {
+  CBLAS_TRANSPOSE ta, tb;
+  int m, n, k, lda, ldb, ldc;
+};
+
+BlasCall blas_call(const MatmulShape& s) {
+  BlasCall c{s.transpose_a ? CblasTrans : CblasNoTrans,
+             s.transpose_b ? CblasTrans : CblasNoTrans,
+             static_cast<int>(s.m),
+             static_cast<int>(s.n),
+             static_cast<int>(s.k),
+             0,
+             0,
+             0};
+  c.lda = std::max(s.transpose_a ? c.m : c.k, 1);
+  c.ldb = std::max(s.transpose_b ? c.k : c.n, 1);
+  c.ldc = std::max(c.n, 1);
+  return c;
+}
+
 void blas(const float* a, const float* b, float* c, MatmulShape s) {
-  const int m = static_cast<int>(s.m), n = static_cast<int>(s.n), k = static_cast<int>(s.k);
+  const BlasCall x = blas_call(s);
   for (int64_t i = 0; i < s.batch; ++i) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a + i * s.m * s.k,
-                std::max(k, 1), b + i * s.k * s.n, std::max(n, 1), 0.0f, c + i * s.m * s.n,
-                std::max(n, 1));
+    cblas_sgemm(CblasRowMajor, x.ta, x.tb, x.m, x.n, x.k, 1.0f, a + i * s.m * s.k, x.lda,
+                b + i * s.k * s.n, x.ldb, 0.0f, c + i * s.m * s.n, x.ldc);
   }
 }
 
 void blas(const double* a, const double* b, double* c, MatmulShape s) {
-  const int m = static_cast<int>(s.m), n = static_cast<int>(s.n), k = static_cast<int>(s.k);
+  const BlasCall x = blas_call(s);
   for (int64_t i = 0; i < s.batch; ++i) {
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0, a + i * s.m * s.k,
-                std::max(k, 1), b + i * s.k * s.n, std::max(n, 1), 0.0, c + i * s.m * s.n,
-                std::max(n, 1));
+    cblas_dgemm(CblasRowMajor, x.ta, x.tb, x.m, x.n, x.k, 1.0, a + i * s.m * s.k, x.lda,
+                b + i * s.k * s.n, x.ldb, 0.0, c + i * s.m * s.n, x.ldc);
   }
 }
 
 template <class T>
 void eigen_product(const T* a, const T* b, T* c, MatmulShape s) {
   for (int64_t i = 0; i < s.batch; ++i) {
-    const Eigen::Map<const Matrix<T>> x(a + i * s.m * s.k, s.m, s.k);
-    const Eigen::Map<const Matrix<T>> y(b + i * s.k * s.n, s.k, s.n);
+    const Eigen::Map<const Matrix<T>> xs(a + i * s.m * s.k, s.transpose_a ? s.k : s.m,
+                                         s.transpose_a ? s.m : s.k);
+    const Eigen::Map<const Matrix<T>> ys(b + i * s.k * s.n, s.transpose_b ? s.n : s.k,
+                                         s.transpose_b ? s.k : s.n);
+    const Matrix<T> x = s.transpose_a ? Matrix<T>(xs.transpose()) : Matrix<T>(xs);
+    const Matrix<T> y = s.transpose_b ? Matrix<T>(ys.transpose()) : Matrix<T>(ys);
     Eigen::Map<Matrix<T>> z(c + i * s.m * s.n, s.m, s.n);
     if constexpr (std::is_same_v<T, bool>) {
       z = (x.template cast<int32_t>() * y.template cast<int32_t>()).array() != 0;

@@ -15,6 +15,8 @@ namespace spmd::kernels {
 
 struct MatmulShape {
   int64_t batch = 1, m = 0, k = 0, n = 0;
+  // a is stored (k × m), b (n × k): each is read transposed.
+  bool transpose_a = false, transpose_b = false;
 };
 
 void matmul(DType dtype, MatmulShape s, const std::byte* a, const std::byte* b, std::byte* out);

@@ -1,50 +1,21 @@
-// Element-wise block arithmetic with NumPy broadcasting.
+// Element-wise block arithmetic with NumPy broadcasting, over the kernels of src/kernels/
+// (broadcast, then one vectorised pass).
+#include "kernels/elementwise.h"
+
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
-#include <cmath>
-
-#include "compute/ops/numeric.h"
+#include "compute/ops/block_kernels.h"
+#include "kernels/layout.h"
 #include "spmd/block_ops.h"
 
 namespace spmd {
 namespace {
 
-using ops::compute_t;
-using ops::load;
-using ops::store;
+using ops::describe;
 
-std::string describe(const Block& b) {
-  return fmt::format("{}[{}]", dtype_name(b.dtype()), fmt::join(b.shape(), ", "));
-}
-
-// The broadcast shape of a and b, and each operand's element strides in it (0 along a
-// dimension it is broadcast over).
-struct Broadcast {
-  Shape shape;
-  std::vector<int64_t> a_strides;
-  std::vector<int64_t> b_strides;
-};
-
-std::vector<int64_t> strides_in(const Shape& operand, const Shape& out) {
-  std::vector<int64_t> strides(out.size(), 0);
-  int64_t stride = 1;
-  const size_t offset = out.size() - operand.size();
-  for (size_t i = operand.size(); i-- > 0;) {
-    strides[offset + i] = operand[i] == 1 && out[offset + i] != 1 ? 0 : stride;
-    stride *= operand[i];
-  }
-  return strides;
-}
-
-Broadcast broadcast(const char* what, const Block& a, const Block& b) {
-  if (a.dtype() != b.dtype()) {
-    throw InvalidArgument(fmt::format("{}: operands {} and {} have different dtypes", what,
-                                      describe(a), describe(b)));
-  }
+Shape broadcast_shape(const char* what, const Block& a, const Block& b) {
   const size_t rank = std::max(a.shape().size(), b.shape().size());
-  Broadcast out;
-  out.shape.assign(rank, 1);
+  Shape out(rank, 1);
   for (size_t i = 0; i < rank; ++i) {
     const int64_t da = i < rank - a.shape().size() ? 1 : a.shape()[i - (rank - a.shape().size())];
     const int64_t db = i < rank - b.shape().size() ? 1 : b.shape()[i - (rank - b.shape().size())];
@@ -53,109 +24,59 @@ Broadcast broadcast(const char* what, const Block& a, const Block& b) {
           "{}: shapes {} and {} do not broadcast (dimension {} of the result: {} vs {})", what,
           describe(a), describe(b), i, da, db));
     }
-    out.shape[i] = da == 1 ? db : da;
-  }
-  out.a_strides = strides_in(a.shape(), out.shape);
-  out.b_strides = strides_in(b.shape(), out.shape);
-  return out;
-}
-
-template <typename T, class Op>
-Block binary(const char* what, const Block& a, const Block& b, Op op) {
-  const Broadcast bc = broadcast(what, a, b);
-  Block out = Block::uninitialized(a.dtype(), bc.shape);
-  const T* pa = a.data<T>().data();
-  const T* pb = b.data<T>().data();
-  T* po = out.mutable_data<T>().data();
-  const int64_t n = out.size();
-  if (n == 0) return out;
-  if (a.shape() == b.shape()) {
-    for (int64_t i = 0; i < n; ++i) po[i] = store<T>(op(load(pa[i]), load(pb[i])));
-    return out;
-  }
-  // An odometer over the result, the last dimension in the inner loop.
-  const size_t rank = bc.shape.size();
-  if (rank == 0) {
-    po[0] = store<T>(op(load(pa[0]), load(pb[0])));
-    return out;
-  }
-  const int64_t inner = bc.shape[rank - 1];
-  const int64_t sa = bc.a_strides[rank - 1];
-  const int64_t sb = bc.b_strides[rank - 1];
-  std::vector<int64_t> at(rank, 0);
-  int64_t ia = 0;
-  int64_t ib = 0;
-  for (int64_t row = 0; row < n / inner; ++row) {
-    for (int64_t j = 0; j < inner; ++j) {
-      po[row * inner + j] = store<T>(op(load(pa[ia + j * sa]), load(pb[ib + j * sb])));
-    }
-    for (size_t d = rank - 1; d-- > 0;) {
-      ia += bc.a_strides[d];
-      ib += bc.b_strides[d];
-      if (++at[d] < bc.shape[d]) break;
-      ia -= bc.a_strides[d] * bc.shape[d];
-      ib -= bc.b_strides[d] * bc.shape[d];
-      at[d] = 0;
-    }
+    out[i] = da == 1 ? db : da;
   }
   return out;
 }
 
-template <class Op>
-Block numeric_binary(const char* what, const Block& a, const Block& b, Op op) {
-  return ops::visit_numeric(a.dtype(), what, [&](auto tag) {
-    using T = decltype(tag);
-    return binary<T>(what, a, b, [&](compute_t<T> x, compute_t<T> y) {
-      return static_cast<compute_t<T>>(op(x, y));
-    });
-  });
+Block broadcast_to(const Block& b, const Shape& shape) {
+  if (b.shape() == shape) return b;
+  Block out = Block::uninitialized(b.dtype(), shape);
+  kernels::broadcast(dtype_size(b.dtype()), b.bytes().data(), b.shape(), out.mutable_bytes().data(),
+                     shape);
+  return out;
+}
+
+Block binary(const char* what, kernels::Binary op, const Block& a, const Block& b) {
+  if (a.dtype() != b.dtype()) {
+    throw InvalidArgument(fmt::format("{}: operands {} and {} have different dtypes", what,
+                                      describe(a), describe(b)));
+  }
+  ops::require_numeric(what, a);
+  const Shape shape = broadcast_shape(what, a, b);
+  const Block x = broadcast_to(a, shape), y = broadcast_to(b, shape);
+  Block out = Block::uninitialized(a.dtype(), shape);
+  kernels::binary(op, a.dtype(), {x.bytes().data(), x.size()}, {y.bytes().data(), y.size()},
+                  out.mutable_bytes().data(), out.size());
+  return out;
 }
 
 }  // namespace
 
-Block add(const Block& a, const Block& b) {
-  return numeric_binary("add", a, b, [](auto x, auto y) { return x + y; });
-}
-
-Block sub(const Block& a, const Block& b) {
-  return numeric_binary("sub", a, b, [](auto x, auto y) { return x - y; });
-}
-
-Block mul(const Block& a, const Block& b) {
-  return numeric_binary("mul", a, b, [](auto x, auto y) { return x * y; });
-}
-
-Block div(const Block& a, const Block& b) {
-  return numeric_binary("div", a, b, [](auto x, auto y) {
-    if constexpr (std::is_integral_v<decltype(y)>) {
-      if (y == 0) throw InvalidArgument("div: integer division by zero");
-    }
-    return x / y;
-  });
-}
+Block add(const Block& a, const Block& b) { return binary("add", kernels::Binary::kAdd, a, b); }
+Block sub(const Block& a, const Block& b) { return binary("sub", kernels::Binary::kSub, a, b); }
+Block mul(const Block& a, const Block& b) { return binary("mul", kernels::Binary::kMul, a, b); }
+Block div(const Block& a, const Block& b) { return binary("div", kernels::Binary::kDiv, a, b); }
 
 Block scale(const Block& a, double s) {
-  return ops::visit_numeric(a.dtype(), "scale", [&](auto tag) {
-    using T = decltype(tag);
-    using C = compute_t<T>;
-    Block out = Block::uninitialized(a.dtype(), a.shape());
-    const auto in = a.data<T>();
-    auto dst = out.mutable_data<T>();
-    const C factor = static_cast<C>(s);
-    for (size_t i = 0; i < in.size(); ++i) dst[i] = store<T>(static_cast<C>(load(in[i]) * factor));
-    return out;
-  });
+  ops::require_numeric("scale", a);
+  // The factor in a's computation type: float32 for the half types, which round once at the end.
+  const Block x = ops::widened(a);
+  Block factor = Block::uninitialized(x.dtype(), {});
+  kernels::convert(DType::kFloat64, x.dtype(), {reinterpret_cast<const std::byte*>(&s), 1},
+                   factor.mutable_bytes().data(), 1);
+  Block out = Block::uninitialized(x.dtype(), x.shape());
+  kernels::binary(kernels::Binary::kMul, x.dtype(), {x.bytes().data(), x.size()},
+                  {factor.bytes().data(), 1}, out.mutable_bytes().data(), out.size());
+  return ops::narrowed(out, a.dtype());
 }
 
 Block sqrt(const Block& a) {
-  return ops::visit_floating(a.dtype(), "sqrt", [&](auto tag) {
-    using T = decltype(tag);
-    Block out = Block::uninitialized(a.dtype(), a.shape());
-    const auto in = a.data<T>();
-    auto dst = out.mutable_data<T>();
-    for (size_t i = 0; i < in.size(); ++i) dst[i] = store<T>(std::sqrt(load(in[i])));
-    return out;
-  });
+  ops::require_floating("sqrt", a);
+  Block out = Block::uninitialized(a.dtype(), a.shape());
+  kernels::unary(kernels::Unary::kSqrt, a.dtype(), {a.bytes().data(), a.size()},
+                 out.mutable_bytes().data(), out.size());
+  return out;
 }
 
 }  // namespace spmd

@@ -1,0 +1,21 @@
+// What the block operations share: describing a block in errors, and the dtype checks, over
+// the kernels of src/kernels/.
+#pragma once
+
+#include <string>
+
+#include "spmd/block.h"
+
+namespace spmd::ops {
+
+// "float32[2, 3]".
+std::string describe(const Block& b);
+// Throws InvalidArgument naming `what` and the block unless its dtype is numeric (not bool).
+void require_numeric(const char* what, const Block& b);
+// Throws InvalidArgument naming `what` and the block unless its dtype is floating.
+void require_floating(const char* what, const Block& b);
+// `b` as float32 (half types) or itself; and back, rounding once.
+Block widened(const Block& b);
+Block narrowed(const Block& b, DType dtype);
+
+}  // namespace spmd::ops
