@@ -162,6 +162,35 @@ std::vector<Case> cases(const spmd::Mesh& mesh) {
        [](std::vector<Tensor> t) {
          return jnp::sum((t[0] + 3) * t[1] - t[0], {1}) + jnp::sum(jnp::matmul(t[0], t[1]), {0});
        }},
+      {"more-unary",
+       {{N, N}, {N, N}},
+       DType::kFloat32,
+       1e-6,
+       [](std::vector<Tensor> t) {
+         const Tensor a = jnp::abs(t[0]);
+         return jnp::sqrt(a + 1.0f) + jnp::rsqrt(t[0] * t[0] + 1.0f) + jnp::log(a + 1.0f) +
+                jnp::sign(t[1]) * jnp::power(t[0], 2) + jnp::minimum(t[0], t[1]);
+       }},
+      {"compare-astype",
+       {{N, N}, {N, N}},
+       DType::kFloat32,
+       0,
+       [](std::vector<Tensor> t) {
+         return jnp::astype(jnp::greater_equal(t[0], t[1]), DType::kFloat32) +
+                jnp::astype(jnp::astype(t[0] * 0.5f, DType::kInt32), DType::kFloat32) +
+                jnp::where(jnp::less(t[0], t[1]), t[0], t[1]) +
+                jnp::astype(jnp::equal(t[0], t[1]), DType::kFloat32);
+       }},
+      {"creation-shapes",
+       {{N, N}},
+       DType::kFloat32,
+       0,
+       [](std::vector<Tensor> t) {
+         const Tensor row = jnp::astype(jnp::arange(N), DType::kFloat32);
+         return jnp::squeeze(jnp::expand_dims(t[0], 0), {0}) + jnp::broadcast_to(row, {N, N}) +
+                jnp::ones({N, N}) * 2.0f + jnp::full({N}, 3.0f) + jnp::zeros({N, 1}) +
+                jnp::reshape(jnp::dot(t[0], jnp::ones({N})), {N, 1});
+       }},
       {"einsum",
        {{N, N}, {N, N}},
        DType::kFloat32,
@@ -249,6 +278,15 @@ void check_communication(const spmd::Mesh& mesh) {
   const std::string contracting = matmul.lower(x_cols, w_rows).as_text();
   check(one_psum_of(collectives(contracting), N * N * 4),
         "a contracting-split matmul has exactly one psum of the output's size:\n" + contracting);
+  auto scattered = spmd::jit([](Tensor x, Tensor w) { return jnp::matmul(x, w); },
+                             {.out_shardings = {NamedSharding(mesh, P("a"))}, .name = "scattered"});
+  const std::string scatter = scattered.lower(x_cols, w_rows).as_text();
+  const auto sc = collectives(scatter);
+  check(sc.size() == 1 && sc[0].find("= psum_scatter[a] dim=0") != std::string::npos,
+        "a contracting-split matmul wanted split by rows ends in one psum_scatter:\n" + scatter);
+  check(spmd::multihost::process_allgather(scattered(x_cols, w_rows)) ==
+            spmd::multihost::process_allgather(matmul(x_rows, w_cols)),
+        "the scattered product equals the unscattered one");
   auto total = spmd::jit([](Tensor x) { return jnp::sum(x, {0}); }, {.name = "sum0"});
   const std::string sum = total.lower(x_rows).as_text();
   check(one_psum_of(collectives(sum), N * 4),
