@@ -9,9 +9,9 @@
 //   std::cout << layer.lower(x, w, b).as_text();
 //
 // The function is written on global shapes with spmd::numpy (numpy.h). It takes Tensors,
-// std::vector<Tensor>s or std::map<std::string, Tensor>s (a parameter dictionary, the shape of
-// checkpoint::Tree) and returns one of those; the jitted callable takes the same structures of
-// spmd::Arrays and returns them of Arrays.
+// std::vector<Tensor>s, std::map<std::string, Tensor>s (a flat parameter dictionary, the shape of
+// checkpoint::Tree) or Tree<Tensor>s (nested dictionaries, tree.h) and returns one of those; the
+// jitted callable takes the same structures of spmd::Arrays and returns them of Arrays.
 //
 // Tracing and the cache. On the first call with a new signature — every input's shape, dtype and
 // sharding, and the structure of vectors and maps — the function runs once on Tensors that record
@@ -74,6 +74,7 @@
 #include "spmd/array.h"
 #include "spmd/sharding.h"
 #include "spmd/tensor.h"
+#include "spmd/tree.h"
 
 namespace spmd {
 
@@ -175,6 +176,18 @@ struct Leaves<std::map<std::string, Array>> {
   }
 };
 
+template <>
+struct Leaves<Tree<Array>> {
+  using Traced = Tree<Tensor>;
+  static void flatten(const Tree<Array>& t, std::vector<const Array*>& out, std::string& s) {
+    if (t.is_leaf()) {
+      out.push_back(&t.leaf());
+    } else {
+      for (const auto& e : t.entries()) flatten(e.second, out, s);
+    }
+  }
+};
+
 // Results of the traced function, flattened with their keys ("" for a Tensor, the index for a
 // vector, the key for a map), and rebuilt from Arrays.
 inline void flatten_result(const Tensor& t, std::vector<Tensor>& out, std::vector<std::string>& k) {
@@ -193,6 +206,16 @@ inline void flatten_result(const std::map<std::string, Tensor>& m, std::vector<T
   for (const auto& [key, t] : m) {
     out.push_back(t);
     k.push_back(key);
+  }
+}
+
+// A tree's leaves; its structure is the first key.
+inline void flatten_result(const Tree<Tensor>& t, std::vector<Tensor>& out,
+                           std::vector<std::string>& k) {
+  const size_t first = out.size();
+  for (const Tensor& leaf : tree_leaves(t)) {
+    out.push_back(leaf);
+    k.push_back(out.size() - 1 == first ? t.structure() : "");
   }
 }
 
@@ -220,6 +243,14 @@ struct Result<std::map<std::string, Tensor>> {
     std::map<std::string, Array> m;
     for (size_t i = 0; i < a.size(); ++i) m.emplace(keys[i], std::move(a[i]));
     return m;
+  }
+};
+
+template <>
+struct Result<Tree<Tensor>> {
+  using Type = Tree<Array>;
+  static Tree<Array> build(std::vector<Array>& a, const std::vector<std::string>& keys) {
+    return tree_unflatten(keys.empty() ? std::string("{}") : keys[0], std::move(a));
   }
 };
 
@@ -261,7 +292,9 @@ class Jitted {
     Prepared p;
     auto one = [&](const auto& arg) {
       const size_t before = p.inputs.size();
-      detail::Leaves<std::remove_cvref_t<decltype(arg)>>::flatten(arg, p.inputs, p.structure);
+      using A = std::remove_cvref_t<decltype(arg)>;
+      detail::Leaves<A>::flatten(arg, p.inputs, p.structure);
+      if constexpr (std::is_same_v<A, Tree<Array>>) p.structure += "t" + arg.structure();
       p.arguments.push_back(static_cast<int>(p.inputs.size() - before));
       p.structure += ";";
     };
@@ -275,6 +308,11 @@ class Jitted {
       return detail::Leaves<Array>::unflatten(flat);
     } else if constexpr (std::is_same_v<A, std::vector<Array>>) {
       return detail::Leaves<std::vector<Array>>::unflatten(flat, arg.size());
+    } else if constexpr (std::is_same_v<A, Tree<Array>>) {
+      std::vector<Tensor> leaves(
+          flat.begin(), flat.begin() + static_cast<std::ptrdiff_t>(tree_leaves(arg).size()));
+      flat = flat.subspan(leaves.size());
+      return tree_unflatten(arg.structure(), std::move(leaves));
     } else {
       std::map<std::string, Tensor> m;
       for (const auto& [k, unused] : arg) {

@@ -27,3 +27,4 @@
 #include "spmd/shard_map.h"
 #include "spmd/sharding.h"
 #include "spmd/tensor.h"
+#include "spmd/tree.h"
