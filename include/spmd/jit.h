@@ -33,7 +33,10 @@
 // - reshape keeps a split where its dimension survives (or is the major part of a merge or
 //   split), transpose permutes splits, slicing, concatenation and argmax gather the dimension
 //   they work along;
-// - lax::with_sharding_constraint and out_shardings fix a value's layout where they stand.
+// - lax::with_sharding_constraint and out_shardings fix a value's layout where they stand, and
+//   reach back through element-wise operations, broadcasts and transposes to values whose
+//   operands are replicated, which are then computed in that layout (each device its part);
+//   where an operand is split, forward propagation wins.
 // Where two layouts meet, the value is moved with the named collectives (all_gather,
 // all_to_all, psum, psum_scatter) or, when a dimension only becomes split, by each device
 // keeping its part (no communication). Every split must be even: an uneven one throws
