@@ -56,7 +56,7 @@ int main() {
   const spmd::Mesh mesh(spmd::devices(), {spmd::process_count(), spmd::local_device_count()},
                         {"dp", "mp"});
   auto forward = spmd::jit(
-      [](std::map<std::string, Tensor> p, Tensor x) {
+      [](const std::map<std::string, Tensor>& p, const Tensor& x) {
         const Tensor h = jnp::relu(jnp::matmul(x, p.at("w1")) + p.at("b1"));
         return jnp::matmul(h, p.at("w2")) + p.at("b2");
       },

@@ -151,6 +151,7 @@ Block compute(const Op& op, const Step& s, const std::vector<Block>& in) {
     case OpKind::kSelect:
     case OpKind::kConvert: {
       std::vector<Operand> operands;
+      operands.reserve(in.size());
       for (const Block& b : in) operands.push_back({input(b), b.dtype()});
       elementwise(op, s.dtype, operands, output(out), out.size());
       break;

@@ -66,6 +66,7 @@ Shape local_shape(const Shape& global, const Layout& layout, const Mesh& mesh,
 
 std::vector<std::string> axis_names(const std::vector<int>& axes, const Mesh& mesh) {
   std::vector<std::string> names;
+  names.reserve(axes.size());
   for (int a : axes) names.push_back(mesh.axis_names()[static_cast<size_t>(a)]);
   return names;
 }

@@ -94,7 +94,7 @@ struct Case {
   std::vector<Shape> shapes;
   DType dtype;
   double tolerance;  // relative; 0: exact
-  std::function<Tensor(std::vector<Tensor>)> fn;
+  std::function<Tensor(const std::vector<Tensor>&)> fn;
 };
 
 constexpr int64_t N = 24;  // divisible by every mesh axis product of the layouts run
@@ -106,7 +106,7 @@ std::vector<Case> cases(const spmd::Mesh& mesh) {
        {{N, N}, {N, N}},
        DType::kFloat32,
        1e-6,
-       [](std::vector<Tensor> t) {
+       [](const std::vector<Tensor>& t) {
          return jnp::tanh(t[0] * t[1] + 1.0f) - jnp::relu(-t[0]) +
                 jnp::where(t[0] > 0, t[0], t[1] * 2);
        }},
@@ -114,26 +114,28 @@ std::vector<Case> cases(const spmd::Mesh& mesh) {
        {{N, N}, {N, N}, {N}},
        DType::kFloat32,
        1e-6,
-       [](std::vector<Tensor> t) { return jnp::tanh(jnp::matmul(t[0], t[1]) * 0.01f + t[2]); }},
+       [](const std::vector<Tensor>& t) {
+         return jnp::tanh(jnp::matmul(t[0], t[1]) * 0.01f + t[2]);
+       }},
       {"sums",
        {{N, N}},
        DType::kFloat32,
        0,
-       [](std::vector<Tensor> t) {
+       [](const std::vector<Tensor>& t) {
          return jnp::sum(t[0], {0}) + jnp::reshape(jnp::sum(t[0], {1}, true), {N}) + jnp::sum(t[0]);
        }},
       {"max-min-mean",
        {{N, N}},
        DType::kFloat32,
        0,
-       [](std::vector<Tensor> t) {
+       [](const std::vector<Tensor>& t) {
          return jnp::max(t[0], {1}) - jnp::min(t[0], {0}) + jnp::mean(t[0]) + jnp::mean(t[0], {1});
        }},
       {"transpose-reshape",
        {{N, N}, {N, N}},
        DType::kFloat32,
        0,
-       [](std::vector<Tensor> t) {
+       [](const std::vector<Tensor>& t) {
          return jnp::transpose(t[0]) + jnp::reshape(jnp::reshape(t[1], {4, 6, N}), {N, N}) +
                 jnp::reshape(jnp::reshape(t[0], {N * N}), {N, N});
        }},
@@ -141,17 +143,19 @@ std::vector<Case> cases(const spmd::Mesh& mesh) {
        {{N, N}},
        DType::kFloat32,
        1e-5,
-       [](std::vector<Tensor> t) { return jnp::softmax(t[0] * 0.5f) + jnp::logsumexp(t[0], {0}); }},
+       [](const std::vector<Tensor>& t) {
+         return jnp::softmax(t[0] * 0.5f) + jnp::logsumexp(t[0], {0});
+       }},
       {"argmax",
        {{N, N}},
        DType::kFloat32,
        0,
-       [](std::vector<Tensor> t) { return jnp::argmax(t[0], 1) + jnp::argmax(t[0], 0); }},
+       [](const std::vector<Tensor>& t) { return jnp::argmax(t[0], 1) + jnp::argmax(t[0], 0); }},
       {"slice-concatenate",
        {{N, N}, {N, N}},
        DType::kFloat32,
        0,
-       [](std::vector<Tensor> t) {
+       [](const std::vector<Tensor>& t) {
          return jnp::concatenate(
              {jnp::slice(t[0], {0, 0}, {N / 2, N}), jnp::slice(t[1], {N / 2, 0}, {N, N})}, 0);
        }},
@@ -159,14 +163,14 @@ std::vector<Case> cases(const spmd::Mesh& mesh) {
        {{N, N}, {N, N}},
        DType::kInt32,
        0,
-       [](std::vector<Tensor> t) {
+       [](const std::vector<Tensor>& t) {
          return jnp::sum((t[0] + 3) * t[1] - t[0], {1}) + jnp::sum(jnp::matmul(t[0], t[1]), {0});
        }},
       {"more-unary",
        {{N, N}, {N, N}},
        DType::kFloat32,
        1e-6,
-       [](std::vector<Tensor> t) {
+       [](const std::vector<Tensor>& t) {
          const Tensor a = jnp::abs(t[0]);
          return jnp::sqrt(a + 1.0f) + jnp::rsqrt(t[0] * t[0] + 1.0f) + jnp::log(a + 1.0f) +
                 jnp::sign(t[1]) * jnp::power(t[0], 2) + jnp::minimum(t[0], t[1]);
@@ -175,7 +179,7 @@ std::vector<Case> cases(const spmd::Mesh& mesh) {
        {{N, N}, {N, N}},
        DType::kFloat32,
        0,
-       [](std::vector<Tensor> t) {
+       [](const std::vector<Tensor>& t) {
          return jnp::astype(jnp::greater_equal(t[0], t[1]), DType::kFloat32) +
                 jnp::astype(jnp::astype(t[0] * 0.5f, DType::kInt32), DType::kFloat32) +
                 jnp::where(jnp::less(t[0], t[1]), t[0], t[1]) +
@@ -185,7 +189,7 @@ std::vector<Case> cases(const spmd::Mesh& mesh) {
        {{N, N}},
        DType::kFloat32,
        0,
-       [](std::vector<Tensor> t) {
+       [](const std::vector<Tensor>& t) {
          const Tensor row = jnp::astype(jnp::arange(N), DType::kFloat32);
          return jnp::squeeze(jnp::expand_dims(t[0], 0), {0}) + jnp::broadcast_to(row, {N, N}) +
                 jnp::ones({N, N}) * 2.0f + jnp::full({N}, 3.0f) + jnp::zeros({N, 1}) +
@@ -195,14 +199,14 @@ std::vector<Case> cases(const spmd::Mesh& mesh) {
        {{N, N}, {N, N}},
        DType::kFloat32,
        0,
-       [](std::vector<Tensor> t) {
+       [](const std::vector<Tensor>& t) {
          return jnp::einsum("ij,kj->ik", t[0], t[1]) + jnp::einsum("ij->j", t[0]);
        }},
       {"constraint",
        {{N, N}, {N, N}},
        DType::kFloat32,
        0,
-       [by_columns](std::vector<Tensor> t) {
+       [by_columns](const std::vector<Tensor>& t) {
          return spmd::lax::with_sharding_constraint(t[0] * 2.0f, by_columns) + t[1];
        }},
   };
@@ -272,13 +276,14 @@ void check_communication(const spmd::Mesh& mesh) {
   const Array w_cols = make({N, N}, DType::kFloat32, NamedSharding(mesh, P(None, "b")), 1);
   const Array x_cols = make({N, N}, DType::kFloat32, NamedSharding(mesh, P(None, "a")), 0);
   const Array w_rows = make({N, N}, DType::kFloat32, NamedSharding(mesh, P("a")), 1);
-  auto matmul = spmd::jit([](Tensor x, Tensor w) { return jnp::matmul(x, w); }, {.name = "matmul"});
+  auto matmul = spmd::jit([](const Tensor& x, const Tensor& w) { return jnp::matmul(x, w); },
+                          {.name = "matmul"});
   const std::string free = matmul.lower(x_rows, w_cols).as_text();
   check(collectives(free).empty(), "rows x columns matmul has no collective:\n" + free);
   const std::string contracting = matmul.lower(x_cols, w_rows).as_text();
   check(one_psum_of(collectives(contracting), N * N * 4),
         "a contracting-split matmul has exactly one psum of the output's size:\n" + contracting);
-  auto scattered = spmd::jit([](Tensor x, Tensor w) { return jnp::matmul(x, w); },
+  auto scattered = spmd::jit([](const Tensor& x, const Tensor& w) { return jnp::matmul(x, w); },
                              {.out_shardings = {NamedSharding(mesh, P("a"))}, .name = "scattered"});
   const std::string scatter = scattered.lower(x_cols, w_rows).as_text();
   const auto sc = collectives(scatter);
@@ -287,7 +292,7 @@ void check_communication(const spmd::Mesh& mesh) {
   check(spmd::multihost::process_allgather(scattered(x_cols, w_rows)) ==
             spmd::multihost::process_allgather(matmul(x_rows, w_cols)),
         "the scattered product equals the unscattered one");
-  auto total = spmd::jit([](Tensor x) { return jnp::sum(x, {0}); }, {.name = "sum0"});
+  auto total = spmd::jit([](const Tensor& x) { return jnp::sum(x, {0}); }, {.name = "sum0"});
   const std::string sum = total.lower(x_rows).as_text();
   check(one_psum_of(collectives(sum), N * 4),
         "a sum over a split dimension has one reduction of the result's size:\n" + sum);
@@ -301,7 +306,7 @@ void check_mismatch(const spmd::Mesh& mesh, bool shape) {
   const int64_t rows = shape && spmd::process_index() == 1 ? N / 2 : N;
   const Array x = make({rows, N}, DType::kFloat32, NamedSharding(mesh, P()), 0);
   auto fn = spmd::jit(
-      [shape](Tensor t) {
+      [shape](const Tensor& t) {
         Tensor y = jnp::exp(t);
         if (!shape && spmd::process_index() == 1) y = y * 2.0f;
         return jnp::sum(y, {0});

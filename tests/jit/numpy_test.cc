@@ -37,12 +37,13 @@ HostArray host(std::vector<T> values, Shape shape) {
 // f over one input, run through jit, as a HostArray.
 template <class F>
 HostArray run(F f, const HostArray& x) {
-  return spmd::jit([&](Tensor t) { return f(t); })(on_device(x)).to_host();
+  return spmd::jit([&](const Tensor& t) { return f(t); })(on_device(x)).to_host();
 }
 
 template <class F>
 HostArray run2(F f, const HostArray& x, const HostArray& y) {
-  return spmd::jit([&](Tensor a, Tensor b) { return f(a, b); })(on_device(x), on_device(y))
+  return spmd::jit([&](const Tensor& a, const Tensor& b) { return f(a, b); })(on_device(x),
+                                                                              on_device(y))
       .to_host();
 }
 
@@ -57,22 +58,24 @@ TEST(Numpy, UnaryOperationsMatchTheStandardLibrary) {
     for (size_t i = 0; i < in.size(); ++i)
       EXPECT_NEAR(got.data<float>()[i], ref(in[i]), 1e-6f * (1 + std::abs(ref(in[i]))));
   };
-  expect(run([](Tensor t) { return jnp::exp(t); }, x), kValues,
+  expect(run([](const Tensor& t) { return jnp::exp(t); }, x), kValues,
          [](float v) { return std::exp(v); });
-  expect(run([](Tensor t) { return jnp::tanh(t); }, x), kValues,
+  expect(run([](const Tensor& t) { return jnp::tanh(t); }, x), kValues,
          [](float v) { return std::tanh(v); });
-  expect(run([](Tensor t) { return jnp::abs(t); }, x), kValues,
+  expect(run([](const Tensor& t) { return jnp::abs(t); }, x), kValues,
          [](float v) { return std::abs(v); });
-  expect(run([](Tensor t) { return -t; }, x), kValues, [](float v) { return -v; });
-  expect(run([](Tensor t) { return jnp::relu(t); }, x), kValues,
+  expect(run([](const Tensor& t) { return -t; }, x), kValues, [](float v) { return -v; });
+  expect(run([](const Tensor& t) { return jnp::relu(t); }, x), kValues,
          [](float v) { return v > 0 ? v : 0.0f; });
-  expect(run([](Tensor t) { return jnp::sign(t); }, x), kValues, [](float v) {
+  expect(run([](const Tensor& t) { return jnp::sign(t); }, x), kValues, [](float v) {
     return v > 0 ? 1.0f : v < 0 ? -1.0f : 0.0f;
   });
   const std::vector<float> p(pos.data<float>().begin(), pos.data<float>().end());
-  expect(run([](Tensor t) { return jnp::log(t); }, pos), p, [](float v) { return std::log(v); });
-  expect(run([](Tensor t) { return jnp::sqrt(t); }, pos), p, [](float v) { return std::sqrt(v); });
-  expect(run([](Tensor t) { return jnp::rsqrt(t); }, pos), p,
+  expect(run([](const Tensor& t) { return jnp::log(t); }, pos), p,
+         [](float v) { return std::log(v); });
+  expect(run([](const Tensor& t) { return jnp::sqrt(t); }, pos), p,
+         [](float v) { return std::sqrt(v); });
+  expect(run([](const Tensor& t) { return jnp::rsqrt(t); }, pos), p,
          [](float v) { return 1 / std::sqrt(v); });
 }
 
@@ -80,8 +83,8 @@ TEST(Numpy, BinaryOperationsBroadcastAsNumPy) {
   const HostArray x = host(kValues, {2, 4});
   const HostArray row = host(std::vector<float>{1, 2, 3, 4}, {4});
   const HostArray col = host(std::vector<float>{10, 20}, {2, 1});
-  const HostArray sum = run2([](Tensor a, Tensor b) { return a + b; }, x, row);
-  const HostArray outer = run2([](Tensor a, Tensor b) { return a * b; }, row, col);
+  const HostArray sum = run2([](const Tensor& a, const Tensor& b) { return a + b; }, x, row);
+  const HostArray outer = run2([](const Tensor& a, const Tensor& b) { return a * b; }, row, col);
   ASSERT_EQ(sum.shape(), (Shape{2, 4}));
   ASSERT_EQ(outer.shape(), (Shape{2, 4}));
   for (int i = 0; i < 2; ++i) {
@@ -90,8 +93,8 @@ TEST(Numpy, BinaryOperationsBroadcastAsNumPy) {
       EXPECT_EQ(outer.data<float>()[i * 4 + j], static_cast<float>((j + 1) * (i + 1) * 10));
     }
   }
-  const HostArray pw = run([](Tensor t) { return jnp::power(t, 2); }, x);
-  const HostArray dv = run([](Tensor t) { return 1.0f / (t + 10.0f); }, x);
+  const HostArray pw = run([](const Tensor& t) { return jnp::power(t, 2); }, x);
+  const HostArray dv = run([](const Tensor& t) { return 1.0f / (t + 10.0f); }, x);
   for (size_t i = 0; i < kValues.size(); ++i) {
     EXPECT_FLOAT_EQ(pw.data<float>()[i], kValues[i] * kValues[i]);
     EXPECT_FLOAT_EQ(dv.data<float>()[i], 1.0f / (kValues[i] + 10.0f));
@@ -102,21 +105,22 @@ TEST(Numpy, MaximumAndMaxPropagateNaN) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const HostArray x = host(std::vector<float>{1, nan, 3, 4}, {2, 2});
   const HostArray y = host(std::vector<float>{nan, 0, 5, 2}, {2, 2});
-  const HostArray m = run2([](Tensor a, Tensor b) { return jnp::maximum(a, b); }, x, y);
+  const HostArray m =
+      run2([](const Tensor& a, const Tensor& b) { return jnp::maximum(a, b); }, x, y);
   EXPECT_TRUE(std::isnan(m.data<float>()[0]));
   EXPECT_TRUE(std::isnan(m.data<float>()[1]));
   EXPECT_EQ(m.data<float>()[2], 5);
   EXPECT_EQ(m.data<float>()[3], 4);
-  const HostArray r = run([](Tensor t) { return jnp::max(t, {1}); }, x);
+  const HostArray r = run([](const Tensor& t) { return jnp::max(t, {1}); }, x);
   EXPECT_TRUE(std::isnan(r.data<float>()[0]));
   EXPECT_EQ(r.data<float>()[1], 4);
 }
 
 TEST(Numpy, ComparisonsWhereAndAstype) {
   const HostArray x = host(kValues, {8});
-  const HostArray gt = run([](Tensor t) { return t > 0; }, x);
-  const HostArray w = run([](Tensor t) { return jnp::where(t > 0, t, 0.0f); }, x);
-  const HostArray i = run([](Tensor t) { return jnp::astype(t, DType::kInt32); }, x);
+  const HostArray gt = run([](const Tensor& t) { return t > 0; }, x);
+  const HostArray w = run([](const Tensor& t) { return jnp::where(t > 0, t, 0.0f); }, x);
+  const HostArray i = run([](const Tensor& t) { return jnp::astype(t, DType::kInt32); }, x);
   ASSERT_EQ(gt.dtype(), DType::kBool);
   ASSERT_EQ(i.dtype(), DType::kInt32);
   for (size_t k = 0; k < kValues.size(); ++k) {
@@ -130,11 +134,11 @@ TEST(Numpy, ReductionsOverAxesWithAndWithoutKeepdims) {
   std::vector<float> v(24);
   for (int k = 0; k < 24; ++k) v[k] = static_cast<float>((k * 5) % 7);
   const HostArray x = host(v, {2, 3, 4});
-  const HostArray s = run([](Tensor t) { return jnp::sum(t, {0, 2}); }, x);
-  const HostArray k = run([](Tensor t) { return jnp::sum(t, {1}, true); }, x);
-  const HostArray m = run([](Tensor t) { return jnp::mean(t); }, x);
-  const HostArray mn = run([](Tensor t) { return jnp::min(t, {-1}); }, x);
-  const HostArray am = run([](Tensor t) { return jnp::argmax(t, 1); }, x);
+  const HostArray s = run([](const Tensor& t) { return jnp::sum(t, {0, 2}); }, x);
+  const HostArray k = run([](const Tensor& t) { return jnp::sum(t, {1}, true); }, x);
+  const HostArray m = run([](const Tensor& t) { return jnp::mean(t); }, x);
+  const HostArray mn = run([](const Tensor& t) { return jnp::min(t, {-1}); }, x);
+  const HostArray am = run([](const Tensor& t) { return jnp::argmax(t, 1); }, x);
   ASSERT_EQ(s.shape(), (Shape{3}));
   ASSERT_EQ(k.shape(), (Shape{2, 1, 4}));
   ASSERT_EQ(m.shape(), (Shape{}));
@@ -170,12 +174,13 @@ TEST(Numpy, ReductionsOverAxesWithAndWithoutKeepdims) {
 }
 
 TEST(Numpy, MatmulOfVectorsMatricesAndBatches) {
-  std::vector<double> a(2 * 3 * 4), b(4 * 5);
+  std::vector<double> a(size_t{24}), b(size_t{20});
   for (size_t k = 0; k < a.size(); ++k) a[k] = static_cast<double>(k % 5) - 2;
   for (size_t k = 0; k < b.size(); ++k) b[k] = static_cast<double>(k % 3) + 0.5;
   const HostArray x = host(a, {2, 3, 4});
   const HostArray y = host(b, {4, 5});
-  const HostArray z = run2([](Tensor p, Tensor q) { return jnp::matmul(p, q); }, x, y);
+  const HostArray z =
+      run2([](const Tensor& p, const Tensor& q) { return jnp::matmul(p, q); }, x, y);
   ASSERT_EQ(z.shape(), (Shape{2, 3, 5}));
   for (int n = 0; n < 2; ++n) {
     for (int i = 0; i < 3; ++i) {
@@ -187,7 +192,7 @@ TEST(Numpy, MatmulOfVectorsMatricesAndBatches) {
     }
   }
   const HostArray v = host(std::vector<double>{1, 2, 3, 4}, {4});
-  const HostArray mv = run2([](Tensor p, Tensor q) { return jnp::dot(q, p); }, y, v);
+  const HostArray mv = run2([](const Tensor& p, const Tensor& q) { return jnp::dot(q, p); }, y, v);
   ASSERT_EQ(mv.shape(), (Shape{5}));
   for (int j = 0; j < 5; ++j) {
     double want = 0;
@@ -207,20 +212,21 @@ std::string trace_error(F f, const HostArray& x) {
 }
 
 TEST(Numpy, EinsumContractsBatchesTransposesAndSums) {
-  std::vector<double> a(2 * 3 * 4), b(2 * 4 * 5);
+  std::vector<double> a(size_t{24}), b(size_t{40});
   for (size_t k = 0; k < a.size(); ++k) a[k] = static_cast<double>(k % 7) - 3;
   for (size_t k = 0; k < b.size(); ++k) b[k] = static_cast<double>(k % 5) - 1;
   const HostArray x = host(a, {2, 3, 4}), y = host(b, {2, 4, 5});
-  const HostArray bmm =
-      run2([](Tensor p, Tensor q) { return jnp::einsum("bij,bjk->bik", p, q); }, x, y);
-  const HostArray mm = run2([](Tensor p, Tensor q) { return jnp::matmul(p, q); }, x, y);
+  const HostArray bmm = run2(
+      [](const Tensor& p, const Tensor& q) { return jnp::einsum("bij,bjk->bik", p, q); }, x, y);
+  const HostArray mm =
+      run2([](const Tensor& p, const Tensor& q) { return jnp::matmul(p, q); }, x, y);
   EXPECT_TRUE(bmm == mm);
   // "bij,bjk->kib": the same product, its axes reordered; "bij,bjk": implicit output "ik" (b
   // summed).
-  const HostArray perm =
-      run2([](Tensor p, Tensor q) { return jnp::einsum("bij,bjk->kib", p, q); }, x, y);
+  const HostArray perm = run2(
+      [](const Tensor& p, const Tensor& q) { return jnp::einsum("bij,bjk->kib", p, q); }, x, y);
   const HostArray implicit =
-      run2([](Tensor p, Tensor q) { return jnp::einsum("bij,bjk", p, q); }, x, y);
+      run2([](const Tensor& p, const Tensor& q) { return jnp::einsum("bij,bjk", p, q); }, x, y);
   ASSERT_EQ(perm.shape(), (Shape{5, 3, 2}));
   ASSERT_EQ(implicit.shape(), (Shape{3, 5}));
   for (int n = 0; n < 2; ++n) {
@@ -236,7 +242,7 @@ TEST(Numpy, EinsumContractsBatchesTransposesAndSums) {
                 mm.data<double>()[i * 5 + k] + mm.data<double>()[15 + i * 5 + k]);
     }
   }
-  const HostArray t = run([](Tensor p) { return jnp::einsum("bij->jb", p); }, x);
+  const HostArray t = run([](const Tensor& p) { return jnp::einsum("bij->jb", p); }, x);
   ASSERT_EQ(t.shape(), (Shape{4, 2}));
   for (int j = 0; j < 4; ++j) {
     for (int n = 0; n < 2; ++n) {
@@ -245,7 +251,7 @@ TEST(Numpy, EinsumContractsBatchesTransposesAndSums) {
       EXPECT_EQ(t.data<double>()[j * 2 + n], want);
     }
   }
-  EXPECT_NE(trace_error([](Tensor p) { return jnp::einsum("ii->i", p); },
+  EXPECT_NE(trace_error([](const Tensor& p) { return jnp::einsum("ii->i", p); },
                         host(std::vector<float>(4), {2, 2}))
                 .find("einsum(\"ii->i\"): 'i' repeats within an operand"),
             std::string::npos);
@@ -255,16 +261,20 @@ TEST(Numpy, ShapesMoveElementsAsNumPy) {
   std::vector<int32_t> v(24);
   for (int k = 0; k < 24; ++k) v[k] = k;
   const HostArray x = host(v, {2, 3, 4});
-  const HostArray t = run([](Tensor a) { return jnp::transpose(a, {2, 0, 1}); }, x);
-  const HostArray r = run([](Tensor a) { return jnp::reshape(a, {4, -1}); }, x);
-  const HostArray s = run([](Tensor a) { return jnp::slice(a, {1, -2}, {2, 100}); }, x);
-  const HostArray c = run([](Tensor a) { return jnp::concatenate({a, a * 2}, 2); }, x);
+  const HostArray t = run([](const Tensor& a) { return jnp::transpose(a, {2, 0, 1}); }, x);
+  const HostArray r = run([](const Tensor& a) { return jnp::reshape(a, {4, -1}); }, x);
+  const HostArray s = run([](const Tensor& a) { return jnp::slice(a, {1, -2}, {2, 100}); }, x);
+  const HostArray c = run([](const Tensor& a) { return jnp::concatenate({a, a * 2}, 2); }, x);
   const HostArray b = run(
-      [](Tensor a) {
+      [](const Tensor& a) {
         return jnp::broadcast_to(jnp::expand_dims(a, 0), {3, 2, 3, 4});
       },
       x);
-  const HostArray q = run([](Tensor a) { return jnp::squeeze(jnp::reshape(a, {1, 24, 1})); }, x);
+  const HostArray q = run(
+      [](const Tensor& a) {
+        return jnp::squeeze(jnp::reshape(a, {1, 24, 1}));
+      },
+      x);
   ASSERT_EQ(t.shape(), (Shape{4, 2, 3}));
   ASSERT_EQ(r.shape(), (Shape{4, 6}));
   ASSERT_EQ(s.shape(), (Shape{1, 2, 4}));
@@ -290,8 +300,8 @@ TEST(Numpy, ShapesMoveElementsAsNumPy) {
 
 TEST(Numpy, SoftmaxAndLogsumexpSubtractTheMaximum) {
   const HostArray x = host(std::vector<float>{1000, 1001, 1002, -5, 0, 5}, {2, 3});
-  const HostArray sm = run([](Tensor t) { return jnp::softmax(t); }, x);
-  const HostArray ls = run([](Tensor t) { return jnp::logsumexp(t, {1}); }, x);
+  const HostArray sm = run([](const Tensor& t) { return jnp::softmax(t); }, x);
+  const HostArray ls = run([](const Tensor& t) { return jnp::logsumexp(t, {1}); }, x);
   for (int r = 0; r < 2; ++r) {
     double m = -1e300, z = 0;
     for (int c = 0; c < 3; ++c) m = std::max(m, static_cast<double>(x.data<float>()[r * 3 + c]));
@@ -306,14 +316,14 @@ TEST(Numpy, SoftmaxAndLogsumexpSubtractTheMaximum) {
 TEST(Numpy, CreationInsideATrace) {
   const HostArray x = host(std::vector<float>{1, 2, 3}, {3});
   const HostArray out = run(
-      [](Tensor t) {
+      [](const Tensor& t) {
         return t + jnp::ones({3}) + jnp::astype(jnp::arange(3), DType::kFloat32) +
                jnp::full({}, 0.5f);
       },
       x);
   for (int k = 0; k < 3; ++k) EXPECT_EQ(out.data<float>()[k], (k + 1) + 1 + k + 0.5f);
   const HostArray c = host(std::vector<float>{10, 20, 30}, {3});
-  const HostArray captured = run([&](Tensor t) { return t * jnp::asarray(c); }, x);
+  const HostArray captured = run([&](const Tensor& t) { return t * jnp::asarray(c); }, x);
   for (int k = 0; k < 3; ++k) EXPECT_EQ(captured.data<float>()[k], (k + 1) * 10.0f * (k + 1));
 }
 
@@ -321,7 +331,7 @@ TEST(Numpy, HalfPrecisionComputesInFloat32AndRoundsOnce) {
   std::vector<spmd::float16> h;
   for (float v : {1.0f, 2.5f, 1000.0f, 0.1f}) h.push_back(spmd::to_float16(v));
   const HostArray x = host(h, {4});
-  const HostArray out = run([](Tensor t) { return jnp::exp(t * 0.001f); }, x);
+  const HostArray out = run([](const Tensor& t) { return jnp::exp(t * 0.001f); }, x);
   ASSERT_EQ(out.dtype(), DType::kFloat16);
   for (int k = 0; k < 4; ++k) {
     const float in = spmd::to_float(h[k]);
@@ -335,13 +345,15 @@ TEST(Numpy, HalfPrecisionComputesInFloat32AndRoundsOnce) {
 HostArray small_values(DType dtype, int n, int seed) {
   std::vector<double> v(static_cast<size_t>(n));
   for (int k = 0; k < n; ++k) v[k] = dtype == DType::kBool ? (k + seed) % 2 : (k * 3 + seed) % 6;
-  return spmd::jit([dtype](Tensor t) { return jnp::astype(t, dtype); })(on_device(host(v, {n})))
+  return spmd::jit([dtype](const Tensor& t) { return jnp::astype(t, dtype); })(
+             on_device(host(v, {n})))
       .to_host();
 }
 
 std::vector<double> as_doubles(const HostArray& h) {
   const HostArray wide =
-      spmd::jit([](Tensor t) { return jnp::astype(t, DType::kFloat64); })(on_device(h)).to_host();
+      spmd::jit([](const Tensor& t) { return jnp::astype(t, DType::kFloat64); })(on_device(h))
+          .to_host();
   return {wide.data<double>().begin(), wide.data<double>().end()};
 }
 
@@ -353,22 +365,22 @@ TEST(Numpy, EveryDtypeAddsMultipliesComparesSumsAndContracts) {
     const std::vector<double> a = as_doubles(x), b = as_doubles(y);
     const bool boolean = dtype == DType::kBool;
     const std::vector<double> add =
-        as_doubles(run2([](Tensor p, Tensor q) { return p + q; }, x, y));
+        as_doubles(run2([](const Tensor& p, const Tensor& q) { return p + q; }, x, y));
     const std::vector<double> mul =
-        as_doubles(run2([](Tensor p, Tensor q) { return p * q; }, x, y));
+        as_doubles(run2([](const Tensor& p, const Tensor& q) { return p * q; }, x, y));
     const std::vector<double> mx =
-        as_doubles(run2([](Tensor p, Tensor q) { return jnp::maximum(p, q); }, x, y));
-    const HostArray lt = run2([](Tensor p, Tensor q) { return p < q; }, x, y);
+        as_doubles(run2([](const Tensor& p, const Tensor& q) { return jnp::maximum(p, q); }, x, y));
+    const HostArray lt = run2([](const Tensor& p, const Tensor& q) { return p < q; }, x, y);
     for (size_t k = 0; k < a.size(); ++k) {
       EXPECT_EQ(add[k], boolean ? double(a[k] || b[k]) : a[k] + b[k]);
       EXPECT_EQ(mul[k], boolean ? double(a[k] && b[k]) : a[k] * b[k]);
       EXPECT_EQ(mx[k], std::max(a[k], b[k]));
       EXPECT_EQ(lt.data<bool>()[k], a[k] < b[k]);
     }
-    const HostArray s = run([](Tensor p) { return jnp::sum(p); }, x);
+    const HostArray s = run([](const Tensor& p) { return jnp::sum(p); }, x);
     EXPECT_EQ(as_doubles(s)[0], std::accumulate(a.begin(), a.end(), 0.0));
     const HostArray m = run2(
-        [](Tensor p, Tensor q) {
+        [](const Tensor& p, const Tensor& q) {
           return jnp::matmul(jnp::reshape(p, {2, 3}), jnp::reshape(q, {3, 2}));
         },
         x, y);
@@ -393,38 +405,38 @@ TEST(Numpy, PromotionFollowsJaxLattice) {
   EXPECT_EQ(promote_types(DType::kBool, DType::kInt8), DType::kInt8);
   EXPECT_EQ(promote_types(DType::kUInt8, DType::kInt32), DType::kInt32);
   const HostArray i = host(std::vector<int32_t>{1, 2}, {2});
-  EXPECT_EQ(run([](Tensor t) { return t * 2.0f; }, i).dtype(), DType::kFloat32);
-  EXPECT_EQ(run([](Tensor t) { return t + 1; }, i).dtype(), DType::kInt32);
-  EXPECT_EQ(run([](Tensor t) { return t / 2; }, i).dtype(), DType::kFloat32);
-  EXPECT_EQ(run([](Tensor t) { return jnp::sum(jnp::astype(t, DType::kInt8)); }, i).dtype(),
+  EXPECT_EQ(run([](const Tensor& t) { return t * 2.0f; }, i).dtype(), DType::kFloat32);
+  EXPECT_EQ(run([](const Tensor& t) { return t + 1; }, i).dtype(), DType::kInt32);
+  EXPECT_EQ(run([](const Tensor& t) { return t / 2; }, i).dtype(), DType::kFloat32);
+  EXPECT_EQ(run([](const Tensor& t) { return jnp::sum(jnp::astype(t, DType::kInt8)); }, i).dtype(),
             DType::kInt32);
   const HostArray d = host(std::vector<double>{1, 2}, {2});
-  EXPECT_EQ(run([](Tensor t) { return t * 2.0f; }, d).dtype(), DType::kFloat64);
+  EXPECT_EQ(run([](const Tensor& t) { return t * 2.0f; }, d).dtype(), DType::kFloat64);
 }
 
 TEST(Numpy, TraceErrorsNameTheOperationAndShapes) {
   const HostArray x = host(std::vector<float>(6, 1.0f), {2, 3});
-  EXPECT_NE(trace_error([](Tensor t) { return t + jnp::ones({4}); }, x)
+  EXPECT_NE(trace_error([](const Tensor& t) { return t + jnp::ones({4}); }, x)
                 .find("add: shapes (2, 3) and (4) do not broadcast"),
             std::string::npos);
-  EXPECT_NE(trace_error([](Tensor t) { return jnp::matmul(t, t); }, x)
+  EXPECT_NE(trace_error([](const Tensor& t) { return jnp::matmul(t, t); }, x)
                 .find("matmul: contracting dimensions differ"),
             std::string::npos);
-  EXPECT_NE(trace_error([](Tensor t) { return jnp::sum(t, {2}); }, x)
+  EXPECT_NE(trace_error([](const Tensor& t) { return jnp::sum(t, {2}); }, x)
                 .find("sum: axis 2 is out of range for shape (2, 3)"),
             std::string::npos);
   EXPECT_NE(trace_error(
-                [](Tensor t) {
+                [](const Tensor& t) {
                   return jnp::reshape(t, {4, 2});
                 },
                 x)
                 .find("reshape: cannot reshape f32[2,3] into shape (4, 2)"),
             std::string::npos);
-  EXPECT_NE(trace_error([](Tensor t) { return -jnp::astype(t, DType::kBool); }, x)
+  EXPECT_NE(trace_error([](const Tensor& t) { return -jnp::astype(t, DType::kBool); }, x)
                 .find("negative: not defined on bool"),
             std::string::npos);
   Tensor kept;
-  run([&](Tensor t) { return kept = t * 2.0f; }, x);
+  run([&](const Tensor& t) { return kept = t * 2.0f; }, x);
   EXPECT_THROW(jnp::exp(kept), spmd::InvalidArgument);
   try {
     jnp::exp(kept);
@@ -443,7 +455,8 @@ TEST(Jit, ElementwiseChainsRunFusedOverManyTiles) {
     b[k] = static_cast<float>(k % 5);
   }
   const Array x = on_device(host(a, {n})), y = on_device(host(b, {n}));
-  auto fn = spmd::jit([](Tensor p, Tensor q) { return jnp::tanh(p * 0.25f + q) * q - p; });
+  auto fn =
+      spmd::jit([](const Tensor& p, const Tensor& q) { return jnp::tanh(p * 0.25f + q) * q - p; });
   const std::string text = fn.lower(x, y).as_text();
   EXPECT_NE(text.find("= fused f32[10007]"), std::string::npos) << text;
   EXPECT_EQ(text.find("= mul f32"), std::string::npos) << "no step of the chain runs alone:\n"
@@ -474,7 +487,7 @@ TEST(Eager, NumpyOnArraysRunsAtOnceAndKeepsTheSharding) {
 
 TEST(Jit, TracesOncePerSignatureAndPassesDictionaries) {
   int traces = 0;
-  auto fn = spmd::jit([&](std::map<std::string, Tensor> p, Tensor x) {
+  auto fn = spmd::jit([&](const std::map<std::string, Tensor>& p, const Tensor& x) {
     ++traces;
     return std::vector<Tensor>{jnp::matmul(x, p.at("w")) + p.at("b"), jnp::sum(x)};
   });

@@ -117,7 +117,7 @@ RC_GTEST_PROP(PartitionProperty, RandomProgramsOverRandomShardingsGiveTheUnshard
                                rc::gen::set(&OpChoice::attr, rc::gen::inRange(0, 8))));
   const auto all = specs();
   const P spec_x = *rc::gen::elementOf(all), spec_y = *rc::gen::elementOf(all);
-  auto program = spmd::jit([&](Tensor x, Tensor y) {
+  auto program = spmd::jit([&](const Tensor& x, const Tensor& y) {
     std::vector<Tensor> v = {x, y};
     for (const OpChoice& c : steps) v.push_back(apply(c, v, mesh));
     return v.back();
@@ -133,15 +133,16 @@ TEST(JitPropagation, OutShardingsReachBackToValuesComputedFromReplicatedOperands
   const spmd::Mesh mesh(spmd::devices(), {4, 1}, {"a", "b"});
   const Array x = make({8, 4}, NamedSharding(mesh, P()), 0);
   const Array b = make({1, 4}, NamedSharding(mesh, P()), 1);
-  auto fn =
-      spmd::jit([](Tensor t, Tensor bias) { return jnp::transpose(jnp::exp(t * 0.5f) + bias); },
-                {.out_shardings = {NamedSharding(mesh, P(spmd::None, "a"))}});
+  auto fn = spmd::jit(
+      [](const Tensor& t, const Tensor& bias) { return jnp::transpose(jnp::exp(t * 0.5f) + bias); },
+      {.out_shardings = {NamedSharding(mesh, P(spmd::None, "a"))}});
   const std::string text = fn.lower(x, b).as_text();
   // Each device computes its two rows only: the chain runs on f32[2,4], nothing is gathered.
   EXPECT_NE(text.find("fused f32[2,4]"), std::string::npos) << text;
   EXPECT_EQ(text.find("all_gather"), std::string::npos) << text;
-  auto whole =
-      spmd::jit([](Tensor t, Tensor bias) { return jnp::transpose(jnp::exp(t * 0.5f) + bias); });
+  auto whole = spmd::jit([](const Tensor& t, const Tensor& bias) {
+    return jnp::transpose(jnp::exp(t * 0.5f) + bias);
+  });
   EXPECT_TRUE(close(fn(x, b).to_host(), whole(x, b).to_host()));
   EXPECT_EQ(fn(x, b).sharding().to_string(), NamedSharding(mesh, P(spmd::None, "a")).to_string());
 }
@@ -149,7 +150,7 @@ TEST(JitPropagation, OutShardingsReachBackToValuesComputedFromReplicatedOperands
 TEST(JitErrors, AnUnevenSplitRaisesIndivisibleErrorNamingTheValue) {
   const spmd::Mesh mesh(spmd::devices(), {4, 1}, {"a", "b"});
   const Array x = make({6, 4}, NamedSharding(mesh, P()), 0);
-  auto fn = spmd::jit([](Tensor t) { return t * 2.0f; },
+  auto fn = spmd::jit([](const Tensor& t) { return t * 2.0f; },
                       {.in_shardings = {NamedSharding(mesh, P("a"))}, .name = "halve"});
   try {
     fn(x);
@@ -166,8 +167,9 @@ TEST(JitErrors, AConstraintOnAnotherMeshIsRefused) {
   const spmd::Mesh mesh(spmd::devices(), {4, 1}, {"a", "b"});
   const spmd::Mesh other(spmd::devices(), {2, 2}, {"a", "b"});
   const Array x = make({8, 4}, NamedSharding(mesh, P("a")), 0);
-  auto fn = spmd::jit(
-      [&](Tensor t) { return spmd::lax::with_sharding_constraint(t, NamedSharding(other, P())); });
+  auto fn = spmd::jit([&](const Tensor& t) {
+    return spmd::lax::with_sharding_constraint(t, NamedSharding(other, P()));
+  });
   EXPECT_THROW(fn(x), spmd::InvalidArgument);
   EXPECT_THROW(NamedSharding(mesh, P("c")), spmd::InvalidArgument);
 }

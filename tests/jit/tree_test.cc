@@ -47,14 +47,14 @@ TEST(Tree, NestedParameterTreesPassThroughJit) {
   namespace jnp = spmd::numpy;
   const spmd::Mesh mesh({spmd::local_devices()[0]}, {"x"});
   const spmd::NamedSharding r(mesh, spmd::P());
-  auto array = [&](std::vector<float> v, spmd::Shape s) {
-    const spmd::HostArray h = spmd::HostArray::from_vector(v, s);
+  auto array = [&](const std::vector<float>& v, const spmd::Shape& s) {
+    spmd::HostArray h = spmd::HostArray::from_vector(v, s);
     return spmd::make_array_from_callback(s, r, [&](const spmd::Index&) { return h; });
   };
   Tree<spmd::Array> params{{"scale", array({2}, {1})}};
   params["layer"]["w"] = array({1, 2, 3, 4}, {2, 2});
   params["layer"]["b"] = array({10, 20}, {2});
-  auto step = spmd::jit([](const Tree<spmd::Tensor>& p, spmd::Tensor x) {
+  auto step = spmd::jit([](const Tree<spmd::Tensor>& p, const spmd::Tensor& x) {
     const spmd::Tensor y =
         jnp::matmul(x, p.at("layer").at("w").leaf()) + p.at("layer").at("b").leaf();
     Tree<spmd::Tensor> out =

@@ -28,6 +28,7 @@ double seconds_of(const std::function<void()>& f) {
 double timed(int iterations, const std::function<void()>& f) {
   f();
   std::vector<double> t;
+  t.reserve(static_cast<size_t>(iterations));
   for (int i = 0; i < iterations; ++i) t.push_back(seconds_of(f));
   return median(t);
 }
@@ -48,7 +49,7 @@ NamedSharding alone() {
 // Per call, over batches of 1000 calls.
 void dispatch(nlohmann::ordered_json& row, int iterations) {
   const Array x = filled({16}, alone(), 1.0f);
-  auto add_one = jit([](Tensor t) { return t + 1.0f; });
+  auto add_one = jit([](const Tensor& t) { return t + 1.0f; });
   const double jit_s = timed(iterations,
                              [&] {
                                for (int i = 0; i < 1000; ++i) add_one(x);
@@ -77,7 +78,7 @@ void contraction(nlohmann::ordered_json& row, int iterations) {
   const Mesh mesh(devices(), {"x"});
   const Array x = filled({n, n}, NamedSharding(mesh, P("x")), 0.5f);
   const Array w = filled({n, n}, NamedSharding(mesh, P()), 0.25f);
-  auto mm = jit([](Tensor a, Tensor b) { return jnp::matmul(a, b); });
+  auto mm = jit([](const Tensor& a, const Tensor& b) { return jnp::matmul(a, b); });
   const double jit_s = timed(iterations, [&] { mm(x, w); });
   const HostArray& a = x.addressable_data(0);
   const HostArray& b = w.addressable_data(0);
@@ -96,7 +97,7 @@ void fusion(nlohmann::ordered_json& row, int iterations) {
   const int64_t n = int64_t{16} << 20;
   const Array a = filled({n}, alone(), 1.5f), b = filled({n}, alone(), 2.0f),
               c = filled({n}, alone(), 0.5f);
-  auto fma = jit([](Tensor p, Tensor q, Tensor r) { return p * q + r; });
+  auto fma = jit([](const Tensor& p, const Tensor& q, const Tensor& r) { return p * q + r; });
   const double jit_s = timed(iterations, [&] { fma(a, b, c); });
   const float* pa = a.addressable_data(0).data<float>().data();
   const float* pb = b.addressable_data(0).data<float>().data();
@@ -139,12 +140,13 @@ void mlp(nlohmann::ordered_json& row, int iterations, const MlpLayout& l) {
     a.push_back(
         filled(shapes[i], NamedSharding(mesh, l.specs[i]), 0.01f * static_cast<float>(i + 1)));
   }
-  auto forward = jit([](Tensor x, Tensor w1, Tensor b1, Tensor w2, Tensor b2) {
-    return jnp::matmul(jnp::relu(jnp::matmul(x, w1) + b1), w2) + b2;
-  });
+  auto forward = jit(
+      [](const Tensor& x, const Tensor& w1, const Tensor& b1, const Tensor& w2, const Tensor& b2) {
+        return jnp::matmul(jnp::relu(jnp::matmul(x, w1) + b1), w2) + b2;
+      });
   const bool reduce = l.reduce;
   auto by_hand = shard_map(
-      [reduce](Block x, Block w1, Block b1, Block w2, Block b2) {
+      [reduce](const Block& x, const Block& w1, const Block& b1, const Block& w2, const Block& b2) {
         Block h = matmul(x, w1);
         add_bias(h, b1, true);
         Block y = matmul(h, w2);
