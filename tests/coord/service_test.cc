@@ -68,7 +68,10 @@ class ServiceTest : public ::testing::Test {
     cc.devices[1].set_local_hardware_id(1);
     cc.initialization_timeout = init_timeout;
     cc.heartbeat_timeout = 10s;
-    cc.on_failure = [this, id](const FailureReport& info) { failures_[id].add(info); };
+    // The log is made here, on the test's thread: the io thread only writes through the pointer,
+    // so the map is never changed by two threads at once (which lost reports under load).
+    FailureLog* log = &failures_[id];
+    cc.on_failure = [log](const FailureReport& info) { log->add(info); };
     return cc;
   }
 
