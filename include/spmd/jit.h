@@ -64,6 +64,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
@@ -254,6 +255,26 @@ struct Result<Tree<Tensor>> {
   using Type = Tree<Array>;
   static Tree<Array> build(std::vector<Array>& a, const std::vector<std::string>& keys) {
     return tree_unflatten(keys.empty() ? std::string("{}") : keys[0], std::move(a));
+  }
+};
+
+// value_and_grad's (value, gradient) pair: the value first, then the gradient's leaves.
+template <class R>
+void flatten_result(const std::pair<Tensor, R>& p, std::vector<Tensor>& out,
+                    std::vector<std::string>& k) {
+  flatten_result(p.first, out, k);
+  flatten_result(p.second, out, k);
+}
+
+template <class R>
+struct Result<std::pair<Tensor, R>> {
+  using Type = std::pair<Array, typename Result<R>::Type>;
+  static Type build(std::vector<Array>& a, const std::vector<std::string>& keys) {
+    Array first = std::move(a.at(0));
+    std::vector<Array> rest(std::make_move_iterator(a.begin() + 1),
+                            std::make_move_iterator(a.end()));
+    const std::vector<std::string> rest_keys(keys.begin() + 1, keys.end());
+    return {std::move(first), Result<R>::build(rest, rest_keys)};
   }
 };
 

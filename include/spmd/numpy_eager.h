@@ -50,6 +50,20 @@ Array matmul(const Array& a, const Array& b);
 Array reshape(const Array& a, const Shape& shape);
 Array transpose(const Array& a, const std::vector<int>& axes = {});
 Array softmax(const Array& a, int axis = -1);
+Array rsqrt(const Array& a);
+Array sign(const Array& a);
+Array not_equal(const Array& a, const Array& b);
+Array less_equal(const Array& a, const Array& b);
+Array greater_equal(const Array& a, const Array& b);
+Array dot(const Array& a, const Array& b);
+Array einsum(const std::string& subscripts, const Array& a);
+Array einsum(const std::string& subscripts, const Array& a, const Array& b);
+Array broadcast_to(const Array& a, const Shape& shape);
+Array expand_dims(const Array& a, int axis);
+Array squeeze(const Array& a, const AxisList& axes = {});
+Array slice(const Array& a, const std::vector<int64_t>& start, const std::vector<int64_t>& stop);
+Array concatenate(const std::vector<Array>& parts, int axis = 0);
+Array logsumexp(const Array& a, const AxisList& axes = {}, bool keepdims = false);
 
 }  // namespace spmd::numpy
 

@@ -15,7 +15,7 @@ namespace detail {
 
 Array eager(const std::string& key, std::initializer_list<const Array*> inputs,
             const std::function<Tensor(const std::vector<Tensor>&)>& op) {
-  using Fn = std::function<Tensor(std::vector<Tensor>)>;
+  using Fn = std::function<Tensor(const std::vector<Tensor>&)>;
   static std::mutex mu;
   static std::map<std::string, std::shared_ptr<Jitted<Fn>>> cache;
   std::shared_ptr<Jitted<Fn>> fn;
@@ -112,6 +112,63 @@ Array transpose(const Array& a, const std::vector<int>& axes) {
 Array softmax(const Array& a, int axis) {
   return detail::eager(fmt::format("softmax({})", axis), {&a},
                        [=](const std::vector<Tensor>& t) { return softmax(t[0], axis); });
+}
+
+Array rsqrt(const Array& a) { return unary("rsqrt", a, &rsqrt); }
+Array sign(const Array& a) { return unary("sign", a, &sign); }
+Array not_equal(const Array& a, const Array& b) { return binary("not_equal", a, b, &not_equal); }
+Array less_equal(const Array& a, const Array& b) { return binary("less_equal", a, b, &less_equal); }
+Array greater_equal(const Array& a, const Array& b) {
+  return binary("greater_equal", a, b, &greater_equal);
+}
+Array dot(const Array& a, const Array& b) { return binary("dot", a, b, &dot); }
+Array einsum(const std::string& subscripts, const Array& a) {
+  return detail::eager("einsum(" + subscripts + ")", {&a},
+                       [=](const std::vector<Tensor>& t) { return einsum(subscripts, t[0]); });
+}
+Array einsum(const std::string& subscripts, const Array& a, const Array& b) {
+  return detail::eager("einsum(" + subscripts + ")", {&a, &b}, [=](const std::vector<Tensor>& t) {
+    return einsum(subscripts, t[0], t[1]);
+  });
+}
+Array broadcast_to(const Array& a, const Shape& shape) {
+  return detail::eager(fmt::format("broadcast_to({})", fmt::join(shape, ",")), {&a},
+                       [=](const std::vector<Tensor>& t) { return broadcast_to(t[0], shape); });
+}
+Array expand_dims(const Array& a, int axis) {
+  return detail::eager(fmt::format("expand_dims({})", axis), {&a},
+                       [=](const std::vector<Tensor>& t) { return expand_dims(t[0], axis); });
+}
+Array squeeze(const Array& a, const AxisList& axes) {
+  return detail::eager(fmt::format("squeeze({})", fmt::join(axes, ",")), {&a},
+                       [=](const std::vector<Tensor>& t) { return squeeze(t[0], axes); });
+}
+Array slice(const Array& a, const std::vector<int64_t>& start, const std::vector<int64_t>& stop) {
+  return detail::eager(fmt::format("slice({};{})", fmt::join(start, ","), fmt::join(stop, ",")),
+                       {&a},
+                       [=](const std::vector<Tensor>& t) { return slice(t[0], start, stop); });
+}
+Array concatenate(const std::vector<Array>& parts, int axis) {
+  using Fn = std::function<Tensor(const std::vector<Tensor>&)>;
+  static std::mutex mu;
+  static std::map<int, std::shared_ptr<Jitted<Fn>>> by_axis;
+  std::shared_ptr<Jitted<Fn>> fn;
+  {
+    std::lock_guard lock(mu);
+    auto& slot = by_axis[axis];
+    if (!slot) {
+      slot = std::make_shared<Jitted<Fn>>(
+          Fn([axis](const std::vector<Tensor>& t) { return concatenate(t, axis); }),
+          JitOptions{.name = fmt::format("concatenate({})", axis)});
+    }
+    fn = slot;
+  }
+  return (*fn)(parts);
+}
+Array logsumexp(const Array& a, const AxisList& axes, bool keepdims) {
+  return detail::eager(
+      axes_key("logsumexp", axes, keepdims), {&a},
+      [=](const std::vector<Tensor>& t) { return logsumexp(t[0], axes, keepdims); });
 }
 
 }  // namespace spmd::numpy

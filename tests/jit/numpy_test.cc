@@ -481,6 +481,14 @@ TEST(Eager, NumpyOnArraysRunsAtOnceAndKeepsTheSharding) {
   EXPECT_EQ(r.data<float>()[1], 3);
   EXPECT_EQ(m.data<float>()[0], 1 * 10 + -2 * 30);
   EXPECT_EQ((a + b).sharding().to_string(), a.sharding().to_string());
+  const HostArray e = jnp::einsum("ij,jk->ik", a, b).to_host();
+  EXPECT_TRUE(e == m);
+  const HostArray c = jnp::concatenate({a, b}, 1).to_host();
+  ASSERT_EQ(c.shape(), (Shape{2, 4}));
+  EXPECT_EQ(c.data<float>()[2], 10);
+  const HostArray sl = jnp::slice(jnp::squeeze(jnp::expand_dims(a, 0)), {1}, {2}).to_host();
+  ASSERT_EQ(sl.shape(), (Shape{1, 2}));
+  EXPECT_EQ(sl.data<float>()[1], -4);
   const Array single = spmd::device_put(a, spmd::SingleDeviceSharding(spmd::local_devices()[0]));
   EXPECT_EQ(jnp::exp(single).to_host().shape(), (Shape{2, 2}));
 }

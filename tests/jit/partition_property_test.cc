@@ -8,6 +8,7 @@
 #include <spmd/spmd.h>
 
 #include <cmath>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -127,6 +128,90 @@ RC_GTEST_PROP(PartitionProperty, RandomProgramsOverRandomShardingsGiveTheUnshard
   const Array got = program(make(shape, NamedSharding(mesh, spec_x), 0),
                             make(shape, NamedSharding(mesh, spec_y), 1));
   RC_ASSERT(close(got.to_host(), want));
+}
+
+// x at real points (float64): `offset` moves them so that no two elements tie.
+Array real_points(const Shape& shape, const NamedSharding& sharding, double offset) {
+  return spmd::make_array_from_callback(shape, sharding, [&](const spmd::Index& index) {
+    const Shape extents = {index[0].stop - index[0].start, index[1].stop - index[1].start};
+    HostArray h = HostArray::zeros(DType::kFloat64, extents);
+    auto v = h.mutable_data<double>();
+    for (int64_t k = 0; k < static_cast<int64_t>(v.size()); ++k) {
+      const int64_t r = index[0].start + k / extents[1], c = index[1].start + k % extents[1];
+      v[k] = std::sin(static_cast<double>(r * shape[1] + c) * 1.3 + offset) * 2.0;
+    }
+    return h;
+  });
+}
+
+RC_GTEST_PROP(PartitionProperty, GradientsOfRandomProgramsMatchFiniteDifferencesUnderAnySharding,
+              ()) {
+  const std::vector<std::vector<int64_t>> meshes = {{1, 4}, {2, 2}, {4, 1}};
+  const spmd::Mesh mesh(spmd::devices(), *rc::gen::elementOf(meshes), {"a", "b"});
+  const Shape shape = {4, 4};
+  const auto steps = *rc::gen::container<std::vector<OpChoice>>(
+      *rc::gen::inRange(1, 5),
+      rc::gen::build<OpChoice>(rc::gen::set(&OpChoice::kind, rc::gen::inRange(0, 8)),
+                               rc::gen::set(&OpChoice::a, rc::gen::inRange(0, 8)),
+                               rc::gen::set(&OpChoice::b, rc::gen::inRange(0, 8)),
+                               rc::gen::set(&OpChoice::attr, rc::gen::inRange(0, 8))));
+  const double offset = *rc::gen::inRange(0, 1000) * 0.001;
+  const auto all = specs();
+  const P spec_x = *rc::gen::elementOf(all);
+  auto loss = [&](const Tensor& x, const Tensor& y) {
+    std::vector<Tensor> v = {x, y};
+    for (const OpChoice& c : steps) v.push_back(apply(c, v, mesh));
+    const Tensor out = v.back();
+    const Tensor w =
+        jnp::reshape(jnp::astype(jnp::arange(out.size()), DType::kFloat64), out.shape());
+    return jnp::sum(out * (w * 0.1 + 0.3));
+  };
+  const NamedSharding whole(mesh, P());
+  const Array y = real_points(shape, whole, 0.5);
+  const HostArray g =
+      spmd::jit(spmd::grad(loss))(real_points(shape, NamedSharding(mesh, spec_x), offset), y)
+          .to_host();
+  auto f = spmd::jit(loss);
+  const HostArray x0 = real_points(shape, whole, offset).to_host();
+  const double h = 1e-6;
+  for (int64_t i = 0; i < 16; ++i) {
+    auto at = [&](double delta) {
+      HostArray moved = x0;
+      moved.mutable_data<double>()[i] += delta;
+      const Array a =
+          spmd::make_array_from_callback(shape, whole, [&](const spmd::Index&) { return moved; });
+      return f(a, y).to_host().data<double>()[0];
+    };
+    const double numeric = (at(h) - at(-h)) / (2 * h);
+    RC_ASSERT(std::abs(g.data<double>()[i] - numeric) <= 1e-4 * (1 + std::abs(numeric)));
+  }
+}
+
+TEST(GradPartition, ADataParallelGradientIsReducedAcrossTheBatchAndLaidOutAsItsParameter) {
+  const spmd::Mesh mesh(spmd::devices(), {4, 1}, {"dp", "mp"});
+  const NamedSharding batch(mesh, P("dp")), replicated(mesh, P());
+  spmd::Tree<Array> params{{"w", real_points({3, 2}, replicated, 0.1)}};
+  params["b"] = real_points({1, 2}, replicated, 0.2);
+  auto loss = [](const spmd::Tree<Tensor>& p, const Tensor& x, const Tensor& y) {
+    const Tensor d = jnp::matmul(x, p.at("w").leaf()) + p.at("b").leaf() - y;
+    return jnp::mean(d * d);
+  };
+  auto step = spmd::jit([&](const spmd::Tree<Tensor>& p, const Tensor& x, const Tensor& y) {
+    return spmd::grad(loss)(p, x, y);
+  });
+  const Array x = real_points({8, 3}, batch, 0.3), y = real_points({8, 2}, batch, 0.4);
+  const spmd::Tree<Array> grads = step(params, x, y);
+  const spmd::Tree<Array> whole =
+      step(params, real_points({8, 3}, replicated, 0.3), real_points({8, 2}, replicated, 0.4));
+  for (const char* key : {"w", "b"}) {
+    EXPECT_EQ(grads.at(key).leaf().sharding().to_string(), replicated.to_string()) << key;
+    const HostArray got = grads.at(key).leaf().to_host(), want = whole.at(key).leaf().to_host();
+    for (size_t i = 0; i < got.data<double>().size(); ++i) {
+      EXPECT_NEAR(got.data<double>()[i], want.data<double>()[i], 1e-12) << key << " " << i;
+    }
+  }
+  const std::string text = step.lower(params, x, y).as_text();
+  EXPECT_NE(text.find("= psum[dp]"), std::string::npos) << text;
 }
 
 TEST(JitPropagation, OutShardingsReachBackToValuesComputedFromReplicatedOperands) {

@@ -1,0 +1,176 @@
+// spmd::grad, spmd::value_and_grad, spmd::vjp — reverse-mode differentiation of functions over
+// Tensors (jax.grad, jax.value_and_grad, jax.vjp).
+//
+//   auto loss = [](const spmd::Tree<spmd::Tensor>& p, spmd::Tensor x, spmd::Tensor y) {
+//     return jnp::mean(jnp::power(jnp::matmul(x, p.at("w").leaf()) + p.at("b").leaf() - y, 2));
+//   };
+//   auto step = spmd::jit([&](const spmd::Tree<spmd::Tensor>& p, spmd::Tensor x, spmd::Tensor y) {
+//     auto [value, grads] = spmd::value_and_grad(loss)(p, x, y);   // grads: a tree like p
+//     return grads;
+//   });
+//
+// grad<Argnums...>(fn) (default: argument 0) returns a callable with fn's arguments. Called with
+// Tensors (inside a jit, or inside another grad), it traces fn, then appends the backward program
+// to the same trace and returns the gradient of fn's scalar result with respect to the selected
+// arguments: one value of the selected argument's type (a Tensor, std::vector or std::map of
+// Tensors, or a Tree<Tensor>: the gradient has the argument's structure), or a std::tuple of them
+// for several Argnums. Called with Arrays (one selected argument), it runs as its own jit.
+// Argnums are template parameters because C++ return types are static; JAX's argnums=(0, 1)
+// is grad<0, 1>.
+//
+// value_and_grad returns std::pair{value, gradient}. vjp(fn, primals...) returns fn's result
+// and a function from a cotangent of the result's shape to the primals' gradients.
+//
+// Every floating operation of spmd::numpy has its derivative, as JAX defines it: maximum and
+// minimum split the cotangent evenly at ties, max/min reductions share it among the elements equal
+// to the result, abs at 0 and sign have derivative 0. Differentiating through an integer or bool
+// result (astype to an integer, argmax, a comparison feeding arithmetic) throws InvalidArgument
+// naming the operation; so does a non-scalar result for grad, or a non-floating argument.
+//
+// A gradient is laid out as its primal when the primal is a jit input: the partitioner handles
+// the backward program like any other, so under data parallelism (replicated parameters, batch
+// split) the gradient of a mean loss comes out reduced across the batch axis, with no explicit
+// pmean.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "spmd/jit.h"
+#include "spmd/tensor.h"
+#include "spmd/tree.h"
+
+namespace spmd {
+
+// The gradients of `out` (a scalar; seeded with 1) or, with `cotangent`, the vector-Jacobian
+// product, with respect to `wrt`, appended to their trace. Zero for a Tensor `out` does not
+// depend on.
+std::vector<Tensor> vjp_of(const Tensor& out, const std::vector<Tensor>& wrt);
+std::vector<Tensor> vjp_of(const Tensor& out, const std::vector<Tensor>& wrt,
+                           const Tensor& cotangent);
+
+namespace detail {
+
+inline void add_leaves(const Tensor& t, std::vector<Tensor>& out) { out.push_back(t); }
+inline void add_leaves(const std::vector<Tensor>& v, std::vector<Tensor>& out) {
+  out.insert(out.end(), v.begin(), v.end());
+}
+inline void add_leaves(const std::map<std::string, Tensor>& m, std::vector<Tensor>& out) {
+  for (const auto& [k, t] : m) out.push_back(t);
+}
+inline void add_leaves(const Tree<Tensor>& t, std::vector<Tensor>& out) {
+  for (const Tensor& leaf : tree_leaves(t)) out.push_back(leaf);
+}
+
+inline Tensor rebuild(const Tensor&, std::span<const Tensor>& g) {
+  Tensor t = g.front();
+  g = g.subspan(1);
+  return t;
+}
+inline std::vector<Tensor> rebuild(const std::vector<Tensor>& like, std::span<const Tensor>& g) {
+  std::vector<Tensor> v(g.begin(), g.begin() + static_cast<std::ptrdiff_t>(like.size()));
+  g = g.subspan(like.size());
+  return v;
+}
+inline std::map<std::string, Tensor> rebuild(const std::map<std::string, Tensor>& like,
+                                             std::span<const Tensor>& g) {
+  std::map<std::string, Tensor> m;
+  for (const auto& [k, unused] : like) m.emplace(k, rebuild(Tensor(), g));
+  return m;
+}
+inline Tree<Tensor> rebuild(const Tree<Tensor>& like, std::span<const Tensor>& g) {
+  const size_t n = tree_leaves(like).size();
+  std::vector<Tensor> leaves(g.begin(), g.begin() + static_cast<std::ptrdiff_t>(n));
+  g = g.subspan(n);
+  return tree_unflatten(like.structure(), std::move(leaves));
+}
+
+// The traced value and the gradients of the arguments Argnums select.
+template <int... Argnums, class Fn, class... Args>
+auto value_and_grads(const Fn& fn, const Args&... args) {
+  const auto all = std::forward_as_tuple(args...);
+  const Tensor value = std::invoke(fn, args...);
+  std::vector<Tensor> wrt;
+  (add_leaves(std::get<Argnums>(all), wrt), ...);
+  const std::vector<Tensor> grads = vjp_of(value, wrt);
+  std::span<const Tensor> rest(grads);
+  auto selected = std::tuple{rebuild(std::get<Argnums>(all), rest)...};
+  return std::pair{value, std::move(selected)};
+}
+
+template <class T>
+inline constexpr bool is_array_argument =
+    std::is_same_v<T, Array> || std::is_same_v<T, std::vector<Array>> ||
+    std::is_same_v<T, std::map<std::string, Array>> || std::is_same_v<T, Tree<Array>>;
+
+}  // namespace detail
+
+template <class Fn, bool WithValue, int... Argnums>
+class Grad {
+ public:
+  explicit Grad(Fn fn) : fn_(std::move(fn)) {}
+
+  template <class... Args>
+  auto operator()(const Args&... args) const {
+    if constexpr ((detail::is_array_argument<Args> || ...)) {
+      static_assert(sizeof...(Argnums) == 1, "grad over Arrays selects one argument");
+      if (!jitted_) jitted_ = std::make_shared<Jitted<Grad>>(*this, JitOptions{.name = "grad"});
+      return (*jitted_)(args...);
+    } else {
+      auto [value, grads] = detail::value_and_grads<Argnums...>(fn_, args...);
+      auto result = [&] {
+        if constexpr (sizeof...(Argnums) == 1) {
+          return std::move(std::get<0>(grads));
+        } else {
+          return std::move(grads);
+        }
+      }();
+      if constexpr (WithValue) {
+        return std::pair{value, std::move(result)};
+      } else {
+        return result;
+      }
+    }
+  }
+
+ private:
+  Fn fn_;
+  mutable std::shared_ptr<Jitted<Grad>> jitted_;
+};
+
+template <int... Argnums, class Fn>
+auto grad(Fn fn) {
+  if constexpr (sizeof...(Argnums) == 0) {
+    return Grad<Fn, false, 0>(std::move(fn));
+  } else {
+    return Grad<Fn, false, Argnums...>(std::move(fn));
+  }
+}
+
+template <int... Argnums, class Fn>
+auto value_and_grad(Fn fn) {
+  if constexpr (sizeof...(Argnums) == 0) {
+    return Grad<Fn, true, 0>(std::move(fn));
+  } else {
+    return Grad<Fn, true, Argnums...>(std::move(fn));
+  }
+}
+
+// fn's result on Tensor primals, and its vector-Jacobian product: a cotangent of the result's
+// shape and dtype in, the primals' gradients out (in order).
+template <class Fn, class... Primals>
+std::pair<Tensor, std::function<std::vector<Tensor>(const Tensor&)>> vjp(
+    const Fn& fn, const Primals&... primals) {
+  const Tensor out = std::invoke(fn, primals...);
+  std::vector<Tensor> wrt{primals...};
+  return {out, [out, wrt](const Tensor& cotangent) { return vjp_of(out, wrt, cotangent); }};
+}
+
+}  // namespace spmd

@@ -1,0 +1,103 @@
+// The reverse walk of grad.h: which values depend on the differentiated ones, then each op's
+// cotangent from the last to the first, accumulated per value.
+#include "jit/autodiff.h"
+
+#include <fmt/format.h>
+
+#include <map>
+
+#include "jit/trace.h"
+#include "spmd/error.h"
+#include "spmd/grad.h"
+#include "spmd/jit.h"
+#include "spmd/numpy.h"
+
+namespace spmd {
+namespace {
+
+using compiler::Op;
+using compiler::OpKind;
+
+// active[v]: value v depends on one of `wrt` (v ≤ last).
+std::vector<bool> active_values(const compiler::Program& program, int last,
+                                const std::vector<Tensor>& wrt) {
+  std::vector<bool> active(static_cast<size_t>(last) + 1, false);
+  for (const Tensor& t : wrt) {
+    if (t.value() <= last) active[static_cast<size_t>(t.value())] = true;
+  }
+  for (int v = 0; v <= last; ++v) {
+    for (int in : program.ops[static_cast<size_t>(v)].inputs) {
+      if (active[static_cast<size_t>(in)]) active[static_cast<size_t>(v)] = true;
+    }
+  }
+  return active;
+}
+
+void accumulate(std::map<int, Tensor>& ct, int value, const Tensor& c) {
+  auto it = ct.find(value);
+  if (it == ct.end()) {
+    ct.emplace(value, c);
+  } else {
+    it->second = it->second + c;
+  }
+}
+
+// A gradient laid out as its primal when the primal is a jit parameter.
+Tensor as_primal(const Tensor& grad, const Tensor& primal) {
+  const Op op = primal.trace()->op(primal.value());
+  if (op.kind != OpKind::kParameter || !op.sharding) return grad;
+  return lax::with_sharding_constraint(grad, *op.sharding);
+}
+
+}  // namespace
+
+std::vector<Tensor> vjp_of(const Tensor& out, const std::vector<Tensor>& wrt,
+                           const Tensor& cotangent) {
+  const auto trace = compiler::trace_of("grad", {&out, &cotangent});
+  for (const Tensor& t : wrt) compiler::trace_of("grad", {&out, &t});
+  if (!is_floating(out.dtype())) {
+    throw InvalidArgument(fmt::format("grad: the function's result is {}, not floating",
+                                      compiler::type_text(out.dtype(), out.shape())));
+  }
+  const int last = out.value();
+  const std::vector<bool> active = active_values(trace->program(), last, wrt);
+  std::map<int, Tensor> ct;
+  ct.emplace(last, cotangent);
+  for (int v = last; v >= 0; --v) {
+    auto it = ct.find(v);
+    if (it == ct.end() || !active[static_cast<size_t>(v)]) continue;
+    const Op op = trace->op(v);  // a copy: the rules append to the program
+    std::vector<Tensor> inputs;
+    for (int in : op.inputs) inputs.emplace_back(trace, in);
+    const auto contributions = compiler::vjp_rule(op, Tensor(trace, v), inputs, it->second);
+    for (size_t i = 0; i < op.inputs.size(); ++i) {
+      if (contributions[i] && active[static_cast<size_t>(op.inputs[i])]) {
+        accumulate(ct, op.inputs[i], *contributions[i]);
+      }
+    }
+  }
+  std::vector<Tensor> grads;
+  for (const Tensor& t : wrt) {
+    if (!is_floating(t.dtype())) {
+      throw InvalidArgument(
+          fmt::format("grad: a differentiated argument is {}; only floating "
+                      "arguments have gradients",
+                      compiler::type_text(t.dtype(), t.shape())));
+    }
+    auto it = ct.find(t.value());
+    const Tensor g = it != ct.end() ? it->second : numpy::zeros(t.shape(), t.dtype());
+    grads.push_back(as_primal(g, t));
+  }
+  return grads;
+}
+
+std::vector<Tensor> vjp_of(const Tensor& out, const std::vector<Tensor>& wrt) {
+  if (!out.shape().empty()) {
+    throw InvalidArgument(
+        fmt::format("grad: the function must return a scalar, not {} (use vjp with a cotangent)",
+                    compiler::type_text(out.dtype(), out.shape())));
+  }
+  return vjp_of(out, wrt, numpy::ones({}, out.dtype()));
+}
+
+}  // namespace spmd

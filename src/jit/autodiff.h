@@ -1,0 +1,24 @@
+// Reverse-mode differentiation over a trace (grad.h): walks the operations recorded between the
+// differentiated Tensors and the result backwards, appending each operation's vector-Jacobian
+// product to the same trace (vjp_rules.cc), so that the backward program is partitioned and run
+// like any other.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "jit/program.h"
+#include "spmd/tensor.h"
+
+namespace spmd::compiler {
+
+// The cotangents of `inputs` (one per input of `op`, nullopt for an input that gets none) given
+// the cotangent `g` of op's result `out`. Throws InvalidArgument for an operation without a
+// derivative (integer and bool results).
+std::vector<std::optional<Tensor>> vjp_rule(const Op& op, const Tensor& out,
+                                            const std::vector<Tensor>& inputs, const Tensor& g);
+
+// `g` summed down to `shape` (the inverse of NumPy broadcasting).
+Tensor unbroadcast(const Tensor& g, const Shape& shape);
+
+}  // namespace spmd::compiler
