@@ -102,6 +102,8 @@ Tensor concatenate(const std::vector<Tensor>& parts, int axis = 0);
 // Creation (replicated; they take the trace from the thread's jit in progress and throw
 // InvalidArgument outside one).
 Tensor zeros(const Shape& shape, DType dtype = DType::kFloat32);
+// Zeros of a's shape and dtype, laid out as `a` when `a` is a jit input.
+Tensor zeros_like(const Tensor& a);
 Tensor ones(const Shape& shape, DType dtype = DType::kFloat32);
 Tensor full(const Shape& shape, Scalar value, DType dtype = DType::kFloat32);
 Tensor arange(int64_t stop, DType dtype = DType::kInt32);

@@ -23,6 +23,7 @@
 #include "spmd/named_collectives.h"
 #include "spmd/numpy.h"
 #include "spmd/numpy_eager.h"
+#include "spmd/optim.h"
 #include "spmd/partition_spec.h"
 #include "spmd/runtime.h"
 #include "spmd/shard_map.h"

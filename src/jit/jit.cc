@@ -184,6 +184,7 @@ std::vector<Array> JitCore::call(std::span<const Array* const> inputs,
   std::lock_guard lock(impl_->mu);
   const std::shared_ptr<Compiled> c = impl_->compiled(inputs, arguments, structure, trace);
   keys = c->keys;
+  if (c->local.output_slots.empty()) return {};  // nothing to compute (an empty tree)
   const BlockFunction body = [&c](std::vector<Block>& blocks) {
     return compiler::execute(c->program, c->local, c->mesh, blocks);
   };

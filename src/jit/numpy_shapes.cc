@@ -9,6 +9,7 @@
 #include "jit/numpy_internal.h"
 #include "jit/promotion.h"
 #include "spmd/error.h"
+#include "spmd/jit.h"
 #include "spmd/numpy.h"
 
 namespace spmd::compiler {
@@ -333,6 +334,16 @@ Tensor full(const Shape& shape, Scalar value, DType dtype) {
       Op{.kind = OpKind::kFull, .shape = shape, .dtype = dtype, .scalar = value.value});
 }
 Tensor zeros(const Shape& shape, DType dtype) { return full(shape, Scalar(0), dtype); }
+Tensor zeros_like(const Tensor& a) {
+  compiler::trace_of("zeros_like", {&a});
+  const Op source = a.trace()->op(a.value());
+  const Tensor z =
+      a.trace()->add(Op{.kind = OpKind::kFull, .shape = a.shape(), .dtype = a.dtype()});
+  if (source.kind == OpKind::kParameter && source.sharding) {
+    return lax::with_sharding_constraint(z, *source.sharding);
+  }
+  return z;
+}
 Tensor ones(const Shape& shape, DType dtype) { return full(shape, Scalar(1), dtype); }
 
 Tensor arange(int64_t stop, DType dtype) {
