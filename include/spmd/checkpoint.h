@@ -28,6 +28,7 @@
 #pragma once
 
 #include <chrono>
+#include <concepts>
 #include <cstdint>
 #include <exception>
 #include <map>
@@ -40,6 +41,7 @@
 
 #include "spmd/array.h"
 #include "spmd/sharding.h"
+#include "spmd/tree.h"
 
 namespace spmd::checkpoint {
 
@@ -100,6 +102,15 @@ std::map<std::string, ArrayInfo> read_array_info(const std::string& dir);
 Tree restore(const std::string& dir, const ShardingTree& targets);
 // Restores every array of the checkpoint onto `sharding`.
 Tree restore(const std::string& dir, const Sharding& sharding);
+
+// A nested parameter tree (spmd::Tree, tree.h) saves as the arrays named by its paths
+// ("layer/w", nested Zarr groups); restore it with tree_from_paths(restore(...)). A template only
+// so that a braced list still means the flat Tree above.
+template <class A>
+requires std::same_as<A, Array>
+void save(const std::string& dir, const spmd::Tree<A>& tree, const SaveOptions& options = {}) {
+  save(dir, tree_to_paths(tree), options);
+}
 
 // Saves in the background. save_async() copies this process's shards to host buffers — at most
 // one checkpoint's worth (this process's replica-0 shards) is held, because a save waits for the

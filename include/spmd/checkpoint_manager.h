@@ -8,6 +8,7 @@
 // Thread safety: one manager per root per process; calls are collective where marked.
 #pragma once
 
+#include <concepts>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -51,6 +52,14 @@ class CheckpointManager {
   bool save(int64_t step, const Tree& tree, const std::map<std::string, double>& metrics = {},
             const std::map<std::string, std::string>& user = {});
 
+  // A nested tree (tree.h), saved by its paths; restore(...) then tree_from_paths gives it back.
+  template <class A>
+  requires std::same_as<A, Array>
+  bool save(int64_t step, const spmd::Tree<A>& tree,
+            const std::map<std::string, double>& metrics = {},
+            const std::map<std::string, std::string>& user = {}) {
+    return save(step, tree_to_paths(tree), metrics, user);
+  }
   // The committed steps, ascending; the newest.
   std::vector<int64_t> all_steps() const;
   std::optional<int64_t> latest_step() const;

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <initializer_list>
+#include <map>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -175,6 +176,43 @@ Tree<T> tree_unflatten(const std::string& structure, std::vector<T> leaves) {
   size_t at = 0, next = 0;
   Tree<T> out = detail::unflatten_at(structure, at, leaves, next);
   if (next != leaves.size()) throw InvalidArgument("tree_unflatten: too many leaves");
+  return out;
+}
+
+// The leaves by path: each leaf's keys joined by `separator` ("layer/w"), the form the
+// checkpoint module names arrays by; a leaf at the root has the path "". Throws InvalidArgument
+// for a key holding the separator (its path would be ambiguous).
+template <class T>
+std::map<std::string, T> tree_to_paths(const Tree<T>& tree, char separator = '/') {
+  std::map<std::string, T> out;
+  auto visit = [&](const Tree<T>& t, const std::string& path, auto& self) -> void {
+    if (t.is_leaf()) {
+      out.emplace(path, t.leaf());
+      return;
+    }
+    for (const auto& e : t.entries()) {
+      if (e.first.find(separator) != std::string::npos) {
+        throw InvalidArgument("tree_to_paths: the key \"" + e.first + "\" holds the separator");
+      }
+      self(e.second, path.empty() ? e.first : path + separator + e.first, self);
+    }
+  };
+  visit(tree, "", visit);
+  return out;
+}
+
+// The tree whose leaves are `paths`' values, nested at their `separator`-split keys.
+template <class T>
+Tree<T> tree_from_paths(const std::map<std::string, T>& paths, char separator = '/') {
+  Tree<T> out;
+  for (const auto& [path, value] : paths) {
+    Tree<T>* node = &out;
+    size_t start = 0;
+    for (size_t cut; (cut = path.find(separator, start)) != std::string::npos; start = cut + 1) {
+      node = &(*node)[path.substr(start, cut - start)];
+    }
+    node->insert(path.substr(start), Tree<T>(value));
+  }
   return out;
 }
 

@@ -56,6 +56,24 @@ TEST_F(CheckpointTest, RoundTripsAndCommits) {
   EXPECT_EQ(back.at("w").to_host(), tree().at("w").to_host());
 }
 
+TEST_F(CheckpointTest, ANestedParameterTreeSavesByItsPathsAndComesBack) {
+  spmd::Tree<Array> params{{"scale", tree().at("w")}};
+  params["layer"]["w"] = tree().at("w");
+  params["opt"]["mu"]["layer"]["w"] = tree().at("w");
+  save(dir("nested"), params);
+  CheckpointManager manager(dir("managed"));
+  manager.save(7, params);
+  const Sharding& whole = NamedSharding(Mesh(devices(), {"x"}), P());
+  for (const Tree& flat : {restore(dir("nested"), whole), manager.restore(7, whole)}) {
+    EXPECT_EQ(flat.count("layer/w"), 1u);
+    const spmd::Tree<Array> back = spmd::tree_from_paths(flat);
+    EXPECT_EQ(back.structure(), params.structure());
+    EXPECT_EQ(back.at("opt").at("mu").at("layer").at("w").leaf().to_host(),
+              tree().at("w").to_host());
+  }
+  EXPECT_TRUE(fs::is_directory(root_ / "nested" / "layer"));  // a Zarr group per dictionary
+}
+
 TEST_F(CheckpointTest, SavingOverACommittedCheckpointIsRefused) {
   save(dir("a"), tree());
   EXPECT_THROW(save(dir("a"), tree()), AlreadyExists);

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <spmd/spmd.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,15 @@ TEST(Tree, MapsOneOrTwoTreesOfTheSameStructure) {
   EXPECT_EQ(spmd::tree_leaves(sum), (std::vector<int>{11, 22}));
   EXPECT_THROW(spmd::tree_map([](int p, int q) { return p + q; }, a, Tree<int>{{"x", 1}}),
                spmd::InvalidArgument);
+}
+
+TEST(Tree, PathsRoundTripAndRefuseAKeyHoldingTheSeparator) {
+  Tree<int> t{{"w", 1}};
+  t["layer"]["b"] = 2;
+  const std::map<std::string, int> paths = spmd::tree_to_paths(t);
+  EXPECT_EQ(paths, (std::map<std::string, int>{{"layer/b", 2}, {"w", 1}}));
+  EXPECT_EQ(spmd::tree_from_paths(paths).structure(), t.structure());
+  EXPECT_THROW(spmd::tree_to_paths(Tree<int>{{"a/b", 1}}), spmd::InvalidArgument);
 }
 
 TEST(Tree, RefusesRepeatedAndReservedKeysAndLeafMisuse) {
