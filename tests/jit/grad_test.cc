@@ -19,7 +19,7 @@ using spmd::Tensor;
 
 Array on_device(const std::vector<double>& v, const Shape& shape) {
   static const spmd::Mesh mesh({spmd::local_devices()[0]}, {"x"});
-  const HostArray h = HostArray::from_vector(v, shape);
+  HostArray h = HostArray::from_vector(v, shape);
   return spmd::make_array_from_callback(shape, spmd::NamedSharding(mesh, spmd::P()),
                                         [&](const spmd::Index&) { return h; });
 }
@@ -224,7 +224,7 @@ TEST(Grad, IntegerPathsNonScalarResultsAndIntegerArgumentsAreRefused) {
         << e.what();
   }
   EXPECT_THROW(spmd::grad([](const Tensor& t) { return t * 2.0; })(x), spmd::InvalidArgument);
-  const HostArray ints = HostArray::from_vector(std::vector<int32_t>{1, 2}, {2});
+  HostArray ints = HostArray::from_vector(std::vector<int32_t>{1, 2}, {2});
   static const spmd::Mesh mesh({spmd::local_devices()[0]}, {"x"});
   const Array xi = spmd::make_array_from_callback({2}, spmd::NamedSharding(mesh, spmd::P()),
                                                   [&](const spmd::Index&) { return ints; });

@@ -16,7 +16,7 @@ using spmd::Tree;
 
 Array on_device(const std::vector<double>& v) {
   static const spmd::Mesh mesh({spmd::local_devices()[0]}, {"x"});
-  const HostArray h = HostArray::from_vector(v, {static_cast<int64_t>(v.size())});
+  HostArray h = HostArray::from_vector(v, {static_cast<int64_t>(v.size())});
   return spmd::make_array_from_callback(h.shape(), spmd::NamedSharding(mesh, spmd::P()),
                                         [&](const spmd::Index&) { return h; });
 }
