@@ -8,7 +8,8 @@
 
 #include "compute/axis_context.h"
 #include "compute/block_layout.h"
-#include "compute/ops/numeric.h"
+#include "compute/ops/block_kernels.h"
+#include "kernels/elementwise.h"
 #include "spmd/error.h"
 
 namespace spmd {
@@ -122,46 +123,36 @@ Block pmin(Block x, const AxisEntry& axes) {
 
 namespace {
 
-// The mean of integers, as JAX computes it: the sum in the integer dtype (psum), then true
-// division, which makes it floating — float32 (JAX's default floating dtype), or float64 for
-// 64-bit integers, whose sums float32 would round beyond 2^24.
-Block integer_mean(Block sum, int64_t n) {
-  const DType out = dtype_size(sum.dtype()) == 8 ? DType::kFloat64 : DType::kFloat32;
-  Block mean = Block::uninitialized(out, sum.shape());
-  ops::visit_numeric(sum.dtype(), "pmean", [&](auto tag) {
-    using T = decltype(tag);
-    const auto in = sum.data<T>();
-    auto divide_into = [&](auto out_tag) {
-      using F = decltype(out_tag);
-      auto dst = mean.mutable_data<F>();
-      for (size_t i = 0; i < in.size(); ++i)
-        dst[i] = static_cast<F>(ops::load(in[i])) / static_cast<F>(n);
-    };
-    if (out == DType::kFloat64) {
-      divide_into(double{});
-    } else {
-      divide_into(float{});
-    }
-  });
-  return mean;
+// `sum` divided by n in the floating `dtype`: integers convert to it first, the half types divide
+// in float32 and round once, over the kernels.
+Block divided(const Block& sum, int64_t n, DType dtype) {
+  const Block x = ops::widened(is_floating(sum.dtype()) ? sum : ops::converted(sum, dtype));
+  const double count = static_cast<double>(n);
+  Block divisor = Block::uninitialized(x.dtype(), {});
+  kernels::convert(DType::kFloat64, x.dtype(), {reinterpret_cast<const std::byte*>(&count), 1},
+                   divisor.mutable_bytes().data(), 1);
+  Block out = Block::uninitialized(x.dtype(), x.shape());
+  kernels::binary(kernels::Binary::kDiv, x.dtype(), {x.bytes().data(), x.size()},
+                  {divisor.bytes().data(), 1}, out.mutable_bytes().data(), out.size());
+  return ops::converted(out, dtype);
 }
 
 }  // namespace
 
 Block pmean(Block x, const AxisEntry& axes) {
   const int64_t n = resolve_axes(current_axis_context("pmean"), axes, "pmean").size;
-  if (!is_floating(x.dtype()) && x.dtype() != DType::kBool) {
-    return integer_mean(reduce("pmean", std::move(x), axes, ReduceOp::kSum), n);
+  if (x.dtype() == DType::kBool) {
+    throw InvalidArgument(
+        "pmean: needs a floating dtype (float16, bfloat16, float32, float64), not bool; convert "
+        "the block first");
   }
-  return ops::visit_floating(x.dtype(), "pmean", [&](auto tag) {
-    using T = decltype(tag);
-    using C = ops::compute_t<T>;
-    Block sum = reduce("pmean", std::move(x), axes, ReduceOp::kSum);
-    auto values = sum.mutable_data<T>();
-    const C count = static_cast<C>(n);
-    for (auto& v : values) v = ops::store<T>(ops::load(v) / count);
-    return sum;
-  });
+  // Integers: the sum in the integer dtype (psum), then true division into float32 (JAX's
+  // default floating dtype), or float64 for 64-bit integers, whose sums float32 would round
+  // beyond 2^24.
+  const DType out = is_floating(x.dtype())       ? x.dtype()
+                    : dtype_size(x.dtype()) == 8 ? DType::kFloat64
+                                                 : DType::kFloat32;
+  return divided(reduce("pmean", std::move(x), axes, ReduceOp::kSum), n, out);
 }
 
 Block all_gather(const Block& x, const AxisEntry& axes, int axis, bool tiled) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <span>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "spmd/dtype.h"
@@ -14,9 +15,16 @@
 
 namespace spmd::kernels {
 
-// Calls f(T{}) for the element type of `t` (float16 and bfloat16 as their storage types).
-template <class F>
-decltype(auto) visit_dtype(DType t, F&& f) {
+// Half-precision storage types, computed in float32.
+template <class T>
+inline constexpr bool is_half = std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>;
+
+constexpr bool is_half_dtype(DType t) { return t == DType::kFloat16 || t == DType::kBFloat16; }
+
+// Calls f(T{}) for the C++ type of `t`; with kWidenHalf, float for the half types (which f is
+// then never instantiated with).
+template <bool kWidenHalf, class F>
+decltype(auto) visit(DType t, F&& f) {
   switch (t) {
     case DType::kBool:
       return f(bool{});
@@ -37,9 +45,15 @@ decltype(auto) visit_dtype(DType t, F&& f) {
     case DType::kUInt64:
       return f(uint64_t{});
     case DType::kFloat16:
-      return f(float16{});
+      if constexpr (kWidenHalf)
+        return f(float{});
+      else
+        return f(float16{});
     case DType::kBFloat16:
-      return f(bfloat16{});
+      if constexpr (kWidenHalf)
+        return f(float{});
+      else
+        return f(bfloat16{});
     case DType::kFloat32:
       return f(float{});
     case DType::kFloat64:
@@ -48,43 +62,16 @@ decltype(auto) visit_dtype(DType t, F&& f) {
   throw InvalidArgument("unknown dtype");
 }
 
-// Half-precision storage types, computed in float32.
-template <class T>
-inline constexpr bool is_half = std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>;
+// f(T{}) for the element type of `t` (float16 and bfloat16 as their storage types).
+template <class F>
+decltype(auto) visit_dtype(DType t, F&& f) {
+  return visit<false>(t, std::forward<F>(f));
+}
 
-constexpr bool is_half_dtype(DType t) { return t == DType::kFloat16 || t == DType::kBFloat16; }
-
-// Calls f(T{}) for the arithmetic type `t` computes in: float for the half types, which f is
-// never instantiated with.
+// f(T{}) for the arithmetic type `t` computes in: float for the half types.
 template <class F>
 decltype(auto) visit_compute_type(DType t, F&& f) {
-  switch (t) {
-    case DType::kBool:
-      return f(bool{});
-    case DType::kInt8:
-      return f(int8_t{});
-    case DType::kInt16:
-      return f(int16_t{});
-    case DType::kInt32:
-      return f(int32_t{});
-    case DType::kInt64:
-      return f(int64_t{});
-    case DType::kUInt8:
-      return f(uint8_t{});
-    case DType::kUInt16:
-      return f(uint16_t{});
-    case DType::kUInt32:
-      return f(uint32_t{});
-    case DType::kUInt64:
-      return f(uint64_t{});
-    case DType::kFloat16:
-    case DType::kBFloat16:
-    case DType::kFloat32:
-      return f(float{});
-    case DType::kFloat64:
-      return f(double{});
-  }
-  throw InvalidArgument("unknown dtype");
+  return visit<true>(t, std::forward<F>(f));
 }
 
 // `n` elements of `t` at `data` as float32 (t must be a half type).

@@ -23,8 +23,6 @@ void require_floating(const char* what, const Block& b) {
   }
 }
 
-namespace {
-
 Block converted(const Block& b, DType to) {
   if (b.dtype() == to) return b;
   Block out = Block::uninitialized(to, b.shape());
@@ -33,13 +31,9 @@ Block converted(const Block& b, DType to) {
   return out;
 }
 
-}  // namespace
-
 Block widened(const Block& b) {
   const bool half = b.dtype() == DType::kFloat16 || b.dtype() == DType::kBFloat16;
   return half ? converted(b, DType::kFloat32) : b;
 }
-
-Block narrowed(const Block& b, DType dtype) { return converted(b, dtype); }
 
 }  // namespace spmd::ops

@@ -14,8 +14,9 @@ std::string describe(const Block& b);
 void require_numeric(const char* what, const Block& b);
 // Throws InvalidArgument naming `what` and the block unless its dtype is floating.
 void require_floating(const char* what, const Block& b);
-// `b` as float32 (half types) or itself; and back, rounding once.
+// `b` as float32 (half types) or itself.
 Block widened(const Block& b);
-Block narrowed(const Block& b, DType dtype);
+// `b` in `dtype` (itself when it has it); to a half type, rounding once.
+Block converted(const Block& b, DType dtype);
 
 }  // namespace spmd::ops

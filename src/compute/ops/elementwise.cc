@@ -68,7 +68,7 @@ Block scale(const Block& a, double s) {
   Block out = Block::uninitialized(x.dtype(), x.shape());
   kernels::binary(kernels::Binary::kMul, x.dtype(), {x.bytes().data(), x.size()},
                   {factor.bytes().data(), 1}, out.mutable_bytes().data(), out.size());
-  return ops::narrowed(out, a.dtype());
+  return ops::converted(out, a.dtype());
 }
 
 Block sqrt(const Block& a) {

@@ -37,7 +37,7 @@ Block sum(const Block& a) { return sum(a.reshape({a.size()}), 0); }
 
 Block sum(const Block& a, int axis) {
   ops::require_numeric("sum", a);
-  return ops::narrowed(sum_along(a, normalized_axis("sum", a, axis)), a.dtype());
+  return ops::converted(sum_along(a, normalized_axis("sum", a, axis)), a.dtype());
 }
 
 Block mean(const Block& a) { return mean(a.reshape({a.size()}), 0); }
@@ -53,7 +53,7 @@ Block mean(const Block& a, int axis) {
   Block out = Block::uninitialized(total.dtype(), total.shape());
   kernels::binary(kernels::Binary::kDiv, total.dtype(), {total.bytes().data(), total.size()},
                   {n.bytes().data(), 1}, out.mutable_bytes().data(), out.size());
-  return ops::narrowed(out, a.dtype());
+  return ops::converted(out, a.dtype());
 }
 
 }  // namespace spmd
