@@ -71,9 +71,11 @@ std::vector<NamedSharding> input_shardings(std::span<const Array* const> inputs,
   return out;
 }
 
+// The signature within one mesh (the cache is per mesh, compared by value, so that no call prints
+// a mesh of thousands of devices).
 std::string signature(std::span<const Array* const> inputs,
                       const std::vector<NamedSharding>& shardings, const std::string& structure) {
-  std::string s = structure + "|" + shardings.front().mesh().to_string();
+  std::string s = structure;
   for (size_t i = 0; i < inputs.size(); ++i) {
     s += fmt::format("|{}[{}]{}", dtype_name(inputs[i]->dtype()),
                      fmt::join(inputs[i]->shape(), ","), shardings[i].spec().to_string());
@@ -157,18 +159,28 @@ std::shared_ptr<Compiled> compile(std::span<const Array* const> inputs,
 struct JitCore::Impl {
   JitOptions options;
   std::mutex mu;
-  std::map<std::string, std::shared_ptr<Compiled>> cache;
+  // Per mesh (few), per signature within it.
+  std::vector<std::pair<Mesh, std::map<std::string, std::shared_ptr<Compiled>>>> cache;
 
   std::shared_ptr<Compiled> compiled(std::span<const Array* const> inputs,
                                      std::span<const int> arguments, const std::string& structure,
                                      const TraceFn& trace) {
     const std::vector<NamedSharding> shardings = input_shardings(inputs, arguments, options);
     const std::string key = signature(inputs, shardings, structure);
-    auto it = cache.find(key);
-    if (it != cache.end()) return it->second;
+    auto& programs = for_mesh(shardings.front().mesh());
+    auto it = programs.find(key);
+    if (it != programs.end()) return it->second;
     auto c = compile(inputs, shardings, trace, options);
-    cache.emplace(key, c);
+    programs.emplace(key, c);
     return c;
+  }
+
+  std::map<std::string, std::shared_ptr<Compiled>>& for_mesh(const Mesh& mesh) {
+    for (auto& [m, programs] : cache) {
+      if (m == mesh) return programs;
+    }
+    cache.emplace_back(mesh, std::map<std::string, std::shared_ptr<Compiled>>{});
+    return cache.back().second;
   }
 };
 
