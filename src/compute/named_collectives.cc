@@ -127,14 +127,7 @@ namespace {
 // in float32 and round once, over the kernels.
 Block divided(const Block& sum, int64_t n, DType dtype) {
   const Block x = ops::widened(is_floating(sum.dtype()) ? sum : ops::converted(sum, dtype));
-  const double count = static_cast<double>(n);
-  Block divisor = Block::uninitialized(x.dtype(), {});
-  kernels::convert(DType::kFloat64, x.dtype(), {reinterpret_cast<const std::byte*>(&count), 1},
-                   divisor.mutable_bytes().data(), 1);
-  Block out = Block::uninitialized(x.dtype(), x.shape());
-  kernels::binary(kernels::Binary::kDiv, x.dtype(), {x.bytes().data(), x.size()},
-                  {divisor.bytes().data(), 1}, out.mutable_bytes().data(), out.size());
-  return ops::converted(out, dtype);
+  return ops::converted(ops::with_scalar(kernels::Binary::kDiv, x, static_cast<double>(n)), dtype);
 }
 
 }  // namespace

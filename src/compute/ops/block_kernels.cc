@@ -36,4 +36,14 @@ Block widened(const Block& b) {
   return half ? converted(b, DType::kFloat32) : b;
 }
 
+Block with_scalar(kernels::Binary op, const Block& x, double s) {
+  Block scalar = Block::uninitialized(x.dtype(), {});
+  kernels::convert(DType::kFloat64, x.dtype(), {reinterpret_cast<const std::byte*>(&s), 1},
+                   scalar.mutable_bytes().data(), 1);
+  Block out = Block::uninitialized(x.dtype(), x.shape());
+  kernels::binary(op, x.dtype(), {x.bytes().data(), x.size()}, {scalar.bytes().data(), 1},
+                  out.mutable_bytes().data(), out.size());
+  return out;
+}
+
 }  // namespace spmd::ops

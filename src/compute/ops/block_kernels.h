@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "kernels/elementwise.h"
 #include "spmd/block.h"
 
 namespace spmd::ops {
@@ -18,5 +19,9 @@ void require_floating(const char* what, const Block& b);
 Block widened(const Block& b);
 // `b` in `dtype` (itself when it has it); to a half type, rounding once.
 Block converted(const Block& b, DType dtype);
+
+// x op s, element-wise, with s converted to x's dtype (integers truncate it); x is in its
+// computation type already (see widened).
+Block with_scalar(kernels::Binary op, const Block& x, double s);
 
 }  // namespace spmd::ops

@@ -61,14 +61,7 @@ Block div(const Block& a, const Block& b) { return binary("div", kernels::Binary
 Block scale(const Block& a, double s) {
   ops::require_numeric("scale", a);
   // The factor in a's computation type: float32 for the half types, which round once at the end.
-  const Block x = ops::widened(a);
-  Block factor = Block::uninitialized(x.dtype(), {});
-  kernels::convert(DType::kFloat64, x.dtype(), {reinterpret_cast<const std::byte*>(&s), 1},
-                   factor.mutable_bytes().data(), 1);
-  Block out = Block::uninitialized(x.dtype(), x.shape());
-  kernels::binary(kernels::Binary::kMul, x.dtype(), {x.bytes().data(), x.size()},
-                  {factor.bytes().data(), 1}, out.mutable_bytes().data(), out.size());
-  return ops::converted(out, a.dtype());
+  return ops::converted(ops::with_scalar(kernels::Binary::kMul, ops::widened(a), s), a.dtype());
 }
 
 Block sqrt(const Block& a) {

@@ -47,13 +47,7 @@ Block mean(const Block& a, int axis) {
   const int d = normalized_axis("mean", a, axis);
   const Block total = sum_along(a, d);
   const double count = static_cast<double>(a.shape()[static_cast<size_t>(d)]);
-  Block n = Block::uninitialized(total.dtype(), {});
-  kernels::convert(DType::kFloat64, total.dtype(), {reinterpret_cast<const std::byte*>(&count), 1},
-                   n.mutable_bytes().data(), 1);
-  Block out = Block::uninitialized(total.dtype(), total.shape());
-  kernels::binary(kernels::Binary::kDiv, total.dtype(), {total.bytes().data(), total.size()},
-                  {n.bytes().data(), 1}, out.mutable_bytes().data(), out.size());
-  return ops::converted(out, a.dtype());
+  return ops::converted(ops::with_scalar(kernels::Binary::kDiv, total, count), a.dtype());
 }
 
 }  // namespace spmd
