@@ -2,9 +2,7 @@
 
 #include <Eigen/Core>
 #include <algorithm>
-#include <functional>
 #include <map>
-#include <numeric>
 #include <span>
 #include <utility>
 
@@ -74,8 +72,7 @@ constexpr int64_t kTile = 4096;
 // A fused chain (fuse.h), tile by tile: intermediates live in per-tile buffers, the last step
 // writes the result.
 Block run_fused(const Program& program, const Step& f, const std::vector<Block>& slots) {
-  const int64_t n =
-      std::accumulate(f.shape.begin(), f.shape.end(), int64_t{1}, std::multiplies<>());
+  const int64_t n = shape_size(f.shape);
   Block out = Block::uninitialized(f.dtype, f.shape);
   std::byte* result = output(out);
   std::map<int, std::pair<std::vector<std::byte>, DType>> tiles;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <map>
-#include <numeric>
 #include <utility>
 
 namespace spmd::compiler {
@@ -13,10 +12,6 @@ bool elementwise(const Program& program, const Step& s) {
   const OpKind k = program.ops[static_cast<size_t>(s.op)].kind;
   return k == OpKind::kUnary || k == OpKind::kBinary || k == OpKind::kSelect ||
          k == OpKind::kConvert;
-}
-
-int64_t elements(const Shape& s) {
-  return std::accumulate(s.begin(), s.end(), int64_t{1}, std::multiplies<>());
 }
 
 // How many times each slot is read (by steps and as an output).
@@ -38,12 +33,12 @@ void fuse_elementwise(const Program& program, LocalProgram& local) {
   std::vector<bool> absorbed(local.steps.size(), false);
   for (size_t i = 0; i < local.steps.size(); ++i) {
     const Step& s = local.steps[i];
-    if (!elementwise(program, s) || elements(s.shape) < 2) continue;
+    if (!elementwise(program, s) || shape_size(s.shape) < 2) continue;
     std::vector<size_t> members;
     for (int in : s.inputs) {
       auto it = group_of_result.find(in);
       const bool joins = it != group_of_result.end() && uses[static_cast<size_t>(in)] == 1 &&
-                         elements(local.steps[it->second.back()].shape) == elements(s.shape);
+                         shape_size(local.steps[it->second.back()].shape) == shape_size(s.shape);
       if (!joins) continue;
       members.insert(members.end(), it->second.begin(), it->second.end());
       group_of_result.erase(it);

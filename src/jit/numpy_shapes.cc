@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 
 #include "jit/numpy_internal.h"
 #include "jit/promotion.h"
@@ -24,10 +23,6 @@ int normalize_axis(std::string_view what, int axis, const Shape& shape) {
 }
 
 namespace {
-
-int64_t product(const Shape& s) {
-  return std::accumulate(s.begin(), s.end(), int64_t{1}, std::multiplies<>());
-}
 
 // The sorted, distinct axes of `axes` (every axis when empty).
 std::vector<int64_t> reduced_axes(std::string_view what, const numpy::AxisList& axes,
@@ -144,17 +139,14 @@ Tensor argmax(const Tensor& a, std::optional<int> axis) {
 
 Tensor reshape(const Tensor& a, const Shape& shape) {
   compiler::trace_of("reshape", {&a});
-  Shape out = shape;
-  const auto inferred = std::count(out.begin(), out.end(), int64_t{-1});
-  const int64_t known = -compiler::product(out) * (inferred == 1 ? 1 : -1);
-  if (inferred > 1 || std::any_of(out.begin(), out.end(), [](int64_t d) { return d < -1; }) ||
-      (inferred == 1 && (known == 0 || a.size() % known != 0)) ||
-      (inferred == 0 && known != a.size())) {
+  Shape out;
+  try {
+    out = reshaped(a.shape(), shape);  // sharding.h: -1 inferred, sizes checked
+  } catch (const InvalidArgument&) {
     throw InvalidArgument(fmt::format("reshape: cannot reshape {} into shape ({})",
                                       compiler::type_text(a.dtype(), a.shape()),
                                       fmt::join(shape, ", ")));
   }
-  if (inferred == 1) *std::find(out.begin(), out.end(), -1) = a.size() / known;
   if (out == a.shape()) return a;
   return compiler::add_op(
       a, Op{.kind = OpKind::kReshape, .inputs = {a.value()}, .shape = out, .dtype = a.dtype()});

@@ -31,12 +31,6 @@ std::string_view step_name(StepKind k) {
   return "?";
 }
 
-int64_t elements(const Shape& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
-}
-
 }  // namespace
 
 std::string program_text(const Program& program, const LocalProgram& local, const Mesh& mesh,
@@ -90,7 +84,7 @@ std::string program_text(const Program& program, const LocalProgram& local, cons
     if (!s.ints.empty()) line += fmt::format(" {{{}}}", fmt::join(s.ints, ","));
     if (communicates(s.kind)) {
       const Shape& in = shapes[static_cast<size_t>(s.inputs[0])];
-      line += fmt::format("   # {} B", elements(in) * static_cast<int64_t>(dtype_size(s.dtype)));
+      line += fmt::format("   # {} B", shape_size(in) * static_cast<int64_t>(dtype_size(s.dtype)));
     }
     text += line + "\n";
   }

@@ -70,11 +70,7 @@ DType Tensor::dtype() const {
   return compiler::trace_of("Tensor::dtype", {this})->op(value_).dtype;
 }
 
-int64_t Tensor::size() const {
-  int64_t n = 1;
-  for (int64_t d : shape()) n *= d;
-  return n;
-}
+int64_t Tensor::size() const { return shape_size(shape()); }
 
 std::string Tensor::to_string() const {
   const auto trace = compiler::trace_of("Tensor::to_string", {this});

@@ -70,12 +70,6 @@ void visit_layout(size_t element_size, size_t rank, F&& f) {
   }
 }
 
-int64_t elements(const Shape& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
-
 }  // namespace
 
 void broadcast(size_t element_size, const std::byte* in, const Shape& from, std::byte* out,
@@ -114,7 +108,7 @@ void transpose(size_t element_size, const std::byte* in, const Shape& shape,
 
 void slice(size_t element_size, const std::byte* in, const Shape& shape,
            std::span<const int64_t> start, const Shape& extent, std::byte* out) {
-  if (shape.empty() || elements(extent) == 0) {
+  if (shape.empty() || shape_size(extent) == 0) {
     if (shape.empty()) std::memcpy(out, in, element_size);
     return;
   }
@@ -138,7 +132,7 @@ void concatenate(size_t element_size, std::span<const std::byte* const> in,
     auto y = out_map<E, N>(out, total);
     Dims<N> offsets{};
     for (size_t k = 0; k < in.size(); ++k) {
-      if (elements(shapes[k]) == 0) continue;
+      if (shape_size(shapes[k]) == 0) continue;
       y.slice(offsets, dims_of<N>(shapes[k])) = in_map<E, N>(in[k], shapes[k]);
       offsets[axis] += shapes[k][static_cast<size_t>(axis)];
     }
