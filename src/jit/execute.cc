@@ -69,38 +69,54 @@ void elementwise(const Op& op, DType dtype, std::span<const Operand> in, std::by
 // cache (4096 × 8 B = 32 KiB at most).
 constexpr int64_t kTile = 4096;
 
+// Where an operand of a fused step comes from: the tile buffer of an earlier step of the chain,
+// or a block (its elements at the tile's offset, or its one element).
+struct Source {
+  const std::vector<std::byte>* tile = nullptr;
+  const Block* block = nullptr;
+  DType dtype = DType::kFloat32;
+};
+
+Operand operand_at(const Source& src, int64_t offset, int64_t len) {
+  if (src.tile != nullptr) return {{src.tile->data(), len}, src.dtype};
+  const std::byte* base = src.block->bytes().data();
+  if (src.block->size() == 1) return {{base, 1}, src.dtype};
+  return {{base + offset * static_cast<int64_t>(dtype_size(src.dtype)), len}, src.dtype};
+}
+
 // A fused chain (fuse.h), tile by tile: intermediates live in per-tile buffers, the last step
-// writes the result.
+// writes the result. Every operand's source is resolved once, before the tiles.
 Block run_fused(const Program& program, const Step& f, const std::vector<Block>& slots) {
   const int64_t n = shape_size(f.shape);
   Block out = Block::uninitialized(f.dtype, f.shape);
   std::byte* result = output(out);
-  std::map<int, std::pair<std::vector<std::byte>, DType>> tiles;
-  for (size_t i = 0; i + 1 < f.body.size(); ++i) {
-    tiles[f.body[i].output] = {std::vector<std::byte>(kTile * dtype_size(f.body[i].dtype)),
-                               f.body[i].dtype};
+  const size_t steps = f.body.size();
+  std::vector<std::vector<std::byte>> tiles(steps - 1);
+  std::map<int, size_t> tile_of;  // slot -> position in the chain
+  for (size_t i = 0; i + 1 < steps; ++i) {
+    tiles[i].resize(kTile * dtype_size(f.body[i].dtype));
+    tile_of[f.body[i].output] = i;
+  }
+  std::vector<std::vector<Source>> sources(steps);
+  for (size_t i = 0; i < steps; ++i) {
+    for (int slot : f.body[i].inputs) {
+      auto t = tile_of.find(slot);
+      sources[i].push_back(t != tile_of.end()
+                               ? Source{&tiles[t->second], nullptr, f.body[t->second].dtype}
+                               : Source{nullptr, &slots[static_cast<size_t>(slot)],
+                                        slots[static_cast<size_t>(slot)].dtype()});
+    }
   }
   std::vector<Operand> operands;
   for (int64_t o = 0; o < n; o += kTile) {
     const int64_t len = std::min(kTile, n - o);
-    for (const Step& s : f.body) {
+    for (size_t i = 0; i < steps; ++i) {
       operands.clear();
-      for (int slot : s.inputs) {
-        auto t = tiles.find(slot);
-        if (t != tiles.end()) {
-          operands.push_back({{t->second.first.data(), len}, t->second.second});
-          continue;
-        }
-        const Block& b = slots[static_cast<size_t>(slot)];
-        const std::byte* base = b.bytes().data();
-        operands.push_back(
-            b.size() == 1 ? Operand{{base, 1}, b.dtype()}
-                          : Operand{{base + o * static_cast<int64_t>(dtype_size(b.dtype())), len},
-                                    b.dtype()});
-      }
-      std::byte* dst = &s == &f.body.back() ? result + o * static_cast<int64_t>(dtype_size(f.dtype))
-                                            : tiles[s.output].first.data();
-      elementwise(program.ops[static_cast<size_t>(s.op)], s.dtype, operands, dst, len);
+      for (const Source& src : sources[i]) operands.push_back(operand_at(src, o, len));
+      std::byte* dst =
+          i + 1 == steps ? result + o * static_cast<int64_t>(dtype_size(f.dtype)) : tiles[i].data();
+      elementwise(program.ops[static_cast<size_t>(f.body[i].op)], f.body[i].dtype, operands, dst,
+                  len);
     }
   }
   return out;
@@ -131,18 +147,10 @@ Block dot(const Step& s, const Block& a, const Block& b) {
   return out;
 }
 
-Block compute(const Op& op, const Step& s, const std::vector<Block>& in) {
+// The operations that write a new block of the step's shape.
+void compute_into(const Op& op, const Step& s, const std::vector<Block>& in, Block& out) {
   const size_t width = dtype_size(s.dtype);
-  Block out = Block::uninitialized(s.dtype, s.shape);
   switch (op.kind) {
-    case OpKind::kParameter:
-      break;
-    case OpKind::kConstant:
-      return Block(*op.constant);
-    case OpKind::kFull:
-      return full_of(op.scalar, s.dtype, s.shape);
-    case OpKind::kIota:
-      return iota(s.dtype, s.shape);
     case OpKind::kUnary:
     case OpKind::kBinary:
     case OpKind::kSelect:
@@ -151,29 +159,23 @@ Block compute(const Op& op, const Step& s, const std::vector<Block>& in) {
       operands.reserve(in.size());
       for (const Block& b : in) operands.push_back({input(b), b.dtype()});
       elementwise(op, s.dtype, operands, output(out), out.size());
-      break;
+      return;
     }
     case OpKind::kBroadcast:
       kernels::broadcast(width, in[0].bytes().data(), in[0].shape(), output(out), s.shape);
-      break;
-    case OpKind::kReshape:
-      return in[0].reshape(s.shape);
+      return;
     case OpKind::kTranspose: {
       std::vector<int> perm(s.ints.begin(), s.ints.end());
       kernels::transpose(width, in[0].bytes().data(), in[0].shape(), perm, output(out));
-      break;
+      return;
     }
-    case OpKind::kReduce:
-      return reduce(op, in[0]);
     case OpKind::kArgmax:
       kernels::argmax(in[0].dtype(), in[0].bytes().data(), in[0].shape(),
                       static_cast<int>(op.ints[0]), output(out));
-      break;
-    case OpKind::kDot:
-      return dot(s, in[0], in[1]);
+      return;
     case OpKind::kSlice:
       kernels::slice(width, in[0].bytes().data(), in[0].shape(), s.ints, s.shape, output(out));
-      break;
+      return;
     case OpKind::kConcat: {
       std::vector<const std::byte*> parts;
       std::vector<Shape> shapes;
@@ -182,11 +184,36 @@ Block compute(const Op& op, const Step& s, const std::vector<Block>& in) {
         shapes.push_back(b.shape());
       }
       kernels::concatenate(width, parts, shapes, static_cast<int>(op.ints[0]), output(out));
-      break;
+      return;
     }
-    case OpKind::kConstraint:
-      return in[0];
+    default:
+      return;
   }
+}
+
+Block compute(const Op& op, const Step& s, const std::vector<Block>& in) {
+  // Operations whose result is a block of their own (or a view) allocate nothing here.
+  switch (op.kind) {
+    case OpKind::kParameter:
+    case OpKind::kConstraint:
+      return in.empty() ? Block() : in[0];
+    case OpKind::kConstant:
+      return Block(*op.constant);
+    case OpKind::kFull:
+      return full_of(op.scalar, s.dtype, s.shape);
+    case OpKind::kIota:
+      return iota(s.dtype, s.shape);
+    case OpKind::kReshape:
+      return in[0].reshape(s.shape);
+    case OpKind::kReduce:
+      return reduce(op, in[0]);
+    case OpKind::kDot:
+      return dot(s, in[0], in[1]);
+    default:
+      break;
+  }
+  Block out = Block::uninitialized(s.dtype, s.shape);
+  compute_into(op, s, in, out);
   return out;
 }
 
