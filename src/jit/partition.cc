@@ -257,6 +257,19 @@ void mark_last_uses(LocalProgram& local) {
   }
 }
 
+// The values the outputs depend on. The rest is never lowered: a traced function's unused values,
+// and in a backward program the cotangents nobody asked for (grad of the weights does not need
+// the input's gradient, nor the forward results the rules do not read).
+std::vector<bool> live_values(const Program& program) {
+  std::vector<bool> live(program.ops.size(), false);
+  for (int out : program.outputs) live[static_cast<size_t>(out)] = true;
+  for (size_t v = program.ops.size(); v-- > 0;) {
+    if (!live[v]) continue;
+    for (int in : program.ops[v].inputs) live[static_cast<size_t>(in)] = true;
+  }
+  return live;
+}
+
 }  // namespace
 
 std::string program_text(const Program& program, const LocalProgram& local, const Mesh& mesh,
@@ -268,6 +281,7 @@ LocalProgram partition(const Program& program, const Mesh& mesh,
                        const std::string& name) {
   Partitioner p(program, mesh, name);
   p.set_hints(backward_hints(program, out_layouts));
+  const std::vector<bool> live = live_values(program);
   for (size_t v = 0; v < program.ops.size(); ++v) {
     const Op& op = program.ops[v];
     if (op.kind == OpKind::kParameter) {
@@ -276,7 +290,7 @@ LocalProgram partition(const Program& program, const Mesh& mesh,
       const int slot = p.new_slot();
       p.result().parameter_slots.push_back(slot);
       p.define(static_cast<int>(v), slot, l);
-    } else {
+    } else if (live[v]) {
       define_op(p, static_cast<int>(v), op);
     }
   }

@@ -210,6 +210,23 @@ TEST(Grad, VjpTakesACotangentAndGradComposesWithJit) {
   }
 }
 
+TEST(Grad, OnlyTheWantedGradientIsComputed) {
+  // d/dw sum(x · w) = xᵀ · 1: one product. The input's gradient (g · wᵀ) and the forward product
+  // (which the rule does not read) are never lowered.
+  const Array x = on_device({1, 2, 3, 4, 5, 6}, {3, 2});
+  const Array w = on_device({0.5, -1, 2, 0.25}, {2, 2});
+  auto dw = spmd::jit(spmd::grad(
+      [](const Tensor& weights, const Tensor& in) { return jnp::sum(jnp::matmul(in, weights)); }));
+  const std::string text = dw.lower(w, x).as_text();
+  size_t dots = 0;
+  for (size_t at = text.find("= dot"); at != std::string::npos; at = text.find("= dot", at + 1))
+    ++dots;
+  EXPECT_EQ(dots, 1u) << text;
+  const HostArray g = dw(w, x).to_host();
+  EXPECT_EQ(g.data<double>()[0], 1 + 3 + 5);
+  EXPECT_EQ(g.data<double>()[3], 2 + 4 + 6);
+}
+
 TEST(Grad, IntegerPathsNonScalarResultsAndIntegerArgumentsAreRefused) {
   const Array x = on_device({1.5, 2.5}, {2});
   auto through_int = spmd::grad([](const Tensor& t) {
