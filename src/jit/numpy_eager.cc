@@ -12,22 +12,27 @@
 
 namespace spmd::numpy {
 namespace detail {
+namespace {
 
-Array eager(const std::string& key, std::initializer_list<const Array*> inputs,
-            const std::function<Tensor(const std::vector<Tensor>&)>& op) {
-  using Fn = std::function<Tensor(const std::vector<Tensor>&)>;
+using Fn = std::function<Tensor(const std::vector<Tensor>&)>;
+
+// The one jit per key (operation and attributes), made on first use.
+std::shared_ptr<Jitted<Fn>> cached(const std::string& key, const Fn& op) {
   static std::mutex mu;
   static std::map<std::string, std::shared_ptr<Jitted<Fn>>> cache;
-  std::shared_ptr<Jitted<Fn>> fn;
-  {
-    std::lock_guard lock(mu);
-    auto& slot = cache[key];
-    if (!slot) slot = std::make_shared<Jitted<Fn>>(Fn(op), JitOptions{.name = key});
-    fn = slot;
-  }
+  std::lock_guard lock(mu);
+  auto& slot = cache[key];
+  if (!slot) slot = std::make_shared<Jitted<Fn>>(op, JitOptions{.name = key});
+  return slot;
+}
+
+}  // namespace
+
+Array eager(const std::string& key, std::initializer_list<const Array*> inputs, const Fn& op) {
   std::vector<Array> args;
+  args.reserve(inputs.size());
   for (const Array* a : inputs) args.push_back(*a);
-  return (*fn)(args);
+  return (*cached(key, op))(args);
 }
 
 }  // namespace detail
@@ -149,20 +154,9 @@ Array slice(const Array& a, const std::vector<int64_t>& start, const std::vector
                        [=](const std::vector<Tensor>& t) { return slice(t[0], start, stop); });
 }
 Array concatenate(const std::vector<Array>& parts, int axis) {
-  using Fn = std::function<Tensor(const std::vector<Tensor>&)>;
-  static std::mutex mu;
-  static std::map<int, std::shared_ptr<Jitted<Fn>>> by_axis;
-  std::shared_ptr<Jitted<Fn>> fn;
-  {
-    std::lock_guard lock(mu);
-    auto& slot = by_axis[axis];
-    if (!slot) {
-      slot = std::make_shared<Jitted<Fn>>(
-          Fn([axis](const std::vector<Tensor>& t) { return concatenate(t, axis); }),
-          JitOptions{.name = fmt::format("concatenate({})", axis)});
-    }
-    fn = slot;
-  }
+  const auto fn =
+      detail::cached(fmt::format("concatenate({})", axis),
+                     [axis](const std::vector<Tensor>& t) { return concatenate(t, axis); });
   return (*fn)(parts);
 }
 Array logsumexp(const Array& a, const AxisList& axes, bool keepdims) {
