@@ -36,6 +36,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <tuple>
@@ -115,14 +116,20 @@ inline constexpr bool is_array_argument =
 template <class Fn, bool WithValue, int... Argnums>
 class Grad {
  public:
-  explicit Grad(Fn fn) : fn_(std::move(fn)) {}
+  explicit Grad(Fn fn) : fn_(std::move(fn)), compiled_(std::make_shared<Compiled>()) {}
+  // A copy compiles on its own: the jit a Grad makes holds a copy of it, which must not hold that
+  // jit in turn.
+  Grad(const Grad& other) : fn_(other.fn_), compiled_(std::make_shared<Compiled>()) {}
+  Grad& operator=(const Grad&) = delete;
 
   template <class... Args>
   auto operator()(const Args&... args) const {
     if constexpr ((detail::is_array_argument<Args> || ...)) {
       static_assert(sizeof...(Argnums) == 1, "grad over Arrays selects one argument");
-      if (!jitted_) jitted_ = std::make_shared<Jitted<Grad>>(*this, JitOptions{.name = "grad"});
-      return (*jitted_)(args...);
+      std::call_once(compiled_->once, [this] {
+        compiled_->jitted = std::make_shared<Jitted<Grad>>(*this, JitOptions{.name = "grad"});
+      });
+      return (*compiled_->jitted)(args...);
     } else {
       auto [value, grads] = detail::value_and_grads<Argnums...>(fn_, args...);
       auto result = [&] {
@@ -141,8 +148,13 @@ class Grad {
   }
 
  private:
+  // The jit of this Grad over Arrays, made once even when several threads call at once.
+  struct Compiled {
+    std::once_flag once;
+    std::shared_ptr<Jitted<Grad>> jitted;
+  };
   Fn fn_;
-  mutable std::shared_ptr<Jitted<Grad>> jitted_;
+  std::shared_ptr<Compiled> compiled_;
 };
 
 template <int... Argnums, class Fn>
