@@ -127,22 +127,9 @@ void reduce(Partitioner& p, int v, const Op& op) {
     return;
   }
   // max and min across devices at once: no pending state for them.
-  Layout local = out;
-  const int partial_slot = p.new_slot();
-  Step s{.kind = StepKind::kCompute, .op = v, .inputs = {p.slot_with(op.inputs[0], in)}};
-  s.output = partial_slot;
-  s.dtype = op.dtype;
-  s.shape = p.local(v, op.shape, local);
-  s.ints = op.ints;
-  p.result().steps.push_back(s);
-  Step r{.kind = code == kernels::Reduce::kMax ? StepKind::kPmax : StepKind::kPmin,
-         .inputs = {partial_slot},
-         .output = p.new_slot(),
-         .shape = s.shape,
-         .dtype = op.dtype,
-         .axes = across};
-  p.result().steps.push_back(r);
-  p.define(v, r.output, out);
+  const int local = p.emit_compute(v, {p.slot_with(op.inputs[0], in)}, out, op.ints);
+  const StepKind across_devices = code == kernels::Reduce::kMax ? StepKind::kPmax : StepKind::kPmin;
+  p.define(v, p.emit_collective(across_devices, local, v, out, across), out);
 }
 
 // The dimension an operation works along stays whole.

@@ -29,7 +29,15 @@ class Partitioner {
   int slot_with(int value, const Layout& want);
   // Emits program op `value` computed locally from `inputs`, its result laid out as `out`.
   void compute(int value, std::vector<int> inputs, const Layout& out,
-               std::vector<int64_t> ints = {});
+               std::vector<int64_t> ints = {}) {
+    define(value, emit_compute(value, std::move(inputs), out, std::move(ints)), out);
+  }
+  // The same step, its slot returned without defining the value by it (a step follows).
+  int emit_compute(int value, std::vector<int> inputs, const Layout& out,
+                   std::vector<int64_t> ints);
+  // A collective of `kind` over `axes` on `slot` (value `value`, laid out as `layout` after it).
+  int emit_collective(StepKind kind, int slot, int value, const Layout& layout,
+                      std::vector<int> axes);
   // Records `slot` as `value` laid out as `layout`.
   void define(int value, int slot, const Layout& layout) {
     if (versions_[static_cast<size_t>(value)].empty())

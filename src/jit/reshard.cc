@@ -100,13 +100,21 @@ int Partitioner::slot_with(int value, const Layout& want) {
   return slot;
 }
 
-void Partitioner::compute(int value, std::vector<int> inputs, const Layout& out,
-                          std::vector<int64_t> ints) {
+int Partitioner::emit_compute(int value, std::vector<int> inputs, const Layout& out,
+                              std::vector<int64_t> ints) {
   const Op& op = program_.ops[static_cast<size_t>(value)];
   Step s{.kind = StepKind::kCompute, .op = value, .inputs = std::move(inputs), .dtype = op.dtype};
   s.shape = local(value, op.shape, out);
   s.ints = std::move(ints);
-  define(value, emit(std::move(s)), out);
+  return emit(std::move(s));
+}
+
+int Partitioner::emit_collective(StepKind kind, int slot, int value, const Layout& layout,
+                                 std::vector<int> axes) {
+  const Op& op = program_.ops[static_cast<size_t>(value)];
+  Step s{.kind = kind, .inputs = {slot}, .dtype = op.dtype, .axes = std::move(axes)};
+  s.shape = local(value, op.shape, layout);
+  return emit(std::move(s));
 }
 
 }  // namespace spmd::compiler
