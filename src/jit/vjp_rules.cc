@@ -19,8 +19,6 @@ using kernels::Binary;
 using kernels::Unary;
 using Cotangents = std::vector<std::optional<Tensor>>;
 
-Tensor zeros_like(const Tensor& t) { return jnp::zeros(t.shape(), t.dtype()); }
-
 // The last two dimensions swapped.
 Tensor swap_last(const Tensor& t) {
   std::vector<int> perm(static_cast<size_t>(t.ndim()));
@@ -46,7 +44,7 @@ Cotangents unary(const Op& op, const Tensor& y, const Tensor& x, const Tensor& g
     case Unary::kAbs:
       return {g * jnp::sign(x)};
     case Unary::kSign:
-      return {zeros_like(x)};
+      return {jnp::zeros_like(x)};
     case Unary::kNot:
       break;
   }
@@ -164,7 +162,8 @@ std::vector<std::optional<Tensor>> vjp_rule(const Op& op, const Tensor& out,
       c = binary(op, out, in[0], in[1], g);
       break;
     case OpKind::kSelect:
-      c = {std::nullopt, jnp::where(in[0], g, zeros_like(g)), jnp::where(in[0], zeros_like(g), g)};
+      c = {std::nullopt, jnp::where(in[0], g, jnp::zeros_like(g)),
+           jnp::where(in[0], jnp::zeros_like(g), g)};
       break;
     case OpKind::kConvert:
       c = convert(op, in[0], g);
