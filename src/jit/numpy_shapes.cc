@@ -329,8 +329,7 @@ Tensor zeros(const Shape& shape, DType dtype) { return full(shape, Scalar(0), dt
 Tensor zeros_like(const Tensor& a) {
   compiler::trace_of("zeros_like", {&a});
   const Op source = a.trace()->op(a.value());
-  Tensor z =
-      a.trace()->add(Op{.kind = OpKind::kFull, .shape = a.shape(), .dtype = a.dtype()});
+  Tensor z = a.trace()->add(Op{.kind = OpKind::kFull, .shape = a.shape(), .dtype = a.dtype()});
   if (source.kind == OpKind::kParameter && source.sharding) {
     return lax::with_sharding_constraint(z, *source.sharding);
   }
