@@ -102,8 +102,12 @@ class DistributedDataLoader {
   // Where the loader stands, as a small JSON text: the next batch's epoch and index, the seed,
   // and a fingerprint of the source and the options (the same in every process).
   std::string state() const;
-  // Continues from a state() — of this or an earlier run — exactly where it left off. Throws
-  // InvalidArgument for a state of another source or other options, or malformed text.
+  // Continues from a state() — of this or an earlier run — exactly where it left off. The next
+  // global batch holds the same records even when the run resumes on another number of processes
+  // (shards): batch k is positions [k·B, (k+1)·B) of the global order whatever the count, unless
+  // ShardOptions::drop_remainder makes the records used depend on it. Throws InvalidArgument for
+  // a state of another source or other options (a different shard count under
+  // ShardOptions::drop_remainder included), or malformed text.
   void restore(const std::string& state);
 
  private:

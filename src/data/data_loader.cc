@@ -229,10 +229,14 @@ DistributedDataLoader::DistributedDataLoader(std::shared_ptr<const Source> sourc
   m.used = options.shard.drop_remainder ? n / m.count * m.count : n;
   m.batches = options.drop_remainder ? m.used / global_batch_size
                                      : (m.used + global_batch_size - 1) / global_batch_size;
+  // Global batch k holds positions [k·B, (k+1)·B) of the global order whatever the number of
+  // shards, unless the shards drop a remainder that depends on it: only then does the count
+  // belong to what a state means.
+  const std::string shards =
+      options.shard.drop_remainder ? fmt::format("{} dropping", m.count) : "any";
   const std::string identity =
-      fmt::format("{}|batch {}|shards {}|shard drop {}|shuffle {}|seed {}|drop {}",
-                  m.source->fingerprint(), global_batch_size, m.count, options.shard.drop_remainder,
-                  options.shuffle, options.seed, options.drop_remainder);
+      fmt::format("{}|batch {}|shards {}|shuffle {}|seed {}|drop {}", m.source->fingerprint(),
+                  global_batch_size, shards, options.shuffle, options.seed, options.drop_remainder);
   m.fingerprint = fmt::format("{:016x}", XXH3_64bits(identity.data(), identity.size()));
 }
 
@@ -279,8 +283,8 @@ void DistributedDataLoader::restore(const std::string& state) {
   }
   if (j["fingerprint"] != impl_->fingerprint) {
     throw bad(
-        "it was saved over another source or with other options (batch size, shards, "
-        "shuffle, seed, drop_remainder)");
+        "it was saved over another source or with other options (batch size, shuffle, seed, "
+        "drop_remainder, or a shard count that drops a remainder)");
   }
   const int64_t epoch = j["epoch"];
   const int64_t batch = j["batch"];

@@ -7,8 +7,10 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <numeric>
 #include <set>
+#include <vector>
 
 #include "spmd/checkpoint_manager.h"
 #include "spmd/data_loader.h"
@@ -153,6 +155,41 @@ TEST(Loader, ResumingAfterKBatchesContinuesTheSameSequence) {
   c.restore(state);
   const auto rest = order(c, 18);
   EXPECT_EQ(std::vector<int64_t>(all.begin() + std::ptrdiff_t{28}, all.end()), rest);  // 7 x 4
+}
+
+// A state resumes on another number of shards (a job restarted on more or fewer processes): the
+// next global batches hold the same records, in another row order.
+TEST(Loader, AStateResumesOnAnotherShardCountWithTheSameGlobalBatches) {
+  auto global_batch = [](DistributedDataLoader* shards[], int count) {
+    std::multiset<int64_t> records;
+    for (int s = 0; s < count; ++s) {
+      for (int64_t r : shards[s]->next_local().records) records.insert(r);
+    }
+    return records;
+  };
+  DistributedDataLoader two0(numbers(37), 4, batch_sharding(),
+                             {.shard = {.shard_index = 0, .shard_count = 2}, .seed = 3});
+  DistributedDataLoader two1(numbers(37), 4, batch_sharding(),
+                             {.shard = {.shard_index = 1, .shard_count = 2}, .seed = 3});
+  DistributedDataLoader* two[] = {&two0, &two1};
+  for (int k = 0; k < 5; ++k) global_batch(two, 2);
+  const std::string state = two0.state();
+  std::vector<std::unique_ptr<DistributedDataLoader>> four;
+  DistributedDataLoader* four_ptrs[4];
+  for (int s = 0; s < 4; ++s) {
+    four.push_back(std::make_unique<DistributedDataLoader>(
+        numbers(37), 4, batch_sharding(),
+        LoaderOptions{.shard = {.shard_index = s, .shard_count = 4}, .seed = 3}));
+    four.back()->restore(state);
+    four_ptrs[s] = four.back().get();
+  }
+  for (int k = 5; k < 14; ++k) {  // past the end of epoch 0 (10 batches)
+    ASSERT_EQ(global_batch(four_ptrs, 4), global_batch(two, 2)) << "batch " << k;
+  }
+  DistributedDataLoader dropping(
+      numbers(37), 4, batch_sharding(),
+      {.shard = {.shard_index = 0, .shard_count = 4, .drop_remainder = true}, .seed = 3});
+  EXPECT_THROW(dropping.restore(state), InvalidArgument);
 }
 
 TEST(Loader, AStateOfAnotherSourceOrOtherOptionsIsRefused) {
