@@ -88,6 +88,30 @@ TEST(Spmdrun, AProcessKilledBySignalIsReportedWith128PlusTheSignal) {
   EXPECT_NE(run.output().find("was killed by signal 9"), std::string::npos) << run.output();
 }
 
+// Process 0 exits 70 (it stopped because a peer failed) before process 1, the peer, is seen to
+// die: spmdrun still names process 1 as the cause.
+TEST(Spmdrun, NamesTheProcessThatFailedNotTheOneThatStoppedBecauseOfIt) {
+  TestProcess run(
+      spmdrun({"-n", "2"}, "if [ $SPMD_PROCESS_ID = 0 ]; then exit 70; fi; sleep 0.5; kill -9 $$"));
+  auto status = run.wait(30s);
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->code, 137) << run.output();
+  EXPECT_TRUE(std::regex_search(
+      run.output(), std::regex(R"(spmdrun: process 1 \(pid \d+\) was killed by signal 9)")))
+      << run.output();
+}
+
+// With no other failure within spmdrun's wait, the process that exited 70 is named, with a note.
+TEST(Spmdrun, AProcessThatStoppedBecauseOfAPeerIsNamedWhenNothingElseFails) {
+  TestProcess run(spmdrun({"-n", "2"}, "if [ $SPMD_PROCESS_ID = 0 ]; then exit 70; fi; sleep 60"));
+  auto status = run.wait(30s);
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->code, 70) << run.output();
+  EXPECT_NE(run.output().find("process 0 (pid"), std::string::npos) << run.output();
+  EXPECT_NE(run.output().find("it stopped because another process failed"), std::string::npos)
+      << run.output();
+}
+
 TEST(Spmdrun, CtrlCStopsEveryProcess) {
   TestProcess run(spmdrun({"-n", "2"}, "echo pid $$; exec sleep 60"));
   ASSERT_TRUE(run.wait_for_output("[1] pid", 10s));

@@ -5,11 +5,13 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "common/subprocess.h"
 #include "spmd/distributed.h"
@@ -204,29 +206,48 @@ class Supervisor {
     }
   }
 
-  // Reaps what exited. Within one sweep, a process that failed on its own is named before
-  // processes that merely stopped because they heard of it (kPeerFailureExitCode).
+  // Reaps what exited, and stops the job at the first failure, naming its root cause: a process
+  // that failed on its own is named before processes that merely stopped because they heard of
+  // a failure (kPeerFailureExitCode). Those can exit before the failed process is reaped (its
+  // SIGKILL and their exit race), so when only they have failed, the stop waits up to
+  // kRootCauseWait for the process that caused it.
   void reap() {
-    std::optional<size_t> first_failure;
-    auto consequence = [](const ExitStatus& st) {
-      return !st.signaled && st.code == distributed::kPeerFailureExitCode;
-    };
     for (size_t i = 0; i < procs_.size(); ++i) {
       Proc& p = procs_[i];
       if (p.status) continue;
       p.status = try_wait(p.pid);
       if (!p.status || p.status->code == 0 || stopping_) continue;
-      if (!first_failure ||
-          (!consequence(*p.status) && consequence(*procs_[*first_failure].status))) {
-        first_failure = i;
+      if (!is_consequence(*p.status)) {
+        if (!root_cause_) root_cause_ = i;
+      } else if (!first_consequence_) {
+        first_consequence_ = {i, Clock::now()};
       }
     }
-    if (!first_failure || stopping_) return;
-    const Proc& p = procs_[*first_failure];
+    if (stopping_) return;
+    if (root_cause_) {
+      stop_for(*root_cause_, "");
+      return;
+    }
+    if (!first_consequence_) return;
+    const bool all_exited =
+        std::all_of(procs_.begin(), procs_.end(), [](const Proc& p) { return p.status; });
+    if (all_exited || Clock::now() - first_consequence_->second >= kRootCauseWait) {
+      stop_for(first_consequence_->first,
+               " (it stopped because another process failed; its "
+               "message above names that process)");
+    }
+  }
+
+  static bool is_consequence(const ExitStatus& st) {
+    return !st.signaled && st.code == distributed::kPeerFailureExitCode;
+  }
+
+  void stop_for(size_t i, const std::string& note) {
+    const Proc& p = procs_[i];
     int running = 0;
     for (const auto& q : procs_) running += q.status ? 0 : 1;
     stop_all("process " + std::to_string(p.index) + " (pid " + std::to_string(p.pid) + ") " +
-                 p.status->to_string() + "; stopping the " + std::to_string(running) +
+                 p.status->to_string() + note + "; stopping the " + std::to_string(running) +
                  " other running process" + (running == 1 ? "" : "es"),
              p.status->code);
   }
@@ -254,6 +275,9 @@ class Supervisor {
   }
 
   static constexpr std::chrono::seconds kDrainAfterExit{2};
+  // How long processes that stopped because of a peer's failure wait for that peer to be reaped
+  // before spmdrun names one of them instead (a peer that is frozen, not dead, never exits).
+  static constexpr std::chrono::seconds kRootCauseWait{2};
 
   const JobOptions& options_;
   std::vector<Proc> procs_;
@@ -262,6 +286,8 @@ class Supervisor {
   std::optional<Clock::time_point> kill_at_;
   int result_ = 0;
   std::optional<Clock::time_point> drain_until_;
+  std::optional<size_t> root_cause_;
+  std::optional<std::pair<size_t, Clock::time_point>> first_consequence_;
 };
 
 }  // namespace
