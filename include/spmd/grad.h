@@ -131,16 +131,17 @@ class Grad {
       });
       return (*compiled_->jitted)(args...);
     } else {
-      auto [value, grads] = detail::value_and_grads<Argnums...>(fn_, args...);
+      // Not a structured binding: the lambda below captures it (clang before 16 refuses that).
+      auto value_grads = detail::value_and_grads<Argnums...>(fn_, args...);
       auto result = [&] {
         if constexpr (sizeof...(Argnums) == 1) {
-          return std::move(std::get<0>(grads));
+          return std::move(std::get<0>(value_grads.second));
         } else {
-          return std::move(grads);
+          return std::move(value_grads.second);
         }
       }();
       if constexpr (WithValue) {
-        return std::pair{value, std::move(result)};
+        return std::pair{value_grads.first, std::move(result)};
       } else {
         return result;
       }
