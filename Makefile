@@ -41,13 +41,15 @@ build: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
 # The main job: a 4-process cluster of 8 CPU devices on this machine. It meets and reports its
-# devices, then trains seed 002's linear model: per-process batches, gradients averaged over all
-# 8 devices with pmean, Adam; every process checks it ends with the same parameters.
+# devices, then runs seed 002's training loop on jit (examples/train_mlp.cc): an MLP trained with
+# grad and Adam on batches from the distributed loader, checkpointed every 50 steps; every
+# process checks it ends with the same parameters. Each demo starts a fresh run.
 demo: build
 	$(BUILD_DIR)/tools/spmdrun/spmdrun -n 4 --cpu-devices 2 --timeout 120 -- \
 	  $(BUILD_DIR)/examples/hello_cluster
+	rm -rf $(BUILD_DIR)/train_mlp_run
 	$(BUILD_DIR)/tools/spmdrun/spmdrun -n 4 --cpu-devices 2 --timeout 120 -- \
-	  $(BUILD_DIR)/examples/train_linear
+	  $(BUILD_DIR)/examples/train_mlp --dir $(BUILD_DIR)/train_mlp_run
 
 test: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS) --timeout 300
