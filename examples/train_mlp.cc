@@ -2,13 +2,15 @@
 // the loss, an Adam update and tree_map over a parameter dictionary, here for a two-layer MLP,
 // with batches from the distributed data loader, checkpoints every few steps and resumption.
 //
-//   spmdrun -n 4 --cpu-devices 2 -- ./train_mlp [--layout replicated|model-parallel]
+//   spmdrun -n 4 --cpu-devices 2 -- ./train_mlp [--layout replicated|model-parallel|pmean]
 //       [--steps 200] [--save-every 50] [--dir train_mlp_run] [--out DIR] [--kill-after STEP]
 //
 // The mesh is (processes × local devices) = ("dp", "mp"). replicated: every parameter on every
 // device (PartitionSpec()), the batch split over all devices. model-parallel: w1 split by columns
 // and w2 by rows over "mp" (Megatron), the batch split over "dp". Either way the partitioner
-// reduces the gradients: seed 002's explicit pmean is not needed under jit.
+// reduces the gradients: seed 002's explicit pmean is not needed under jit. pmean: seed 002's
+// explicit form, replicated parameters and each device's gradients averaged by lax::pmean inside
+// a lax::shard_map.
 //
 // The run lives in --dir: the data (data.npy, written by process 0 on the first run) and the
 // checkpoints. A run that finds a checkpoint there continues from it, the loader included, and
@@ -67,8 +69,8 @@ Flags parse(int argc, char** argv) {
     else
       throw spmd::InvalidArgument("train_mlp: unknown flag " + key);
   }
-  if (f.layout != "replicated" && f.layout != "model-parallel") {
-    throw spmd::InvalidArgument("train_mlp: --layout is replicated or model-parallel");
+  if (f.layout != "replicated" && f.layout != "model-parallel" && f.layout != "pmean") {
+    throw spmd::InvalidArgument("train_mlp: --layout is replicated, model-parallel or pmean");
   }
   return f;
 }
@@ -102,7 +104,7 @@ void write_data(const std::string& path) {
 // The parameters' layouts on `mesh` for --layout.
 Tree<NamedSharding> layouts(const spmd::Mesh& mesh, const std::string& layout) {
   const NamedSharding rep(mesh, P());
-  if (layout == "replicated") return {{"w1", rep}, {"b1", rep}, {"w2", rep}, {"b2", rep}};
+  if (layout != "model-parallel") return {{"w1", rep}, {"b1", rep}, {"w2", rep}, {"b2", rep}};
   return {{"w1", NamedSharding(mesh, P(spmd::None, "mp"))},
           {"b1", NamedSharding(mesh, P("mp"))},
           {"w2", NamedSharding(mesh, P("mp", spmd::None))},
@@ -129,6 +131,27 @@ Tensor model(const Tree<Tensor>& params, const Tensor& x) {
 
 Tensor loss_fn(const Tree<Tensor>& params, const Tensor& x, const Tensor& y) {
   return jnp::mean(jnp::power(model(params, x) - y, 2));
+}
+
+// Seed 002's form: grad on each device's rows, then `tree_map(pmean(g, 'devices'), grads)`.
+std::pair<Tensor, Tree<Tensor>> pmean_of_device_grads(const spmd::Mesh& mesh,
+                                                      const Tree<Tensor>& params, const Tensor& x,
+                                                      const Tensor& y) {
+  const spmd::AxisEntry devices{"dp", "mp"};
+  auto per_device = [&](const Tensor& w1, const Tensor& b1, const Tensor& w2, const Tensor& b2,
+                        const Tensor& xb, const Tensor& yb) {
+    auto [loss, grads] = spmd::value_and_grad(loss_fn)(
+        Tree<Tensor>{{"w1", w1}, {"b1", b1}, {"w2", w2}, {"b2", b2}}, xb, yb);
+    std::vector<Tensor> out{spmd::lax::pmean(loss, devices)};
+    for (const Tensor& g : spmd::tree_leaves(grads)) out.push_back(spmd::lax::pmean(g, devices));
+    return out;
+  };
+  const auto out = spmd::lax::shard_map(
+      per_device, mesh, {P(), P(), P(), P(), P(devices), P(devices)}, {P(), P(), P(), P(), P()})(
+      params.at("w1").leaf(), params.at("b1").leaf(), params.at("w2").leaf(),
+      params.at("b2").leaf(), x, y);
+  return {out[0], spmd::tree_unflatten(params.structure(),
+                                       std::vector<Tensor>(out.begin() + 1, out.end()))};
 }
 
 // The state a checkpoint holds, resumed when there is one: returns the next step to run, and
@@ -190,7 +213,7 @@ int main(int argc, char** argv) {
   spmd::multihost::sync_global_devices("train_mlp data written");
 
   const NamedSharding batch_sharding(
-      mesh, flags.layout == "replicated" ? P(spmd::AxisEntry{"dp", "mp"}) : P("dp"));
+      mesh, flags.layout == "model-parallel" ? P("dp") : P(spmd::AxisEntry{"dp", "mp"}));
   spmd::data::DistributedDataLoader loader(spmd::data::npy_source(data), kBatch, batch_sharding,
                                            {.seed = 0, .drop_remainder = true});
 
@@ -204,7 +227,8 @@ int main(int argc, char** argv) {
         const Tensor x = jnp::slice(batch, {0, 0}, {kBatch, kIn});
         const Tensor y = jnp::slice(batch, {0, kIn}, {kBatch, kIn + kOut});
         const Tree<Tensor>& p = s.at("params");
-        auto [loss, grads] = spmd::value_and_grad(loss_fn)(p, x, y);
+        auto [loss, grads] = flags.layout == "pmean" ? pmean_of_device_grads(mesh, p, x, y)
+                                                     : spmd::value_and_grad(loss_fn)(p, x, y);
         auto [updates, opt_state] = optimizer.update(grads, s.at("opt_state"), p);
         return Tree<Tensor>{{"params", spmd::optim::apply_updates(p, updates)},
                             {"opt_state", opt_state},

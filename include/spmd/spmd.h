@@ -29,4 +29,5 @@
 #include "spmd/shard_map.h"
 #include "spmd/sharding.h"
 #include "spmd/tensor.h"
+#include "spmd/traced_shard_map.h"
 #include "spmd/tree.h"

@@ -6,6 +6,7 @@
 
 #include <map>
 
+#include "jit/manual.h"
 #include "jit/trace.h"
 #include "spmd/error.h"
 #include "spmd/grad.h"
@@ -49,6 +50,18 @@ Tensor as_primal(const Tensor& grad, const Tensor& primal) {
   return lax::with_sharding_constraint(grad, *op.sharding);
 }
 
+// In a lax::shard_map, a block invariant over an axis used by an operation whose result varies
+// over it (JAX's implicit pvary) gets the sum of the devices' cotangents along that axis.
+Tensor summed_to_operand(const std::vector<compiler::Varying>& varying, const Op& op, int v, int in,
+                         const Tensor& c) {
+  if (op.kind == OpKind::kManualIn || op.kind == OpKind::kManualOut) return c;
+  const uint64_t extra =
+      varying[static_cast<size_t>(v)].axes & ~varying[static_cast<size_t>(in)].axes;
+  if (extra == 0) return c;
+  return compiler::axis_sum(c, *varying[static_cast<size_t>(v)].mesh,
+                            compiler::axis_positions(extra));
+}
+
 }  // namespace
 
 std::vector<Tensor> vjp_of(const Tensor& out, const std::vector<Tensor>& wrt,
@@ -61,6 +74,10 @@ std::vector<Tensor> vjp_of(const Tensor& out, const std::vector<Tensor>& wrt,
   }
   const int last = out.value();
   const std::vector<bool> active = active_values(trace->program(), last, wrt);
+  // Inside a shard_map's function, grad differentiates the device's own function: no sums.
+  const std::vector<compiler::Varying> varying =
+      compiler::in_shard_map_body() ? std::vector<compiler::Varying>(trace->program().ops.size())
+                                    : compiler::varying_axes(trace->program());
   std::map<int, Tensor> ct;
   ct.emplace(last, cotangent);
   for (int v = last; v >= 0; --v) {
@@ -72,7 +89,8 @@ std::vector<Tensor> vjp_of(const Tensor& out, const std::vector<Tensor>& wrt,
     const auto contributions = compiler::vjp_rule(op, Tensor(trace, v), inputs, it->second);
     for (size_t i = 0; i < op.inputs.size(); ++i) {
       if (contributions[i] && active[static_cast<size_t>(op.inputs[i])]) {
-        accumulate(ct, op.inputs[i], *contributions[i]);
+        accumulate(ct, op.inputs[i],
+                   summed_to_operand(varying, op, v, op.inputs[i], *contributions[i]));
       }
     }
   }

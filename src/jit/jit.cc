@@ -126,9 +126,10 @@ std::vector<std::optional<Layout>> output_layouts(const compiler::Program& progr
 void check_constraints(const compiler::Program& program, const Mesh& mesh,
                        const std::string& name) {
   for (const compiler::Op& op : program.ops) {
-    if (op.kind == compiler::OpKind::kConstraint && !(op.sharding->mesh() == mesh)) {
+    if (op.sharding && !(op.sharding->mesh() == mesh)) {
       throw InvalidArgument(fmt::format(
-          "jit({}): with_sharding_constraint({}) names another mesh than the jit's inputs", name,
+          "jit({}): {}({}) names another mesh than the jit's inputs", name,
+          op.kind == compiler::OpKind::kConstraint ? "with_sharding_constraint" : "shard_map",
           op.sharding->to_string()));
     }
   }

@@ -178,6 +178,22 @@ void concat(Partitioner& p, int v, const Op& op) {
   along_whole(p, v, op, {static_cast<size_t>(op.ints[0])});
 }
 
+// lax::shard_map: a block is its value's slot relabelled (local shape, treated as replicated), and
+// back; psum is a collective over its axes.
+void manual(Partitioner& p, int v, const Op& op) {
+  const Layout blocks = Layout::replicated(op.shape.size());
+  if (op.kind == OpKind::kManualIn) {
+    p.define(v, p.slot_with(op.inputs[0], layout_of(*op.sharding, op.shape.size())), blocks);
+  } else if (op.kind == OpKind::kManualOut) {
+    p.define(v, p.slot_with(op.inputs[0], blocks), layout_of(*op.sharding, op.shape.size()));
+  } else {
+    const std::vector<int> axes(op.ints.begin(), op.ints.end());
+    p.define(v,
+             p.emit_collective(StepKind::kPsum, p.slot_with(op.inputs[0], blocks), v, blocks, axes),
+             blocks);
+  }
+}
+
 void define_op(Partitioner& p, int v, const Op& op) {
   switch (op.kind) {
     case OpKind::kParameter:
@@ -228,6 +244,11 @@ void define_op(Partitioner& p, int v, const Op& op) {
       p.define(v, p.slot_with(op.inputs[0], want), want);
       break;
     }
+    case OpKind::kManualIn:
+    case OpKind::kManualOut:
+    case OpKind::kAxisSum:
+      manual(p, v, op);
+      break;
   }
 }
 

@@ -48,6 +48,12 @@ std::string op_name(const Op& op) {
       return "concatenate";
     case OpKind::kConstraint:
       return "sharding_constraint";
+    case OpKind::kManualIn:
+      return "shard_map_in";
+    case OpKind::kManualOut:
+      return "shard_map_out";
+    case OpKind::kAxisSum:
+      return "psum";
   }
   return "?";
 }

@@ -35,6 +35,12 @@ enum class OpKind : uint8_t {
   kSlice,       // ints: starts (extents are shape)
   kConcat,      // ints[0]: the axis
   kConstraint,  // sharding: the layout the value must have here (with_sharding_constraint)
+  // lax::shard_map (traced_shard_map.h): values between kManualIn and kManualOut are one device's
+  // blocks, with local shapes, and the partitioner treats them as replicated (no communication
+  // but kAxisSum's).
+  kManualIn,   // sharding: (mesh, in_spec); the operand laid out so, each device's block of it
+  kManualOut,  // sharding: (mesh, out_spec); the global value whose blocks the operand holds
+  kAxisSum,    // psum of a block over the mesh axes at positions ints (sharding: (mesh, P()))
 };
 
 struct Op {

@@ -27,6 +27,8 @@ std::string_view step_name(StepKind k) {
       return "all_to_all";
     case StepKind::kLocalSlice:
       return "local_slice";
+    case StepKind::kFused:
+      return "fused";
   }
   return "?";
 }

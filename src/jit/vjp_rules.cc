@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "jit/autodiff.h"
+#include "jit/manual.h"
 #include "jit/numpy_internal.h"
 #include "jit/trace.h"
 #include "spmd/error.h"
@@ -133,6 +134,17 @@ Cotangents convert(const Op& op, const Tensor& x, const Tensor& g) {
   return {jnp::astype(g, x.dtype())};
 }
 
+// lax::shard_map's boundaries and psum, as JAX transposes them: psum's cotangent passes as it
+// is (the identity); a block's goes out to the global value, a global result's comes in as
+// blocks. (Where a block invariant over an axis meets one varying over it, autodiff.cc sums the
+// cotangent over that axis.)
+Tensor manual(const Op& op, const Tensor& g) {
+  const NamedSharding& sharding = *op.sharding;
+  if (op.kind == OpKind::kAxisSum) return g;
+  if (op.kind == OpKind::kManualOut) return manual_in(g, sharding.mesh(), sharding.spec());
+  return manual_out(g, sharding.mesh(), sharding.spec());
+}
+
 }  // namespace
 
 Tensor unbroadcast(const Tensor& g, const Shape& shape) {
@@ -195,6 +207,11 @@ std::vector<std::optional<Tensor>> vjp_rule(const Op& op, const Tensor& out,
       break;
     case OpKind::kConstraint:
       c = {lax::with_sharding_constraint(g, *op.sharding)};
+      break;
+    case OpKind::kManualIn:
+    case OpKind::kManualOut:
+    case OpKind::kAxisSum:
+      c = {manual(op, g)};
       break;
     default:
       return Cotangents(in.size());  // leaves: parameters, constants, fills, iota

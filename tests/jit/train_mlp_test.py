@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """The training example (examples/train_mlp.cc) across layouts and across a SIGKILL.
 
-  train_mlp_test.py SPMDRUN TRAIN_MLP layouts   final parameters on 2×1, 2×2, 4×2 (both
-                                                layouts) equal the one-process run's
+  train_mlp_test.py SPMDRUN TRAIN_MLP layouts   final parameters on 2×1, 2×2, 4×2 (each
+                                                layout, seed 002's explicit pmean included)
+                                                equal the one-process run's
   train_mlp_test.py SPMDRUN TRAIN_MLP restart   a run killed by SIGKILL after a checkpoint and
                                                 started again ends bit-identical to an
                                                 uninterrupted one; resumed on another layout it
@@ -59,7 +60,7 @@ def layouts(spmdrun, train_mlp, tmp):
     want = params(f"{tmp}/ref/out")
     ok = True
     for p, d in ((2, 1), (2, 2), (4, 2)):
-        for layout in ("replicated", "model-parallel"):
+        for layout in ("replicated", "model-parallel", "pmean"):
             where = f"{tmp}/{p}x{d}-{layout}"
             run(spmdrun, train_mlp, p, d, where, "--layout", layout, "--out", where + "/out")
             ok = compare(f"{p}x{d} {layout}", params(where + "/out"), want) and ok

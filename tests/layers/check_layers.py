@@ -24,7 +24,7 @@ PUBLIC = {
     "array.h": "array", "host_array.h": "array",
     "block.h": "compute", "block_ops.h": "compute", "named_collectives.h": "compute",
     "shard_map.h": "compute",
-    "tensor.h": "jit", "numpy.h": "jit", "jit.h": "jit", "numpy_eager.h": "jit", "tree.h": "jit", "grad.h": "jit", "optim.h": "jit",
+    "tensor.h": "jit", "numpy.h": "jit", "jit.h": "jit", "numpy_eager.h": "jit", "tree.h": "jit", "grad.h": "jit", "optim.h": "jit", "traced_shard_map.h": "jit",
     "multihost.h": "multihost",
     "checkpoint.h": "checkpoint", "checkpoint_manager.h": "checkpoint",
     "data_loader.h": "data", "data_source.h": "data",
