@@ -34,11 +34,20 @@ class Source {
   // A hint that record `index` will be read soon: memory-backed sources start loading it into
   // cache, so that reads of scattered records overlap instead of waiting one after another.
   virtual void prefetch(int64_t index) const {}
+  // Copies records `indices` into consecutive rows of `out` (indices.size() · record_bytes()
+  // bytes); an index of -1 gives a row of zeros (padding). Throws InvalidArgument for an index
+  // out of range or a wrong size of `out`, before copying anything. The default reads each record
+  // with read(), hinting prefetch() 16 records ahead; memory-mapped sources copy directly.
+  virtual void read_many(std::span<const int64_t> indices, std::span<std::byte> out) const;
   // What identifies the data (kind, files and their sizes, record count, dtype, shape): a
   // loader state saved over one source is refused by another.
   virtual std::string fingerprint() const = 0;
 
   size_t record_bytes() const;
+
+ protected:
+  // read_many's argument checks.
+  void check_many(std::span<const int64_t> indices, std::span<std::byte> out) const;
 };
 
 // Records are the rows (first dimension) of `data`.

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -14,6 +15,7 @@
 #include <set>
 #include <thread>
 
+#include "data/shuffle.h"
 #include "spmd/error.h"
 #include "spmd/runtime.h"
 
@@ -66,20 +68,19 @@ struct DistributedDataLoader::Impl {
     LocalBatch out;
     out.epoch = epoch_number;
     out.index = batch_index;
-    const int64_t n = source->size();
     out.records.resize(static_cast<size_t>(local_batch));
     out.mask.resize(static_cast<size_t>(local_batch));
-    for (int64_t r = 0; r < local_batch; ++r) {
-      const int64_t position = shard + count * (batch_index * local_batch + r);
-      if (position < used) {
-        out.records[r] =
-            options.shuffle ? shuffled_index(position, n, options.seed, epoch_number) : position;
-        out.mask[r] = true;
-      } else {
-        out.records[r] = -1;
-        out.mask[r] = false;
-      }
+    // Row r holds position first + r·count of the epoch's order, while that is below `used`.
+    const int64_t first = shard + count * batch_index * local_batch;
+    const int64_t real = std::clamp<int64_t>((used - first + count - 1) / count, 0, local_batch);
+    const std::span<int64_t> rows(out.records.data(), static_cast<size_t>(real));
+    if (options.shuffle) {
+      Shuffle(source->size(), options.seed, epoch_number).fill(first, count, rows);
+    } else {
+      for (int64_t r = 0; r < real; ++r) rows[static_cast<size_t>(r)] = first + r * count;
     }
+    for (int64_t r = 0; r < local_batch; ++r) out.mask[r] = r < real;
+    std::fill(out.records.begin() + real, out.records.end(), -1);
     return out;
   }
 
@@ -88,20 +89,7 @@ struct DistributedDataLoader::Impl {
     Shape shape = source->record_shape();
     shape.insert(shape.begin(), local_batch);
     out.data = HostArray::uninitialized(source->dtype(), shape);
-    const size_t bytes = source->record_bytes();
-    auto dst = out.data.mutable_bytes();
-    // Scattered records are read with several in flight: each is prefetched kAhead rows early.
-    constexpr int64_t kAhead = 16;
-    for (int64_t r = 0; r < std::min(kAhead, local_batch); ++r) source->prefetch(out.records[r]);
-    for (int64_t r = 0; r < local_batch; ++r) {
-      if (r + kAhead < local_batch) source->prefetch(out.records[r + kAhead]);
-      const std::span<std::byte> row = dst.subspan(static_cast<size_t>(r) * bytes, bytes);
-      if (out.records[r] >= 0) {
-        source->read(out.records[r], row);
-      } else {
-        std::memset(row.data(), 0, bytes);
-      }
-    }
+    source->read_many(out.records, out.data.mutable_bytes());
   }
 
   // The batch after (epoch_number, batch_index).

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "data/gather.h"
 #include "data/mapped_file.h"
 #include "spmd/data_source.h"
 #include "spmd/error.h"
@@ -175,6 +176,8 @@ class NpySource : public Source {
     }
     fingerprint_ += fmt::format("|{}|{}", dtype_name(dtype_), fmt::join(record_shape_, ","));
     record_bytes_ = record_bytes();
+    if (files_.size() == 1)
+      single_ = files_.front().map->bytes().data() + files_.front().data_offset;
   }
 
   int64_t size() const override { return size_; }
@@ -184,8 +187,7 @@ class NpySource : public Source {
 
   void prefetch(int64_t index) const override {
     if (index < 0 || index >= size_) return;
-    const std::byte* p = address(index);
-    for (size_t off = 0; off < record_bytes_; off += 64) __builtin_prefetch(p + off);
+    prefetch_bytes(address(index), record_bytes_);
   }
 
   void read(int64_t index, std::span<std::byte> out) const override {
@@ -195,8 +197,20 @@ class NpySource : public Source {
     std::memcpy(out.data(), address(index), record_bytes_);
   }
 
+  // The loader's path: no call per record.
+  void read_many(std::span<const int64_t> indices, std::span<std::byte> out) const override {
+    check_many(indices, out);
+    gather_rows(
+        indices, out, record_bytes_,
+        [this](int64_t i, std::span<std::byte> row) {
+          std::memcpy(row.data(), address(i), record_bytes_);
+        },
+        [this](int64_t i) { prefetch_bytes(address(i), record_bytes_); });
+  }
+
  private:
   const std::byte* address(int64_t index) const {
+    if (single_) return single_ + static_cast<size_t>(index) * record_bytes_;
     const size_t file = static_cast<size_t>(
         std::upper_bound(starts_.begin(), starts_.end(), index) - starts_.begin() - 1);
     const NpyFile& f = files_[file];
@@ -206,6 +220,7 @@ class NpySource : public Source {
 
   std::vector<NpyFile> files_;
   std::vector<int64_t> starts_;
+  const std::byte* single_ = nullptr;  // the first record, when there is one file
   size_t record_bytes_ = 0;
   int64_t size_ = 0;
   DType dtype_ = DType::kFloat32;
@@ -214,10 +229,6 @@ class NpySource : public Source {
 };
 
 }  // namespace
-
-size_t Source::record_bytes() const {
-  return static_cast<size_t>(shape_size(record_shape())) * dtype_size(dtype());
-}
 
 std::shared_ptr<const Source> npy_source(const std::string& path) {
   return std::make_shared<NpySource>(path);

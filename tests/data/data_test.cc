@@ -157,6 +157,28 @@ TEST(Loader, ResumingAfterKBatchesContinuesTheSameSequence) {
   EXPECT_EQ(std::vector<int64_t>(all.begin() + std::ptrdiff_t{28}, all.end()), rest);  // 7 x 4
 }
 
+// Each row holds the record the documented order puts there: position shard + count·(k·b + r)
+// of the epoch's shuffled_index order (the loader computes several at once).
+TEST(Loader, RowsHoldTheRecordsOfTheDocumentedOrder) {
+  for (int64_t n : {1, 2, 3, 37, 100, 1000}) {
+    for (int count : {1, 3}) {
+      for (int s = 0; s < count; ++s) {
+        DistributedDataLoader loader(
+            numbers(n), 6 * count, batch_sharding(),
+            {.shard = {.shard_index = s, .shard_count = count}, .seed = 4});
+        for (int64_t k = 0; k < 2 * loader.batches_per_epoch(); ++k) {
+          const LocalBatch b = loader.next_local();
+          for (int64_t r = 0; r < 6; ++r) {
+            const int64_t position = s + count * (b.index * 6 + r);
+            const int64_t want = position < n ? shuffled_index(position, n, 4, b.epoch) : -1;
+            ASSERT_EQ(b.records[r], want) << "n " << n << " shard " << s << " batch " << k;
+          }
+        }
+      }
+    }
+  }
+}
+
 // A state resumes on another number of shards (a job restarted on more or fewer processes): the
 // next global batches hold the same records, in another row order.
 TEST(Loader, AStateResumesOnAnotherShardCountWithTheSameGlobalBatches) {
