@@ -47,8 +47,10 @@ class Array {
   bool is_fully_addressable() const;
   bool is_fully_replicated() const { return sharding_->is_fully_replicated(); }
 
-  // The whole array. Throws FailedPrecondition when other processes hold part of it: gather it
-  // with spmd::multihost::process_allgather instead.
+  // The whole array: this process's copy when the array is fully replicated (as
+  // np.asarray of a replicated jax.Array), else assembled from the shards. Throws
+  // FailedPrecondition when other processes hold part of it: gather it with
+  // spmd::multihost::process_allgather instead.
   HostArray to_host() const;
 
   // "Array(float32[8, 4], NamedSharding(…))"

@@ -19,9 +19,13 @@ namespace spmd {
 
 namespace detail {
 
-// Memory for array bytes: not value-initialised (the owner fills it), and for large buffers
-// aligned and advised to use transparent huge pages, so first touch costs one page fault per
-// 2 MiB instead of one per 4 KiB. Throws std::bad_alloc.
+// Memory for array bytes: not value-initialised (the owner fills it). Buffers of 64 KiB and more
+// are kept when freed and reused for the next buffer of the same size (page-rounded), up to
+// SPMD_HOST_BUFFER_CACHE bytes kept (default: an eighth of physical memory, at most 4 GiB; 0
+// turns it off), so a loop allocating the same sizes every step does not fault fresh pages in
+// each time. Buffers of 4 MiB and more are aligned and advised to use transparent huge pages, so
+// first touch costs one page fault per 2 MiB instead of one per 4 KiB. Thread-safe. Throws
+// std::bad_alloc.
 void* allocate_buffer(size_t bytes);
 void free_buffer(void* p, size_t bytes) noexcept;
 

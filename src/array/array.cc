@@ -49,6 +49,8 @@ const HostArray& Array::addressable_data(int i) const {
 bool Array::is_fully_addressable() const { return sharding_->is_fully_addressable(process_index_); }
 
 HostArray Array::to_host() const {
+  // Every device holds all of a replicated array: this process's copy is the array (as jax's).
+  if (is_fully_replicated() && !shards_->empty()) return (*shards_)[0].data;
   if (!is_fully_addressable()) {
     throw FailedPrecondition(fmt::format(
         "{} spans devices of other processes, so this process cannot read it whole; gather it "

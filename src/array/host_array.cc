@@ -70,33 +70,6 @@ HostArray HostArray::uninitialized(DType dtype, Shape shape) {
   return HostArray(dtype, std::move(shape));
 }
 
-namespace detail {
-namespace {
-
-// Buffers at least this large get huge-page alignment and advice.
-constexpr size_t kHugeFrom = size_t{4} << 20;
-constexpr size_t kHugePage = size_t{2} << 20;
-
-}  // namespace
-
-void* allocate_buffer(size_t bytes) {
-  if (bytes < kHugeFrom) return ::operator new(bytes);
-  const size_t rounded = (bytes + kHugePage - 1) & ~(kHugePage - 1);
-  void* p = std::aligned_alloc(kHugePage, rounded);
-  if (p == nullptr) throw std::bad_alloc();
-  ::madvise(p, rounded, MADV_HUGEPAGE);
-  return p;
-}
-
-void free_buffer(void* p, size_t bytes) noexcept {
-  if (bytes < kHugeFrom) {
-    ::operator delete(p);
-  } else {
-    std::free(p);
-  }
-}
-
-}  // namespace detail
 
 int64_t HostArray::size() const { return shape_size(shape_); }
 

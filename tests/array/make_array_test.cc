@@ -128,5 +128,15 @@ TEST(Array, ToHostOfAnArraySpanningOtherProcessesPointsToProcessAllgather) {
   }
 }
 
+// As np.asarray of a replicated jax.Array spanning processes: each process reads its own copy.
+TEST(Array, ToHostOfAReplicatedArraySpanningOtherProcessesIsThisProcesssCopy) {
+  std::vector<Device> two{Device(0, 0, 0, "cpu", "a"), Device(1, 1, 0, "cpu", "b")};
+  NamedSharding replicated(Mesh(two, {"x"}), P());
+  const HostArray value = iota({2, 3});
+  Array a = make_array_from_callback({2, 3}, replicated, [&](const Index&) { return value; });
+  EXPECT_FALSE(a.is_fully_addressable());
+  EXPECT_EQ(a.to_host(), value);
+}
+
 }  // namespace
 }  // namespace spmd
