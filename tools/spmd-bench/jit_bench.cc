@@ -18,21 +18,6 @@ namespace {
 namespace jnp = spmd::numpy;
 using Clock = std::chrono::steady_clock;
 
-double seconds_of(const std::function<void()>& f) {
-  const auto t0 = Clock::now();
-  f();
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-// The median over `iterations` of f's time, after one warm-up call.
-double timed(int iterations, const std::function<void()>& f) {
-  f();
-  std::vector<double> t;
-  t.reserve(static_cast<size_t>(iterations));
-  for (int i = 0; i < iterations; ++i) t.push_back(seconds_of(f));
-  return median(t);
-}
-
 Array filled(const Shape& shape, const Sharding& sharding, float value) {
   return make_array_from_callback(shape, sharding, [&](const Index& index) {
     HostArray h = HostArray::uninitialized(DType::kFloat32, index_extents(index));

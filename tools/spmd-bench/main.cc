@@ -4,6 +4,7 @@
 //   spmd-bench collectives -n 2 [--ops all_reduce,...] [--sizes 8,1M,...] [--impls spmd,mpi,gloo]
 //                          [--transport auto|tcp] [--seconds 0.3] [--json]
 //   spmd-bench jit -n 2 [--iterations 7] [--json]
+//   spmd-bench train -n 2 [--iterations 7] [--json]
 //   spmd-bench reshard -n 2 [--bytes 268435456] [--iterations 5] [--json]
 //   spmd-bench data -n 2 [--records 1048576] [--record-floats 64] [--batch 1024] [--json]
 //   spmd-bench checkpoint -n 2 [--bytes 1073741824] [--compression none|zstd] [--dir D] [--json]
@@ -22,6 +23,7 @@
 #include "spmd-bench/reshard_bench.h"
 #include "spmd-bench/sim_clients.h"
 #include "spmd-bench/sim_service.h"
+#include "spmd-bench/train_bench.h"
 
 namespace {
 
@@ -33,6 +35,7 @@ using spmd::bench::JitBenchOptions;
 using spmd::bench::ReshardBenchOptions;
 using spmd::bench::SimClientsOptions;
 using spmd::bench::SimServiceOptions;
+using spmd::bench::TrainBenchOptions;
 
 // Each subcommand and what it runs once parsed. The options live as long as the run.
 using Runs = std::vector<std::pair<CLI::App*, std::function<int()>>>;
@@ -142,6 +145,21 @@ void add_jit(CLI::App& app, Runs& runs) {
   runs.emplace_back(jw, [o] { return spmd::bench::run_jit_worker(*o); });
 }
 
+void add_train(CLI::App& app, Runs& runs) {
+  auto o = std::make_shared<TrainBenchOptions>();
+  auto* t = app.add_subcommand("train",
+                               "an MLP train step: jit+grad+adam beside shard_map, data-parallel "
+                               "scaling, compile time and the cache");
+  t->add_option("-n,--processes", o->processes, "processes")->check(CLI::Range(1, 64));
+  t->add_option("--iterations", o->iterations, "timed repetitions (median reported)")
+      ->check(CLI::Range(1, 1000));
+  t->add_flag("--json", o->json, "one JSON object");
+  runs.emplace_back(t, [o] { return spmd::bench::run_train_bench(*o); });
+  auto* tw = internal(app, "train-worker", "one process of `train`");
+  tw->add_option("--iterations", o->iterations);
+  runs.emplace_back(tw, [o] { return spmd::bench::run_train_worker(*o); });
+}
+
 void add_checkpoint(CLI::App& app, Runs& runs) {
   auto o = std::make_shared<CheckpointBenchOptions>();
   auto add_shared = [o](CLI::App* cmd) {
@@ -198,6 +216,7 @@ int main(int argc, char** argv) {
   add_collectives(app, runs);
   add_reshard(app, runs);
   add_jit(app, runs);
+  add_train(app, runs);
   add_checkpoint(app, runs);
   add_data(app, runs);
   CLI11_PARSE(app, argc, argv);

@@ -81,6 +81,20 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+double seconds_of(const std::function<void()>& f) {
+  const auto t0 = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+double timed(int iterations, const std::function<void()>& f) {
+  f();
+  std::vector<double> t;
+  t.reserve(static_cast<size_t>(iterations));
+  for (int i = 0; i < iterations; ++i) t.push_back(seconds_of(f));
+  return median(t);
+}
+
 double timed_phase(const std::string& id, const std::function<void()>& f) {
   using Clock = std::chrono::steady_clock;
   auto& kv = distributed::client();

@@ -30,6 +30,11 @@ EnvList spmd_worker_env(const std::string& address, int n, int id);
 // The median of `v` (not empty).
 double median(std::vector<double> v);
 
+// The seconds `f` takes.
+double seconds_of(const std::function<void()>& f);
+// The median of `iterations` timings of `f`, after one untimed warm-up call.
+double timed(int iterations, const std::function<void()>& f);
+
 // Runs `f` between two barriers of every process of the job (ids `id`/start and `id`/end, at most
 // 10 minutes each) and returns the seconds from the first to the second: the slowest process's
 // time for the phase.

@@ -1,0 +1,23 @@
+// spmd-bench train: one training step of a two-layer MLP (forward, backward, Adam), in the same
+// run:
+// - jit: spmd::jit of value_and_grad and optim::adam (the partitioner reduces the gradients),
+//   beside the same step written by hand with shard_map, the block operations and pmean; steps
+//   per second over data parallelism on all processes;
+// - scaling: the jit step's samples per second on all processes (the batch split over them)
+//   beside process 0 alone on the whole batch, with the others waiting at a barrier;
+// - compile: the train step's trace and partition time (lower() on a new jit), its first call,
+//   its second call and the median of calls 3 to 100 (the cache at work).
+#pragma once
+
+namespace spmd::bench {
+
+struct TrainBenchOptions {
+  int processes = 2;
+  int iterations = 7;
+  bool json = false;
+};
+
+int run_train_bench(const TrainBenchOptions& options);
+int run_train_worker(const TrainBenchOptions& options);
+
+}  // namespace spmd::bench
