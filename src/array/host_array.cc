@@ -70,7 +70,6 @@ HostArray HostArray::uninitialized(DType dtype, Shape shape) {
   return HostArray(dtype, std::move(shape));
 }
 
-
 int64_t HostArray::size() const { return shape_size(shape_); }
 
 void HostArray::check_type(DType requested) const {
