@@ -245,11 +245,11 @@ int main(int argc, char** argv) {
     if (first_loss < 0) first_loss = loss;
     state = Tree<Array>{{"params", out.at("params")}, {"opt_state", out.at("opt_state")}};
     ++step;
+    const bool saved = manager.save(step, state, {{"loss", loss}, {"first_loss", first_loss}},
+                                    {{"data_loader", loader.state()}});
     if (spmd::process_index() == 0 && step % 10 == 0) {
-      std::printf("step %lld loss %.6f\n", (long long)step, loss);
+      std::printf("step %lld loss %.6f%s\n", (long long)step, loss, saved ? " (checkpoint)" : "");
     }
-    manager.save(step, state, {{"loss", loss}, {"first_loss", first_loss}},
-                 {{"data_loader", loader.state()}});
     if (step == flags.kill_after && spmd::process_index() == spmd::process_count() - 1) {
       std::raise(SIGKILL);
     }
