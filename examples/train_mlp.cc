@@ -241,7 +241,7 @@ int main(int argc, char** argv) {
   float first_loss = -1, loss = 0;
   for (int64_t step = resume(manager, state, loader, first_loss, loss); step < flags.steps;) {
     Tree<Array> out = train_step(state, loader.next().data);
-    loss = out.at("loss").leaf().addressable_data(0).data<float>()[0];
+    loss = out.at("loss").leaf().to_host().data<float>()[0];
     if (first_loss < 0) first_loss = loss;
     state = Tree<Array>{{"params", out.at("params")}, {"opt_state", out.at("opt_state")}};
     ++step;
