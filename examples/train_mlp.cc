@@ -17,7 +17,9 @@
 // ends with the parameters an uninterrupted run ends with. --kill-after STEP makes the last
 // process SIGKILL itself after step STEP (a checkpoint step) to show it. --out DIR: process 0
 // writes the final parameters there as .npy files. At the end every process checks that all
-// hold identical parameters; process 0 prints `final loss <x> params-digest <hex>`.
+// hold identical parameters; process 0 prints `final loss <x> params-digest <hex>`. On SIGTERM
+// (a preemption: Slurm's scancel, a spot instance) to any process, every process saves a
+// checkpoint at the step they agree on and exits 0; started again, the run continues from it.
 #include <spmd/spmd.h>
 
 #include <csignal>
@@ -199,6 +201,7 @@ bool same_everywhere(uint64_t mine) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each log line as it happens, also into a pipe
   const Flags flags = parse(argc, argv);
   spmd::distributed::initialize();
   const spmd::Mesh mesh(spmd::devices(), {spmd::process_count(), spmd::local_device_count()},
@@ -252,6 +255,11 @@ int main(int argc, char** argv) {
     }
     if (step == flags.kill_after && spmd::process_index() == spmd::process_count() - 1) {
       std::raise(SIGKILL);
+    }
+    if (spmd::multihost::reached_preemption_sync_point(step)) {  // saved above (should_save)
+      std::printf("preempted: checkpoint %lld saved in every process; exiting\n", (long long)step);
+      spmd::distributed::shutdown();
+      return 0;
     }
   }
 

@@ -40,8 +40,14 @@ class CheckpointManager {
   // keep_best without a best_metric.
   explicit CheckpointManager(std::string root, CheckpointManagerOptions options = {});
 
-  // Saves `tree` as step `step` with `metrics` and `user` metadata (collective) when the
-  // interval allows; returns whether it saved. Then removes what crashed saves left and the steps
+  // Whether save(step, …) saves: at the save interval, and at the step every process agreed to
+  // save at after a preemption signal (multihost::reached_preemption_sync_point, which this asks
+  // at every call, as Orbax's should_save does). Collective in the same way. Throws
+  // InvalidArgument for a negative step.
+  bool should_save(int64_t step) const;
+
+  // Saves `tree` as step `step` with `metrics` and `user` metadata (collective) when
+  // should_save(step); returns whether it saved. Then removes what crashed saves left and the steps
   // the policy no longer keeps (process 0; every process returns after it). Throws AlreadyExists
   // for a step already saved, and what checkpoint::save throws.
   //

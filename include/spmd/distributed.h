@@ -76,6 +76,10 @@ struct Options {
   // True when the service runs stand-alone (spmd-coordinator): process 0 is then only a client.
   // Env: SPMD_EXTERNAL_COORDINATOR=1.
   std::optional<bool> external_coordinator;
+  // The signal that announces a preemption to multihost::reached_preemption_sync_point (Slurm
+  // and spot instances send SIGTERM). Env: SPMD_PREEMPTION_SIGNAL (a number, or a name: TERM,
+  // INT, HUP, USR1, USR2). Default SIGTERM.
+  std::optional<int> preemption_signal;
   // Called (on a runtime thread) when a peer dies, instead of exiting. Blocked and later calls
   // into the runtime then throw PeerFailure.
   std::function<void(const PeerFailureInfo&)> on_peer_failure;

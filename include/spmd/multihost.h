@@ -8,6 +8,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 
 #include "spmd/array.h"
@@ -49,5 +50,27 @@ Array host_local_array_to_global_array(const HostArray& local, const Mesh& mesh,
 // one box of the array.
 HostArray global_array_to_host_local_array(const Array& array, const Mesh& mesh,
                                            const PartitionSpec& spec);
+
+// JAX's multihost_utils.reached_preemption_sync_point: true at the one step, the same in every
+// process, at which a job that is being preempted should save a checkpoint and stop. Call it
+// from every process at every step (with increasing `step`s), after the step's work:
+//
+//   for (int64_t step = start; step < steps; ++step) {
+//     state = train_step(state, loader.next().data);
+//     manager.save(step, state);                        // saves at the sync step too (should_save)
+//     if (spmd::multihost::reached_preemption_sync_point(step)) break;   // and exit 0
+//   }
+//
+// The first call installs a handler for the preemption signal (distributed::Options::
+// preemption_signal, SIGTERM by default); a program that never calls it keeps the signal's
+// default action. Once any process has received the signal, the processes agree through the
+// coordination service on the first step all of them can still reach — one past the latest step
+// at which any of them learnt of it — and every process returns true there, false before.
+// Until a signal arrives a call costs one key-value read. A second signal to the same process
+// ends it at once (the default action). Calling twice with the same step gives the same answer.
+// Running alone, the sync step is the step after the signal. Assumes the steps run in lockstep
+// (every step communicates across all processes, as a data-parallel step does); a process found
+// past the agreed step throws FailedPrecondition saying so.
+bool reached_preemption_sync_point(int64_t step);
 
 }  // namespace spmd::multihost

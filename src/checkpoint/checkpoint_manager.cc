@@ -11,6 +11,7 @@
 #include "spmd/coordination_client.h"
 #include "spmd/distributed.h"
 #include "spmd/error.h"
+#include "spmd/multihost.h"
 #include "spmd/runtime.h"
 
 namespace spmd::checkpoint {
@@ -59,11 +60,17 @@ std::string CheckpointManager::directory(int64_t step) const {
   return (fs::path(root_) / std::to_string(step)).string();
 }
 
+bool CheckpointManager::should_save(int64_t step) const {
+  if (step < 0) throw InvalidArgument("CheckpointManager: steps are non-negative");
+  // Asked at every step, so that the processes agree on the preemption step promptly.
+  const bool preempted = multihost::reached_preemption_sync_point(step);
+  return preempted || step % options_.save_interval_steps == 0;
+}
+
 bool CheckpointManager::save(int64_t step, const Tree& tree,
                              const std::map<std::string, double>& metrics,
                              const std::map<std::string, std::string>& user) {
-  if (step < 0) throw InvalidArgument("CheckpointManager: steps are non-negative");
-  if (step % options_.save_interval_steps != 0) return false;
+  if (!should_save(step)) return false;
   if (process_index() == 0) remove_leftovers(root_);
   SaveOptions options = options_.save_options;
   options.metadata.step = step;

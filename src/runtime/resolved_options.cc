@@ -4,6 +4,10 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <csignal>
+#include <cstdlib>
+#include <string>
+#include <utility>
 
 #include "cluster/cluster_env.h"
 #include "coord/address.h"
@@ -18,6 +22,37 @@ constexpr int kMaxCpuDevices = 1024;
 template <typename T>
 std::optional<T> first_of(const std::optional<T>& a, const std::optional<T>& b) {
   return a ? a : b;
+}
+
+// A signal number a process may catch (not SIGKILL or SIGSTOP).
+int checked_signal(int sig, const std::string& where) {
+  if (sig <= 0 || sig >= NSIG || sig == SIGKILL || sig == SIGSTOP) {
+    throw InvalidArgument(
+        fmt::format("{} = {} is not a signal a process can catch (e.g. SIGTERM = {}, SIGUSR1 = {})",
+                    where, sig, SIGTERM, SIGUSR1));
+  }
+  return sig;
+}
+
+// SPMD_PREEMPTION_SIGNAL: a number or one of the names below (with or without "SIG").
+int env_signal(const EnvReader& env) {
+  const auto raw = env.get("SPMD_PREEMPTION_SIGNAL");
+  if (!raw || raw->empty()) return SIGTERM;
+  std::string name = *raw;
+  if (name.rfind("SIG", 0) == 0) name = name.substr(3);
+  const std::pair<const char*, int> names[] = {
+      {"TERM", SIGTERM}, {"INT", SIGINT}, {"HUP", SIGHUP}, {"USR1", SIGUSR1}, {"USR2", SIGUSR2}};
+  for (const auto& [n, sig] : names) {
+    if (name == n) return sig;
+  }
+  char* end = nullptr;
+  const long v = std::strtol(raw->c_str(), &end, 10);
+  if (end == raw->c_str() || *end != '\0') {
+    throw InvalidArgument(fmt::format(
+        "SPMD_PREEMPTION_SIGNAL={:?} is not a signal: give a number or TERM, INT, HUP, USR1, USR2",
+        *raw));
+  }
+  return checked_signal(static_cast<int>(v), "SPMD_PREEMPTION_SIGNAL");
 }
 
 }  // namespace
@@ -99,6 +134,10 @@ void resolve_service_settings(const distributed::Options& options, const EnvRead
                                     options.heartbeat_timeout, defaults.heartbeat_timeout);
   r.shutdown_timeout = env_seconds("shutdown_timeout", "SPMD_SHUTDOWN_TIMEOUT",
                                    options.shutdown_timeout, defaults.shutdown_timeout);
+  r.preemption_signal = options.preemption_signal
+                            ? checked_signal(*options.preemption_signal, "preemption_signal")
+                        : read_env ? env_signal(env)
+                                   : SIGTERM;
   r.auth_token =
       options.auth_token.value_or(read_env ? env.get("SPMD_AUTH_TOKEN").value_or("") : "");
   r.external_coordinator = options.external_coordinator.value_or(

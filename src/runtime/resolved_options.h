@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <csignal>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,7 @@ struct ResolvedOptions {
   std::chrono::milliseconds initialization_timeout{0};
   std::chrono::milliseconds heartbeat_timeout{0};
   std::chrono::milliseconds shutdown_timeout{0};
+  int preemption_signal = SIGTERM;
   std::string source;  // where the cluster arguments came from: "Options", "env", …
 };
 

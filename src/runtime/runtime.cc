@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -306,4 +307,10 @@ Client& client() {
 }
 
 }  // namespace distributed
+int preemption_signal() {
+  Runtime& r = runtime();
+  std::lock_guard lock(r.mu);
+  return r.initialized ? r.options.preemption_signal : SIGTERM;
+}
+
 }  // namespace spmd

@@ -46,6 +46,10 @@ struct CommHandles {
 };
 CommHandles comm_handles();
 
+// The signal announcing a preemption (distributed::Options::preemption_signal): the initialised
+// cluster's setting, SIGTERM before initialize() or when running alone without it.
+int preemption_signal();
+
 // The runtime session's object of type T: one per type and session, default-constructed on first
 // use, dropped by distributed::shutdown() before the coordination client goes (so what it owns —
 // sockets, shared memory — closes while the cluster is still there). The layers above keep

@@ -8,15 +8,24 @@
                                                 started again ends bit-identical to an
                                                 uninterrupted one; resumed on another layout it
                                                 ends equal within the tolerance
+  train_mlp_test.py SPMDRUN TRAIN_MLP preempt   SIGTERM to one process: every process saves
+                                                the agreed step and exits 0; continued, the
+                                                run ends bit-identical to an uninterrupted one
+  train_mlp_test.py SPMDRUN TRAIN_MLP slurm     the same preemption by scancel --signal=TERM
+                                                under the test Slurm cluster (skips, exit 77,
+                                                when it is not running)
 
 Each run is under spmdrun's --timeout and this script's own; the final parameters are read
 back with NumPy from the .npy files process 0 writes.
 """
 import os
 import re
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 import numpy as np
 
@@ -28,8 +37,13 @@ NAMES = ("b1", "b2", "w1", "w2")
 
 
 def run(spmdrun, train_mlp, processes, devices, directory, *extra, expect_ok=True):
+    return run_raw(spmdrun, train_mlp, processes, devices, directory, "--steps", str(STEPS),
+                   "--save-every", "5", *extra, expect_ok=expect_ok)
+
+
+def run_raw(spmdrun, train_mlp, processes, devices, directory, *extra, expect_ok=True):
     cmd = [spmdrun, "-n", str(processes), "--cpu-devices", str(devices), "--timeout", "90", "--",
-           train_mlp, "--dir", directory, "--steps", str(STEPS), "--save-every", "5", *extra]
+           train_mlp, "--dir", directory, *extra]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=150)
     if expect_ok and proc.returncode != 0:
         sys.exit(f"FAILED: {' '.join(cmd)} exited {proc.returncode}\n{proc.stdout}{proc.stderr}")
@@ -92,11 +106,122 @@ def restart(spmdrun, train_mlp, tmp):
                    params(f"{tmp}/whole/out"), "the uninterrupted run") and same
 
 
+def wait_for_step(proc, step, deadline):
+    """Reads the job's output until process 0 logs `step`; returns what it read."""
+    seen = []
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        seen.append(line)
+        if line.startswith(f"[0] step {step} "):
+            return seen
+    sys.exit("FAILED: the run never logged step %d:\n%s" % (step, "".join(seen)))
+
+
+def finish(proc, seen, deadline):
+    try:
+        out, _ = proc.communicate(timeout=max(1, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        sys.exit("FAILED: the preempted run did not end:\n" + "".join(seen))
+    return "".join(seen) + out
+
+
+def preempted_step(out, processes):
+    steps = set(re.findall(r"\[\d+\] preempted: checkpoint (\d+) saved", out))
+    count = len(re.findall(r"preempted: checkpoint \d+ saved", out))
+    if count != processes or len(steps) != 1:
+        sys.exit(f"FAILED: expected all {processes} processes to save one agreed step:\n{out}")
+    return int(steps.pop())
+
+
+def check_resumes_identically(spmdrun, train_mlp, tmp, where, step, processes, devices):
+    """Continuing the preempted run 10 steps ends bit-identical to a run never interrupted."""
+    if not os.path.isdir(f"{where}/checkpoints/{step}"):
+        sys.exit(f"FAILED: no committed checkpoint {step} in {where}/checkpoints")
+    steps = ["--steps", str(step + 10)]
+    again = run_raw(spmdrun, train_mlp, processes, devices, where, *steps)
+    if f"resumed from step {step}" not in again.stdout:
+        sys.exit(f"FAILED: the restarted run did not resume from step {step}:\n" + again.stdout)
+    whole = run_raw(spmdrun, train_mlp, processes, devices, f"{tmp}/whole", *steps)
+    same = digest(again) == digest(whole)
+    print(f"preempted at step {step}, resumed to {step + 10}: digest {digest(again)}, "
+          f"uninterrupted {digest(whole)}: {'bit-identical' if same else 'DIFFERENT'}")
+    return same
+
+
+def preempt(spmdrun, train_mlp, tmp):
+    """SIGTERM to one process of a running job: every process saves the agreed step, exits 0."""
+    where = f"{tmp}/preempted"
+    cmd = [spmdrun, "-n", "2", "--timeout", "90", "--", train_mlp, "--dir", where,
+           "--steps", "1000000", "--save-every", "100000"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 120
+    seen = wait_for_step(proc, 20, deadline)
+    with open(f"/proc/{proc.pid}/task/{proc.pid}/children") as f:
+        children = [int(p) for p in f.read().split()]
+    os.kill(children[-1], signal.SIGTERM)  # the last process of the job only
+    out = finish(proc, seen, deadline)
+    if proc.returncode != 0:
+        sys.exit(f"FAILED: the preempted job exited {proc.returncode}:\n{out}")
+    step = preempted_step(out, 2)
+    print(f"SIGTERM to process 1: both processes saved step {step} and exited 0")
+    return check_resumes_identically(spmdrun, train_mlp, tmp, where, step, 2, 1)
+
+
+def slurm(train_mlp, tmp):
+    """The same under real Slurm: scancel --signal=TERM on the running step."""
+    conf_dir = os.environ.get("SPMD_TEST_SLURM_DIR", "")
+    if not shutil.which("srun") or not os.path.exists(f"{conf_dir}/ready"):
+        print("SKIPPED: the test Slurm cluster is not running (SlurmCluster.Start skipped or "
+              "failed; see its output)")
+        sys.exit(77)
+    env = dict(os.environ, SLURM_CONF=f"{conf_dir}/slurm.conf")
+    name = f"spmd-preempt-{os.getpid()}"
+    where = f"{tmp}/slurm"
+    cmd = ["srun", "-n", "2", "--overcommit", "--time=2", "--immediate=30", f"--job-name={name}",
+           train_mlp, "--dir", where, "--steps", "1000000", "--save-every", "100000"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env=env)
+    deadline = time.monotonic() + 120
+    seen = []
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        seen.append(line)
+        if line.startswith("step 20 "):
+            break
+    else:
+        proc.kill()
+    job = subprocess.run(["squeue", "-h", "-n", name, "-o", "%i"], capture_output=True,
+                         text=True, env=env, timeout=30).stdout.split()
+    if not job:
+        proc.kill()
+        sys.exit("FAILED: no Slurm job named %s; output:\n%s" % (name, "".join(seen)))
+    subprocess.run(["scancel", "--signal=TERM", job[0]], env=env, check=True, timeout=30)
+    out = finish(proc, seen, deadline)
+    if proc.returncode != 0:
+        sys.exit(f"FAILED: srun exited {proc.returncode} after scancel --signal=TERM:\n{out}")
+    steps = set(re.findall(r"preempted: checkpoint (\d+) saved", out))
+    if len(re.findall(r"preempted: checkpoint \d+ saved", out)) != 2 or len(steps) != 1:
+        sys.exit("FAILED: expected both tasks to save one agreed step:\n" + out)
+    step = int(steps.pop())
+    if not os.path.isdir(f"{where}/checkpoints/{step}"):
+        sys.exit(f"FAILED: no committed checkpoint {step}")
+    print(f"scancel --signal=TERM: both tasks saved step {step}, srun exited 0")
+    return True
+
+
 def main():
     spmdrun, train_mlp, mode = sys.argv[1:4]
+    modes = {"layouts": lambda tmp: layouts(spmdrun, train_mlp, tmp),
+             "restart": lambda tmp: restart(spmdrun, train_mlp, tmp),
+             "preempt": lambda tmp: preempt(spmdrun, train_mlp, tmp),
+             "slurm": lambda tmp: slurm(train_mlp, tmp)}
     with tempfile.TemporaryDirectory(prefix="train_mlp_test.") as tmp:
-        ok = layouts(spmdrun, train_mlp, tmp) if mode == "layouts" else restart(
-            spmdrun, train_mlp, tmp)
+        ok = modes[mode](tmp)
     print("PASSED" if ok else "FAILED")
     sys.exit(0 if ok else 1)
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
+
 #include "spmd/error.h"
 #include "support/fake_env.h"
 
@@ -69,6 +71,32 @@ TEST(ResolveOptions, OptionsWinOverTheEnvironment) {
   EXPECT_EQ(mixed.process_id, 1);
   EXPECT_EQ(mixed.num_processes, 4);
   EXPECT_EQ(mixed.heartbeat_timeout, std::chrono::seconds(7));
+}
+
+TEST(ResolveOptions, ThePreemptionSignalComesFromOptionsOrTheEnvironmentByNameOrNumber) {
+  const distributed::Options cluster{
+      .coordinator_address = "a:1", .num_processes = 2, .process_id = 0};
+  EXPECT_EQ(resolve_options(cluster, env_of({})).preemption_signal, SIGTERM);
+  EXPECT_EQ(
+      resolve_options(cluster, env_of({{"SPMD_PREEMPTION_SIGNAL", "USR1"}})).preemption_signal,
+      SIGUSR1);
+  EXPECT_EQ(
+      resolve_options(cluster, env_of({{"SPMD_PREEMPTION_SIGNAL", "SIGUSR2"}})).preemption_signal,
+      SIGUSR2);
+  EXPECT_EQ(resolve_options(cluster, env_of({{"SPMD_PREEMPTION_SIGNAL", "1"}})).preemption_signal,
+            SIGHUP);
+  distributed::Options given = cluster;
+  given.preemption_signal = SIGINT;
+  EXPECT_EQ(resolve_options(given, env_of({{"SPMD_PREEMPTION_SIGNAL", "USR1"}})).preemption_signal,
+            SIGINT);
+  for (const char* bad : {"KILL", "9", "STOP", "0", "term?"}) {
+    EXPECT_NE(
+        error_of(cluster, env_of({{"SPMD_PREEMPTION_SIGNAL", bad}})).find("SPMD_PREEMPTION_SIGNAL"),
+        std::string::npos)
+        << bad;
+  }
+  given.preemption_signal = SIGKILL;
+  EXPECT_NE(error_of(given, env_of({})).find("preemption_signal = 9"), std::string::npos);
 }
 
 TEST(ResolveOptions, AMissingArgumentIsNamedWithWhereItCanComeFrom) {
