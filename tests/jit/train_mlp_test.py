@@ -5,9 +5,10 @@
                                                 layout, seed 002's explicit pmean included)
                                                 equal the one-process run's
   train_mlp_test.py SPMDRUN TRAIN_MLP restart   a run killed by SIGKILL after a checkpoint and
-                                                started again ends bit-identical to an
-                                                uninterrupted one; resumed on another layout it
-                                                ends equal within the tolerance
+                                                started again — by hand, or by spmdrun
+                                                --max-restarts — ends bit-identical to an
+                                                uninterrupted one; resumed on another layout
+                                                it ends equal within the tolerance
   train_mlp_test.py SPMDRUN TRAIN_MLP preempt   SIGTERM to one process: every process saves
                                                 the agreed step and exits 0; continued, the
                                                 run ends bit-identical to an uninterrupted one
@@ -41,9 +42,10 @@ def run(spmdrun, train_mlp, processes, devices, directory, *extra, expect_ok=Tru
                    "--save-every", "5", *extra, expect_ok=expect_ok)
 
 
-def run_raw(spmdrun, train_mlp, processes, devices, directory, *extra, expect_ok=True):
-    cmd = [spmdrun, "-n", str(processes), "--cpu-devices", str(devices), "--timeout", "90", "--",
-           train_mlp, "--dir", directory, *extra]
+def run_raw(spmdrun, train_mlp, processes, devices, directory, *extra, expect_ok=True,
+            launcher=()):
+    cmd = [spmdrun, "-n", str(processes), "--cpu-devices", str(devices), "--timeout", "90",
+           *launcher, "--", train_mlp, "--dir", directory, *extra]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=150)
     if expect_ok and proc.returncode != 0:
         sys.exit(f"FAILED: {' '.join(cmd)} exited {proc.returncode}\n{proc.stdout}{proc.stderr}")
@@ -98,6 +100,18 @@ def restart(spmdrun, train_mlp, tmp):
     same = digest(again) == whole
     print(f"killed at step 10 and resumed on 2x2: digest {digest(again)}, uninterrupted {whole}: "
           f"{'bit-identical' if same else 'DIFFERENT'}")
+    # The same death under spmdrun --max-restarts 1: the job restarts itself and resumes.
+    restarted = run_raw(spmdrun, train_mlp, 2, 2, f"{tmp}/restarted", "--steps", str(STEPS),
+                        "--save-every", "5", "--layout", "model-parallel", "--kill-after", "10",
+                        launcher=("--max-restarts", "1"))
+    if ("restarting the job (restart 1 of 1)" not in restarted.stderr
+            or "resumed from step 10" not in restarted.stdout):
+        sys.exit("FAILED: spmdrun --max-restarts did not restart and resume:\n"
+                 + restarted.stdout + restarted.stderr)
+    same_restarted = digest(restarted) == whole
+    print(f"killed at step 10 under spmdrun --max-restarts 1: digest {digest(restarted)}: "
+          f"{'bit-identical' if same_restarted else 'DIFFERENT'}")
+    same = same and same_restarted
     moved = run(spmdrun, train_mlp, 4, 1, f"{tmp}/moved", "--layout", "replicated",
                 "--out", f"{tmp}/moved/out")
     if "resumed from step 10" not in moved.stdout:

@@ -112,6 +112,41 @@ TEST(Spmdrun, AProcessThatStoppedBecauseOfAPeerIsNamedWhenNothingElseFails) {
       << run.output();
 }
 
+// --max-restarts: the failed job is stopped and started again, told which attempt it is.
+TEST(Spmdrun, RestartsAFailedJobAndTellsItTheAttempt) {
+  TestProcess run(spmdrun({"-n", "2", "--max-restarts", "2"},
+                          "echo attempt-$SPMD_RESTART_COUNT-$SPMD_COORDINATOR_ADDRESS; "
+                          "if [ $SPMD_RESTART_COUNT -lt 2 ] && [ $SPMD_PROCESS_ID = 1 ]; then "
+                          "exit 3; fi"));
+  auto status = run.wait(60s);
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->code, 0) << run.output();
+  const std::string out = run.output();
+  EXPECT_NE(out.find("restarting the job (restart 1 of 2) after: process 1"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("restarting the job (restart 2 of 2)"), std::string::npos) << out;
+  EXPECT_NE(out.find("[0] attempt-2-"), std::string::npos) << out;
+}
+
+TEST(Spmdrun, GivesUpAfterMaxRestartsWithTheFailedCode) {
+  TestProcess run(spmdrun({"-n", "2", "--max-restarts", "1"},
+                          "if [ $SPMD_PROCESS_ID = 0 ]; then exit 5; fi; exec sleep 60"));
+  auto status = run.wait(60s);
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->code, 5) << run.output();
+  const std::string out = run.output();
+  EXPECT_NE(out.find("restart 1 of 1"), std::string::npos) << out;
+  EXPECT_EQ(out.find("restart 2 of"), std::string::npos) << out;
+}
+
+TEST(Spmdrun, ATimeoutIsNotRestarted) {
+  TestProcess run(spmdrun({"-n", "1", "--max-restarts", "3", "--timeout", "0.5"}, "exec sleep 60"));
+  auto status = run.wait(30s);
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->code, 124) << run.output();
+  EXPECT_EQ(run.output().find("restarting"), std::string::npos) << run.output();
+}
+
 TEST(Spmdrun, CtrlCStopsEveryProcess) {
   TestProcess run(spmdrun({"-n", "2"}, "echo pid $$; exec sleep 60"));
   ASSERT_TRUE(run.wait_for_output("[1] pid", 10s));

@@ -30,7 +30,9 @@ void on_signal(int sig) {
   errno = saved;
 }
 
+// Once per spmdrun: a restarted job keeps the pipe and the handlers.
 void install_signal_handlers() {
+  if (g_signal_pipe[0] >= 0) return;
   if (pipe2(g_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
     throw std::runtime_error("spmdrun: cannot create the signal pipe");
   }
@@ -95,7 +97,7 @@ class Supervisor {
  public:
   explicit Supervisor(const JobOptions& options) : options_(options) {}
 
-  int run() {
+  JobResult run() {
     install_signal_handlers();
     start();
     while (true) {
@@ -129,13 +131,13 @@ class Supervisor {
       p.out = {c.out_fd, STDOUT_FILENO, {}};
       p.err = {c.err_fd, STDERR_FILENO, {}};
     }
-    start_ = Clock::now();
+    start_ = options_.started.value_or(Clock::now());
   }
 
-  void stop_all(const std::string& why, int code) {
+  void stop_all(const std::string& why, int code, JobResult::Ended ended) {
     if (stopping_) return;
     stopping_ = true;
-    result_ = code;
+    result_ = {code, ended, why};
     say(why);
     for (auto& p : procs_) {
       if (!p.status) kill(p.pid, SIGTERM);
@@ -202,7 +204,7 @@ class Supervisor {
       if (sig != SIGINT && sig != SIGTERM) continue;
       if (stopping_ && sig == SIGINT) kill_at_ = Clock::now();  // a second Ctrl-C: no grace
       stop_all(std::string("interrupted (") + strsignal(sig) + "); stopping all processes",
-               128 + sig);
+               128 + sig, JobResult::Ended::kInterrupted);
     }
   }
 
@@ -249,7 +251,7 @@ class Supervisor {
     stop_all("process " + std::to_string(p.index) + " (pid " + std::to_string(p.pid) + ") " +
                  p.status->to_string() + note + "; stopping the " + std::to_string(running) +
                  " other running process" + (running == 1 ? "" : "es"),
-             p.status->code);
+             p.status->code, JobResult::Ended::kFailed);
   }
 
   void check_timeout() {
@@ -259,7 +261,8 @@ class Supervisor {
     char seconds[32];
     std::snprintf(seconds, sizeof(seconds), "%g",
                   std::chrono::duration<double>(options_.timeout).count());
-    stop_all(std::string("timeout of ") + seconds + " s reached; stopping all processes", 124);
+    stop_all(std::string("timeout of ") + seconds + " s reached; stopping all processes", 124,
+             JobResult::Ended::kTimedOut);
   }
 
   // SIGKILL for what is still running once the grace after SIGTERM is over.
@@ -284,7 +287,7 @@ class Supervisor {
   Clock::time_point start_;
   bool stopping_ = false;
   std::optional<Clock::time_point> kill_at_;
-  int result_ = 0;
+  JobResult result_;
   std::optional<Clock::time_point> drain_until_;
   std::optional<size_t> root_cause_;
   std::optional<std::pair<size_t, Clock::time_point>> first_consequence_;
@@ -292,6 +295,6 @@ class Supervisor {
 
 }  // namespace
 
-int run_job(const JobOptions& options) { return Supervisor(options).run(); }
+JobResult run_job(const JobOptions& options) { return Supervisor(options).run(); }
 
 }  // namespace spmd::tools
