@@ -70,8 +70,9 @@ struct SaveOptions {
   // compress.
   int threads = 4;
   // How long a process waits for the others at each step of the commit protocol; a timeout names
-  // the processes that did not arrive.
-  std::chrono::milliseconds timeout = std::chrono::minutes(10);
+  // the processes that did not arrive. Default: the job's collective timeout
+  // (distributed::Options::collective_timeout, ten minutes unless set).
+  std::optional<std::chrono::milliseconds> timeout;
   Metadata metadata;
 };
 

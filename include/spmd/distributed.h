@@ -76,6 +76,12 @@ struct Options {
   // True when the service runs stand-alone (spmd-coordinator): process 0 is then only a client.
   // Env: SPMD_EXTERNAL_COORDINATOR=1.
   std::optional<bool> external_coordinator;
+  // How long any wait for the other processes may take before it fails naming who did not
+  // arrive: collectives, communicator creation, the jit program check, sync_global_devices and
+  // checkpoint commits without a timeout of their own. Zero: no limit. Env:
+  // SPMD_COLLECTIVE_TIMEOUT (seconds). Default 10 minutes (PyTorch's process-group default):
+  // long enough for a slow step or a large checkpoint, far shorter than forever.
+  std::optional<std::chrono::milliseconds> collective_timeout;
   // The signal that announces a preemption to multihost::reached_preemption_sync_point (Slurm
   // and spot instances send SIGTERM). Env: SPMD_PREEMPTION_SIGNAL (a number, or a name: TERM,
   // INT, HUP, USR1, USR2). Default SIGTERM.

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "spmd/array.h"
@@ -20,9 +21,10 @@ namespace spmd::multihost {
 
 // Returns once every process has called sync_global_devices with the same `name`. Throws
 // InvalidArgument in every process when the names differ, naming both names and processes, and
-// DeadlineExceeded when some process has not arrived within `timeout`.
+// DeadlineExceeded when some process has not arrived within `timeout` (default: the job's
+// collective timeout, distributed::Options::collective_timeout).
 void sync_global_devices(const std::string& name,
-                         std::chrono::milliseconds timeout = std::chrono::minutes(5));
+                         std::optional<std::chrono::milliseconds> timeout = std::nullopt);
 
 // The global value of `array` on every process, as one host array of the array's shape (the
 // same with one process as with many). `tiled` does not apply to global arrays (as in JAX).

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "checkpoint/commit.h"
+#include "runtime/runtime_state.h"
 #include "spmd/coordination_client.h"
 #include "spmd/distributed.h"
 #include "spmd/error.h"
@@ -110,7 +111,8 @@ void CheckpointManager::prune(int64_t saved) {
     }
   }
   if (process_count() > 1) {
-    distributed::client().wait_at_barrier("spmd/checkpoint/pruned", options_.save_options.timeout);
+    distributed::client().wait_at_barrier("spmd/checkpoint/pruned",
+                                          options_.save_options.timeout.value_or(wait_timeout()));
   }
 }
 

@@ -166,6 +166,7 @@ class CollectiveSave {
       : plan_(plan),
         dir_(dir),
         options_(options),
+        timeout_(options.timeout.value_or(wait_timeout())),
         kv_(distributed::client()),
         prefix_(fmt::format("spmd/checkpoint/{}", sequence)),
         me_(process_index()) {}
@@ -174,7 +175,7 @@ class CollectiveSave {
     const std::string tmp = agree_on_directory();
     write_and_report(tmp);
     const std::string outcome = me_ == 0 ? commit_or_abandon(tmp) : await_outcome();
-    kv_.wait_at_barrier(prefix_ + "/done", options_.timeout);
+    kv_.wait_at_barrier(prefix_ + "/done", timeout_);
     if (me_ == 0) kv_.key_value_delete(prefix_);
     if (outcome != "ok") {
       throw Error("checkpoint: " + outcome.substr(std::min<size_t>(6, outcome.size())));
@@ -194,7 +195,7 @@ class CollectiveSave {
         throw;
       }
     }
-    const std::string answer = kv_.blocking_key_value_get(prefix_ + "/tmp", options_.timeout);
+    const std::string answer = kv_.blocking_key_value_get(prefix_ + "/tmp", timeout_);
     if (answer.rfind("ok ", 0) != 0) {
       throw Error(fmt::format("checkpoint: process 0 could not start saving {}: {}", dir_,
                               answer.substr(std::min<size_t>(6, answer.size()))));
@@ -212,7 +213,7 @@ class CollectiveSave {
       status = {{"ok", false}, {"error", exception_message(std::current_exception())}};
     }
     kv_.key_value_set(fmt::format("{}/status/{}", prefix_, me_), status.dump(), true);
-    kv_.wait_at_barrier(prefix_ + "/written", options_.timeout);
+    kv_.wait_at_barrier(prefix_ + "/written", timeout_);
   }
 
   // Every process's checksums gathered into the record; what went wrong, per process.
@@ -265,13 +266,12 @@ class CollectiveSave {
     return outcome;
   }
 
-  std::string await_outcome() {
-    return kv_.blocking_key_value_get(prefix_ + "/outcome", options_.timeout);
-  }
+  std::string await_outcome() { return kv_.blocking_key_value_get(prefix_ + "/outcome", timeout_); }
 
   const SavePlan& plan_;
   const std::string& dir_;
   const SaveOptions& options_;
+  const std::chrono::milliseconds timeout_;
   distributed::Client& kv_;
   std::string prefix_;
   int me_;

@@ -491,14 +491,16 @@ void Exchange::timed_out() {
     }
   }
   if (!absent.empty()) {
-    throw DeadlineExceeded(fmt::format(
-        "{} timed out (SPMD_COLLECTIVE_TIMEOUT) in process {}: {} did not arrive at this call; "
-        "check that every participant makes the same sequence of collective calls",
-        fingerprint_.describe(), self_process_, fmt::join(absent, ", ")));
+    throw DeadlineExceeded(
+        fmt::format("{} timed out (collective timeout: SPMD_COLLECTIVE_TIMEOUT, "
+                    "Options::collective_timeout) in process {}: {} did not arrive at this call; "
+                    "check that every participant makes the same sequence of collective calls",
+                    fingerprint_.describe(), self_process_, fmt::join(absent, ", ")));
   }
-  throw DeadlineExceeded(fmt::format(
-      "{} timed out (SPMD_COLLECTIVE_TIMEOUT) in process {} while exchanging data with {}",
-      fingerprint_.describe(), self_process_, fmt::join(owing, ", ")));
+  throw DeadlineExceeded(
+      fmt::format("{} timed out (collective timeout: SPMD_COLLECTIVE_TIMEOUT, "
+                  "Options::collective_timeout) in process {} while exchanging data with {}",
+                  fingerprint_.describe(), self_process_, fmt::join(owing, ", ")));
 }
 
 }  // namespace spmd

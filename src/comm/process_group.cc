@@ -180,7 +180,8 @@ void ProcessGroup::wait_for_runner(std::unique_lock<std::mutex>& lock, const Fin
         std::vector<std::string> missing;
         for (int i : rendezvous_.missing()) missing.push_back(describe_local(i));
         const std::string why = fmt::format(
-            "{} timed out (SPMD_COLLECTIVE_TIMEOUT) in process {}: its local participants {} "
+            "{} timed out (collective timeout: SPMD_COLLECTIVE_TIMEOUT, "
+            "Options::collective_timeout) in process {}: its local participants {} "
             "did not arrive",
             fp.describe(), handles_.view->process_index, fmt::join(missing, ", "));
         close(why);
@@ -288,7 +289,8 @@ void ProcessGroup::recv(int local, int peer, DType dtype, void* data, uint64_t c
           lock, [&] { return mailbox_.has(peer, me); }, deadline(),
           [&] {
             throw DeadlineExceeded(fmt::format(
-                "recv #{} from rank {} timed out (SPMD_COLLECTIVE_TIMEOUT): rank {} did not send",
+                "recv #{} from rank {} timed out (collective timeout: SPMD_COLLECTIVE_TIMEOUT, "
+                "Options::collective_timeout): rank {} did not send",
                 fp.sequence, peer, peer));
           });
       std::vector<std::byte> message = mailbox_.take(peer, me);

@@ -26,8 +26,10 @@ struct SyncCalls {
 
 }  // namespace
 
-void sync_global_devices(const std::string& name, std::chrono::milliseconds timeout) {
+void sync_global_devices(const std::string& name,
+                         std::optional<std::chrono::milliseconds> timeout_or_default) {
   if (process_count() == 1) return;
+  const std::chrono::milliseconds timeout = timeout_or_default.value_or(wait_timeout());
   distributed::Client& kv = distributed::client();
   const uint64_t n = session_object<SyncCalls>()->made++;
   const std::string dir = fmt::format("spmd/sync/{}", n);

@@ -37,13 +37,13 @@ size_t read_ring_bytes(const EnvReader& env, size_t fallback) {
 
 std::optional<std::chrono::nanoseconds> read_collective_timeout(const EnvReader& env) {
   const auto raw = env.get("SPMD_COLLECTIVE_TIMEOUT");
-  if (!raw || raw->empty()) return std::nullopt;
+  if (!raw || raw->empty()) return CommOptions::kDefaultCollectiveTimeout;
   char* end = nullptr;
   const double seconds = std::strtod(raw->c_str(), &end);
   if (end == raw->c_str() || *end != '\0' || !(seconds >= 0) || seconds > 1e7) {
     throw InvalidArgument(fmt::format(
-        "SPMD_COLLECTIVE_TIMEOUT={:?} is not a number of seconds (e.g. 30 or 2.5; 0 or unset "
-        "waits without limit)",
+        "SPMD_COLLECTIVE_TIMEOUT={:?} is not a number of seconds (e.g. 30 or 2.5; 0 waits "
+        "without limit; unset: 600)",
         *raw));
   }
   if (seconds == 0) return std::nullopt;

@@ -32,9 +32,15 @@ struct CommOptions {
   // acknowledgement, measured slower than the rings, whose two copies run on both cores at once
   // (bench/RESULTS.md). Where reading another process's memory is refused, it stays off.
   bool shm_single_copy = false;
-  // SPMD_COLLECTIVE_TIMEOUT (seconds, fractions allowed; 0 or unset: no limit): how long a
-  // collective, and communicator creation, waits for the other processes.
-  std::optional<std::chrono::nanoseconds> collective_timeout;
+  // SPMD_COLLECTIVE_TIMEOUT (seconds, fractions allowed; 0: no limit), or
+  // distributed::Options::collective_timeout: how long a collective, communicator creation, and
+  // every other wait for the other processes without a deadline of its own (sync_global_devices,
+  // checkpoint commits) wait. Default kDefaultCollectiveTimeout.
+  std::optional<std::chrono::nanoseconds> collective_timeout = kDefaultCollectiveTimeout;
+  // Ten minutes, PyTorch's process-group default: far longer than a slow training step, a
+  // checkpoint of a large model or a straggler's page-cache miss, and far shorter than the
+  // hours a job hangs before someone notices.
+  static constexpr std::chrono::nanoseconds kDefaultCollectiveTimeout = std::chrono::minutes(10);
 };
 
 // Reads the settings. Throws InvalidArgument naming the variable, its value and what is expected.

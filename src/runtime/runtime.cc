@@ -215,6 +215,15 @@ void initialize(const Options& options) {
   check_can_initialize(r);
   ResolvedOptions opts = resolve_options(options, EnvReader());
   CommOptions comm_options = read_comm_options(EnvReader());  // bad values fail here, early
+  if (options.collective_timeout) {
+    if (options.collective_timeout->count() < 0) {
+      throw InvalidArgument("Options::collective_timeout must not be negative (zero: no limit)");
+    }
+    comm_options.collective_timeout = std::nullopt;
+    if (options.collective_timeout->count() > 0) {
+      comm_options.collective_timeout = *options.collective_timeout;
+    }
+  }
   if (opts.single_process) {
     r.view = alone_view(opts, local_host_id(EnvReader()));
     r.options = std::move(opts);
@@ -307,6 +316,13 @@ Client& client() {
 }
 
 }  // namespace distributed
+std::chrono::milliseconds wait_timeout() {
+  const auto t = comm_handles().options.collective_timeout;
+  if (!t) return std::chrono::hours(24 * 365);  // "no limit"
+  return std::max(std::chrono::milliseconds(1),
+                  std::chrono::duration_cast<std::chrono::milliseconds>(*t));
+}
+
 int preemption_signal() {
   Runtime& r = runtime();
   std::lock_guard lock(r.mu);

@@ -46,6 +46,11 @@ struct CommHandles {
 };
 CommHandles comm_handles();
 
+// How long a wait for the other processes without a deadline of its own may take: the job's
+// collective timeout (distributed::Options::collective_timeout, SPMD_COLLECTIVE_TIMEOUT; ten
+// minutes by default), or a year when it is set to no limit.
+std::chrono::milliseconds wait_timeout();
+
 // The signal announcing a preemption (distributed::Options::preemption_signal): the initialised
 // cluster's setting, SIGTERM before initialize() or when running alone without it.
 int preemption_signal();

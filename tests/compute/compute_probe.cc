@@ -482,7 +482,12 @@ int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "all";
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each check line as it happens
   try {
-    spmd::distributed::initialize();
+    // skip-shard-map-options: the deadline from Options instead of SPMD_COLLECTIVE_TIMEOUT.
+    if (mode == "skip-shard-map-options") {
+      spmd::distributed::initialize({.collective_timeout = std::chrono::seconds(3)});
+    } else {
+      spmd::distributed::initialize();
+    }
     const int me = spmd::process_index();
     const spmd::Mesh line(spmd::devices(), {"x"});
     if (mode == "skip-call") {
@@ -533,7 +538,7 @@ int main(int argc, char** argv) {
       spmd::multihost::sync_global_devices("different-function done");
       return 0;
     }
-    if (mode == "skip-shard-map") {
+    if (mode == "skip-shard-map" || mode == "skip-shard-map-options") {
       const auto total =
           spmd::shard_map([] { return spmd::psum(Block::scalar(1.0f), "x"); }, line, {}, spmd::P());
       total();  // everyone: the communicators exist
@@ -541,7 +546,7 @@ int main(int argc, char** argv) {
         expect_error<spmd::DeadlineExceeded>("process 1 skipping shard_map", "process 1",
                                              [&] { total(); });
       }
-      spmd::multihost::sync_global_devices("skip-shard-map done");
+      spmd::multihost::sync_global_devices("skip-shard-map done", std::chrono::seconds(60));
       return 0;
     }
     const int64_t np = spmd::process_count();

@@ -27,7 +27,8 @@ TEST(CommOptions, UnsetMeansTheDocumentedDefaults) {
   EXPECT_EQ(o.tcp_streams, 1);
   EXPECT_EQ(o.shm_ring_bytes, size_t{1} << 20);
   EXPECT_FALSE(o.shm_single_copy);
-  EXPECT_FALSE(o.collective_timeout.has_value());
+  // Deadlines are on by default: ten minutes.
+  EXPECT_EQ(o.collective_timeout, std::chrono::nanoseconds(std::chrono::minutes(10)));
 }
 
 TEST(CommOptions, EveryVariableIsRead) {
