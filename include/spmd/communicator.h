@@ -18,8 +18,9 @@
 // call throws PeerFailure (or the process exits, see distributed.h); a call (or a communicator's
 // creation) waiting for a process that has called shutdown() — it left its program without
 // making the call — throws PeerFailure naming it about a second later; and
-// SPMD_COLLECTIVE_TIMEOUT (seconds) bounds each call, throwing DeadlineExceeded naming the
-// participants that did not arrive. After a failed call (other than InvalidArgument) the
+// the collective timeout (distributed::Options::collective_timeout or SPMD_COLLECTIVE_TIMEOUT;
+// 10 minutes by default) bounds each call, throwing DeadlineExceeded naming the participants
+// that did not arrive. After a failed call (other than InvalidArgument) the
 // communicator is closed; later calls throw FailedPrecondition.
 //
 // Transports: shared memory between processes of one host, TCP between hosts; SPMD_TRANSPORT=tcp
