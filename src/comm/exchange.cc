@@ -497,10 +497,17 @@ void Exchange::timed_out() {
                     "check that every participant makes the same sequence of collective calls",
                     fingerprint_.describe(), self_process_, fmt::join(absent, ", ")));
   }
-  throw DeadlineExceeded(
-      fmt::format("{} timed out (collective timeout: SPMD_COLLECTIVE_TIMEOUT, "
-                  "Options::collective_timeout) in process {} while exchanging data with {}",
-                  fingerprint_.describe(), self_process_, fmt::join(owing, ", ")));
+  // A point-to-point send completes only when its peer receives: two processes sending to each
+  // other before receiving (crossed sends) wait for each other until here.
+  const bool p2p = fingerprint_.op == CollectiveOp::kSendRecv;
+  throw DeadlineExceeded(fmt::format(
+      "{} timed out (collective timeout: SPMD_COLLECTIVE_TIMEOUT, Options::collective_timeout) "
+      "in process {} while exchanging data with {}{}",
+      fingerprint_.describe(), self_process_, fmt::join(owing, ", "),
+      p2p ? "; a send returns only once the peer receives: if both sides send to each other "
+            "before receiving (crossed sends), neither does — receive first on one side, or use "
+            "permute"
+          : ""));
 }
 
 }  // namespace spmd

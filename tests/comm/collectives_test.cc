@@ -228,5 +228,21 @@ TEST(Collectives, ACallSomeoneSkipsTimesOutNamingTheAbsentParticipant) {
   }
 }
 
+// Two processes each send 16 MiB to the other before receiving (MPI deadlocks here too): the
+// deadline ends it in both, naming the other process and what went wrong.
+TEST(Collectives, CrossedSendsEndInAnErrorNamingThePair) {
+  auto outcomes =
+      run_cluster(2, 1, {"crossed-sends"}, {{"SPMD_COLLECTIVE_TIMEOUT", "2"}}, nullptr, 60s);
+  for (int i = 0; i < 2; ++i) {
+    const std::string& out = outcomes[i].output;
+    EXPECT_EQ(outcomes[i].code, 0) << out;
+    EXPECT_NE(out.find("ok crossed sends: send_recv #0"), std::string::npos) << out;
+    EXPECT_NE(out.find("with process " + std::to_string(1 - i) + " (host "), std::string::npos)
+        << out;
+    EXPECT_NE(out.find("if both sides send to each other before receiving"), std::string::npos)
+        << out;
+  }
+}
+
 }  // namespace
 }  // namespace spmd

@@ -475,6 +475,18 @@ int main(int argc, char** argv) {
         });
       }
       for (auto& t : threads) t.join();
+    } else if (mode == "crossed-sends") {
+      // Both processes send 16 MiB to the other before receiving: neither send can complete.
+      Communicator w = spmd::world();
+      const int peer = 1 - w.rank();
+      std::vector<float> out(size_t{4} << 20, 1.0f), in(size_t{4} << 20);
+      try {
+        w.send(out, peer);
+        w.recv(in, peer);
+        say("crossed sends completed");
+      } catch (const spmd::DeadlineExceeded& e) {
+        say(std::string("ok crossed sends: ") + e.what());
+      }
     } else if (mode == "p2p") {
       Communicator w = spmd::world();
       const int n = w.size();
