@@ -12,6 +12,9 @@
   train_mlp_test.py SPMDRUN TRAIN_MLP preempt   SIGTERM to one process: every process saves
                                                 the agreed step and exits 0; continued, the
                                                 run ends bit-identical to an uninterrupted one
+  train_mlp_test.py SPMDRUN TRAIN_MLP frozen    SIGSTOP to one process: spmdrun's first line
+                                                names it, not a process that stopped because
+                                                of it
   train_mlp_test.py SPMDRUN TRAIN_MLP slurm     the same preemption by scancel --signal=TERM
                                                 under the test Slurm cluster (skips, exit 77,
                                                 when it is not running)
@@ -184,6 +187,25 @@ def preempt(spmdrun, train_mlp, tmp):
     return check_resumes_identically(spmdrun, train_mlp, tmp, where, step, 2, 1)
 
 
+def frozen(spmdrun, train_mlp, tmp):
+    """SIGSTOP to one process of a running job: the others stop (heartbeat timeout 2 s) and
+    spmdrun's first line names the frozen process, not a survivor."""
+    cmd = [spmdrun, "-n", "2", "--grace", "1", "--timeout", "90", "--", train_mlp, "--dir",
+           f"{tmp}/frozen", "--steps", "1000000", "--save-every", "100000"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env=dict(os.environ, SPMD_HEARTBEAT_TIMEOUT="2"))
+    deadline = time.monotonic() + 60
+    seen = wait_for_step(proc, 20, deadline)
+    with open(f"/proc/{proc.pid}/task/{proc.pid}/children") as f:
+        children = [int(p) for p in f.read().split()]
+    os.kill(children[-1], signal.SIGSTOP)
+    out = finish(proc, seen, deadline)
+    first = next((line for line in out.splitlines() if line.startswith("spmdrun: ")), "")
+    ok = proc.returncode != 0 and f"process 1 (pid {children[-1]}) is stopped" in first
+    print(f"spmdrun exited {proc.returncode}; its first line: {first}")
+    return ok
+
+
 def slurm(train_mlp, tmp):
     """The same under real Slurm: scancel --signal=TERM on the running step."""
     conf_dir = os.environ.get("SPMD_TEST_SLURM_DIR", "")
@@ -233,6 +255,7 @@ def main():
     modes = {"layouts": lambda tmp: layouts(spmdrun, train_mlp, tmp),
              "restart": lambda tmp: restart(spmdrun, train_mlp, tmp),
              "preempt": lambda tmp: preempt(spmdrun, train_mlp, tmp),
+             "frozen": lambda tmp: frozen(spmdrun, train_mlp, tmp),
              "slurm": lambda tmp: slurm(train_mlp, tmp)}
     with tempfile.TemporaryDirectory(prefix="train_mlp_test.") as tmp:
         ok = modes[mode](tmp)

@@ -101,6 +101,20 @@ TEST(Spmdrun, NamesTheProcessThatFailedNotTheOneThatStoppedBecauseOfIt) {
       << run.output();
 }
 
+// A frozen process (SIGSTOP) never exits: when another exits 70 because of it, spmdrun names the
+// frozen one first.
+TEST(Spmdrun, NamesAFrozenProcessAsTheCause) {
+  TestProcess run(
+      spmdrun({"-n", "2", "--grace", "1"},
+              "if [ $SPMD_PROCESS_ID = 1 ]; then kill -STOP $$; fi; sleep 0.5; exit 70"));
+  auto status = run.wait(30s);
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->code, 70) << run.output();
+  EXPECT_TRUE(std::regex_search(
+      run.output(), std::regex(R"(spmdrun: process 1 \(pid \d+\) is stopped \(SIGSTOP)")))
+      << run.output();
+}
+
 // With no other failure within spmdrun's wait, the process that exited 70 is named, with a note.
 TEST(Spmdrun, AProcessThatStoppedBecauseOfAPeerIsNamedWhenNothingElseFails) {
   TestProcess run(spmdrun({"-n", "2"}, "if [ $SPMD_PROCESS_ID = 0 ]; then exit 70; fi; sleep 60"));

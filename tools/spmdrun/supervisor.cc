@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <optional>
 #include <string>
 #include <utility>
@@ -231,6 +232,13 @@ class Supervisor {
       return;
     }
     if (!first_consequence_) return;
+    // A peer frozen (SIGSTOP, a debugger) never exits: the others stopped because of it.
+    for (const Proc& p : procs_) {
+      if (!p.status && is_stopped(p.pid)) {
+        stop_frozen(p, procs_[first_consequence_->first]);
+        return;
+      }
+    }
     const bool all_exited =
         std::all_of(procs_.begin(), procs_.end(), [](const Proc& p) { return p.status; });
     if (all_exited || Clock::now() - first_consequence_->second >= kRootCauseWait) {
@@ -238,6 +246,27 @@ class Supervisor {
                " (it stopped because another process failed; its "
                "message above names that process)");
     }
+  }
+
+  // True when `pid` is stopped (state T or t in /proc/<pid>/stat).
+  static bool is_stopped(pid_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string stat;
+    std::getline(in, stat);
+    const size_t close = stat.rfind(')');  // the command name may hold spaces and parentheses
+    return close != std::string::npos && close + 2 < stat.size() &&
+           (stat[close + 2] == 'T' || stat[close + 2] == 't');
+  }
+
+  void stop_frozen(const Proc& frozen, const Proc& witness) {
+    int running = 0;
+    for (const auto& q : procs_) running += q.status ? 0 : 1;
+    stop_all("process " + std::to_string(frozen.index) + " (pid " + std::to_string(frozen.pid) +
+                 ") is stopped (SIGSTOP or a debugger) and no longer takes part; process " +
+                 std::to_string(witness.index) + " " + witness.status->to_string() +
+                 " because of it; stopping the " + std::to_string(running) + " running process" +
+                 (running == 1 ? "" : "es"),
+             witness.status->code, JobResult::Ended::kFailed);
   }
 
   static bool is_consequence(const ExitStatus& st) {
