@@ -139,15 +139,21 @@ std::shared_ptr<Compiled> compile(std::span<const Array* const> inputs,
                                   const std::vector<NamedSharding>& shardings,
                                   const JitCore::TraceFn& trace_fn, const JitOptions& options) {
   auto c = std::make_shared<Compiled>(Compiled{.mesh = shardings.front().mesh()});
-  c->program = trace_program(inputs, shardings, trace_fn, c->keys);
-  check_constraints(c->program, c->mesh, options.name);
-  std::vector<Layout> in_layouts;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    in_layouts.push_back(compiler::layout_of(shardings[i], inputs[i]->shape().size()));
-    c->in_specs.push_back(shardings[i].spec());
+  try {
+    c->program = trace_program(inputs, shardings, trace_fn, c->keys);
+    check_constraints(c->program, c->mesh, options.name);
+    std::vector<Layout> in_layouts;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      in_layouts.push_back(compiler::layout_of(shardings[i], inputs[i]->shape().size()));
+      c->in_specs.push_back(shardings[i].spec());
+    }
+    c->local = compiler::partition(c->program, c->mesh, in_layouts,
+                                   output_layouts(c->program, c->mesh, options), options.name);
+  } catch (const std::exception& e) {
+    // The other processes are about to wait for this one in the program check.
+    compiler::report_failed_trace(c->mesh, options.name, e.what());
+    throw;
   }
-  c->local = compiler::partition(c->program, c->mesh, in_layouts,
-                                 output_layouts(c->program, c->mesh, options), options.name);
   for (const Layout& l : c->local.out_layouts)
     c->out_specs.push_back(compiler::spec_of(l, c->mesh));
   compiler::check_same_program(c->program, c->mesh, options.name);

@@ -1,6 +1,7 @@
 #include "jit/same_program.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <cstring>
@@ -17,6 +18,34 @@ namespace {
 
 // How long a process waits for the other's program text once a difference is known.
 constexpr auto kTextTimeout = std::chrono::seconds(60);
+// The fingerprint of a process whose trace failed (a real program's is this with probability
+// 2^-64).
+constexpr uint64_t kFailedTrace = 0;
+
+std::string failed_key(int process) { return fmt::format("spmd/jit/failed/{}", process); }
+
+bool spans_processes(const Mesh& mesh) {
+  for (const Device& d : mesh.devices()) {
+    if (d.process_index() != mesh.devices()[0].process_index()) return true;
+  }
+  return false;
+}
+
+// When a process reported a failed trace: InvalidArgument naming it with its error.
+void throw_if_one_failed(const std::vector<uint64_t>& all, const Mesh& mesh,
+                         const std::string& name) {
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (all[i] != kFailedTrace) continue;
+    const int failed = mesh.devices()[i].process_index();
+    const auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(kTextTimeout);
+    const std::string error =
+        distributed::client().blocking_key_value_get(failed_key(failed), timeout);
+    throw InvalidArgument(fmt::format(
+        "jit({}): process {} failed to trace or partition the function, so no process runs it: "
+        "{}",
+        name, failed, error));
+  }
+}
 
 // Every device's fingerprint, in mesh order, as every device sees them.
 std::vector<uint64_t> gather_fingerprints(uint64_t mine, const Mesh& mesh) {
@@ -53,9 +82,22 @@ std::vector<std::string> split_lines(const std::string& text) {
 
 }  // namespace
 
+void report_failed_trace(const Mesh& mesh, const std::string& name, const std::string& error) {
+  if (!spans_processes(mesh)) return;
+  try {
+    distributed::client().key_value_set(failed_key(process_index()), error, true);
+    gather_fingerprints(kFailedTrace, mesh);
+  } catch (const std::exception& e) {
+    spdlog::warn("jit({}): could not tell the other processes that this trace failed: {}", name,
+                 e.what());
+  }
+}
+
 void check_same_program(const Program& program, const Mesh& mesh, const std::string& name) {
-  const uint64_t mine = program.fingerprint();
+  uint64_t mine = program.fingerprint();
+  if (mine == kFailedTrace) mine = 1;
   const std::vector<uint64_t> all = gather_fingerprints(mine, mesh);
+  throw_if_one_failed(all, mesh, name);
   const int first = mesh.devices()[0].process_index();
   int other = -1;
   for (size_t i = 0; i < all.size() && other < 0; ++i) {

@@ -10,6 +10,7 @@
 //   jit_probe mismatch-shape     process 1 passes another input shape: CollectiveMismatch
 //                                everywhere, naming the first differing line
 //   jit_probe mismatch-branch    process 1's function branches on process_index()
+//   jit_probe trace-error        process 1's trace throws: everyone raises at once, naming it
 #include <spmd/spmd.h>
 
 #include <cmath>
@@ -323,6 +324,29 @@ void check_mismatch(const spmd::Mesh& mesh, bool shape) {
   }
 }
 
+// Process 1's trace throws (a reshape that does not fit, on that process only): process 1 gets
+// its own error, every other process at once an error naming process 1 and quoting it — not a
+// wait in the program check until the deadline.
+void check_trace_error(const spmd::Mesh& mesh) {
+  const Array x = make({N, N}, DType::kFloat32, NamedSharding(mesh, P()), 0);
+  auto fn = spmd::jit(
+      [](const Tensor& t) {
+        return spmd::process_index() == 1 ? jnp::reshape(t, {N + 1, -1}) : jnp::exp(t);
+      },
+      {.name = "fails_on_one"});
+  try {
+    fn(x);
+    check(false, "a trace failing on process 1 raises");
+  } catch (const spmd::InvalidArgument& e) {
+    const std::string what = e.what();
+    const bool named = spmd::process_index() == 1
+                           ? what.find("reshape") != std::string::npos
+                           : what.find("process 1 failed to trace") != std::string::npos &&
+                                 what.find("reshape") != std::string::npos;
+    check(named, "a trace failing on process 1 raises everywhere: " + what);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -333,6 +357,8 @@ int main(int argc, char** argv) {
   try {
     if (mode == "mismatch-shape" || mode == "mismatch-branch") {
       check_mismatch(mesh, mode == "mismatch-shape");
+    } else if (mode == "trace-error") {
+      check_trace_error(mesh);
     } else {
       run_cases(mesh);
       check_communication(mesh);

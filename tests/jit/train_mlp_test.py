@@ -123,7 +123,7 @@ def restart(spmdrun, train_mlp, tmp):
                    params(f"{tmp}/whole/out"), "the uninterrupted run") and same
 
 
-def wait_for_step(proc, step, deadline):
+def wait_for_step(proc, step, deadline, prefix="[0] "):
     """Reads the job's output until process 0 logs `step`; returns what it read."""
     seen = []
     while time.monotonic() < deadline:
@@ -131,8 +131,9 @@ def wait_for_step(proc, step, deadline):
         if not line:
             break
         seen.append(line)
-        if line.startswith(f"[0] step {step} "):
+        if line.startswith(f"{prefix}step {step} "):
             return seen
+    proc.kill()
     sys.exit("FAILED: the run never logged step %d:\n%s" % (step, "".join(seen)))
 
 
@@ -146,7 +147,7 @@ def finish(proc, seen, deadline):
 
 
 def preempted_step(out, processes):
-    steps = set(re.findall(r"\[\d+\] preempted: checkpoint (\d+) saved", out))
+    steps = set(re.findall(r"preempted: checkpoint (\d+) saved", out))
     count = len(re.findall(r"preempted: checkpoint \d+ saved", out))
     if count != processes or len(steps) != 1:
         sys.exit(f"FAILED: expected all {processes} processes to save one agreed step:\n{out}")
@@ -221,16 +222,7 @@ def slurm(train_mlp, tmp):
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             env=env)
     deadline = time.monotonic() + 120
-    seen = []
-    while time.monotonic() < deadline:
-        line = proc.stdout.readline()
-        if not line:
-            break
-        seen.append(line)
-        if line.startswith("step 20 "):
-            break
-    else:
-        proc.kill()
+    seen = wait_for_step(proc, 20, deadline, prefix="")  # srun does not prefix lines
     job = subprocess.run(["squeue", "-h", "-n", name, "-o", "%i"], capture_output=True,
                          text=True, env=env, timeout=30).stdout.split()
     if not job:
@@ -240,10 +232,7 @@ def slurm(train_mlp, tmp):
     out = finish(proc, seen, deadline)
     if proc.returncode != 0:
         sys.exit(f"FAILED: srun exited {proc.returncode} after scancel --signal=TERM:\n{out}")
-    steps = set(re.findall(r"preempted: checkpoint (\d+) saved", out))
-    if len(re.findall(r"preempted: checkpoint \d+ saved", out)) != 2 or len(steps) != 1:
-        sys.exit("FAILED: expected both tasks to save one agreed step:\n" + out)
-    step = int(steps.pop())
+    step = preempted_step(out, 2)
     if not os.path.isdir(f"{where}/checkpoints/{step}"):
         sys.exit(f"FAILED: no committed checkpoint {step}")
     print(f"scancel --signal=TERM: both tasks saved step {step}, srun exited 0")
