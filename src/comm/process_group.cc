@@ -206,7 +206,7 @@ void ProcessGroup::execute_locked(const Fingerprint& mine, std::span<const Reque
     if (!(f == fp)) odd = f;
   }
   const std::shared_ptr<CoordClient> client = coord();
-  Waiter waiter(client.get(), deadline());
+  Waiter waiter = Waiter::with_timeout(client.get(), timeout_);
   exchange_->begin(fp, &waiter);
   try {
     if (odd) {
@@ -310,7 +310,7 @@ void ProcessGroup::point_to_point(const Fingerprint& fp, int position, const voi
                                   size_t bytes) {
   std::lock_guard engine(engine_mu_);
   const std::shared_ptr<CoordClient> client = coord();
-  Waiter waiter(client.get(), deadline());
+  Waiter waiter = Waiter::with_timeout(client.get(), timeout_);
   exchange_->begin(fp, &waiter);
   if (out != nullptr) {
     exchange_->send(position, out, bytes);

@@ -40,6 +40,13 @@ inline void cpu_relax() {
 Waiter::Waiter(const CoordClient* coord, std::optional<Clock::time_point> deadline)
     : coord_(coord), deadline_(deadline) {}
 
+Waiter Waiter::with_timeout(const CoordClient* coord,
+                            std::optional<std::chrono::nanoseconds> timeout) {
+  Waiter w(coord, std::nullopt);
+  w.timeout_ = timeout;
+  return w;
+}
+
 void Waiter::check_abort() const {
   if (coord_ != nullptr && coord_->aborted()) throw PeerFailure(coord_->abort_reason());
 }
@@ -64,6 +71,7 @@ bool Waiter::idle(std::span<const int> fds) {
   if (turn == kSpinTurns) {
     idle_since_ = Clock::now();
     sleeping_ = false;
+    if (timeout_ && !deadline_) deadline_ = idle_since_ + *timeout_;
   }
   if (sleeping_ || (turn - kSpinTurns) % kDeadlineCheckEvery == 0) {
     const Clock::time_point now = Clock::now();

@@ -19,8 +19,13 @@ class Waiter {
   using Clock = std::chrono::steady_clock;
 
   // `coord` (may be null: the process runs alone) supplies the abort flag; `deadline` is the
-  // call's, from SPMD_COLLECTIVE_TIMEOUT, or none.
+  // call's, from the collective timeout, or none.
   Waiter(const CoordClient* coord, std::optional<Clock::time_point> deadline);
+  // The same with the deadline `timeout` after the wait first goes idle past spinning: a call
+  // that never waits that long reads no clock for it (deadlines are on by default, and an
+  // 8-byte collective takes a fraction of a microsecond).
+  static Waiter with_timeout(const CoordClient* coord,
+                             std::optional<std::chrono::nanoseconds> timeout);
 
   // Call after a turn of the loop made progress.
   void progressed() { idle_turns_ = 0; }
@@ -44,6 +49,7 @@ class Waiter {
  private:
   const CoordClient* coord_;
   std::optional<Clock::time_point> deadline_;
+  std::optional<std::chrono::nanoseconds> timeout_;  // sets deadline_ at the first idle turn
   uint64_t idle_turns_ = 0;
   Clock::time_point idle_since_;
   bool sleeping_ = false;
