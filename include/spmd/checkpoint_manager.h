@@ -42,7 +42,10 @@ class CheckpointManager {
 
   // Whether save(step, …) saves: at the save interval, and at the step every process agreed to
   // save at after a preemption signal (multihost::reached_preemption_sync_point, which this asks
-  // at every call, as Orbax's should_save does). Collective in the same way. Throws
+  // at every call, as Orbax's should_save does). Collective in the same way. Its first call
+  // installs the preemption signal's handler (multihost.h): from then on a first SIGTERM no
+  // longer ends the process by itself, so a loop that saves with a manager should also stop when
+  // reached_preemption_sync_point(step) says so (a second SIGTERM still ends it). Throws
   // InvalidArgument for a negative step.
   bool should_save(int64_t step) const;
 
