@@ -158,22 +158,28 @@ class Grad {
   std::shared_ptr<Compiled> compiled_;
 };
 
+namespace detail {
+
+// Grad over Argnums, argument 0 when none are given.
+template <bool WithValue, int... Argnums, class Fn>
+auto make_grad(Fn fn) {
+  if constexpr (sizeof...(Argnums) == 0) {
+    return Grad<Fn, WithValue, 0>(std::move(fn));
+  } else {
+    return Grad<Fn, WithValue, Argnums...>(std::move(fn));
+  }
+}
+
+}  // namespace detail
+
 template <int... Argnums, class Fn>
 auto grad(Fn fn) {
-  if constexpr (sizeof...(Argnums) == 0) {
-    return Grad<Fn, false, 0>(std::move(fn));
-  } else {
-    return Grad<Fn, false, Argnums...>(std::move(fn));
-  }
+  return detail::make_grad<false, Argnums...>(std::move(fn));
 }
 
 template <int... Argnums, class Fn>
 auto value_and_grad(Fn fn) {
-  if constexpr (sizeof...(Argnums) == 0) {
-    return Grad<Fn, true, 0>(std::move(fn));
-  } else {
-    return Grad<Fn, true, Argnums...>(std::move(fn));
-  }
+  return detail::make_grad<true, Argnums...>(std::move(fn));
 }
 
 // fn's result on Tensor primals, and its vector-Jacobian product: a cotangent of the result's
