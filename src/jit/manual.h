@@ -31,7 +31,8 @@ struct Varying {
 std::vector<Varying> varying_axes(const Program& program);
 // True while a lax::shard_map's function is being traced on this thread.
 bool in_shard_map_body();
-// The positions of the bits of `axes`.
+// The positions of the bits of `axes`, and back.
 std::vector<int> axis_positions(uint64_t axes);
+uint64_t axis_bits(const std::vector<int>& positions);
 
 }  // namespace spmd::compiler

@@ -101,7 +101,7 @@ std::vector<Varying> varying_axes(const Program& program) {
     Varying& mine = out[v];
     if (op.kind == OpKind::kManualIn) {
       mine.mesh = &op.sharding->mesh();
-      for (int a : layout_of(*op.sharding, op.shape.size()).used_axes()) mine.axes |= 1ull << a;
+      mine.axes = axis_bits(layout_of(*op.sharding, op.shape.size()).used_axes());
       continue;
     }
     if (op.kind == OpKind::kManualOut) continue;
@@ -127,6 +127,12 @@ std::vector<int> axis_positions(uint64_t axes) {
   return out;
 }
 
+uint64_t axis_bits(const std::vector<int>& positions) {
+  uint64_t bits = 0;
+  for (int a : positions) bits |= 1ull << a;
+  return bits;
+}
+
 }  // namespace compiler
 
 namespace lax {
@@ -136,11 +142,8 @@ namespace {
 // (JAX's check_vma error).
 void check_invariant(uint64_t varies, const Tensor& result, size_t i) {
   const compiler::Op& op = result.trace()->op(result.value());
-  const uint64_t used = [&] {
-    uint64_t bits = 0;
-    for (int a : compiler::layout_of(*op.sharding, op.shape.size()).used_axes()) bits |= 1ull << a;
-    return bits;
-  }();
+  const uint64_t used =
+      compiler::axis_bits(compiler::layout_of(*op.sharding, op.shape.size()).used_axes());
   const uint64_t missing = varies & ~used;
   if (missing == 0) return;
   const Mesh& mesh = op.sharding->mesh();
