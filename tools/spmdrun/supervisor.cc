@@ -259,14 +259,18 @@ class Supervisor {
   }
 
   void stop_frozen(const Proc& frozen, const Proc& witness) {
-    int running = 0;
-    for (const auto& q : procs_) running += q.status ? 0 : 1;
     stop_all("process " + std::to_string(frozen.index) + " (pid " + std::to_string(frozen.pid) +
                  ") is stopped (SIGSTOP or a debugger) and no longer takes part; process " +
                  std::to_string(witness.index) + " " + witness.status->to_string() +
-                 " because of it; stopping the " + std::to_string(running) + " running process" +
-                 (running == 1 ? "" : "es"),
+                 " because of it; stopping the " + still_running("running"),
              witness.status->code, JobResult::Ended::kFailed);
+  }
+
+  // "2 <adjective> processes": those not yet exited, which stop_all is about to stop.
+  std::string still_running(const std::string& adjective) const {
+    int running = 0;
+    for (const auto& q : procs_) running += q.status ? 0 : 1;
+    return std::to_string(running) + " " + adjective + " process" + (running == 1 ? "" : "es");
   }
 
   static bool is_consequence(const ExitStatus& st) {
@@ -275,11 +279,8 @@ class Supervisor {
 
   void stop_for(size_t i, const std::string& note) {
     const Proc& p = procs_[i];
-    int running = 0;
-    for (const auto& q : procs_) running += q.status ? 0 : 1;
     stop_all("process " + std::to_string(p.index) + " (pid " + std::to_string(p.pid) + ") " +
-                 p.status->to_string() + note + "; stopping the " + std::to_string(running) +
-                 " other running process" + (running == 1 ? "" : "es"),
+                 p.status->to_string() + note + "; stopping the " + still_running("other running"),
              p.status->code, JobResult::Ended::kFailed);
   }
 
