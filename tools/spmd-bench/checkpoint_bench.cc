@@ -90,8 +90,7 @@ void print_checkpoint_row(const CheckpointTimings& t, size_t total,
   row["save_vs_raw"] = median(t.raw_write) / median(t.save);
   row["restore_vs_raw"] = median(t.raw_read) / median(t.restore);
   row["correct"] = t.correct;
-  fmt::print("{}\n", row.dump());
-  std::fflush(stdout);
+  print_row(row);
 }
 
 int run_checkpoint_worker(const CheckpointBenchOptions& o) {

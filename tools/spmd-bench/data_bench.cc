@@ -101,8 +101,7 @@ void report(const DataBenchOptions& o, const Timings& t) {
   row["first_epoch_records_per_s"] = records / t.first_epoch;
   row["first_epoch_vs_sequential"] = records / t.first_epoch / seq;
   row["correct"] = t.correct;
-  fmt::print("{}\n", row.dump());
-  std::fflush(stdout);
+  print_row(row);
 }
 
 }  // namespace

@@ -165,10 +165,7 @@ int run_jit_worker(const JitBenchOptions& o) {
       {"megatron", {1, n}, {P(), P(None, "mp"), P("mp"), P("mp", None), P()}, true});
   row["correct"] = row["mlp_data_parallel_same_result"].get<bool>() &&
                    row["mlp_megatron_same_result"].get<bool>();
-  if (process_index() == 0) {
-    fmt::print("{}\n", row.dump());
-    std::fflush(stdout);
-  }
+  print_row(row);
   distributed::shutdown();
   return 0;
 }

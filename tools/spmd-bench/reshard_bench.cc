@@ -59,8 +59,7 @@ void print_reshard_row(size_t bytes, const std::vector<double>& reshard,
   row["all_to_all_fresh_output_s"] = median(a2a_fresh);
   row["ratio_fresh"] = median(reshard) / median(a2a_fresh);
   row["correct"] = correct;
-  fmt::print("{}\n", row.dump());
-  std::fflush(stdout);
+  print_row(row);
 }
 
 int run_reshard_worker(const ReshardBenchOptions& o) {

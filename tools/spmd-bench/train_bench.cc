@@ -244,10 +244,7 @@ int run_train_worker(const TrainBenchOptions& o) {
   jit_vs_shard_map(row, o.iterations);
   scaling(row, o.iterations);
   compile(row);
-  if (process_index() == 0) {
-    fmt::print("{}\n", row.dump());
-    std::fflush(stdout);
-  }
+  print_row(row);
   distributed::shutdown();
   return 0;
 }

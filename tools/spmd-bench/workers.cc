@@ -81,6 +81,12 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+void print_row(const nlohmann::ordered_json& row) {
+  if (process_index() != 0) return;
+  fmt::print("{}\n", row.dump());
+  std::fflush(stdout);
+}
+
 double seconds_of(const std::function<void()>& f) {
   const auto t0 = std::chrono::steady_clock::now();
   f();

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,6 +40,10 @@ double timed(int iterations, const std::function<void()>& f);
 // 10 minutes each) and returns the seconds from the first to the second: the slowest process's
 // time for the phase.
 double timed_phase(const std::string& id, const std::function<void()>& f);
+
+// Prints `row` as one line of JSON and flushes it, on process 0 only: the row run_spmd_job
+// collects.
+void print_row(const nlohmann::ordered_json& row);
 
 // Runs `processes` spmd-bench processes with `worker_args` (the internal worker subcommand and
 // its options) as one spmd job on this machine, prints the first one's JSON row (after `title`
