@@ -1,5 +1,4 @@
 // spmd::distributed::initialize / shutdown and the process-global state they manage.
-#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -12,6 +11,7 @@
 #include "coord/service.h"
 #include "runtime/host_id.h"
 #include "runtime/io_thread.h"
+#include "runtime/peer_failure_exit.h"
 #include "runtime/resolved_options.h"
 #include "runtime/runtime_state.h"
 #include "runtime/topology_view.h"
@@ -66,23 +66,6 @@ std::shared_ptr<const DeviceView> single_process_view() {
   for (int i = 0; i < count; ++i) view->devices.emplace_back(i, 0, i, "cpu", host);
   view->local_devices = view->devices;
   return view;
-}
-
-// How long the process hosting the service lingers after hearing of a failure, so the notice
-// reaches every other process before its exit resets their connections (a reset makes the
-// kernel drop data not yet read, and they would blame the service instead of the dead process).
-constexpr std::chrono::milliseconds kNoticeFlushTimeout(1000);
-
-// The default reaction to a dead peer: one line naming it, then exit. Runs on the io thread;
-// _Exit skips destructors, which might wait on the dead cluster. `service` is this process's
-// own coordination service, or null.
-void exit_on_peer_failure(int self, const CoordService* service, const FailureReport& info) {
-  const std::string line = fmt::format("spmd: process {} stops: {} (exit code {})\n", self,
-                                       info.to_string(), distributed::kPeerFailureExitCode);
-  [[maybe_unused]] auto n = ::write(STDERR_FILENO, line.data(), line.size());
-  // Others leave as they hear; only this process's own connection may stay.
-  if (service != nullptr) service->wait_until_disconnected(kNoticeFlushTimeout, 1);
-  std::_Exit(distributed::kPeerFailureExitCode);
 }
 
 void shutdown_at_exit() {
@@ -250,6 +233,7 @@ void initialize(const Options& options) {
   r.client = client;
   r.public_client = std::make_unique<Client>(client);
   r.initialized = true;
+  if (!options.on_peer_failure) arm_peer_failure_exit(r.options.process_id);
   if (!r.atexit_registered) {
     r.atexit_registered = true;
     std::atexit(shutdown_at_exit);
@@ -261,6 +245,7 @@ void shutdown() {
   std::unique_lock lock(r.mu);
   if (!r.initialized) return;
   r.initialized = false;
+  disarm_peer_failure_exit();
   r.devices_queried = false;
   r.view.reset();
   r.comm_options.reset();  // the next session reads the environment again

@@ -5,8 +5,8 @@
 //   cluster_probe MODE [--address A --num N --id I] [--token T] [--init-timeout S] [--heartbeat S]
 //
 // Modes: report, barrier (everyone but the last process waits at a barrier; the last one
-// sleeps), handler (like barrier, with on_peer_failure set), double-init, query-then-init, init,
-// kv-exchange, external.
+// sleeps), uncaught (like barrier, but the error leaves main() uncaught), handler (like barrier,
+// with on_peer_failure set), double-init, query-then-init, init, kv-exchange, external.
 #include <spmd/spmd.h>
 #include <unistd.h>
 
@@ -96,7 +96,7 @@ int main(int argc, char** argv) {
       kv.key_value_set("probe/" + std::to_string(me), "from " + std::to_string(me));
       say("got " + kv.blocking_key_value_get("probe/" + std::to_string((me + 1) % n), 30s));
     }
-    if (mode == "barrier" || mode == "handler") {
+    if (mode == "barrier" || mode == "uncaught" || mode == "handler") {
       const bool last = spmd::process_index() == spmd::process_count() - 1;
       if (last) {
         say("sleeping pid " + std::to_string(getpid()));
@@ -111,6 +111,7 @@ int main(int argc, char** argv) {
     say("shut down");
     return 0;
   } catch (const spmd::Error& e) {
+    if (mode == "uncaught") throw;  // as a program that catches nothing
     std::printf("error %s: %s\n", class_of(e), e.what());
     std::fflush(stdout);
     return mode == "handler" ? 3 : 1;

@@ -81,10 +81,11 @@ TEST(Multiprocess, KeyValueStoreCrossesProcesses) {
 // Three probes in "barrier" mode: processes 0 and 1 wait at a barrier that never completes,
 // process 2 sleeps. Returns once all three are in place.
 struct BarrierCluster {
-  explicit BarrierCluster(const std::vector<std::string>& extra = {}) {
+  explicit BarrierCluster(const std::vector<std::string>& extra = {},
+                          const std::string& mode = "barrier") {
     const std::string address = local_address();
     for (int id = 0; id < 3; ++id) {
-      p.push_back(std::make_unique<TestProcess>(probe("barrier", address, 3, id, extra)));
+      p.push_back(std::make_unique<TestProcess>(probe(mode, address, 3, id, extra)));
     }
     ready = p[2]->wait_for_output("sleeping pid", 30s) &&
             p[0]->wait_for_output("waiting pid", 10s) && p[1]->wait_for_output("waiting pid", 10s);
@@ -124,6 +125,22 @@ TEST(Multiprocess, WhenProcessZeroDiesWithTheServiceTheOthersNameIt) {
   ASSERT_TRUE(cluster.ready) << cluster.p[0]->output();
   kill(cluster.p[0]->pid(), SIGKILL);
   cluster.expect_others_name(0, 5s);
+}
+
+// The waiting processes' barrier fails with PeerFailure before the default reaction has printed
+// its line, and the program lets it leave main(): still exit 70 naming the dead process, not
+// std::terminate's SIGABRT (which made spmdrun blame the survivor).
+TEST(Multiprocess, APeerFailureTheProgramDoesNotCatchStillEndsInTheNamedExit) {
+  for (int round = 0; round < 3; ++round) {
+    BarrierCluster cluster({}, "uncaught");
+    ASSERT_TRUE(cluster.ready) << cluster.p[2]->output();
+    kill(cluster.p[2]->pid(), SIGKILL);
+    cluster.expect_others_name(2, 5s);
+    for (int i = 0; i < 2; ++i) {
+      EXPECT_EQ(cluster.p[i]->output().find("terminate called"), std::string::npos)
+          << cluster.p[i]->output();
+    }
+  }
 }
 
 TEST(Multiprocess, AStoppedProcessIsDetectedAfterTheHeartbeatTimeout) {
