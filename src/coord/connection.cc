@@ -26,6 +26,8 @@ namespace {
 // The read buffer's initial size: coordination messages are small, and a service holds one
 // buffer per process. It grows to hold a larger frame.
 constexpr size_t kReadChunk = 2048;
+// A buffer grown past this for one large frame (a topology, a big key-value entry) shrinks back.
+constexpr size_t kShrinkAbove = 1u << 20;
 }  // namespace
 
 void FramedConnection::start(MessageHandler on_message, CloseHandler on_close) {
@@ -47,6 +49,13 @@ bool FramedConnection::deliver_frames() {
       return false;
     }
     const uint32_t length = std::get<uint32_t>(decoded);
+    if (length > max_frame_bytes_) {
+      finish(
+          fmt::format("invalid frame: it declares {} bytes, more than the {} this connection "
+                      "accepts",
+                      length, max_frame_bytes_));
+      return false;
+    }
     if (available - kFrameHeaderBytes < length) {
       // Make room for the whole frame; the length was bounded by decode_frame_header.
       if (read_buf_.size() < kFrameHeaderBytes + length) {
@@ -63,6 +72,11 @@ bool FramedConnection::deliver_frames() {
     std::memmove(read_buf_.data(), read_buf_.data() + read_begin_, read_end_ - read_begin_);
     read_end_ -= read_begin_;
     read_begin_ = 0;
+  }
+  // A large frame grew the buffer; give the memory back once it is delivered.
+  if (read_buf_.size() > kShrinkAbove && read_end_ <= kReadChunk) {
+    read_buf_.resize(kReadChunk);
+    read_buf_.shrink_to_fit();
   }
   return !closed_;
 }

@@ -31,6 +31,10 @@ class FramedConnection : public std::enable_shared_from_this<FramedConnection> {
   // Starts reading. Must be called once, before any send().
   void start(MessageHandler on_message, CloseHandler on_close);
 
+  // The largest payload a frame may declare (at most kMaxFrameBytes, the default); a longer one
+  // closes the connection as an invalid frame. Call before start() or from a handler.
+  void set_max_frame_bytes(uint32_t bytes) { max_frame_bytes_ = bytes; }
+
   // Queues an encoded frame (encode_frame()). Shared frames let one buffer go to many peers.
   void send(std::shared_ptr<const std::string> frame);
 
@@ -59,6 +63,7 @@ class FramedConnection : public std::enable_shared_from_this<FramedConnection> {
   std::vector<char> read_buf_;
   size_t read_begin_ = 0;
   size_t read_end_ = 0;
+  uint32_t max_frame_bytes_ = kMaxFrameBytes;
   std::deque<std::shared_ptr<const std::string>> queue_;
   size_t write_offset_ = 0;  // bytes of queue_.front() already sent
   bool writing_ = false;

@@ -154,6 +154,16 @@ void CoordClient::on_connected(tcp::socket socket) {
   for (const auto& d : config_.devices) *reg->add_devices() = d;
   // The service holds the registration open for what is left of initialization_timeout.
   reg->set_timeout_ms(std::max<int64_t>(1, remaining(start_deadline_).count()));
+  if (msg.ByteSizeLong() > kMaxRegistrationFrameBytes) {
+    return finish_start(
+        {StatusCode::kInvalidArgument,
+         fmt::format("process {}'s registration is {} bytes, more than the {} the coordination "
+                     "service accepts from a process not yet registered: shorten the auth token "
+                     "({} bytes) or the host id ({} bytes), or use fewer local devices ({})",
+                     config_.process_id, msg.ByteSizeLong(), kMaxRegistrationFrameBytes,
+                     config_.auth_token.size(), config_.host_id.size(), config_.devices.size())},
+        {});
+  }
   conn_->send(std::make_shared<const std::string>(encode_message_frame(msg)));
   // A service that accepted the connection but never answers must not hold this process.
   retry_timer_.expires_after(remaining(start_deadline_) + kAnswerMargin);

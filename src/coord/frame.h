@@ -25,6 +25,10 @@ inline constexpr size_t kFrameHeaderBytes = 12;
 // Large enough for the topology of tens of thousands of processes and for sizeable key-value
 // entries; small enough that a hostile length cannot make the service allocate much.
 inline constexpr uint32_t kMaxFrameBytes = 64u << 20;
+// What a connection that has not registered may send in one frame: a registration (token, host
+// id, hostname, the process's devices) is far smaller. A stranger's declared length beyond it is
+// refused before any byte of its payload is buffered.
+inline constexpr uint32_t kMaxRegistrationFrameBytes = 64u << 10;
 
 using FrameHeader = std::array<uint8_t, kFrameHeaderBytes>;
 

@@ -26,6 +26,12 @@ int listener_count(int num_processes) { return std::clamp((num_processes + 2047)
 
 constexpr int kDescriptorMargin = 256;
 
+// Connections the service holds beyond one per process: a replaced registration's new
+// connection, status queries. More are refused at accept, so strangers can hold at most this
+// many unregistered connections, each buffering at most kMaxRegistrationFrameBytes; the margin
+// stays below kDescriptorMargin so refusing never runs the service out of descriptors.
+constexpr size_t kSpareConnections = 128;
+
 // A day: server-side timeouts asked for by clients are clamped to it.
 constexpr int64_t kMaxTimeoutMs = 24LL * 3600 * 1000;
 
@@ -126,8 +132,18 @@ void CoordService::Impl::accept(asio::ip::tcp::acceptor& acceptor) {
 }
 
 void CoordService::Impl::on_accept(asio::ip::tcp::socket socket) {
+  if (sessions_.size() >= static_cast<size_t>(opts_.num_processes) + kSpareConnections) {
+    spdlog::warn(
+        "coordination service: refusing a connection: {} are open, more than the {} "
+        "processes and {} spare connections it admits",
+        sessions_.size(), opts_.num_processes, kSpareConnections);
+    ++dropped_;
+    return;  // the socket closes here
+  }
   auto session = std::make_shared<Session>();
   session->conn = std::make_shared<FramedConnection>(std::move(socket));
+  // Until it registers, a connection is a stranger: a registration's size at most.
+  session->conn->set_max_frame_bytes(kMaxRegistrationFrameBytes);
   session->handshake_timer = std::make_unique<asio::steady_timer>(io_, opts_.handshake_timeout);
   session->handshake_timer->async_wait([this, weak = std::weak_ptr(session)](asio::error_code ec) {
     auto s = weak.lock();

@@ -10,7 +10,10 @@
 //
 // Bad input never reaches that state: a connection sending garbage, an oversized or truncated
 // frame, a message of another protocol version, or anything but a registration first, is dropped
-// with a logged reason, and the cluster goes on.
+// with a logged reason, and the cluster goes on. Before it registers, a connection may declare
+// frames of a registration's size only (kMaxRegistrationFrameBytes), and at most
+// num_processes + 128 connections are open at once, so strangers cannot make it allocate more
+// than a few MiB.
 #pragma once
 
 #include <chrono>
@@ -28,9 +31,10 @@ struct ServiceOptions {
   std::string bind_address = "[::]:0";
   // A registered process silent this long is declared dead.
   std::chrono::milliseconds heartbeat_timeout = std::chrono::seconds(100);
-  // A connection that has not sent a registration this long after connecting is dropped, so
-  // idle or half-open connections cannot pile up.
-  std::chrono::milliseconds handshake_timeout = std::chrono::seconds(30);
+  // A connection that has not sent a whole registration this long after connecting (silent, or
+  // stopped half-way through the frame) is dropped, so strangers cannot hold connections open. A
+  // real process sends its registration the moment it connects.
+  std::chrono::milliseconds handshake_timeout = std::chrono::seconds(10);
   // Processes presenting another token are refused.
   std::string auth_token;
 };

@@ -92,6 +92,7 @@ void CoordService::Impl::on_register(const std::shared_ptr<Session>& session, ui
   const int p = req.process_id();
   session->process_id = p;
   session->handshake_timer->cancel();
+  session->conn->set_max_frame_bytes(kMaxFrameBytes);
   links_[p].session = session;
   {
     std::lock_guard lock(mu_);

@@ -321,20 +321,28 @@ class RawConnection {
     connected_ = connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
     timeval tv{2, 0};
     setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
   }
   ~RawConnection() { close(fd_); }
   bool connected() const { return connected_; }
   void send_bytes(const std::string& bytes) {
     [[maybe_unused]] auto n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
   }
-  // True when the service closed the connection (EOF) within the receive timeout.
+  // True when the service closed the connection (EOF, or a reset when it closed with bytes of
+  // ours unread) within the receive timeout.
   bool closed_by_peer() {
     char buf[256];
     while (true) {
       const ssize_t n = recv(fd_, buf, sizeof(buf), 0);
       if (n == 0) return true;
-      if (n < 0) return false;
+      if (n < 0) return errno == ECONNRESET;
     }
+  }
+  // True when the service has already closed the connection; does not wait.
+  bool closed_already() {
+    char buf[256];
+    const ssize_t n = recv(fd_, buf, sizeof(buf), MSG_DONTWAIT);
+    return n == 0 || (n < 0 && errno == ECONNRESET);
   }
 
  private:
@@ -391,6 +399,82 @@ TEST_F(ServiceTest, HostileConnectionsAreDroppedAndTheClusterGoesOn) {
   w.get();
   EXPECT_TRUE(failures_[0].seen.empty());
   EXPECT_TRUE(failures_[1].seen.empty());
+}
+
+// This process's resident set, in bytes (the service runs inside it).
+int64_t resident_bytes() {
+  std::FILE* f = std::fopen("/proc/self/statm", "r");
+  long pages = 0;
+  long resident = 0;
+  if (f == nullptr || std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = -1;
+  if (f != nullptr) std::fclose(f);
+  return int64_t{resident} * sysconf(_SC_PAGESIZE);
+}
+
+// The outside report: 16 connections each declared a 64 MiB frame and sent 1 MiB of it, and the
+// service grew by 800 MB. Before registering, a frame of a registration's size is the most a
+// connection may declare.
+TEST_F(ServiceTest, StrangersDeclaringHugeFramesCostTheServiceNoMemory) {
+  start_service(2);
+  auto clients = start_all();
+  const int64_t before = resident_bytes();
+  const std::string mebibyte(size_t{1} << 20, 'x');
+  std::vector<std::unique_ptr<RawConnection>> attackers;
+  for (int i = 0; i < 16; ++i) {
+    attackers.push_back(std::make_unique<RawConnection>(service_->port()));
+    ASSERT_TRUE(attackers.back()->connected());
+    attackers.back()->send_bytes(frame_with_header(kProtocolVersion, kMaxFrameBytes, mebibyte));
+  }
+  for (auto& a : attackers) EXPECT_TRUE(a->closed_by_peer());
+  const int64_t grown = resident_bytes() - before;
+  EXPECT_LT(grown, int64_t{16} << 20) << "the service grew by " << grown << " bytes";
+  EXPECT_GE(service_->stats().dropped_connections, 16u);
+
+  distributed::Client a(clients[0]);
+  distributed::Client b(clients[1]);
+  a.key_value_set("after-attack", "fine");
+  EXPECT_EQ(b.blocking_key_value_get("after-attack", 1s), "fine");
+  EXPECT_TRUE(failures_[0].seen.empty());
+}
+
+// A registration-sized frame sent half-way and then silence: dropped at the handshake deadline.
+// Connections past the processes plus the spare margin are refused at once.
+TEST_F(ServiceTest, HalfSentRegistrationsAndConnectionFloodsAreDropped) {
+  start_service(2);
+  auto clients = start_all();
+  RawConnection half(service_->port());
+  half.send_bytes(frame_with_header(kProtocolVersion, 1000, std::string(500, 'r')));
+  const auto start = Clock::now();
+  EXPECT_TRUE(half.closed_by_peer());
+  EXPECT_LT(Clock::now() - start, 2s);  // the test's handshake timeout is 300 ms
+
+  std::vector<std::unique_ptr<RawConnection>> flood;
+  for (int i = 0; i < 160; ++i) flood.push_back(std::make_unique<RawConnection>(service_->port()));
+  std::this_thread::sleep_for(100ms);  // well inside the 300 ms handshake deadline
+  int at_once = 0;
+  for (auto& c : flood) at_once += c->closed_already() ? 1 : 0;
+  // 2 processes are connected and 128 spare places exist: 30 or more of the 160 are refused at
+  // accept; the rest are dropped at the handshake deadline.
+  EXPECT_GE(at_once, 30);
+  EXPECT_LE(at_once, 40);
+  for (auto& c : flood) EXPECT_TRUE(c->closed_by_peer());
+  distributed::Client a(clients[0]);
+  distributed::Client b(clients[1]);
+  a.key_value_set("after-flood", "fine");
+  EXPECT_EQ(b.blocking_key_value_get("after-flood", 1s), "fine");
+}
+
+TEST_F(ServiceTest, ARegistrationTooLargeForAStrangerIsRefusedNamingTheToken) {
+  start_service(1, 10s, std::string(100000, 't'));
+  auto cc = config(0);
+  cc.auth_token = std::string(100000, 't');
+  try {
+    CoordClient::create(io_.context(), cc)->start();
+    FAIL();
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("auth token (100000 bytes)"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST_F(ServiceTest, ADroppedConnectionIsBroadcastAndFailsBlockedCalls) {
