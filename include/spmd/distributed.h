@@ -86,6 +86,11 @@ struct Options {
   // and spot instances send SIGTERM). Env: SPMD_PREEMPTION_SIGNAL (a number, or a name: TERM,
   // INT, HUP, USR1, USR2). Default SIGTERM.
   std::optional<int> preemption_signal;
+  // Serve the live status page (who waits for whom, refreshed every second) from process 0's
+  // coordination service at this "ip:port", or on 127.0.0.1 when only a port is given. Off by
+  // default. The page needs ?token=<auth_token> when the job has one; process 0 prints its
+  // address at initialize(). Env: SPMD_STATUS_HTTP.
+  std::optional<std::string> status_http;
   // Called (on a runtime thread) when a peer dies, instead of exiting. Blocked and later calls
   // into the runtime then throw PeerFailure.
   std::function<void(const PeerFailureInfo&)> on_peer_failure;

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <thread>
 
+#include "comm/peers_now.h"
 #include "coord/coord_client.h"
 #include "spmd/error.h"
 
@@ -332,8 +333,20 @@ bool Exchange::read_payload(PeerLink& link, RecvOp& op) {
 }
 
 void Exchange::run() {
+  // The live view's record of this call ends with it, however it ends.
+  struct EndShownWait {
+    Exchange& e;
+    ~EndShownWait() {
+      if (e.shown_wait_ == 0) return;
+      if (const CoordClient* coord = e.waiter_->coord()) coord->activity().end_wait(e.shown_wait_);
+      e.shown_wait_ = 0;
+    }
+  } end_shown{*this};
   try {
     run_until_done();
+    if (const CoordClient* coord = waiter_->coord()) {
+      coord->activity().note_finished(op_name(fingerprint_.op), fingerprint_.sequence);
+    }
   } catch (const CollectiveMismatch&) {
     flush_first_headers();
     throw;
@@ -439,6 +452,8 @@ void Exchange::run_until_done() {
       waiter_->progressed();
     } else if (waiter_->idle(fds_)) {
       timed_out();
+    } else if (shown_wait_ == 0 && waiter_->sleeping()) {
+      show_wait();
     } else if (const CoordClient* coord = waiter_->coord();
                coord != nullptr && coord->leaving_count() != 0) {
       check_leaving(*coord);
@@ -479,13 +494,27 @@ void Exchange::check_leaving(const CoordClient& coord) {
   leaving_since_.reset();
 }
 
+void Exchange::show_wait() {
+  const CoordClient* coord = waiter_->coord();
+  if (coord == nullptr) return;
+  std::vector<int> absent;
+  for (int p : active_) {
+    const PeerState& s = state_[p];
+    if (s.recv_next < s.recvs.size() && !s.arrived) absent.push_back(peers_[p].process);
+  }
+  shown_wait_ = coord->activity().begin_wait(fingerprint_.describe(), std::move(absent),
+                                             waiter_->idle_since());
+}
+
 void Exchange::timed_out() {
   std::vector<std::string> absent;
+  std::vector<int> absent_processes;
   std::vector<std::string> owing;
   for (int p : active_) {
     const PeerState& s = state_[p];
     if (s.recv_next < s.recvs.size() && !s.arrived) {
       absent.push_back(peers_[p].name);
+      absent_processes.push_back(peers_[p].process);
     } else if (s.recv_next < s.recvs.size() || s.send_next < s.sends.size()) {
       owing.push_back(peers_[p].name);
     }
@@ -494,8 +523,9 @@ void Exchange::timed_out() {
     throw DeadlineExceeded(
         fmt::format("{} timed out (collective timeout: SPMD_COLLECTIVE_TIMEOUT, "
                     "Options::collective_timeout) in process {}: {} did not arrive at this call; "
-                    "check that every participant makes the same sequence of collective calls",
-                    fingerprint_.describe(), self_process_, fmt::join(absent, ", ")));
+                    "check that every participant makes the same sequence of collective calls.{}",
+                    fingerprint_.describe(), self_process_, fmt::join(absent, ", "),
+                    describe_peers_now(waiter_->coord(), absent_processes)));
   }
   // A point-to-point send completes only when its peer receives: two processes sending to each
   // other before receiving (crossed sends) wait for each other until here.

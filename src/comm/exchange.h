@@ -145,6 +145,8 @@ class Exchange {
   // header is malformed, from another call or of another length; notes a by-reference payload.
   void accept_header(int position, RecvOp& op);
   void deliver(RecvOp& op, size_t offset, const std::byte* data, size_t n);
+  // Tells the live view this call is waiting, and for which processes (activity.h).
+  void show_wait();
   [[noreturn]] void timed_out();
   // Throws PeerFailure when a peer this call still waits for has called shutdown().
   void check_leaving(const CoordClient& coord);
@@ -157,6 +159,9 @@ class Exchange {
   std::vector<int> active_;  // positions with posted operations this call
   // When a peer this call waits for was first seen to have called shutdown() (check_leaving).
   std::optional<Waiter::Clock::time_point> leaving_since_;
+  // The live view's token for this call's wait, once it has lasted long enough to show (0:
+  // not shown).
+  uint64_t shown_wait_ = 0;
   std::vector<int> fds_;
   Fingerprint fingerprint_;
   FingerprintBytes fingerprint_bytes_{};

@@ -36,6 +36,8 @@ T get(const FingerprintBytes& b, size_t at) {
 
 }  // namespace
 
+const char* op_name(CollectiveOp op) { return kOpNames[static_cast<int>(op)]; }
+
 std::string Fingerprint::describe() const {
   std::string detail;
   if (reduces(op)) {

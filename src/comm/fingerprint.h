@@ -42,6 +42,9 @@ struct Fingerprint {
   std::string describe() const;
 };
 
+// "all_reduce", "send_recv", …: a string with static storage.
+const char* op_name(CollectiveOp op);
+
 inline constexpr size_t kFingerprintBytes = 32;
 using FingerprintBytes = std::array<uint8_t, kFingerprintBytes>;
 

@@ -13,6 +13,7 @@
 #include <random>
 #include <set>
 
+#include "comm/peers_now.h"
 #include "comm/process_group.h"
 #include "comm/shm_ring.h"
 #include "comm/striped_stream.h"
@@ -204,9 +205,10 @@ class GroupSetup {
         throw DeadlineExceeded(fmt::format(
             "creating a communicator of devices [{}] timed out after {} ms: {} did not join; "
             "every process owning a device of the group must create it (make the same "
-            "collective calls in the same order)",
+            "collective calls in the same order).{}",
             fmt::join(devices_, ", "),
-            std::chrono::duration_cast<std::chrono::milliseconds>(wait_).count(), name_of(q)));
+            std::chrono::duration_cast<std::chrono::milliseconds>(wait_).count(), name_of(q),
+            describe_peers_now(handles_.coord.get(), {g_.processes[q]})));
       }
     }
   }

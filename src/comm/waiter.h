@@ -43,6 +43,10 @@ class Waiter {
   void await_abort(std::chrono::milliseconds grace) const;
 
   std::optional<Clock::time_point> deadline() const { return deadline_; }
+  // Whether the wait has gone on long enough to sleep between checks (about 20 ms idle): the
+  // point from which it is shown in the live view. idle_since() is when it went idle.
+  bool sleeping() const { return sleeping_; }
+  Clock::time_point idle_since() const { return idle_since_; }
   // The coordination client (null when the process runs alone), for what else a wait may check.
   const CoordClient* coord() const { return coord_; }
 

@@ -96,23 +96,37 @@ std::optional<BarrierTable::InstanceKey> BarrierTable::arrive(const std::string&
   return std::nullopt;
 }
 
-void BarrierTable::expire(const InstanceKey& key, const std::string& waited) {
+std::vector<int> BarrierTable::missing(const InstanceKey& key) const {
+  std::vector<int> out;
+  auto id_it = instances_.find(key.id);
+  if (id_it == instances_.end()) return out;
+  auto it = id_it->second.find(key.generation);
+  if (it == id_it->second.end() || it->second.failed) return out;
+  for (int p = 0; p < num_processes_; ++p) {
+    if (is_participant(it->second, p) && it->second.waiters.count(p) == 0) out.push_back(p);
+  }
+  return out;
+}
+
+uint64_t BarrierTable::arrivals(const std::string& id, int process) const {
+  auto it = arrivals_.find({id, process});
+  return it == arrivals_.end() ? 0 : it->second;
+}
+
+void BarrierTable::expire(const InstanceKey& key, const std::string& waited, const Describe& now) {
   auto id_it = instances_.find(key.id);
   if (id_it == instances_.end()) return;
   auto it = id_it->second.find(key.generation);
   if (it == id_it->second.end() || it->second.failed) return;
   Instance& instance = it->second;
-  std::vector<int> missing;
-  for (int p = 0; p < num_processes_; ++p) {
-    if (is_participant(instance, p) && instance.waiters.count(p) == 0) missing.push_back(p);
-  }
+  const std::vector<int> absent = missing(key);
   fail(key.id, key.generation, instance,
        {StatusCode::kDeadlineExceeded,
         fmt::format("barrier '{}' timed out after {}: {} of {} processes arrived; missing "
                     "processes: {}. Check that every process reaches this barrier (seed pitfalls: "
-                    "a process that left a loop early, or took another branch)",
+                    "a process that left a loop early, or took another branch).{}",
                     key.id, waited, instance.waiters.size(), participant_count(instance),
-                    format_process_list(missing))});
+                    format_process_list(absent), now ? now(absent) : "")});
 }
 
 void BarrierTable::fail_process(int process, StatusCode code, const std::string& message) {

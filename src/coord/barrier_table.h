@@ -47,8 +47,17 @@ class BarrierTable {
                                     const std::vector<int>& participants, Done done);
 
   // Fails the instance, if still pending, with DeadlineExceeded naming who did not arrive.
-  // `waited` describes the deadline for the message, e.g. "5s".
-  void expire(const InstanceKey& key, const std::string& waited);
+  // `waited` describes the deadline for the message, e.g. "5s"; `now`, given the missing ids,
+  // returns what they are doing, appended to the message.
+  using Describe = std::function<std::string(const std::vector<int>& missing)>;
+  void expire(const InstanceKey& key, const std::string& waited, const Describe& now = {});
+
+  // The participants of a pending instance that have not arrived, ascending; empty when it is
+  // not pending. O(N).
+  std::vector<int> missing(const InstanceKey& key) const;
+
+  // How many times `process` has arrived at `id`: its next arrival is instance number this.
+  uint64_t arrivals(const std::string& id, int process) const;
 
   // Fails every pending instance that has `process` as a participant with `message`.
   void fail_process(int process, StatusCode code, const std::string& message);

@@ -44,7 +44,8 @@ CoordClient::CoordClient(asio::io_context& io, ClientConfig config)
       config_(std::move(config)),
       address_(config_.address),
       retry_timer_(strand_),
-      heartbeat_timer_(strand_) {}
+      heartbeat_timer_(strand_),
+      activity_timer_(strand_) {}
 
 wire::ServerMessage CoordClient::error_answer(const Status& status) {
   wire::ServerMessage msg;
@@ -239,6 +240,7 @@ void CoordClient::on_message(std::string_view payload) {
   if (shutdown_request_id_ != 0 && msg.request_id() == shutdown_request_id_) {
     closing_ = true;
     heartbeat_timer_.cancel();
+    activity_timer_.cancel();
   }
   auto it = pending_.find(msg.request_id());
   if (it == pending_.end()) return;  // answered already (e.g. failed on abort)
@@ -274,6 +276,10 @@ void CoordClient::on_registered(const wire::ServerMessage& msg) {
           std::min(heartbeat_interval_, milliseconds(msg.heartbeat_interval_ms()));
     }
     schedule_heartbeat();
+    schedule_activity_tick();
+    activity_->on_change([weak = weak_from_this()] {
+      if (auto self = weak.lock()) asio::post(self->strand_, [self] { self->send_activity(); });
+    });
   }
   finish_start(status, std::move(topology));
 }
@@ -311,10 +317,47 @@ void CoordClient::schedule_heartbeat() {
                                      self->config_.heartbeat_timeout.count()));
     }
     wire::ClientMessage hb;
-    hb.mutable_heartbeat();
+    *hb.mutable_heartbeat()->mutable_activity() = self->activity_->snapshot(Clock::now());
     self->conn_->send(std::make_shared<const std::string>(encode_message_frame(hb)));
     self->schedule_heartbeat();
   });
+}
+
+void CoordClient::schedule_activity_tick() {
+  const milliseconds interval = std::clamp(milliseconds(config_.num_processes), milliseconds(1000),
+                                           std::max(heartbeat_interval_, milliseconds(1000)));
+  activity_timer_.expires_after(interval);
+  activity_timer_.async_wait([self = shared_from_this()](asio::error_code ec) {
+    if (ec || self->closing_ || self->aborted_) return;
+    if (self->activity_->finished_since_snapshot()) self->send_activity();
+    self->schedule_activity_tick();
+  });
+}
+
+void CoordClient::send_activity() {
+  if (!formed_ || closing_ || aborted_ || !conn_) return;
+  wire::ClientMessage msg;
+  *msg.mutable_activity() = activity_->snapshot(Clock::now());
+  conn_->send(std::make_shared<const std::string>(encode_message_frame(msg)));
+}
+
+wire::StatusTable CoordClient::status_table(milliseconds timeout) const {
+  auto answer = std::make_shared<std::promise<wire::ServerMessage>>();
+  std::future<wire::ServerMessage> future = answer->get_future();
+  wire::ClientMessage msg;
+  msg.mutable_status();
+  // async_call is thread-safe and the query leaves this client as it was.
+  const_cast<CoordClient*>(this)->async_call(
+      std::move(msg), [answer](const wire::ServerMessage& m) { answer->set_value(m); });
+  if (future.wait_for(timeout) != std::future_status::ready) {
+    throw DeadlineExceeded(
+        fmt::format("the coordination service at {} did not answer a status "
+                    "query within {} ms",
+                    address_, timeout.count()));
+  }
+  const wire::ServerMessage m = future.get();
+  if (const Status s = status_of(m); !s.ok()) throw_status(s);
+  return m.status_table();
 }
 
 std::string FailureReport::to_string() const {
@@ -419,6 +462,7 @@ void CoordClient::close() {
     self->closing_ = true;
     self->retry_timer_.cancel();
     self->heartbeat_timer_.cancel();
+    self->activity_timer_.cancel();
     if (self->resolver_) self->resolver_->cancel();
     asio::error_code ignored;
     if (self->connecting_) self->connecting_->close(ignored);

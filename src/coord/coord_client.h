@@ -19,6 +19,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "coord/activity.h"
 #include "coord/connection.h"
 #include "coord/status.h"
 #include "coord/wire.h"
@@ -104,6 +105,14 @@ class CoordClient : public std::enable_shared_from_this<CoordClient> {
 
   const ClientConfig& config() const { return config_; }
 
+  // What this process is doing, for the service's live view: waits report here, and the client
+  // sends each change at once and the current state with every heartbeat. Thread-safe.
+  ActivityTracker& activity() const { return *activity_; }
+
+  // The service's live view of every process (status_board.h). Throws the service's error, or
+  // DeadlineExceeded when no answer comes within `timeout`. Thread-safe; changes nothing here.
+  wire::StatusTable status_table(std::chrono::milliseconds timeout) const;
+
   CoordClient(asio::io_context& io, ClientConfig config);  // use create()
 
  private:
@@ -115,6 +124,11 @@ class CoordClient : public std::enable_shared_from_this<CoordClient> {
   void on_registered(const wire::ServerMessage& msg);
   void finish_start(const Status& status, wire::Topology topology);
   void schedule_heartbeat();
+  void send_activity();
+  // Sends the activity when a call finished since the last send: every second in small jobs,
+  // less often in large ones (N ms, at most the heartbeat interval), so the service hears
+  // about 1000 such messages a second at most.
+  void schedule_activity_tick();
   void abort(const FailureReport& info);
   // Reports the service's death: as process 0's when it hosted the service.
   void service_lost(const std::string& reason);
@@ -130,6 +144,7 @@ class CoordClient : public std::enable_shared_from_this<CoordClient> {
   std::shared_ptr<FramedConnection> conn_;
   asio::steady_timer retry_timer_;
   asio::steady_timer heartbeat_timer_;
+  asio::steady_timer activity_timer_;
   std::unique_ptr<asio::ip::tcp::resolver> resolver_;
   std::unique_ptr<asio::ip::tcp::socket> connecting_;
   StartCallback start_done_;
@@ -153,6 +168,7 @@ class CoordClient : public std::enable_shared_from_this<CoordClient> {
   mutable std::mutex reason_mu_;
   std::string abort_reason_;
   std::string local_address_;  // guarded by reason_mu_
+  const std::unique_ptr<ActivityTracker> activity_ = std::make_unique<ActivityTracker>();
 };
 
 }  // namespace spmd

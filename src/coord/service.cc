@@ -59,6 +59,7 @@ CoordService::Impl::Impl(ServiceOptions options)
       leaver_timer_(io_),
       barriers_(opts_.num_processes),
       members_(opts_.num_processes),
+      board_(opts_.num_processes),
       links_(static_cast<size_t>(opts_.num_processes)) {
   acceptors_ = listen_on(io_, opts_.bind_address, listener_count(opts_.num_processes));
   for (auto& a : acceptors_) a.non_blocking(true);
@@ -66,10 +67,15 @@ CoordService::Impl::Impl(ServiceOptions options)
   barriers_.on_settled([this](const BarrierTable::InstanceKey& key) {
     barrier_deadlines_.erase({key.id, key.generation});  // destroying the timer cancels it
   });
+  if (!opts_.status_http_address.empty()) {
+    http_ = std::make_unique<StatusHttpServer>(io_, opts_.status_http_address, opts_.auth_token,
+                                               [this] { return status_json(status_table()); });
+  }
 }
 
 void CoordService::Impl::start() {
   for (auto& a : acceptors_) accept(a);
+  if (http_) http_->start();
   thread_.start("spmd-coord", kEventLoopStackBytes, [this] { io_.run(); });
 }
 
@@ -197,8 +203,12 @@ void CoordService::Impl::on_message(const std::shared_ptr<Session>& session,
   }
   const int p = session->process_id;
   if (p < 0) {
+    if (msg.body_case() == wire::ClientMessage::kStatus) {
+      session->handshake_timer->cancel();
+      return on_status_query(session, msg.request_id(), msg.status());
+    }
     if (msg.body_case() != wire::ClientMessage::kRegistration) {
-      drop(*session, "the first message was not a registration");
+      drop(*session, "the first message was not a registration or a status query");
       return;
     }
     on_register(session, msg.request_id(), msg.registration());
@@ -207,7 +217,9 @@ void CoordService::Impl::on_message(const std::shared_ptr<Session>& session,
   Link& link = links_[p];
   if (link.session != session) return;  // a stale connection of a replaced registration
   link.last_heard = Clock::now();
+  if (msg.body_case() == wire::ClientMessage::kActivity) return on_activity(p, msg.activity());
   if (msg.body_case() == wire::ClientMessage::kHeartbeat) {
+    if (msg.heartbeat().has_activity()) on_activity(p, msg.heartbeat().activity());
     wire::ServerMessage ack;
     ack.mutable_heartbeat_ack();
     send(*session, ack);
@@ -242,6 +254,8 @@ void CoordService::Impl::dispatch(const std::shared_ptr<Session>& session,
       return on_live_processes(*session, id);
     case wire::ClientMessage::kShutdown:
       return on_shutdown(session, id, msg.shutdown());
+    case wire::ClientMessage::kStatus:
+      return on_status_query(session, id, msg.status());
     case wire::ClientMessage::kRegistration:
       return reply(*session, id,
                    {StatusCode::kFailedPrecondition, "this connection is already registered"});
@@ -286,6 +300,7 @@ void CoordService::Impl::close_everything() {
   log_death_summary();
   asio::error_code ignored;
   for (auto& a : acceptors_) a.close(ignored);
+  if (http_) http_->stop();
   heartbeat_timer_.cancel();
   leaver_timer_.cancel();
   barrier_deadlines_.clear();
@@ -296,6 +311,7 @@ CoordService::CoordService(ServiceOptions options)
     : impl_(std::make_unique<Impl>(std::move(options))) {}
 CoordService::~CoordService() = default;
 uint16_t CoordService::port() const { return impl_->port(); }
+std::string CoordService::status_url() const { return impl_->status_url(); }
 void CoordService::start() { impl_->start(); }
 void CoordService::stop() { impl_->stop(); }
 bool CoordService::wait_until_finished(std::chrono::milliseconds timeout) {

@@ -37,6 +37,8 @@ struct ServiceOptions {
   std::chrono::milliseconds handshake_timeout = std::chrono::seconds(10);
   // Processes presenting another token are refused.
   std::string auth_token;
+  // "ip:port" where the status page is served (status_http.h), or empty: none.
+  std::string status_http_address;
 };
 
 class CoordService {
@@ -51,6 +53,10 @@ class CoordService {
 
   // The port the service listens on.
   uint16_t port() const;
+
+  // The status page's address with its token ("http://127.0.0.1:8080/?token=…"), or empty when
+  // ServiceOptions::status_http_address is.
+  std::string status_url() const;
 
   // Starts serving on a thread of its own.
   void start();

@@ -76,6 +76,7 @@ void CoordService::Impl::declare_dead(int process, std::string reason) {
 void CoordService::Impl::handle_death(int p, const std::string& reason) {
   const bool first = !members_.first_dead();
   if (!members_.mark_dead(p)) return;
+  board_.dead(p, reason);
   ++deaths_;
   log_death(p, reason);
   if (first) tell_everyone_of_failure(p, reason);

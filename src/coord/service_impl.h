@@ -6,6 +6,8 @@
 //   service_registration.cc  registration, forming the cluster, the topology
 //   service_requests.cc      key-value requests, barriers, the live-process query
 //   service_departures.cc    heartbeats, deaths, processes leaving, the shutdown barrier
+//   service_status.cc        the live view: status queries, what processes report, what a
+//                            barrier's timeout says about those missing
 // The states of the processes are a socket-free Membership; the key-value store and barriers
 // are the socket-free KvStore and BarrierTable. What is left here is wiring them to connections.
 //
@@ -35,6 +37,9 @@
 #include "coord/membership.h"
 #include "coord/service.h"
 #include "coord/status.h"
+#include "coord/status_board.h"
+#include "coord/status_http.h"
+#include "coord/status_query.h"
 #include "protocol.pb.h"
 
 namespace spmd {
@@ -48,6 +53,7 @@ class CoordService::Impl {
   ~Impl() { stop(); }
 
   uint16_t port() const { return port_; }
+  std::string status_url() const { return http_ ? http_->url() : ""; }
   void start();
   void stop();
   bool wait_until_finished(milliseconds timeout);
@@ -121,6 +127,14 @@ class CoordService::Impl {
   void release_shutdown_waiters(const Status& status);
   void update_finished();
 
+  // service_status.cc
+  void on_status_query(const std::shared_ptr<Session>& session, uint64_t request_id,
+                       const wire::StatusRequest& req);
+  void on_activity(int process, const wire::Activity& activity);
+  wire::StatusTable status_table() const;
+  // " Now: process 3 (host b, pid 77) is …; process 5 …" for the first few of `ids`.
+  std::string what_they_do(const std::vector<int>& ids) const;
+
   ServiceOptions opts_;
   asio::io_context io_;
   std::vector<asio::ip::tcp::acceptor> acceptors_;  // never resized after construction
@@ -129,11 +143,13 @@ class CoordService::Impl {
   uint16_t port_ = 0;
   FixedStackThread thread_;
   std::atomic<bool> stopped_{false};
+  std::unique_ptr<StatusHttpServer> http_;  // the status page, when asked for
 
   // Event-loop state.
   KvStore kv_;
   BarrierTable barriers_;
   Membership members_;
+  StatusBoard board_;
   std::vector<Link> links_;  // by process id
   std::set<std::shared_ptr<Session>> sessions_;
   bool stopping_ = false;
@@ -166,6 +182,9 @@ class CoordService::Impl {
   std::atomic<uint64_t> shutdown_arrivals_{0};
   std::atomic<uint64_t> deaths_{0};
 };
+
+// Constant time in the common length, so the comparison leaks nothing but the length.
+bool tokens_equal(const std::string& a, const std::string& b);
 
 // Server-side timeouts asked for by clients are clamped to [0, a day].
 std::chrono::milliseconds clamp_client_timeout(int64_t ms);

@@ -18,15 +18,6 @@ namespace {
 constexpr int kMaxDevicesPerProcess = 1 << 16;
 constexpr size_t kMaxHostIdBytes = 1024;
 
-bool tokens_equal(const std::string& a, const std::string& b) {
-  // Constant time in the common length, so the comparison leaks nothing but the length.
-  unsigned diff = a.size() == b.size() ? 0 : 1;
-  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
-    diff |= static_cast<unsigned char>(a[i]) ^ static_cast<unsigned char>(b[i]);
-  }
-  return diff == 0;
-}
-
 MemberInfo member_info(const wire::RegisterRequest& req) {
   MemberInfo info;
   info.host_id = req.host_id();
@@ -37,6 +28,15 @@ MemberInfo member_info(const wire::RegisterRequest& req) {
 }
 
 }  // namespace
+
+bool tokens_equal(const std::string& a, const std::string& b) {
+  // Constant time in the common length, so the comparison leaks nothing but the length.
+  unsigned diff = a.size() == b.size() ? 0 : 1;
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+    diff |= static_cast<unsigned char>(a[i]) ^ static_cast<unsigned char>(b[i]);
+  }
+  return diff == 0;
+}
 
 std::optional<Status> CoordService::Impl::check_registration(
     const wire::RegisterRequest& req) const {

@@ -30,16 +30,21 @@ void CoordService::Impl::on_kv_get(const std::shared_ptr<Session>& session, uint
   if (!req.blocking()) return reply(*session, request_id, {});
   const milliseconds timeout = clamp_client_timeout(req.timeout_ms());
   auto timer = std::make_shared<asio::steady_timer>(io_, timeout);
+  const int p = session->process_id;
+  const uint64_t shown =
+      board_.enter_wait(p, fmt::format("key_value_get '{}'", req.key()), {}, Clock::now());
   const uint64_t token =
-      kv_.wait(req.key(), [this, session, request_id, timer](const std::string& value) {
+      kv_.wait(req.key(), [this, session, request_id, timer, p, shown](const std::string& value) {
         timer->cancel();
+        board_.leave_wait(p, shown);
         wire::ServerMessage out;
         out.set_value(value);
         reply_ok(*session, request_id, std::move(out));
       });
-  timer->async_wait([this, session, request_id, token, key = req.key(),
-                     timeout](asio::error_code ec) {
+  timer->async_wait([this, session, request_id, token, key = req.key(), timeout, p,
+                     shown](asio::error_code ec) {
     if (ec || !kv_.cancel_wait(token)) return;
+    board_.leave_wait(p, shown);
     reply(*session, request_id,
           {StatusCode::kDeadlineExceeded,
            fmt::format("key '{}' was not set by any process within {} ms", key, timeout.count())});
@@ -108,9 +113,19 @@ void CoordService::Impl::on_barrier(const std::shared_ptr<Session>& session, uin
   ++barrier_arrivals_;
   if (const auto blocked = barrier_blocked(req)) return reply(*session, request_id, *blocked);
   const std::vector<int> participants(req.process_ids().begin(), req.process_ids().end());
-  auto key = barriers_.arrive(
-      req.id(), session->process_id, participants,
-      [this, session, request_id](const Status& status) { reply(*session, request_id, status); });
+  const int p = session->process_id;
+  // The live view shows the wait until it is answered, with who has not arrived.
+  auto pending = std::make_shared<std::optional<BarrierTable::InstanceKey>>();
+  const uint64_t shown = board_.enter_wait(
+      p, fmt::format("barrier '{}' #{}", req.id(), barriers_.arrivals(req.id(), p)),
+      [this, pending] { return *pending ? barriers_.missing(**pending) : std::vector<int>{}; },
+      Clock::now());
+  auto key = barriers_.arrive(req.id(), p, participants,
+                              [this, session, request_id, p, shown](const Status& status) {
+                                board_.leave_wait(p, shown);
+                                reply(*session, request_id, status);
+                              });
+  *pending = key;
   if (key) arm_barrier_deadline(*key, clamp_client_timeout(req.timeout_ms()));
 }
 
@@ -129,7 +144,9 @@ void CoordService::Impl::arm_barrier_deadline(const BarrierTable::InstanceKey& k
   d.timeout = timeout;
   d.timer->expires_at(deadline);
   d.timer->async_wait([this, key, timeout](asio::error_code ec) {
-    if (!ec) barriers_.expire(key, fmt::format("{} ms", timeout.count()));
+    if (ec) return;
+    barriers_.expire(key, fmt::format("{} ms", timeout.count()),
+                     [this](const std::vector<int>& missing) { return what_they_do(missing); });
   });
 }
 

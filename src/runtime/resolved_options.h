@@ -27,7 +27,8 @@ struct ResolvedOptions {
   std::chrono::milliseconds heartbeat_timeout{0};
   std::chrono::milliseconds shutdown_timeout{0};
   int preemption_signal = SIGTERM;
-  std::string source;  // where the cluster arguments came from: "Options", "env", …
+  std::string status_http;  // "ip:port" of the status page, or empty: none
+  std::string source;       // where the cluster arguments came from: "Options", "env", …
 };
 
 // The number of CPU devices a process owns outside a cluster, and the default inside one:

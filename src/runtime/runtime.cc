@@ -138,8 +138,12 @@ std::unique_ptr<CoordService> start_service(const ResolvedOptions& opts) {
   so.bind_address = opts.bind_address;
   so.heartbeat_timeout = opts.heartbeat_timeout;
   so.auth_token = opts.auth_token;
+  so.status_http_address = opts.status_http;
   auto service = std::make_unique<CoordService>(so);
   service->start();
+  if (!opts.status_http.empty()) {
+    std::fprintf(stderr, "spmd: status page at %s\n", service->status_url().c_str());
+  }
   return service;
 }
 

@@ -6,7 +6,8 @@
 //   comm_probe verify [--large]  every op x dtypes x counts, world and all-devices groups
 //   comm_probe mismatch-{count,large-count,op,dtype,order,root}  the last process differs
 //   comm_probe kill              the last process dies in the middle of an all_reduce
-//   comm_probe absent            the last process skips a call (run with SPMD_COLLECTIVE_TIMEOUT)
+//   comm_probe absent            after one all_reduce together, the last process skips the next
+//                                (run with SPMD_COLLECTIVE_TIMEOUT)
 //   comm_probe split             world.split by parity, then collectives in the halves
 //   comm_probe p2p               send/recv around a ring and permute
 //   comm_probe after-shutdown    a communicator used and dropped after shutdown()
@@ -403,9 +404,10 @@ int main(int argc, char** argv) {
     } else if (mode == "absent") {
       Communicator w = spmd::world();
       std::vector<float> a(8, 1.0f);
+      w.all_reduce(a);
       if (w.rank() == w.size() - 1) {
         say("skipping");
-        std::this_thread::sleep_for(std::chrono::seconds(4));
+        std::this_thread::sleep_for(std::chrono::seconds(5));
       } else {
         try {
           w.all_reduce(a);

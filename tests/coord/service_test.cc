@@ -13,6 +13,7 @@
 
 #include "coord/coord_client.h"
 #include "coord/frame.h"
+#include "coord/status_query.h"
 #include "runtime/io_thread.h"
 #include "spmd/coordination_client.h"
 #include "spmd/error.h"
@@ -206,6 +207,88 @@ TEST_F(ServiceTest, Barrier_TimesOutNamingMissingProcesses) {
           << e.what();
     }
   }
+}
+
+// Process 1 is in a blocking key-value get, process 3 reported a collective it finished: the
+// timeout says so for each, from the live view.
+TEST_F(ServiceTest, ABarrierTimeoutSaysWhatEachMissingProcessIsDoing) {
+  start_service(4);
+  auto clients = start_all();
+  auto getter = std::async(std::launch::async, [&] {
+    return distributed::Client(clients[1]).blocking_key_value_get("never", 1s);
+  });
+  clients[3]->activity().note_finished("all_reduce", 41);
+  clients[3]->activity().end_wait(clients[3]->activity().begin_wait("x", {}, Clock::now()));
+  std::this_thread::sleep_for(200ms);  // the get and the report reach the service
+  auto w2 = std::async(std::launch::async,
+                       [&] { distributed::Client(clients[2]).wait_at_barrier("b", 5s); });
+  try {
+    distributed::Client(clients[0]).wait_at_barrier("b", 300ms);
+    ADD_FAILURE() << "barrier returned";
+  } catch (const DeadlineExceeded& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("missing processes: 1, 3. "), std::string::npos) << what;
+    EXPECT_NE(what.find("Now: process 1 (host node1, pid 1001) is in key_value_get 'never' since"),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("process 3 (host node3, pid 1003) has been running its own code since it "
+                        "finished all_reduce #41, "),
+              std::string::npos)
+        << what;
+  }
+  EXPECT_THROW(w2.get(), DeadlineExceeded);
+  EXPECT_THROW(getter.get(), DeadlineExceeded);
+}
+
+// A process's own query and spmd-status's (a stranger with the token) see the same table: who
+// is blocked where, waiting for whom, and who is waited for.
+TEST_F(ServiceTest, TheStatusTableShowsWhoWaitsForWhom) {
+  start_service(3, 10s, "secret");
+  std::vector<std::shared_ptr<CoordClient>> clients;
+  for (int i = 0; i < 3; ++i) {
+    auto cc = config(i);
+    cc.auth_token = "secret";
+    clients.push_back(CoordClient::create(io_.context(), cc));
+  }
+  std::vector<std::future<wire::Topology>> started;
+  for (auto& c : clients)
+    started.push_back(std::async(std::launch::async, [c] { return c->start(); }));
+  for (auto& f : started) f.get();
+  auto w0 = std::async(std::launch::async,
+                       [&] { distributed::Client(clients[0]).wait_at_barrier("epoch-end", 5s); });
+  const uint64_t shown =
+      clients[1]->activity().begin_wait("all_reduce #7 (sum, float32 x 8)", {2}, Clock::now() - 3s);
+  std::this_thread::sleep_for(200ms);
+  const std::string address = "127.0.0.1:" + std::to_string(service_->port());
+  for (const wire::StatusTable& table :
+       {clients[2]->status_table(5s), query_status(address, "secret", 5s)}) {
+    ASSERT_EQ(table.processes_size(), 3);
+    const auto& p0 = table.processes(0);
+    EXPECT_EQ(p0.state(), "blocked");
+    EXPECT_EQ(p0.call(), "barrier 'epoch-end' #0");
+    EXPECT_EQ(std::vector<int>(p0.waiting_for().begin(), p0.waiting_for().end()),
+              (std::vector<int>{1, 2}));
+    const auto& p1 = table.processes(1);
+    EXPECT_EQ(p1.state(), "blocked");
+    EXPECT_EQ(p1.call(), "all_reduce #7 (sum, float32 x 8)");
+    EXPECT_GE(p1.since_ms(), 3000);
+    EXPECT_EQ(p1.waited_for_by(), 1);
+    const auto& p2 = table.processes(2);
+    EXPECT_EQ(p2.state(), "running");
+    EXPECT_EQ(p2.waited_for_by(), 2);
+    EXPECT_EQ(p2.hostname(), "node2");
+    EXPECT_EQ(p2.pid(), 1002);
+  }
+  EXPECT_THROW(query_status(address, "wrong", 5s), PermissionDenied);
+  clients[1]->activity().end_wait(shown);
+  std::this_thread::sleep_for(200ms);
+  EXPECT_EQ(clients[2]->status_table(5s).processes(1).state(), "running");
+  auto w1 = std::async(std::launch::async,
+                       [&] { distributed::Client(clients[1]).wait_at_barrier("epoch-end", 5s); });
+  distributed::Client(clients[2]).wait_at_barrier("epoch-end", 5s);
+  w0.get();
+  w1.get();
+  EXPECT_EQ(clients[2]->status_table(5s).processes(0).state(), "running");
 }
 
 TEST_F(ServiceTest, WaitingTwiceOnOneBarrierIdIsAnError) {

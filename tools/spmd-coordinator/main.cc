@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   std::string bind = "[::]";
   std::string token;
   double heartbeat_s = 100;
+  std::string status_http;
   app.add_option("--port", port, "port to listen on")->required()->check(CLI::Range(0, 65535));
   app.add_option("--num-processes", n, "number of processes in the cluster")
       ->required()
@@ -29,7 +30,12 @@ int main(int argc, char** argv) {
   app.add_option("--auth-token", token, "shared secret (default: $SPMD_AUTH_TOKEN, or none)");
   app.add_option("--heartbeat-timeout", heartbeat_s, "seconds of silence before a process is dead")
       ->check(CLI::PositiveNumber);
+  app.add_option("--status-http", status_http,
+                 "serve the live status page at this ip:port (a port alone: 127.0.0.1)");
   CLI11_PARSE(app, argc, argv);
+  if (!status_http.empty() && status_http.find(':') == std::string::npos) {
+    status_http = "127.0.0.1:" + status_http;
+  }
   if (token.empty()) {
     if (const char* t = std::getenv("SPMD_AUTH_TOKEN")) token = t;
   }
@@ -46,10 +52,14 @@ int main(int argc, char** argv) {
   options.bind_address = (v6 ? "[" + bind + "]" : bind) + ":" + std::to_string(port);
   options.heartbeat_timeout = std::chrono::milliseconds(static_cast<int64_t>(heartbeat_s * 1000));
   options.auth_token = token;
+  options.status_http_address = status_http;
   try {
     spmd::CoordService service(options);
     service.start();
     std::printf("spmd-coordinator: listening on port %u for %d processes\n", service.port(), n);
+    if (!status_http.empty()) {
+      std::printf("spmd-coordinator: status page at %s\n", service.status_url().c_str());
+    }
     std::fflush(stdout);
     const timespec tick{0, 200L * 1000 * 1000};
     while (!service.wait_until_finished(std::chrono::milliseconds(0))) {

@@ -10,6 +10,12 @@
 // --max-restarts N: when a process fails, the whole job is stopped and started again (a new
 // cluster, on a new port), up to N times, as torchrun's --max-restarts; the program resumes from
 // its checkpoints (CheckpointManager::latest_step()). A timeout or Ctrl-C is not restarted.
+//
+//   spmdrun --status [--json] [PID]
+//
+// prints the live view of a running job (as spmd-status does): every spmdrun of this user
+// leaves its job's address and token where this finds them (job_file.h). PID picks one job
+// when several run.
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
@@ -18,6 +24,9 @@
 #include <vector>
 
 #include "common/subprocess.h"
+#include "coord/status_query.h"
+#include "spmd/error.h"
+#include "spmdrun/job_file.h"
 #include "spmdrun/supervisor.h"
 
 namespace {
@@ -54,9 +63,53 @@ spmd::tools::JobOptions job_options(int n, int cpu_devices, int port, const std:
   return job;
 }
 
+// spmdrun --status [--json] [PID]: the live view of this user's running job.
+int print_status(const std::vector<std::string>& args) {
+  bool json = false;
+  int pid = 0;
+  for (const std::string& a : args) {
+    if (a == "--json") {
+      json = true;
+    } else if (!a.empty() && a.find_first_not_of("0123456789") == std::string::npos) {
+      pid = std::stoi(a);
+    } else {
+      std::fprintf(stderr, "spmdrun: usage: spmdrun --status [--json] [PID]\n");
+      return 2;
+    }
+  }
+  std::vector<spmd::tools::RunningJob> jobs;
+  try {
+    jobs = spmd::tools::running_jobs();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "spmdrun: %s\n", e.what());
+    return 1;
+  }
+  std::erase_if(jobs, [pid](const auto& j) { return pid != 0 && j.pid != pid; });
+  if (jobs.size() != 1) {
+    std::fprintf(stderr, "spmdrun: %s\n",
+                 jobs.empty() ? "no running spmdrun job of this user found"
+                              : "several jobs run; name one by its spmdrun pid:");
+    for (const auto& j : jobs) std::fprintf(stderr, "  %d  %s\n", j.pid, j.address.c_str());
+    return 1;
+  }
+  try {
+    const auto table =
+        spmd::query_status(jobs[0].address, jobs[0].token, std::chrono::milliseconds(5000));
+    std::printf("job of spmdrun %d, coordinator %s\n", jobs[0].pid, jobs[0].address.c_str());
+    std::fputs((json ? spmd::status_json(table) + "\n" : spmd::status_text(table)).c_str(), stdout);
+    return 0;
+  } catch (const spmd::Error& e) {
+    std::fprintf(stderr, "spmdrun: %s\n", e.what());
+    return 1;
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc >= 2 && std::string(argv[1]) == "--status") {
+    return print_status(std::vector<std::string>(argv + 2, argv + argc));
+  }
   CLI::App app{"spmdrun: run N processes of one program as an spmd cluster on this machine"};
   int n = 0;
   int cpu_devices = 0;
@@ -87,7 +140,8 @@ int main(int argc, char** argv) {
       "Usage: spmdrun -n N [options] [--] PROGRAM ARGS...\n"
       "Output lines are prefixed with the process index. When one process fails, the others get\n"
       "SIGTERM (then SIGKILL after --grace) and spmdrun exits with the failed process's code,\n"
-      "or, with --max-restarts, starts the whole job again. --timeout bounds all attempts.");
+      "or, with --max-restarts, starts the whole job again. --timeout bounds all attempts.\n"
+      "spmdrun --status [--json] [PID] prints what every process of a running job is doing.");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -102,10 +156,12 @@ int main(int argc, char** argv) {
   }
   if (token.empty()) token = random_token();
   const auto started = std::chrono::steady_clock::now();
+  spmd::tools::JobFile job_file;
   for (int attempt = 0;; ++attempt) {
     // Each attempt is a new cluster: a new service, on a new free port unless --port.
-    spmd::tools::JobOptions job =
-        job_options(n, cpu_devices, port != 0 ? port : spmd::tools::free_port(), token, attempt);
+    const int attempt_port = port != 0 ? port : spmd::tools::free_port();
+    job_file.publish("127.0.0.1:" + std::to_string(attempt_port), token);
+    spmd::tools::JobOptions job = job_options(n, cpu_devices, attempt_port, token, attempt);
     job.command = command;
     job.grace = std::chrono::milliseconds(static_cast<int64_t>(grace_s * 1000));
     job.timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));

@@ -1,0 +1,169 @@
+#include "coord/status_board.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "coord/barrier_table.h"
+
+namespace spmd {
+namespace {
+
+// At most this many ids per row go into a table; the counts behind waited_for_by use them all.
+constexpr size_t kListedWaitingFor = 32;
+// Heartbeats come at most 10 s apart: a process unheard for longer is not answering.
+constexpr int64_t kStaleHeartbeatMs = 10000;
+
+int64_t ms_between(StatusBoard::Clock::time_point from, StatusBoard::Clock::time_point to) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(to - from).count();
+}
+
+std::string age(int64_t ms) {
+  if (ms < 1000) return fmt::format("{} ms", ms);
+  if (ms < 100000) return fmt::format("{:.1f} s", static_cast<double>(ms) / 1000);
+  return fmt::format("{} s", ms / 1000);
+}
+
+}  // namespace
+
+StatusBoard::StatusBoard(int num_processes) : rows_(static_cast<size_t>(num_processes)) {}
+
+void StatusBoard::report(int process, const wire::Activity& activity, Clock::time_point now) {
+  Reported& r = rows_[process].reported;
+  r.known = true;
+  r.blocked = activity.blocked();
+  r.call = activity.call();
+  r.since = now - std::chrono::milliseconds(std::max<int64_t>(0, activity.for_ms()));
+  if (activity.for_ms() < 0) r.since = Clock::time_point{};
+  r.waiting_for.clear();
+  const int n = static_cast<int>(rows_.size());
+  for (int p : activity.waiting_for()) {
+    if (p >= 0 && p < n && r.waiting_for.size() < static_cast<size_t>(n)) {
+      r.waiting_for.push_back(p);
+    }
+  }
+}
+
+uint64_t StatusBoard::enter_wait(int process, std::string call, Missing missing,
+                                 Clock::time_point now) {
+  const uint64_t token = next_token_++;
+  rows_[process].waits.push_back({token, std::move(call), std::move(missing), now});
+  return token;
+}
+
+void StatusBoard::leave_wait(int process, uint64_t token) {
+  auto& waits = rows_[process].waits;
+  std::erase_if(waits, [token](const ServiceWait& w) { return w.token == token; });
+}
+
+void StatusBoard::dead(int process, std::string reason) {
+  rows_[process].death = std::move(reason);
+  rows_[process].waits.clear();
+}
+
+void StatusBoard::fill(wire::ProcessStatus& out, int p, const Context& context,
+                       Clock::time_point now) const {
+  const Row& row = rows_[p];
+  out.set_process_id(p);
+  out.set_since_ms(-1);
+  const auto heard = context.last_heard(p);
+  out.set_heartbeat_age_ms(heard ? ms_between(*heard, now) : -1);
+  switch (context.members.state(p)) {
+    case MemberState::kEmpty:
+      out.set_state("not registered");
+      return;
+    case MemberState::kPending:
+      out.set_state("registering");
+      break;
+    case MemberState::kDead:
+      out.set_state("dead");
+      out.set_detail(row.death);
+      break;
+    case MemberState::kLeaving:
+      out.set_state("leaving");
+      break;
+    case MemberState::kLeft:
+      out.set_state("left");
+      break;
+    case MemberState::kLive:
+      break;
+  }
+  out.set_hostname(context.members.info(p).hostname);
+  out.set_pid(context.members.info(p).pid);
+  if (context.members.state(p) != MemberState::kLive) return;
+  if (!row.waits.empty()) {
+    const ServiceWait& w = row.waits.front();
+    out.set_state("blocked");
+    out.set_call(w.call);
+    out.set_since_ms(ms_between(w.since, now));
+    if (w.missing) {
+      for (int q : w.missing()) out.add_waiting_for(q);
+    }
+    return;
+  }
+  const Reported& r = row.reported;
+  out.set_state(r.known && r.blocked ? "blocked" : "running");
+  out.set_call(r.call);
+  if (r.known && r.since != Clock::time_point{}) out.set_since_ms(ms_between(r.since, now));
+  if (r.blocked) {
+    for (int q : r.waiting_for) out.add_waiting_for(q);
+  }
+}
+
+wire::StatusTable StatusBoard::table(const Context& context, Clock::time_point now) const {
+  const int n = static_cast<int>(rows_.size());
+  wire::StatusTable table;
+  table.set_num_processes(n);
+  std::vector<int> waited(rows_.size(), 0);
+  for (int p = 0; p < n; ++p) {
+    wire::ProcessStatus& row = *table.add_processes();
+    fill(row, p, context, now);
+    for (int q : row.waiting_for()) ++waited[q];
+    if (static_cast<size_t>(row.waiting_for_size()) > kListedWaitingFor) {
+      row.mutable_waiting_for()->Truncate(kListedWaitingFor);
+    }
+  }
+  for (int p = 0; p < n; ++p) table.mutable_processes(p)->set_waited_for_by(waited[p]);
+  return table;
+}
+
+std::string StatusBoard::describe(const wire::ProcessStatus& row) {
+  std::string who = fmt::format("process {}", row.process_id());
+  if (!row.hostname().empty()) {
+    who += fmt::format(" (host {}, pid {})", row.hostname(), row.pid());
+  }
+  const std::string& state = row.state();
+  std::string what;
+  if (state == "dead") {
+    what = row.detail().empty() ? "is dead" : fmt::format("is dead ({})", row.detail());
+  } else if (state == "blocked") {
+    what = fmt::format("is in {}", row.call());
+    if (row.since_ms() >= 0) what += " since " + age(row.since_ms());
+    if (row.waiting_for_size() > 0) {
+      std::vector<int> ids(row.waiting_for().begin(), row.waiting_for().end());
+      what += ", waiting for process" + std::string(ids.size() > 1 ? "es " : " ") +
+              format_process_list(ids);
+    }
+  } else if (state == "running") {
+    if (row.call().empty()) {
+      what = "is running its own code (it has finished no collective call yet)";
+    } else {
+      what = fmt::format("has been running its own code since it finished {}", row.call());
+      if (row.since_ms() >= 0) what += ", " + age(row.since_ms()) + " ago";
+    }
+  } else if (state == "leaving") {
+    what = "has called shutdown() and waits there for the others";
+  } else if (state == "left") {
+    what = "has called shutdown() and left";
+  } else {
+    what = "has not registered";
+  }
+  if (state != "dead" && row.heartbeat_age_ms() > kStaleHeartbeatMs) {
+    what += fmt::format(" (last heard from {} ago: it may be stopped or cut off)",
+                        age(row.heartbeat_age_ms()));
+  }
+  return who + " " + what;
+}
+
+}  // namespace spmd

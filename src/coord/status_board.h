@@ -1,0 +1,85 @@
+// The live view of a cluster: per process, what it is doing now, as the coordination service
+// knows it. Not thread-safe: the service's event loop owns it.
+//
+// Two sources feed it. Waits the service sees itself: a barrier or a blocking key-value get,
+// from the request's arrival to its answer. And what processes report (activity.h): a
+// collective that has waited longer than a few milliseconds, with the peers that have not
+// arrived, and the last call they finished. A service-side wait shows first; a process in no
+// wait is "running its own code" since its last reported call.
+//
+// Costs: O(1) per report and per wait; table() is O(N + the waits' lists), asked for only by
+// spmd-status, the web page and a timeout's error.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "coord/membership.h"
+#include "coord/wire.h"
+
+namespace spmd {
+
+class StatusBoard {
+ public:
+  using Clock = std::chrono::steady_clock;
+  // Who a service-side wait is still waiting for, computed when a table is made.
+  using Missing = std::function<std::vector<int>()>;
+
+  // `num_processes` at least 1.
+  explicit StatusBoard(int num_processes);
+
+  // What `process` said it is doing (a heartbeat's, or an activity message).
+  void report(int process, const wire::Activity& activity, Clock::time_point now);
+
+  // A service-side wait of `process` begins ("barrier 'epoch-end'"); returns the token for
+  // leave_wait(). `missing` may be empty (a key-value get waits for no one in particular).
+  uint64_t enter_wait(int process, std::string call, Missing missing, Clock::time_point now);
+  void leave_wait(int process, uint64_t token);
+
+  // The process died; `reason` is what the service told the others.
+  void dead(int process, std::string reason);
+
+  // What table() needs from the rest of the service.
+  struct Context {
+    const Membership& members;
+    // When the service last heard from a process (a message of any kind); nullopt: never.
+    std::function<std::optional<Clock::time_point>(int)> last_heard;
+  };
+  wire::StatusTable table(const Context& context, Clock::time_point now) const;
+
+  // One clause about a row, for errors and spmd-status: "process 3 (host b, pid 77) is in
+  // barrier 'epoch-end' since 41 s", "… has been running its own code since it finished
+  // all_reduce #881, 600 s ago", "… is dead (connection lost)".
+  static std::string describe(const wire::ProcessStatus& row);
+
+ private:
+  struct ServiceWait {
+    uint64_t token = 0;
+    std::string call;
+    Missing missing;
+    Clock::time_point since;
+  };
+  struct Reported {
+    bool known = false;
+    bool blocked = false;
+    std::string call;
+    Clock::time_point since;
+    std::vector<int> waiting_for;
+  };
+  struct Row {
+    std::vector<ServiceWait> waits;  // oldest first
+    Reported reported;
+    std::string death;
+  };
+
+  void fill(wire::ProcessStatus& out, int process, const Context& context,
+            Clock::time_point now) const;
+
+  std::vector<Row> rows_;
+  uint64_t next_token_ = 1;
+};
+
+}  // namespace spmd

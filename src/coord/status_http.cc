@@ -1,0 +1,169 @@
+#include "coord/status_http.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "coord/address.h"
+#include "spmd/error.h"
+
+namespace spmd {
+namespace {
+
+using asio::ip::tcp;
+
+constexpr size_t kMaxRequestBytes = 8192;
+constexpr std::chrono::seconds kRequestDeadline{5};
+constexpr int kMaxOpen = 16;
+
+bool same(const std::string& a, const std::string& b) {
+  unsigned diff = a.size() == b.size() ? 0 : 1;
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+    diff |= static_cast<unsigned char>(a[i]) ^ static_cast<unsigned char>(b[i]);
+  }
+  return diff == 0;
+}
+
+// The value of `key` in a query string "a=1&token=xyz", percent-decoding nothing: tokens are
+// hex or plain words, and anything else simply does not match.
+std::string query_value(const std::string& query, const std::string& key) {
+  size_t at = 0;
+  while (at <= query.size()) {
+    const size_t end = std::min(query.find('&', at), query.size());
+    const std::string pair = query.substr(at, end - at);
+    if (pair.rfind(key + "=", 0) == 0) return pair.substr(key.size() + 1);
+    at = end + 1;
+  }
+  return "";
+}
+
+std::string http(int code, const char* reason, const char* type, const std::string& body) {
+  return fmt::format(
+      "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nCache-Control: no-store\r\n"
+      "X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n{}",
+      code, reason, type, body.size(), body);
+}
+
+}  // namespace
+
+struct StatusHttpServer::Exchange {
+  explicit Exchange(tcp::socket s, asio::io_context& io) : socket(std::move(s)), timer(io) {}
+  tcp::socket socket;
+  asio::steady_timer timer;
+  std::string request;
+  std::string response;
+};
+
+StatusHttpServer::StatusHttpServer(asio::io_context& io, const std::string& address,
+                                   std::string auth_token, std::function<std::string()> json)
+    : io_(io), acceptor_(io), token_(std::move(auth_token)), json_(std::move(json)) {
+  const HostPort hp = parse_host_port(address, "the status page's address", true);
+  asio::error_code ec;
+  const auto ip = asio::ip::make_address(hp.host, ec);
+  if (ec) {
+    throw InvalidArgument(
+        fmt::format("the status page's address '{}' must be an IP address and "
+                    "port, like 127.0.0.1:8080",
+                    address));
+  }
+  const tcp::endpoint endpoint(ip, hp.port);
+  acceptor_.open(endpoint.protocol(), ec);
+  if (!ec) acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
+  if (!ec) acceptor_.bind(endpoint, ec);
+  if (!ec) acceptor_.listen(kMaxOpen, ec);
+  if (ec) {
+    throw Error(fmt::format("cannot serve the status page on {}: {}", address, ec.message()));
+  }
+  host_ = hp.host;
+  port_ = acceptor_.local_endpoint().port();
+}
+
+StatusHttpServer::~StatusHttpServer() = default;
+
+std::string StatusHttpServer::url() const {
+  const bool v6 = host_.find(':') != std::string::npos;
+  std::string url = fmt::format("http://{}:{}/", v6 ? "[" + host_ + "]" : host_, port_);
+  if (!token_.empty()) url += "?token=" + token_;
+  return url;
+}
+
+void StatusHttpServer::start() { accept(); }
+
+void StatusHttpServer::stop() {
+  asio::error_code ignored;
+  acceptor_.close(ignored);
+}
+
+void StatusHttpServer::accept() {
+  acceptor_.async_accept([this](asio::error_code ec, tcp::socket socket) {
+    if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
+    if (!ec && open_ < kMaxOpen) {
+      ++open_;
+      auto x = std::make_shared<Exchange>(std::move(socket), io_);
+      x->timer.expires_after(kRequestDeadline);
+      x->timer.async_wait([x](asio::error_code e) {
+        asio::error_code ignored;
+        if (!e) x->socket.close(ignored);  // too slow: the pending read ends with an error
+      });
+      read(x);
+    }
+    accept();
+  });
+}
+
+void StatusHttpServer::read(const std::shared_ptr<Exchange>& x) {
+  auto chunk = std::make_shared<std::array<char, 1024>>();
+  x->socket.async_read_some(asio::buffer(*chunk), [this, x, chunk](asio::error_code ec, size_t n) {
+    if (ec) {
+      --open_;
+      x->timer.cancel();
+      return;
+    }
+    x->request.append(chunk->data(), n);
+    if (x->request.find("\r\n\r\n") != std::string::npos) return answer(x);
+    if (x->request.size() >= kMaxRequestBytes) {
+      x->request = "TOO LARGE";
+      return answer(x);
+    }
+    read(x);
+  });
+}
+
+void StatusHttpServer::answer(const std::shared_ptr<Exchange>& x) {
+  const std::string line = x->request.substr(0, x->request.find("\r\n"));
+  x->response = respond(line);
+  asio::async_write(x->socket, asio::buffer(x->response), [this, x](asio::error_code, size_t) {
+    --open_;
+    x->timer.cancel();
+    asio::error_code ignored;
+    x->socket.shutdown(tcp::socket::shutdown_both, ignored);
+    x->socket.close(ignored);
+  });
+}
+
+std::string StatusHttpServer::respond(const std::string& request_line) const {
+  if (request_line == "TOO LARGE") {
+    return http(431, "Request Header Fields Too Large", "text/plain", "request too large\n");
+  }
+  // "GET /status.json?token=x HTTP/1.1"
+  const size_t sp1 = request_line.find(' ');
+  const size_t sp2 = request_line.rfind(' ');
+  if (sp1 == std::string::npos || sp2 <= sp1 || request_line.substr(0, sp1) != "GET") {
+    return http(405, "Method Not Allowed", "text/plain", "only GET is served\n");
+  }
+  const std::string target = request_line.substr(sp1 + 1, sp2 - sp1 - 1);
+  const size_t q = target.find('?');
+  const std::string path = target.substr(0, q);
+  const std::string query = q == std::string::npos ? "" : target.substr(q + 1);
+  if (!token_.empty() && !same(query_value(query, "token"), token_)) {
+    return http(403, "Forbidden", "text/plain",
+                "this job's status needs ?token=<the job's auth token (SPMD_AUTH_TOKEN)>\n");
+  }
+  if (path == "/") return http(200, "OK", "text/html; charset=utf-8", status_page_html());
+  if (path == "/status.json") return http(200, "OK", "application/json", json_());
+  return http(404, "Not Found", "text/plain", "not found: / and /status.json are served\n");
+}
+
+}  // namespace spmd

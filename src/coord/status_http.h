@@ -1,0 +1,60 @@
+// The live view as a small read-only web page, served by the coordination service when asked
+// for (ServiceOptions::status_http_address; Options::status_http / SPMD_STATUS_HTTP).
+//
+//   GET /             the page: a table of every process that refreshes itself every second and
+//                     marks in red the processes that others wait for while they are not waiting
+//                     themselves (the one everyone waits for is the culprit of a hang)
+//   GET /status.json  the table as JSON (status_query.h's status_json)
+//
+// When the job has an auth token, both need ?token=<the job's token>; the service prints the
+// page's address with it when it starts. HTTP/1.1 with one request per connection; a request is
+// at most 8 KiB and must arrive within 5 s; at most 16 connections are served at once. Runs on
+// the service's event loop, so the table is read without locks.
+#pragma once
+
+#include <asio.hpp>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace spmd {
+
+class StatusHttpServer {
+ public:
+  // Binds `address` ("127.0.0.1:8080"; port 0 picks a free one). Throws spmd::Error naming the
+  // address when it cannot. `json` makes the table; it runs on `io`'s thread.
+  StatusHttpServer(asio::io_context& io, const std::string& address, std::string auth_token,
+                   std::function<std::string()> json);
+  ~StatusHttpServer();
+  StatusHttpServer(const StatusHttpServer&) = delete;
+  StatusHttpServer& operator=(const StatusHttpServer&) = delete;
+
+  uint16_t port() const { return port_; }
+  // "http://127.0.0.1:8080/?token=…", for the log line.
+  std::string url() const;
+
+  // Accepting starts here and stops at stop(); both on `io`'s thread or before it runs.
+  void start();
+  void stop();
+
+ private:
+  struct Exchange;
+  void accept();
+  void read(const std::shared_ptr<Exchange>& x);
+  void answer(const std::shared_ptr<Exchange>& x);
+  std::string respond(const std::string& request_line) const;
+
+  asio::io_context& io_;
+  asio::ip::tcp::acceptor acceptor_;
+  std::string host_;
+  uint16_t port_ = 0;
+  std::string token_;
+  std::function<std::string()> json_;
+  int open_ = 0;
+};
+
+// The page itself (HTML, CSS and script in one), exposed for tests.
+const std::string& status_page_html();
+
+}  // namespace spmd

@@ -1,0 +1,115 @@
+#include "coord/status_query.h"
+
+#include <fmt/format.h>
+
+#include <asio.hpp>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "coord/address.h"
+#include "coord/connection.h"
+#include "coord/frame.h"
+#include "coord/status.h"
+#include "coord/status_board.h"
+#include "spmd/error.h"
+
+namespace spmd {
+namespace {
+
+using asio::ip::tcp;
+
+std::string seconds(int64_t ms) {
+  if (ms < 0) return "-";
+  return fmt::format("{:.1f} s", static_cast<double>(ms) / 1000);
+}
+
+}  // namespace
+
+wire::StatusTable query_status(const std::string& address, const std::string& auth_token,
+                               std::chrono::milliseconds timeout) {
+  const HostPort hp = parse_host_port(address, "the coordinator address");
+  asio::io_context io;
+  tcp::resolver resolver(io);
+  std::shared_ptr<FramedConnection> conn;
+  std::optional<Status> outcome;
+  wire::ServerMessage answer;
+  std::string failure = "no answer";
+  asio::error_code ec;
+  const auto endpoints = resolver.resolve(hp.host, std::to_string(hp.port), ec);
+  if (ec) throw InvalidArgument(fmt::format("cannot resolve {}: {}", address, ec.message()));
+  tcp::socket socket(io);
+  asio::async_connect(socket, endpoints, [&](asio::error_code e, const tcp::endpoint&) {
+    if (e) {
+      failure = "cannot connect: " + e.message();
+      return;
+    }
+    conn = std::make_shared<FramedConnection>(std::move(socket));
+    conn->start(
+        [&](std::string_view payload) {
+          if (!answer.ParseFromArray(payload.data(), static_cast<int>(payload.size()))) {
+            outcome = Status{StatusCode::kInternal, "an undecodable answer"};
+          } else {
+            outcome = status_of(answer);
+          }
+          conn->close("answered");
+        },
+        [&](const std::string& reason) { failure = reason; });
+    wire::ClientMessage msg;
+    msg.set_request_id(1);
+    msg.mutable_status()->set_auth_token(auth_token);
+    conn->send(std::make_shared<const std::string>(encode_message_frame(msg)));
+  });
+  io.run_for(timeout);
+  if (conn) conn->close("done");
+  if (!outcome) {
+    throw DeadlineExceeded(
+        fmt::format("the coordination service at {} gave no status within "
+                    "{} ms ({}); is the job running, and is this its address?",
+                    address, timeout.count(), failure));
+  }
+  if (!outcome->ok()) throw_status(*outcome);
+  return answer.status_table();
+}
+
+std::string status_text(const wire::StatusTable& table) {
+  std::string out =
+      fmt::format("{:>7}  {:<14}  {:<16}  {:>8}  {:<44}  {:>9}  {:>9}  {}\n", "process", "state",
+                  "host", "pid", "call", "since", "heard", "waited for by");
+  for (const auto& row : table.processes()) {
+    out += fmt::format("{:>7}  {:<14}  {:<16}  {:>8}  {:<44}  {:>9}  {:>9}  {}\n", row.process_id(),
+                       row.state(), row.hostname(), row.pid(), row.call(), seconds(row.since_ms()),
+                       seconds(row.heartbeat_age_ms()),
+                       row.waited_for_by() > 0 ? std::to_string(row.waited_for_by()) : "");
+  }
+  for (const auto& row : table.processes()) {
+    if (row.waited_for_by() > 0 && row.state() != "blocked") {
+      out += fmt::format("{} processes wait for it: {}\n", row.waited_for_by(),
+                         StatusBoard::describe(row));
+    }
+  }
+  return out;
+}
+
+std::string status_json(const wire::StatusTable& table) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& row : table.processes()) {
+    rows.push_back(
+        {{"process", row.process_id()},
+         {"state", row.state()},
+         {"host", row.hostname()},
+         {"pid", row.pid()},
+         {"call", row.call()},
+         {"since_ms", row.since_ms()},
+         {"heartbeat_age_ms", row.heartbeat_age_ms()},
+         {"waiting_for", std::vector<int>(row.waiting_for().begin(), row.waiting_for().end())},
+         {"waited_for_by", row.waited_for_by()},
+         {"detail", row.detail()},
+         {"summary", StatusBoard::describe(row)}});
+  }
+  const nlohmann::json out = {{"num_processes", table.num_processes()}, {"processes", rows}};
+  // Hostnames and calls are the processes' words: replace what is not UTF-8 rather than throw.
+  return out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace spmd

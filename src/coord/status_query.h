@@ -1,0 +1,25 @@
+// Asking a running job's coordination service for its live view (status_board.h), as
+// spmd-status and spmdrun --status do: one connection, one StatusRequest carrying the job's auth
+// token, one StatusTable back. Thread-safe (each call has its own connection and event loop).
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include "coord/wire.h"
+
+namespace spmd {
+
+// Throws InvalidArgument for a malformed address, PermissionDenied for a wrong token,
+// DeadlineExceeded when the service cannot be reached or does not answer within `timeout`.
+wire::StatusTable query_status(const std::string& address, const std::string& auth_token,
+                               std::chrono::milliseconds timeout);
+
+// The table for a terminal: one line per process (state, host, pid, call, since, last
+// heartbeat, who waits for it), then one sentence per process that others wait for.
+std::string status_text(const wire::StatusTable& table);
+
+// The table as JSON, for the web page (status_http.h).
+std::string status_json(const wire::StatusTable& table);
+
+}  // namespace spmd
