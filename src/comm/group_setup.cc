@@ -316,8 +316,24 @@ class GroupSetup {
   // Everyone has mapped and connected: names and records can go.
   void finish() {
     kv_.wait_at_barrier(prefix_ + "/ready", left(), g_.processes);
+    log_transports();
     if (!my_rings_.empty()) group_.segments_.front().unlink();
     kv_.key_value_delete(fmt::format("{}/{}", prefix_, g_.self));  // and its single-copy verdict
+  }
+
+  // SPMD_LOG_LEVEL=info: which peers this process reaches over which transport.
+  void log_transports() const {
+    if (!spdlog::should_log(spdlog::level::info)) return;
+    std::vector<int> shm;
+    std::vector<int> tcp;
+    for (int q = 0; q < g_.positions(); ++q) {
+      if (q == g_.self || g_.processes[q] == g_.processes[g_.self]) continue;
+      (shm_[q] ? shm : tcp).push_back(g_.processes[q]);
+    }
+    spdlog::info(
+        "communicator of devices [{}]: shared memory with processes [{}], tcp with "
+        "processes [{}]",
+        fmt::join(devices_, ", "), fmt::join(shm, ", "), fmt::join(tcp, ", "));
   }
 
   ProcessGroup& group_;

@@ -120,6 +120,12 @@ void CoordClient::try_connect(Clock::time_point deadline, std::string last_error
             [self, retry, attempt_timer](asio::error_code ec, const tcp::endpoint&) {
               attempt_timer->cancel();
               if (self->closing_) return;
+              // The attempt timer closed the socket: nothing answered, not even a refusal.
+              if (ec == asio::error::operation_aborted) {
+                return retry(
+                    "no answer to the connection attempt (the host may be down or cut "
+                    "off)");
+              }
               if (ec) return retry(ec.message());
               self->on_connected(std::move(*self->connecting_));
             });
@@ -173,8 +179,12 @@ void CoordClient::on_connected(tcp::socket socket) {
     self->finish_start(
         {StatusCode::kDeadlineExceeded,
          fmt::format("the coordination service at {} accepted process {}'s connection but did "
-                     "not complete its registration in time",
-                     self->address_, self->config_.process_id)},
+                     "not complete its registration in time{}",
+                     self->address_, self->config_.process_id,
+                     self->config_.service_in_process_0
+                         ? ": process 0, which hosts it, or its host may have stopped or been cut "
+                           "off"
+                         : "")},
         {});
   });
 }

@@ -312,6 +312,7 @@ CoordService::CoordService(ServiceOptions options)
 CoordService::~CoordService() = default;
 uint16_t CoordService::port() const { return impl_->port(); }
 std::string CoordService::status_url() const { return impl_->status_url(); }
+void CoordService::fail_registrations(const std::string& why) { impl_->fail_registrations(why); }
 void CoordService::start() { impl_->start(); }
 void CoordService::stop() { impl_->stop(); }
 bool CoordService::wait_until_finished(std::chrono::milliseconds timeout) {

@@ -64,6 +64,11 @@ class CoordService {
   // Stops serving and closes every connection. Idempotent.
   void stop();
 
+  // Before the cluster formed: answers every registration still waiting with DeadlineExceeded
+  // `why`, so the other processes learn why the service goes away (its host gave up waiting)
+  // instead of finding their connections closed. Returns once the answers are queued.
+  void fail_registrations(const std::string& why);
+
   // Waits until the cluster formed and every process has since shut down or died, or until
   // `timeout` passes. Returns whether it finished.
   bool wait_until_finished(std::chrono::milliseconds timeout);

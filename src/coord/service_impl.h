@@ -56,6 +56,7 @@ class CoordService::Impl {
   std::string status_url() const { return http_ ? http_->url() : ""; }
   void start();
   void stop();
+  void fail_registrations(const std::string& why);
   bool wait_until_finished(milliseconds timeout);
   bool wait_until_disconnected(milliseconds timeout, int still_open) const;
   Stats stats() const;

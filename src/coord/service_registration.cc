@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <future>
 #include <unordered_map>
 
 #include "coord/service_impl.h"
@@ -119,6 +120,21 @@ void CoordService::Impl::start_register_timer(int p, const std::shared_ptr<Sessi
                        format_process_list(members_.missing()))});
     release_pending(p);
   });
+}
+
+void CoordService::Impl::fail_registrations(const std::string& why) {
+  std::promise<void> queued;
+  asio::post(io_, [this, &queued, why] {
+    if (!members_.formed()) {
+      for (int p = 0; p < opts_.num_processes; ++p) {
+        if (members_.state(p) != MemberState::kPending || !links_[p].session) continue;
+        reply(*links_[p].session, kRegistrationRequestId, {StatusCode::kDeadlineExceeded, why});
+        release_pending(p);
+      }
+    }
+    queued.set_value();
+  });
+  queued.get_future().wait_for(std::chrono::seconds(5));
 }
 
 void CoordService::Impl::release_pending(int p) {

@@ -1,4 +1,5 @@
 // spmd::distributed::initialize / shutdown and the process-global state they manage.
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -20,6 +21,9 @@
 
 namespace spmd {
 namespace {
+
+// How long a failing initialize() keeps process 0's service up so the others hear why.
+constexpr std::chrono::milliseconds kNoticeFlushTimeout(1000);
 
 // After its own shutdown barrier, process 0 keeps the service up this long at most, so the
 // other processes receive their answers before it goes away.
@@ -224,9 +228,15 @@ void initialize(const Options& options) {
   wire::Topology topology;
   try {
     topology = client->start();
-  } catch (...) {
+  } catch (const std::exception& e) {
     client->close();
-    if (service) service->stop();
+    if (service) {
+      // The others are told why the service goes away before it does.
+      service->fail_registrations(
+          fmt::format("process 0, which hosts the coordination service, gave up: {}", e.what()));
+      service->wait_until_disconnected(kNoticeFlushTimeout);
+      service->stop();
+    }
     throw;
   }
   r.view = view_from_topology(topology, opts.process_id, opts.num_processes);
