@@ -12,7 +12,7 @@ JOBS ?= $(shell nproc)
 # iptables make the network-namespace hosts of tests/faults/ and cut them off.
 PACKAGES := g++ cmake ninja-build pkg-config \
 	libasio-dev libprotobuf-dev protobuf-compiler libfmt-dev libspdlog-dev libcli11-dev \
-	libpmix-dev libxxhash-dev libzstd-dev nlohmann-json3-dev libopenblas-serial-dev libeigen3-dev \
+	libpmix-dev libxxhash-dev libzstd-dev nlohmann-json3-dev libopenblas-pthread-dev libeigen3-dev \
 	libgtest-dev libgmock-dev librapidcheck-dev \
 	slurm-wlm munge openmpi-bin libopenmpi-dev mpich libgloo-dev \
 	python3-zarr python3-numpy python3-pil chromium iptables iproute2 clang-format

@@ -24,6 +24,7 @@ It counts, and every count must be 0:
             (a half-written step must not be listed at all)
   unnamed   a survivor that failed without naming the faulty process (for netdrop and linkdown: a
             process on the cut host), or a preemption the processes did not agree on
+  early     the target ended on its own before its fault landed
 
 The report lists every fault and the totals; the exit code is 1 when any count is not 0, and 77
 (skipped) when network namespaces cannot be made here (not root), saying why.
@@ -150,7 +151,9 @@ def one_fault(hosts, probe, rng, number, workdir, cover):
                 and time.monotonic() - start < 30:
             time.sleep(0.005)
     time.sleep(delay if phase != "init" else rng.uniform(0, 0.1))
-    inject(hosts, target, kind)
+    early = target.popen.poll() is not None  # it ended before its fault: a failure of its own
+    if not early:
+        inject(hosts, target, kind)
     injected = time.monotonic()
     codes = []
     hung = []
@@ -179,11 +182,13 @@ def one_fault(hosts, probe, rng, number, workdir, cover):
                                               if not k.startswith("SPMD_")})
     corrupt = verify.returncode != 0
     outcome, unnamed = judge(kind, target, procs, codes)
+    if early:
+        outcome = f"the target ended on its own before the fault (exit {codes[target_index]})"
     record = {"n": number, "kind": kind, "phase": phase, "target": target_index,
-              "hangs": len(hung), "wrong": wrong, "corrupt": int(corrupt),
+              "hangs": len(hung), "wrong": wrong, "corrupt": int(corrupt), "early": int(early),
               "unnamed": int(unnamed), "took": took, "outcome": outcome,
               "verified": verify.stdout.strip() or verify.stderr.strip()}
-    if hung or wrong or corrupt or unnamed:
+    if hung or wrong or corrupt or unnamed or early:
         record["outputs"] = {p.index: p.text()[-3000:] for p in procs}
     shutil.rmtree(directory, ignore_errors=True)
     return record
@@ -195,9 +200,9 @@ def report(records, seconds):
         lines.append(f"  #{r['n']:>3} {r['kind']:<7} in {r['phase']:<10} of process "
                      f"{r['target']}: ended in {r['took']:4.1f} s; {r['outcome']}; "
                      f"{r['verified']}" + ("  <-- " + ", ".join(
-                         k for k in ("hangs", "wrong", "corrupt", "unnamed") if r[k])
-                         if any(r[k] for k in ("hangs", "wrong", "corrupt", "unnamed")) else ""))
-    totals = {k: sum(r[k] for r in records) for k in ("hangs", "wrong", "corrupt", "unnamed")}
+                         k for k in ("hangs", "wrong", "corrupt", "unnamed", "early") if r[k])
+                         if any(r[k] for k in ("hangs", "wrong", "corrupt", "unnamed", "early")) else ""))
+    totals = {k: sum(r[k] for r in records) for k in ("hangs", "wrong", "corrupt", "unnamed", "early")}
     by_kind = {k: sum(1 for r in records if r["kind"] == k) for k in KINDS}
     by_phase = {p: sum(1 for r in records if r["phase"] == p) for p in PHASES}
     lines.append("by kind: " + ", ".join(f"{k} {v}" for k, v in by_kind.items()))
