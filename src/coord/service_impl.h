@@ -30,6 +30,7 @@
 #include <utility>
 #include <vector>
 
+#include "coord/auth_token.h"
 #include "coord/barrier_table.h"
 #include "coord/connection.h"
 #include "coord/fixed_stack_thread.h"
@@ -183,9 +184,6 @@ class CoordService::Impl {
   std::atomic<uint64_t> shutdown_arrivals_{0};
   std::atomic<uint64_t> deaths_{0};
 };
-
-// Constant time in the common length, so the comparison leaks nothing but the length.
-bool tokens_equal(const std::string& a, const std::string& b);
 
 // Server-side timeouts asked for by clients are clamped to [0, a day].
 std::chrono::milliseconds clamp_client_timeout(int64_t ms);

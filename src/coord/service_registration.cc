@@ -30,15 +30,6 @@ MemberInfo member_info(const wire::RegisterRequest& req) {
 
 }  // namespace
 
-bool tokens_equal(const std::string& a, const std::string& b) {
-  // Constant time in the common length, so the comparison leaks nothing but the length.
-  unsigned diff = a.size() == b.size() ? 0 : 1;
-  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
-    diff |= static_cast<unsigned char>(a[i]) ^ static_cast<unsigned char>(b[i]);
-  }
-  return diff == 0;
-}
-
 std::optional<Status> CoordService::Impl::check_registration(
     const wire::RegisterRequest& req) const {
   // Authentication comes first, so a wrong token learns nothing about the cluster.

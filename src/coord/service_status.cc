@@ -1,17 +1,10 @@
 // The live view of the cluster (status_board.h), as the service serves it.
-#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "coord/service_impl.h"
 #include "coord/wire.h"
 
 namespace spmd {
-namespace {
-
-// A timeout's error describes at most this many of the processes it names.
-constexpr size_t kDescribed = 8;
-
-}  // namespace
 
 // O(N).
 wire::StatusTable CoordService::Impl::status_table() const {
@@ -53,14 +46,7 @@ void CoordService::Impl::on_activity(int process, const wire::Activity& activity
 }
 
 std::string CoordService::Impl::what_they_do(const std::vector<int>& ids) const {
-  if (ids.empty()) return "";
-  const wire::StatusTable table = status_table();
-  std::string out = " Now:";
-  for (size_t i = 0; i < ids.size() && i < kDescribed; ++i) {
-    out += (i == 0 ? " " : "; ") + StatusBoard::describe(table.processes(ids[i]));
-  }
-  if (ids.size() > kDescribed) out += fmt::format("; and {} more", ids.size() - kDescribed);
-  return out + ".";
+  return ids.empty() ? "" : StatusBoard::describe_now(status_table(), ids);
 }
 
 }  // namespace spmd

@@ -25,6 +25,9 @@ std::string age(int64_t ms) {
   return fmt::format("{} s", ms / 1000);
 }
 
+// A timeout's error describes at most this many of the processes it names.
+constexpr size_t kDescribedNow = 8;
+
 }  // namespace
 
 StatusBoard::StatusBoard(int num_processes) : rows_(static_cast<size_t>(num_processes)) {}
@@ -164,6 +167,21 @@ std::string StatusBoard::describe(const wire::ProcessStatus& row) {
                         age(row.heartbeat_age_ms()));
   }
   return who + " " + what;
+}
+
+std::string StatusBoard::describe_now(const wire::StatusTable& table,
+                                      const std::vector<int>& processes) {
+  std::string out = " Now:";
+  size_t described = 0;
+  for (int p : processes) {
+    if (p < 0 || p >= table.processes_size() || described == kDescribedNow) continue;
+    out += (described++ == 0 ? " " : "; ") + describe(table.processes(p));
+  }
+  if (described == 0) return "";
+  if (processes.size() > described) {
+    out += fmt::format("; and {} more", processes.size() - described);
+  }
+  return out + ".";
 }
 
 }  // namespace spmd

@@ -55,6 +55,11 @@ class StatusBoard {
   // all_reduce #881, 600 s ago", "… is dead (connection lost)".
   static std::string describe(const wire::ProcessStatus& row);
 
+  // " Now: <describe> for each of the first 8 of `processes`; …; and N more." for an error
+  // message; "" when none of them is in `table`.
+  static std::string describe_now(const wire::StatusTable& table,
+                                  const std::vector<int>& processes);
+
  private:
   struct ServiceWait {
     uint64_t token = 0;

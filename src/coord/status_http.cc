@@ -7,6 +7,7 @@
 #include <chrono>
 
 #include "coord/address.h"
+#include "coord/auth_token.h"
 #include "spmd/error.h"
 
 namespace spmd {
@@ -17,14 +18,6 @@ using asio::ip::tcp;
 constexpr size_t kMaxRequestBytes = 8192;
 constexpr std::chrono::seconds kRequestDeadline{5};
 constexpr int kMaxOpen = 16;
-
-bool same(const std::string& a, const std::string& b) {
-  unsigned diff = a.size() == b.size() ? 0 : 1;
-  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
-    diff |= static_cast<unsigned char>(a[i]) ^ static_cast<unsigned char>(b[i]);
-  }
-  return diff == 0;
-}
 
 // The value of `key` in a query string "a=1&token=xyz", percent-decoding nothing: tokens are
 // hex or plain words, and anything else simply does not match.
@@ -157,7 +150,7 @@ std::string StatusHttpServer::respond(const std::string& request_line) const {
   const size_t q = target.find('?');
   const std::string path = target.substr(0, q);
   const std::string query = q == std::string::npos ? "" : target.substr(q + 1);
-  if (!token_.empty() && !same(query_value(query, "token"), token_)) {
+  if (!token_.empty() && !tokens_equal(query_value(query, "token"), token_)) {
     return http(403, "Forbidden", "text/plain",
                 "this job's status needs ?token=<the job's auth token (SPMD_AUTH_TOKEN)>\n");
   }

@@ -33,10 +33,13 @@ void say(const std::string& line) {
   std::fflush(stdout);
 }
 
-// The array of round r: element (i, j) = r * 1000 + i * kCols + j.
+// The array of round r: element (i, j) = (r mod 64) * 1000 + i * kCols + j. Small enough that
+// every sum of them is exact in float32, whatever the order of the additions.
+int64_t base(int64_t round) { return round % 64 * 1000; }
+
 HostArray values(int64_t round) {
   std::vector<float> v(static_cast<size_t>(kRows * kCols));
-  for (size_t k = 0; k < v.size(); ++k) v[k] = static_cast<float>(round * 1000 + k);
+  for (size_t k = 0; k < v.size(); ++k) v[k] = static_cast<float>(base(round) + k);
   return HostArray::from_vector(v, {kRows, kCols});
 }
 
@@ -44,8 +47,9 @@ void check_collective(int64_t round) {
   spmd::Communicator world = spmd::world();
   std::vector<float> mine(64, static_cast<float>(world.rank() + round));
   world.all_reduce(mine);
-  const int n = world.size();
-  const float want = static_cast<float>(n * (n - 1) / 2 + n * round);
+  const int64_t n = world.size();
+  const int64_t sum = n * (n - 1) / 2 + n * round;  // of rank + round over the ranks
+  const auto want = static_cast<float>(sum);
   for (float x : mine) {
     if (x != want) {
       say("WRONG all_reduce in round " + std::to_string(round) + ": " + std::to_string(x) +
@@ -59,9 +63,9 @@ void check_jit(const spmd::Mesh& mesh, int64_t round) {
   static auto doubled_sum = spmd::jit([](const spmd::Tensor& x) { return jnp::sum(x * 2.0f); });
   const Array x = spmd::device_put(values(round), NamedSharding(mesh, P("x")));
   const float got = doubled_sum(x).to_host().data<float>()[0];
-  const double elements = static_cast<double>(kRows * kCols);
-  const double want = 2 * (round * 1000 * elements + elements * (elements - 1) / 2);
-  if (static_cast<double>(got) != want) {
+  constexpr int64_t kElements = kRows * kCols;
+  const int64_t want = 2 * (base(round) * kElements + kElements * (kElements - 1) / 2);
+  if (static_cast<double>(got) != static_cast<double>(want)) {
     say("WRONG jit sum in round " + std::to_string(round) + ": " + std::to_string(got));
   }
 }
