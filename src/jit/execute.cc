@@ -261,8 +261,11 @@ std::vector<Block> execute(const Program& program, const LocalProgram& local, co
   for (size_t i = 0; i < local.parameter_slots.size(); ++i) {
     slots[static_cast<size_t>(local.parameter_slots[i])] = std::move(inputs[i]);
   }
-  for (const Step& s : local.steps)
+  for (const Step& s : local.steps) {
     slots[static_cast<size_t>(s.output)] = run_step(program, s, mesh, slots);
+    // Values no later step reads go now, so a device holds only what is still ahead of it.
+    for (int done : s.last_use_of) slots[static_cast<size_t>(done)] = Block();
+  }
   std::vector<Block> out;
   for (int slot : local.output_slots) out.push_back(slots[static_cast<size_t>(slot)]);
   return out;
