@@ -114,8 +114,10 @@ void CoordService::Impl::start_register_timer(int p, const std::shared_ptr<Sessi
 }
 
 void CoordService::Impl::fail_registrations(const std::string& why) {
-  std::promise<void> queued;
-  asio::post(io_, [this, &queued, why] {
+  // Shared with the handler: after the bounded wait below gives up, it may still run.
+  auto queued = std::make_shared<std::promise<void>>();
+  std::future<void> done = queued->get_future();
+  asio::post(io_, [this, queued, why] {
     if (!members_.formed()) {
       for (int p = 0; p < opts_.num_processes; ++p) {
         if (members_.state(p) != MemberState::kPending || !links_[p].session) continue;
@@ -123,9 +125,9 @@ void CoordService::Impl::fail_registrations(const std::string& why) {
         release_pending(p);
       }
     }
-    queued.set_value();
+    queued->set_value();
   });
-  queued.get_future().wait_for(std::chrono::seconds(5));
+  done.wait_for(std::chrono::seconds(5));
 }
 
 void CoordService::Impl::release_pending(int p) {

@@ -31,8 +31,7 @@ void CoordService::Impl::on_kv_get(const std::shared_ptr<Session>& session, uint
   const milliseconds timeout = clamp_client_timeout(req.timeout_ms());
   auto timer = std::make_shared<asio::steady_timer>(io_, timeout);
   const int p = session->process_id;
-  const uint64_t shown =
-      board_.enter_wait(p, fmt::format("key_value_get '{}'", req.key()), {}, Clock::now());
+  const uint64_t shown = board_.enter_key_value_get(p, req.key(), Clock::now());
   const uint64_t token =
       kv_.wait(req.key(), [this, session, request_id, timer, p, shown](const std::string& value) {
         timer->cancel();
@@ -114,18 +113,15 @@ void CoordService::Impl::on_barrier(const std::shared_ptr<Session>& session, uin
   if (const auto blocked = barrier_blocked(req)) return reply(*session, request_id, *blocked);
   const std::vector<int> participants(req.process_ids().begin(), req.process_ids().end());
   const int p = session->process_id;
-  // The live view shows the wait until it is answered, with who has not arrived.
-  auto pending = std::make_shared<std::optional<BarrierTable::InstanceKey>>();
-  const uint64_t shown = board_.enter_wait(
-      p, fmt::format("barrier '{}' #{}", req.id(), barriers_.arrivals(req.id(), p)),
-      [this, pending] { return *pending ? barriers_.missing(**pending) : std::vector<int>{}; },
-      Clock::now());
+  // The live view shows the wait until it is answered; this arrival joins instance
+  // arrivals(id, p) (barrier_table.h).
+  const uint64_t shown =
+      board_.enter_barrier(p, req.id(), barriers_.arrivals(req.id(), p), Clock::now());
   auto key = barriers_.arrive(req.id(), p, participants,
                               [this, session, request_id, p, shown](const Status& status) {
                                 board_.leave_wait(p, shown);
                                 reply(*session, request_id, status);
                               });
-  *pending = key;
   if (key) arm_barrier_deadline(*key, clamp_client_timeout(req.timeout_ms()));
 }
 

@@ -8,7 +8,8 @@ namespace spmd {
 
 // O(N).
 wire::StatusTable CoordService::Impl::status_table() const {
-  const StatusBoard::Context context{members_, [this](int p) -> std::optional<Clock::time_point> {
+  const StatusBoard::Context context{members_, barriers_,
+                                     [this](int p) -> std::optional<Clock::time_point> {
                                        if (links_[p].last_heard == Clock::time_point{})
                                          return std::nullopt;
                                        return links_[p].last_heard;

@@ -5,8 +5,6 @@
 #include <algorithm>
 #include <map>
 
-#include "coord/barrier_table.h"
-
 namespace spmd {
 namespace {
 
@@ -48,10 +46,17 @@ void StatusBoard::report(int process, const wire::Activity& activity, Clock::tim
   }
 }
 
-uint64_t StatusBoard::enter_wait(int process, std::string call, Missing missing,
-                                 Clock::time_point now) {
+uint64_t StatusBoard::enter_barrier(int process, const std::string& id, uint64_t generation,
+                                    Clock::time_point now) {
   const uint64_t token = next_token_++;
-  rows_[process].waits.push_back({token, std::move(call), std::move(missing), now});
+  rows_[process].waits.push_back({token, true, id, generation, now});
+  return token;
+}
+
+uint64_t StatusBoard::enter_key_value_get(int process, const std::string& key,
+                                          Clock::time_point now) {
+  const uint64_t token = next_token_++;
+  rows_[process].waits.push_back({token, false, key, 0, now});
   return token;
 }
 
@@ -98,11 +103,13 @@ void StatusBoard::fill(wire::ProcessStatus& out, int p, const Context& context,
   if (!row.waits.empty()) {
     const ServiceWait& w = row.waits.front();
     out.set_state("blocked");
-    out.set_call(w.call);
     out.set_since_ms(ms_between(w.since, now));
-    if (w.missing) {
-      for (int q : w.missing()) out.add_waiting_for(q);
+    if (!w.barrier) {
+      out.set_call(fmt::format("key_value_get '{}'", w.name));
+      return;
     }
+    out.set_call(fmt::format("barrier '{}' #{}", w.name, w.generation));
+    for (int q : context.barriers.missing({w.name, w.generation})) out.add_waiting_for(q);
     return;
   }
   const Reported& r = row.reported;

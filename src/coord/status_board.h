@@ -7,8 +7,9 @@
 // arrived, and the last call they finished. A service-side wait shows first; a process in no
 // wait is "running its own code" since its last reported call.
 //
-// Costs: O(1) per report and per wait; table() is O(N + the waits' lists), asked for only by
-// spmd-status, the web page and a timeout's error.
+// Costs: O(1) per report and per wait, with nothing formatted or computed until a table is
+// asked for (a barrier of every process passes through enter_barrier N times); table() is
+// O(N + the waits' lists), asked for only by spmd-status, the web page and a timeout's error.
 #pragma once
 
 #include <chrono>
@@ -17,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "coord/barrier_table.h"
 #include "coord/membership.h"
 #include "coord/wire.h"
 
@@ -25,8 +27,6 @@ namespace spmd {
 class StatusBoard {
  public:
   using Clock = std::chrono::steady_clock;
-  // Who a service-side wait is still waiting for, computed when a table is made.
-  using Missing = std::function<std::vector<int>()>;
 
   // `num_processes` at least 1.
   explicit StatusBoard(int num_processes);
@@ -34,9 +34,12 @@ class StatusBoard {
   // What `process` said it is doing (a heartbeat's, or an activity message).
   void report(int process, const wire::Activity& activity, Clock::time_point now);
 
-  // A service-side wait of `process` begins ("barrier 'epoch-end'"); returns the token for
-  // leave_wait(). `missing` may be empty (a key-value get waits for no one in particular).
-  uint64_t enter_wait(int process, std::string call, Missing missing, Clock::time_point now);
+  // A service-side wait of `process` begins: its arrival at instance `generation` of barrier `id`
+  // (who is missing comes from the barrier table when a table is made), or a blocking get of
+  // `key`, which waits for no one in particular. Returns the token for leave_wait().
+  uint64_t enter_barrier(int process, const std::string& id, uint64_t generation,
+                         Clock::time_point now);
+  uint64_t enter_key_value_get(int process, const std::string& key, Clock::time_point now);
   void leave_wait(int process, uint64_t token);
 
   // The process died; `reason` is what the service told the others.
@@ -45,6 +48,7 @@ class StatusBoard {
   // What table() needs from the rest of the service.
   struct Context {
     const Membership& members;
+    const BarrierTable& barriers;
     // When the service last heard from a process (a message of any kind); nullopt: never.
     std::function<std::optional<Clock::time_point>(int)> last_heard;
   };
@@ -63,8 +67,9 @@ class StatusBoard {
  private:
   struct ServiceWait {
     uint64_t token = 0;
-    std::string call;
-    Missing missing;
+    bool barrier = false;  // else a blocking key-value get
+    std::string name;      // the barrier's id or the key
+    uint64_t generation = 0;
     Clock::time_point since;
   };
   struct Reported {

@@ -13,7 +13,7 @@ using Clock = StatusBoard::Clock;
 
 class StatusBoardTest : public ::testing::Test {
  protected:
-  StatusBoardTest() : members_(4), board_(4) {
+  StatusBoardTest() : members_(4), barriers_(4), board_(4) {
     for (int p = 0; p < 4; ++p) {
       members_.register_pending(
           p, MemberInfo{"id" + std::to_string(p), "h" + std::to_string(p), 100 + p, {}});
@@ -22,9 +22,11 @@ class StatusBoardTest : public ::testing::Test {
   }
   wire::StatusTable table(Clock::time_point now) {
     return board_.table(
-        {members_, [&](int p) -> std::optional<Clock::time_point> { return heard_[p]; }}, now);
+        {members_, barriers_, [&](int p) -> std::optional<Clock::time_point> { return heard_[p]; }},
+        now);
   }
   Membership members_;
+  BarrierTable barriers_;
   StatusBoard board_;
   std::optional<Clock::time_point> heard_[4];
 };
@@ -33,8 +35,12 @@ TEST_F(StatusBoardTest, EveryStateReadsAsASentence) {
   const auto t0 = Clock::now();
   for (auto& h : heard_) h = t0;
   heard_[3] = t0 - 30s;  // silent for 30 s
-  board_.enter_wait(
-      0, "barrier 'epoch-end' #12", [] { return std::vector<int>{3}; }, t0 - 41s);
+  // Twelve rounds of 'epoch-end' complete; in the thirteenth (#12) processes 0-2 wait for 3.
+  for (int round = 0; round <= 12; ++round) {
+    for (int p = 0; p < (round < 12 ? 4 : 3); ++p)
+      barriers_.arrive("epoch-end", p, {}, [](auto&) {});
+  }
+  board_.enter_barrier(0, "epoch-end", 12, t0 - 41s);
   wire::Activity finished;
   finished.set_call("all_reduce #881");
   finished.set_for_ms(600000);
@@ -68,7 +74,7 @@ TEST_F(StatusBoardTest, AServiceWaitShowsFirstAndEndsWhenLeft) {
   board_.report(1, blocked, t0);
   EXPECT_EQ(table(t0).processes(1).call(), "all_gather #3 (float32 x 4)");
   EXPECT_EQ(table(t0).processes(1).waiting_for_size(), 1);
-  const uint64_t token = board_.enter_wait(1, "key_value_get 'k'", {}, t0);
+  const uint64_t token = board_.enter_key_value_get(1, "k", t0);
   EXPECT_EQ(table(t0).processes(1).call(), "key_value_get 'k'");
   board_.leave_wait(1, token);
   EXPECT_EQ(table(t0).processes(1).call(), "all_gather #3 (float32 x 4)");
