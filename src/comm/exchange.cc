@@ -494,37 +494,41 @@ void Exchange::check_leaving(const CoordClient& coord) {
   leaving_since_.reset();
 }
 
+bool Exchange::absent(int position) const {
+  const PeerState& s = state_[position];
+  return s.recv_next < s.recvs.size() && !s.arrived;
+}
+
 void Exchange::show_wait() {
   const CoordClient* coord = waiter_->coord();
   if (coord == nullptr) return;
-  std::vector<int> absent;
+  std::vector<int> processes;
   for (int p : active_) {
-    const PeerState& s = state_[p];
-    if (s.recv_next < s.recvs.size() && !s.arrived) absent.push_back(peers_[p].process);
+    if (absent(p)) processes.push_back(peers_[p].process);
   }
-  shown_wait_ = coord->activity().begin_wait(fingerprint_.describe(), std::move(absent),
+  shown_wait_ = coord->activity().begin_wait(fingerprint_.describe(), std::move(processes),
                                              waiter_->idle_since());
 }
 
 void Exchange::timed_out() {
-  std::vector<std::string> absent;
+  std::vector<std::string> absent_names;
   std::vector<int> absent_processes;
   std::vector<std::string> owing;
   for (int p : active_) {
     const PeerState& s = state_[p];
-    if (s.recv_next < s.recvs.size() && !s.arrived) {
-      absent.push_back(peers_[p].name);
+    if (absent(p)) {
+      absent_names.push_back(peers_[p].name);
       absent_processes.push_back(peers_[p].process);
     } else if (s.recv_next < s.recvs.size() || s.send_next < s.sends.size()) {
       owing.push_back(peers_[p].name);
     }
   }
-  if (!absent.empty()) {
+  if (!absent_names.empty()) {
     throw DeadlineExceeded(
         fmt::format("{} timed out (collective timeout: SPMD_COLLECTIVE_TIMEOUT, "
                     "Options::collective_timeout) in process {}: {} did not arrive at this call; "
                     "check that every participant makes the same sequence of collective calls.{}",
-                    fingerprint_.describe(), self_process_, fmt::join(absent, ", "),
+                    fingerprint_.describe(), self_process_, fmt::join(absent_names, ", "),
                     describe_peers_now(waiter_->coord(), absent_processes)));
   }
   // A point-to-point send completes only when its peer receives: two processes sending to each

@@ -145,6 +145,9 @@ class Exchange {
   // header is malformed, from another call or of another length; notes a by-reference payload.
   void accept_header(int position, RecvOp& op);
   void deliver(RecvOp& op, size_t offset, const std::byte* data, size_t n);
+  // Whether the peer at `position` has not arrived at this call: a receive from it is pending and
+  // its header has not come.
+  bool absent(int position) const;
   // Tells the live view this call is waiting, and for which processes (activity.h).
   void show_wait();
   [[noreturn]] void timed_out();

@@ -49,6 +49,13 @@ struct StatusHttpServer::Exchange {
   std::string response;
 };
 
+std::string status_page_address(const std::string& given, const std::string& what) {
+  if (given.empty()) return "";
+  const std::string address = given.find(':') == std::string::npos ? "127.0.0.1:" + given : given;
+  parse_host_port(address, what, true);
+  return address;
+}
+
 StatusHttpServer::StatusHttpServer(asio::io_context& io, const std::string& address,
                                    std::string auth_token, std::function<std::string()> json)
     : io_(io), acceptor_(io), token_(std::move(auth_token)), json_(std::move(json)) {

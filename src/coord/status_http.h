@@ -54,6 +54,10 @@ class StatusHttpServer {
   int open_ = 0;
 };
 
+// SPMD_STATUS_HTTP's and --status-http's value as an address: a port alone means 127.0.0.1 (this
+// host only); "" stays "" (no page). Throws InvalidArgument naming `what` when it is malformed.
+std::string status_page_address(const std::string& given, const std::string& what);
+
 // The page itself (HTML, CSS and script in one), exposed for tests.
 const std::string& status_page_html();
 

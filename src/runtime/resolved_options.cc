@@ -11,6 +11,7 @@
 
 #include "cluster/cluster_env.h"
 #include "coord/address.h"
+#include "coord/status_http.h"
 #include "spmd/error.h"
 
 namespace spmd {
@@ -134,12 +135,9 @@ void resolve_service_settings(const distributed::Options& options, const EnvRead
                                     options.heartbeat_timeout, defaults.heartbeat_timeout);
   r.shutdown_timeout = env_seconds("shutdown_timeout", "SPMD_SHUTDOWN_TIMEOUT",
                                    options.shutdown_timeout, defaults.shutdown_timeout);
-  r.status_http = options.status_http.value_or(env.get("SPMD_STATUS_HTTP").value_or(""));
-  if (!r.status_http.empty() && r.status_http.find(':') == std::string::npos) {
-    r.status_http = "127.0.0.1:" + r.status_http;  // a port alone: this host only
-  }
-  if (!r.status_http.empty())
-    parse_host_port(r.status_http, "status_http (SPMD_STATUS_HTTP)", true);
+  r.status_http =
+      status_page_address(options.status_http.value_or(env.get("SPMD_STATUS_HTTP").value_or("")),
+                          "status_http (SPMD_STATUS_HTTP)");
   r.preemption_signal = options.preemption_signal
                             ? checked_signal(*options.preemption_signal, "preemption_signal")
                         : read_env ? env_signal(env)

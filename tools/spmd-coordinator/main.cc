@@ -12,6 +12,7 @@
 #include <string>
 
 #include "coord/service.h"
+#include "coord/status_http.h"
 #include "spmd/error.h"
 
 int main(int argc, char** argv) {
@@ -33,9 +34,6 @@ int main(int argc, char** argv) {
   app.add_option("--status-http", status_http,
                  "serve the live status page at this ip:port (a port alone: 127.0.0.1)");
   CLI11_PARSE(app, argc, argv);
-  if (!status_http.empty() && status_http.find(':') == std::string::npos) {
-    status_http = "127.0.0.1:" + status_http;
-  }
   if (token.empty()) {
     if (const char* t = std::getenv("SPMD_AUTH_TOKEN")) token = t;
   }
@@ -52,8 +50,8 @@ int main(int argc, char** argv) {
   options.bind_address = (v6 ? "[" + bind + "]" : bind) + ":" + std::to_string(port);
   options.heartbeat_timeout = std::chrono::milliseconds(static_cast<int64_t>(heartbeat_s * 1000));
   options.auth_token = token;
-  options.status_http_address = status_http;
   try {
+    options.status_http_address = spmd::status_page_address(status_http, "--status-http");
     spmd::CoordService service(options);
     service.start();
     std::printf("spmd-coordinator: listening on port %u for %d processes\n", service.port(), n);
