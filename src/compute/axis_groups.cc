@@ -79,6 +79,7 @@ int64_t AxisGroups::size(const std::vector<int>& dims) const {
 Communicator AxisGroups::communicator(const std::vector<int>& dims, int device_id) {
   auto find = [&]() -> std::optional<Communicator> {
     std::lock_guard lock(mu_);
+    if (closed_) throw FailedPrecondition(*closed_);
     const auto it = made_.find(dims);
     if (it == made_.end()) return std::nullopt;
     const auto handle = it->second.find(device_id);
@@ -128,6 +129,12 @@ void AxisGroups::close(const std::string& why) {
     for (auto& [id, handle] : handles) handle.close(why);
   }
   made_.clear();
+  closed_ = why;
+}
+
+void AxisGroups::reopen() {
+  std::lock_guard lock(mu_);
+  closed_.reset();
 }
 
 std::shared_ptr<AxisGroups> axis_groups_for(const Mesh& mesh) {

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,13 +41,19 @@ class AxisGroups {
   Communicator communicator(const std::vector<int>& dims, int device_id);
 
   // Closes every communicator made so far (their waiting calls throw FailedPrecondition quoting
-  // `why`) and forgets them, so that the next use makes new ones.
+  // `why`) and forgets them. Until reopen(), communicator() throws the same error instead of
+  // making new ones: a device thread of the failed call that reaches another collective must not
+  // create a group the other processes will not create (their counts of groups made would then
+  // differ, and so would the next group's id, and both would wait for each other).
   void close(const std::string& why);
+  // After the failed call has ended on every device: the next use makes new communicators.
+  void reopen();
 
  private:
   Mesh mesh_;
   std::mutex create_mu_;  // held while groups are made (collective, may wait for other processes)
-  std::mutex mu_;         // guards made_
+  std::mutex mu_;         // guards made_ and closed_
+  std::optional<std::string> closed_;  // why, between close() and reopen()
   std::map<std::vector<int>, std::map<int, Communicator>> made_;  // dims -> device id -> handle
 };
 

@@ -156,7 +156,10 @@ std::vector<Array> run_shard_map(const Mesh& mesh, const std::vector<PartitionSp
     });
   }
   device_workers()->run(jobs);
-  if (first_error) std::rethrow_exception(first_error);
+  if (first_error) {
+    groups->reopen();  // every device is done with the failed call
+    std::rethrow_exception(first_error);
+  }
   return assemble_outputs(mesh, out_specs, positions, results);
 }
 
