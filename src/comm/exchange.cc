@@ -2,13 +2,12 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <sys/uio.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <exception>
 #include <thread>
 
 #include "comm/peers_now.h"
@@ -73,7 +72,7 @@ void Exchange::send(int position, const void* data, size_t bytes) {
     op.by_reference = true;
     op.header.kind = MessageKind::kReference;
     op.ticket = ++link.references_sent;
-    op.body = {static_cast<uint64_t>(::getpid()), reinterpret_cast<uint64_t>(data)};
+    op.body = link.out->offer_reference(op.data, bytes, op.ticket);
   }
   make_inline(op);
   // Out at once when nothing is queued before it: the peer can start on it while this process
@@ -82,6 +81,7 @@ void Exchange::send(int position, const void* data, size_t bytes) {
     try {
       progress_send(link, op);
     } catch (const Error&) {
+      cancel_transfers();
       waiter_->await_abort(kBrokenLinkGrace);  // as run() does: prefer the service's report
       throw;
     }
@@ -232,7 +232,7 @@ bool Exchange::progress_recv(int position, PeerLink& link, RecvOp& op) {
     if (op.got < kHeaderBytes) {
       step = read_header_bytes(position, link, op);
     } else if (op.by_reference) {
-      step = read_reference_body(position, link, op);
+      step = read_reference_body(link, op);
     } else if (op.got - kHeaderBytes >= op.bytes) {
       step = skip_padding(link, op);
     } else {
@@ -275,7 +275,7 @@ bool Exchange::read_header_bytes(int position, PeerLink& link, RecvOp& op) {
 }
 
 // The body of a by-reference message, then the copy out of the sender's memory.
-bool Exchange::read_reference_body(int position, PeerLink& link, RecvOp& op) {
+bool Exchange::read_reference_body(PeerLink& link, RecvOp& op) {
   const std::span<const std::byte> r = link.in->readable();
   if (r.empty()) return false;
   const size_t k = std::min(r.size(), wire_bytes(op) - op.got);
@@ -286,7 +286,7 @@ bool Exchange::read_reference_body(int position, PeerLink& link, RecvOp& op) {
   }
   link.in->consume(k);
   op.got += k;
-  if (op.got == wire_bytes(op)) copy_by_reference(position, link, op);
+  if (op.got == wire_bytes(op)) copy_by_reference(link, op);
   return true;
 }
 
@@ -342,6 +342,15 @@ void Exchange::run() {
       e.shown_wait_ = 0;
     }
   } end_shown{*this};
+  // A failed call leaves transfers that may still use the caller's buffers (UCX's posted
+  // operations): they stop before the caller gets the error and may free the buffers.
+  struct CancelOnThrow {
+    Exchange& e;
+    int uncaught = std::uncaught_exceptions();
+    ~CancelOnThrow() {
+      if (std::uncaught_exceptions() > uncaught) e.cancel_transfers();
+    }
+  } cancel_on_throw{*this};
   try {
     run_until_done();
     if (const CoordClient* coord = waiter_->coord()) {
@@ -359,6 +368,13 @@ void Exchange::run() {
     // name: prefer its report (process, host, pid) to the socket's.
     waiter_->await_abort(kBrokenLinkGrace);
     throw;
+  }
+}
+
+void Exchange::cancel_transfers() noexcept {
+  for (int p : active_) {
+    peers_[p].out->cancel();
+    peers_[p].in->cancel();
   }
 }
 
@@ -382,43 +398,31 @@ void Exchange::flush_first_headers() {
   }
 }
 
-void Exchange::copy_by_reference(int position, PeerLink& link, RecvOp& op) {
-  if (op.body.pid != static_cast<uint64_t>(link.in->peer_pid())) {
-    throw Error(fmt::format(
-        "{} sent a by-reference payload naming pid {} during {}, not its own; the communicator "
-        "is closed",
-        link.name, op.body.pid, fingerprint_.describe()));
+void Exchange::copy_by_reference(PeerLink& link, RecvOp& op) {
+  // Pieces a sink can take whole (a multiple of the grain), or the whole payload into a receive's
+  // destination.
+  size_t piece = op.bytes;
+  if (op.dst == nullptr) {
+    piece = std::max(link.in->reference_piece(op.bytes), op.grain);
+    piece -= piece % op.grain;
+    if (bounce_.size() * sizeof(double) < piece) bounce_.resize(piece / sizeof(double) + 1);
   }
-  // Pieces a sink can take whole: a multiple of the grain, kept in cache.
-  constexpr size_t kPiece = size_t{256} << 10;
-  const size_t piece = op.dst != nullptr ? op.bytes : kPiece - kPiece % op.grain;
-  if (op.dst == nullptr && bounce_.size() * sizeof(double) < piece) {
-    bounce_.resize(piece / sizeof(double) + 1);
-  }
-  size_t done = 0;
-  while (done < op.bytes) {
-    const size_t n = std::min(piece, op.bytes - done);
-    std::byte* into =
-        op.dst != nullptr ? op.dst + done : reinterpret_cast<std::byte*>(bounce_.data());
-    size_t got = 0;
-    while (got < n) {
-      iovec local{into + got, n - got};
-      // An address in the peer, never dereferenced here: the kernel checks it.
-      // NOLINTNEXTLINE(performance-no-int-to-ptr)
-      iovec remote{reinterpret_cast<void*>(op.body.address + done + got), n - got};
-      const ssize_t r =
-          ::process_vm_readv(static_cast<pid_t>(op.body.pid), &local, 1, &remote, 1, 0);
-      if (r <= 0) {
-        const int err = errno;
-        waiter_->await_abort(kBrokenLinkGrace);
-        throw Error(fmt::format("cannot read the payload {} shares by reference during {}: {}",
-                                link.name, fingerprint_.describe(),
-                                r == 0 ? "nothing read" : std::strerror(err)));
-      }
-      got += static_cast<size_t>(r);
+  try {
+    for (size_t done = 0; done < op.bytes;) {
+      const size_t n = std::min(piece, op.bytes - done);
+      std::byte* into =
+          op.dst != nullptr ? op.dst + done : reinterpret_cast<std::byte*>(bounce_.data());
+      link.in->fetch_reference(op.body, done, into, n, *waiter_);
+      if (op.dst == nullptr) op.sink(done, into, n);
+      done += n;
     }
-    if (op.dst == nullptr) op.sink(done, into, n);
-    done += n;
+  } catch (const DeadlineExceeded&) {
+    throw;
+  } catch (const PeerFailure&) {
+    throw;
+  } catch (const Error& e) {
+    waiter_->await_abort(kBrokenLinkGrace);  // a dead writer: prefer the service's report
+    throw Error(fmt::format("{} during {}", e.what(), fingerprint_.describe()));
   }
   link.in->reference_done();
 }

@@ -129,8 +129,10 @@ class Exchange {
   static size_t wire_bytes(const RecvOp& op) {
     return sizeof(MessageHeader) + padded(op.by_reference ? sizeof(ReferenceBody) : op.bytes);
   }
-  void copy_by_reference(int position, PeerLink& link, RecvOp& op);
+  void copy_by_reference(PeerLink& link, RecvOp& op);
   void flush_first_headers();
+  // After a failure: every active link's stream stops what still uses the call's buffers.
+  void cancel_transfers() noexcept;
   bool progress_send(PeerLink& link, SendOp& op);
   static void make_inline(SendOp& op);
   bool progress_recv(int position, PeerLink& link, RecvOp& op);
@@ -138,7 +140,7 @@ class Exchange {
   // message is complete).
   bool take_whole(int position, PeerLink& link, RecvOp& op);
   bool read_header_bytes(int position, PeerLink& link, RecvOp& op);
-  bool read_reference_body(int position, PeerLink& link, RecvOp& op);
+  bool read_reference_body(PeerLink& link, RecvOp& op);
   bool skip_padding(PeerLink& link, RecvOp& op);
   bool read_payload(PeerLink& link, RecvOp& op);
   // A receive's header is in: the peer arrived at this call. Throws as run() documents when the

@@ -20,13 +20,16 @@ enum class MessageKind : uint8_t {
   // Some participant's call differs: `fingerprint` is that call, `length` the index of the
   // process that made it; no payload follows.
   kMismatch = 2,
-  // The payload stays in the sender's memory: a ReferenceBody follows, and the receiver copies
-  // `length` bytes with process_vm_readv, then tells the sender (shared-memory links only).
+  // The payload stays in the sender's memory: a ReferenceBody follows, and the receiver fetches
+  // `length` bytes through the stream (process_vm_readv over shared memory, a UCX rendezvous),
+  // then tells the sender (stream.h, by_reference()).
   kReference = 3,
 };
 
 struct ReferenceBody {
-  uint64_t pid = 0;      // the sender's, checked against the link's
+  // Shared memory: the sender's pid, checked against the link's. UCX: the tag of the message
+  // carrying the payload, which names the sender's position and the ticket.
+  uint64_t key = 0;
   uint64_t address = 0;  // of the payload in the sender
 };
 static_assert(sizeof(ReferenceBody) == 16, "the reference body is part of the wire format");

@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <sys/uio.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 #include "spmd/error.h"
@@ -173,6 +176,27 @@ void ShmRingReader::consume(size_t n) {
   }
   head_ += n;
   control_->head.store(head_, std::memory_order_release);
+}
+
+void ShmRingReader::fetch_reference(const ReferenceBody& body, size_t offset, std::byte* dst,
+                                    size_t n, Waiter& waiter) {
+  if (body.key != static_cast<uint64_t>(peer_pid_)) {
+    throw Error(fmt::format("{} sent a by-reference payload naming pid {}, not its own", peer_,
+                            body.key));
+  }
+  size_t got = 0;
+  while (got < n) {
+    iovec local{dst + got, n - got};
+    // An address in the peer, never dereferenced here: the kernel checks it.
+    // NOLINTNEXTLINE(performance-no-int-to-ptr)
+    iovec remote{reinterpret_cast<void*>(body.address + offset + got), n - got};
+    const ssize_t r = ::process_vm_readv(static_cast<pid_t>(peer_pid_), &local, 1, &remote, 1, 0);
+    if (r <= 0) {
+      throw Error(fmt::format("cannot read the payload {} shares by reference: {}", peer_,
+                              r == 0 ? "nothing read" : std::strerror(errno)));
+    }
+    got += static_cast<size_t>(r);
+  }
 }
 
 }  // namespace spmd

@@ -107,7 +107,11 @@ class ShmRingReader final : public Stream {
   void consume(size_t n) override;
   const char* transport() const override { return "shm"; }
   bool by_reference() const override { return peer_pid_ != 0; }
-  int64_t peer_pid() const override { return peer_pid_; }
+  // Pieces of 256 KiB, which stay in cache while a sink reduces them.
+  size_t reference_piece(size_t bytes) const override { return size_t{256} << 10; }
+  // process_vm_readv from the writer, whose pid the body must carry.
+  void fetch_reference(const ReferenceBody& body, size_t offset, std::byte* dst, size_t n,
+                       Waiter& waiter) override;
   void reference_done() override { control_->references.fetch_add(1, std::memory_order_release); }
   // This process can read the writer's memory (group_setup.cc probed it).
   void enable_references(int64_t writer_pid) { peer_pid_ = writer_pid; }

@@ -1,7 +1,7 @@
 // One direction (or both) of the link between two processes: an ordered byte stream that never
-// blocks. Shared-memory rings and TCP sockets implement it; the exchange engine (exchange.h) moves
-// framed messages over it, so every algorithm is written once for both transports (Gloo's split
-// between algorithms and transports).
+// blocks. Shared-memory rings, TCP sockets and UCX endpoints implement it; the exchange engine
+// (exchange.h) moves framed messages over it, so every algorithm is written once for every
+// transport (Gloo's split between algorithms and transports).
 //
 // Not thread-safe: a stream is driven by one thread at a time (the process group's lock).
 #pragma once
@@ -12,7 +12,11 @@
 #include <string>
 #include <vector>
 
+#include "comm/message_header.h"
+
 namespace spmd {
+
+class Waiter;
 
 class Stream {
  public:
@@ -44,17 +48,33 @@ class Stream {
     return fd >= 0 ? std::vector<int>{fd} : std::vector<int>{};
   }
 
-  // Single copy (shared memory, process_vm_readv): true when large payloads may travel by
-  // reference — the reader copies them straight out of the writer's memory.
+  // By reference: large payloads leave the writer's memory only once, straight into the reader's
+  // destination — process_vm_readv over shared memory, a UCX rendezvous (zero copy from
+  // registered memory) over UCX. The frame on the stream then carries a ReferenceBody instead of
+  // the payload. True when this stream's payloads may travel that way.
   virtual bool by_reference() const { return false; }
-  // Reader: the pid of the writer, whose memory references point into.
-  virtual int64_t peer_pid() const { return 0; }
-  // Writer: how many by-reference payloads the reader has finished copying.
+  // Writer: starts sharing payload `ticket` (1, 2, … on this stream), `bytes` at `data`, which
+  // stays untouched until references_done() reaches the ticket; returns the body its frame
+  // carries. The default names this process and the address (the reader copies it).
+  virtual ReferenceBody offer_reference(const std::byte* data, size_t bytes, uint64_t ticket);
+  // Writer: how many by-reference payloads the reader has finished receiving (in ticket order).
   virtual uint64_t references_done() const { return 0; }
-  // Reader: one by-reference payload copied; the writer may reuse its buffer.
+  // Reader: how much of a `bytes`-long payload fetch_reference() takes at once: pieces for a
+  // sink that reduces as they come (shared memory), or the whole payload (UCX, one message).
+  virtual size_t reference_piece(size_t bytes) const { return bytes; }
+  // Reader: copies bytes [offset, offset + n) of the payload `body` names into `dst`, waiting
+  // through `waiter` (its deadline and abort check). Throws spmd::Error when the payload cannot
+  // be had (the writer died, the body is not the writer's), DeadlineExceeded at the deadline.
+  virtual void fetch_reference(const ReferenceBody& body, size_t offset, std::byte* dst, size_t n,
+                               Waiter& waiter);
+  // Reader: one by-reference payload fetched whole; the writer may reuse its buffer.
   virtual void reference_done() {}
 
-  // "shm" or "tcp", for messages and benchmark rows.
+  // After a failed call: stops every transfer that still uses a caller's buffer, so the caller
+  // may free it (UCX's posted operations). Never throws.
+  virtual void cancel() noexcept {}
+
+  // "shm", "tcp" or "ucx", for messages and benchmark rows.
   virtual const char* transport() const = 0;
 };
 

@@ -1,0 +1,20 @@
+#include "comm/stream.h"
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "spmd/error.h"
+
+namespace spmd {
+
+ReferenceBody Stream::offer_reference(const std::byte* data, size_t bytes, uint64_t ticket) {
+  return {static_cast<uint64_t>(::getpid()), reinterpret_cast<uint64_t>(data)};
+}
+
+void Stream::fetch_reference(const ReferenceBody& body, size_t offset, std::byte* dst, size_t n,
+                             Waiter& waiter) {
+  throw Error(fmt::format("a {} stream carries no by-reference payloads", transport()));
+}
+
+}  // namespace spmd
