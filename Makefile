@@ -9,10 +9,12 @@ JOBS ?= $(shell nproc)
 # launchers are real peers in the tests: Slurm (with munge), Open MPI and MPICH side by side.
 # libopenmpi-dev and libgloo-dev build the baselines spmd-bench collectives measures against.
 # Chromium (headless) and Pillow check the status page as a browser renders it; iproute2 and
-# iptables make the network-namespace hosts of tests/faults/ and cut them off.
+# iptables make the network-namespace hosts of tests/faults/ and cut them off. libucx-dev builds
+# the UCX transport (the build works without it; the transport is then absent).
 PACKAGES := g++ cmake ninja-build pkg-config \
 	libasio-dev libprotobuf-dev protobuf-compiler libfmt-dev libspdlog-dev libcli11-dev \
 	libpmix-dev libxxhash-dev libzstd-dev nlohmann-json3-dev libopenblas-pthread-dev libeigen3-dev \
+	libucx-dev \
 	libgtest-dev libgmock-dev librapidcheck-dev \
 	slurm-wlm munge openmpi-bin libopenmpi-dev mpich libgloo-dev \
 	python3-zarr python3-numpy python3-pil chromium iptables iproute2 clang-format

@@ -23,8 +23,12 @@
 // that did not arrive. After a failed call (other than InvalidArgument) the
 // communicator is closed; later calls throw FailedPrecondition.
 //
-// Transports: shared memory between processes of one host, TCP between hosts; SPMD_TRANSPORT=tcp
-// forces TCP everywhere, and processes with different SPMD_HOST_IDs count as separate hosts.
+// Transports: shared memory between processes of one host; between hosts UCX when the build has it
+// and UCX finds a fabric other than TCP (InfiniBand, RoCE), else spmd's TCP. SPMD_TRANSPORT=tcp
+// (or Options::transport) forces spmd's TCP everywhere, SPMD_TRANSPORT=ucx UCX everywhere, with
+// UCX's own variables (UCX_TLS, UCX_NET_DEVICES) choosing its paths. Processes with different
+// SPMD_HOST_IDs count as separate hosts. The algorithms, the mismatch check, deadlines and failure
+// reports are the same over every transport.
 //
 // Thread safety: a handle belongs to one participant. When a process owns several participants,
 // each calls from its own thread, concurrently; they combine in memory before anything crosses
@@ -71,7 +75,8 @@ class Communicator {
   const std::vector<int>& device_ids() const;
   // The group's id: equal on every participant, different for every group made.
   uint64_t id() const;
-  // How this process reaches the others: "local", "shm", "tcp" or "shm+tcp".
+  // How this process reaches the others: "local", or the transports it uses joined by "+"
+  // ("shm", "tcp", "ucx", "shm+tcp", "shm+ucx", …).
   std::string transport() const;
 
   // out = op over every participant's `in`, element-wise. in.size() == out.size().

@@ -82,6 +82,11 @@ struct Options {
   // SPMD_COLLECTIVE_TIMEOUT (seconds). Default 10 minutes (PyTorch's process-group default):
   // long enough for a slow step or a large checkpoint, far shorter than forever.
   std::optional<std::chrono::milliseconds> collective_timeout;
+  // How processes reach each other: "auto" (the default: shared memory within a host; across
+  // hosts UCX when this build has it and UCX finds a fabric other than TCP — InfiniBand, RoCE —
+  // else spmd's own TCP), "tcp" (spmd's TCP everywhere) or "ucx" (UCX everywhere; UCX's own
+  // variables, UCX_TLS and UCX_NET_DEVICES, choose its paths). Env: SPMD_TRANSPORT.
+  std::optional<std::string> transport;
   // The signal that announces a preemption to multihost::reached_preemption_sync_point (Slurm
   // and spot instances send SIGTERM). Env: SPMD_PREEMPTION_SIGNAL (a number, or a name: TERM,
   // INT, HUP, USR1, USR2). Default SIGTERM.

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "comm/registered_memory.h"
 #include "spmd/host_array.h"
 
 namespace spmd::detail {
@@ -76,15 +77,24 @@ Pool& pool() {
   return *p;
 }
 
+// A pool buffer is announced to the collectives engine from when it is made until it goes back
+// to the system, so that a transport registering memory with the network (UCX) registers it
+// once (comm/registered_memory.h).
 void* fresh(size_t size) {
-  if (size < kHugeFrom) return ::operator new(size);
-  void* p = std::aligned_alloc(kHugePage, size);
-  if (p == nullptr) throw std::bad_alloc();
-  ::madvise(p, size, MADV_HUGEPAGE);
+  void* p = nullptr;
+  if (size < kHugeFrom) {
+    p = ::operator new(size);
+  } else {
+    p = std::aligned_alloc(kHugePage, size);
+    if (p == nullptr) throw std::bad_alloc();
+    ::madvise(p, size, MADV_HUGEPAGE);
+  }
+  note_pool_buffer(p, size);
   return p;
 }
 
 void release(void* p, size_t size) noexcept {
+  forget_pool_buffer(p, size);
   if (size < kHugeFrom) {
     ::operator delete(p);
   } else {

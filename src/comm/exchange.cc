@@ -126,6 +126,7 @@ void Exchange::recv(int position, size_t bytes, size_t grain, Sink sink) {
   op.grain = std::clamp<size_t>(grain, 1, sizeof(op.carry));
   op.sink = sink;
   state(position).recvs.push_back(op);
+  expect_reference(position, nullptr, bytes);
 }
 
 void Exchange::recv_into(int position, void* dst, size_t bytes) {
@@ -134,6 +135,13 @@ void Exchange::recv_into(int position, void* dst, size_t bytes) {
   op.grain = 1;
   op.dst = static_cast<std::byte*>(dst);
   state(position).recvs.push_back(op);
+  expect_reference(position, op.dst, bytes);
+}
+
+void Exchange::expect_reference(int position, std::byte* dst, size_t bytes) {
+  // The sender's rule in send(): payloads this large go by reference over such links.
+  Stream& in = *peers_[position].in;
+  if (bytes >= kByReferenceMin && in.by_reference()) in.expect_reference(dst, bytes);
 }
 
 bool Exchange::progress_send(PeerLink& link, SendOp& op) {
@@ -412,8 +420,8 @@ void Exchange::copy_by_reference(PeerLink& link, RecvOp& op) {
       const size_t n = std::min(piece, op.bytes - done);
       std::byte* into =
           op.dst != nullptr ? op.dst + done : reinterpret_cast<std::byte*>(bounce_.data());
-      link.in->fetch_reference(op.body, done, into, n, *waiter_);
-      if (op.dst == nullptr) op.sink(done, into, n);
+      const std::byte* at = link.in->fetch_reference(op.body, done, into, n, *waiter_);
+      if (op.dst == nullptr) op.sink(done, at, n);
       done += n;
     }
   } catch (const DeadlineExceeded&) {

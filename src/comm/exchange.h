@@ -130,6 +130,8 @@ class Exchange {
     return sizeof(MessageHeader) + padded(op.by_reference ? sizeof(ReferenceBody) : op.bytes);
   }
   void copy_by_reference(PeerLink& link, RecvOp& op);
+  // A receive that will come by reference is announced to the stream (Stream::expect_reference).
+  void expect_reference(int position, std::byte* dst, size_t bytes);
   void flush_first_headers();
   // After a failure: every active link's stream stops what still uses the call's buffers.
   void cancel_transfers() noexcept;

@@ -1,6 +1,6 @@
 // Creating a process group: the links to every other process of the group, through shared
-// memory on the same host and TCP across hosts (or everywhere with SPMD_TRANSPORT=tcp), agreed
-// through the coordination service's key-value store.
+// memory on the same host and TCP or UCX across hosts (or one of them everywhere, as
+// SPMD_TRANSPORT says), agreed through the coordination service's key-value store.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
@@ -19,6 +19,7 @@
 #include "comm/striped_stream.h"
 #include "comm/tcp_handshake.h"
 #include "comm/tcp_stream.h"
+#include "comm/ucx_transport.h"
 #include "comm/waiter.h"
 #include "coord/coord_client.h"
 #include "spmd/coordination_client.h"
@@ -58,7 +59,7 @@ std::string peer_name(const CommHandles& h, int process) {
 // in p's segment.
 std::vector<int> ring_order(const GroupLayout& g, int p, TransportChoice choice) {
   std::vector<int> order;
-  if (choice != TransportChoice::kAuto) return order;
+  if (!CommOptions::shm_within_host(choice)) return order;
   for (int q = 0; q < g.positions(); ++q) {
     if (q != p && g.hosts[q] == g.hosts[p]) order.push_back(q);
   }
@@ -70,11 +71,12 @@ struct Record {
   std::string endpoint;  // "ip:port" or "-"
   uint64_t nonce = 0;
   uint64_t pid = 0;
-  uint64_t probe = 0;  // address of a word holding `nonce`, to test single-copy reads
+  uint64_t probe = 0;     // address of a word holding `nonce`, to test single-copy reads
+  std::string ucx = "-";  // the UCX worker's address (hex), or "-"
 };
 
 std::string encode_record(const Record& r) {
-  return fmt::format("{}|{}|{}|{}|{}", r.shm, r.endpoint, r.nonce, r.pid, r.probe);
+  return fmt::format("{}|{}|{}|{}|{}|{}", r.shm, r.endpoint, r.nonce, r.pid, r.probe, r.ucx);
 }
 
 Record decode_record(const std::string& s, const std::string& from) {
@@ -92,10 +94,10 @@ Record decode_record(const std::string& s, const std::string& from) {
     }
     return v;
   };
-  if (parts.size() != 5) {
+  if (parts.size() != 6) {
     throw Error(fmt::format("malformed communicator record from {}: {:?}", from, s));
   }
-  return Record{parts[0], parts[1], number(parts[2]), number(parts[3]), number(parts[4])};
+  return Record{parts[0], parts[1], number(parts[2]), number(parts[3]), number(parts[4]), parts[5]};
 }
 
 // True when this process can read `bytes` at `address` in process `pid` and finds `expected`
@@ -114,10 +116,11 @@ bool can_read(uint64_t pid, uint64_t address, uint64_t expected) {
 }  // namespace
 
 // The steps of creating a multi-process group, in order (run()). Each process publishes a
-// record (its shared-memory segment, TCP endpoint, a nonce, its pid and a probe address) under
-// the group's key prefix, reads every peer's, maps the rings of same-host peers, agrees with
-// them on single-copy transfers, connects to the others over TCP (the lower position connects,
-// the higher accepts), and meets them at a barrier before the names go.
+// record (its shared-memory segment, TCP endpoint, UCX worker address, a nonce, its pid and a
+// probe address) under the group's key prefix, reads every peer's, maps the rings of same-host
+// peers, agrees with them on single-copy transfers, makes UCX endpoints to the peers both ends
+// offered UCX to, connects to the rest over TCP (the lower position connects, the higher
+// accepts), and meets them at a barrier before the names go.
 class GroupSetup {
  public:
   GroupSetup(ProcessGroup& group, std::span<const int> devices, uint64_t id,
@@ -134,6 +137,7 @@ class GroupSetup {
         wait_(setup_wait(handles)),
         deadline_(Clock::now() + wait_),
         shm_(static_cast<size_t>(g_.positions()), false),
+        ucx_peer_(static_cast<size_t>(g_.positions()), false),
         records_(static_cast<size_t>(g_.positions())) {}
 
   void run() {
@@ -143,6 +147,8 @@ class GroupSetup {
     }
     attach_shared_memory();
     agree_on_single_copy();
+    choose_ucx();
+    if (any_ucx_) connect_ucx();
     if (any_tcp_) connect_tcp();
     finish();
   }
@@ -162,12 +168,14 @@ class GroupSetup {
 
   std::string name_of(int position) const { return peer_name(handles_, g_.processes[position]); }
 
-  // Decides each peer's transport, makes this process's segment and listener, publishes them.
+  // Decides which peers are reached through shared memory, makes this process's segment, its
+  // listener and its UCX worker as the others need them, publishes them.
   void publish() {
+    bool any_network = false;
     for (int q = 0; q < g_.positions(); ++q) {
       if (q == g_.self) continue;
-      shm_[q] = choice_ == TransportChoice::kAuto && g_.same_host(q);
-      any_tcp_ |= !shm_[q];
+      shm_[q] = CommOptions::shm_within_host(choice_) && g_.same_host(q);
+      any_network |= !shm_[q];
     }
     mine_ = Record{"-", "-", std::random_device{}() * 0x100000001ull + std::random_device{}(),
                    static_cast<uint64_t>(::getpid()), 0};
@@ -179,7 +187,14 @@ class GroupSetup {
       group_.segments_.push_back(
           ShmSegment::create(mine_.shm, my_rings_.size() * ring_footprint(capacity_)));
     }
-    if (any_tcp_) {
+    const bool offer_ucx =
+        any_network && (CommOptions::ucx_required(choice_) ||
+                        (choice_ == TransportChoice::kAuto && ucx_built() && ucx_has_fabric()));
+    if (offer_ucx) {
+      ucx_ = open_ucx_worker();
+      mine_.ucx = ucx_->address();
+    }
+    if (any_network && !CommOptions::ucx_required(choice_)) {
       listener_ = std::make_unique<DataListener>(handles_.data_address);
       mine_.endpoint = listener_->endpoint();
     }
@@ -272,6 +287,35 @@ class GroupSetup {
     }
   }
 
+  // UCX for a peer when both offered it (under auto, both found a fabric); TCP for the other
+  // peers not reached through shared memory.
+  void choose_ucx() {
+    for (int q = 0; q < g_.positions(); ++q) {
+      if (q == g_.self || shm_[q]) continue;
+      const bool theirs = records_[q].ucx != "-";
+      if (CommOptions::ucx_required(choice_) && !theirs) {
+        throw Error(fmt::format(
+            "{} offered no UCX address although this process uses SPMD_TRANSPORT={}: every "
+            "process of the job must use the same transport setting",
+            name_of(q), transport_name(choice_)));
+      }
+      ucx_peer_[q] = ucx_ != nullptr && theirs;
+      any_ucx_ |= ucx_peer_[q];
+      any_tcp_ |= !ucx_peer_[q];
+    }
+  }
+
+  void connect_ucx() {
+    for (int q = 0; q < g_.positions(); ++q) {
+      if (!ucx_peer_[q]) continue;
+      PeerLink& link = link_to(q);
+      auto stream = ucx_->connect(records_[q].ucx, link.name, static_cast<uint32_t>(g_.self),
+                                  static_cast<uint32_t>(q), !g_.same_host(q));
+      link.out = link.in = stream.get();
+      link.streams.push_back(std::move(stream));
+    }
+  }
+
   void attach_tcp(int q, const std::vector<int>& fds) {
     PeerLink& link = link_to(q);
     auto stream = tcp_link(fds, link.name);
@@ -285,7 +329,7 @@ class GroupSetup {
     const int streams = handles_.options.tcp_streams;
     std::set<int> higher;
     for (int q = 0; q < g_.positions(); ++q) {
-      if (q == g_.self || shm_[q]) continue;
+      if (q == g_.self || shm_[q] || ucx_peer_[q]) continue;
       if (q > g_.self) {
         higher.insert(q);
         continue;
@@ -326,14 +370,16 @@ class GroupSetup {
     if (!spdlog::should_log(spdlog::level::info)) return;
     std::vector<int> shm;
     std::vector<int> tcp;
+    std::vector<int> ucx;
     for (int q = 0; q < g_.positions(); ++q) {
       if (q == g_.self || g_.processes[q] == g_.processes[g_.self]) continue;
-      (shm_[q] ? shm : tcp).push_back(g_.processes[q]);
+      (shm_[q] ? shm : ucx_peer_[q] ? ucx : tcp).push_back(g_.processes[q]);
     }
     spdlog::info(
         "communicator of devices [{}]: shared memory with processes [{}], tcp with "
-        "processes [{}]",
-        fmt::join(devices_, ", "), fmt::join(shm, ", "), fmt::join(tcp, ", "));
+        "processes [{}], ucx with processes [{}]{}",
+        fmt::join(devices_, ", "), fmt::join(shm, ", "), fmt::join(tcp, ", "), fmt::join(ucx, ", "),
+        ucx.empty() ? "" : " (" + ucx_summary() + ")");
   }
 
   ProcessGroup& group_;
@@ -347,8 +393,11 @@ class GroupSetup {
   size_t capacity_;
   std::chrono::nanoseconds wait_;
   Clock::time_point deadline_;
-  std::vector<bool> shm_;  // by position: reached through shared memory
+  std::vector<bool> shm_;       // by position: reached through shared memory
+  std::vector<bool> ucx_peer_;  // by position: reached through UCX
   bool any_tcp_ = false;
+  bool any_ucx_ = false;
+  std::shared_ptr<UcxWorker> ucx_;  // when this process offered UCX
   Record mine_;
   std::vector<int> my_rings_;
   std::unique_ptr<DataListener> listener_;

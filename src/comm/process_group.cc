@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -69,16 +70,14 @@ ProcessGroup::~ProcessGroup() {
 }
 
 std::string ProcessGroup::transports() const {
-  bool shm = false;
-  bool tcp = false;
-  for (const PeerLink& l : links_) {
-    if (!l.connected()) continue;
-    (std::strcmp(l.out->transport(), "shm") == 0 ? shm : tcp) = true;
+  std::string out;
+  for (const char* name : {"shm", "tcp", "ucx"}) {
+    const bool used = std::any_of(links_.begin(), links_.end(), [&](const PeerLink& l) {
+      return l.connected() && std::strcmp(l.out->transport(), name) == 0;
+    });
+    if (used) out += out.empty() ? name : std::string("+") + name;
   }
-  if (shm && tcp) return "shm+tcp";
-  if (shm) return "shm";
-  if (tcp) return "tcp";
-  return "local";
+  return out.empty() ? "local" : out;
 }
 
 std::optional<Waiter::Clock::time_point> ProcessGroup::deadline() const {

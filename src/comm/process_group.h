@@ -51,7 +51,8 @@ class ProcessGroup {
   ~ProcessGroup();
 
   const GroupLayout& layout() const { return layout_; }
-  // "shm", "tcp", "shm+tcp", or "local" (one process), for benchmark rows and logs.
+  // The transports of its links joined by "+" ("shm", "tcp", "shm+ucx", …), or "local" (one
+  // process), for benchmark rows and logs.
   std::string transports() const;
 
   // Closes the group for every local participant: waiting and later calls throw

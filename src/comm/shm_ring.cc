@@ -1,7 +1,6 @@
 #include "comm/shm_ring.h"
 
 #include <fmt/format.h>
-
 #include <sys/uio.h>
 
 #include <algorithm>
@@ -178,11 +177,11 @@ void ShmRingReader::consume(size_t n) {
   control_->head.store(head_, std::memory_order_release);
 }
 
-void ShmRingReader::fetch_reference(const ReferenceBody& body, size_t offset, std::byte* dst,
-                                    size_t n, Waiter& waiter) {
+const std::byte* ShmRingReader::fetch_reference(const ReferenceBody& body, size_t offset,
+                                                std::byte* dst, size_t n, Waiter& waiter) {
   if (body.key != static_cast<uint64_t>(peer_pid_)) {
-    throw Error(fmt::format("{} sent a by-reference payload naming pid {}, not its own", peer_,
-                            body.key));
+    throw Error(
+        fmt::format("{} sent a by-reference payload naming pid {}, not its own", peer_, body.key));
   }
   size_t got = 0;
   while (got < n) {
@@ -197,6 +196,7 @@ void ShmRingReader::fetch_reference(const ReferenceBody& body, size_t offset, st
     }
     got += static_cast<size_t>(r);
   }
+  return dst;
 }
 
 }  // namespace spmd

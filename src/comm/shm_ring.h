@@ -71,7 +71,7 @@ class ShmRingWriter final : public Stream {
   void consume(size_t) override {}
   const char* transport() const override { return "shm"; }
   bool by_reference() const override { return by_reference_; }
-  uint64_t references_done() const override {
+  uint64_t references_done() override {
     return control_->references.load(std::memory_order_acquire);
   }
   // The reader can read this process's memory (group_setup.cc probed it).
@@ -110,8 +110,8 @@ class ShmRingReader final : public Stream {
   // Pieces of 256 KiB, which stay in cache while a sink reduces them.
   size_t reference_piece(size_t bytes) const override { return size_t{256} << 10; }
   // process_vm_readv from the writer, whose pid the body must carry.
-  void fetch_reference(const ReferenceBody& body, size_t offset, std::byte* dst, size_t n,
-                       Waiter& waiter) override;
+  const std::byte* fetch_reference(const ReferenceBody& body, size_t offset, std::byte* dst,
+                                   size_t n, Waiter& waiter) override;
   void reference_done() override { control_->references.fetch_add(1, std::memory_order_release); }
   // This process can read the writer's memory (group_setup.cc probed it).
   void enable_references(int64_t writer_pid) { peer_pid_ = writer_pid; }

@@ -1,8 +1,7 @@
 #include "comm/stream.h"
 
-#include <unistd.h>
-
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include "spmd/error.h"
 
@@ -12,8 +11,8 @@ ReferenceBody Stream::offer_reference(const std::byte* data, size_t bytes, uint6
   return {static_cast<uint64_t>(::getpid()), reinterpret_cast<uint64_t>(data)};
 }
 
-void Stream::fetch_reference(const ReferenceBody& body, size_t offset, std::byte* dst, size_t n,
-                             Waiter& waiter) {
+const std::byte* Stream::fetch_reference(const ReferenceBody& body, size_t offset, std::byte* dst,
+                                         size_t n, Waiter& waiter) {
   throw Error(fmt::format("a {} stream carries no by-reference payloads", transport()));
 }
 

@@ -58,15 +58,22 @@ class Stream {
   // carries. The default names this process and the address (the reader copies it).
   virtual ReferenceBody offer_reference(const std::byte* data, size_t bytes, uint64_t ticket);
   // Writer: how many by-reference payloads the reader has finished receiving (in ticket order).
-  virtual uint64_t references_done() const { return 0; }
+  virtual uint64_t references_done() { return 0; }
+  // Reader: the next by-reference payload on this stream (after those already expected) will be
+  // `bytes` long, for `dst` (null: for a sink). A stream that can start receiving it before its
+  // frame arrives does so (UCX posts the receive, so the transfer starts as soon as the writer
+  // offers it); the others need nothing.
+  virtual void expect_reference(std::byte* dst, size_t bytes) {}
   // Reader: how much of a `bytes`-long payload fetch_reference() takes at once: pieces for a
   // sink that reduces as they come (shared memory), or the whole payload (UCX, one message).
   virtual size_t reference_piece(size_t bytes) const { return bytes; }
-  // Reader: copies bytes [offset, offset + n) of the payload `body` names into `dst`, waiting
-  // through `waiter` (its deadline and abort check). Throws spmd::Error when the payload cannot
-  // be had (the writer died, the body is not the writer's), DeadlineExceeded at the deadline.
-  virtual void fetch_reference(const ReferenceBody& body, size_t offset, std::byte* dst, size_t n,
-                               Waiter& waiter);
+  // Reader: bytes [offset, offset + n) of the payload `body` names, waiting through `waiter`
+  // (its deadline and abort check); returns where they are: `dst`, or (for a payload expected
+  // for a sink) the stream's own buffer, valid until the next call. Throws spmd::Error when the
+  // payload cannot be had (the writer died, the body is not the writer's or not the one
+  // expected), DeadlineExceeded at the deadline.
+  virtual const std::byte* fetch_reference(const ReferenceBody& body, size_t offset, std::byte* dst,
+                                           size_t n, Waiter& waiter);
   // Reader: one by-reference payload fetched whole; the writer may reuse its buffer.
   virtual void reference_done() {}
 

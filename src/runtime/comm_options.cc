@@ -12,16 +12,6 @@ namespace spmd {
 
 namespace {
 
-CommOptions::Transport read_transport(const EnvReader& env) {
-  const std::string v = env.get("SPMD_TRANSPORT").value_or("");
-  if (v.empty() || v == "auto" || v == "shm") return CommOptions::Transport::kAuto;
-  if (v == "tcp") return CommOptions::Transport::kTcp;
-  throw InvalidArgument(fmt::format(
-      "SPMD_TRANSPORT={:?} is not a transport: use tcp (force TCP, even on one host) or auto "
-      "(shared memory within a host, TCP across hosts; the default)",
-      v));
-}
-
 size_t read_ring_bytes(const EnvReader& env, size_t fallback) {
   const auto raw = env.get("SPMD_SHM_RING_BYTES");
   if (!raw || raw->empty()) return fallback;
@@ -53,9 +43,65 @@ std::optional<std::chrono::nanoseconds> read_collective_timeout(const EnvReader&
 
 }  // namespace
 
-CommOptions read_comm_options(const EnvReader& env) {
+bool ucx_in_build() {
+#ifdef SPMD_HAVE_UCX
+  return true;
+#else
+  return false;
+#endif
+}
+
+CommOptions::Transport parse_transport(const std::string& name, const std::string& source,
+                                       bool ucx_available) {
+  using T = CommOptions::Transport;
+  T t = T::kAuto;
+  if (name.empty() || name == "auto" || name == "shm") {
+    t = T::kAuto;
+  } else if (name == "shm+tcp") {
+    t = T::kShmTcp;
+  } else if (name == "shm+ucx") {
+    t = T::kShmUcx;
+  } else if (name == "tcp") {
+    t = T::kTcp;
+  } else if (name == "ucx") {
+    t = T::kUcx;
+  } else {
+    throw InvalidArgument(fmt::format(
+        "{}={:?} is not a transport: use auto (the default: shared memory within a host; "
+        "across hosts UCX over a fabric when there is one, else TCP), shm+tcp, shm+ucx (shared "
+        "memory within a host, TCP or UCX across), tcp or ucx (one of them everywhere)",
+        source, name));
+  }
+  if (CommOptions::ucx_required(t) && !ucx_available) {
+    throw InvalidArgument(fmt::format(
+        "{}={}: this build of spmd has no UCX transport (libucx-dev was not found when it was "
+        "built); install libucx-dev (apt install libucx-dev) and rebuild, or use auto, shm+tcp "
+        "or tcp",
+        source, name));
+  }
+  return t;
+}
+
+const char* transport_name(CommOptions::Transport t) {
+  switch (t) {
+    case CommOptions::Transport::kShmTcp:
+      return "shm+tcp";
+    case CommOptions::Transport::kShmUcx:
+      return "shm+ucx";
+    case CommOptions::Transport::kTcp:
+      return "tcp";
+    case CommOptions::Transport::kUcx:
+      return "ucx";
+    case CommOptions::Transport::kAuto:
+      break;
+  }
+  return "auto";
+}
+
+CommOptions read_comm_options(const EnvReader& env, bool ucx_available) {
   CommOptions o;
-  o.transport = read_transport(env);
+  o.transport =
+      parse_transport(env.get("SPMD_TRANSPORT").value_or(""), "SPMD_TRANSPORT", ucx_available);
   const auto streams = env.get("SPMD_TCP_STREAMS");
   if (streams && !streams->empty()) {
     o.tcp_streams = parse_int(*streams, "SPMD_TCP_STREAMS", 1, 16);

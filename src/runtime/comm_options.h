@@ -7,15 +7,25 @@
 #include <chrono>
 #include <cstddef>
 #include <optional>
+#include <string>
 
 #include "cluster/env_reader.h"
 
 namespace spmd {
 
 struct CommOptions {
-  // SPMD_TRANSPORT: auto (shared memory within a host, TCP across hosts) or tcp (TCP
-  // everywhere, even on one host).
-  enum class Transport { kAuto, kTcp };
+  // SPMD_TRANSPORT or distributed::Options::transport:
+  // - auto: shm+ucx when this build has UCX and UCX finds a fabric other than TCP (InfiniBand,
+  //   RoCE, …), else shm+tcp;
+  // - shm+tcp: spmd's shared memory within a host, spmd's TCP across hosts;
+  // - shm+ucx: spmd's shared memory within a host, UCX across hosts (whatever UCX finds);
+  // - tcp: spmd's TCP everywhere, even on one host;
+  // - ucx: UCX everywhere, even on one host (UCX then picks shared memory itself).
+  enum class Transport { kAuto, kShmTcp, kShmUcx, kTcp, kUcx };
+  // Whether processes of one host talk through spmd's shared memory.
+  static bool shm_within_host(Transport t) { return t != Transport::kTcp && t != Transport::kUcx; }
+  // Whether UCX must carry what crosses hosts (auto decides per job).
+  static bool ucx_required(Transport t) { return t == Transport::kUcx || t == Transport::kShmUcx; }
   Transport transport = Transport::kAuto;
   // SPMD_TCP_STREAMS (1-16): connections per pair of processes over TCP. More help where one
   // connection's kernel work on one core cannot fill the link; on loopback with few cores they
@@ -43,7 +53,19 @@ struct CommOptions {
   static constexpr std::chrono::nanoseconds kDefaultCollectiveTimeout = std::chrono::minutes(10);
 };
 
-// Reads the settings. Throws InvalidArgument naming the variable, its value and what is expected.
-CommOptions read_comm_options(const EnvReader& env);
+// Whether this build has the UCX transport (libucx-dev was found when it was built).
+bool ucx_in_build();
+
+// Reads the settings. Throws InvalidArgument naming the variable, its value and what is expected,
+// and for ucx in a build without UCX (`ucx_available`), saying so.
+CommOptions read_comm_options(const EnvReader& env, bool ucx_available = ucx_in_build());
+
+// The transport named `name` ("auto", "shm+tcp", "shm+ucx", "tcp", "ucx"; "" and "shm" mean
+// auto); `source` names where it came from in the error (SPMD_TRANSPORT, Options::transport).
+CommOptions::Transport parse_transport(const std::string& name, const std::string& source,
+                                       bool ucx_available = ucx_in_build());
+
+// The name parse_transport() reads.
+const char* transport_name(CommOptions::Transport t);
 
 }  // namespace spmd

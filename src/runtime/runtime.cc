@@ -206,6 +206,9 @@ void initialize(const Options& options) {
   check_can_initialize(r);
   ResolvedOptions opts = resolve_options(options, EnvReader());
   CommOptions comm_options = read_comm_options(EnvReader());  // bad values fail here, early
+  if (options.transport) {
+    comm_options.transport = parse_transport(*options.transport, "Options::transport");
+  }
   if (options.collective_timeout) {
     if (options.collective_timeout->count() < 0) {
       throw InvalidArgument("Options::collective_timeout must not be negative (zero: no limit)");
@@ -247,6 +250,12 @@ void initialize(const Options& options) {
   r.client = client;
   r.public_client = std::make_unique<Client>(client);
   r.initialized = true;
+  spdlog::info("process {} of {} joined: {} local devices; transport {}{}", r.options.process_id,
+               r.options.num_processes, r.view->local_devices.size(),
+               transport_name(comm_options.transport),
+               comm_options.transport == CommOptions::Transport::kAuto
+                   ? " (shared memory within a host; across hosts ucx over a fabric, else tcp)"
+                   : "");
   if (!options.on_peer_failure) arm_peer_failure_exit(r.options.process_id);
   if (!r.atexit_registered) {
     r.atexit_registered = true;

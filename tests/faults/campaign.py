@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The fault campaign: random faults in random phases of a 4-process job on 3 hosts.
 
-  campaign.py FAULT_PROBE [--faults N] [--seed S] [--cover] [--report FILE]
+  campaign.py FAULT_PROBE [--faults N] [--seed S] [--cover] [--report FILE] [--transport T]
 
 Hosts are network namespaces on a bridge (netns_hosts.py): host0 runs process 0 (and the
 coordination service, bound to host0's interface only), host1 runs processes 1 and 2 (shared
@@ -25,6 +25,9 @@ It counts, and every count must be 0:
   unnamed   a survivor that failed without naming the faulty process (for netdrop and linkdown: a
             process on the cut host), or a preemption the processes did not agree on
   early     the target ended on its own before its fault landed
+
+--transport sets SPMD_TRANSPORT for every process (auto by default; shm+ucx carries what crosses
+hosts over UCX, with UCX's own variables left as they are).
 
 The report lists every fault and the totals; the exit code is 1 when any count is not 0, and 77
 (skipped) when network namespaces cannot be made here (not root), saying why.
@@ -72,8 +75,12 @@ class Process:
         return any(line.startswith(f"phase {phase} ") for line in list(self.lines))
 
 
+TRANSPORT = "auto"  # SPMD_TRANSPORT of every job (--transport)
+
+
 def job_env(hosts, index, port, token):
     env = dict(os.environ)
+    env["SPMD_TRANSPORT"] = TRANSPORT
     address = f"{hosts.address(0)}:{port}"
     env.update({
         "SPMD_COORDINATOR_ADDRESS": address, "SPMD_COORDINATOR_BIND_ADDRESS": address,
@@ -223,13 +230,16 @@ def main():
     parser.add_argument("--cover", action="store_true",
                         help="take the kinds in turn and the phases in turn, shifted each round "
                              "of kinds: every 10 faults cover every kind and phase twice")
+    parser.add_argument("--transport", default="auto")
     args = parser.parse_args()
+    global TRANSPORT
+    TRANSPORT = args.transport
     why = netns_hosts.available()
     if why:
         print(f"SKIPPED: {why}")
         sys.exit(77)
     seed = args.seed if args.seed is not None else random.randrange(1 << 30)
-    print(f"seed {seed} (rerun with --seed {seed})", flush=True)
+    print(f"seed {seed} (rerun with --seed {seed}); SPMD_TRANSPORT={TRANSPORT}", flush=True)
     rng = random.Random(seed)
     records = []
     start = time.monotonic()

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A job across three network-namespace hosts (netns_hosts.py), looked at while it runs.
 
-  hosts_test.py FAULT_PROBE SPMD_STATUS
+  hosts_test.py FAULT_PROBE SPMD_STATUS [TRANSPORT]
 
 Process 0 on host0, processes 1 and 2 on host1, process 3 on host2; the coordination service is
 bound to host0's interface address only. While the job runs its rounds (barrier, all_reduce, jit,
@@ -10,7 +10,8 @@ checkpoint), checks that:
   - spmd-status, run on host1, lists the processes on hosts host0, host1, host1, host2 (host ids
     from the hostnames, with no SPMD_HOST_ID set);
   - each process's log (SPMD_LOG_LEVEL=info) says it reaches its host-mate over shared memory and
-    the others over TCP;
+    the others over TCP — or over UCX, with TRANSPORT shm+ucx (SPMD_TRANSPORT; UCX's own
+    variables left as they are, so UCX picks its paths between the namespaces itself);
 then SIGTERMs process 3: every process saves the agreed step and exits 0, and the checkpoints
 verify. Exits 77 (skipped) when namespaces cannot be made, saying why.
 """
@@ -36,6 +37,8 @@ def fail(message):
 
 def main():
     probe, spmd_status = sys.argv[1:3]
+    transport = sys.argv[3] if len(sys.argv) > 3 else "auto"
+    across = "ucx" if transport == "shm+ucx" else "tcp"
     why = netns_hosts.available()
     if why:
         print(f"SKIPPED: {why}")
@@ -45,6 +48,7 @@ def main():
         for i in range(4):
             env = campaign.job_env(hosts, i, PORT, "hosts-test")
             env["SPMD_LOG_LEVEL"] = "info"
+            env["SPMD_TRANSPORT"] = transport
             procs.append(campaign.Process(hosts, i, [probe, "run", tmp, "100000"], env))
         deadline = time.monotonic() + 60
         while not all(p.saw_phase("checkpoint") for p in procs):
@@ -66,8 +70,10 @@ def main():
         expect = {0: ("[]", "[1, 2, 3]"), 1: ("[2]", "[0, 3]"), 2: ("[1]", "[0, 3]"),
                   3: ("[]", "[0, 1, 2]")}
         for p in procs:
-            shm, tcp = expect[p.index]
-            line = f"shared memory with processes {shm}, tcp with processes {tcp}"
+            shm, others = expect[p.index]
+            tcp, ucx = (others, "[]") if across == "tcp" else ("[]", others)
+            line = (f"shared memory with processes {shm}, tcp with processes {tcp}, "
+                    f"ucx with processes {ucx}")
             if line not in p.text():
                 fail(f"process {p.index} did not log '{line}':\n{p.text()[-2000:]}")
         os.kill(procs[3].popen.pid, 15)
@@ -81,7 +87,7 @@ def main():
                                      if not k.startswith("SPMD_")})
         if verify.returncode != 0:
             fail("checkpoints: " + verify.stdout + verify.stderr)
-        print(f"hosts host0, host1, host1, host2; shared memory within host1 and TCP across; "
+        print(f"hosts host0, host1, host1, host2; shared memory within host1 and {across} across; "
               f"service on one interface; SIGTERM: all saved step {steps.pop()} and exited 0; "
               f"{verify.stdout.strip()}")
 

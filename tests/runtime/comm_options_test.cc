@@ -54,5 +54,42 @@ TEST(CommOptions, ABadValueIsRefusedNamingTheVariable) {
   EXPECT_NE(error_of({{"SPMD_COLLECTIVE_TIMEOUT", "-1"}}), "");
 }
 
+TEST(CommOptions, EveryTransportIsReadWhenTheBuildHasUcx) {
+  using T = CommOptions::Transport;
+  const std::pair<const char*, T> names[] = {{"auto", T::kAuto},      {"shm", T::kAuto},
+                                             {"shm+tcp", T::kShmTcp}, {"shm+ucx", T::kShmUcx},
+                                             {"tcp", T::kTcp},        {"ucx", T::kUcx}};
+  for (const auto& [name, t] : names) {
+    EXPECT_EQ(read_comm_options(env_of({{"SPMD_TRANSPORT", name}}), true).transport, t) << name;
+    if (t != T::kAuto) EXPECT_STREQ(transport_name(t), name);
+  }
+  EXPECT_TRUE(CommOptions::shm_within_host(T::kShmUcx));
+  EXPECT_FALSE(CommOptions::shm_within_host(T::kUcx));
+  EXPECT_TRUE(CommOptions::ucx_required(T::kShmUcx));
+  EXPECT_FALSE(CommOptions::ucx_required(T::kAuto));
+}
+
+// What a build without libucx-dev answers (the flag is that build's ucx_in_build()).
+TEST(CommOptions, UcxInABuildWithoutItSaysHowToGetIt) {
+  for (const char* name : {"ucx", "shm+ucx"}) {
+    try {
+      read_comm_options(env_of({{"SPMD_TRANSPORT", name}}), /*ucx_available=*/false);
+      ADD_FAILURE() << name << " accepted without UCX";
+    } catch (const InvalidArgument& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("no UCX transport"), std::string::npos) << what;
+      EXPECT_NE(what.find("libucx-dev"), std::string::npos) << what;
+    }
+  }
+  EXPECT_EQ(read_comm_options(env_of({{"SPMD_TRANSPORT", "auto"}}), false).transport,
+            CommOptions::Transport::kAuto);
+  try {
+    parse_transport("ucx", "Options::transport", false);
+    ADD_FAILURE() << "accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("Options::transport=ucx"), std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace spmd

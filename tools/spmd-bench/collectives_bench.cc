@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "comm/ucx_transport.h"
 #include "common/subprocess.h"
 #include "spmd-bench/collective_sweep.h"
 #include "spmd-bench/result_row.h"
@@ -29,10 +30,11 @@ namespace fs = std::filesystem;
 
 class SpmdImpl final : public CollectiveImpl {
  public:
-  SpmdImpl() : world_(spmd::world()) {}
+  // `name`: "spmd", or "ucx" for spmd over SPMD_TRANSPORT=ucx.
+  explicit SpmdImpl(std::string name) : world_(spmd::world()), name_(std::move(name)) {}
   int rank() override { return world_.rank(); }
   int size() override { return world_.size(); }
-  const char* name() override { return "spmd"; }
+  const char* name() override { return name_.c_str(); }
   std::string transport() override { return world_.transport(); }
   bool supports(const std::string&) override { return true; }
   void run(const std::string& op, const float* in, float* out, size_t count) override {
@@ -57,6 +59,7 @@ class SpmdImpl final : public CollectiveImpl {
 
  private:
   Communicator world_;
+  std::string name_;
 };
 
 SweepOptions sweep_options(const CollectivesBenchOptions& o) {
@@ -79,7 +82,12 @@ std::string sizes_arg(const std::vector<size_t>& v) {
   return s;
 }
 
-std::vector<std::string> run_spmd(const CollectivesBenchOptions& o, const SweepOptions& s) {
+// spmd's processes: `impl` "spmd" over the transport --transport names (auto for --transport
+// ucx, the baseline UCX is compared with), or "ucx" over SPMD_TRANSPORT=ucx (UCX_TLS and the
+// other UCX variables as the caller set them). With --hosts, process i gets host id
+// bench-host-<i * hosts / processes>.
+std::vector<std::string> run_spmd(const CollectivesBenchOptions& o, const SweepOptions& s,
+                                  const std::string& impl) {
   const std::string address = "127.0.0.1:" + std::to_string(tools::free_port());
   std::vector<std::vector<std::string>> argvs;
   std::vector<std::vector<std::pair<std::string, std::string>>> envs;
@@ -89,7 +97,15 @@ std::vector<std::string> run_spmd(const CollectivesBenchOptions& o, const SweepO
                      std::to_string(s.seconds_per_point)});
     argvs.back().push_back(o.bind ? "--bind" : "--no-bind");
     EnvList env = spmd_worker_env(address, o.processes, i);
-    if (o.transport == "tcp") env.emplace_back("SPMD_TRANSPORT", "tcp");
+    if (impl == "ucx") {
+      env.emplace_back("SPMD_TRANSPORT", "ucx");
+    } else if (o.transport == "tcp") {
+      env.emplace_back("SPMD_TRANSPORT", "tcp");
+    }
+    env.emplace_back("SPMD_BENCH_IMPL", impl);
+    if (o.hosts > 0) {
+      env.emplace_back("SPMD_HOST_ID", fmt::format("bench-host-{}", i * o.hosts / o.processes));
+    }
     envs.push_back(env);
   }
   return run_workers(argvs, envs);
@@ -262,7 +278,8 @@ int run_collectives_worker(const CollectivesBenchOptions& options) {
     ::sched_setaffinity(0, sizeof(set), &set);
   }
   {
-    SpmdImpl impl;
+    const char* name = std::getenv("SPMD_BENCH_IMPL");
+    SpmdImpl impl(name != nullptr ? name : "spmd");
     sweep(impl, sweep_options(options));
     impl.barrier();
   }
@@ -272,12 +289,27 @@ int run_collectives_worker(const CollectivesBenchOptions& options) {
 
 int run_collectives_bench(const CollectivesBenchOptions& options) {
   const SweepOptions s = sweep_options(options);
-  const std::vector<std::string> impls = parse_list(options.impls);
+  // --transport ucx compares spmd over UCX with spmd over its own transports, unless --impls
+  // says otherwise.
+  const std::string impls_arg =
+      options.transport == "ucx" && options.impls == CollectivesBenchOptions{}.impls
+          ? "spmd,ucx"
+          : options.impls;
+  const std::vector<std::string> impls = parse_list(impls_arg);
   for (const std::string& impl : impls) {
-    if (impl != "spmd" && impl != "mpi" && impl != "gloo") {
-      fmt::print(stderr, "spmd-bench: unknown implementation {:?} (spmd, mpi, gloo)\n", impl);
+    if (impl != "spmd" && impl != "ucx" && impl != "mpi" && impl != "gloo") {
+      fmt::print(stderr, "spmd-bench: unknown implementation {:?} (spmd, ucx, mpi, gloo)\n", impl);
       return 2;
     }
+    if (impl == "ucx" && !ucx_built()) {
+      fmt::print(stderr, "spmd-bench: {}: no ucx rows\n", ucx_summary());
+      return 2;
+    }
+  }
+  if (!options.json && std::find(impls.begin(), impls.end(), "ucx") != impls.end()) {
+    const char* tls = std::getenv("UCX_TLS");
+    fmt::print("ucx rows: SPMD_TRANSPORT=ucx, UCX_TLS={}; {}\n", tls != nullptr ? tls : "(unset)",
+               ucx_summary());
   }
   // Each implementation sweeps everything in one set of processes, or — interleaved — every op
   // and size point runs for each implementation in turn, so a slow period of the machine falls
@@ -301,8 +333,8 @@ int run_collectives_bench(const CollectivesBenchOptions& options) {
     for (const SweepOptions& point : points) {
       for (const std::string& impl : impls) {
         std::vector<ResultRow> got;
-        if (impl == "spmd") {
-          got = rows_of(run_spmd(options, point));
+        if (impl == "spmd" || impl == "ucx") {
+          got = rows_of(run_spmd(options, point, impl));
         } else if (impl == "mpi") {
           got = rows_of(run_mpi(options, point));
         } else {

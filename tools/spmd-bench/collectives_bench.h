@@ -11,8 +11,14 @@ struct CollectivesBenchOptions {
   int processes = 2;
   std::string ops;    // comma-separated; empty: all
   std::string sizes;  // comma-separated with K/M/G; empty: 8 B … 256 MiB
+  // Any of spmd, ucx (spmd over SPMD_TRANSPORT=ucx), mpi, gloo.
   std::string impls = "spmd,mpi,gloo";
-  std::string transport = "auto";  // or "tcp": spmd with SPMD_TRANSPORT=tcp, MPI with its tcp BTL
+  // "auto"; "tcp": spmd with SPMD_TRANSPORT=tcp, MPI with its tcp BTL; "ucx": impls spmd,ucx
+  // unless given — spmd over its own transports beside spmd over UCX.
+  std::string transport = "auto";
+  // Spread the spmd processes over this many host ids (SPMD_HOST_ID), so that spmd's own rows
+  // cross "hosts" over TCP and UCX's connect hosts; 0: one host.
+  int hosts = 0;
   double seconds_per_point = 0.3;
   bool json = false;
   // Pin spmd's process i to core i (mod cores), as mpirun binds its ranks by default: the same

@@ -2,7 +2,7 @@
 //   spmd-bench coordinator --processes 4096 [--rounds 20] [--helpers K] [--threads 1]
 //                          [--no-mass-failure] [--json]
 //   spmd-bench collectives -n 2 [--ops all_reduce,...] [--sizes 8,1M,...] [--impls spmd,mpi,gloo]
-//                          [--transport auto|tcp] [--seconds 0.3] [--json]
+//                          [--transport auto|tcp|ucx] [--hosts N] [--seconds 0.3] [--json]
 //   spmd-bench jit -n 2 [--iterations 7] [--json]
 //   spmd-bench train -n 2 [--iterations 7] [--json]
 //   spmd-bench reshard -n 2 [--bytes 268435456] [--iterations 5] [--json]
@@ -96,9 +96,16 @@ void add_collectives(CLI::App& app, Runs& runs) {
       "collectives", "spmd's collectives beside Open MPI's and Gloo's, with a memcpy reference");
   k->add_option("-n,--processes", o->processes, "processes per implementation")
       ->check(CLI::Range(2, 64));
-  k->add_option("--impls", o->impls, "implementations to run: spmd,mpi,gloo");
-  k->add_option("--transport", o->transport, "auto (shm for spmd, vader for MPI) or tcp")
-      ->check(CLI::IsMember({"auto", "tcp"}));
+  k->add_option("--impls", o->impls,
+                "implementations to run: spmd,mpi,gloo, and ucx (spmd over SPMD_TRANSPORT=ucx)");
+  k->add_option("--transport", o->transport,
+                "auto (shm for spmd, vader for MPI), tcp, or ucx (spmd over its own transports "
+                "beside spmd over UCX; UCX_TLS as set)")
+      ->check(CLI::IsMember({"auto", "tcp", "ucx"}));
+  k->add_option("--hosts", o->hosts,
+                "spread spmd's processes over this many host ids (SPMD_HOST_ID): spmd then "
+                "crosses hosts over TCP, UCX over its network transports")
+      ->check(CLI::Range(0, 64));
   k->add_flag("--json", o->json, "one JSON object per row");
   k->add_flag("--interleave", o->interleave,
               "run every op and size for each implementation in turn, so that the machine's slow "

@@ -1,0 +1,355 @@
+#include "comm/ucx_stream.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "comm/registered_memory.h"
+#include "comm/waiter.h"
+#include "spmd/error.h"
+
+namespace spmd {
+namespace {
+
+// The size of one posted stream send: large enough that a message of up to kByReferenceMin
+// bytes (the rest go by reference) takes a few sends, small enough to keep the window full.
+constexpr size_t kSendBytes = size_t{64} << 10;
+
+// How long a closing stream waits for UCX to flush what it sent, and a cancelled transfer for
+// UCX to let go of the caller's buffer.
+constexpr auto kCloseWait = std::chrono::milliseconds(1000);
+
+bool done(void* request) {
+  return request == nullptr || ucp_request_check_status(request) != UCS_INPROGRESS;
+}
+
+ucs_status_t status_of(void* request) {
+  return request == nullptr ? UCS_OK : ucp_request_check_status(request);
+}
+
+void release(void* request) {
+  if (request != nullptr) ucp_request_free(request);
+}
+
+}  // namespace
+
+UcxStream::UcxStream(std::shared_ptr<void> keep_alive, ucp_worker_h worker, std::string peer,
+                     uint32_t self_position, uint32_t peer_position)
+    : keep_alive_(std::move(keep_alive)),
+      worker_(worker),
+      peer_(std::move(peer)),
+      self_position_(self_position),
+      peer_position_(peer_position) {}
+
+void UcxStream::connect(const ucp_address_t* address, bool across_hosts) {
+  const bool peer_errors = across_hosts;
+  by_reference_ = across_hosts;
+  ucp_ep_params_t params{};
+  params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                      UCP_EP_PARAM_FIELD_ERR_HANDLER;
+  params.address = address;
+  params.err_mode = peer_errors ? UCP_ERR_HANDLING_MODE_PEER : UCP_ERR_HANDLING_MODE_NONE;
+  params.err_handler.cb = &UcxStream::on_error;
+  params.err_handler.arg = this;
+  const ucs_status_t s = ucp_ep_create(worker_, &params, &ep_);
+  if (s != UCS_OK) {
+    throw Error(fmt::format(
+        "UCX cannot reach {}: {} (the transports UCX_TLS allows must connect the two hosts; "
+        "across hosts UCX needs a network transport such as tcp, rc or ud, not only sm)",
+        peer_, ucs_status_string(s)));
+  }
+}
+
+UcxStream::~UcxStream() {
+  cancel();
+  // What was sent goes out before the endpoint closes, unless the link is already broken; the
+  // endpoint must not close with requests of ours unreleased.
+  const auto until = std::chrono::steady_clock::now() + kCloseWait;
+  for (Send& s : sends_) {
+    if (ep_ != nullptr && failure_ == UCS_OK) {
+      settle(s.request, std::chrono::duration_cast<std::chrono::milliseconds>(
+                            until - std::chrono::steady_clock::now()));
+    }
+    release(s.request);
+  }
+  sends_.clear();
+  close_endpoint(failure_ != UCS_OK);
+}
+
+void UcxStream::on_error(void* arg, ucp_ep_h ep, ucs_status_t status) {
+  static_cast<UcxStream*>(arg)->failure_ = status;
+}
+
+void UcxStream::check() const {
+  if (failure_ != UCS_OK) broken("the link failed", failure_);
+  if (closed_) {
+    throw Error(fmt::format("the UCX link to {} was closed after an earlier failure", peer_));
+  }
+}
+
+void UcxStream::broken(const char* what, ucs_status_t status) const {
+  throw Error(fmt::format("UCX link to {}: {}: {}", peer_, what, ucs_status_string(status)));
+}
+
+void UcxStream::reap_sends() {
+  while (!sends_.empty() && done(sends_.front().request)) {
+    Send& s = sends_.front();
+    const ucs_status_t status = status_of(s.request);
+    release(s.request);
+    sends_bytes_ -= s.bytes.size();
+    spare_.push_back(std::move(s.bytes));
+    sends_.pop_front();
+    if (status != UCS_OK) broken("a send failed", status);
+  }
+}
+
+size_t UcxStream::write_direct(std::span<const std::byte> data) {
+  if (direct_request_ != nullptr) {
+    // Only the write in progress may come back; anything else waits for it.
+    if (data.data() != direct_data_ || data.size() < direct_bytes_) return 0;
+    if (!done(direct_request_)) {
+      ucp_worker_progress(worker_);
+      if (!done(direct_request_)) return 0;
+    }
+    const ucs_status_t status = status_of(direct_request_);
+    release(direct_request_);
+    direct_request_ = nullptr;
+    if (status != UCS_OK) broken("a send failed", status);
+    return direct_bytes_;
+  }
+  ucp_request_param_t params{};
+  void* request = ucp_stream_send_nbx(ep_, data.data(), data.size(), &params);
+  if (UCS_PTR_IS_ERR(request)) broken("cannot send", UCS_PTR_STATUS(request));
+  if (request == nullptr) return data.size();
+  direct_data_ = data.data();
+  direct_bytes_ = data.size();
+  direct_request_ = request;
+  return 0;
+}
+
+size_t UcxStream::write_some(std::span<const std::byte> first, std::span<const std::byte> second) {
+  check();
+  if (!sends_.empty()) ucp_worker_progress(worker_);
+  reap_sends();
+  if (direct_request_ != nullptr || first.size() >= kUcxDirectMin) return write_direct(first);
+  if (sends_bytes_ >= kUcxWindowBytes) return 0;
+  // A header before a large payload goes alone: the payload follows without a copy.
+  const size_t wanted =
+      second.size() >= kUcxDirectMin ? first.size() : first.size() + second.size();
+  const size_t n = std::min(wanted, kSendBytes);
+  if (n == 0) return 0;
+  std::vector<std::byte> bytes;
+  if (!spare_.empty()) {
+    bytes = std::move(spare_.back());
+    spare_.pop_back();
+  }
+  bytes.resize(n);
+  const size_t from_first = std::min(n, first.size());
+  std::memcpy(bytes.data(), first.data(), from_first);
+  if (n > from_first) std::memcpy(bytes.data() + from_first, second.data(), n - from_first);
+  ucp_request_param_t params{};
+  void* request = ucp_stream_send_nbx(ep_, bytes.data(), n, &params);
+  if (UCS_PTR_IS_ERR(request)) broken("cannot send", UCS_PTR_STATUS(request));
+  if (request == nullptr) {
+    spare_.push_back(std::move(bytes));
+  } else {
+    sends_bytes_ += n;
+    sends_.push_back(Send{std::move(bytes), request});
+  }
+  return n;
+}
+
+std::span<const std::byte> UcxStream::readable() {
+  if (held_ != nullptr) return {held_ + held_read_, held_bytes_ - held_read_};
+  check();
+  ucp_worker_progress(worker_);
+  size_t length = 0;
+  void* data = ucp_stream_recv_data_nb(ep_, &length);
+  if (UCS_PTR_IS_ERR(data)) broken("cannot receive", UCS_PTR_STATUS(data));
+  if (data == nullptr) {
+    check();
+    return {};
+  }
+  held_ = static_cast<std::byte*>(data);
+  held_bytes_ = length;
+  held_read_ = 0;
+  return {held_, held_bytes_};
+}
+
+void UcxStream::consume(size_t n) {
+  held_read_ += n;
+  if (held_ != nullptr && held_read_ >= held_bytes_) {
+    ucp_stream_data_release(ep_, held_);
+    held_ = nullptr;
+  }
+}
+
+ReferenceBody UcxStream::offer_reference(const std::byte* data, size_t bytes, uint64_t ticket) {
+  check();
+  const uint64_t tag = ucx_reference_tag(self_position_, ticket);
+  ucp_request_param_t params{};
+  if (void* memh = registration_for(data, bytes)) {
+    params.op_attr_mask |= UCP_OP_ATTR_FIELD_MEMH;
+    params.memh = static_cast<ucp_mem_h>(memh);
+  }
+  void* request = ucp_tag_send_nbx(ep_, data, bytes, tag, &params);
+  if (UCS_PTR_IS_ERR(request)) broken("cannot send a payload", UCS_PTR_STATUS(request));
+  offers_.push_back(Offer{ticket, request});
+  return {tag, reinterpret_cast<uint64_t>(data)};
+}
+
+uint64_t UcxStream::references_done() {
+  if (offers_.empty()) return references_done_;
+  if (!done(offers_.front().request)) ucp_worker_progress(worker_);
+  while (!offers_.empty() && done(offers_.front().request)) {
+    const Offer o = offers_.front();
+    offers_.pop_front();
+    const ucs_status_t status = status_of(o.request);
+    release(o.request);
+    if (status != UCS_OK) broken("a payload was not delivered", status);
+    references_done_ = o.ticket;
+  }
+  check();
+  return references_done_;
+}
+
+void UcxStream::post_receive(Expected& e) {
+  ucp_request_param_t params{};
+  params.op_attr_mask = UCP_OP_ATTR_FIELD_RECV_INFO;
+  params.recv_info.tag_info = &e.info;
+  if (void* memh = registration_for(e.into, e.bytes)) {
+    params.op_attr_mask |= UCP_OP_ATTR_FIELD_MEMH;
+    params.memh = static_cast<ucp_mem_h>(memh);
+  }
+  void* request = ucp_tag_recv_nbx(worker_, e.into, e.bytes, e.tag, ~uint64_t{0}, &params);
+  if (UCS_PTR_IS_ERR(request)) broken("cannot receive a payload", UCS_PTR_STATUS(request));
+  e.request = request;
+}
+
+void UcxStream::expect_reference(std::byte* dst, size_t bytes) {
+  check();
+  Expected& e = expected_.emplace_back();
+  e.tag = ucx_reference_tag(peer_position_, ++expected_tickets_);
+  e.bytes = bytes;
+  if (dst == nullptr) {
+    if (!spare_receives_.empty()) {
+      e.own = std::move(spare_receives_.back());
+      spare_receives_.pop_back();
+    }
+    e.own.resize(bytes);
+    dst = e.own.data();
+  }
+  e.into = dst;
+  post_receive(e);
+}
+
+void UcxStream::await(void* request, size_t bytes, Waiter& waiter) {
+  while (!done(request)) {
+    if (ucp_worker_progress(worker_) != 0) {
+      waiter.progressed();
+      continue;
+    }
+    check();
+    if (waiter.idle()) {
+      throw DeadlineExceeded(
+          fmt::format("a {}-byte payload from {} did not arrive before the collective timeout "
+                      "(SPMD_COLLECTIVE_TIMEOUT, Options::collective_timeout)",
+                      bytes, peer_));
+    }
+  }
+}
+
+const std::byte* UcxStream::fetch_reference(const ReferenceBody& body, size_t offset,
+                                            std::byte* dst, size_t n, Waiter& waiter) {
+  if (!handed_out_.empty()) spare_receives_.push_back(std::move(handed_out_));
+  handed_out_.clear();
+  if (body.key >> 40 != peer_position_) {
+    throw Error(fmt::format("{} sent a by-reference payload with tag {:#x}, not one of its own",
+                            peer_, body.key));
+  }
+  if (expected_.empty()) {  // not announced: received now, into `dst`
+    Expected& e = expected_.emplace_back();
+    e.tag = ucx_reference_tag(peer_position_, ++expected_tickets_);
+    e.bytes = n;
+    e.into = dst;
+    post_receive(e);
+  }
+  Expected& e = expected_.front();
+  if (body.key != e.tag || offset != 0 || n != e.bytes) {
+    throw Error(fmt::format(
+        "{} sent by-reference payload {:#x} of {} bytes where {:#x} of {} bytes was expected: "
+        "the data stream is corrupt",
+        peer_, body.key, n, e.tag, e.bytes));
+  }
+  check();
+  await(e.request, n, waiter);  // on a throw, cancel() ends the receive
+  if (e.request != nullptr) {
+    const ucs_status_t status = ucp_tag_recv_request_test(e.request, &e.info);
+    release(e.request);
+    e.request = nullptr;
+    if (status != UCS_OK) broken("a payload was not received", status);
+  }
+  if (e.info.length != n) {
+    throw Error(fmt::format("{} sent a {}-byte payload where {} bytes were announced", peer_,
+                            e.info.length, n));
+  }
+  const std::byte* at = e.into;
+  handed_out_ = std::move(e.own);
+  expected_.pop_front();
+  return at;
+}
+
+bool UcxStream::settle(void* request, std::chrono::milliseconds limit) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (!done(request)) {
+    if (ucp_worker_progress(worker_) == 0 && std::chrono::steady_clock::now() > until) return false;
+  }
+  return true;
+}
+
+void UcxStream::cancel() noexcept {
+  // A stream send cannot be cancelled: one still using the caller's buffer closes the endpoint.
+  bool stuck = direct_request_ != nullptr && !settle(direct_request_, kCloseWait);
+  for (Offer& o : offers_) {
+    if (done(o.request)) continue;
+    ucp_request_cancel(worker_, o.request);
+    stuck |= !settle(o.request, kCloseWait);
+  }
+  for (Expected& e : expected_) {
+    if (done(e.request)) continue;
+    ucp_request_cancel(worker_, e.request);
+    stuck |= !settle(e.request, kCloseWait);
+  }
+  if (stuck) close_endpoint(true);
+  release(direct_request_);
+  direct_request_ = nullptr;
+  for (Offer& o : offers_) release(o.request);
+  offers_.clear();
+  // A receive still in progress frees itself when it completes; its buffer must outlive it.
+  for (Expected& e : expected_) {
+    if (!done(e.request) && !e.own.empty()) leaked_.push_back(std::move(e.own));
+    release(e.request);
+  }
+  expected_.clear();
+}
+
+void UcxStream::close_endpoint(bool force) noexcept {
+  if (ep_ == nullptr) return;
+  if (held_ != nullptr) {
+    ucp_stream_data_release(ep_, held_);
+    held_ = nullptr;
+  }
+  ucp_request_param_t params{};
+  params.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+  params.flags = force ? UCP_EP_CLOSE_FLAG_FORCE : 0;
+  void* request = ucp_ep_close_nbx(ep_, &params);
+  ep_ = nullptr;
+  closed_ = true;
+  if (UCS_PTR_IS_ERR(request)) return;
+  settle(request, kCloseWait);
+  release(request);  // released on completion when it has not completed yet
+}
+
+}  // namespace spmd

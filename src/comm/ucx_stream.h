@@ -1,0 +1,137 @@
+// The ucx transport's stream (ucx_transport.h): one UCP endpoint to one peer, both directions.
+//
+// Small writes are copied into buffers the stream owns and posted as UCP stream sends, at most
+// kUcxWindowBytes in flight; a write of kUcxDirectMin bytes or more is posted from the caller's
+// buffer and taken (write_some() returns its length) once UCX is done with it. Reads hand out
+// UCX's own receive buffers (ucp_stream_recv_data_nb) until consumed, so nothing is copied here
+// beyond UCX's own copies.
+//
+// Across hosts (UCX watching the peer), by-reference payloads go as
+// tagged messages from the caller's buffer (rendezvous, with the pool buffer's registration when
+// it has one) and land straight in the receiver's destination: the receiver posts the receive
+// when the exchange posts its receive (expect_reference), so the transfer runs while the frames
+// before it are still being read.
+//
+// A failure UCX reports on the endpoint — the peer's death across hosts, a reset — turns every
+// later call into an spmd::Error naming the peer (the exchange then prefers the coordination
+// service's report of the same death). Driven under the group's lock, like every stream.
+#pragma once
+
+#include <ucp/api/ucp.h>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "comm/stream.h"
+
+namespace spmd {
+
+// Bytes of stream sends in flight per endpoint before write_some() takes no more.
+inline constexpr size_t kUcxWindowBytes = size_t{4} << 20;
+// Writes at least this large go from the caller's buffer, without a copy.
+inline constexpr size_t kUcxDirectMin = size_t{32} << 10;
+
+class UcxStream final : public Stream {
+ public:
+  // Over `ep` (owned) of `worker`, which outlives the stream (`keep_alive` holds it).
+  // `self_position` and `peer_position` name the two ends in tags.
+  UcxStream(std::shared_ptr<void> keep_alive, ucp_worker_h worker, std::string peer,
+            uint32_t self_position, uint32_t peer_position);
+  ~UcxStream() override;
+  UcxStream(const UcxStream&) = delete;
+  UcxStream& operator=(const UcxStream&) = delete;
+
+  // Creates the endpoint to `address`; `across_hosts`: UCX reports the peer's failure (peer
+  // error handling) and large payloads go by reference.
+  void connect(const ucp_address_t* address, bool across_hosts);
+
+  size_t write_some(std::span<const std::byte> first, std::span<const std::byte> second) override;
+  std::span<const std::byte> readable() override;
+  void consume(size_t n) override;
+  // Across hosts: rendezvous from registered memory is the network's zero-copy path. Within a
+  // host the streamed path is faster: UCX's single copy (CMA) leaves the copying to the reader
+  // alone, where the pipelined stream copies on both cores at once (as spmd's own shared memory
+  // found, bench/RESULTS.md).
+  bool by_reference() const override { return by_reference_; }
+  ReferenceBody offer_reference(const std::byte* data, size_t bytes, uint64_t ticket) override;
+  uint64_t references_done() override;
+  // Posts the tagged receive at once, into `dst` or a buffer of the stream's.
+  void expect_reference(std::byte* dst, size_t bytes) override;
+  const std::byte* fetch_reference(const ReferenceBody& body, size_t offset, std::byte* dst,
+                                   size_t n, Waiter& waiter) override;
+  void cancel() noexcept override;
+  const char* transport() const override { return "ucx"; }
+
+ private:
+  struct Send {
+    std::vector<std::byte> bytes;
+    void* request;  // null: done when posted
+  };
+  struct Offer {
+    uint64_t ticket;
+    void* request;  // null: done when posted
+  };
+  // A by-reference payload expected (its receive posted), in ticket order.
+  struct Expected {
+    uint64_t tag = 0;
+    size_t bytes = 0;
+    std::byte* into = nullptr;   // the caller's destination, or own.data()
+    std::vector<std::byte> own;  // for a sink
+    void* request = nullptr;     // null: done when posted
+    ucp_tag_recv_info_t info{};  // filled when it completes
+  };
+
+  static void on_error(void* arg, ucp_ep_h ep, ucs_status_t status);
+  void check() const;
+  [[noreturn]] void broken(const char* what, ucs_status_t status) const;
+  void reap_sends();
+  // write_some() of kUcxDirectMin bytes or more at `data`: posts it, or reports it done.
+  size_t write_direct(std::span<const std::byte> data);
+  // Posts the tagged receive of `e`.
+  void post_receive(Expected& e);
+  // Waits for `request` through `waiter`, progressing the worker.
+  void await(void* request, size_t bytes, Waiter& waiter);
+  // Waits (progressing, at most `limit`) for `request` to finish; true when it did.
+  bool settle(void* request, std::chrono::milliseconds limit);
+  void close_endpoint(bool force) noexcept;
+
+  std::shared_ptr<void> keep_alive_;
+  ucp_worker_h worker_;
+  ucp_ep_h ep_ = nullptr;
+  std::string peer_;
+  uint32_t self_position_;
+  uint32_t peer_position_;
+  ucs_status_t failure_ = UCS_OK;  // set by on_error
+  bool closed_ = false;            // cancel() force-closed the endpoint
+  bool by_reference_ = false;
+  std::deque<Send> sends_;  // posted stream sends, in order
+  // A write posted from the caller's buffer, not yet done: its data, length and request.
+  const std::byte* direct_data_ = nullptr;
+  size_t direct_bytes_ = 0;
+  void* direct_request_ = nullptr;
+  size_t sends_bytes_ = 0;
+  std::vector<std::vector<std::byte>> spare_;  // send buffers to reuse
+  std::byte* held_ = nullptr;                  // UCX's receive buffer being read
+  size_t held_bytes_ = 0;
+  size_t held_read_ = 0;
+  std::deque<Offer> offers_;  // by-reference sends not yet seen done, in ticket order
+  uint64_t references_done_ = 0;
+  std::deque<Expected> expected_;  // posted receives (a deque: `info` must not move)
+  uint64_t expected_tickets_ = 0;
+  std::vector<std::byte> handed_out_;  // the last sink payload's buffer, returned on the next call
+  std::vector<std::vector<std::byte>> spare_receives_;
+  // Buffers of receives UCX would not let go of (cancel()): kept until the stream goes.
+  std::vector<std::vector<std::byte>> leaked_;
+};
+
+// The tag of by-reference payload `ticket` from the process at group position `sender`.
+constexpr uint64_t ucx_reference_tag(uint32_t sender, uint64_t ticket) {
+  return (uint64_t{sender} << 40) | (ticket & ((uint64_t{1} << 40) - 1));
+}
+
+}  // namespace spmd
