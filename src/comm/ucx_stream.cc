@@ -36,12 +36,13 @@ void release(void* request) {
 }  // namespace
 
 UcxStream::UcxStream(std::shared_ptr<void> keep_alive, ucp_worker_h worker, std::string peer,
-                     uint32_t self_position, uint32_t peer_position)
+                     uint32_t self_position, uint32_t peer_position, ucs_status_t* failure)
     : keep_alive_(std::move(keep_alive)),
       worker_(worker),
       peer_(std::move(peer)),
       self_position_(self_position),
-      peer_position_(peer_position) {}
+      peer_position_(peer_position),
+      failure_(*failure) {}
 
 void UcxStream::connect(const ucp_address_t* address, bool across_hosts) {
   const bool peer_errors = across_hosts;
@@ -52,7 +53,7 @@ void UcxStream::connect(const ucp_address_t* address, bool across_hosts) {
   params.address = address;
   params.err_mode = peer_errors ? UCP_ERR_HANDLING_MODE_PEER : UCP_ERR_HANDLING_MODE_NONE;
   params.err_handler.cb = &UcxStream::on_error;
-  params.err_handler.arg = this;
+  params.err_handler.arg = &failure_;
   const ucs_status_t s = ucp_ep_create(worker_, &params, &ep_);
   if (s != UCS_OK) {
     throw Error(fmt::format(
@@ -79,7 +80,7 @@ UcxStream::~UcxStream() {
 }
 
 void UcxStream::on_error(void* arg, ucp_ep_h ep, ucs_status_t status) {
-  static_cast<UcxStream*>(arg)->failure_ = status;
+  *static_cast<ucs_status_t*>(arg) = status;
 }
 
 void UcxStream::check() const {
@@ -120,7 +121,7 @@ size_t UcxStream::write_direct(std::span<const std::byte> data) {
     return direct_bytes_;
   }
   ucp_request_param_t params{};
-  void* request = ucp_stream_send_nbx(ep_, data.data(), data.size(), &params);
+  void* request = ucp_tag_send_nbx(ep_, data.data(), data.size(), next_send_tag(), &params);
   if (UCS_PTR_IS_ERR(request)) broken("cannot send", UCS_PTR_STATUS(request));
   if (request == nullptr) return data.size();
   direct_data_ = data.data();
@@ -150,7 +151,7 @@ size_t UcxStream::write_some(std::span<const std::byte> first, std::span<const s
   std::memcpy(bytes.data(), first.data(), from_first);
   if (n > from_first) std::memcpy(bytes.data() + from_first, second.data(), n - from_first);
   ucp_request_param_t params{};
-  void* request = ucp_stream_send_nbx(ep_, bytes.data(), n, &params);
+  void* request = ucp_tag_send_nbx(ep_, bytes.data(), n, next_send_tag(), &params);
   if (UCS_PTR_IS_ERR(request)) broken("cannot send", UCS_PTR_STATUS(request));
   if (request == nullptr) {
     spare_.push_back(std::move(bytes));
@@ -161,30 +162,52 @@ size_t UcxStream::write_some(std::span<const std::byte> first, std::span<const s
   return n;
 }
 
-std::span<const std::byte> UcxStream::readable() {
-  if (held_ != nullptr) return {held_ + held_read_, held_bytes_ - held_read_};
-  check();
-  ucp_worker_progress(worker_);
-  size_t length = 0;
-  void* data = ucp_stream_recv_data_nb(ep_, &length);
-  if (UCS_PTR_IS_ERR(data)) broken("cannot receive", UCS_PTR_STATUS(data));
-  if (data == nullptr) {
-    check();
-    return {};
-  }
-  held_ = static_cast<std::byte*>(data);
-  held_bytes_ = length;
-  held_read_ = 0;
-  return {held_, held_bytes_};
+uint64_t UcxStream::next_send_tag() {
+  return kUcxStreamTagBit | ucx_reference_tag(self_position_, ++sent_messages_);
 }
 
-void UcxStream::consume(size_t n) {
-  held_read_ += n;
-  if (held_ != nullptr && held_read_ >= held_bytes_) {
-    ucp_stream_data_release(ep_, held_);
-    held_ = nullptr;
+std::span<const std::byte> UcxStream::readable() {
+  if (inbox_read_ < inbox_bytes_) return {inbox_.data() + inbox_read_, inbox_bytes_ - inbox_read_};
+  check();
+  if (inbox_request_ == nullptr) {
+    // The next message of this stream, whatever its length: probed, then received into the inbox.
+    ucp_worker_progress(worker_);
+    ucp_tag_recv_info_t info{};
+    const uint64_t tag = kUcxStreamTagBit | ucx_reference_tag(peer_position_, received_ + 1);
+    ucp_tag_message_h message = ucp_tag_probe_nb(worker_, tag, ~uint64_t{0}, 1, &info);
+    if (message == nullptr) {
+      check();
+      return {};
+    }
+    if (inbox_.size() < info.length) inbox_.resize(info.length);
+    ucp_request_param_t params{};
+    params.op_attr_mask = UCP_OP_ATTR_FIELD_RECV_INFO;
+    params.recv_info.tag_info = &inbox_info_;
+    void* request = ucp_tag_msg_recv_nbx(worker_, inbox_.data(), info.length, message, &params);
+    if (UCS_PTR_IS_ERR(request)) broken("cannot receive", UCS_PTR_STATUS(request));
+    inbox_request_ = request != nullptr ? request : &inbox_info_;  // non-null: posted
+    if (request == nullptr) inbox_info_.length = info.length;
   }
+  if (inbox_request_ != &inbox_info_) {
+    if (!done(inbox_request_)) {
+      ucp_worker_progress(worker_);
+      if (!done(inbox_request_)) return {};
+    }
+    const ucs_status_t status = ucp_tag_recv_request_test(inbox_request_, &inbox_info_);
+    release(inbox_request_);
+    if (status != UCS_OK) {
+      inbox_request_ = nullptr;
+      broken("cannot receive", status);
+    }
+  }
+  inbox_request_ = nullptr;
+  ++received_;
+  inbox_bytes_ = inbox_info_.length;
+  inbox_read_ = 0;
+  return {inbox_.data(), inbox_bytes_};
 }
+
+void UcxStream::consume(size_t n) { inbox_read_ += n; }
 
 ReferenceBody UcxStream::offer_reference(const std::byte* data, size_t bytes, uint64_t ticket) {
   check();
@@ -322,6 +345,14 @@ void UcxStream::cancel() noexcept {
     ucp_request_cancel(worker_, e.request);
     stuck |= !settle(e.request, kCloseWait);
   }
+  if (inbox_request_ != nullptr && inbox_request_ != &inbox_info_) {
+    if (!done(inbox_request_)) {
+      ucp_request_cancel(worker_, inbox_request_);
+      if (!settle(inbox_request_, kCloseWait)) leaked_.push_back(std::move(inbox_));
+    }
+    release(inbox_request_);
+  }
+  inbox_request_ = nullptr;
   if (stuck) close_endpoint(true);
   release(direct_request_);
   direct_request_ = nullptr;
@@ -337,10 +368,6 @@ void UcxStream::cancel() noexcept {
 
 void UcxStream::close_endpoint(bool force) noexcept {
   if (ep_ == nullptr) return;
-  if (held_ != nullptr) {
-    ucp_stream_data_release(ep_, held_);
-    held_ = nullptr;
-  }
   ucp_request_param_t params{};
   params.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
   params.flags = force ? UCP_EP_CLOSE_FLAG_FORCE : 0;

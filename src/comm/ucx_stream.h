@@ -1,10 +1,14 @@
 // The ucx transport's stream (ucx_transport.h): one UCP endpoint to one peer, both directions.
 //
-// Small writes are copied into buffers the stream owns and posted as UCP stream sends, at most
-// kUcxWindowBytes in flight; a write of kUcxDirectMin bytes or more is posted from the caller's
-// buffer and taken (write_some() returns its length) once UCX is done with it. Reads hand out
-// UCX's own receive buffers (ucp_stream_recv_data_nb) until consumed, so nothing is copied here
-// beyond UCX's own copies.
+// Every write is one tagged UCP message whose tag names the sender's position and the message's
+// number on this stream (kUcxStreamTagBit set); the reader probes for the next number and
+// receives it, whatever its length, into the stream's inbox — so bytes come out in order, and
+// matching is the worker's (by tag), never an endpoint's queue. (UCP's own stream API lost the
+// first message of a pair of endpoints both ends had just created, now and then, over shared
+// memory in UCX 1.13, when one end closed soon after.) Small writes are copied into buffers the
+// stream owns, at most kUcxWindowBytes in flight; a write of kUcxDirectMin bytes or more is sent
+// from the caller's buffer (by rendezvous when UCX chooses it) and taken — write_some() returns
+// its length — once UCX is done with it.
 //
 // Across hosts (UCX watching the peer), by-reference payloads go as
 // tagged messages from the caller's buffer (rendezvous, with the pool buffer's registration when
@@ -35,13 +39,17 @@ namespace spmd {
 inline constexpr size_t kUcxWindowBytes = size_t{4} << 20;
 // Writes at least this large go from the caller's buffer, without a copy.
 inline constexpr size_t kUcxDirectMin = size_t{32} << 10;
+// Set in the tags of stream messages; clear in those of by-reference payloads.
+inline constexpr uint64_t kUcxStreamTagBit = uint64_t{1} << 63;
 
 class UcxStream final : public Stream {
  public:
-  // Over `ep` (owned) of `worker`, which outlives the stream (`keep_alive` holds it).
-  // `self_position` and `peer_position` name the two ends in tags.
+  // On `worker`, which outlives the stream (`keep_alive` holds it). `self_position` and
+  // `peer_position` name the two ends in tags. `failure` is where UCX's error callback writes:
+  // owned by the worker, so that a callback for an endpoint whose close did not finish in time
+  // never writes into a stream that is gone.
   UcxStream(std::shared_ptr<void> keep_alive, ucp_worker_h worker, std::string peer,
-            uint32_t self_position, uint32_t peer_position);
+            uint32_t self_position, uint32_t peer_position, ucs_status_t* failure);
   ~UcxStream() override;
   UcxStream(const UcxStream&) = delete;
   UcxStream& operator=(const UcxStream&) = delete;
@@ -90,6 +98,7 @@ class UcxStream final : public Stream {
   void check() const;
   [[noreturn]] void broken(const char* what, ucs_status_t status) const;
   void reap_sends();
+  uint64_t next_send_tag();
   // write_some() of kUcxDirectMin bytes or more at `data`: posts it, or reports it done.
   size_t write_direct(std::span<const std::byte> data);
   // Posts the tagged receive of `e`.
@@ -106,8 +115,8 @@ class UcxStream final : public Stream {
   std::string peer_;
   uint32_t self_position_;
   uint32_t peer_position_;
-  ucs_status_t failure_ = UCS_OK;  // set by on_error
-  bool closed_ = false;            // cancel() force-closed the endpoint
+  ucs_status_t& failure_;  // set by on_error
+  bool closed_ = false;    // cancel() force-closed the endpoint
   bool by_reference_ = false;
   std::deque<Send> sends_;  // posted stream sends, in order
   // A write posted from the caller's buffer, not yet done: its data, length and request.
@@ -116,9 +125,15 @@ class UcxStream final : public Stream {
   void* direct_request_ = nullptr;
   size_t sends_bytes_ = 0;
   std::vector<std::vector<std::byte>> spare_;  // send buffers to reuse
-  std::byte* held_ = nullptr;                  // UCX's receive buffer being read
-  size_t held_bytes_ = 0;
-  size_t held_read_ = 0;
+  uint64_t sent_messages_ = 0;                 // stream messages sent
+  uint64_t received_ = 0;                      // stream messages received whole
+  std::vector<std::byte> inbox_;               // the message being read
+  size_t inbox_bytes_ = 0;
+  size_t inbox_read_ = 0;
+  // The receive of the next message into the inbox: null when none is posted; &inbox_info_
+  // when it completed at once.
+  void* inbox_request_ = nullptr;
+  ucp_tag_recv_info_t inbox_info_{};
   std::deque<Offer> offers_;  // by-reference sends not yet seen done, in ticket order
   uint64_t references_done_ = 0;
   std::deque<Expected> expected_;  // posted receives (a deque: `info` must not move)

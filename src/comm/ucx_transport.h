@@ -2,11 +2,11 @@
 // which the group's other processes reach by its address (published in the group's setup record
 // in the key-value store, as TCP endpoints are), and one stream per peer over a UCP endpoint.
 //
-// The streams carry spmd's framed messages unchanged (UCP's stream API), so the algorithms,
-// fingerprints, deadlines and failure reports are those of every transport; payloads of
-// kByReferenceMin bytes and more go by reference as a tagged UCP message, which UCX sends by
-// rendezvous — zero copy from registered memory on fabrics that offer it (verbs, RoCE), a
-// single copy (CMA) within a host.
+// The streams carry spmd's framed messages unchanged (as numbered tagged UCP messages), so the
+// algorithms, fingerprints, deadlines and failure reports are those of every transport. Across
+// hosts, payloads of kByReferenceMin bytes and more go by reference as tagged messages of their
+// own, which UCX sends by rendezvous — zero copy from registered memory on fabrics that offer it
+// (verbs, RoCE).
 //
 // Built from ucx_worker.cc when spmd was compiled with UCX (Debian's libucx-dev), from
 // ucx_absent.cc otherwise. UCX reads its own variables (UCX_TLS, UCX_NET_DEVICES, …) as it always

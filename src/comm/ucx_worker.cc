@@ -5,6 +5,7 @@
 #include <ucp/api/ucp.h>
 
 #include <cstdlib>
+#include <deque>
 #include <mutex>
 #include <sstream>
 #include <string_view>
@@ -61,7 +62,7 @@ class UcxContext final : public MemoryRegistrar {
     }
     ucp_params_t params{};
     params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
-    params.features = UCP_FEATURE_STREAM | UCP_FEATURE_TAG;
+    params.features = UCP_FEATURE_TAG;
     params.mt_workers_shared = 1;  // workers of several groups, on several threads
     s = ucp_init(&params, config, &context_);
     ucp_config_release(config);
@@ -164,8 +165,9 @@ class UcxWorkerImpl final : public UcxWorker, public std::enable_shared_from_thi
                                   uint32_t self_position, uint32_t peer_position,
                                   bool across_hosts) override {
     const std::vector<unsigned char> address = unhex(peer_address, peer_name);
+    ucs_status_t& failure = failures_.emplace_back(UCS_OK);
     auto stream = std::make_unique<UcxStream>(shared_from_this(), worker_, std::move(peer_name),
-                                              self_position, peer_position);
+                                              self_position, peer_position, &failure);
     stream->connect(reinterpret_cast<const ucp_address_t*>(address.data()), across_hosts);
     return stream;
   }
@@ -173,6 +175,9 @@ class UcxWorkerImpl final : public UcxWorker, public std::enable_shared_from_thi
  private:
   ucp_worker_h worker_ = nullptr;
   std::string address_;
+  // Each endpoint's failure status, written by UCX's error callback; a deque keeps them in place
+  // until the worker (and with it every callback) is gone.
+  std::deque<ucs_status_t> failures_;
 };
 
 }  // namespace
