@@ -17,6 +17,7 @@
 #include "comm/tcp_handshake.h"
 #include "comm/tcp_stream.h"
 #include "spmd/error.h"
+#include "test_call.h"
 
 namespace spmd {
 namespace {
@@ -38,14 +39,7 @@ std::pair<int, int> tcp_pair() {
   return {a, b};
 }
 
-Fingerprint call(uint64_t sequence, uint64_t count) {
-  Fingerprint f;
-  f.sequence = sequence;
-  f.op = CollectiveOp::kAllGather;
-  f.dtype = DType::kFloat32;
-  f.count = count;
-  return f;
-}
+Fingerprint call(uint64_t sequence, uint64_t count) { return testing::test_call(sequence, count); }
 
 // One peer (position 1) reached through `stream`; this process is position 0.
 struct OnePeer {

@@ -16,6 +16,7 @@
 #include "comm/ucx_stream.h"
 #include "comm/waiter.h"
 #include "spmd/error.h"
+#include "test_call.h"
 
 namespace spmd {
 namespace {
@@ -114,14 +115,7 @@ TEST(UcxStream, MemoryOutsideThePoolHasNoRegistrationHere) {
   EXPECT_EQ(registration_for(plain.data(), plain.size()), nullptr);
 }
 
-Fingerprint call(uint64_t sequence, uint64_t count) {
-  Fingerprint f;
-  f.sequence = sequence;
-  f.op = CollectiveOp::kAllGather;
-  f.dtype = DType::kFloat32;
-  f.count = count;
-  return f;
-}
+Fingerprint call(uint64_t sequence, uint64_t count) { return testing::test_call(sequence, count); }
 
 // The exchange engine over UCX, both ways at once: small messages through the stream; one of
 // kByReferenceMin and more into a destination and one through a sink — by reference across
