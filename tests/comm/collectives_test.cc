@@ -284,7 +284,7 @@ TEST(Collectives, ACallSomeoneSkipsTimesOutNamingTheAbsentParticipantAndWhatItDo
 // deadline ends it in both, naming the other process and what went wrong.
 TEST(Collectives, CrossedSendsEndInAnErrorNamingThePair) {
   SKIP_OVER_UCX(
-      "UCX completes a stream send once it holds the bytes at the receiver, so crossed sends may "
+      "UCX completes a send once it holds the bytes at the receiver, so crossed sends may "
       "complete there, as with MPI's eager protocol, depending on UCX's transport");
   auto outcomes =
       run_cluster(2, 1, {"crossed-sends"}, {{"SPMD_COLLECTIVE_TIMEOUT", "2"}}, nullptr, 60s);
