@@ -7,7 +7,6 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
-#include <exception>
 #include <thread>
 
 #include "comm/peers_now.h"
@@ -351,30 +350,30 @@ void Exchange::run() {
     }
   } end_shown{*this};
   // A failed call leaves transfers that may still use the caller's buffers (UCX's posted
-  // operations): they stop before the caller gets the error and may free the buffers.
-  struct CancelOnThrow {
-    Exchange& e;
-    int uncaught = std::uncaught_exceptions();
-    ~CancelOnThrow() {
-      if (std::uncaught_exceptions() > uncaught) e.cancel_transfers();
-    }
-  } cancel_on_throw{*this};
+  // operations): they stop before the caller gets the error and may free the buffers. (A try
+  // costs a call that succeeds nothing, where a guard reading the count of exceptions in flight
+  // would cost every call two reads of it.)
   try {
-    run_until_done();
-    if (const CoordClient* coord = waiter_->coord()) {
-      coord->activity().note_finished(op_name(fingerprint_.op), fingerprint_.sequence);
+    try {
+      run_until_done();
+      if (const CoordClient* coord = waiter_->coord()) {
+        coord->activity().note_finished(op_name(fingerprint_.op), fingerprint_.sequence);
+      }
+    } catch (const CollectiveMismatch&) {
+      flush_first_headers();
+      throw;
+    } catch (const DeadlineExceeded&) {
+      throw;
+    } catch (const PeerFailure&) {
+      throw;
+    } catch (const Error&) {
+      // A broken link usually means a dead peer, which the coordination service is about to
+      // name: prefer its report (process, host, pid) to the socket's.
+      waiter_->await_abort(kBrokenLinkGrace);
+      throw;
     }
-  } catch (const CollectiveMismatch&) {
-    flush_first_headers();
-    throw;
-  } catch (const DeadlineExceeded&) {
-    throw;
-  } catch (const PeerFailure&) {
-    throw;
-  } catch (const Error&) {
-    // A broken link usually means a dead peer, which the coordination service is about to
-    // name: prefer its report (process, host, pid) to the socket's.
-    waiter_->await_abort(kBrokenLinkGrace);
+  } catch (...) {
+    cancel_transfers();
     throw;
   }
 }
@@ -429,7 +428,7 @@ void Exchange::copy_by_reference(PeerLink& link, RecvOp& op) {
   } catch (const PeerFailure&) {
     throw;
   } catch (const Error& e) {
-    waiter_->await_abort(kBrokenLinkGrace);  // a dead writer: prefer the service's report
+    // run() waits for the service's report of a dead writer, as for any broken link.
     throw Error(fmt::format("{} during {}", e.what(), fingerprint_.describe()));
   }
   link.in->reference_done();
