@@ -187,9 +187,8 @@ class GroupSetup {
       group_.segments_.push_back(
           ShmSegment::create(mine_.shm, my_rings_.size() * ring_footprint(capacity_)));
     }
-    const bool offer_ucx =
-        any_network && (CommOptions::ucx_required(choice_) ||
-                        (choice_ == TransportChoice::kAuto && ucx_built() && ucx_has_fabric()));
+    const bool offer_ucx = any_network && (CommOptions::ucx_required(choice_) ||
+                                           (choice_ == TransportChoice::kAuto && ucx_has_fabric()));
     if (offer_ucx) {
       ucx_ = open_ucx_worker();
       mine_.ucx = ucx_->address();

@@ -33,6 +33,14 @@ void release(void* request) {
   if (request != nullptr) ucp_request_free(request);
 }
 
+// Passes the registration of the pool buffer holding [data, data + n), when it has one.
+void use_registration(ucp_request_param_t& params, const void* data, size_t n) {
+  if (void* memh = registration_for(data, n)) {
+    params.op_attr_mask |= UCP_OP_ATTR_FIELD_MEMH;
+    params.memh = static_cast<ucp_mem_h>(memh);
+  }
+}
+
 }  // namespace
 
 UcxStream::UcxStream(std::shared_ptr<void> keep_alive, ucp_worker_h worker, std::string peer,
@@ -181,28 +189,26 @@ std::span<const std::byte> UcxStream::readable() {
     }
     if (inbox_.size() < info.length) inbox_.resize(info.length);
     ucp_request_param_t params{};
-    params.op_attr_mask = UCP_OP_ATTR_FIELD_RECV_INFO;
-    params.recv_info.tag_info = &inbox_info_;
     void* request = ucp_tag_msg_recv_nbx(worker_, inbox_.data(), info.length, message, &params);
     if (UCS_PTR_IS_ERR(request)) broken("cannot receive", UCS_PTR_STATUS(request));
-    inbox_request_ = request != nullptr ? request : &inbox_info_;  // non-null: posted
-    if (request == nullptr) inbox_info_.length = info.length;
+    inbox_request_ = request;
+    inbox_length_ = info.length;
+    if (request == nullptr) return take_inbox();
   }
-  if (inbox_request_ != &inbox_info_) {
-    if (!done(inbox_request_)) {
-      ucp_worker_progress(worker_);
-      if (!done(inbox_request_)) return {};
-    }
-    const ucs_status_t status = ucp_tag_recv_request_test(inbox_request_, &inbox_info_);
-    release(inbox_request_);
-    if (status != UCS_OK) {
-      inbox_request_ = nullptr;
-      broken("cannot receive", status);
-    }
+  if (!done(inbox_request_)) {
+    ucp_worker_progress(worker_);
+    if (!done(inbox_request_)) return {};
   }
+  const ucs_status_t status = status_of(inbox_request_);
+  release(inbox_request_);
   inbox_request_ = nullptr;
+  if (status != UCS_OK) broken("cannot receive", status);
+  return take_inbox();
+}
+
+std::span<const std::byte> UcxStream::take_inbox() {
   ++received_;
-  inbox_bytes_ = inbox_info_.length;
+  inbox_bytes_ = inbox_length_;
   inbox_read_ = 0;
   return {inbox_.data(), inbox_bytes_};
 }
@@ -213,10 +219,7 @@ ReferenceBody UcxStream::offer_reference(const std::byte* data, size_t bytes, ui
   check();
   const uint64_t tag = ucx_reference_tag(self_position_, ticket);
   ucp_request_param_t params{};
-  if (void* memh = registration_for(data, bytes)) {
-    params.op_attr_mask |= UCP_OP_ATTR_FIELD_MEMH;
-    params.memh = static_cast<ucp_mem_h>(memh);
-  }
+  use_registration(params, data, bytes);
   void* request = ucp_tag_send_nbx(ep_, data, bytes, tag, &params);
   if (UCS_PTR_IS_ERR(request)) broken("cannot send a payload", UCS_PTR_STATUS(request));
   offers_.push_back(Offer{ticket, request});
@@ -242,10 +245,7 @@ void UcxStream::post_receive(Expected& e) {
   ucp_request_param_t params{};
   params.op_attr_mask = UCP_OP_ATTR_FIELD_RECV_INFO;
   params.recv_info.tag_info = &e.info;
-  if (void* memh = registration_for(e.into, e.bytes)) {
-    params.op_attr_mask |= UCP_OP_ATTR_FIELD_MEMH;
-    params.memh = static_cast<ucp_mem_h>(memh);
-  }
+  use_registration(params, e.into, e.bytes);
   void* request = ucp_tag_recv_nbx(worker_, e.into, e.bytes, e.tag, ~uint64_t{0}, &params);
   if (UCS_PTR_IS_ERR(request)) broken("cannot receive a payload", UCS_PTR_STATUS(request));
   e.request = request;
@@ -345,13 +345,11 @@ void UcxStream::cancel() noexcept {
     ucp_request_cancel(worker_, e.request);
     stuck |= !settle(e.request, kCloseWait);
   }
-  if (inbox_request_ != nullptr && inbox_request_ != &inbox_info_) {
-    if (!done(inbox_request_)) {
-      ucp_request_cancel(worker_, inbox_request_);
-      if (!settle(inbox_request_, kCloseWait)) leaked_.push_back(std::move(inbox_));
-    }
-    release(inbox_request_);
+  if (!done(inbox_request_)) {
+    ucp_request_cancel(worker_, inbox_request_);
+    if (!settle(inbox_request_, kCloseWait)) leaked_.push_back(std::move(inbox_));
   }
+  release(inbox_request_);
   inbox_request_ = nullptr;
   if (stuck) close_endpoint(true);
   release(direct_request_);

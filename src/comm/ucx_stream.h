@@ -99,6 +99,8 @@ class UcxStream final : public Stream {
   [[noreturn]] void broken(const char* what, ucs_status_t status) const;
   void reap_sends();
   uint64_t next_send_tag();
+  // The message just received into the inbox: counted, and handed out whole.
+  std::span<const std::byte> take_inbox();
   // write_some() of kUcxDirectMin bytes or more at `data`: posts it, or reports it done.
   size_t write_direct(std::span<const std::byte> data);
   // Posts the tagged receive of `e`.
@@ -130,11 +132,9 @@ class UcxStream final : public Stream {
   std::vector<std::byte> inbox_;               // the message being read
   size_t inbox_bytes_ = 0;
   size_t inbox_read_ = 0;
-  // The receive of the next message into the inbox: null when none is posted; &inbox_info_
-  // when it completed at once.
-  void* inbox_request_ = nullptr;
-  ucp_tag_recv_info_t inbox_info_{};
-  std::deque<Offer> offers_;  // by-reference sends not yet seen done, in ticket order
+  void* inbox_request_ = nullptr;  // the receive of the next message, while it is in progress
+  size_t inbox_length_ = 0;        // that message's length
+  std::deque<Offer> offers_;       // by-reference sends not yet seen done, in ticket order
   uint64_t references_done_ = 0;
   std::deque<Expected> expected_;  // posted receives (a deque: `info` must not move)
   uint64_t expected_tickets_ = 0;
