@@ -35,6 +35,10 @@ std::byte* map(int fd, size_t bytes, const std::string& name) {
 
 ShmSegment ShmSegment::create(const std::string& name, size_t bytes) {
   Fd f{::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600)};
+  if (f.fd < 0 && errno == EEXIST) {  // a dead process's, with this process's pid
+    ::shm_unlink(name.c_str());
+    f.fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+  }
   if (f.fd < 0) {
     throw Error(
         fmt::format("cannot create shared memory {}: {} (is /dev/shm mounted and writable?)", name,

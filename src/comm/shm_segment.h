@@ -12,7 +12,10 @@ namespace spmd {
 class ShmSegment {
  public:
   // Creates `name` ("/spmd-…") of `bytes` bytes, zero-filled, readable and writable by this user
-  // only. Throws spmd::Error naming the segment and what to do (e.g. /dev/shm is full).
+  // only. `name` must hold this process's pid, so that no live process has it: a segment of that
+  // name already there was left by a process killed before it could unlink it that had the same
+  // pid (pids are reused), and is replaced. Throws spmd::Error naming the segment and what to do
+  // (e.g. /dev/shm is full).
   static ShmSegment create(const std::string& name, size_t bytes);
   // Maps an existing segment; throws when it is absent or not `bytes` long.
   static ShmSegment open(const std::string& name, size_t bytes);

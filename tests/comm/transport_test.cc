@@ -2,8 +2,10 @@
 // loopback TCP: streams keep bytes in order across wrap-around, and bad bytes from a peer are
 // rejected with an error naming it — never a crash, never garbage in the output.
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -74,6 +76,22 @@ TEST(ShmRing, BytesArriveInOrderAcrossManyWrapArounds) {
     r.consume(piece.size());
   }
   EXPECT_EQ(got, sent);
+}
+
+// A process killed between creating its segment and unlinking it leaves the name behind; a later
+// process that gets the same pid (and so the same name) replaces it instead of failing with
+// "File exists" (the cause of an occasional TrainMlp.layouts failure after the fault tests).
+TEST(ShmSegment, ALeftoverOfADeadProcessWithTheSamePidIsReplaced) {
+  const std::string name = "/spmd-test-leftover-" + std::to_string(::getpid());
+  const int stale = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+  ASSERT_GE(stale, 0) << std::strerror(errno);
+  ASSERT_EQ(::ftruncate(stale, 100), 0);
+  ::close(stale);
+  ShmSegment seg = ShmSegment::create(name, 8192);
+  EXPECT_EQ(seg.size(), 8192u);
+  EXPECT_EQ(seg.data()[8191], std::byte{0});  // a fresh, zero-filled segment of the new size
+  ShmSegment again = ShmSegment::open(name, 8192);
+  EXPECT_EQ(again.size(), 8192u);
 }
 
 TEST(ShmRing, ACorruptTailFromThePeerIsAnErrorNotAnOverread) {
