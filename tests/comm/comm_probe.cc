@@ -382,11 +382,16 @@ int main(int argc, char** argv) {
       std::vector<float> big(1 << 20, 1.0f);
       w.all_reduce(big);
       if (w.rank() == w.size() - 1) {
+        // Once its barrier is done, every other process has finished the all_reduce: over UCX a
+        // process's sends may complete while their bytes are still in its own memory, which
+        // dies with it.
+        w.barrier();
         say("dying");
         ::kill(::getpid(), SIGKILL);
       }
       const auto start = std::chrono::steady_clock::now();
       try {
+        w.barrier();
         for (int i = 0; i < 1000; ++i) w.all_reduce(big);
         say("no error");
       } catch (const spmd::Error& e) {
