@@ -46,7 +46,10 @@ TestProcess::Env ucx_env(int i) {
   const auto tls = ucx_tls();
   if (!tls) return {};
   TestProcess::Env e = {{"SPMD_TRANSPORT", "ucx"}, {"UCX_TLS", *tls}};
-  if (*tls == "tcp") e.push_back({"SPMD_HOST_ID", "ucx-host-" + std::to_string(i)});
+  if (*tls == "tcp") {
+    e.push_back({"SPMD_HOST_ID", "ucx-host-" + std::to_string(i)});
+    e.push_back({"UCX_NET_DEVICES", "lo"});  // tests send to loopback only
+  }
   return e;
 }
 
