@@ -71,12 +71,15 @@ struct Record {
   std::string endpoint;  // "ip:port" or "-"
   uint64_t nonce = 0;
   uint64_t pid = 0;
-  uint64_t probe = 0;     // address of a word holding `nonce`, to test single-copy reads
-  std::string ucx = "-";  // the UCX worker's address (hex), or "-"
+  uint64_t probe = 0;  // address of a word holding `nonce`, to test single-copy reads
+  // The UCX workers' addresses (hex) for peers on this host and on others, or "-".
+  std::string ucx_within = "-";
+  std::string ucx_across = "-";
 };
 
 std::string encode_record(const Record& r) {
-  return fmt::format("{}|{}|{}|{}|{}|{}", r.shm, r.endpoint, r.nonce, r.pid, r.probe, r.ucx);
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}", r.shm, r.endpoint, r.nonce, r.pid, r.probe,
+                     r.ucx_within, r.ucx_across);
 }
 
 Record decode_record(const std::string& s, const std::string& from) {
@@ -94,10 +97,11 @@ Record decode_record(const std::string& s, const std::string& from) {
     }
     return v;
   };
-  if (parts.size() != 6) {
+  if (parts.size() != 7) {
     throw Error(fmt::format("malformed communicator record from {}: {:?}", from, s));
   }
-  return Record{parts[0], parts[1], number(parts[2]), number(parts[3]), number(parts[4]), parts[5]};
+  return Record{parts[0],         parts[1], number(parts[2]), number(parts[3]),
+                number(parts[4]), parts[5], parts[6]};
 }
 
 // True when this process can read `bytes` at `address` in process `pid` and finds `expected`
@@ -171,12 +175,14 @@ class GroupSetup {
   // Decides which peers are reached through shared memory, makes this process's segment, its
   // listener and its UCX worker as the others need them, publishes them.
   void publish() {
-    bool any_network = false;
+    bool network_within = false;  // peers on this host reached over a network transport
+    bool network_across = false;
     for (int q = 0; q < g_.positions(); ++q) {
       if (q == g_.self) continue;
       shm_[q] = CommOptions::shm_within_host(choice_) && g_.same_host(q);
-      any_network |= !shm_[q];
+      if (!shm_[q]) (g_.same_host(q) ? network_within : network_across) = true;
     }
+    const bool any_network = network_within || network_across;
     mine_ = Record{"-", "-", std::random_device{}() * 0x100000001ull + std::random_device{}(),
                    static_cast<uint64_t>(::getpid()), 0};
     group_.probe_word_ = mine_.nonce;
@@ -189,9 +195,13 @@ class GroupSetup {
     }
     const bool offer_ucx = any_network && (CommOptions::ucx_required(choice_) ||
                                            (choice_ == TransportChoice::kAuto && ucx_has_fabric()));
-    if (offer_ucx) {
-      ucx_ = open_ucx_worker();
-      mine_.ucx = ucx_->address();
+    if (offer_ucx && network_within) {
+      ucx_within_ = open_ucx_worker(UcxReach::kWithinHost);
+      mine_.ucx_within = ucx_within_->address();
+    }
+    if (offer_ucx && network_across) {
+      ucx_across_ = open_ucx_worker(UcxReach::kAcrossHosts);
+      mine_.ucx_across = ucx_across_->address();
     }
     if (any_network && !CommOptions::ucx_required(choice_)) {
       listener_ = std::make_unique<DataListener>(handles_.data_address);
@@ -291,25 +301,31 @@ class GroupSetup {
   void choose_ucx() {
     for (int q = 0; q < g_.positions(); ++q) {
       if (q == g_.self || shm_[q]) continue;
-      const bool theirs = records_[q].ucx != "-";
+      const bool theirs = ucx_address(q) != "-";
       if (CommOptions::ucx_required(choice_) && !theirs) {
         throw Error(fmt::format(
             "{} offered no UCX address although this process uses SPMD_TRANSPORT={}: every "
             "process of the job must use the same transport setting",
             name_of(q), transport_name(choice_)));
       }
-      ucx_peer_[q] = ucx_ != nullptr && theirs;
+      ucx_peer_[q] = ucx_worker(q) != nullptr && theirs;
       any_ucx_ |= ucx_peer_[q];
       any_tcp_ |= !ucx_peer_[q];
     }
+  }
+
+  // The worker of this process, and the address of q's, for reaching q.
+  UcxWorker* ucx_worker(int q) const { return (g_.same_host(q) ? ucx_within_ : ucx_across_).get(); }
+  const std::string& ucx_address(int q) const {
+    return g_.same_host(q) ? records_[q].ucx_within : records_[q].ucx_across;
   }
 
   void connect_ucx() {
     for (int q = 0; q < g_.positions(); ++q) {
       if (!ucx_peer_[q]) continue;
       PeerLink& link = link_to(q);
-      auto stream = ucx_->connect(records_[q].ucx, link.name, static_cast<uint32_t>(g_.self),
-                                  static_cast<uint32_t>(q), !g_.same_host(q));
+      auto stream = ucx_worker(q)->connect(
+          ucx_address(q), link.name, static_cast<uint32_t>(g_.self), static_cast<uint32_t>(q));
       link.out = link.in = stream.get();
       link.streams.push_back(std::move(stream));
     }
@@ -370,15 +386,20 @@ class GroupSetup {
     std::vector<int> shm;
     std::vector<int> tcp;
     std::vector<int> ucx;
+    bool ucx_within = false;
     for (int q = 0; q < g_.positions(); ++q) {
       if (q == g_.self || g_.processes[q] == g_.processes[g_.self]) continue;
       (shm_[q] ? shm : ucx_peer_[q] ? ucx : tcp).push_back(g_.processes[q]);
+      ucx_within |= ucx_peer_[q] && g_.same_host(q);
     }
+    std::string about_ucx;
+    if (!ucx.empty()) about_ucx = " (" + ucx_summary() + ")";
+    if (ucx_within) about_ucx += "; ucx within this host: " + ucx_within_host_settings();
     spdlog::info(
         "communicator of devices [{}]: shared memory with processes [{}], tcp with "
         "processes [{}], ucx with processes [{}]{}",
         fmt::join(devices_, ", "), fmt::join(shm, ", "), fmt::join(tcp, ", "), fmt::join(ucx, ", "),
-        ucx.empty() ? "" : " (" + ucx_summary() + ")");
+        about_ucx);
   }
 
   ProcessGroup& group_;
@@ -396,7 +417,9 @@ class GroupSetup {
   std::vector<bool> ucx_peer_;  // by position: reached through UCX
   bool any_tcp_ = false;
   bool any_ucx_ = false;
-  std::shared_ptr<UcxWorker> ucx_;  // when this process offered UCX
+  // This process's UCX workers for peers on its host and on others, when it offered them.
+  std::shared_ptr<UcxWorker> ucx_within_;
+  std::shared_ptr<UcxWorker> ucx_across_;
   Record mine_;
   std::vector<int> my_rings_;
   std::unique_ptr<DataListener> listener_;

@@ -54,7 +54,7 @@ UcxStream::UcxStream(std::shared_ptr<void> keep_alive, ucp_worker_h worker, std:
 
 void UcxStream::connect(const ucp_address_t* address, bool across_hosts) {
   const bool peer_errors = across_hosts;
-  by_reference_ = across_hosts;
+  registered_ = across_hosts;
   ucp_ep_params_t params{};
   params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
                       UCP_EP_PARAM_FIELD_ERR_HANDLER;
@@ -219,7 +219,7 @@ ReferenceBody UcxStream::offer_reference(const std::byte* data, size_t bytes, ui
   check();
   const uint64_t tag = ucx_reference_tag(self_position_, ticket);
   ucp_request_param_t params{};
-  use_registration(params, data, bytes);
+  if (registered_) use_registration(params, data, bytes);
   void* request = ucp_tag_send_nbx(ep_, data, bytes, tag, &params);
   if (UCS_PTR_IS_ERR(request)) broken("cannot send a payload", UCS_PTR_STATUS(request));
   offers_.push_back(Offer{ticket, request});
@@ -245,7 +245,7 @@ void UcxStream::post_receive(Expected& e) {
   ucp_request_param_t params{};
   params.op_attr_mask = UCP_OP_ATTR_FIELD_RECV_INFO;
   params.recv_info.tag_info = &e.info;
-  use_registration(params, e.into, e.bytes);
+  if (registered_) use_registration(params, e.into, e.bytes);
   void* request = ucp_tag_recv_nbx(worker_, e.into, e.bytes, e.tag, ~uint64_t{0}, &params);
   if (UCS_PTR_IS_ERR(request)) broken("cannot receive a payload", UCS_PTR_STATUS(request));
   e.request = request;

@@ -10,11 +10,11 @@
 // from the caller's buffer (by rendezvous when UCX chooses it) and taken — write_some() returns
 // its length — once UCX is done with it.
 //
-// Across hosts (UCX watching the peer), by-reference payloads go as
-// tagged messages from the caller's buffer (rendezvous, with the pool buffer's registration when
-// it has one) and land straight in the receiver's destination: the receiver posts the receive
-// when the exchange posts its receive (expect_reference), so the transfer runs while the frames
-// before it are still being read.
+// By-reference payloads go as tagged messages from the caller's buffer and land straight in the
+// receiver's destination: the receiver posts the receive when the exchange posts its receive
+// (expect_reference), so the transfer runs while the frames before it are still being read.
+// Across hosts UCX sends them by rendezvous, with the pool buffer's registration when it has one;
+// within a host, pipelined through shared memory (UcxReach, ucx_transport.h).
 //
 // A failure UCX reports on the endpoint — the peer's death across hosts, a reset — turns every
 // later call into an spmd::Error naming the peer (the exchange then prefers the coordination
@@ -55,17 +55,17 @@ class UcxStream final : public Stream {
   UcxStream& operator=(const UcxStream&) = delete;
 
   // Creates the endpoint to `address`; `across_hosts`: UCX reports the peer's failure (peer
-  // error handling) and large payloads go by reference.
+  // error handling) and transfers pass the pool buffers' registrations.
   void connect(const ucp_address_t* address, bool across_hosts);
 
   size_t write_some(std::span<const std::byte> first, std::span<const std::byte> second) override;
   std::span<const std::byte> readable() override;
   void consume(size_t n) override;
-  // Across hosts: rendezvous from registered memory is the network's zero-copy path. Within a
-  // host the streamed path is faster: UCX's single copy (CMA) leaves the copying to the reader
-  // alone, where the pipelined stream copies on both cores at once (as spmd's own shared memory
-  // found, bench/RESULTS.md).
-  bool by_reference() const override { return by_reference_; }
+  // Always: the receive is posted into the destination before the payload comes, so UCX puts it
+  // there directly — by rendezvous across hosts, through its pipelined FIFO within one. (A
+  // payload for a sink lands whole in a buffer of the stream's: sent in pieces, for the sink to
+  // reduce each while in cache, it measured no faster.)
+  bool by_reference() const override { return true; }
   ReferenceBody offer_reference(const std::byte* data, size_t bytes, uint64_t ticket) override;
   uint64_t references_done() override;
   // Posts the tagged receive at once, into `dst` or a buffer of the stream's.
@@ -117,10 +117,10 @@ class UcxStream final : public Stream {
   std::string peer_;
   uint32_t self_position_;
   uint32_t peer_position_;
-  ucs_status_t& failure_;  // set by on_error
-  bool closed_ = false;    // cancel() force-closed the endpoint
-  bool by_reference_ = false;
-  std::deque<Send> sends_;  // posted stream sends, in order
+  ucs_status_t& failure_;    // set by on_error
+  bool closed_ = false;      // cancel() force-closed the endpoint
+  bool registered_ = false;  // transfers pass pool buffers' registrations (across hosts)
+  std::deque<Send> sends_;   // posted stream sends, in order
   // A write posted from the caller's buffer, not yet done: its data, length and request.
   const std::byte* direct_data_ = nullptr;
   size_t direct_bytes_ = 0;

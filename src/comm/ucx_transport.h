@@ -10,7 +10,8 @@
 //
 // Built from ucx_worker.cc when spmd was compiled with UCX (Debian's libucx-dev), from
 // ucx_absent.cc otherwise. UCX reads its own variables (UCX_TLS, UCX_NET_DEVICES, …) as it always
-// does: spmd sets none of them.
+// does. spmd changes one default, for peers on the same host only, and only when the variable is
+// not set: UCX_RNDV_THRESH becomes inf (see UcxReach).
 #pragma once
 
 #include <cstdint>
@@ -28,10 +29,27 @@ bool ucx_built();
 // variables configure it; "UCX absent from this build" without UCX. For logs and spmd-bench.
 std::string ucx_summary();
 
+// How UCX is set up for peers on the same host (UcxReach::kWithinHost): "UCX_RNDV_THRESH=inf
+// (spmd's default), UCX_MM_SEG_SIZE=32832 (spmd's default)", or a variable's value "(as set)"
+// where the user set it. For the startup log and spmd-bench; empty in a build without UCX.
+std::string ucx_within_host_settings();
+
 // Whether UCX reaches other hosts over a fabric other than TCP (InfiniBand, RoCE, a vendor
 // network) as its variables configure it. SPMD_TRANSPORT=auto uses UCX across hosts only then:
 // over plain TCP spmd's own sockets are as fast (bench/RESULTS.md) and connect faster.
 bool ucx_has_fabric();
+
+// Where a worker's peers are. Each has a UCP context of its own, because UCX's choice of
+// protocol is per context:
+// - kAcrossHosts: UCX's defaults. Large messages go by rendezvous, zero copy from registered
+//   memory on fabrics (verbs, RoCE); UCX watches the peer and reports its failure.
+// - kWithinHost: UCX_RNDV_THRESH=inf unless the variable is set. Over shared memory UCX then
+//   pipelines every message through its FIFO, the sender's core copying in while the receiver's
+//   copies out into the receive posted in advance — spmd's own rings' scheme. UCX's rendezvous
+//   there (one process_vm_readv by the receiver, then the receiver's second copy) measured 2.5×
+//   slower than spmd's rings at 1 MiB, the pipelined eager path about 1.3× (bench/RESULTS.md).
+//   Deaths are the coordination service's to report, as for spmd's shared memory.
+enum class UcxReach { kWithinHost, kAcrossHosts };
 
 class UcxWorker {
  public:
@@ -40,18 +58,15 @@ class UcxWorker {
   // This worker's address, as text for the key-value store.
   virtual std::string address() const = 0;
 
-  // The stream to the peer at group position `peer_position`, whose worker published
-  // `peer_address`. `across_hosts`: UCX watches the peer and reports its failure (peer error
-  // handling); within a host it may use shared memory, which cannot (UCX 1.13), and the
-  // coordination service reports deaths as for every transport. Throws spmd::Error naming the
-  // peer when UCX cannot reach it.
+  // The stream to the peer at group position `peer_position`, whose worker (of the same reach)
+  // published `peer_address`. Throws spmd::Error naming the peer when UCX cannot reach it.
   virtual std::unique_ptr<Stream> connect(const std::string& peer_address, std::string peer_name,
-                                          uint32_t self_position, uint32_t peer_position,
-                                          bool across_hosts) = 0;
+                                          uint32_t self_position, uint32_t peer_position) = 0;
 };
 
-// A new worker (and the first time, the process's UCP context). Throws FailedPrecondition in a
-// build without UCX, spmd::Error when UCX cannot start (saying what it reported).
-std::shared_ptr<UcxWorker> open_ucx_worker();
+// A new worker for peers at `reach` (and the first time, the process's UCP context for that
+// reach). Throws FailedPrecondition in a build without UCX, spmd::Error when UCX cannot start
+// (saying what it reported).
+std::shared_ptr<UcxWorker> open_ucx_worker(UcxReach reach);
 
 }  // namespace spmd

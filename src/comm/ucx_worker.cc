@@ -4,8 +4,10 @@
 #include <stdio.h>  // open_memstream
 #include <ucp/api/ucp.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <deque>
+#include <initializer_list>
 #include <mutex>
 #include <sstream>
 #include <string_view>
@@ -19,22 +21,28 @@
 namespace spmd {
 namespace {
 
-// The process's UCP context, made on first use and kept for the life of the process (workers
-// of groups freed at exit by static destructors still need it). Its resources are what UCX's
-// variables allow.
+// The process's UCP context for one reach (ucx_transport.h), made on first use and kept for the
+// life of the process (workers of groups freed at exit by static destructors still need it).
+// Its resources are what UCX's variables allow. The across-hosts context registers the buffer
+// pools' memory: only its transfers use registrations.
 class UcxContext final : public MemoryRegistrar {
  public:
-  static UcxContext& get() {
-    static UcxContext* context = [] {
-      auto* c = new UcxContext;
+  static UcxContext& get(UcxReach reach) {
+    if (reach == UcxReach::kWithinHost) {
+      static UcxContext* within = new UcxContext(reach);
+      return *within;
+    }
+    static UcxContext* across = [] {
+      auto* c = new UcxContext(UcxReach::kAcrossHosts);
       set_memory_registrar(c);
       return c;
     }();
-    return *context;
+    return *across;
   }
 
   ucp_context_h handle() const { return context_; }
   const std::vector<std::string>& resources() const { return resources_; }
+  const std::vector<std::string>& settings() const { return settings_; }
 
   void* register_range(void* base, size_t size) override {
     ucp_mem_map_params_t params{};
@@ -53,13 +61,14 @@ class UcxContext final : public MemoryRegistrar {
   }
 
  private:
-  UcxContext() {
+  explicit UcxContext(UcxReach reach) {
     ucp_config_t* config = nullptr;
     ucs_status_t s = ucp_config_read(nullptr, nullptr, &config);
     if (s != UCS_OK) {
       throw Error(fmt::format("UCX cannot read its configuration (UCX_* variables): {}",
                               ucs_status_string(s)));
     }
+    if (reach == UcxReach::kWithinHost) within_host_defaults(config);
     ucp_params_t params{};
     params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
     params.features = UCP_FEATURE_TAG;
@@ -71,6 +80,39 @@ class UcxContext final : public MemoryRegistrar {
                               ucs_status_string(s)));
     }
     resources_ = read_resources();
+  }
+
+  // Within a host: large messages pipelined through shared memory in segments of 32 KiB (UCX's
+  // default of 8 KiB measured 1.5× slower at 1 MiB; its FIFO's 16-bit lengths stop below 64 KiB),
+  // eagerly, into receives posted in advance. A variable the user set, under any of its names,
+  // is left as it is. (UCX 1.13 takes the shared-memory transports' segment size as MM_SEG_SIZE
+  // here; SYSV_SEG_SIZE would be ignored with a warning.)
+  // Records each in settings_, as ucx_within_host_settings() reports it.
+  void within_host_defaults(ucp_config_t* config) {
+    struct Default {
+      const char* name;
+      const char* value;
+      std::initializer_list<const char*> user_names;
+    };
+    for (const Default& d : {
+             Default{"RNDV_THRESH", "inf", {"UCX_RNDV_THRESH"}},
+             Default{"MM_SEG_SIZE",
+                     "32832",
+                     {"UCX_MM_SEG_SIZE", "UCX_SYSV_SEG_SIZE", "UCX_POSIX_SEG_SIZE"}},
+         }) {
+      const auto set = std::find_if(d.user_names.begin(), d.user_names.end(),
+                                    [](const char* n) { return std::getenv(n) != nullptr; });
+      if (set != d.user_names.end()) {
+        settings_.push_back(fmt::format("{}={} (as set)", *set, std::getenv(*set)));
+        continue;
+      }
+      const ucs_status_t s = ucp_config_modify(config, d.name, d.value);
+      if (s != UCS_OK) {
+        throw Error(
+            fmt::format("UCX does not accept {}={}: {}", d.name, d.value, ucs_status_string(s)));
+      }
+      settings_.push_back(fmt::format("UCX_{}={} (spmd's default)", d.name, d.value));
+    }
   }
 
   // The "transport/device" names of the context's resources, from its printed description
@@ -97,6 +139,7 @@ class UcxContext final : public MemoryRegistrar {
 
   ucp_context_h context_ = nullptr;
   std::vector<std::string> resources_;
+  std::vector<std::string> settings_;  // the variables spmd sets a default for, and their values
 };
 
 // UCX transports that stay within a host (or are not for host memory).
@@ -137,12 +180,12 @@ std::vector<unsigned char> unhex(const std::string& text, const std::string& fro
 
 class UcxWorkerImpl final : public UcxWorker, public std::enable_shared_from_this<UcxWorkerImpl> {
  public:
-  UcxWorkerImpl() {
+  explicit UcxWorkerImpl(UcxReach reach) : reach_(reach) {
     ucp_worker_params_t params{};
     params.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
     // The group's lock serialises every use; the threads that hold it change.
     params.thread_mode = UCS_THREAD_MODE_SERIALIZED;
-    const ucs_status_t s = ucp_worker_create(UcxContext::get().handle(), &params, &worker_);
+    const ucs_status_t s = ucp_worker_create(UcxContext::get(reach).handle(), &params, &worker_);
     if (s != UCS_OK) {
       throw Error(fmt::format("UCX cannot create a worker: {}", ucs_status_string(s)));
     }
@@ -162,17 +205,18 @@ class UcxWorkerImpl final : public UcxWorker, public std::enable_shared_from_thi
   std::string address() const override { return address_; }
 
   std::unique_ptr<Stream> connect(const std::string& peer_address, std::string peer_name,
-                                  uint32_t self_position, uint32_t peer_position,
-                                  bool across_hosts) override {
+                                  uint32_t self_position, uint32_t peer_position) override {
     const std::vector<unsigned char> address = unhex(peer_address, peer_name);
     ucs_status_t& failure = failures_.emplace_back(UCS_OK);
     auto stream = std::make_unique<UcxStream>(shared_from_this(), worker_, std::move(peer_name),
                                               self_position, peer_position, &failure);
-    stream->connect(reinterpret_cast<const ucp_address_t*>(address.data()), across_hosts);
+    stream->connect(reinterpret_cast<const ucp_address_t*>(address.data()),
+                    reach_ == UcxReach::kAcrossHosts);
     return stream;
   }
 
  private:
+  UcxReach reach_;
   ucp_worker_h worker_ = nullptr;
   std::string address_;
   // Each endpoint's failure status, written by UCX's error callback; a deque keeps them in place
@@ -191,15 +235,23 @@ std::string ucx_summary() {
   ucp_get_version(&major, &minor, &release);
   try {
     return fmt::format("UCX {}.{}.{}: {}", major, minor, release,
-                       fmt::join(UcxContext::get().resources(), ", "));
+                       fmt::join(UcxContext::get(UcxReach::kAcrossHosts).resources(), ", "));
   } catch (const Error& e) {
     return fmt::format("UCX {}.{}.{}: {}", major, minor, release, e.what());
   }
 }
 
+std::string ucx_within_host_settings() {
+  try {
+    return fmt::format("{}", fmt::join(UcxContext::get(UcxReach::kWithinHost).settings(), ", "));
+  } catch (const Error& e) {
+    return e.what();
+  }
+}
+
 bool ucx_has_fabric() {
   try {
-    for (const std::string& r : UcxContext::get().resources()) {
+    for (const std::string& r : UcxContext::get(UcxReach::kAcrossHosts).resources()) {
       const std::string_view tl = std::string_view(r).substr(0, r.find('/'));
       if (tl != "tcp" && !local_transport(tl)) return true;
     }
@@ -208,6 +260,8 @@ bool ucx_has_fabric() {
   return false;
 }
 
-std::shared_ptr<UcxWorker> open_ucx_worker() { return std::make_shared<UcxWorkerImpl>(); }
+std::shared_ptr<UcxWorker> open_ucx_worker(UcxReach reach) {
+  return std::make_shared<UcxWorkerImpl>(reach);
+}
 
 }  // namespace spmd

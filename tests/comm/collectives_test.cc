@@ -283,6 +283,22 @@ TEST(Collectives, ACallSomeoneSkipsTimesOutNamingTheAbsentParticipantAndWhatItDo
   }
 }
 
+// Within a host UCX pipelines large messages through its shared memory (spmd's defaults for
+// two of UCX's variables); a variable the user set is kept, and the startup log says which is
+// which.
+TEST(Collectives, OverUcxWithinAHostTheLogNamesUcxsSettingsAndTheUsersAreKept) {
+  if (ucx_tls() != "sm") GTEST_SKIP() << "about UCX within a host: run with UCX_TLS=sm";
+  const auto outcomes = run_cluster(2, 1, {"verify", "--large"},
+                                    {{"SPMD_LOG_LEVEL", "info"}, {"UCX_RNDV_THRESH", "128k"}});
+  expect_verified(outcomes, "shm");
+  for (const Outcome& o : outcomes) {
+    EXPECT_NE(o.output.find("ucx within this host: UCX_RNDV_THRESH=128k (as set), "
+                            "UCX_MM_SEG_SIZE=32832 (spmd's default)"),
+              std::string::npos)
+        << o.output;
+  }
+}
+
 // Two processes each send 16 MiB to the other before receiving (MPI deadlocks here too): the
 // deadline ends it in both, naming the other process and what went wrong.
 TEST(Collectives, CrossedSendsEndInAnErrorNamingThePair) {

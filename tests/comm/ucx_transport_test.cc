@@ -25,9 +25,10 @@ using namespace std::chrono_literals;
 
 // Two workers, each with a stream to the other: `a` is position 0, `b` position 1.
 struct Pair {
-  explicit Pair(bool across_hosts = false) : wa(open_ucx_worker()), wb(open_ucx_worker()) {
-    a = wa->connect(wb->address(), "process 1 (host b)", 0, 1, across_hosts);
-    b = wb->connect(wa->address(), "process 0 (host a)", 1, 0, across_hosts);
+  explicit Pair(UcxReach reach = UcxReach::kWithinHost)
+      : wa(open_ucx_worker(reach)), wb(open_ucx_worker(reach)) {
+    a = wa->connect(wb->address(), "process 1 (host b)", 0, 1);
+    b = wb->connect(wa->address(), "process 0 (host a)", 1, 0);
   }
   std::shared_ptr<UcxWorker> wa;
   std::shared_ptr<UcxWorker> wb;
@@ -80,7 +81,7 @@ void send_by_reference(Stream& out, const std::vector<std::byte>& data, uint64_t
 }
 
 TEST(UcxStream, APayloadByReferenceArrivesWholeAndItsPoolBufferIsRegisteredOnce) {
-  Pair p;
+  Pair p(UcxReach::kAcrossHosts);
   const std::vector<std::byte> data = pattern(8 << 20, 3);
   std::vector<std::byte> dst(data.size());
   note_pool_buffer(const_cast<std::byte*>(data.data()), data.size());
@@ -109,8 +110,34 @@ TEST(UcxStream, APayloadByReferenceArrivesWholeAndItsPoolBufferIsRegisteredOnce)
   EXPECT_EQ(after.pool_buffers, before.pool_buffers - 2);
 }
 
+// Within a host the payload is copied through UCX's shared memory, registered nowhere.
+TEST(UcxStream, WithinAHostAPayloadByReferenceArrivesWholeAndNothingIsRegistered) {
+  Pair p(UcxReach::kWithinHost);
+  Pair across(UcxReach::kAcrossHosts);  // the registrar is installed, but not used here
+  const std::vector<std::byte> data = pattern(3 << 20, 5);
+  std::vector<std::byte> dst(data.size());
+  note_pool_buffer(const_cast<std::byte*>(data.data()), data.size());
+  const RegistrationStats before = registration_stats();
+  for (uint64_t ticket = 1; ticket <= 2; ++ticket) {
+    std::fill(dst.begin(), dst.end(), std::byte{0});
+    ReferenceBody body;
+    std::atomic<bool> offered{false};
+    p.b->expect_reference(dst.data(), dst.size());  // posted before the payload is offered
+    std::thread writer(send_by_reference, std::ref(*p.a), std::cref(data), ticket, std::ref(body),
+                       std::ref(offered));
+    while (!offered) std::this_thread::yield();
+    Waiter w(nullptr, Waiter::Clock::now() + 30s);
+    EXPECT_EQ(p.b->fetch_reference(body, 0, dst.data(), dst.size(), w), dst.data());
+    writer.join();
+    EXPECT_EQ(p.a->references_done(), ticket);
+    EXPECT_EQ(dst, data) << "transfer " << ticket;
+  }
+  EXPECT_EQ(registration_stats().registrations, before.registrations);
+  forget_pool_buffer(const_cast<std::byte*>(data.data()), data.size());
+}
+
 TEST(UcxStream, MemoryOutsideThePoolHasNoRegistrationHere) {
-  Pair p;  // makes sure the registrar is installed
+  Pair p(UcxReach::kAcrossHosts);  // makes sure the registrar is installed
   std::vector<std::byte> plain(1 << 20);
   EXPECT_EQ(registration_for(plain.data(), plain.size()), nullptr);
 }
@@ -118,11 +145,11 @@ TEST(UcxStream, MemoryOutsideThePoolHasNoRegistrationHere) {
 Fingerprint call(uint64_t sequence, uint64_t count) { return testing::test_call(sequence, count); }
 
 // The exchange engine over UCX, both ways at once: small messages through the stream; one of
-// kByReferenceMin and more into a destination and one through a sink — by reference across
-// hosts, streamed without a copy at the sender within a host.
-void round_trips(bool across_hosts) {
-  Pair p(across_hosts);
-  EXPECT_EQ(p.a->by_reference(), across_hosts);
+// kByReferenceMin and more into a destination and one through a sink, by reference — by
+// rendezvous across hosts, pipelined eagerly within a host.
+void round_trips(UcxReach reach) {
+  Pair p(reach);
+  EXPECT_TRUE(p.a->by_reference());
   std::vector<PeerLink> left(2);
   std::vector<PeerLink> right(2);
   left[1] = PeerLink{1, "process 1 (host b)", p.a.get(), p.a.get(), {}, 0};
@@ -175,9 +202,13 @@ void round_trips(bool across_hosts) {
   }
 }
 
-TEST(UcxExchange, MessagesOfEverySizeRoundTripBothWaysAcrossHosts) { round_trips(true); }
+TEST(UcxExchange, MessagesOfEverySizeRoundTripBothWaysAcrossHosts) {
+  round_trips(UcxReach::kAcrossHosts);
+}
 
-TEST(UcxExchange, MessagesOfEverySizeRoundTripBothWaysWithinAHost) { round_trips(false); }
+TEST(UcxExchange, MessagesOfEverySizeRoundTripBothWaysWithinAHost) {
+  round_trips(UcxReach::kWithinHost);
+}
 
 TEST(UcxStream, APayloadThatNeverComesEndsAtTheDeadlineNamingThePeer) {
   Pair p;
@@ -207,7 +238,7 @@ TEST(UcxStream, AReferenceWithAnotherSendersTagIsRejected) {
 // (UCX declares the endpoint timed out about 10 s later with its default settings; a dead
 // process is usually named sooner by the coordination service).
 TEST(UcxStream, APeerThatGoesAwayIsAnErrorNamingIt) {
-  Pair p(/*across_hosts=*/true);
+  Pair p(UcxReach::kAcrossHosts);
   const std::vector<std::byte> hello = pattern(64, 1);
   ASSERT_EQ(p.a->write_some(hello, {}), hello.size());
   const auto until = std::chrono::steady_clock::now() + 10s;

@@ -310,6 +310,10 @@ int run_collectives_bench(const CollectivesBenchOptions& options) {
     const char* tls = std::getenv("UCX_TLS");
     fmt::print("ucx rows: SPMD_TRANSPORT=ucx, UCX_TLS={}; {}\n", tls != nullptr ? tls : "(unset)",
                ucx_summary());
+    // Processes sharing a host id reach each other through the within-host setup.
+    if (options.hosts == 0 || options.hosts < options.processes) {
+      fmt::print("ucx within a host: {}\n", ucx_within_host_settings());
+    }
   }
   // Each implementation sweeps everything in one set of processes, or — interleaved — every op
   // and size point runs for each implementation in turn, so a slow period of the machine falls
