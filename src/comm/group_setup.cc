@@ -387,14 +387,16 @@ class GroupSetup {
     std::vector<int> tcp;
     std::vector<int> ucx;
     bool ucx_within = false;
+    bool ucx_across = false;
     for (int q = 0; q < g_.positions(); ++q) {
       if (q == g_.self || g_.processes[q] == g_.processes[g_.self]) continue;
       (shm_[q] ? shm : ucx_peer_[q] ? ucx : tcp).push_back(g_.processes[q]);
-      ucx_within |= ucx_peer_[q] && g_.same_host(q);
+      (g_.same_host(q) ? ucx_within : ucx_across) |= ucx_peer_[q];
     }
     std::string about_ucx;
     if (!ucx.empty()) about_ucx = " (" + ucx_summary() + ")";
-    if (ucx_within) about_ucx += "; ucx within this host: " + ucx_within_host_settings();
+    if (ucx_within) about_ucx += "; ucx within this host: " + ucx_settings(UcxReach::kWithinHost);
+    if (ucx_across) about_ucx += "; ucx across hosts: " + ucx_settings(UcxReach::kAcrossHosts);
     spdlog::info(
         "communicator of devices [{}]: shared memory with processes [{}], tcp with "
         "processes [{}], ucx with processes [{}]{}",

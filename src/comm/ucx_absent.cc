@@ -8,7 +8,7 @@ bool ucx_built() { return false; }
 
 std::string ucx_summary() { return "UCX absent from this build"; }
 
-std::string ucx_within_host_settings() { return ""; }
+std::string ucx_settings(UcxReach /*reach*/) { return ""; }
 
 bool ucx_has_fabric() { return false; }
 

@@ -10,8 +10,8 @@
 //
 // Built from ucx_worker.cc when spmd was compiled with UCX (Debian's libucx-dev), from
 // ucx_absent.cc otherwise. UCX reads its own variables (UCX_TLS, UCX_NET_DEVICES, …) as it always
-// does. spmd changes one default, for peers on the same host only, and only when the variable is
-// not set: UCX_RNDV_THRESH becomes inf (see UcxReach).
+// does; spmd has defaults of its own for four of them, used only where they are not set
+// (UcxReach).
 #pragma once
 
 #include <cstdint>
@@ -22,6 +22,23 @@
 
 namespace spmd {
 
+// Where a worker's peers are. Each has a UCP context of its own, because UCX's choice of
+// protocol is per context, and each has spmd's defaults for a few of UCX's variables, applied
+// only where the user did not set them (when the user set one of TCP's two, both are left to
+// UCX; ucx_settings() lists them):
+// - kAcrossHosts: UCX's protocols as it configures them. Large messages go by rendezvous, zero
+//   copy from registered memory on fabrics (verbs, RoCE); UCX watches the peer and reports its
+//   failure. spmd's defaults touch only UCX's TCP: larger send and receive segments
+//   (UCX_TCP_TX_SEG_SIZE=64k, UCX_TCP_RX_SEG_SIZE=256k).
+// - kWithinHost: UCX_RNDV_THRESH=inf and 32 KiB shared-memory segments. Over shared memory UCX
+//   then pipelines every message through its FIFO, the sender's core copying in while the
+//   receiver's copies out into the receive posted in advance — spmd's own rings' scheme. UCX's
+//   rendezvous there (one process_vm_readv by the receiver, then the receiver's second copy)
+//   measured 2.5× slower than spmd's rings at 1 MiB, the pipelined path about 1.2–1.4×
+//   (bench/RESULTS.md). Deaths are the coordination service's to report, as for spmd's shared
+//   memory.
+enum class UcxReach { kWithinHost, kAcrossHosts };
+
 // Whether this build has the UCX transport.
 bool ucx_built();
 
@@ -29,27 +46,16 @@ bool ucx_built();
 // variables configure it; "UCX absent from this build" without UCX. For logs and spmd-bench.
 std::string ucx_summary();
 
-// How UCX is set up for peers on the same host (UcxReach::kWithinHost): "UCX_RNDV_THRESH=inf
+// The UCX variables spmd sets a default for at `reach`, and their values: "UCX_RNDV_THRESH=inf
 // (spmd's default), UCX_MM_SEG_SIZE=32832 (spmd's default)", or a variable's value "(as set)"
 // where the user set it. For the startup log and spmd-bench; empty in a build without UCX.
-std::string ucx_within_host_settings();
+std::string ucx_settings(UcxReach reach);
 
 // Whether UCX reaches other hosts over a fabric other than TCP (InfiniBand, RoCE, a vendor
 // network) as its variables configure it. SPMD_TRANSPORT=auto uses UCX across hosts only then:
-// over plain TCP spmd's own sockets are as fast (bench/RESULTS.md) and connect faster.
+// over plain TCP spmd's own sockets are faster for small messages, about as fast for large ones
+// (bench/RESULTS.md), and connect faster.
 bool ucx_has_fabric();
-
-// Where a worker's peers are. Each has a UCP context of its own, because UCX's choice of
-// protocol is per context:
-// - kAcrossHosts: UCX's defaults. Large messages go by rendezvous, zero copy from registered
-//   memory on fabrics (verbs, RoCE); UCX watches the peer and reports its failure.
-// - kWithinHost: UCX_RNDV_THRESH=inf unless the variable is set. Over shared memory UCX then
-//   pipelines every message through its FIFO, the sender's core copying in while the receiver's
-//   copies out into the receive posted in advance — spmd's own rings' scheme. UCX's rendezvous
-//   there (one process_vm_readv by the receiver, then the receiver's second copy) measured 2.5×
-//   slower than spmd's rings at 1 MiB, the pipelined eager path about 1.3× (bench/RESULTS.md).
-//   Deaths are the coordination service's to report, as for spmd's shared memory.
-enum class UcxReach { kWithinHost, kAcrossHosts };
 
 class UcxWorker {
  public:

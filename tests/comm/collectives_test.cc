@@ -283,19 +283,23 @@ TEST(Collectives, ACallSomeoneSkipsTimesOutNamingTheAbsentParticipantAndWhatItDo
   }
 }
 
-// Within a host UCX pipelines large messages through its shared memory (spmd's defaults for
-// two of UCX's variables); a variable the user set is kept, and the startup log says which is
-// which.
-TEST(Collectives, OverUcxWithinAHostTheLogNamesUcxsSettingsAndTheUsersAreKept) {
-  if (ucx_tls() != "sm") GTEST_SKIP() << "about UCX within a host: run with UCX_TLS=sm";
-  const auto outcomes = run_cluster(2, 1, {"verify", "--large"},
-                                    {{"SPMD_LOG_LEVEL", "info"}, {"UCX_RNDV_THRESH", "128k"}});
+// Over UCX spmd has defaults for a few of UCX's variables (ucx_transport.h): within a host, large
+// messages pipelined through shared memory; across hosts, larger TCP segments. A variable the
+// user set is kept — with TCP's send segment, which must not outgrow the receive segment the
+// user chose, at UCX's default — and the startup log says which is which.
+TEST(Collectives, OverUcxTheLogNamesSpmdsDefaultsForUcxAndTheUsersSettingsAreKept) {
+  if (!ucx_tls()) GTEST_SKIP() << "about UCX: run with SPMD_TEST_UCX_TLS";
+  const auto outcomes = run_cluster(
+      2, 1, {"verify", "--large"},
+      {{"SPMD_LOG_LEVEL", "info"}, {"UCX_RNDV_THRESH", "128k"}, {"UCX_TCP_RX_SEG_SIZE", "32k"}});
   expect_verified(outcomes, "shm");
+  const std::string expected = ucx_tls() == "sm"
+                                   ? "ucx within this host: UCX_RNDV_THRESH=128k (as set), "
+                                     "UCX_MM_SEG_SIZE=32832 (spmd's default)"
+                                   : "ucx across hosts: UCX_TCP_RX_SEG_SIZE=32k (as set)";
   for (const Outcome& o : outcomes) {
-    EXPECT_NE(o.output.find("ucx within this host: UCX_RNDV_THRESH=128k (as set), "
-                            "UCX_MM_SEG_SIZE=32832 (spmd's default)"),
-              std::string::npos)
-        << o.output;
+    EXPECT_NE(o.output.find(expected), std::string::npos) << o.output;
+    EXPECT_EQ(o.output.find("UCX_TCP_TX_SEG_SIZE"), std::string::npos) << o.output;
   }
 }
 

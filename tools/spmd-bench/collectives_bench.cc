@@ -312,7 +312,10 @@ int run_collectives_bench(const CollectivesBenchOptions& options) {
                ucx_summary());
     // Processes sharing a host id reach each other through the within-host setup.
     if (options.hosts == 0 || options.hosts < options.processes) {
-      fmt::print("ucx within a host: {}\n", ucx_within_host_settings());
+      fmt::print("ucx within a host: {}\n", ucx_settings(UcxReach::kWithinHost));
+    }
+    if (options.hosts > 1) {
+      fmt::print("ucx across hosts: {}\n", ucx_settings(UcxReach::kAcrossHosts));
     }
   }
   // Each implementation sweeps everything in one set of processes, or — interleaved — every op
