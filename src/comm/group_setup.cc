@@ -120,11 +120,12 @@ bool can_read(uint64_t pid, uint64_t address, uint64_t expected) {
 }  // namespace
 
 // The steps of creating a multi-process group, in order (run()). Each process publishes a
-// record (its shared-memory segment, TCP endpoint, UCX worker address, a nonce, its pid and a
-// probe address) under the group's key prefix, reads every peer's, maps the rings of same-host
-// peers, agrees with them on single-copy transfers, makes UCX endpoints to the peers both ends
-// offered UCX to, connects to the rest over TCP (the lower position connects, the higher
-// accepts), and meets them at a barrier before the names go.
+// record (its shared-memory segment, TCP endpoint, the addresses of its UCX workers for peers on
+// its host and on others, a nonce, its pid and a probe address) under the group's key prefix,
+// reads every peer's, maps the rings of same-host peers, agrees with them on single-copy
+// transfers, makes UCX endpoints to the peers both ends offered UCX to, connects to the rest over
+// TCP (the lower position connects, the higher accepts), and meets them at a barrier before the
+// names go.
 class GroupSetup {
  public:
   GroupSetup(ProcessGroup& group, std::span<const int> devices, uint64_t id,
@@ -173,7 +174,7 @@ class GroupSetup {
   std::string name_of(int position) const { return peer_name(handles_, g_.processes[position]); }
 
   // Decides which peers are reached through shared memory, makes this process's segment, its
-  // listener and its UCX worker as the others need them, publishes them.
+  // listener and its UCX workers as the others need them, publishes them.
   void publish() {
     bool network_within = false;  // peers on this host reached over a network transport
     bool network_across = false;
