@@ -1,15 +1,21 @@
 #include "comm/shm_segment.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <utility>
+#include <vector>
 
+#include "runtime/fast_exit.h"
 #include "spmd/error.h"
 
 namespace spmd {
@@ -31,7 +37,48 @@ std::byte* map(int fd, size_t bytes, const std::string& name) {
   return static_cast<std::byte*>(p);
 }
 
+// The names this process created and has not unlinked, for unlink_all_named().
+std::mutex g_named_mu;
+std::vector<std::string>& named() {
+  static auto* names = new std::vector<std::string>;  // outlives static destructors
+  return *names;
+}
+
+void note_named(const std::string& name) {
+  add_fast_exit_cleanup(&ShmSegment::unlink_all_named);
+  std::lock_guard<std::mutex> lock(g_named_mu);
+  named().push_back(name);
+}
+
+void forget_named(const std::string& name) {
+  std::lock_guard<std::mutex> lock(g_named_mu);
+  std::vector<std::string>& names = named();
+  names.erase(std::remove(names.begin(), names.end(), name), names.end());
+}
+
 }  // namespace
+
+void ShmSegment::unlink_all_named() noexcept {
+  std::unique_lock<std::mutex> lock(g_named_mu, std::try_to_lock);
+  if (!lock.owns_lock()) return;
+  for (const std::string& name : named()) ::shm_unlink(name.c_str());
+  named().clear();
+}
+
+int ShmSegment::unlink_left_by(long pid) noexcept {
+  DIR* dir = ::opendir("/dev/shm");
+  if (dir == nullptr) return 0;
+  char prefix[32];
+  const int n = std::snprintf(prefix, sizeof(prefix), "spmd-%ld-", pid);
+  int removed = 0;
+  while (const dirent* e = ::readdir(dir)) {
+    if (std::strncmp(e->d_name, prefix, static_cast<size_t>(n)) != 0) continue;
+    const std::string name = std::string("/") + e->d_name;
+    if (::shm_unlink(name.c_str()) == 0) ++removed;
+  }
+  ::closedir(dir);
+  return removed;
+}
 
 ShmSegment ShmSegment::create(const std::string& name, size_t bytes) {
   Fd f{::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600)};
@@ -55,7 +102,9 @@ ShmSegment ShmSegment::create(const std::string& name, size_t bytes) {
         bytes, name, std::strerror(rc)));
   }
   try {
-    return ShmSegment(name, map(f.fd, bytes, name), bytes, true);
+    ShmSegment segment(name, map(f.fd, bytes, name), bytes, true);
+    note_named(name);
+    return segment;
   } catch (...) {
     ::shm_unlink(name.c_str());
     throw;
@@ -99,7 +148,10 @@ ShmSegment& ShmSegment::operator=(ShmSegment&& other) noexcept {
 ShmSegment::~ShmSegment() { reset(); }
 
 void ShmSegment::unlink() {
-  if (owner_) ::shm_unlink(name_.c_str());
+  if (owner_) {
+    ::shm_unlink(name_.c_str());
+    forget_named(name_);
+  }
   owner_ = false;
 }
 

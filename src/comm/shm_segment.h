@@ -1,7 +1,10 @@
 // A POSIX shared-memory segment mapped into this process: RAII over shm_open + mmap.
 //
 // The creator unlinks the name once every peer has mapped it, so a crashed job leaves nothing
-// in /dev/shm for long; the mapping itself lives until the last process unmaps it.
+// in /dev/shm for long; the mapping itself lives until the last process unmaps it. Names hold
+// the creator's pid ("/spmd-<pid>-…"); a process that exits without its destructors (a peer's
+// failure, fast_exit.h) or is killed in between leaves none behind either: the first unlinks
+// them on the way out, spmdrun those of the second (unlink_left_by).
 #pragma once
 
 #include <cstddef>
@@ -29,6 +32,15 @@ class ShmSegment {
 
   // Removes the name (not the mapping). Idempotent; only the creator does this.
   void unlink();
+
+  // For exits that skip destructors (fast_exit.h, registered by create()): removes the name of
+  // every segment this process created and still names. Best effort: skipped if another thread
+  // is creating or unlinking a segment at that moment. Never throws.
+  static void unlink_all_named() noexcept;
+  // Removes the names of the segments a process `pid` that ended without removing them left in
+  // /dev/shm (killed by a signal): spmdrun calls it for the processes it started. Returns how
+  // many; never throws.
+  static int unlink_left_by(long pid) noexcept;
 
   std::byte* data() const { return data_; }
   size_t size() const { return size_; }

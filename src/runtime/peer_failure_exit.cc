@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "coord/service.h"
+#include "runtime/fast_exit.h"
 #include "spmd/distributed.h"
 #include "spmd/error.h"
 
@@ -59,6 +60,7 @@ std::string uncaught_peer_failure() {
       const auto until = Clock::now() + kUncaughtWait;
       while (Clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(10));
       write_stop_line(g_self.load(), why);
+      run_fast_exit_cleanups();
       std::_Exit(distributed::kPeerFailureExitCode);
     }
   }
@@ -81,6 +83,7 @@ void exit_on_peer_failure(int self, const CoordService* service, const FailureRe
   write_stop_line(self, info.to_string());
   // Others leave as they hear; only this process's own connection may stay.
   if (service != nullptr) service->wait_until_disconnected(kNoticeFlushTimeout, 1);
+  run_fast_exit_cleanups();
   std::_Exit(distributed::kPeerFailureExitCode);
 }
 

@@ -21,7 +21,8 @@ class CoordService;
 void arm_peer_failure_exit(int self);
 void disarm_peer_failure_exit();
 
-// Runs on the io thread. _Exit skips destructors, which might wait on the dead cluster.
+// Runs on the io thread. _Exit skips destructors, which might wait on the dead cluster; the
+// fast-exit cleanups (fast_exit.h) run before it.
 // `service` is this process's own coordination service, or null: it lingers until the others
 // have left, so the notice reaches them before this exit resets their connections.
 [[noreturn]] void exit_on_peer_failure(int self, const CoordService* service,

@@ -18,6 +18,7 @@
 #include "comm/shm_segment.h"
 #include "comm/tcp_handshake.h"
 #include "comm/tcp_stream.h"
+#include "runtime/fast_exit.h"
 #include "spmd/error.h"
 #include "test_call.h"
 
@@ -92,6 +93,47 @@ TEST(ShmSegment, ALeftoverOfADeadProcessWithTheSamePidIsReplaced) {
   EXPECT_EQ(seg.data()[8191], std::byte{0});  // a fresh, zero-filled segment of the new size
   ShmSegment again = ShmSegment::open(name, 8192);
   EXPECT_EQ(again.size(), 8192u);
+}
+
+bool named_in_dev_shm(const std::string& name) {
+  return ::access(("/dev/shm" + name).c_str(), F_OK) == 0;
+}
+
+// An exit that skips destructors (a peer's failure) runs the fast-exit cleanups: the names go,
+// the mapping stays usable until the process ends.
+TEST(ShmSegment, TheFastExitCleanupRemovesTheNamesOfSegmentsStillNamed) {
+  const std::string kept = "/spmd-" + std::to_string(::getpid()) + "-test-fast-exit-a";
+  const std::string gone = "/spmd-" + std::to_string(::getpid()) + "-test-fast-exit-b";
+  ShmSegment a = ShmSegment::create(kept, 4096);
+  ShmSegment b = ShmSegment::create(gone, 4096);
+  b.unlink();  // already unlinked: not named any more
+  ASSERT_TRUE(named_in_dev_shm(kept));
+  ASSERT_FALSE(named_in_dev_shm(gone));
+  run_fast_exit_cleanups();
+  EXPECT_FALSE(named_in_dev_shm(kept));
+  a.data()[4095] = std::byte{7};  // still mapped
+  EXPECT_EQ(a.data()[4095], std::byte{7});
+}
+
+// What spmdrun does for a process it started that was killed: the names holding its pid go, and
+// only those (pid 4242 is not pid 42420).
+TEST(ShmSegment, TheNamesAKilledProcessLeftAreRemovedAndOnlyThose) {
+  const long dead = 4242;
+  const std::vector<std::string> theirs = {"/spmd-4242-00000000000000aa",
+                                           "/spmd-4242-00000000000000bb"};
+  const std::string other = "/spmd-42420-00000000000000aa";
+  for (const std::string& name : {theirs[0], theirs[1], other}) {
+    ::shm_unlink(name.c_str());
+    const int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+    ASSERT_GE(fd, 0) << name << ": " << std::strerror(errno);
+    ::close(fd);
+  }
+  EXPECT_EQ(ShmSegment::unlink_left_by(dead), 2);
+  EXPECT_FALSE(named_in_dev_shm(theirs[0]));
+  EXPECT_FALSE(named_in_dev_shm(theirs[1]));
+  EXPECT_TRUE(named_in_dev_shm(other));
+  ::shm_unlink(other.c_str());
+  EXPECT_EQ(ShmSegment::unlink_left_by(dead), 0);
 }
 
 TEST(ShmRing, ACorruptTailFromThePeerIsAnErrorNotAnOverread) {

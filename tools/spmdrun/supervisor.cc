@@ -14,6 +14,7 @@
 #include <string>
 #include <utility>
 
+#include "comm/shm_segment.h"
 #include "common/subprocess.h"
 #include "spmd/distributed.h"
 
@@ -219,6 +220,8 @@ class Supervisor {
       Proc& p = procs_[i];
       if (p.status) continue;
       p.status = try_wait(p.pid);
+      // A process killed, or ended without its destructors, may have left shared-memory names.
+      if (p.status && p.status->code != 0) ShmSegment::unlink_left_by(p.pid);
       if (!p.status || p.status->code == 0 || stopping_) continue;
       if (!is_consequence(*p.status)) {
         if (!root_cause_) root_cause_ = i;
