@@ -170,9 +170,7 @@ size_t UcxStream::write_some(std::span<const std::byte> first, std::span<const s
   return n;
 }
 
-uint64_t UcxStream::next_send_tag() {
-  return kUcxStreamTagBit | ucx_reference_tag(self_position_, ++sent_messages_);
-}
+uint64_t UcxStream::next_send_tag() { return ucx_stream_tag(self_position_, ++sent_messages_); }
 
 std::span<const std::byte> UcxStream::readable() {
   if (inbox_read_ < inbox_bytes_) return {inbox_.data() + inbox_read_, inbox_bytes_ - inbox_read_};
@@ -181,7 +179,7 @@ std::span<const std::byte> UcxStream::readable() {
     // The next message of this stream, whatever its length: probed, then received into the inbox.
     ucp_worker_progress(worker_);
     ucp_tag_recv_info_t info{};
-    const uint64_t tag = kUcxStreamTagBit | ucx_reference_tag(peer_position_, received_ + 1);
+    const uint64_t tag = ucx_stream_tag(peer_position_, received_ + 1);
     ucp_tag_message_h message = ucp_tag_probe_nb(worker_, tag, ~uint64_t{0}, 1, &info);
     if (message == nullptr) {
       check();

@@ -148,5 +148,9 @@ class UcxStream final : public Stream {
 constexpr uint64_t ucx_reference_tag(uint32_t sender, uint64_t ticket) {
   return (uint64_t{sender} << 40) | (ticket & ((uint64_t{1} << 40) - 1));
 }
+// The tag of stream message `number` from the process at group position `sender`.
+constexpr uint64_t ucx_stream_tag(uint32_t sender, uint64_t number) {
+  return kUcxStreamTagBit | ucx_reference_tag(sender, number);
+}
 
 }  // namespace spmd
