@@ -116,12 +116,13 @@ TEST(ShmSegment, TheFastExitCleanupRemovesTheNamesOfSegmentsStillNamed) {
 }
 
 // What spmdrun does for a process it started that was killed: the names holding its pid go, and
-// only those (pid 4242 is not pid 42420).
+// only those (pid 99999999 is not pid 999999990). Both are above Linux's largest pid (2^22), so no
+// process running beside the test can own these names.
 TEST(ShmSegment, TheNamesAKilledProcessLeftAreRemovedAndOnlyThose) {
-  const long dead = 4242;
-  const std::vector<std::string> theirs = {"/spmd-4242-00000000000000aa",
-                                           "/spmd-4242-00000000000000bb"};
-  const std::string other = "/spmd-42420-00000000000000aa";
+  const long dead = 99999999;
+  const std::vector<std::string> theirs = {"/spmd-99999999-00000000000000aa",
+                                           "/spmd-99999999-00000000000000bb"};
+  const std::string other = "/spmd-999999990-00000000000000aa";
   for (const std::string& name : {theirs[0], theirs[1], other}) {
     ::shm_unlink(name.c_str());
     const int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
