@@ -20,6 +20,7 @@
 #include "spmd/dtype.h"
 #include "spmd/error.h"
 #include "spmd/host_array.h"
+#include "spmd/memory_space.h"
 #include "spmd/sharding.h"
 
 namespace spmd {
@@ -52,6 +53,9 @@ class Block {
 
   DType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }
+  // The memory the elements live in: host memory for every block of a CPU device (the only
+  // kind this build makes); a GPU device's blocks will name its memory.
+  MemorySpace memory() const { return memory_; }
   int rank() const { return static_cast<int>(shape_.size()); }
   int64_t size() const;  // elements
   size_t nbytes() const { return static_cast<size_t>(size()) * dtype_size(dtype_); }
@@ -106,6 +110,7 @@ class Block {
   Shape shape_;
   std::shared_ptr<HostArray> owner_;  // null for a view
   const std::byte* data_ = nullptr;
+  MemorySpace memory_ = MemorySpace::host();
 };
 
 }  // namespace spmd

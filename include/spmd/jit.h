@@ -94,15 +94,21 @@ struct JitOptions {
 // A compiled program for one signature, for inspection (jax.stages.Lowered).
 class Lowered {
  public:
-  explicit Lowered(std::string text) : text_(std::move(text)) {}
+  Lowered(std::string text, std::string global_text)
+      : text_(std::move(text)), global_text_(std::move(global_text)) {}
   // The per-device program: the mesh, each operation with its local shapes, each inserted
   // collective with its mesh axes and the bytes one device sends into it, then the outputs'
   // layouts. A line that communicates starts with its collective's name after the "=":
   //   %7 = psum[mp] f32[4,8] %6   # 128 B
   std::string as_text() const { return text_; }
+  // The step before: the traced program on global shapes, each value with the layout sharding
+  // propagation gave it (a pending sum shows as "partial(mp)"), unused values marked so:
+  //   %4 = dot f32[8,8] %2 %3 einsum=mk,kn->mn  : PartitionSpec('dp', None)
+  std::string global_text() const { return global_text_; }
 
  private:
   std::string text_;
+  std::string global_text_;
 };
 
 namespace lax {

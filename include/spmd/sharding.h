@@ -19,6 +19,7 @@
 #include "spmd/error.h"
 #include "spmd/mesh.h"
 #include "spmd/partition_spec.h"
+#include "spmd/shape.h"
 
 namespace spmd {
 
@@ -34,27 +35,8 @@ class IndivisibleError : public InvalidArgument {
   using InvalidArgument::InvalidArgument;
 };
 
-using Shape = std::vector<int64_t>;
-
-// [start, stop) along one dimension.
-struct Slice {
-  int64_t start = 0;
-  int64_t stop = 0;
-  int64_t size() const { return stop - start; }
-  bool operator==(const Slice& o) const { return start == o.start && stop == o.stop; }
-  bool operator<(const Slice& o) const {
-    return start != o.start ? start < o.start : stop < o.stop;
-  }
-};
-
-// One slice per dimension.
-using Index = std::vector<Slice>;
-
 // "[0:4, 2:3]"
 std::string index_to_string(const Index& index);
-
-// The number of elements of an array of `shape` (1 for rank 0).
-int64_t shape_size(const Shape& shape);
 
 // `to` with its one -1 entry (if any) inferred so that it holds as many elements as `from`.
 // Throws InvalidArgument when that is impossible, naming both shapes.

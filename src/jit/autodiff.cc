@@ -1,5 +1,6 @@
 // The reverse walk of grad.h: which values depend on the differentiated ones, then each op's
-// cotangent from the last to the first, accumulated per value.
+// cotangent from the last to the first (its operation's own derivative, Operation::vjp),
+// accumulated per value.
 #include "jit/autodiff.h"
 
 #include <fmt/format.h>
@@ -7,6 +8,8 @@
 #include <map>
 
 #include "jit/manual.h"
+#include "jit/ops/manual.h"
+#include "jit/ops/parameter.h"
 #include "jit/trace.h"
 #include "spmd/error.h"
 #include "spmd/grad.h"
@@ -17,7 +20,6 @@ namespace spmd {
 namespace {
 
 using compiler::Op;
-using compiler::OpKind;
 
 // active[v]: value v depends on one of `wrt` (v ≤ last).
 std::vector<bool> active_values(const compiler::Program& program, int last,
@@ -46,15 +48,16 @@ void accumulate(std::map<int, Tensor>& ct, int value, const Tensor& c) {
 // A gradient laid out as its primal when the primal is a jit parameter.
 Tensor as_primal(const Tensor& grad, const Tensor& primal) {
   const Op op = primal.trace()->op(primal.value());
-  if (op.kind != OpKind::kParameter || !op.sharding) return grad;
-  return lax::with_sharding_constraint(grad, *op.sharding);
+  const auto* param = op.as<compiler::ParameterOp>();
+  if (param == nullptr) return grad;
+  return lax::with_sharding_constraint(grad, *param->sharding());
 }
 
 // In a lax::shard_map, a block invariant over an axis used by an operation whose result varies
 // over it (JAX's implicit pvary) gets the sum of the devices' cotangents along that axis.
 Tensor summed_to_operand(const std::vector<compiler::Varying>& varying, const Op& op, int v, int in,
                          const Tensor& c) {
-  if (op.kind == OpKind::kManualIn || op.kind == OpKind::kManualOut) return c;
+  if (op.is<compiler::ManualBoundary>()) return c;
   const uint64_t extra =
       varying[static_cast<size_t>(v)].axes & ~varying[static_cast<size_t>(in)].axes;
   if (extra == 0) return c;
@@ -63,6 +66,36 @@ Tensor summed_to_operand(const std::vector<compiler::Varying>& varying, const Op
 }
 
 }  // namespace
+
+namespace compiler {
+
+Tensor unbroadcast(const Tensor& g, const Shape& shape) {
+  const Shape from = g.shape();
+  if (from == shape) return g;
+  numpy::AxisList axes;
+  const size_t offset = from.size() - shape.size();
+  for (size_t d = 0; d < from.size(); ++d) {
+    if (d < offset || (shape[d - offset] == 1 && from[d] != 1)) axes.push_back(static_cast<int>(d));
+  }
+  return numpy::reshape(numpy::sum(g, axes), shape);
+}
+
+Cotangents vjp_rule(const Op& op, const Tensor& out, const std::vector<Tensor>& in,
+                    const Tensor& g) {
+  if (in.empty()) return {};  // leaves: parameters, constants, fills, iota
+  if (!is_floating(op.dtype)) {
+    throw InvalidArgument(fmt::format(
+        "grad: differentiating through {} ({}): integer and bool operations have no derivative",
+        op_name(op), type_text(op.dtype, op.shape)));
+  }
+  Cotangents c = op.operation->vjp(op, out, in, g);
+  for (size_t i = 0; i < c.size(); ++i) {
+    if (c[i]) c[i] = unbroadcast(*c[i], in[i].shape());
+  }
+  return c;
+}
+
+}  // namespace compiler
 
 std::vector<Tensor> vjp_of(const Tensor& out, const std::vector<Tensor>& wrt,
                            const Tensor& cotangent) {

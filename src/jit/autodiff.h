@@ -1,7 +1,7 @@
 // Reverse-mode differentiation over a trace (grad.h): walks the operations recorded between the
 // differentiated Tensors and the result backwards, appending each operation's vector-Jacobian
-// product to the same trace (vjp_rules.cc), so that the backward program is partitioned and run
-// like any other.
+// product to the same trace, so that the backward program is partitioned and run
+// like any other. Each operation's own derivative is its Operation::vjp (src/jit/ops/).
 #pragma once
 
 #include <optional>
@@ -15,8 +15,8 @@ namespace spmd::compiler {
 // The cotangents of `inputs` (one per input of `op`, nullopt for an input that gets none) given
 // the cotangent `g` of op's result `out`. Throws InvalidArgument for an operation without a
 // derivative (integer and bool results).
-std::vector<std::optional<Tensor>> vjp_rule(const Op& op, const Tensor& out,
-                                            const std::vector<Tensor>& inputs, const Tensor& g);
+Cotangents vjp_rule(const Op& op, const Tensor& out, const std::vector<Tensor>& inputs,
+                    const Tensor& g);
 
 // `g` summed down to `shape` (the inverse of NumPy broadcasting).
 Tensor unbroadcast(const Tensor& g, const Shape& shape);

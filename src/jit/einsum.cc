@@ -1,4 +1,5 @@
-// spmd::numpy::einsum: subscripts parsed, then sums, transposes, reshapes and one matmul.
+// spmd::numpy::einsum: subscripts parsed, letters found in one operand only summed out, then one
+// contraction with the remaining letters (ops/contraction.h), whose sharding rule reads them.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -6,6 +7,8 @@
 #include <string>
 
 #include "jit/numpy_internal.h"
+#include "jit/ops/contraction.h"
+#include "jit/promotion.h"
 #include "spmd/error.h"
 #include "spmd/numpy.h"
 
@@ -103,18 +106,6 @@ Tensor arrange(const Tensor& t, const std::string& from, const std::string& orde
   return identity ? t : transpose(t, perm);
 }
 
-Shape shape_of(const std::string& letters, const std::map<char, int64_t>& sizes) {
-  Shape s;
-  for (char c : letters) s.push_back(sizes.at(c));
-  return s;
-}
-
-int64_t product(const std::string& letters, const std::map<char, int64_t>& sizes) {
-  int64_t n = 1;
-  for (char c : letters) n *= sizes.at(c);
-  return n;
-}
-
 }  // namespace
 
 Tensor einsum(const std::string& subscripts, const Tensor& a) {
@@ -127,33 +118,15 @@ Tensor einsum(const std::string& subscripts, const Tensor& a) {
 }
 
 Tensor einsum(const std::string& subscripts, const Tensor& a, const Tensor& b) {
-  compiler::trace_of("einsum", {&a, &b});
+  auto trace = compiler::trace_of("einsum", {&a, &b});
   const Subscripts s = parse(subscripts, 2);
-  const auto sizes = sizes_of(subscripts, s, {&a, &b});
+  sizes_of(subscripts, s, {&a, &b});
+  const DType dtype = compiler::promote(a.dtype(), b.dtype());
   std::string la = s.inputs[0], lb = s.inputs[1];
-  const Tensor x = sum_unused(a, la, s.output, lb);
-  const Tensor y = sum_unused(b, lb, s.output, la);
-  std::string batch, contract, free_a, free_b;
-  for (char c : s.output) {
-    if (has(la, c) && has(lb, c)) batch += c;
-  }
-  for (char c : la) {
-    if (has(lb, c) && !has(s.output, c)) contract += c;
-    if (!has(lb, c)) free_a += c;
-  }
-  for (char c : lb) {
-    if (!has(la, c)) free_b += c;
-  }
-  Shape left = shape_of(batch, sizes), right = left;
-  left.push_back(product(free_a, sizes));
-  left.push_back(product(contract, sizes));
-  right.push_back(product(contract, sizes));
-  right.push_back(product(free_b, sizes));
-  const Tensor p = reshape(arrange(x, la, batch + free_a + contract), left);
-  const Tensor q = reshape(arrange(y, lb, batch + contract + free_b), right);
-  const std::string result = batch + free_a + free_b;
-  const Tensor r = reshape(matmul(p, q), shape_of(result, sizes));
-  return arrange(r, result, s.output);
+  const Tensor x = compiler::convert_to(sum_unused(a, la, s.output, lb), dtype);
+  const Tensor y = compiler::convert_to(sum_unused(b, lb, s.output, la), dtype);
+  return trace->apply(compiler::make_operation<compiler::DotOp>(la, lb, s.output),
+                      {x.value(), y.value()});
 }
 
 }  // namespace spmd::numpy

@@ -7,11 +7,9 @@
 namespace spmd::compiler {
 namespace {
 
-bool elementwise(const Program& program, const Step& s) {
-  if (s.kind != StepKind::kCompute) return false;
-  const OpKind k = program.ops[static_cast<size_t>(s.op)].kind;
-  return k == OpKind::kUnary || k == OpKind::kBinary || k == OpKind::kSelect ||
-         k == OpKind::kConvert;
+bool elementwise(const Step& s) {
+  return s.kind == StepKind::kCompute &&
+         dynamic_cast<const ElementwiseOperation*>(s.operation.get()) != nullptr;
 }
 
 // How many times each slot is read (by steps and as an output).
@@ -26,14 +24,14 @@ std::vector<int> use_counts(const LocalProgram& local) {
 
 }  // namespace
 
-void fuse_elementwise(const Program& program, LocalProgram& local) {
+void fuse_elementwise(LocalProgram& local) {
   const std::vector<int> uses = use_counts(local);
   // group[i]: the group step i belongs to (its members' indices), keyed by the group's result.
   std::map<int, std::vector<size_t>> group_of_result;
   std::vector<bool> absorbed(local.steps.size(), false);
   for (size_t i = 0; i < local.steps.size(); ++i) {
     const Step& s = local.steps[i];
-    if (!elementwise(program, s) || shape_size(s.shape) < 2) continue;
+    if (!elementwise(s) || shape_size(s.shape) < 2) continue;
     std::vector<size_t> members;
     for (int in : s.inputs) {
       auto it = group_of_result.find(in);

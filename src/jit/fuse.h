@@ -5,11 +5,10 @@
 #pragma once
 
 #include "jit/local_program.h"
-#include "jit/program.h"
 
 namespace spmd::compiler {
 
 // Rewrites `local` in place (before its last uses are marked).
-void fuse_elementwise(const Program& program, LocalProgram& local);
+void fuse_elementwise(LocalProgram& local);
 
 }  // namespace spmd::compiler

@@ -16,7 +16,4 @@ namespace spmd::compiler {
 std::vector<std::optional<Layout>> backward_hints(
     const Program& program, const std::vector<std::optional<Layout>>& out_layouts);
 
-// True when `l` splits nothing and has no pending sum.
-bool is_replicated(const Layout& l);
-
 }  // namespace spmd::compiler

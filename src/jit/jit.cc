@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "jit/execute.h"
+#include "jit/ops/parameter.h"
 #include "jit/partition.h"
 #include "jit/same_program.h"
 #include "jit/trace.h"
@@ -24,6 +25,8 @@ using compiler::Layout;
 
 struct Compiled {
   compiler::Program program;
+  // The mesh's devices' backend: one platform per mesh, as in JAX. Host memory on CPU devices.
+  compiler::KernelContext device{kernels::cpu_backend(), MemorySpace::host()};
   compiler::LocalProgram local;
   Mesh mesh;
   std::vector<PartitionSpec> in_specs;
@@ -91,12 +94,11 @@ compiler::Program trace_program(std::span<const Array* const> inputs,
   {
     const compiler::TraceScope scope(trace);
     for (size_t i = 0; i < inputs.size(); ++i) {
-      params.push_back(trace->add(
-          compiler::Op{.kind = compiler::OpKind::kParameter,
-                       .shape = inputs[i]->shape(),
-                       .dtype = inputs[i]->dtype(),
-                       .ints = {static_cast<int64_t>(i)},
-                       .sharding = std::make_shared<const NamedSharding>(shardings[i])}));
+      params.push_back(trace->apply(
+          compiler::make_operation<compiler::ParameterOp>(
+              static_cast<int>(i), compiler::ValueType{inputs[i]->dtype(), inputs[i]->shape()},
+              std::make_shared<const NamedSharding>(shardings[i])),
+          {}));
     }
     trace->program().parameters = static_cast<int>(inputs.size());
     const std::vector<Tensor> outs = trace_fn(params, keys);
@@ -126,11 +128,12 @@ std::vector<std::optional<Layout>> output_layouts(const compiler::Program& progr
 void check_constraints(const compiler::Program& program, const Mesh& mesh,
                        const std::string& name) {
   for (const compiler::Op& op : program.ops) {
-    if (op.sharding && !(op.sharding->mesh() == mesh)) {
-      throw InvalidArgument(fmt::format(
-          "jit({}): {}({}) names another mesh than the jit's inputs", name,
-          op.kind == compiler::OpKind::kConstraint ? "with_sharding_constraint" : "shard_map",
-          op.sharding->to_string()));
+    const NamedSharding* sharding = op.operation->sharding();
+    if (sharding != nullptr && !(sharding->mesh() == mesh)) {
+      throw InvalidArgument(
+          fmt::format("jit({}): {}({}) names another mesh than the jit's inputs", name,
+                      op.is<compiler::ConstraintOp>() ? "with_sharding_constraint" : "shard_map",
+                      sharding->to_string()));
     }
   }
 }
@@ -138,7 +141,11 @@ void check_constraints(const compiler::Program& program, const Mesh& mesh,
 std::shared_ptr<Compiled> compile(std::span<const Array* const> inputs,
                                   const std::vector<NamedSharding>& shardings,
                                   const JitCore::TraceFn& trace_fn, const JitOptions& options) {
-  auto c = std::make_shared<Compiled>(Compiled{.mesh = shardings.front().mesh()});
+  const Mesh& mesh = shardings.front().mesh();
+  const kernels::Backend& backend = kernels::backend_for(mesh.devices().front().platform());
+  auto c = std::make_shared<Compiled>(
+      Compiled{.device = {backend, backend.memory(mesh.devices().front().local_hardware_id())},
+               .mesh = mesh});
   try {
     c->program = trace_program(inputs, shardings, trace_fn, c->keys);
     check_constraints(c->program, c->mesh, options.name);
@@ -205,7 +212,7 @@ std::vector<Array> JitCore::call(std::span<const Array* const> inputs,
   keys = c->keys;
   if (c->local.output_slots.empty()) return {};  // nothing to compute (an empty tree)
   const BlockFunction body = [&c](std::vector<Block>& blocks) {
-    return compiler::execute(c->program, c->local, c->mesh, blocks);
+    return compiler::execute(c->local, c->mesh, c->device, blocks);
   };
   return run_shard_map(c->mesh, c->in_specs, c->out_specs, {.check_rep = false},
                        c->identity.c_str(), inputs, body);
@@ -214,7 +221,8 @@ std::vector<Array> JitCore::call(std::span<const Array* const> inputs,
 Lowered JitCore::lower(std::span<const Array* const> inputs, std::span<const int> arguments,
                        const std::string& structure, const TraceFn& trace) {
   std::lock_guard lock(impl_->mu);
-  return Lowered(impl_->compiled(inputs, arguments, structure, trace)->local.text);
+  const auto c = impl_->compiled(inputs, arguments, structure, trace);
+  return Lowered(c->local.text, c->local.global_text);
 }
 
 }  // namespace detail
@@ -224,11 +232,9 @@ namespace lax {
 Tensor with_sharding_constraint(const Tensor& x, const NamedSharding& sharding) {
   auto trace = compiler::trace_of("with_sharding_constraint", {&x});
   compiler::layout_of(sharding, x.shape().size());  // checks the rank
-  return trace->add(compiler::Op{.kind = compiler::OpKind::kConstraint,
-                                 .inputs = {x.value()},
-                                 .shape = x.shape(),
-                                 .dtype = x.dtype(),
-                                 .sharding = std::make_shared<const NamedSharding>(sharding)});
+  return trace->apply(compiler::make_operation<compiler::ConstraintOp>(
+                          std::make_shared<const NamedSharding>(sharding)),
+                      {x.value()});
 }
 
 }  // namespace lax

@@ -13,6 +13,14 @@ std::vector<int> Layout::used_axes() const {
   return out;
 }
 
+bool is_replicated(const Layout& l) {
+  if (!l.partial.empty()) return false;
+  for (const auto& d : l.dims) {
+    if (!d.empty()) return false;
+  }
+  return true;
+}
+
 Layout layout_of(const NamedSharding& sharding, size_t rank) {
   Layout l = Layout::replicated(rank);
   const auto& entries = sharding.spec().entries();

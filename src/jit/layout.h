@@ -20,7 +20,16 @@ struct Layout {
   static Layout replicated(size_t rank) { return Layout{std::vector<std::vector<int>>(rank), {}}; }
   // Every mesh axis this layout uses (dims and partial).
   std::vector<int> used_axes() const;
+  // The same layout without its pending sum: what a use that needs whole values asks for.
+  Layout settled() const {
+    Layout l = *this;
+    l.partial.clear();
+    return l;
+  }
 };
+
+// True when `l` splits nothing and has no pending sum.
+bool is_replicated(const Layout& l);
 
 // The layout of NamedSharding(mesh, spec) on an array of rank `rank`.
 Layout layout_of(const NamedSharding& sharding, size_t rank);

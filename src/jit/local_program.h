@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -26,7 +27,10 @@ enum class StepKind : uint8_t {
 
 struct Step {
   StepKind kind = StepKind::kCompute;
-  int op = -1;  // kCompute
+  int op = -1;  // kCompute: the program's value it computes
+  // kCompute: what runs, the program operation's own or a local variant of it (a slice of a
+  // split dimension starts at 0 of the device's part).
+  std::shared_ptr<const Operation> operation;
   std::vector<int> inputs;
   int output = -1;
   Shape shape;  // local result shape
@@ -34,7 +38,6 @@ struct Step {
   std::vector<int> axes;
   int dim = -1;
   int dim2 = -1;
-  std::vector<int64_t> ints;  // kCompute: the operation's local attributes (slice starts)
   // Slots no later step reads (nor the outputs): freed once this step has run.
   std::vector<int> last_use_of;
   // kFused: the element-wise steps, in order; their intermediate slots exist only per tile.
@@ -50,6 +53,8 @@ struct LocalProgram {
   std::vector<Layout> out_layouts;
   // as_text() of the compiled function.
   std::string text;
+  // The traced program with each value's layout (Lowered::global_text()).
+  std::string global_text;
 };
 
 // True for a step that communicates.

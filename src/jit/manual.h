@@ -1,5 +1,5 @@
 // The operations of lax::shard_map in a trace (traced_shard_map.h), for the shard_map itself and
-// for the derivative rules of its boundaries (vjp_rules.cc).
+// for the derivatives of its boundaries (ops/manual.cc).
 #pragma once
 
 #include <cstdint>

@@ -1,9 +1,13 @@
 // spmd::numpy's element-wise operations, comparisons, where and astype: broadcasting and
-// promotion, then one kUnary/kBinary/kSelect/kConvert operation.
+// promotion, then one operation of the element-wise or select/convert family.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "jit/numpy_internal.h"
+#include "jit/ops/creation.h"
+#include "jit/ops/elementwise.h"
+#include "jit/ops/layout.h"
+#include "jit/ops/select_convert.h"
 #include "jit/promotion.h"
 #include "jit/trace.h"
 #include "spmd/error.h"
@@ -30,30 +34,23 @@ Shape broadcast_shapes(std::string_view what, const Shape& a, const Shape& b) {
 
 Tensor convert_to(const Tensor& t, DType dtype) {
   if (t.dtype() == dtype) return t;
-  Op op{.kind = OpKind::kConvert, .inputs = {t.value()}, .shape = t.shape(), .dtype = dtype};
-  return t.trace()->add(std::move(op));
+  return t.trace()->apply(make_operation<ConvertOp>(dtype), {t.value()});
 }
 
 // `t` broadcast to `shape`; a rank-0 value stays as it is (kernels take one element for all).
 Tensor broadcast_for_elementwise(const Tensor& t, const Shape& shape) {
   if (t.shape() == shape || t.shape().empty()) return t;
-  Op op{.kind = OpKind::kBroadcast, .inputs = {t.value()}, .shape = shape, .dtype = t.dtype()};
-  return t.trace()->add(std::move(op));
+  return t.trace()->apply(make_operation<BroadcastOp>(shape), {t.value()});
 }
 
 Tensor scalar_tensor(const std::shared_ptr<Trace>& trace, const Scalar& s, DType dtype) {
-  return trace->add(Op{.kind = OpKind::kFull, .shape = {}, .dtype = dtype, .scalar = s.value});
+  return trace->apply(make_operation<FullOp>(s.value, ValueType{dtype, {}}), {});
 }
 
 Tensor unary(std::string_view what, Unary code, const Tensor& a, DType dtype) {
   auto trace = trace_of(what, {&a});
   const Tensor x = convert_to(a, dtype);
-  Op op{.kind = OpKind::kUnary,
-        .inputs = {x.value()},
-        .shape = a.shape(),
-        .dtype = dtype,
-        .code = static_cast<uint8_t>(code)};
-  return trace->add(std::move(op));
+  return trace->apply(make_operation<UnaryOp>(code), {x.value()});
 }
 
 // a `code` b with operands broadcast and converted to `operand_dtype`.
@@ -63,12 +60,7 @@ Tensor binary(std::string_view what, Binary code, const Tensor& a, const Tensor&
   const Shape shape = broadcast_shapes(what, a.shape(), b.shape());
   const Tensor x = broadcast_for_elementwise(convert_to(a, operand_dtype), shape);
   const Tensor y = broadcast_for_elementwise(convert_to(b, operand_dtype), shape);
-  Op op{.kind = OpKind::kBinary,
-        .inputs = {x.value(), y.value()},
-        .shape = shape,
-        .dtype = kernels::is_comparison(code) ? DType::kBool : operand_dtype,
-        .code = static_cast<uint8_t>(code)};
-  return trace->add(std::move(op));
+  return trace->apply(make_operation<BinaryOp>(code), {x.value(), y.value()});
 }
 
 Tensor arithmetic(std::string_view what, Binary code, const Tensor& a, const Tensor& b) {
@@ -188,10 +180,8 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
       compiler::broadcast_for_elementwise(compiler::convert_to(cond, DType::kBool), shape);
   const Tensor x = compiler::broadcast_for_elementwise(compiler::convert_to(a, dtype), shape);
   const Tensor y = compiler::broadcast_for_elementwise(compiler::convert_to(b, dtype), shape);
-  return trace->add(compiler::Op{.kind = compiler::OpKind::kSelect,
-                                 .inputs = {c.value(), x.value(), y.value()},
-                                 .shape = shape,
-                                 .dtype = dtype});
+  return trace->apply(compiler::make_operation<compiler::SelectOp>(),
+                      {c.value(), x.value(), y.value()});
 }
 
 Tensor where(const Tensor& cond, const Tensor& a, Scalar b) {

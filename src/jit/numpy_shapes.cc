@@ -6,6 +6,11 @@
 #include <cmath>
 
 #include "jit/numpy_internal.h"
+#include "jit/ops/contraction.h"
+#include "jit/ops/creation.h"
+#include "jit/ops/layout.h"
+#include "jit/ops/parameter.h"
+#include "jit/ops/reduction.h"
 #include "jit/promotion.h"
 #include "spmd/error.h"
 #include "spmd/jit.h"
@@ -51,8 +56,6 @@ Shape kept_shape(const Shape& shape, const std::vector<int64_t>& axes, bool keep
   return out;
 }
 
-Tensor add_op(const Tensor& like, Op op) { return like.trace()->add(std::move(op)); }
-
 }  // namespace
 
 Tensor reduce(std::string_view what, kernels::Reduce code, const Tensor& a,
@@ -61,14 +64,7 @@ Tensor reduce(std::string_view what, kernels::Reduce code, const Tensor& a,
   const std::vector<int64_t> r = reduced_axes(what, axes, a.shape());
   const Tensor x = convert_to(a, dtype);
   Tensor out = x;
-  if (!r.empty()) {
-    out = add_op(x, Op{.kind = OpKind::kReduce,
-                       .inputs = {x.value()},
-                       .shape = kept_shape(a.shape(), r, false),
-                       .dtype = dtype,
-                       .code = static_cast<uint8_t>(code),
-                       .ints = r});
-  }
+  if (!r.empty()) out = x.trace()->apply(make_operation<ReduceOp>(code, r), {x.value()});
   return keepdims ? numpy::reshape(out, kept_shape(a.shape(), r, true)) : out;
 }
 
@@ -76,8 +72,8 @@ Tensor reduce(std::string_view what, kernels::Reduce code, const Tensor& a,
 
 namespace spmd::numpy {
 
-using compiler::Op;
-using compiler::OpKind;
+using compiler::make_operation;
+using compiler::ValueType;
 
 namespace {
 
@@ -128,13 +124,7 @@ Tensor argmax(const Tensor& a, std::optional<int> axis) {
     throw InvalidArgument(
         fmt::format("argmax: axis {} of shape ({}) is empty", ax, fmt::join(a.shape(), ", ")));
   }
-  Shape shape = a.shape();
-  shape.erase(shape.begin() + ax);
-  return compiler::add_op(a, Op{.kind = OpKind::kArgmax,
-                                .inputs = {a.value()},
-                                .shape = shape,
-                                .dtype = DType::kInt32,
-                                .ints = {ax}});
+  return a.trace()->apply(make_operation<compiler::ArgmaxOp>(ax), {a.value()});
 }
 
 Tensor reshape(const Tensor& a, const Shape& shape) {
@@ -148,8 +138,7 @@ Tensor reshape(const Tensor& a, const Shape& shape) {
                                       fmt::join(shape, ", ")));
   }
   if (out == a.shape()) return a;
-  return compiler::add_op(
-      a, Op{.kind = OpKind::kReshape, .inputs = {a.value()}, .shape = out, .dtype = a.dtype()});
+  return a.trace()->apply(make_operation<compiler::ReshapeOp>(out), {a.value()});
 }
 
 Tensor transpose(const Tensor& a, const std::vector<int>& axes) {
@@ -167,13 +156,7 @@ Tensor transpose(const Tensor& a, const std::vector<int>& axes) {
     throw InvalidArgument(fmt::format("transpose: axes ({}) are not a permutation of {} axes",
                                       fmt::join(axes, ", "), rank));
   }
-  Shape shape;
-  for (int64_t p : perm) shape.push_back(a.shape()[static_cast<size_t>(p)]);
-  return compiler::add_op(a, Op{.kind = OpKind::kTranspose,
-                                .inputs = {a.value()},
-                                .shape = shape,
-                                .dtype = a.dtype(),
-                                .ints = perm});
+  return a.trace()->apply(make_operation<compiler::TransposeOp>(perm), {a.value()});
 }
 
 Tensor broadcast_to(const Tensor& a, const Shape& shape) {
@@ -183,8 +166,7 @@ Tensor broadcast_to(const Tensor& a, const Shape& shape) {
                                       fmt::join(a.shape(), ", "), fmt::join(shape, ", ")));
   }
   if (a.shape() == shape) return a;
-  return compiler::add_op(
-      a, Op{.kind = OpKind::kBroadcast, .inputs = {a.value()}, .shape = shape, .dtype = a.dtype()});
+  return a.trace()->apply(make_operation<compiler::BroadcastOp>(shape), {a.value()});
 }
 
 Tensor expand_dims(const Tensor& a, int axis) {
@@ -231,11 +213,7 @@ Tensor slice(const Tensor& a, const std::vector<int64_t>& start, const std::vect
     extent[i] = std::max<int64_t>(0, clip(stop[i]) - begin[i]);
   }
   if (extent == in) return a;
-  return compiler::add_op(a, Op{.kind = OpKind::kSlice,
-                                .inputs = {a.value()},
-                                .shape = extent,
-                                .dtype = a.dtype(),
-                                .ints = begin});
+  return a.trace()->apply(make_operation<compiler::SliceOp>(begin, extent), {a.value()});
 }
 
 Tensor concatenate(const std::vector<Tensor>& parts, int axis) {
@@ -257,14 +235,9 @@ Tensor concatenate(const std::vector<Tensor>& parts, int axis) {
     }
     dtype = compiler::promote(dtype, p.dtype());
   }
-  Op op{.kind = OpKind::kConcat, .dtype = dtype, .ints = {ax}};
-  op.shape = first.shape();
-  op.shape[static_cast<size_t>(ax)] = 0;
-  for (const Tensor& p : parts) {
-    op.inputs.push_back(compiler::convert_to(p, dtype).value());
-    op.shape[static_cast<size_t>(ax)] += p.shape()[static_cast<size_t>(ax)];
-  }
-  return compiler::add_op(first, std::move(op));
+  std::vector<int> inputs;
+  for (const Tensor& p : parts) inputs.push_back(compiler::convert_to(p, dtype).value());
+  return first.trace()->apply(make_operation<compiler::ConcatenateOp>(ax), std::move(inputs));
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
@@ -294,13 +267,8 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     return broadcast_to(compiler::convert_to(t, dtype), s);
   };
   const Tensor lhs = operand(x, m, k), rhs = operand(y, k, n);
-  Shape shape = batch;
-  shape.push_back(m);
-  shape.push_back(n);
-  Tensor out = compiler::add_op(lhs, Op{.kind = OpKind::kDot,
-                                        .inputs = {lhs.value(), rhs.value()},
-                                        .shape = shape,
-                                        .dtype = dtype});
+  Tensor out =
+      lhs.trace()->apply(compiler::matmul_operation(batch.size()), {lhs.value(), rhs.value()});
   if (a.ndim() == 1) out = squeeze(out, {-2});
   if (b.ndim() == 1) out = squeeze(out, {-1});
   return out;
@@ -322,16 +290,16 @@ Tensor full(const Shape& shape, Scalar value, DType dtype) {
       throw InvalidArgument(
           fmt::format("full: negative dimension in ({})", fmt::join(shape, ", ")));
   }
-  return trace->add(
-      Op{.kind = OpKind::kFull, .shape = shape, .dtype = dtype, .scalar = value.value});
+  return trace->apply(make_operation<compiler::FullOp>(value.value, ValueType{dtype, shape}), {});
 }
 Tensor zeros(const Shape& shape, DType dtype) { return full(shape, Scalar(0), dtype); }
 Tensor zeros_like(const Tensor& a) {
   compiler::trace_of("zeros_like", {&a});
-  const Op source = a.trace()->op(a.value());
-  Tensor z = a.trace()->add(Op{.kind = OpKind::kFull, .shape = a.shape(), .dtype = a.dtype()});
-  if (source.kind == OpKind::kParameter && source.sharding) {
-    return lax::with_sharding_constraint(z, *source.sharding);
+  const compiler::Op source = a.trace()->op(a.value());
+  Tensor z =
+      a.trace()->apply(make_operation<compiler::FullOp>(0.0, ValueType{a.dtype(), a.shape()}), {});
+  if (const auto* param = source.as<compiler::ParameterOp>()) {
+    return lax::with_sharding_constraint(z, *param->sharding());
   }
   return z;
 }
@@ -340,15 +308,13 @@ Tensor ones(const Shape& shape, DType dtype) { return full(shape, Scalar(1), dty
 Tensor arange(int64_t stop, DType dtype) {
   auto trace = compiler::Trace::current("arange");
   if (stop < 0) stop = 0;
-  return trace->add(Op{.kind = OpKind::kIota, .shape = {stop}, .dtype = dtype, .ints = {0}});
+  return trace->apply(make_operation<compiler::IotaOp>(ValueType{dtype, {stop}}), {});
 }
 
 Tensor asarray(const HostArray& value) {
   auto trace = compiler::Trace::current("asarray");
-  return trace->add(Op{.kind = OpKind::kConstant,
-                       .shape = value.shape(),
-                       .dtype = value.dtype(),
-                       .constant = std::make_shared<const HostArray>(value)});
+  return trace->apply(
+      make_operation<compiler::ConstantOp>(std::make_shared<const HostArray>(value)), {});
 }
 
 Tensor softmax(const Tensor& a, int axis) {

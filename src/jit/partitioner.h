@@ -1,8 +1,11 @@
-// The partitioner's working state (partition.cc: the rules per operation; reshard.cc: moving a
-// value between layouts). Private to src/jit/.
+// The partitioner's working state, the interface every operation's sharding rule
+// (Operation::partition, in src/jit/ops/) emits its steps through. partition.cc drives it over a
+// program; reshard.cc moves a value between layouts. Private to src/jit/.
 #pragma once
 
+#include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,25 +19,30 @@ namespace spmd::compiler {
 
 class Partitioner {
  public:
+  // The operand slots a lazily defined value needs to be made in layout `want` (define_lazily).
+  using MakeOperands = std::function<std::vector<int>(Partitioner& p, const Layout& want)>;
+
   Partitioner(const Program& program, const Mesh& mesh, std::string name)
       : program_(program),
         mesh_(mesh),
         name_(std::move(name)),
         versions_(program.ops.size()),
-        natural_(program.ops.size()) {}
+        natural_(program.ops.size()),
+        lazy_(program.ops.size()) {}
 
   // The value's first layout (as its defining step made it).
   const Layout& layout(int value) const { return natural_[static_cast<size_t>(value)]; }
   // A slot holding `value` laid out as `want` (resharding, once, when no version has it).
   int slot_with(int value, const Layout& want);
-  // Emits program op `value` computed locally from `inputs`, its result laid out as `out`.
+  // Emits program op `value` computed locally from `inputs`, its result laid out as `out`;
+  // `local` replaces the program's operation in the step (null: the program's).
   void compute(int value, std::vector<int> inputs, const Layout& out,
-               std::vector<int64_t> ints = {}) {
-    define(value, emit_compute(value, std::move(inputs), out, std::move(ints)), out);
+               std::shared_ptr<const Operation> local = nullptr) {
+    define(value, emit_compute(value, std::move(inputs), out, std::move(local)), out);
   }
   // The same step, its slot returned without defining the value by it (a step follows).
   int emit_compute(int value, std::vector<int> inputs, const Layout& out,
-                   std::vector<int64_t> ints);
+                   std::shared_ptr<const Operation> local = nullptr);
   // A collective of `kind` over `axes` on `slot` (value `value`, laid out as `layout` after it).
   int emit_collective(StepKind kind, int slot, int value, const Layout& layout,
                       std::vector<int> axes);
@@ -44,11 +52,12 @@ class Partitioner {
       natural_[static_cast<size_t>(value)] = layout;
     versions_[static_cast<size_t>(value)].emplace_back(layout, slot);
   }
-  // A value computed where it is used, in the layout the use asks for (broadcasts and fills:
-  // made at their final size and split instead of whole and then cut); `natural` is the layout
-  // propagation reads for it.
-  void define_lazily(int value, const Layout& natural) {
+  // A value computed where it is used, in the layout the use asks for (a broadcast is made at its
+  // final size and split instead of whole and then cut); `natural` is the layout propagation
+  // reads for it, `operands` gives the operand slots for a wanted layout.
+  void define_lazily(int value, const Layout& natural, MakeOperands operands) {
     natural_[static_cast<size_t>(value)] = natural;
+    lazy_[static_cast<size_t>(value)] = std::move(operands);
   }
   int new_slot() { return result_.slots++; }
   // The layout a later constraint or out_sharding asks of `value`, carried back to it (hints.cc);
@@ -57,6 +66,7 @@ class Partitioner {
   void set_hints(std::vector<std::optional<Layout>> hints) { hints_ = std::move(hints); }
   LocalProgram& result() { return result_; }
   const Program& program() const { return program_; }
+  const Op& op(int value) const { return program_.ops[static_cast<size_t>(value)]; }
   const Mesh& mesh() const { return mesh_; }
   // The local shape of `global` under `layout`, naming value `value` when it is indivisible.
   Shape local(int value, const Shape& global, const Layout& layout) const;
@@ -73,8 +83,12 @@ class Partitioner {
   std::string name_;
   std::vector<std::vector<std::pair<Layout, int>>> versions_;
   std::vector<Layout> natural_;
+  std::vector<MakeOperands> lazy_;
   std::vector<std::optional<Layout>> hints_;
   LocalProgram result_;
 };
+
+// True when some of `axes` are in `used`.
+bool overlaps(const std::vector<int>& axes, const std::set<int>& used);
 
 }  // namespace spmd::compiler

@@ -1,7 +1,7 @@
 // The typed program a jit trace records: a list of operations in order, each producing one value
 // (value i is operation i's result) with a global shape and dtype. Operands are earlier values.
-// A program is plain data: tracing builds it (trace.h), propagation gives each value a layout
-// (propagate.h), lowering turns it into the per-device program (lower.h).
+// A program is plain data: tracing builds it (trace.h), the partitioner gives each value a layout
+// and makes the per-device program (partition.h), program_parse.h reads its text back.
 #pragma once
 
 #include <cstdint>
@@ -9,50 +9,28 @@
 #include <string>
 #include <vector>
 
-#include "kernels/elementwise.h"
-#include "kernels/reduce.h"
+#include "jit/operation.h"
 #include "spmd/dtype.h"
-#include "spmd/host_array.h"
-#include "spmd/sharding.h"
+#include "spmd/shape.h"
 
 namespace spmd::compiler {
 
-enum class OpKind : uint8_t {
-  kParameter,   // ints[0]: the flat argument index
-  kConstant,    // constant: a captured HostArray (replicated)
-  kFull,        // scalar, converted to dtype
-  kIota,        // 0, 1, … along ints[0]
-  kUnary,       // code: kernels::Unary
-  kBinary,      // code: kernels::Binary; operands already broadcast to the result's shape
-  kSelect,      // operands: cond, a, b, all of the result's shape
-  kConvert,     // to dtype
-  kBroadcast,   // NumPy broadcast of the operand to shape
-  kReshape,     // same elements, shape
-  kTranspose,   // ints: the permutation
-  kReduce,      // code: kernels::Reduce; ints: the reduced axes, ascending; dims dropped
-  kArgmax,      // ints[0]: the axis; dropped; int32
-  kDot,         // (B…, M, K) · (B…, K, N) -> (B…, M, N)
-  kSlice,       // ints: starts (extents are shape)
-  kConcat,      // ints[0]: the axis
-  kConstraint,  // sharding: the layout the value must have here (with_sharding_constraint)
-  // lax::shard_map (traced_shard_map.h): values between kManualIn and kManualOut are one device's
-  // blocks, with local shapes, and the partitioner treats them as replicated (no communication
-  // but kAxisSum's).
-  kManualIn,   // sharding: (mesh, in_spec); the operand laid out so, each device's block of it
-  kManualOut,  // sharding: (mesh, out_spec); the global value whose blocks the operand holds
-  kAxisSum,    // psum of a block over the mesh axes at positions ints (sharding: (mesh, P()))
-};
-
 struct Op {
-  OpKind kind = OpKind::kParameter;
+  std::shared_ptr<const Operation> operation;  // the kind, its attributes and its rules
   std::vector<int> inputs;
   Shape shape;
   DType dtype = DType::kFloat32;
-  uint8_t code = 0;
-  std::vector<int64_t> ints;
-  double scalar = 0;
-  std::shared_ptr<const HostArray> constant;
-  std::shared_ptr<const NamedSharding> sharding;
+
+  // The operation as kind T, or null when it is of another kind.
+  template <class T>
+  const T* as() const {
+    return dynamic_cast<const T*>(operation.get());
+  }
+  template <class T>
+  bool is() const {
+    return as<T>() != nullptr;
+  }
+  ValueType type() const { return {dtype, shape}; }
 };
 
 struct Program {
@@ -60,10 +38,10 @@ struct Program {
   std::vector<int> outputs;  // values returned, in order
   int parameters = 0;
 
-  // One line per operation, "%3 = add f32[8,4] %1 %2", and a final "return %5 %6": what the
-  // fingerprint hashes and a mismatch error quotes.
+  // One line per operation, "%3 = reduce_sum f32[8] %1 axes={1}", and a final "return %5 %6":
+  // what the fingerprint hashes, a mismatch error quotes and parse_program() reads back.
   std::vector<std::string> lines() const;
-  // A 64-bit hash of lines() and every parameter's sharding.
+  // A 64-bit hash of lines() (which include every parameter's sharding).
   uint64_t fingerprint() const;
 };
 
@@ -71,5 +49,7 @@ struct Program {
 std::string type_text(DType dtype, const Shape& shape);
 // "add", "reduce_sum", "dot", …
 std::string op_name(const Op& op);
+// The line of value `value`: "%3 = reduce_sum f32[8] %1 axes={1}".
+std::string op_line(const Op& op, int value);
 
 }  // namespace spmd::compiler

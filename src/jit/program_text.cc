@@ -3,6 +3,7 @@
 #include <fmt/ranges.h>
 
 #include "jit/local_program.h"
+#include "jit/ops/parameter.h"
 #include "jit/program.h"
 #include "spmd/mesh.h"
 
@@ -48,7 +49,8 @@ std::string program_text(const Program& program, const LocalProgram& local, cons
     const int slot = local.parameter_slots[i];
     const Op* param = nullptr;
     for (const Op& op : program.ops) {
-      if (op.kind == OpKind::kParameter && op.ints[0] == static_cast<int64_t>(i)) param = &op;
+      const auto* p = op.as<ParameterOp>();
+      if (p != nullptr && p->index == static_cast<int>(i)) param = &op;
     }
     shapes[static_cast<size_t>(slot)] = local_shape(param->shape, local.in_layouts[i], mesh, name);
     text +=
@@ -64,8 +66,7 @@ std::string program_text(const Program& program, const LocalProgram& local, cons
       for (int in : s.inputs) line += fmt::format(" %{}", in);
       text += line + " {\n";
       for (const Step& b : s.body) {
-        std::string inner = fmt::format("      %{} = {}", b.output,
-                                        op_name(program.ops[static_cast<size_t>(b.op)]));
+        std::string inner = fmt::format("      %{} = {}", b.output, b.operation->name());
         for (int in : b.inputs) inner += fmt::format(" %{}", in);
         text += inner + "\n";
       }
@@ -73,8 +74,8 @@ std::string program_text(const Program& program, const LocalProgram& local, cons
       continue;
     }
     if (s.kind == StepKind::kCompute) {
-      line = fmt::format("  %{} = {} {}", s.output, op_name(program.ops[static_cast<size_t>(s.op)]),
-                         type_text(s.dtype, s.shape));
+      line =
+          fmt::format("  %{} = {} {}", s.output, s.operation->name(), type_text(s.dtype, s.shape));
     } else {
       line = fmt::format("  %{} = {}[{}]", s.output, step_name(s.kind),
                          fmt::join(axis_names(s.axes, mesh), ","));
@@ -83,7 +84,9 @@ std::string program_text(const Program& program, const LocalProgram& local, cons
       line += " " + type_text(s.dtype, s.shape);
     }
     for (int in : s.inputs) line += fmt::format(" %{}", in);
-    if (!s.ints.empty()) line += fmt::format(" {{{}}}", fmt::join(s.ints, ","));
+    if (s.kind == StepKind::kCompute && !s.operation->attributes().empty()) {
+      line += " " + s.operation->attributes();
+    }
     if (communicates(s.kind)) {
       const Shape& in = shapes[static_cast<size_t>(s.inputs[0])];
       line += fmt::format("   # {} B", shape_size(in) * static_cast<int64_t>(dtype_size(s.dtype)));

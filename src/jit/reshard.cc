@@ -4,18 +4,11 @@
 // only become split (each device keeps its part: no communication).
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "jit/partitioner.h"
 
 namespace spmd::compiler {
-
-namespace {
-
-Layout settled_layout(Layout l) {
-  l.partial.clear();
-  return l;
-}
-
-}  // namespace
 
 int Partitioner::emit(Step step) {
   step.output = new_slot();
@@ -72,17 +65,12 @@ int Partitioner::reshard(int value, int slot, Layout cur, const Layout& to) {
 int Partitioner::materialize(int value, const Layout& want) {
   const Op& op = program_.ops[static_cast<size_t>(value)];
   std::vector<int> inputs;
-  if (op.kind == OpKind::kBroadcast) {
-    // The operand's dimensions that survive take the wanted split; broadcast ones need none.
-    const Shape& from = program_.ops[static_cast<size_t>(op.inputs[0])].shape;
-    Layout in = Layout::replicated(from.size());
-    const size_t offset = op.shape.size() - from.size();
-    for (size_t d = 0; d < from.size(); ++d) {
-      if (from[d] == op.shape[d + offset]) in.dims[d] = want.dims[d + offset];
-    }
-    inputs.push_back(slot_with(op.inputs[0], in));
-  }
-  Step s{.kind = StepKind::kCompute, .op = value, .inputs = std::move(inputs), .dtype = op.dtype};
+  if (lazy_[static_cast<size_t>(value)]) inputs = lazy_[static_cast<size_t>(value)](*this, want);
+  Step s{.kind = StepKind::kCompute,
+         .op = value,
+         .operation = op.operation,
+         .inputs = std::move(inputs),
+         .dtype = op.dtype};
   s.shape = local(value, op.shape, want);
   const int slot = emit(std::move(s));
   versions_[static_cast<size_t>(value)].emplace_back(want, slot);
@@ -94,19 +82,26 @@ int Partitioner::slot_with(int value, const Layout& want) {
   for (const auto& [layout, slot] : versions) {
     if (layout == want) return slot;
   }
-  if (versions.empty()) return materialize(value, settled_layout(want));
+  if (versions.empty()) return materialize(value, want.settled());
   const int slot = reshard(value, versions.front().second, versions.front().first, want);
   versions.emplace_back(want, slot);
   return slot;
 }
 
 int Partitioner::emit_compute(int value, std::vector<int> inputs, const Layout& out,
-                              std::vector<int64_t> ints) {
+                              std::shared_ptr<const Operation> local_operation) {
   const Op& op = program_.ops[static_cast<size_t>(value)];
-  Step s{.kind = StepKind::kCompute, .op = value, .inputs = std::move(inputs), .dtype = op.dtype};
+  Step s{.kind = StepKind::kCompute,
+         .op = value,
+         .operation = local_operation ? std::move(local_operation) : op.operation,
+         .inputs = std::move(inputs),
+         .dtype = op.dtype};
   s.shape = local(value, op.shape, out);
-  s.ints = std::move(ints);
   return emit(std::move(s));
+}
+
+bool overlaps(const std::vector<int>& axes, const std::set<int>& used) {
+  return std::any_of(axes.begin(), axes.end(), [&](int a) { return used.count(a) != 0; });
 }
 
 int Partitioner::emit_collective(StepKind kind, int slot, int value, const Layout& layout,

@@ -13,8 +13,15 @@ thread_local std::shared_ptr<Trace> current_trace;
 
 }  // namespace
 
-Tensor Trace::add(Op op) {
-  program_.ops.push_back(std::move(op));
+Tensor Trace::apply(std::shared_ptr<const Operation> operation, std::vector<int> inputs) {
+  std::vector<ValueType> types;
+  types.reserve(inputs.size());
+  for (int in : inputs) types.push_back(op(in).type());
+  ValueType result = operation->result_type(types);
+  program_.ops.push_back(Op{.operation = std::move(operation),
+                            .inputs = std::move(inputs),
+                            .shape = std::move(result.shape),
+                            .dtype = result.dtype});
   return Tensor(shared_from_this(), static_cast<int>(program_.ops.size()) - 1);
 }
 

@@ -5,6 +5,7 @@
 #include <initializer_list>
 #include <memory>
 #include <string_view>
+#include <vector>
 
 #include "jit/program.h"
 #include "spmd/tensor.h"
@@ -13,8 +14,9 @@ namespace spmd::compiler {
 
 class Trace : public std::enable_shared_from_this<Trace> {
  public:
-  // Appends `op` and returns its result as a Tensor of this trace.
-  Tensor add(Op op);
+  // Appends `operation` on the values `inputs` and returns its result as a Tensor of this trace;
+  // the result's type is the operation's shape and dtype rule's. Throws InvalidArgument from it.
+  Tensor apply(std::shared_ptr<const Operation> operation, std::vector<int> inputs);
   const Op& op(int value) const { return program_.ops.at(static_cast<size_t>(value)); }
   Program& program() { return program_; }
   bool open() const { return open_; }

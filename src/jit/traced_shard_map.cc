@@ -1,5 +1,6 @@
 // lax::shard_map, psum and pmean recorded into a trace (traced_shard_map.h): the blocks enter
-// through kManualIn, fn's operations act on local shapes, results leave through kManualOut.
+// through shard_map_in, fn's operations act on local shapes, results leave through shard_map_out
+// (the manual family, ops/manual.h).
 #include "spmd/traced_shard_map.h"
 
 #include <fmt/format.h>
@@ -11,6 +12,8 @@
 
 #include "jit/layout.h"
 #include "jit/manual.h"
+#include "jit/ops/manual.h"
+#include "jit/ops/parameter.h"
 #include "jit/trace.h"
 #include "spmd/error.h"
 
@@ -42,7 +45,7 @@ std::shared_ptr<const NamedSharding> on(const Mesh& mesh, const PartitionSpec& s
 void check_closed(const Program& program, size_t begin, size_t first) {
   for (size_t v = first; v < program.ops.size(); ++v) {
     const Op& op = program.ops[v];
-    if (op.kind == OpKind::kConstraint || op.kind == OpKind::kParameter) {
+    if (op.is<ConstraintOp>() || op.is<ParameterOp>()) {
       throw InvalidArgument(fmt::format(
           "shard_map: the function calls {} on a block; blocks have no global layout to "
           "constrain",
@@ -62,36 +65,17 @@ void check_closed(const Program& program, size_t begin, size_t first) {
 }  // namespace
 
 Tensor manual_in(const Tensor& x, const Mesh& mesh, const PartitionSpec& spec) {
-  auto sharding = on(mesh, spec);
-  const Layout layout = layout_of(*sharding, x.shape().size());
-  const Shape block = local_shape(x.shape(), layout, mesh, "a shard_map argument");
-  return x.trace()->add(Op{.kind = OpKind::kManualIn,
-                           .inputs = {x.value()},
-                           .shape = block,
-                           .dtype = x.dtype(),
-                           .sharding = std::move(sharding)});
+  return x.trace()->apply(make_operation<ManualInOp>(on(mesh, spec)), {x.value()});
 }
 
 Tensor manual_out(const Tensor& block, const Mesh& mesh, const PartitionSpec& spec) {
-  auto sharding = on(mesh, spec);
-  const Layout layout = layout_of(*sharding, block.shape().size());
-  Shape global = block.shape();
-  for (size_t d = 0; d < global.size(); ++d) global[d] *= axes_size(layout.dims[d], mesh);
-  return block.trace()->add(Op{.kind = OpKind::kManualOut,
-                               .inputs = {block.value()},
-                               .shape = std::move(global),
-                               .dtype = block.dtype(),
-                               .sharding = std::move(sharding)});
+  return block.trace()->apply(make_operation<ManualOutOp>(on(mesh, spec)), {block.value()});
 }
 
 Tensor axis_sum(const Tensor& block, const Mesh& mesh, const std::vector<int>& axes) {
   if (axes.empty()) return block;
-  return block.trace()->add(Op{.kind = OpKind::kAxisSum,
-                               .inputs = {block.value()},
-                               .shape = block.shape(),
-                               .dtype = block.dtype(),
-                               .ints = std::vector<int64_t>(axes.begin(), axes.end()),
-                               .sharding = on(mesh, PartitionSpec())});
+  return block.trace()->apply(make_operation<AxisSumOp>(std::make_shared<const Mesh>(mesh), axes),
+                              {block.value()});
 }
 
 std::vector<Varying> varying_axes(const Program& program) {
@@ -99,19 +83,20 @@ std::vector<Varying> varying_axes(const Program& program) {
   for (size_t v = 0; v < program.ops.size(); ++v) {
     const Op& op = program.ops[v];
     Varying& mine = out[v];
-    if (op.kind == OpKind::kManualIn) {
-      mine.mesh = &op.sharding->mesh();
-      mine.axes = axis_bits(layout_of(*op.sharding, op.shape.size()).used_axes());
+    if (const auto* in = op.as<ManualInOp>()) {
+      const NamedSharding& sharding = *in->sharding();
+      mine.mesh = &sharding.mesh();
+      mine.axes = axis_bits(layout_of(sharding, op.shape.size()).used_axes());
       continue;
     }
-    if (op.kind == OpKind::kManualOut) continue;
+    if (op.is<ManualOutOp>()) continue;
     for (int in : op.inputs) {
       const Varying& theirs = out[static_cast<size_t>(in)];
       mine.axes |= theirs.axes;
       if (theirs.mesh) mine.mesh = theirs.mesh;
     }
-    if (op.kind == OpKind::kAxisSum) {
-      for (int64_t a : op.ints) mine.axes &= ~(1ull << a);
+    if (const auto* sum = op.as<AxisSumOp>()) {
+      for (int a : sum->axes) mine.axes &= ~(1ull << a);
     }
   }
   return out;
@@ -142,16 +127,17 @@ namespace {
 // (JAX's check_vma error).
 void check_invariant(uint64_t varies, const Tensor& result, size_t i) {
   const compiler::Op& op = result.trace()->op(result.value());
+  const NamedSharding& sharding = *op.operation->sharding();
   const uint64_t used =
-      compiler::axis_bits(compiler::layout_of(*op.sharding, op.shape.size()).used_axes());
+      compiler::axis_bits(compiler::layout_of(sharding, op.shape.size()).used_axes());
   const uint64_t missing = varies & ~used;
   if (missing == 0) return;
-  const Mesh& mesh = op.sharding->mesh();
+  const Mesh& mesh = sharding.mesh();
   throw InvalidArgument(fmt::format(
       "shard_map: result {} differs between devices along mesh axes ({}) but its out_spec {} "
       "says it is the same on all of them; psum or pmean it over them, or name them in the spec",
       i, fmt::join(compiler::axis_names(compiler::axis_positions(missing), mesh), ", "),
-      op.sharding->spec().to_string()));
+      sharding.spec().to_string()));
 }
 
 // The positions of `axes` in the current shard_map's mesh, for `what` called on `x`.

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "spmd/dtype.h"
-#include "spmd/sharding.h"
+#include "spmd/shape.h"
 
 namespace spmd::kernels {
 

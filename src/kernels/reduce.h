@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "spmd/dtype.h"
-#include "spmd/sharding.h"
+#include "spmd/shape.h"
 
 namespace spmd::kernels {
 

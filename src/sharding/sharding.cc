@@ -16,12 +16,6 @@ std::string index_to_string(const Index& index) {
   return fmt::format("[{}]", fmt::join(parts, ", "));
 }
 
-int64_t shape_size(const Shape& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
-
 Shape reshaped(const Shape& from, Shape to) {
   const int64_t size = shape_size(from);
   int inferred = -1;

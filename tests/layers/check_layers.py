@@ -16,6 +16,7 @@ ORDER = ["vocabulary", "coord", "cluster", "runtime", "comm", "sharding", "array
 # Each public header's layer. A new public header must be placed here (the check says so).
 PUBLIC = {
     "dtype.h": "vocabulary", "error.h": "vocabulary", "device.h": "vocabulary",
+    "shape.h": "vocabulary", "memory_space.h": "vocabulary",
     "coordination_client.h": "coord",
     "distributed.h": "runtime", "runtime.h": "runtime",
     "communicator.h": "comm", "reduce_op.h": "comm",

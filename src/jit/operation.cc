@@ -1,0 +1,31 @@
+// The defaults of operation.h: no hint carried back, no derivative, blocks in host memory.
+#include "jit/operation.h"
+
+#include <fmt/format.h>
+
+#include "jit/program.h"
+#include "spmd/error.h"
+
+namespace spmd::compiler {
+
+Block KernelContext::allocate(DType dtype, const Shape& shape) const {
+  if (memory != MemorySpace::host()) {
+    throw InvalidArgument(fmt::format("jit: no blocks in {} memory in this build (backend '{}')",
+                                      memory.to_string(), backend.platform()));
+  }
+  return Block::uninitialized(dtype, shape);
+}
+
+std::optional<Layout> Operation::operand_hint(const Op& /*op*/, const Shape& /*operand*/,
+                                              const Layout& /*result*/) const {
+  return std::nullopt;
+}
+
+Cotangents Operation::vjp(const Op& op, const Tensor& /*result*/, std::span<const Tensor> operands,
+                          const Tensor& /*g*/) const {
+  if (operands.empty()) return {};
+  throw InvalidArgument(fmt::format("grad: {} has no derivative (its result is {})", name(),
+                                    type_text(op.dtype, op.shape)));
+}
+
+}  // namespace spmd::compiler

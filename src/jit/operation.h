@@ -1,0 +1,120 @@
+// One kind of operation of the typed program, and everything the compiler knows about it in one
+// place, as JAX keeps a primitive's rules beside the primitive: its typed attributes (the
+// subclass's fields), its name and attributes as the program's text prints them, its shape and
+// dtype rule, its sharding rule, its kernel call through the device's backend, and its
+// derivative. Each family of operations defines its kinds in one file of src/jit/ops/ and
+// registers their names (op_registry.h); the rest of the compiler calls these methods and never
+// switches over kinds. DESIGN.md, "Adding an operation", walks through one family.
+//
+// Operations are immutable after construction and shared between a program, its per-device
+// steps and every thread running them.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "jit/layout.h"
+#include "kernels/backend.h"
+#include "spmd/block.h"
+#include "spmd/dtype.h"
+#include "spmd/shape.h"
+#include "spmd/sharding.h"
+#include "spmd/tensor.h"
+
+namespace spmd::compiler {
+
+class Partitioner;
+struct Op;
+struct Step;
+
+// The type of a value: its dtype and global shape ("f32[8,4]" in the text).
+struct ValueType {
+  DType dtype = DType::kFloat32;
+  Shape shape;
+  bool operator==(const ValueType&) const = default;
+};
+
+// One cotangent per operand; nullopt for an operand that gets none.
+using Cotangents = std::vector<std::optional<Tensor>>;
+
+// Where a per-device step runs: the backend of its device and the memory its blocks live in.
+struct KernelContext {
+  const kernels::Backend& backend;
+  MemorySpace memory;
+  // A block of `dtype` and `shape` in `memory`, its elements unspecified (the kernel writes all).
+  Block allocate(DType dtype, const Shape& shape) const;
+};
+
+class Operation {
+ public:
+  virtual ~Operation() = default;
+
+  // The name the program's text prints: "add", "reduce_sum", "dot".
+  virtual std::string name() const = 0;
+  // The attributes the result's type does not already say, by name ("axes={0,1}"); empty when
+  // there are none. With name() and the types, all that tells two operations apart: programs
+  // that print alike are alike (the cross-process check hashes the text).
+  virtual std::string attributes() const { return {}; }
+
+  // Shape and dtype rule: the result's type for operands of `operands`' types. The numpy
+  // functions check the user's arguments and name the user's call in their errors before they
+  // make an operation; this rule states the result and refuses what cannot be typed
+  // (InvalidArgument), e.g. a program text that declares another type.
+  virtual ValueType result_type(std::span<const ValueType> operands) const = 0;
+
+  // Sharding rule: gives value `value` (this operation, `op` in the program) a layout from its
+  // operands' and emits its per-device steps through the partitioner (partitioner.h).
+  virtual void partition(Partitioner& p, int value, const Op& op) const = 0;
+  // The layout a later use asks of the result (`result`, a hint: hints.cc), carried back to the
+  // operand of shape `operand`; nullopt when this operation carries no hint back.
+  virtual std::optional<Layout> operand_hint(const Op& op, const Shape& operand,
+                                             const Layout& result) const;
+
+  // Kernel call: the step's result on one device, from its operand blocks (local shapes; the
+  // step holds the local result type). Calls kernels only through `device.backend`.
+  virtual Block run(const KernelContext& device, const Step& step,
+                    std::span<const Block> in) const = 0;
+
+  // The sharding this operation names (a parameter's, a constraint's, a shard_map boundary's),
+  // whose mesh must be the jit's; null for most.
+  virtual const NamedSharding* sharding() const { return nullptr; }
+
+  // Derivative: the operands' cotangents given `g`, the result's, written with spmd::numpy so
+  // that the backward program is traced and partitioned like user code. The default throws
+  // InvalidArgument ("has no derivative"); leaves (no operands) return none.
+  virtual Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
+                         const Tensor& g) const;
+};
+
+// One operand of an element-wise kernel call: n elements or one, of `dtype`.
+struct Operand {
+  kernels::Input data;
+  DType dtype;
+};
+
+// Element-wise kinds (ops/elementwise.cc, ops/select_convert.cc) share a sharding rule and are
+// fused into tiles (fuse.h): the executor calls apply() on a tile of every operand.
+class ElementwiseOperation : public Operation {
+ public:
+  // out[i] = f(in…[i]) over n elements of the result's dtype `dtype`.
+  virtual void apply(const kernels::Backend& backend, DType dtype, std::span<const Operand> in,
+                     std::byte* out, int64_t n) const = 0;
+
+  // Per dimension, the first operand of the result's rank that splits it (unless its axes are
+  // taken by an earlier dimension); rank-0 operands stay whole.
+  void partition(Partitioner& p, int value, const Op& op) const final;
+  std::optional<Layout> operand_hint(const Op& op, const Shape& operand,
+                                     const Layout& result) const final;
+  Block run(const KernelContext& device, const Step& step, std::span<const Block> in) const final;
+};
+
+// An operation of kind T with these constructor arguments, shared.
+template <class T, class... Args>
+std::shared_ptr<const Operation> make_operation(Args&&... args) {
+  return std::make_shared<const T>(std::forward<Args>(args)...);
+}
+
+}  // namespace spmd::compiler

@@ -1,0 +1,204 @@
+// The contraction family (contraction.h).
+#include "jit/ops/contraction.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "jit/op_registry.h"
+#include "jit/partitioner.h"
+#include "jit/program.h"
+#include "jit/trace.h"
+#include "spmd/error.h"
+
+namespace spmd::compiler {
+namespace {
+
+bool has(const std::string& s, char c) { return s.find(c) != std::string::npos; }
+
+ContractionLetters roles(const std::string& lhs, const std::string& rhs, const std::string& out) {
+  const std::string spec = lhs + "," + rhs + "->" + out;
+  auto distinct = [&](const std::string& s) {
+    for (char c : s) {
+      if (c < 'a' || c > 'z' || std::count(s.begin(), s.end(), c) != 1) {
+        throw InvalidArgument(
+            fmt::format("dot: einsum={}: '{}' is not a distinct lowercase letter", spec, c));
+      }
+    }
+  };
+  distinct(lhs);
+  distinct(rhs);
+  distinct(out);
+  ContractionLetters r;
+  for (char c : out) {
+    if (!has(lhs, c) && !has(rhs, c))
+      throw InvalidArgument(fmt::format("dot: einsum={}: '{}' is in no operand", spec, c));
+    if (has(lhs, c) && has(rhs, c)) r.batch += c;
+  }
+  for (char c : lhs) {
+    if (has(rhs, c) && !has(out, c)) r.contracting += c;
+    if (!has(rhs, c)) r.lhs_free += c;
+    if (!has(rhs, c) && !has(out, c))
+      throw InvalidArgument(fmt::format("dot: einsum={}: '{}' is in one operand only", spec, c));
+  }
+  for (char c : rhs) {
+    if (!has(lhs, c)) r.rhs_free += c;
+    if (!has(lhs, c) && !has(out, c))
+      throw InvalidArgument(fmt::format("dot: einsum={}: '{}' is in one operand only", spec, c));
+  }
+  return r;
+}
+
+// The permutation taking `from`'s dimensions to `to`'s order.
+std::vector<int> permutation(const std::string& from, const std::string& to) {
+  std::vector<int> perm;
+  for (char c : to) perm.push_back(static_cast<int>(from.find(c)));
+  return perm;
+}
+
+int64_t product(const std::string& letters, const std::map<char, int64_t>& sizes) {
+  int64_t n = 1;
+  for (char c : letters) n *= sizes.at(c);
+  return n;
+}
+
+Shape shape_of(const std::string& letters, const std::map<char, int64_t>& sizes) {
+  Shape s;
+  for (char c : letters) s.push_back(sizes.at(c));
+  return s;
+}
+
+// `b` (letters `from`) in letter order `to`: itself when it already is.
+Block arranged(const KernelContext& device, const Block& b, const std::string& from,
+               const std::string& to, const std::map<char, int64_t>& sizes) {
+  if (from == to) return b;
+  Block out = device.allocate(b.dtype(), shape_of(to, sizes));
+  device.backend.transpose(dtype_size(b.dtype()), b.bytes().data(), b.shape(),
+                           permutation(from, to), out.mutable_bytes().data());
+  return out;
+}
+
+}  // namespace
+
+DotOp::DotOp(std::string lhs, std::string rhs, std::string out)
+    : lhs(std::move(lhs)),
+      rhs(std::move(rhs)),
+      out(std::move(out)),
+      letters(roles(this->lhs, this->rhs, this->out)) {}
+
+std::string DotOp::attributes() const { return fmt::format("einsum={},{}->{}", lhs, rhs, out); }
+
+ValueType DotOp::result_type(std::span<const ValueType> operands) const {
+  if (operands.size() != 2) throw InvalidArgument("dot: takes two operands");
+  if (operands[0].dtype != operands[1].dtype) {
+    throw InvalidArgument(fmt::format("dot: operands of two dtypes ({} and {})",
+                                      dtype_name(operands[0].dtype),
+                                      dtype_name(operands[1].dtype)));
+  }
+  std::map<char, int64_t> sizes;
+  const std::string* names[] = {&lhs, &rhs};
+  for (size_t i = 0; i < 2; ++i) {
+    const Shape& s = operands[i].shape;
+    if (s.size() != names[i]->size()) {
+      throw InvalidArgument(fmt::format("dot: einsum={},{}->{}: '{}' for an operand of rank {}",
+                                        lhs, rhs, out, *names[i], s.size()));
+    }
+    for (size_t d = 0; d < s.size(); ++d) {
+      auto [it, fresh] = sizes.emplace((*names[i])[d], s[d]);
+      if (!fresh && it->second != s[d]) {
+        throw InvalidArgument(fmt::format("dot: einsum={},{}->{}: '{}' has sizes {} and {}", lhs,
+                                          rhs, out, it->first, it->second, s[d]));
+      }
+    }
+  }
+  return {operands[0].dtype, shape_of(out, sizes)};
+}
+
+void DotOp::partition(Partitioner& p, int value, const Op& op) const {
+  const Layout l = p.layout(op.inputs[0]).settled();
+  const Layout r = p.layout(op.inputs[1]).settled();
+  Layout a = Layout::replicated(lhs.size()), b = Layout::replicated(rhs.size()),
+         result = Layout::replicated(out.size());
+  std::set<int> used;
+  auto take = [&](const std::vector<int>& axes) -> std::vector<int> {
+    if (axes.empty() || overlaps(axes, used)) return {};
+    used.insert(axes.begin(), axes.end());
+    return axes;
+  };
+  auto in_l = [&](char c) -> std::vector<int>& { return a.dims[lhs.find(c)]; };
+  auto in_r = [&](char c) -> std::vector<int>& { return b.dims[rhs.find(c)]; };
+  auto of_l = [&](char c) { return l.dims[lhs.find(c)]; };
+  auto of_r = [&](char c) { return r.dims[rhs.find(c)]; };
+  for (char c : letters.batch) {
+    in_l(c) = in_r(c) = result.dims[out.find(c)] = take(of_l(c).empty() ? of_r(c) : of_l(c));
+  }
+  for (char c : letters.contracting) {
+    const std::vector<int> axes = take(of_l(c).empty() ? of_r(c) : of_l(c));
+    in_l(c) = in_r(c) = axes;
+    result.partial.insert(result.partial.end(), axes.begin(), axes.end());
+  }
+  for (char c : letters.lhs_free) in_l(c) = result.dims[out.find(c)] = take(of_l(c));
+  for (char c : letters.rhs_free) in_r(c) = result.dims[out.find(c)] = take(of_r(c));
+  p.compute(value, {p.slot_with(op.inputs[0], a), p.slot_with(op.inputs[1], b)}, result);
+}
+
+Block DotOp::run(const KernelContext& device, const Step& step, std::span<const Block> in) const {
+  std::map<char, int64_t> sizes;
+  for (size_t d = 0; d < lhs.size(); ++d) sizes[lhs[d]] = in[0].shape()[d];
+  for (size_t d = 0; d < rhs.size(); ++d) sizes[rhs[d]] = in[1].shape()[d];
+  const ContractionLetters& c = letters;
+  kernels::MatmulShape m{.batch = product(c.batch, sizes),
+                         .m = product(c.lhs_free, sizes),
+                         .k = product(c.contracting, sizes),
+                         .n = product(c.rhs_free, sizes)};
+  // Each operand in matrix order, or in its transpose, which BLAS reads as it is.
+  m.transpose_a =
+      lhs == c.batch + c.contracting + c.lhs_free && lhs != c.batch + c.lhs_free + c.contracting;
+  m.transpose_b =
+      rhs == c.batch + c.rhs_free + c.contracting && rhs != c.batch + c.contracting + c.rhs_free;
+  const Block a = m.transpose_a
+                      ? in[0]
+                      : arranged(device, in[0], lhs, c.batch + c.lhs_free + c.contracting, sizes);
+  const Block b = m.transpose_b
+                      ? in[1]
+                      : arranged(device, in[1], rhs, c.batch + c.contracting + c.rhs_free, sizes);
+  const std::string product_letters = c.batch + c.lhs_free + c.rhs_free;
+  Block result = device.allocate(step.dtype, shape_of(product_letters, sizes));
+  device.backend.matmul(step.dtype, m, a.bytes().data(), b.bytes().data(),
+                        result.mutable_bytes().data());
+  return arranged(device, result, product_letters, out, sizes);
+}
+
+Cotangents DotOp::vjp(const Op& /*op*/, const Tensor& /*result*/, std::span<const Tensor> operands,
+                      const Tensor& g) const {
+  const Tensor& x = operands[0];
+  const Tensor& y = operands[1];
+  auto trace = trace_of("grad", {&g, &x, &y});
+  return {trace->apply(make_operation<DotOp>(out, rhs, lhs), {g.value(), y.value()}),
+          trace->apply(make_operation<DotOp>(lhs, out, rhs), {x.value(), g.value()})};
+}
+
+std::shared_ptr<const Operation> matmul_operation(size_t batch) {
+  // Batch letters skip m, k and n.
+  constexpr std::string_view pool = "abcdefghijlopqrstuvwxyz";
+  if (batch > pool.size()) throw InvalidArgument("matmul: too many batch dimensions");
+  const std::string b(pool.substr(0, batch));
+  return make_operation<DotOp>(b + "mk", b + "kn", b + "mn");
+}
+
+namespace {
+
+const OperationRegistration dot_op("dot", [](const AttributeReader& r) {
+  const std::string& spec = r.text("einsum");
+  const size_t comma = spec.find(','), arrow = spec.find("->");
+  if (comma == std::string::npos || arrow == std::string::npos || arrow < comma) {
+    throw InvalidArgument("dot: einsum=" + spec + " is not 'lhs,rhs->out'");
+  }
+  return make_operation<DotOp>(spec.substr(0, comma), spec.substr(comma + 1, arrow - comma - 1),
+                               spec.substr(arrow + 2));
+});
+
+}  // namespace
+}  // namespace spmd::compiler

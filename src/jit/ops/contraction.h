@@ -1,0 +1,48 @@
+// The contraction family: one kind, "dot", described by einsum letters ("bmk,bkn->bmn"), as
+// PyTorch DTensor describes every matmul-like operation. jnp.dot, batched jnp.matmul, jnp.einsum
+// and the derivatives of all three are this one operation with other letters, and its sharding
+// rule is derived from the letters alone:
+//   batch letters (both operands and the result): split as either operand splits them;
+//   contracting letters (both operands, not the result): split alike on both sides, the result
+//     then a pending sum over their axes (settled where it is used: psum or psum_scatter);
+//   free letters (one operand and the result): split as that operand splits them.
+// Each operand's letters are distinct and each is in the other operand or the result (spmd::numpy
+// sums a letter found in one operand only before it contracts).
+#pragma once
+
+#include <string>
+
+#include "jit/operation.h"
+
+namespace spmd::compiler {
+
+// The roles of a contraction's letters: batch in the result's order, the others in their
+// operand's.
+struct ContractionLetters {
+  std::string batch, contracting, lhs_free, rhs_free;
+};
+
+class DotOp final : public Operation {
+ public:
+  DotOp(std::string lhs, std::string rhs, std::string out);
+  const std::string lhs, rhs, out;  // one letter per dimension
+  const ContractionLetters letters;
+
+  std::string name() const override { return "dot"; }
+  // "einsum=bmk,bkn->bmn"
+  std::string attributes() const override;
+  ValueType result_type(std::span<const ValueType> operands) const override;
+  void partition(Partitioner& p, int value, const Op& op) const override;
+  // One batched matrix product through the backend; operands whose letters are not in matrix
+  // order are transposed first (or read transposed where BLAS can), the result after.
+  Block run(const KernelContext& device, const Step& step,
+            std::span<const Block> in) const override;
+  // Each operand's cotangent is a contraction of g with the other operand.
+  Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
+                 const Tensor& g) const override;
+};
+
+// jnp.matmul's letters for `batch` leading dimensions: "…mk,…kn->…mn".
+std::shared_ptr<const Operation> matmul_operation(size_t batch);
+
+}  // namespace spmd::compiler

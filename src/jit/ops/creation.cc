@@ -1,0 +1,95 @@
+// The creation family (creation.h).
+#include "jit/ops/creation.h"
+
+#include <fmt/format.h>
+#include <xxhash.h>
+
+#include <cstring>
+
+#include "jit/op_registry.h"
+#include "jit/partitioner.h"
+#include "spmd/error.h"
+
+namespace spmd::compiler {
+namespace {
+
+void no_operands(std::string_view what, std::span<const ValueType> operands) {
+  if (!operands.empty()) throw InvalidArgument(fmt::format("{}: takes no operands", what));
+}
+
+}  // namespace
+
+std::string FullOp::attributes() const { return fmt::format("value={}", value); }
+
+ValueType FullOp::result_type(std::span<const ValueType> operands) const {
+  no_operands("full", operands);
+  return type;
+}
+
+void FullOp::partition(Partitioner& p, int value, const Op& op) const {
+  p.compute(value, {}, Layout::replicated(op.shape.size()));
+}
+
+Block FullOp::run(const KernelContext& device, const Step& step,
+                  std::span<const Block> /*in*/) const {
+  Block out = device.allocate(step.dtype, step.shape);
+  device.backend.fill(step.dtype, value, out.mutable_bytes().data(), out.size());
+  return out;
+}
+
+ValueType IotaOp::result_type(std::span<const ValueType> operands) const {
+  no_operands("iota", operands);
+  if (type.shape.size() != 1) throw InvalidArgument("iota: makes rank-1 values only");
+  return type;
+}
+
+void IotaOp::partition(Partitioner& p, int value, const Op& op) const {
+  p.compute(value, {}, Layout::replicated(op.shape.size()));
+}
+
+Block IotaOp::run(const KernelContext& device, const Step& step,
+                  std::span<const Block> /*in*/) const {
+  Block out = device.allocate(step.dtype, step.shape);
+  device.backend.iota(step.dtype, out.mutable_bytes().data(), out.size());
+  return out;
+}
+
+std::string ConstantOp::attributes() const {
+  return fmt::format("bytes=#{:016x}", XXH3_64bits(value->bytes().data(), value->nbytes()));
+}
+
+ValueType ConstantOp::result_type(std::span<const ValueType> operands) const {
+  no_operands("constant", operands);
+  return {value->dtype(), value->shape()};
+}
+
+void ConstantOp::partition(Partitioner& p, int value, const Op& op) const {
+  p.compute(value, {}, Layout::replicated(op.shape.size()));
+}
+
+Block ConstantOp::run(const KernelContext& device, const Step& step,
+                      std::span<const Block> /*in*/) const {
+  Block out = device.allocate(step.dtype, step.shape);
+  if (value->nbytes() > 0) {
+    std::memcpy(out.mutable_bytes().data(), value->bytes().data(), value->nbytes());
+  }
+  return out;
+}
+
+namespace {
+
+const bool registered = [] {
+  register_operation("full", [](const AttributeReader& r) {
+    return make_operation<FullOp>(r.number("value"), r.result());
+  });
+  register_operation("iota",
+                     [](const AttributeReader& r) { return make_operation<IotaOp>(r.result()); });
+  register_operation("constant", [](const AttributeReader& r) -> std::shared_ptr<const Operation> {
+    throw InvalidArgument(r.op() +
+                          ": a constant's bytes are not in a program's text; use full or iota");
+  });
+  return true;
+}();
+
+}  // namespace
+}  // namespace spmd::compiler

@@ -1,0 +1,191 @@
+// The element-wise family (elementwise.h): unary and binary kinds, and the rules every
+// element-wise kind shares (ElementwiseOperation: sharding, hints, the kernel call on blocks).
+#include "jit/ops/elementwise.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <set>
+
+#include "jit/op_registry.h"
+#include "jit/partitioner.h"
+#include "jit/program.h"
+#include "spmd/error.h"
+#include "spmd/numpy.h"
+
+namespace spmd::compiler {
+
+namespace jnp = spmd::numpy;
+using kernels::Binary;
+using kernels::Unary;
+
+// --- shared by every element-wise kind ---
+
+Shape elementwise_shape(std::string_view what, std::span<const ValueType> operands) {
+  Shape shape;
+  for (const ValueType& t : operands) {
+    if (t.shape.size() > shape.size()) shape = t.shape;
+  }
+  for (const ValueType& t : operands) {
+    if (!t.shape.empty() && t.shape != shape) {
+      throw InvalidArgument(fmt::format("{}: operand {} is not of the result's shape ({})", what,
+                                        type_text(t.dtype, t.shape), fmt::join(shape, ",")));
+    }
+  }
+  return shape;
+}
+
+void ElementwiseOperation::partition(Partitioner& p, int value, const Op& op) const {
+  Layout out = Layout::replicated(op.shape.size());
+  std::set<int> used;
+  for (size_t d = 0; d < op.shape.size(); ++d) {
+    for (int in : op.inputs) {
+      const Layout& l = p.layout(in);
+      if (l.dims.size() != op.shape.size() || l.dims[d].empty() || overlaps(l.dims[d], used))
+        continue;
+      out.dims[d] = l.dims[d];
+      used.insert(l.dims[d].begin(), l.dims[d].end());
+      break;
+    }
+  }
+  if (is_replicated(out) && p.hint(value)) out = p.hint(value)->settled();
+  std::vector<int> slots;
+  for (int in : op.inputs) {
+    const bool scalar = p.op(in).shape.empty();
+    slots.push_back(p.slot_with(in, scalar ? Layout::replicated(0) : out));
+  }
+  p.compute(value, slots, out);
+}
+
+std::optional<Layout> ElementwiseOperation::operand_hint(const Op& op, const Shape& operand,
+                                                         const Layout& result) const {
+  if (operand.size() != op.shape.size()) return std::nullopt;  // a rank-0 operand
+  return result;
+}
+
+Block ElementwiseOperation::run(const KernelContext& device, const Step& step,
+                                std::span<const Block> in) const {
+  Block out = device.allocate(step.dtype, step.shape);
+  std::vector<Operand> operands;
+  operands.reserve(in.size());
+  for (const Block& b : in) operands.push_back({{b.bytes().data(), b.size()}, b.dtype()});
+  apply(device.backend, step.dtype, operands, out.mutable_bytes().data(), out.size());
+  return out;
+}
+
+// --- unary ---
+
+std::string UnaryOp::name() const { return std::string(kernels::name(fn)); }
+
+ValueType UnaryOp::result_type(std::span<const ValueType> operands) const {
+  if (operands.size() != 1) throw InvalidArgument(name() + ": takes one operand");
+  return operands[0];
+}
+
+void UnaryOp::apply(const kernels::Backend& backend, DType dtype, std::span<const Operand> in,
+                    std::byte* out, int64_t n) const {
+  backend.unary(fn, dtype, in[0].data, out, n);
+}
+
+Cotangents UnaryOp::vjp(const Op& op, const Tensor& y, std::span<const Tensor> operands,
+                        const Tensor& g) const {
+  const Tensor& x = operands[0];
+  switch (fn) {
+    case Unary::kNeg:
+      return {-g};
+    case Unary::kExp:
+      return {g * y};
+    case Unary::kLog:
+      return {g / x};
+    case Unary::kTanh:
+      return {g * (1.0f - y * y)};
+    case Unary::kSqrt:
+      return {g * 0.5f / y};
+    case Unary::kRsqrt:
+      return {g * -0.5f * y / x};
+    case Unary::kAbs:
+      return {g * jnp::sign(x)};
+    case Unary::kSign:
+      return {jnp::zeros_like(x)};
+    case Unary::kNot:
+      break;
+  }
+  return Operation::vjp(op, y, operands, g);
+}
+
+// --- binary ---
+
+std::string BinaryOp::name() const { return std::string(kernels::name(fn)); }
+
+ValueType BinaryOp::result_type(std::span<const ValueType> operands) const {
+  if (operands.size() != 2) throw InvalidArgument(name() + ": takes two operands");
+  if (operands[0].dtype != operands[1].dtype) {
+    throw InvalidArgument(fmt::format("{}: operands of two dtypes ({} and {})", name(),
+                                      dtype_name(operands[0].dtype),
+                                      dtype_name(operands[1].dtype)));
+  }
+  return {kernels::is_comparison(fn) ? DType::kBool : operands[0].dtype,
+          elementwise_shape(name(), operands)};
+}
+
+void BinaryOp::apply(const kernels::Backend& backend, DType /*dtype*/, std::span<const Operand> in,
+                     std::byte* out, int64_t n) const {
+  backend.binary(fn, in[0].dtype, in[0].data, in[1].data, out, n);
+}
+
+namespace {
+
+// max/min: the cotangent goes to the chosen operand, split evenly at ties (as JAX's).
+Cotangents choose(const Tensor& a, const Tensor& b, const Tensor& g, bool max) {
+  const Tensor wins = jnp::astype(max ? a > b : a < b, g.dtype());
+  const Tensor ties = jnp::astype(jnp::equal(a, b), g.dtype()) * 0.5f;
+  const Tensor loses = jnp::astype(max ? a < b : a > b, g.dtype());
+  return {g * (wins + ties), g * (loses + ties)};
+}
+
+}  // namespace
+
+Cotangents BinaryOp::vjp(const Op& op, const Tensor& y, std::span<const Tensor> operands,
+                         const Tensor& g) const {
+  const Tensor& a = operands[0];
+  const Tensor& b = operands[1];
+  switch (fn) {
+    case Binary::kAdd:
+      return {g, g};
+    case Binary::kSub:
+      return {g, -g};
+    case Binary::kMul:
+      return {g * b, g * a};
+    case Binary::kDiv:
+      return {g / b, -g * a / (b * b)};
+    case Binary::kPow:
+      return {g * b * jnp::power(a, b - 1.0f), g * jnp::log(a) * y};
+    case Binary::kMax:
+      return choose(a, b, g, true);
+    case Binary::kMin:
+      return choose(a, b, g, false);
+    default:
+      break;
+  }
+  return Operation::vjp(op, y, operands, g);
+}
+
+namespace {
+
+// Every unary and binary function by its name.
+const bool registered = [] {
+  for (int f = 0; f <= static_cast<int>(Unary::kNot); ++f) {
+    const auto fn = static_cast<Unary>(f);
+    register_operation(kernels::name(fn),
+                       [fn](const AttributeReader&) { return make_operation<UnaryOp>(fn); });
+  }
+  for (int f = 0; f <= static_cast<int>(Binary::kGe); ++f) {
+    const auto fn = static_cast<Binary>(f);
+    register_operation(kernels::name(fn),
+                       [fn](const AttributeReader&) { return make_operation<BinaryOp>(fn); });
+  }
+  return true;
+}();
+
+}  // namespace
+}  // namespace spmd::compiler

@@ -1,0 +1,333 @@
+// The layout family (layout.h).
+#include "jit/ops/layout.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+#include "jit/op_registry.h"
+#include "jit/partitioner.h"
+#include "jit/program.h"
+#include "spmd/error.h"
+#include "spmd/numpy.h"
+#include "spmd/sharding.h"
+
+namespace spmd::compiler {
+
+namespace jnp = spmd::numpy;
+
+namespace {
+
+const ValueType& only_operand(std::string_view what, std::span<const ValueType> operands) {
+  if (operands.size() != 1) throw InvalidArgument(fmt::format("{}: takes one operand", what));
+  return operands[0];
+}
+
+// The operand layout that gives a broadcast result `want`: surviving dimensions take its split.
+Layout broadcast_operand(const Shape& from, const Shape& to, const Layout& want) {
+  Layout in = Layout::replicated(from.size());
+  const size_t offset = to.size() - from.size();
+  for (size_t d = 0; d < from.size(); ++d) {
+    if (from[d] == to[d + offset]) in.dims[d] = want.dims[d + offset];
+  }
+  return in;
+}
+
+}  // namespace
+
+// --- broadcast ---
+
+ValueType BroadcastOp::result_type(std::span<const ValueType> operands) const {
+  const ValueType& in = only_operand("broadcast", operands);
+  bool fits = in.shape.size() <= shape.size();
+  for (size_t d = 0; fits && d < in.shape.size(); ++d) {
+    const int64_t from = in.shape[d], to = shape[d + shape.size() - in.shape.size()];
+    fits = from == to || from == 1;
+  }
+  if (!fits) {
+    throw InvalidArgument(fmt::format("broadcast: cannot broadcast ({}) to ({})",
+                                      fmt::join(in.shape, ","), fmt::join(shape, ",")));
+  }
+  return {in.dtype, shape};
+}
+
+void BroadcastOp::partition(Partitioner& p, int value, const Op& op) const {
+  const Shape& from = p.op(op.inputs[0]).shape;
+  const Layout& in = p.layout(op.inputs[0]);
+  Layout out = Layout::replicated(op.shape.size());
+  const size_t offset = op.shape.size() - from.size();
+  for (size_t d = 0; d < from.size(); ++d) {
+    if (from[d] == op.shape[d + offset]) out.dims[d + offset] = in.dims[d];
+  }
+  if (is_replicated(out) && p.hint(value)) out = p.hint(value)->settled();
+  const int operand = op.inputs[0];
+  p.define_lazily(value, out, [operand, from, to = op.shape](Partitioner& q, const Layout& want) {
+    return std::vector<int>{q.slot_with(operand, broadcast_operand(from, to, want))};
+  });
+}
+
+std::optional<Layout> BroadcastOp::operand_hint(const Op& op, const Shape& operand,
+                                                const Layout& result) const {
+  return broadcast_operand(operand, op.shape, result);
+}
+
+Block BroadcastOp::run(const KernelContext& device, const Step& step,
+                       std::span<const Block> in) const {
+  Block out = device.allocate(step.dtype, step.shape);
+  device.backend.broadcast(dtype_size(step.dtype), in[0].bytes().data(), in[0].shape(),
+                           out.mutable_bytes().data(), step.shape);
+  return out;
+}
+
+Cotangents BroadcastOp::vjp(const Op& /*op*/, const Tensor& /*result*/,
+                            std::span<const Tensor> /*operands*/, const Tensor& g) const {
+  return {g};
+}
+
+// --- reshape ---
+
+ValueType ReshapeOp::result_type(std::span<const ValueType> operands) const {
+  const ValueType& in = only_operand("reshape", operands);
+  if (shape_size(in.shape) != shape_size(shape)) {
+    throw InvalidArgument(fmt::format("reshape: ({}) and ({}) hold different numbers of elements",
+                                      fmt::join(in.shape, ","), fmt::join(shape, ",")));
+  }
+  return {in.dtype, shape};
+}
+
+// A split survives where its dimension does: the same size after the same number of elements,
+// or the major part of a merge (in[d] leads a group of input dimensions that make one output
+// dimension) or of a split (in[d] becomes output dimensions whose first divides evenly).
+void ReshapeOp::partition(Partitioner& p, int value, const Op& op) const {
+  const Shape& from = p.op(op.inputs[0]).shape;
+  Layout in = p.layout(op.inputs[0]).settled();
+  Layout out = Layout::replicated(op.shape.size());
+  int64_t before_in = 1;
+  for (size_t d = 0; d < from.size(); before_in *= from[d], ++d) {
+    if (in.dims[d].empty()) continue;
+    int64_t before_out = 1;
+    size_t j = 0;
+    while (j < op.shape.size() && before_out < before_in) before_out *= op.shape[j++];
+    while (j < op.shape.size() && op.shape[j] == 1 && from[d] != 1) ++j;
+    const int64_t parts = axes_size(in.dims[d], p.mesh());
+    const bool keeps = before_out == before_in && j < op.shape.size() && op.shape[j] % parts == 0 &&
+                       (op.shape[j] % from[d] == 0 || from[d] % op.shape[j] == 0);
+    if (keeps) {
+      out.dims[j] = in.dims[d];
+    } else {
+      in.dims[d].clear();
+    }
+  }
+  p.compute(value, {p.slot_with(op.inputs[0], in)}, out);
+}
+
+Block ReshapeOp::run(const KernelContext& /*device*/, const Step& step,
+                     std::span<const Block> in) const {
+  return in[0].reshape(step.shape);  // the same elements: no kernel
+}
+
+Cotangents ReshapeOp::vjp(const Op& /*op*/, const Tensor& /*result*/,
+                          std::span<const Tensor> operands, const Tensor& g) const {
+  return {jnp::reshape(g, operands[0].shape())};
+}
+
+// --- transpose ---
+
+std::string TransposeOp::attributes() const {
+  return fmt::format("permutation={{{}}}", fmt::join(permutation, ","));
+}
+
+ValueType TransposeOp::result_type(std::span<const ValueType> operands) const {
+  const ValueType& in = only_operand("transpose", operands);
+  std::vector<int64_t> sorted = permutation;
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t i = 0; i < sorted.size(); ++i) {
+    if (sorted[i] != static_cast<int64_t>(i) || sorted.size() != in.shape.size()) {
+      throw InvalidArgument(fmt::format("transpose: {{{}}} is not a permutation of {} axes",
+                                        fmt::join(permutation, ","), in.shape.size()));
+    }
+  }
+  Shape out;
+  for (int64_t d : permutation) out.push_back(in.shape[static_cast<size_t>(d)]);
+  return {in.dtype, out};
+}
+
+void TransposeOp::partition(Partitioner& p, int value, const Op& op) const {
+  Layout in = p.layout(op.inputs[0]).settled();
+  if (is_replicated(in) && p.hint(value)) in = *operand_hint(op, {}, *p.hint(value));
+  Layout out = Layout::replicated(op.shape.size());
+  for (size_t i = 0; i < permutation.size(); ++i)
+    out.dims[i] = in.dims[static_cast<size_t>(permutation[i])];
+  p.compute(value, {p.slot_with(op.inputs[0], in)}, out);
+}
+
+std::optional<Layout> TransposeOp::operand_hint(const Op& /*op*/, const Shape& /*operand*/,
+                                                const Layout& result) const {
+  Layout l = Layout::replicated(permutation.size());
+  for (size_t i = 0; i < permutation.size(); ++i)
+    l.dims[static_cast<size_t>(permutation[i])] = result.dims[i];
+  return l;
+}
+
+Block TransposeOp::run(const KernelContext& device, const Step& step,
+                       std::span<const Block> in) const {
+  Block out = device.allocate(step.dtype, step.shape);
+  const std::vector<int> perm(permutation.begin(), permutation.end());
+  device.backend.transpose(dtype_size(step.dtype), in[0].bytes().data(), in[0].shape(), perm,
+                           out.mutable_bytes().data());
+  return out;
+}
+
+Cotangents TransposeOp::vjp(const Op& /*op*/, const Tensor& /*result*/,
+                            std::span<const Tensor> /*operands*/, const Tensor& g) const {
+  std::vector<int> inverse(permutation.size());
+  for (size_t i = 0; i < permutation.size(); ++i)
+    inverse[static_cast<size_t>(permutation[i])] = static_cast<int>(i);
+  return {jnp::transpose(g, inverse)};
+}
+
+// --- slice ---
+
+std::string SliceOp::attributes() const {
+  return fmt::format("start={{{}}}", fmt::join(start, ","));
+}
+
+ValueType SliceOp::result_type(std::span<const ValueType> operands) const {
+  const ValueType& in = only_operand("slice", operands);
+  bool fits = start.size() == in.shape.size() && extent.size() == in.shape.size();
+  for (size_t d = 0; fits && d < start.size(); ++d) {
+    fits = start[d] >= 0 && extent[d] >= 0 && start[d] + extent[d] <= in.shape[d];
+  }
+  if (!fits) {
+    throw InvalidArgument(fmt::format("slice: start {{{}}} extent ({}) do not fit in ({})",
+                                      fmt::join(start, ","), fmt::join(extent, ","),
+                                      fmt::join(in.shape, ",")));
+  }
+  return {in.dtype, extent};
+}
+
+void SliceOp::partition(Partitioner& p, int value, const Op& op) const {
+  const Shape& from = p.op(op.inputs[0]).shape;
+  Layout in = p.layout(op.inputs[0]).settled();
+  std::vector<int64_t> local_start = start;
+  for (size_t d = 0; d < from.size(); ++d) {
+    if (from[d] != extent[d]) {
+      in.dims[d].clear();  // sliced: whole on every device
+    } else if (!in.dims[d].empty()) {
+      local_start[d] = 0;  // split and unsliced: all of the device's part
+    }
+  }
+  p.compute(value, {p.slot_with(op.inputs[0], in)}, in,
+            make_operation<SliceOp>(std::move(local_start), extent));
+}
+
+Block SliceOp::run(const KernelContext& device, const Step& step, std::span<const Block> in) const {
+  Block out = device.allocate(step.dtype, step.shape);
+  device.backend.slice(dtype_size(step.dtype), in[0].bytes().data(), in[0].shape(), start,
+                       step.shape, out.mutable_bytes().data());
+  return out;
+}
+
+Cotangents SliceOp::vjp(const Op& /*op*/, const Tensor& /*result*/,
+                        std::span<const Tensor> operands, const Tensor& g) const {
+  Tensor out = g;
+  const Shape full = operands[0].shape();
+  for (size_t d = 0; d < full.size(); ++d) {
+    if (extent[d] == full[d]) continue;
+    Shape before = out.shape(), after = out.shape();
+    before[d] = start[d];
+    after[d] = full[d] - start[d] - extent[d];
+    out = jnp::concatenate({jnp::zeros(before, g.dtype()), out, jnp::zeros(after, g.dtype())},
+                           static_cast<int>(d));
+  }
+  return {out};
+}
+
+// --- concatenate ---
+
+std::string ConcatenateOp::attributes() const { return fmt::format("axis={}", axis); }
+
+ValueType ConcatenateOp::result_type(std::span<const ValueType> operands) const {
+  if (operands.empty()) throw InvalidArgument("concatenate: takes at least one operand");
+  const ValueType& first = operands[0];
+  if (axis < 0 || axis >= static_cast<int>(first.shape.size())) {
+    throw InvalidArgument(
+        fmt::format("concatenate: axis {} of rank-{} operands", axis, first.shape.size()));
+  }
+  ValueType out = first;
+  out.shape[static_cast<size_t>(axis)] = 0;
+  for (const ValueType& t : operands) {
+    Shape other = t.shape;
+    if (other.size() == first.shape.size()) other[static_cast<size_t>(axis)] = 0;
+    if (t.dtype != first.dtype || other != out.shape) {
+      throw InvalidArgument(fmt::format("concatenate: {} does not match {} outside axis {}",
+                                        type_text(t.dtype, t.shape),
+                                        type_text(first.dtype, first.shape), axis));
+    }
+  }
+  for (const ValueType& t : operands)
+    out.shape[static_cast<size_t>(axis)] += t.shape[static_cast<size_t>(axis)];
+  return out;
+}
+
+void ConcatenateOp::partition(Partitioner& p, int value, const Op& op) const {
+  Layout in = p.layout(op.inputs[0]).settled();
+  in.dims[static_cast<size_t>(axis)].clear();
+  std::vector<int> slots;
+  for (int input : op.inputs) slots.push_back(p.slot_with(input, in));
+  p.compute(value, slots, in);
+}
+
+Block ConcatenateOp::run(const KernelContext& device, const Step& step,
+                         std::span<const Block> in) const {
+  Block out = device.allocate(step.dtype, step.shape);
+  std::vector<const std::byte*> parts;
+  std::vector<Shape> shapes;
+  for (const Block& b : in) {
+    parts.push_back(b.bytes().data());
+    shapes.push_back(b.shape());
+  }
+  device.backend.concatenate(dtype_size(step.dtype), parts, shapes, axis,
+                             out.mutable_bytes().data());
+  return out;
+}
+
+Cotangents ConcatenateOp::vjp(const Op& /*op*/, const Tensor& /*result*/,
+                              std::span<const Tensor> operands, const Tensor& g) const {
+  Cotangents out;
+  const auto along = static_cast<size_t>(axis);
+  int64_t offset = 0;
+  for (const Tensor& part : operands) {
+    std::vector<int64_t> begin(g.shape().size(), 0), stop = g.shape();
+    begin[along] = offset;
+    stop[along] = offset + part.shape()[along];
+    offset = stop[along];
+    out.emplace_back(jnp::slice(g, begin, stop));
+  }
+  return out;
+}
+
+namespace {
+
+const bool registered = [] {
+  register_operation("broadcast", [](const AttributeReader& r) {
+    return make_operation<BroadcastOp>(r.result().shape);
+  });
+  register_operation("reshape", [](const AttributeReader& r) {
+    return make_operation<ReshapeOp>(r.result().shape);
+  });
+  register_operation("transpose", [](const AttributeReader& r) {
+    return make_operation<TransposeOp>(r.integers("permutation"));
+  });
+  register_operation("slice", [](const AttributeReader& r) {
+    return make_operation<SliceOp>(r.integers("start"), r.result().shape);
+  });
+  register_operation("concatenate", [](const AttributeReader& r) {
+    return make_operation<ConcatenateOp>(static_cast<int>(r.integer("axis")));
+  });
+  return true;
+}();
+
+}  // namespace
+}  // namespace spmd::compiler

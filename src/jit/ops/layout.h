@@ -1,0 +1,98 @@
+// The layout family: operations that move elements without arithmetic. Their result shapes are
+// in the result's type, so broadcast and reshape print no attributes.
+#pragma once
+
+#include <vector>
+
+#include "jit/operation.h"
+
+namespace spmd::compiler {
+
+// "broadcast": NumPy broadcasting of the operand to `shape` (aligned at the right). Made where
+// it is used, at the size and split the use wants.
+class BroadcastOp final : public Operation {
+ public:
+  explicit BroadcastOp(Shape shape) : shape(std::move(shape)) {}
+  const Shape shape;
+
+  std::string name() const override { return "broadcast"; }
+  ValueType result_type(std::span<const ValueType> operands) const override;
+  void partition(Partitioner& p, int value, const Op& op) const override;
+  std::optional<Layout> operand_hint(const Op& op, const Shape& operand,
+                                     const Layout& result) const override;
+  Block run(const KernelContext& device, const Step& step,
+            std::span<const Block> in) const override;
+  // Summed back by grad's unbroadcast.
+  Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
+                 const Tensor& g) const override;
+};
+
+// "reshape": the same elements in `shape`. A split survives where its dimension does.
+class ReshapeOp final : public Operation {
+ public:
+  explicit ReshapeOp(Shape shape) : shape(std::move(shape)) {}
+  const Shape shape;
+
+  std::string name() const override { return "reshape"; }
+  ValueType result_type(std::span<const ValueType> operands) const override;
+  void partition(Partitioner& p, int value, const Op& op) const override;
+  Block run(const KernelContext& device, const Step& step,
+            std::span<const Block> in) const override;
+  Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
+                 const Tensor& g) const override;
+};
+
+// "transpose": result dimension i is operand dimension permutation[i].
+class TransposeOp final : public Operation {
+ public:
+  explicit TransposeOp(std::vector<int64_t> permutation) : permutation(std::move(permutation)) {}
+  const std::vector<int64_t> permutation;
+
+  std::string name() const override { return "transpose"; }
+  std::string attributes() const override;
+  ValueType result_type(std::span<const ValueType> operands) const override;
+  void partition(Partitioner& p, int value, const Op& op) const override;
+  std::optional<Layout> operand_hint(const Op& op, const Shape& operand,
+                                     const Layout& result) const override;
+  Block run(const KernelContext& device, const Step& step,
+            std::span<const Block> in) const override;
+  Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
+                 const Tensor& g) const override;
+};
+
+// "slice": the box starting at `start` with the result's shape as extents. A sliced dimension
+// stays whole on every device; an unsliced one keeps its split (and its local start is 0).
+class SliceOp final : public Operation {
+ public:
+  SliceOp(std::vector<int64_t> start, Shape extent)
+      : start(std::move(start)), extent(std::move(extent)) {}
+  const std::vector<int64_t> start;
+  const Shape extent;
+
+  std::string name() const override { return "slice"; }
+  std::string attributes() const override;
+  ValueType result_type(std::span<const ValueType> operands) const override;
+  void partition(Partitioner& p, int value, const Op& op) const override;
+  Block run(const KernelContext& device, const Step& step,
+            std::span<const Block> in) const override;
+  Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
+                 const Tensor& g) const override;
+};
+
+// "concatenate": the operands one after another along `axis`, which stays whole.
+class ConcatenateOp final : public Operation {
+ public:
+  explicit ConcatenateOp(int axis) : axis(axis) {}
+  const int axis;
+
+  std::string name() const override { return "concatenate"; }
+  std::string attributes() const override;
+  ValueType result_type(std::span<const ValueType> operands) const override;
+  void partition(Partitioner& p, int value, const Op& op) const override;
+  Block run(const KernelContext& device, const Step& step,
+            std::span<const Block> in) const override;
+  Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
+                 const Tensor& g) const override;
+};
+
+}  // namespace spmd::compiler

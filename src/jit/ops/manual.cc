@@ -1,0 +1,118 @@
+// The manual family (manual.h).
+#include "jit/ops/manual.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "jit/layout.h"
+#include "jit/manual.h"
+#include "jit/op_registry.h"
+#include "jit/partitioner.h"
+#include "spmd/error.h"
+
+namespace spmd::compiler {
+namespace {
+
+const ValueType& only_operand(std::string_view what, std::span<const ValueType> operands) {
+  if (operands.size() != 1) throw InvalidArgument(fmt::format("{}: takes one operand", what));
+  return operands[0];
+}
+
+}  // namespace
+
+std::string ManualBoundary::attributes() const { return "spec=" + sharding_->spec().to_string(); }
+
+Block ManualBoundary::run(const KernelContext& /*device*/, const Step& /*step*/,
+                          std::span<const Block> in) const {
+  return in[0];
+}
+
+ValueType ManualInOp::result_type(std::span<const ValueType> operands) const {
+  const ValueType& in = only_operand("shard_map_in", operands);
+  const Layout layout = layout_of(*sharding_, in.shape.size());
+  return {in.dtype, local_shape(in.shape, layout, sharding_->mesh(), "a shard_map argument")};
+}
+
+void ManualInOp::partition(Partitioner& p, int value, const Op& op) const {
+  p.define(value, p.slot_with(op.inputs[0], layout_of(*sharding_, p.op(op.inputs[0]).shape.size())),
+           Layout::replicated(op.shape.size()));
+}
+
+Cotangents ManualInOp::vjp(const Op& /*op*/, const Tensor& /*result*/,
+                           std::span<const Tensor> /*operands*/, const Tensor& g) const {
+  return {manual_out(g, sharding_->mesh(), sharding_->spec())};
+}
+
+ValueType ManualOutOp::result_type(std::span<const ValueType> operands) const {
+  const ValueType& block = only_operand("shard_map_out", operands);
+  const Layout layout = layout_of(*sharding_, block.shape.size());
+  Shape global = block.shape;
+  for (size_t d = 0; d < global.size(); ++d)
+    global[d] *= axes_size(layout.dims[d], sharding_->mesh());
+  return {block.dtype, global};
+}
+
+void ManualOutOp::partition(Partitioner& p, int value, const Op& op) const {
+  p.define(value, p.slot_with(op.inputs[0], Layout::replicated(p.op(op.inputs[0]).shape.size())),
+           layout_of(*sharding_, op.shape.size()));
+}
+
+Cotangents ManualOutOp::vjp(const Op& /*op*/, const Tensor& /*result*/,
+                            std::span<const Tensor> /*operands*/, const Tensor& g) const {
+  return {manual_in(g, sharding_->mesh(), sharding_->spec())};
+}
+
+std::string AxisSumOp::attributes() const {
+  return fmt::format("axes={{{}}}", fmt::join(axes, ","));
+}
+
+ValueType AxisSumOp::result_type(std::span<const ValueType> operands) const {
+  const ValueType& in = only_operand("psum", operands);
+  for (int a : axes) {
+    if (a < 0 || a >= static_cast<int>(mesh->axis_names().size()))
+      throw InvalidArgument(fmt::format("psum: the mesh has no axis {}", a));
+  }
+  return in;
+}
+
+void AxisSumOp::partition(Partitioner& p, int value, const Op& op) const {
+  const Layout blocks = Layout::replicated(op.shape.size());
+  p.define(
+      value,
+      p.emit_collective(StepKind::kPsum, p.slot_with(op.inputs[0], blocks), value, blocks, axes),
+      blocks);
+}
+
+Block AxisSumOp::run(const KernelContext& /*device*/, const Step& /*step*/,
+                     std::span<const Block> /*in*/) const {
+  throw InvalidArgument("psum runs as a collective step, not a kernel");
+}
+
+Cotangents AxisSumOp::vjp(const Op& /*op*/, const Tensor& /*result*/,
+                          std::span<const Tensor> /*operands*/, const Tensor& g) const {
+  return {g};
+}
+
+namespace {
+
+std::shared_ptr<const NamedSharding> spec_on_mesh(const AttributeReader& r) {
+  return std::make_shared<const NamedSharding>(r.mesh(), r.spec("spec"));
+}
+
+const bool registered = [] {
+  register_operation("shard_map_in", [](const AttributeReader& r) {
+    return make_operation<ManualInOp>(spec_on_mesh(r));
+  });
+  register_operation("shard_map_out", [](const AttributeReader& r) {
+    return make_operation<ManualOutOp>(spec_on_mesh(r));
+  });
+  register_operation("psum", [](const AttributeReader& r) {
+    const std::vector<int64_t> axes = r.integers("axes");
+    return make_operation<AxisSumOp>(std::make_shared<const Mesh>(r.mesh()),
+                                     std::vector<int>(axes.begin(), axes.end()));
+  });
+  return true;
+}();
+
+}  // namespace
+}  // namespace spmd::compiler

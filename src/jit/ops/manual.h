@@ -1,0 +1,72 @@
+// The manual family: the operations of lax::shard_map inside a trace (traced_shard_map.h). Values
+// between shard_map_in and shard_map_out are one device's blocks, with local shapes; the
+// partitioner treats them as replicated and inserts nothing there but psum's collective.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "jit/operation.h"
+#include "spmd/sharding.h"
+
+namespace spmd::compiler {
+
+// Shared by the boundaries: the shard_map's mesh and the boundary's spec ("spec=…").
+class ManualBoundary : public Operation {
+ public:
+  explicit ManualBoundary(std::shared_ptr<const NamedSharding> sharding)
+      : sharding_(std::move(sharding)) {}
+
+  std::string attributes() const override;
+  const NamedSharding* sharding() const override { return sharding_.get(); }
+  // A relabelling of the same slot: no kernel runs.
+  Block run(const KernelContext& device, const Step& step,
+            std::span<const Block> in) const override;
+
+ protected:
+  const std::shared_ptr<const NamedSharding> sharding_;
+};
+
+// "shard_map_in": each device's block of the operand laid out as `sharding` (after resharding the
+// operand to it).
+class ManualInOp final : public ManualBoundary {
+ public:
+  using ManualBoundary::ManualBoundary;
+  std::string name() const override { return "shard_map_in"; }
+  ValueType result_type(std::span<const ValueType> operands) const override;
+  void partition(Partitioner& p, int value, const Op& op) const override;
+  Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
+                 const Tensor& g) const override;
+};
+
+// "shard_map_out": the global value whose blocks, laid out as `sharding`, the operand holds.
+class ManualOutOp final : public ManualBoundary {
+ public:
+  using ManualBoundary::ManualBoundary;
+  std::string name() const override { return "shard_map_out"; }
+  ValueType result_type(std::span<const ValueType> operands) const override;
+  void partition(Partitioner& p, int value, const Op& op) const override;
+  Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
+                 const Tensor& g) const override;
+};
+
+// "psum": a block summed over the mesh axes at positions `axes` (of `mesh`), as lax.psum.
+class AxisSumOp final : public Operation {
+ public:
+  AxisSumOp(std::shared_ptr<const Mesh> mesh, std::vector<int> axes)
+      : mesh(std::move(mesh)), axes(std::move(axes)) {}
+  const std::shared_ptr<const Mesh> mesh;
+  const std::vector<int> axes;
+
+  std::string name() const override { return "psum"; }
+  std::string attributes() const override;  // "axes={0,1}"
+  ValueType result_type(std::span<const ValueType> operands) const override;
+  void partition(Partitioner& p, int value, const Op& op) const override;
+  Block run(const KernelContext& device, const Step& step,
+            std::span<const Block> in) const override;
+  // JAX's transpose of psum: the identity (autodiff sums where varying axes demand it).
+  Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
+                 const Tensor& g) const override;
+};
+
+}  // namespace spmd::compiler

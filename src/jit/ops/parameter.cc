@@ -1,0 +1,77 @@
+// The given-layout family (parameter.h).
+#include "jit/ops/parameter.h"
+
+#include <fmt/format.h>
+
+#include "jit/op_registry.h"
+#include "jit/partitioner.h"
+#include "spmd/error.h"
+#include "spmd/jit.h"
+
+namespace spmd::compiler {
+
+std::string ParameterOp::attributes() const {
+  return fmt::format("index={} sharding={}", index, sharding_->spec().to_string());
+}
+
+ValueType ParameterOp::result_type(std::span<const ValueType> operands) const {
+  if (!operands.empty()) throw InvalidArgument("parameter: takes no operands");
+  return type;
+}
+
+void ParameterOp::partition(Partitioner& /*p*/, int /*value*/, const Op& /*op*/) const {
+  // Defined from the inputs before the rules run (partition.cc).
+}
+
+Block ParameterOp::run(const KernelContext& /*device*/, const Step& /*step*/,
+                       std::span<const Block> /*in*/) const {
+  throw InvalidArgument("parameter: defined from the inputs, not computed");
+}
+
+std::string ConstraintOp::attributes() const { return "sharding=" + sharding_->spec().to_string(); }
+
+ValueType ConstraintOp::result_type(std::span<const ValueType> operands) const {
+  if (operands.size() != 1) throw InvalidArgument("sharding_constraint: takes one operand");
+  layout_of(*sharding_, operands[0].shape.size());  // throws for a spec of too many entries
+  return operands[0];
+}
+
+void ConstraintOp::partition(Partitioner& p, int value, const Op& op) const {
+  const Layout want = layout_of(*sharding_, op.shape.size());
+  p.define(value, p.slot_with(op.inputs[0], want), want);
+}
+
+std::optional<Layout> ConstraintOp::operand_hint(const Op& op, const Shape& /*operand*/,
+                                                 const Layout& /*result*/) const {
+  return layout_of(*sharding_, op.shape.size());
+}
+
+Block ConstraintOp::run(const KernelContext& /*device*/, const Step& /*step*/,
+                        std::span<const Block> in) const {
+  return in[0];
+}
+
+Cotangents ConstraintOp::vjp(const Op& /*op*/, const Tensor& /*result*/,
+                             std::span<const Tensor> /*operands*/, const Tensor& g) const {
+  return {lax::with_sharding_constraint(g, *sharding_)};
+}
+
+namespace {
+
+std::shared_ptr<const NamedSharding> on_mesh(const AttributeReader& r) {
+  return std::make_shared<const NamedSharding>(r.mesh(), r.spec("sharding"));
+}
+
+const bool registered = [] {
+  register_operation("parameter", [](const AttributeReader& r) {
+    return make_operation<ParameterOp>(static_cast<int>(r.integer("index")), r.result(),
+                                       on_mesh(r));
+  });
+  register_operation("sharding_constraint", [](const AttributeReader& r) {
+    return make_operation<ConstraintOp>(on_mesh(r));
+  });
+  return true;
+}();
+
+}  // namespace
+}  // namespace spmd::compiler

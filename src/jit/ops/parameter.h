@@ -1,0 +1,58 @@
+// The given-layout family: where a layout comes from outside the program's own rules, a jit
+// parameter's sharding and lax::with_sharding_constraint.
+#pragma once
+
+#include <memory>
+
+#include "jit/operation.h"
+#include "spmd/sharding.h"
+
+namespace spmd::compiler {
+
+// "parameter": flat argument `index` of the jitted function, laid out as `sharding`. Defined
+// from the inputs: no step computes it.
+class ParameterOp final : public Operation {
+ public:
+  ParameterOp(int index, ValueType type, std::shared_ptr<const NamedSharding> sharding)
+      : index(index), type(std::move(type)), sharding_(std::move(sharding)) {}
+  const int index;
+  const ValueType type;
+
+  std::string name() const override { return "parameter"; }
+  // "index=0 sharding=PartitionSpec('dp', None)"
+  std::string attributes() const override;
+  ValueType result_type(std::span<const ValueType> operands) const override;
+  void partition(Partitioner& p, int value, const Op& op) const override;
+  Block run(const KernelContext& device, const Step& step,
+            std::span<const Block> in) const override;
+  const NamedSharding* sharding() const override { return sharding_.get(); }
+
+ private:
+  const std::shared_ptr<const NamedSharding> sharding_;
+};
+
+// "sharding_constraint": the operand laid out as `sharding` here; later uses and earlier
+// replicated values lean toward it (hints.cc). Its cotangent is constrained alike.
+class ConstraintOp final : public Operation {
+ public:
+  explicit ConstraintOp(std::shared_ptr<const NamedSharding> sharding)
+      : sharding_(std::move(sharding)) {}
+
+  std::string name() const override { return "sharding_constraint"; }
+  std::string attributes() const override;  // "sharding=PartitionSpec(…)"
+  ValueType result_type(std::span<const ValueType> operands) const override;
+  void partition(Partitioner& p, int value, const Op& op) const override;
+  // Asked of the operand whatever the result's hint (`result` is ignored).
+  std::optional<Layout> operand_hint(const Op& op, const Shape& operand,
+                                     const Layout& result) const override;
+  Block run(const KernelContext& device, const Step& step,
+            std::span<const Block> in) const override;
+  const NamedSharding* sharding() const override { return sharding_.get(); }
+  Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
+                 const Tensor& g) const override;
+
+ private:
+  const std::shared_ptr<const NamedSharding> sharding_;
+};
+
+}  // namespace spmd::compiler

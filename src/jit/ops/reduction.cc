@@ -1,0 +1,149 @@
+// The reduction family (reduction.h).
+#include "jit/ops/reduction.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+#include "jit/op_registry.h"
+#include "jit/partitioner.h"
+#include "jit/program.h"
+#include "spmd/error.h"
+#include "spmd/numpy.h"
+
+namespace spmd::compiler {
+
+namespace jnp = spmd::numpy;
+
+namespace {
+
+int checked_axis(std::string_view what, int64_t axis, const Shape& shape) {
+  if (axis < 0 || axis >= static_cast<int64_t>(shape.size())) {
+    throw InvalidArgument(
+        fmt::format("{}: axis {} of a rank-{} operand", what, axis, shape.size()));
+  }
+  return static_cast<int>(axis);
+}
+
+}  // namespace
+
+// --- reduce ---
+
+std::string ReduceOp::name() const { return "reduce_" + std::string(kernels::name(fn)); }
+
+std::string ReduceOp::attributes() const {
+  return fmt::format("axes={{{}}}", fmt::join(axes, ","));
+}
+
+ValueType ReduceOp::result_type(std::span<const ValueType> operands) const {
+  if (operands.size() != 1) throw InvalidArgument(name() + ": takes one operand");
+  const Shape& in = operands[0].shape;
+  if (!std::is_sorted(axes.begin(), axes.end()) ||
+      std::adjacent_find(axes.begin(), axes.end()) != axes.end()) {
+    throw InvalidArgument(fmt::format("{}: axes {{{}}} are not ascending and distinct", name(),
+                                      fmt::join(axes, ",")));
+  }
+  Shape out;
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (!std::binary_search(axes.begin(), axes.end(), static_cast<int64_t>(d)))
+      out.push_back(in[d]);
+  }
+  for (int64_t a : axes) checked_axis(name(), a, in);
+  return {operands[0].dtype, out};
+}
+
+void ReduceOp::partition(Partitioner& p, int value, const Op& op) const {
+  const Layout in = p.layout(op.inputs[0]).settled();
+  Layout out;
+  std::vector<int> across;
+  for (size_t d = 0; d < in.dims.size(); ++d) {
+    if (std::binary_search(axes.begin(), axes.end(), static_cast<int64_t>(d))) {
+      across.insert(across.end(), in.dims[d].begin(), in.dims[d].end());
+    } else {
+      out.dims.push_back(in.dims[d]);
+    }
+  }
+  if (fn == kernels::Reduce::kSum || across.empty()) {
+    out.partial = across;  // summed across devices when used
+    p.compute(value, {p.slot_with(op.inputs[0], in)}, out);
+    return;
+  }
+  // max and min across devices at once: no pending state for them.
+  const int local = p.emit_compute(value, {p.slot_with(op.inputs[0], in)}, out);
+  const StepKind across_devices = fn == kernels::Reduce::kMax ? StepKind::kPmax : StepKind::kPmin;
+  p.define(value, p.emit_collective(across_devices, local, value, out, across), out);
+}
+
+Block ReduceOp::run(const KernelContext& device, const Step& step,
+                    std::span<const Block> in) const {
+  // One axis at a time, the last first, so that the remaining axes keep their numbers.
+  Block x = in[0];
+  for (auto it = axes.rbegin(); it != axes.rend(); ++it) {
+    Shape shape = x.shape();
+    shape.erase(shape.begin() + *it);
+    Block out = device.allocate(step.dtype, shape);
+    device.backend.reduce(fn, x.dtype(), x.bytes().data(), x.shape(), static_cast<int>(*it),
+                          step.dtype, out.mutable_bytes().data());
+    x = std::move(out);
+  }
+  return x;
+}
+
+Cotangents ReduceOp::vjp(const Op& /*op*/, const Tensor& y, std::span<const Tensor> operands,
+                         const Tensor& g) const {
+  const Tensor& x = operands[0];
+  Shape kept = x.shape();
+  for (int64_t axis : axes) kept[static_cast<size_t>(axis)] = 1;
+  const Tensor spread = jnp::broadcast_to(jnp::reshape(g, kept), x.shape());
+  if (fn == kernels::Reduce::kSum) return {spread};
+  // max/min: shared evenly among the elements equal to the result.
+  const std::vector<int> along(axes.begin(), axes.end());
+  const Tensor chosen =
+      jnp::astype(jnp::equal(x, jnp::broadcast_to(jnp::reshape(y, kept), x.shape())), g.dtype());
+  return {spread * chosen / jnp::sum(chosen, along, true)};
+}
+
+// --- argmax ---
+
+std::string ArgmaxOp::attributes() const { return fmt::format("axis={}", axis); }
+
+ValueType ArgmaxOp::result_type(std::span<const ValueType> operands) const {
+  if (operands.size() != 1) throw InvalidArgument("argmax: takes one operand");
+  Shape out = operands[0].shape;
+  out.erase(out.begin() + checked_axis("argmax", axis, out));
+  return {DType::kInt32, out};
+}
+
+void ArgmaxOp::partition(Partitioner& p, int value, const Op& op) const {
+  Layout in = p.layout(op.inputs[0]).settled();
+  in.dims[static_cast<size_t>(axis)].clear();
+  Layout out = in;
+  out.dims.erase(out.dims.begin() + axis);
+  p.compute(value, {p.slot_with(op.inputs[0], in)}, out);
+}
+
+Block ArgmaxOp::run(const KernelContext& device, const Step& step,
+                    std::span<const Block> in) const {
+  Block out = device.allocate(step.dtype, step.shape);
+  device.backend.argmax(in[0].dtype(), in[0].bytes().data(), in[0].shape(), axis,
+                        out.mutable_bytes().data());
+  return out;
+}
+
+namespace {
+
+const bool registered = [] {
+  for (auto fn : {kernels::Reduce::kSum, kernels::Reduce::kMax, kernels::Reduce::kMin}) {
+    register_operation("reduce_" + std::string(kernels::name(fn)), [fn](const AttributeReader& r) {
+      return make_operation<ReduceOp>(fn, r.integers("axes"));
+    });
+  }
+  register_operation("argmax", [](const AttributeReader& r) {
+    return make_operation<ArgmaxOp>(static_cast<int>(r.integer("axis")));
+  });
+  return true;
+}();
+
+}  // namespace
+}  // namespace spmd::compiler

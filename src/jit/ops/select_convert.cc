@@ -1,0 +1,72 @@
+// The select/convert family (select_convert.h).
+#include "jit/ops/select_convert.h"
+
+#include <fmt/format.h>
+
+#include "jit/op_registry.h"
+#include "jit/ops/elementwise.h"
+#include "jit/program.h"
+#include "spmd/error.h"
+#include "spmd/numpy.h"
+
+namespace spmd::compiler {
+
+namespace jnp = spmd::numpy;
+
+ValueType SelectOp::result_type(std::span<const ValueType> operands) const {
+  if (operands.size() != 3) throw InvalidArgument("select: takes cond, a and b");
+  if (operands[0].dtype != DType::kBool || operands[1].dtype != operands[2].dtype) {
+    throw InvalidArgument(
+        fmt::format("select: wants a bool condition and two operands of one "
+                    "dtype, not {}, {} and {}",
+                    dtype_name(operands[0].dtype), dtype_name(operands[1].dtype),
+                    dtype_name(operands[2].dtype)));
+  }
+  return {operands[1].dtype, elementwise_shape("select", operands)};
+}
+
+void SelectOp::apply(const kernels::Backend& backend, DType dtype, std::span<const Operand> in,
+                     std::byte* out, int64_t n) const {
+  backend.select(dtype, in[0].data, in[1].data, in[2].data, out, n);
+}
+
+Cotangents SelectOp::vjp(const Op& /*op*/, const Tensor& /*result*/,
+                         std::span<const Tensor> operands, const Tensor& g) const {
+  const Tensor& cond = operands[0];
+  return {std::nullopt, jnp::where(cond, g, jnp::zeros_like(g)),
+          jnp::where(cond, jnp::zeros_like(g), g)};
+}
+
+ValueType ConvertOp::result_type(std::span<const ValueType> operands) const {
+  if (operands.size() != 1) throw InvalidArgument("convert: takes one operand");
+  return {to, operands[0].shape};
+}
+
+void ConvertOp::apply(const kernels::Backend& backend, DType dtype, std::span<const Operand> in,
+                      std::byte* out, int64_t n) const {
+  backend.convert(in[0].dtype, dtype, in[0].data, out, n);
+}
+
+Cotangents ConvertOp::vjp(const Op& /*op*/, const Tensor& /*result*/,
+                          std::span<const Tensor> operands, const Tensor& g) const {
+  const Tensor& x = operands[0];
+  if (!is_floating(x.dtype())) {
+    throw InvalidArgument(fmt::format(
+        "grad: differentiating through convert from {} to {}: integer and bool values have no "
+        "derivative",
+        dtype_name(x.dtype()), dtype_name(to)));
+  }
+  return {jnp::astype(g, x.dtype())};
+}
+
+namespace {
+
+const OperationRegistration select_op("select", [](const AttributeReader&) {
+  return make_operation<SelectOp>();
+});
+const OperationRegistration convert_op("convert", [](const AttributeReader& r) {
+  return make_operation<ConvertOp>(r.result().dtype);
+});
+
+}  // namespace
+}  // namespace spmd::compiler

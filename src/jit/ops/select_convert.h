@@ -1,0 +1,36 @@
+// The select/convert family: where(cond, a, b) and a change of dtype.
+#pragma once
+
+#include "jit/operation.h"
+
+namespace spmd::compiler {
+
+// "select": out = cond ? a : b; cond bool, a and b of the result's dtype (each of the result's
+// shape or rank 0).
+class SelectOp final : public ElementwiseOperation {
+ public:
+  std::string name() const override { return "select"; }
+  ValueType result_type(std::span<const ValueType> operands) const override;
+  void apply(const kernels::Backend& backend, DType dtype, std::span<const Operand> in,
+             std::byte* out, int64_t n) const override;
+  Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
+                 const Tensor& g) const override;
+};
+
+// "convert": the operand as dtype `to` (the result's type says it; no attribute). Float to
+// integer truncates toward zero, as NumPy's cast.
+class ConvertOp final : public ElementwiseOperation {
+ public:
+  explicit ConvertOp(DType to) : to(to) {}
+  const DType to;
+
+  std::string name() const override { return "convert"; }
+  ValueType result_type(std::span<const ValueType> operands) const override;
+  void apply(const kernels::Backend& backend, DType dtype, std::span<const Operand> in,
+             std::byte* out, int64_t n) const override;
+  // Differentiable from a floating dtype to a floating one.
+  Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
+                 const Tensor& g) const override;
+};
+
+}  // namespace spmd::compiler

@@ -1,0 +1,149 @@
+#include "jit/program_parse.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "jit/op_registry.h"
+#include "jit/ops/parameter.h"
+#include "spmd/error.h"
+
+namespace spmd::compiler {
+namespace {
+
+// The line's words, a word running on through spaces inside (), [] and {}.
+std::vector<std::string> words(std::string_view line) {
+  std::vector<std::string> out;
+  std::string word;
+  int depth = 0;
+  for (char c : line) {
+    if (c == '(' || c == '[' || c == '{') ++depth;
+    if (c == ')' || c == ']' || c == '}') --depth;
+    if (c == ' ' && depth == 0) {
+      if (!word.empty()) out.push_back(std::move(word));
+      word.clear();
+      continue;
+    }
+    word += c;
+  }
+  if (!word.empty()) out.push_back(std::move(word));
+  return out;
+}
+
+int64_t to_int(std::string_view s, std::string_view what) {
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size()) {
+    throw InvalidArgument(fmt::format("{} '{}' is not an integer", what, s));
+  }
+  return v;
+}
+
+// "%12" -> 12, an earlier value of `count`.
+int value_ref(std::string_view s, size_t count) {
+  if (s.empty() || s[0] != '%') throw InvalidArgument(fmt::format("'{}' is not a %value", s));
+  const int64_t v = to_int(s.substr(1), "value");
+  if (v < 0 || static_cast<size_t>(v) >= count) {
+    throw InvalidArgument(fmt::format("{} is not an earlier value", s));
+  }
+  return static_cast<int>(v);
+}
+
+Op parse_op(const std::vector<std::string>& w, const Program& program, const Mesh& mesh) {
+  if (w.size() < 4 || w[1] != "=") throw InvalidArgument("not '%N = name type …'");
+  if (value_ref(w[0], program.ops.size() + 1) != static_cast<int>(program.ops.size())) {
+    throw InvalidArgument(
+        fmt::format("{} is out of order: expected %{}", w[0], program.ops.size()));
+  }
+  const OperationParser* parse = find_operation(w[2]);
+  if (parse == nullptr) throw InvalidArgument(fmt::format("no operation is named '{}'", w[2]));
+  const ValueType declared = parse_type(w[3]);
+  Op op;
+  std::vector<ValueType> operands;
+  std::map<std::string, std::string> attributes;
+  for (size_t i = 4; i < w.size(); ++i) {
+    if (w[i][0] == '%') {
+      if (!attributes.empty()) throw InvalidArgument("an operand after an attribute");
+      op.inputs.push_back(value_ref(w[i], program.ops.size()));
+      operands.push_back(program.ops[static_cast<size_t>(op.inputs.back())].type());
+      continue;
+    }
+    const size_t eq = w[i].find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw InvalidArgument(fmt::format("'{}' is neither %value nor name=value", w[i]));
+    }
+    attributes.emplace(w[i].substr(0, eq), w[i].substr(eq + 1));
+  }
+  op.operation = (*parse)(AttributeReader(w[2], std::move(attributes), declared, operands, mesh));
+  const ValueType typed = op.operation->result_type(operands);
+  if (!(typed == declared)) {
+    throw InvalidArgument(fmt::format("declares {}, but {}'s rule gives {}",
+                                      type_text(declared.dtype, declared.shape), w[2],
+                                      type_text(typed.dtype, typed.shape)));
+  }
+  op.shape = typed.shape;
+  op.dtype = typed.dtype;
+  return op;
+}
+
+}  // namespace
+
+ValueType parse_type(std::string_view text) {
+  constexpr std::string_view names[] = {"bool", "i8",  "i16", "i32",  "i64", "u8", "u16",
+                                        "u32",  "u64", "f16", "bf16", "f32", "f64"};
+  const size_t open = text.find('[');
+  if (open == std::string_view::npos || text.back() != ']') {
+    throw InvalidArgument(fmt::format("'{}' is not a type such as f32[8,4]", text));
+  }
+  ValueType t;
+  bool known = false;
+  for (size_t i = 0; i < std::size(names); ++i) {
+    if (text.substr(0, open) == names[i]) {
+      t.dtype = static_cast<DType>(i);
+      known = true;
+    }
+  }
+  if (!known) throw InvalidArgument(fmt::format("'{}' names no dtype", text.substr(0, open)));
+  std::string_view dims = text.substr(open + 1, text.size() - open - 2);
+  while (!dims.empty()) {
+    const size_t comma = dims.find(',');
+    t.shape.push_back(to_int(dims.substr(0, comma), "dimension"));
+    if (t.shape.back() < 0) throw InvalidArgument(fmt::format("'{}': a negative dimension", text));
+    dims = comma == std::string_view::npos ? std::string_view() : dims.substr(comma + 1);
+  }
+  return t;
+}
+
+Program parse_program(std::string_view text, const Mesh& mesh) {
+  Program program;
+  bool returned = false;
+  int number = 0;
+  while (!text.empty()) {
+    const size_t eol = text.find('\n');
+    const std::string_view line = text.substr(0, eol);
+    text = eol == std::string_view::npos ? std::string_view() : text.substr(eol + 1);
+    ++number;
+    const std::vector<std::string> w = words(line);
+    if (w.empty() || w[0][0] == '#') continue;
+    try {
+      if (returned) throw InvalidArgument("a line after return");
+      if (w[0] == "return") {
+        for (size_t i = 1; i < w.size(); ++i)
+          program.outputs.push_back(value_ref(w[i], program.ops.size()));
+        returned = true;
+        continue;
+      }
+      program.ops.push_back(parse_op(w, program, mesh));
+      if (program.ops.back().is<ParameterOp>()) ++program.parameters;
+    } catch (const InvalidArgument& e) {
+      throw InvalidArgument(fmt::format("program text, line {} ({}): {}", number, line, e.what()));
+    }
+  }
+  if (!returned) throw InvalidArgument("program text: no return line");
+  return program;
+}
+
+}  // namespace spmd::compiler

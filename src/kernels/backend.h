@@ -1,0 +1,75 @@
+// The device seam: every kernel the jit executor calls, behind one interface per kind of device.
+//
+// A backend computes on buffers in its own memory space (memory_space.h); the executor takes the
+// backend of the devices it runs on and never calls a kernel function directly, so a second kind
+// of device (CUDA: issue "GPUs") is a second implementation of this class, not a branch at every
+// call. Each method's contract is the CPU kernel's of the same name (elementwise.h, reduce.h,
+// layout.h, matmul.h); pointers are into memory() and shapes are trusted (checked at trace time).
+// Implementations are stateless and thread-safe: every device thread calls the same backend.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "kernels/elementwise.h"
+#include "kernels/matmul.h"
+#include "kernels/reduce.h"
+#include "spmd/dtype.h"
+#include "spmd/memory_space.h"
+#include "spmd/shape.h"
+
+namespace spmd::kernels {
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  // The platform of the devices it serves, as Device::platform() says it ("cpu").
+  virtual std::string_view platform() const = 0;
+  // The memory its kernels read and write for the device with `local_hardware_id`.
+  virtual MemorySpace memory(int local_hardware_id) const = 0;
+
+  // Element-wise (elementwise.h): every input holds n elements or one.
+  virtual void unary(Unary op, DType dtype, Input a, std::byte* out, int64_t n) const = 0;
+  virtual void binary(Binary op, DType dtype, Input a, Input b, std::byte* out,
+                      int64_t n) const = 0;
+  virtual void select(DType dtype, Input cond, Input a, Input b, std::byte* out,
+                      int64_t n) const = 0;
+  virtual void convert(DType from, DType to, Input a, std::byte* out, int64_t n) const = 0;
+  // out[i] = value (converted to dtype), for n elements.
+  virtual void fill(DType dtype, double value, std::byte* out, int64_t n) const = 0;
+  // out[i] = i (converted to dtype), for n elements.
+  virtual void iota(DType dtype, std::byte* out, int64_t n) const = 0;
+
+  // Reductions along one axis (reduce.h).
+  virtual void reduce(Reduce op, DType dtype, const std::byte* in, const Shape& shape, int axis,
+                      DType out_dtype, std::byte* out) const = 0;
+  virtual void argmax(DType dtype, const std::byte* in, const Shape& shape, int axis,
+                      std::byte* out) const = 0;
+
+  // Layout changes (layout.h): element size only, no arithmetic.
+  virtual void broadcast(size_t element_size, const std::byte* in, const Shape& from,
+                         std::byte* out, const Shape& to) const = 0;
+  virtual void transpose(size_t element_size, const std::byte* in, const Shape& shape,
+                         std::span<const int> perm, std::byte* out) const = 0;
+  virtual void slice(size_t element_size, const std::byte* in, const Shape& shape,
+                     std::span<const int64_t> start, const Shape& extent, std::byte* out) const = 0;
+  virtual void concatenate(size_t element_size, std::span<const std::byte* const> in,
+                           std::span<const Shape> shapes, int axis, std::byte* out) const = 0;
+
+  // Batched matrix products (matmul.h).
+  virtual void matmul(DType dtype, MatmulShape s, const std::byte* a, const std::byte* b,
+                      std::byte* out) const = 0;
+};
+
+// Host memory, Eigen 3.4 and OpenBLAS: the kernels of elementwise.h, reduce.h, layout.h and
+// matmul.h.
+const Backend& cpu_backend();
+
+// The backend of the devices of `platform`; throws InvalidArgument naming the platform when this
+// build has none for it.
+const Backend& backend_for(std::string_view platform);
+
+}  // namespace spmd::kernels

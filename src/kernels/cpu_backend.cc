@@ -1,0 +1,84 @@
+// The CPU backend: the device seam (backend.h) over this folder's Eigen and OpenBLAS kernels.
+#include <Eigen/Core>
+#include <string>
+
+#include "kernels/backend.h"
+#include "kernels/layout.h"
+#include "spmd/error.h"
+
+namespace spmd::kernels {
+namespace {
+
+class CpuBackend final : public Backend {
+ public:
+  std::string_view platform() const override { return "cpu"; }
+  MemorySpace memory(int /*local_hardware_id*/) const override { return MemorySpace::host(); }
+
+  void unary(Unary op, DType dtype, Input a, std::byte* out, int64_t n) const override {
+    kernels::unary(op, dtype, a, out, n);
+  }
+  void binary(Binary op, DType dtype, Input a, Input b, std::byte* out, int64_t n) const override {
+    kernels::binary(op, dtype, a, b, out, n);
+  }
+  void select(DType dtype, Input cond, Input a, Input b, std::byte* out, int64_t n) const override {
+    kernels::select(dtype, cond, a, b, out, n);
+  }
+  void convert(DType from, DType to, Input a, std::byte* out, int64_t n) const override {
+    kernels::convert(from, to, a, out, n);
+  }
+  void fill(DType dtype, double value, std::byte* out, int64_t n) const override {
+    kernels::convert(DType::kFloat64, dtype, {reinterpret_cast<const std::byte*>(&value), 1}, out,
+                     n);
+  }
+  void iota(DType dtype, std::byte* out, int64_t n) const override {
+    const Eigen::ArrayXd values = Eigen::ArrayXd::LinSpaced(n, 0, static_cast<double>(n - 1));
+    kernels::convert(DType::kFloat64, dtype, {reinterpret_cast<const std::byte*>(values.data()), n},
+                     out, n);
+  }
+
+  void reduce(Reduce op, DType dtype, const std::byte* in, const Shape& shape, int axis,
+              DType out_dtype, std::byte* out) const override {
+    kernels::reduce(op, dtype, in, shape, axis, out_dtype, out);
+  }
+  void argmax(DType dtype, const std::byte* in, const Shape& shape, int axis,
+              std::byte* out) const override {
+    kernels::argmax(dtype, in, shape, axis, out);
+  }
+
+  void broadcast(size_t element_size, const std::byte* in, const Shape& from, std::byte* out,
+                 const Shape& to) const override {
+    kernels::broadcast(element_size, in, from, out, to);
+  }
+  void transpose(size_t element_size, const std::byte* in, const Shape& shape,
+                 std::span<const int> perm, std::byte* out) const override {
+    kernels::transpose(element_size, in, shape, perm, out);
+  }
+  void slice(size_t element_size, const std::byte* in, const Shape& shape,
+             std::span<const int64_t> start, const Shape& extent, std::byte* out) const override {
+    kernels::slice(element_size, in, shape, start, extent, out);
+  }
+  void concatenate(size_t element_size, std::span<const std::byte* const> in,
+                   std::span<const Shape> shapes, int axis, std::byte* out) const override {
+    kernels::concatenate(element_size, in, shapes, axis, out);
+  }
+
+  void matmul(DType dtype, MatmulShape s, const std::byte* a, const std::byte* b,
+              std::byte* out) const override {
+    kernels::matmul(dtype, s, a, b, out);
+  }
+};
+
+}  // namespace
+
+const Backend& cpu_backend() {
+  static const CpuBackend backend;
+  return backend;
+}
+
+const Backend& backend_for(std::string_view platform) {
+  if (platform == "cpu") return cpu_backend();
+  throw InvalidArgument("no kernel backend for devices of platform '" + std::string(platform) +
+                        "' in this build (it has: cpu)");
+}
+
+}  // namespace spmd::kernels

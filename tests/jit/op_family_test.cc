@@ -1,0 +1,314 @@
+// A new operation family touches one file: this test registers a toy family of its own, "flip"
+// (jnp.flip along one axis), defines every rule of operation.h for it here, and runs it through
+// tracing, partitioning, execution on 4 CPU devices, grad and the program-text parser. Beside it,
+// the device seam: the executor reaches every kernel through the backend it is given, and the
+// contraction kernel's letter orders against a reference. Part of jit_property_test (its main
+// initializes the devices).
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <spmd/spmd.h>
+
+#include <atomic>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "jit/execute.h"
+#include "jit/op_registry.h"
+#include "jit/partition.h"
+#include "jit/partitioner.h"
+#include "jit/program_parse.h"
+#include "jit/trace.h"
+
+namespace {
+
+namespace jnp = spmd::numpy;
+namespace compiler = spmd::compiler;
+using spmd::Array;
+using spmd::Block;
+using spmd::HostArray;
+using spmd::NamedSharding;
+using spmd::P;
+using spmd::Shape;
+using spmd::Tensor;
+
+// --- the toy family: its whole definition ---
+
+// "test_flip": the operand reversed along `axis`. The axis stays whole on every device; the other
+// dimensions keep their splits.
+class FlipOp final : public compiler::Operation {
+ public:
+  explicit FlipOp(int axis) : axis(axis) {}
+  const int axis;
+
+  std::string name() const override { return "test_flip"; }
+  std::string attributes() const override { return fmt::format("axis={}", axis); }
+  compiler::ValueType result_type(std::span<const compiler::ValueType> in) const override {
+    if (in.size() != 1 || axis < 0 || axis >= static_cast<int>(in[0].shape.size()))
+      throw spmd::InvalidArgument("test_flip: one operand with the axis");
+    return in[0];
+  }
+  void partition(compiler::Partitioner& p, int value, const compiler::Op& op) const override {
+    compiler::Layout in = p.layout(op.inputs[0]).settled();
+    in.dims[static_cast<size_t>(axis)].clear();
+    p.compute(value, {p.slot_with(op.inputs[0], in)}, in);
+  }
+  // Slices of thickness 1 along the axis, concatenated last first: backend kernels only.
+  Block run(const compiler::KernelContext& device, const compiler::Step& step,
+            std::span<const Block> in) const override {
+    const Shape& shape = in[0].shape();
+    const size_t width = spmd::dtype_size(step.dtype);
+    std::vector<Block> slices;
+    for (int64_t i = shape[static_cast<size_t>(axis)]; i-- > 0;) {
+      std::vector<int64_t> start(shape.size(), 0);
+      start[static_cast<size_t>(axis)] = i;
+      Shape extent = shape;
+      extent[static_cast<size_t>(axis)] = 1;
+      Block s = device.allocate(step.dtype, extent);
+      device.backend.slice(width, in[0].bytes().data(), shape, start, extent,
+                           s.mutable_bytes().data());
+      slices.push_back(std::move(s));
+    }
+    std::vector<const std::byte*> parts;
+    std::vector<Shape> shapes;
+    for (const Block& s : slices) {
+      parts.push_back(s.bytes().data());
+      shapes.push_back(s.shape());
+    }
+    Block out = device.allocate(step.dtype, step.shape);
+    device.backend.concatenate(width, parts, shapes, axis, out.mutable_bytes().data());
+    return out;
+  }
+  compiler::Cotangents vjp(const compiler::Op& /*op*/, const Tensor& /*result*/,
+                           std::span<const Tensor> /*operands*/, const Tensor& g) const override;
+};
+
+// The family's front end, as spmd::numpy's functions make operations.
+Tensor flip(const Tensor& x, int axis) {
+  auto trace = compiler::trace_of("flip", {&x});
+  return trace->apply(compiler::make_operation<FlipOp>(axis), {x.value()});
+}
+
+compiler::Cotangents FlipOp::vjp(const compiler::Op& /*op*/, const Tensor& /*result*/,
+                                 std::span<const Tensor> /*operands*/, const Tensor& g) const {
+  return {flip(g, axis)};
+}
+
+const compiler::OperationRegistration flip_registration("test_flip",
+                                                        [](const compiler::AttributeReader& r) {
+                                                          return compiler::make_operation<FlipOp>(
+                                                              static_cast<int>(r.integer("axis")));
+                                                        });
+
+// --- helpers ---
+
+const spmd::Mesh& mesh() {
+  static const spmd::Mesh m(spmd::devices(), {2, 2}, {"a", "b"});
+  return m;
+}
+
+HostArray counting(const Shape& shape) {
+  std::vector<double> v(static_cast<size_t>(spmd::shape_size(shape)));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = std::sin(static_cast<double>(i) * 0.7 + 0.3);
+  return HostArray::from_vector(v, shape);
+}
+
+// `h` (rank 2, float64) reversed along `axis`, computed here.
+HostArray flipped(const HostArray& h, int axis) {
+  HostArray out = h;
+  const int64_t rows = h.shape()[0], cols = h.shape()[1];
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) {
+      const int64_t from = axis == 0 ? (rows - 1 - r) * cols + c : r * cols + (cols - 1 - c);
+      out.mutable_data<double>()[r * cols + c] = h.data<double>()[from];
+    }
+  }
+  return out;
+}
+
+void expect_equal(const HostArray& got, const HostArray& want) {
+  ASSERT_EQ(got.shape(), want.shape());
+  for (size_t i = 0; i < want.data<double>().size(); ++i) {
+    EXPECT_NEAR(got.data<double>()[i], want.data<double>()[i], 1e-12) << "element " << i;
+  }
+}
+
+// --- the toy family through every stage ---
+
+TEST(OperationFamily, AToyFamilyDefinedInATestIsTracedPartitionedAndRun) {
+  const HostArray x = counting({8, 4});
+  auto f = spmd::jit([](const Tensor& t) { return flip(t, 0) * 2.0; });
+  const Array in = spmd::device_put(x, NamedSharding(mesh(), P("a", "b")));
+  const std::string text = f.lower(in).as_text();
+  EXPECT_NE(text.find("test_flip f64[8,2]"), std::string::npos) << text;  // axis 0 whole
+  EXPECT_NE(text.find("all_gather[a] dim=0"), std::string::npos) << text;
+  HostArray want = flipped(x, 0);
+  for (double& v : want.mutable_data<double>()) v *= 2;
+  expect_equal(spmd::multihost::process_allgather(f(in)), want);
+  EXPECT_EQ(f(in).sharding().to_string(), NamedSharding(mesh(), P(spmd::None, "b")).to_string());
+}
+
+TEST(OperationFamily, AToyFamilysDerivativeServesGrad) {
+  const HostArray x = counting({8, 4});
+  const HostArray w = counting({4, 8});
+  const Array xs = spmd::device_put(x, NamedSharding(mesh(), P("a")));
+  const Array ws = spmd::device_put(w, NamedSharding(mesh(), P()));
+  // d/dx sum(flip(x, 1) * flip(w^T, 1)) is flip(flip(w^T, 1), 1) = w^T.
+  auto loss = [](const Tensor& t, const Tensor& u) {
+    return jnp::sum(flip(t, 1) * flip(jnp::transpose(u), 1));
+  };
+  const HostArray g = spmd::multihost::process_allgather(spmd::grad(loss)(xs, ws));
+  HostArray want = HostArray::zeros(spmd::DType::kFloat64, {8, 4});
+  for (int64_t r = 0; r < 8; ++r) {
+    for (int64_t c = 0; c < 4; ++c)
+      want.mutable_data<double>()[r * 4 + c] = w.data<double>()[c * 8 + r];
+  }
+  expect_equal(g, want);
+}
+
+TEST(OperationFamily, AToyFamilyIsReadFromProgramTextByItsRegisteredName) {
+  const compiler::Program program = compiler::parse_program(
+      "%0 = parameter f32[8,4] index=0 sharding=PartitionSpec(None, 'b')\n"
+      "%1 = test_flip f32[8,4] %0 axis=1\nreturn %1\n",
+      mesh());
+  EXPECT_EQ(program.lines()[1], "%1 = test_flip f32[8,4] %0 axis=1");
+  const compiler::LocalProgram local = compiler::partition(
+      program, mesh(), {compiler::layout_of(NamedSharding(mesh(), P(spmd::None, "b")), 2)},
+      {std::nullopt}, "toy");
+  EXPECT_NE(local.text.find("all_gather[b] dim=1 f32[8,4]"), std::string::npos) << local.text;
+}
+
+// --- the device seam ---
+
+// The CPU backend, counting the calls that reach it.
+class CountingBackend final : public spmd::kernels::Backend {
+ public:
+  mutable std::atomic<int> calls{0};
+  const Backend& cpu = spmd::kernels::cpu_backend();
+  std::string_view platform() const override { return "counting"; }
+  spmd::MemorySpace memory(int id) const override { return cpu.memory(id); }
+#define FORWARD(method, params, args) \
+  void method params const override { \
+    ++calls;                          \
+    cpu.method args;                  \
+  }
+  FORWARD(unary,
+          (spmd::kernels::Unary op, spmd::DType t, spmd::kernels::Input a, std::byte* o, int64_t n),
+          (op, t, a, o, n))
+  FORWARD(binary,
+          (spmd::kernels::Binary op, spmd::DType t, spmd::kernels::Input a, spmd::kernels::Input b,
+           std::byte* o, int64_t n),
+          (op, t, a, b, o, n))
+  FORWARD(select,
+          (spmd::DType t, spmd::kernels::Input c, spmd::kernels::Input a, spmd::kernels::Input b,
+           std::byte* o, int64_t n),
+          (t, c, a, b, o, n))
+  FORWARD(convert, (spmd::DType f, spmd::DType t, spmd::kernels::Input a, std::byte* o, int64_t n),
+          (f, t, a, o, n))
+  FORWARD(fill, (spmd::DType t, double v, std::byte* o, int64_t n), (t, v, o, n))
+  FORWARD(iota, (spmd::DType t, std::byte* o, int64_t n), (t, o, n))
+  FORWARD(reduce,
+          (spmd::kernels::Reduce op, spmd::DType t, const std::byte* in, const Shape& s, int axis,
+           spmd::DType ot, std::byte* o),
+          (op, t, in, s, axis, ot, o))
+  FORWARD(argmax, (spmd::DType t, const std::byte* in, const Shape& s, int axis, std::byte* o),
+          (t, in, s, axis, o))
+  FORWARD(broadcast, (size_t w, const std::byte* in, const Shape& f, std::byte* o, const Shape& to),
+          (w, in, f, o, to))
+  FORWARD(transpose,
+          (size_t w, const std::byte* in, const Shape& s, std::span<const int> p, std::byte* o),
+          (w, in, s, p, o))
+  FORWARD(slice,
+          (size_t w, const std::byte* in, const Shape& s, std::span<const int64_t> st,
+           const Shape& e, std::byte* o),
+          (w, in, s, st, e, o))
+  FORWARD(concatenate,
+          (size_t w, std::span<const std::byte* const> in, std::span<const Shape> s, int axis,
+           std::byte* o),
+          (w, in, s, axis, o))
+  FORWARD(matmul,
+          (spmd::DType t, spmd::kernels::MatmulShape s, const std::byte* a, const std::byte* b,
+           std::byte* o),
+          (t, s, a, b, o))
+#undef FORWARD
+};
+
+TEST(DeviceSeam, TheExecutorReachesEveryKernelThroughItsBackend) {
+  const spmd::Mesh one({spmd::devices()[0]}, {"x"});
+  const compiler::Program program = compiler::parse_program(
+      "%0 = parameter f32[2,3] index=0 sharding=PartitionSpec()\n"
+      "%1 = parameter f32[3,2] index=1 sharding=PartitionSpec()\n"
+      "%2 = dot f32[2,2] %0 %1 einsum=mk,kn->mn\n"
+      "%3 = exp f32[2,2] %2\n"
+      "%4 = reduce_sum f32[2] %3 axes={1}\n"
+      "return %4\n",
+      one);
+  const compiler::LocalProgram local = compiler::partition(
+      program, one, {compiler::Layout::replicated(2), compiler::Layout::replicated(2)},
+      {std::nullopt}, "seam");
+  const CountingBackend backend;
+  const compiler::KernelContext device{backend, backend.memory(0)};
+  std::vector<Block> inputs = {Block::from_vector(std::vector<float>{1, 2, 3, 4, 5, 6}, {2, 3}),
+                               Block::from_vector(std::vector<float>{1, 0, 0, 1, 1, 1}, {3, 2})};
+  const std::vector<Block> out = compiler::execute(local, one, device, inputs);
+  EXPECT_EQ(backend.calls.load(), 3);  // matmul, exp, reduce: nothing around the seam
+  // rows of x·w: (1+3, 2+3) and (4+6, 5+6)
+  const auto got = out[0].data<float>();
+  EXPECT_NEAR(got[0], std::exp(4.0f) + std::exp(5.0f), 1e-2);
+  EXPECT_NEAR(got[1], std::exp(10.0f) + std::exp(11.0f), 1e1);
+}
+
+TEST(DeviceSeam, ABackendForAPlatformThisBuildLacksIsAClearError) {
+  try {
+    spmd::kernels::backend_for("gpu");
+    ADD_FAILURE() << "a backend for gpu in a CPU-only build";
+  } catch (const spmd::InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("no kernel backend for devices of platform 'gpu'"),
+              std::string::npos)
+        << e.what();
+  }
+  const compiler::KernelContext device{spmd::kernels::cpu_backend(), spmd::MemorySpace::device(0)};
+  EXPECT_THROW(device.allocate(spmd::DType::kFloat32, {4}), spmd::InvalidArgument);
+}
+
+// The contraction kernel for letters in every order an operand may hold them (read transposed by
+// BLAS, or transposed first), split over the mesh, against a product computed here.
+TEST(DeviceSeam, ContractionsInAnyLetterOrderMatchTheirDefinition) {
+  const HostArray a = counting({4, 6});  // letters i, j
+  const HostArray b = counting({6, 8});  // letters j, k
+  auto at = [](const HostArray& h, int64_t r, int64_t c) {
+    return h.data<double>()[r * h.shape()[1] + c];
+  };
+  auto transposed = [](const HostArray& h) {
+    HostArray t = HostArray::zeros(h.dtype(), {h.shape()[1], h.shape()[0]});
+    for (int64_t r = 0; r < h.shape()[0]; ++r) {
+      for (int64_t c = 0; c < h.shape()[1]; ++c)
+        t.mutable_data<double>()[c * h.shape()[0] + r] = h.data<double>()[r * h.shape()[1] + c];
+    }
+    return t;
+  };
+  struct Case {
+    std::string spec;
+    bool a_t, b_t, out_t;  // whether the operands and the result are stored transposed
+  };
+  for (const Case& c :
+       {Case{"ij,jk->ik", false, false, false}, Case{"ji,jk->ik", true, false, false},
+        Case{"ij,kj->ik", false, true, false}, Case{"ji,kj->ki", true, true, true}}) {
+    SCOPED_TRACE(c.spec);
+    const Array x = spmd::device_put(c.a_t ? transposed(a) : a, NamedSharding(mesh(), P("a")));
+    const Array y = spmd::device_put(c.b_t ? transposed(b) : b, NamedSharding(mesh(), P("b")));
+    auto f = spmd::jit([&](const Tensor& p, const Tensor& q) { return jnp::einsum(c.spec, p, q); });
+    HostArray got = spmd::multihost::process_allgather(f(x, y));
+    if (c.out_t) got = transposed(got);
+    ASSERT_EQ(got.shape(), (Shape{4, 8}));
+    for (int64_t i = 0; i < 4; ++i) {
+      for (int64_t k = 0; k < 8; ++k) {
+        double want = 0;
+        for (int64_t j = 0; j < 6; ++j) want += at(a, i, j) * at(b, j, k);
+        EXPECT_NEAR(got.data<double>()[i * 8 + k], want, 1e-12) << i << "," << k;
+      }
+    }
+  }
+}
+
+}  // namespace

@@ -1,0 +1,176 @@
+// The partitioner on its own: each file of tests/jit/golden/ states a mesh, a program's text whose
+// parameters carry the input layouts, and the two texts the partitioner must make of it — the
+// global program with each value's layout, and the per-device program with its collectives. No
+// processes, no initialize(): the mesh is made of Device values, the program is parsed from text.
+// SPMD_UPDATE_GOLDEN=1 rewrites the expected texts from what the partitioner makes now (then read
+// the diff: it is the change in behaviour).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "jit/layout.h"
+#include "jit/ops/parameter.h"
+#include "jit/partition.h"
+#include "jit/program_parse.h"
+#include "spmd/error.h"
+#include "spmd/mesh.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using spmd::Mesh;
+using spmd::compiler::LocalProgram;
+using spmd::compiler::Program;
+
+// A golden file's parts, between the lines "== program", "== global" and "== per device".
+struct Golden {
+  std::string head;  // comments and the "mesh a=2 b=2" line
+  std::string program;
+  std::string global;
+  std::string per_device;
+};
+
+Golden read_golden(const fs::path& path) {
+  std::ifstream in(path);
+  Golden g;
+  std::string* part = &g.head;
+  for (std::string line; std::getline(in, line);) {
+    if (line == "== program") {
+      part = &g.program;
+    } else if (line == "== global") {
+      part = &g.global;
+    } else if (line == "== per device") {
+      part = &g.per_device;
+    } else {
+      *part += line + "\n";
+    }
+  }
+  return g;
+}
+
+void write_golden(const fs::path& path, const Golden& g) {
+  std::ofstream(path) << g.head << "== program\n"
+                      << g.program << "== global\n"
+                      << g.global << "== per device\n"
+                      << g.per_device;
+}
+
+// "mesh dp=2 mp=2": a mesh of fabricated CPU devices, two per process.
+Mesh abstract_mesh(const std::string& head) {
+  std::istringstream lines(head);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("mesh ", 0) != 0) continue;
+    std::istringstream words(line.substr(5));
+    std::vector<std::string> names;
+    std::vector<int64_t> sizes;
+    for (std::string w; words >> w;) {
+      names.push_back(w.substr(0, w.find('=')));
+      sizes.push_back(std::stoll(w.substr(w.find('=') + 1)));
+    }
+    int64_t count = 1;
+    for (int64_t s : sizes) count *= s;
+    std::vector<spmd::Device> devices;
+    for (int i = 0; i < count; ++i) devices.emplace_back(i, i / 2, i % 2, "cpu", "host");
+    return Mesh(devices, sizes, names);
+  }
+  throw spmd::InvalidArgument("a golden file without a 'mesh' line");
+}
+
+// The partitioner's two texts for the golden file's program, its parameters' shardings the
+// input layouts, every output in its propagated layout.
+LocalProgram partition_text(const Program& program, const Mesh& mesh) {
+  std::vector<spmd::compiler::Layout> in(static_cast<size_t>(program.parameters));
+  for (const auto& op : program.ops) {
+    if (const auto* p = op.as<spmd::compiler::ParameterOp>()) {
+      in.at(static_cast<size_t>(p->index)) =
+          spmd::compiler::layout_of(*p->sharding(), op.shape.size());
+    }
+  }
+  const std::vector<std::optional<spmd::compiler::Layout>> out(program.outputs.size());
+  return spmd::compiler::partition(program, mesh, in, out, "golden");
+}
+
+std::vector<std::string> golden_files() {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(SPMD_GOLDEN_DIR)) {
+    if (e.path().extension() == ".txt") names.push_back(e.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+class PartitionGolden : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(PartitionGolden, MakesTheExpectedGlobalAndPerDevicePrograms) {
+  const fs::path path = fs::path(SPMD_GOLDEN_DIR) / (GetParam() + ".txt");
+  Golden g = read_golden(path);
+  const Mesh mesh = abstract_mesh(g.head);
+  const Program program = spmd::compiler::parse_program(g.program, mesh);
+  // The text reads back into the same program.
+  std::string lines;
+  for (const std::string& l : program.lines()) lines += l + "\n";
+  EXPECT_EQ(lines, g.program);
+  const LocalProgram local = partition_text(program, mesh);
+  const char* update = std::getenv("SPMD_UPDATE_GOLDEN");
+  if (update != nullptr && std::string(update) == "1") {
+    g.global = local.global_text;
+    g.per_device = local.text;
+    write_golden(path, g);
+    GTEST_SKIP() << "rewrote " << path;
+  }
+  EXPECT_EQ(local.global_text, g.global);
+  EXPECT_EQ(local.text, g.per_device);
+}
+
+INSTANTIATE_TEST_SUITE_P(Files, PartitionGolden, ::testing::ValuesIn(golden_files()),
+                         [](const auto& info) { return info.param; });
+
+// The text parser refuses what it cannot type, naming the line.
+void expect_refused(const std::string& text, const std::string& fragment) {
+  const Mesh mesh = abstract_mesh("mesh a=2\n");
+  try {
+    spmd::compiler::parse_program(text, mesh);
+    ADD_FAILURE() << "accepted:\n" << text;
+  } catch (const spmd::InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+  }
+}
+
+TEST(ProgramText, AnUnknownOperationIsRefusedNamingIt) {
+  expect_refused(
+      "%0 = parameter f32[4] index=0 sharding=PartitionSpec()\n%1 = frobnicate f32[4] %0\n"
+      "return %1\n",
+      "line 2 (%1 = frobnicate f32[4] %0): no operation is named 'frobnicate'");
+}
+
+TEST(ProgramText, ADeclaredTypeTheRuleDoesNotGiveIsRefused) {
+  expect_refused(
+      "%0 = parameter f32[4,2] index=0 sharding=PartitionSpec()\n"
+      "%1 = reduce_sum f32[2,2] %0 axes={0}\nreturn %1\n",
+      "declares f32[2,2], but reduce_sum's rule gives f32[2]");
+}
+
+TEST(ProgramText, AMissingAttributeIsRefusedNamingIt) {
+  expect_refused(
+      "%0 = parameter f32[4,2] index=0 sharding=PartitionSpec()\n"
+      "%1 = transpose f32[2,4] %0\nreturn %1\n",
+      "transpose: attribute 'permutation' is missing");
+}
+
+TEST(ProgramText, AnOperandThatIsNotEarlierIsRefused) {
+  expect_refused(
+      "%0 = parameter f32[4] index=0 sharding=PartitionSpec()\n%1 = neg f32[4] %1\n"
+      "return %1\n",
+      "%1 is not an earlier value");
+}
+
+TEST(ProgramText, AConstantCannotBeWrittenAsText) {
+  expect_refused("%0 = constant f32[4] bytes=#0\nreturn %0\n", "use full or iota");
+}
+
+}  // namespace
