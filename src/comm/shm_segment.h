@@ -5,6 +5,7 @@
 // the creator's pid ("/spmd-<pid>-…"); a process that exits without its destructors (a peer's
 // failure, fast_exit.h) or is killed in between leaves none behind either: the first unlinks
 // them on the way out, spmdrun those of the second (unlink_left_by).
+// Open to tools/: spmdrun removes the segment names a killed process left.
 #pragma once
 
 #include <cstddef>

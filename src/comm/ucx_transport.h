@@ -12,6 +12,7 @@
 // ucx_absent.cc otherwise. UCX reads its own variables (UCX_TLS, UCX_NET_DEVICES, …) as it always
 // does; spmd has defaults of its own for four of them, used only where they are not set
 // (UcxReach).
+// Open to tools/: spmd-bench collectives names the UCX settings in force.
 #pragma once
 
 #include <cstdint>

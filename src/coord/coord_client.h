@@ -5,6 +5,7 @@
 // the client was given, which some thread must run. No blocking call waits without a deadline,
 // and every pending or later call fails with PeerFailure once the service reports a dead peer
 // or the service itself dies.
+// Open to tools/: spmd-bench's simulated clients are real coordination clients.
 #pragma once
 
 #include <asio.hpp>

@@ -1,4 +1,5 @@
 // The open-file limit a coordination service needs: one descriptor per process it serves.
+// Open to tools/: spmd-bench's simulated clusters raise the descriptor limit.
 #pragma once
 
 namespace spmd {

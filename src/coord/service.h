@@ -14,6 +14,7 @@
 // frames of a registration's size only (kMaxRegistrationFrameBytes), and at most
 // num_processes + 128 connections are open at once, so strangers cannot make it allocate more
 // than a few MiB.
+// Open to tools/: spmd-coordinator runs the service stand-alone; spmd-bench simulates it.
 #pragma once
 
 #include <chrono>

@@ -10,6 +10,7 @@
 // page's address with it when it starts. HTTP/1.1 with one request per connection; a request is
 // at most 8 KiB and must arrive within 5 s; at most 16 connections are served at once. Runs on
 // the service's event loop, so the table is read without locks.
+// Open to tools/: spmd-coordinator serves the live view's page.
 #pragma once
 
 #include <asio.hpp>

@@ -1,6 +1,7 @@
 // Asking a running job's coordination service for its live view (status_board.h), as
 // spmd-status and spmdrun --status do: one connection, one StatusRequest carrying the job's auth
 // token, one StatusTable back. Thread-safe (each call has its own connection and event loop).
+// Open to tools/: spmd-status and spmdrun --status ask a running job for its view.
 #pragma once
 
 #include <chrono>

@@ -6,6 +6,7 @@
 // on a host have nearby pids) and compresses the serialized message with zstd: the runs of host
 // indices, device counts and platforms of a regular cluster compress to almost nothing. It is
 // done once per cluster; unpack_topology() undoes it in each process.
+// Open to tools/: spmd-bench coordinator measures the topology encoding.
 #pragma once
 
 #include <string>

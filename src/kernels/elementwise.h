@@ -6,6 +6,7 @@
 // float32 and round once per call. Which dtypes an operation accepts is spmd::numpy's business
 // (it promotes as JAX does); here, a transcendental on an integer type throws InvalidArgument.
 // Pure functions; thread-safe.
+// Open to tools/: spmd-bench jit runs the kernels beside jit as its baseline.
 #pragma once
 
 #include <cstddef>

@@ -1,22 +1,45 @@
 #!/usr/bin/env python3
-"""Fails on every #include in src/ and include/ that points up the layer table of DESIGN.md.
+"""Fails on every #include that breaks the layer table of the design (../shared/DESIGN.md).
 
-A layer may include only itself, the layers listed before it, and the vocabulary. Each arrow
-that breaks this is printed as "file:line: layer -> other layer (header)". Usage:
-check_layers.py SOURCE_DIR
+A layer may include itself, the vocabulary, and the layers its "depends on" column names, with
+theirs in turn (the closure). Files under tools/ may include the public headers and only those
+internal headers that declare themselves open to tools (a line "// Open to tools/: <why>").
+Each breach prints as "file:line: ...". When the design's table is beside the repository
+(DESIGN_MD below), the table here must equal it, so the two cannot drift apart silently.
+Usage: check_layers.py SOURCE_DIR
 """
 import pathlib
 import re
 import sys
 
-# DESIGN.md's table, bottom up.
-ORDER = ["vocabulary", "coord", "cluster", "runtime", "comm", "sharding", "array", "kernels",
-         "compute", "jit", "multihost", "checkpoint", "data", "umbrella"]
+# The design's table, bottom up, with each layer's "depends on" column (spmd layers only).
+DEPENDS = {
+    "vocabulary": [],
+    "coord": [],
+    "cluster": [],
+    "runtime": ["coord", "cluster"],
+    "comm": ["runtime"],
+    "sharding": [],
+    "array": ["sharding", "comm"],
+    "kernels": [],
+    "compute": ["array", "comm", "kernels"],
+    "jit": ["array", "comm", "kernels", "compute"],
+    "multihost": ["array", "comm"],
+    "checkpoint": ["array", "coord"],
+    "data": ["array"],
+}
+# Edges this repository takes beyond the design's column, each with its reason (DESIGN.md,
+# "Layers").
+DECLARED = {
+    # CheckpointManager asks multihost's preemption sync point whether to save (as Orbax's does).
+    "checkpoint": ["multihost"],
+}
+DESIGN_MD = "../shared/DESIGN.md"
 
 # Each public header's layer. A new public header must be placed here (the check says so).
 PUBLIC = {
     "dtype.h": "vocabulary", "error.h": "vocabulary", "device.h": "vocabulary",
-    "shape.h": "vocabulary", "memory_space.h": "vocabulary",
+    "shape.h": "vocabulary", "memory_space.h": "vocabulary", "tree.h": "vocabulary",
     "coordination_client.h": "coord",
     "distributed.h": "runtime", "runtime.h": "runtime",
     "communicator.h": "comm", "reduce_op.h": "comm",
@@ -25,7 +48,8 @@ PUBLIC = {
     "array.h": "array", "host_array.h": "array",
     "block.h": "compute", "block_ops.h": "compute", "named_collectives.h": "compute",
     "shard_map.h": "compute",
-    "tensor.h": "jit", "numpy.h": "jit", "jit.h": "jit", "numpy_eager.h": "jit", "tree.h": "jit", "grad.h": "jit", "optim.h": "jit", "traced_shard_map.h": "jit",
+    "tensor.h": "jit", "numpy.h": "jit", "jit.h": "jit", "numpy_eager.h": "jit",
+    "grad.h": "jit", "optim.h": "jit", "traced_shard_map.h": "jit",
     "multihost.h": "multihost",
     "checkpoint.h": "checkpoint", "checkpoint_manager.h": "checkpoint",
     "data_loader.h": "data", "data_source.h": "data",
@@ -33,6 +57,21 @@ PUBLIC = {
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+OPEN_TO_TOOLS = "// Open to tools/:"
+
+
+def allowed(layer):
+    """The layers `layer` may include: its column's closure, itself and the vocabulary."""
+    if layer == "umbrella":
+        return set(DEPENDS) | {"umbrella"}
+    seen, todo = set(), [layer]
+    while todo:
+        current = todo.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        todo += DEPENDS[current] + DECLARED.get(current, [])
+    return seen | {"vocabulary"}
 
 
 def layer_of_header(name):
@@ -42,7 +81,7 @@ def layer_of_header(name):
     if name == "protocol.pb.h":
         return "coord"
     first = name.split("/")[0]
-    return first if first in ORDER else None
+    return first if first in DEPENDS else None
 
 
 def layer_of_file(path, root):
@@ -52,32 +91,80 @@ def layer_of_file(path, root):
     return rel.parts[1]  # src/<layer>/...
 
 
-def main():
-    root = pathlib.Path(sys.argv[1])
+def design_table(root):
+    """The design's table as {layer: [spmd layers it depends on]}, or None when it is absent."""
+    path = root / DESIGN_MD
+    if not path.exists():
+        return None
+    table = {}
+    for line in path.read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 3:
+            continue
+        name = cells[0].strip("`").rstrip("/")
+        if name in DEPENDS:
+            table[name] = [d.strip() for d in re.split(r"[,(]", cells[2])
+                           if d.strip() in DEPENDS]
+    return table
+
+
+def check_sources(root, problems):
     files = sorted(root.glob("include/spmd/*.h")) + sorted(
         p for p in root.glob("src/**/*") if p.suffix in (".h", ".cc"))
-    problems = []
     for path in files:
         own = layer_of_file(path, root)
-        if own not in ORDER:
+        if own not in DEPENDS and own != "umbrella":
             problems.append(f"{path.relative_to(root)}: not in the layer table ({own}); add it to "
                             "check_layers.py's table")
             continue
+        ok = allowed(own)
         for number, line in enumerate(path.read_text().splitlines(), 1):
             m = INCLUDE.match(line)
             if not m:
                 continue
             other = layer_of_header(m.group(1))
-            if other is None or other == own or other == "vocabulary":
+            if other is None or other in ok:
                 continue
-            if other not in ORDER:
+            if other not in DEPENDS:
                 problems.append(f"{path.relative_to(root)}:{number}: {m.group(1)} is {other}")
-            elif ORDER.index(other) > ORDER.index(own):
+            else:
                 problems.append(f"{path.relative_to(root)}:{number}: {own} -> {other} "
-                                f"({m.group(1)}) points up the layer table")
+                                f"({m.group(1)}): {own} depends on "
+                                f"{', '.join(sorted(ok - {own, 'vocabulary'})) or 'nothing'}")
+    return len(files)
+
+
+def check_tools(root, problems):
+    files = sorted(p for p in root.glob("tools/**/*") if p.suffix in (".h", ".cc"))
+    for path in files:
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            m = INCLUDE.match(line)
+            if not m:
+                continue
+            name = m.group(1)
+            layer = layer_of_header(name)
+            if layer is None or name.startswith("spmd/"):
+                continue
+            header = root / "src" / name
+            if not header.exists() or OPEN_TO_TOOLS not in header.read_text():
+                problems.append(f"{path.relative_to(root)}:{number}: tools/ includes {name}, "
+                                f"an internal header of {layer} not open to tools (a line "
+                                f"'{OPEN_TO_TOOLS} <why>' in it opens it)")
+    return len(files)
+
+
+def main():
+    root = pathlib.Path(sys.argv[1])
+    problems = []
+    design = design_table(root)
+    if design is None:
+        print(f"note: {DESIGN_MD} is not beside the repository; the table here is not compared")
+    elif design != DEPENDS:
+        problems.append(f"the table here differs from {DESIGN_MD}'s: {design}")
+    count = check_sources(root, problems) + check_tools(root, problems)
     for p in problems:
         print(p)
-    print(f"{len(files)} files checked, {len(problems)} upward or unplaced includes")
+    print(f"{count} files checked, {len(problems)} includes against the layer table")
     return 1 if problems else 0
 
 
