@@ -43,6 +43,12 @@ class OmpiEnv : public ClusterEnv {
   std::optional<std::string> coordinator_address(std::chrono::milliseconds timeout) const override {
     if (auto uri = env_.get("OMPI_MCA_orte_hnp_uri")) {
       const OrteUri parsed = parse_orte_uri(*uri);
+      // The URI's number is ORTE's job id of mpirun itself: the job family in the upper 16 bits
+      // and the local job number (0 for mpirun) in the lower 16, so its low 12 bits are always 0
+      // ("[[24164,0],0]" is 1583611904 = 24164 << 16). Taken modulo 4096 as it is, every job
+      // would get the same port; divided by 4096 first, the port follows the family's low bits
+      // and two jobs on one host rarely collide. This is JAX's rule (ompi_cluster.py), so a JAX
+      // process and an spmd process of the same job would name the same port.
       const int port = coordinator_port_for_job(parsed.job_id / 4096, env_);
       if (parsed.host.find(':') != std::string::npos) {
         return fmt::format("[{}]:{}", parsed.host, port);

@@ -20,7 +20,9 @@
 
 namespace spmd {
 
-inline constexpr uint16_t kProtocolVersion = 1;
+// 2: a live-view row's state is the enum ProcessState (field 11), no longer a string (field 4):
+// a version-1 spmd-status would read every state as empty, so the versions refuse each other.
+inline constexpr uint16_t kProtocolVersion = 2;
 inline constexpr size_t kFrameHeaderBytes = 12;
 // Large enough for the topology of tens of thousands of processes and for sizeable key-value
 // entries; small enough that a hostile length cannot make the service allocate much.

@@ -79,20 +79,20 @@ void StatusBoard::fill(wire::ProcessStatus& out, int p, const Context& context,
   out.set_heartbeat_age_ms(heard ? ms_between(*heard, now) : -1);
   switch (context.members.state(p)) {
     case MemberState::kEmpty:
-      out.set_state("not registered");
+      out.set_state(wire::PROCESS_NOT_REGISTERED);
       return;
     case MemberState::kPending:
-      out.set_state("registering");
+      out.set_state(wire::PROCESS_REGISTERING);
       break;
     case MemberState::kDead:
-      out.set_state("dead");
+      out.set_state(wire::PROCESS_DEAD);
       out.set_detail(row.death);
       break;
     case MemberState::kLeaving:
-      out.set_state("leaving");
+      out.set_state(wire::PROCESS_LEAVING);
       break;
     case MemberState::kLeft:
-      out.set_state("left");
+      out.set_state(wire::PROCESS_LEFT);
       break;
     case MemberState::kLive:
       break;
@@ -102,7 +102,7 @@ void StatusBoard::fill(wire::ProcessStatus& out, int p, const Context& context,
   if (context.members.state(p) != MemberState::kLive) return;
   if (!row.waits.empty()) {
     const ServiceWait& w = row.waits.front();
-    out.set_state("blocked");
+    out.set_state(wire::PROCESS_BLOCKED);
     out.set_since_ms(ms_between(w.since, now));
     if (!w.barrier) {
       out.set_call(fmt::format("key_value_get '{}'", w.name));
@@ -113,7 +113,7 @@ void StatusBoard::fill(wire::ProcessStatus& out, int p, const Context& context,
     return;
   }
   const Reported& r = row.reported;
-  out.set_state(r.known && r.blocked ? "blocked" : "running");
+  out.set_state(r.known && r.blocked ? wire::PROCESS_BLOCKED : wire::PROCESS_RUNNING);
   out.set_call(r.call);
   if (r.known && r.since != Clock::time_point{}) out.set_since_ms(ms_between(r.since, now));
   if (r.blocked) {
@@ -138,16 +138,37 @@ wire::StatusTable StatusBoard::table(const Context& context, Clock::time_point n
   return table;
 }
 
+std::string_view StatusBoard::state_name(wire::ProcessState state) {
+  switch (state) {
+    case wire::PROCESS_NOT_REGISTERED:
+      return "not registered";
+    case wire::PROCESS_REGISTERING:
+      return "registering";
+    case wire::PROCESS_RUNNING:
+      return "running";
+    case wire::PROCESS_BLOCKED:
+      return "blocked";
+    case wire::PROCESS_LEAVING:
+      return "leaving";
+    case wire::PROCESS_LEFT:
+      return "left";
+    case wire::PROCESS_DEAD:
+      return "dead";
+    default:
+      return "unknown";
+  }
+}
+
 std::string StatusBoard::describe(const wire::ProcessStatus& row) {
   std::string who = fmt::format("process {}", row.process_id());
   if (!row.hostname().empty()) {
     who += fmt::format(" (host {}, pid {})", row.hostname(), row.pid());
   }
-  const std::string& state = row.state();
+  const wire::ProcessState state = row.state();
   std::string what;
-  if (state == "dead") {
+  if (state == wire::PROCESS_DEAD) {
     what = row.detail().empty() ? "is dead" : fmt::format("is dead ({})", row.detail());
-  } else if (state == "blocked") {
+  } else if (state == wire::PROCESS_BLOCKED) {
     what = fmt::format("is in {}", row.call());
     if (row.since_ms() >= 0) what += " since " + age(row.since_ms());
     if (row.waiting_for_size() > 0) {
@@ -155,21 +176,21 @@ std::string StatusBoard::describe(const wire::ProcessStatus& row) {
       what += ", waiting for process" + std::string(ids.size() > 1 ? "es " : " ") +
               format_process_list(ids);
     }
-  } else if (state == "running") {
+  } else if (state == wire::PROCESS_RUNNING) {
     if (row.call().empty()) {
       what = "is running its own code (it has finished no collective call yet)";
     } else {
       what = fmt::format("has been running its own code since it finished {}", row.call());
       if (row.since_ms() >= 0) what += ", " + age(row.since_ms()) + " ago";
     }
-  } else if (state == "leaving") {
+  } else if (state == wire::PROCESS_LEAVING) {
     what = "has called shutdown() and waits there for the others";
-  } else if (state == "left") {
+  } else if (state == wire::PROCESS_LEFT) {
     what = "has called shutdown() and left";
   } else {
     what = "has not registered";
   }
-  if (state != "dead" && row.heartbeat_age_ms() > kStaleHeartbeatMs) {
+  if (state != wire::PROCESS_DEAD && row.heartbeat_age_ms() > kStaleHeartbeatMs) {
     what += fmt::format(" (last heard from {} ago: it may be stopped or cut off)",
                         age(row.heartbeat_age_ms()));
   }

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "coord/barrier_table.h"
@@ -58,6 +59,8 @@ class StatusBoard {
   // barrier 'epoch-end' since 41 s", "… has been running its own code since it finished
   // all_reduce #881, 600 s ago", "… is dead (connection lost)".
   static std::string describe(const wire::ProcessStatus& row);
+  // The words a state prints as: "running", "blocked", "not registered", …
+  static std::string_view state_name(wire::ProcessState state);
 
   // " Now: <describe> for each of the first 8 of `processes`; …; and N more." for an error
   // message; "" when none of them is in `table`.

@@ -78,12 +78,12 @@ std::string status_text(const wire::StatusTable& table) {
                   "host", "pid", "call", "since", "heard", "waited for by");
   for (const auto& row : table.processes()) {
     out += fmt::format("{:>7}  {:<14}  {:<16}  {:>8}  {:<44}  {:>9}  {:>9}  {}\n", row.process_id(),
-                       row.state(), row.hostname(), row.pid(), row.call(), seconds(row.since_ms()),
-                       seconds(row.heartbeat_age_ms()),
+                       StatusBoard::state_name(row.state()), row.hostname(), row.pid(), row.call(),
+                       seconds(row.since_ms()), seconds(row.heartbeat_age_ms()),
                        row.waited_for_by() > 0 ? std::to_string(row.waited_for_by()) : "");
   }
   for (const auto& row : table.processes()) {
-    if (row.waited_for_by() > 0 && row.state() != "blocked") {
+    if (row.waited_for_by() > 0 && row.state() != wire::PROCESS_BLOCKED) {
       out += fmt::format("{} processes wait for it: {}\n", row.waited_for_by(),
                          StatusBoard::describe(row));
     }
@@ -96,7 +96,7 @@ std::string status_json(const wire::StatusTable& table) {
   for (const auto& row : table.processes()) {
     rows.push_back(
         {{"process", row.process_id()},
-         {"state", row.state()},
+         {"state", StatusBoard::state_name(row.state())},
          {"host", row.hostname()},
          {"pid", row.pid()},
          {"call", row.call()},

@@ -264,17 +264,17 @@ TEST_F(ServiceTest, TheStatusTableShowsWhoWaitsForWhom) {
        {clients[2]->status_table(5s), query_status(address, "secret", 5s)}) {
     ASSERT_EQ(table.processes_size(), 3);
     const auto& p0 = table.processes(0);
-    EXPECT_EQ(p0.state(), "blocked");
+    EXPECT_EQ(p0.state(), spmd::wire::PROCESS_BLOCKED);
     EXPECT_EQ(p0.call(), "barrier 'epoch-end' #0");
     EXPECT_EQ(std::vector<int>(p0.waiting_for().begin(), p0.waiting_for().end()),
               (std::vector<int>{1, 2}));
     const auto& p1 = table.processes(1);
-    EXPECT_EQ(p1.state(), "blocked");
+    EXPECT_EQ(p1.state(), spmd::wire::PROCESS_BLOCKED);
     EXPECT_EQ(p1.call(), "all_reduce #7 (sum, float32 x 8)");
     EXPECT_GE(p1.since_ms(), 3000);
     EXPECT_EQ(p1.waited_for_by(), 1);
     const auto& p2 = table.processes(2);
-    EXPECT_EQ(p2.state(), "running");
+    EXPECT_EQ(p2.state(), spmd::wire::PROCESS_RUNNING);
     EXPECT_EQ(p2.waited_for_by(), 2);
     EXPECT_EQ(p2.hostname(), "node2");
     EXPECT_EQ(p2.pid(), 1002);
@@ -282,13 +282,13 @@ TEST_F(ServiceTest, TheStatusTableShowsWhoWaitsForWhom) {
   EXPECT_THROW(query_status(address, "wrong", 5s), PermissionDenied);
   clients[1]->activity().end_wait(shown);
   std::this_thread::sleep_for(200ms);
-  EXPECT_EQ(clients[2]->status_table(5s).processes(1).state(), "running");
+  EXPECT_EQ(clients[2]->status_table(5s).processes(1).state(), spmd::wire::PROCESS_RUNNING);
   auto w1 = std::async(std::launch::async,
                        [&] { distributed::Client(clients[1]).wait_at_barrier("epoch-end", 5s); });
   distributed::Client(clients[2]).wait_at_barrier("epoch-end", 5s);
   w0.get();
   w1.get();
-  EXPECT_EQ(clients[2]->status_table(5s).processes(0).state(), "running");
+  EXPECT_EQ(clients[2]->status_table(5s).processes(0).state(), spmd::wire::PROCESS_RUNNING);
 }
 
 TEST_F(ServiceTest, WaitingTwiceOnOneBarrierIdIsAnError) {

@@ -79,7 +79,7 @@ TEST_F(StatusBoardTest, AServiceWaitShowsFirstAndEndsWhenLeft) {
   board_.leave_wait(1, token);
   EXPECT_EQ(table(t0).processes(1).call(), "all_gather #3 (float32 x 4)");
   members_.begin_leaving(1);
-  EXPECT_EQ(table(t0).processes(1).state(), "leaving");
+  EXPECT_EQ(table(t0).processes(1).state(), spmd::wire::PROCESS_LEAVING);
 }
 
 }  // namespace
