@@ -26,6 +26,26 @@ namespace {
 using json = nlohmann::json;
 namespace fs = std::filesystem;
 
+// What process 0 tells the others at a step of a collective save, through the key-value store:
+// success with a value (the temporary directory) or the error. A value that does not parse, from
+// a store shared with other software, reads as an error saying so.
+struct Outcome {
+  bool ok = false;
+  std::string text;  // ok: the value; else: what went wrong
+
+  static Outcome success(std::string value = {}) { return {true, std::move(value)}; }
+  static Outcome failure(std::string error) { return {false, std::move(error)}; }
+  std::string encode() const { return json{{"ok", ok}, {"text", text}}.dump(); }
+  static Outcome decode(const std::string& wire) {
+    const json j = json::parse(wire, nullptr, false);
+    if (!j.is_object() || !j.contains("ok") || !j["ok"].is_boolean() || !j.contains("text") ||
+        !j["text"].is_string()) {
+      return failure("an unreadable outcome (" + wire.substr(0, 80) + ")");
+    }
+    return {j["ok"].get<bool>(), j["text"].get<std::string>()};
+  }
+};
+
 struct Counter {
   std::atomic<uint64_t> saves{0};
 };
@@ -174,12 +194,10 @@ class CollectiveSave {
   void run() {
     const std::string tmp = agree_on_directory();
     write_and_report(tmp);
-    const std::string outcome = me_ == 0 ? commit_or_abandon(tmp) : await_outcome();
+    const Outcome outcome = me_ == 0 ? commit_or_abandon(tmp) : await_outcome();
     kv_.wait_at_barrier(prefix_ + "/done", timeout_);
     if (me_ == 0) kv_.key_value_delete(prefix_);
-    if (outcome != "ok") {
-      throw Error("checkpoint: " + outcome.substr(std::min<size_t>(6, outcome.size())));
-    }
+    if (!outcome.ok) throw Error("checkpoint: " + outcome.text);
   }
 
  private:
@@ -188,19 +206,19 @@ class CollectiveSave {
     if (me_ == 0) {
       try {
         std::string tmp = prepare_save(dir_);
-        kv_.key_value_set(prefix_ + "/tmp", "ok " + tmp, true);
+        kv_.key_value_set(prefix_ + "/tmp", Outcome::success(tmp).encode(), true);
         return tmp;
       } catch (const std::exception& e) {
-        kv_.key_value_set(prefix_ + "/tmp", std::string("error ") + e.what(), true);
+        kv_.key_value_set(prefix_ + "/tmp", Outcome::failure(e.what()).encode(), true);
         throw;
       }
     }
-    const std::string answer = kv_.blocking_key_value_get(prefix_ + "/tmp", timeout_);
-    if (answer.rfind("ok ", 0) != 0) {
-      throw Error(fmt::format("checkpoint: process 0 could not start saving {}: {}", dir_,
-                              answer.substr(std::min<size_t>(6, answer.size()))));
+    const Outcome answer = Outcome::decode(kv_.blocking_key_value_get(prefix_ + "/tmp", timeout_));
+    if (!answer.ok) {
+      throw Error(
+          fmt::format("checkpoint: process 0 could not start saving {}: {}", dir_, answer.text));
     }
-    return answer.substr(3);
+    return answer.text;
   }
 
   // 2. Everyone writes its chunks and reports (its checksums, or its error), then meets the
@@ -244,11 +262,11 @@ class CollectiveSave {
   }
 
   // 3. Process 0 commits when everyone succeeded, else removes the temporary directory; the
-  // outcome ("ok" or "error …") goes to everyone.
-  std::string commit_or_abandon(const std::string& tmp) {
+  // outcome goes to everyone.
+  Outcome commit_or_abandon(const std::string& tmp) {
     CheckpointRecord record = plan_.record;
     std::vector<std::string> failures = gather_statuses(record);
-    std::string outcome = "ok";
+    Outcome outcome = Outcome::success();
     if (failures.empty()) {
       try {
         commit_save(tmp, dir_, record);
@@ -259,14 +277,16 @@ class CollectiveSave {
     if (!failures.empty()) {
       std::error_code ec;
       fs::remove_all(tmp, ec);
-      outcome = fmt::format("error saving {} failed, nothing was committed: {}", dir_,
-                            fmt::join(failures, "; "));
+      outcome = Outcome::failure(fmt::format("saving {} failed, nothing was committed: {}", dir_,
+                                             fmt::join(failures, "; ")));
     }
-    kv_.key_value_set(prefix_ + "/outcome", outcome, true);
+    kv_.key_value_set(prefix_ + "/outcome", outcome.encode(), true);
     return outcome;
   }
 
-  std::string await_outcome() { return kv_.blocking_key_value_get(prefix_ + "/outcome", timeout_); }
+  Outcome await_outcome() {
+    return Outcome::decode(kv_.blocking_key_value_get(prefix_ + "/outcome", timeout_));
+  }
 
   const SavePlan& plan_;
   const std::string& dir_;

@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 
+#include "runtime/runtime_state.h"
 #include "spmd/jit.h"
 
 namespace spmd::numpy {
@@ -16,12 +17,17 @@ namespace {
 
 using Fn = std::function<Tensor(const std::vector<Tensor>&)>;
 
-// The one jit per key (operation and attributes), made on first use.
+// The one jit per key (operation and attributes), made on first use. A runtime session's object:
+// its compiled programs name the session's meshes and devices, so they end with shutdown().
+struct EagerCache {
+  std::mutex mu;
+  std::map<std::string, std::shared_ptr<Jitted<Fn>>> jits;
+};
+
 std::shared_ptr<Jitted<Fn>> cached(const std::string& key, const Fn& op) {
-  static std::mutex mu;
-  static std::map<std::string, std::shared_ptr<Jitted<Fn>>> cache;
-  std::lock_guard lock(mu);
-  auto& slot = cache[key];
+  const std::shared_ptr<EagerCache> cache = session_object<EagerCache>();
+  std::lock_guard lock(cache->mu);
+  auto& slot = cache->jits[key];
   if (!slot) slot = std::make_shared<Jitted<Fn>>(op, JitOptions{.name = key});
   return slot;
 }
