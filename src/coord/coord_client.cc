@@ -44,8 +44,11 @@ CoordClient::CoordClient(asio::io_context& io, ClientConfig config)
       config_(std::move(config)),
       address_(config_.address),
       retry_timer_(strand_),
-      heartbeat_timer_(strand_),
-      activity_timer_(strand_) {}
+      beats_(strand_, *this, *activity_, config_.heartbeat_timeout, config_.num_processes) {}
+
+void CoordClient::send(const wire::ClientMessage& msg) {
+  if (conn_) conn_->send(std::make_shared<const std::string>(encode_message_frame(msg)));
+}
 
 wire::ServerMessage CoordClient::error_answer(const Status& status) {
   wire::ServerMessage msg;
@@ -148,7 +151,7 @@ void CoordClient::on_connected(tcp::socket socket) {
       [weak](const std::string& reason) {
         if (auto self = weak.lock()) self->on_close(reason);
       });
-  last_heard_ = Clock::now();
+  beats_.heard();
   wire::ClientMessage msg;
   msg.set_request_id(kRegistrationRequestId);
   auto* reg = msg.mutable_registration();
@@ -228,7 +231,7 @@ void CoordClient::on_message(std::string_view payload) {
     conn_->close("undecodable message from the coordination service");
     return;
   }
-  last_heard_ = Clock::now();
+  beats_.heard();
   switch (msg.body_case()) {
     case wire::ServerMessage::kPeerFailed: {
       const auto& pf = msg.peer_failed();
@@ -249,8 +252,7 @@ void CoordClient::on_message(std::string_view payload) {
   }
   if (shutdown_request_id_ != 0 && msg.request_id() == shutdown_request_id_) {
     closing_ = true;
-    heartbeat_timer_.cancel();
-    activity_timer_.cancel();
+    beats_.stop();
   }
   auto it = pending_.find(msg.request_id());
   if (it == pending_.end()) return;  // answered already (e.g. failed on abort)
@@ -279,17 +281,12 @@ void CoordClient::on_registered(const wire::ServerMessage& msg) {
       process0_host_ = topology.hosts(topology.host_index(0)).hostname();
       process0_pid_ = topology.pid(0);
     }
-    heartbeat_interval_ = heartbeat_interval(config_.heartbeat_timeout);
+    milliseconds interval = heartbeat_interval(config_.heartbeat_timeout);
     // The service's timeout rules: beat at least as often as it asks.
     if (msg.heartbeat_interval_ms() > 0) {
-      heartbeat_interval_ =
-          std::min(heartbeat_interval_, milliseconds(msg.heartbeat_interval_ms()));
+      interval = std::min(interval, milliseconds(msg.heartbeat_interval_ms()));
     }
-    schedule_heartbeat();
-    schedule_activity_tick();
-    activity_->on_change([weak = weak_from_this()] {
-      if (auto self = weak.lock()) asio::post(self->strand_, [self] { self->send_activity(); });
-    });
+    beats_.start(interval);
   }
   finish_start(status, std::move(topology));
 }
@@ -316,39 +313,6 @@ void CoordClient::service_lost(const std::string& reason) {
     return;
   }
   abort({-1, address_, 0, reason});
-}
-
-void CoordClient::schedule_heartbeat() {
-  heartbeat_timer_.expires_after(heartbeat_interval_);
-  heartbeat_timer_.async_wait([self = shared_from_this()](asio::error_code ec) {
-    if (ec || self->closing_) return;
-    if (!self->aborted_ && Clock::now() - self->last_heard_ > self->config_.heartbeat_timeout) {
-      self->service_lost(fmt::format("the coordination service has been silent for {} ms",
-                                     self->config_.heartbeat_timeout.count()));
-    }
-    wire::ClientMessage hb;
-    *hb.mutable_heartbeat()->mutable_activity() = self->activity_->snapshot(Clock::now());
-    self->conn_->send(std::make_shared<const std::string>(encode_message_frame(hb)));
-    self->schedule_heartbeat();
-  });
-}
-
-void CoordClient::schedule_activity_tick() {
-  const milliseconds interval = std::clamp(milliseconds(config_.num_processes), milliseconds(1000),
-                                           std::max(heartbeat_interval_, milliseconds(1000)));
-  activity_timer_.expires_after(interval);
-  activity_timer_.async_wait([self = shared_from_this()](asio::error_code ec) {
-    if (ec || self->closing_ || self->aborted_) return;
-    if (self->activity_->finished_since_snapshot()) self->send_activity();
-    self->schedule_activity_tick();
-  });
-}
-
-void CoordClient::send_activity() {
-  if (!formed_ || closing_ || aborted_ || !conn_) return;
-  wire::ClientMessage msg;
-  *msg.mutable_activity() = activity_->snapshot(Clock::now());
-  conn_->send(std::make_shared<const std::string>(encode_message_frame(msg)));
 }
 
 wire::StatusTable CoordClient::status_table(milliseconds timeout) const {
@@ -471,8 +435,7 @@ void CoordClient::close() {
   asio::dispatch(strand_, [self = shared_from_this(), done] {
     self->closing_ = true;
     self->retry_timer_.cancel();
-    self->heartbeat_timer_.cancel();
-    self->activity_timer_.cancel();
+    self->beats_.stop();
     if (self->resolver_) self->resolver_->cancel();
     asio::error_code ignored;
     if (self->connecting_) self->connecting_->close(ignored);

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "coord/activity.h"
+#include "coord/client_heartbeats.h"
 #include "coord/connection.h"
 #include "coord/status.h"
 #include "coord/wire.h"
@@ -64,7 +65,7 @@ struct ClientConfig {
   std::function<void(const FailureReport&)> on_failure;
 };
 
-class CoordClient : public std::enable_shared_from_this<CoordClient> {
+class CoordClient : public std::enable_shared_from_this<CoordClient>, private HeartbeatHost {
  public:
   using Callback = std::function<void(const wire::ServerMessage&)>;
   using StartCallback = std::function<void(const Status&, wire::Topology)>;
@@ -91,8 +92,9 @@ class CoordClient : public std::enable_shared_from_this<CoordClient> {
   // Disconnects without any barrier; pending calls fail. Idempotent.
   void close();
 
-  // Set once a peer or the service died; the reason is FailureReport::to_string().
-  bool aborted() const { return aborted_.load(); }
+  // Set once a peer or the service died; the reason is FailureReport::to_string(). (Also what
+  // the heartbeats ask: HeartbeatHost.)
+  bool aborted() const override { return aborted_.load(); }
   // How many other processes the service has announced as having called shutdown() (its
   // peer_leaving notices): a cheap check for waits that poll; then has_left(p) says whether
   // process p is one of them.
@@ -124,12 +126,11 @@ class CoordClient : public std::enable_shared_from_this<CoordClient> {
   void note_leavers(const wire::PeerLeaving& notice);
   void on_registered(const wire::ServerMessage& msg);
   void finish_start(const Status& status, wire::Topology topology);
-  void schedule_heartbeat();
-  void send_activity();
-  // Sends the activity when a call finished since the last send: every second in small jobs,
-  // less often in large ones (N ms, at most the heartbeat interval), so the service hears
-  // about 1000 such messages a second at most.
-  void schedule_activity_tick();
+  // HeartbeatHost: what the heartbeats (client_heartbeats.h) ask of the client, on the strand.
+  bool closing() const override { return closing_; }
+  void send(const wire::ClientMessage& msg) override;
+  void service_silent(const std::string& reason) override { service_lost(reason); }
+  std::shared_ptr<void> keep_alive() override { return shared_from_this(); }
   void abort(const FailureReport& info);
   // Reports the service's death: as process 0's when it hosted the service.
   void service_lost(const std::string& reason);
@@ -144,16 +145,12 @@ class CoordClient : public std::enable_shared_from_this<CoordClient> {
   // Strand state.
   std::shared_ptr<FramedConnection> conn_;
   asio::steady_timer retry_timer_;
-  asio::steady_timer heartbeat_timer_;
-  asio::steady_timer activity_timer_;
   std::unique_ptr<asio::ip::tcp::resolver> resolver_;
   std::unique_ptr<asio::ip::tcp::socket> connecting_;
   StartCallback start_done_;
   std::chrono::steady_clock::time_point start_deadline_;
   std::unordered_map<uint64_t, Callback> pending_;
   uint64_t next_request_id_ = kRegistrationRequestId + 1;
-  std::chrono::steady_clock::time_point last_heard_;
-  std::chrono::milliseconds heartbeat_interval_{1000};
   bool formed_ = false;
   // The request id of this process's shutdown barrier, once sent: when its answer arrives the
   // process is leaving, and the service closing the connection is no longer a failure.
@@ -170,6 +167,7 @@ class CoordClient : public std::enable_shared_from_this<CoordClient> {
   std::string abort_reason_;
   std::string local_address_;  // guarded by reason_mu_
   const std::unique_ptr<ActivityTracker> activity_ = std::make_unique<ActivityTracker>();
+  ClientHeartbeats beats_;  // strand state, after activity_ which it reports
 };
 
 }  // namespace spmd

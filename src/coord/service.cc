@@ -5,8 +5,8 @@
 #include <algorithm>
 
 #include "coord/listen.h"
-#include "coord/open_file_limit.h"
 #include "coord/service_impl.h"
+#include "coord/status_query.h"
 #include "coord/wire.h"
 #include "spmd/error.h"
 
@@ -24,87 +24,52 @@ constexpr size_t kEventLoopStackBytes = size_t{512} * 1024;
 // that even an uneven spread of connections over them stays within each one's queue of 4096.
 int listener_count(int num_processes) { return std::clamp((num_processes + 2047) / 2048, 1, 16); }
 
-constexpr int kDescriptorMargin = 256;
-
 // Connections the service holds beyond one per process: a replaced registration's new
 // connection, status queries. More are refused at accept, so strangers can hold at most this
 // many unregistered connections, each buffering at most kMaxRegistrationFrameBytes; the margin
 // stays below kDescriptorMargin so refusing never runs the service out of descriptors.
 constexpr size_t kSpareConnections = 128;
 
-// A day: server-side timeouts asked for by clients are clamped to it.
-constexpr int64_t kMaxTimeoutMs = 24LL * 3600 * 1000;
-
-// Checked before any per-process state is allocated.
-ServiceOptions checked(ServiceOptions options) {
-  if (options.num_processes < 1) {
-    throw InvalidArgument(
-        fmt::format("num_processes must be at least 1, got {}", options.num_processes));
-  }
-  // One descriptor per process, and a margin for the hosting process's own (process 0's
-  // shared memory and data-plane sockets).
-  raise_open_file_limit(options.num_processes + kDescriptorMargin, "the coordination service");
-  return options;
-}
-
 }  // namespace
 
-std::chrono::milliseconds clamp_client_timeout(int64_t ms) {
-  return std::chrono::milliseconds(std::clamp<int64_t>(ms, 0, kMaxTimeoutMs));
-}
-
 CoordService::Impl::Impl(ServiceOptions options)
-    : opts_(checked(std::move(options))),
-      heartbeat_timer_(io_),
-      leaver_timer_(io_),
-      barriers_(opts_.num_processes),
-      members_(opts_.num_processes),
-      board_(opts_.num_processes),
-      links_(static_cast<size_t>(opts_.num_processes)) {
-  acceptors_ = listen_on(io_, opts_.bind_address, listener_count(opts_.num_processes));
+    : cx_(std::move(options)),
+      requests_(cx_, live_view_),
+      live_view_(cx_, requests_.barriers()),
+      departures_(cx_, live_view_, requests_.barriers()),
+      registrar_(cx_, departures_) {
+  acceptors_ = listen_on(cx_.io, cx_.opts.bind_address, listener_count(cx_.opts.num_processes));
   for (auto& a : acceptors_) a.non_blocking(true);
   port_ = acceptors_.front().local_endpoint().port();
-  barriers_.on_settled([this](const BarrierTable::InstanceKey& key) {
-    barrier_deadlines_.erase({key.id, key.generation});  // destroying the timer cancels it
-  });
-  if (!opts_.status_http_address.empty()) {
-    http_ = std::make_unique<StatusHttpServer>(io_, opts_.status_http_address, opts_.auth_token,
-                                               [this] { return status_json(status_table()); });
+  if (!cx_.opts.status_http_address.empty()) {
+    http_ = std::make_unique<StatusHttpServer>(
+        cx_.io, cx_.opts.status_http_address, cx_.opts.auth_token,
+        [this] { return status_json(live_view_.status_table()); });
   }
 }
 
 void CoordService::Impl::start() {
   for (auto& a : acceptors_) accept(a);
   if (http_) http_->start();
-  thread_.start("spmd-coord", kEventLoopStackBytes, [this] { io_.run(); });
+  thread_.start("spmd-coord", kEventLoopStackBytes, [this] { cx_.io.run(); });
 }
 
 void CoordService::Impl::stop() {
   if (stopped_.exchange(true)) return;
   if (thread_.joinable()) {
-    asio::post(io_, [this] { close_everything(); });
+    asio::post(cx_.io, [this] { close_everything(); });
     // close_everything() lets queued answers go; the loop then stops by itself or here.
-    asio::post(io_, [this] { io_.stop(); });
+    asio::post(cx_.io, [this] { cx_.io.stop(); });
     thread_.join();
   }
 }
 
-bool CoordService::Impl::wait_until_finished(milliseconds timeout) {
-  std::unique_lock lock(mu_);
-  return cv_.wait_for(lock, timeout, [&] { return finished_; });
-}
-
-bool CoordService::Impl::wait_until_disconnected(milliseconds timeout, int still_open) const {
-  std::unique_lock lock(mu_);
-  return cv_.wait_for(lock, timeout, [&] { return open_process_connections_ <= still_open; });
-}
-
 CoordService::Stats CoordService::Impl::stats() const {
   Stats out;
-  out.dropped_connections = dropped_.load();
-  out.barrier_arrivals = barrier_arrivals_.load();
-  out.shutdown_arrivals = shutdown_arrivals_.load();
-  out.deaths = deaths_.load();
+  out.dropped_connections = cx_.dropped.load();
+  out.barrier_arrivals = cx_.barrier_arrivals.load();
+  out.shutdown_arrivals = cx_.shutdown_arrivals.load();
+  out.deaths = cx_.deaths.load();
   return out;
 }
 
@@ -122,7 +87,7 @@ void CoordService::Impl::accept(asio::ip::tcp::acceptor& acceptor) {
       return;
     }
     while (true) {
-      asio::ip::tcp::socket socket(io_);
+      asio::ip::tcp::socket socket(cx_.io);
       acceptor.accept(socket, ec);
       if (ec == asio::error::would_block || ec == asio::error::try_again) break;
       if (ec) {
@@ -138,27 +103,28 @@ void CoordService::Impl::accept(asio::ip::tcp::acceptor& acceptor) {
 }
 
 void CoordService::Impl::on_accept(asio::ip::tcp::socket socket) {
-  if (sessions_.size() >= static_cast<size_t>(opts_.num_processes) + kSpareConnections) {
+  if (sessions_.size() >= static_cast<size_t>(cx_.opts.num_processes) + kSpareConnections) {
     spdlog::warn(
         "coordination service: refusing a connection: {} are open, more than the {} "
         "processes and {} spare connections it admits",
-        sessions_.size(), opts_.num_processes, kSpareConnections);
-    ++dropped_;
+        sessions_.size(), cx_.opts.num_processes, kSpareConnections);
+    ++cx_.dropped;
     return;  // the socket closes here
   }
-  auto session = std::make_shared<Session>();
+  auto session = std::make_shared<ServiceSession>();
   session->conn = std::make_shared<FramedConnection>(std::move(socket));
   // Until it registers, a connection is a stranger: a registration's size at most.
   session->conn->set_max_frame_bytes(kMaxRegistrationFrameBytes);
-  session->handshake_timer = std::make_unique<asio::steady_timer>(io_, opts_.handshake_timeout);
+  session->handshake_timer =
+      std::make_unique<asio::steady_timer>(cx_.io, cx_.opts.handshake_timeout);
   session->handshake_timer->async_wait([this, weak = std::weak_ptr(session)](asio::error_code ec) {
     auto s = weak.lock();
     if (ec || !s || s->process_id >= 0) return;
-    drop(*s, fmt::format("no registration within {} ms of connecting",
-                         opts_.handshake_timeout.count()));
+    cx_.drop(*s, fmt::format("no registration within {} ms of connecting",
+                             cx_.opts.handshake_timeout.count()));
   });
   sessions_.insert(session);
-  std::weak_ptr<Session> weak = session;
+  std::weak_ptr<ServiceSession> weak = session;
   session->conn->start(
       [this, weak](std::string_view payload) {
         if (auto s = weak.lock()) on_message(s, payload);
@@ -168,142 +134,106 @@ void CoordService::Impl::on_accept(asio::ip::tcp::socket socket) {
       });
 }
 
-void CoordService::Impl::drop(Session& session, const std::string& reason) {
-  if (session.dropped) return;
-  session.dropped = true;
-  spdlog::warn("coordination service: dropping connection from {}: {}", session.conn->peer(),
-               reason);
-  ++dropped_;
-  session.conn->close(reason);
-}
-
-void CoordService::Impl::send(Session& session, const wire::ServerMessage& msg) {
-  session.conn->send(std::make_shared<const std::string>(encode_message_frame(msg)));
-}
-
-void CoordService::Impl::reply(Session& session, uint64_t request_id, const Status& status) {
-  wire::ServerMessage msg;
-  msg.set_request_id(request_id);
-  msg.set_code(static_cast<wire::Code>(status.code));
-  msg.set_message(status.message);
-  send(session, msg);
-}
-
-void CoordService::Impl::reply_ok(Session& session, uint64_t request_id, wire::ServerMessage msg) {
-  msg.set_request_id(request_id);
-  send(session, msg);
-}
-
-void CoordService::Impl::on_message(const std::shared_ptr<Session>& session,
-                                    std::string_view payload) {
+void CoordService::Impl::on_message(const SessionPtr& session, std::string_view payload) {
   wire::ClientMessage msg;
   if (!msg.ParseFromArray(payload.data(), static_cast<int>(payload.size()))) {
-    drop(*session, "undecodable message (not a ClientMessage)");
+    cx_.drop(*session, "undecodable message (not a ClientMessage)");
     return;
   }
   const int p = session->process_id;
   if (p < 0) {
     if (msg.body_case() == wire::ClientMessage::kStatus) {
       session->handshake_timer->cancel();
-      return on_status_query(session, msg.request_id(), msg.status());
+      return live_view_.on_status_query(session, msg.request_id(), msg.status());
     }
     if (msg.body_case() != wire::ClientMessage::kRegistration) {
-      drop(*session, "the first message was not a registration or a status query");
+      cx_.drop(*session, "the first message was not a registration or a status query");
       return;
     }
-    on_register(session, msg.request_id(), msg.registration());
+    registrar_.on_register(session, msg.request_id(), msg.registration());
     return;
   }
-  Link& link = links_[p];
+  ServiceContext::Link& link = cx_.links[p];
   if (link.session != session) return;  // a stale connection of a replaced registration
-  link.last_heard = Clock::now();
-  if (msg.body_case() == wire::ClientMessage::kActivity) return on_activity(p, msg.activity());
+  link.last_heard = ServiceContext::Clock::now();
+  if (msg.body_case() == wire::ClientMessage::kActivity)
+    return live_view_.on_activity(p, msg.activity());
   if (msg.body_case() == wire::ClientMessage::kHeartbeat) {
-    if (msg.heartbeat().has_activity()) on_activity(p, msg.heartbeat().activity());
+    if (msg.heartbeat().has_activity()) live_view_.on_activity(p, msg.heartbeat().activity());
     wire::ServerMessage ack;
     ack.mutable_heartbeat_ack();
-    send(*session, ack);
+    cx_.send(*session, ack);
     return;
   }
-  if (!members_.formed()) {
-    reply(*session, msg.request_id(),
-          {StatusCode::kFailedPrecondition, "the cluster has not formed yet"});
+  if (!cx_.members.formed()) {
+    cx_.reply(*session, msg.request_id(),
+              {StatusCode::kFailedPrecondition, "the cluster has not formed yet"});
     return;
   }
-  if (members_.state(p) == MemberState::kDead) return;
+  if (cx_.members.state(p) == MemberState::kDead) return;
   dispatch(session, msg);
 }
 
-void CoordService::Impl::dispatch(const std::shared_ptr<Session>& session,
-                                  const wire::ClientMessage& msg) {
+void CoordService::Impl::dispatch(const SessionPtr& session, const wire::ClientMessage& msg) {
   const uint64_t id = msg.request_id();
   switch (msg.body_case()) {
     case wire::ClientMessage::kKvSet:
-      return on_kv_set(*session, id, msg.kv_set());
+      return requests_.on_kv_set(*session, id, msg.kv_set());
     case wire::ClientMessage::kKvGet:
-      return on_kv_get(session, id, msg.kv_get());
+      return requests_.on_kv_get(session, id, msg.kv_get());
     case wire::ClientMessage::kKvDirGet:
-      return on_kv_dir_get(*session, id, msg.kv_dir_get());
+      return requests_.on_kv_dir_get(*session, id, msg.kv_dir_get());
     case wire::ClientMessage::kKvDelete:
-      return on_kv_delete(*session, id, msg.kv_delete());
+      return requests_.on_kv_delete(*session, id, msg.kv_delete());
     case wire::ClientMessage::kKvIncrement:
-      return on_kv_increment(*session, id, msg.kv_increment());
+      return requests_.on_kv_increment(*session, id, msg.kv_increment());
     case wire::ClientMessage::kBarrier:
-      return on_barrier(session, id, msg.barrier());
+      return requests_.on_barrier(session, id, msg.barrier());
     case wire::ClientMessage::kLiveProcesses:
-      return on_live_processes(*session, id);
+      return requests_.on_live_processes(*session, id);
     case wire::ClientMessage::kShutdown:
-      return on_shutdown(session, id, msg.shutdown());
+      return departures_.on_shutdown(session, id, msg.shutdown());
     case wire::ClientMessage::kStatus:
-      return on_status_query(session, id, msg.status());
+      return live_view_.on_status_query(session, id, msg.status());
     case wire::ClientMessage::kRegistration:
-      return reply(*session, id,
-                   {StatusCode::kFailedPrecondition, "this connection is already registered"});
+      return cx_.reply(*session, id,
+                       {StatusCode::kFailedPrecondition, "this connection is already registered"});
     default:
-      drop(*session, "a message with no known body");
+      cx_.drop(*session, "a message with no known body");
   }
 }
 
-void CoordService::Impl::on_close(const std::shared_ptr<Session>& session,
-                                  const std::string& reason) {
+void CoordService::Impl::on_close(const SessionPtr& session, const std::string& reason) {
   sessions_.erase(session);
   session->handshake_timer->cancel();
   const int p = session->process_id;
   if (p < 0) {
     // Bad frames are refused inside the connection; they count as drops like the rest.
-    if (!stopping_ && reason != "connection closed by peer") drop(*session, reason);
+    if (!cx_.stopping && reason != "connection closed by peer") cx_.drop(*session, reason);
     return;
   }
-  if (links_[p].session != session) return;
-  if (!members_.formed()) {
+  if (cx_.links[p].session != session) return;
+  if (!cx_.members.formed()) {
     spdlog::info(
         "coordination service: process {} (host {}, pid {}) disconnected before the cluster "
         "formed: {}",
-        p, members_.info(p).hostname, members_.info(p).pid, reason);
-    release_pending(p);
+        p, cx_.members.info(p).hostname, cx_.members.info(p).pid, reason);
+    registrar_.release_pending(p);
     return;
   }
-  connection_gone();
+  cx_.connection_gone();
   session->process_id = -1;
-  if (stopping_) return;  // the service itself is going away; nobody failed
-  if (members_.active(p)) declare_dead(p, "connection lost (" + reason + ")");
-}
-
-void CoordService::Impl::connection_gone() {
-  std::lock_guard lock(mu_);
-  --open_process_connections_;
-  cv_.notify_all();
+  if (cx_.stopping) return;  // the service itself is going away; nobody failed
+  if (cx_.members.active(p)) departures_.declare_dead(p, "connection lost (" + reason + ")");
 }
 
 void CoordService::Impl::close_everything() {
-  stopping_ = true;
-  log_death_summary();
+  cx_.stopping = true;
+  departures_.stop();
   asio::error_code ignored;
   for (auto& a : acceptors_) a.close(ignored);
   if (http_) http_->stop();
-  heartbeat_timer_.cancel();
-  leaver_timer_.cancel();
-  barrier_deadlines_.clear();
+  requests_.stop();
   for (const auto& s : sessions_) s->conn->close("coordination service stopped");
 }
 

@@ -10,17 +10,20 @@
 //   job everyone arrives within the spell and nobody is told anything; a process that leaves
 //   early while others still run is announced a fraction of a second later.
 // - Deaths are queued and handled one at a time, so a death found while handling another never
-//   nests (and FramedConnection never runs a close handler inside send()).
+//   nests (and FramedConnection never runs a close handler inside cx_.send()).
+#include "coord/service_departures.h"
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 
 #include "coord/process_set.h"
-#include "coord/service_impl.h"
 #include "coord/wire.h"
 
 namespace spmd {
+
+using SessionPtr = ServiceContext::SessionPtr;
 
 namespace {
 
@@ -37,30 +40,40 @@ constexpr int kDeathsLoggedSingly = 8;
 
 }  // namespace
 
-void CoordService::Impl::schedule_heartbeat_check() {
+Departures::Departures(ServiceContext& cx, LiveView& view, BarrierTable& barriers)
+    : cx_(cx), view_(view), barriers_(barriers), heartbeat_timer_(cx.io), leaver_timer_(cx.io) {}
+
+void Departures::stop() {
+  log_death_summary();
+  heartbeat_timer_.cancel();
+  leaver_timer_.cancel();
+}
+
+void Departures::schedule_heartbeat_check() {
   const auto interval =
-      std::clamp(opts_.heartbeat_timeout / 4, milliseconds(20), milliseconds(5000));
+      std::clamp(cx_.opts.heartbeat_timeout / 4, milliseconds(20), milliseconds(5000));
   heartbeat_timer_.expires_after(interval);
   heartbeat_timer_.async_wait([this](asio::error_code ec) {
     if (ec) return;
     check_heartbeats();
     log_death_summary();
-    if (!members_.finished()) schedule_heartbeat_check();
+    if (!cx_.members.finished()) schedule_heartbeat_check();
   });
 }
 
 // O(N) per tick: one pass over the processes, a few ticks per heartbeat timeout.
-void CoordService::Impl::check_heartbeats() {
+void Departures::check_heartbeats() {
   const auto now = Clock::now();
-  for (int p = 0; p < opts_.num_processes; ++p) {
-    if (!members_.active(p) || now - links_[p].last_heard <= opts_.heartbeat_timeout) continue;
+  for (int p = 0; p < cx_.opts.num_processes; ++p) {
+    if (!cx_.members.active(p) || now - cx_.links[p].last_heard <= cx_.opts.heartbeat_timeout)
+      continue;
     declare_dead(p, fmt::format("no heartbeat for {} ms (the process hangs, is stopped, or its "
                                 "host is unreachable)",
-                                opts_.heartbeat_timeout.count()));
+                                cx_.opts.heartbeat_timeout.count()));
   }
 }
 
-void CoordService::Impl::declare_dead(int process, std::string reason) {
+void Departures::declare_dead(int process, std::string reason) {
   pending_deaths_.emplace_back(process, std::move(reason));
   if (handling_deaths_) return;  // the loop below, further up this stack, takes it
   handling_deaths_ = true;
@@ -73,76 +86,77 @@ void CoordService::Impl::declare_dead(int process, std::string reason) {
 }
 
 // O(1), plus O(N) for the first failure's broadcast and O(pending barriers).
-void CoordService::Impl::handle_death(int p, const std::string& reason) {
-  const bool first = !members_.first_dead();
-  if (!members_.mark_dead(p)) return;
-  board_.dead(p, reason);
-  ++deaths_;
+void Departures::handle_death(int p, const std::string& reason) {
+  const bool first = !cx_.members.first_dead();
+  if (!cx_.members.mark_dead(p)) return;
+  view_.board().dead(p, reason);
+  ++cx_.deaths;
   log_death(p, reason);
   if (first) tell_everyone_of_failure(p, reason);
-  barriers_.fail_process(p, StatusCode::kPeerFailure, members_.describe(p) + " failed: " + reason);
-  const auto& session = links_[p].session;
+  barriers_.fail_process(p, StatusCode::kPeerFailure,
+                         cx_.members.describe(p) + " failed: " + reason);
+  const auto& session = cx_.links[p].session;
   if (session && session->process_id == p) session->conn->close("declared dead");
   complete_shutdown_if_ready();
   update_finished();
 }
 
-void CoordService::Impl::log_death(int p, const std::string& reason) {
-  if (deaths_ == 1) {
-    spdlog::error("coordination service: {} failed: {}", members_.describe(p), reason);
+void Departures::log_death(int p, const std::string& reason) {
+  if (cx_.deaths == 1) {
+    spdlog::error("coordination service: {} failed: {}", cx_.members.describe(p), reason);
   } else if (deaths_logged_ < kDeathsLoggedSingly) {
     // Most likely it stopped because it heard of the first failure.
     ++deaths_logged_;
-    spdlog::info("coordination service: {} is gone too: {}", members_.describe(p), reason);
+    spdlog::info("coordination service: {} is gone too: {}", cx_.members.describe(p), reason);
   } else {
     ++deaths_unlogged_;
-    last_unlogged_death_ = members_.describe(p) + ": " + reason;
+    last_unlogged_death_ = cx_.members.describe(p) + ": " + reason;
   }
 }
 
-void CoordService::Impl::log_death_summary() {
+void Departures::log_death_summary() {
   if (deaths_unlogged_ == 0) return;
   spdlog::info("coordination service: {} more processes are gone (the last: {}); {} of {} dead",
-               deaths_unlogged_, last_unlogged_death_, deaths_.load(), opts_.num_processes);
+               deaths_unlogged_, last_unlogged_death_, cx_.deaths.load(), cx_.opts.num_processes);
   deaths_unlogged_ = 0;
 }
 
 // O(N), once per cluster: every process still connected hears of the first failure. One frame
 // serves them all.
-void CoordService::Impl::tell_everyone_of_failure(int p, const std::string& reason) {
+void Departures::tell_everyone_of_failure(int p, const std::string& reason) {
   wire::ServerMessage notice;
   auto* pf = notice.mutable_peer_failed();
   pf->set_process_id(p);
-  pf->set_hostname(members_.info(p).hostname);
-  pf->set_pid(members_.info(p).pid);
+  pf->set_hostname(cx_.members.info(p).hostname);
+  pf->set_pid(cx_.members.info(p).pid);
   pf->set_reason(reason);
   auto frame = std::make_shared<const std::string>(encode_message_frame(notice));
-  for (int q = 0; q < opts_.num_processes; ++q) {
-    if (members_.active(q) && links_[q].session) links_[q].session->conn->send(frame);
+  for (int q = 0; q < cx_.opts.num_processes; ++q) {
+    if (cx_.members.active(q) && cx_.links[q].session) cx_.links[q].session->conn->send(frame);
   }
 }
 
-void CoordService::Impl::on_shutdown(const std::shared_ptr<Session>& session, uint64_t request_id,
-                                     const wire::ShutdownRequest& req) {
-  ++shutdown_arrivals_;
+void Departures::on_shutdown(const SessionPtr& session, uint64_t request_id,
+                             const wire::ShutdownRequest& req) {
+  ++cx_.shutdown_arrivals;
   const int p = session->process_id;
-  if (!members_.begin_leaving(p)) {
-    return reply(*session, request_id,
-                 {StatusCode::kFailedPrecondition, "this process is already shutting down"});
+  if (!cx_.members.begin_leaving(p)) {
+    return cx_.reply(*session, request_id,
+                     {StatusCode::kFailedPrecondition, "this process is already shutting down"});
   }
   shutdown_waiters_[p] = request_id;
   // Pending barriers that need it fail now; later ones fail on arrival (barrier_blocked).
   barriers_.fail_process(p, StatusCode::kPeerFailure,
-                         members_.describe(p) + " called shutdown() and will not arrive");
+                         cx_.members.describe(p) + " called shutdown() and will not arrive");
   unannounced_leavers_.push_back(p);
   schedule_leaver_announcement();
   const milliseconds timeout = clamp_client_timeout(req.timeout_ms());
-  auto timer = std::make_shared<asio::steady_timer>(io_, timeout);
+  auto timer = std::make_shared<asio::steady_timer>(cx_.io, timeout);
   timer->async_wait([this, timer, p, timeout](asio::error_code ec) {
     if (ec || shutdown_waiters_.count(p) == 0) return;
     std::vector<int> running;
-    for (int i = 0; i < opts_.num_processes; ++i) {
-      if (members_.state(i) == MemberState::kLive) running.push_back(i);
+    for (int i = 0; i < cx_.opts.num_processes; ++i) {
+      if (cx_.members.state(i) == MemberState::kLive) running.push_back(i);
     }
     release_shutdown_waiters(
         {StatusCode::kDeadlineExceeded,
@@ -153,7 +167,7 @@ void CoordService::Impl::on_shutdown(const std::shared_ptr<Session>& session, ui
   complete_shutdown_if_ready();
 }
 
-void CoordService::Impl::schedule_leaver_announcement() {
+void Departures::schedule_leaver_announcement() {
   const auto now = Clock::now();
   if (unannounced_leavers_.size() == 1) first_unannounced_ = now;
   leaver_timer_.expires_at(std::min(now + kLeaverQuiet, first_unannounced_ + kLeaverMaxDelay));
@@ -165,42 +179,40 @@ void CoordService::Impl::schedule_leaver_announcement() {
 // O(N + live x set bytes), at most once per kLeaverQuiet: one frame naming every leaver since
 // the last announcement (a range or a bitmap, so at most N/8 bytes), sent to each process still
 // running. Nobody is told when nobody runs any more.
-void CoordService::Impl::announce_leavers() {
+void Departures::announce_leavers() {
   std::vector<int> leavers = std::move(unannounced_leavers_);
   unannounced_leavers_.clear();
-  if (leavers.empty() || members_.live_count() == 0) return;
+  if (leavers.empty() || cx_.members.live_count() == 0) return;
   std::sort(leavers.begin(), leavers.end());
   wire::ServerMessage notice;
   *notice.mutable_peer_leaving()->mutable_processes() = encode_process_set(leavers);
   auto frame = std::make_shared<const std::string>(encode_message_frame(notice));
-  for (int q = 0; q < opts_.num_processes; ++q) {
-    if (members_.state(q) == MemberState::kLive && links_[q].session) {
-      links_[q].session->conn->send(frame);
+  for (int q = 0; q < cx_.opts.num_processes; ++q) {
+    if (cx_.members.state(q) == MemberState::kLive && cx_.links[q].session) {
+      cx_.links[q].session->conn->send(frame);
     }
   }
 }
 
-void CoordService::Impl::complete_shutdown_if_ready() {
-  if (!shutdown_waiters_.empty() && members_.live_count() == 0) release_shutdown_waiters({});
+void Departures::complete_shutdown_if_ready() {
+  if (!shutdown_waiters_.empty() && cx_.members.live_count() == 0) release_shutdown_waiters({});
 }
 
 // O(waiters): each leaving process gets its answer.
-void CoordService::Impl::release_shutdown_waiters(const Status& status) {
+void Departures::release_shutdown_waiters(const Status& status) {
   auto waiters = std::move(shutdown_waiters_);
   shutdown_waiters_.clear();
   for (auto& [p, request_id] : waiters) {
-    if (!members_.finish_leaving(p)) continue;
-    if (links_[p].session) reply(*links_[p].session, request_id, status);
+    if (!cx_.members.finish_leaving(p)) continue;
+    if (cx_.links[p].session) cx_.reply(*cx_.links[p].session, request_id, status);
   }
   update_finished();
 }
 
-void CoordService::Impl::update_finished() {
-  if (!members_.finished()) return;
+void Departures::update_finished() {
+  if (!cx_.members.finished()) return;
   log_death_summary();
-  std::lock_guard lock(mu_);
-  finished_ = true;
-  cv_.notify_all();
+  cx_.mark_finished();
 }
 
 }  // namespace spmd

@@ -1,5 +1,7 @@
 // Registration: checking a process's claim, holding it until every process has come, and forming
-// the cluster with one topology for all.
+// the cluster with one topology for all (service_registration.h).
+#include "coord/service_registration.h"
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -7,11 +9,13 @@
 #include <future>
 #include <unordered_map>
 
-#include "coord/service_impl.h"
+#include "coord/auth_token.h"
 #include "coord/topology_codec.h"
 #include "coord/wire.h"
 
 namespace spmd {
+
+using SessionPtr = ServiceContext::SessionPtr;
 
 namespace {
 
@@ -30,16 +34,18 @@ MemberInfo member_info(const wire::RegisterRequest& req) {
 
 }  // namespace
 
-std::optional<Status> CoordService::Impl::check_registration(
-    const wire::RegisterRequest& req) const {
+Registrar::Registrar(ServiceContext& cx, Departures& departures)
+    : cx_(cx), departures_(departures) {}
+
+std::optional<Status> Registrar::check_registration(const wire::RegisterRequest& req) const {
   // Authentication comes first, so a wrong token learns nothing about the cluster.
-  if (!tokens_equal(req.auth_token(), opts_.auth_token)) {
+  if (!tokens_equal(req.auth_token(), cx_.opts.auth_token)) {
     return Status{StatusCode::kPermissionDenied,
                   "authentication failed: this process's auth token (Options::auth_token / "
                   "SPMD_AUTH_TOKEN) does not match the coordination service's"};
   }
   const int p = req.process_id();
-  const int n = opts_.num_processes;
+  const int n = cx_.opts.num_processes;
   if (req.num_processes() != n) {
     return Status{StatusCode::kInvalidArgument,
                   fmt::format("process {} was started with num_processes={}, but the "
@@ -56,28 +62,28 @@ std::optional<Status> CoordService::Impl::check_registration(
     return Status{StatusCode::kInvalidArgument,
                   "registration exceeds the limits on devices or names"};
   }
-  if (members_.state(p) != MemberState::kEmpty) {
+  if (cx_.members.state(p) != MemberState::kEmpty) {
     return Status{StatusCode::kAlreadyExists,
                   fmt::format("process id {} is already taken by the process on host {} with "
                               "pid {}; every process needs its own id in 0..{}",
-                              p, members_.info(p).hostname, members_.info(p).pid, n - 1)};
+                              p, cx_.members.info(p).hostname, cx_.members.info(p).pid, n - 1)};
   }
-  if (members_.formed()) {
+  if (cx_.members.formed()) {
     return Status{StatusCode::kFailedPrecondition, "the cluster has already formed"};
   }
   return std::nullopt;
 }
 
-void CoordService::Impl::on_register(const std::shared_ptr<Session>& session, uint64_t request_id,
-                                     const wire::RegisterRequest& req) {
+void Registrar::on_register(const SessionPtr& session, uint64_t request_id,
+                            const wire::RegisterRequest& req) {
   if (request_id != kRegistrationRequestId) {
-    drop(*session, "a registration that is not request 1");
+    cx_.drop(*session, "a registration that is not request 1");
     return;
   }
   if (const auto refusal = check_registration(req)) {
     spdlog::warn("coordination service: refused registration from {}: {}", session->conn->peer(),
                  refusal->message);
-    reply(*session, request_id, *refusal);
+    cx_.reply(*session, request_id, *refusal);
     session->conn->close_after_writes("registration refused");
     return;
   }
@@ -85,43 +91,42 @@ void CoordService::Impl::on_register(const std::shared_ptr<Session>& session, ui
   session->process_id = p;
   session->handshake_timer->cancel();
   session->conn->set_max_frame_bytes(kMaxFrameBytes);
-  links_[p].session = session;
-  {
-    std::lock_guard lock(mu_);
-    ++open_process_connections_;
-  }
-  const bool everyone = members_.register_pending(p, member_info(req));
+  cx_.links[p].session = session;
+  cx_.connection_opened();
+  const bool everyone = cx_.members.register_pending(p, member_info(req));
   start_register_timer(p, session, clamp_client_timeout(req.timeout_ms()));
   if (everyone) form();
 }
 
-void CoordService::Impl::start_register_timer(int p, const std::shared_ptr<Session>& session,
-                                              milliseconds timeout) {
-  auto timer = std::make_shared<asio::steady_timer>(io_, timeout);
-  links_[p].register_timer = timer;
+void Registrar::start_register_timer(int p, const SessionPtr& session,
+                                     ServiceContext::milliseconds timeout) {
+  auto timer = std::make_shared<asio::steady_timer>(cx_.io, timeout);
+  cx_.links[p].register_timer = timer;
   timer->async_wait([this, p, weak = std::weak_ptr(session), timeout](asio::error_code ec) {
     auto s = weak.lock();
-    if (ec || !s || members_.formed() || links_[p].session != s) return;
-    reply(*s, kRegistrationRequestId,
-          {StatusCode::kDeadlineExceeded,
-           fmt::format("only {} of {} processes registered with the coordination service within "
-                       "{} ms; missing process ids: {}. Start every process with the same "
-                       "coordinator_address and num_processes, or raise initialization_timeout",
-                       members_.pending_count(), opts_.num_processes, timeout.count(),
-                       format_process_list(members_.missing()))});
+    if (ec || !s || cx_.members.formed() || cx_.links[p].session != s) return;
+    cx_.reply(
+        *s, kRegistrationRequestId,
+        {StatusCode::kDeadlineExceeded,
+         fmt::format("only {} of {} processes registered with the coordination service within "
+                     "{} ms; missing process ids: {}. Start every process with the same "
+                     "coordinator_address and num_processes, or raise initialization_timeout",
+                     cx_.members.pending_count(), cx_.opts.num_processes, timeout.count(),
+                     format_process_list(cx_.members.missing()))});
     release_pending(p);
   });
 }
 
-void CoordService::Impl::fail_registrations(const std::string& why) {
+void Registrar::fail_registrations(const std::string& why) {
   // Shared with the handler: after the bounded wait below gives up, it may still run.
   auto queued = std::make_shared<std::promise<void>>();
   std::future<void> done = queued->get_future();
-  asio::post(io_, [this, queued, why] {
-    if (!members_.formed()) {
-      for (int p = 0; p < opts_.num_processes; ++p) {
-        if (members_.state(p) != MemberState::kPending || !links_[p].session) continue;
-        reply(*links_[p].session, kRegistrationRequestId, {StatusCode::kDeadlineExceeded, why});
+  asio::post(cx_.io, [this, queued, why] {
+    if (!cx_.members.formed()) {
+      for (int p = 0; p < cx_.opts.num_processes; ++p) {
+        if (cx_.members.state(p) != MemberState::kPending || !cx_.links[p].session) continue;
+        cx_.reply(*cx_.links[p].session, kRegistrationRequestId,
+                  {StatusCode::kDeadlineExceeded, why});
         release_pending(p);
       }
     }
@@ -130,26 +135,25 @@ void CoordService::Impl::fail_registrations(const std::string& why) {
   done.wait_for(std::chrono::seconds(5));
 }
 
-void CoordService::Impl::release_pending(int p) {
-  Link& link = links_[p];
+void Registrar::release_pending(int p) {
+  ServiceContext::Link& link = cx_.links[p];
   if (link.session) link.session->process_id = -1;
-  link = Link{};
-  members_.release_pending(p);
-  connection_gone();
+  link = ServiceContext::Link{};
+  cx_.members.release_pending(p);
+  cx_.connection_gone();
 }
 
-// O(N + devices): once per cluster. The topology frame is encoded and compressed once and
-// shared by all.
-void CoordService::Impl::form() {
+// The topology frame is encoded and compressed once and shared by all.
+void Registrar::form() {
   wire::ServerMessage msg;
   msg.set_request_id(kRegistrationRequestId);
-  msg.set_heartbeat_interval_ms(heartbeat_interval(opts_.heartbeat_timeout).count());
+  msg.set_heartbeat_interval_ms(heartbeat_interval(cx_.opts.heartbeat_timeout).count());
   wire::Topology topology;
   wire::Topology* topo = &topology;
   std::unordered_map<std::string, int> host_index;
   std::unordered_map<std::string, int> platform_index;
-  for (int p = 0; p < opts_.num_processes; ++p) {
-    const MemberInfo& info = members_.info(p);
+  for (int p = 0; p < cx_.opts.num_processes; ++p) {
+    const MemberInfo& info = cx_.members.info(p);
     auto [it, inserted] = host_index.try_emplace(info.host_id, topo->hosts_size());
     if (inserted) {
       auto* h = topo->add_hosts();
@@ -167,17 +171,17 @@ void CoordService::Impl::form() {
     }
   }
   pack_topology(std::move(topology), msg);
-  members_.form();
+  cx_.members.form();
   auto frame = std::make_shared<const std::string>(encode_message_frame(msg));
-  const auto now = Clock::now();
-  for (Link& link : links_) {
+  const auto now = ServiceContext::Clock::now();
+  for (ServiceContext::Link& link : cx_.links) {
     link.last_heard = now;
     if (link.register_timer) link.register_timer->cancel();
     link.register_timer.reset();
     link.session->conn->send(frame);
   }
-  spdlog::info("coordination service: all {} processes registered", opts_.num_processes);
-  schedule_heartbeat_check();
+  spdlog::info("coordination service: all {} processes registered", cx_.opts.num_processes);
+  departures_.schedule_heartbeat_check();
 }
 
 }  // namespace spmd
