@@ -31,8 +31,7 @@ class Requests {
   // O(entries under the prefix).
   void on_kv_dir_get(ServiceSession& session, uint64_t request_id,
                      const wire::KvDirGetRequest& req);
-  void on_kv_delete(ServiceSession& session, uint64_t request_id,
-                    const wire::KvDeleteRequest& req);
+  void on_kv_delete(ServiceSession& session, uint64_t request_id, const wire::KvDeleteRequest& req);
   void on_kv_increment(ServiceSession& session, uint64_t request_id,
                        const wire::KvIncrementRequest& req);
   void on_barrier(const SessionPtr& session, uint64_t request_id, const wire::BarrierRequest& req);

@@ -493,6 +493,35 @@ TEST(Eager, NumpyOnArraysRunsAtOnceAndKeepsTheSharding) {
   EXPECT_EQ(jnp::exp(single).to_host().shape(), (Shape{2, 2}));
 }
 
+// The eager functions' compiled programs are the runtime session's: a new session traces anew.
+TEST(Eager, ItsCompiledProgramsEndWithTheSession) {
+  int traces = 0;
+  const std::function<Tensor(const std::vector<Tensor>&)> twice =
+      [&traces](const std::vector<Tensor>& t) {
+        ++traces;
+        return t[0] * 2.0f;
+      };
+  auto run_in_session = [&] {
+    try {
+      spmd::distributed::initialize({.num_processes = 1, .num_cpu_devices = 2});
+    } catch (const spmd::FailedPrecondition& e) {
+      GTEST_SKIP() << "needs a process of its own, as CTest runs each case: " << e.what();
+    }
+    const spmd::Mesh mesh(spmd::devices(), {"x"});
+    const Array a = spmd::device_put(host(std::vector<float>{1, 2, 3, 4}, {4}),
+                                     spmd::NamedSharding(mesh, spmd::P("x")));
+    const Array twice_a = jnp::detail::eager("test_twice", {&a}, twice);
+    EXPECT_EQ(twice_a.to_host().data<float>()[3], 8);
+    jnp::detail::eager("test_twice", {&a}, twice);
+    spmd::distributed::shutdown();
+  };
+  run_in_session();
+  if (IsSkipped()) return;
+  EXPECT_EQ(traces, 1);  // cached within the session
+  run_in_session();
+  EXPECT_EQ(traces, 2);  // the same mesh again, but a new session: traced again
+}
+
 TEST(Jit, TracesOncePerSignatureAndPassesDictionaries) {
   int traces = 0;
   auto fn = spmd::jit([&](const std::map<std::string, Tensor>& p, const Tensor& x) {
