@@ -236,6 +236,7 @@ Tensor concatenate(const std::vector<Tensor>& parts, int axis) {
     dtype = compiler::promote(dtype, p.dtype());
   }
   std::vector<int> inputs;
+  inputs.reserve(parts.size());
   for (const Tensor& p : parts) inputs.push_back(compiler::convert_to(p, dtype).value());
   return first.trace()->apply(make_operation<compiler::ConcatenateOp>(ax), std::move(inputs));
 }

@@ -37,12 +37,12 @@ class Partitioner {
   // Emits program op `value` computed locally from `inputs`, its result laid out as `out`;
   // `local` replaces the program's operation in the step (null: the program's).
   void compute(int value, std::vector<int> inputs, const Layout& out,
-               std::shared_ptr<const Operation> local = nullptr) {
-    define(value, emit_compute(value, std::move(inputs), out, std::move(local)), out);
+               const std::shared_ptr<const Operation>& local = nullptr) {
+    define(value, emit_compute(value, std::move(inputs), out, local), out);
   }
   // The same step, its slot returned without defining the value by it (a step follows).
   int emit_compute(int value, std::vector<int> inputs, const Layout& out,
-                   std::shared_ptr<const Operation> local = nullptr);
+                   const std::shared_ptr<const Operation>& local = nullptr);
   // A collective of `kind` over `axes` on `slot` (value `value`, laid out as `layout` after it).
   int emit_collective(StepKind kind, int slot, int value, const Layout& layout,
                       std::vector<int> axes);

@@ -89,11 +89,11 @@ int Partitioner::slot_with(int value, const Layout& want) {
 }
 
 int Partitioner::emit_compute(int value, std::vector<int> inputs, const Layout& out,
-                              std::shared_ptr<const Operation> local_operation) {
+                              const std::shared_ptr<const Operation>& local_operation) {
   const Op& op = program_.ops[static_cast<size_t>(value)];
   Step s{.kind = StepKind::kCompute,
          .op = value,
-         .operation = local_operation ? std::move(local_operation) : op.operation,
+         .operation = local_operation ? local_operation : op.operation,
          .inputs = std::move(inputs),
          .dtype = op.dtype};
   s.shape = local(value, op.shape, out);

@@ -19,15 +19,15 @@ void no_operands(std::string_view what, std::span<const ValueType> operands) {
 
 }  // namespace
 
+void CreationOperation::partition(Partitioner& p, int value, const Op& op) const {
+  p.compute(value, {}, Layout::replicated(op.shape.size()));
+}
+
 std::string FullOp::attributes() const { return fmt::format("value={}", value); }
 
 ValueType FullOp::result_type(std::span<const ValueType> operands) const {
   no_operands("full", operands);
   return type;
-}
-
-void FullOp::partition(Partitioner& p, int value, const Op& op) const {
-  p.compute(value, {}, Layout::replicated(op.shape.size()));
 }
 
 Block FullOp::run(const KernelContext& device, const Step& step,
@@ -41,10 +41,6 @@ ValueType IotaOp::result_type(std::span<const ValueType> operands) const {
   no_operands("iota", operands);
   if (type.shape.size() != 1) throw InvalidArgument("iota: makes rank-1 values only");
   return type;
-}
-
-void IotaOp::partition(Partitioner& p, int value, const Op& op) const {
-  p.compute(value, {}, Layout::replicated(op.shape.size()));
 }
 
 Block IotaOp::run(const KernelContext& device, const Step& step,
@@ -61,10 +57,6 @@ std::string ConstantOp::attributes() const {
 ValueType ConstantOp::result_type(std::span<const ValueType> operands) const {
   no_operands("constant", operands);
   return {value->dtype(), value->shape()};
-}
-
-void ConstantOp::partition(Partitioner& p, int value, const Op& op) const {
-  p.compute(value, {}, Layout::replicated(op.shape.size()));
 }
 
 Block ConstantOp::run(const KernelContext& device, const Step& step,

@@ -9,8 +9,14 @@
 
 namespace spmd::compiler {
 
+// The family's shared sharding rule: every device makes the whole value.
+class CreationOperation : public Operation {
+ public:
+  void partition(Partitioner& p, int value, const Op& op) const final;
+};
+
 // "full": every element `value`, converted to the result's dtype (as jnp.full).
-class FullOp final : public Operation {
+class FullOp final : public CreationOperation {
  public:
   FullOp(double value, ValueType type) : value(value), type(std::move(type)) {}
   const double value;
@@ -19,27 +25,25 @@ class FullOp final : public Operation {
   std::string name() const override { return "full"; }
   std::string attributes() const override;  // "value=0.5"
   ValueType result_type(std::span<const ValueType> operands) const override;
-  void partition(Partitioner& p, int value, const Op& op) const override;
   Block run(const KernelContext& device, const Step& step,
             std::span<const Block> in) const override;
 };
 
 // "iota": 0, 1, 2, … along the one dimension of a rank-1 result.
-class IotaOp final : public Operation {
+class IotaOp final : public CreationOperation {
  public:
   explicit IotaOp(ValueType type) : type(std::move(type)) {}
   const ValueType type;
 
   std::string name() const override { return "iota"; }
   ValueType result_type(std::span<const ValueType> operands) const override;
-  void partition(Partitioner& p, int value, const Op& op) const override;
   Block run(const KernelContext& device, const Step& step,
             std::span<const Block> in) const override;
 };
 
 // "constant": an array the traced function captured (jnp.asarray of host data). Its text is a
 // hash of its bytes ("bytes=#…"), so a program's text cannot make one.
-class ConstantOp final : public Operation {
+class ConstantOp final : public CreationOperation {
  public:
   explicit ConstantOp(std::shared_ptr<const HostArray> value) : value(std::move(value)) {}
   const std::shared_ptr<const HostArray> value;
@@ -47,7 +51,6 @@ class ConstantOp final : public Operation {
   std::string name() const override { return "constant"; }
   std::string attributes() const override;
   ValueType result_type(std::span<const ValueType> operands) const override;
-  void partition(Partitioner& p, int value, const Op& op) const override;
   Block run(const KernelContext& device, const Step& step,
             std::span<const Block> in) const override;
 };
