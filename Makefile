@@ -10,18 +10,20 @@ JOBS ?= $(shell nproc)
 # libopenmpi-dev and libgloo-dev build the baselines spmd-bench collectives measures against.
 # Chromium (headless) and Pillow check the status page as a browser renders it; iproute2 and
 # iptables make the network-namespace hosts of tests/faults/ and cut them off. libucx-dev builds
-# the UCX transport (the build works without it; the transport is then absent).
+# the UCX transport (the build works without it; the transport is then absent). Random123 is the
+# counter-based generator behind spmd::random; python3-venv makes the build tree's Python
+# environment, where JAX (tests/requirements.txt, pinned) serves as the tests' reference.
 PACKAGES := g++ cmake ninja-build pkg-config \
 	libasio-dev libprotobuf-dev protobuf-compiler libfmt-dev libspdlog-dev libcli11-dev \
 	libpmix-dev libxxhash-dev libzstd-dev nlohmann-json3-dev libopenblas-pthread-dev libeigen3-dev \
-	libucx-dev \
+	libucx-dev librandom123-dev python3-venv \
 	libgtest-dev libgmock-dev librapidcheck-dev \
 	slurm-wlm munge openmpi-bin libopenmpi-dev mpich libgloo-dev \
 	python3-zarr python3-numpy python3-pil chromium iptables iproute2 clang-format
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps configure build demo test bench format format-check tidy clean
+.PHONY: all deps venv configure build demo test bench format format-check tidy clean
 
 all: build
 
@@ -36,12 +38,21 @@ deps:
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 
+# The build tree's Python environment, with the pinned PyPI packages the tests use.
+VENV := $(BUILD_DIR)/venv
+$(VENV)/.installed: tests/requirements.txt | deps
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r tests/requirements.txt
+	touch $@
+
+venv: $(VENV)/.installed
+
 $(BUILD_DIR)/build.ninja: | deps
 	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
 
 configure: deps $(BUILD_DIR)/build.ninja
 
-build: configure
+build: configure venv
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
 # The main job: a 4-process cluster of 8 CPU devices on this machine. It meets and reports its

@@ -25,6 +25,7 @@
 #include "spmd/numpy_eager.h"
 #include "spmd/optim.h"
 #include "spmd/partition_spec.h"
+#include "spmd/random.h"
 #include "spmd/runtime.h"
 #include "spmd/shard_map.h"
 #include "spmd/sharding.h"

@@ -4,8 +4,9 @@
 // backend of the devices it runs on and never calls a kernel function directly, so a second kind
 // of device (CUDA: issue "GPUs") is a second implementation of this class, not a branch at every
 // call. Each method's contract is the CPU kernel's of the same name (elementwise.h, reduce.h,
-// layout.h, matmul.h); pointers are into memory() and shapes are trusted (checked at trace time).
-// Implementations are stateless and thread-safe: every device thread calls the same backend.
+// layout.h, matmul.h, random_bits.h); pointers are into memory() and shapes are trusted (checked at
+// trace time). Implementations are stateless and thread-safe: every device thread calls the same
+// backend.
 #pragma once
 
 #include <cstddef>
@@ -15,6 +16,7 @@
 
 #include "kernels/elementwise.h"
 #include "kernels/matmul.h"
+#include "kernels/random_bits.h"
 #include "kernels/reduce.h"
 #include "spmd/dtype.h"
 #include "spmd/memory_space.h"
@@ -59,13 +61,16 @@ class Backend {
   virtual void concatenate(size_t element_size, std::span<const std::byte* const> in,
                            std::span<const Shape> shapes, int axis, std::byte* out) const = 0;
 
+  // Counter-based random bits of one block of an array (random_bits.h).
+  virtual void random_bits(RandomBits kind, const RandomBlock& block, std::byte* out) const = 0;
+
   // Batched matrix products (matmul.h).
   virtual void matmul(DType dtype, MatmulShape s, const std::byte* a, const std::byte* b,
                       std::byte* out) const = 0;
 };
 
-// Host memory, Eigen 3.4 and OpenBLAS: the kernels of elementwise.h, reduce.h, layout.h and
-// matmul.h.
+// Host memory, Eigen 3.4, OpenBLAS and Random123: the kernels of elementwise.h, reduce.h,
+// layout.h, matmul.h and random_bits.h.
 const Backend& cpu_backend();
 
 // The backend of the devices of `platform`; throws InvalidArgument naming the platform when this

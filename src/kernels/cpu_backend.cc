@@ -62,6 +62,10 @@ class CpuBackend final : public Backend {
     kernels::concatenate(element_size, in, shapes, axis, out);
   }
 
+  void random_bits(RandomBits kind, const RandomBlock& block, std::byte* out) const override {
+    kernels::random_bits(kind, block, out);
+  }
+
   void matmul(DType dtype, MatmulShape s, const std::byte* a, const std::byte* b,
               std::byte* out) const override {
     kernels::matmul(dtype, s, a, b, out);

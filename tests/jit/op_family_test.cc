@@ -230,6 +230,9 @@ class CountingBackend final : public spmd::kernels::Backend {
           (spmd::DType t, spmd::kernels::MatmulShape s, const std::byte* a, const std::byte* b,
            std::byte* o),
           (t, s, a, b, o))
+  FORWARD(random_bits,
+          (spmd::kernels::RandomBits k, const spmd::kernels::RandomBlock& b, std::byte* o),
+          (k, b, o))
 #undef FORWARD
 };
 

@@ -1,0 +1,119 @@
+// spmd::random on 4 CPU devices: Threefry-2x32's known answers (Random123's, as JAX's tests
+// quote them), JAX's split/fold_in symmetry, sharded bits under jit equal to the unsharded ones
+// with no collective in the program, and the errors. Values against JAX itself:
+// random_jax_test.py. Part of jit_property_test (its main initializes the devices).
+#include <gtest/gtest.h>
+#include <spmd/spmd.h>
+
+#include <string>
+#include <vector>
+
+#include "kernels/random_bits.h"
+
+namespace {
+
+namespace random = spmd::random;
+using spmd::Array;
+using spmd::DType;
+using spmd::HostArray;
+using spmd::NamedSharding;
+using spmd::P;
+using spmd::Shape;
+using spmd::Tensor;
+
+const spmd::Mesh& mesh() {
+  static const spmd::Mesh m(spmd::devices(), {2, 2}, {"a", "b"});
+  return m;
+}
+
+std::vector<uint32_t> words(const Array& a) {
+  const HostArray h = spmd::multihost::process_allgather(a);
+  const auto d = h.data<uint32_t>();
+  return {d.begin(), d.end()};
+}
+
+// Random123's known answers for threefry2x32 with 20 rounds (kat_vectors), which JAX's
+// random_test.py checks its hash against.
+TEST(Random, Threefry2x32GivesRandom123sKnownAnswers) {
+  using A = std::array<uint32_t, 2>;
+  EXPECT_EQ(spmd::kernels::threefry_2x32({0, 0}, {0, 0}), (A{0x6b200159, 0x99ba4efe}));
+  EXPECT_EQ(spmd::kernels::threefry_2x32({0xffffffff, 0xffffffff}, {0xffffffff, 0xffffffff}),
+            (A{0x1cb996fc, 0xbb002be7}));
+  EXPECT_EQ(spmd::kernels::threefry_2x32({0x13198a2e, 0x03707344}, {0x243f6a88, 0x85a308d3}),
+            (A{0xc4923a9c, 0x483df7a0}));
+}
+
+TEST(Random, PRNGKeyHoldsTheSeedAsJaxDoes) {
+  EXPECT_EQ(words(random::PRNGKey(42)), (std::vector<uint32_t>{0, 42}));
+  EXPECT_EQ(words(random::PRNGKey(-1)), (std::vector<uint32_t>{0, 0xffffffff}));
+  EXPECT_EQ(words(random::PRNGKey(int64_t{1} << 40)), (std::vector<uint32_t>{256, 0}));
+}
+
+// JAX's test_threefry_split_fold_in_symmetry.
+TEST(Random, FoldInEqualsTheSplitKeyOfThatIndex) {
+  const Array key = random::PRNGKey(72);
+  const std::vector<uint32_t> split = words(random::split(key, 3));
+  for (uint32_t i = 0; i < 3; ++i) {
+    const std::vector<uint32_t> folded = words(random::fold_in(key, i));
+    EXPECT_EQ(folded, (std::vector<uint32_t>{split[2 * i], split[2 * i + 1]})) << i;
+  }
+}
+
+TEST(Random, BitsUnderJitEqualTheEagerOnesWhateverTheShardingWithoutCommunication) {
+  const Array key = spmd::device_put(random::PRNGKey(1701), NamedSharding(mesh(), P()));
+  const std::vector<uint32_t> eager = words(random::bits(random::PRNGKey(1701), {8, 6}));
+  for (const P& spec :
+       {P(), P("a"), P(spmd::None, "b"), P("a", "b"), P("b", "a"), P(spmd::Axes{"a", "b"})}) {
+    SCOPED_TRACE(spec.to_string());
+    auto f = spmd::jit(
+        [](const Tensor& k) {
+          return random::bits(k, {8, 6});
+        },
+        {.out_shardings = {NamedSharding(mesh(), spec)}});
+    const std::string text = f.lower(key).as_text();
+    for (const char* collective : {"psum", "all_gather", "all_to_all", "pmax", "local_slice"}) {
+      EXPECT_EQ(text.find(collective), std::string::npos) << text;
+    }
+    const Array out = f(key);
+    EXPECT_EQ(out.sharding().to_string(), NamedSharding(mesh(), spec).to_string());
+    EXPECT_EQ(words(out), eager);
+  }
+}
+
+TEST(Random, EveryWidthIsTheLowBitsOrBothWordsAsJaxConverts) {
+  const Array key = random::PRNGKey(1701);
+  const HostArray b8 = random::bits(key, {5}, DType::kUInt8).to_host();
+  const HostArray b16 = random::bits(key, {5}, DType::kUInt16).to_host();
+  const HostArray b32 = random::bits(key, {5}).to_host();
+  const HostArray b64 = random::bits(key, {5}, DType::kUInt64).to_host();
+  const HostArray pairs = random::split(key, 5).to_host();
+  for (size_t i = 0; i < 5; ++i) {
+    const uint32_t y0 = pairs.data<uint32_t>()[2 * i], y1 = pairs.data<uint32_t>()[2 * i + 1];
+    EXPECT_EQ(b32.data<uint32_t>()[i], y0 ^ y1);
+    EXPECT_EQ(b16.data<uint16_t>()[i], static_cast<uint16_t>(y0 ^ y1));
+    EXPECT_EQ(b8.data<uint8_t>()[i], static_cast<uint8_t>(y0 ^ y1));
+    EXPECT_EQ(b64.data<uint64_t>()[i], uint64_t{y0} << 32 | y1);
+  }
+}
+
+TEST(Random, BadArgumentsAreClearErrors) {
+  const Array key = random::PRNGKey(0);
+  try {
+    random::bits(key, {3}, DType::kFloat32);
+    ADD_FAILURE() << "float bits";
+  } catch (const spmd::InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("must be an unsigned integer type"), std::string::npos)
+        << e.what();
+  }
+  const Array two_keys = random::split(key, 2);
+  try {
+    random::bits(two_keys, {3});
+    ADD_FAILURE() << "a batch of keys";
+  } catch (const spmd::InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("one raw key, uint32[2]"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("u32[2,2]"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(random::split(key, -1), spmd::InvalidArgument);
+}
+
+}  // namespace
