@@ -52,6 +52,15 @@ kernels::RandomBits random_bits_kind(std::string_view what, DType dtype) {
 std::string RandomBitsOp::attributes() const {
   std::string s = fmt::format("bits={}", kKindNames[static_cast<int>(kind)]);
   if (offset != 0) s += fmt::format(" offset={}", offset);
+  bool split_at_all = false;
+  std::vector<std::string> dims;
+  for (const auto& axes : split) {
+    split_at_all = split_at_all || !axes.empty();
+    dims.push_back(axes.empty()       ? "_"
+                   : axes.size() == 1 ? axes[0]
+                                      : fmt::format("({})", fmt::join(axes, ",")));
+  }
+  if (split_at_all) s += fmt::format(" blocks=[{}]", fmt::join(dims, ","));
   return s;
 }
 

@@ -27,7 +27,8 @@ class RandomBitsOp final : public Operation {
   const std::vector<std::vector<std::string>> split;
 
   std::string name() const override { return "random_bits"; }
-  // "bits=u32", "bits=keys offset=7"
+  // "bits=u32", "bits=keys offset=7"; a device's step adds the axes placing its block,
+  // "blocks=[a,_]".
   std::string attributes() const override;
   // key u32[2] -> u8/u16/u32/u64[shape], or u32[shape…, 2] for keys.
   ValueType result_type(std::span<const ValueType> operands) const override;
