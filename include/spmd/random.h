@@ -36,7 +36,10 @@ Tensor split(const Tensor& key, int64_t num = 2);
 Array split(const Array& key, int64_t num = 2);
 
 // A new key from `key` and `data` (jax.random.fold_in); equal to split(key, n)[data] for any
-// n > data.
+// n > data. The data is a value, not part of the program: folding in a loop's step number runs
+// one compiled program for every step. A Tensor `data` is a scalar of an integer dtype, taken as
+// uint32 (as JAX converts it).
+Tensor fold_in(const Tensor& key, const Tensor& data);
 Tensor fold_in(const Tensor& key, uint32_t data);
 Array fold_in(const Array& key, uint32_t data);
 

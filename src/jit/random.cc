@@ -9,10 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "jit/numpy_internal.h"
 #include "jit/ops/random.h"
 #include "jit/program.h"
 #include "jit/trace.h"
 #include "spmd/error.h"
+#include "spmd/numpy.h"
 #include "spmd/numpy_eager.h"
 #include "spmd/runtime.h"
 #include "spmd/sharding.h"
@@ -33,8 +35,8 @@ void check_key(std::string_view what, const Tensor& key) {
   }
 }
 
-Tensor random_bits(const Tensor& key, RandomBits kind, const Shape& shape, uint64_t offset) {
-  return key.trace()->apply(make_operation<RandomBitsOp>(kind, shape, offset), {key.value()});
+Tensor random_bits(const Tensor& key, RandomBits kind, const Shape& shape) {
+  return key.trace()->apply(make_operation<RandomBitsOp>(kind, shape), {key.value()});
 }
 
 // `fn` on `key` through an eager jit named `name` (one per name).
@@ -57,7 +59,7 @@ Array PRNGKey(int64_t seed) {
 Tensor split(const Tensor& key, int64_t num) {
   check_key("split", key);
   if (num < 0) throw InvalidArgument(fmt::format("random.split: num must be >= 0, not {}", num));
-  return random_bits(key, RandomBits::kKeys, {num}, 0);
+  return random_bits(key, RandomBits::kKeys, {num});
 }
 
 Array split(const Array& key, int64_t num) {
@@ -65,14 +67,28 @@ Array split(const Array& key, int64_t num) {
                [num](const Tensor& k) { return split(k, num); });
 }
 
+Tensor fold_in(const Tensor& key, const Tensor& data) {
+  check_key("fold_in", key);
+  compiler::trace_of("random.fold_in", {&key, &data});
+  if (!data.shape().empty() || is_floating(data.dtype()) || data.dtype() == DType::kBool) {
+    throw InvalidArgument(fmt::format("random.fold_in: the data must be an integer scalar, not {}",
+                                      compiler::type_text(data.dtype(), data.shape())));
+  }
+  const Tensor offset = compiler::convert_to(data, DType::kUInt32);
+  return key.trace()->apply(make_operation<RandomBitsOp>(RandomBits::kKeys, Shape{}),
+                            {key.value(), offset.value()});
+}
+
 Tensor fold_in(const Tensor& key, uint32_t data) {
   check_key("fold_in", key);
-  return random_bits(key, RandomBits::kKeys, {}, data);
+  return fold_in(key, numpy::full({}, Scalar(static_cast<double>(data)), DType::kUInt32));
 }
 
 Array fold_in(const Array& key, uint32_t data) {
-  return eager(fmt::format("random.fold_in[{}]", data), key,
-               [data](const Tensor& k) { return fold_in(k, data); });
+  const Array value =
+      device_put(HostArray::from_vector(std::vector<uint32_t>{data}, {}), key.sharding());
+  return numpy::detail::eager("random.fold_in", {&key, &value},
+                              [](const std::vector<Tensor>& t) { return fold_in(t[0], t[1]); });
 }
 
 Tensor bits(const Tensor& key, const Shape& shape, DType dtype) {
@@ -84,7 +100,7 @@ Tensor bits(const Tensor& key, const Shape& shape, DType dtype) {
           fmt::format("random.bits: shape ({}) has a negative dimension", fmt::join(shape, ", ")));
     }
   }
-  return random_bits(key, kind, shape, 0);
+  return random_bits(key, kind, shape);
 }
 
 Array bits(const Array& key, const Shape& shape, DType dtype) {

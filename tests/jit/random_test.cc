@@ -59,6 +59,23 @@ TEST(Random, FoldInEqualsTheSplitKeyOfThatIndex) {
   }
 }
 
+// The data is a value: a jit folding in its argument traces once for every step, and gives
+// what the eager form gives.
+TEST(Random, FoldInDataIsAValueNotPartOfTheProgram) {
+  const Array key = random::PRNGKey(7);
+  int traces = 0;
+  auto f = spmd::jit([&traces](const Tensor& k, const Tensor& step) {
+    ++traces;
+    return random::fold_in(k, step);
+  });
+  for (uint32_t step : {0u, 1u, 1000u, 4000000000u}) {
+    const Array s =
+        spmd::device_put(HostArray::from_vector(std::vector<uint32_t>{step}, {}), key.sharding());
+    EXPECT_EQ(words(f(key, s)), words(random::fold_in(key, step))) << step;
+  }
+  EXPECT_EQ(traces, 1);
+}
+
 TEST(Random, BitsUnderJitEqualTheEagerOnesWhateverTheShardingWithoutCommunication) {
   const Array key = spmd::device_put(random::PRNGKey(1701), NamedSharding(mesh(), P()));
   const std::vector<uint32_t> eager = words(random::bits(random::PRNGKey(1701), {8, 6}));

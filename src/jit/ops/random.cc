@@ -51,7 +51,6 @@ kernels::RandomBits random_bits_kind(std::string_view what, DType dtype) {
 
 std::string RandomBitsOp::attributes() const {
   std::string s = fmt::format("bits={}", kKindNames[static_cast<int>(kind)]);
-  if (offset != 0) s += fmt::format(" offset={}", offset);
   bool split_at_all = false;
   std::vector<std::string> dims;
   for (const auto& axes : split) {
@@ -65,11 +64,14 @@ std::string RandomBitsOp::attributes() const {
 }
 
 ValueType RandomBitsOp::result_type(std::span<const ValueType> operands) const {
-  if (operands.size() != 1 || operands[0].dtype != DType::kUInt32 ||
-      operands[0].shape != Shape{2}) {
+  const bool key =
+      !operands.empty() && operands[0].dtype == DType::kUInt32 && operands[0].shape == Shape{2};
+  const bool offset =
+      operands.size() < 2 || (operands[1].dtype == DType::kUInt32 && operands[1].shape.empty());
+  if (!key || !offset || operands.size() > 2) {
     throw InvalidArgument(fmt::format(
-        "random_bits: takes one raw key, uint32[2]{}",
-        operands.size() == 1 ? ", not " + type_text(operands[0].dtype, operands[0].shape) : ""));
+        "random_bits: takes one raw key, uint32[2], and optionally an offset, uint32[]{}",
+        operands.empty() ? "" : ", not " + type_text(operands[0].dtype, operands[0].shape)));
   }
   for (int64_t d : shape) {
     if (d < 0)
@@ -88,14 +90,17 @@ void RandomBitsOp::partition(Partitioner& p, int value, const Op& op) const {
   if (kind == RandomBits::kKeys) out.dims.back().clear();  // a key's two words stay together
   std::vector<std::vector<std::string>> axes;
   for (size_t d = 0; d < shape.size(); ++d) axes.push_back(axis_names(out.dims[d], p.mesh()));
-  p.compute(value, {p.slot_with(op.inputs[0], Layout::replicated(1))}, out,
-            make_operation<RandomBitsOp>(kind, shape, offset, std::move(axes)));
+  std::vector<int> operands = {p.slot_with(op.inputs[0], Layout::replicated(1))};
+  if (op.inputs.size() > 1) operands.push_back(p.slot_with(op.inputs[1], Layout::replicated(0)));
+  p.compute(value, std::move(operands), out,
+            make_operation<RandomBitsOp>(kind, shape, std::move(axes)));
 }
 
 Block RandomBitsOp::run(const KernelContext& device, const Step& step,
                         std::span<const Block> in) const {
   const auto key = in[0].data<uint32_t>();
-  kernels::RandomBlock block{.key = {key[0], key[1]}, .shape = shape, .offset = offset};
+  kernels::RandomBlock block{.key = {key[0], key[1]}, .shape = shape};
+  if (in.size() > 1) block.offset = in[1].data<uint32_t>()[0];
   block.extent.assign(step.shape.begin(), step.shape.begin() + static_cast<int64_t>(shape.size()));
   for (size_t d = 0; d < shape.size(); ++d) {
     const bool whole = d >= split.size() || split[d].empty();
@@ -114,8 +119,7 @@ const OperationRegistration random_bits_op("random_bits", [](const AttributeRead
     if (bits != kKindNames[k]) continue;
     Shape shape = r.result().shape;
     if (static_cast<RandomBits>(k) == RandomBits::kKeys && !shape.empty()) shape.pop_back();
-    return make_operation<RandomBitsOp>(static_cast<RandomBits>(k), shape,
-                                        r.has("offset") ? r.integer("offset") : 0);
+    return make_operation<RandomBitsOp>(static_cast<RandomBits>(k), shape);
   }
   throw InvalidArgument("random_bits: bits=" + bits + " is none of u8, u16, u32, u64, keys");
 });
