@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <utility>
+
 #include "jit/op_registry.h"
 #include "jit/partitioner.h"
 #include "jit/program.h"
@@ -17,36 +19,28 @@ using kernels::RandomBits;
 
 constexpr std::string_view kKindNames[] = {"u8", "u16", "u32", "u64", "keys"};
 
+// Each kind of bits and the dtype it makes (keys: uint32 words).
+constexpr std::pair<RandomBits, DType> kDTypes[] = {{RandomBits::k8, DType::kUInt8},
+                                                    {RandomBits::k16, DType::kUInt16},
+                                                    {RandomBits::k32, DType::kUInt32},
+                                                    {RandomBits::k64, DType::kUInt64}};
+
 DType dtype_of(RandomBits kind) {
-  switch (kind) {
-    case RandomBits::k8:
-      return DType::kUInt8;
-    case RandomBits::k16:
-      return DType::kUInt16;
-    case RandomBits::k64:
-      return DType::kUInt64;
-    default:
-      return DType::kUInt32;
+  for (auto [k, dtype] : kDTypes) {
+    if (k == kind) return dtype;
   }
+  return DType::kUInt32;  // kKeys
 }
 
 }  // namespace
 
 kernels::RandomBits random_bits_kind(std::string_view what, DType dtype) {
-  switch (dtype) {
-    case DType::kUInt8:
-      return RandomBits::k8;
-    case DType::kUInt16:
-      return RandomBits::k16;
-    case DType::kUInt32:
-      return RandomBits::k32;
-    case DType::kUInt64:
-      return RandomBits::k64;
-    default:
-      throw InvalidArgument(fmt::format(
-          "{}: the dtype must be an unsigned integer type (uint8, uint16, uint32, uint64), not {}",
-          what, dtype_name(dtype)));
+  for (auto [kind, t] : kDTypes) {
+    if (t == dtype) return kind;
   }
+  throw InvalidArgument(fmt::format(
+      "{}: the dtype must be an unsigned integer type (uint8, uint16, uint32, uint64), not {}",
+      what, dtype_name(dtype)));
 }
 
 std::string RandomBitsOp::attributes() const {
