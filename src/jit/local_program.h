@@ -14,7 +14,7 @@
 namespace spmd::compiler {
 
 enum class StepKind : uint8_t {
-  kCompute,      // program.ops[op] on the input slots, with local shapes
+  kCompute,      // `operation` on the input slots, with local shapes
   kPsum,         // all-reduce sum over `axes`
   kPmax,         // all-reduce max over `axes`
   kPmin,         // all-reduce min over `axes`
@@ -27,7 +27,6 @@ enum class StepKind : uint8_t {
 
 struct Step {
   StepKind kind = StepKind::kCompute;
-  int op = -1;  // kCompute: the program's value it computes
   // kCompute: what runs, the program operation's own or a local variant of it (a slice of a
   // split dimension starts at 0 of the device's part).
   std::shared_ptr<const Operation> operation;

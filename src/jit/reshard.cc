@@ -67,7 +67,6 @@ int Partitioner::materialize(int value, const Layout& want) {
   std::vector<int> inputs;
   if (lazy_[static_cast<size_t>(value)]) inputs = lazy_[static_cast<size_t>(value)](*this, want);
   Step s{.kind = StepKind::kCompute,
-         .op = value,
          .operation = op.operation,
          .inputs = std::move(inputs),
          .dtype = op.dtype};
@@ -92,7 +91,6 @@ int Partitioner::emit_compute(int value, std::vector<int> inputs, const Layout& 
                               const std::shared_ptr<const Operation>& local_operation) {
   const Op& op = program_.ops[static_cast<size_t>(value)];
   Step s{.kind = StepKind::kCompute,
-         .op = value,
          .operation = local_operation ? local_operation : op.operation,
          .inputs = std::move(inputs),
          .dtype = op.dtype};
