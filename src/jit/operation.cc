@@ -16,6 +16,13 @@ Block KernelContext::allocate(DType dtype, const Shape& shape) const {
   return Block::uninitialized(dtype, shape);
 }
 
+void check_operand_count(std::string_view what, std::span<const ValueType> operands, size_t count) {
+  if (operands.size() != count) {
+    throw InvalidArgument(fmt::format("{}: takes {} operand{}, not {}", what, count,
+                                      count == 1 ? "" : "s", operands.size()));
+  }
+}
+
 std::optional<Layout> Operation::operand_hint(const Op& /*op*/, const Shape& /*operand*/,
                                               const Layout& /*result*/) const {
   return std::nullopt;

@@ -89,6 +89,10 @@ class Operation {
                          const Tensor& g) const;
 };
 
+// Throws InvalidArgument ("reshape: takes 1 operand, not 2") unless there are `count` operands;
+// every kind's shape rule starts with it.
+void check_operand_count(std::string_view what, std::span<const ValueType> operands, size_t count);
+
 // One operand of an element-wise kernel call: n elements or one, of `dtype`.
 struct Operand {
   kernels::Input data;

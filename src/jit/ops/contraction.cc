@@ -91,7 +91,7 @@ DotOp::DotOp(std::string lhs, std::string rhs, std::string out)
 std::string DotOp::attributes() const { return fmt::format("einsum={},{}->{}", lhs, rhs, out); }
 
 ValueType DotOp::result_type(std::span<const ValueType> operands) const {
-  if (operands.size() != 2) throw InvalidArgument("dot: takes two operands");
+  check_operand_count("dot", operands, 2);
   if (operands[0].dtype != operands[1].dtype) {
     throw InvalidArgument(fmt::format("dot: operands of two dtypes ({} and {})",
                                       dtype_name(operands[0].dtype),

@@ -11,14 +11,6 @@
 #include "spmd/error.h"
 
 namespace spmd::compiler {
-namespace {
-
-void no_operands(std::string_view what, std::span<const ValueType> operands) {
-  if (!operands.empty()) throw InvalidArgument(fmt::format("{}: takes no operands", what));
-}
-
-}  // namespace
-
 void CreationOperation::partition(Partitioner& p, int value, const Op& op) const {
   p.compute(value, {}, Layout::replicated(op.shape.size()));
 }
@@ -26,7 +18,7 @@ void CreationOperation::partition(Partitioner& p, int value, const Op& op) const
 std::string FullOp::attributes() const { return fmt::format("value={}", value); }
 
 ValueType FullOp::result_type(std::span<const ValueType> operands) const {
-  no_operands("full", operands);
+  check_operand_count("full", operands, 0);
   return type;
 }
 
@@ -38,7 +30,7 @@ Block FullOp::run(const KernelContext& device, const Step& step,
 }
 
 ValueType IotaOp::result_type(std::span<const ValueType> operands) const {
-  no_operands("iota", operands);
+  check_operand_count("iota", operands, 0);
   if (type.shape.size() != 1) throw InvalidArgument("iota: makes rank-1 values only");
   return type;
 }
@@ -55,7 +47,7 @@ std::string ConstantOp::attributes() const {
 }
 
 ValueType ConstantOp::result_type(std::span<const ValueType> operands) const {
-  no_operands("constant", operands);
+  check_operand_count("constant", operands, 0);
   return {value->dtype(), value->shape()};
 }
 

@@ -78,7 +78,7 @@ Block ElementwiseOperation::run(const KernelContext& device, const Step& step,
 std::string UnaryOp::name() const { return std::string(kernels::name(fn)); }
 
 ValueType UnaryOp::result_type(std::span<const ValueType> operands) const {
-  if (operands.size() != 1) throw InvalidArgument(name() + ": takes one operand");
+  check_operand_count(name(), operands, 1);
   return operands[0];
 }
 
@@ -118,7 +118,7 @@ Cotangents UnaryOp::vjp(const Op& op, const Tensor& y, std::span<const Tensor> o
 std::string BinaryOp::name() const { return std::string(kernels::name(fn)); }
 
 ValueType BinaryOp::result_type(std::span<const ValueType> operands) const {
-  if (operands.size() != 2) throw InvalidArgument(name() + ": takes two operands");
+  check_operand_count(name(), operands, 2);
   if (operands[0].dtype != operands[1].dtype) {
     throw InvalidArgument(fmt::format("{}: operands of two dtypes ({} and {})", name(),
                                       dtype_name(operands[0].dtype),

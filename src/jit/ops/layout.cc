@@ -19,11 +19,6 @@ namespace jnp = spmd::numpy;
 
 namespace {
 
-const ValueType& only_operand(std::string_view what, std::span<const ValueType> operands) {
-  if (operands.size() != 1) throw InvalidArgument(fmt::format("{}: takes one operand", what));
-  return operands[0];
-}
-
 // The operand layout that gives a broadcast result `want`: surviving dimensions take its split.
 Layout broadcast_operand(const Shape& from, const Shape& to, const Layout& want) {
   Layout in = Layout::replicated(from.size());
@@ -39,7 +34,8 @@ Layout broadcast_operand(const Shape& from, const Shape& to, const Layout& want)
 // --- broadcast ---
 
 ValueType BroadcastOp::result_type(std::span<const ValueType> operands) const {
-  const ValueType& in = only_operand("broadcast", operands);
+  check_operand_count("broadcast", operands, 1);
+  const ValueType& in = operands[0];
   bool fits = in.shape.size() <= shape.size();
   for (size_t d = 0; fits && d < in.shape.size(); ++d) {
     const int64_t from = in.shape[d], to = shape[d + shape.size() - in.shape.size()];
@@ -88,7 +84,8 @@ Cotangents BroadcastOp::vjp(const Op& /*op*/, const Tensor& /*result*/,
 // --- reshape ---
 
 ValueType ReshapeOp::result_type(std::span<const ValueType> operands) const {
-  const ValueType& in = only_operand("reshape", operands);
+  check_operand_count("reshape", operands, 1);
+  const ValueType& in = operands[0];
   if (shape_size(in.shape) != shape_size(shape)) {
     throw InvalidArgument(fmt::format("reshape: ({}) and ({}) hold different numbers of elements",
                                       fmt::join(in.shape, ","), fmt::join(shape, ",")));
@@ -139,7 +136,8 @@ std::string TransposeOp::attributes() const {
 }
 
 ValueType TransposeOp::result_type(std::span<const ValueType> operands) const {
-  const ValueType& in = only_operand("transpose", operands);
+  check_operand_count("transpose", operands, 1);
+  const ValueType& in = operands[0];
   std::vector<int64_t> sorted = permutation;
   std::sort(sorted.begin(), sorted.end());
   for (size_t i = 0; i < sorted.size(); ++i) {
@@ -194,7 +192,8 @@ std::string SliceOp::attributes() const {
 }
 
 ValueType SliceOp::result_type(std::span<const ValueType> operands) const {
-  const ValueType& in = only_operand("slice", operands);
+  check_operand_count("slice", operands, 1);
+  const ValueType& in = operands[0];
   bool fits = start.size() == in.shape.size() && extent.size() == in.shape.size();
   for (size_t d = 0; fits && d < start.size(); ++d) {
     fits = start[d] >= 0 && extent[d] >= 0 && start[d] + extent[d] <= in.shape[d];

@@ -11,15 +11,6 @@
 #include "spmd/error.h"
 
 namespace spmd::compiler {
-namespace {
-
-const ValueType& only_operand(std::string_view what, std::span<const ValueType> operands) {
-  if (operands.size() != 1) throw InvalidArgument(fmt::format("{}: takes one operand", what));
-  return operands[0];
-}
-
-}  // namespace
-
 std::string ManualBoundary::attributes() const { return "spec=" + sharding_->spec().to_string(); }
 
 Block ManualBoundary::run(const KernelContext& /*device*/, const Step& /*step*/,
@@ -28,7 +19,8 @@ Block ManualBoundary::run(const KernelContext& /*device*/, const Step& /*step*/,
 }
 
 ValueType ManualInOp::result_type(std::span<const ValueType> operands) const {
-  const ValueType& in = only_operand("shard_map_in", operands);
+  check_operand_count("shard_map_in", operands, 1);
+  const ValueType& in = operands[0];
   const Layout layout = layout_of(*sharding_, in.shape.size());
   return {in.dtype, local_shape(in.shape, layout, sharding_->mesh(), "a shard_map argument")};
 }
@@ -44,7 +36,8 @@ Cotangents ManualInOp::vjp(const Op& /*op*/, const Tensor& /*result*/,
 }
 
 ValueType ManualOutOp::result_type(std::span<const ValueType> operands) const {
-  const ValueType& block = only_operand("shard_map_out", operands);
+  check_operand_count("shard_map_out", operands, 1);
+  const ValueType& block = operands[0];
   const Layout layout = layout_of(*sharding_, block.shape.size());
   Shape global = block.shape;
   for (size_t d = 0; d < global.size(); ++d)
@@ -67,7 +60,8 @@ std::string AxisSumOp::attributes() const {
 }
 
 ValueType AxisSumOp::result_type(std::span<const ValueType> operands) const {
-  const ValueType& in = only_operand("psum", operands);
+  check_operand_count("psum", operands, 1);
+  const ValueType& in = operands[0];
   for (int a : axes) {
     if (a < 0 || a >= static_cast<int>(mesh->axis_names().size()))
       throw InvalidArgument(fmt::format("psum: the mesh has no axis {}", a));

@@ -15,7 +15,7 @@ std::string ParameterOp::attributes() const {
 }
 
 ValueType ParameterOp::result_type(std::span<const ValueType> operands) const {
-  if (!operands.empty()) throw InvalidArgument("parameter: takes no operands");
+  check_operand_count("parameter", operands, 0);
   return type;
 }
 
@@ -31,7 +31,7 @@ Block ParameterOp::run(const KernelContext& /*device*/, const Step& /*step*/,
 std::string ConstraintOp::attributes() const { return "sharding=" + sharding_->spec().to_string(); }
 
 ValueType ConstraintOp::result_type(std::span<const ValueType> operands) const {
-  if (operands.size() != 1) throw InvalidArgument("sharding_constraint: takes one operand");
+  check_operand_count("sharding_constraint", operands, 1);
   layout_of(*sharding_, operands[0].shape.size());  // throws for a spec of too many entries
   return operands[0];
 }

@@ -37,7 +37,7 @@ std::string ReduceOp::attributes() const {
 }
 
 ValueType ReduceOp::result_type(std::span<const ValueType> operands) const {
-  if (operands.size() != 1) throw InvalidArgument(name() + ": takes one operand");
+  check_operand_count(name(), operands, 1);
   const Shape& in = operands[0].shape;
   if (!std::is_sorted(axes.begin(), axes.end()) ||
       std::adjacent_find(axes.begin(), axes.end()) != axes.end()) {
@@ -109,7 +109,7 @@ Cotangents ReduceOp::vjp(const Op& /*op*/, const Tensor& y, std::span<const Tens
 std::string ArgmaxOp::attributes() const { return fmt::format("axis={}", axis); }
 
 ValueType ArgmaxOp::result_type(std::span<const ValueType> operands) const {
-  if (operands.size() != 1) throw InvalidArgument("argmax: takes one operand");
+  check_operand_count("argmax", operands, 1);
   Shape out = operands[0].shape;
   out.erase(out.begin() + checked_axis("argmax", axis, out));
   return {DType::kInt32, out};

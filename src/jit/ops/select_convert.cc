@@ -14,7 +14,7 @@ namespace spmd::compiler {
 namespace jnp = spmd::numpy;
 
 ValueType SelectOp::result_type(std::span<const ValueType> operands) const {
-  if (operands.size() != 3) throw InvalidArgument("select: takes cond, a and b");
+  check_operand_count("select", operands, 3);  // cond, a, b
   if (operands[0].dtype != DType::kBool || operands[1].dtype != operands[2].dtype) {
     throw InvalidArgument(
         fmt::format("select: wants a bool condition and two operands of one "
@@ -38,7 +38,7 @@ Cotangents SelectOp::vjp(const Op& /*op*/, const Tensor& /*result*/,
 }
 
 ValueType ConvertOp::result_type(std::span<const ValueType> operands) const {
-  if (operands.size() != 1) throw InvalidArgument("convert: takes one operand");
+  check_operand_count("convert", operands, 1);
   return {to, operands[0].shape};
 }
 
