@@ -1,7 +1,5 @@
 #include "jit/hints.h"
 
-#include "jit/ops/parameter.h"
-
 namespace spmd::compiler {
 
 std::vector<std::optional<Layout>> backward_hints(
@@ -10,14 +8,13 @@ std::vector<std::optional<Layout>> backward_hints(
   for (size_t i = 0; i < program.outputs.size(); ++i) {
     if (out_layouts[i]) hints[static_cast<size_t>(program.outputs[i])] = out_layouts[i];
   }
-  // What an operation asks of its operands whatever its own layout (a sharding constraint's);
+  // What operations ask of their operands whatever their own layout (sharding constraints);
   // these win over what later uses carry back.
-  const Layout none;
   for (const Op& op : program.ops) {
-    if (!op.is<ConstraintOp>()) continue;
     for (int in : op.inputs) {
-      hints[static_cast<size_t>(in)] =
-          op.operation->operand_hint(op, program.ops[static_cast<size_t>(in)].shape, none);
+      auto asked =
+          op.operation->operand_hint(op, program.ops[static_cast<size_t>(in)].shape, nullptr);
+      if (asked) hints[static_cast<size_t>(in)] = std::move(asked);
     }
   }
   for (size_t v = program.ops.size(); v-- > 0;) {
@@ -26,7 +23,7 @@ std::vector<std::optional<Layout>> backward_hints(
     for (int in : op.inputs) {
       if (hints[static_cast<size_t>(in)]) continue;
       hints[static_cast<size_t>(in)] =
-          op.operation->operand_hint(op, program.ops[static_cast<size_t>(in)].shape, *hints[v]);
+          op.operation->operand_hint(op, program.ops[static_cast<size_t>(in)].shape, &*hints[v]);
     }
   }
   return hints;

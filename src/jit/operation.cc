@@ -24,7 +24,7 @@ void check_operand_count(std::string_view what, std::span<const ValueType> opera
 }
 
 std::optional<Layout> Operation::operand_hint(const Op& /*op*/, const Shape& /*operand*/,
-                                              const Layout& /*result*/) const {
+                                              const Layout* /*result*/) const {
   return std::nullopt;
 }
 

@@ -69,9 +69,11 @@ class Operation {
   // operands' and emits its per-device steps through the partitioner (partitioner.h).
   virtual void partition(Partitioner& p, int value, const Op& op) const = 0;
   // The layout a later use asks of the result (`result`, a hint: hints.cc), carried back to the
-  // operand of shape `operand`; nullopt when this operation carries no hint back.
+  // operand of shape `operand`; nullopt when this operation carries no hint back. With no
+  // `result` (null), what the operation asks of the operand whatever its own layout (a sharding
+  // constraint's); such asks win over what later uses carry back.
   virtual std::optional<Layout> operand_hint(const Op& op, const Shape& operand,
-                                             const Layout& result) const;
+                                             const Layout* result) const;
 
   // Kernel call: the step's result on one device, from its operand blocks (local shapes; the
   // step holds the local result type). Calls kernels only through `device.backend`.
@@ -111,7 +113,7 @@ class ElementwiseOperation : public Operation {
   // taken by an earlier dimension); rank-0 operands stay whole.
   void partition(Partitioner& p, int value, const Op& op) const final;
   std::optional<Layout> operand_hint(const Op& op, const Shape& operand,
-                                     const Layout& result) const final;
+                                     const Layout* result) const final;
   Block run(const KernelContext& device, const Step& step, std::span<const Block> in) const final;
 };
 

@@ -58,9 +58,9 @@ void ElementwiseOperation::partition(Partitioner& p, int value, const Op& op) co
 }
 
 std::optional<Layout> ElementwiseOperation::operand_hint(const Op& op, const Shape& operand,
-                                                         const Layout& result) const {
-  if (operand.size() != op.shape.size()) return std::nullopt;  // a rank-0 operand
-  return result;
+                                                         const Layout* result) const {
+  if (result == nullptr || operand.size() != op.shape.size()) return std::nullopt;  // rank 0
+  return *result;
 }
 
 Block ElementwiseOperation::run(const KernelContext& device, const Step& step,

@@ -64,8 +64,9 @@ void BroadcastOp::partition(Partitioner& p, int value, const Op& op) const {
 }
 
 std::optional<Layout> BroadcastOp::operand_hint(const Op& op, const Shape& operand,
-                                                const Layout& result) const {
-  return broadcast_operand(operand, op.shape, result);
+                                                const Layout* result) const {
+  if (result == nullptr) return std::nullopt;
+  return broadcast_operand(operand, op.shape, *result);
 }
 
 Block BroadcastOp::run(const KernelContext& device, const Step& step,
@@ -153,7 +154,7 @@ ValueType TransposeOp::result_type(std::span<const ValueType> operands) const {
 
 void TransposeOp::partition(Partitioner& p, int value, const Op& op) const {
   Layout in = p.layout(op.inputs[0]).settled();
-  if (is_replicated(in) && p.hint(value)) in = *operand_hint(op, {}, *p.hint(value));
+  if (is_replicated(in) && p.hint(value)) in = *operand_hint(op, {}, &*p.hint(value));
   Layout out = Layout::replicated(op.shape.size());
   for (size_t i = 0; i < permutation.size(); ++i)
     out.dims[i] = in.dims[static_cast<size_t>(permutation[i])];
@@ -161,10 +162,11 @@ void TransposeOp::partition(Partitioner& p, int value, const Op& op) const {
 }
 
 std::optional<Layout> TransposeOp::operand_hint(const Op& /*op*/, const Shape& /*operand*/,
-                                                const Layout& result) const {
+                                                const Layout* result) const {
+  if (result == nullptr) return std::nullopt;
   Layout l = Layout::replicated(permutation.size());
   for (size_t i = 0; i < permutation.size(); ++i)
-    l.dims[static_cast<size_t>(permutation[i])] = result.dims[i];
+    l.dims[static_cast<size_t>(permutation[i])] = result->dims[i];
   return l;
 }
 

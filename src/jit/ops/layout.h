@@ -19,7 +19,7 @@ class BroadcastOp final : public Operation {
   ValueType result_type(std::span<const ValueType> operands) const override;
   void partition(Partitioner& p, int value, const Op& op) const override;
   std::optional<Layout> operand_hint(const Op& op, const Shape& operand,
-                                     const Layout& result) const override;
+                                     const Layout* result) const override;
   Block run(const KernelContext& device, const Step& step,
             std::span<const Block> in) const override;
   // Summed back by grad's unbroadcast.
@@ -53,7 +53,7 @@ class TransposeOp final : public Operation {
   ValueType result_type(std::span<const ValueType> operands) const override;
   void partition(Partitioner& p, int value, const Op& op) const override;
   std::optional<Layout> operand_hint(const Op& op, const Shape& operand,
-                                     const Layout& result) const override;
+                                     const Layout* result) const override;
   Block run(const KernelContext& device, const Step& step,
             std::span<const Block> in) const override;
   Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,

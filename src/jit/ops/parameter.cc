@@ -42,7 +42,7 @@ void ConstraintOp::partition(Partitioner& p, int value, const Op& op) const {
 }
 
 std::optional<Layout> ConstraintOp::operand_hint(const Op& op, const Shape& /*operand*/,
-                                                 const Layout& /*result*/) const {
+                                                 const Layout* /*result*/) const {
   return layout_of(*sharding_, op.shape.size());
 }
 

@@ -42,9 +42,9 @@ class ConstraintOp final : public Operation {
   std::string attributes() const override;  // "sharding=PartitionSpec(…)"
   ValueType result_type(std::span<const ValueType> operands) const override;
   void partition(Partitioner& p, int value, const Op& op) const override;
-  // Asked of the operand whatever the result's hint (`result` is ignored).
+  // Asked of the operand whatever the result's hint, also when there is none.
   std::optional<Layout> operand_hint(const Op& op, const Shape& operand,
-                                     const Layout& result) const override;
+                                     const Layout* result) const override;
   Block run(const KernelContext& device, const Step& step,
             std::span<const Block> in) const override;
   const NamedSharding* sharding() const override { return sharding_.get(); }
