@@ -28,9 +28,8 @@ std::optional<Layout> Operation::operand_hint(const Op& /*op*/, const Shape& /*o
   return std::nullopt;
 }
 
-Cotangents Operation::vjp(const Op& op, const Tensor& /*result*/, std::span<const Tensor> operands,
-                          const Tensor& /*g*/) const {
-  if (operands.empty()) return {};
+Cotangents Operation::vjp(const Op& op, const Tensor& /*result*/,
+                          std::span<const Tensor> /*operands*/, const Tensor& /*g*/) const {
   throw InvalidArgument(fmt::format("grad: {} has no derivative (its result is {})", name(),
                                     type_text(op.dtype, op.shape)));
 }

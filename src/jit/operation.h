@@ -86,7 +86,8 @@ class Operation {
 
   // Derivative: the operands' cotangents given `g`, the result's, written with spmd::numpy so
   // that the backward program is traced and partitioned like user code. The default throws
-  // InvalidArgument ("has no derivative"); leaves (no operands) return none.
+  // InvalidArgument ("has no derivative"). Never asked of leaves (no operands): grad's walk
+  // (autodiff.cc) gives them no cotangents.
   virtual Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
                          const Tensor& g) const;
 };
