@@ -6,10 +6,14 @@
 
 namespace spmd::compiler {
 
-std::string type_text(DType dtype, const Shape& shape) {
+std::string_view short_dtype_name(DType dtype) {
   constexpr std::string_view names[] = {"bool", "i8",  "i16", "i32",  "i64", "u8", "u16",
                                         "u32",  "u64", "f16", "bf16", "f32", "f64"};
-  return fmt::format("{}[{}]", names[static_cast<int>(dtype)], fmt::join(shape, ","));
+  return names[static_cast<int>(dtype)];
+}
+
+std::string type_text(DType dtype, const Shape& shape) {
+  return fmt::format("{}[{}]", short_dtype_name(dtype), fmt::join(shape, ","));
 }
 
 std::string op_name(const Op& op) { return op.operation->name(); }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "jit/operation.h"
@@ -45,7 +46,9 @@ struct Program {
   uint64_t fingerprint() const;
 };
 
-// "f32[8,4]" (NumPy-like short dtype names: bool, i8…i64, u8…u64, f16, bf16, f32, f64).
+// The short name a type's text gives `dtype`: bool, i8…i64, u8…u64, f16, bf16, f32, f64.
+std::string_view short_dtype_name(DType dtype);
+// "f32[8,4]".
 std::string type_text(DType dtype, const Shape& shape);
 // "add", "reduce_sum", "dot", …
 std::string op_name(const Op& op);

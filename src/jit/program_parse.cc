@@ -92,16 +92,14 @@ Op parse_op(const std::vector<std::string>& w, const Program& program, const Mes
 }  // namespace
 
 ValueType parse_type(std::string_view text) {
-  constexpr std::string_view names[] = {"bool", "i8",  "i16", "i32",  "i64", "u8", "u16",
-                                        "u32",  "u64", "f16", "bf16", "f32", "f64"};
   const size_t open = text.find('[');
   if (open == std::string_view::npos || text.back() != ']') {
     throw InvalidArgument(fmt::format("'{}' is not a type such as f32[8,4]", text));
   }
   ValueType t;
   bool known = false;
-  for (size_t i = 0; i < std::size(names); ++i) {
-    if (text.substr(0, open) == names[i]) {
+  for (int i = 0; i <= static_cast<int>(DType::kFloat64); ++i) {
+    if (text.substr(0, open) == short_dtype_name(static_cast<DType>(i))) {
       t.dtype = static_cast<DType>(i);
       known = true;
     }
