@@ -59,6 +59,19 @@ Exchange::PeerState& Exchange::state(int position) {
   return s;
 }
 
+template <typename F>
+void Exchange::on_link(F&& posting) {
+  try {
+    posting();
+  } catch (const Error&) {
+    // As run() does: a link found broken while posting usually means a dead peer, which the
+    // coordination service is about to name; prefer its report to the link's.
+    cancel_transfers();
+    waiter_->await_abort(kBrokenLinkGrace);
+    throw;
+  }
+}
+
 void Exchange::send(int position, const void* data, size_t bytes) {
   PeerState& s = state(position);
   SendOp& op = s.sends.emplace_back();
@@ -67,25 +80,20 @@ void Exchange::send(int position, const void* data, size_t bytes) {
   op.data = static_cast<const std::byte*>(data);
   op.bytes = bytes;
   PeerLink& link = peers_[position];
-  if (bytes >= kByReferenceMin && link.out->by_reference()) {
-    op.by_reference = true;
-    op.header.kind = MessageKind::kReference;
-    op.ticket = ++link.references_sent;
-    op.body = link.out->offer_reference(op.data, bytes, op.ticket);
-  }
-  make_inline(op);
-  // Out at once when nothing is queued before it: the peer can start on it while this process
-  // posts the rest of the call.
-  if (s.send_next + 1 == s.sends.size()) {
-    try {
-      progress_send(link, op);
-    } catch (const Error&) {
-      cancel_transfers();
-      waiter_->await_abort(kBrokenLinkGrace);  // as run() does: prefer the service's report
-      throw;
+  on_link([&] {
+    if (bytes >= kByReferenceMin && link.out->by_reference()) {
+      op.by_reference = true;
+      op.header.kind = MessageKind::kReference;
+      op.ticket = ++link.references_sent;
+      op.body = link.out->offer_reference(op.data, bytes, op.ticket);
     }
-  }
+    make_inline(op);
+    // Out at once when nothing is queued before it: the peer can start on it while this process
+    // posts the rest of the call.
+    if (s.send_next + 1 == s.sends.size()) progress_send(link, op);
+  });
 }
+
 
 void Exchange::make_inline(SendOp& op) {
   const auto [payload, payload_bytes] = payload_of(op);
@@ -140,7 +148,9 @@ void Exchange::recv_into(int position, void* dst, size_t bytes) {
 void Exchange::expect_reference(int position, std::byte* dst, size_t bytes) {
   // The sender's rule in send(): payloads this large go by reference over such links.
   Stream& in = *peers_[position].in;
-  if (bytes >= kByReferenceMin && in.by_reference()) in.expect_reference(dst, bytes);
+  if (bytes >= kByReferenceMin && in.by_reference()) {
+    on_link([&] { in.expect_reference(dst, bytes); });
+  }
 }
 
 bool Exchange::progress_send(PeerLink& link, SendOp& op) {

@@ -135,6 +135,10 @@ class Exchange {
   void flush_first_headers();
   // After a failure: every active link's stream stops what still uses the call's buffers.
   void cancel_transfers() noexcept;
+  // Runs `posting` (work on the links outside run()); a link found broken there is reported as
+  // run() reports it: transfers cancelled, the service's report preferred for a grace period.
+  template <typename F>
+  void on_link(F&& posting);
   bool progress_send(PeerLink& link, SendOp& op);
   static void make_inline(SendOp& op);
   bool progress_recv(int position, PeerLink& link, RecvOp& op);
