@@ -62,14 +62,16 @@ uint64_t digest(const std::vector<const spmd::HostArray*>& params) {
 int main() {
   spmd::distributed::initialize();
 
-  // params = {'w': normal(key, (10, 1)), 'b': normal(key, (1,))}, the same in every process.
-  std::mt19937_64 init(42);
+  // key = random.PRNGKey(42)
+  // params = {'w': random.normal(key, (10, 1)), 'b': random.normal(key, (1,))}: JAX's values,
+  // the same in every process.
+  const spmd::Array key = spmd::random::PRNGKey(42);
   const spmd::Mesh mesh(spmd::devices(), {"devices"});
   const spmd::NamedSharding replicated(mesh, spmd::P());
   const spmd::NamedSharding rows(mesh, spmd::P("devices"));
   std::vector<spmd::Array> state = {
-      spmd::device_put(normal(init, {kFeatures, 1}), replicated),  // w
-      spmd::device_put(normal(init, {1}), replicated),             // b
+      spmd::device_put(spmd::random::normal(key, {kFeatures, 1}).to_host(), replicated),  // w
+      spmd::device_put(spmd::random::normal(key, {1}).to_host(), replicated),             // b
       spmd::device_put(spmd::HostArray::zeros(spmd::DType::kFloat32, {kFeatures, 1}), replicated),
       spmd::device_put(spmd::HostArray::zeros(spmd::DType::kFloat32, {kFeatures, 1}), replicated),
       spmd::device_put(spmd::HostArray::zeros(spmd::DType::kFloat32, {1}), replicated),

@@ -11,11 +11,13 @@
 // communication, and they equal the unsharded values whatever the sharding. Outside jit the
 // functions on Arrays run at once on the key's device, like spmd::numpy's (numpy_eager.h).
 //
-// Equal to JAX's output, bit for bit: PRNGKey, split, fold_in and bits (checked against JAX
-// itself by tests/jit/random_jax_test.py, and against Random123's known answers).
+// PRNGKey, split, fold_in and bits equal JAX's output bit for bit (checked against JAX itself by
+// tests/jit/random_jax_test.py, and against Random123's known answers); the samplers below say
+// how exactly each matches.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "spmd/array.h"
 #include "spmd/dtype.h"
@@ -47,5 +49,78 @@ Array fold_in(const Array& key, uint32_t data);
 // default) or uint64, else InvalidArgument.
 Tensor bits(const Tensor& key, const Shape& shape = {}, DType dtype = DType::kUInt32);
 Array bits(const Array& key, const Shape& shape = {}, DType dtype = DType::kUInt32);
+
+// --- Samplers (jax.random's, with its defaults). Each has a Tensor form for inside jit and an
+// Array form that runs at once on the key's device. Dtype defaults are JAX's without x64:
+// float32 for floats, int32 for integers. A dtype a sampler does not make, a negative
+// dimension or a key that is not uint32[2] is InvalidArgument.
+//
+// Exactness against JAX 0.10.2 on CPU (tests/jit/random_jax_test.py compares with JAX itself):
+// - bits, uniform (float32, float64), bernoulli, randint, permutation, choice, categorical:
+//   bit for bit (uniform is shifts, a subtraction, one fused multiply-add and a max, all exact to
+//   repeat; the others are integer arithmetic, comparisons or an argmax);
+// - normal: bit for bit but for about 3 values in 100,000, those within 2 float32 epsilons of
+//   max(1, |x|): its erf_inv takes a logarithm, which spmd computes with XLA's CPU formula, but
+//   whose last rounding XLA's generated code sometimes makes differently;
+// - gumbel (-log(-log(u))): within 2 epsilons of max(1, |x|), bit for bit in 99.9%;
+// - truncated_normal: within 4 epsilons of max(1, |x|) (20% bit for bit): its bounds pass through
+//   erf, correctly rounded here and approximated by XLA, so the interval differs in the last place.
+// Only float32 is sampled by normal, truncated_normal and gumbel (JAX's default without x64).
+
+// Uniform on [minval, maxval) (jax.random.uniform): float32 or float64.
+Tensor uniform(const Tensor& key, const Shape& shape = {}, DType dtype = DType::kFloat32,
+               double minval = 0.0, double maxval = 1.0);
+Array uniform(const Array& key, const Shape& shape = {}, DType dtype = DType::kFloat32,
+              double minval = 0.0, double maxval = 1.0);
+
+// Standard normal (jax.random.normal): float32.
+Tensor normal(const Tensor& key, const Shape& shape = {}, DType dtype = DType::kFloat32);
+Array normal(const Array& key, const Shape& shape = {}, DType dtype = DType::kFloat32);
+
+// Standard normal within the open interval (lower, upper) (jax.random.truncated_normal):
+// float32.
+Tensor truncated_normal(const Tensor& key, double lower, double upper, const Shape& shape = {},
+                        DType dtype = DType::kFloat32);
+Array truncated_normal(const Array& key, double lower, double upper, const Shape& shape = {},
+                       DType dtype = DType::kFloat32);
+
+// True with probability p (jax.random.bernoulli): bool[shape]. A Tensor `p` (float) broadcasts
+// to `shape`, whose default is p's shape.
+Tensor bernoulli(const Tensor& key, double p = 0.5, const Shape& shape = {});
+Tensor bernoulli(const Tensor& key, const Tensor& p,
+                 const std::optional<Shape>& shape = std::nullopt);
+Array bernoulli(const Array& key, double p = 0.5, const Shape& shape = {});
+
+// Integers uniform on [minval, maxval) (jax.random.randint): int8 … int64, uint8 … uint64. As
+// JAX, the bounds are clipped to the dtype's range (maxval to one past it), an empty range gives
+// minval, and each value is two draws of the dtype's width taken modulo the span (below 32 bits,
+// drawn as int32 and converted).
+Tensor randint(const Tensor& key, const Shape& shape, int64_t minval, int64_t maxval,
+               DType dtype = DType::kInt32);
+Array randint(const Array& key, const Shape& shape, int64_t minval, int64_t maxval,
+              DType dtype = DType::kInt32);
+
+// Standard Gumbel (jax.random.gumbel, its default "low" mode): float32.
+Tensor gumbel(const Tensor& key, const Shape& shape = {}, DType dtype = DType::kFloat32);
+Array gumbel(const Array& key, const Shape& shape = {}, DType dtype = DType::kFloat32);
+
+// Indices drawn from softmax(logits) along `axis` (jax.random.categorical, with replacement):
+// int32 of `shape`, whose default is logits' shape without `axis`; a given shape ends with that.
+Tensor categorical(const Tensor& key, const Tensor& logits, int axis = -1,
+                   const std::optional<Shape>& shape = std::nullopt);
+Array categorical(const Array& key, const Array& logits, int axis = -1);
+
+// A random permutation of arange(n), int32 (jax.random.permutation(key, n)), or of `x` along
+// `axis`, every slice reordered alike (independent=False, JAX's default).
+Tensor permutation(const Tensor& key, int64_t n);
+Tensor permutation(const Tensor& key, const Tensor& x, int axis = 0);
+Array permutation(const Array& key, int64_t n);
+Array permutation(const Array& key, const Array& x, int axis = 0);
+
+// `shape` draws from arange(n) (jax.random.choice(key, n, shape, replace)), int32: with
+// replacement, randint's; without, the first draws of permutation(key, n). Sampling with
+// probabilities (`p`) and from an array's elements are not here yet.
+Tensor choice(const Tensor& key, int64_t n, const Shape& shape = {}, bool replace = true);
+Array choice(const Array& key, int64_t n, const Shape& shape = {}, bool replace = true);
 
 }  // namespace spmd::random

@@ -94,7 +94,6 @@ void Exchange::send(int position, const void* data, size_t bytes) {
   });
 }
 
-
 void Exchange::make_inline(SendOp& op) {
   const auto [payload, payload_bytes] = payload_of(op);
   const size_t total = wire_bytes(op);

@@ -1,12 +1,18 @@
-// spmd::random's front end (random.h): checks the user's arguments, then one random_bits
-// operation (ops/random.h); the functions on Arrays run through spmd::numpy's eager jits.
+// spmd::random's front end (random.h): checks the user's arguments, then the random family's
+// operations (ops/random.h), composed with spmd::numpy where JAX composes its samplers
+// (bernoulli, categorical, choice); the functions on Arrays run through spmd::numpy's eager jits.
 #include "spmd/random.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "jit/numpy_internal.h"
@@ -24,7 +30,11 @@ namespace {
 
 using compiler::make_operation;
 using compiler::RandomBitsOp;
+using compiler::RandomPermutationOp;
+using compiler::RandomSampleOp;
+using kernels::Distribution;
 using kernels::RandomBits;
+using kernels::Sampler;
 
 void check_key(std::string_view what, const Tensor& key) {
   compiler::trace_of(what, {&key});
@@ -38,6 +48,54 @@ void check_key(std::string_view what, const Tensor& key) {
 Tensor random_bits(const Tensor& key, RandomBits kind, const Shape& shape) {
   return key.trace()->apply(make_operation<RandomBitsOp>(kind, shape), {key.value()});
 }
+
+void check_shape(std::string_view what, const Shape& shape) {
+  for (int64_t d : shape) {
+    if (d < 0) {
+      throw InvalidArgument(fmt::format("random.{}: shape ({}) has a negative dimension", what,
+                                        fmt::join(shape, ", ")));
+    }
+  }
+}
+
+// A sampler's values of `shape`, after checking the key, the shape and the dtype.
+Tensor sample(std::string_view what, const Tensor& key, const Sampler& sampler,
+              const Shape& shape) {
+  check_key(what, key);
+  check_shape(what, shape);
+  if (!kernels::supported(sampler)) {
+    throw InvalidArgument(fmt::format(
+        "random.{}: dtype {} is not one spmd samples ({})", what, dtype_name(sampler.dtype),
+        sampler.distribution == Distribution::kUniform   ? "float32 or float64"
+        : sampler.distribution == Distribution::kRandint ? "an integer type"
+                                                         : "float32, JAX's default"));
+  }
+  return key.trace()->apply(make_operation<RandomSampleOp>(sampler, shape), {key.value()});
+}
+
+// The closed range of an integer dtype.
+std::pair<int64_t, int64_t> int_range(DType dtype) {
+  switch (dtype) {
+    case DType::kInt8:
+      return {INT8_MIN, INT8_MAX};
+    case DType::kInt16:
+      return {INT16_MIN, INT16_MAX};
+    case DType::kInt32:
+      return {INT32_MIN, INT32_MAX};
+    case DType::kUInt8:
+      return {0, UINT8_MAX};
+    case DType::kUInt16:
+      return {0, UINT16_MAX};
+    case DType::kUInt32:
+      return {0, UINT32_MAX};
+    case DType::kUInt64:
+      return {0, INT64_MAX};  // the bounds are int64
+    default:
+      return {INT64_MIN, INT64_MAX};
+  }
+}
+
+std::string shape_key(const Shape& shape) { return fmt::format("[{}]", fmt::join(shape, ",")); }
 
 // `fn` on `key` through an eager jit named `name` (one per name).
 Array eager(const std::string& name, const Array& key, std::function<Tensor(const Tensor&)> fn) {
@@ -106,6 +164,183 @@ Tensor bits(const Tensor& key, const Shape& shape, DType dtype) {
 Array bits(const Array& key, const Shape& shape, DType dtype) {
   return eager(fmt::format("random.bits[{}]{}", fmt::join(shape, ","), dtype_name(dtype)), key,
                [shape, dtype](const Tensor& k) { return bits(k, shape, dtype); });
+}
+
+// --- samplers
+
+Tensor uniform(const Tensor& key, const Shape& shape, DType dtype, double minval, double maxval) {
+  return sample("uniform", key,
+                {.distribution = Distribution::kUniform, .dtype = dtype, .a = minval, .b = maxval},
+                shape);
+}
+
+Array uniform(const Array& key, const Shape& shape, DType dtype, double minval, double maxval) {
+  return eager(
+      fmt::format("random.uniform{}{}[{},{}]", shape_key(shape), dtype_name(dtype), minval, maxval),
+      key, [=](const Tensor& k) { return uniform(k, shape, dtype, minval, maxval); });
+}
+
+Tensor normal(const Tensor& key, const Shape& shape, DType dtype) {
+  return sample("normal", key, {.distribution = Distribution::kNormal, .dtype = dtype}, shape);
+}
+
+Array normal(const Array& key, const Shape& shape, DType dtype) {
+  return eager(fmt::format("random.normal{}{}", shape_key(shape), dtype_name(dtype)), key,
+               [=](const Tensor& k) { return normal(k, shape, dtype); });
+}
+
+Tensor truncated_normal(const Tensor& key, double lower, double upper, const Shape& shape,
+                        DType dtype) {
+  return sample(
+      "truncated_normal", key,
+      {.distribution = Distribution::kTruncatedNormal, .dtype = dtype, .a = lower, .b = upper},
+      shape);
+}
+
+Array truncated_normal(const Array& key, double lower, double upper, const Shape& shape,
+                       DType dtype) {
+  return eager(fmt::format("random.truncated_normal{}{}[{},{}]", shape_key(shape),
+                           dtype_name(dtype), lower, upper),
+               key,
+               [=](const Tensor& k) { return truncated_normal(k, lower, upper, shape, dtype); });
+}
+
+Tensor bernoulli(const Tensor& key, double p, const Shape& shape) {
+  return uniform(key, shape, DType::kFloat32) < Scalar(p);
+}
+
+Tensor bernoulli(const Tensor& key, const Tensor& p, const std::optional<Shape>& shape) {
+  compiler::trace_of("random.bernoulli", {&key, &p});
+  if (!is_floating(p.dtype())) {
+    throw InvalidArgument(
+        fmt::format("random.bernoulli: the probability p must have a floating dtype, not {}",
+                    dtype_name(p.dtype())));
+  }
+  return uniform(key, shape.value_or(p.shape()), p.dtype()) < p;
+}
+
+Array bernoulli(const Array& key, double p, const Shape& shape) {
+  return eager(fmt::format("random.bernoulli{}[{}]", shape_key(shape), p), key,
+               [=](const Tensor& k) { return bernoulli(k, p, shape); });
+}
+
+Tensor randint(const Tensor& key, const Shape& shape, int64_t minval, int64_t maxval, DType dtype) {
+  if (is_floating(dtype) || dtype == DType::kBool) {
+    throw InvalidArgument(fmt::format("random.randint: the dtype must be an integer type, not {}",
+                                      dtype_name(dtype)));
+  }
+  // Below 32 bits JAX draws int32s between the bounds clipped to the dtype, then converts.
+  const DType drawn = dtype_size(dtype) < 4 ? DType::kInt32 : dtype;
+  if (drawn != dtype) {
+    const auto [lo, hi] = int_range(dtype);
+    minval = std::clamp(minval, lo, hi);
+    maxval = std::clamp(maxval, lo, hi + 1);
+  }
+  const auto [lo, hi] = int_range(drawn);
+  const Sampler s{.distribution = Distribution::kRandint,
+                  .dtype = drawn,
+                  .low = std::clamp(minval, lo, hi),
+                  .high = std::clamp(maxval, lo, hi),
+                  .high_past_range = maxval > hi};
+  const Tensor values = sample("randint", key, s, shape);
+  return drawn == dtype ? values : compiler::convert_to(values, dtype);
+}
+
+Array randint(const Array& key, const Shape& shape, int64_t minval, int64_t maxval, DType dtype) {
+  return eager(
+      fmt::format("random.randint{}{}[{},{}]", shape_key(shape), dtype_name(dtype), minval, maxval),
+      key, [=](const Tensor& k) { return randint(k, shape, minval, maxval, dtype); });
+}
+
+Tensor gumbel(const Tensor& key, const Shape& shape, DType dtype) {
+  return sample("gumbel", key, {.distribution = Distribution::kGumbel, .dtype = dtype}, shape);
+}
+
+Array gumbel(const Array& key, const Shape& shape, DType dtype) {
+  return eager(fmt::format("random.gumbel{}{}", shape_key(shape), dtype_name(dtype)), key,
+               [=](const Tensor& k) { return gumbel(k, shape, dtype); });
+}
+
+Tensor categorical(const Tensor& key, const Tensor& logits, int axis,
+                   const std::optional<Shape>& shape) {
+  compiler::trace_of("random.categorical", {&key, &logits});
+  const int ax = compiler::normalize_axis("random.categorical", axis, logits.shape());
+  Shape batch = logits.shape();
+  batch.erase(batch.begin() + ax);
+  const Shape out = shape.value_or(batch);
+  if (out.size() < batch.size() ||
+      !std::equal(batch.begin(), batch.end(), out.end() - static_cast<int64_t>(batch.size()))) {
+    throw InvalidArgument(fmt::format(
+        "random.categorical: shape ({}) must end with the logits' shape without axis {}: ({})",
+        fmt::join(out, ", "), ax, fmt::join(batch, ", ")));
+  }
+  // JAX's Gumbel-max trick: gumbel noise over the samples' leading dimensions and the logits'.
+  const size_t lead = out.size() - batch.size();
+  Shape noise(out.begin(), out.begin() + static_cast<int64_t>(lead));
+  Shape expanded(lead, 1);
+  for (int64_t d : logits.shape()) {
+    noise.push_back(d);
+    expanded.push_back(d);
+  }
+  const Tensor g = gumbel(key, noise, logits.dtype());
+  return numpy::argmax(g + numpy::reshape(logits, expanded), static_cast<int>(lead) + ax);
+}
+
+Array categorical(const Array& key, const Array& logits, int axis) {
+  return numpy::detail::eager(
+      fmt::format("random.categorical[{}]", axis), {&key, &logits},
+      [axis](const std::vector<Tensor>& t) { return categorical(t[0], t[1], axis); });
+}
+
+Tensor permutation(const Tensor& key, const Tensor& x, int axis) {
+  check_key("permutation", key);
+  compiler::trace_of("random.permutation", {&key, &x});
+  if (x.shape().empty()) {
+    throw InvalidArgument(
+        "random.permutation: x must be at least one-dimensional (or an integer n)");
+  }
+  const int ax = compiler::normalize_axis("random.permutation", axis, x.shape());
+  return key.trace()->apply(make_operation<RandomPermutationOp>(ax), {key.value(), x.value()});
+}
+
+Tensor permutation(const Tensor& key, int64_t n) {
+  if (n < 0) throw InvalidArgument(fmt::format("random.permutation: n must be >= 0, not {}", n));
+  check_key("permutation", key);
+  return permutation(key, numpy::arange(n, DType::kInt32));
+}
+
+Array permutation(const Array& key, int64_t n) {
+  return eager(fmt::format("random.permutation[{}]", n), key,
+               [n](const Tensor& k) { return permutation(k, n); });
+}
+
+Array permutation(const Array& key, const Array& x, int axis) {
+  return numpy::detail::eager(
+      fmt::format("random.permutation[axis={}]", axis), {&key, &x},
+      [axis](const std::vector<Tensor>& t) { return permutation(t[0], t[1], axis); });
+}
+
+Tensor choice(const Tensor& key, int64_t n, const Shape& shape, bool replace) {
+  check_shape("choice", shape);
+  const int64_t draws = shape_size(shape);
+  if (draws == 0) return numpy::zeros(shape, DType::kInt32);
+  if (n <= 0) {
+    throw InvalidArgument(fmt::format(
+        "random.choice: a must be greater than 0 unless no samples are taken, not {}", n));
+  }
+  if (replace) return randint(key, shape, 0, n);
+  if (draws > n) {
+    throw InvalidArgument(fmt::format(
+        "random.choice: cannot take a larger sample (size {}) than the population (size {}) "
+        "when replace=false",
+        draws, n));
+  }
+  return numpy::reshape(numpy::slice(permutation(key, n), {0}, {draws}), shape);
+}
+
+Array choice(const Array& key, int64_t n, const Shape& shape, bool replace) {
+  return eager(fmt::format("random.choice[{}]{}{}", n, shape_key(shape), replace), key,
+               [=](const Tensor& k) { return choice(k, n, shape, replace); });
 }
 
 }  // namespace spmd::random

@@ -4,7 +4,8 @@
 // backend of the devices it runs on and never calls a kernel function directly, so a second kind
 // of device (CUDA: issue "GPUs") is a second implementation of this class, not a branch at every
 // call. Each method's contract is the CPU kernel's of the same name (elementwise.h, reduce.h,
-// layout.h, matmul.h, random_bits.h); pointers are into memory() and shapes are trusted (checked at
+// layout.h, matmul.h, random_bits.h,
+// random_samplers.h); pointers are into memory() and shapes are trusted (checked at
 // trace time). Implementations are stateless and thread-safe: every device thread calls the same
 // backend.
 #pragma once
@@ -17,6 +18,7 @@
 #include "kernels/elementwise.h"
 #include "kernels/matmul.h"
 #include "kernels/random_bits.h"
+#include "kernels/random_samplers.h"
 #include "kernels/reduce.h"
 #include "spmd/dtype.h"
 #include "spmd/memory_space.h"
@@ -63,6 +65,11 @@ class Backend {
 
   // Counter-based random bits of one block of an array (random_bits.h).
   virtual void random_bits(RandomBits kind, const RandomBlock& block, std::byte* out) const = 0;
+  // One of JAX's distributions over those bits (random_samplers.h).
+  virtual void random_sample(const Sampler& sampler, const RandomBlock& block,
+                             std::byte* out) const = 0;
+  virtual void random_permute(std::array<uint32_t, 2> key, size_t element_size, const std::byte* in,
+                              const Shape& shape, int axis, std::byte* out) const = 0;
 
   // Batched matrix products (matmul.h).
   virtual void matmul(DType dtype, MatmulShape s, const std::byte* a, const std::byte* b,
@@ -70,7 +77,7 @@ class Backend {
 };
 
 // Host memory, Eigen 3.4, OpenBLAS and Random123: the kernels of elementwise.h, reduce.h,
-// layout.h, matmul.h and random_bits.h.
+// layout.h, matmul.h, random_bits.h and random_samplers.h.
 const Backend& cpu_backend();
 
 // The backend of the devices of `platform`; throws InvalidArgument naming the platform when this

@@ -65,6 +65,14 @@ class CpuBackend final : public Backend {
   void random_bits(RandomBits kind, const RandomBlock& block, std::byte* out) const override {
     kernels::random_bits(kind, block, out);
   }
+  void random_sample(const Sampler& sampler, const RandomBlock& block,
+                     std::byte* out) const override {
+    kernels::random_sample(sampler, block, out);
+  }
+  void random_permute(std::array<uint32_t, 2> key, size_t element_size, const std::byte* in,
+                      const Shape& shape, int axis, std::byte* out) const override {
+    kernels::random_permute(key, element_size, in, shape, axis, out);
+  }
 
   void matmul(DType dtype, MatmulShape s, const std::byte* a, const std::byte* b,
               std::byte* out) const override {

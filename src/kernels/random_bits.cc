@@ -7,7 +7,7 @@
 namespace spmd::kernels {
 namespace {
 
-// Writes element j of the output from the hash of flat index `index`.
+// Writes element j of the output from its hash y.
 template <RandomBits kKind>
 void put(std::byte* out, int64_t j, std::array<uint32_t, 2> y) {
   if constexpr (kKind == RandomBits::k8) {
@@ -24,32 +24,11 @@ void put(std::byte* out, int64_t j, std::array<uint32_t, 2> y) {
   }
 }
 
-// Row by row of the block's last dimension: the flat index of a row's first element, then
-// consecutive indices along it.
 template <RandomBits kKind>
 void fill(const RandomBlock& b, std::byte* out) {
-  const size_t rank = b.shape.size();
-  const int64_t row = rank == 0 ? 1 : b.extent[rank - 1];
-  const int64_t rows = row == 0 ? 0 : shape_size(b.extent) / row;
-  std::vector<int64_t> at(rank, 0);  // the row's index within the block (last entry unused)
-  for (int64_t r = 0; r < rows; ++r) {
-    uint64_t first = 0;
-    for (size_t d = 0; d < rank; ++d) {
-      first = first * static_cast<uint64_t>(b.shape[d]) +
-              static_cast<uint64_t>(b.start[d] + (d + 1 < rank ? at[d] : 0));
-    }
-    first += b.offset;
-    for (int64_t c = 0; c < row; ++c) {
-      const uint64_t i = first + static_cast<uint64_t>(c);
-      put<kKind>(out, r * row + c,
-                 threefry_2x32(b.key, {static_cast<uint32_t>(i >> 32), static_cast<uint32_t>(i)}));
-    }
-    // The next row: the index over all but the last dimension, counted like an odometer.
-    for (size_t d = rank > 0 ? rank - 1 : 0; d > 0; --d) {
-      if (++at[d - 1] < b.extent[d - 1]) break;
-      at[d - 1] = 0;
-    }
-  }
+  for_each_row(b, [&](uint64_t first, int64_t j, int64_t n) {
+    for (int64_t c = 0; c < n; ++c) put<kKind>(out, j + c, hash_index(b.key, first + c));
+  });
 }
 
 }  // namespace

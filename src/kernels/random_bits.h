@@ -41,4 +41,39 @@ void random_bits(RandomBits kind, const RandomBlock& block, std::byte* out);
 // Threefry-2x32, 20 rounds, of one counter.
 std::array<uint32_t, 2> threefry_2x32(std::array<uint32_t, 2> key, std::array<uint32_t, 2> counter);
 
+// The hash of flat index `i` under `key`: the counter (i >> 32, i & 0xffffffff).
+inline std::array<uint32_t, 2> hash_index(std::array<uint32_t, 2> key, uint64_t i) {
+  return threefry_2x32(key, {static_cast<uint32_t>(i >> 32), static_cast<uint32_t>(i)});
+}
+
+// JAX's bits of one hash: `bits`-wide (8, 16, 32 as y0 ^ y1 truncated; 64 as y0 << 32 | y1).
+inline uint64_t bits_of(std::array<uint32_t, 2> y, int bits) {
+  if (bits == 64) return uint64_t{y[0]} << 32 | y[1];
+  return (y[0] ^ y[1]) & (bits == 32 ? 0xffffffffu : (1u << bits) - 1);
+}
+
+// Calls row(first, j, n) for each row of the block's last dimension, in order: the row holds
+// the n consecutive flat indices first, first + 1, … (offset included) and is elements j … j + n
+// of the block, row-major.
+template <typename Row>
+void for_each_row(const RandomBlock& b, Row&& row) {
+  const size_t rank = b.shape.size();
+  const int64_t n = rank == 0 ? 1 : b.extent[rank - 1];
+  const int64_t rows = n == 0 ? 0 : shape_size(b.extent) / n;
+  std::vector<int64_t> at(rank, 0);  // the row's index within the block (last entry unused)
+  for (int64_t r = 0; r < rows; ++r) {
+    uint64_t first = 0;
+    for (size_t d = 0; d < rank; ++d) {
+      first = first * static_cast<uint64_t>(b.shape[d]) +
+              static_cast<uint64_t>(b.start[d] + (d + 1 < rank ? at[d] : 0));
+    }
+    row(first + b.offset, r * n, n);
+    // The next row: the index over all but the last dimension, counted like an odometer.
+    for (size_t d = rank > 0 ? rank - 1 : 0; d > 0; --d) {
+      if (++at[d - 1] < b.extent[d - 1]) break;
+      at[d - 1] = 0;
+    }
+  }
+}
+
 }  // namespace spmd::kernels

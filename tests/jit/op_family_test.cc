@@ -233,6 +233,13 @@ class CountingBackend final : public spmd::kernels::Backend {
   FORWARD(random_bits,
           (spmd::kernels::RandomBits k, const spmd::kernels::RandomBlock& b, std::byte* o),
           (k, b, o))
+  FORWARD(random_sample,
+          (const spmd::kernels::Sampler& s, const spmd::kernels::RandomBlock& b, std::byte* o),
+          (s, b, o))
+  FORWARD(random_permute,
+          (std::array<uint32_t, 2> k, size_t w, const std::byte* in, const Shape& s, int axis,
+           std::byte* o),
+          (k, w, in, s, axis, o))
 #undef FORWARD
 };
 

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""spmd::random against JAX itself, bit for bit.
+"""spmd::random against JAX itself.
 
 Runs random_probe (spmd's values as JSON), computes the same with JAX from the build tree's
 virtual environment (tests/requirements.txt), and fails naming the first value that differs.
+Keys, bits, integer samplers, permutations and uniform floats must be equal bit for bit; the
+samplers through a logarithm or erf within the bounds spmd/random.h states (FLOAT_BOUNDS).
 Usage: random_jax_test.py PROBE   (run by the venv's python; CTest skips it, saying why, when the
 venv is missing)
 """
@@ -14,6 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import random
+
 
 
 def jax_values(seeds):
@@ -37,9 +40,74 @@ def jax_values(seeds):
 def jax_u64(seeds):
     """uint64 bits need JAX's 64-bit mode; the keys come from 32-bit mode's PRNGKey."""
     keys = {str(s): np.asarray(random.PRNGKey(s)) for s in seeds}
-    jax.config.update("jax_enable_x64", True)
-    return {s: np.asarray(random.bits(jnp.asarray(k), (3, 5, 7), jnp.uint64)).ravel().tolist()
-            for s, k in keys.items()}
+    with jax.enable_x64(True):
+        return {s: np.asarray(random.bits(jnp.asarray(k), (3, 5, 7), jnp.uint64)).ravel().tolist()
+                for s, k in keys.items()}
+
+
+# Samplers whose float32 values may differ from JAX's in the last places, and how far: at most
+# this many float32 epsilons of max(1, |JAX's value|) (spmd/random.h says why).
+FLOAT_BOUNDS = {"normal": 2, "gumbel": 2, "truncated_normal": 4}
+EXACT_FLOATS = ("uniform", "uniform_range", "uniform_f64")
+
+
+def float_bits(a):
+    a = np.asarray(a)
+    return a.view(np.uint64 if a.dtype == np.float64 else np.uint32).ravel().tolist()
+
+
+def ints(a):
+    return np.asarray(a).astype(np.int64).ravel().tolist()
+
+
+def samplers(seed):
+    """The same calls as random_probe.cc's samplers(), in JAX (32-bit mode)."""
+    key = random.PRNGKey(seed)
+    logits = random.uniform(random.fold_in(key, 3), (21,)).reshape(3, 7)
+    x = random.randint(key, (4, 6), 0, 100)
+    return {
+        "uniform": float_bits(random.uniform(key, (1000,))),
+        "uniform_range": float_bits(random.uniform(key, (7, 11), jnp.float32, -3.0, 5.5)),
+        "normal": float_bits(random.normal(key, (1 << 16,))),
+        "truncated_normal": float_bits(random.truncated_normal(key, -2.0, 1.5, (1000,))),
+        "gumbel": float_bits(random.gumbel(key, (1 << 16,))),
+        "bernoulli": ints(random.bernoulli(key, 0.3, (1000,))),
+        "randint": ints(random.randint(key, (1000,), -5, 17)),
+        "randint_u8": ints(random.randint(key, (100,), 0, 256, jnp.uint8)),
+        "randint_i16": ints(random.randint(key, (100,), -1000, 1000, jnp.int16)),
+        "randint_empty": ints(random.randint(key, (10,), 5, 5)),
+        "randint_u32": ints(random.randint(key, (100,), 3, 2000000000, jnp.uint32)),
+        "categorical": ints(random.categorical(key, logits, -1)),
+        "categorical_axis0": ints(random.categorical(key, logits, 0)),
+        "permutation": ints(random.permutation(key, 20)),
+        "permutation_big": ints(random.permutation(key, 100000)),
+        "permutation_rows": ints(random.permutation(key, x, 0)),
+        "permutation_cols": ints(random.permutation(key, x, 1)),
+        "choice": ints(random.choice(key, 10, (2, 3))),
+        "choice_unique": ints(random.choice(key, 10, (4,), False)),
+    }
+
+
+def float64_uniforms(seeds):
+    """uniform's float64 values need JAX's 64-bit mode; keys from 32-bit mode's PRNGKey."""
+    keys = {str(s): np.asarray(random.PRNGKey(s)) for s in seeds}
+    with jax.enable_x64(True):
+        return {s: float_bits(random.uniform(jnp.asarray(k), (100,), jnp.float64))
+                for s, k in keys.items()}
+
+
+def float_difference(path, ours, theirs, bound):
+    """The first value further from JAX's than `bound` epsilons, and how many differ at all."""
+    a = np.array(ours, np.uint32).view(np.float32)
+    b = np.array(theirs, np.uint32).view(np.float32)
+    if a.shape != b.shape:
+        return f"{path}: {a.size} values from spmd, {b.size} from JAX", 0
+    scaled = np.abs(a.astype(np.float64) - b) / np.maximum(1.0, np.abs(b))
+    over = np.nonzero(scaled > bound * np.finfo(np.float32).eps)[0]
+    if over.size:
+        i = over[0]
+        return f"{path}[{i}]: spmd {a[i]!r}, JAX {b[i]!r}, beyond {bound} epsilons", 0
+    return None, int(np.count_nonzero(a != b))
 
 
 def first_difference(path, ours, theirs):
@@ -47,7 +115,13 @@ def first_difference(path, ours, theirs):
         for k in theirs:
             if k not in ours:
                 return f"{path}/{k}: missing from spmd's output"
-            d = first_difference(f"{path}/{k}", ours[k], theirs[k])
+            if k in FLOAT_BOUNDS:
+                d, inexact = float_difference(f"{path}/{k}", ours[k], theirs[k], FLOAT_BOUNDS[k])
+                INEXACT.setdefault(k, [0, 0])
+                INEXACT[k][0] += inexact
+                INEXACT[k][1] += len(theirs[k])
+            else:
+                d = first_difference(f"{path}/{k}", ours[k], theirs[k])
             if d:
                 return d
         return None
@@ -57,6 +131,9 @@ def first_difference(path, ours, theirs):
             return f"{path}: {len(ours)} values from spmd, {len(theirs)} from JAX"
         return f"{path}[{at}]: spmd {ours[at]}, JAX {theirs[at]}"
     return None
+
+
+INEXACT = {}  # sampler: [values not bit-equal, values compared]
 
 
 def main():
@@ -69,13 +146,21 @@ def main():
     u64 = jax_u64(seeds)
     for s in u64:
         theirs["bits"][s]["u64"] = u64[s]
+    theirs["samplers"] = {s: samplers(int(s)) for s in ours["samplers"]}
+    for s, values in float64_uniforms([int(s) for s in ours["samplers"]]).items():
+        theirs["samplers"][s]["uniform_f64"] = values
+    theirs["sharded_normal_16x10"] = float_bits(random.normal(random.PRNGKey(42), (16, 10)))
     problem = first_difference("", ours, theirs)
     if problem:
         print(f"spmd::random differs from JAX {jax.__version__}: {problem}")
         return 1
     print(f"spmd::random equals JAX {jax.__version__} (threefry partitionable="
-          f"{jax.config.jax_threefry_partitionable}) on every value: keys, split, fold_in, "
-          f"bits u8/u16/u32/u64, sharded bits, for seeds {seeds}")
+          f"{jax.config.jax_threefry_partitionable}) bit for bit on keys, split, fold_in, "
+          f"bits u8/u16/u32/u64, sharded bits and normals, uniform f32/f64, bernoulli, randint, "
+          f"categorical, permutation and choice, for seeds {seeds}; within bounds:")
+    for k, (inexact, n) in INEXACT.items():
+        print(f"  {k}: {n - inexact} of {n} values bit-equal, the rest within "
+              f"{FLOAT_BOUNDS[k]} epsilons of max(1, |x|)")
     return 0
 
 

@@ -3,6 +3,7 @@
 // this process's 4 CPU devices.
 #include <spmd/spmd.h>
 
+#include <bit>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -35,6 +36,53 @@ json bits_of(const spmd::Array& key, const spmd::Shape& shape, spmd::DType dtype
   }
 }
 
+// Float values as their bit patterns (uint32 or uint64), so the comparison sees every bit.
+json float_bits(const spmd::Array& a) {
+  const spmd::HostArray h = spmd::multihost::process_allgather(a);
+  json out = json::array();
+  if (a.dtype() == spmd::DType::kFloat64) {
+    for (double v : h.data<double>()) out.push_back(std::bit_cast<uint64_t>(v));
+  } else {
+    for (float v : h.data<float>()) out.push_back(std::bit_cast<uint32_t>(v));
+  }
+  return out;
+}
+
+json ints(const spmd::Array& a) {
+  const spmd::Array wide = spmd::numpy::astype(a, spmd::DType::kInt64);
+  return values<int64_t>(wide);
+}
+
+// Every sampler for one key, as the Python side computes them (random_jax_test.py: samplers).
+json samplers(const spmd::Array& key) {
+  using spmd::DType;
+  json out;
+  out["uniform"] = float_bits(random::uniform(key, {1000}));
+  out["uniform_range"] = float_bits(random::uniform(key, {7, 11}, DType::kFloat32, -3.0, 5.5));
+  out["uniform_f64"] = float_bits(random::uniform(key, {100}, DType::kFloat64));
+  out["normal"] = float_bits(random::normal(key, {1 << 16}));
+  out["truncated_normal"] = float_bits(random::truncated_normal(key, -2.0, 1.5, {1000}));
+  out["gumbel"] = float_bits(random::gumbel(key, {1 << 16}));
+  out["bernoulli"] = ints(random::bernoulli(key, 0.3, {1000}));
+  out["randint"] = ints(random::randint(key, {1000}, -5, 17));
+  out["randint_u8"] = ints(random::randint(key, {100}, 0, 256, DType::kUInt8));
+  out["randint_i16"] = ints(random::randint(key, {100}, -1000, 1000, DType::kInt16));
+  out["randint_empty"] = ints(random::randint(key, {10}, 5, 5));
+  out["randint_u32"] = ints(random::randint(key, {100}, 3, 2000000000, DType::kUInt32));
+  const spmd::Array logits = spmd::numpy::reshape(
+      spmd::numpy::astype(random::uniform(random::fold_in(key, 3), {21}), DType::kFloat32), {3, 7});
+  out["categorical"] = ints(random::categorical(key, logits, -1));
+  out["categorical_axis0"] = ints(random::categorical(key, logits, 0));
+  out["permutation"] = ints(random::permutation(key, 20));
+  out["permutation_big"] = ints(random::permutation(key, 100000));
+  const spmd::Array x = spmd::numpy::reshape(random::randint(key, {4, 6}, 0, 100), {4, 6});
+  out["permutation_rows"] = ints(random::permutation(key, x, 0));
+  out["permutation_cols"] = ints(random::permutation(key, x, 1));
+  out["choice"] = ints(random::choice(key, 10, {2, 3}));
+  out["choice_unique"] = ints(random::choice(key, 10, {4}, false));
+  return out;
+}
+
 }  // namespace
 
 int main() {
@@ -65,6 +113,14 @@ int main() {
       },
       {.out_shardings = {spmd::NamedSharding(mesh, spmd::P("a", "b"))}});
   out["sharded_16x10"] = values<uint32_t>(sharded(key));
+  for (int64_t seed : {0, 42, 1701})
+    out["samplers"][std::to_string(seed)] = samplers(random::PRNGKey(seed));
+  auto sharded_normal = spmd::jit(
+      [](const spmd::Tensor& k) {
+        return random::normal(k, {16, 10});
+      },
+      {.out_shardings = {spmd::NamedSharding(mesh, spmd::P("b", "a"))}});
+  out["sharded_normal_16x10"] = float_bits(sharded_normal(key));
   std::cout << out.dump() << "\n";
   spmd::distributed::shutdown();
   return 0;

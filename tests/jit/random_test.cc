@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 #include <spmd/spmd.h>
 
+#include <algorithm>
+#include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -131,6 +134,139 @@ TEST(Random, BadArgumentsAreClearErrors) {
     EXPECT_NE(std::string(e.what()).find("u32[2,2]"), std::string::npos) << e.what();
   }
   EXPECT_THROW(random::split(key, -1), spmd::InvalidArgument);
+}
+
+template <class T>
+std::vector<T> values(const Array& a) {
+  const HostArray h = spmd::multihost::process_allgather(a);
+  const auto d = h.data<T>();
+  return {d.begin(), d.end()};
+}
+
+void expect_no_collective(const std::string& text) {
+  for (const char* collective : {"psum", "all_gather", "all_to_all", "pmax", "local_slice"}) {
+    EXPECT_EQ(text.find(collective), std::string::npos) << text;
+  }
+}
+
+// Each sampler, sharded under jit, computes its own block: the same values as the eager call,
+// and no collective.
+TEST(Random, SamplersUnderJitEqualTheEagerOnesWhateverTheShardingWithoutCommunication) {
+  const Array host_key = random::PRNGKey(7);
+  const Array key = spmd::device_put(host_key, NamedSharding(mesh(), P()));
+  struct Case {
+    const char* name;
+    std::function<Tensor(const Tensor&)> traced;
+    std::function<Array(const Array&)> eager;
+  };
+  const Shape shape{6, 10};
+  const std::vector<Case> cases = {
+      {"uniform",
+       [&](const Tensor& k) { return random::uniform(k, shape, DType::kFloat32, -1, 3); },
+       [&](const Array& k) { return random::uniform(k, shape, DType::kFloat32, -1, 3); }},
+      {"normal", [&](const Tensor& k) { return random::normal(k, shape); },
+       [&](const Array& k) { return random::normal(k, shape); }},
+      {"truncated_normal",
+       [&](const Tensor& k) { return random::truncated_normal(k, -1, 2, shape); },
+       [&](const Array& k) { return random::truncated_normal(k, -1, 2, shape); }},
+      {"gumbel", [&](const Tensor& k) { return random::gumbel(k, shape); },
+       [&](const Array& k) { return random::gumbel(k, shape); }},
+      {"randint",
+       [&](const Tensor& k) {
+         return spmd::numpy::astype(random::randint(k, shape, -4, 9), DType::kFloat32);
+       },
+       [&](const Array& k) {
+         return spmd::numpy::astype(random::randint(k, shape, -4, 9), DType::kFloat32);
+       }},
+  };
+  for (const Case& c : cases) {
+    const std::vector<float> eager = values<float>(c.eager(host_key));
+    for (const P& spec : {P("a"), P(spmd::None, "b"), P("b", "a")}) {
+      SCOPED_TRACE(std::string(c.name) + " " + spec.to_string());
+      auto f = spmd::jit(c.traced, {.out_shardings = {NamedSharding(mesh(), spec)}});
+      expect_no_collective(f.lower(key).as_text());
+      const Array out = f(key);
+      EXPECT_EQ(out.sharding().to_string(), NamedSharding(mesh(), spec).to_string());
+      EXPECT_EQ(values<float>(out), eager);
+    }
+  }
+}
+
+TEST(Random, SamplersKeepToTheirRanges) {
+  const Array key = random::PRNGKey(3);
+  for (float v : values<float>(random::uniform(key, {4000}, DType::kFloat32, -2.0, 0.5))) {
+    ASSERT_TRUE(v >= -2.0f && v < 0.5f) << v;
+  }
+  for (float v : values<float>(random::truncated_normal(key, -0.5, 0.25, {4000}))) {
+    ASSERT_TRUE(v > -0.5f && v < 0.25f) << v;
+  }
+  std::vector<int> seen(13, 0);
+  for (int32_t v : values<int32_t>(random::randint(key, {4000}, -4, 9))) {
+    ASSERT_TRUE(v >= -4 && v < 9) << v;
+    ++seen[static_cast<size_t>(v + 4)];
+  }
+  for (int n : seen) EXPECT_GT(n, 200);  // every value drawn, roughly evenly (expect ~308)
+  // Sample moments of 2^16 normals: mean within 5 standard errors, variance within 3%.
+  const std::vector<float> z = values<float>(random::normal(key, {1 << 16}));
+  double sum = 0, squares = 0;
+  for (float v : z) {
+    sum += v;
+    squares += double{v} * v;
+  }
+  const double mean = sum / static_cast<double>(z.size());
+  EXPECT_NEAR(mean, 0.0, 5.0 / 256.0);
+  EXPECT_NEAR(squares / static_cast<double>(z.size()) - mean * mean, 1.0, 0.03);
+  const std::vector<bool> coin = values<bool>(random::bernoulli(key, 0.25, {4000}));
+  EXPECT_NEAR(static_cast<double>(std::count(coin.begin(), coin.end(), true)) / 4000.0, 0.25, 0.03);
+}
+
+TEST(Random, PermutationsReorderEverySliceAlike) {
+  const Array key = random::PRNGKey(11);
+  std::vector<int32_t> p = values<int32_t>(random::permutation(key, 50));
+  std::vector<int32_t> sorted = p;
+  std::sort(sorted.begin(), sorted.end());
+  for (int i = 0; i < 50; ++i) ASSERT_EQ(sorted[static_cast<size_t>(i)], i);
+  EXPECT_NE(p, sorted);
+  // Rows of a 50 x 3 matrix whose row r is (r, 100 + r, 200 + r) move together, in p's order.
+  std::vector<int32_t> matrix;
+  for (int32_t r = 0; r < 50; ++r) {
+    for (int32_t c = 0; c < 3; ++c) matrix.push_back(100 * c + r);
+  }
+  const Array x = spmd::device_put(HostArray::from_vector(matrix, {50, 3}),
+                                   spmd::SingleDeviceSharding(spmd::local_devices().front()));
+  const std::vector<int32_t> rows = values<int32_t>(random::permutation(key, x, 0));
+  for (size_t r = 0; r < 50; ++r) {
+    EXPECT_EQ(rows[3 * r], p[r]);
+    EXPECT_EQ(rows[3 * r + 2], 200 + p[r]);
+  }
+  const std::vector<int32_t> unique = values<int32_t>(random::choice(key, 10, {10}, false));
+  EXPECT_EQ(std::set<int32_t>(unique.begin(), unique.end()).size(), 10u);
+}
+
+TEST(Random, SamplerArgumentsAreCheckedAsJaxChecksThem) {
+  const Array key = random::PRNGKey(0);
+  auto message = [](const std::function<void()>& f) -> std::string {
+    try {
+      f();
+    } catch (const spmd::InvalidArgument& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  EXPECT_NE(message([&] { random::normal(key, {3}, DType::kInt32); }).find("dtype int32"),
+            std::string::npos);
+  EXPECT_NE(message([&] {
+              random::randint(key, {3}, 0, 5, DType::kFloat32);
+            }).find("must be an integer type"),
+            std::string::npos);
+  EXPECT_NE(message([&] {
+              random::uniform(key, {2, -1});
+            }).find("negative dimension"),
+            std::string::npos);
+  EXPECT_NE(message([&] { random::choice(key, 3, {4}, false); }).find("larger sample"),
+            std::string::npos);
+  EXPECT_NE(message([&] { random::normal(random::split(key, 2), {3}); }).find("uint32[2]"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 //                          [--transport auto|tcp|ucx] [--hosts N] [--seconds 0.3] [--json]
 //   spmd-bench jit -n 2 [--iterations 7] [--json]
 //   spmd-bench train -n 2 [--iterations 7] [--json]
+//   spmd-bench random -n 2 [--elements 67108864] [--iterations 5] [--rounds 5] [--json]
 //   spmd-bench reshard -n 2 [--bytes 268435456] [--iterations 5] [--json]
 //   spmd-bench data -n 2 [--records 1048576] [--record-floats 64] [--batch 1024] [--json]
 //   spmd-bench checkpoint -n 2 [--bytes 1073741824] [--compression none|zstd] [--dir D] [--json]
@@ -20,6 +21,7 @@
 #include "spmd-bench/coordinator_bench.h"
 #include "spmd-bench/data_bench.h"
 #include "spmd-bench/jit_bench.h"
+#include "spmd-bench/random_bench.h"
 #include "spmd-bench/reshard_bench.h"
 #include "spmd-bench/sim_clients.h"
 #include "spmd-bench/sim_service.h"
@@ -32,6 +34,7 @@ using spmd::bench::CollectivesBenchOptions;
 using spmd::bench::CoordinatorBenchOptions;
 using spmd::bench::DataBenchOptions;
 using spmd::bench::JitBenchOptions;
+using spmd::bench::RandomBenchOptions;
 using spmd::bench::ReshardBenchOptions;
 using spmd::bench::SimClientsOptions;
 using spmd::bench::SimServiceOptions;
@@ -152,6 +155,26 @@ void add_jit(CLI::App& app, Runs& runs) {
   runs.emplace_back(jw, [o] { return spmd::bench::run_jit_worker(*o); });
 }
 
+void add_random(CLI::App& app, Runs& runs) {
+  auto o = std::make_shared<RandomBenchOptions>();
+  auto* r = app.add_subcommand(
+      "random", "random normals under jit: sharded beside one process alone, and beside JAX");
+  r->add_option("-n,--processes", o->processes, "processes")->check(CLI::Range(1, 64));
+  r->add_option("--elements", o->elements, "float32 normals per call")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 32));
+  r->add_option("--iterations", o->iterations, "timed calls per measurement (median)")
+      ->check(CLI::Range(1, 1000));
+  r->add_option("--rounds", o->rounds, "interleaved spmd/JAX rounds (median ratio)")
+      ->check(CLI::Range(1, 100));
+  r->add_flag("--json", o->json, "one JSON object");
+  runs.emplace_back(r, [o] { return spmd::bench::run_random_bench(*o); });
+  auto* rw = internal(app, "random-worker", "one process of `random`");
+  rw->add_option("--mode", o->mode);
+  rw->add_option("--elements", o->elements);
+  rw->add_option("--iterations", o->iterations);
+  runs.emplace_back(rw, [o] { return spmd::bench::run_random_worker(*o); });
+}
+
 void add_train(CLI::App& app, Runs& runs) {
   auto o = std::make_shared<TrainBenchOptions>();
   auto* t = app.add_subcommand("train",
@@ -223,6 +246,7 @@ int main(int argc, char** argv) {
   add_collectives(app, runs);
   add_reshard(app, runs);
   add_jit(app, runs);
+  add_random(app, runs);
   add_train(app, runs);
   add_checkpoint(app, runs);
   add_data(app, runs);

@@ -1,0 +1,337 @@
+#include "kernels/random_samplers.h"
+
+#include <Random123/threefry.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <type_traits>
+#include <utility>
+
+namespace spmd::kernels {
+namespace {
+
+// The float samplers in two builds, picked when the program loads: one for CPUs with AVX2 and
+// fused multiply-add (x86-64-v3), where std::fma is one instruction and the loops vectorise 8
+// wide, and the baseline, where std::fma is the C library's exact (and slow) emulation. Both give
+// the same values.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define kWithFma __attribute__((target_clones("arch=x86-64-v3", "default"), flatten))
+#else
+#define kWithFma
+#endif
+// What the samplers call, inlined into each build (the baseline's code would run otherwise).
+#define kInline [[gnu::always_inline]] inline
+
+// np.float32(np.sqrt(2)), the constant JAX's normal and truncated_normal multiply by.
+constexpr float kSqrt2 = 1.41421356f;
+
+// [0, 1) from 32 random bits: the top 23 as the mantissa of a float in [1, 2), less 1 (JAX's
+// uniform: shift right by 32 - 23, or in 1.0's bits, bitcast, subtract 1).
+kInline float unit_f32(uint32_t bits) {
+  return std::bit_cast<float>(bits >> 9 | 0x3f800000u) - 1.0f;
+}
+kInline double unit_f64(uint64_t bits) {
+  return std::bit_cast<double>(bits >> 12 | 0x3ff0000000000000u) - 1.0;
+}
+
+// JAX's uniform on [lo, hi): scaled and shifted in one fused multiply-add (as XLA's CPU code
+// contracts it), then held at lo (lax.max) against rounding below.
+template <typename T>
+kInline T scale(T unit, T lo, T hi) {
+  return std::max(lo, std::fma(unit, hi - lo, lo));
+}
+
+// XLA's CPU logarithm of a float32 (Cephes' logf, as Eigen's plog and XLA's code generator
+// write it, multiply-adds fused): the mantissa's polynomial plus the exponent times ln 2 in two
+// parts. Values at most 0 or not finite are not handled: the callers' never are.
+kInline float xla_log(float v) {
+  constexpr float kP[] = {7.0376836292e-2f,  -1.1514610310e-1f, 1.1676998740e-1f,
+                          -1.2420140846e-1f, 1.4249322787e-1f,  -1.6668057665e-1f,
+                          2.0000714765e-1f,  -2.4999993993e-1f, 3.3333331174e-1f};
+  // v = x 2^e with x in [0.5, 1), from the bits (v is normal after the max, as Eigen's pfrexp).
+  const uint32_t bits = std::bit_cast<uint32_t>(std::max(v, std::numeric_limits<float>::min()));
+  auto e = static_cast<float>(static_cast<int>(bits >> 23) - 126);
+  float x = std::bit_cast<float>((bits & 0x807fffffu) | 0x3f000000u);
+  // To [sqrt(1/2), sqrt(2)), less 1.
+  const bool low = x < 0.707106781186547524f;
+  e -= low ? 1.0f : 0.0f;
+  x = x - 1.0f + (low ? x : 0.0f);
+  const float x2 = x * x;
+  const float x3 = x2 * x;
+  float y = std::fma(x, kP[0], kP[1]);
+  float y1 = std::fma(x, kP[3], kP[4]);
+  float y2 = std::fma(x, kP[6], kP[7]);
+  y = std::fma(y, x, kP[2]);
+  y1 = std::fma(y1, x, kP[5]);
+  y2 = std::fma(y2, x, kP[8]);
+  y = std::fma(y, x3, y1);
+  y = std::fma(y, x3, y2);
+  y *= x3;
+  y = std::fma(-2.12194440e-4f, e, y);
+  x = std::fma(x2, -0.5f, x);
+  x += y;
+  return std::fma(0.693359375f, e, x);
+}
+
+// XLA's log1p of a float32: Cephes' rational approximation below sqrt(2) - 1 in magnitude,
+// log(1 + x) above.
+kInline float xla_log1p(float x) {
+  constexpr float kNumerator[] = {4.5270000862445199635215e-5f, 4.9854102823193375972212e-1f,
+                                  6.5787325942061044846969e0f,  2.9911919328553073277375e1f,
+                                  6.0949667980987787057556e1f,  5.7112963590585538103336e1f,
+                                  2.0039553499201281259648e1f};
+  constexpr float kDenominator[] = {1.0f,
+                                    1.5062909083469192043167e1f,
+                                    8.3047565967967209469434e1f,
+                                    2.2176239823732856465394e2f,
+                                    3.0909872225312059774938e2f,
+                                    2.1642788614495947685003e2f,
+                                    6.0118660497603843919306e1f};
+  float n = kNumerator[0];
+  float d = kDenominator[0];
+#pragma GCC unroll 6
+  for (int k = 1; k < 7; ++k) {
+    n = std::fma(n, x, kNumerator[k]);
+    d = std::fma(d, x, kDenominator[k]);
+  }
+  const float x2 = x * x;
+  const float small = x + std::fma(-0.5f, x2, x * x2 * (n / d));
+  const float large = xla_log(1.0f + x);  // both computed, one kept: the loop vectorises
+  return std::fabs(x) < 0.41421356237309504880f ? small : large;
+}
+
+// The body of erf_inv (below), inlined into the samplers.
+kInline float erf_inv_f32(float x) {
+  // Giles, "Approximating the erfinv function" (GPU Computing Gems, 2011), single precision:
+  // two polynomials in w = -log(1 - x^2), evaluated as XLA evaluates them.
+  constexpr float kCentral[] = {2.81022636e-08f,  3.43273939e-07f, -3.5233877e-06f,
+                                -4.39150654e-06f, 0.00021858087f,  -0.00125372503f,
+                                -0.00417768164f,  0.246640727f,    1.50140941f};
+  constexpr float kTail[] = {-0.000200214257f, 0.000100950558f, 0.00134934322f,
+                             -0.00367342844f,  0.00573950773f,  -0.0076224613f,
+                             0.00943887047f,   1.00167406f,     2.83297682f};
+  const float w = -xla_log1p(x * -x);
+  const bool central = w < 5.0f;
+  const float t = central ? w + -2.5f : std::sqrt(w) + -3.0f;
+  // Coefficients chosen one by one (not a pointer to either table): the loop stays vectorisable.
+  float p = central ? kCentral[0] : kTail[0];
+#pragma GCC unroll 8
+  for (int k = 1; k < 9; ++k) p = std::fma(p, t, central ? kCentral[k] : kTail[k]);
+  // erf_inv(±1) = ±inf.
+  return std::fabs(x) == 1.0f ? x * std::numeric_limits<float>::infinity() : p * x;
+}
+
+// The standard normal of a value uniform on (-1, 1): sqrt(2) erf_inv(u).
+kInline float normal_of(float u) { return kSqrt2 * erf_inv_f32(u); }
+
+// random_bits.h's hash_index, with Random123's Threefry inlined so that the loop over a chunk
+// vectorises (random_bits.cc's out-of-line copy would be one call per element).
+kInline std::array<uint32_t, 2> hash_inline(std::array<uint32_t, 2> key, uint64_t i) {
+  r123::Threefry2x32 rng;
+  const r123::Threefry2x32::ctr_type c = {
+      {static_cast<uint32_t>(i >> 32), static_cast<uint32_t>(i)}};
+  const r123::Threefry2x32::key_type k = {{key[0], key[1]}};
+  const r123::Threefry2x32::ctr_type y = rng(c, k);
+  return {y.v[0], y.v[1]};
+}
+
+// One distribution's value for each element, from its `kBits` random bits: the bits of a chunk
+// first, then their values, two loops the compiler vectorises.
+template <typename T, int kBits, typename F>
+void fill(const RandomBlock& b, std::byte* out, F value) {
+  using Bits = std::conditional_t<kBits == 64, uint64_t, uint32_t>;
+  constexpr int64_t kChunk = 256;
+  Bits bits[kChunk];
+  T* o = reinterpret_cast<T*>(out);
+  for_each_row(b, [&](uint64_t first, int64_t j, int64_t n) {
+    for (int64_t c0 = 0; c0 < n; c0 += kChunk) {
+      const int64_t m = std::min(kChunk, n - c0);
+      const uint64_t at = first + static_cast<uint64_t>(c0);
+      for (int64_t c = 0; c < m; ++c) {
+        bits[c] =
+            static_cast<Bits>(bits_of(hash_inline(b.key, at + static_cast<uint64_t>(c)), kBits));
+      }
+      for (int64_t c = 0; c < m; ++c) o[j + c0 + c] = value(bits[c]);
+    }
+  });
+}
+
+kWithFma void uniform(const Sampler& s, const RandomBlock& b, std::byte* out) {
+  if (s.dtype == DType::kFloat64) {
+    return fill<double, 64>(
+        b, out, [lo = s.a, hi = s.b](uint64_t bits) { return scale(unit_f64(bits), lo, hi); });
+  }
+  const auto lo = static_cast<float>(s.a);
+  const auto hi = static_cast<float>(s.b);
+  fill<float, 32>(b, out, [lo, hi](uint32_t bits) { return scale(unit_f32(bits), lo, hi); });
+}
+
+kWithFma void normal(const RandomBlock& b, std::byte* out) {
+  // JAX draws u uniform on [nextafter(-1, 0), 1).
+  const float lo = std::nextafter(-1.0f, 0.0f);
+  fill<float, 32>(b, out,
+                  [lo](uint32_t bits) { return normal_of(scale(unit_f32(bits), lo, 1.0f)); });
+}
+
+// float32 erf of a float32, correctly rounded. (XLA's own is an approximation within an ulp of
+// it; where they differ, truncated_normal's bounds, and so its values, differ slightly from
+// JAX's.)
+float erf_f32(float x) { return static_cast<float>(std::erf(static_cast<double>(x))); }
+
+kWithFma void truncated_normal(const Sampler& s, const RandomBlock& b, std::byte* out) {
+  const auto lower = static_cast<float>(s.a);
+  const auto upper = static_cast<float>(s.b);
+  const float ea = erf_f32(lower / kSqrt2);
+  const float eb = erf_f32(upper / kSqrt2);
+  // Held inside the open interval (lower, upper) against rounding, as JAX clips.
+  const float above = std::nextafter(lower, std::numeric_limits<float>::infinity());
+  const float below = std::nextafter(upper, -std::numeric_limits<float>::infinity());
+  fill<float, 32>(b, out, [=](uint32_t bits) {
+    return std::min(below, std::max(above, normal_of(scale(unit_f32(bits), ea, eb))));
+  });
+}
+
+kWithFma void gumbel(const RandomBlock& b, std::byte* out) {
+  const float tiny = std::numeric_limits<float>::min();
+  fill<float, 32>(b, out, [tiny](uint32_t bits) {
+    return -xla_log(-xla_log(scale(unit_f32(bits), tiny, 1.0f)));
+  });
+}
+
+// XLA's remainder: x % 0 is x.
+template <typename U>
+U rem(U x, U y) {
+  return y == 0 ? x : static_cast<U>(x % y);
+}
+
+// JAX's randint: two draws of the dtype's width from the key's two halves (split(key)), combined
+// modulo the span as a number of twice the width, added to minval.
+template <typename T>
+void randint(const Sampler& s, const RandomBlock& b, std::byte* out) {
+  using U = std::make_unsigned_t<T>;
+  constexpr int kBits = sizeof(T) * 8;
+  const auto low = static_cast<T>(s.low);
+  const auto high = static_cast<T>(s.high);
+  auto span = static_cast<U>(static_cast<U>(high) - static_cast<U>(low));
+  if (high <= low) span = 1;  // an empty range gives minval (jax#222)
+  if (s.high_past_range && high > low) span = static_cast<U>(span + 1);  // may wrap to 0: all
+  U multiplier = rem(static_cast<U>(U{1} << (kBits / 2)), span);
+  multiplier = rem(static_cast<U>(multiplier * multiplier), span);
+  const auto k1 = hash_index(b.key, 0);
+  const auto k2 = hash_index(b.key, 1);
+  T* o = reinterpret_cast<T*>(out);
+  for_each_row(b, [&](uint64_t first, int64_t j, int64_t n) {
+    for (int64_t c = 0; c < n; ++c) {
+      const auto higher = static_cast<U>(bits_of(hash_index(k1, first + c), kBits));
+      const auto lower = static_cast<U>(bits_of(hash_index(k2, first + c), kBits));
+      const auto offset = rem(
+          static_cast<U>(static_cast<U>(rem(higher, span) * multiplier) + rem(lower, span)), span);
+      o[j + c] = static_cast<T>(static_cast<U>(low) + offset);
+    }
+  });
+}
+
+void randint(const Sampler& s, const RandomBlock& b, std::byte* out) {
+  switch (s.dtype) {
+    case DType::kInt64:
+      return randint<int64_t>(s, b, out);
+    case DType::kUInt32:
+      return randint<uint32_t>(s, b, out);
+    case DType::kUInt64:
+      return randint<uint64_t>(s, b, out);
+    default:
+      return randint<int32_t>(s, b, out);
+  }
+}
+
+}  // namespace
+
+std::string_view distribution_name(Distribution d) {
+  switch (d) {
+    case Distribution::kUniform:
+      return "uniform";
+    case Distribution::kNormal:
+      return "normal";
+    case Distribution::kTruncatedNormal:
+      return "truncated_normal";
+    case Distribution::kGumbel:
+      return "gumbel";
+    case Distribution::kRandint:
+      return "randint";
+  }
+  return "?";
+}
+
+bool supported(const Sampler& s) {
+  switch (s.distribution) {
+    case Distribution::kUniform:
+      return s.dtype == DType::kFloat32 || s.dtype == DType::kFloat64;
+    case Distribution::kRandint:
+      return s.dtype == DType::kInt32 || s.dtype == DType::kInt64 || s.dtype == DType::kUInt32 ||
+             s.dtype == DType::kUInt64;
+    default:
+      return s.dtype == DType::kFloat32;
+  }
+}
+
+void random_sample(const Sampler& s, const RandomBlock& b, std::byte* out) {
+  switch (s.distribution) {
+    case Distribution::kUniform:
+      return uniform(s, b, out);
+    case Distribution::kNormal:
+      return normal(b, out);
+    case Distribution::kTruncatedNormal:
+      return truncated_normal(s, b, out);
+    case Distribution::kGumbel:
+      return gumbel(b, out);
+    case Distribution::kRandint:
+      return randint(s, b, out);
+  }
+}
+
+std::vector<int64_t> random_permutation(std::array<uint32_t, 2> key, int64_t n) {
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  std::iota(order.begin(), order.end(), int64_t{0});
+  const double uint32_max = std::numeric_limits<uint32_t>::max();
+  const auto rounds = static_cast<int>(std::ceil(
+      3.0 * std::log(std::max<double>(1.0, static_cast<double>(n))) / std::log(uint32_max)));
+  std::vector<uint32_t> sort_keys(order.size());
+  std::vector<std::pair<uint32_t, int64_t>> pairs(order.size());
+  for (int r = 0; r < rounds; ++r) {
+    const auto subkey = hash_index(key, 1);
+    key = hash_index(key, 0);
+    for (size_t i = 0; i < order.size(); ++i) {
+      pairs[i] = {static_cast<uint32_t>(bits_of(hash_index(subkey, i), 32)), order[i]};
+    }
+    std::stable_sort(pairs.begin(), pairs.end(),
+                     [](const auto& x, const auto& y) { return x.first < y.first; });
+    for (size_t i = 0; i < order.size(); ++i) order[i] = pairs[i].second;
+  }
+  return order;
+}
+
+void random_permute(std::array<uint32_t, 2> key, size_t element_size, const std::byte* in,
+                    const Shape& shape, int axis, std::byte* out) {
+  const int64_t n = shape[static_cast<size_t>(axis)];
+  const std::vector<int64_t> order = random_permutation(key, n);
+  int64_t outer = 1;
+  for (int d = 0; d < axis; ++d) outer *= shape[static_cast<size_t>(d)];
+  const size_t inner =
+      element_size * static_cast<size_t>(shape_size(shape) / std::max<int64_t>(1, outer * n));
+  for (int64_t o = 0; o < outer; ++o) {
+    const std::byte* from = in + static_cast<size_t>(o * n) * inner;
+    std::byte* to = out + static_cast<size_t>(o * n) * inner;
+    for (int64_t k = 0; k < n; ++k) {
+      std::memcpy(to + static_cast<size_t>(k) * inner, from + static_cast<size_t>(order[k]) * inner,
+                  inner);
+    }
+  }
+}
+
+float erf_inv(float x) { return erf_inv_f32(x); }
+
+}  // namespace spmd::kernels

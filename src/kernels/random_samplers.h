@@ -1,0 +1,64 @@
+// JAX's samplers (jax.random.uniform, normal, truncated_normal, gumbel, randint) computed from
+// the counter-based bits of random_bits.h in one pass: each element's value is a function of its
+// own flat index's hash, so, like the bits, any block of the array is computed alone and equals
+// the same elements of the whole.
+//
+// Each sampler repeats, operation for operation and in the same float type, the program JAX
+// traces for it (jax/_src/random/core.py) as XLA compiles it for CPU: the same bits, shifts,
+// fused multiply-adds, roundings and polynomials (XLA's erf_inv, its log1p and Cephes' log as
+// XLA's CPU code generator writes them). spmd/random.h states how close each comes to JAX's
+// values and why; tests/jit/random_jax_test.py measures it. The float samplers are built twice,
+// for x86-64-v3 (AVX2, FMA) and the baseline, picked at load time; both give the same values.
+// Pure; thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "kernels/random_bits.h"
+#include "spmd/dtype.h"
+
+namespace spmd::kernels {
+
+enum class Distribution : uint8_t {
+  kUniform,          // [a, b): float32 or float64
+  kNormal,           // standard normal: float32
+  kTruncatedNormal,  // standard normal within (a, b): float32
+  kGumbel,           // standard Gumbel, JAX's "low" mode: float32
+  kRandint,          // integers in [low, high): int32, int64, uint32 or uint64
+};
+
+struct Sampler {
+  Distribution distribution = Distribution::kUniform;
+  DType dtype = DType::kFloat32;
+  double a = 0, b = 1;           // uniform's [minval, maxval); truncated normal's (lower, upper)
+  int64_t low = 0, high = 0;     // randint's [minval, maxval), clipped to the dtype's range
+  bool high_past_range = false;  // randint: maxval was above the dtype's largest value
+};
+
+// The name JAX's function has ("uniform", "normal", …).
+std::string_view distribution_name(Distribution d);
+
+// Whether `sampler`'s dtype is one this file computes for its distribution.
+bool supported(const Sampler& sampler);
+
+// Writes the block's values, row-major, at `out` (sampler.dtype's elements). Requires
+// supported(sampler).
+void random_sample(const Sampler& sampler, const RandomBlock& block, std::byte* out);
+
+// JAX's permutation of n elements (jax.random.permutation's _shuffle): rounds of a stable sort
+// by fresh 32-bit keys, as many as make a repeated key unlikely (ceil(3 ln n / ln(2^32 - 1))),
+// the key split before each. Element k of the result is the index placed at k.
+std::vector<int64_t> random_permutation(std::array<uint32_t, 2> key, int64_t n);
+
+// `in` (shape, elements of `element_size` bytes) reordered along `axis` by
+// random_permutation(key, shape[axis]), written at `out`.
+void random_permute(std::array<uint32_t, 2> key, size_t element_size, const std::byte* in,
+                    const Shape& shape, int axis, std::byte* out);
+
+// XLA's float32 erf_inv (Giles' single-precision polynomial), as JAX's erf_inv compiles on CPU.
+float erf_inv(float x);
+
+}  // namespace spmd::kernels
