@@ -1,8 +1,8 @@
 #include "kernels/random_bits.h"
 
-#include <Random123/threefry.h>
-
 #include <cstring>
+
+#include "kernels/threefry.h"
 
 namespace spmd::kernels {
 namespace {
@@ -35,11 +35,7 @@ void fill(const RandomBlock& b, std::byte* out) {
 
 std::array<uint32_t, 2> threefry_2x32(std::array<uint32_t, 2> key,
                                       std::array<uint32_t, 2> counter) {
-  r123::Threefry2x32 rng;  // stateless; its operator() is not const
-  const r123::Threefry2x32::ctr_type c = {{counter[0], counter[1]}};
-  const r123::Threefry2x32::key_type k = {{key[0], key[1]}};
-  const r123::Threefry2x32::ctr_type y = rng(c, k);
-  return {y.v[0], y.v[1]};
+  return threefry(key, counter);
 }
 
 void random_bits(RandomBits kind, const RandomBlock& block, std::byte* out) {

@@ -41,11 +41,6 @@ void random_bits(RandomBits kind, const RandomBlock& block, std::byte* out);
 // Threefry-2x32, 20 rounds, of one counter.
 std::array<uint32_t, 2> threefry_2x32(std::array<uint32_t, 2> key, std::array<uint32_t, 2> counter);
 
-// The hash of flat index `i` under `key`: the counter (i >> 32, i & 0xffffffff).
-inline std::array<uint32_t, 2> hash_index(std::array<uint32_t, 2> key, uint64_t i) {
-  return threefry_2x32(key, {static_cast<uint32_t>(i >> 32), static_cast<uint32_t>(i)});
-}
-
 // JAX's bits of one hash: `bits`-wide (8, 16, 32 as y0 ^ y1 truncated; 64 as y0 << 32 | y1).
 inline uint64_t bits_of(std::array<uint32_t, 2> y, int bits) {
   if (bits == 64) return uint64_t{y[0]} << 32 | y[1];

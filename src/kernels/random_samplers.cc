@@ -1,7 +1,5 @@
 #include "kernels/random_samplers.h"
 
-#include <Random123/threefry.h>
-
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -11,6 +9,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "kernels/threefry.h"
+
 namespace spmd::kernels {
 namespace {
 
@@ -19,36 +19,36 @@ namespace {
 // wide, and the baseline, where std::fma is the C library's exact (and slow) emulation. Both give
 // the same values.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define kWithFma __attribute__((target_clones("arch=x86-64-v3", "default"), flatten))
+#define SPMD_SAMPLER_CLONES __attribute__((target_clones("arch=x86-64-v3", "default"), flatten))
 #else
-#define kWithFma
+#define SPMD_SAMPLER_CLONES
 #endif
 // What the samplers call, inlined into each build (the baseline's code would run otherwise).
-#define kInline [[gnu::always_inline]] inline
+#define SPMD_SAMPLER_INLINE [[gnu::always_inline]] inline
 
 // np.float32(np.sqrt(2)), the constant JAX's normal and truncated_normal multiply by.
 constexpr float kSqrt2 = 1.41421356f;
 
 // [0, 1) from 32 random bits: the top 23 as the mantissa of a float in [1, 2), less 1 (JAX's
 // uniform: shift right by 32 - 23, or in 1.0's bits, bitcast, subtract 1).
-kInline float unit_f32(uint32_t bits) {
+SPMD_SAMPLER_INLINE float unit_f32(uint32_t bits) {
   return std::bit_cast<float>(bits >> 9 | 0x3f800000u) - 1.0f;
 }
-kInline double unit_f64(uint64_t bits) {
+SPMD_SAMPLER_INLINE double unit_f64(uint64_t bits) {
   return std::bit_cast<double>(bits >> 12 | 0x3ff0000000000000u) - 1.0;
 }
 
 // JAX's uniform on [lo, hi): scaled and shifted in one fused multiply-add (as XLA's CPU code
 // contracts it), then held at lo (lax.max) against rounding below.
 template <typename T>
-kInline T scale(T unit, T lo, T hi) {
+SPMD_SAMPLER_INLINE T scale(T unit, T lo, T hi) {
   return std::max(lo, std::fma(unit, hi - lo, lo));
 }
 
 // XLA's CPU logarithm of a float32 (Cephes' logf, as Eigen's plog and XLA's code generator
 // write it, multiply-adds fused): the mantissa's polynomial plus the exponent times ln 2 in two
 // parts. Values at most 0 or not finite are not handled: the callers' never are.
-kInline float xla_log(float v) {
+SPMD_SAMPLER_INLINE float xla_log(float v) {
   constexpr float kP[] = {7.0376836292e-2f,  -1.1514610310e-1f, 1.1676998740e-1f,
                           -1.2420140846e-1f, 1.4249322787e-1f,  -1.6668057665e-1f,
                           2.0000714765e-1f,  -2.4999993993e-1f, 3.3333331174e-1f};
@@ -79,7 +79,8 @@ kInline float xla_log(float v) {
 
 // XLA's log1p of a float32: Cephes' rational approximation below sqrt(2) - 1 in magnitude,
 // log(1 + x) above.
-kInline float xla_log1p(float x) {
+SPMD_SAMPLER_INLINE float xla_log1p(float x) {
+  if (!(std::fabs(x) < 0.41421356237309504880f)) return xla_log(1.0f + x);
   constexpr float kNumerator[] = {4.5270000862445199635215e-5f, 4.9854102823193375972212e-1f,
                                   6.5787325942061044846969e0f,  2.9911919328553073277375e1f,
                                   6.0949667980987787057556e1f,  5.7112963590585538103336e1f,
@@ -99,13 +100,11 @@ kInline float xla_log1p(float x) {
     d = std::fma(d, x, kDenominator[k]);
   }
   const float x2 = x * x;
-  const float small = x + std::fma(-0.5f, x2, x * x2 * (n / d));
-  const float large = xla_log(1.0f + x);  // both computed, one kept: the loop vectorises
-  return std::fabs(x) < 0.41421356237309504880f ? small : large;
+  return x + std::fma(-0.5f, x2, x * x2 * (n / d));
 }
 
 // The body of erf_inv (below), inlined into the samplers.
-kInline float erf_inv_f32(float x) {
+SPMD_SAMPLER_INLINE float erf_inv_f32(float x) {
   // Giles, "Approximating the erfinv function" (GPU Computing Gems, 2011), single precision:
   // two polynomials in w = -log(1 - x^2), evaluated as XLA evaluates them.
   constexpr float kCentral[] = {2.81022636e-08f,  3.43273939e-07f, -3.5233877e-06f,
@@ -126,21 +125,10 @@ kInline float erf_inv_f32(float x) {
 }
 
 // The standard normal of a value uniform on (-1, 1): sqrt(2) erf_inv(u).
-kInline float normal_of(float u) { return kSqrt2 * erf_inv_f32(u); }
-
-// random_bits.h's hash_index, with Random123's Threefry inlined so that the loop over a chunk
-// vectorises (random_bits.cc's out-of-line copy would be one call per element).
-kInline std::array<uint32_t, 2> hash_inline(std::array<uint32_t, 2> key, uint64_t i) {
-  r123::Threefry2x32 rng;
-  const r123::Threefry2x32::ctr_type c = {
-      {static_cast<uint32_t>(i >> 32), static_cast<uint32_t>(i)}};
-  const r123::Threefry2x32::key_type k = {{key[0], key[1]}};
-  const r123::Threefry2x32::ctr_type y = rng(c, k);
-  return {y.v[0], y.v[1]};
-}
+SPMD_SAMPLER_INLINE float normal_of(float u) { return kSqrt2 * erf_inv_f32(u); }
 
 // One distribution's value for each element, from its `kBits` random bits: the bits of a chunk
-// first, then their values, two loops the compiler vectorises.
+// first (a loop that vectorises), then their values.
 template <typename T, int kBits, typename F>
 void fill(const RandomBlock& b, std::byte* out, F value) {
   using Bits = std::conditional_t<kBits == 64, uint64_t, uint32_t>;
@@ -153,14 +141,14 @@ void fill(const RandomBlock& b, std::byte* out, F value) {
       const uint64_t at = first + static_cast<uint64_t>(c0);
       for (int64_t c = 0; c < m; ++c) {
         bits[c] =
-            static_cast<Bits>(bits_of(hash_inline(b.key, at + static_cast<uint64_t>(c)), kBits));
+            static_cast<Bits>(bits_of(hash_index(b.key, at + static_cast<uint64_t>(c)), kBits));
       }
       for (int64_t c = 0; c < m; ++c) o[j + c0 + c] = value(bits[c]);
     }
   });
 }
 
-kWithFma void uniform(const Sampler& s, const RandomBlock& b, std::byte* out) {
+SPMD_SAMPLER_CLONES void uniform(const Sampler& s, const RandomBlock& b, std::byte* out) {
   if (s.dtype == DType::kFloat64) {
     return fill<double, 64>(
         b, out, [lo = s.a, hi = s.b](uint64_t bits) { return scale(unit_f64(bits), lo, hi); });
@@ -170,7 +158,7 @@ kWithFma void uniform(const Sampler& s, const RandomBlock& b, std::byte* out) {
   fill<float, 32>(b, out, [lo, hi](uint32_t bits) { return scale(unit_f32(bits), lo, hi); });
 }
 
-kWithFma void normal(const RandomBlock& b, std::byte* out) {
+SPMD_SAMPLER_CLONES void normal(const RandomBlock& b, std::byte* out) {
   // JAX draws u uniform on [nextafter(-1, 0), 1).
   const float lo = std::nextafter(-1.0f, 0.0f);
   fill<float, 32>(b, out,
@@ -182,7 +170,7 @@ kWithFma void normal(const RandomBlock& b, std::byte* out) {
 // JAX's.)
 float erf_f32(float x) { return static_cast<float>(std::erf(static_cast<double>(x))); }
 
-kWithFma void truncated_normal(const Sampler& s, const RandomBlock& b, std::byte* out) {
+SPMD_SAMPLER_CLONES void truncated_normal(const Sampler& s, const RandomBlock& b, std::byte* out) {
   const auto lower = static_cast<float>(s.a);
   const auto upper = static_cast<float>(s.b);
   const float ea = erf_f32(lower / kSqrt2);
@@ -195,7 +183,7 @@ kWithFma void truncated_normal(const Sampler& s, const RandomBlock& b, std::byte
   });
 }
 
-kWithFma void gumbel(const RandomBlock& b, std::byte* out) {
+SPMD_SAMPLER_CLONES void gumbel(const RandomBlock& b, std::byte* out) {
   const float tiny = std::numeric_limits<float>::min();
   fill<float, 32>(b, out, [tiny](uint32_t bits) {
     return -xla_log(-xla_log(scale(unit_f32(bits), tiny, 1.0f)));
