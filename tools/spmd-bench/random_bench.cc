@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "common/subprocess.h"
 #include "spmd-bench/workers.h"
 
 namespace spmd::bench {
@@ -44,11 +43,9 @@ void sharded(nlohmann::ordered_json& row, const RandomBenchOptions& o) {
 
 // Seconds per call of spmd's single-device normals, in a fresh one-process job.
 double spmd_single_round(const RandomBenchOptions& o) {
-  const std::string address = "127.0.0.1:" + std::to_string(tools::free_port());
-  const auto rows = run_workers(
-      {{(self_dir() / "spmd-bench").string(), "random-worker", "--mode", "single", "--elements",
-        std::to_string(o.elements), "--iterations", std::to_string(o.iterations)}},
-      {spmd_worker_env(address, 1, 0)});
+  const auto rows =
+      spmd_job_rows(1, {"random-worker", "--mode", "single", "--elements",
+                        std::to_string(o.elements), "--iterations", std::to_string(o.iterations)});
   if (rows.empty()) return -1;
   return nlohmann::json::parse(rows.front()).value("single_s", -1.0);
 }
@@ -85,16 +82,9 @@ int run_random_worker(const RandomBenchOptions& o) {
 }
 
 int run_random_bench(const RandomBenchOptions& o) {
-  const std::string address = "127.0.0.1:" + std::to_string(tools::free_port());
-  std::vector<std::vector<std::string>> argvs;
-  std::vector<EnvList> envs;
-  for (int i = 0; i < o.processes; ++i) {
-    argvs.push_back({(self_dir() / "spmd-bench").string(), "random-worker", "--mode", "sharded",
-                     "--elements", std::to_string(o.elements), "--iterations",
-                     std::to_string(o.iterations)});
-    envs.push_back(spmd_worker_env(address, o.processes, i));
-  }
-  const auto rows = run_workers(argvs, envs);
+  const auto rows = spmd_job_rows(
+      o.processes, {"random-worker", "--mode", "sharded", "--elements", std::to_string(o.elements),
+                    "--iterations", std::to_string(o.iterations)});
   if (rows.empty()) return 1;
   auto row = nlohmann::ordered_json::parse(rows.front());
   // Interleaved rounds on one device: spmd, then JAX, each in a fresh process.

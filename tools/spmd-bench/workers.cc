@@ -112,8 +112,7 @@ double timed_phase(const std::string& id, const std::function<void()>& f) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-int run_spmd_job(int processes, const std::vector<std::string>& worker_args,
-                 const std::string& title, bool json) {
+std::vector<std::string> spmd_job_rows(int processes, const std::vector<std::string>& worker_args) {
   const std::string address = "127.0.0.1:" + std::to_string(tools::free_port());
   std::vector<std::vector<std::string>> argvs;
   std::vector<EnvList> envs;
@@ -123,7 +122,12 @@ int run_spmd_job(int processes, const std::vector<std::string>& worker_args,
     argvs.push_back(std::move(argv));
     envs.push_back(spmd_worker_env(address, processes, i));
   }
-  const auto rows = run_workers(argvs, envs);
+  return run_workers(argvs, envs);
+}
+
+int run_spmd_job(int processes, const std::vector<std::string>& worker_args,
+                 const std::string& title, bool json) {
+  const auto rows = spmd_job_rows(processes, worker_args);
   if (rows.empty()) return 1;
   if (!json) fmt::print("{}\n", title);
   fmt::print("{}\n", rows.front());

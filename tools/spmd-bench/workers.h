@@ -46,6 +46,11 @@ double timed_phase(const std::string& id, const std::function<void()>& f);
 void print_row(const nlohmann::ordered_json& row);
 
 // Runs `processes` spmd-bench processes with `worker_args` (the internal worker subcommand and
+// its options) as one spmd job on this machine and returns the JSON rows the first one printed
+// (empty when the job failed, reported on stderr).
+std::vector<std::string> spmd_job_rows(int processes, const std::vector<std::string>& worker_args);
+
+// Runs `processes` spmd-bench processes with `worker_args` (the internal worker subcommand and
 // its options) as one spmd job on this machine, prints the first one's JSON row (after `title`
 // unless `json`), and returns 0 when the row says "correct": true, 1 otherwise.
 int run_spmd_job(int processes, const std::vector<std::string>& worker_args,
