@@ -152,12 +152,7 @@ Array fold_in(const Array& key, uint32_t data) {
 Tensor bits(const Tensor& key, const Shape& shape, DType dtype) {
   check_key("bits", key);
   const RandomBits kind = compiler::random_bits_kind("random.bits", dtype);
-  for (int64_t d : shape) {
-    if (d < 0) {
-      throw InvalidArgument(
-          fmt::format("random.bits: shape ({}) has a negative dimension", fmt::join(shape, ", ")));
-    }
-  }
+  check_shape("bits", shape);
   return random_bits(key, kind, shape);
 }
 

@@ -145,8 +145,10 @@ std::string RandomSampleOp::attributes() const {
     case Distribution::kRandint:
       return fmt::format("minval={} maxval={}{}{}", sampler.low, sampler.high,
                          sampler.high_past_range ? " past_range=1" : "", blocks_text());
-    default:
-      return blocks_text().empty() ? "" : blocks_text().substr(1);
+    default: {
+      const std::string blocks = blocks_text();
+      return blocks.empty() ? blocks : blocks.substr(1);  // without the leading space
+    }
   }
 }
 
