@@ -1,7 +1,8 @@
 // spmd::random — JAX's random numbers (jax.random), bit for bit: the Threefry-2x32 PRNG, JAX's
 // default, in its partitionable mode (jax_threefry_partitionable, on by default since JAX 0.5).
 //
-// Keys are raw keys as jax.random.PRNGKey makes them: uint32[2] Arrays, or Tensors inside jit.
+// Keys are raw keys as jax.random.PRNGKey makes them: uint32[2] Arrays, or Tensors inside jit;
+// or typed keys as jax.random.key makes them (random_key.h), which every sampler also takes.
 // Every function is a pure function of the key: the same key gives the same values on every
 // process, so seed 002's `PRNGKey(42)` initialises the same parameters everywhere, and
 // `PRNGKey(42 + process_index())` gives each process its own stream.
@@ -21,6 +22,7 @@
 
 #include "spmd/array.h"
 #include "spmd/dtype.h"
+#include "spmd/random_key.h"
 #include "spmd/shape.h"
 #include "spmd/tensor.h"
 
@@ -122,5 +124,63 @@ Array permutation(const Array& key, const Array& x, int axis = 0);
 // probabilities (`p`) and from an array's elements are not here yet.
 Tensor choice(const Tensor& key, int64_t n, const Shape& shape = {}, bool replace = true);
 Array choice(const Array& key, int64_t n, const Shape& shape = {}, bool replace = true);
+
+// --- The samplers on typed keys (random_key.h): the values of the same sampler on the key's
+// data. Each takes a single key (shape ()), else InvalidArgument.
+
+template <typename D>
+D bits(const KeyArray<D>& key, const Shape& shape = {}, DType dtype = DType::kUInt32) {
+  return bits(single_key("bits", key), shape, dtype);
+}
+template <typename D>
+D uniform(const KeyArray<D>& key, const Shape& shape = {}, DType dtype = DType::kFloat32,
+          double minval = 0.0, double maxval = 1.0) {
+  return uniform(single_key("uniform", key), shape, dtype, minval, maxval);
+}
+template <typename D>
+D normal(const KeyArray<D>& key, const Shape& shape = {}, DType dtype = DType::kFloat32) {
+  return normal(single_key("normal", key), shape, dtype);
+}
+template <typename D>
+D truncated_normal(const KeyArray<D>& key, double lower, double upper, const Shape& shape = {},
+                   DType dtype = DType::kFloat32) {
+  return truncated_normal(single_key("truncated_normal", key), lower, upper, shape, dtype);
+}
+template <typename D>
+D bernoulli(const KeyArray<D>& key, double p = 0.5, const Shape& shape = {}) {
+  return bernoulli(single_key("bernoulli", key), p, shape);
+}
+inline Tensor bernoulli(const KeyTensor& key, const Tensor& p,
+                        const std::optional<Shape>& shape = std::nullopt) {
+  return bernoulli(single_key("bernoulli", key), p, shape);
+}
+template <typename D>
+D randint(const KeyArray<D>& key, const Shape& shape, int64_t minval, int64_t maxval,
+          DType dtype = DType::kInt32) {
+  return randint(single_key("randint", key), shape, minval, maxval, dtype);
+}
+template <typename D>
+D gumbel(const KeyArray<D>& key, const Shape& shape = {}, DType dtype = DType::kFloat32) {
+  return gumbel(single_key("gumbel", key), shape, dtype);
+}
+inline Tensor categorical(const KeyTensor& key, const Tensor& logits, int axis = -1,
+                          const std::optional<Shape>& shape = std::nullopt) {
+  return categorical(single_key("categorical", key), logits, axis, shape);
+}
+inline Array categorical(const Key& key, const Array& logits, int axis = -1) {
+  return categorical(single_key("categorical", key), logits, axis);
+}
+template <typename D>
+D permutation(const KeyArray<D>& key, int64_t n) {
+  return permutation(single_key("permutation", key), n);
+}
+template <typename D>
+D permutation(const KeyArray<D>& key, const D& x, int axis = 0) {
+  return permutation(single_key("permutation", key), x, axis);
+}
+template <typename D>
+D choice(const KeyArray<D>& key, int64_t n, const Shape& shape = {}, bool replace = true) {
+  return choice(single_key("choice", key), n, shape, replace);
+}
 
 }  // namespace spmd::random

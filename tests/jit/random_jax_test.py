@@ -37,6 +37,27 @@ def jax_values(seeds):
     return out
 
 
+def typed(seed):
+    """random_probe.cc's typed(): the same calls on jax.random.key's typed keys."""
+    key = random.key(seed)
+    keys = random.split(key, 3)
+
+    @jax.jit
+    def traced(data):
+        return random.uniform(random.split(random.wrap_key_data(data), 2)[0], (8,))
+
+    return {
+        "impl": str(random.key_impl(key)),
+        "dtype": str(key.dtype),
+        "key_data": np.asarray(random.key_data(key)).tolist(),
+        "split3": np.asarray(random.key_data(keys)).ravel().tolist(),
+        "fold_in": np.asarray(random.key_data(random.fold_in(keys[1], 9))).tolist(),
+        "normal": float_bits(random.normal(keys[1], (50,))),
+        "randint_of_last": ints(random.randint(keys[-1], (20,), 0, 1000)),
+        "jit_uniform": float_bits(traced(random.key_data(key))),
+    }
+
+
 def jax_u64(seeds):
     """uint64 bits need JAX's 64-bit mode; the keys come from 32-bit mode's PRNGKey."""
     keys = {str(s): np.asarray(random.PRNGKey(s)) for s in seeds}
@@ -138,10 +159,14 @@ INEXACT = {}  # sampler: [values not bit-equal, values compared]
 
 def main():
     probe = sys.argv[1]
-    ours = json.loads(subprocess.run([probe], check=True, capture_output=True, text=True,
-                                     timeout=120).stdout)
+    run = subprocess.run([probe], capture_output=True, text=True, timeout=120)
+    if run.returncode != 0:
+        print(f"{probe} exited with {run.returncode}:\n{run.stderr}")
+        return 1
+    ours = json.loads(run.stdout)
     seeds = [int(s) for s in ours["key"]]
     theirs = jax_values(seeds)
+    theirs["typed"] = {str(s): typed(s) for s in seeds}
     theirs["sharded_16x10"] = np.asarray(random.bits(random.PRNGKey(42), (16, 10))).ravel().tolist()
     u64 = jax_u64(seeds)
     for s in u64:
@@ -156,7 +181,8 @@ def main():
         return 1
     print(f"spmd::random equals JAX {jax.__version__} (threefry partitionable="
           f"{jax.config.jax_threefry_partitionable}) bit for bit on keys, split, fold_in, "
-          f"bits u8/u16/u32/u64, sharded bits and normals, uniform f32/f64, bernoulli, randint, "
+          f"bits u8/u16/u32/u64, typed keys (key, key_data, split, fold_in, indexing, "
+          f"wrap_key_data under jit), sharded bits and normals, uniform f32/f64, bernoulli, randint, "
           f"categorical, permutation and choice, for seeds {seeds}; within bounds:")
     for k, (inexact, n) in INEXACT.items():
         print(f"  {k}: {n - inexact} of {n} values bit-equal, the rest within "

@@ -83,6 +83,27 @@ json samplers(const spmd::Array& key) {
   return out;
 }
 
+// Typed keys (random_key.h), as random_jax_test.py's typed() computes them with jax.random.key.
+json typed(int64_t seed) {
+  json out;
+  const random::Key key = random::key(seed);
+  const random::Key keys = random::split(key, 3);
+  out["impl"] = std::string(random::key_impl(key));
+  out["dtype"] = std::string(random::Key::dtype_name());
+  out["key_data"] = values<uint32_t>(random::key_data(key));
+  out["split3"] = values<uint32_t>(random::key_data(keys));
+  out["fold_in"] = values<uint32_t>(random::key_data(random::fold_in(keys[1], 9)));
+  out["normal"] = float_bits(random::normal(keys[1], {50}));
+  out["randint_of_last"] = ints(random::randint(keys[-1], {20}, 0, 1000));
+  // Inside jit: key data in, wrapped, split and sampled there.
+  auto traced = spmd::jit([](const spmd::Tensor& data) {
+    const random::KeyTensor k = random::split(random::wrap_key_data(data), 2)[0];
+    return random::uniform(k, {8});
+  });
+  out["jit_uniform"] = float_bits(traced(random::key_data(key)));
+  return out;
+}
+
 }  // namespace
 
 int main() {
@@ -102,6 +123,7 @@ int main() {
       out["bits"][s][name] = bits_of(key, {3, 5, 7}, dtype);
     }
     out["bits_of_folded"][s] = values<uint32_t>(random::bits(random::fold_in(key, 1), {4}));
+    out["typed"][s] = typed(seed);
   }
   // Sharded over a 2 x 2 mesh under jit, gathered.
   const spmd::Mesh mesh(spmd::devices(), {2, 2}, {"a", "b"});

@@ -6,6 +6,7 @@
 #include <spmd/spmd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <functional>
 #include <set>
 #include <string>
@@ -29,10 +30,22 @@ const spmd::Mesh& mesh() {
   return m;
 }
 
+// The values' 32-bit words (a float32's bit pattern), to compare bit for bit.
 std::vector<uint32_t> words(const Array& a) {
   const HostArray h = spmd::multihost::process_allgather(a);
-  const auto d = h.data<uint32_t>();
-  return {d.begin(), d.end()};
+  std::vector<uint32_t> out(h.nbytes() / sizeof(uint32_t));
+  std::memcpy(out.data(), h.bytes().data(), out.size() * sizeof(uint32_t));
+  return out;
+}
+
+// What `f` throws as InvalidArgument, or "no error".
+std::string message(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const spmd::InvalidArgument& e) {
+    return e.what();
+  }
+  return "no error";
 }
 
 // Random123's known answers for threefry2x32 with 20 rounds (kat_vectors), which JAX's
@@ -245,14 +258,6 @@ TEST(Random, PermutationsReorderEverySliceAlike) {
 
 TEST(Random, SamplerArgumentsAreCheckedAsJaxChecksThem) {
   const Array key = random::PRNGKey(0);
-  auto message = [](const std::function<void()>& f) -> std::string {
-    try {
-      f();
-    } catch (const spmd::InvalidArgument& e) {
-      return e.what();
-    }
-    return "no error";
-  };
   EXPECT_NE(message([&] { random::normal(key, {3}, DType::kInt32); }).find("dtype int32"),
             std::string::npos);
   EXPECT_NE(message([&] {
@@ -266,6 +271,58 @@ TEST(Random, SamplerArgumentsAreCheckedAsJaxChecksThem) {
   EXPECT_NE(message([&] { random::choice(key, 3, {4}, false); }).find("larger sample"),
             std::string::npos);
   EXPECT_NE(message([&] { random::normal(random::split(key, 2), {3}); }).find("uint32[2]"),
+            std::string::npos);
+}
+
+// Typed keys wrap raw key data: the same values, with an element type of their own.
+TEST(Random, TypedKeysAreTheirDataWrapped) {
+  const random::Key key = random::key(42);
+  EXPECT_EQ(key.shape(), Shape{});
+  EXPECT_EQ(words(random::key_data(key)), words(random::PRNGKey(42)));
+  EXPECT_EQ(random::key_impl(key), "threefry2x32");
+  const random::Key keys = random::split(key, 3);
+  EXPECT_EQ(keys.to_string(), "key<fry>[3]");
+  const std::vector<uint32_t> raw = words(random::split(random::PRNGKey(42), 3));
+  EXPECT_EQ(words(random::key_data(keys)), raw);
+  EXPECT_EQ(words(random::key_data(keys[1])), (std::vector<uint32_t>{raw[2], raw[3]}));
+  EXPECT_EQ(words(random::key_data(keys[-1])), (std::vector<uint32_t>{raw[4], raw[5]}));
+  const Array row = random::key_data(keys[2]);
+  EXPECT_EQ(words(random::normal(keys[2], {64})), words(random::normal(row, {64})));
+  EXPECT_EQ(words(random::key_data(random::fold_in(key, 5))),
+            words(random::fold_in(random::PRNGKey(42), 5)));
+  EXPECT_EQ(words(random::key_data(random::wrap_key_data(random::key_data(keys)))), raw);
+}
+
+TEST(Random, TypedKeysUnderJitAreWrappedAndIndexedThere) {
+  auto draw = spmd::jit(
+      [](const Tensor& data) {
+        const random::KeyTensor keys = random::split(random::wrap_key_data(data), 4);
+        return random::uniform(keys[3], {16, 4});
+      },
+      {.out_shardings = {NamedSharding(mesh(), P("a", "b"))}});
+  const Array data = spmd::device_put(random::PRNGKey(7), NamedSharding(mesh(), P()));
+  const Array eager = random::uniform(random::split(random::key(7), 4)[3], {16, 4});
+  const std::string text = draw.lower(data).as_text();
+  for (const char* collective : {"psum", "all_gather", "all_to_all", "pmax"}) {
+    EXPECT_EQ(text.find(collective), std::string::npos) << text;
+  }
+  EXPECT_EQ(words(draw(data)), words(eager));
+}
+
+TEST(Random, TypedKeyMisuseIsAClearError) {
+  const random::Key keys = random::split(random::key(0), 2);
+  EXPECT_NE(message([&] { random::normal(keys, {3}); }).find("accepts a single key"),
+            std::string::npos);
+  EXPECT_NE(message([&] { random::split(keys); }).find("shape (2,)"), std::string::npos);
+  EXPECT_NE(message([&] { (void)keys[2]; }).find("out of range"), std::string::npos);
+  EXPECT_NE(message([&] { (void)random::key(0)[0]; }).find("cannot be indexed"), std::string::npos);
+  EXPECT_NE(message([&] {
+              random::wrap_key_data(random::bits(random::PRNGKey(0), {3}));
+            }).find("last dimension of 2"),
+            std::string::npos);
+  EXPECT_NE(message([&] {
+              random::wrap_key_data(spmd::numpy::astype(random::PRNGKey(0), DType::kInt32));
+            }).find("not int32[2]"),
             std::string::npos);
 }
 
