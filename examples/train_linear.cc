@@ -12,7 +12,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <random>
 #include <vector>
 
 namespace {
@@ -25,25 +24,22 @@ constexpr float kBeta1 = 0.9f;
 constexpr float kBeta2 = 0.999f;
 constexpr float kEpsilon = 1e-8f;
 
-spmd::HostArray normal(std::mt19937_64& rng, spmd::Shape shape, float scale = 1.0f) {
-  std::normal_distribution<float> dist(0.0f, scale);
-  std::vector<float> v(static_cast<size_t>(spmd::shape_size(shape)));
-  for (auto& x : v) x = dist(rng);
-  return spmd::HostArray::from_vector(v, std::move(shape));
-}
-
-// This process's batch for `epoch`: x ~ N(0, 1), y = x·w_true + b_true + noise.
+// This process's batch for `epoch` (seed 002: `x = random.normal(key, (32, 10))`, with its best
+// practice's per-process key, PRNGKey(42 + process_index()), folded with the epoch so each epoch
+// has new rows): x ~ N(0, 1), y = x·w_true + b_true + 0.01 N(0, 1).
 std::pair<spmd::HostArray, spmd::HostArray> load_batch(int epoch) {
-  std::mt19937_64 rng(1000003ull * static_cast<uint64_t>(spmd::process_index()) + epoch);
-  spmd::HostArray x = normal(rng, {kBatch, kFeatures});
+  namespace random = spmd::random;
+  const random::Key key = random::fold_in(random::key(42 + spmd::process_index()), epoch);
+  const random::Key keys = random::split(key);
+  spmd::HostArray x = random::normal(keys[0], {kBatch, kFeatures}).to_host();
+  const spmd::HostArray noise = random::normal(keys[1], {kBatch}).to_host();
   std::vector<float> y(kBatch);
-  std::normal_distribution<float> noise(0.0f, 0.01f);
   for (int64_t r = 0; r < kBatch; ++r) {
     float t = 0.5f;  // b_true
     for (int64_t f = 0; f < kFeatures; ++f) {
       t += x.data<float>()[r * kFeatures + f] * (static_cast<float>(f) - 4.5f) / 5.0f;
     }
-    y[r] = t + noise(rng);
+    y[r] = t + 0.01f * noise.data<float>()[r];
   }
   return {std::move(x), spmd::HostArray::from_vector(y, {kBatch, 1})};
 }

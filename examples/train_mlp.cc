@@ -113,13 +113,21 @@ Tree<NamedSharding> layouts(const spmd::Mesh& mesh, const std::string& layout) {
           {"b2", rep}};
 }
 
-// params = {w1, b1, w2, b2}: the same values in every process and on every layout.
+// A normal sample times `scale`, as JAX's `random.normal(key, shape) * scale` rounds it.
+spmd::HostArray scaled_normal(const spmd::random::Key& key, const spmd::Shape& shape, float scale) {
+  spmd::HostArray h = spmd::random::normal(key, shape).to_host();
+  for (float& x : h.mutable_data<float>()) x *= scale;
+  return h;
+}
+
+// params = {w1, b1, w2, b2} as seed 002 starts: key = random.PRNGKey(42), split once per weight,
+// random.normal(k, shape) / sqrt(fan_in). JAX's values, the same in every process and layout.
 Tree<Array> init_params(const Tree<NamedSharding>& layout) {
-  std::mt19937_64 rng(42);
+  const auto keys = spmd::random::split(spmd::random::wrap_key_data(spmd::random::PRNGKey(42)));
   const Tree<spmd::HostArray> host{
-      {"w1", normal(rng, {kIn, kHidden}, 1.0f / std::sqrt(float(kIn)))},
+      {"w1", scaled_normal(keys[0], {kIn, kHidden}, 1.0f / std::sqrt(float(kIn)))},
       {"b1", spmd::HostArray::zeros(spmd::DType::kFloat32, {kHidden})},
-      {"w2", normal(rng, {kHidden, kOut}, 1.0f / std::sqrt(float(kHidden)))},
+      {"w2", scaled_normal(keys[1], {kHidden, kOut}, 1.0f / std::sqrt(float(kHidden)))},
       {"b2", spmd::HostArray::zeros(spmd::DType::kFloat32, {kOut})}};
   return spmd::tree_map(
       [](const spmd::HostArray& h, const NamedSharding& s) { return spmd::device_put(h, s); }, host,
