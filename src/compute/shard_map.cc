@@ -75,13 +75,37 @@ std::vector<int64_t> my_positions(const Mesh& mesh) {
   return positions;
 }
 
+// The block every device holds of `global` under `spec`: ceil(size / parts) per dimension.
+Shape padded_block_shape(const Mesh& mesh, const PartitionSpec& spec, const Shape& global) {
+  Shape out = global;
+  for (size_t d = 0; d < spec.size(); ++d) {
+    int64_t parts = 1;
+    for (const auto& axis : spec.entries()[d].axes()) parts *= mesh.axis_size(axis);
+    out[d] = (global[d] + parts - 1) / parts;
+  }
+  return out;
+}
+
+// `block` (a view of a shard) with zeros after it up to `shape`, kept in `storage`.
+Block padded_to(const Block& block, const Shape& shape, std::vector<HostArray>& storage) {
+  if (block.shape() == shape) return block;
+  HostArray full = HostArray::zeros(block.dtype(), shape);
+  Index part;
+  for (int64_t n : block.shape()) part.push_back({0, n});
+  full.assign(part, block.to_host());
+  storage.push_back(std::move(full));
+  return Block::view(block.dtype(), shape, storage.back().bytes().data());
+}
+
 // Each device's input blocks, inputs first laid out as in_specs asks (device_put where they are
-// not); `resharded` keeps the new arrays the blocks view.
+// not); `resharded` keeps the new arrays the blocks view, `padding` jit's padded blocks (null:
+// an uneven split is an IndivisibleError).
 std::vector<std::vector<Block>> input_blocks(const Mesh& mesh,
                                              const std::vector<PartitionSpec>& in_specs,
                                              std::span<const Array* const> inputs,
                                              const std::vector<int64_t>& positions,
-                                             std::vector<Array>& resharded) {
+                                             std::vector<Array>& resharded,
+                                             std::vector<HostArray>* padding) {
   resharded.reserve(inputs.size());
   std::vector<const Array*> laid(inputs.begin(), inputs.end());
   for (size_t k = 0; k < inputs.size(); ++k) {
@@ -91,7 +115,7 @@ std::vector<std::vector<Block>> input_blocks(const Mesh& mesh,
           in_specs[k].to_string(), in_specs[k].size(), k, inputs[k]->shape().size()));
     }
     const NamedSharding target(mesh, in_specs[k]);
-    target.shard_shape(inputs[k]->shape());  // IndivisibleError naming the dimension
+    if (padding == nullptr) target.shard_shape(inputs[k]->shape());  // IndivisibleError
     if (!same_layout(*inputs[k], target)) {
       resharded.push_back(device_put(*inputs[k], target));
       laid[k] = &resharded.back();
@@ -100,7 +124,13 @@ std::vector<std::vector<Block>> input_blocks(const Mesh& mesh,
   std::vector<std::vector<Block>> blocks(positions.size());
   for (size_t i = 0; i < positions.size(); ++i) {
     const int id = mesh.devices()[positions[i]].id();
-    for (size_t k = 0; k < laid.size(); ++k) blocks[i].push_back(block_of(*laid[k], id, k));
+    for (size_t k = 0; k < laid.size(); ++k) {
+      Block b = block_of(*laid[k], id, k);
+      if (padding != nullptr) {
+        b = padded_to(b, padded_block_shape(mesh, in_specs[k], laid[k]->shape()), *padding);
+      }
+      blocks[i].push_back(std::move(b));
+    }
   }
   return blocks;
 }
@@ -122,12 +152,15 @@ namespace detail {
 std::vector<Array> run_shard_map(const Mesh& mesh, const std::vector<PartitionSpec>& in_specs,
                                  const std::vector<PartitionSpec>& out_specs,
                                  const ShardMapOptions& options, const char* program,
-                                 std::span<const Array* const> inputs, const BlockFunction& fn) {
+                                 std::span<const Array* const> inputs, const BlockFunction& fn,
+                                 const PaddedBlocks* padded) {
   check_call(inputs, in_specs, out_specs, mesh);
   const std::vector<int64_t> positions = my_positions(mesh);
   std::vector<Array> resharded;
+  std::vector<HostArray> padding;
+  padding.reserve(inputs.size() * positions.size());  // the blocks view its elements
   std::vector<std::vector<Block>> blocks =
-      input_blocks(mesh, in_specs, inputs, positions, resharded);
+      input_blocks(mesh, in_specs, inputs, positions, resharded, padded ? &padding : nullptr);
   const uint64_t call = call_identity(program, in_specs, out_specs);
 
   // fn on every device of this process, each on its own thread. The first failure closes the
@@ -160,7 +193,8 @@ std::vector<Array> run_shard_map(const Mesh& mesh, const std::vector<PartitionSp
     groups->reopen();  // every device is done with the failed call
     std::rethrow_exception(first_error);
   }
-  return assemble_outputs(mesh, out_specs, positions, results);
+  return assemble_outputs(mesh, out_specs, positions, results,
+                          padded ? &padded->out_shapes : nullptr);
 }
 
 }  // namespace detail

@@ -70,15 +70,52 @@ Block run_fused(const KernelContext& device, const Step& f, const std::vector<Bl
   return out;
 }
 
-Block local_slice(const KernelContext& device, const Step& s, const Block& x,
-                  const AxisEntry& axes) {
-  std::vector<int64_t> start(x.shape().size(), 0);
-  start[static_cast<size_t>(s.dim)] = axis_index(axes) * s.shape[static_cast<size_t>(s.dim)];
-  Block out = device.allocate(s.dtype, s.shape);
-  device.backend.slice(dtype_size(s.dtype), x.bytes().data(), x.shape(), start, s.shape,
-                       out.mutable_bytes().data());
+// `x` cut to `shape`, its first elements along each dimension: a gathered dimension of an
+// uneven split without the padding of its last blocks.
+Block trimmed(const KernelContext& device, Block x, const Shape& shape) {
+  if (x.shape() == shape) return x;
+  Block out = device.allocate(x.dtype(), shape);
+  device.backend.slice(dtype_size(x.dtype()), x.bytes().data(), x.shape(),
+                       std::vector<int64_t>(shape.size(), 0), shape, out.mutable_bytes().data());
   return out;
 }
+
+// `x` extended with zeros to `length` along `dim`: a dimension about to be scattered over the
+// devices of an uneven split, cut into parts of one length.
+Block padded(const KernelContext& device, Block x, int dim, int64_t length) {
+  const auto d = static_cast<size_t>(dim);
+  if (x.shape()[d] == length) return x;
+  Shape tail = x.shape(), whole = x.shape();
+  tail[d] = length - x.shape()[d];
+  whole[d] = length;
+  Block zeros = device.allocate(x.dtype(), tail);
+  device.backend.fill(x.dtype(), 0.0, zeros.mutable_bytes().data(), zeros.size());
+  Block out = device.allocate(x.dtype(), whole);
+  const std::byte* parts[] = {x.bytes().data(), zeros.bytes().data()};
+  const Shape shapes[] = {x.shape(), tail};
+  device.backend.concatenate(dtype_size(x.dtype()), parts, shapes, dim, out.mutable_bytes().data());
+  return out;
+}
+
+// This device's part of a whole dimension: from axis_index × the part's length, the last parts
+// of an uneven split ending in zeros.
+Block local_slice(const KernelContext& device, const Step& s, const Block& x,
+                  const AxisEntry& axes) {
+  const auto d = static_cast<size_t>(s.dim);
+  const int64_t length = s.shape[d];
+  const int64_t start = std::min(axis_index(axes) * length, x.shape()[d]);
+  std::vector<int64_t> from(x.shape().size(), 0);
+  from[d] = start;
+  Shape kept = s.shape;
+  kept[d] = std::min(length, x.shape()[d] - start);
+  Block out = device.allocate(s.dtype, kept);
+  device.backend.slice(dtype_size(s.dtype), x.bytes().data(), x.shape(), from, kept,
+                       out.mutable_bytes().data());
+  return padded(device, std::move(out), s.dim, length);
+}
+
+// The devices a collective step's axes span.
+int64_t parts(const Step& s, const Mesh& mesh) { return axes_size(s.axes, mesh); }
 
 Block run_step(const KernelContext& device, const Step& s, const Mesh& mesh,
                const std::vector<Block>& slots) {
@@ -96,11 +133,16 @@ Block run_step(const KernelContext& device, const Step& s, const Mesh& mesh,
     case StepKind::kPmin:
       return pmin(in[0], axes);
     case StepKind::kAllGather:
-      return all_gather(in[0], axes, s.dim, true);
+      return trimmed(device, all_gather(in[0], axes, s.dim, true), s.shape);
     case StepKind::kPsumScatter:
-      return psum_scatter(in[0], axes, s.dim, true);
+      return psum_scatter(padded(device, in[0], s.dim, parts(s, mesh) * s.shape[size_t(s.dim)]),
+                          axes, s.dim, true);
     case StepKind::kAllToAll:
-      return all_to_all(in[0], axes, s.dim, s.dim2, true);
+      return trimmed(
+          device,
+          all_to_all(padded(device, in[0], s.dim, parts(s, mesh) * s.shape[size_t(s.dim)]), axes,
+                     s.dim, s.dim2, true),
+          s.shape);
     case StepKind::kLocalSlice:
       return local_slice(device, s, in[0], axes);
     default:

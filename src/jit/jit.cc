@@ -33,6 +33,7 @@ struct Compiled {
   std::vector<PartitionSpec> out_specs;
   std::vector<std::string> keys;
   std::string identity;  // names the program in shard_map's own call check
+  PaddedBlocks padded;   // the outputs' global shapes: uneven splits run padded (layout.h)
 };
 
 // The sharding each flat input is laid out as.
@@ -163,6 +164,8 @@ std::shared_ptr<Compiled> compile(std::span<const Array* const> inputs,
   }
   for (const Layout& l : c->local.out_layouts)
     c->out_specs.push_back(compiler::spec_of(l, c->mesh));
+  for (int out : c->program.outputs)
+    c->padded.out_shapes.push_back(c->program.ops[static_cast<size_t>(out)].shape);
   compiler::check_same_program(c->program, c->mesh, options.name);
   c->identity = fmt::format("spmd::jit({}) #{:016x}", options.name, c->program.fingerprint());
   return c;
@@ -215,7 +218,7 @@ std::vector<Array> JitCore::call(std::span<const Array* const> inputs,
     return compiler::execute(c->local, c->mesh, c->device, blocks);
   };
   return run_shard_map(c->mesh, c->in_specs, c->out_specs, {.check_rep = false},
-                       c->identity.c_str(), inputs, body);
+                       c->identity.c_str(), inputs, body, &c->padded);
 }
 
 Lowered JitCore::lower(std::span<const Array* const> inputs, std::span<const int> arguments,

@@ -57,9 +57,17 @@ int64_t axes_size(const std::vector<int>& axes, const Mesh& mesh) {
   return n;
 }
 
-Shape local_shape(const Shape& global, const Layout& layout, const Mesh& mesh,
-                  const std::string& what) {
+Shape local_shape(const Shape& global, const Layout& layout, const Mesh& mesh) {
   Shape out = global;
+  for (size_t d = 0; d < global.size(); ++d) {
+    const int64_t parts = axes_size(layout.dims[d], mesh);
+    out[d] = (global[d] + parts - 1) / parts;
+  }
+  return out;
+}
+
+Shape even_local_shape(const Shape& global, const Layout& layout, const Mesh& mesh,
+                       const std::string& what) {
   for (size_t d = 0; d < global.size(); ++d) {
     const int64_t parts = axes_size(layout.dims[d], mesh);
     if (global[d] % parts != 0) {
@@ -67,7 +75,16 @@ Shape local_shape(const Shape& global, const Layout& layout, const Mesh& mesh,
           "{}: dimension {} of size {} cannot be split evenly over mesh axes ({}) of {} devices",
           what, d, global[d], fmt::join(axis_names(layout.dims[d], mesh), ", "), parts));
     }
-    out[d] = global[d] / parts;
+  }
+  return local_shape(global, layout, mesh);
+}
+
+std::vector<int> padded_dims(const Shape& global, const Layout& layout, const Mesh& mesh,
+                             const std::vector<int>& dims) {
+  std::vector<int> out;
+  for (int d : dims) {
+    const auto i = static_cast<size_t>(d);
+    if (global[i] % axes_size(layout.dims[i], mesh) != 0) out.push_back(d);
   }
   return out;
 }

@@ -39,9 +39,22 @@ PartitionSpec spec_of(const Layout& layout, const Mesh& mesh);
 std::string layout_text(const Layout& layout, const Mesh& mesh);
 // The product of the sizes of `axes`.
 int64_t axes_size(const std::vector<int>& axes, const Mesh& mesh);
-// The shape each device holds; throws IndivisibleError naming `what` when a split is uneven.
-Shape local_shape(const Shape& global, const Layout& layout, const Mesh& mesh,
-                  const std::string& what);
+// The shape each device holds: ceil(global / parts) along each split dimension, as XLA tiles an
+// uneven split (10 over 4 devices: blocks of 3, the last holding 1 element and 2 of padding).
+// What padding holds is unspecified; the rules that read along a padded dimension (reductions,
+// contractions) fill it first (Partitioner::fill_padding), and gathers drop it.
+Shape local_shape(const Shape& global, const Layout& layout, const Mesh& mesh);
+// The same, but throws IndivisibleError naming `what` when a split is uneven: shard_map's blocks
+// carry no padding (JAX's shard_map refuses them too).
+Shape even_local_shape(const Shape& global, const Layout& layout, const Mesh& mesh,
+                       const std::string& what);
+// What a rule needs in the padding it reads (Partitioner::fill_padding): the identity of a sum
+// (zero), of a max (the dtype's lowest value) or of a min (its highest).
+enum class PaddingFill : uint8_t { kZero, kLowest, kHighest };
+
+// The dimensions among `dims` that `layout` splits unevenly (their blocks carry padding).
+std::vector<int> padded_dims(const Shape& global, const Layout& layout, const Mesh& mesh,
+                             const std::vector<int>& dims);
 // The mesh axes' names, for named collectives.
 std::vector<std::string> axis_names(const std::vector<int>& axes, const Mesh& mesh);
 

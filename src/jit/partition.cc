@@ -72,7 +72,6 @@ LocalProgram partition(const Program& program, const Mesh& mesh,
     const Op& op = program.ops[v];
     if (const auto* param = op.as<ParameterOp>()) {
       const Layout& l = in_layouts[static_cast<size_t>(param->index)];
-      p.local(static_cast<int>(v), op.shape, l);  // checks divisibility
       const int slot = p.new_slot();
       p.result().parameter_slots.push_back(slot);
       p.define(static_cast<int>(v), slot, l);

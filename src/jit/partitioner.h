@@ -68,8 +68,15 @@ class Partitioner {
   const Program& program() const { return program_; }
   const Op& op(int value) const { return program_.ops[static_cast<size_t>(value)]; }
   const Mesh& mesh() const { return mesh_; }
-  // The local shape of `global` under `layout`, naming value `value` when it is indivisible.
-  Shape local(int value, const Shape& global, const Layout& layout) const;
+  // The local shape of `global` under `layout` (padded where a split is uneven: layout.h).
+  Shape local(const Shape& global, const Layout& layout) const {
+    return local_shape(global, layout, mesh_);
+  }
+  // `slot`, value `value` laid out as `layout`, with the padding of those of its dimensions
+  // `dims` that the layout splits unevenly overwritten by `fill` (ops/padding.h): what a rule
+  // emits before it reduces or contracts along them. `slot` itself when none is padded.
+  int fill_padding(int value, int slot, const Layout& layout, const std::vector<int>& dims,
+                   PaddingFill fill);
 
  private:
   // reshard.cc: appends the steps moving `slot` (value `value`, laid out `from`) to `to`.

@@ -52,7 +52,7 @@ std::string program_text(const Program& program, const LocalProgram& local, cons
       const auto* p = op.as<ParameterOp>();
       if (p != nullptr && p->index == static_cast<int>(i)) param = &op;
     }
-    shapes[static_cast<size_t>(slot)] = local_shape(param->shape, local.in_layouts[i], mesh, name);
+    shapes[static_cast<size_t>(slot)] = local_shape(param->shape, local.in_layouts[i], mesh);
     text +=
         fmt::format("  %{} = parameter {} {}  <- {} {}\n", slot, i,
                     type_text(param->dtype, shapes[static_cast<size_t>(slot)]),

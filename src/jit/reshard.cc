@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "jit/ops/padding.h"
 #include "jit/partitioner.h"
 
 namespace spmd::compiler {
@@ -16,8 +17,20 @@ int Partitioner::emit(Step step) {
   return result_.steps.back().output;
 }
 
-Shape Partitioner::local(int value, const Shape& global, const Layout& layout) const {
-  return local_shape(global, layout, mesh_, fmt::format("{}: value %{}", name_, value));
+int Partitioner::fill_padding(int value, int slot, const Layout& layout,
+                              const std::vector<int>& dims, PaddingFill fill) {
+  const Op& op = program_.ops[static_cast<size_t>(value)];
+  for (int d : padded_dims(op.shape, layout, mesh_, dims)) {
+    const auto i = static_cast<size_t>(d);
+    Step s{.kind = StepKind::kCompute,
+           .operation = make_operation<FillPaddingOp>(d, op.shape[i],
+                                                      axis_names(layout.dims[i], mesh_), fill),
+           .inputs = {slot},
+           .dtype = op.dtype};
+    s.shape = local(op.shape, layout);
+    slot = emit(std::move(s));
+  }
+  return slot;
 }
 
 int Partitioner::reshard(int value, int slot, Layout cur, const Layout& to) {
@@ -26,7 +39,7 @@ int Partitioner::reshard(int value, int slot, Layout cur, const Layout& to) {
     Step s{.kind = kind, .inputs = {slot}, .dtype = op.dtype, .axes = std::move(axes)};
     s.dim = dim;
     s.dim2 = dim2;
-    s.shape = local(value, op.shape, cur);
+    s.shape = local(op.shape, cur);
     slot = emit(std::move(s));
   };
   const size_t rank = cur.dims.size();
@@ -70,7 +83,7 @@ int Partitioner::materialize(int value, const Layout& want) {
          .operation = op.operation,
          .inputs = std::move(inputs),
          .dtype = op.dtype};
-  s.shape = local(value, op.shape, want);
+  s.shape = local(op.shape, want);
   const int slot = emit(std::move(s));
   versions_[static_cast<size_t>(value)].emplace_back(want, slot);
   return slot;
@@ -94,7 +107,7 @@ int Partitioner::emit_compute(int value, std::vector<int> inputs, const Layout& 
          .operation = local_operation ? local_operation : op.operation,
          .inputs = std::move(inputs),
          .dtype = op.dtype};
-  s.shape = local(value, op.shape, out);
+  s.shape = local(op.shape, out);
   return emit(std::move(s));
 }
 
@@ -106,7 +119,7 @@ int Partitioner::emit_collective(StepKind kind, int slot, int value, const Layou
                                  std::vector<int> axes) {
   const Op& op = program_.ops[static_cast<size_t>(value)];
   Step s{.kind = kind, .inputs = {slot}, .dtype = op.dtype, .axes = std::move(axes)};
-  s.shape = local(value, op.shape, layout);
+  s.shape = local(op.shape, layout);
   return emit(std::move(s));
 }
 

@@ -141,7 +141,17 @@ void DotOp::partition(Partitioner& p, int value, const Op& op) const {
   }
   for (char c : letters.lhs_free) in_l(c) = result.dims[out.find(c)] = take(of_l(c));
   for (char c : letters.rhs_free) in_r(c) = result.dims[out.find(c)] = take(of_r(c));
-  p.compute(value, {p.slot_with(op.inputs[0], a), p.slot_with(op.inputs[1], b)}, result);
+  // Zero in both operands' padding along the contracted dimensions of an uneven split.
+  std::vector<int> contracted_l, contracted_r;
+  for (char c : letters.contracting) {
+    contracted_l.push_back(static_cast<int>(lhs.find(c)));
+    contracted_r.push_back(static_cast<int>(rhs.find(c)));
+  }
+  const int x = p.fill_padding(op.inputs[0], p.slot_with(op.inputs[0], a), a, contracted_l,
+                               PaddingFill::kZero);
+  const int y = p.fill_padding(op.inputs[1], p.slot_with(op.inputs[1], b), b, contracted_r,
+                               PaddingFill::kZero);
+  p.compute(value, {x, y}, result);
 }
 
 Block DotOp::run(const KernelContext& device, const Step& step, std::span<const Block> in) const {

@@ -109,8 +109,13 @@ void ReshapeOp::partition(Partitioner& p, int value, const Op& op) const {
     while (j < op.shape.size() && before_out < before_in) before_out *= op.shape[j++];
     while (j < op.shape.size() && op.shape[j] == 1 && from[d] != 1) ++j;
     const int64_t parts = axes_size(in.dims[d], p.mesh());
-    const bool keeps = before_out == before_in && j < op.shape.size() && op.shape[j] % parts == 0 &&
-                       (op.shape[j] % from[d] == 0 || from[d] % op.shape[j] == 0);
+    // An uneven split keeps only a dimension that stays as it is: its padding would land
+    // among the elements of a merged or divided one.
+    const bool even = from[d] % parts == 0;
+    const bool keeps = before_out == before_in && j < op.shape.size() &&
+                       (even ? op.shape[j] % parts == 0 &&
+                                   (op.shape[j] % from[d] == 0 || from[d] % op.shape[j] == 0)
+                             : op.shape[j] == from[d]);
     if (keeps) {
       out.dims[j] = in.dims[d];
     } else {

@@ -22,7 +22,7 @@ ValueType ManualInOp::result_type(std::span<const ValueType> operands) const {
   check_operand_count("shard_map_in", operands, 1);
   const ValueType& in = operands[0];
   const Layout layout = layout_of(*sharding_, in.shape.size());
-  return {in.dtype, local_shape(in.shape, layout, sharding_->mesh(), "a shard_map argument")};
+  return {in.dtype, even_local_shape(in.shape, layout, sharding_->mesh(), "a shard_map argument")};
 }
 
 void ManualInOp::partition(Partitioner& p, int value, const Op& op) const {

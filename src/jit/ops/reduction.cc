@@ -64,13 +64,19 @@ void ReduceOp::partition(Partitioner& p, int value, const Op& op) const {
       out.dims.push_back(in.dims[d]);
     }
   }
+  // An uneven split's padding holds the reduction's identity before the local reduction.
+  const PaddingFill identity = fn == kernels::Reduce::kSum   ? PaddingFill::kZero
+                               : fn == kernels::Reduce::kMax ? PaddingFill::kLowest
+                                                             : PaddingFill::kHighest;
+  const int operand = p.fill_padding(op.inputs[0], p.slot_with(op.inputs[0], in), in,
+                                     std::vector<int>(axes.begin(), axes.end()), identity);
   if (fn == kernels::Reduce::kSum || across.empty()) {
     out.partial = across;  // summed across devices when used
-    p.compute(value, {p.slot_with(op.inputs[0], in)}, out);
+    p.compute(value, {operand}, out);
     return;
   }
   // max and min across devices at once: no pending state for them.
-  const int local = p.emit_compute(value, {p.slot_with(op.inputs[0], in)}, out);
+  const int local = p.emit_compute(value, {operand}, out);
   const StepKind across_devices = fn == kernels::Reduce::kMax ? StepKind::kPmax : StepKind::kPmin;
   p.define(value, p.emit_collective(across_devices, local, value, out, across), out);
 }
