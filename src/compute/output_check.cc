@@ -218,11 +218,10 @@ std::vector<Array> assemble_outputs(const Mesh& mesh, const std::vector<Partitio
   for (size_t k = 0; k < count; ++k) {
     const PartitionSpec& spec = out_spec_of(out_specs, k, count);
     const DType dtype = results[0][k].dtype();
-    Shape global = results[0][k].shape();
-    for (size_t d = 0; d < spec.size(); ++d) {
+    Shape global = global_shapes != nullptr ? (*global_shapes)[k] : results[0][k].shape();
+    for (size_t d = 0; d < spec.size() && global_shapes == nullptr; ++d) {
       for (const auto& axis : spec.entries()[d].axes()) global[d] *= mesh.axis_size(axis);
     }
-    if (global_shapes != nullptr) global = (*global_shapes)[k];
     const NamedSharding sharding(mesh, spec);
     const auto map = sharding.devices_indices_map(global);
     std::vector<Shard> shards;

@@ -75,14 +75,11 @@ std::vector<int64_t> my_positions(const Mesh& mesh) {
   return positions;
 }
 
-// The block every device holds of `global` under `spec`: ceil(size / parts) per dimension.
-Shape padded_block_shape(const Mesh& mesh, const PartitionSpec& spec, const Shape& global) {
+// The block every device holds of `global` under `sharding`: ceil(size / parts) per dimension.
+Shape padded_block_shape(const NamedSharding& sharding, const Shape& global) {
+  const std::vector<int64_t> parts = sharding.shard_counts(global.size());
   Shape out = global;
-  for (size_t d = 0; d < spec.size(); ++d) {
-    int64_t parts = 1;
-    for (const auto& axis : spec.entries()[d].axes()) parts *= mesh.axis_size(axis);
-    out[d] = (global[d] + parts - 1) / parts;
-  }
+  for (size_t d = 0; d < out.size(); ++d) out[d] = (global[d] + parts[d] - 1) / parts[d];
   return out;
 }
 
@@ -108,6 +105,7 @@ std::vector<std::vector<Block>> input_blocks(const Mesh& mesh,
                                              std::vector<HostArray>* padding) {
   resharded.reserve(inputs.size());
   std::vector<const Array*> laid(inputs.begin(), inputs.end());
+  std::vector<Shape> block_shapes;  // every device's, padded or (IndivisibleError) even
   for (size_t k = 0; k < inputs.size(); ++k) {
     if (in_specs[k].size() > inputs[k]->shape().size()) {
       throw InvalidArgument(fmt::format(
@@ -115,7 +113,8 @@ std::vector<std::vector<Block>> input_blocks(const Mesh& mesh,
           in_specs[k].to_string(), in_specs[k].size(), k, inputs[k]->shape().size()));
     }
     const NamedSharding target(mesh, in_specs[k]);
-    if (padding == nullptr) target.shard_shape(inputs[k]->shape());  // IndivisibleError
+    block_shapes.push_back(padding ? padded_block_shape(target, inputs[k]->shape())
+                                   : target.shard_shape(inputs[k]->shape()));
     if (!same_layout(*inputs[k], target)) {
       resharded.push_back(device_put(*inputs[k], target));
       laid[k] = &resharded.back();
@@ -126,9 +125,7 @@ std::vector<std::vector<Block>> input_blocks(const Mesh& mesh,
     const int id = mesh.devices()[positions[i]].id();
     for (size_t k = 0; k < laid.size(); ++k) {
       Block b = block_of(*laid[k], id, k);
-      if (padding != nullptr) {
-        b = padded_to(b, padded_block_shape(mesh, in_specs[k], laid[k]->shape()), *padding);
-      }
+      if (padding != nullptr) b = padded_to(b, block_shapes[k], *padding);
       blocks[i].push_back(std::move(b));
     }
   }

@@ -6,6 +6,7 @@
 #include <map>
 #include <utility>
 
+#include "jit/ops/padding.h"
 #include "spmd/error.h"
 #include "spmd/named_collectives.h"
 
@@ -67,33 +68,6 @@ Block run_fused(const KernelContext& device, const Step& f, const std::vector<Bl
       ops[i]->apply(device.backend, f.body[i].dtype, operands, dst, len);
     }
   }
-  return out;
-}
-
-// `x` cut to `shape`, its first elements along each dimension: a gathered dimension of an
-// uneven split without the padding of its last blocks.
-Block trimmed(const KernelContext& device, Block x, const Shape& shape) {
-  if (x.shape() == shape) return x;
-  Block out = device.allocate(x.dtype(), shape);
-  device.backend.slice(dtype_size(x.dtype()), x.bytes().data(), x.shape(),
-                       std::vector<int64_t>(shape.size(), 0), shape, out.mutable_bytes().data());
-  return out;
-}
-
-// `x` extended with zeros to `length` along `dim`: a dimension about to be scattered over the
-// devices of an uneven split, cut into parts of one length.
-Block padded(const KernelContext& device, Block x, int dim, int64_t length) {
-  const auto d = static_cast<size_t>(dim);
-  if (x.shape()[d] == length) return x;
-  Shape tail = x.shape(), whole = x.shape();
-  tail[d] = length - x.shape()[d];
-  whole[d] = length;
-  Block zeros = device.allocate(x.dtype(), tail);
-  device.backend.fill(x.dtype(), 0.0, zeros.mutable_bytes().data(), zeros.size());
-  Block out = device.allocate(x.dtype(), whole);
-  const std::byte* parts[] = {x.bytes().data(), zeros.bytes().data()};
-  const Shape shapes[] = {x.shape(), tail};
-  device.backend.concatenate(dtype_size(x.dtype()), parts, shapes, dim, out.mutable_bytes().data());
   return out;
 }
 

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <limits>
 
-#include "jit/local_program.h"
 #include "spmd/error.h"
 #include "spmd/named_collectives.h"
 
@@ -61,6 +60,29 @@ void fill_with(const kernels::Backend& backend, DType dtype, PaddingFill fill, s
 
 }  // namespace
 
+Block trimmed(const KernelContext& device, Block x, const Shape& shape) {
+  if (x.shape() == shape) return x;
+  Block out = device.allocate(x.dtype(), shape);
+  device.backend.slice(dtype_size(x.dtype()), x.bytes().data(), x.shape(),
+                       std::vector<int64_t>(shape.size(), 0), shape, out.mutable_bytes().data());
+  return out;
+}
+
+Block padded(const KernelContext& device, Block x, int dim, int64_t length, PaddingFill fill) {
+  const auto d = static_cast<size_t>(dim);
+  if (x.shape()[d] == length) return x;
+  Shape tail = x.shape(), whole = x.shape();
+  tail[d] = length - x.shape()[d];
+  whole[d] = length;
+  Block filler = device.allocate(x.dtype(), tail);
+  fill_with(device.backend, x.dtype(), fill, filler.mutable_bytes().data(), filler.size());
+  Block out = device.allocate(x.dtype(), whole);
+  const std::byte* parts[] = {x.bytes().data(), filler.bytes().data()};
+  const Shape shapes[] = {x.shape(), tail};
+  device.backend.concatenate(dtype_size(x.dtype()), parts, shapes, dim, out.mutable_bytes().data());
+  return out;
+}
+
 std::string FillPaddingOp::attributes() const {
   return fmt::format("dim={} size={} axes={} value={}", dim, size, fmt::join(axes, ","),
                      kFillNames[static_cast<int>(fill)]);
@@ -75,27 +97,14 @@ void FillPaddingOp::partition(Partitioner& /*p*/, int /*value*/, const Op& /*op*
   throw InvalidArgument("fill_padding: a per-device step, not an operation of a traced program");
 }
 
-Block FillPaddingOp::run(const KernelContext& device, const Step& step,
+Block FillPaddingOp::run(const KernelContext& device, const Step& /*step*/,
                          std::span<const Block> in) const {
-  const Block& x = in[0];
   const auto d = static_cast<size_t>(dim);
-  const int64_t length = x.shape()[d];
+  const int64_t length = in[0].shape()[d];
   const int64_t valid = std::clamp<int64_t>(size - axis_index(AxisEntry(axes)) * length, 0, length);
-  if (valid == length) return x;
-  Shape head = x.shape(), tail = x.shape();
-  head[d] = valid;
-  tail[d] = length - valid;
-  const size_t element = dtype_size(step.dtype);
-  Block kept = device.allocate(step.dtype, head);
-  device.backend.slice(element, x.bytes().data(), x.shape(), std::vector<int64_t>(head.size(), 0),
-                       head, kept.mutable_bytes().data());
-  Block filler = device.allocate(step.dtype, tail);
-  fill_with(device.backend, step.dtype, fill, filler.mutable_bytes().data(), filler.size());
-  Block out = device.allocate(step.dtype, x.shape());
-  const std::byte* parts[] = {kept.bytes().data(), filler.bytes().data()};
-  const Shape shapes[] = {head, tail};
-  device.backend.concatenate(element, parts, shapes, dim, out.mutable_bytes().data());
-  return out;
+  Shape kept = in[0].shape();
+  kept[d] = valid;
+  return padded(device, trimmed(device, in[0], kept), dim, length, fill);
 }
 
 }  // namespace spmd::compiler

@@ -13,6 +13,14 @@
 
 namespace spmd::compiler {
 
+// `x` cut to `shape`, its first elements along each dimension: a gathered dimension without the
+// padding of its last blocks, or a block without its own. `x` itself when it has that shape.
+Block trimmed(const KernelContext& device, Block x, const Shape& shape);
+// `x` extended to `length` along `dim` with `fill`'s value: a dimension about to be scattered
+// over the devices of an uneven split (zeros), or a block given its padding back.
+Block padded(const KernelContext& device, Block x, int dim, int64_t length,
+             PaddingFill fill = PaddingFill::kZero);
+
 class FillPaddingOp final : public Operation {
  public:
   // `size`: the dimension's global size; `axes`: the mesh axes splitting it.
