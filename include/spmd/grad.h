@@ -46,6 +46,7 @@
 
 #include "spmd/jit.h"
 #include "spmd/tensor.h"
+#include "spmd/tensor_leaves.h"
 #include "spmd/tree.h"
 
 namespace spmd {
@@ -59,40 +60,6 @@ std::vector<Tensor> vjp_of(const Tensor& out, const std::vector<Tensor>& wrt,
 
 namespace detail {
 
-inline void add_leaves(const Tensor& t, std::vector<Tensor>& out) { out.push_back(t); }
-inline void add_leaves(const std::vector<Tensor>& v, std::vector<Tensor>& out) {
-  out.insert(out.end(), v.begin(), v.end());
-}
-inline void add_leaves(const std::map<std::string, Tensor>& m, std::vector<Tensor>& out) {
-  for (const auto& [k, t] : m) out.push_back(t);
-}
-inline void add_leaves(const Tree<Tensor>& t, std::vector<Tensor>& out) {
-  for (const Tensor& leaf : tree_leaves(t)) out.push_back(leaf);
-}
-
-inline Tensor rebuild(const Tensor&, std::span<const Tensor>& g) {
-  Tensor t = g.front();
-  g = g.subspan(1);
-  return t;
-}
-inline std::vector<Tensor> rebuild(const std::vector<Tensor>& like, std::span<const Tensor>& g) {
-  std::vector<Tensor> v(g.begin(), g.begin() + static_cast<std::ptrdiff_t>(like.size()));
-  g = g.subspan(like.size());
-  return v;
-}
-inline std::map<std::string, Tensor> rebuild(const std::map<std::string, Tensor>& like,
-                                             std::span<const Tensor>& g) {
-  std::map<std::string, Tensor> m;
-  for (const auto& [k, unused] : like) m.emplace(k, rebuild(Tensor(), g));
-  return m;
-}
-inline Tree<Tensor> rebuild(const Tree<Tensor>& like, std::span<const Tensor>& g) {
-  const size_t n = tree_leaves(like).size();
-  std::vector<Tensor> leaves(g.begin(), g.begin() + static_cast<std::ptrdiff_t>(n));
-  g = g.subspan(n);
-  return tree_unflatten(like.structure(), std::move(leaves));
-}
-
 // The traced value and the gradients of the arguments Argnums select.
 template <int... Argnums, class Fn, class... Args>
 auto value_and_grads(const Fn& fn, const Args&... args) {
@@ -105,11 +72,6 @@ auto value_and_grads(const Fn& fn, const Args&... args) {
   auto selected = std::tuple{rebuild(std::get<Argnums>(all), rest)...};
   return std::pair{value, std::move(selected)};
 }
-
-template <class T>
-inline constexpr bool is_array_argument =
-    std::is_same_v<T, Array> || std::is_same_v<T, std::vector<Array>> ||
-    std::is_same_v<T, std::map<std::string, Array>> || std::is_same_v<T, Tree<Array>>;
 
 }  // namespace detail
 

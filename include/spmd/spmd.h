@@ -32,3 +32,4 @@
 #include "spmd/tensor.h"
 #include "spmd/traced_shard_map.h"
 #include "spmd/tree.h"
+#include "spmd/vmap.h"

@@ -34,4 +34,10 @@ Cotangents Operation::vjp(const Op& op, const Tensor& /*result*/,
                                     type_text(op.dtype, op.shape)));
 }
 
+Batched Operation::batch(const Op& op, std::span<const Batched> /*operands*/,
+                         int64_t /*size*/) const {
+  throw InvalidArgument(fmt::format("vmap: {} has no batching rule (its result is {})", name(),
+                                    type_text(op.dtype, op.shape)));
+}
+
 }  // namespace spmd::compiler

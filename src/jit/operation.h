@@ -40,6 +40,14 @@ struct ValueType {
 // One cotangent per operand; nullopt for an operand that gets none.
 using Cotangents = std::vector<std::optional<Tensor>>;
 
+// A value under vmap (batching.h): the Tensor holding every slice, and the dimension of it that
+// indexes the slices; no dimension for a value that is the same for every slice (unbatched, and
+// then `value` is the slice itself).
+struct Batched {
+  Tensor value;
+  std::optional<int> dim;
+};
+
 // Where a per-device step runs: the backend of its device and the memory its blocks live in.
 struct KernelContext {
   const kernels::Backend& backend;
@@ -90,6 +98,13 @@ class Operation {
   // (autodiff.cc) gives them no cotangents.
   virtual Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
                          const Tensor& g) const;
+
+  // Batching rule: this operation applied to each of `size` slices of `operands` (at least one
+  // batched), as new operations appended to their trace, and the dimension of the result that
+  // indexes the slices. Written like vjp, so that what it appends is traced, differentiated and
+  // partitioned like user code. The default throws InvalidArgument ("vmap: … has no batching
+  // rule"); leaves (no operands) are never asked.
+  virtual Batched batch(const Op& op, std::span<const Batched> operands, int64_t size) const;
 };
 
 // Throws InvalidArgument ("reshape: takes 1 operand, not 2") unless there are `count` operands;
@@ -116,6 +131,9 @@ class ElementwiseOperation : public Operation {
   std::optional<Layout> operand_hint(const Op& op, const Shape& operand,
                                      const Layout* result) const final;
   Block run(const KernelContext& device, const Step& step, std::span<const Block> in) const final;
+  // The same operation on every operand with the slices first: batched operands moved there,
+  // unbatched ones of the result's rank broadcast, rank-0 ones left as they are.
+  Batched batch(const Op& op, std::span<const Batched> operands, int64_t size) const final;
 };
 
 // An operation of kind T with these constructor arguments, shared.

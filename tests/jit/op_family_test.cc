@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "jit/batching.h"
 #include "jit/execute.h"
 #include "jit/op_registry.h"
 #include "jit/partition.h"
@@ -81,6 +82,13 @@ class FlipOp final : public compiler::Operation {
   }
   compiler::Cotangents vjp(const compiler::Op& /*op*/, const Tensor& /*result*/,
                            std::span<const Tensor> /*operands*/, const Tensor& g) const override;
+  // Each slice flipped along the same axis: the slices first, the axis one further.
+  compiler::Batched batch(const compiler::Op& /*op*/, std::span<const compiler::Batched> in,
+                          int64_t size) const override {
+    return {compiler::apply(compiler::make_operation<FlipOp>(axis + 1),
+                            {compiler::batched_first(in[0], size)}),
+            0};
+  }
 };
 
 // The family's front end, as spmd::numpy's functions make operations.
@@ -164,6 +172,17 @@ TEST(OperationFamily, AToyFamilysDerivativeServesGrad) {
       want.mutable_data<double>()[r * 4 + c] = w.data<double>()[c * 8 + r];
   }
   expect_equal(g, want);
+}
+
+TEST(OperationFamily, AToyFamilysBatchingRuleServesVmap) {
+  const HostArray x = counting({8, 4});
+  const Array in = spmd::device_put(x, NamedSharding(mesh(), P("a")));
+  // Rows mapped over axis 0 (each row a slice of 4), flipped along their only axis.
+  auto rows = spmd::jit(spmd::vmap([](const Tensor& r) { return flip(r, 0); }));
+  expect_equal(spmd::multihost::process_allgather(rows(in)), flipped(x, 1));
+  // Columns mapped over axis 1, the batch put last: each column flipped.
+  auto cols = spmd::jit(spmd::vmap([](const Tensor& c) { return flip(c, 0); }, {1}, {1}));
+  expect_equal(spmd::multihost::process_allgather(cols(in)), flipped(x, 0));
 }
 
 TEST(OperationFamily, AToyFamilyIsReadFromProgramTextByItsRegisteredName) {

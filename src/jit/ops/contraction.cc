@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "jit/batching.h"
 #include "jit/op_registry.h"
 #include "jit/partitioner.h"
 #include "jit/program.h"
@@ -188,6 +189,22 @@ Cotangents DotOp::vjp(const Op& /*op*/, const Tensor& /*result*/, std::span<cons
   auto trace = trace_of("grad", {&g, &x, &y});
   return {trace->apply(make_operation<DotOp>(out, rhs, lhs), {g.value(), y.value()}),
           trace->apply(make_operation<DotOp>(lhs, out, rhs), {x.value(), g.value()})};
+}
+
+Batched DotOp::batch(const Op& /*op*/, std::span<const Batched> operands, int64_t size) const {
+  char fresh = 'a';
+  while (fresh <= 'z' && (has(lhs, fresh) || has(rhs, fresh) || has(out, fresh))) ++fresh;
+  if (fresh > 'z') {
+    throw InvalidArgument(fmt::format(
+        "vmap: dot einsum={},{}->{} uses every letter, none is left for the batch", lhs, rhs, out));
+  }
+  const std::string mark(1, fresh);
+  auto side = [&](const Batched& b, const std::string& letters) {
+    return b.dim ? std::pair{batched_first(b, size), mark + letters} : std::pair{b.value, letters};
+  };
+  const auto [a, a_letters] = side(operands[0], lhs);
+  const auto [b, b_letters] = side(operands[1], rhs);
+  return {compiler::apply(make_operation<DotOp>(a_letters, b_letters, mark + out), {a, b}), 0};
 }
 
 std::shared_ptr<const Operation> matmul_operation(size_t batch) {

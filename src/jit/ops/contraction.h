@@ -40,6 +40,9 @@ class DotOp final : public Operation {
   // Each operand's cotangent is a contraction of g with the other operand.
   Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
                  const Tensor& g) const override;
+  // A new letter for the slices: a batch letter when both operands are batched, a free one
+  // otherwise.
+  Batched batch(const Op& op, std::span<const Batched> operands, int64_t size) const override;
 };
 
 // jnp.matmul's letters for `batch` leading dimensions: "…mk,…kn->…mn".

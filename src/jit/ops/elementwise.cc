@@ -7,6 +7,7 @@
 
 #include <set>
 
+#include "jit/batching.h"
 #include "jit/op_registry.h"
 #include "jit/partitioner.h"
 #include "jit/program.h"
@@ -71,6 +72,26 @@ Block ElementwiseOperation::run(const KernelContext& device, const Step& step,
   for (const Block& b : in) operands.push_back({{b.bytes().data(), b.size()}, b.dtype()});
   apply(device.backend, step.dtype, operands, out.mutable_bytes().data(), out.size());
   return out;
+}
+
+Batched ElementwiseOperation::batch(const Op& op, std::span<const Batched> operands,
+                                    int64_t size) const {
+  Shape shape = op.shape;
+  shape.insert(shape.begin(), size);
+  Shape column(shape.size(), 1);  // a batched rank-0 operand: one value per slice
+  column[0] = size;
+  std::vector<Tensor> in;
+  for (const Batched& b : operands) {
+    const bool scalar = b.value.ndim() == (b.dim ? 1 : 0);
+    if (scalar && !b.dim) {
+      in.push_back(b.value);
+    } else if (scalar) {
+      in.push_back(jnp::broadcast_to(jnp::reshape(batched_first(b, size), column), shape));
+    } else {
+      in.push_back(batched_first(b, size));
+    }
+  }
+  return {compiler::apply(op.operation, in), 0};
 }
 
 // --- unary ---

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "jit/batching.h"
 #include "jit/op_registry.h"
 #include "jit/partitioner.h"
 #include "jit/program.h"
@@ -82,6 +83,20 @@ Cotangents BroadcastOp::vjp(const Op& /*op*/, const Tensor& /*result*/,
   return {g};
 }
 
+Batched BroadcastOp::batch(const Op& /*op*/, std::span<const Batched> operands,
+                           int64_t size) const {
+  // Each slice's dimensions aligned at the right of `shape`, after the slices' own.
+  Shape from = operands[0].value.shape();
+  from.erase(from.begin() + *operands[0].dim);
+  Shape aligned(shape.size() - from.size(), 1);
+  aligned.insert(aligned.begin(), size);
+  aligned.insert(aligned.end(), from.begin(), from.end());
+  Shape to = shape;
+  to.insert(to.begin(), size);
+  const Tensor x = jnp::reshape(batched_first(operands[0], size), aligned);
+  return {compiler::apply(make_operation<BroadcastOp>(std::move(to)), {x}), 0};
+}
+
 // --- reshape ---
 
 ValueType ReshapeOp::result_type(std::span<const ValueType> operands) const {
@@ -133,6 +148,14 @@ Block ReshapeOp::run(const KernelContext& /*device*/, const Step& step,
 Cotangents ReshapeOp::vjp(const Op& /*op*/, const Tensor& /*result*/,
                           std::span<const Tensor> operands, const Tensor& g) const {
   return {jnp::reshape(g, operands[0].shape())};
+}
+
+Batched ReshapeOp::batch(const Op& /*op*/, std::span<const Batched> operands, int64_t size) const {
+  Shape to = shape;
+  to.insert(to.begin(), size);
+  return {
+      compiler::apply(make_operation<ReshapeOp>(std::move(to)), {batched_first(operands[0], size)}),
+      0};
 }
 
 // --- transpose ---
@@ -192,6 +215,15 @@ Cotangents TransposeOp::vjp(const Op& /*op*/, const Tensor& /*result*/,
   return {jnp::transpose(g, inverse)};
 }
 
+Batched TransposeOp::batch(const Op& /*op*/, std::span<const Batched> operands,
+                           int64_t size) const {
+  std::vector<int64_t> perm = {0};
+  for (int64_t d : permutation) perm.push_back(d + 1);
+  return {compiler::apply(make_operation<TransposeOp>(std::move(perm)),
+                          {batched_first(operands[0], size)}),
+          0};
+}
+
 // --- slice ---
 
 std::string SliceOp::attributes() const {
@@ -248,6 +280,16 @@ Cotangents SliceOp::vjp(const Op& /*op*/, const Tensor& /*result*/,
                            static_cast<int>(d));
   }
   return {out};
+}
+
+Batched SliceOp::batch(const Op& /*op*/, std::span<const Batched> operands, int64_t size) const {
+  std::vector<int64_t> from = start;
+  from.insert(from.begin(), 0);
+  Shape box = extent;
+  box.insert(box.begin(), size);
+  return {compiler::apply(make_operation<SliceOp>(std::move(from), std::move(box)),
+                          {batched_first(operands[0], size)}),
+          0};
 }
 
 // --- concatenate ---
@@ -312,6 +354,13 @@ Cotangents ConcatenateOp::vjp(const Op& /*op*/, const Tensor& /*result*/,
     out.emplace_back(jnp::slice(g, begin, stop));
   }
   return out;
+}
+
+Batched ConcatenateOp::batch(const Op& /*op*/, std::span<const Batched> operands,
+                             int64_t size) const {
+  std::vector<Tensor> parts;
+  for (const Batched& b : operands) parts.push_back(batched_first(b, size));
+  return {compiler::apply(make_operation<ConcatenateOp>(axis + 1), parts), 0};
 }
 
 namespace {

@@ -25,6 +25,8 @@ class BroadcastOp final : public Operation {
   // Summed back by grad's unbroadcast.
   Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
                  const Tensor& g) const override;
+  // Each slice broadcast alike.
+  Batched batch(const Op& op, std::span<const Batched> operands, int64_t size) const override;
 };
 
 // "reshape": the same elements in `shape`. A split survives where its dimension does.
@@ -40,6 +42,8 @@ class ReshapeOp final : public Operation {
             std::span<const Block> in) const override;
   Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
                  const Tensor& g) const override;
+  // Each slice reshaped alike.
+  Batched batch(const Op& op, std::span<const Batched> operands, int64_t size) const override;
 };
 
 // "transpose": result dimension i is operand dimension permutation[i].
@@ -58,6 +62,8 @@ class TransposeOp final : public Operation {
             std::span<const Block> in) const override;
   Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
                  const Tensor& g) const override;
+  // The slices stay first.
+  Batched batch(const Op& op, std::span<const Batched> operands, int64_t size) const override;
 };
 
 // "slice": the box starting at `start` with the result's shape as extents. A sliced dimension
@@ -77,6 +83,8 @@ class SliceOp final : public Operation {
             std::span<const Block> in) const override;
   Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
                  const Tensor& g) const override;
+  // The same box of each slice.
+  Batched batch(const Op& op, std::span<const Batched> operands, int64_t size) const override;
 };
 
 // "concatenate": the operands one after another along `axis`, which stays whole.
@@ -93,6 +101,8 @@ class ConcatenateOp final : public Operation {
             std::span<const Block> in) const override;
   Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
                  const Tensor& g) const override;
+  // Along the same axis of each slice (unbatched operands broadcast).
+  Batched batch(const Op& op, std::span<const Batched> operands, int64_t size) const override;
 };
 
 }  // namespace spmd::compiler

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "jit/batching.h"
 #include "jit/layout.h"
 #include "jit/manual.h"
 #include "jit/op_registry.h"
@@ -85,6 +86,17 @@ Block AxisSumOp::run(const KernelContext& /*device*/, const Step& /*step*/,
 Cotangents AxisSumOp::vjp(const Op& /*op*/, const Tensor& /*result*/,
                           std::span<const Tensor> /*operands*/, const Tensor& g) const {
   return {g};
+}
+
+Batched AxisSumOp::batch(const Op& op, std::span<const Batched> operands, int64_t /*size*/) const {
+  return {compiler::apply(op.operation, {operands[0].value}), operands[0].dim};
+}
+
+Batched ManualBoundary::batch(const Op& /*op*/, std::span<const Batched> /*operands*/,
+                              int64_t /*size*/) const {
+  throw InvalidArgument(
+      "vmap: a shard_map inside a vmapped function is not supported; apply vmap inside the "
+      "shard_map's body instead");
 }
 
 namespace {

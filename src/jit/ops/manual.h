@@ -22,6 +22,8 @@ class ManualBoundary : public Operation {
   // A relabelling of the same slot: no kernel runs.
   Block run(const KernelContext& device, const Step& step,
             std::span<const Block> in) const override;
+  // Refused: vmap of a shard_map (vmap inside its body works).
+  Batched batch(const Op& op, std::span<const Batched> operands, int64_t size) const override;
 
  protected:
   const std::shared_ptr<const NamedSharding> sharding_;
@@ -67,6 +69,8 @@ class AxisSumOp final : public Operation {
   // JAX's transpose of psum: the identity (autodiff sums where varying axes demand it).
   Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
                  const Tensor& g) const override;
+  // Each slice summed alike.
+  Batched batch(const Op& op, std::span<const Batched> operands, int64_t size) const override;
 };
 
 }  // namespace spmd::compiler

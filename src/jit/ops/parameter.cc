@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "jit/batching.h"
 #include "jit/op_registry.h"
 #include "jit/partitioner.h"
 #include "spmd/error.h"
@@ -54,6 +55,17 @@ Block ConstraintOp::run(const KernelContext& /*device*/, const Step& /*step*/,
 Cotangents ConstraintOp::vjp(const Op& /*op*/, const Tensor& /*result*/,
                              std::span<const Tensor> /*operands*/, const Tensor& g) const {
   return {lax::with_sharding_constraint(g, *sharding_)};
+}
+
+Batched ConstraintOp::batch(const Op& /*op*/, std::span<const Batched> operands,
+                            int64_t /*size*/) const {
+  const Batched& x = operands[0];
+  std::vector<AxisEntry> entries = sharding_->spec().entries();
+  const auto at = static_cast<size_t>(*x.dim);
+  if (at <= entries.size()) entries.insert(entries.begin() + *x.dim, AxisEntry());
+  auto sharding = std::make_shared<const NamedSharding>(sharding_->mesh(),
+                                                        PartitionSpec::from_entries(entries));
+  return {compiler::apply(make_operation<ConstraintOp>(std::move(sharding)), {x.value}), x.dim};
 }
 
 namespace {

@@ -53,6 +53,8 @@ class ConstraintOp final : public Operation {
 
  private:
   const std::shared_ptr<const NamedSharding> sharding_;
+  // The slices' dimension is left unconstrained (None in the spec).
+  Batched batch(const Op& op, std::span<const Batched> operands, int64_t size) const override;
 };
 
 }  // namespace spmd::compiler

@@ -6,15 +6,18 @@
 
 #include <utility>
 
+#include "jit/batching.h"
 #include "jit/op_registry.h"
 #include "jit/partitioner.h"
 #include "jit/program.h"
 #include "spmd/error.h"
 #include "spmd/named_collectives.h"
+#include "spmd/numpy.h"
 
 namespace spmd::compiler {
 namespace {
 
+namespace jnp = spmd::numpy;
 using kernels::Distribution;
 using kernels::RandomBits;
 
@@ -29,6 +32,15 @@ constexpr std::pair<RandomBits, DType> kDTypes[] = {{RandomBits::k8, DType::kUIn
 constexpr Distribution kDistributions[] = {Distribution::kUniform, Distribution::kNormal,
                                            Distribution::kTruncatedNormal, Distribution::kGumbel,
                                            Distribution::kRandint};
+
+// Calls write(block, at) for each of `blocks`, `at` its equal share of `out`, in order.
+template <class Write>
+void each_block(const std::vector<kernels::RandomBlock>& blocks, Block& out, Write&& write) {
+  if (blocks.empty()) return;
+  const std::span<std::byte> bytes = out.mutable_bytes();
+  const size_t each = bytes.size() / blocks.size();
+  for (size_t i = 0; i < blocks.size(); ++i) write(blocks[i], bytes.data() + i * each);
+}
 
 DType dtype_of(RandomBits kind) {
   for (auto [k, dtype] : kDTypes) {
@@ -63,16 +75,19 @@ std::string RandomOperation::blocks_text() const {
 }
 
 void RandomOperation::check_operands(std::span<const ValueType> operands, size_t offsets) const {
+  Shape keys = batch_shape;
+  keys.push_back(2);
   const bool key =
-      !operands.empty() && operands[0].dtype == DType::kUInt32 && operands[0].shape == Shape{2};
+      !operands.empty() && operands[0].dtype == DType::kUInt32 && operands[0].shape == keys;
   bool offset = operands.size() <= 1 + offsets;
   for (size_t i = 1; i < operands.size(); ++i) {
-    offset = offset && operands[i].dtype == DType::kUInt32 && operands[i].shape.empty();
+    offset = offset && operands[i].dtype == DType::kUInt32 &&
+             (operands[i].shape.empty() || operands[i].shape == batch_shape);
   }
   if (!key || !offset) {
     throw InvalidArgument(fmt::format(
-        "{}: takes one raw key, uint32[2]{}{}", name(),
-        offsets > 0 ? ", and optionally an offset, uint32[]" : "",
+        "{}: takes raw keys, {}{}{}", name(), type_text(DType::kUInt32, keys),
+        offsets > 0 ? ", and optionally an offset, uint32[] or one per key" : "",
         operands.empty() ? "" : ", not " + type_text(operands[0].dtype, operands[0].shape)));
   }
   for (int64_t d : shape) {
@@ -87,22 +102,76 @@ void RandomOperation::partition(Partitioner& p, int value, const Op& op) const {
   Layout out = p.hint(value) ? p.hint(value)->settled() : Layout::replicated(op.shape.size());
   if (whole_last_dimension()) out.dims.back().clear();
   std::vector<std::vector<std::string>> axes;
-  for (size_t d = 0; d < shape.size(); ++d) axes.push_back(axis_names(out.dims[d], p.mesh()));
-  std::vector<int> operands = {p.slot_with(op.inputs[0], Layout::replicated(1))};
-  if (op.inputs.size() > 1) operands.push_back(p.slot_with(op.inputs[1], Layout::replicated(0)));
-  p.compute(value, std::move(operands), out, with_split(std::move(axes)));
+  for (size_t d = 0; d < batch_shape.size() + shape.size(); ++d) {
+    axes.push_back(axis_names(out.dims[d], p.mesh()));
+  }
+  std::vector<int> operands = {
+      p.slot_with(op.inputs[0], Layout::replicated(batch_shape.size() + 1))};
+  if (op.inputs.size() > 1) {
+    operands.push_back(
+        p.slot_with(op.inputs[1], Layout::replicated(p.op(op.inputs[1]).shape.size())));
+  }
+  p.compute(value, std::move(operands), out, remade(std::move(axes), batch_shape));
 }
 
-kernels::RandomBlock RandomOperation::block(const Step& step, std::span<const Block> in) const {
-  const auto key = in[0].data<uint32_t>();
-  kernels::RandomBlock block{.key = {key[0], key[1]}, .shape = shape};
-  if (in.size() > 1) block.offset = in[1].data<uint32_t>()[0];
-  block.extent.assign(step.shape.begin(), step.shape.begin() + static_cast<int64_t>(shape.size()));
-  for (size_t d = 0; d < shape.size(); ++d) {
-    const bool whole = d >= split.size() || split[d].empty();
-    block.start.push_back(whole ? 0 : axis_index(AxisEntry(split[d])) * block.extent[d]);
+Batched RandomOperation::batch(const Op& /*op*/, std::span<const Batched> operands,
+                               int64_t size) const {
+  Shape batched = batch_shape;
+  batched.insert(batched.begin(), size);
+  std::vector<Tensor> in = {batched_first(operands[0], size)};
+  if (operands.size() > 1) {
+    const Batched& offset = operands[1];
+    if (!offset.dim && offset.value.ndim() == 0) {
+      in.push_back(offset.value);  // one offset for every key
+    } else {
+      Tensor o = batched_first(offset, size);
+      Shape column(batched.size(), 1);  // an offset shared by keys of one slice
+      column[0] = size;
+      if (o.ndim() < static_cast<int>(batched.size())) {
+        o = jnp::broadcast_to(jnp::reshape(o, column), batched);
+      }
+      in.push_back(o);
+    }
   }
-  return block;
+  return {compiler::apply(remade({}, std::move(batched)), in), 0};
+}
+
+std::vector<kernels::RandomBlock> RandomOperation::blocks(const Step& step,
+                                                          std::span<const Block> in) const {
+  const size_t nb = batch_shape.size();
+  std::vector<int64_t> start;  // of the device's block, per dimension of the result
+  for (size_t d = 0; d < nb + shape.size(); ++d) {
+    const bool whole = d >= split.size() || split[d].empty();
+    start.push_back(whole ? 0 : axis_index(AxisEntry(split[d])) * step.shape[d]);
+  }
+  kernels::RandomBlock each{.shape = shape};
+  each.start.assign(start.begin() + static_cast<int64_t>(nb), start.end());
+  each.extent.assign(step.shape.begin() + static_cast<int64_t>(nb),
+                     step.shape.begin() + static_cast<int64_t>(nb + shape.size()));
+  const auto keys = in[0].data<uint32_t>();
+  const uint32_t* offsets = in.size() > 1 ? in[1].data<uint32_t>().data() : nullptr;
+  const bool one_offset = in.size() > 1 && in[1].size() == 1;
+  int64_t count = 1;
+  for (size_t d = 0; d < nb; ++d) count *= step.shape[d];
+  std::vector<kernels::RandomBlock> out;
+  for (int64_t i = 0; i < count; ++i) {
+    // The key's flat index in the whole batch; the padding of an uneven split reads key 0.
+    int64_t rest = i, flat = 0, stride = 1;
+    bool inside = true;
+    for (size_t d = nb; d-- > 0;) {
+      const int64_t g = start[d] + rest % step.shape[d];
+      rest /= step.shape[d];
+      inside = inside && g < batch_shape[d];
+      flat += g * stride;
+      stride *= batch_shape[d];
+    }
+    if (!inside) flat = 0;
+    kernels::RandomBlock b = each;
+    b.key = {keys[static_cast<size_t>(2 * flat)], keys[static_cast<size_t>(2 * flat + 1)]};
+    if (offsets != nullptr) b.offset = offsets[one_offset ? 0 : flat];
+    out.push_back(std::move(b));
+  }
+  return out;
 }
 
 // RandomBitsOp
@@ -113,20 +182,23 @@ std::string RandomBitsOp::attributes() const {
 
 ValueType RandomBitsOp::result_type(std::span<const ValueType> operands) const {
   check_operands(operands, 1);
-  Shape out = shape;
+  Shape out = batch_shape;
+  out.insert(out.end(), shape.begin(), shape.end());
   if (kind == RandomBits::kKeys) out.push_back(2);
   return {dtype_of(kind), out};
 }
 
-std::shared_ptr<const Operation> RandomBitsOp::with_split(
-    std::vector<std::vector<std::string>> split) const {
-  return make_operation<RandomBitsOp>(kind, shape, std::move(split));
+std::shared_ptr<const Operation> RandomBitsOp::remade(std::vector<std::vector<std::string>> split,
+                                                      Shape batch_shape) const {
+  return make_operation<RandomBitsOp>(kind, shape, std::move(split), std::move(batch_shape));
 }
 
 Block RandomBitsOp::run(const KernelContext& device, const Step& step,
                         std::span<const Block> in) const {
   Block out = device.allocate(step.dtype, step.shape);
-  device.backend.random_bits(kind, block(step, in), out.mutable_bytes().data());
+  each_block(blocks(step, in), out, [&](const kernels::RandomBlock& b, std::byte* at) {
+    device.backend.random_bits(kind, b, at);
+  });
   return out;
 }
 
@@ -158,18 +230,22 @@ ValueType RandomSampleOp::result_type(std::span<const ValueType> operands) const
     throw InvalidArgument(
         fmt::format("{}: no sampler for dtype {}", name(), dtype_name(sampler.dtype)));
   }
-  return {sampler.dtype, shape};
+  Shape out = batch_shape;
+  out.insert(out.end(), shape.begin(), shape.end());
+  return {sampler.dtype, out};
 }
 
-std::shared_ptr<const Operation> RandomSampleOp::with_split(
-    std::vector<std::vector<std::string>> split) const {
-  return make_operation<RandomSampleOp>(sampler, shape, std::move(split));
+std::shared_ptr<const Operation> RandomSampleOp::remade(std::vector<std::vector<std::string>> split,
+                                                        Shape batch_shape) const {
+  return make_operation<RandomSampleOp>(sampler, shape, std::move(split), std::move(batch_shape));
 }
 
 Block RandomSampleOp::run(const KernelContext& device, const Step& step,
                           std::span<const Block> in) const {
   Block out = device.allocate(step.dtype, step.shape);
-  device.backend.random_sample(sampler, block(step, in), out.mutable_bytes().data());
+  each_block(blocks(step, in), out, [&](const kernels::RandomBlock& b, std::byte* at) {
+    device.backend.random_sample(sampler, b, at);
+  });
   return out;
 }
 
@@ -207,15 +283,47 @@ Block RandomPermutationOp::run(const KernelContext& device, const Step& step,
   return out;
 }
 
+Batched RandomPermutationOp::batch(const Op& /*op*/, std::span<const Batched> operands,
+                                   int64_t size) const {
+  const Tensor xs = batched_first(operands[1], size);
+  const auto by_one_key = make_operation<RandomPermutationOp>(axis + 1);
+  if (!operands[0].dim) return {compiler::apply(by_one_key, {operands[0].value, xs}), 0};
+  if (size == 0) return {xs, 0};
+  const Tensor keys = batched_first(operands[0], size);
+  Shape stop = xs.shape();
+  std::vector<int64_t> start(stop.size(), 0);
+  std::vector<Tensor> parts;
+  for (int64_t i = 0; i < size; ++i) {
+    start[0] = i;
+    stop[0] = i + 1;
+    const Tensor key = jnp::reshape(jnp::slice(keys, {i, 0}, {i + 1, 2}), {2});
+    parts.push_back(compiler::apply(by_one_key, {key, jnp::slice(xs, start, stop)}));
+  }
+  return {jnp::concatenate(parts, 0), 0};
+}
+
 namespace {
+
+// The keys' batch (their shape without the last dimension) and the rest of the result's shape.
+std::pair<Shape, Shape> batch_and_sample(const AttributeReader& r) {
+  Shape batch;
+  if (!r.operands().empty() && !r.operands()[0].shape.empty()) {
+    batch = r.operands()[0].shape;
+    batch.pop_back();
+  }
+  const Shape& result = r.result().shape;
+  if (batch.size() > result.size()) return {batch, {}};  // result_type refuses it
+  return {batch, Shape(result.begin() + static_cast<int64_t>(batch.size()), result.end())};
+}
 
 const OperationRegistration random_bits_op("random_bits", [](const AttributeReader& r) {
   const std::string& bits = r.text("bits");
   for (int k = 0; k < static_cast<int>(std::size(kKindNames)); ++k) {
     if (bits != kKindNames[k]) continue;
-    Shape shape = r.result().shape;
+    auto [batch, shape] = batch_and_sample(r);
     if (static_cast<RandomBits>(k) == RandomBits::kKeys && !shape.empty()) shape.pop_back();
-    return make_operation<RandomBitsOp>(static_cast<RandomBits>(k), shape);
+    return make_operation<RandomBitsOp>(static_cast<RandomBits>(k), shape,
+                                        std::vector<std::vector<std::string>>{}, batch);
   }
   throw InvalidArgument("random_bits: bits=" + bits + " is none of u8, u16, u32, u64, keys");
 });
@@ -234,7 +342,8 @@ std::shared_ptr<const Operation> parse_sample(Distribution d, const AttributeRea
     s.high = r.integer("maxval");
     s.high_past_range = r.has("past_range") && r.integer("past_range") != 0;
   }
-  return make_operation<RandomSampleOp>(s, r.result().shape);
+  auto [batch, shape] = batch_and_sample(r);
+  return make_operation<RandomSampleOp>(s, shape, std::vector<std::vector<std::string>>{}, batch);
 }
 
 const OperationRegistration random_permutation_op("random_permutation",

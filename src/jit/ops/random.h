@@ -16,30 +16,37 @@
 namespace spmd::compiler {
 
 // What every random kind shares: a sample of `shape` from a raw key (uint32[2]), split as its
-// use asks, each device computing its own block. `split`: in a device's step, the mesh axes
-// splitting each dimension; empty in the program.
+// use asks, each device computing its own block. Under vmap (batching.h) the key is an array of
+// keys, uint32[batch…, 2], and the result holds one sample per key, [batch…, shape…]: what JAX
+// computes by mapping the sampler over the keys. `split`: in a device's step, the mesh axes
+// splitting each dimension of the result; empty in the program.
 class RandomOperation : public Operation {
  public:
-  RandomOperation(Shape shape, std::vector<std::vector<std::string>> split)
-      : shape(std::move(shape)), split(std::move(split)) {}
+  RandomOperation(Shape shape, std::vector<std::vector<std::string>> split, Shape batch_shape)
+      : shape(std::move(shape)), split(std::move(split)), batch_shape(std::move(batch_shape)) {}
   const Shape shape;
   const std::vector<std::vector<std::string>> split;
+  const Shape batch_shape;  // the keys' shape without their last dimension
 
-  // The key is whole on every device; the result takes the split a later use asks for (none
+  // The keys are whole on every device; the result takes the split a later use asks for (none
   // otherwise), and each device's step knows the mesh axes of its block's position.
   void partition(Partitioner& p, int value, const Op& op) const override;
+  // One sample per key: the slices' keys (and offsets) become a leading batch dimension.
+  Batched batch(const Op& op, std::span<const Batched> operands, int64_t size) const override;
 
  protected:
   // " blocks=[a,_]" in a device's step whose block is split; empty otherwise.
   std::string blocks_text() const;
-  // Throws InvalidArgument, naming the kind, unless the operands are a raw key and at most
-  // `offsets` uint32 scalars, and the shape has no negative dimension.
+  // Throws InvalidArgument, naming the kind, unless the operands are raw keys (uint32[batch…, 2])
+  // and at most `offsets` uint32 offsets (one for all keys, or one per key), and the shape has no
+  // negative dimension.
   void check_operands(std::span<const ValueType> operands, size_t offsets) const;
-  // The step's block of the sample: its place in the whole, from the device's mesh position.
-  kernels::RandomBlock block(const Step& step, std::span<const Block> in) const;
-  // The same kind with the split of a device's step.
-  virtual std::shared_ptr<const Operation> with_split(
-      std::vector<std::vector<std::string>> split) const = 0;
+  // The step's blocks of the samples, one per key of the device's block of the batch, in order:
+  // each with its key and its place in its sample, from the device's mesh position.
+  std::vector<kernels::RandomBlock> blocks(const Step& step, std::span<const Block> in) const;
+  // The same kind with another split (a device's step) or batch (vmap).
+  virtual std::shared_ptr<const Operation> remade(std::vector<std::vector<std::string>> split,
+                                                  Shape batch_shape) const = 0;
   // Whether the result's last dimension stays whole on every device (a key's two words).
   virtual bool whole_last_dimension() const { return false; }
 };
@@ -50,21 +57,22 @@ class RandomBitsOp final : public RandomOperation {
  public:
   // `shape`: the sample's shape (for kKeys without the trailing 2).
   RandomBitsOp(kernels::RandomBits kind, Shape shape,
-               std::vector<std::vector<std::string>> split = {})
-      : RandomOperation(std::move(shape), std::move(split)), kind(kind) {}
+               std::vector<std::vector<std::string>> split = {}, Shape batch = {})
+      : RandomOperation(std::move(shape), std::move(split), std::move(batch)), kind(kind) {}
   const kernels::RandomBits kind;
 
   std::string name() const override { return "random_bits"; }
   // "bits=u32", "bits=keys"; a device's step adds the axes placing its block, "blocks=[a,_]".
   std::string attributes() const override;
-  // key u32[2] (and an offset u32[]) -> u8/u16/u32/u64[shape], or u32[shape…, 2] for keys.
+  // key u32[batch…, 2] (and an offset u32[] or u32[batch…]) -> u8/u16/u32/u64[batch…, shape…],
+  // or u32[batch…, shape…, 2] for keys.
   ValueType result_type(std::span<const ValueType> operands) const override;
   Block run(const KernelContext& device, const Step& step,
             std::span<const Block> in) const override;
 
  private:
-  std::shared_ptr<const Operation> with_split(
-      std::vector<std::vector<std::string>> split) const override;
+  std::shared_ptr<const Operation> remade(std::vector<std::vector<std::string>> split,
+                                          Shape batch_shape) const override;
   bool whole_last_dimension() const override { return kind == kernels::RandomBits::kKeys; }
 };
 
@@ -75,20 +83,20 @@ class RandomBitsOp final : public RandomOperation {
 class RandomSampleOp final : public RandomOperation {
  public:
   RandomSampleOp(kernels::Sampler sampler, Shape shape,
-                 std::vector<std::vector<std::string>> split = {})
-      : RandomOperation(std::move(shape), std::move(split)), sampler(sampler) {}
+                 std::vector<std::vector<std::string>> split = {}, Shape batch = {})
+      : RandomOperation(std::move(shape), std::move(split), std::move(batch)), sampler(sampler) {}
   const kernels::Sampler sampler;
 
   std::string name() const override;
   std::string attributes() const override;
-  // key u32[2] -> dtype[shape]
+  // key u32[batch…, 2] -> dtype[batch…, shape…]
   ValueType result_type(std::span<const ValueType> operands) const override;
   Block run(const KernelContext& device, const Step& step,
             std::span<const Block> in) const override;
 
  private:
-  std::shared_ptr<const Operation> with_split(
-      std::vector<std::vector<std::string>> split) const override;
+  std::shared_ptr<const Operation> remade(std::vector<std::vector<std::string>> split,
+                                          Shape batch_shape) const override;
 };
 
 // JAX's permutation: `x` (operand 1) reordered along `axis` by a random permutation of that
@@ -107,6 +115,9 @@ class RandomPermutationOp final : public Operation {
   void partition(Partitioner& p, int value, const Op& op) const override;
   Block run(const KernelContext& device, const Step& step,
             std::span<const Block> in) const override;
+  // A batched operand moves `axis` up by one. Batched keys permute each slice by its own key, one
+  // operation per slice: the kernel permutes by one key.
+  Batched batch(const Op& op, std::span<const Batched> operands, int64_t size) const override;
 };
 
 // The kind that makes `dtype` (u8, u16, u32 or u64); throws InvalidArgument naming `what` for

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "jit/batching.h"
 #include "jit/op_registry.h"
 #include "jit/partitioner.h"
 #include "jit/program.h"
@@ -110,6 +111,14 @@ Cotangents ReduceOp::vjp(const Op& /*op*/, const Tensor& y, std::span<const Tens
   return {spread * chosen / jnp::sum(chosen, along, true)};
 }
 
+Batched ReduceOp::batch(const Op& op, std::span<const Batched> operands, int64_t size) const {
+  std::vector<int64_t> shifted;
+  for (int64_t axis : axes) shifted.push_back(axis + 1);
+  return {compiler::apply(make_operation<ReduceOp>(fn, std::move(shifted)),
+                          {batched_first(operands[0], size)}),
+          0};
+}
+
 // --- argmax ---
 
 std::string ArgmaxOp::attributes() const { return fmt::format("axis={}", axis); }
@@ -135,6 +144,11 @@ Block ArgmaxOp::run(const KernelContext& device, const Step& step,
   device.backend.argmax(in[0].dtype(), in[0].bytes().data(), in[0].shape(), axis,
                         out.mutable_bytes().data());
   return out;
+}
+
+Batched ArgmaxOp::batch(const Op& /*op*/, std::span<const Batched> operands, int64_t size) const {
+  return {compiler::apply(make_operation<ArgmaxOp>(axis + 1), {batched_first(operands[0], size)}),
+          0};
 }
 
 namespace {

@@ -26,6 +26,8 @@ class ReduceOp final : public Operation {
             std::span<const Block> in) const override;
   Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
                  const Tensor& g) const override;
+  // Over the same axes of each slice.
+  Batched batch(const Op& op, std::span<const Batched> operands, int64_t size) const override;
 };
 
 // "argmax": the index (int32) of the first maximum along `axis`, which the result drops.
@@ -41,6 +43,8 @@ class ArgmaxOp final : public Operation {
   void partition(Partitioner& p, int value, const Op& op) const override;
   Block run(const KernelContext& device, const Step& step,
             std::span<const Block> in) const override;
+  // Along the same axis of each slice.
+  Batched batch(const Op& op, std::span<const Batched> operands, int64_t size) const override;
 };
 
 }  // namespace spmd::compiler

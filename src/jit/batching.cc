@@ -1,0 +1,79 @@
+// vmap's replay (batching.h) and the helpers the families' batching rules share.
+#include "jit/batching.h"
+
+#include <fmt/format.h>
+
+#include <numeric>
+#include <utility>
+
+#include "spmd/error.h"
+#include "spmd/numpy.h"
+
+namespace spmd::compiler {
+
+namespace jnp = spmd::numpy;
+
+Tensor batched_at(const Batched& b, int dim, int64_t size) {
+  if (!b.dim) {
+    Shape shape = b.value.shape();
+    shape.insert(shape.begin() + dim, size);
+    return jnp::broadcast_to(jnp::expand_dims(b.value, dim), shape);
+  }
+  if (*b.dim == dim) return b.value;
+  std::vector<int> perm(static_cast<size_t>(b.value.ndim()));
+  std::iota(perm.begin(), perm.end(), 0);
+  perm.erase(perm.begin() + *b.dim);
+  perm.insert(perm.begin() + dim, *b.dim);
+  return jnp::transpose(b.value, perm);
+}
+
+Tensor batched_first(const Batched& b, int64_t size) { return batched_at(b, 0, size); }
+
+Tensor apply(std::shared_ptr<const Operation> operation, const std::vector<Tensor>& inputs) {
+  std::vector<int> values;
+  values.reserve(inputs.size());
+  for (const Tensor& t : inputs) values.push_back(t.value());
+  return inputs.front().trace()->apply(std::move(operation), std::move(values));
+}
+
+namespace {
+
+// needed[v - first]: `outputs` depend on value v (first ≤ v < end).
+std::vector<bool> needed_values(const Trace& trace, int first, int end,
+                                const std::vector<int>& outputs) {
+  std::vector<bool> needed(static_cast<size_t>(end - first), false);
+  for (int out : outputs) {
+    if (out >= first && out < end) needed[static_cast<size_t>(out - first)] = true;
+  }
+  for (int v = end - 1; v >= first; --v) {
+    if (!needed[static_cast<size_t>(v - first)]) continue;
+    for (int in : trace.op(v).inputs) {
+      if (in >= first) needed[static_cast<size_t>(in - first)] = true;
+    }
+  }
+  return needed;
+}
+
+}  // namespace
+
+void batch_values(Trace& trace, int first, const std::vector<int>& outputs,
+                  std::map<int, Batched>& batched, int64_t size) {
+  const int end = static_cast<int>(trace.program().ops.size());
+  const std::vector<bool> needed = needed_values(trace, first, end, outputs);
+  const std::shared_ptr<Trace> self = trace.shared_from_this();
+  for (int v = first; v < end; ++v) {
+    if (!needed[static_cast<size_t>(v - first)]) continue;
+    // A copy: the rule appends to the program, which may move its operations.
+    const Op op = trace.op(v);  // NOLINT(performance-unnecessary-copy-initialization)
+    std::vector<Batched> operands;
+    bool any = false;
+    for (int in : op.inputs) {
+      const auto it = batched.find(in);
+      any = any || it != batched.end();
+      operands.push_back(it != batched.end() ? it->second : Batched{Tensor(self, in), {}});
+    }
+    if (any) batched.emplace(v, op.operation->batch(op, operands, size));
+  }
+}
+
+}  // namespace spmd::compiler

@@ -1,0 +1,34 @@
+// vmap's machinery (spmd/vmap.h), as JAX's batching interpreter: the function is traced once on
+// one slice of each mapped argument, then every recorded operation that depends on a slice is
+// replayed through its batching rule (Operation::batch, one per family in src/jit/ops/), which
+// appends the same computation over all slices to the trace. Operations that depend on no slice
+// (closed-over values, constants, keys shared by all slices) stay as they are. The slices stand
+// in for the mapped arguments only while tracing; the partitioner never lowers them, nor anything
+// computed from them alone.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "jit/operation.h"
+#include "jit/trace.h"
+
+namespace spmd::compiler {
+
+// The slices of `b` along a new or moved dimension `dim` of its value: a batched value with its
+// batch dimension moved there, an unbatched one broadcast to `size` slices.
+Tensor batched_at(const Batched& b, int dim, int64_t size);
+// batched_at(b, 0, size): what most rules start from.
+Tensor batched_first(const Batched& b, int64_t size);
+// `operation` applied to `inputs`, appended to their (common) trace.
+Tensor apply(std::shared_ptr<const Operation> operation, const std::vector<Tensor>& inputs);
+
+// Replays the values of `trace` from `first` on that `outputs` depend on: each one with a batched
+// operand (in `batched`, which holds the slices' values on entry) through its batching rule,
+// recording its batched value in `batched`. Throws InvalidArgument from a rule.
+void batch_values(Trace& trace, int first, const std::vector<int>& outputs,
+                  std::map<int, Batched>& batched, int64_t size);
+
+}  // namespace spmd::compiler
