@@ -102,4 +102,8 @@ Array device_put(const Array& x, const Sharding& sharding);
 // onto `sharding`: each addressable device takes its slice. Nothing crosses processes.
 Array device_put(const HostArray& host, const Sharding& sharding);
 
+// The same, for a NamedSharding or a bare P(...) on the mesh in scope (mesh_context.h).
+Array device_put(const Array& x, const NamedSharding& sharding);
+Array device_put(const HostArray& host, const NamedSharding& sharding);
+
 }  // namespace spmd

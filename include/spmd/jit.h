@@ -117,6 +117,13 @@ namespace lax {
 Tensor with_sharding_constraint(const Tensor& x, const NamedSharding& sharding);
 }  // namespace lax
 
+// jax.reshard: `x` laid out as `sharding` (a NamedSharding, or a bare P(...) on the mesh in
+// scope, mesh_context.h). An Array is copied so (device_put); inside jit the value is laid out so
+// from here on. Explicit axes' sharding types are not tracked yet (mesh.h, AxisType), so inside
+// jit this is with_sharding_constraint's layout, which is what reshard gives on auto axes.
+Array reshard(const Array& x, const NamedSharding& sharding);
+Tensor reshard(const Tensor& x, const NamedSharding& sharding);
+
 namespace detail {
 
 // The non-template part of a jitted function: its cache of compiled signatures.

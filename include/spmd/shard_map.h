@@ -49,6 +49,7 @@
 #include "spmd/block.h"
 #include "spmd/host_array.h"
 #include "spmd/mesh.h"
+#include "spmd/mesh_context.h"
 #include "spmd/named_collectives.h"
 #include "spmd/partition_spec.h"
 
@@ -168,6 +169,22 @@ ShardMapped<std::decay_t<Fn>> shard_map(Fn&& fn, Mesh mesh, std::vector<Partitio
                                         PartitionSpec out_spec, ShardMapOptions options = {}) {
   return shard_map(std::forward<Fn>(fn), std::move(mesh), std::move(in_specs),
                    std::vector<PartitionSpec>{std::move(out_spec)}, options);
+}
+
+// jax.shard_map with the mesh left out: the mesh in scope (mesh_context.h), taken now. Throws
+// InvalidArgument when none is.
+template <class Fn>
+ShardMapped<std::decay_t<Fn>> shard_map(Fn&& fn, std::vector<PartitionSpec> in_specs,
+                                        std::vector<PartitionSpec> out_specs,
+                                        ShardMapOptions options = {}) {
+  return shard_map(std::forward<Fn>(fn), mesh_in_scope("shard_map without a mesh"),
+                   std::move(in_specs), std::move(out_specs), options);
+}
+template <class Fn>
+ShardMapped<std::decay_t<Fn>> shard_map(Fn&& fn, std::vector<PartitionSpec> in_specs,
+                                        PartitionSpec out_spec, ShardMapOptions options = {}) {
+  return shard_map(std::forward<Fn>(fn), mesh_in_scope("shard_map without a mesh"),
+                   std::move(in_specs), std::move(out_spec), options);
 }
 
 template <class Fn>

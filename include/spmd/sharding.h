@@ -94,6 +94,9 @@ class NamedSharding : public Sharding {
   // Throws DuplicateSpecError when an axis is named twice, InvalidArgument for an axis the mesh
   // lacks (naming the mesh's axes).
   NamedSharding(Mesh mesh, PartitionSpec spec);
+  // `spec` on the mesh in scope (mesh_context.h), so that a bare P("x") is a sharding wherever one
+  // is taken, as in JAX under jax.set_mesh. Throws InvalidArgument when no mesh is in scope.
+  NamedSharding(const PartitionSpec& spec);  // NOLINT(google-explicit-constructor)
 
   const Mesh& mesh() const { return mesh_; }
   const PartitionSpec& spec() const { return spec_; }
@@ -132,8 +135,9 @@ class SingleDeviceSharding : public Sharding {
 };
 
 // Devices in an N-d array whose shape says how many ways each array dimension is split
-// (jax.sharding.PositionalSharding; JAX deprecated it, and it stays thin here). The device
-// array's rank must equal the array's rank; a size of 1 keeps that dimension whole.
+// (jax.sharding.PositionalSharding). JAX deprecated it and has removed it (it is absent from JAX
+// 0.10.2); it stays here, thin, because the seeds use it: new code writes a NamedSharding. The
+// device array's rank must equal the array's rank; a size of 1 keeps that dimension whole.
 class PositionalSharding : public Sharding {
  public:
   // A 1-D arrangement of `devices`.

@@ -18,6 +18,7 @@
 #include "spmd/host_array.h"
 #include "spmd/jit.h"
 #include "spmd/mesh.h"
+#include "spmd/mesh_context.h"
 #include "spmd/mesh_utils.h"
 #include "spmd/multihost.h"
 #include "spmd/named_collectives.h"

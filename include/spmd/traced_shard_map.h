@@ -49,6 +49,7 @@
 #include <vector>
 
 #include "spmd/mesh.h"
+#include "spmd/mesh_context.h"
 #include "spmd/partition_spec.h"
 #include "spmd/tensor.h"
 
@@ -95,6 +96,19 @@ auto shard_map(Fn fn, Mesh mesh, std::vector<PartitionSpec> in_specs, PartitionS
   auto many = lax::shard_map(std::move(fn), std::move(mesh), std::move(in_specs),
                              std::vector<PartitionSpec>{std::move(out_spec)});
   return [many = std::move(many)](const auto&... args) { return many(args...).front(); };
+}
+
+// With the mesh left out: the mesh in scope (mesh_context.h), taken now; InvalidArgument when
+// none is.
+template <class Fn>
+auto shard_map(Fn fn, std::vector<PartitionSpec> in_specs, std::vector<PartitionSpec> out_specs) {
+  return lax::shard_map(std::move(fn), mesh_in_scope("lax::shard_map without a mesh"),
+                        std::move(in_specs), std::move(out_specs));
+}
+template <class Fn>
+auto shard_map(Fn fn, std::vector<PartitionSpec> in_specs, PartitionSpec out_spec) {
+  return lax::shard_map(std::move(fn), mesh_in_scope("lax::shard_map without a mesh"),
+                        std::move(in_specs), std::move(out_spec));
 }
 
 }  // namespace spmd::lax

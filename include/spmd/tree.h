@@ -113,7 +113,8 @@ std::vector<T> tree_leaves(const Tree<T>& tree) {
   return out;
 }
 
-// The tree of f(leaf) for every leaf, same structure.
+// The tree of f(leaf) for every leaf, same structure: jax.tree.map. The seeds call it
+// jax.tree_map, a name JAX has since removed (absent from JAX 0.10.2); spmd keeps that spelling.
 template <class F, class T>
 auto tree_map(F&& f, const Tree<T>& tree) -> Tree<std::invoke_result_t<F&, const T&>> {
   using R = std::invoke_result_t<F&, const T&>;

@@ -266,4 +266,12 @@ class Resharder {
 
 Array device_put(const Array& x, const Sharding& sharding) { return Resharder(x, sharding).run(); }
 
+Array device_put(const Array& x, const NamedSharding& sharding) {
+  return device_put(x, static_cast<const Sharding&>(sharding));
+}
+
+Array device_put(const HostArray& host, const NamedSharding& sharding) {
+  return device_put(host, static_cast<const Sharding&>(sharding));
+}
+
 }  // namespace spmd

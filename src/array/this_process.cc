@@ -19,6 +19,11 @@ std::vector<Device> Sharding::addressable_devices() const {
 
 bool Sharding::is_fully_addressable() const { return is_fully_addressable(spmd::process_index()); }
 
+Mesh make_mesh(const std::vector<int64_t>& axis_shapes, std::vector<std::string> axis_names,
+               std::vector<AxisType> axis_types) {
+  return make_mesh(axis_shapes, std::move(axis_names), std::move(axis_types), spmd::devices());
+}
+
 namespace mesh_utils {
 
 std::vector<Device> create_device_mesh(const std::vector<int64_t>& mesh_shape) {

@@ -241,4 +241,12 @@ Tensor with_sharding_constraint(const Tensor& x, const NamedSharding& sharding) 
 }
 
 }  // namespace lax
+
+Array reshard(const Array& x, const NamedSharding& sharding) { return device_put(x, sharding); }
+
+Tensor reshard(const Tensor& x, const NamedSharding& sharding) {
+  compiler::trace_of("reshard", {&x});
+  return lax::with_sharding_constraint(x, sharding);
+}
+
 }  // namespace spmd

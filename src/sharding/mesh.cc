@@ -13,9 +13,35 @@ namespace spmd {
 Mesh::Mesh(const std::vector<Device>& devices, std::vector<std::string> axis_names)
     : Mesh(devices, {static_cast<int64_t>(devices.size())}, std::move(axis_names)) {}
 
+std::string_view axis_type_name(AxisType type) {
+  switch (type) {
+    case AxisType::kExplicit:
+      return "Explicit";
+    case AxisType::kManual:
+      return "Manual";
+    default:
+      return "Auto";
+  }
+}
+
 Mesh::Mesh(std::vector<Device> devices, std::vector<int64_t> shape,
            std::vector<std::string> axis_names)
-    : devices_(std::move(devices)), sizes_(std::move(shape)), axis_names_(std::move(axis_names)) {
+    : Mesh(std::move(devices), std::move(shape), std::move(axis_names), {}) {}
+
+Mesh::Mesh(std::vector<Device> devices, std::vector<int64_t> shape,
+           std::vector<std::string> axis_names, std::vector<AxisType> axis_types)
+    : devices_(std::move(devices)),
+      sizes_(std::move(shape)),
+      axis_names_(std::move(axis_names)),
+      axis_types_(std::move(axis_types)) {
+  if (axis_types_.empty()) axis_types_.assign(axis_names_.size(), AxisType::kAuto);
+  if (axis_types_.size() != axis_names_.size()) {
+    std::vector<std::string_view> types;
+    for (AxisType t : axis_types_) types.push_back(axis_type_name(t));
+    throw InvalidArgument(fmt::format(
+        "a mesh needs one axis type per axis name: got axis names ({}) and axis types ({})",
+        fmt::join(axis_names_, ", "), fmt::join(types, ", ")));
+  }
   if (sizes_.size() != axis_names_.size()) {
     throw InvalidArgument(fmt::format("a mesh of shape ({}) needs {} axis names, got {} ({})",
                                       fmt::join(sizes_, ", "), sizes_.size(), axis_names_.size(),
@@ -115,17 +141,25 @@ Mesh Mesh::local_mesh(int process_index) const {
   for (int64_t f = 0; f < size(); ++f) {
     if (devices_[f].process_index() == process_index) sub.push_back(devices_[f]);
   }
-  return Mesh(std::move(sub), std::move(shape), axis_names_);
+  return Mesh(std::move(sub), std::move(shape), axis_names_, axis_types_);
 }
 
 bool Mesh::operator==(const Mesh& other) const {
-  return sizes_ == other.sizes_ && axis_names_ == other.axis_names_ && devices_ == other.devices_;
+  return sizes_ == other.sizes_ && axis_names_ == other.axis_names_ &&
+         axis_types_ == other.axis_types_ && devices_ == other.devices_;
 }
 
 std::string Mesh::to_string() const {
   std::vector<std::string> parts;
   for (size_t i = 0; i < sizes_.size(); ++i) {
     parts.push_back(fmt::format("'{}': {}", axis_names_[i], sizes_[i]));
+  }
+  if (std::any_of(axis_types_.begin(), axis_types_.end(),
+                  [](AxisType t) { return t != AxisType::kAuto; })) {
+    std::vector<std::string_view> types;
+    for (AxisType t : axis_types_) types.push_back(axis_type_name(t));
+    parts.push_back(fmt::format("axis_types=({}{})", fmt::join(types, ", "),
+                                types.size() == 1 ? "," : ""));  // a Python tuple's text
   }
   return fmt::format("Mesh({})", fmt::join(parts, ", "));
 }

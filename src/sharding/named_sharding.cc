@@ -5,9 +5,13 @@
 #include <set>
 
 #include "sharding/tiling.h"
+#include "spmd/mesh_context.h"
 #include "spmd/sharding.h"
 
 namespace spmd {
+
+NamedSharding::NamedSharding(const PartitionSpec& spec)
+    : NamedSharding(mesh_in_scope(spec.to_string()), spec) {}
 
 NamedSharding::NamedSharding(Mesh mesh, PartitionSpec spec)
     : mesh_(std::move(mesh)), spec_(std::move(spec)) {

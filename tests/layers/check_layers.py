@@ -50,7 +50,7 @@ PUBLIC = {
     "shard_map.h": "compute",
     "tensor.h": "jit", "numpy.h": "jit", "jit.h": "jit", "numpy_eager.h": "jit",
     "grad.h": "jit", "optim.h": "jit", "traced_shard_map.h": "jit", "random.h": "jit", "random_key.h": "jit",
-    "tensor_leaves.h": "jit", "vmap.h": "jit",
+    "tensor_leaves.h": "jit", "vmap.h": "jit", "mesh_context.h": "sharding",
     "multihost.h": "multihost",
     "checkpoint.h": "checkpoint", "checkpoint_manager.h": "checkpoint",
     "data_loader.h": "data", "data_source.h": "data",

@@ -3,7 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <thread>
+
 #include "spmd/mesh.h"
+#include "spmd/mesh_context.h"
 #include "spmd/mesh_utils.h"
 #include "spmd/partition_spec.h"
 
@@ -61,6 +65,58 @@ TEST(Mesh, BadMeshesAreRefusedSayingWhy) {
   EXPECT_NE(what([&] { Mesh(twice, {"a"}); }).find("appears twice"), std::string::npos);
   Mesh mesh(cpu_devices(4), {"a"});
   EXPECT_NE(what([&] { mesh.axis_index("b"); }).find("has no axis 'b'"), std::string::npos);
+}
+
+TEST(Mesh, AxisTypesAreJaxsAndPartOfTheMesh) {
+  const Mesh plain(cpu_devices(4), {2, 2}, {"a", "b"});
+  EXPECT_EQ(plain.axis_types(), (std::vector<AxisType>{AxisType::kAuto, AxisType::kAuto}));
+  const Mesh typed(cpu_devices(4), {2, 2}, {"a", "b"}, {AxisType::kExplicit, AxisType::kAuto});
+  EXPECT_EQ(typed.to_string(), "Mesh('a': 2, 'b': 2, axis_types=(Explicit, Auto))");
+  EXPECT_FALSE(typed == plain);
+  EXPECT_EQ(typed.local_mesh(0).axis_types(), typed.axis_types());
+  EXPECT_EQ(Mesh(cpu_devices(2), {2}, {"x"}, {AxisType::kManual}).to_string(),
+            "Mesh('x': 2, axis_types=(Manual,))");
+  EXPECT_NE(what([] {
+              Mesh(cpu_devices(2), {2}, {"x"}, {AxisType::kAuto, AxisType::kAuto});
+            }).find("one axis type per axis name"),
+            std::string::npos);
+}
+
+TEST(Mesh, MakeMeshTakesTheFirstDevicesAndExplicitAxes) {
+  const Mesh m = make_mesh({2, 2}, {"a", "b"}, {}, cpu_devices(6));
+  EXPECT_EQ(m.devices(), std::vector<Device>(cpu_devices(4)));
+  EXPECT_EQ(m.axis_types(), (std::vector<AxisType>{AxisType::kExplicit, AxisType::kExplicit}));
+  EXPECT_EQ(make_mesh({4}, {"x"}, {AxisType::kAuto}, cpu_devices(4)).axis_types()[0],
+            AxisType::kAuto);
+  EXPECT_NE(what([] {
+              make_mesh({4, 2}, {"a", "b"}, {}, cpu_devices(6));
+            }).find("needs 8 devices, but there are 6"),
+            std::string::npos);
+}
+
+TEST(MeshContext, ABarePartitionSpecIsAShardingOnTheMeshInScope) {
+  const Mesh outer(cpu_devices(4), {4}, {"x"});
+  const Mesh inner(cpu_devices(4), {2, 2}, {"a", "b"});
+  EXPECT_NE(what([] { NamedSharding s = P("x"); }).find("given without a mesh"), std::string::npos);
+  set_mesh(outer);
+  const NamedSharding on_outer = P("x");
+  EXPECT_EQ(on_outer.mesh(), outer);
+  {
+    MeshScope scope(inner);
+    const NamedSharding on_inner = P("a", "b");
+    EXPECT_EQ(on_inner.mesh(), inner);
+    EXPECT_NE(what([] { NamedSharding s = P("x"); }).find("names the axis 'x'"), std::string::npos);
+  }
+  EXPECT_EQ(get_mesh(), outer);
+  // Per thread, as JAX's: another thread starts with none.
+  std::optional<Mesh> seen = outer;
+  std::thread([&] { seen = get_mesh(); }).join();
+  EXPECT_FALSE(seen.has_value());
+  set_mesh(std::nullopt);
+  EXPECT_FALSE(get_mesh().has_value());
+  const Mesh manual(cpu_devices(2), {2}, {"x"}, {AxisType::kManual});
+  EXPECT_NE(what([&] { set_mesh(manual); }).find("manual axes"), std::string::npos);
+  EXPECT_NE(what([&] { MeshScope s(manual); }).find("manual axes"), std::string::npos);
 }
 
 TEST(Mesh, LocalMeshIsTheProcessesContiguousBlock) {
