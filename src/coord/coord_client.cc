@@ -299,8 +299,11 @@ void CoordClient::on_close(const std::string& reason) {
   if (!formed_) {
     finish_start({StatusCode::kDeadlineExceeded,
                   fmt::format("the coordination service at {} closed process {}'s connection "
-                              "during registration: {}",
-                              address_, config_.process_id, reason)},
+                              "during registration: {}{}",
+                              address_, config_.process_id, reason,
+                              config_.service_in_process_0
+                                  ? "; process 0, which hosts it, may have stopped or been cut off"
+                                  : "")},
                  {});
     return;
   }

@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -391,6 +392,38 @@ TEST_F(ServiceTest, AnUnreachableCoordinatorIsNamedAfterTheTimeout) {
     EXPECT_NE(std::string(e.what()).find("could not reach"), std::string::npos);
   }
   EXPECT_LT(Clock::now() - start, 5s);
+}
+
+TEST_F(ServiceTest, AServiceClosingDuringRegistrationNamesProcessZeroWhereItHostsIt) {
+  start_service(2);
+  // A listener that accepts one connection and closes it at once: the service's process going
+  // away while a client registers (the fault campaign's "kill in init of process 0").
+  const int listener = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(listen(listener, 4), 0);
+  ASSERT_EQ(getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  std::thread closer([listener] {
+    pollfd p{listener, POLLIN, 0};
+    if (poll(&p, 1, 5000) == 1) close(accept(listener, nullptr, nullptr));
+  });
+  auto cc = config(1, 3s);
+  cc.address = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  cc.service_in_process_0 = true;
+  std::string error;
+  try {
+    CoordClient::create(io_.context(), cc)->start();
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  closer.join();
+  close(listener);
+  EXPECT_NE(error.find("closed process 1's connection during registration"), std::string::npos)
+      << error;
+  EXPECT_NE(error.find("process 0, which hosts it, may have stopped"), std::string::npos) << error;
 }
 
 // A raw TCP connection to the service, for sending what no real client would.
