@@ -36,6 +36,11 @@ Tensor apply(std::shared_ptr<const Operation> operation, const std::vector<Tenso
   return inputs.front().trace()->apply(std::move(operation), std::move(values));
 }
 
+Batched on_slices_first(std::shared_ptr<const Operation> operation, const Batched& x,
+                        int64_t size) {
+  return {apply(std::move(operation), {batched_first(x, size)}), 0};
+}
+
 namespace {
 
 // needed[v - first]: `outputs` depend on value v (first ≤ v < end).

@@ -24,6 +24,9 @@ Tensor batched_at(const Batched& b, int dim, int64_t size);
 Tensor batched_first(const Batched& b, int64_t size);
 // `operation` applied to `inputs`, appended to their (common) trace.
 Tensor apply(std::shared_ptr<const Operation> operation, const std::vector<Tensor>& inputs);
+// The rule of most one-operand kinds: `operation` (the same kind, its attributes shifted past a
+// leading batch dimension) applied to `x`'s slices moved first; the result's batch is first.
+Batched on_slices_first(std::shared_ptr<const Operation> operation, const Batched& x, int64_t size);
 
 // Replays the values of `trace` from `first` on that `outputs` depend on: each one with a batched
 // operand (in `batched`, which holds the slices' values on entry) through its batching rule,

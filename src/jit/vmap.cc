@@ -76,7 +76,7 @@ std::optional<int> vmap_in_axis(const VmapAxes& in_axes, size_t index, size_t co
 VmapCall::VmapCall(const std::vector<Tensor>& leaves, const VmapAxes& axes,
                    const std::vector<std::string>& labels)
     : state_(std::make_unique<State>()) {
-  for (const Tensor& t : leaves) state_->trace = compiler::trace_of("vmap", {&t});
+  for (const Tensor& t : leaves) state_->trace = compiler::trace_of("vmap", {&leaves[0], &t});
   if (!state_->trace) state_->trace = compiler::Trace::current("vmap");
   std::vector<int> at;
   for (size_t i = 0; i < leaves.size(); ++i) {

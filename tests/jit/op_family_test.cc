@@ -85,9 +85,7 @@ class FlipOp final : public compiler::Operation {
   // Each slice flipped along the same axis: the slices first, the axis one further.
   compiler::Batched batch(const compiler::Op& /*op*/, std::span<const compiler::Batched> in,
                           int64_t size) const override {
-    return {compiler::apply(compiler::make_operation<FlipOp>(axis + 1),
-                            {compiler::batched_first(in[0], size)}),
-            0};
+    return compiler::on_slices_first(compiler::make_operation<FlipOp>(axis + 1), in[0], size);
   }
 };
 

@@ -153,9 +153,7 @@ Cotangents ReshapeOp::vjp(const Op& /*op*/, const Tensor& /*result*/,
 Batched ReshapeOp::batch(const Op& /*op*/, std::span<const Batched> operands, int64_t size) const {
   Shape to = shape;
   to.insert(to.begin(), size);
-  return {
-      compiler::apply(make_operation<ReshapeOp>(std::move(to)), {batched_first(operands[0], size)}),
-      0};
+  return on_slices_first(make_operation<ReshapeOp>(std::move(to)), operands[0], size);
 }
 
 // --- transpose ---
@@ -219,9 +217,7 @@ Batched TransposeOp::batch(const Op& /*op*/, std::span<const Batched> operands,
                            int64_t size) const {
   std::vector<int64_t> perm = {0};
   for (int64_t d : permutation) perm.push_back(d + 1);
-  return {compiler::apply(make_operation<TransposeOp>(std::move(perm)),
-                          {batched_first(operands[0], size)}),
-          0};
+  return on_slices_first(make_operation<TransposeOp>(std::move(perm)), operands[0], size);
 }
 
 // --- slice ---
@@ -287,9 +283,8 @@ Batched SliceOp::batch(const Op& /*op*/, std::span<const Batched> operands, int6
   from.insert(from.begin(), 0);
   Shape box = extent;
   box.insert(box.begin(), size);
-  return {compiler::apply(make_operation<SliceOp>(std::move(from), std::move(box)),
-                          {batched_first(operands[0], size)}),
-          0};
+  return on_slices_first(make_operation<SliceOp>(std::move(from), std::move(box)), operands[0],
+                         size);
 }
 
 // --- concatenate ---

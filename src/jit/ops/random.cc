@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <span>
 #include <utility>
 
 #include "jit/batching.h"
@@ -32,15 +33,6 @@ constexpr std::pair<RandomBits, DType> kDTypes[] = {{RandomBits::k8, DType::kUIn
 constexpr Distribution kDistributions[] = {Distribution::kUniform, Distribution::kNormal,
                                            Distribution::kTruncatedNormal, Distribution::kGumbel,
                                            Distribution::kRandint};
-
-// Calls write(block, at) for each of `blocks`, `at` its equal share of `out`, in order.
-template <class Write>
-void each_block(const std::vector<kernels::RandomBlock>& blocks, Block& out, Write&& write) {
-  if (blocks.empty()) return;
-  const std::span<std::byte> bytes = out.mutable_bytes();
-  const size_t each = bytes.size() / blocks.size();
-  for (size_t i = 0; i < blocks.size(); ++i) write(blocks[i], bytes.data() + i * each);
-}
 
 DType dtype_of(RandomBits kind) {
   for (auto [k, dtype] : kDTypes) {
@@ -136,40 +128,52 @@ Batched RandomOperation::batch(const Op& /*op*/, std::span<const Batched> operan
   return {compiler::apply(remade({}, std::move(batched)), in), 0};
 }
 
-std::vector<kernels::RandomBlock> RandomOperation::blocks(const Step& step,
-                                                          std::span<const Block> in) const {
+namespace {
+
+// The flat index in the whole batch `batch` of the key at position `i` of a device's block of it
+// (extents `local`, starting at `start`); key 0 for the padding of an uneven split.
+int64_t key_index(int64_t i, const Shape& batch, std::span<const int64_t> local,
+                  std::span<const int64_t> start) {
+  int64_t flat = 0, stride = 1;
+  for (size_t d = batch.size(); d-- > 0;) {
+    const int64_t g = start[d] + i % local[d];
+    if (g >= batch[d]) return 0;
+    i /= local[d];
+    flat += g * stride;
+    stride *= batch[d];
+  }
+  return flat;
+}
+
+}  // namespace
+
+Block RandomOperation::run(const KernelContext& device, const Step& step,
+                           std::span<const Block> in) const {
   const size_t nb = batch_shape.size();
   std::vector<int64_t> start;  // of the device's block, per dimension of the result
   for (size_t d = 0; d < nb + shape.size(); ++d) {
     const bool whole = d >= split.size() || split[d].empty();
     start.push_back(whole ? 0 : axis_index(AxisEntry(split[d])) * step.shape[d]);
   }
-  kernels::RandomBlock each{.shape = shape};
-  each.start.assign(start.begin() + static_cast<int64_t>(nb), start.end());
-  each.extent.assign(step.shape.begin() + static_cast<int64_t>(nb),
-                     step.shape.begin() + static_cast<int64_t>(nb + shape.size()));
-  const auto keys = in[0].data<uint32_t>();
-  const uint32_t* offsets = in.size() > 1 ? in[1].data<uint32_t>().data() : nullptr;
-  const bool one_offset = in.size() > 1 && in[1].size() == 1;
+  kernels::RandomBlock block{.shape = shape};  // one key's part, reused for every key
+  block.start.assign(start.begin() + static_cast<int64_t>(nb), start.end());
+  block.extent.assign(step.shape.begin() + static_cast<int64_t>(nb),
+                      step.shape.begin() + static_cast<int64_t>(nb + shape.size()));
+  const std::span<const int64_t> local(step.shape.data(), nb);
   int64_t count = 1;
-  for (size_t d = 0; d < nb; ++d) count *= step.shape[d];
-  std::vector<kernels::RandomBlock> out;
+  for (int64_t n : local) count *= n;
+  Block out = device.allocate(step.dtype, step.shape);
+  if (count == 0) return out;
+  const auto keys = in[0].data<uint32_t>();
+  const std::span<const uint32_t> offsets =
+      in.size() > 1 ? in[1].data<uint32_t>() : std::span<const uint32_t>();
+  const std::span<std::byte> bytes = out.mutable_bytes();
+  const size_t each = bytes.size() / static_cast<size_t>(count);
   for (int64_t i = 0; i < count; ++i) {
-    // The key's flat index in the whole batch; the padding of an uneven split reads key 0.
-    int64_t rest = i, flat = 0, stride = 1;
-    bool inside = true;
-    for (size_t d = nb; d-- > 0;) {
-      const int64_t g = start[d] + rest % step.shape[d];
-      rest /= step.shape[d];
-      inside = inside && g < batch_shape[d];
-      flat += g * stride;
-      stride *= batch_shape[d];
-    }
-    if (!inside) flat = 0;
-    kernels::RandomBlock b = each;
-    b.key = {keys[static_cast<size_t>(2 * flat)], keys[static_cast<size_t>(2 * flat + 1)]};
-    if (offsets != nullptr) b.offset = offsets[one_offset ? 0 : flat];
-    out.push_back(std::move(b));
+    const auto k = static_cast<size_t>(key_index(i, batch_shape, local, start));
+    block.key = {keys[2 * k], keys[2 * k + 1]};
+    if (!offsets.empty()) block.offset = offsets[offsets.size() == 1 ? 0 : k];
+    write(device.backend, block, bytes.data() + static_cast<size_t>(i) * each);
   }
   return out;
 }
@@ -193,13 +197,9 @@ std::shared_ptr<const Operation> RandomBitsOp::remade(std::vector<std::vector<st
   return make_operation<RandomBitsOp>(kind, shape, std::move(split), std::move(batch_shape));
 }
 
-Block RandomBitsOp::run(const KernelContext& device, const Step& step,
-                        std::span<const Block> in) const {
-  Block out = device.allocate(step.dtype, step.shape);
-  each_block(blocks(step, in), out, [&](const kernels::RandomBlock& b, std::byte* at) {
-    device.backend.random_bits(kind, b, at);
-  });
-  return out;
+void RandomBitsOp::write(const kernels::Backend& backend, const kernels::RandomBlock& block,
+                         std::byte* out) const {
+  backend.random_bits(kind, block, out);
 }
 
 // RandomSampleOp
@@ -240,13 +240,9 @@ std::shared_ptr<const Operation> RandomSampleOp::remade(std::vector<std::vector<
   return make_operation<RandomSampleOp>(sampler, shape, std::move(split), std::move(batch_shape));
 }
 
-Block RandomSampleOp::run(const KernelContext& device, const Step& step,
-                          std::span<const Block> in) const {
-  Block out = device.allocate(step.dtype, step.shape);
-  each_block(blocks(step, in), out, [&](const kernels::RandomBlock& b, std::byte* at) {
-    device.backend.random_sample(sampler, b, at);
-  });
-  return out;
+void RandomSampleOp::write(const kernels::Backend& backend, const kernels::RandomBlock& block,
+                           std::byte* out) const {
+  backend.random_sample(sampler, block, out);
 }
 
 // RandomPermutationOp

@@ -33,6 +33,9 @@ class RandomOperation : public Operation {
   void partition(Partitioner& p, int value, const Op& op) const override;
   // One sample per key: the slices' keys (and offsets) become a leading batch dimension.
   Batched batch(const Op& op, std::span<const Batched> operands, int64_t size) const override;
+  // The step's block of the samples: for each key of the device's block of the batch, in order,
+  // write() of that key's part of the block, from the device's mesh position.
+  Block run(const KernelContext& device, const Step& step, std::span<const Block> in) const final;
 
  protected:
   // " blocks=[a,_]" in a device's step whose block is split; empty otherwise.
@@ -41,9 +44,9 @@ class RandomOperation : public Operation {
   // and at most `offsets` uint32 offsets (one for all keys, or one per key), and the shape has no
   // negative dimension.
   void check_operands(std::span<const ValueType> operands, size_t offsets) const;
-  // The step's blocks of the samples, one per key of the device's block of the batch, in order:
-  // each with its key and its place in its sample, from the device's mesh position.
-  std::vector<kernels::RandomBlock> blocks(const Step& step, std::span<const Block> in) const;
+  // One key's part of a step's block: the kernel writing `block` at `out`.
+  virtual void write(const kernels::Backend& backend, const kernels::RandomBlock& block,
+                     std::byte* out) const = 0;
   // The same kind with another split (a device's step) or batch (vmap).
   virtual std::shared_ptr<const Operation> remade(std::vector<std::vector<std::string>> split,
                                                   Shape batch_shape) const = 0;
@@ -67,10 +70,10 @@ class RandomBitsOp final : public RandomOperation {
   // key u32[batch…, 2] (and an offset u32[] or u32[batch…]) -> u8/u16/u32/u64[batch…, shape…],
   // or u32[batch…, shape…, 2] for keys.
   ValueType result_type(std::span<const ValueType> operands) const override;
-  Block run(const KernelContext& device, const Step& step,
-            std::span<const Block> in) const override;
 
  private:
+  void write(const kernels::Backend& backend, const kernels::RandomBlock& block,
+             std::byte* out) const override;
   std::shared_ptr<const Operation> remade(std::vector<std::vector<std::string>> split,
                                           Shape batch_shape) const override;
   bool whole_last_dimension() const override { return kind == kernels::RandomBits::kKeys; }
@@ -91,10 +94,10 @@ class RandomSampleOp final : public RandomOperation {
   std::string attributes() const override;
   // key u32[batch…, 2] -> dtype[batch…, shape…]
   ValueType result_type(std::span<const ValueType> operands) const override;
-  Block run(const KernelContext& device, const Step& step,
-            std::span<const Block> in) const override;
 
  private:
+  void write(const kernels::Backend& backend, const kernels::RandomBlock& block,
+             std::byte* out) const override;
   std::shared_ptr<const Operation> remade(std::vector<std::vector<std::string>> split,
                                           Shape batch_shape) const override;
 };

@@ -114,9 +114,7 @@ Cotangents ReduceOp::vjp(const Op& /*op*/, const Tensor& y, std::span<const Tens
 Batched ReduceOp::batch(const Op& op, std::span<const Batched> operands, int64_t size) const {
   std::vector<int64_t> shifted;
   for (int64_t axis : axes) shifted.push_back(axis + 1);
-  return {compiler::apply(make_operation<ReduceOp>(fn, std::move(shifted)),
-                          {batched_first(operands[0], size)}),
-          0};
+  return on_slices_first(make_operation<ReduceOp>(fn, std::move(shifted)), operands[0], size);
 }
 
 // --- argmax ---
@@ -147,8 +145,7 @@ Block ArgmaxOp::run(const KernelContext& device, const Step& step,
 }
 
 Batched ArgmaxOp::batch(const Op& /*op*/, std::span<const Batched> operands, int64_t size) const {
-  return {compiler::apply(make_operation<ArgmaxOp>(axis + 1), {batched_first(operands[0], size)}),
-          0};
+  return on_slices_first(make_operation<ArgmaxOp>(axis + 1), operands[0], size);
 }
 
 namespace {
