@@ -22,6 +22,15 @@ class InvalidArgument : public Error {
   using Error::Error;
 };
 
+// An operation's result has no sharding its operands' types decide: a jit value split over an
+// Explicit mesh axis where JAX's rules for sharding in types find the result's split ambiguous or
+// the operands' splits in conflict (jax's ShardingTypeError). Raised while tracing; the message
+// names the operation, the operands' types and the remedy (out_sharding=, or spmd::reshard).
+class ShardingTypeError : public InvalidArgument {
+ public:
+  using InvalidArgument::InvalidArgument;
+};
+
 // A wait ran out of time. The message names what did not arrive (processes, keys, the service).
 class DeadlineExceeded : public Error {
  public:

@@ -39,8 +39,21 @@
 //   where an operand is split, forward propagation wins.
 // Where two layouts meet, the value is moved with the named collectives (all_gather,
 // all_to_all, psum, psum_scatter) or, when a dimension only becomes split, by each device
-// keeping its part (no communication). Every split must be even: an uneven one throws
-// IndivisibleError naming the value and dimension at trace time.
+// keeping its part (no communication). A split that does not divide runs padded, as XLA tiles
+// it (layout.h); the padding never reaches a result.
+//
+// Explicit axes (AxisType::kExplicit, make_mesh's default): sharding in types, as JAX's. Each
+// Tensor's type says which Explicit axes split each dimension (Tensor::sharding()); every
+// operation gives its result the one JAX's rules give and the compiled program holds the value
+// to it, so the splits over Explicit axes are the program's, not propagation's choice. Where
+// JAX's rules find a result's split ambiguous or its operands' splits in conflict — a contraction
+// whose contracting dimension is split on both sides, two operands split differently, a reshape
+// of a split dimension that is not one split or one merge — the trace throws ShardingTypeError
+// naming the operation and the operands' types; the remedies are out_sharding= (numpy.h) and
+// reshard. Auto axes stay out of types and propagate as above, also on a mesh mixing both; a
+// with_sharding_constraint may only place Auto axes there (on a mesh of Explicit axes only it
+// asserts the type). While tracing, the jit's mesh is the mesh in scope (mesh_context.h) unless
+// another is set, so a bare P(...) names a sharding on it.
 //
 // Results equal the same function computed on whole arrays in one process: exactly for integer
 // and bool programs and for float programs whose reductions do not cross devices; a float sum
@@ -118,9 +131,10 @@ Tensor with_sharding_constraint(const Tensor& x, const NamedSharding& sharding);
 }  // namespace lax
 
 // jax.reshard: `x` laid out as `sharding` (a NamedSharding, or a bare P(...) on the mesh in
-// scope, mesh_context.h). An Array is copied so (device_put); inside jit the value is laid out so
-// from here on. Explicit axes' sharding types are not tracked yet (mesh.h, AxisType), so inside
-// jit this is with_sharding_constraint's layout, which is what reshard gives on auto axes.
+// scope, mesh_context.h). An Array is copied so (device_put). Inside jit, on a mesh with Explicit
+// axes, the result's type becomes `sharding` (which may name Explicit axes only, as JAX's;
+// InvalidArgument otherwise) and its cotangent moves back to x's type; on a mesh of Auto axes it
+// is with_sharding_constraint.
 Array reshard(const Array& x, const NamedSharding& sharding);
 Tensor reshard(const Tensor& x, const NamedSharding& sharding);
 

@@ -78,6 +78,13 @@ Tensor argmax(const Tensor& a, std::optional<int> axis = std::nullopt);
 // batch dimensions broadcast); dot: matmul for operands of rank ≤ 2.
 Tensor matmul(const Tensor& a, const Tensor& b);
 Tensor dot(const Tensor& a, const Tensor& b);
+// With out_sharding (JAX's out_sharding=, on a mesh with Explicit axes): the result's type is
+// `out_sharding` on the jit's mesh, whatever the operands' splits. What to give where JAX's rule
+// finds the result's split ambiguous (a contracting dimension split on both sides:
+// ShardingTypeError without it). It names Explicit axes only (InvalidArgument otherwise); one
+// entry per dimension of the result, at most.
+Tensor matmul(const Tensor& a, const Tensor& b, const PartitionSpec& out_sharding);
+Tensor dot(const Tensor& a, const Tensor& b, const PartitionSpec& out_sharding);
 
 // Einstein summation over one or two operands, NumPy's notation without ellipses or repeated
 // letters within an operand: "ij,jk->ik", "bij,bjk->bik", "ij,kj->ik", "ij->ji", "ij->i", or
@@ -86,6 +93,9 @@ Tensor dot(const Tensor& a, const Tensor& b);
 // reshapes, so a sharded operand's splits follow those rules.
 Tensor einsum(const std::string& subscripts, const Tensor& a);
 Tensor einsum(const std::string& subscripts, const Tensor& a, const Tensor& b);
+// With out_sharding, for the output letters in order (as matmul's).
+Tensor einsum(const std::string& subscripts, const Tensor& a, const Tensor& b,
+              const PartitionSpec& out_sharding);
 
 // Shapes. reshape takes one -1 (inferred); transpose without axes reverses them.
 Tensor reshape(const Tensor& a, const Shape& shape);
@@ -100,13 +110,18 @@ Tensor slice(const Tensor& a, const std::vector<int64_t>& start, const std::vect
 Tensor concatenate(const std::vector<Tensor>& parts, int axis = 0);
 
 // Creation (replicated; they take the trace from the thread's jit in progress and throw
-// InvalidArgument outside one).
+// InvalidArgument outside one). With out_sharding (Explicit axes only, as matmul's), the result's
+// type: jnp.zeros(shape, out_sharding=P('x')); each device keeps its block.
 Tensor zeros(const Shape& shape, DType dtype = DType::kFloat32);
-// Zeros of a's shape and dtype, laid out as `a` when `a` is a jit input.
+Tensor zeros(const Shape& shape, DType dtype, const PartitionSpec& out_sharding);
+// Zeros of a's shape, dtype and type's sharding, laid out as `a` when `a` is a jit input.
 Tensor zeros_like(const Tensor& a);
 Tensor ones(const Shape& shape, DType dtype = DType::kFloat32);
+Tensor ones(const Shape& shape, DType dtype, const PartitionSpec& out_sharding);
 Tensor full(const Shape& shape, Scalar value, DType dtype = DType::kFloat32);
+Tensor full(const Shape& shape, Scalar value, DType dtype, const PartitionSpec& out_sharding);
 Tensor arange(int64_t stop, DType dtype = DType::kInt32);
+Tensor arange(int64_t stop, DType dtype, const PartitionSpec& out_sharding);
 // A constant captured from C++: its elements become part of the program (and of its fingerprint).
 Tensor asarray(const HostArray& value);
 

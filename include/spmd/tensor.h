@@ -34,7 +34,12 @@ class Tensor {
   DType dtype() const;
   int ndim() const { return static_cast<int>(shape().size()); }
   int64_t size() const;
-  // "Tensor(f32[8,4], %3)".
+  // The sharding in its type (JAX's `typeof(x).sharding`): on the jit's mesh, one entry per
+  // dimension naming the Explicit axes that split it (DESIGN.md, "Sharding in types"). Every
+  // operation's result has the one JAX's rules give it, and the compiled program holds the value
+  // to it. Auto axes are never in a type: on a mesh of Auto axes every entry is None.
+  NamedSharding sharding() const;
+  // "Tensor(f32[8,4], %3)"; "Tensor(f32[8@x,4], %3)" where the type splits it.
   std::string to_string() const;
 
   // The trace and the value it names (for spmd::numpy's implementation).

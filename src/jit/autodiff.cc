@@ -10,6 +10,7 @@
 #include "jit/manual.h"
 #include "jit/ops/manual.h"
 #include "jit/ops/parameter.h"
+#include "jit/sharding_in_types.h"
 #include "jit/trace.h"
 #include "spmd/error.h"
 #include "spmd/grad.h"
@@ -50,7 +51,7 @@ Tensor as_primal(const Tensor& grad, const Tensor& primal) {
   const Op op = primal.trace()->op(primal.value());
   const auto* param = op.as<compiler::ParameterOp>();
   if (param == nullptr) return grad;
-  return lax::with_sharding_constraint(grad, *param->sharding());
+  return compiler::constrained_auto(grad, *param->sharding());
 }
 
 // In a lax::shard_map, a block invariant over an axis used by an operation whose result varies
@@ -90,7 +91,8 @@ Cotangents vjp_rule(const Op& op, const Tensor& out, const std::vector<Tensor>& 
   }
   Cotangents c = op.operation->vjp(op, out, in, g);
   for (size_t i = 0; i < c.size(); ++i) {
-    if (c[i]) c[i] = unbroadcast(*c[i], in[i].shape());
+    if (c[i])
+      c[i] = retyped(unbroadcast(*c[i], in[i].shape()), in[i].trace()->op(in[i].value()).spec);
   }
   return c;
 }

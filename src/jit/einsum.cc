@@ -117,7 +117,10 @@ Tensor einsum(const std::string& subscripts, const Tensor& a) {
   return arrange(summed, letters, s.output);
 }
 
-Tensor einsum(const std::string& subscripts, const Tensor& a, const Tensor& b) {
+namespace {
+
+Tensor einsum_typed(const std::string& subscripts, const Tensor& a, const Tensor& b,
+                    const PartitionSpec* out_sharding) {
   auto trace = compiler::trace_of("einsum", {&a, &b});
   const Subscripts s = parse(subscripts, 2);
   sizes_of(subscripts, s, {&a, &b});
@@ -125,8 +128,22 @@ Tensor einsum(const std::string& subscripts, const Tensor& a, const Tensor& b) {
   std::string la = s.inputs[0], lb = s.inputs[1];
   const Tensor x = compiler::convert_to(sum_unused(a, la, s.output, lb), dtype);
   const Tensor y = compiler::convert_to(sum_unused(b, lb, s.output, la), dtype);
-  return trace->apply(compiler::make_operation<compiler::DotOp>(la, lb, s.output),
+  std::optional<PartitionSpec> typed;
+  if (out_sharding != nullptr) {
+    typed = compiler::out_sharding_spec(*trace, "einsum", *out_sharding, s.output.size());
+  }
+  return trace->apply(compiler::make_operation<compiler::DotOp>(la, lb, s.output, typed),
                       {x.value(), y.value()});
+}
+
+}  // namespace
+
+Tensor einsum(const std::string& subscripts, const Tensor& a, const Tensor& b) {
+  return einsum_typed(subscripts, a, b, nullptr);
+}
+Tensor einsum(const std::string& subscripts, const Tensor& a, const Tensor& b,
+              const PartitionSpec& out_sharding) {
+  return einsum_typed(subscripts, a, b, &out_sharding);
 }
 
 }  // namespace spmd::numpy

@@ -13,8 +13,10 @@
 #include "jit/ops/parameter.h"
 #include "jit/partition.h"
 #include "jit/same_program.h"
+#include "jit/sharding_in_types.h"
 #include "jit/trace.h"
 #include "spmd/error.h"
+#include "spmd/mesh_context.h"
 #include "spmd/shard_map.h"
 
 namespace spmd {
@@ -90,10 +92,13 @@ std::string signature(std::span<const Array* const> inputs,
 compiler::Program trace_program(std::span<const Array* const> inputs,
                                 const std::vector<NamedSharding>& shardings,
                                 const JitCore::TraceFn& trace_fn, std::vector<std::string>& keys) {
-  auto trace = std::make_shared<compiler::Trace>();
+  auto trace = std::make_shared<compiler::Trace>(shardings.front().mesh());
   std::vector<Tensor> params;
   {
     const compiler::TraceScope scope(trace);
+    // As JAX's jit, the inputs' mesh is in scope while tracing unless the caller set one.
+    std::optional<MeshScope> mesh_scope;
+    if (!get_mesh()) mesh_scope.emplace(shardings.front().mesh());
     for (size_t i = 0; i < inputs.size(); ++i) {
       params.push_back(trace->apply(
           compiler::make_operation<compiler::ParameterOp>(
@@ -131,10 +136,8 @@ void check_constraints(const compiler::Program& program, const Mesh& mesh,
   for (const compiler::Op& op : program.ops) {
     const NamedSharding* sharding = op.operation->sharding();
     if (sharding != nullptr && !(sharding->mesh() == mesh)) {
-      throw InvalidArgument(
-          fmt::format("jit({}): {}({}) names another mesh than the jit's inputs", name,
-                      op.is<compiler::ConstraintOp>() ? "with_sharding_constraint" : "shard_map",
-                      sharding->to_string()));
+      throw InvalidArgument(fmt::format("jit({}): {}({}) names another mesh than the jit's inputs",
+                                        name, op.operation->name(), sharding->to_string()));
     }
   }
 }
@@ -245,8 +248,16 @@ Tensor with_sharding_constraint(const Tensor& x, const NamedSharding& sharding) 
 Array reshard(const Array& x, const NamedSharding& sharding) { return device_put(x, sharding); }
 
 Tensor reshard(const Tensor& x, const NamedSharding& sharding) {
-  compiler::trace_of("reshard", {&x});
-  return lax::with_sharding_constraint(x, sharding);
+  auto trace = compiler::trace_of("reshard", {&x});
+  const Mesh* mesh = trace->mesh();
+  if (mesh == nullptr || !compiler::has_explicit_axes(*mesh))
+    return lax::with_sharding_constraint(x, sharding);
+  const size_t rank = x.shape().size();
+  compiler::checked_type_spec("reshard", sharding.spec(), sharding.mesh(), rank);
+  return trace->apply(
+      compiler::make_operation<compiler::ConstraintOp>(
+          std::make_shared<const NamedSharding>(sharding), compiler::ConstraintOp::Kind::kReshard),
+      {x.value()});
 }
 
 }  // namespace spmd

@@ -19,4 +19,10 @@ Tensor scalar_tensor(const std::shared_ptr<Trace>& trace, const Scalar& s, DType
 // `what` and the shape when out of range.
 int normalize_axis(std::string_view what, int axis, const Shape& shape);
 
+// An out_sharding= given to `what` for a result of rank `rank`, on `trace`'s mesh: its Explicit
+// axes, canonical (sharding_in_types.h: checked_type_spec). InvalidArgument for a spec naming
+// Auto axes, as JAX refuses them.
+PartitionSpec out_sharding_spec(const Trace& trace, std::string_view what,
+                                const PartitionSpec& out_sharding, size_t rank);
+
 }  // namespace spmd::compiler

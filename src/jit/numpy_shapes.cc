@@ -12,6 +12,7 @@
 #include "jit/ops/parameter.h"
 #include "jit/ops/reduction.h"
 #include "jit/promotion.h"
+#include "jit/sharding_in_types.h"
 #include "spmd/error.h"
 #include "spmd/jit.h"
 #include "spmd/numpy.h"
@@ -241,8 +242,11 @@ Tensor concatenate(const std::vector<Tensor>& parts, int axis) {
   return first.trace()->apply(make_operation<compiler::ConcatenateOp>(ax), std::move(inputs));
 }
 
-Tensor matmul(const Tensor& a, const Tensor& b) {
-  compiler::trace_of("matmul", {&a, &b});
+namespace {
+
+// matmul with out_sharding given (a spec of the result's rank) or not.
+Tensor matmul_typed(const Tensor& a, const Tensor& b, const PartitionSpec* out_sharding) {
+  auto trace = compiler::trace_of("matmul", {&a, &b});
   if (a.ndim() == 0 || b.ndim() == 0) {
     throw InvalidArgument(fmt::format("matmul: operands must have rank 1 or more, not {} and {}",
                                       compiler::type_text(a.dtype(), a.shape()),
@@ -268,48 +272,107 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     return broadcast_to(compiler::convert_to(t, dtype), s);
   };
   const Tensor lhs = operand(x, m, k), rhs = operand(y, k, n);
+  std::optional<PartitionSpec> typed;
+  if (out_sharding != nullptr) {
+    // Given for the result, whose vector operands' added dimensions are whole.
+    const size_t rank = batch.size() + (a.ndim() > 1 ? 1 : 0) + (b.ndim() > 1 ? 1 : 0);
+    std::vector<AxisEntry> entries = compiler::type_entries(
+        {DType::kFloat32, Shape(rank),
+         compiler::out_sharding_spec(*trace, "matmul", *out_sharding, rank)});
+    if (a.ndim() == 1) entries.insert(entries.end() - (b.ndim() > 1 ? 1 : 0), AxisEntry());
+    if (b.ndim() == 1) entries.emplace_back();
+    typed = compiler::canonical_spec(std::move(entries));
+  }
   Tensor out =
-      lhs.trace()->apply(compiler::matmul_operation(batch.size()), {lhs.value(), rhs.value()});
+      trace->apply(compiler::matmul_operation(batch.size(), typed), {lhs.value(), rhs.value()});
   if (a.ndim() == 1) out = squeeze(out, {-2});
   if (b.ndim() == 1) out = squeeze(out, {-1});
   return out;
 }
 
-Tensor dot(const Tensor& a, const Tensor& b) {
+}  // namespace
+
+Tensor matmul(const Tensor& a, const Tensor& b) { return matmul_typed(a, b, nullptr); }
+Tensor matmul(const Tensor& a, const Tensor& b, const PartitionSpec& out_sharding) {
+  return matmul_typed(a, b, &out_sharding);
+}
+
+namespace {
+
+void check_dot_ranks(const Tensor& a, const Tensor& b) {
   if (a.ndim() > 2 || b.ndim() > 2) {
     throw InvalidArgument(fmt::format("dot: operands of rank above 2 ({} and {}): use matmul",
                                       compiler::type_text(a.dtype(), a.shape()),
                                       compiler::type_text(b.dtype(), b.shape())));
   }
-  return matmul(a, b);
 }
 
-Tensor full(const Shape& shape, Scalar value, DType dtype) {
+}  // namespace
+
+Tensor dot(const Tensor& a, const Tensor& b) {
+  check_dot_ranks(a, b);
+  return matmul(a, b);
+}
+Tensor dot(const Tensor& a, const Tensor& b, const PartitionSpec& out_sharding) {
+  check_dot_ranks(a, b);
+  return matmul(a, b, out_sharding);
+}
+
+namespace {
+
+Tensor full_typed(const Shape& shape, Scalar value, DType dtype,
+                  const PartitionSpec* out_sharding) {
   auto trace = compiler::Trace::current("full");
   for (int64_t d : shape) {
     if (d < 0)
       throw InvalidArgument(
           fmt::format("full: negative dimension in ({})", fmt::join(shape, ", ")));
   }
-  return trace->apply(make_operation<compiler::FullOp>(value.value, ValueType{dtype, shape}), {});
+  ValueType type{dtype, shape};
+  if (out_sharding != nullptr) {
+    type.spec = compiler::out_sharding_spec(*trace, "full", *out_sharding, shape.size());
+  }
+  return trace->apply(make_operation<compiler::FullOp>(value.value, std::move(type)), {});
+}
+
+Tensor arange_typed(int64_t stop, DType dtype, const PartitionSpec* out_sharding) {
+  auto trace = compiler::Trace::current("arange");
+  ValueType type{dtype, {std::max<int64_t>(stop, 0)}};
+  if (out_sharding != nullptr)
+    type.spec = compiler::out_sharding_spec(*trace, "arange", *out_sharding, 1);
+  return trace->apply(make_operation<compiler::IotaOp>(std::move(type)), {});
+}
+
+}  // namespace
+
+Tensor full(const Shape& shape, Scalar value, DType dtype) {
+  return full_typed(shape, value, dtype, nullptr);
+}
+Tensor full(const Shape& shape, Scalar value, DType dtype, const PartitionSpec& out_sharding) {
+  return full_typed(shape, value, dtype, &out_sharding);
 }
 Tensor zeros(const Shape& shape, DType dtype) { return full(shape, Scalar(0), dtype); }
+Tensor zeros(const Shape& shape, DType dtype, const PartitionSpec& out_sharding) {
+  return full(shape, Scalar(0), dtype, out_sharding);
+}
 Tensor zeros_like(const Tensor& a) {
   compiler::trace_of("zeros_like", {&a});
   const compiler::Op source = a.trace()->op(a.value());
-  Tensor z =
-      a.trace()->apply(make_operation<compiler::FullOp>(0.0, ValueType{a.dtype(), a.shape()}), {});
+  ValueType type{a.dtype(), a.shape(), source.spec};  // typed as `a`, as jnp.zeros_like
+  Tensor z = a.trace()->apply(make_operation<compiler::FullOp>(0.0, std::move(type)), {});
   if (const auto* param = source.as<compiler::ParameterOp>()) {
-    return lax::with_sharding_constraint(z, *param->sharding());
+    return compiler::constrained_auto(z, *param->sharding());
   }
   return z;
 }
 Tensor ones(const Shape& shape, DType dtype) { return full(shape, Scalar(1), dtype); }
+Tensor ones(const Shape& shape, DType dtype, const PartitionSpec& out_sharding) {
+  return full(shape, Scalar(1), dtype, out_sharding);
+}
 
-Tensor arange(int64_t stop, DType dtype) {
-  auto trace = compiler::Trace::current("arange");
-  if (stop < 0) stop = 0;
-  return trace->apply(make_operation<compiler::IotaOp>(ValueType{dtype, {stop}}), {});
+Tensor arange(int64_t stop, DType dtype) { return arange_typed(stop, dtype, nullptr); }
+Tensor arange(int64_t stop, DType dtype, const PartitionSpec& out_sharding) {
+  return arange_typed(stop, dtype, &out_sharding);
 }
 
 Tensor asarray(const HostArray& value) {
@@ -336,3 +399,15 @@ Tensor logsumexp(const Tensor& a, const AxisList& axes, bool keepdims) {
 }
 
 }  // namespace spmd::numpy
+
+namespace spmd::compiler {
+
+PartitionSpec out_sharding_spec(const Trace& trace, std::string_view what,
+                                const PartitionSpec& out_sharding, size_t rank) {
+  if (trace.mesh() == nullptr) {
+    throw InvalidArgument(fmt::format("{}: out_sharding outside a jit over a mesh", what));
+  }
+  return checked_type_spec(what, out_sharding, *trace.mesh(), rank);
+}
+
+}  // namespace spmd::compiler

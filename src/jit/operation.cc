@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "jit/program.h"
+#include "jit/sharding_in_types.h"
 #include "spmd/error.h"
 
 namespace spmd::compiler {
@@ -21,6 +22,18 @@ void check_operand_count(std::string_view what, std::span<const ValueType> opera
     throw InvalidArgument(fmt::format("{}: takes {} operand{}, not {}", what, count,
                                       count == 1 ? "" : "s", operands.size()));
   }
+}
+
+PartitionSpec Operation::type_spec(std::span<const ValueType> operands, const ValueType& /*result*/,
+                                   const Mesh& /*mesh*/) const {
+  for (const ValueType& t : operands) {
+    if (t.spec.entries().empty()) continue;
+    throw ShardingTypeError(fmt::format(
+        "{}: has no sharding rule for operands split over Explicit mesh axes ({}); reshard them "
+        "to P() first (spmd::reshard), or make those axes Auto",
+        name(), typed_list(operands)));
+  }
+  return {};
 }
 
 std::optional<Layout> Operation::operand_hint(const Op& /*op*/, const Shape& /*operand*/,

@@ -30,10 +30,14 @@ class Partitioner;
 struct Op;
 struct Step;
 
-// The type of a value: its dtype and global shape ("f32[8,4]" in the text).
+// The type of a value: its dtype, its global shape ("f32[8,4]" in the text) and, on a mesh with
+// Explicit axes, its sharding in types (sharding_in_types.h): per dimension the Explicit axes
+// splitting it, JAX's `typeof(x).sharding.spec`. The spec is canonical: empty when no dimension
+// is split over an Explicit axis, otherwise one entry per dimension.
 struct ValueType {
   DType dtype = DType::kFloat32;
   Shape shape;
+  PartitionSpec spec;
   bool operator==(const ValueType&) const = default;
 };
 
@@ -72,6 +76,14 @@ class Operation {
   // make an operation; this rule states the result and refuses what cannot be typed
   // (InvalidArgument), e.g. a program text that declares another type.
   virtual ValueType result_type(std::span<const ValueType> operands) const = 0;
+
+  // Sharding-in-types rule (JAX's sharding_rule), asked only on a mesh with an Explicit axis:
+  // the spec of the result's type (`result`: the shape and dtype rule's answer) from the
+  // operands' specs, canonical (sharding_in_types.h). Throws ShardingTypeError where JAX raises
+  // one: operands split in conflict, or a result whose split is ambiguous. The default gives a
+  // replicated result when no operand is split over an Explicit axis, and refuses otherwise.
+  virtual PartitionSpec type_spec(std::span<const ValueType> operands, const ValueType& result,
+                                  const Mesh& mesh) const;
 
   // Sharding rule: gives value `value` (this operation, `op` in the program) a layout from its
   // operands' and emits its per-device steps through the partitioner (partitioner.h).
@@ -125,6 +137,9 @@ class ElementwiseOperation : public Operation {
   virtual void apply(const kernels::Backend& backend, DType dtype, std::span<const Operand> in,
                      std::byte* out, int64_t n) const = 0;
 
+  // JAX's broadcasting rule (sharding_in_types.h: broadcast_type_spec).
+  PartitionSpec type_spec(std::span<const ValueType> operands, const ValueType& result,
+                          const Mesh& mesh) const override;
   // Per dimension, the first operand of the result's rank that splits it (unless its axes are
   // taken by an earlier dimension); rank-0 operands stay whole.
   void partition(Partitioner& p, int value, const Op& op) const final;

@@ -9,6 +9,7 @@
 #include "jit/hints.h"
 #include "jit/ops/parameter.h"
 #include "jit/partitioner.h"
+#include "jit/sharding_in_types.h"
 #include "spmd/error.h"
 
 namespace spmd::compiler {
@@ -56,6 +57,18 @@ std::string global_text(const Program& program, const Partitioner& p, const std:
   return text + ret + "\n";
 }
 
+// On a mesh with Explicit axes, what is asked of each value carries its type's Explicit axes, so
+// that a rule with nothing to go on makes it in its type at once.
+void type_hints(const Program& program, const Mesh& mesh,
+                std::vector<std::optional<Layout>>& hints) {
+  for (size_t v = 0; v < program.ops.size(); ++v) {
+    const Op& op = program.ops[v];
+    const Layout asked =
+        held_layout(hints[v] ? *hints[v] : Layout::replicated(op.shape.size()), op.spec, mesh);
+    hints[v] = is_replicated(asked) ? std::nullopt : std::optional<Layout>(asked);
+  }
+}
+
 }  // namespace
 
 std::string program_text(const Program& program, const LocalProgram& local, const Mesh& mesh,
@@ -66,7 +79,10 @@ LocalProgram partition(const Program& program, const Mesh& mesh,
                        const std::vector<std::optional<Layout>>& out_layouts,
                        const std::string& name) {
   Partitioner p(program, mesh, name);
-  p.set_hints(backward_hints(program, out_layouts));
+  std::vector<std::optional<Layout>> hints = backward_hints(program, out_layouts);
+  const bool typed = has_explicit_axes(mesh);
+  if (typed) type_hints(program, mesh, hints);
+  p.set_hints(std::move(hints));
   const std::vector<bool> live = live_values(program);
   for (size_t v = 0; v < program.ops.size(); ++v) {
     const Op& op = program.ops[v];
@@ -77,6 +93,8 @@ LocalProgram partition(const Program& program, const Mesh& mesh,
       p.define(static_cast<int>(v), slot, l);
     } else if (live[v]) {
       op.operation->partition(p, static_cast<int>(v), op);
+      if (typed)
+        p.hold(static_cast<int>(v), held_layout(p.layout(static_cast<int>(v)), op.spec, mesh));
     }
   }
   LocalProgram& result = p.result();

@@ -59,6 +59,15 @@ class Partitioner {
     natural_[static_cast<size_t>(value)] = natural;
     lazy_[static_cast<size_t>(value)] = std::move(operands);
   }
+  // Makes `want` the layout later rules read for `value` (a step moving it there follows, for a
+  // value that is not made where it is used): the partitioner holding a value to its type
+  // (sharding_in_types.h).
+  void hold(int value, const Layout& want) {
+    const auto v = static_cast<size_t>(value);
+    if (natural_[v] == want) return;
+    if (!lazy_[v]) slot_with(value, want);
+    natural_[v] = want;
+  }
   int new_slot() { return result_.slots++; }
   // The layout a later constraint or out_sharding asks of `value`, carried back to it (hints.cc);
   // rules use it where forward propagation has nothing to say (every operand replicated).

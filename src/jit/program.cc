@@ -4,6 +4,8 @@
 #include <fmt/ranges.h>
 #include <xxhash.h>
 
+#include "jit/sharding_in_types.h"
+
 namespace spmd::compiler {
 
 std::string_view short_dtype_name(DType dtype) {
@@ -19,7 +21,10 @@ std::string type_text(DType dtype, const Shape& shape) {
 std::string op_name(const Op& op) { return op.operation->name(); }
 
 std::string op_line(const Op& op, int value) {
-  std::string line = fmt::format("%{} = {} {}", value, op_name(op), type_text(op.dtype, op.shape));
+  // On a mesh with Explicit axes the type shows its splits, as JAX prints it: f32[8@x,16].
+  const std::string type =
+      op.spec.entries().empty() ? type_text(op.dtype, op.shape) : typed_text(op.type());
+  std::string line = fmt::format("%{} = {} {}", value, op_name(op), type);
   for (int in : op.inputs) line += fmt::format(" %{}", in);
   const std::string attributes = op.operation->attributes();
   if (!attributes.empty()) line += " " + attributes;

@@ -21,6 +21,7 @@ struct Op {
   std::vector<int> inputs;
   Shape shape;
   DType dtype = DType::kFloat32;
+  PartitionSpec spec;  // the type's Explicit axes (ValueType::spec)
 
   // The operation as kind T, or null when it is of another kind.
   template <class T>
@@ -31,7 +32,7 @@ struct Op {
   bool is() const {
     return as<T>() != nullptr;
   }
-  ValueType type() const { return {dtype, shape}; }
+  ValueType type() const { return {dtype, shape, spec}; }
 };
 
 struct Program {

@@ -9,6 +9,7 @@
 
 #include "jit/op_registry.h"
 #include "jit/ops/parameter.h"
+#include "jit/sharding_in_types.h"
 #include "spmd/error.h"
 
 namespace spmd::compiler {
@@ -78,15 +79,34 @@ Op parse_op(const std::vector<std::string>& w, const Program& program, const Mes
     attributes.emplace(w[i].substr(0, eq), w[i].substr(eq + 1));
   }
   op.operation = (*parse)(AttributeReader(w[2], std::move(attributes), declared, operands, mesh));
-  const ValueType typed = op.operation->result_type(operands);
+  const ValueType typed = typed_result(*op.operation, operands, &mesh);
   if (!(typed == declared)) {
-    throw InvalidArgument(fmt::format("declares {}, but {}'s rule gives {}",
-                                      type_text(declared.dtype, declared.shape), w[2],
-                                      type_text(typed.dtype, typed.shape)));
+    throw InvalidArgument(fmt::format("declares {}, but {}'s rules give {}", typed_text(declared),
+                                      w[2], typed_text(typed)));
   }
   op.shape = typed.shape;
   op.dtype = typed.dtype;
+  op.spec = typed.spec;
   return op;
+}
+
+}  // namespace
+
+namespace {
+
+// "x" or "(x,y)": the axes after a dimension's '@'.
+AxisEntry axes_of(std::string_view text) {
+  if (text.empty()) throw InvalidArgument("'@' without a mesh axis");
+  if (text.front() != '(') return AxisEntry(std::string(text));
+  if (text.back() != ')') throw InvalidArgument(fmt::format("'{}' lacks its ')'", text));
+  std::vector<std::string> axes;
+  text = text.substr(1, text.size() - 2);
+  while (!text.empty()) {
+    const size_t comma = text.find(',');
+    axes.emplace_back(text.substr(0, comma));
+    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+  }
+  return AxisEntry(std::move(axes));
 }
 
 }  // namespace
@@ -106,12 +126,20 @@ ValueType parse_type(std::string_view text) {
   }
   if (!known) throw InvalidArgument(fmt::format("'{}' names no dtype", text.substr(0, open)));
   std::string_view dims = text.substr(open + 1, text.size() - open - 2);
+  std::vector<AxisEntry> entries;
   while (!dims.empty()) {
-    const size_t comma = dims.find(',');
-    t.shape.push_back(to_int(dims.substr(0, comma), "dimension"));
+    // "8", "8@x" or "8@(x,y)": a dimension and the Explicit axes splitting it.
+    const size_t paren = dims.find('(');
+    size_t comma = dims.find(',');
+    if (paren != std::string_view::npos && paren < comma) comma = dims.find(',', dims.find(')'));
+    const std::string_view dim = dims.substr(0, comma);
+    const size_t at = dim.find('@');
+    t.shape.push_back(to_int(dim.substr(0, at), "dimension"));
     if (t.shape.back() < 0) throw InvalidArgument(fmt::format("'{}': a negative dimension", text));
+    entries.push_back(at == std::string_view::npos ? AxisEntry() : axes_of(dim.substr(at + 1)));
     dims = comma == std::string_view::npos ? std::string_view() : dims.substr(comma + 1);
   }
+  t.spec = canonical_spec(std::move(entries));
   return t;
 }
 

@@ -4,6 +4,7 @@
 
 #include <utility>
 
+#include "jit/sharding_in_types.h"
 #include "spmd/error.h"
 
 namespace spmd::compiler {
@@ -17,11 +18,12 @@ Tensor Trace::apply(std::shared_ptr<const Operation> operation, std::vector<int>
   std::vector<ValueType> types;
   types.reserve(inputs.size());
   for (int in : inputs) types.push_back(op(in).type());
-  ValueType result = operation->result_type(types);
+  ValueType result = typed_result(*operation, types, mesh());
   program_.ops.push_back(Op{.operation = std::move(operation),
                             .inputs = std::move(inputs),
                             .shape = std::move(result.shape),
-                            .dtype = result.dtype});
+                            .dtype = result.dtype,
+                            .spec = std::move(result.spec)});
   return Tensor(shared_from_this(), static_cast<int>(program_.ops.size()) - 1);
 }
 
@@ -77,12 +79,22 @@ DType Tensor::dtype() const {
   return compiler::trace_of("Tensor::dtype", {this})->op(value_).dtype;
 }
 
+NamedSharding Tensor::sharding() const {
+  const auto trace = compiler::trace_of("Tensor::sharding", {this});
+  const compiler::Op& op = trace->op(value_);
+  if (trace->mesh() == nullptr) {
+    throw InvalidArgument("Tensor::sharding: this Tensor's trace has no mesh");
+  }
+  std::vector<AxisEntry> entries = compiler::type_entries(op.type());
+  return NamedSharding(*trace->mesh(), PartitionSpec::from_entries(std::move(entries)));
+}
+
 int64_t Tensor::size() const { return shape_size(shape()); }
 
 std::string Tensor::to_string() const {
   const auto trace = compiler::trace_of("Tensor::to_string", {this});
   const compiler::Op& op = trace->op(value_);
-  return fmt::format("Tensor({}, %{})", compiler::type_text(op.dtype, op.shape), value_);
+  return fmt::format("Tensor({}, %{})", compiler::typed_text(op.type()), value_);
 }
 
 }  // namespace spmd

@@ -4,18 +4,27 @@
 
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <vector>
 
 #include "jit/program.h"
+#include "spmd/mesh.h"
 #include "spmd/tensor.h"
 
 namespace spmd::compiler {
 
 class Trace : public std::enable_shared_from_this<Trace> {
  public:
+  // A trace of a jit over `mesh` (its inputs'): on a mesh with Explicit axes, values carry their
+  // sharding in their types (sharding_in_types.h).
+  explicit Trace(std::optional<Mesh> mesh = std::nullopt) : mesh_(std::move(mesh)) {}
+  // The jit's mesh, or null.
+  const Mesh* mesh() const { return mesh_ ? &*mesh_ : nullptr; }
+
   // Appends `operation` on the values `inputs` and returns its result as a Tensor of this trace;
-  // the result's type is the operation's shape and dtype rule's. Throws InvalidArgument from it.
+  // the result's type is the operation's shape and dtype rule's, with its sharding-in-types
+  // rule's spec (typed_result). Throws InvalidArgument (or ShardingTypeError) from them.
   Tensor apply(std::shared_ptr<const Operation> operation, std::vector<int> inputs);
   const Op& op(int value) const { return program_.ops.at(static_cast<size_t>(value)); }
   Program& program() { return program_; }
@@ -28,6 +37,7 @@ class Trace : public std::enable_shared_from_this<Trace> {
 
  private:
   friend class TraceScope;
+  std::optional<Mesh> mesh_;
   Program program_;
   bool open_ = true;
 };

@@ -60,7 +60,8 @@ void write_golden(const fs::path& path, const Golden& g) {
                       << g.per_device;
 }
 
-// "mesh dp=2 mp=2": a mesh of fabricated CPU devices, two per process.
+// "mesh dp=2 mp=2": a mesh of fabricated CPU devices, two per process, its axes Auto;
+// "mesh dp=2:explicit mp=2" makes dp Explicit (sharding in types).
 Mesh abstract_mesh(const std::string& head) {
   std::istringstream lines(head);
   for (std::string line; std::getline(lines, line);) {
@@ -68,15 +69,17 @@ Mesh abstract_mesh(const std::string& head) {
     std::istringstream words(line.substr(5));
     std::vector<std::string> names;
     std::vector<int64_t> sizes;
+    std::vector<spmd::AxisType> types;
     for (std::string w; words >> w;) {
       names.push_back(w.substr(0, w.find('=')));
       sizes.push_back(std::stoll(w.substr(w.find('=') + 1)));
+      types.push_back(w.ends_with(":explicit") ? spmd::AxisType::kExplicit : spmd::AxisType::kAuto);
     }
     int64_t count = 1;
     for (int64_t s : sizes) count *= s;
     std::vector<spmd::Device> devices;
     for (int i = 0; i < count; ++i) devices.emplace_back(i, i / 2, i % 2, "cpu", "host");
-    return Mesh(devices, sizes, names);
+    return Mesh(devices, sizes, names, types);
   }
   throw spmd::InvalidArgument("a golden file without a 'mesh' line");
 }
@@ -152,7 +155,7 @@ TEST(ProgramText, ADeclaredTypeTheRuleDoesNotGiveIsRefused) {
   expect_refused(
       "%0 = parameter f32[4,2] index=0 sharding=PartitionSpec()\n"
       "%1 = reduce_sum f32[2,2] %0 axes={0}\nreturn %1\n",
-      "declares f32[2,2], but reduce_sum's rule gives f32[2]");
+      "declares f32[2,2], but reduce_sum's rules give f32[2]");
 }
 
 TEST(ProgramText, AMissingAttributeIsRefusedNamingIt) {

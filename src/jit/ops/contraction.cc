@@ -11,6 +11,7 @@
 #include "jit/op_registry.h"
 #include "jit/partitioner.h"
 #include "jit/program.h"
+#include "jit/sharding_in_types.h"
 #include "jit/trace.h"
 #include "spmd/error.h"
 
@@ -83,13 +84,58 @@ Block arranged(const KernelContext& device, const Block& b, const std::string& f
 
 }  // namespace
 
-DotOp::DotOp(std::string lhs, std::string rhs, std::string out)
+DotOp::DotOp(std::string lhs, std::string rhs, std::string out,
+             std::optional<PartitionSpec> out_sharding)
     : lhs(std::move(lhs)),
       rhs(std::move(rhs)),
       out(std::move(out)),
-      letters(roles(this->lhs, this->rhs, this->out)) {}
+      letters(roles(this->lhs, this->rhs, this->out)),
+      out_sharding(std::move(out_sharding)) {}
 
-std::string DotOp::attributes() const { return fmt::format("einsum={},{}->{}", lhs, rhs, out); }
+std::string DotOp::attributes() const {
+  std::string text = fmt::format("einsum={},{}->{}", lhs, rhs, out);
+  if (out_sharding) text += " out_sharding=" + out_sharding->to_string();
+  return text;
+}
+
+PartitionSpec DotOp::type_spec(std::span<const ValueType> operands, const ValueType& result,
+                               const Mesh& mesh) const {
+  if (out_sharding) return explicit_part(*out_sharding, mesh, result.shape.size());
+  const std::vector<AxisEntry> l = type_entries(operands[0]), r = type_entries(operands[1]);
+  auto of_l = [&](char c) { return l[lhs.find(c)]; };
+  auto of_r = [&](char c) { return r[rhs.find(c)]; };
+  auto refuse = [&](const std::string& why) {
+    throw ShardingTypeError(
+        fmt::format("dot einsum={},{}->{} of {}: {}", lhs, rhs, out, typed_list(operands), why));
+  };
+  for (char c : letters.batch) {
+    if (!of_l(c).is_none() && !of_r(c).is_none() && !(of_l(c) == of_r(c))) {
+      refuse(
+          fmt::format("batch dimension '{}' is split differently on the two sides (lhs batch "
+                      "dimensions and rhs batch dimensions must have consistent sharding). "
+                      "Reshard one side (spmd::reshard)",
+                      c));
+    }
+  }
+  for (char c : letters.contracting) {
+    if (of_l(c).is_none() || of_r(c).is_none()) continue;
+    if (!(of_l(c) == of_r(c))) {
+      refuse(
+          fmt::format("contracting dimension '{}' is split differently on the two sides "
+                      "(contracting dimensions must have consistent sharding). Reshard one "
+                      "side (spmd::reshard)",
+                      c));
+    }
+    refuse(
+        fmt::format("contracting dimension '{}' is split on both sides, so it is ambiguous "
+                    "how the result should be split (Contracting dimensions are sharded). "
+                    "Give the result's sharding with out_sharding=",
+                    c));
+  }
+  std::vector<AxisEntry> entries;
+  for (char c : out) entries.push_back(has(lhs, c) ? of_l(c) : of_r(c));
+  return canonical_spec(std::move(entries));
+}
 
 ValueType DotOp::result_type(std::span<const ValueType> operands) const {
   check_operand_count("dot", operands, 2);
@@ -187,8 +233,13 @@ Cotangents DotOp::vjp(const Op& /*op*/, const Tensor& /*result*/, std::span<cons
   const Tensor& x = operands[0];
   const Tensor& y = operands[1];
   auto trace = trace_of("grad", {&g, &x, &y});
-  return {trace->apply(make_operation<DotOp>(out, rhs, lhs), {g.value(), y.value()}),
-          trace->apply(make_operation<DotOp>(lhs, out, rhs), {x.value(), g.value()})};
+  // Typed as the operand whose cotangent it is: a contraction over a split batch is ambiguous.
+  auto typed_as = [&](const Tensor& t) -> std::optional<PartitionSpec> {
+    if (trace->mesh() == nullptr || !has_explicit_axes(*trace->mesh())) return std::nullopt;
+    return trace->op(t.value()).spec;
+  };
+  return {trace->apply(make_operation<DotOp>(out, rhs, lhs, typed_as(x)), {g.value(), y.value()}),
+          trace->apply(make_operation<DotOp>(lhs, out, rhs, typed_as(y)), {x.value(), g.value()})};
 }
 
 Batched DotOp::batch(const Op& /*op*/, std::span<const Batched> operands, int64_t size) const {
@@ -204,15 +255,23 @@ Batched DotOp::batch(const Op& /*op*/, std::span<const Batched> operands, int64_
   };
   const auto [a, a_letters] = side(operands[0], lhs);
   const auto [b, b_letters] = side(operands[1], rhs);
-  return {compiler::apply(make_operation<DotOp>(a_letters, b_letters, mark + out), {a, b}), 0};
+  std::optional<PartitionSpec> typed;
+  if (out_sharding) {
+    std::vector<AxisEntry> entries = out_sharding->entries();
+    if (!entries.empty()) entries.insert(entries.begin(), AxisEntry());
+    typed = PartitionSpec::from_entries(std::move(entries));
+  }
+  return {compiler::apply(make_operation<DotOp>(a_letters, b_letters, mark + out, typed), {a, b}),
+          0};
 }
 
-std::shared_ptr<const Operation> matmul_operation(size_t batch) {
+std::shared_ptr<const Operation> matmul_operation(size_t batch,
+                                                  std::optional<PartitionSpec> out_sharding) {
   // Batch letters skip m, k and n.
   constexpr std::string_view pool = "abcdefghijlopqrstuvwxyz";
   if (batch > pool.size()) throw InvalidArgument("matmul: too many batch dimensions");
   const std::string b(pool.substr(0, batch));
-  return make_operation<DotOp>(b + "mk", b + "kn", b + "mn");
+  return make_operation<DotOp>(b + "mk", b + "kn", b + "mn", std::move(out_sharding));
 }
 
 namespace {
@@ -223,8 +282,10 @@ const OperationRegistration dot_op("dot", [](const AttributeReader& r) {
   if (comma == std::string::npos || arrow == std::string::npos || arrow < comma) {
     throw InvalidArgument("dot: einsum=" + spec + " is not 'lhs,rhs->out'");
   }
+  std::optional<PartitionSpec> out_sharding;
+  if (r.has("out_sharding")) out_sharding = r.spec("out_sharding");
   return make_operation<DotOp>(spec.substr(0, comma), spec.substr(comma + 1, arrow - comma - 1),
-                               spec.substr(arrow + 2));
+                               spec.substr(arrow + 2), std::move(out_sharding));
 });
 
 }  // namespace

@@ -15,7 +15,37 @@ void CreationOperation::partition(Partitioner& p, int value, const Op& op) const
   p.compute(value, {}, Layout::replicated(op.shape.size()));
 }
 
-std::string FullOp::attributes() const { return fmt::format("value={}", value); }
+namespace {
+
+std::string out_sharding_text(const PartitionSpec& spec) {
+  return spec.entries().empty() ? "" : "out_sharding=" + spec.to_string();
+}
+
+// The declared type with the line's out_sharding, if any.
+ValueType with_out_sharding(const AttributeReader& r) {
+  ValueType t = r.result();
+  if (r.has("out_sharding")) t.spec = r.spec("out_sharding");
+  return t;
+}
+
+}  // namespace
+
+std::string FullOp::attributes() const {
+  const std::string out = out_sharding_text(type.spec);
+  return fmt::format("value={}{}{}", value, out.empty() ? "" : " ", out);
+}
+
+PartitionSpec FullOp::type_spec(std::span<const ValueType> /*operands*/,
+                                const ValueType& /*result*/, const Mesh& /*mesh*/) const {
+  return type.spec;
+}
+
+std::string IotaOp::attributes() const { return out_sharding_text(type.spec); }
+
+PartitionSpec IotaOp::type_spec(std::span<const ValueType> /*operands*/,
+                                const ValueType& /*result*/, const Mesh& /*mesh*/) const {
+  return type.spec;
+}
 
 ValueType FullOp::result_type(std::span<const ValueType> operands) const {
   check_operand_count("full", operands, 0);
@@ -64,10 +94,11 @@ namespace {
 
 const bool registered = [] {
   register_operation("full", [](const AttributeReader& r) {
-    return make_operation<FullOp>(r.number("value"), r.result());
+    return make_operation<FullOp>(r.number("value"), with_out_sharding(r));
   });
-  register_operation("iota",
-                     [](const AttributeReader& r) { return make_operation<IotaOp>(r.result()); });
+  register_operation("iota", [](const AttributeReader& r) {
+    return make_operation<IotaOp>(with_out_sharding(r));
+  });
   register_operation("constant", [](const AttributeReader& r) -> std::shared_ptr<const Operation> {
     throw InvalidArgument(r.op() +
                           ": a constant's bytes are not in a program's text; use full or iota");

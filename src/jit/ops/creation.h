@@ -1,5 +1,7 @@
 // The creation family: values made from nothing but their attributes. They are replicated (every
-// device makes the whole value) and have no derivative to pass on.
+// device makes the whole value) and have no derivative to pass on. Full and iota take an
+// out_sharding (jnp.zeros(…, out_sharding=)): the spec in their `type`, Explicit axes only, which
+// becomes the result's type on a mesh with Explicit axes (each device then keeps its block).
 #pragma once
 
 #include <memory>
@@ -23,8 +25,10 @@ class FullOp final : public CreationOperation {
   const ValueType type;
 
   std::string name() const override { return "full"; }
-  std::string attributes() const override;  // "value=0.5"
+  std::string attributes() const override;  // "value=0.5", and "out_sharding=…" when given
   ValueType result_type(std::span<const ValueType> operands) const override;
+  PartitionSpec type_spec(std::span<const ValueType> operands, const ValueType& result,
+                          const Mesh& mesh) const override;
   Block run(const KernelContext& device, const Step& step,
             std::span<const Block> in) const override;
 };
@@ -36,7 +40,10 @@ class IotaOp final : public CreationOperation {
   const ValueType type;
 
   std::string name() const override { return "iota"; }
+  std::string attributes() const override;  // "out_sharding=…" when given
   ValueType result_type(std::span<const ValueType> operands) const override;
+  PartitionSpec type_spec(std::span<const ValueType> operands, const ValueType& result,
+                          const Mesh& mesh) const override;
   Block run(const KernelContext& device, const Step& step,
             std::span<const Block> in) const override;
 };

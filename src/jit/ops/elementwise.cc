@@ -11,6 +11,7 @@
 #include "jit/op_registry.h"
 #include "jit/partitioner.h"
 #include "jit/program.h"
+#include "jit/sharding_in_types.h"
 #include "spmd/error.h"
 #include "spmd/numpy.h"
 
@@ -34,6 +35,11 @@ Shape elementwise_shape(std::string_view what, std::span<const ValueType> operan
     }
   }
   return shape;
+}
+
+PartitionSpec ElementwiseOperation::type_spec(std::span<const ValueType> operands,
+                                              const ValueType& result, const Mesh& /*mesh*/) const {
+  return broadcast_type_spec(name(), operands, result.shape.size());
 }
 
 void ElementwiseOperation::partition(Partitioner& p, int value, const Op& op) const {

@@ -17,6 +17,9 @@ class BroadcastOp final : public Operation {
 
   std::string name() const override { return "broadcast"; }
   ValueType result_type(std::span<const ValueType> operands) const override;
+  // Each operand dimension's entry where it lands; new dimensions None.
+  PartitionSpec type_spec(std::span<const ValueType> operands, const ValueType& result,
+                          const Mesh& mesh) const override;
   void partition(Partitioner& p, int value, const Op& op) const override;
   std::optional<Layout> operand_hint(const Op& op, const Shape& operand,
                                      const Layout* result) const override;
@@ -37,6 +40,11 @@ class ReshapeOp final : public Operation {
 
   std::string name() const override { return "reshape"; }
   ValueType result_type(std::span<const ValueType> operands) const override;
+  // JAX's: entries carried through size-1 changes, one split or one merge (an entry splits
+  // across the new dimensions major first, axis by axis, each dividing evenly); anything else
+  // split is ambiguous (ShardingTypeError: reshard the operand first).
+  PartitionSpec type_spec(std::span<const ValueType> operands, const ValueType& result,
+                          const Mesh& mesh) const override;
   void partition(Partitioner& p, int value, const Op& op) const override;
   Block run(const KernelContext& device, const Step& step,
             std::span<const Block> in) const override;
@@ -55,6 +63,9 @@ class TransposeOp final : public Operation {
   std::string name() const override { return "transpose"; }
   std::string attributes() const override;
   ValueType result_type(std::span<const ValueType> operands) const override;
+  // The operand's entries permuted.
+  PartitionSpec type_spec(std::span<const ValueType> operands, const ValueType& result,
+                          const Mesh& mesh) const override;
   void partition(Partitioner& p, int value, const Op& op) const override;
   std::optional<Layout> operand_hint(const Op& op, const Shape& operand,
                                      const Layout* result) const override;
@@ -78,6 +89,10 @@ class SliceOp final : public Operation {
   std::string name() const override { return "slice"; }
   std::string attributes() const override;
   ValueType result_type(std::span<const ValueType> operands) const override;
+  // The operand's, where each sliced split dimension still divides over its axes
+  // (ShardingTypeError otherwise, as JAX's).
+  PartitionSpec type_spec(std::span<const ValueType> operands, const ValueType& result,
+                          const Mesh& mesh) const override;
   void partition(Partitioner& p, int value, const Op& op) const override;
   Block run(const KernelContext& device, const Step& step,
             std::span<const Block> in) const override;
@@ -96,6 +111,9 @@ class ConcatenateOp final : public Operation {
   std::string name() const override { return "concatenate"; }
   std::string attributes() const override;
   ValueType result_type(std::span<const ValueType> operands) const override;
+  // Every operand split alike (ShardingTypeError otherwise); their spec.
+  PartitionSpec type_spec(std::span<const ValueType> operands, const ValueType& result,
+                          const Mesh& mesh) const override;
   void partition(Partitioner& p, int value, const Op& op) const override;
   Block run(const KernelContext& device, const Step& step,
             std::span<const Block> in) const override;

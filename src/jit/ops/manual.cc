@@ -9,6 +9,7 @@
 #include "jit/manual.h"
 #include "jit/op_registry.h"
 #include "jit/partitioner.h"
+#include "jit/sharding_in_types.h"
 #include "spmd/error.h"
 
 namespace spmd::compiler {
@@ -24,6 +25,16 @@ ValueType ManualInOp::result_type(std::span<const ValueType> operands) const {
   const ValueType& in = operands[0];
   const Layout layout = layout_of(*sharding_, in.shape.size());
   return {in.dtype, even_local_shape(in.shape, layout, sharding_->mesh(), "a shard_map argument")};
+}
+
+PartitionSpec ManualInOp::type_spec(std::span<const ValueType> /*operands*/,
+                                    const ValueType& /*result*/, const Mesh& /*mesh*/) const {
+  return {};
+}
+
+PartitionSpec ManualOutOp::type_spec(std::span<const ValueType> /*operands*/,
+                                     const ValueType& result, const Mesh& mesh) const {
+  return explicit_part(sharding_->spec(), mesh, result.shape.size());
 }
 
 void ManualInOp::partition(Partitioner& p, int value, const Op& op) const {

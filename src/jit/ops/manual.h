@@ -36,6 +36,9 @@ class ManualInOp final : public ManualBoundary {
   using ManualBoundary::ManualBoundary;
   std::string name() const override { return "shard_map_in"; }
   ValueType result_type(std::span<const ValueType> operands) const override;
+  // A device's block: its axes are Manual inside the body, so its type names none.
+  PartitionSpec type_spec(std::span<const ValueType> operands, const ValueType& result,
+                          const Mesh& mesh) const override;
   void partition(Partitioner& p, int value, const Op& op) const override;
   Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
                  const Tensor& g) const override;
@@ -47,6 +50,9 @@ class ManualOutOp final : public ManualBoundary {
   using ManualBoundary::ManualBoundary;
   std::string name() const override { return "shard_map_out"; }
   ValueType result_type(std::span<const ValueType> operands) const override;
+  // The out_spec's Explicit axes.
+  PartitionSpec type_spec(std::span<const ValueType> operands, const ValueType& result,
+                          const Mesh& mesh) const override;
   void partition(Partitioner& p, int value, const Op& op) const override;
   Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
                  const Tensor& g) const override;

@@ -3,9 +3,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "jit/batching.h"
 #include "jit/op_registry.h"
 #include "jit/partitioner.h"
+#include "jit/sharding_in_types.h"
 #include "spmd/error.h"
 #include "spmd/jit.h"
 
@@ -18,6 +21,11 @@ std::string ParameterOp::attributes() const {
 ValueType ParameterOp::result_type(std::span<const ValueType> operands) const {
   check_operand_count("parameter", operands, 0);
   return type;
+}
+
+PartitionSpec ParameterOp::type_spec(std::span<const ValueType> /*operands*/,
+                                     const ValueType& result, const Mesh& mesh) const {
+  return explicit_part(sharding_->spec(), mesh, result.shape.size());
 }
 
 void ParameterOp::partition(Partitioner& /*p*/, int /*value*/, const Op& /*op*/) const {
@@ -37,8 +45,30 @@ ValueType ConstraintOp::result_type(std::span<const ValueType> operands) const {
   return operands[0];
 }
 
+PartitionSpec ConstraintOp::type_spec(std::span<const ValueType> operands, const ValueType& result,
+                                      const Mesh& mesh) const {
+  const size_t rank = result.shape.size();
+  if (kind == Kind::kReshard) return explicit_part(sharding_->spec(), mesh, rank);
+  const bool all_explicit = std::all_of(mesh.axis_types().begin(), mesh.axis_types().end(),
+                                        [](AxisType t) { return t == AxisType::kExplicit; });
+  const PartitionSpec asked = explicit_part(sharding_->spec(), mesh, rank);
+  if (all_explicit && !(asked == operands[0].spec)) {
+    throw ShardingTypeError(fmt::format(
+        "with_sharding_constraint: on a mesh whose axes are all Explicit it asserts the type, "
+        "but the operand is {} and the constraint asks {}. Use spmd::reshard to move it",
+        typed_text(operands[0]), sharding_->spec().to_string()));
+  }
+  if (!all_explicit && !asked.entries().empty()) {
+    throw ShardingTypeError(fmt::format(
+        "with_sharding_constraint: {} names Explicit axes of {}; a constraint may only place "
+        "Auto ones (the operand is {}). Use spmd::reshard to change its type",
+        sharding_->spec().to_string(), mesh.to_string(), typed_text(operands[0])));
+  }
+  return operands[0].spec;
+}
+
 void ConstraintOp::partition(Partitioner& p, int value, const Op& op) const {
-  const Layout want = layout_of(*sharding_, op.shape.size());
+  const Layout want = held_layout(layout_of(*sharding_, op.shape.size()), op.spec, p.mesh());
   p.define(value, p.slot_with(op.inputs[0], want), want);
 }
 
@@ -53,7 +83,8 @@ Block ConstraintOp::run(const KernelContext& /*device*/, const Step& /*step*/,
 }
 
 Cotangents ConstraintOp::vjp(const Op& /*op*/, const Tensor& /*result*/,
-                             std::span<const Tensor> /*operands*/, const Tensor& g) const {
+                             std::span<const Tensor> operands, const Tensor& g) const {
+  if (kind == Kind::kReshard) return {reshard(g, operands[0].sharding())};
   return {lax::with_sharding_constraint(g, *sharding_)};
 }
 
@@ -65,7 +96,8 @@ Batched ConstraintOp::batch(const Op& /*op*/, std::span<const Batched> operands,
   if (at <= entries.size()) entries.insert(entries.begin() + *x.dim, AxisEntry());
   auto sharding = std::make_shared<const NamedSharding>(sharding_->mesh(),
                                                         PartitionSpec::from_entries(entries));
-  return {compiler::apply(make_operation<ConstraintOp>(std::move(sharding)), {x.value}), x.dim};
+  return {compiler::apply(make_operation<ConstraintOp>(std::move(sharding), kind), {x.value}),
+          x.dim};
 }
 
 namespace {
@@ -81,6 +113,9 @@ const bool registered = [] {
   });
   register_operation("sharding_constraint", [](const AttributeReader& r) {
     return make_operation<ConstraintOp>(on_mesh(r));
+  });
+  register_operation("reshard", [](const AttributeReader& r) {
+    return make_operation<ConstraintOp>(on_mesh(r), ConstraintOp::Kind::kReshard);
   });
   return true;
 }();

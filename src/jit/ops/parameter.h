@@ -22,6 +22,9 @@ class ParameterOp final : public Operation {
   // "index=0 sharding=PartitionSpec('dp', None)"
   std::string attributes() const override;
   ValueType result_type(std::span<const ValueType> operands) const override;
+  // The sharding's Explicit axes.
+  PartitionSpec type_spec(std::span<const ValueType> operands, const ValueType& result,
+                          const Mesh& mesh) const override;
   void partition(Partitioner& p, int value, const Op& op) const override;
   Block run(const KernelContext& device, const Step& step,
             std::span<const Block> in) const override;
@@ -32,15 +35,28 @@ class ParameterOp final : public Operation {
 };
 
 // "sharding_constraint": the operand laid out as `sharding` here; later uses and earlier
-// replicated values lean toward it (hints.cc). Its cotangent is constrained alike.
+// replicated values lean toward it (hints.cc). Its cotangent is constrained alike. It leaves the
+// type as it is: on a mesh of Explicit axes only it must equal it (JAX: an assertion), on a
+// mixed mesh it may name Auto axes only; ShardingTypeError otherwise, naming spmd::reshard.
+//
+// "reshard" (Kind::kReshard, spmd::reshard on a mesh with Explicit axes): the same move, but the
+// result's type becomes `sharding` (which names no Auto axis: checked_type_spec), and the
+// cotangent moves back to the operand's.
 class ConstraintOp final : public Operation {
  public:
-  explicit ConstraintOp(std::shared_ptr<const NamedSharding> sharding)
-      : sharding_(std::move(sharding)) {}
+  enum class Kind : uint8_t { kConstraint, kReshard };
+  explicit ConstraintOp(std::shared_ptr<const NamedSharding> sharding,
+                        Kind kind = Kind::kConstraint)
+      : kind(kind), sharding_(std::move(sharding)) {}
+  const Kind kind;
 
-  std::string name() const override { return "sharding_constraint"; }
+  std::string name() const override {
+    return kind == Kind::kReshard ? "reshard" : "sharding_constraint";
+  }
   std::string attributes() const override;  // "sharding=PartitionSpec(…)"
   ValueType result_type(std::span<const ValueType> operands) const override;
+  PartitionSpec type_spec(std::span<const ValueType> operands, const ValueType& result,
+                          const Mesh& mesh) const override;
   void partition(Partitioner& p, int value, const Op& op) const override;
   // Asked of the operand whatever the result's hint, also when there is none.
   std::optional<Layout> operand_hint(const Op& op, const Shape& operand,

@@ -11,6 +11,7 @@
 #include "jit/op_registry.h"
 #include "jit/partitioner.h"
 #include "jit/program.h"
+#include "jit/sharding_in_types.h"
 #include "spmd/error.h"
 #include "spmd/named_collectives.h"
 #include "spmd/numpy.h"
@@ -88,6 +89,14 @@ void RandomOperation::check_operands(std::span<const ValueType> operands, size_t
           fmt::format("{}: shape ({}) has a negative dimension", name(), fmt::join(shape, ", ")));
     }
   }
+}
+
+PartitionSpec RandomOperation::type_spec(std::span<const ValueType> operands,
+                                         const ValueType& result, const Mesh& /*mesh*/) const {
+  const std::vector<AxisEntry> keys = type_entries(operands[0]);
+  std::vector<AxisEntry> out(result.shape.size());
+  for (size_t d = 0; d < batch_shape.size(); ++d) out[d] = keys[d];
+  return canonical_spec(std::move(out));
 }
 
 void RandomOperation::partition(Partitioner& p, int value, const Op& op) const {

@@ -28,6 +28,10 @@ class RandomOperation : public Operation {
   const std::vector<std::vector<std::string>> split;
   const Shape batch_shape;  // the keys' shape without their last dimension
 
+  // Sharding in types: each batch dimension as the keys split it, the sample's dimensions whole
+  // (JAX's random_bits on a replicated key: replicated).
+  PartitionSpec type_spec(std::span<const ValueType> operands, const ValueType& result,
+                          const Mesh& mesh) const override;
   // The keys are whole on every device; the result takes the split a later use asks for (none
   // otherwise), and each device's step knows the mesh axes of its block's position.
   void partition(Partitioner& p, int value, const Op& op) const override;

@@ -10,6 +10,7 @@
 #include "jit/op_registry.h"
 #include "jit/partitioner.h"
 #include "jit/program.h"
+#include "jit/sharding_in_types.h"
 #include "spmd/error.h"
 #include "spmd/numpy.h"
 
@@ -35,6 +36,32 @@ std::string ReduceOp::name() const { return "reduce_" + std::string(kernels::nam
 
 std::string ReduceOp::attributes() const {
   return fmt::format("axes={{{}}}", fmt::join(axes, ","));
+}
+
+namespace {
+
+// `operand`'s type spec without the entries of the dimensions `dropped` names.
+template <class Dropped>
+PartitionSpec spec_without(const ValueType& operand, Dropped dropped) {
+  std::vector<AxisEntry> kept;
+  const std::vector<AxisEntry> entries = type_entries(operand);
+  for (size_t d = 0; d < entries.size(); ++d) {
+    if (!dropped(static_cast<int64_t>(d))) kept.push_back(entries[d]);
+  }
+  return canonical_spec(std::move(kept));
+}
+
+}  // namespace
+
+PartitionSpec ReduceOp::type_spec(std::span<const ValueType> operands, const ValueType& /*result*/,
+                                  const Mesh& /*mesh*/) const {
+  return spec_without(operands[0],
+                      [&](int64_t d) { return std::binary_search(axes.begin(), axes.end(), d); });
+}
+
+PartitionSpec ArgmaxOp::type_spec(std::span<const ValueType> operands, const ValueType& /*result*/,
+                                  const Mesh& /*mesh*/) const {
+  return spec_without(operands[0], [&](int64_t d) { return d == axis; });
 }
 
 ValueType ReduceOp::result_type(std::span<const ValueType> operands) const {

@@ -19,6 +19,9 @@ class ReduceOp final : public Operation {
   std::string name() const override;
   std::string attributes() const override;
   ValueType result_type(std::span<const ValueType> operands) const override;
+  // JAX's: the operand's entries without the reduced dimensions'.
+  PartitionSpec type_spec(std::span<const ValueType> operands, const ValueType& result,
+                          const Mesh& mesh) const override;
   // A sum over a split dimension leaves a pending sum (settled where the value is used); max and
   // min over one reduce across the devices at once.
   void partition(Partitioner& p, int value, const Op& op) const override;
@@ -39,6 +42,9 @@ class ArgmaxOp final : public Operation {
   std::string name() const override { return "argmax"; }
   std::string attributes() const override;
   ValueType result_type(std::span<const ValueType> operands) const override;
+  // JAX's: the operand's entries without the axis's.
+  PartitionSpec type_spec(std::span<const ValueType> operands, const ValueType& result,
+                          const Mesh& mesh) const override;
   // The axis stays whole on every device.
   void partition(Partitioner& p, int value, const Op& op) const override;
   Block run(const KernelContext& device, const Step& step,

@@ -6,6 +6,7 @@
 #include "jit/op_registry.h"
 #include "jit/ops/elementwise.h"
 #include "jit/program.h"
+#include "jit/sharding_in_types.h"
 #include "spmd/error.h"
 #include "spmd/numpy.h"
 
@@ -23,6 +24,11 @@ ValueType SelectOp::result_type(std::span<const ValueType> operands) const {
                     dtype_name(operands[2].dtype)));
   }
   return {operands[1].dtype, elementwise_shape("select", operands)};
+}
+
+PartitionSpec SelectOp::type_spec(std::span<const ValueType> operands, const ValueType& /*result*/,
+                                  const Mesh& /*mesh*/) const {
+  return same_type_spec("select", operands);
 }
 
 void SelectOp::apply(const kernels::Backend& backend, DType dtype, std::span<const Operand> in,

@@ -11,6 +11,9 @@ class SelectOp final : public ElementwiseOperation {
  public:
   std::string name() const override { return "select"; }
   ValueType result_type(std::span<const ValueType> operands) const override;
+  // JAX's: the condition (unless rank 0) and the operands split alike.
+  PartitionSpec type_spec(std::span<const ValueType> operands, const ValueType& result,
+                          const Mesh& mesh) const override;
   void apply(const kernels::Backend& backend, DType dtype, std::span<const Operand> in,
              std::byte* out, int64_t n) const override;
   Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
