@@ -208,8 +208,7 @@ TEST(ShardingInTypes, GradientsHaveTheirPrimalsTypes) {
 
 TEST(ShardingInTypes, VmapAndShardMapKeepTypes) {
   const Mesh mesh = explicit_mesh();
-  const HostArray host =
-      HostArray::from_vector(std::vector<float>(size_t{256}, 0.25f), {4, 8, 8});
+  const HostArray host = HostArray::from_vector(std::vector<float>(size_t{256}, 0.25f), {4, 8, 8});
   const Array batch = spmd::device_put(host, NamedSharding(mesh, P("x", None, None)));
   std::string type;
   auto f = spmd::jit([&](const Tensor& t) {
