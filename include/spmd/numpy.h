@@ -71,6 +71,11 @@ Tensor sum(const Tensor& a, const AxisList& axes = {}, bool keepdims = false);
 Tensor mean(const Tensor& a, const AxisList& axes = {}, bool keepdims = false);
 Tensor max(const Tensor& a, const AxisList& axes = {}, bool keepdims = false);
 Tensor min(const Tensor& a, const AxisList& axes = {}, bool keepdims = false);
+// Running sums along `axis` (jnp.cumsum; the array flattened when absent), summing bool and
+// small integers as sum does. Floats add in the order XLA adds them on CPU, so float32 and
+// float64 results equal JAX's bit for bit; float16 and bfloat16 are refused. The axis is whole
+// on every device (gathered where it is split); no derivative yet.
+Tensor cumsum(const Tensor& a, std::optional<int> axis = std::nullopt);
 // The index of the first maximum along `axis` (int32); the whole array flattened when absent.
 Tensor argmax(const Tensor& a, std::optional<int> axis = std::nullopt);
 

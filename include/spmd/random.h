@@ -58,7 +58,8 @@ Array bits(const Array& key, const Shape& shape = {}, DType dtype = DType::kUInt
 // dimension or a key that is not uint32[2] is InvalidArgument.
 //
 // Exactness against JAX 0.10.2 on CPU (tests/jit/random_jax_test.py compares with JAX itself):
-// - bits, uniform (float32, float64), bernoulli, randint, permutation, choice, categorical:
+// - bits, uniform (float32, float64), bernoulli, randint, permutation, choice (but with p and
+//   without replacement, below), categorical:
 //   bit for bit (uniform is shifts, a subtraction, one fused multiply-add and a max, all exact to
 //   repeat; the others are integer arithmetic, comparisons or an argmax);
 // - normal: bit for bit but for about 3 values in 100,000, those within 2 float32 epsilons of
@@ -120,10 +121,23 @@ Array permutation(const Array& key, int64_t n);
 Array permutation(const Array& key, const Array& x, int axis = 0);
 
 // `shape` draws from arange(n) (jax.random.choice(key, n, shape, replace)), int32: with
-// replacement, randint's; without, the first draws of permutation(key, n). Sampling with
-// probabilities (`p`) and from an array's elements are not here yet.
+// replacement, randint's; without, the first draws of permutation(key, n).
 Tensor choice(const Tensor& key, int64_t n, const Shape& shape = {}, bool replace = true);
 Array choice(const Array& key, int64_t n, const Shape& shape = {}, bool replace = true);
+// The same with probabilities `p` (n weights, float32, float64 or integer, scaled by their sum),
+// as JAX draws them: with replacement, the first index whose running sum of p (jnp.cumsum's,
+// in XLA's order) reaches sum(p) * (1 - uniform); without, the indices of the largest
+// gumbel + log(p) (the Gumbel top-k trick). Bit for bit with JAX with replacement; without it,
+// equal unless two of the n perturbed weights lie within gumbel's 2 epsilons (normal, above).
+Tensor choice(const Tensor& key, int64_t n, const Shape& shape, bool replace, const Tensor& p);
+Array choice(const Array& key, int64_t n, const Shape& shape, bool replace, const Array& p);
+// Draws of `a`'s slices along `axis` (jax.random.choice(key, a, shape, replace, p, axis)): the
+// result's shape is a's with that dimension replaced by `shape`. Without p and replacement, the
+// first slices of permutation(key, a, axis).
+Tensor choice(const Tensor& key, const Tensor& a, const Shape& shape, bool replace,
+              const std::optional<Tensor>& p = std::nullopt, int axis = 0);
+Array choice(const Array& key, const Array& a, const Shape& shape, bool replace,
+             const std::optional<Array>& p = std::nullopt, int axis = 0);
 
 // --- The samplers on typed keys (random_key.h): the values of the same sampler on the key's
 // data. Each takes a single key (shape ()), else InvalidArgument.
@@ -181,6 +195,15 @@ D permutation(const KeyArray<D>& key, const D& x, int axis = 0) {
 template <typename D>
 D choice(const KeyArray<D>& key, int64_t n, const Shape& shape = {}, bool replace = true) {
   return choice(single_key("choice", key), n, shape, replace);
+}
+template <typename D>
+D choice(const KeyArray<D>& key, int64_t n, const Shape& shape, bool replace, const D& p) {
+  return choice(single_key("choice", key), n, shape, replace, p);
+}
+template <typename D>
+D choice(const KeyArray<D>& key, const D& a, const Shape& shape, bool replace,
+         const std::optional<D>& p = std::nullopt, int axis = 0) {
+  return choice(single_key("choice", key), a, shape, replace, p, axis);
 }
 
 }  // namespace spmd::random

@@ -9,6 +9,7 @@
 #include "jit/ops/contraction.h"
 #include "jit/ops/creation.h"
 #include "jit/ops/layout.h"
+#include "jit/ops/ordering.h"
 #include "jit/ops/parameter.h"
 #include "jit/ops/reduction.h"
 #include "jit/promotion.h"
@@ -97,6 +98,14 @@ DType sum_dtype(DType t) {
 
 Tensor sum(const Tensor& a, const AxisList& axes, bool keepdims) {
   return compiler::reduce("sum", kernels::Reduce::kSum, a, axes, keepdims, sum_dtype(a.dtype()));
+}
+
+Tensor cumsum(const Tensor& a, std::optional<int> axis) {
+  auto trace = compiler::trace_of("cumsum", {&a});
+  const Tensor x = axis ? a : reshape(a, {a.size()});
+  const int ax = axis ? compiler::normalize_axis("cumsum", *axis, a.shape()) : 0;
+  const Tensor t = compiler::convert_to(x, sum_dtype(a.dtype()));
+  return trace->apply(make_operation<compiler::CumsumOp>(ax), {t.value()});
 }
 
 Tensor mean(const Tensor& a, const AxisList& axes, bool keepdims) {

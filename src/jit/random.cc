@@ -315,27 +315,4 @@ Array permutation(const Array& key, const Array& x, int axis) {
       [axis](const std::vector<Tensor>& t) { return permutation(t[0], t[1], axis); });
 }
 
-Tensor choice(const Tensor& key, int64_t n, const Shape& shape, bool replace) {
-  check_shape("choice", shape);
-  const int64_t draws = shape_size(shape);
-  if (draws == 0) return numpy::zeros(shape, DType::kInt32);
-  if (n <= 0) {
-    throw InvalidArgument(fmt::format(
-        "random.choice: a must be greater than 0 unless no samples are taken, not {}", n));
-  }
-  if (replace) return randint(key, shape, 0, n);
-  if (draws > n) {
-    throw InvalidArgument(fmt::format(
-        "random.choice: cannot take a larger sample (size {}) than the population (size {}) "
-        "when replace=false",
-        draws, n));
-  }
-  return numpy::reshape(numpy::slice(permutation(key, n), {0}, {draws}), shape);
-}
-
-Array choice(const Array& key, int64_t n, const Shape& shape, bool replace) {
-  return eager(fmt::format("random.choice[{}]{}{}", n, shape_key(shape), replace), key,
-               [=](const Tensor& k) { return choice(k, n, shape, replace); });
-}
-
 }  // namespace spmd::random

@@ -17,6 +17,7 @@
 
 #include "kernels/elementwise.h"
 #include "kernels/matmul.h"
+#include "kernels/ordering.h"
 #include "kernels/random_bits.h"
 #include "kernels/random_samplers.h"
 #include "kernels/reduce.h"
@@ -74,6 +75,16 @@ class Backend {
   // Batched matrix products (matmul.h).
   virtual void matmul(DType dtype, MatmulShape s, const std::byte* a, const std::byte* b,
                       std::byte* out) const = 0;
+
+  // Order-dependent kernels in JAX's order (ordering.h).
+  virtual void cumsum(DType dtype, const std::byte* in, const Shape& shape, int axis,
+                      std::byte* out) const = 0;
+  virtual void search_sorted(DType dtype, const std::byte* sorted, int64_t n,
+                             const std::byte* queries, int64_t count, int32_t* out) const = 0;
+  virtual void top_k(DType dtype, const std::byte* in, int64_t n, int64_t k,
+                     int32_t* out) const = 0;
+  virtual void take(size_t element_size, const std::byte* in, const Shape& shape, int axis,
+                    const int32_t* indices, int64_t count, std::byte* out) const = 0;
 };
 
 // Host memory, Eigen 3.4, OpenBLAS and Random123: the kernels of elementwise.h, reduce.h,

@@ -78,6 +78,22 @@ class CpuBackend final : public Backend {
               std::byte* out) const override {
     kernels::matmul(dtype, s, a, b, out);
   }
+
+  void cumsum(DType dtype, const std::byte* in, const Shape& shape, int axis,
+              std::byte* out) const override {
+    kernels::cumsum(dtype, in, shape, axis, out);
+  }
+  void search_sorted(DType dtype, const std::byte* sorted, int64_t n, const std::byte* queries,
+                     int64_t count, int32_t* out) const override {
+    kernels::search_sorted(dtype, sorted, n, queries, count, out);
+  }
+  void top_k(DType dtype, const std::byte* in, int64_t n, int64_t k, int32_t* out) const override {
+    kernels::top_k(dtype, in, n, k, out);
+  }
+  void take(size_t element_size, const std::byte* in, const Shape& shape, int axis,
+            const int32_t* indices, int64_t count, std::byte* out) const override {
+    kernels::take(element_size, in, shape, axis, indices, count, out);
+  }
 };
 
 }  // namespace

@@ -257,6 +257,17 @@ class CountingBackend final : public spmd::kernels::Backend {
           (std::array<uint32_t, 2> k, size_t w, const std::byte* in, const Shape& s, int axis,
            std::byte* o),
           (k, w, in, s, axis, o))
+  FORWARD(cumsum, (spmd::DType t, const std::byte* in, const Shape& s, int axis, std::byte* o),
+          (t, in, s, axis, o))
+  FORWARD(search_sorted,
+          (spmd::DType t, const std::byte* a, int64_t n, const std::byte* q, int64_t c, int32_t* o),
+          (t, a, n, q, c, o))
+  FORWARD(top_k, (spmd::DType t, const std::byte* in, int64_t n, int64_t k, int32_t* o),
+          (t, in, n, k, o))
+  FORWARD(take,
+          (size_t w, const std::byte* in, const Shape& s, int axis, const int32_t* i, int64_t c,
+           std::byte* o),
+          (w, in, s, axis, i, c, o))
 #undef FORWARD
 };
 

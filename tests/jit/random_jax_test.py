@@ -86,6 +86,10 @@ def samplers(seed):
     key = random.PRNGKey(seed)
     logits = random.uniform(random.fold_in(key, 3), (21,)).reshape(3, 7)
     x = random.randint(key, (4, 6), 0, 100)
+    w = random.uniform(random.fold_in(key, 5), (10,))
+    w_big = random.uniform(random.fold_in(key, 6), (1000,))
+    w_cols = random.uniform(random.fold_in(key, 8), (6,))
+    sums = random.uniform(random.fold_in(key, 7), (5000,))
     return {
         "uniform": float_bits(random.uniform(key, (1000,))),
         "uniform_range": float_bits(random.uniform(key, (7, 11), jnp.float32, -3.0, 5.5)),
@@ -106,6 +110,14 @@ def samplers(seed):
         "permutation_cols": ints(random.permutation(key, x, 1)),
         "choice": ints(random.choice(key, 10, (2, 3))),
         "choice_unique": ints(random.choice(key, 10, (4,), False)),
+        "choice_p": ints(random.choice(key, 10, (50,), True, p=w)),
+        "choice_p_unique": ints(random.choice(key, 10, (4,), False, p=w)),
+        "choice_p_big": ints(random.choice(key, 1000, (200,), True, p=w_big)),
+        "choice_cols": ints(random.choice(key, x, (3,), True, axis=1)),
+        "choice_cols_p": ints(random.choice(key, x, (2,), False, p=w_cols, axis=1)),
+        "choice_rows_unique": ints(random.choice(key, x, (3,), False)),
+        "cumsum": float_bits(jnp.cumsum(sums)),
+        "cumsum_rows": float_bits(jnp.cumsum(sums.reshape(50, 100), 1)),
     }
 
 
@@ -183,7 +195,7 @@ def main():
           f"{jax.config.jax_threefry_partitionable}) bit for bit on keys, split, fold_in, "
           f"bits u8/u16/u32/u64, typed keys (key, key_data, split, fold_in, indexing, "
           f"wrap_key_data under jit), sharded bits and normals, uniform f32/f64, bernoulli, randint, "
-          f"categorical, permutation and choice, for seeds {seeds}; within bounds:")
+          f"categorical, permutation, choice (with p, from arrays) and cumsum, for seeds {seeds}; within bounds:")
     for k, (inexact, n) in INEXACT.items():
         print(f"  {k}: {n - inexact} of {n} values bit-equal, the rest within "
               f"{FLOAT_BOUNDS[k]} epsilons of max(1, |x|)")

@@ -80,6 +80,24 @@ json samplers(const spmd::Array& key) {
   out["permutation_cols"] = ints(random::permutation(key, x, 1));
   out["choice"] = ints(random::choice(key, 10, {2, 3}));
   out["choice_unique"] = ints(random::choice(key, 10, {4}, false));
+  // With probabilities, and from an array's slices.
+  const spmd::Array w = random::uniform(random::fold_in(key, 5), {10});
+  const spmd::Array w_big = random::uniform(random::fold_in(key, 6), {1000});
+  const spmd::Array w_cols = random::uniform(random::fold_in(key, 8), {6});
+  out["choice_p"] = ints(random::choice(key, 10, {50}, true, w));
+  out["choice_p_unique"] = ints(random::choice(key, 10, {4}, false, w));
+  out["choice_p_big"] = ints(random::choice(key, 1000, {200}, true, w_big));
+  out["choice_cols"] = ints(random::choice(key, x, {3}, true, std::nullopt, 1));
+  out["choice_cols_p"] = ints(random::choice(key, x, {2}, false, w_cols, 1));
+  out["choice_rows_unique"] = ints(random::choice(key, x, {3}, false));
+  // jnp.cumsum in XLA's order: one long line, and lines along an axis of a matrix.
+  auto cumsum = spmd::jit([](const spmd::Tensor& t) {
+    return std::vector<spmd::Tensor>{spmd::numpy::cumsum(t),
+                                     spmd::numpy::cumsum(spmd::numpy::reshape(t, {50, 100}), 1)};
+  });
+  const std::vector<spmd::Array> sums = cumsum(random::uniform(random::fold_in(key, 7), {5000}));
+  out["cumsum"] = float_bits(sums[0]);
+  out["cumsum_rows"] = float_bits(sums[1]);
   return out;
 }
 

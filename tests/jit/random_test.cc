@@ -71,7 +71,7 @@ TEST(Random, FoldInEqualsTheSplitKeyOfThatIndex) {
   const std::vector<uint32_t> split = words(random::split(key, 3));
   for (uint32_t i = 0; i < 3; ++i) {
     const std::vector<uint32_t> folded = words(random::fold_in(key, i));
-    EXPECT_EQ(folded, (std::vector<uint32_t>{split[2 * i], split[2 * i + 1]})) << i;
+    EXPECT_EQ(folded, (std::vector<uint32_t>{split[size_t{2} * i], split[size_t{2} * i + 1]})) << i;
   }
 }
 
@@ -216,7 +216,7 @@ TEST(Random, SamplersKeepToTheirRanges) {
   std::vector<int> seen(13, 0);
   for (int32_t v : values<int32_t>(random::randint(key, {4000}, -4, 9))) {
     ASSERT_TRUE(v >= -4 && v < 9) << v;
-    ++seen[static_cast<size_t>(v + 4)];
+    ++seen[static_cast<size_t>(v) + 4];
   }
   for (int n : seen) EXPECT_GT(n, 200);  // every value drawn, roughly evenly (expect ~308)
   // Sample moments of 2^16 normals: mean within 5 standard errors, variance within 3%.
@@ -324,6 +324,84 @@ TEST(Random, TypedKeyMisuseIsAClearError) {
               random::wrap_key_data(spmd::numpy::astype(random::PRNGKey(0), DType::kInt32));
             }).find("not int32[2]"),
             std::string::npos);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(Random, WeightedChoiceUnderJitIsEachDevicesOwnSearch) {
+  // With replacement, each draw searches the running sum of p at its own uniform: split over the
+  // mesh it equals the eager draws with no collective (p, replicated, is searched whole).
+  const Array host_key = random::PRNGKey(11);
+  const Array key = spmd::device_put(host_key, NamedSharding(mesh(), P()));
+  const Array host_p = random::uniform(random::PRNGKey(3), {20});
+  const Array p = spmd::device_put(host_p, NamedSharding(mesh(), P()));
+  const std::vector<int32_t> eager =
+      values<int32_t>(random::choice(host_key, 20, {8, 6}, true, host_p));
+  auto f = spmd::jit(
+      [](const Tensor& k, const Tensor& w) {
+        return random::choice(k, 20, {8, 6}, true, w);
+      },
+      {.out_shardings = {NamedSharding(mesh(), P("a", "b"))}});
+  expect_no_collective(f.lower(key, p).as_text());
+  EXPECT_EQ(values<int32_t>(f(key, p)), eager);
+  // A zero weight is never drawn; every draw is a valid index.
+  std::vector<float> w(20, 1.0f);
+  w[4] = 0.0f;
+  const Array weights = spmd::device_put(HostArray::from_vector(w, {20}), host_key.sharding());
+  for (int32_t i : values<int32_t>(random::choice(host_key, 20, {1000}, true, weights))) {
+    EXPECT_TRUE(i >= 0 && i < 20 && i != 4) << i;
+  }
+  const std::vector<int32_t> unique =
+      values<int32_t>(random::choice(host_key, 20, {19}, false, weights));
+  EXPECT_EQ(std::set<int32_t>(unique.begin(), unique.end()).size(), 19u);
+  EXPECT_EQ(std::count(unique.begin(), unique.end(), 4), 0) << "the zero weight comes last";
+  // Mapped over keys, each key draws its own (the search batches over its queries).
+  const Array keys = random::split(host_key, 3);
+  auto mapped = spmd::jit([](const Tensor& ks, const Tensor& wt) {
+    return spmd::vmap([&](const Tensor& k) { return random::choice(k, 20, {5}, true, wt); })(ks);
+  });
+  const std::vector<int32_t> all = values<int32_t>(mapped(keys, host_p));
+  for (int i = 0; i < 3; ++i) {
+    const Array k = spmd::numpy::reshape(spmd::numpy::slice(keys, {i, 0}, {i + 1, 2}), {2});
+    const std::vector<int32_t> one = values<int32_t>(random::choice(k, 20, {5}, true, host_p));
+    EXPECT_TRUE(std::equal(one.begin(), one.end(), all.begin() + int64_t{5} * i)) << i;
+  }
+}
+
+TEST(Random, ChoiceFromAnArrayAndItsErrors) {
+  const Array key = random::PRNGKey(5);
+  const Array x = spmd::numpy::reshape(
+      spmd::numpy::astype(random::randint(key, {12}, 0, 99), DType::kFloat32), {3, 4});
+  // Columns drawn: each result column is one of x's columns.
+  const Array cols = random::choice(key, x, {5}, true, std::nullopt, 1);
+  ASSERT_EQ(cols.shape(), (Shape{3, 5}));
+  const std::vector<float> xs = values<float>(x), cs = values<float>(cols);
+  for (int j = 0; j < 5; ++j) {
+    bool found = false;
+    for (int c = 0; c < 4 && !found; ++c) {
+      found = cs[j] == xs[c] && cs[5 + j] == xs[4 + c] && cs[10 + j] == xs[8 + c];
+    }
+    EXPECT_TRUE(found) << "column " << j;
+  }
+  const Array wrong_p = random::uniform(key, {5});
+  EXPECT_NE(message([&] { random::choice(key, 4, {2}, true, wrong_p); }).find("p must be"),
+            std::string::npos);
+  EXPECT_NE(message([&] {
+              random::choice(key, 4, {5}, false, random::uniform(key, {4}));
+            }).find("larger sample"),
+            std::string::npos);
+  EXPECT_NE(message([&] {
+              random::choice(key, 4, {2}, true,
+                             spmd::numpy::astype(random::uniform(key, {4}), DType::kFloat16));
+            }).find("float32 or float64"),
+            std::string::npos);
+  auto half_cumsum = spmd::jit([](const Tensor& t) {
+    return spmd::numpy::cumsum(spmd::numpy::astype(t, DType::kBFloat16));
+  });
+  EXPECT_NE(message([&] { half_cumsum(x); }).find("cumsum"), std::string::npos);
+  EXPECT_EQ(random::choice(key, 4, {0}, true, random::uniform(key, {4})).shape(), (Shape{0}));
 }
 
 }  // namespace

@@ -1,0 +1,215 @@
+// The ordering family (ordering.h).
+#include "jit/ops/ordering.h"
+
+#include <fmt/format.h>
+
+#include "jit/batching.h"
+#include "jit/op_registry.h"
+#include "jit/partitioner.h"
+#include "jit/program.h"
+#include "jit/sharding_in_types.h"
+#include "spmd/error.h"
+
+namespace spmd::compiler {
+namespace {
+
+void check_orderable(std::string_view what, const ValueType& t) {
+  if (!kernels::orderable(t.dtype)) {
+    throw InvalidArgument(fmt::format("{}: takes 32- or 64-bit integers or floats, not {}", what,
+                                      type_text(t.dtype, t.shape)));
+  }
+}
+
+void check_axis(std::string_view what, int axis, const ValueType& t) {
+  if (axis < 0 || axis >= static_cast<int>(t.shape.size())) {
+    throw InvalidArgument(
+        fmt::format("{}: axis {} of {}", what, axis, type_text(t.dtype, t.shape)));
+  }
+}
+
+// Every operand whole on every device, and the result too.
+void partition_whole(Partitioner& p, int value, const Op& op) {
+  std::vector<int> slots;
+  for (int in : op.inputs)
+    slots.push_back(p.slot_with(in, Layout::replicated(p.op(in).shape.size())));
+  p.compute(value, std::move(slots), Layout::replicated(op.shape.size()));
+}
+
+}  // namespace
+
+// CumsumOp
+
+std::string CumsumOp::attributes() const { return fmt::format("axis={}", axis); }
+
+ValueType CumsumOp::result_type(std::span<const ValueType> operands) const {
+  check_operand_count("cumsum", operands, 1);
+  check_axis("cumsum", axis, operands[0]);
+  check_orderable("cumsum", operands[0]);
+  return {operands[0].dtype, operands[0].shape};
+}
+
+PartitionSpec CumsumOp::type_spec(std::span<const ValueType> operands, const ValueType& /*result*/,
+                                  const Mesh& /*mesh*/) const {
+  if (!type_entries(operands[0])[static_cast<size_t>(axis)].is_none()) {
+    throw ShardingTypeError(fmt::format(
+        "cumsum of {} along axis {}: the axis being summed must not be split (Input should be "
+        "unsharded over the axis being reduced). Reshard it first (spmd::reshard)",
+        typed_text(operands[0]), axis));
+  }
+  return operands[0].spec;
+}
+
+void CumsumOp::partition(Partitioner& p, int value, const Op& op) const {
+  Layout in = p.layout(op.inputs[0]).settled();
+  in.dims[static_cast<size_t>(axis)].clear();
+  p.compute(value, {p.slot_with(op.inputs[0], in)}, in);
+}
+
+Block CumsumOp::run(const KernelContext& device, const Step& step,
+                    std::span<const Block> in) const {
+  Block out = device.allocate(step.dtype, step.shape);
+  device.backend.cumsum(step.dtype, in[0].bytes().data(), in[0].shape(), axis,
+                        out.mutable_bytes().data());
+  return out;
+}
+
+Batched CumsumOp::batch(const Op& /*op*/, std::span<const Batched> operands, int64_t size) const {
+  return on_slices_first(make_operation<CumsumOp>(axis + 1), operands[0], size);
+}
+
+// SearchSortedOp
+
+ValueType SearchSortedOp::result_type(std::span<const ValueType> operands) const {
+  check_operand_count("searchsorted", operands, 2);
+  check_orderable("searchsorted", operands[0]);
+  if (operands[0].shape.size() != 1 || operands[0].shape[0] == 0 ||
+      operands[0].dtype != operands[1].dtype) {
+    throw InvalidArgument(fmt::format(
+        "searchsorted: wants a non-empty rank-1 sorted array and queries of its dtype, not {} "
+        "and {}",
+        type_text(operands[0].dtype, operands[0].shape),
+        type_text(operands[1].dtype, operands[1].shape)));
+  }
+  return {DType::kInt32, operands[1].shape};
+}
+
+PartitionSpec SearchSortedOp::type_spec(std::span<const ValueType> operands,
+                                        const ValueType& /*result*/, const Mesh& /*mesh*/) const {
+  if (!operands[0].spec.entries().empty()) {
+    throw ShardingTypeError(
+        fmt::format("searchsorted: the sorted array {} must not be split. Reshard it to P() first "
+                    "(spmd::reshard)",
+                    typed_text(operands[0])));
+  }
+  return operands[1].spec;
+}
+
+void SearchSortedOp::partition(Partitioner& p, int value, const Op& op) const {
+  const Layout queries = p.layout(op.inputs[1]).settled();
+  p.compute(value,
+            {p.slot_with(op.inputs[0], Layout::replicated(1)), p.slot_with(op.inputs[1], queries)},
+            queries);
+}
+
+std::optional<Layout> SearchSortedOp::operand_hint(const Op& op, const Shape& operand,
+                                                   const Layout* result) const {
+  if (result == nullptr || operand != op.shape) return std::nullopt;
+  return result->settled();
+}
+
+Block SearchSortedOp::run(const KernelContext& device, const Step& step,
+                          std::span<const Block> in) const {
+  Block out = device.allocate(step.dtype, step.shape);
+  device.backend.search_sorted(in[0].dtype(), in[0].bytes().data(), in[0].shape()[0],
+                               in[1].bytes().data(), in[1].size(),
+                               out.mutable_data<int32_t>().data());
+  return out;
+}
+
+Batched SearchSortedOp::batch(const Op& /*op*/, std::span<const Batched> operands,
+                              int64_t /*size*/) const {
+  if (operands[0].dim) {
+    throw InvalidArgument(
+        "vmap: searchsorted over a batch of sorted arrays has no batching rule yet (map over the "
+        "queries only)");
+  }
+  return {compiler::apply(make_operation<SearchSortedOp>(), {operands[0].value, operands[1].value}),
+          operands[1].dim};
+}
+
+// TopKOp
+
+std::string TopKOp::attributes() const { return fmt::format("k={}", k); }
+
+ValueType TopKOp::result_type(std::span<const ValueType> operands) const {
+  check_operand_count("top_k", operands, 1);
+  check_orderable("top_k", operands[0]);
+  if (operands[0].shape.size() != 1 || k < 0 || k > operands[0].shape[0]) {
+    throw InvalidArgument(fmt::format("top_k: k={} of {}: wants a rank-1 operand of k or more", k,
+                                      type_text(operands[0].dtype, operands[0].shape)));
+  }
+  return {DType::kInt32, {k}};
+}
+
+void TopKOp::partition(Partitioner& p, int value, const Op& op) const {
+  partition_whole(p, value, op);
+}
+
+Block TopKOp::run(const KernelContext& device, const Step& step, std::span<const Block> in) const {
+  Block out = device.allocate(step.dtype, step.shape);
+  device.backend.top_k(in[0].dtype(), in[0].bytes().data(), in[0].shape()[0], k,
+                       out.mutable_data<int32_t>().data());
+  return out;
+}
+
+// TakeOp
+
+std::string TakeOp::attributes() const { return fmt::format("axis={}", axis); }
+
+ValueType TakeOp::result_type(std::span<const ValueType> operands) const {
+  check_operand_count("take", operands, 2);
+  check_axis("take", axis, operands[0]);
+  if (operands[1].dtype != DType::kInt32) {
+    throw InvalidArgument(fmt::format("take: indices must be int32, not {}",
+                                      type_text(operands[1].dtype, operands[1].shape)));
+  }
+  const Shape& in = operands[0].shape;
+  if (in[static_cast<size_t>(axis)] == 0 && shape_size(operands[1].shape) > 0) {
+    throw InvalidArgument(fmt::format("take: indices into an empty axis {} of {}", axis,
+                                      type_text(operands[0].dtype, in)));
+  }
+  Shape out(in.begin(), in.begin() + axis);
+  out.insert(out.end(), operands[1].shape.begin(), operands[1].shape.end());
+  out.insert(out.end(), in.begin() + axis + 1, in.end());
+  return {operands[0].dtype, out};
+}
+
+void TakeOp::partition(Partitioner& p, int value, const Op& op) const {
+  partition_whole(p, value, op);
+}
+
+Block TakeOp::run(const KernelContext& device, const Step& step, std::span<const Block> in) const {
+  Block out = device.allocate(step.dtype, step.shape);
+  device.backend.take(dtype_size(step.dtype), in[0].bytes().data(), in[0].shape(), axis,
+                      in[1].data<int32_t>().data(), in[1].size(), out.mutable_bytes().data());
+  return out;
+}
+
+namespace {
+
+const bool registered = [] {
+  register_operation("cumsum", [](const AttributeReader& r) {
+    return make_operation<CumsumOp>(static_cast<int>(r.integer("axis")));
+  });
+  register_operation("searchsorted",
+                     [](const AttributeReader&) { return make_operation<SearchSortedOp>(); });
+  register_operation(
+      "top_k", [](const AttributeReader& r) { return make_operation<TopKOp>(r.integer("k")); });
+  register_operation("take", [](const AttributeReader& r) {
+    return make_operation<TakeOp>(static_cast<int>(r.integer("axis")));
+  });
+  return true;
+}();
+
+}  // namespace
+}  // namespace spmd::compiler

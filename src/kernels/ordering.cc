@@ -1,0 +1,183 @@
+// Order-dependent kernels (ordering.h). The loops are XLA's and JAX's algorithms, not a library's:
+// equality with JAX's values is the point, and it depends on the order of each addition and
+// comparison.
+#include "kernels/ordering.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <numeric>
+#include <type_traits>
+#include <vector>
+
+namespace spmd::kernels {
+namespace {
+
+constexpr int64_t kBase = 16;  // XLA's ReduceWindowRewriter base length on CPU
+
+// Running sums of x[0..n) from the first, at out (XLA's reduce-window over one window).
+template <class T>
+void running_sum(const T* x, int64_t n, T* out) {
+  T acc = T{0};
+  for (int64_t i = 0; i < n; ++i) out[i] = acc = static_cast<T>(acc + x[i]);
+}
+
+// The inclusive scan of n contiguous values in XLA's order (ordering.h: cumsum).
+template <class T>
+void xla_scan(const T* x, int64_t n, T* out) {
+  if (n <= kBase) {
+    running_sum(x, n, out);
+    return;
+  }
+  const int64_t rows = (n + kBase - 1) / kBase;
+  std::vector<T> padded(static_cast<size_t>(rows * kBase), T{0});
+  std::copy(x, x + n, padded.begin());
+  std::vector<T> prefix(padded.size());
+  std::vector<T> totals(static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r) {
+    running_sum(padded.data() + r * kBase, kBase, prefix.data() + r * kBase);
+    totals[static_cast<size_t>(r)] = prefix[static_cast<size_t>(r * kBase + kBase - 1)];
+  }
+  // The rows' exclusive running sum: in order for a few rows, else the shifted scan of them.
+  std::vector<T> before(static_cast<size_t>(rows), T{0});
+  if (rows <= kBase) {
+    running_sum(totals.data(), rows - 1, before.data() + 1);
+  } else {
+    std::vector<T> inclusive(static_cast<size_t>(rows));
+    xla_scan(totals.data(), rows, inclusive.data());
+    std::copy(inclusive.begin(), inclusive.end() - 1, before.begin() + 1);
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    out[i] =
+        static_cast<T>(prefix[static_cast<size_t>(i)] + before[static_cast<size_t>(i / kBase)]);
+  }
+}
+
+// JAX's sort key of a float: -0 as 0, every NaN as the positive quiet NaN, then ordered as the
+// total order orders bit patterns (sign-magnitude turned into two's complement).
+template <class T>
+auto sort_key(T v) {
+  if constexpr (std::is_floating_point_v<T>) {
+    using Bits = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
+    if (v == T{0}) v = T{0};
+    if (std::isnan(v)) v = std::numeric_limits<T>::quiet_NaN();
+    const auto bits = std::bit_cast<Bits>(v);
+    constexpr Bits kMagnitude = std::numeric_limits<Bits>::max();
+    return bits < 0 ? static_cast<Bits>(bits ^ kMagnitude) : bits;
+  } else {
+    return v;
+  }
+}
+
+template <class F>
+decltype(auto) visit_orderable(DType dtype, F&& f) {
+  switch (dtype) {
+    case DType::kInt32:
+      return f(int32_t{});
+    case DType::kInt64:
+      return f(int64_t{});
+    case DType::kUInt32:
+      return f(uint32_t{});
+    case DType::kUInt64:
+      return f(uint64_t{});
+    case DType::kFloat64:
+      return f(double{});
+    default:
+      return f(float{});
+  }
+}
+
+}  // namespace
+
+bool orderable(DType dtype) {
+  switch (dtype) {
+    case DType::kInt32:
+    case DType::kInt64:
+    case DType::kUInt32:
+    case DType::kUInt64:
+    case DType::kFloat32:
+    case DType::kFloat64:
+      return true;
+    default:
+      return false;
+  }
+}
+
+void cumsum(DType dtype, const std::byte* in, const Shape& shape, int axis, std::byte* out) {
+  visit_orderable(dtype, [&](auto t) {
+    using T = decltype(t);
+    const auto d = static_cast<size_t>(axis);
+    const int64_t n = shape[d];
+    const int64_t inner =
+        std::accumulate(shape.begin() + axis + 1, shape.end(), int64_t{1}, std::multiplies<>());
+    const int64_t outer = n == 0 ? 0 : shape_size(shape) / (n * inner);
+    std::vector<T> line(static_cast<size_t>(n)), sums(static_cast<size_t>(n));
+    const T* x = reinterpret_cast<const T*>(in);
+    T* y = reinterpret_cast<T*>(out);
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t j = 0; j < inner; ++j) {
+        const int64_t base = o * n * inner + j;
+        for (int64_t i = 0; i < n; ++i) line[static_cast<size_t>(i)] = x[base + i * inner];
+        xla_scan(line.data(), n, sums.data());
+        for (int64_t i = 0; i < n; ++i) y[base + i * inner] = sums[static_cast<size_t>(i)];
+      }
+    }
+  });
+}
+
+void search_sorted(DType dtype, const std::byte* sorted, int64_t n, const std::byte* queries,
+                   int64_t count, int32_t* out) {
+  visit_orderable(dtype, [&](auto t) {
+    using T = decltype(t);
+    const T* a = reinterpret_cast<const T*>(sorted);
+    const T* q = reinterpret_cast<const T*>(queries);
+    const int levels = static_cast<int>(std::ceil(std::log2(static_cast<double>(n) + 1)));
+    for (int64_t i = 0; i < count; ++i) {
+      const auto key = sort_key(q[i]);
+      uint64_t low = 0, high = static_cast<uint64_t>(n);
+      for (int l = 0; l < levels; ++l) {
+        const uint64_t mid = low + (high - low) / 2;
+        const bool go_left = key <= sort_key(a[mid]);
+        (go_left ? high : low) = mid;
+      }
+      out[i] = static_cast<int32_t>(high);
+    }
+  });
+}
+
+void top_k(DType dtype, const std::byte* in, int64_t n, int64_t k, int32_t* out) {
+  visit_orderable(dtype, [&](auto t) {
+    using T = decltype(t);
+    const T* x = reinterpret_cast<const T*>(in);
+    std::vector<int32_t> order(static_cast<size_t>(n));
+    std::iota(order.begin(), order.end(), 0);
+    std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int32_t a, int32_t b) {
+      const auto ka = sort_key(x[a]), kb = sort_key(x[b]);
+      return ka > kb || (ka == kb && a < b);
+    });
+    std::copy(order.begin(), order.begin() + k, out);
+  });
+}
+
+void take(size_t element_size, const std::byte* in, const Shape& shape, int axis,
+          const int32_t* indices, int64_t count, std::byte* out) {
+  const auto d = static_cast<size_t>(axis);
+  const int64_t n = shape[d];
+  const int64_t inner =
+      std::accumulate(shape.begin() + axis + 1, shape.end(), int64_t{1}, std::multiplies<>());
+  const int64_t outer =
+      std::accumulate(shape.begin(), shape.begin() + axis, int64_t{1}, std::multiplies<>());
+  const size_t row = static_cast<size_t>(inner) * element_size;
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i = 0; i < count; ++i) {
+      const int64_t at = std::clamp<int64_t>(indices[i], 0, n - 1);
+      std::memcpy(out + static_cast<size_t>(o * count + i) * row,
+                  in + static_cast<size_t>(o * n + at) * row, row);
+    }
+  }
+}
+
+}  // namespace spmd::kernels

@@ -1,0 +1,41 @@
+// Kernels whose values depend on an order JAX takes from XLA's CPU programs, repeated here so that
+// they equal JAX's bit for bit: a cumulative sum in the order XLA's reduce-window rewriter adds,
+// jnp.searchsorted's binary search ('scan'), lax.top_k's indices, and take (a gather along one
+// axis). What jax.random.choice with probabilities is made of. Pure; thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "spmd/dtype.h"
+#include "spmd/shape.h"
+
+namespace spmd::kernels {
+
+// Whether cumsum, search_sorted and top_k take `dtype`: 32- and 64-bit integers and floats.
+bool orderable(DType dtype);
+
+// The inclusive sum along `axis` of `in` (`shape`, row-major) at `out`. Floats add in XLA's CPU
+// order (its ReduceWindowRewriter, base 16): a line of at most 16 elements from the first on; a
+// longer one as rows of 16 (zero-padded), each row's running sum plus the exclusive running sum
+// of the rows' totals, itself computed the same way. Requires orderable(dtype).
+void cumsum(DType dtype, const std::byte* in, const Shape& shape, int axis, std::byte* out);
+
+// For each of `count` queries, the int32 index jnp.searchsorted(sorted, query) gives (side
+// 'left', method 'scan'): ceil(log2(n + 1)) halvings of [0, n], comparing as JAX's sort does (-0
+// equals 0, NaN after every number). For a sorted array, the first position whose element is not
+// less than the query. Requires orderable(dtype) and n > 0.
+void search_sorted(DType dtype, const std::byte* sorted, int64_t n, const std::byte* queries,
+                   int64_t count, int32_t* out);
+
+// The int32 indices of the k largest of n values, largest first, the lower index first among
+// equal ones, NaN above every number (lax.top_k's). Requires orderable(dtype) and k <= n.
+void top_k(DType dtype, const std::byte* in, int64_t n, int64_t k, int32_t* out);
+
+// `in` (`shape`, elements of `element_size` bytes) at the `count` positions `indices` along
+// `axis`, each clamped into 0 … shape[axis] - 1 as XLA's gather clamps: out has shape[axis]
+// replaced by count (jnp.take). Requires shape[axis] > 0.
+void take(size_t element_size, const std::byte* in, const Shape& shape, int axis,
+          const int32_t* indices, int64_t count, std::byte* out);
+
+}  // namespace spmd::kernels
