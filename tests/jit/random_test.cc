@@ -362,11 +362,29 @@ TEST(Random, WeightedChoiceUnderJitIsEachDevicesOwnSearch) {
   auto mapped = spmd::jit([](const Tensor& ks, const Tensor& wt) {
     return spmd::vmap([&](const Tensor& k) { return random::choice(k, 20, {5}, true, wt); })(ks);
   });
+  // Without replacement (one top_k per key), and from an array's rows (a take per key).
+  auto mapped_unique = spmd::jit([](const Tensor& ks, const Tensor& wt) {
+    return spmd::vmap([&](const Tensor& k) { return random::choice(k, 20, {5}, false, wt); })(ks);
+  });
+  const Array rows = spmd::numpy::reshape(host_p, {5, 4});
+  auto picked = spmd::jit([](const Tensor& ks, const Tensor& x) {
+    return spmd::vmap([&](const Tensor& k) { return random::choice(k, x, {2}, true); })(ks);
+  });
   const std::vector<int32_t> all = values<int32_t>(mapped(keys, host_p));
+  const std::vector<int32_t> all_unique = values<int32_t>(mapped_unique(keys, host_p));
+  const std::vector<float> all_rows = values<float>(picked(keys, rows));
   for (int i = 0; i < 3; ++i) {
     const Array k = spmd::numpy::reshape(spmd::numpy::slice(keys, {i, 0}, {i + 1, 2}), {2});
     const std::vector<int32_t> one = values<int32_t>(random::choice(k, 20, {5}, true, host_p));
     EXPECT_TRUE(std::equal(one.begin(), one.end(), all.begin() + int64_t{5} * i)) << i;
+    const std::vector<int32_t> one_unique =
+        values<int32_t>(random::choice(k, 20, {5}, false, host_p));
+    EXPECT_TRUE(
+        std::equal(one_unique.begin(), one_unique.end(), all_unique.begin() + int64_t{5} * i))
+        << i;
+    const std::vector<float> one_rows = values<float>(random::choice(k, rows, {2}, true));
+    EXPECT_TRUE(std::equal(one_rows.begin(), one_rows.end(), all_rows.begin() + int64_t{8} * i))
+        << i;
   }
 }
 

@@ -61,6 +61,8 @@ class TopKOp final : public Operation {
   void partition(Partitioner& p, int value, const Op& op) const override;
   Block run(const KernelContext& device, const Step& step,
             std::span<const Block> in) const override;
+  // One operation per slice: the kernel takes one rank-1 operand.
+  Batched batch(const Op& op, std::span<const Batched> operands, int64_t size) const override;
 };
 
 // "take": operand 0's slices along `axis` at the int32 indices of operand 1 (any shape; one out
@@ -77,6 +79,9 @@ class TakeOp final : public Operation {
   void partition(Partitioner& p, int value, const Op& op) const override;
   Block run(const KernelContext& device, const Step& step,
             std::span<const Block> in) const override;
+  // Batched indices into one operand, or one set of indices into batched slices, as one take;
+  // both batched, one take per slice.
+  Batched batch(const Op& op, std::span<const Batched> operands, int64_t size) const override;
 };
 
 }  // namespace spmd::compiler
