@@ -68,7 +68,12 @@ Array bits(const Array& key, const Shape& shape = {}, DType dtype = DType::kUInt
 // - gumbel (-log(-log(u))): within 2 epsilons of max(1, |x|), bit for bit in 99.9%;
 // - truncated_normal: within 4 epsilons of max(1, |x|) (20% bit for bit): its bounds pass through
 //   erf, correctly rounded here and approximated by XLA, so the interval differs in the last place.
-// Only float32 is sampled by normal, truncated_normal and gumbel (JAX's default without x64).
+// - uniform, normal and gumbel in float16 and bfloat16: bit for bit. Each operation of JAX's
+//   program is computed in float32 and rounded back, as XLA's CPU code does with half types
+//   (uniform draws 16 bits for float16, 8 for bfloat16, as JAX does); gumbel's [tiny, 1) follows
+//   XLA's folding of its two constant additions, which in float16 drops tiny.
+// truncated_normal samples float32 only; normal and gumbel float32 and the half types (JAX's
+// default without x64 is float32).
 
 // Uniform on [minval, maxval) (jax.random.uniform): float32 or float64.
 Tensor uniform(const Tensor& key, const Shape& shape = {}, DType dtype = DType::kFloat32,

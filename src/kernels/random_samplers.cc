@@ -148,7 +148,54 @@ void fill(const RandomBlock& b, std::byte* out, F value) {
   });
 }
 
+// A half type's parameters for JAX's uniform: the random bits drawn per element (16 for
+// float16's 10-bit mantissa; 8 for bfloat16's 7, as JAX draws at least 8), shifted onto the
+// mantissa of 1.0 (`one`'s bits).
+template <typename H>
+struct Half {
+  int bits, mantissa;
+  uint16_t one;
+  H (*round)(float);
+};
+constexpr Half<float16> kFloat16{16, 10, 0x3c00, [](float f) { return to_float16(f); }};
+constexpr Half<bfloat16> kBFloat16{8, 7, 0x3f80, [](float f) { return to_bfloat16(f); }};
+
+// JAX's uniform on [a, b) in half type H, then `then` of it: each operation of JAX's program
+// computed in float32 and rounded back to H, as XLA's CPU code computes half types.
+template <int kBits, typename H, typename Then>
+void half_fill(const Half<H>& h, double a, double b, const RandomBlock& block, std::byte* out,
+               Then then) {
+  const H lo = h.round(static_cast<float>(a));
+  const H hi = h.round(static_cast<float>(b));
+  const float span = to_float(h.round(to_float(hi) - to_float(lo)));
+  const float low = to_float(lo);
+  // Where the span is 1, XLA drops the product and folds the two constant additions into one,
+  // x + (lo - 1) rounded to H (gumbel's [tiny, 1) in float16: x - 1, tiny lost).
+  const float folded = to_float(h.round(low - 1.0f));
+  fill<H, kBits>(block, out, [&](uint32_t bits) {
+    const auto one_to_two = static_cast<uint16_t>(bits >> (h.bits - h.mantissa) | h.one);
+    const float x = to_float(H{one_to_two});
+    const H shifted =
+        span == 1.0f ? h.round(x + folded) : h.round(to_float(h.round((x - 1.0f) * span)) + low);
+    return then(to_float(shifted) < low ? lo : shifted);
+  });
+}
+
+// `f` with the Half parameters of `dtype` (float16 or bfloat16) and its bits' width.
+bool is_half(DType t) { return t == DType::kFloat16 || t == DType::kBFloat16; }
+
+template <typename F>
+void with_half(DType dtype, F f) {
+  if (dtype == DType::kFloat16) return f(kFloat16, std::integral_constant<int, 16>());
+  f(kBFloat16, std::integral_constant<int, 8>());
+}
+
 SPMD_SAMPLER_CLONES void uniform(const Sampler& s, const RandomBlock& b, std::byte* out) {
+  if (is_half(s.dtype)) {
+    return with_half(s.dtype, [&](const auto& h, auto bits) {
+      half_fill<decltype(bits)::value>(h, s.a, s.b, b, out, [](auto v) { return v; });
+    });
+  }
   if (s.dtype == DType::kFloat64) {
     return fill<double, 64>(
         b, out, [lo = s.a, hi = s.b](uint64_t bits) { return scale(unit_f64(bits), lo, hi); });
@@ -156,6 +203,31 @@ SPMD_SAMPLER_CLONES void uniform(const Sampler& s, const RandomBlock& b, std::by
   const auto lo = static_cast<float>(s.a);
   const auto hi = static_cast<float>(s.b);
   fill<float, 32>(b, out, [lo, hi](uint32_t bits) { return scale(unit_f32(bits), lo, hi); });
+}
+
+// normal and gumbel in a half type: the uniform in that type, then erf_inv or log computed in
+// float32 (XLA widens them) and each result rounded back, as JAX's program does.
+void normal_half(DType dtype, const RandomBlock& b, std::byte* out) {
+  with_half(dtype, [&](const auto& h, auto bits) {
+    const float sqrt2 = to_float(h.round(kSqrt2));
+    const float below_one = to_float(h.round(-1.0f));
+    // nextafter(-1, 0) in the half type: one unit of its mantissa above -1.
+    const double lo = below_one + std::ldexp(1.0, -h.mantissa - 1);
+    half_fill<decltype(bits)::value>(h, lo, 1.0, b, out, [&](auto u) {
+      return h.round(sqrt2 * to_float(h.round(erf_inv_f32(to_float(u)))));
+    });
+  });
+}
+
+void gumbel_half(DType dtype, const RandomBlock& b, std::byte* out) {
+  with_half(dtype, [&](const auto& h, auto bits) {
+    // finfo.tiny: the smallest normal number.
+    const double tiny = std::ldexp(1.0, dtype == DType::kFloat16 ? -14 : -126);
+    half_fill<decltype(bits)::value>(h, tiny, 1.0, b, out, [&](auto u) {
+      const float inner = to_float(h.round(xla_log(to_float(u))));
+      return h.round(-to_float(h.round(xla_log(-inner))));
+    });
+  });
 }
 
 SPMD_SAMPLER_CLONES void normal(const RandomBlock& b, std::byte* out) {
@@ -257,10 +329,14 @@ std::string_view distribution_name(Distribution d) {
 bool supported(const Sampler& s) {
   switch (s.distribution) {
     case Distribution::kUniform:
-      return s.dtype == DType::kFloat32 || s.dtype == DType::kFloat64;
+      return s.dtype == DType::kFloat16 || s.dtype == DType::kBFloat16 ||
+             s.dtype == DType::kFloat32 || s.dtype == DType::kFloat64;
     case Distribution::kRandint:
       return s.dtype == DType::kInt32 || s.dtype == DType::kInt64 || s.dtype == DType::kUInt32 ||
              s.dtype == DType::kUInt64;
+    case Distribution::kNormal:
+    case Distribution::kGumbel:
+      return s.dtype == DType::kFloat32 || is_half(s.dtype);
     default:
       return s.dtype == DType::kFloat32;
   }
@@ -271,11 +347,11 @@ void random_sample(const Sampler& s, const RandomBlock& b, std::byte* out) {
     case Distribution::kUniform:
       return uniform(s, b, out);
     case Distribution::kNormal:
-      return normal(b, out);
+      return is_half(s.dtype) ? normal_half(s.dtype, b, out) : normal(b, out);
     case Distribution::kTruncatedNormal:
       return truncated_normal(s, b, out);
     case Distribution::kGumbel:
-      return gumbel(b, out);
+      return is_half(s.dtype) ? gumbel_half(s.dtype, b, out) : gumbel(b, out);
     case Distribution::kRandint:
       return randint(s, b, out);
   }

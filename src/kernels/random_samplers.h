@@ -23,10 +23,10 @@
 namespace spmd::kernels {
 
 enum class Distribution : uint8_t {
-  kUniform,          // [a, b): float32 or float64
-  kNormal,           // standard normal: float32
+  kUniform,          // [a, b): float16, bfloat16, float32 or float64
+  kNormal,           // standard normal: float32, float16, bfloat16
   kTruncatedNormal,  // standard normal within (a, b): float32
-  kGumbel,           // standard Gumbel, JAX's "low" mode: float32
+  kGumbel,           // standard Gumbel, JAX's "low" mode: float32, float16, bfloat16
   kRandint,          // integers in [low, high): int32, int64, uint32 or uint64
 };
 

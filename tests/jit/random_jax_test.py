@@ -72,6 +72,10 @@ FLOAT_BOUNDS = {"normal": 2, "gumbel": 2, "truncated_normal": 4}
 EXACT_FLOATS = ("uniform", "uniform_range", "uniform_f64")
 
 
+def half_bits(a):
+    return np.asarray(a).view(np.uint16).ravel().tolist()
+
+
 def float_bits(a):
     a = np.asarray(a)
     return a.view(np.uint64 if a.dtype == np.float64 else np.uint32).ravel().tolist()
@@ -93,6 +97,13 @@ def samplers(seed):
     return {
         "uniform": float_bits(random.uniform(key, (1000,))),
         "uniform_range": float_bits(random.uniform(key, (7, 11), jnp.float32, -3.0, 5.5)),
+        "uniform_f16": half_bits(random.uniform(key, (4000,), jnp.float16, -3.0, 5.5)),
+        "uniform_bf16": half_bits(random.uniform(key, (4000,), jnp.bfloat16, -3.0, 5.5)),
+        "uniform_bf16_unit": half_bits(random.uniform(key, (100,), jnp.bfloat16)),
+        "normal_f16": half_bits(random.normal(key, (4000,), jnp.float16)),
+        "normal_bf16": half_bits(random.normal(key, (4000,), jnp.bfloat16)),
+        "gumbel_f16": half_bits(random.gumbel(key, (4000,), jnp.float16)),
+        "gumbel_bf16": half_bits(random.gumbel(key, (4000,), jnp.bfloat16)),
         "normal": float_bits(random.normal(key, (1 << 16,))),
         "truncated_normal": float_bits(random.truncated_normal(key, -2.0, 1.5, (1000,))),
         "gumbel": float_bits(random.gumbel(key, (1 << 16,))),
@@ -194,7 +205,7 @@ def main():
     print(f"spmd::random equals JAX {jax.__version__} (threefry partitionable="
           f"{jax.config.jax_threefry_partitionable}) bit for bit on keys, split, fold_in, "
           f"bits u8/u16/u32/u64, typed keys (key, key_data, split, fold_in, indexing, "
-          f"wrap_key_data under jit), sharded bits and normals, uniform f32/f64, bernoulli, randint, "
+          f"wrap_key_data under jit), sharded bits and normals, uniform f16/bf16/f32/f64, normal and gumbel f16/bf16, bernoulli, randint, "
           f"categorical, permutation, choice (with p, from arrays) and cumsum, for seeds {seeds}; within bounds:")
     for k, (inexact, n) in INEXACT.items():
         print(f"  {k}: {n - inexact} of {n} values bit-equal, the rest within "

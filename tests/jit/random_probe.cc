@@ -48,6 +48,15 @@ json float_bits(const spmd::Array& a) {
   return out;
 }
 
+// Half-precision values as their 16-bit patterns.
+json half_bits(const spmd::Array& a) {
+  const spmd::HostArray h = spmd::multihost::process_allgather(a);
+  json out = json::array();
+  const auto* p = reinterpret_cast<const uint16_t*>(h.bytes().data());
+  for (size_t i = 0; i < h.nbytes() / 2; ++i) out.push_back(p[i]);
+  return out;
+}
+
 json ints(const spmd::Array& a) {
   const spmd::Array wide = spmd::numpy::astype(a, spmd::DType::kInt64);
   return values<int64_t>(wide);
@@ -60,6 +69,13 @@ json samplers(const spmd::Array& key) {
   out["uniform"] = float_bits(random::uniform(key, {1000}));
   out["uniform_range"] = float_bits(random::uniform(key, {7, 11}, DType::kFloat32, -3.0, 5.5));
   out["uniform_f64"] = float_bits(random::uniform(key, {100}, DType::kFloat64));
+  out["uniform_f16"] = half_bits(random::uniform(key, {4000}, DType::kFloat16, -3.0, 5.5));
+  out["uniform_bf16"] = half_bits(random::uniform(key, {4000}, DType::kBFloat16, -3.0, 5.5));
+  out["uniform_bf16_unit"] = half_bits(random::uniform(key, {100}, DType::kBFloat16));
+  out["normal_f16"] = half_bits(random::normal(key, {4000}, DType::kFloat16));
+  out["normal_bf16"] = half_bits(random::normal(key, {4000}, DType::kBFloat16));
+  out["gumbel_f16"] = half_bits(random::gumbel(key, {4000}, DType::kFloat16));
+  out["gumbel_bf16"] = half_bits(random::gumbel(key, {4000}, DType::kBFloat16));
   out["normal"] = float_bits(random::normal(key, {1 << 16}));
   out["truncated_normal"] = float_bits(random::truncated_normal(key, -2.0, 1.5, {1000}));
   out["gumbel"] = float_bits(random::gumbel(key, {1 << 16}));
