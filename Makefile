@@ -12,11 +12,12 @@ JOBS ?= $(shell nproc)
 # iptables make the network-namespace hosts of tests/faults/ and cut them off. libucx-dev builds
 # the UCX transport (the build works without it; the transport is then absent). Random123 is the
 # counter-based generator behind spmd::random; python3-venv makes the build tree's Python
-# environment, where JAX (tests/requirements.txt, pinned) serves as the tests' reference.
+# environment, where JAX (tests/requirements.txt, pinned) serves as the tests' reference, and
+# python3-dev's headers build the spmd Python package (python/) into it.
 PACKAGES := g++ cmake ninja-build pkg-config \
 	libasio-dev libprotobuf-dev protobuf-compiler libfmt-dev libspdlog-dev libcli11-dev \
 	libpmix-dev libxxhash-dev libzstd-dev nlohmann-json3-dev libopenblas-pthread-dev libeigen3-dev \
-	libucx-dev librandom123-dev python3-venv \
+	libucx-dev librandom123-dev python3-venv python3-dev \
 	libgtest-dev libgmock-dev librapidcheck-dev \
 	slurm-wlm munge openmpi-bin libopenmpi-dev mpich libgloo-dev \
 	python3-zarr python3-numpy python3-pil chromium iptables iproute2 clang-format
@@ -47,7 +48,8 @@ $(VENV)/.installed: tests/requirements.txt | deps
 
 venv: $(VENV)/.installed
 
-$(BUILD_DIR)/build.ninja: | deps
+# Configured after the venv exists: the Python package builds against its nanobind.
+$(BUILD_DIR)/build.ninja: | deps $(VENV)/.installed
 	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
 
 configure: deps $(BUILD_DIR)/build.ninja

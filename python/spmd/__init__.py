@@ -1,0 +1,46 @@
+"""spmd: JAX's multi-process programming model over spmd's C++ engine, with jax's module layout
+(`import spmd as jax`). This package is a thin layer over the C++ API (python/src/ binds it)."""
+import contextlib
+
+from . import _spmd, errors, numpy, random, sharding, tree_util
+from ._core import Array, Tensor, device_put
+from ._jit import grad, jit, value_and_grad
+from .sharding import AxisType, NamedSharding, PartitionSpec
+from .tree_util import tree_map
+
+distributed = _spmd.distributed
+devices = _spmd.devices
+local_devices = _spmd.local_devices
+device_count = _spmd.device_count
+local_device_count = _spmd.local_device_count
+process_index = _spmd.process_index
+process_count = _spmd.process_count
+make_mesh = _spmd.make_mesh
+P = PartitionSpec
+
+
+def reshard(x, sharding):
+    """jax.reshard of an Array: device_put to `sharding`."""
+    return device_put(x, sharding)
+
+
+class _MeshScope(contextlib.AbstractContextManager):
+    def __init__(self, mesh):
+        self._previous = _spmd.get_mesh()
+        _spmd._set_mesh(mesh)
+
+    def __exit__(self, *exc):
+        _spmd._set_mesh(self._previous)
+        return False
+
+
+def set_mesh(mesh):
+    """jax.set_mesh: sets the mesh in scope for this thread; as a context manager
+    (`with spmd.set_mesh(mesh):`) it restores the previous one on exit."""
+    return _MeshScope(mesh)
+
+
+__all__ = ["Array", "AxisType", "NamedSharding", "P", "PartitionSpec", "Tensor", "device_count",
+           "device_put", "devices", "distributed", "errors", "grad", "jit", "local_device_count",
+           "local_devices", "make_mesh", "numpy", "process_count", "process_index", "random",
+           "reshard", "set_mesh", "sharding", "tree_map", "tree_util", "value_and_grad"]

@@ -1,0 +1,132 @@
+"""jit, grad and value_and_grad over spmd's C++ compiler: a Python function is traced once per
+signature on spmd.Tensor leaves (through the pytree of its arguments), then runs compiled."""
+import functools
+import threading
+
+from . import _spmd
+from ._core import Array, Tensor
+from .tree_util import tree_flatten, tree_unflatten
+
+
+_state = threading.local()
+
+
+def tracing():
+    """Whether this thread is tracing a function for jit."""
+    return getattr(_state, "depth", 0) > 0
+
+
+class _Jitted:
+    """jax.jit(fun, static_argnums=...): the compiled function, cached per signature."""
+
+    def __init__(self, fun, static_argnums=(), static_argnames=()):
+        if isinstance(static_argnums, int):
+            static_argnums = (static_argnums,)
+        if isinstance(static_argnames, str):
+            static_argnames = (static_argnames,)
+        self._fun = fun
+        self._static = tuple(static_argnums)
+        self._static_names = tuple(static_argnames)
+        self._core = _spmd._Jit(getattr(fun, "__name__", "fn"))
+        self._out_trees = {}
+        functools.update_wrapper(self, fun)
+
+    def _prepare(self, args, kwargs):
+        dynamic = [a for i, a in enumerate(args) if i not in self._static]
+        static = tuple((i, args[i]) for i in self._static if i < len(args))
+        static_kw = tuple(sorted((k, v) for k, v in kwargs.items() if k in self._static_names))
+        dynamic_kw = {k: v for k, v in kwargs.items() if k not in self._static_names}
+        leaves, treedef = tree_flatten((dynamic, dynamic_kw))
+        for leaf in leaves:
+            if not isinstance(leaf, Array):
+                raise TypeError(
+                    f"spmd.jit({self.__name__}): arguments must be spmd Arrays (device_put them) "
+                    f"or be marked static; got a {type(leaf).__name__}")
+        structure = f"{treedef!r}|{static!r}|{static_kw!r}"
+        key = (structure, tuple((tuple(a.shape), a._dtype, repr(a.sharding)) for a in leaves))
+        return leaves, treedef, static, static_kw, structure, key
+
+    def _trace_fn(self, treedef, static, static_kw, key):
+        def trace(tensors):
+            dynamic, dynamic_kw = tree_unflatten(treedef, tensors)
+            args = list(dynamic)
+            for i, value in static:
+                args.insert(i, value)
+            _state.depth = getattr(_state, "depth", 0) + 1
+            try:
+                out = self._fun(*args, **dynamic_kw, **dict(static_kw))
+            finally:
+                _state.depth -= 1
+            leaves, out_tree = tree_flatten(out)
+            for leaf in leaves:
+                if not isinstance(leaf, Tensor):
+                    raise TypeError(f"spmd.jit({self.__name__}): the function returned a "
+                                    f"{type(leaf).__name__}, not a traced value")
+            self._out_trees[key] = out_tree
+            return leaves
+        return trace
+
+    def __call__(self, *args, **kwargs):
+        leaves, treedef, static, static_kw, structure, key = self._prepare(args, kwargs)
+        outs = self._core.call(leaves, structure, self._trace_fn(treedef, static, static_kw, key))
+        return tree_unflatten(self._out_trees[key], outs)
+
+    def lower(self, *args, **kwargs):
+        leaves, treedef, static, static_kw, structure, key = self._prepare(args, kwargs)
+        return self._core.lower(leaves, structure,
+                                self._trace_fn(treedef, static, static_kw, key))
+
+
+def jit(fun=None, *, static_argnums=(), static_argnames=()):
+    """jax.jit, also as a decorator with keywords: @jit(static_argnums=1)."""
+    if fun is None:
+        return lambda f: _Jitted(f, static_argnums, static_argnames)
+    return _Jitted(fun, static_argnums, static_argnames)
+
+
+def _traced(tree):
+    return any(isinstance(x, Tensor) for x in tree_flatten(tree)[0])
+
+
+def value_and_grad(fun, argnums=0, has_aux=False):
+    """jax.value_and_grad: inside a traced function, reverse mode on the trace; called with
+    Arrays, the same compiled by jit."""
+    single = isinstance(argnums, int)
+    nums = (argnums,) if single else tuple(argnums)
+
+    def traced(*args):
+        out = fun(*args)
+        value, aux = out if has_aux else (out, None)
+        if not isinstance(value, Tensor) or value.shape != []:
+            raise TypeError("spmd.grad: the function must return a scalar (a rank-0 value), not "
+                            f"{value!r}")
+        wrt, trees = [], []
+        for i in nums:
+            leaves, tree = tree_flatten(args[i])
+            wrt.extend(leaves)
+            trees.append((tree, len(leaves)))
+        flat = _spmd.vjp_of(value, wrt)
+        grads, at = [], 0
+        for tree, n in trees:
+            grads.append(tree_unflatten(tree, flat[at:at + n]))
+            at += n
+        g = grads[0] if single else tuple(grads)
+        return ((value, aux), g) if has_aux else (value, g)
+
+    compiled = jit(traced)
+
+    def wrapped(*args):
+        return traced(*args) if _traced(args) else compiled(*args)
+
+    return functools.wraps(fun)(wrapped)
+
+
+def grad(fun, argnums=0, has_aux=False):
+    """jax.grad (see value_and_grad)."""
+    vg = value_and_grad(fun, argnums, has_aux)
+
+    def wrapped(*args):
+        out, g = vg(*args)
+        return (g, out[1]) if has_aux else g
+
+    return functools.wraps(fun)(wrapped)

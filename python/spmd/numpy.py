@@ -1,0 +1,154 @@
+"""spmd.numpy: jax.numpy's names over spmd::numpy. Inside a traced function each call records
+one operation on spmd.Tensors; on Arrays it runs at once, compiled like JAX's eager operations
+(one cached jit per operation and static arguments)."""
+import functools
+
+import numpy as _np
+
+from . import _jit, _spmd
+from ._core import Array, Tensor, device_put, dtype_name
+
+_t = _spmd.tnp
+
+float32, float16, float64 = _np.float32, _np.float16, _np.float64
+int32, int64, uint32, bool_ = _np.int32, _np.int64, _np.uint32, _np.bool_
+ndarray = Array
+
+
+def _is_traced(*xs):
+    return any(isinstance(x, Tensor) for x in xs)
+
+
+_ARRAY = object()  # marks an Array's place among an eager call's arguments
+
+
+@functools.lru_cache(maxsize=None)
+def _eager(fn, pattern, statics):
+    """fn compiled for arguments laid out as `pattern`: Arrays where it says _ARRAY, the given
+    (hashable) values elsewhere; keyword arguments `statics`."""
+    def call(*arrays):
+        it = iter(arrays)
+        args = [next(it) if p is _ARRAY else p for p in pattern]
+        return fn(*args, **dict(statics))
+    return _jit.jit(call)
+
+
+def _op(fn):
+    """`fn` on Tensors as it is; on Arrays through a cached jit (other arguments static)."""
+    @functools.wraps(fn)
+    def wrapped(*xs, **statics):
+        if _is_traced(*xs) or not any(isinstance(x, Array) for x in xs):
+            return fn(*xs, **statics)
+        pattern = tuple(_ARRAY if isinstance(x, Array) else x for x in xs)
+        arrays = [x for x in xs if isinstance(x, Array)]
+        return _eager(fn, pattern, tuple(sorted(statics.items())))(*arrays)
+    return wrapped
+
+
+def _axes(axis):
+    if axis is None:
+        return []
+    return [axis] if isinstance(axis, int) else list(axis)
+
+
+# Element-wise: Python's operators give JAX's weak scalars.
+add = _op(lambda a, b: a + b)
+subtract = _op(lambda a, b: a - b)
+multiply = _op(lambda a, b: a * b)
+divide = true_divide = _op(lambda a, b: a / b)
+power = _op(lambda a, b: a ** b)
+negative = _op(lambda a: -a)
+maximum = _op(lambda a, b: _t.maximum(a, b))
+minimum = _op(lambda a, b: _t.minimum(a, b))
+exp = _op(lambda a: _t.exp(a))
+log = _op(lambda a: _t.log(a))
+tanh = _op(lambda a: _t.tanh(a))
+sqrt = _op(lambda a: _t.sqrt(a))
+abs = _op(lambda a: _t.abs(a))  # noqa: A001 - jax.numpy's name
+sign = _op(lambda a: _t.sign(a))
+equal = _op(lambda a, b: _t.equal(a, b))
+less = _op(lambda a, b: _t.less(a, b))
+greater = _op(lambda a, b: _t.greater(a, b))
+where = _op(lambda c, a, b: _t.where(c, a, b))
+astype = _op(lambda a, dtype: _t.astype(a, dtype_name(dtype)))
+
+
+def _reduction(name):
+    fn = getattr(_t, name)
+    return _op(lambda a, axis=None, keepdims=False: fn(a, _axes(axis), keepdims))
+
+
+sum = _reduction("sum")  # noqa: A001
+mean = _reduction("mean")
+max = _reduction("max")  # noqa: A001
+min = _reduction("min")  # noqa: A001
+argmax = _op(lambda a, axis=None: _t.argmax(a, axis))
+cumsum = _op(lambda a, axis=None: _t.cumsum(a, axis))
+
+# Contractions and shapes.
+dot = _op(lambda a, b: _t.dot(a, b))
+matmul = _op(lambda a, b: _t.matmul(a, b))
+einsum = _op(lambda subscripts, a, b: _t.einsum(subscripts, a, b))
+reshape = _op(lambda a, shape: _t.reshape(a, [shape] if isinstance(shape, int) else list(shape)))
+transpose = _op(lambda a, axes=None: _t.transpose(a, [] if axes is None else list(axes)))
+broadcast_to = _op(lambda a, shape: _t.broadcast_to(a, list(shape)))
+expand_dims = _op(lambda a, axis: _t.expand_dims(a, axis))
+squeeze = _op(lambda a, axis=None: _t.squeeze(a, _axes(axis)))
+
+
+def _concatenate(*xs, axis):
+    return _t.concatenate(list(xs), axis)
+
+
+def concatenate(arrays, axis=0):
+    if _is_traced(*arrays):
+        return _t.concatenate(list(arrays), axis)
+    return _eager(_concatenate, (_ARRAY,) * len(arrays), (("axis", axis),))(*arrays)
+
+
+def _single_device_sharding():
+    device = _spmd.local_devices()[0]
+    mesh = _spmd.Mesh([device], [1], ["device"], [_spmd.AxisType.Auto])
+    return _spmd.NamedSharding(mesh, _spmd.PartitionSpec())
+
+
+def full(shape, fill_value, dtype=None):
+    shape = [shape] if isinstance(shape, int) else list(shape)
+    name = dtype_name(dtype if dtype is not None else
+                      (float32 if isinstance(fill_value, float) else int32))
+    if _jit.tracing():
+        return _t.full(shape, fill_value, name)
+    return device_put(_np.full(shape, fill_value, dtype=_np.dtype(name) if name != "bfloat16"
+                               else None), _single_device_sharding())
+
+
+def zeros(shape, dtype=float32):
+    return full(shape, 0, dtype)
+
+
+def ones(shape, dtype=float32):
+    return full(shape, 1, dtype)
+
+
+def arange(stop, dtype=int32):
+    if _jit.tracing():
+        return _t.arange(stop, dtype_name(dtype))
+    return device_put(_np.arange(stop, dtype=dtype), _single_device_sharding())
+
+
+def asarray(x):
+    """An Array of x (an Array or Tensor as it is; host data on this process's first device)."""
+    if isinstance(x, (Array, Tensor)):
+        return x
+    return device_put(_np.asarray(x), _single_device_sharding())
+
+
+# NumPy-style operators on Arrays: each an eager operation.
+for _name, _fn in {"__add__": add, "__sub__": subtract, "__mul__": multiply,
+                   "__truediv__": divide, "__pow__": power, "__matmul__": matmul,
+                   "__lt__": less, "__gt__": greater}.items():
+    setattr(Array, _name, lambda a, b, _fn=_fn: _fn(a, b))
+for _name, _fn in {"__radd__": add, "__rsub__": subtract, "__rmul__": multiply,
+                   "__rtruediv__": divide}.items():
+    setattr(Array, _name, lambda a, b, _fn=_fn: _fn(b, a))
+Array.__neg__ = lambda a: negative(a)

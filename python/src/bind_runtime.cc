@@ -1,0 +1,68 @@
+// spmd.distributed and the device queries, over spmd/distributed.h and spmd/runtime.h.
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <chrono>
+
+#include "bindings.h"
+#include "spmd/distributed.h"
+#include "spmd/runtime.h"
+
+namespace spmd::python {
+namespace {
+
+std::chrono::milliseconds seconds(double s) {
+  return std::chrono::milliseconds(static_cast<int64_t>(s * 1000));
+}
+
+// jax.distributed.initialize's keywords (and spmd's num_cpu_devices); the GIL is released while
+// the processes meet.
+void initialize(std::optional<std::string> coordinator_address, std::optional<int> num_processes,
+                std::optional<int> process_id, std::optional<std::vector<int>> local_device_ids,
+                std::optional<std::string> cluster_detection_method, double initialization_timeout,
+                std::optional<int> num_cpu_devices) {
+  distributed::Options o;
+  o.coordinator_address = std::move(coordinator_address);
+  o.num_processes = num_processes;
+  o.process_id = process_id;
+  o.local_device_ids = std::move(local_device_ids);
+  o.cluster_detection_method = std::move(cluster_detection_method);
+  o.initialization_timeout = seconds(initialization_timeout);
+  o.num_cpu_devices = num_cpu_devices;
+  nb::gil_scoped_release release;
+  distributed::initialize(o);
+}
+
+}  // namespace
+
+void bind_runtime(nb::module_& m) {
+  nb::class_<Device>(m, "Device")
+      .def_prop_ro("id", &Device::id)
+      .def_prop_ro("process_index", &Device::process_index)
+      .def_prop_ro("platform", &Device::platform)
+      .def_prop_ro("local_hardware_id", &Device::local_hardware_id)
+      .def("__eq__", [](const Device& a, const Device& b) { return a == b; })
+      .def("__hash__", [](const Device& d) { return d.id(); })
+      .def("__repr__", &Device::to_string);
+
+  nb::module_ d = m.def_submodule("distributed", "jax.distributed");
+  d.def("initialize", &initialize, nb::arg("coordinator_address") = nb::none(),
+        nb::arg("num_processes") = nb::none(), nb::arg("process_id") = nb::none(),
+        nb::arg("local_device_ids") = nb::none(), nb::arg("cluster_detection_method") = nb::none(),
+        nb::arg("initialization_timeout") = 300.0, nb::arg("num_cpu_devices") = nb::none());
+  d.def("shutdown", [] {
+    nb::gil_scoped_release release;
+    distributed::shutdown();
+  });
+  d.def("is_initialized", &distributed::is_initialized);
+
+  m.def("devices", [] { return devices(); });
+  m.def("local_devices", [] { return local_devices(); });
+  m.def("device_count", &device_count);
+  m.def("local_device_count", &local_device_count);
+  m.def("process_index", [] { return process_index(); });
+  m.def("process_count", &process_count);
+}
+
+}  // namespace spmd::python

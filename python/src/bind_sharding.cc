@@ -1,0 +1,89 @@
+// spmd.sharding: PartitionSpec, AxisType, Mesh, NamedSharding, make_mesh and set_mesh, over
+// spmd/partition_spec.h, mesh.h, sharding.h and mesh_context.h.
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "bindings.h"
+#include "spmd/mesh.h"
+#include "spmd/mesh_context.h"
+#include "spmd/sharding.h"
+
+namespace spmd::python {
+namespace {
+
+// One entry of P(...): None, an axis name, or a tuple of names.
+AxisEntry entry_of(const nb::handle& h) {
+  if (h.is_none()) return AxisEntry();
+  if (nb::isinstance<nb::str>(h)) return AxisEntry(nb::cast<std::string>(h));
+  std::vector<std::string> axes;
+  for (nb::handle a : h) axes.push_back(nb::cast<std::string>(a));
+  return AxisEntry(std::move(axes));
+}
+
+nb::object entry_object(const AxisEntry& e) {
+  if (e.axes().empty()) return nb::none();
+  if (e.axes().size() == 1) return nb::str(e.axes().front().c_str());
+  nb::list axes;
+  for (const std::string& a : e.axes()) axes.append(nb::str(a.c_str()));
+  return nb::tuple(axes);
+}
+
+}  // namespace
+
+void bind_sharding(nb::module_& m) {
+  nb::class_<PartitionSpec>(m, "PartitionSpec")
+      .def("__init__",
+           [](PartitionSpec* self, const nb::args& entries) {
+             std::vector<AxisEntry> e;
+             for (nb::handle h : entries) e.push_back(entry_of(h));
+             new (self) PartitionSpec(PartitionSpec::from_entries(std::move(e)));
+           })
+      .def("__len__", &PartitionSpec::size)
+      .def("__getitem__",
+           [](const PartitionSpec& p, size_t i) {
+             if (i >= p.size()) throw nb::index_error();
+             return entry_object(p.entries()[i]);
+           })
+      .def("__eq__", [](const PartitionSpec& a, const PartitionSpec& b) { return a == b; })
+      .def("__repr__", &PartitionSpec::to_string);
+
+  nb::enum_<AxisType>(m, "AxisType")
+      .value("Auto", AxisType::kAuto)
+      .value("Explicit", AxisType::kExplicit)
+      .value("Manual", AxisType::kManual);
+
+  nb::class_<Mesh>(m, "Mesh")
+      .def(nb::init<std::vector<Device>, std::vector<int64_t>, std::vector<std::string>,
+                    std::vector<AxisType>>(),
+           nb::arg("devices"), nb::arg("shape"), nb::arg("axis_names"), nb::arg("axis_types"))
+      .def_prop_ro("axis_names", &Mesh::axis_names)
+      .def_prop_ro("axis_types", &Mesh::axis_types)
+      .def_prop_ro("axis_sizes", &Mesh::axis_sizes)
+      .def_prop_ro("devices", &Mesh::devices)
+      .def("__eq__", [](const Mesh& a, const Mesh& b) { return a == b; })
+      .def("__repr__", &Mesh::to_string);
+
+  nb::class_<NamedSharding>(m, "NamedSharding")
+      .def(nb::init<Mesh, PartitionSpec>(), nb::arg("mesh"), nb::arg("spec"))
+      .def_prop_ro("mesh", &NamedSharding::mesh)
+      .def_prop_ro("spec", &NamedSharding::spec)
+      .def_prop_ro("is_fully_replicated", &NamedSharding::is_fully_replicated)
+      .def("__eq__",
+           [](const NamedSharding& a, const NamedSharding& b) {
+             return a.mesh() == b.mesh() && a.spec() == b.spec();
+           })
+      .def("__repr__", &NamedSharding::to_string);
+
+  m.def(
+      "make_mesh",
+      [](const std::vector<int64_t>& shape, std::vector<std::string> names,
+         const std::optional<std::vector<AxisType>>& types) {
+        return make_mesh(shape, std::move(names), types.value_or(std::vector<AxisType>{}));
+      },
+      nb::arg("axis_shapes"), nb::arg("axis_names"), nb::arg("axis_types") = nb::none());
+  m.def("_set_mesh", [](std::optional<Mesh> mesh) { set_mesh(std::move(mesh)); });
+  m.def("get_mesh", &get_mesh);
+}
+
+}  // namespace spmd::python

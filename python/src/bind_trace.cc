@@ -1,0 +1,179 @@
+// Traced values and their operations: spmd.Tensor with Python's operators, spmd::numpy over
+// Tensors (_spmd.tnp, which spmd.numpy dispatches to), jit's core (_Jit) and reverse mode (vjp).
+#include <nanobind/stl/function.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <functional>
+
+#include "bindings.h"
+#include "spmd/grad.h"
+#include "spmd/jit.h"
+#include "spmd/numpy.h"
+
+namespace spmd::python {
+namespace {
+
+namespace jnp = spmd::numpy;
+
+// Python scalars as JAX's weak-typed operands: bool, int, float.
+Scalar scalar_of(const nb::handle& h) {
+  if (nb::isinstance<nb::bool_>(h)) return Scalar(nb::cast<bool>(h));
+  if (nb::isinstance<nb::int_>(h)) return Scalar(nb::cast<int64_t>(h));
+  return Scalar(nb::cast<double>(h));
+}
+
+using TensorBinary = Tensor (*)(const Tensor&, const Tensor&);
+using LeftScalar = Tensor (*)(const Tensor&, Scalar);
+using RightScalar = Tensor (*)(Scalar, const Tensor&);
+
+// `name` (and its reflection) on Tensor-Tensor and Tensor-scalar operands.
+void arithmetic(nb::class_<Tensor>& cls, const char* name, const char* reflected, TensorBinary tt,
+                LeftScalar ts, RightScalar st) {
+  cls.def(name, tt);
+  cls.def(name, [ts](const Tensor& a, nb::handle s) { return ts(a, scalar_of(s)); });
+  cls.def(reflected, [st](const Tensor& a, nb::handle s) { return st(scalar_of(s), a); });
+}
+
+void bind_tensor(nb::module_& m) {
+  auto cls =
+      nb::class_<Tensor>(m, "Tensor")
+          .def_prop_ro("shape", [](const Tensor& t) { return t.shape(); })
+          .def_prop_ro("_dtype", [](const Tensor& t) { return numpy_name(t.dtype()); })
+          .def_prop_ro("ndim", &Tensor::ndim)
+          .def_prop_ro("size", &Tensor::size)
+          .def_prop_ro("sharding", &Tensor::sharding)
+          .def("__repr__", &Tensor::to_string)
+          .def("__neg__", [](const Tensor& a) { return -a; })
+          .def("__matmul__", [](const Tensor& a, const Tensor& b) { return jnp::matmul(a, b); })
+          .def("__pow__", [](const Tensor& a, const Tensor& b) { return jnp::power(a, b); })
+          .def("__pow__", [](const Tensor& a, nb::handle s) { return jnp::power(a, scalar_of(s)); })
+          .def("__lt__", [](const Tensor& a, const Tensor& b) { return a < b; })
+          .def("__gt__", [](const Tensor& a, const Tensor& b) { return a > b; })
+          .def("__le__", [](const Tensor& a, const Tensor& b) { return a <= b; })
+          .def("__ge__", [](const Tensor& a, const Tensor& b) { return a >= b; })
+          .def("__lt__", [](const Tensor& a, nb::handle s) { return a < scalar_of(s); })
+          .def("__gt__", [](const Tensor& a, nb::handle s) { return a > scalar_of(s); });
+  arithmetic(
+      cls, "__add__", "__radd__", &jnp::add, [](const Tensor& a, Scalar s) { return a + s; },
+      [](Scalar s, const Tensor& a) { return s + a; });
+  arithmetic(
+      cls, "__sub__", "__rsub__", &jnp::subtract, [](const Tensor& a, Scalar s) { return a - s; },
+      [](Scalar s, const Tensor& a) { return s - a; });
+  arithmetic(
+      cls, "__mul__", "__rmul__", &jnp::multiply, [](const Tensor& a, Scalar s) { return a * s; },
+      [](Scalar s, const Tensor& a) { return s * a; });
+  arithmetic(
+      cls, "__truediv__", "__rtruediv__", &jnp::divide,
+      [](const Tensor& a, Scalar s) { return a / s; },
+      [](Scalar s, const Tensor& a) { return s / a; });
+}
+
+// spmd::numpy over Tensors; dtypes by NumPy's names.
+void bind_numpy(nb::module_& m) {
+  nb::module_ t = m.def_submodule("tnp", "spmd::numpy over traced values");
+  for (auto [name, fn] : {std::pair{"add", &jnp::add},
+                          {"subtract", &jnp::subtract},
+                          {"multiply", &jnp::multiply},
+                          {"divide", &jnp::divide},
+                          {"maximum", &jnp::maximum},
+                          {"minimum", &jnp::minimum},
+                          {"equal", &jnp::equal},
+                          {"less", &jnp::less},
+                          {"greater", &jnp::greater},
+                          {"matmul", &jnp::matmul},
+                          {"dot", &jnp::dot}}) {
+    t.def(name, static_cast<TensorBinary>(fn));
+  }
+  t.def("power", static_cast<TensorBinary>(&jnp::power));
+  for (auto [name, fn] : {std::pair{"negative", &jnp::negative},
+                          {"exp", &jnp::exp},
+                          {"log", &jnp::log},
+                          {"tanh", &jnp::tanh},
+                          {"sqrt", &jnp::sqrt},
+                          {"abs", &jnp::abs},
+                          {"sign", &jnp::sign},
+                          {"relu", &jnp::relu}}) {
+    t.def(name, static_cast<Tensor (*)(const Tensor&)>(fn));
+  }
+  using Reduction = Tensor (*)(const Tensor&, const jnp::AxisList&, bool);
+  for (auto [name, fn] : {std::pair{"sum", static_cast<Reduction>(&jnp::sum)},
+                          {"mean", static_cast<Reduction>(&jnp::mean)},
+                          {"max", static_cast<Reduction>(&jnp::max)},
+                          {"min", static_cast<Reduction>(&jnp::min)},
+                          {"logsumexp", static_cast<Reduction>(&jnp::logsumexp)}}) {
+    t.def(name, fn, nb::arg("a"), nb::arg("axes"), nb::arg("keepdims"));
+  }
+  t.def("where", static_cast<Tensor (*)(const Tensor&, const Tensor&, const Tensor&)>(&jnp::where));
+  t.def("astype", [](const Tensor& a, const std::string& dtype) {
+    return jnp::astype(a, dtype_named(dtype));
+  });
+  t.def("argmax", &jnp::argmax, nb::arg("a"), nb::arg("axis").none());
+  t.def("cumsum", &jnp::cumsum, nb::arg("a"), nb::arg("axis").none());
+  t.def("softmax", &jnp::softmax);
+  t.def("einsum",
+        static_cast<Tensor (*)(const std::string&, const Tensor&, const Tensor&)>(&jnp::einsum));
+  t.def("reshape", &jnp::reshape);
+  t.def("transpose", &jnp::transpose);
+  t.def("broadcast_to", &jnp::broadcast_to);
+  t.def("expand_dims", &jnp::expand_dims);
+  t.def("squeeze", &jnp::squeeze);
+  t.def("concatenate", &jnp::concatenate);
+  t.def("full", [](const Shape& shape, nb::handle value, const std::string& dtype) {
+    return jnp::full(shape, scalar_of(value), dtype_named(dtype));
+  });
+  t.def("arange", [](int64_t stop, const std::string& dtype) {
+    return jnp::arange(stop, dtype_named(dtype));
+  });
+}
+
+// A Python function over a list of Tensors as jit's trace: called with the GIL held.
+using PyTrace = std::function<std::vector<Tensor>(std::vector<Tensor>)>;
+
+void bind_jit(nb::module_& m) {
+  nb::class_<Lowered>(m, "Lowered")
+      .def("as_text", &Lowered::as_text)
+      .def("global_text", &Lowered::global_text);
+  nb::class_<detail::JitCore>(m, "_Jit")
+      .def("__init__",
+           [](detail::JitCore* self, const std::string& name) {
+             new (self) detail::JitCore(JitOptions{.name = name});
+           })
+      .def("call",
+           [](detail::JitCore& core, const std::vector<const Array*>& inputs,
+              const std::string& structure, const PyTrace& trace) {
+             const std::vector<int> arguments(inputs.size(), 1);
+             std::vector<std::string> keys;
+             const detail::JitCore::TraceFn fn = [&](std::vector<Tensor>& params,
+                                                     std::vector<std::string>&) {
+               nb::gil_scoped_acquire acquire;
+               return trace(params);
+             };
+             nb::gil_scoped_release release;
+             return core.call(inputs, arguments, structure, fn, keys);
+           })
+      .def("lower", [](detail::JitCore& core, const std::vector<const Array*>& inputs,
+                       const std::string& structure, const PyTrace& trace) {
+        const std::vector<int> arguments(inputs.size(), 1);
+        const detail::JitCore::TraceFn fn = [&](std::vector<Tensor>& params,
+                                                std::vector<std::string>&) {
+          nb::gil_scoped_acquire acquire;
+          return trace(params);
+        };
+        nb::gil_scoped_release release;
+        return core.lower(inputs, arguments, structure, fn);
+      });
+  m.def("vjp_of",
+        static_cast<std::vector<Tensor> (*)(const Tensor&, const std::vector<Tensor>&)>(&vjp_of));
+}
+
+}  // namespace
+
+void bind_trace(nb::module_& m) {
+  bind_tensor(m);
+  bind_numpy(m);
+  bind_jit(m);
+}
+
+}  // namespace spmd::python
