@@ -2,7 +2,7 @@
 (`import spmd as jax`). This package is a thin layer over the C++ API (python/src/ binds it)."""
 import contextlib
 
-from . import _spmd, errors, numpy, random, sharding, tree_util
+from . import _spmd, errors, numpy, optax, random, sharding, tree_util
 from ._core import Array, Tensor, device_put
 from ._jit import grad, jit, value_and_grad
 from .sharding import AxisType, NamedSharding, PartitionSpec
@@ -42,5 +42,5 @@ def set_mesh(mesh):
 
 __all__ = ["Array", "AxisType", "NamedSharding", "P", "PartitionSpec", "Tensor", "device_count",
            "device_put", "devices", "distributed", "errors", "grad", "jit", "local_device_count",
-           "local_devices", "make_mesh", "numpy", "process_count", "process_index", "random",
+           "local_devices", "make_mesh", "numpy", "optax", "process_count", "process_index", "random",
            "reshard", "set_mesh", "sharding", "tree_map", "tree_util", "value_and_grad"]

@@ -24,6 +24,8 @@ void bind_array(nb::module_& m);
 void bind_trace(nb::module_& m);
 // spmd::random on raw keys, Arrays and Tensors.
 void bind_random(nb::module_& m);
+// spmd::optim's transformations over dicts (spmd.optax).
+void bind_optim(nb::module_& m);
 
 // NumPy's name of a dtype ("float32", "bfloat16", …) and back; InvalidArgument for an unknown
 // name.

@@ -23,4 +23,5 @@ NB_MODULE(_spmd, m) {
   bind_array(m);
   bind_trace(m);
   bind_random(m);
+  bind_optim(m);
 }
