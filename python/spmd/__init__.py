@@ -2,8 +2,9 @@
 (`import spmd as jax`). This package is a thin layer over the C++ API (python/src/ binds it)."""
 import contextlib
 
-from . import _spmd, errors, numpy, optax, random, sharding, tree_util
-from ._core import Array, Tensor, device_put
+from . import _spmd, errors, experimental, numpy, optax, random, sharding, tree_util
+from ._core import (Array, Tensor, device_put, make_array_from_callback,
+                    make_array_from_process_local_data)
 from ._jit import grad, jit, value_and_grad
 from .sharding import AxisType, NamedSharding, PartitionSpec
 from .tree_util import tree_map
@@ -41,6 +42,8 @@ def set_mesh(mesh):
 
 
 __all__ = ["Array", "AxisType", "NamedSharding", "P", "PartitionSpec", "Tensor", "device_count",
-           "device_put", "devices", "distributed", "errors", "grad", "jit", "local_device_count",
+           "device_put", "devices", "distributed", "errors", "experimental", "grad", "jit",
+           "local_device_count", "make_array_from_callback",
+           "make_array_from_process_local_data",
            "local_devices", "make_mesh", "numpy", "optax", "process_count", "process_index", "random",
            "reshard", "set_mesh", "sharding", "tree_map", "tree_util", "value_and_grad"]

@@ -28,6 +28,10 @@ def dtype_name(dtype):
 
 
 def _numpy(self, dtype=None, copy=None):
+    if self.is_fully_replicated and not self.is_fully_addressable:
+        # Every device holds it whole (as JAX, read this process's copy).
+        data = self._replica_bytes().view(dtype_of(self._dtype)).reshape(self.shape)
+        return data if dtype is None else data.astype(dtype)
     if not self.is_fully_addressable:
         raise RuntimeError(
             "spmd.Array spans devices of other processes, so this process cannot read all of it; "
@@ -64,3 +68,29 @@ def device_put(x, sharding):
         host = host.astype(np.float32 if host.dtype == np.float64 else np.int32)
     flat = host.reshape(-1).view(np.uint8)
     return _spmd._device_put_bytes(flat, list(host.shape), dtype_name(host.dtype), sharding)
+
+
+def _host(x):
+    host = np.asarray(x)
+    if not host.flags.c_contiguous:
+        host = np.ascontiguousarray(host)
+    return host
+
+
+def make_array_from_process_local_data(sharding, local_data, global_shape=None):
+    """jax.make_array_from_process_local_data: this process's rows of the global array."""
+    host = _host(local_data)
+    return _spmd._make_from_process_local_bytes(
+        sharding, host.reshape(-1).view(np.uint8), list(host.shape), dtype_name(host.dtype),
+        None if global_shape is None else list(global_shape))
+
+
+def make_array_from_callback(shape, sharding, data_callback, dtype=None):
+    """jax.make_array_from_callback: data_callback(index) gives the block at `index` (a tuple of
+    slices) for each of this process's devices."""
+    def block(bounds):
+        host = _host(data_callback(tuple(slice(a, b) for a, b in bounds)))
+        return host.reshape(-1).view(np.uint8), list(host.shape), dtype_name(host.dtype)
+
+    return _spmd._make_from_callback(list(shape), sharding,
+                                     None if dtype is None else dtype_name(dtype), block)

@@ -3,6 +3,9 @@
 // one path. Into spmd: one copy into a host array, then device_put's placement. Out: the
 // gathered host array itself, owned by the NumPy array that views it (no second copy).
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/function.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -60,6 +63,13 @@ void bind_array(nb::module_& m) {
              }
              return owned_bytes(std::move(host));
            })
+      .def("_replica_bytes",
+           [](const Array& a) {
+             if (a.addressable_shards().empty()) {
+               throw InvalidArgument("spmd.Array: this process holds no shard of it");
+             }
+             return owned_bytes(a.addressable_data(0));
+           })
       .def("_gathered_bytes",
            [](const Array& a) {
              HostArray host;
@@ -77,6 +87,33 @@ void bind_array(nb::module_& m) {
     nb::gil_scoped_release release;
     return device_put(host, sharding);
   });
+  m.def(
+      "_make_from_process_local_bytes",
+      [](const NamedSharding& sharding, const Bytes& bytes, const Shape& local_shape,
+         const std::string& dtype, const std::optional<Shape>& global_shape) {
+        const HostArray local = host_of(bytes, local_shape, dtype);
+        nb::gil_scoped_release release;
+        return make_array_from_process_local_data(sharding, local, global_shape);
+      },
+      nb::arg("sharding"), nb::arg("bytes"), nb::arg("local_shape"), nb::arg("dtype"),
+      nb::arg("global_shape").none());
+  // The callback takes an index as [(start, stop), …] and returns (bytes, shape, dtype).
+  m.def(
+      "_make_from_callback",
+      [](const Shape& shape, const NamedSharding& sharding, const std::optional<std::string>& dtype,
+         const std::function<nb::tuple(std::vector<std::pair<int64_t, int64_t>>)>& callback) {
+        return make_array_from_callback(
+            shape, sharding,
+            [&](const Index& index) {
+              std::vector<std::pair<int64_t, int64_t>> bounds;
+              for (const Slice& s : index) bounds.emplace_back(s.start, s.stop);
+              const nb::tuple block = callback(bounds);
+              return host_of(nb::cast<Bytes>(block[0]), nb::cast<Shape>(block[1]),
+                             nb::cast<std::string>(block[2]));
+            },
+            dtype ? std::optional<DType>(dtype_named(*dtype)) : std::nullopt);
+      },
+      nb::arg("shape"), nb::arg("sharding"), nb::arg("dtype").none(), nb::arg("callback"));
   m.def("_device_put_array", [](const Array& x, const NamedSharding& sharding) {
     nb::gil_scoped_release release;
     return device_put(x, sharding);
