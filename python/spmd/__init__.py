@@ -2,10 +2,11 @@
 (`import spmd as jax`). This package is a thin layer over the C++ API (python/src/ binds it)."""
 import contextlib
 
-from . import _spmd, errors, experimental, numpy, optax, random, sharding, tree_util
+from . import _spmd, errors, experimental, lax, numpy, optax, random, sharding, tree_util
 from ._core import (Array, Tensor, device_put, make_array_from_callback,
                     make_array_from_process_local_data)
 from ._jit import grad, jit, value_and_grad
+from ._transforms import shard_map, vmap
 from .sharding import AxisType, NamedSharding, PartitionSpec
 from .tree_util import tree_map
 
@@ -21,7 +22,12 @@ P = PartitionSpec
 
 
 def reshard(x, sharding):
-    """jax.reshard of an Array: device_put to `sharding`."""
+    """jax.reshard: an Array device_put to `sharding`; inside jit, the value moved (and on a mesh
+    with Explicit axes retyped) to it."""
+    if isinstance(x, Tensor):
+        if isinstance(sharding, PartitionSpec):
+            sharding = NamedSharding(x.sharding.mesh, sharding)
+        return _spmd.reshard_traced(x, sharding)
     return device_put(x, sharding)
 
 
@@ -42,8 +48,9 @@ def set_mesh(mesh):
 
 
 __all__ = ["Array", "AxisType", "NamedSharding", "P", "PartitionSpec", "Tensor", "device_count",
-           "device_put", "devices", "distributed", "errors", "experimental", "grad", "jit",
+           "device_put", "devices", "distributed", "errors", "experimental", "grad", "jit", "lax",
            "local_device_count", "make_array_from_callback",
            "make_array_from_process_local_data",
            "local_devices", "make_mesh", "numpy", "optax", "process_count", "process_index", "random",
-           "reshard", "set_mesh", "sharding", "tree_map", "tree_util", "value_and_grad"]
+           "reshard", "set_mesh", "shard_map", "sharding", "tree_map", "tree_util",
+           "value_and_grad", "vmap"]

@@ -11,6 +11,8 @@
 #include "spmd/grad.h"
 #include "spmd/jit.h"
 #include "spmd/numpy.h"
+#include "spmd/traced_shard_map.h"
+#include "spmd/vmap.h"
 
 namespace spmd::python {
 namespace {
@@ -128,6 +130,14 @@ void bind_numpy(nb::module_& m) {
   });
 }
 
+// A mesh axis name or a tuple of them, as psum takes it.
+AxisEntry axis_entry(const nb::handle& h) {
+  if (nb::isinstance<nb::str>(h)) return AxisEntry(nb::cast<std::string>(h));
+  std::vector<std::string> axes;
+  for (nb::handle a : h) axes.push_back(nb::cast<std::string>(a));
+  return AxisEntry(std::move(axes));
+}
+
 // A Python function over a list of Tensors as jit's trace: called with the GIL held.
 using PyTrace = std::function<std::vector<Tensor>(std::vector<Tensor>)>;
 
@@ -164,6 +174,24 @@ void bind_jit(nb::module_& m) {
         nb::gil_scoped_release release;
         return core.lower(inputs, arguments, structure, fn);
       });
+  nb::class_<detail::VmapCall>(m, "_VmapCall")
+      .def(nb::init<const std::vector<Tensor>&, const VmapAxes&, const std::vector<std::string>&>())
+      .def("slices", &detail::VmapCall::slices)
+      .def("results", &detail::VmapCall::results);
+  m.def("_shard_map",
+        [](const Mesh& mesh, const std::vector<PartitionSpec>& in_specs,
+           const std::vector<PartitionSpec>& out_specs, const std::vector<Tensor>& args,
+           const std::function<std::vector<Tensor>(std::vector<Tensor>)>& body) {
+          return lax::detail::traced_shard_map(
+              mesh, in_specs, out_specs, args,
+              [&](const std::vector<Tensor>& blocks) { return body(blocks); });
+        });
+  m.def("psum",
+        [](const Tensor& x, const nb::handle& axes) { return lax::psum(x, axis_entry(axes)); });
+  m.def("pmean",
+        [](const Tensor& x, const nb::handle& axes) { return lax::pmean(x, axis_entry(axes)); });
+  m.def("with_sharding_constraint", &lax::with_sharding_constraint);
+  m.def("reshard_traced", static_cast<Tensor (*)(const Tensor&, const NamedSharding&)>(&reshard));
   m.def("vjp_of",
         static_cast<std::vector<Tensor> (*)(const Tensor&, const std::vector<Tensor>&)>(&vjp_of));
 }
