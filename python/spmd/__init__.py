@@ -5,7 +5,7 @@ import contextlib
 from . import _spmd, errors, experimental, lax, numpy, optax, random, sharding, tree_util
 from ._core import (Array, Tensor, device_put, make_array_from_callback,
                     make_array_from_process_local_data)
-from ._jit import grad, jit, value_and_grad
+from ._jit import grad, jit, value_and_grad, vjp
 from ._transforms import shard_map, vmap
 from .sharding import AxisType, NamedSharding, PartitionSpec
 from .tree_util import tree_map
@@ -53,4 +53,4 @@ __all__ = ["Array", "AxisType", "NamedSharding", "P", "PartitionSpec", "Tensor",
            "make_array_from_process_local_data",
            "local_devices", "make_mesh", "numpy", "optax", "process_count", "process_index", "random",
            "reshard", "set_mesh", "shard_map", "sharding", "tree_map", "tree_util",
-           "value_and_grad", "vmap"]
+           "value_and_grad", "vjp", "vmap"]

@@ -121,6 +121,29 @@ def value_and_grad(fun, argnums=0, has_aux=False):
     return functools.wraps(fun)(wrapped)
 
 
+def vjp(fun, *primals):
+    """jax.vjp inside a traced function: (fun(*primals), vjp_fn), vjp_fn(cotangent) giving one
+    cotangent per primal. fun returns one traced value."""
+    if not _traced(primals):
+        raise TypeError("spmd.vjp: call it inside a jitted function (its primals are traced "
+                        "values); outside jit, wrap the computation in spmd.jit")
+    out = fun(*primals)
+    if not isinstance(out, Tensor):
+        raise TypeError(f"spmd.vjp: the function must return one traced value, not {out!r}")
+    flat = [tree_flatten(p) for p in primals]
+
+    def vjp_fn(cotangent):
+        wrt = [leaf for leaves, _ in flat for leaf in leaves]
+        cts = _spmd.vjp_with(out, wrt, cotangent)
+        result, at = [], 0
+        for leaves, tree in flat:
+            result.append(tree_unflatten(tree, cts[at:at + len(leaves)]))
+            at += len(leaves)
+        return tuple(result)
+
+    return out, vjp_fn
+
+
 def grad(fun, argnums=0, has_aux=False):
     """jax.grad (see value_and_grad)."""
     vg = value_and_grad(fun, argnums, has_aux)

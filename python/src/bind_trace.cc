@@ -194,6 +194,8 @@ void bind_jit(nb::module_& m) {
   m.def("reshard_traced", static_cast<Tensor (*)(const Tensor&, const NamedSharding&)>(&reshard));
   m.def("vjp_of",
         static_cast<std::vector<Tensor> (*)(const Tensor&, const std::vector<Tensor>&)>(&vjp_of));
+  m.def("vjp_with", static_cast<std::vector<Tensor> (*)(const Tensor&, const std::vector<Tensor>&,
+                                                        const Tensor&)>(&vjp_of));
 }
 
 }  // namespace

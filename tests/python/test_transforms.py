@@ -44,3 +44,18 @@ def test_shard_map_with_psum_equals_jax():
     moved = spmd.jit(lambda a: spmd.reshard(a * 2.0, spmd.P(None, "x")))(x)
     assert moved.sharding.spec == spmd.P(None, "x")
     np.testing.assert_array_equal(np.asarray(moved), X * 2)
+
+
+def test_vjp_inside_jit_equals_jax():
+    whole = spmd.NamedSharding(line(), spmd.P())
+    x, w = spmd.device_put(X, whole), spmd.device_put(W, whole)
+
+    def ours(x, w):
+        y, pullback = spmd.vjp(lambda a, b: snp.tanh(snp.dot(a, b)), x, w)
+        return pullback(snp.ones((6, 3)) * 0.5)
+
+    dx, dw = spmd.jit(ours)(x, w)
+    _, jpullback = jax.vjp(lambda a, b: jjnp.tanh(jjnp.dot(a, b)), X, W)
+    jdx, jdw = jpullback(jjnp.ones((6, 3)) * 0.5)
+    np.testing.assert_allclose(np.asarray(dx), np.asarray(jdx), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(dw), np.asarray(jdw), rtol=1e-5, atol=1e-6)
