@@ -62,12 +62,13 @@ Array bits(const Array& key, const Shape& shape = {}, DType dtype = DType::kUInt
 //   without replacement, below), categorical:
 //   bit for bit (uniform is shifts, a subtraction, one fused multiply-add and a max, all exact to
 //   repeat; the others are integer arithmetic, comparisons or an argmax);
-// - normal: bit for bit but for about 3 values in 100,000, those within 2 float32 epsilons of
-//   max(1, |x|): its erf_inv takes a logarithm, which spmd computes with XLA's CPU formula, but
-//   whose last rounding XLA's generated code sometimes makes differently;
-// - gumbel (-log(-log(u))): within 2 epsilons of max(1, |x|), bit for bit in 99.9%;
-// - truncated_normal: within 4 epsilons of max(1, |x|) (20% bit for bit): its bounds pass through
-//   erf, correctly rounded here and approximated by XLA, so the interval differs in the last place.
+// - normal and gumbel: bit for bit. Their logarithms (in erf_inv's log1p, and gumbel's two) are
+//   Eigen's logf as XLA's CPU code evaluates it, fused multiply-adds where LLVM contracts them:
+//   the product y·x³ fused with the exponent's correction e·c (kernels/random_samplers.cc);
+// - truncated_normal: within 4 epsilons of max(1, |x|) (about 20% bit for bit; up to 2691 ulps
+//   for values near 0). Its bounds and interval equal XLA's (the constants XLA folds), and the
+//   same u through jax.lax.erf_inv jitted alone gives spmd's values exactly, yet JAX's jitted
+//   truncated_normal differs: its fusion computes erf_inv another way, not yet found.
 // - uniform, normal and gumbel in float16 and bfloat16: bit for bit. Each operation of JAX's
 //   program is computed in float32 and rounded back, as XLA's CPU code does with half types
 //   (uniform draws 16 bits for float16, 8 for bfloat16, as JAX does); gumbel's [tiny, 1) follows

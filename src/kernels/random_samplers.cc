@@ -70,8 +70,8 @@ SPMD_SAMPLER_INLINE float xla_log(float v) {
   y2 = std::fma(y2, x, kP[8]);
   y = std::fma(y, x3, y1);
   y = std::fma(y, x3, y2);
-  y *= x3;
-  y = std::fma(-2.12194440e-4f, e, y);
+  // LLVM contracts (y·x³) + (e·c) into one fused multiply-add around the product y·x³.
+  y = std::fma(y, x3, -2.12194440e-4f * e);
   x = std::fma(x2, -0.5f, x);
   x += y;
   return std::fma(0.693359375f, e, x);
