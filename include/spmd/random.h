@@ -62,13 +62,13 @@ Array bits(const Array& key, const Shape& shape = {}, DType dtype = DType::kUInt
 //   without replacement, below), categorical:
 //   bit for bit (uniform is shifts, a subtraction, one fused multiply-add and a max, all exact to
 //   repeat; the others are integer arithmetic, comparisons or an argmax);
-// - normal and gumbel: bit for bit. Their logarithms (in erf_inv's log1p, and gumbel's two) are
-//   Eigen's logf as XLA's CPU code evaluates it, fused multiply-adds where LLVM contracts them:
-//   the product y·x³ fused with the exponent's correction e·c (kernels/random_samplers.cc);
-// - truncated_normal: within 4 epsilons of max(1, |x|) (about 20% bit for bit; up to 2691 ulps
-//   for values near 0). Its bounds and interval equal XLA's (the constants XLA folds), and the
-//   same u through jax.lax.erf_inv jitted alone gives spmd's values exactly, yet JAX's jitted
-//   truncated_normal differs: its fusion computes erf_inv another way, not yet found.
+// - normal, gumbel and truncated_normal: bit for bit. Their logarithms (in erf_inv's log1p, and
+//   gumbel's two) are Eigen's logf as XLA's CPU code evaluates it, fused multiply-adds where LLVM
+//   contracts them (the product y·x³ fused with the exponent's correction e·c);
+//   truncated_normal's bounds are erf(bound · (1/√2)) with XLA's erf, its rational interpolant,
+//   as JAX computes them when the bounds are arguments (kernels/random_samplers.cc). Inside a
+//   caller's jit whose bounds are constants, XLA folds that erf with the C library's and an exact
+//   division instead; the interval, and so the values, can then differ in the last places.
 // - uniform, normal and gumbel in float16 and bfloat16: bit for bit. Each operation of JAX's
 //   program is computed in float32 and rounded back, as XLA's CPU code does with half types
 //   (uniform draws 16 bits for float16, 8 for bfloat16, as JAX does); gumbel's [tiny, 1) follows
@@ -134,7 +134,8 @@ Array choice(const Array& key, int64_t n, const Shape& shape = {}, bool replace 
 // as JAX draws them: with replacement, the first index whose running sum of p (jnp.cumsum's,
 // in XLA's order) reaches sum(p) * (1 - uniform); without, the indices of the largest
 // gumbel + log(p) (the Gumbel top-k trick). Bit for bit with JAX with replacement; without it,
-// equal unless two of the n perturbed weights lie within gumbel's 2 epsilons (normal, above).
+// equal unless two of the n perturbed weights lie within 1 ulp: log(p) is spmd's element-wise
+// log (Eigen's), which differs from XLA's in the last place in about 1 case in 8.
 Tensor choice(const Tensor& key, int64_t n, const Shape& shape, bool replace, const Tensor& p);
 Array choice(const Array& key, int64_t n, const Shape& shape, bool replace, const Array& p);
 // Draws of `a`'s slices along `axis` (jax.random.choice(key, a, shape, replace, p, axis)): the
