@@ -3,6 +3,7 @@ device_put. Arrays and Tensors come from the _spmd extension module (python/src/
 import numpy as np
 
 from . import _spmd
+from .tree_util import tree_leaves
 
 try:  # bfloat16's NumPy dtype, as JAX uses it
     import ml_dtypes
@@ -48,6 +49,22 @@ Array.size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
 Array.block_until_ready = lambda self: self
 
 
+def has_traced(tree):
+    """Whether any leaf of `tree` is a traced value (the call is inside a traced function)."""
+    return any(isinstance(x, Tensor) for x in tree_leaves(tree))
+
+
+def _host(x):
+    """x as a C-contiguous NumPy array."""
+    host = np.asarray(x)
+    return host if host.flags.c_contiguous else np.ascontiguousarray(host)
+
+
+def _bytes(host):
+    """What the extension module takes for host data: its bytes, shape and dtype name."""
+    return host.reshape(-1).view(np.uint8), list(host.shape), dtype_name(host.dtype)
+
+
 def device_put(x, sharding):
     """jax.device_put: a NumPy array (or anything np.asarray takes) or an Array, laid out as
     `sharding` (a NamedSharding, or a PartitionSpec on the mesh in scope)."""
@@ -60,37 +77,24 @@ def device_put(x, sharding):
         sharding = _spmd.NamedSharding(mesh, sharding)
     if isinstance(x, Array):
         return _spmd._device_put_array(x, sharding)
-    host = np.asarray(x)
-    if not host.flags.c_contiguous:
-        host = np.ascontiguousarray(host)
+    host = _host(x)
     if host.dtype == np.float64 or host.dtype == np.int64:
         # JAX's default (x64 off): 64-bit host values become 32-bit arrays.
         host = host.astype(np.float32 if host.dtype == np.float64 else np.int32)
-    flat = host.reshape(-1).view(np.uint8)
-    return _spmd._device_put_bytes(flat, list(host.shape), dtype_name(host.dtype), sharding)
-
-
-def _host(x):
-    host = np.asarray(x)
-    if not host.flags.c_contiguous:
-        host = np.ascontiguousarray(host)
-    return host
+    return _spmd._device_put_bytes(*_bytes(host), sharding)
 
 
 def make_array_from_process_local_data(sharding, local_data, global_shape=None):
     """jax.make_array_from_process_local_data: this process's rows of the global array."""
-    host = _host(local_data)
     return _spmd._make_from_process_local_bytes(
-        sharding, host.reshape(-1).view(np.uint8), list(host.shape), dtype_name(host.dtype),
-        None if global_shape is None else list(global_shape))
+        sharding, *_bytes(_host(local_data)), None if global_shape is None else list(global_shape))
 
 
 def make_array_from_callback(shape, sharding, data_callback, dtype=None):
     """jax.make_array_from_callback: data_callback(index) gives the block at `index` (a tuple of
     slices) for each of this process's devices."""
     def block(bounds):
-        host = _host(data_callback(tuple(slice(a, b) for a, b in bounds)))
-        return host.reshape(-1).view(np.uint8), list(host.shape), dtype_name(host.dtype)
+        return _bytes(_host(data_callback(tuple(slice(a, b) for a, b in bounds))))
 
     return _spmd._make_from_callback(list(shape), sharding,
                                      None if dtype is None else dtype_name(dtype), block)

@@ -4,7 +4,7 @@ import functools
 import threading
 
 from . import _spmd
-from ._core import Array, Tensor
+from ._core import Array, Tensor, has_traced
 from .tree_util import tree_flatten, tree_unflatten
 
 
@@ -84,10 +84,6 @@ def jit(fun=None, *, static_argnums=(), static_argnames=()):
     return _Jitted(fun, static_argnums, static_argnames)
 
 
-def _traced(tree):
-    return any(isinstance(x, Tensor) for x in tree_flatten(tree)[0])
-
-
 def value_and_grad(fun, argnums=0, has_aux=False):
     """jax.value_and_grad: inside a traced function, reverse mode on the trace; called with
     Arrays, the same compiled by jit."""
@@ -116,7 +112,7 @@ def value_and_grad(fun, argnums=0, has_aux=False):
     compiled = jit(traced)
 
     def wrapped(*args):
-        return traced(*args) if _traced(args) else compiled(*args)
+        return traced(*args) if has_traced(args) else compiled(*args)
 
     return functools.wraps(fun)(wrapped)
 
@@ -124,7 +120,7 @@ def value_and_grad(fun, argnums=0, has_aux=False):
 def vjp(fun, *primals):
     """jax.vjp inside a traced function: (fun(*primals), vjp_fn), vjp_fn(cotangent) giving one
     cotangent per primal. fun returns one traced value."""
-    if not _traced(primals):
+    if not has_traced(primals):
         raise TypeError("spmd.vjp: call it inside a jitted function (its primals are traced "
                         "values); outside jit, wrap the computation in spmd.jit")
     out = fun(*primals)

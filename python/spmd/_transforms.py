@@ -1,7 +1,7 @@
 """vmap and shard_map over spmd's C++ transformations: the function runs on traced values, its
 arguments' and results' pytrees flattened around the C++ call."""
 from . import _jit, _spmd
-from ._core import Tensor
+from ._core import has_traced
 from .tree_util import tree_flatten, tree_unflatten
 
 
@@ -29,7 +29,7 @@ def vmap(fun, in_axes=0, out_axes=0):
     compiled = _jit.jit(traced)
 
     def wrapped(*args):
-        if any(isinstance(x, Tensor) for x in tree_flatten(list(args))[0]):
+        if has_traced(args):
             return traced(*args)
         return compiled(*args)
 

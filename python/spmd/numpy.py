@@ -39,7 +39,9 @@ def _op(fn):
     def wrapped(*xs, **statics):
         if _is_traced(*xs) or not any(isinstance(x, Array) for x in xs):
             return fn(*xs, **statics)
-        pattern = tuple(_ARRAY if isinstance(x, Array) else x for x in xs)
+        # Static arguments key the cache: a list (a shape) as a tuple.
+        pattern = tuple(_ARRAY if isinstance(x, Array) else tuple(x) if isinstance(x, list) else x
+                        for x in xs)
         arrays = [x for x in xs if isinstance(x, Array)]
         return _eager(fn, pattern, tuple(sorted(statics.items())))(*arrays)
     return wrapped

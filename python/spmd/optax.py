@@ -3,7 +3,7 @@ transformations (include/spmd/optim.h states their formulas, Optax's). The state
 the transformation's own layout ({"count", "mu", "nu"} for adam), a pytree that jit, tree_map
 and checkpoints carry like any other."""
 from . import _jit, _spmd
-from ._core import Tensor
+from ._core import has_traced
 from .tree_util import tree_flatten, tree_map, tree_unflatten
 
 _o = _spmd.optim
@@ -12,10 +12,6 @@ _o = _spmd.optim
 def _keyed(leaves):
     """Leaves as the flat dict spmd::optim takes, keys in leaf order."""
     return {f"{i:08d}": leaf for i, leaf in enumerate(leaves)}
-
-
-def _traced(tree):
-    return any(isinstance(x, Tensor) for x in tree_flatten(tree)[0])
 
 
 class GradientTransformation:
@@ -28,7 +24,7 @@ class GradientTransformation:
 
     def init(self, params):
         leaves = tree_flatten(params)[0]
-        if _traced(params):
+        if has_traced(params):
             return self._core.init_traced(_keyed(leaves))
         return self._core.init_arrays(_keyed(leaves))
 
@@ -39,7 +35,7 @@ class GradientTransformation:
         return tree_unflatten(tree, [updates[k] for k in sorted(updates)]), state
 
     def update(self, updates, state, params=None):
-        if _traced((updates, state, params)):
+        if has_traced((updates, state, params)):
             return self._traced_update(updates, state, params)
         return self._update(updates, state, params)
 

@@ -141,6 +141,14 @@ AxisEntry axis_entry(const nb::handle& h) {
 // A Python function over a list of Tensors as jit's trace: called with the GIL held.
 using PyTrace = std::function<std::vector<Tensor>(std::vector<Tensor>)>;
 
+// jit's trace callback over `trace`, taking the GIL back while Python runs.
+detail::JitCore::TraceFn with_gil(const PyTrace& trace) {
+  return [&trace](std::vector<Tensor>& params, std::vector<std::string>&) {
+    nb::gil_scoped_acquire acquire;
+    return trace(params);
+  };
+}
+
 void bind_jit(nb::module_& m) {
   nb::class_<Lowered>(m, "Lowered")
       .def("as_text", &Lowered::as_text)
@@ -155,24 +163,14 @@ void bind_jit(nb::module_& m) {
               const std::string& structure, const PyTrace& trace) {
              const std::vector<int> arguments(inputs.size(), 1);
              std::vector<std::string> keys;
-             const detail::JitCore::TraceFn fn = [&](std::vector<Tensor>& params,
-                                                     std::vector<std::string>&) {
-               nb::gil_scoped_acquire acquire;
-               return trace(params);
-             };
              nb::gil_scoped_release release;
-             return core.call(inputs, arguments, structure, fn, keys);
+             return core.call(inputs, arguments, structure, with_gil(trace), keys);
            })
       .def("lower", [](detail::JitCore& core, const std::vector<const Array*>& inputs,
                        const std::string& structure, const PyTrace& trace) {
         const std::vector<int> arguments(inputs.size(), 1);
-        const detail::JitCore::TraceFn fn = [&](std::vector<Tensor>& params,
-                                                std::vector<std::string>&) {
-          nb::gil_scoped_acquire acquire;
-          return trace(params);
-        };
         nb::gil_scoped_release release;
-        return core.lower(inputs, arguments, structure, fn);
+        return core.lower(inputs, arguments, structure, with_gil(trace));
       });
   nb::class_<detail::VmapCall>(m, "_VmapCall")
       .def(nb::init<const std::vector<Tensor>&, const VmapAxes&, const std::vector<std::string>&>())

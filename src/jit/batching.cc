@@ -41,6 +41,31 @@ Batched on_slices_first(std::shared_ptr<const Operation> operation, const Batche
   return {apply(std::move(operation), {batched_first(x, size)}), 0};
 }
 
+Tensor per_slice(int64_t size, std::span<const Batched> operands,
+                 const std::function<Tensor(const std::vector<Tensor>&)>& fn) {
+  std::vector<Tensor> firsts;
+  for (const Batched& b : operands) firsts.push_back(b.dim ? batched_first(b, size) : b.value);
+  std::vector<Tensor> parts;
+  for (int64_t i = 0; i < size; ++i) {
+    std::vector<Tensor> slice;
+    for (size_t j = 0; j < operands.size(); ++j) {
+      if (!operands[j].dim) {
+        slice.push_back(firsts[j]);
+        continue;
+      }
+      const Shape shape = firsts[j].shape();
+      std::vector<int64_t> start(shape.size(), 0);
+      std::vector<int64_t> stop(shape.begin(), shape.end());
+      start[0] = i;
+      stop[0] = i + 1;
+      slice.push_back(numpy::reshape(numpy::slice(firsts[j], start, stop),
+                                     Shape(shape.begin() + 1, shape.end())));
+    }
+    parts.push_back(numpy::expand_dims(fn(slice), 0));
+  }
+  return numpy::concatenate(parts, 0);
+}
+
 namespace {
 
 // needed[v - first]: `outputs` depend on value v (first ≤ v < end).

@@ -8,8 +8,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "jit/operation.h"
@@ -27,6 +29,11 @@ Tensor apply(std::shared_ptr<const Operation> operation, const std::vector<Tenso
 // The rule of most one-operand kinds: `operation` (the same kind, its attributes shifted past a
 // leading batch dimension) applied to `x`'s slices moved first; the result's batch is first.
 Batched on_slices_first(std::shared_ptr<const Operation> operation, const Batched& x, int64_t size);
+// The rule of kinds whose kernel takes one slice (top_k, permutation by one key, take of batched
+// operands): `fn` on each slice of the batched operands (the unbatched ones whole), the results
+// stacked along a new first dimension. Requires size > 0.
+Tensor per_slice(int64_t size, std::span<const Batched> operands,
+                 const std::function<Tensor(const std::vector<Tensor>&)>& fn);
 
 // Replays the values of `trace` from `first` on that `outputs` depend on: each one with a batched
 // operand (in `batched`, which holds the slices' values on entry) through its batching rule,

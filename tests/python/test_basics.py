@@ -159,6 +159,12 @@ def test_static_argnums_and_pytrees_of_results():
     np.testing.assert_array_equal(np.asarray(f(x, 2)["parts"][0]), A + 2)
 
 
+def test_eager_operations_take_list_arguments():
+    x = on_one_device(A)
+    np.testing.assert_array_equal(np.asarray(snp.reshape(x, [16, 8])), A.reshape(16, 8))
+    np.testing.assert_array_equal(np.asarray(snp.transpose(x, [1, 0])), A.T)
+
+
 def test_errors_are_spmds_classes_and_python_exceptions_pass_through():
     mesh = spmd.make_mesh((2, 4), ("x", "y"))  # Explicit axes: sharding in types
     a = spmd.device_put(A, spmd.NamedSharding(mesh, spmd.P("x", "y")))

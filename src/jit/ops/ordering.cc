@@ -3,15 +3,12 @@
 
 #include <fmt/format.h>
 
-#include <functional>
-
 #include "jit/batching.h"
 #include "jit/op_registry.h"
 #include "jit/partitioner.h"
 #include "jit/program.h"
 #include "jit/sharding_in_types.h"
 #include "spmd/error.h"
-#include "spmd/numpy.h"
 
 namespace spmd::compiler {
 namespace {
@@ -36,33 +33,6 @@ void partition_whole(Partitioner& p, int value, const Op& op) {
   for (int in : op.inputs)
     slots.push_back(p.slot_with(in, Layout::replicated(p.op(in).shape.size())));
   p.compute(value, std::move(slots), Layout::replicated(op.shape.size()));
-}
-
-// `fn` on each slice of the operands (the unbatched ones whole), stacked along a new first
-// dimension: the rule of kinds whose kernel takes one slice.
-Tensor per_slice(int64_t size, std::span<const Batched> operands,
-                 const std::function<Tensor(const std::vector<Tensor>&)>& fn) {
-  std::vector<Tensor> firsts;
-  for (const Batched& b : operands) firsts.push_back(b.dim ? batched_first(b, size) : b.value);
-  std::vector<Tensor> parts;
-  for (int64_t i = 0; i < size; ++i) {
-    std::vector<Tensor> slice;
-    for (size_t j = 0; j < operands.size(); ++j) {
-      if (!operands[j].dim) {
-        slice.push_back(firsts[j]);
-        continue;
-      }
-      const Shape shape = firsts[j].shape();
-      std::vector<int64_t> start(shape.size(), 0);
-      std::vector<int64_t> stop(shape.begin(), shape.end());
-      start[0] = i;
-      stop[0] = i + 1;
-      slice.push_back(numpy::reshape(numpy::slice(firsts[j], start, stop),
-                                     Shape(shape.begin() + 1, shape.end())));
-    }
-    parts.push_back(numpy::expand_dims(fn(slice), 0));
-  }
-  return numpy::concatenate(parts, 0);
 }
 
 }  // namespace

@@ -290,21 +290,16 @@ Block RandomPermutationOp::run(const KernelContext& device, const Step& step,
 
 Batched RandomPermutationOp::batch(const Op& /*op*/, std::span<const Batched> operands,
                                    int64_t size) const {
-  const Tensor xs = batched_first(operands[1], size);
-  const auto by_one_key = make_operation<RandomPermutationOp>(axis + 1);
-  if (!operands[0].dim) return {compiler::apply(by_one_key, {operands[0].value, xs}), 0};
-  if (size == 0) return {xs, 0};
-  const Tensor keys = batched_first(operands[0], size);
-  Shape stop = xs.shape();
-  std::vector<int64_t> start(stop.size(), 0);
-  std::vector<Tensor> parts;
-  for (int64_t i = 0; i < size; ++i) {
-    start[0] = i;
-    stop[0] = i + 1;
-    const Tensor key = jnp::reshape(jnp::slice(keys, {i, 0}, {i + 1, 2}), {2});
-    parts.push_back(compiler::apply(by_one_key, {key, jnp::slice(xs, start, stop)}));
+  if (!operands[0].dim) {
+    return {compiler::apply(make_operation<RandomPermutationOp>(axis + 1),
+                            {operands[0].value, batched_first(operands[1], size)}),
+            0};
   }
-  return {jnp::concatenate(parts, 0), 0};
+  if (size == 0) return {batched_first(operands[1], size), 0};
+  const auto by_one_key = make_operation<RandomPermutationOp>(axis);
+  return {per_slice(size, operands,
+                    [&](const std::vector<Tensor>& t) { return compiler::apply(by_one_key, t); }),
+          0};
 }
 
 namespace {
