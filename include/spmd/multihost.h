@@ -35,6 +35,11 @@ HostArray process_allgather(const Array& array);
 // CollectiveMismatch when the processes' shapes differ.
 HostArray process_allgather(const HostArray& local, bool tiled = false);
 
+// JAX's multihost_utils.assert_equal: returns when every process passed an equal `value` (dtype,
+// shape and bytes, compared by a 64-bit hash); otherwise throws InvalidArgument in every process,
+// naming `what` and a process whose value differs from process 0's.
+void assert_equal(const HostArray& value, const std::string& what);
+
 // The `in` of the one process passing is_source = true, on every process (the others' `in`
 // gives only the shape and dtype, which must match the source's). Throws InvalidArgument in every
 // process unless exactly one process is the source.

@@ -16,7 +16,8 @@
 // (global shapes, from the enclosing trace). Each is laid out as NamedSharding(mesh, its spec)
 // and fn receives this device's block of it (the global shape divided by the sizes of the axes
 // splitting each dimension). fn returns a Tensor (one out_spec) or a std::vector<Tensor>; each
-// result is this device's block of a global result laid out by its out_spec. An out_spec that
+// result is this device's block of a global result laid out by its out_spec (a single out_spec
+// lays out every result, as in shard_map.h's eager form). An out_spec that
 // leaves an axis out says the result is the same on every device along it (checked, see below).
 // The mesh must be the jit's mesh.
 //

@@ -2,11 +2,12 @@
 (`import spmd as jax`). This package is a thin layer over the C++ API (python/src/ binds it)."""
 import contextlib
 
-from . import _spmd, errors, experimental, lax, numpy, optax, random, sharding, tree_util
-from ._core import (Array, Tensor, device_put, make_array_from_callback,
-                    make_array_from_process_local_data)
+from . import (_spmd, checkpoint, data, errors, experimental, lax, numpy, optax, random, sharding,
+               tree_util)
+from ._core import (Array, Shard, Tensor, device_put, make_array_from_callback,
+                    make_array_from_process_local_data, make_array_from_single_device_arrays)
 from ._jit import grad, jit, value_and_grad, vjp
-from ._transforms import shard_map, vmap
+from ._transforms import pmap, shard_map, vmap
 from .sharding import AxisType, NamedSharding, PartitionSpec
 from .tree_util import tree_map
 
@@ -47,10 +48,10 @@ def set_mesh(mesh):
     return _MeshScope(mesh)
 
 
-__all__ = ["Array", "AxisType", "NamedSharding", "P", "PartitionSpec", "Tensor", "device_count",
-           "device_put", "devices", "distributed", "errors", "experimental", "grad", "jit", "lax",
-           "local_device_count", "make_array_from_callback",
-           "make_array_from_process_local_data",
-           "local_devices", "make_mesh", "numpy", "optax", "process_count", "process_index", "random",
-           "reshard", "set_mesh", "shard_map", "sharding", "tree_map", "tree_util",
-           "value_and_grad", "vjp", "vmap"]
+__all__ = ["Array", "AxisType", "NamedSharding", "P", "PartitionSpec", "Shard", "Tensor",
+           "checkpoint", "data", "device_count", "device_put", "devices", "distributed", "errors",
+           "experimental", "grad", "jit", "lax", "local_device_count", "local_devices",
+           "make_array_from_callback", "make_array_from_process_local_data",
+           "make_array_from_single_device_arrays", "make_mesh", "numpy", "optax", "pmap",
+           "process_count", "process_index", "random", "reshard", "set_mesh", "shard_map",
+           "sharding", "tree_map", "tree_util", "value_and_grad", "vjp", "vmap"]

@@ -1,9 +1,18 @@
-"""The Python side of spmd's values: NumPy dtypes, Array's NumPy interface and operators, and
-device_put. Arrays and Tensors come from the _spmd extension module (python/src/)."""
+"""The Python side of spmd's values: NumPy dtypes, Array's NumPy interface, its shards and
+committed flag, device_put and the make_array_* constructors. Arrays and Tensors come from the
+_spmd extension module (python/src/).
+
+Committed arrays (JAX's rule): an Array placed on purpose (device_put with a sharding or device,
+the make_array_* constructors, a computation on committed arrays) is committed to its devices;
+one created without a placement (spmd.numpy's constructors, PRNGKey, device_put(x) alone, a
+computation on uncommitted arrays only) lives on the first local device, uncommitted, and jit
+moves it onto the devices of its committed arguments."""
+from collections import namedtuple
+
 import numpy as np
 
 from . import _spmd
-from .tree_util import tree_leaves
+from .tree_util import tree_leaves, tree_map
 
 try:  # bfloat16's NumPy dtype, as JAX uses it
     import ml_dtypes
@@ -29,9 +38,11 @@ def dtype_name(dtype):
 
 
 def _numpy(self, dtype=None, copy=None):
-    if self.is_fully_replicated and not self.is_fully_addressable:
-        # Every device holds it whole (as JAX, read this process's copy).
+    if self.is_fully_replicated or (self.is_fully_addressable and self._num_shards == 1):
+        # One shard holds it whole: a read-only view of this process's copy, as JAX's.
         data = self._replica_bytes().view(dtype_of(self._dtype)).reshape(self.shape)
+        if copy:
+            data = data.copy()
         return data if dtype is None else data.astype(dtype)
     if not self.is_fully_addressable:
         raise RuntimeError(
@@ -49,14 +60,82 @@ Array.size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
 Array.block_until_ready = lambda self: self
 
 
+def _repr(self):
+    """JAX's form, Array([1., 2.], dtype=float32), where this process can read the values; the
+    shape and sharding otherwise."""
+    if not (self.is_fully_addressable or self.is_fully_replicated):
+        return self._describe()
+    values = np.array2string(np.asarray(self), separator=", ", prefix="Array(")
+    return f"Array({values}, dtype={self.dtype})"
+
+
+def _str(self):
+    if not (self.is_fully_addressable or self.is_fully_replicated):
+        return self._describe()
+    return str(np.asarray(self))
+
+
+Array.__repr__ = _repr
+Array.__str__ = _str
+Array.__float__ = lambda self: float(np.asarray(self))
+Array.__int__ = lambda self: int(np.asarray(self))
+Array.__bool__ = lambda self: bool(np.asarray(self))
+Array.__len__ = lambda self: self.shape[0] if self.shape else _unsized()
+Array.__iter__ = lambda self: iter(self[i] for i in range(len(self)))
+Array.item = lambda self: np.asarray(self).item()
+Array.tolist = lambda self: np.asarray(self).tolist()
+Array.__getitem__ = lambda self, index: device_put(np.asarray(self)[index])
+
+
+def _unsized():
+    raise TypeError("len() of an unsized spmd.Array (rank 0)")
+
+Shard = namedtuple("Shard", ["device", "index", "replica_id", "data"])
+Shard.__doc__ = "jax.Shard: one addressable device's part of an Array; data a one-device Array."
+
+
+def _addressable_shards(self):
+    shards = []
+    for i in range(self._num_shards):
+        s = self._shard(i)
+        s["data"]._committed = True
+        shards.append(Shard(s["device"], s["index"], s["replica_id"], s["data"]))
+    return shards
+
+
+Array.addressable_shards = property(_addressable_shards)
+Array.addressable_data = lambda self, i: self.addressable_shards[i].data
+Array.devices = lambda self: set(self.sharding._device_assignment)
+Array.committed = property(lambda self: getattr(self, "_committed", True))
+
+
+def uncommitted(x):
+    """x (an Array) marked uncommitted: created without a placement, so jit may move it."""
+    x._committed = False
+    return x
+
+
+def committed_like(out, inputs):
+    """Marks the Arrays of `out` (a list) committed when any Array of `inputs` is (JAX's rule for
+    a computation's results); returns out."""
+    if not any(getattr(a, "_committed", True) for a in inputs if isinstance(a, Array)):
+        for a in out:
+            if isinstance(a, Array):
+                a._committed = False
+    return out
+
+
 def has_traced(tree):
     """Whether any leaf of `tree` is a traced value (the call is inside a traced function)."""
     return any(isinstance(x, Tensor) for x in tree_leaves(tree))
 
 
 def _host(x):
-    """x as a C-contiguous NumPy array."""
+    """x as a C-contiguous NumPy array of JAX's default types: with x64 off, as in JAX, 64-bit
+    host values become 32-bit arrays."""
     host = np.asarray(x)
+    if host.dtype == np.float64 or host.dtype == np.int64:
+        host = host.astype(np.float32 if host.dtype == np.float64 else np.int32)
     return host if host.flags.c_contiguous else np.ascontiguousarray(host)
 
 
@@ -65,9 +144,20 @@ def _bytes(host):
     return host.reshape(-1).view(np.uint8), list(host.shape), dtype_name(host.dtype)
 
 
-def device_put(x, sharding):
+def device_put(x, device=None):
     """jax.device_put: a NumPy array (or anything np.asarray takes) or an Array, laid out as
-    `sharding` (a NamedSharding, or a PartitionSpec on the mesh in scope)."""
+    `device`: a Sharding, a Device, a PartitionSpec on the mesh in scope, or None (the first
+    local device, uncommitted). A pytree of values is put leaf by leaf."""
+    if not isinstance(x, (Array, np.ndarray)) and not np.isscalar(x):
+        return tree_map(lambda leaf: device_put(leaf, device), x)
+    if device is None:
+        return uncommitted(_put(x, _spmd.SingleDeviceSharding(_spmd.local_devices()[0])))
+    if isinstance(device, _spmd.Device):
+        device = _spmd.SingleDeviceSharding(device)
+    return _put(x, device)
+
+
+def _put(x, sharding):
     if isinstance(sharding, _spmd.PartitionSpec):
         mesh = _spmd.get_mesh()
         if mesh is None:
@@ -76,12 +166,31 @@ def device_put(x, sharding):
                 "spmd.set_mesh(mesh)")
         sharding = _spmd.NamedSharding(mesh, sharding)
     if isinstance(x, Array):
-        return _spmd._device_put_array(x, sharding)
-    host = _host(x)
-    if host.dtype == np.float64 or host.dtype == np.int64:
-        # JAX's default (x64 off): 64-bit host values become 32-bit arrays.
-        host = host.astype(np.float32 if host.dtype == np.float64 else np.int32)
-    return _spmd._device_put_bytes(*_bytes(host), sharding)
+        if sharding.is_fully_addressable or not x.is_fully_addressable:
+            return _spmd._device_put_array(x, sharding)
+        if x.committed:  # JAX's refusal: the array is this process's alone
+            raise _spmd.errors.InvalidArgument(
+                f"device_put: {x!r} is committed to this process's devices, and {sharding!r} spans "
+                "other processes' devices; build the global array with "
+                "make_array_from_process_local_data, or device_put the host value (the same on "
+                "every process)")
+        # An uncommitted array is a host value to JAX: every process puts its own copy's slices,
+        # checked equal across processes.
+    return _spmd._device_put_bytes(*_bytes(_host(x)), sharding)
+
+
+def make_array_from_single_device_arrays(shape, sharding, arrays, *, dtype=None):
+    """jax.make_array_from_single_device_arrays: one Array (or NumPy array, put on its device)
+    per addressable device of `sharding`, in its order."""
+    devices = sharding.addressable_devices
+    if len(arrays) != len(devices):
+        raise _spmd.errors.InvalidArgument(
+            f"make_array_from_single_device_arrays: {len(arrays)} arrays for the {len(devices)} "
+            f"addressable devices of {sharding!r}")
+    placed = [a if isinstance(a, Array) else _put(a, _spmd.SingleDeviceSharding(d))
+              for a, d in zip(arrays, devices)]
+    return _spmd.make_array_from_single_device_arrays(
+        list(shape), sharding, placed, None if dtype is None else dtype_name(dtype))
 
 
 def make_array_from_process_local_data(sharding, local_data, global_shape=None):

@@ -2,9 +2,10 @@
 signature on spmd.Tensor leaves (through the pytree of its arguments), then runs compiled."""
 import functools
 import threading
+import weakref
 
 from . import _spmd
-from ._core import Array, Tensor, has_traced
+from ._core import Array, Tensor, _put, committed_like, device_put, has_traced
 from .tree_util import tree_flatten, tree_unflatten
 
 
@@ -42,6 +43,8 @@ class _Jitted:
                 raise TypeError(
                     f"spmd.jit({self.__name__}): arguments must be spmd Arrays (device_put them) "
                     f"or be marked static; got a {type(leaf).__name__}")
+        if not all(getattr(a, "_committed", True) for a in leaves):
+            leaves = _place(leaves, self.__name__)
         structure = f"{treedef!r}|{static!r}|{static_kw!r}"
         key = (structure, tuple((tuple(a.shape), a._dtype, repr(a.sharding)) for a in leaves))
         return leaves, treedef, static, static_kw, structure, key
@@ -69,12 +72,31 @@ class _Jitted:
     def __call__(self, *args, **kwargs):
         leaves, treedef, static, static_kw, structure, key = self._prepare(args, kwargs)
         outs = self._core.call(leaves, structure, self._trace_fn(treedef, static, static_kw, key))
-        return tree_unflatten(self._out_trees[key], outs)
+        return tree_unflatten(self._out_trees[key], committed_like(outs, leaves))
 
     def lower(self, *args, **kwargs):
         leaves, treedef, static, static_kw, structure, key = self._prepare(args, kwargs)
         return self._core.lower(leaves, structure,
                                 self._trace_fn(treedef, static, static_kw, key))
+
+
+def _place(leaves, name):
+    """JAX's placement of uncommitted arguments: every committed argument must be on the same
+    devices, and each uncommitted one moves onto them (replicated) when it is elsewhere."""
+    committed = [a for a in leaves if getattr(a, "_committed", True)]
+    if not committed:
+        return leaves
+    target = committed[0].sharding
+    devices = target._device_assignment
+    for a in committed[1:]:
+        if a.sharding._device_assignment != devices:
+            raise _spmd.errors.InvalidArgument(
+                f"spmd.jit({name}): committed arguments are on different devices ({target!r} and "
+                f"{a.sharding!r}); device_put one onto the other's sharding")
+    if isinstance(target, _spmd.NamedSharding):
+        target = _spmd.NamedSharding(target.mesh, _spmd.PartitionSpec())
+    return [a if getattr(a, "_committed", True) or a.sharding._device_assignment == devices
+            else _put(a, target) for a in leaves]
 
 
 def jit(fun=None, *, static_argnums=(), static_argnames=()):
@@ -93,7 +115,7 @@ def value_and_grad(fun, argnums=0, has_aux=False):
     def traced(*args):
         out = fun(*args)
         value, aux = out if has_aux else (out, None)
-        if not isinstance(value, Tensor) or value.shape != []:
+        if not isinstance(value, Tensor) or value.shape != ():
             raise TypeError("spmd.grad: the function must return a scalar (a rank-0 value), not "
                             f"{value!r}")
         wrt, trees = [], []
@@ -118,11 +140,12 @@ def value_and_grad(fun, argnums=0, has_aux=False):
 
 
 def vjp(fun, *primals):
-    """jax.vjp inside a traced function: (fun(*primals), vjp_fn), vjp_fn(cotangent) giving one
-    cotangent per primal. fun returns one traced value."""
+    """jax.vjp: (fun(*primals), vjp_fn), vjp_fn(cotangent) giving one cotangent per primal; fun
+    returns one value. Inside a traced function it extends the trace; called with Arrays, the
+    primal and each vjp_fn call run compiled (vjp_fn recomputes the primal inside its jit, as
+    the compiled backward pass needs it)."""
     if not has_traced(primals):
-        raise TypeError("spmd.vjp: call it inside a jitted function (its primals are traced "
-                        "values); outside jit, wrap the computation in spmd.jit")
+        return _eager_vjp(fun, primals)
     out = fun(*primals)
     if not isinstance(out, Tensor):
         raise TypeError(f"spmd.vjp: the function must return one traced value, not {out!r}")
@@ -136,6 +159,25 @@ def vjp(fun, *primals):
             result.append(tree_unflatten(tree, cts[at:at + len(leaves)]))
             at += len(leaves)
         return tuple(result)
+
+    return out, vjp_fn
+
+
+# Per function: its compiled forward pass and vjp_fn(primals, cotangent), each traced once per
+# signature (weak keys: a function dropped by the caller frees its programs).
+_EAGER_VJP = weakref.WeakKeyDictionary()
+
+
+def _eager_vjp(fun, primals):
+    if fun not in _EAGER_VJP:
+        _EAGER_VJP[fun] = (jit(fun), jit(lambda ps, ct: vjp(fun, *ps)[1](ct)))
+    forward, backward = _EAGER_VJP[fun]
+    out = forward(*primals)
+
+    def vjp_fn(cotangent):
+        if not isinstance(cotangent, Array):
+            cotangent = device_put(cotangent)
+        return backward(primals, cotangent)
 
     return out, vjp_fn
 

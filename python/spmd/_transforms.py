@@ -1,8 +1,11 @@
-"""vmap and shard_map over spmd's C++ transformations: the function runs on traced values, its
-arguments' and results' pytrees flattened around the C++ call."""
+"""vmap, shard_map and pmap over spmd's C++ transformations: the function runs on traced values,
+its arguments' and results' pytrees flattened around the C++ call."""
+import numpy as np
+
 from . import _jit, _spmd
-from ._core import has_traced
-from .tree_util import tree_flatten, tree_unflatten
+from ._core import (Array, committed_like, has_traced, make_array_from_process_local_data,
+                    make_array_from_single_device_arrays, uncommitted)
+from .tree_util import tree_flatten, tree_map, tree_unflatten
 
 
 def _per_leaf(axes, args):
@@ -52,3 +55,105 @@ def shard_map(f, mesh, in_specs, out_specs):
         return results[0] if single else tuple(results)
 
     return call
+
+
+class _Pmapped:
+    """jax.pmap(fun, axis_name): fun runs once per device of every process, each on its slice of
+    the mapped arguments' leading axis; collectives over axis_name span every device of every
+    process, in global device order. Every process passes local_device_count() slices and gets
+    back an Array of its own devices' results, stacked along the leading axis.
+
+    It is jit of a shard_map over the 1-D mesh of spmd.devices() named axis_name: the per-process
+    slices become one global array split over that mesh (make_array_from_process_local_data), and
+    each process's part of the result is read back from its shards."""
+
+    def __init__(self, fun, axis_name, in_axes, out_axes):
+        if out_axes != 0:
+            raise _spmd.errors.InvalidArgument(
+                f"spmd.pmap: out_axes={out_axes!r} is not supported; results stack along axis 0")
+        self._fun, self._in_axes = fun, in_axes
+        self._axis = axis_name if axis_name is not None else "_pmap"
+        self._compiled = None
+
+    def _build(self):
+        self._mesh = _mesh_of(_spmd.devices(), self._axis)
+        self._local_mesh = _mesh_of(_spmd.local_devices(), self._axis)
+        self._compiled = _jit.jit(self._global, static_argnums=0)
+
+    def _global(self, mapped, *args):
+        """The traced global computation: mapped[i] is True for arguments split over devices."""
+        specs = [_spmd.PartitionSpec(self._axis) if m else _spmd.PartitionSpec() for m in mapped]
+        fun, out_tree = self._fun, []
+
+        def body(*blocks):
+            args = [tree_map(_drop_leading, x) if m else x for x, m in zip(blocks, mapped)]
+            leaves, tree = tree_flatten(fun(*args))
+            out_tree.append(tree)
+            return [_add_leading(leaf) for leaf in leaves]
+
+        leaves, tree = tree_flatten(list(args))
+        leaf_specs = [spec for a, spec in zip(args, specs) for _ in tree_flatten(a)[0]]
+
+        def flat_body(blocks):
+            return body(*tree_unflatten(tree, list(blocks)))
+
+        outs = _spmd._shard_map(self._mesh, leaf_specs, [_spmd.PartitionSpec(self._axis)], leaves,
+                                flat_body)
+        return tree_unflatten(out_tree[0], outs)
+
+    def __call__(self, *args):
+        if self._compiled is None:
+            self._build()
+        axes = self._in_axes
+        axes = (axes,) * len(args) if axes is None or isinstance(axes, int) else tuple(axes)
+        if len(axes) != len(args):
+            raise _spmd.errors.InvalidArgument(
+                f"spmd.pmap: in_axes has {len(axes)} entries for {len(args)} arguments")
+        mapped = tuple(a is not None for a in axes)
+        placed = [tree_map(lambda x, a=a: self._place(x, a), arg) for arg, a in zip(args, axes)]
+        out = self._compiled(mapped, *placed)
+        leaves, tree = tree_flatten(out)
+        local = [self._local_part(leaf) for leaf in leaves]
+        return tree_unflatten(tree, committed_like(local, tree_flatten(list(args))[0]))
+
+    def _place(self, x, axis):
+        host = np.asarray(x)
+        if axis is None:
+            return make_array_from_process_local_data(
+                _spmd.NamedSharding(self._mesh, _spmd.PartitionSpec()), host)
+        host = np.moveaxis(host, axis, 0) if axis != 0 else host
+        count = _spmd.local_device_count()
+        if host.ndim == 0 or host.shape[0] != count:
+            raise _spmd.errors.InvalidArgument(
+                f"spmd.pmap: a mapped argument's axis {axis} has size "
+                f"{host.shape[axis] if host.ndim else 'none (a scalar)'}, but this process has "
+                f"{count} local devices (jax.local_device_count()); pass one slice per local "
+                "device")
+        return make_array_from_process_local_data(
+            _spmd.NamedSharding(self._mesh, _spmd.PartitionSpec(self._axis)), host)
+
+    def _local_part(self, x):
+        shards = x.addressable_shards
+        shape = [len(shards)] + list(x.shape[1:])
+        return make_array_from_single_device_arrays(
+            shape, _spmd.NamedSharding(self._local_mesh, _spmd.PartitionSpec(self._axis)),
+            [s.data for s in shards])
+
+
+def _mesh_of(devices, axis):
+    return _spmd.Mesh(list(devices), [len(devices)], [axis], [_spmd.AxisType.Auto])
+
+
+def _drop_leading(block):
+    from . import numpy as jnp
+    return jnp.reshape(block, list(block.shape[1:]))
+
+
+def _add_leading(block):
+    from . import numpy as jnp
+    return jnp.reshape(block, [1] + list(block.shape))
+
+
+def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0):
+    """jax.pmap (see _Pmapped)."""
+    return _Pmapped(fun, axis_name, in_axes, out_axes)

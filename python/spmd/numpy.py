@@ -6,12 +6,43 @@ import functools
 import numpy as _np
 
 from . import _jit, _spmd
-from ._core import Array, Tensor, device_put, dtype_name
+from ._core import _BFLOAT16, Array, Tensor, device_put, dtype_name, dtype_of
 
 _t = _spmd.tnp
 
-float32, float16, float64 = _np.float32, _np.float16, _np.float64
-int32, int64, uint32, bool_ = _np.int32, _np.int64, _np.uint32, _np.bool_
+
+class _ScalarType:
+    """jax.numpy's scalar types: a dtype wherever NumPy takes one (np.dtype(jnp.float32)), and a
+    constructor: jnp.float32(x) is an Array (a traced value inside jit) of that dtype."""
+
+    def __init__(self, dtype):
+        self.dtype = _np.dtype(dtype)
+        self.__name__ = dtype_name(self.dtype)
+
+    def __call__(self, x):
+        if isinstance(x, Tensor):
+            return _t.astype(x, self.__name__)
+        if isinstance(x, Array):
+            return astype(x, self)
+        return device_put(_np.asarray(x).astype(self.dtype))
+
+    def __eq__(self, other):
+        try:
+            return self.dtype == _np.dtype(other)
+        except TypeError:
+            return False
+
+    def __hash__(self):
+        return hash(self.dtype)
+
+    def __repr__(self):
+        return f"spmd.numpy.{self.__name__}"
+
+
+float32, float16, float64 = (_ScalarType(t) for t in (_np.float32, _np.float16, _np.float64))
+int32, int64, uint32, bool_ = (_ScalarType(t) for t in (_np.int32, _np.int64, _np.uint32,
+                                                          _np.bool_))
+bfloat16 = _ScalarType(_BFLOAT16)
 ndarray = Array
 
 
@@ -108,20 +139,13 @@ def concatenate(arrays, axis=0):
     return _eager(_concatenate, (_ARRAY,) * len(arrays), (("axis", axis),))(*arrays)
 
 
-def _single_device_sharding():
-    device = _spmd.local_devices()[0]
-    mesh = _spmd.Mesh([device], [1], ["device"], [_spmd.AxisType.Auto])
-    return _spmd.NamedSharding(mesh, _spmd.PartitionSpec())
-
-
 def full(shape, fill_value, dtype=None):
     shape = [shape] if isinstance(shape, int) else list(shape)
     name = dtype_name(dtype if dtype is not None else
                       (float32 if isinstance(fill_value, float) else int32))
     if _jit.tracing():
         return _t.full(shape, fill_value, name)
-    return device_put(_np.full(shape, fill_value, dtype=_np.dtype(name) if name != "bfloat16"
-                               else None), _single_device_sharding())
+    return device_put(_np.full(shape, fill_value, dtype=dtype_of(name)))
 
 
 def zeros(shape, dtype=float32):
@@ -135,14 +159,15 @@ def ones(shape, dtype=float32):
 def arange(stop, dtype=int32):
     if _jit.tracing():
         return _t.arange(stop, dtype_name(dtype))
-    return device_put(_np.arange(stop, dtype=dtype), _single_device_sharding())
+    return device_put(_np.arange(stop, dtype=_np.dtype(dtype)))
 
 
 def asarray(x):
-    """An Array of x (an Array or Tensor as it is; host data on this process's first device)."""
+    """An Array of x (an Array or Tensor as it is; host data on this process's first device,
+    uncommitted)."""
     if isinstance(x, (Array, Tensor)):
         return x
-    return device_put(_np.asarray(x), _single_device_sharding())
+    return device_put(_np.asarray(x))
 
 
 # NumPy-style operators on Arrays: each an eager operation.

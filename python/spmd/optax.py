@@ -3,7 +3,7 @@ transformations (include/spmd/optim.h states their formulas, Optax's). The state
 the transformation's own layout ({"count", "mu", "nu"} for adam), a pytree that jit, tree_map
 and checkpoints carry like any other."""
 from . import _jit, _spmd
-from ._core import has_traced
+from ._core import committed_like, has_traced
 from .tree_util import tree_flatten, tree_map, tree_unflatten
 
 _o = _spmd.optim
@@ -26,7 +26,10 @@ class GradientTransformation:
         leaves = tree_flatten(params)[0]
         if has_traced(params):
             return self._core.init_traced(_keyed(leaves))
-        return self._core.init_arrays(_keyed(leaves))
+        # As optax's zeros_like: committed as the parameters are.
+        state = self._core.init_arrays(_keyed(leaves))
+        committed_like(tree_flatten(state)[0], leaves)
+        return state
 
     def _traced_update(self, grads, state, params):
         g_leaves, tree = tree_flatten(grads)

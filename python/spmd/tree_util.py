@@ -87,6 +87,29 @@ def tree_unflatten(treedef, leaves):
     return build(treedef)
 
 
+def tree_flatten_with_path(tree):
+    """([(path, leaf)], treedef): each path a tuple of the keys leading to the leaf (dict keys,
+    sequence indices, namedtuple field names, a registered node's child positions)."""
+    leaves, treedef = tree_flatten(tree)
+    paths = []
+
+    def walk(d, path):
+        if d.kind == "leaf":
+            paths.append(path)
+            return
+        if d.kind == "dict":
+            keys = d.aux
+        elif isinstance(d.kind, type) and hasattr(d.kind, "_fields"):
+            keys = d.kind._fields
+        else:
+            keys = range(len(d.children))
+        for k, c in zip(keys, d.children):
+            walk(c, path + (k,))
+
+    walk(treedef, ())
+    return list(zip(paths, leaves)), treedef
+
+
 def tree_leaves(tree):
     return tree_flatten(tree)[0]
 
@@ -101,5 +124,6 @@ def tree_map(f, tree, *rest):
     return tree_unflatten(treedef, [f(*xs) for xs in zip(leaves, *others)])
 
 
-__all__ = ["PyTreeDef", "register_pytree_node", "tree_flatten", "tree_unflatten", "tree_leaves",
+__all__ = ["PyTreeDef", "register_pytree_node", "tree_flatten", "tree_flatten_with_path",
+           "tree_unflatten", "tree_leaves",
            "tree_structure", "tree_map"]

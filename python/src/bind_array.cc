@@ -9,27 +9,16 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include <cstring>
+#include <set>
 
 #include "bindings.h"
 #include "spmd/array.h"
 #include "spmd/error.h"
 #include "spmd/multihost.h"
+#include "spmd/runtime.h"
 
 namespace spmd::python {
 namespace {
-
-using Bytes = nb::ndarray<nb::numpy, const uint8_t, nb::ndim<1>, nb::c_contig>;
-
-HostArray host_of(const Bytes& bytes, const Shape& shape, const std::string& dtype) {
-  HostArray host = HostArray::uninitialized(dtype_named(dtype), shape);
-  if (host.nbytes() != bytes.size()) {
-    throw InvalidArgument("device_put: " + std::to_string(bytes.size()) + " bytes for " +
-                          std::to_string(host.nbytes()) + " of " + dtype);
-  }
-  if (host.nbytes() > 0) std::memcpy(host.mutable_bytes().data(), bytes.data(), host.nbytes());
-  return host;
-}
 
 // The host array's bytes as a NumPy uint8 array that owns it.
 nb::ndarray<nb::numpy, uint8_t, nb::ndim<1>> owned_bytes(HostArray host) {
@@ -38,18 +27,52 @@ nb::ndarray<nb::numpy, uint8_t, nb::ndim<1>> owned_bytes(HostArray host) {
   return {owned->mutable_bytes().data(), {owned->nbytes()}, owner};
 }
 
+// The array's sharding as its own Python class (NamedSharding, SingleDeviceSharding or
+// PositionalSharding), a copy.
 nb::object sharding_object(const Array& a) {
-  if (const auto* named = dynamic_cast<const NamedSharding*>(&a.sharding())) {
-    return nb::cast(*named);
+  const Sharding& s = a.sharding();
+  if (const auto* named = dynamic_cast<const NamedSharding*>(&s)) return nb::cast(*named);
+  if (const auto* single = dynamic_cast<const SingleDeviceSharding*>(&s)) return nb::cast(*single);
+  if (const auto* positional = dynamic_cast<const PositionalSharding*>(&s)) {
+    return nb::cast(*positional);
   }
-  return nb::str(a.sharding().to_string().c_str());
+  return nb::str(s.to_string().c_str());
+}
+
+// Shard i's bytes viewed in place, read-only: the NumPy array keeps a copy of the Array (which
+// shares its shards) alive, so nothing is copied. An Array never changes, so the view is stable.
+nb::ndarray<nb::numpy, const uint8_t, nb::ndim<1>> shard_view(const Array& a, int i) {
+  auto* owner = new Array(a);
+  nb::capsule keep(owner, [](void* p) noexcept { delete static_cast<Array*>(p); });
+  const HostArray& data = owner->addressable_data(i);
+  return {reinterpret_cast<const uint8_t*>(data.bytes().data()), {data.nbytes()}, keep};
+}
+
+bool spans_every_process(const Sharding& s) {
+  std::set<int> processes;
+  for (const Device& d : s.device_assignment()) processes.insert(d.process_index());
+  return static_cast<int>(processes.size()) == process_count();
+}
+
+// jax.Shard: one addressable device's part, its data as a one-device Array.
+nb::dict shard_object(const Array& a, size_t i) {
+  const Shard& shard = a.addressable_shards()[i];
+  const SingleDeviceSharding own(shard.device);
+  std::vector<Shard> one{
+      {shard.device, own.devices_indices_map(shard.data.shape()).front().index, 0, shard.data}};
+  nb::dict out;
+  out["device"] = shard.device;
+  out["index"] = index_tuple(shard.index, a.shape());
+  out["replica_id"] = shard.replica_id;
+  out["data"] = Array(shard.data.shape(), a.dtype(), own.clone(), std::move(one), process_index());
+  return out;
 }
 
 }  // namespace
 
 void bind_array(nb::module_& m) {
-  nb::class_<Array>(m, "Array")
-      .def_prop_ro("shape", [](const Array& a) { return a.shape(); })
+  nb::class_<Array>(m, "Array", nb::dynamic_attr())
+      .def_prop_ro("shape", [](const Array& a) { return shape_tuple(a.shape()); })
       .def_prop_ro("_dtype", [](const Array& a) { return numpy_name(a.dtype()); })
       .def_prop_ro("sharding", &sharding_object)
       .def_prop_ro("is_fully_addressable", &Array::is_fully_addressable)
@@ -68,8 +91,10 @@ void bind_array(nb::module_& m) {
              if (a.addressable_shards().empty()) {
                throw InvalidArgument("spmd.Array: this process holds no shard of it");
              }
-             return owned_bytes(a.addressable_data(0));
+             return shard_view(a, 0);
            })
+      .def("_shard", &shard_object)
+      .def_prop_ro("_num_shards", [](const Array& a) { return a.addressable_shards().size(); })
       .def("_gathered_bytes",
            [](const Array& a) {
              HostArray host;
@@ -79,17 +104,22 @@ void bind_array(nb::module_& m) {
              }
              return owned_bytes(std::move(host));
            })
-      .def("__repr__", &Array::to_string);
+      .def("_describe", &Array::to_string);
 
-  m.def("_device_put_bytes", [](const Bytes& bytes, const Shape& shape, const std::string& dtype,
-                                const NamedSharding& sharding) {
+  // As JAX's device_put of a host value onto devices of every process: the value must be the
+  // same everywhere, and is checked (multihost::assert_equal) rather than trusted.
+  m.def("_device_put_bytes", [](const HostBytes& bytes, const Shape& shape,
+                                const std::string& dtype, const Sharding& sharding) {
     const HostArray host = host_of(bytes, shape, dtype);
     nb::gil_scoped_release release;
+    if (!sharding.is_fully_addressable() && spans_every_process(sharding)) {
+      multihost::assert_equal(host, "device_put of a host value onto " + sharding.to_string());
+    }
     return device_put(host, sharding);
   });
   m.def(
       "_make_from_process_local_bytes",
-      [](const NamedSharding& sharding, const Bytes& bytes, const Shape& local_shape,
+      [](const Sharding& sharding, const HostBytes& bytes, const Shape& local_shape,
          const std::string& dtype, const std::optional<Shape>& global_shape) {
         const HostArray local = host_of(bytes, local_shape, dtype);
         nb::gil_scoped_release release;
@@ -100,7 +130,7 @@ void bind_array(nb::module_& m) {
   // The callback takes an index as [(start, stop), …] and returns (bytes, shape, dtype).
   m.def(
       "_make_from_callback",
-      [](const Shape& shape, const NamedSharding& sharding, const std::optional<std::string>& dtype,
+      [](const Shape& shape, const Sharding& sharding, const std::optional<std::string>& dtype,
          const std::function<nb::tuple(std::vector<std::pair<int64_t, int64_t>>)>& callback) {
         return make_array_from_callback(
             shape, sharding,
@@ -108,16 +138,58 @@ void bind_array(nb::module_& m) {
               std::vector<std::pair<int64_t, int64_t>> bounds;
               for (const Slice& s : index) bounds.emplace_back(s.start, s.stop);
               const nb::tuple block = callback(bounds);
-              return host_of(nb::cast<Bytes>(block[0]), nb::cast<Shape>(block[1]),
+              return host_of(nb::cast<HostBytes>(block[0]), nb::cast<Shape>(block[1]),
                              nb::cast<std::string>(block[2]));
             },
             dtype ? std::optional<DType>(dtype_named(*dtype)) : std::nullopt);
       },
       nb::arg("shape"), nb::arg("sharding"), nb::arg("dtype").none(), nb::arg("callback"));
-  m.def("_device_put_array", [](const Array& x, const NamedSharding& sharding) {
+  m.def("_device_put_array", [](const Array& x, const Sharding& sharding) {
     nb::gil_scoped_release release;
     return device_put(x, sharding);
   });
+  // multihost_utils over host values: each releases the GIL while the processes meet.
+  m.def("_broadcast_one_to_all",
+        [](const HostBytes& bytes, const Shape& shape, const std::string& dtype, bool is_source) {
+          const HostArray in = host_of(bytes, shape, dtype);
+          HostArray out;
+          {
+            nb::gil_scoped_release release;
+            out = multihost::broadcast_one_to_all(in, is_source);
+          }
+          return owned_bytes(std::move(out));
+        });
+  m.def("_assert_equal", [](const HostBytes& bytes, const Shape& shape, const std::string& dtype,
+                            const std::string& what) {
+    const HostArray value = host_of(bytes, shape, dtype);
+    nb::gil_scoped_release release;
+    multihost::assert_equal(value, what);
+  });
+  m.def(
+      "sync_global_devices", [](const std::string& name) { multihost::sync_global_devices(name); },
+      nb::arg("name"), nb::call_guard<nb::gil_scoped_release>());
+  // jax.make_array_from_single_device_arrays: one one-device Array per addressable device.
+  m.def(
+      "make_array_from_single_device_arrays",
+      [](const Shape& shape, const Sharding& sharding, const std::vector<Array>& arrays,
+         const std::optional<std::string>& dtype) {
+        std::vector<HostArray> per_device;
+        for (const Array& a : arrays) {
+          if (a.addressable_shards().size() != 1) {
+            throw InvalidArgument(
+                "make_array_from_single_device_arrays: each array must be on "
+                "one device of this process; got " +
+                a.to_string());
+          }
+          per_device.push_back(a.addressable_data(0));
+        }
+        nb::gil_scoped_release release;
+        return make_array_from_single_device_arrays(
+            shape, sharding, std::move(per_device),
+            dtype ? std::optional<DType>(dtype_named(*dtype)) : std::nullopt);
+      },
+      nb::arg("shape"), nb::arg("sharding"), nb::arg("arrays"),
+      nb::arg("dtype").none() = nb::none());
 }
 
 }  // namespace spmd::python

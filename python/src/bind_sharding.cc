@@ -1,4 +1,5 @@
-// spmd.sharding: PartitionSpec, AxisType, Mesh, NamedSharding, make_mesh and set_mesh, over
+// spmd.sharding: PartitionSpec, AxisType, Mesh, the shardings (Sharding and its NamedSharding,
+// SingleDeviceSharding and PositionalSharding), make_mesh and set_mesh, over
 // spmd/partition_spec.h, mesh.h, sharding.h and mesh_context.h.
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
@@ -64,16 +65,48 @@ void bind_sharding(nb::module_& m) {
       .def("__eq__", [](const Mesh& a, const Mesh& b) { return a == b; })
       .def("__repr__", &Mesh::to_string);
 
-  nb::class_<NamedSharding>(m, "NamedSharding")
+  // What every sharding answers (jax.sharding.Sharding's interface).
+  nb::class_<Sharding>(m, "Sharding")
+      .def("devices_indices_map",
+           [](const Sharding& s, const Shape& shape) {
+             nb::dict out;
+             for (const DeviceIndex& d : s.devices_indices_map(shape)) {
+               out[nb::cast(d.device)] = index_tuple(d.index, shape);
+             }
+             return out;
+           })
+      .def("shard_shape",
+           [](const Sharding& s, const Shape& shape) { return shape_tuple(s.shard_shape(shape)); })
+      .def_prop_ro("_device_assignment", &Sharding::device_assignment)
+      .def_prop_ro("addressable_devices", [](const Sharding& s) { return s.addressable_devices(); })
+      .def_prop_ro("is_fully_addressable",
+                   [](const Sharding& s) { return s.is_fully_addressable(); })
+      .def_prop_ro("is_fully_replicated", &Sharding::is_fully_replicated)
+      .def_prop_ro("num_devices", &Sharding::num_devices)
+      .def("__repr__", &Sharding::to_string);
+
+  nb::class_<NamedSharding, Sharding>(m, "NamedSharding")
       .def(nb::init<Mesh, PartitionSpec>(), nb::arg("mesh"), nb::arg("spec"))
       .def_prop_ro("mesh", &NamedSharding::mesh)
       .def_prop_ro("spec", &NamedSharding::spec)
-      .def_prop_ro("is_fully_replicated", &NamedSharding::is_fully_replicated)
-      .def("__eq__",
-           [](const NamedSharding& a, const NamedSharding& b) {
-             return a.mesh() == b.mesh() && a.spec() == b.spec();
-           })
-      .def("__repr__", &NamedSharding::to_string);
+      .def("__eq__", [](const NamedSharding& a, const NamedSharding& b) {
+        return a.mesh() == b.mesh() && a.spec() == b.spec();
+      });
+
+  nb::class_<SingleDeviceSharding, Sharding>(m, "SingleDeviceSharding")
+      .def(nb::init<Device>(), nb::arg("device"))
+      .def("__eq__", [](const SingleDeviceSharding& a, const SingleDeviceSharding& b) {
+        return a.device_assignment() == b.device_assignment();
+      });
+
+  nb::class_<PositionalSharding, Sharding>(m, "PositionalSharding")
+      .def(nb::init<std::vector<Device>, Shape>(), nb::arg("devices"), nb::arg("shape"))
+      .def_prop_ro("shape", [](const PositionalSharding& s) { return shape_tuple(s.shape()); })
+      .def("reshape", &PositionalSharding::reshape, nb::arg("shape"))
+      .def("replicate", &PositionalSharding::replicate, nb::arg("axis"))
+      .def("__eq__", [](const PositionalSharding& a, const PositionalSharding& b) {
+        return a.to_string() == b.to_string();
+      });
 
   m.def(
       "make_mesh",

@@ -41,7 +41,7 @@ void arithmetic(nb::class_<Tensor>& cls, const char* name, const char* reflected
 void bind_tensor(nb::module_& m) {
   auto cls =
       nb::class_<Tensor>(m, "Tensor")
-          .def_prop_ro("shape", [](const Tensor& t) { return t.shape(); })
+          .def_prop_ro("shape", [](const Tensor& t) { return shape_tuple(t.shape()); })
           .def_prop_ro("_dtype", [](const Tensor& t) { return numpy_name(t.dtype()); })
           .def_prop_ro("ndim", &Tensor::ndim)
           .def_prop_ro("size", &Tensor::size)

@@ -3,10 +3,13 @@
 #pragma once
 
 #include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
 
 #include <string>
 
 #include "spmd/dtype.h"
+#include "spmd/host_array.h"
+#include "spmd/shape.h"
 
 namespace spmd::python {
 
@@ -26,10 +29,28 @@ void bind_trace(nb::module_& m);
 void bind_random(nb::module_& m);
 // spmd::optim's transformations over dicts (spmd.optax).
 void bind_optim(nb::module_& m);
+// spmd::checkpoint's save, restore and CheckpointManager over {name: Array} (spmd.checkpoint).
+void bind_checkpoint(nb::module_& m);
+// spmd::data's sources and DistributedDataLoader (spmd.data).
+void bind_data(nb::module_& m);
 
 // NumPy's name of a dtype ("float32", "bfloat16", …) and back; InvalidArgument for an unknown
 // name.
 std::string numpy_name(DType dtype);
 DType dtype_named(const std::string& name);
+
+// Host data as it crosses from Python: a NumPy array's bytes (python/spmd/_core.py's _bytes).
+using HostBytes = nb::ndarray<nb::numpy, const uint8_t, nb::ndim<1>, nb::c_contig>;
+
+// A HostArray of `shape` and `dtype` (NumPy's name) holding `bytes`, copied once. Throws
+// InvalidArgument when the byte count does not match.
+HostArray host_of(const HostBytes& bytes, const Shape& shape, const std::string& dtype);
+
+// A shape as Python's tuple of ints, as JAX gives shapes.
+nb::tuple shape_tuple(const Shape& shape);
+
+// An Index into an array of `shape` as Python's tuple of slices, as jax's devices_indices_map
+// and Shard.index give it: slice(None) for a dimension held whole.
+nb::tuple index_tuple(const Index& index, const Shape& shape);
 
 }  // namespace spmd::python

@@ -1,4 +1,6 @@
 // NB_MODULE(_spmd): the extension module's entry, calling each part's bind_* (bindings.h).
+#include <cstring>
+
 #include "bindings.h"
 #include "spmd/error.h"
 
@@ -13,6 +15,35 @@ DType dtype_named(const std::string& name) {
   throw InvalidArgument("spmd: no dtype is named '" + name + "'");
 }
 
+HostArray host_of(const HostBytes& bytes, const Shape& shape, const std::string& dtype) {
+  HostArray host = HostArray::uninitialized(dtype_named(dtype), shape);
+  if (host.nbytes() != bytes.size()) {
+    throw InvalidArgument("spmd: " + std::to_string(bytes.size()) + " bytes for " +
+                          std::to_string(host.nbytes()) + " of " + dtype);
+  }
+  if (host.nbytes() > 0) std::memcpy(host.mutable_bytes().data(), bytes.data(), host.nbytes());
+  return host;
+}
+
+nb::tuple shape_tuple(const Shape& shape) {
+  nb::list dims;
+  for (int64_t d : shape) dims.append(d);
+  return nb::tuple(dims);
+}
+
+nb::tuple index_tuple(const Index& index, const Shape& shape) {
+  nb::list slices;
+  for (size_t d = 0; d < index.size(); ++d) {
+    const Slice& s = index[d];
+    if (s.start == 0 && s.stop == shape[d]) {
+      slices.append(nb::slice(nb::none(), nb::none(), nb::none()));
+    } else {
+      slices.append(nb::slice(nb::int_(s.start), nb::int_(s.stop), nb::none()));
+    }
+  }
+  return nb::tuple(slices);
+}
+
 }  // namespace spmd::python
 
 NB_MODULE(_spmd, m) {
@@ -24,4 +55,6 @@ NB_MODULE(_spmd, m) {
   bind_trace(m);
   bind_random(m);
   bind_optim(m);
+  bind_checkpoint(m);
+  bind_data(m);
 }

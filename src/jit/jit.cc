@@ -38,6 +38,18 @@ struct Compiled {
   PaddedBlocks padded;   // the outputs' global shapes: uneven splits run padded (layout.h)
 };
 
+// "[0, 1, 2, 3]", or the first 8 ids and a count.
+std::string device_ids(const Mesh& mesh) {
+  std::vector<int> ids;
+  for (const Device& d : mesh.devices()) {
+    if (ids.size() == 8) break;
+    ids.push_back(d.id());
+  }
+  const size_t more = mesh.devices().size() - ids.size();
+  return fmt::format("[{}{}]", fmt::join(ids, ", "),
+                     more > 0 ? fmt::format(", … {} more", more) : std::string());
+}
+
 // The sharding each flat input is laid out as.
 std::vector<NamedSharding> input_shardings(std::span<const Array* const> inputs,
                                            std::span<const int> arguments,
@@ -65,11 +77,13 @@ std::vector<NamedSharding> input_shardings(std::span<const Array* const> inputs,
       out.push_back(*named);
     }
   }
-  for (const NamedSharding& s : out) {
-    if (!(s.mesh() == out.front().mesh())) {
-      throw InvalidArgument(
-          fmt::format("jit({}): inputs are laid out on different meshes ({} and {})", options.name,
-                      out.front().to_string(), s.to_string()));
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (!(out[i].mesh() == out.front().mesh())) {
+      throw InvalidArgument(fmt::format(
+          "jit({}): inputs are laid out on different meshes: input 0 on {} (devices {}) and input "
+          "{} on {} (devices {}); device_put one onto the other's mesh",
+          options.name, out.front().to_string(), device_ids(out.front().mesh()), i,
+          out[i].to_string(), device_ids(out[i].mesh())));
     }
   }
   if (out.empty())

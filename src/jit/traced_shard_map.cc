@@ -200,7 +200,9 @@ std::vector<Tensor> traced_shard_map(const Mesh& mesh, const std::vector<Partiti
     results = body(blocks);
   }
   compiler::check_closed(trace->program(), begin, begin + args.size());
-  if (results.size() != out_specs.size()) {
+  // One out_spec lays out every result, as shard_map.h's eager form.
+  const bool one_for_all = out_specs.size() == 1;
+  if (results.size() != out_specs.size() && !one_for_all) {
     throw InvalidArgument(
         fmt::format("shard_map: the function returned {} results for {} "
                     "out_specs",
@@ -214,7 +216,7 @@ std::vector<Tensor> traced_shard_map(const Mesh& mesh, const std::vector<Partiti
       throw InvalidArgument(fmt::format(
           "shard_map: result {} is not a value the function computed from its blocks", i));
     }
-    out.push_back(compiler::manual_out(results[i], mesh, out_specs[i]));
+    out.push_back(compiler::manual_out(results[i], mesh, out_specs[one_for_all ? 0 : i]));
     check_invariant(varying[static_cast<size_t>(results[i].value())].axes, out.back(), i);
   }
   return out;

@@ -29,7 +29,7 @@ sharding = NamedSharding(mesh, P("devices"))
 # make_array_from_process_local_data: each process its own 4 rows of 8.
 local = np.arange(4 * 3, dtype=np.float32).reshape(4, 3) + 100 * jax.process_index()
 arr = jax.make_array_from_process_local_data(sharding, local)
-check(arr.shape == [8, 3] and not arr.is_fully_addressable, "global array from local data")
+check(arr.shape == (8, 3) and not arr.is_fully_addressable, "global array from local data")
 
 # make_array_from_callback over the global value.
 whole = np.arange(8 * 3, dtype=np.float32).reshape(8, 3)
@@ -48,5 +48,30 @@ try:
     check(False, "np.asarray of an array spanning processes is refused")
 except RuntimeError as e:
     check("process_allgather" in str(e), "the refusal points to process_allgather")
+# device_put of a host value onto devices of every process: JAX asserts it is the same
+# everywhere; so does spmd, in every process.
+try:
+    jax.device_put(np.full(4, jax.process_index(), np.float32), NamedSharding(mesh, P()))
+    check(False, "device_put of a different host value on each process is refused")
+except RuntimeError as e:
+    check("process 0 and process 1 hold different values" in str(e), f"the refusal says why: {e}")
+same = jax.device_put(jnp.ones(4), NamedSharding(mesh, P("devices")))  # uncommitted: a host value
+check(float(np.asarray(jax.jit(jnp.sum)(same))) == 4.0, "an uncommitted array put across processes")
+
+# A checkpoint saved from both processes, restored onto another layout.
+import tempfile  # noqa: E402
+from spmd import checkpoint  # noqa: E402
+mine = tempfile.mkdtemp(prefix="spmd-py-ckpt-") if jax.process_index() == 0 else ""
+root = multihost_utils.broadcast_one_to_all(np.frombuffer(mine.encode().ljust(64), np.uint8))
+directory = bytes(root).decode().strip() + "/ck"
+checkpoint.save(directory, {"w": arr, "b": from_cb})
+back = checkpoint.restore(directory, {"w": NamedSharding(mesh, P(None, None)),
+                                      "b": NamedSharding(mesh, P("devices"))})
+check(np.array_equal(np.asarray(back["w"]), gathered), "checkpoint restored replicated")
+check(np.array_equal(multihost_utils.process_allgather(back["b"]), whole), "checkpoint restored")
+multihost_utils.sync_global_devices("restored")
+if jax.process_index() == 0:
+    import shutil  # noqa: E402
+    shutil.rmtree(bytes(root).decode().strip())
 print(f"process {jax.process_index()}: ok")
 jax.distributed.shutdown()

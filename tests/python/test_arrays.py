@@ -1,0 +1,199 @@
+"""spmd.Array's JAX interface against JAX itself on 8 devices: shards and devices_indices_map
+for every sharding kind, make_array_from_single_device_arrays, committed and uncommitted
+placement in jit, pmap with psum, vjp outside jit, and checkpoints and the data loader from
+Python."""
+import jax
+import jax.numpy as jjnp
+import numpy as np
+import pytest
+
+import spmd
+import spmd.numpy as snp
+
+X = np.arange(8 * 4, dtype=np.float32).reshape(8, 4)
+
+
+def meshes():
+    return (spmd.sharding.Mesh(np.array(spmd.devices()).reshape(4, 2), ("a", "b")),
+            jax.sharding.Mesh(np.array(jax.devices()).reshape(4, 2), ("a", "b")))
+
+
+def index_map(sharding, shape):
+    """{device id: ((start, stop), ...)} of either library's devices_indices_map."""
+    return {d.id: tuple(s.indices(n)[:2] for s, n in zip(index, shape))
+            for d, index in sharding.devices_indices_map(shape).items()}
+
+
+@pytest.mark.parametrize("spec", [(), ("a",), ("a", "b"), (None, "b"), (("a", "b"),), ("b", "a")])
+def test_shards_and_indices_equal_jax(spec):
+    ours_mesh, their_mesh = meshes()
+    ours = spmd.device_put(X, spmd.NamedSharding(ours_mesh, spmd.P(*spec)))
+    theirs = jax.device_put(X, jax.NamedSharding(their_mesh, jax.P(*spec)))
+    assert index_map(ours.sharding, X.shape) == index_map(theirs.sharding, X.shape)
+    assert ours.shape == theirs.shape and ours.dtype == theirs.dtype
+    ours_shards = sorted(ours.addressable_shards, key=lambda s: s.device.id)
+    their_shards = sorted(theirs.addressable_shards, key=lambda s: s.device.id)
+    assert len(ours_shards) == len(their_shards) == 8
+    for o, t in zip(ours_shards, their_shards):
+        assert o.device.id == t.device.id and o.replica_id == t.replica_id
+        assert o.index == t.index
+        np.testing.assert_array_equal(np.asarray(o.data), np.asarray(t.data))
+        assert o.data.sharding.device_set == {o.device}
+    assert ours.sharding.shard_shape(X.shape) == theirs.sharding.shard_shape(X.shape)
+
+
+def test_single_device_and_positional_shardings():
+    d = spmd.devices()[3]
+    a = spmd.device_put(X, d)
+    assert isinstance(a.sharding, spmd.sharding.SingleDeviceSharding)
+    assert a.devices() == {d} and a.committed
+    assert index_map(a.sharding, X.shape) == {3: ((0, 8), (0, 4))}
+    positional = spmd.sharding.PositionalSharding(spmd.devices()).reshape((4, 2))
+    p = spmd.device_put(X, positional)
+    named = spmd.device_put(X, spmd.NamedSharding(meshes()[0], spmd.P("a", "b")))
+    assert index_map(p.sharding, X.shape) == index_map(named.sharding, X.shape)
+    np.testing.assert_array_equal(np.asarray(p), X)
+    assert index_map(positional.replicate(1), X.shape)[1] == ((0, 2), (0, 4))
+
+
+def test_make_array_from_single_device_arrays_equals_jax():
+    ours_mesh, their_mesh = meshes()
+    ours_s = spmd.NamedSharding(ours_mesh, spmd.P("a"))
+    theirs_s = jax.NamedSharding(their_mesh, jax.P("a"))
+    blocks = {d.id: X[idx] for d, idx in theirs_s.devices_indices_map(X.shape).items()}
+    ours = spmd.make_array_from_single_device_arrays(
+        X.shape, ours_s, [spmd.device_put(blocks[d.id], d) for d in ours_s.addressable_devices])
+    theirs = jax.make_array_from_single_device_arrays(
+        X.shape, theirs_s, [jax.device_put(blocks[d.id], d) for d in theirs_s.addressable_devices])
+    np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))
+    with pytest.raises(spmd.errors.InvalidArgument, match="shard"):
+        spmd.make_array_from_single_device_arrays(
+            X.shape, ours_s, [spmd.device_put(X, d) for d in ours_s.addressable_devices])
+
+
+def test_committed_follows_jax():
+    ours_mesh, their_mesh = meshes()
+    for lib, numpy_, mesh, sharding in (
+            (spmd, snp, ours_mesh, spmd.NamedSharding(ours_mesh, spmd.P("a"))),
+            (jax, jjnp, their_mesh, jax.NamedSharding(their_mesh, jax.P("a")))):
+        x = numpy_.ones((8, 6))
+        y = lib.device_put(X, sharding)
+        key = lib.random.PRNGKey(0)
+        flags = [x.committed, y.committed, (x + 1).committed, (y + 1).committed,
+                 lib.random.normal(key, (2,)).committed, lib.jit(lambda a: a * 2)(x).committed,
+                 lib.device_put(X).committed, lib.device_put(X, lib.devices()[1]).committed]
+        if lib is spmd:
+            ours = flags
+        else:
+            assert ours == flags
+    # An uncommitted argument joins the committed one's devices.
+    z = spmd.jit(lambda a, b: a + b)(snp.ones((8, 4)), y_ours := spmd.device_put(
+        X, spmd.NamedSharding(ours_mesh, spmd.P("a"))))
+    assert z.sharding == y_ours.sharding
+    np.testing.assert_array_equal(np.asarray(z), X + 1)
+    with pytest.raises(spmd.errors.InvalidArgument, match="different (devices|meshes).*devices \\[0\\].*devices \\[1\\]"):
+        spmd.jit(lambda a, b: a + b)(spmd.device_put(X, spmd.devices()[0]),
+                                     spmd.device_put(X, spmd.devices()[1]))
+
+
+@pytest.mark.parametrize("in_axes", [0, (0, None), (1, 0)])
+def test_pmap_with_psum_equals_jax(in_axes):
+    rng = np.random.default_rng(1)
+    xs = rng.standard_normal((8, 3)).astype(np.float32)
+    ys = rng.standard_normal((3,) if in_axes == (0, None) else (8, 3)).astype(np.float32)
+    if in_axes == (1, 0):
+        xs = np.ascontiguousarray(xs.T)
+
+    def f(x, y):
+        return {"s": jax.lax.psum(x * y, "i") if isinstance(x, jax.Array) or hasattr(x, "aval")
+                else spmd.lax.psum(x * y, "i"), "p": x + y}
+
+    def ours_f(x, y):
+        return {"s": spmd.lax.psum(x * y, "i"), "p": x + y}
+
+    def theirs_f(x, y):
+        return {"s": jax.lax.psum(x * y, "i"), "p": x + y}
+
+    axes = in_axes if in_axes != 0 else 0
+    ours = spmd.pmap(ours_f, axis_name="i", in_axes=axes)(xs, ys)
+    theirs = jax.pmap(theirs_f, axis_name="i", in_axes=axes)(xs, ys)
+    for k in ("s", "p"):
+        assert ours[k].shape == theirs[k].shape
+        np.testing.assert_allclose(np.asarray(ours[k]), np.asarray(theirs[k]), rtol=1e-6)
+    with pytest.raises(spmd.errors.InvalidArgument, match="local devices"):
+        spmd.pmap(ours_f, axis_name="i")(xs[:5], xs[:5])
+
+
+def test_vjp_outside_jit_equals_jax():
+    rng = np.random.default_rng(2)
+    w = rng.standard_normal((4, 3)).astype(np.float32)
+    x = rng.standard_normal((5, 4)).astype(np.float32)
+    ct = rng.standard_normal((5, 3)).astype(np.float32)
+    out, fn = spmd.vjp(lambda w, x: snp.tanh(snp.dot(x, w)), snp.asarray(w), snp.asarray(x))
+    jout, jfn = jax.vjp(lambda w, x: jjnp.tanh(jjnp.dot(x, w)), w, x)
+    np.testing.assert_allclose(np.asarray(out), np.asarray(jout), rtol=1e-5)
+    for got, want in zip(fn(ct), jfn(ct)):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-6)
+
+
+def test_checkpoint_round_trip_onto_another_layout(tmp_path):
+    ours_mesh, _ = meshes()
+    rows = spmd.NamedSharding(ours_mesh, spmd.P("a"))
+    cols = spmd.NamedSharding(ours_mesh, spmd.P(None, "b"))
+    tree = {"layer": {"w": spmd.device_put(X, rows), "b": spmd.device_put(X[0], cols.mesh and
+                                                                           spmd.NamedSharding(ours_mesh, spmd.P()))},
+            "steps": [spmd.device_put(np.int32(7), spmd.NamedSharding(ours_mesh, spmd.P()))]}
+    spmd.checkpoint.save(tmp_path / "ck", tree, step=3, metrics={"loss": 0.5})
+    assert spmd.checkpoint.is_committed(str(tmp_path / "ck"))
+    assert spmd.checkpoint.read_metadata(str(tmp_path / "ck"))["step"] == 3
+    target = {"layer": {"w": cols, "b": rows.mesh and spmd.NamedSharding(ours_mesh, spmd.P("a"))},
+              "steps": [spmd.NamedSharding(ours_mesh, spmd.P())]}
+    back = spmd.checkpoint.restore(tmp_path / "ck", target)
+    assert back["layer"]["w"].sharding == cols
+    np.testing.assert_array_equal(np.asarray(back["layer"]["w"]), X)
+    np.testing.assert_array_equal(np.asarray(back["layer"]["b"]), X[0])
+    assert int(back["steps"][0]) == 7
+    flat = spmd.checkpoint.restore(tmp_path / "ck", spmd.NamedSharding(ours_mesh, spmd.P()))
+    np.testing.assert_array_equal(np.asarray(flat["layer"]["w"]), X)
+    with pytest.raises(spmd.errors.AlreadyExists):
+        spmd.checkpoint.save(tmp_path / "ck", tree)
+
+
+def test_checkpoint_manager_keeps_the_newest(tmp_path):
+    mesh, _ = meshes()
+    manager = spmd.checkpoint.CheckpointManager(tmp_path, max_to_keep=2)
+    for step in range(4):
+        params = {"w": spmd.device_put(X + step, spmd.NamedSharding(mesh, spmd.P("a")))}
+        assert manager.save(step, params, metrics={"loss": 1.0 / (step + 1)})
+    assert manager.all_steps() == [2, 3] and manager.latest_step() == 3
+    back = manager.restore(3, {"w": spmd.NamedSharding(mesh, spmd.P())})
+    np.testing.assert_array_equal(np.asarray(back["w"]), X + 3)
+
+
+def test_data_loader_batches_cover_the_records_once_per_epoch():
+    mesh, _ = meshes()
+    records = np.arange(40 * 3, dtype=np.float32).reshape(40, 3)
+    loader = spmd.data.DistributedDataLoader(
+        records, 16, spmd.NamedSharding(mesh, spmd.P(("a", "b"))), seed=5)
+    assert loader.batches_per_epoch == 3
+    seen = []
+    for batch in loader:
+        data, mask = np.asarray(batch["data"]), np.asarray(batch["mask"])
+        assert batch["data"].shape == (16, 3)
+        seen.extend(data[mask][:, 0].tolist())
+    assert sorted(seen) == records[:, 0].tolist()
+    state = loader.state()
+    first = np.asarray(loader.next()["data"])
+    loader.restore(state)
+    np.testing.assert_array_equal(np.asarray(loader.next()["data"]), first)
+    with pytest.raises(spmd.errors.InvalidArgument):
+        loader.restore("{not json")
+
+
+def test_zero_copy_view_and_repr():
+    a = spmd.device_put(X, spmd.devices()[0])
+    view = np.asarray(a)
+    assert not view.flags.writeable  # a view of the shard, as JAX's
+    assert np.shares_memory(view, np.asarray(a))
+    assert repr(snp.asarray(np.float32([1, 2]))) == repr(jjnp.asarray(np.float32([1, 2])))
+    assert str(snp.asarray(np.float32([1, 2]))) == str(jjnp.asarray(np.float32([1, 2])))
