@@ -126,6 +126,17 @@ void shutdown();
 // True between a successful initialize() and shutdown().
 bool is_initialized();
 
+// Takes this process out of the cluster at once, for a user's interrupt (Ctrl-C): every call of
+// this process that waits for the others — collectives, barriers, jit's and shard_map's
+// collectives, checkpoint commits — throws PeerFailure carrying `reason` within one wait slice
+// (about 100 ms), now or later, and the connection to the coordination service closes, so the
+// other processes learn of it as of any process's failure (PeerFailure naming this process, or
+// their exit; see Options::on_peer_failure). Computation that waits for nothing runs on to its
+// end. The process cannot take part again: it should exit. A no-op when not initialised or
+// running alone. Thread-safe, but not async-signal-safe: call it from a thread that watches for
+// the signal (the Python package does, through Python's signal wakeup fd).
+void interrupt(const std::string& reason);
+
 // The coordination service's client. Throws FailedPrecondition when not initialised or when
 // this process runs alone.
 Client& client();

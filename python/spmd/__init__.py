@@ -2,8 +2,8 @@
 (`import spmd as jax`). This package is a thin layer over the C++ API (python/src/ binds it)."""
 import contextlib
 
-from . import (_spmd, checkpoint, data, errors, experimental, lax, numpy, optax, random, sharding,
-               tree_util)
+from . import (_spmd, checkpoint, data, distributed, errors, experimental, lax, numpy, optax,
+               random, sharding, tree_util)
 from ._core import (Array, Shard, Tensor, device_put, make_array_from_callback,
                     make_array_from_process_local_data, make_array_from_single_device_arrays)
 from ._jit import grad, jit, value_and_grad, vjp
@@ -11,7 +11,6 @@ from ._transforms import pmap, shard_map, vmap
 from .sharding import AxisType, NamedSharding, PartitionSpec
 from .tree_util import tree_map
 
-distributed = _spmd.distributed
 devices = _spmd.devices
 local_devices = _spmd.local_devices
 device_count = _spmd.device_count

@@ -1,11 +1,13 @@
 // spmd.distributed and the device queries, over spmd/distributed.h and spmd/runtime.h.
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include <chrono>
 
 #include "bindings.h"
+#include "spmd/coordination_client.h"
 #include "spmd/distributed.h"
 #include "spmd/runtime.h"
 
@@ -34,6 +36,42 @@ void initialize(std::optional<std::string> coordinator_address, std::optional<in
   distributed::initialize(o);
 }
 
+// jax.distributed's client (JAX's DistributedRuntimeClient names): the key-value store and
+// barriers. Every call that waits releases the GIL.
+void bind_client(nb::module_& d) {
+  using distributed::Client;
+  using std::chrono::milliseconds;
+  nb::class_<Client>(d, "Client")
+      .def("key_value_set", &Client::key_value_set, nb::arg("key"), nb::arg("value"),
+           nb::arg("allow_overwrite") = false, nb::call_guard<nb::gil_scoped_release>())
+      .def(
+          "blocking_key_value_get",
+          [](Client& c, const std::string& key, int64_t timeout_in_ms) {
+            return c.blocking_key_value_get(key, milliseconds(timeout_in_ms));
+          },
+          nb::arg("key"), nb::arg("timeout_in_ms"), nb::call_guard<nb::gil_scoped_release>())
+      .def("key_value_try_get", &Client::key_value_try_get, nb::arg("key"),
+           nb::call_guard<nb::gil_scoped_release>())
+      .def("key_value_dir_get", &Client::key_value_dir_get, nb::arg("key"),
+           nb::call_guard<nb::gil_scoped_release>())
+      .def("key_value_delete", &Client::key_value_delete, nb::arg("key"),
+           nb::call_guard<nb::gil_scoped_release>())
+      .def("key_value_increment", &Client::key_value_increment, nb::arg("key"),
+           nb::arg("increment"), nb::call_guard<nb::gil_scoped_release>())
+      .def(
+          "wait_at_barrier",
+          [](Client& c, const std::string& barrier_id, int64_t timeout_in_ms,
+             const std::optional<std::vector<int>>& process_ids) {
+            c.wait_at_barrier(barrier_id, milliseconds(timeout_in_ms),
+                              process_ids.value_or(std::vector<int>{}));
+          },
+          nb::arg("barrier_id"), nb::arg("timeout_in_ms"),
+          nb::arg("process_ids").none() = nb::none(), nb::call_guard<nb::gil_scoped_release>())
+      .def("get_live_nodes", &Client::get_live_processes, nb::call_guard<nb::gil_scoped_release>());
+  // A copy sharing the connection: after shutdown() its calls fail instead of dangling.
+  d.def("client", [] { return distributed::client(); });
+}
+
 }  // namespace
 
 void bind_runtime(nb::module_& m) {
@@ -56,6 +94,7 @@ void bind_runtime(nb::module_& m) {
     distributed::shutdown();
   });
   d.def("is_initialized", &distributed::is_initialized);
+  bind_client(d);
 
   m.def("devices", [] { return devices(); });
   m.def("local_devices", [] { return local_devices(); });

@@ -31,6 +31,8 @@ void bind_random(nb::module_& m);
 void bind_optim(nb::module_& m);
 // spmd::checkpoint's save, restore and CheckpointManager over {name: Array} (spmd.checkpoint).
 void bind_checkpoint(nb::module_& m);
+// Ctrl-C: the watcher of Python's signal wakeup fd that interrupts blocking calls.
+void bind_interrupt(nb::module_& m);
 // spmd::data's sources and DistributedDataLoader (spmd.data).
 void bind_data(nb::module_& m);
 

@@ -57,4 +57,5 @@ NB_MODULE(_spmd, m) {
   bind_optim(m);
   bind_checkpoint(m);
   bind_data(m);
+  bind_interrupt(m);  // last: its translator is tried before the others
 }

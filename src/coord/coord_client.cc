@@ -432,6 +432,21 @@ void CoordClient::shutdown(milliseconds timeout) {
   if (failure) throw_status(*failure);
 }
 
+void CoordClient::interrupt(const std::string& reason) {
+  asio::dispatch(strand_, [self = shared_from_this(), reason] {
+    if (!self->aborted_.load()) {
+      {
+        std::lock_guard lock(self->reason_mu_);
+        self->abort_reason_ =
+            fmt::format("process {} was interrupted: {}", self->config_.process_id, reason);
+      }
+      self->aborted_.store(true);
+      self->fail_pending({StatusCode::kPeerFailure, self->abort_reason()});
+    }
+  });
+  close();
+}
+
 void CoordClient::close() {
   auto done = std::make_shared<std::promise<void>>();
   auto future = done->get_future();

@@ -92,6 +92,11 @@ class CoordClient : public std::enable_shared_from_this<CoordClient>, private He
   // Disconnects without any barrier; pending calls fail. Idempotent.
   void close();
 
+  // A local failure (distributed::interrupt): aborted() becomes true with `reason`, pending and
+  // later calls fail with it, and the connection closes so that the service announces this
+  // process's failure to the others. on_failure is not called: the failure is this process's.
+  void interrupt(const std::string& reason);
+
   // Set once a peer or the service died; the reason is FailureReport::to_string(). (Also what
   // the heartbeats ask: HeartbeatHost.)
   bool aborted() const override { return aborted_.load(); }

@@ -302,6 +302,17 @@ void shutdown() {
   if (failure) std::rethrow_exception(failure);
 }
 
+void interrupt(const std::string& reason) {
+  std::shared_ptr<CoordClient> client;
+  {
+    Runtime& r = runtime();
+    std::lock_guard lock(r.mu);
+    if (!r.initialized) return;
+    client = r.client;
+  }
+  if (client) client->interrupt(reason);
+}
+
 bool is_initialized() {
   Runtime& r = runtime();
   std::lock_guard lock(r.mu);
