@@ -46,7 +46,10 @@ class _Jitted:
         if not all(getattr(a, "_committed", True) for a in leaves):
             leaves = _place(leaves, self.__name__)
         structure = f"{treedef!r}|{static!r}|{static_kw!r}"
-        key = (structure, tuple((tuple(a.shape), a._dtype, repr(a.sharding)) for a in leaves))
+        # The output tree's key: what the function's Python code can branch on. (The C++ core
+        # keys its cache by the layouts too, and traces again, updating this entry, when they
+        # change.)
+        key = (structure, tuple((a.shape, a._dtype) for a in leaves))
         return leaves, treedef, static, static_kw, structure, key
 
     def _trace_fn(self, treedef, static, static_kw, key):

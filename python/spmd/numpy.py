@@ -50,6 +50,10 @@ def _is_traced(*xs):
     return any(isinstance(x, Tensor) for x in xs)
 
 
+def _is_scalar(x):
+    return isinstance(x, (bool, int, float))
+
+
 _ARRAY = object()  # marks an Array's place among an eager call's arguments
 
 
@@ -91,8 +95,8 @@ multiply = _op(lambda a, b: a * b)
 divide = true_divide = _op(lambda a, b: a / b)
 power = _op(lambda a, b: a ** b)
 negative = _op(lambda a: -a)
-maximum = _op(lambda a, b: _t.maximum(a, b))
-minimum = _op(lambda a, b: _t.minimum(a, b))
+maximum = _op(lambda a, b: _t.maximum(b, a) if _is_scalar(a) else _t.maximum(a, b))
+minimum = _op(lambda a, b: _t.minimum(b, a) if _is_scalar(a) else _t.minimum(a, b))
 exp = _op(lambda a: _t.exp(a))
 log = _op(lambda a: _t.log(a))
 tanh = _op(lambda a: _t.tanh(a))

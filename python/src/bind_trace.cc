@@ -89,6 +89,12 @@ void bind_numpy(nb::module_& m) {
     t.def(name, static_cast<TensorBinary>(fn));
   }
   t.def("power", static_cast<TensorBinary>(&jnp::power));
+  // A Python scalar as the second operand: weak, as in JAX (numpy.py puts a scalar second).
+  for (auto [name, fn] : {std::pair{"maximum", static_cast<LeftScalar>(&jnp::maximum)},
+                          {"minimum", static_cast<LeftScalar>(&jnp::minimum)},
+                          {"power", static_cast<LeftScalar>(&jnp::power)}}) {
+    t.def(name, [fn](const Tensor& a, nb::handle s) { return fn(a, scalar_of(s)); });
+  }
   for (auto [name, fn] : {std::pair{"negative", &jnp::negative},
                           {"exp", &jnp::exp},
                           {"log", &jnp::log},

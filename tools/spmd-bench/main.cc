@@ -6,6 +6,7 @@
 //   spmd-bench jit -n 2 [--iterations 7] [--json]
 //   spmd-bench train -n 2 [--iterations 7] [--json]
 //   spmd-bench random -n 2 [--elements 67108864] [--iterations 5] [--rounds 5] [--json]
+//   spmd-bench python [--iterations 5] [--rounds 3] [--json]
 //   spmd-bench reshard -n 2 [--bytes 268435456] [--iterations 5] [--json]
 //   spmd-bench data -n 2 [--records 1048576] [--record-floats 64] [--batch 1024] [--json]
 //   spmd-bench checkpoint -n 2 [--bytes 1073741824] [--compression none|zstd] [--dir D] [--json]
@@ -21,6 +22,7 @@
 #include "spmd-bench/coordinator_bench.h"
 #include "spmd-bench/data_bench.h"
 #include "spmd-bench/jit_bench.h"
+#include "spmd-bench/python_bench.h"
 #include "spmd-bench/random_bench.h"
 #include "spmd-bench/reshard_bench.h"
 #include "spmd-bench/sim_clients.h"
@@ -34,6 +36,7 @@ using spmd::bench::CollectivesBenchOptions;
 using spmd::bench::CoordinatorBenchOptions;
 using spmd::bench::DataBenchOptions;
 using spmd::bench::JitBenchOptions;
+using spmd::bench::PythonBenchOptions;
 using spmd::bench::RandomBenchOptions;
 using spmd::bench::ReshardBenchOptions;
 using spmd::bench::SimClientsOptions;
@@ -175,6 +178,21 @@ void add_random(CLI::App& app, Runs& runs) {
   runs.emplace_back(rw, [o] { return spmd::bench::run_random_worker(*o); });
 }
 
+void add_python(CLI::App& app, Runs& runs) {
+  auto o = std::make_shared<PythonBenchOptions>();
+  auto* p = app.add_subcommand(
+      "python", "the Python package: a cached jit call beside JAX's, the MLP step beside C++");
+  p->add_option("--iterations", o->iterations, "timings per measurement (median)")
+      ->check(CLI::Range(1, 1000));
+  p->add_option("--rounds", o->rounds, "interleaved rounds (median ratio)")
+      ->check(CLI::Range(1, 100));
+  p->add_flag("--json", o->json, "one JSON object");
+  runs.emplace_back(p, [o] { return spmd::bench::run_python_bench(*o); });
+  auto* w = internal(app, "python-cxx-step", "the C++ step of `python`");
+  w->add_option("--iterations", o->iterations);
+  runs.emplace_back(w, [o] { return spmd::bench::run_python_cxx_step_worker(*o); });
+}
+
 void add_train(CLI::App& app, Runs& runs) {
   auto o = std::make_shared<TrainBenchOptions>();
   auto* t = app.add_subcommand("train",
@@ -247,6 +265,7 @@ int main(int argc, char** argv) {
   add_reshard(app, runs);
   add_jit(app, runs);
   add_random(app, runs);
+  add_python(app, runs);
   add_train(app, runs);
   add_checkpoint(app, runs);
   add_data(app, runs);

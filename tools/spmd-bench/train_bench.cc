@@ -164,22 +164,27 @@ bool same_first_step(const Mesh& mesh, const Model& m) {
          close(out.at("params").at("w1").leaf().to_host(), hand[0].to_host());
 }
 
+// The jit step's seconds per step on `mesh`, 5 steps per timing.
+double jit_step_seconds(const Mesh& mesh, int iterations) {
+  const Model m = model(mesh);
+  auto step = jit_step();
+  Tree<Array> state{{"params", m.params}, {"opt_state", optim::adam(kLearningRate).init(m.params)}};
+  return timed(iterations,
+               [&] {
+                 for (int i = 0; i < 5; ++i) {
+                   Tree<Array> out = step(state, m.x, m.y);
+                   state = Tree<Array>{{"params", out.at("params")},
+                                       {"opt_state", out.at("opt_state")}};
+                 }
+               }) /
+         5;
+}
+
 // jit against the hand-written shard_map step, steps per second, 5 steps per timing.
 void jit_vs_shard_map(nlohmann::ordered_json& row, int iterations) {
   const Mesh mesh(devices(), {"dp"});
   const Model m = model(mesh);
-  auto step = jit_step();
-  Tree<Array> state{{"params", m.params}, {"opt_state", optim::adam(kLearningRate).init(m.params)}};
-  const double jit_s =
-      timed(
-          iterations,
-          [&] {
-            for (int i = 0; i < 5; ++i) {
-              Tree<Array> out = step(state, m.x, m.y);
-              state = Tree<Array>{{"params", out.at("params")}, {"opt_state", out.at("opt_state")}};
-            }
-          }) /
-      5;
+  const double jit_s = jit_step_seconds(mesh, iterations);
   std::vector<Array> hand = hand_state(m.params);
   int t = 0;
   const double hand_s = timed(iterations,
@@ -254,6 +259,10 @@ int run_train_bench(const TrainBenchOptions& o) {
                       "an MLP train step (forward, backward, Adam): jit beside shard_map, "
                       "scaling, compile time:",
                       o.json);
+}
+
+double mlp_step_seconds_on_one_device(int iterations) {
+  return jit_step_seconds(Mesh({local_devices()[0]}, {"dp"}), iterations);
 }
 
 }  // namespace spmd::bench

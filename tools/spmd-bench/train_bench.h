@@ -18,6 +18,11 @@ struct TrainBenchOptions {
 };
 
 int run_train_bench(const TrainBenchOptions& options);
+
+// The jit step alone on this process's first device, from the same parameters and batch: the
+// median seconds per step over `iterations` timings of 5 steps each (spmd-bench python's C++
+// side; its Python twin is python_bench_worker.py's mlp_step).
+double mlp_step_seconds_on_one_device(int iterations);
 int run_train_worker(const TrainBenchOptions& options);
 
 }  // namespace spmd::bench

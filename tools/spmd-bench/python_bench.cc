@@ -1,0 +1,83 @@
+#include "spmd-bench/python_bench.h"
+
+#include <fmt/format.h>
+#include <spmd/spmd.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "spmd-bench/train_bench.h"
+#include "spmd-bench/workers.h"
+
+namespace spmd::bench {
+namespace {
+
+// One JSON row of a fresh process; null when it did not print one.
+nlohmann::json one_row(const std::vector<std::string>& argv, const EnvList& env) {
+  const auto rows = run_workers({argv}, {env});
+  if (rows.empty()) return nullptr;
+  return nlohmann::json::parse(rows.front());
+}
+
+nlohmann::json python_row(const std::string& mode, int iterations) {
+  const std::string script = (self_dir() / "python_bench_worker.py").string();
+  return one_row({SPMD_BENCH_PYTHON, script, mode, std::to_string(iterations)},
+                 {{"PYTHONPATH", SPMD_BENCH_PYTHONPATH}, {"JAX_PLATFORMS", "cpu"}});
+}
+
+nlohmann::json cxx_step_row(int iterations) {
+  return one_row({(self_dir() / "spmd-bench").string(), "python-cxx-step", "--iterations",
+                  std::to_string(iterations)},
+                 {{"SPMD_NUM_PROCESSES", "1"}, {"SPMD_CPU_DEVICES", "1"}});
+}
+
+}  // namespace
+
+int run_python_cxx_step_worker(const PythonBenchOptions& o) {
+  distributed::initialize();
+  nlohmann::ordered_json row;
+  row["cxx_step_s"] = mlp_step_seconds_on_one_device(o.iterations);
+  print_row(row);
+  return 0;
+}
+
+int run_python_bench(const PythonBenchOptions& o) {
+  std::vector<double> dispatch_ratio, step_ratio, spmd_us, jax_us, jax_async_us, py_s, cxx_s;
+  std::string version;
+  for (int r = 0; r < o.rounds; ++r) {
+    const auto d = python_row("dispatch", o.iterations);
+    const auto p = python_row("step", o.iterations);
+    const auto c = cxx_step_row(o.iterations);
+    if (d.is_null() || p.is_null() || c.is_null()) break;
+    version = d.value("jax", "");
+    spmd_us.push_back(d["spmd_us"]);
+    jax_us.push_back(d["jax_us"]);
+    jax_async_us.push_back(d["jax_async_dispatch_us"]);
+    dispatch_ratio.push_back(spmd_us.back() / jax_us.back());
+    py_s.push_back(p["python_step_s"]);
+    cxx_s.push_back(c["cxx_step_s"]);
+    step_ratio.push_back(py_s.back() / cxx_s.back());
+  }
+  nlohmann::ordered_json row;
+  if (dispatch_ratio.empty()) {
+    row["error"] = "a worker did not run (is the build's venv there with the spmd package? `make`)";
+    fmt::print("{}\n", row.dump());
+    return 1;
+  }
+  row["jax"] = version;
+  row["dispatch_spmd_us"] = median(spmd_us);
+  row["dispatch_jax_us"] = median(jax_us);
+  row["dispatch_jax_async_us"] = median(jax_async_us);
+  row["dispatch_spmd_over_jax_median_round"] = median(dispatch_ratio);
+  row["dispatch_spmd_over_jax_rounds"] = dispatch_ratio;
+  row["step_python_s"] = median(py_s);
+  row["step_cxx_s"] = median(cxx_s);
+  row["step_python_over_cxx_median_round"] = median(step_ratio);
+  row["step_python_over_cxx_rounds"] = step_ratio;
+  if (!o.json) fmt::print("the spmd Python package beside JAX and beside C++:\n");
+  fmt::print("{}\n", row.dump());
+  return 0;
+}
+
+}  // namespace spmd::bench

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""spmd-bench python's Python side, one mode per run; prints one JSON line.
+
+  dispatch ITERATIONS  a cached call of jit(lambda x: x + 1) on float32[8], spmd.jit beside
+                       jax.jit in this one process, interleaved; median microseconds per call.
+                       JAX's calls are asynchronous: its figure includes block_until_ready (the
+                       whole call, as spmd's synchronous call is), and its dispatch alone (a
+                       loop of calls, then one wait) is reported beside.
+  step ITERATIONS      train_bench.cc's MLP step (512x512 -> 1024 relu -> 256, mean squared
+                       error, Adam 1e-3) from Python with spmd on one device: median seconds
+                       per step over timings of 5 steps, as the C++ side measures it.
+"""
+import json
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+BATCH, IN, HIDDEN, OUT = 512, 512, 1024, 256
+
+
+def per_call_us(call, calls=200):
+    start = time.perf_counter()
+    for _ in range(calls):
+        call()
+    return (time.perf_counter() - start) / calls * 1e6
+
+
+def dispatch(iterations):
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    import jax
+    import spmd
+    spmd.distributed.initialize(num_processes=1, num_cpu_devices=1)
+    host = np.arange(8, dtype=np.float32)
+    ours_f = spmd.jit(lambda x: x + 1)
+    theirs_f = jax.jit(lambda x: x + 1)
+    ours_x = spmd.device_put(host, spmd.devices()[0])
+    theirs_x = jax.device_put(host, jax.devices()[0])
+    ours_f(ours_x)
+    theirs_f(theirs_x).block_until_ready()
+    ours, theirs, theirs_async = [], [], []
+    for _ in range(iterations):
+        ours.append(per_call_us(lambda: ours_f(ours_x)))
+        theirs.append(per_call_us(lambda: theirs_f(theirs_x).block_until_ready()))
+        start = time.perf_counter()
+        for _ in range(200):
+            out = theirs_f(theirs_x)
+        out.block_until_ready()
+        theirs_async.append((time.perf_counter() - start) / 200 * 1e6)
+    return {"spmd_us": statistics.median(ours), "jax_us": statistics.median(theirs),
+            "jax_async_dispatch_us": statistics.median(theirs_async), "jax": jax.__version__}
+
+
+def filled(shape, seed):
+    n = int(np.prod(shape))
+    return (0.02 * np.sin(seed + np.arange(n, dtype=np.float32))).astype(np.float32).reshape(shape)
+
+
+def mlp_step(iterations):
+    import spmd
+    import spmd.numpy as jnp
+    from spmd import optax
+    spmd.distributed.initialize(num_processes=1, num_cpu_devices=1)
+    device = spmd.devices()[0]
+
+    def loss_fn(p, x, y):
+        h = jnp.maximum(jnp.matmul(x, p["w1"]) + p["b1"], 0.0)
+        d = jnp.matmul(h, p["w2"]) + p["b2"] - y
+        return jnp.mean(d * d)
+
+    optimizer = optax.adam(1e-3)
+
+    @spmd.jit
+    def train_step(params, opt_state, x, y):
+        loss, grads = spmd.value_and_grad(loss_fn)(params, x, y)
+        updates, opt_state = optimizer.update(grads, opt_state, params)
+        return optax.apply_updates(params, updates), opt_state, loss
+
+    params = {k: spmd.device_put(filled(s, seed), device) for k, s, seed in
+              [("w1", (IN, HIDDEN), 1), ("b1", (HIDDEN,), 2), ("w2", (HIDDEN, OUT), 3),
+               ("b2", (OUT,), 4)]}
+    x = spmd.device_put(filled((BATCH, IN), 5), device)
+    y = spmd.device_put(filled((BATCH, OUT), 6), device)
+    state = optimizer.init(params)
+    params, state, loss = train_step(params, state, x, y)
+    times = []
+    for _ in range(iterations):
+        start = time.perf_counter()
+        for _ in range(5):
+            params, state, loss = train_step(params, state, x, y)
+        times.append((time.perf_counter() - start) / 5)
+    return {"python_step_s": statistics.median(times), "loss": float(loss)}
+
+
+if __name__ == "__main__":
+    mode, iterations = sys.argv[1], int(sys.argv[2])
+    row = dispatch(iterations) if mode == "dispatch" else mlp_step(iterations)
+    print(json.dumps(row), flush=True)
