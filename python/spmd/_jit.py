@@ -30,6 +30,7 @@ class _Jitted:
         self._static_names = tuple(static_argnames)
         self._core = _spmd._Jit(getattr(fun, "__name__", "fn"))
         self._out_trees = {}
+        self._flat = {}  # per argument count: (treedef, structure) of a flat call
         functools.update_wrapper(self, fun)
 
     def _prepare(self, args, kwargs):
@@ -73,9 +74,30 @@ class _Jitted:
         return trace
 
     def __call__(self, *args, **kwargs):
+        if not kwargs and not self._static and all(type(a) is Array for a in args):
+            return self._call_flat(args)
         leaves, treedef, static, static_kw, structure, key = self._prepare(args, kwargs)
         outs = self._core.call(leaves, structure, self._trace_fn(treedef, static, static_kw, key))
         return tree_unflatten(self._out_trees[key], committed_like(outs, leaves))
+
+    def _call_flat(self, args):
+        """The common call, positional Arrays only: its structure is kept per argument count, so
+        no pytree is walked."""
+        prepared = self._flat.get(len(args))
+        if prepared is None:
+            _, treedef, _, _, structure, _ = self._prepare(args, {})
+            prepared = self._flat[len(args)] = (treedef, structure)
+        treedef, structure = prepared
+        leaves = list(args)
+        committed = all(getattr(a, "_committed", True) for a in leaves)
+        if not committed:
+            leaves = _place(leaves, self.__name__)
+        key = (structure, tuple((a.shape, a._dtype) for a in leaves))
+        outs = self._core.call(leaves, structure, self._trace_fn(treedef, (), (), key))
+        if not committed:
+            committed_like(outs, leaves)
+        tree = self._out_trees[key]
+        return outs[0] if tree.kind == "leaf" else tree_unflatten(tree, outs)
 
     def lower(self, *args, **kwargs):
         leaves, treedef, static, static_kw, structure, key = self._prepare(args, kwargs)
