@@ -60,13 +60,16 @@ build: configure venv
 # The main job: a 4-process cluster of 8 CPU devices on this machine. It meets and reports its
 # devices, then runs seed 002's training loop on jit (examples/train_mlp.cc): an MLP trained with
 # grad and Adam on batches from the distributed loader, checkpointed every 50 steps; every
-# process checks it ends with the same parameters. Each demo starts a fresh run.
+# process checks it ends with the same parameters. Each demo starts a fresh run. Then the same
+# seed's training example in Python, as written (examples/python/train.py, `import spmd as jax`).
 demo: build
 	$(BUILD_DIR)/tools/spmdrun/spmdrun -n 4 --cpu-devices 2 --timeout 120 -- \
 	  $(BUILD_DIR)/examples/hello_cluster
 	rm -rf $(BUILD_DIR)/train_mlp_run
 	$(BUILD_DIR)/tools/spmdrun/spmdrun -n 4 --cpu-devices 2 --timeout 120 -- \
 	  $(BUILD_DIR)/examples/train_mlp --dir $(BUILD_DIR)/train_mlp_run
+	PYTHONPATH=$(BUILD_DIR)/python $(BUILD_DIR)/tools/spmdrun/spmdrun -n 4 --cpu-devices 2 \
+	  --timeout 120 -- $(VENV)/bin/python examples/python/train.py
 
 test: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS) --timeout 300
