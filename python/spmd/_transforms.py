@@ -3,8 +3,8 @@ its arguments' and results' pytrees flattened around the C++ call."""
 import numpy as np
 
 from . import _jit, _spmd
-from ._core import (Array, committed_like, has_traced, make_array_from_process_local_data,
-                    make_array_from_single_device_arrays, uncommitted)
+from ._core import (committed_like, has_traced, make_array_from_process_local_data,
+                    make_array_from_single_device_arrays)
 from .tree_util import tree_flatten, tree_map, tree_unflatten
 
 

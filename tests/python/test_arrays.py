@@ -104,19 +104,14 @@ def test_pmap_with_psum_equals_jax(in_axes):
     if in_axes == (1, 0):
         xs = np.ascontiguousarray(xs.T)
 
-    def f(x, y):
-        return {"s": jax.lax.psum(x * y, "i") if isinstance(x, jax.Array) or hasattr(x, "aval")
-                else spmd.lax.psum(x * y, "i"), "p": x + y}
-
     def ours_f(x, y):
         return {"s": spmd.lax.psum(x * y, "i"), "p": x + y}
 
     def theirs_f(x, y):
         return {"s": jax.lax.psum(x * y, "i"), "p": x + y}
 
-    axes = in_axes if in_axes != 0 else 0
-    ours = spmd.pmap(ours_f, axis_name="i", in_axes=axes)(xs, ys)
-    theirs = jax.pmap(theirs_f, axis_name="i", in_axes=axes)(xs, ys)
+    ours = spmd.pmap(ours_f, axis_name="i", in_axes=in_axes)(xs, ys)
+    theirs = jax.pmap(theirs_f, axis_name="i", in_axes=in_axes)(xs, ys)
     for k in ("s", "p"):
         assert ours[k].shape == theirs[k].shape
         np.testing.assert_allclose(np.asarray(ours[k]), np.asarray(theirs[k]), rtol=1e-6)
@@ -140,20 +135,20 @@ def test_checkpoint_round_trip_onto_another_layout(tmp_path):
     ours_mesh, _ = meshes()
     rows = spmd.NamedSharding(ours_mesh, spmd.P("a"))
     cols = spmd.NamedSharding(ours_mesh, spmd.P(None, "b"))
-    tree = {"layer": {"w": spmd.device_put(X, rows), "b": spmd.device_put(X[0], cols.mesh and
-                                                                           spmd.NamedSharding(ours_mesh, spmd.P()))},
-            "steps": [spmd.device_put(np.int32(7), spmd.NamedSharding(ours_mesh, spmd.P()))]}
+    whole = spmd.NamedSharding(ours_mesh, spmd.P())
+    tree = {"layer": {"w": spmd.device_put(X, rows), "b": spmd.device_put(X[0], whole)},
+            "steps": [spmd.device_put(np.int32(7), whole)]}
     spmd.checkpoint.save(tmp_path / "ck", tree, step=3, metrics={"loss": 0.5})
     assert spmd.checkpoint.is_committed(str(tmp_path / "ck"))
     assert spmd.checkpoint.read_metadata(str(tmp_path / "ck"))["step"] == 3
-    target = {"layer": {"w": cols, "b": rows.mesh and spmd.NamedSharding(ours_mesh, spmd.P("a"))},
-              "steps": [spmd.NamedSharding(ours_mesh, spmd.P())]}
+    target = {"layer": {"w": cols, "b": spmd.NamedSharding(ours_mesh, spmd.P("a"))},
+              "steps": [whole]}
     back = spmd.checkpoint.restore(tmp_path / "ck", target)
     assert back["layer"]["w"].sharding == cols
     np.testing.assert_array_equal(np.asarray(back["layer"]["w"]), X)
     np.testing.assert_array_equal(np.asarray(back["layer"]["b"]), X[0])
     assert int(back["steps"][0]) == 7
-    flat = spmd.checkpoint.restore(tmp_path / "ck", spmd.NamedSharding(ours_mesh, spmd.P()))
+    flat = spmd.checkpoint.restore(tmp_path / "ck", whole)
     np.testing.assert_array_equal(np.asarray(flat["layer"]["w"]), X)
     with pytest.raises(spmd.errors.AlreadyExists):
         spmd.checkpoint.save(tmp_path / "ck", tree)
