@@ -12,7 +12,7 @@ from collections import namedtuple
 import numpy as np
 
 from . import _spmd
-from .tree_util import tree_leaves, tree_map
+from .tree_util import tree_flatten, tree_leaves, tree_unflatten
 
 try:  # bfloat16's NumPy dtype, as JAX uses it
     import ml_dtypes
@@ -81,7 +81,7 @@ Array.__float__ = lambda self: float(np.asarray(self))
 Array.__int__ = lambda self: int(np.asarray(self))
 Array.__bool__ = lambda self: bool(np.asarray(self))
 Array.__len__ = lambda self: self.shape[0] if self.shape else _unsized()
-Array.__iter__ = lambda self: iter(self[i] for i in range(len(self)))
+Array.__iter__ = lambda self: iter([device_put(row) for row in _rows(self)])
 Array.item = lambda self: np.asarray(self).item()
 Array.tolist = lambda self: np.asarray(self).tolist()
 Array.__getitem__ = lambda self, index: device_put(np.asarray(self)[index])
@@ -89,6 +89,14 @@ Array.__getitem__ = lambda self, index: device_put(np.asarray(self)[index])
 
 def _unsized():
     raise TypeError("len() of an unsized spmd.Array (rank 0)")
+
+
+def _rows(self):
+    """The host value's rows, read once (indexing each row would read the whole array again)."""
+    if not self.shape:
+        raise TypeError("iteration over an unsized spmd.Array (rank 0)")
+    return np.asarray(self)
+
 
 Shard = namedtuple("Shard", ["device", "index", "replica_id", "data"])
 Shard.__doc__ = "jax.Shard: one addressable device's part of an Array; data a one-device Array."
@@ -98,7 +106,6 @@ def _addressable_shards(self):
     shards = []
     for i in range(self._num_shards):
         s = self._shard(i)
-        s["data"]._committed = True
         shards.append(Shard(s["device"], s["index"], s["replica_id"], s["data"]))
     return shards
 
@@ -148,8 +155,13 @@ def device_put(x, device=None):
     """jax.device_put: a NumPy array (or anything np.asarray takes) or an Array, laid out as
     `device`: a Sharding, a Device, a PartitionSpec on the mesh in scope, or None (the first
     local device, uncommitted). A pytree of values is put leaf by leaf."""
+    if isinstance(x, Tensor):
+        raise TypeError("device_put of a traced value: inside jit, lay it out with "
+                        "spmd.lax.with_sharding_constraint or spmd.reshard")
     if not isinstance(x, (Array, np.ndarray)) and not np.isscalar(x):
-        return tree_map(lambda leaf: device_put(leaf, device), x)
+        leaves, tree = tree_flatten(x)
+        if tree.kind != "leaf":  # a pytree: leaf by leaf; any other object goes through np.asarray
+            return tree_unflatten(tree, [device_put(leaf, device) for leaf in leaves])
     if device is None:
         return uncommitted(_put(x, _spmd.SingleDeviceSharding(_spmd.local_devices()[0])))
     if isinstance(device, _spmd.Device):

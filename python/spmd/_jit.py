@@ -189,13 +189,28 @@ def vjp(fun, *primals):
 
 
 # Per function: its compiled forward pass and vjp_fn(primals, cotangent), each traced once per
-# signature (weak keys: a function dropped by the caller frees its programs).
+# signature. The keys are weak and the programs reach the function only through a weak
+# reference, so a function the caller drops frees its programs.
 _EAGER_VJP = weakref.WeakKeyDictionary()
+
+
+def _eager_programs(fun):
+    ref = weakref.ref(fun)
+
+    def forward(*primals):
+        return ref()(*primals)
+
+    def backward(primals, cotangent):
+        return vjp(ref(), *primals)[1](cotangent)
+
+    name = getattr(fun, "__name__", "fn")
+    forward.__name__, backward.__name__ = name, f"vjp({name})"
+    return jit(forward), jit(backward)
 
 
 def _eager_vjp(fun, primals):
     if fun not in _EAGER_VJP:
-        _EAGER_VJP[fun] = (jit(fun), jit(lambda ps, ct: vjp(fun, *ps)[1](ct)))
+        _EAGER_VJP[fun] = _eager_programs(fun)
     forward, backward = _EAGER_VJP[fun]
     out = forward(*primals)
 
@@ -204,6 +219,7 @@ def _eager_vjp(fun, primals):
             cotangent = device_put(cotangent)
         return backward(primals, cotangent)
 
+    vjp_fn.__wrapped__ = fun  # alive while vjp_fn is: the backward pass's first call traces it
     return out, vjp_fn
 
 

@@ -3,8 +3,8 @@ its arguments' and results' pytrees flattened around the C++ call."""
 import numpy as np
 
 from . import _jit, _spmd
-from ._core import (committed_like, has_traced, make_array_from_process_local_data,
-                    make_array_from_single_device_arrays)
+from . import numpy as jnp
+from ._core import committed_like, has_traced, make_array_from_process_local_data
 from .tree_util import tree_flatten, tree_map, tree_unflatten
 
 
@@ -133,11 +133,10 @@ class _Pmapped:
             _spmd.NamedSharding(self._mesh, _spmd.PartitionSpec(self._axis)), host)
 
     def _local_part(self, x):
-        shards = x.addressable_shards
-        shape = [len(shards)] + list(x.shape[1:])
-        return make_array_from_single_device_arrays(
-            shape, _spmd.NamedSharding(self._local_mesh, _spmd.PartitionSpec(self._axis)),
-            [s.data for s in shards])
+        """This process's rows of the global result, as an Array on its own devices."""
+        return _spmd._addressable_as(
+            x, [_spmd.local_device_count()] + list(x.shape[1:]),
+            _spmd.NamedSharding(self._local_mesh, _spmd.PartitionSpec(self._axis)))
 
 
 def _mesh_of(devices, axis):
@@ -145,12 +144,10 @@ def _mesh_of(devices, axis):
 
 
 def _drop_leading(block):
-    from . import numpy as jnp
     return jnp.reshape(block, list(block.shape[1:]))
 
 
 def _add_leading(block):
-    from . import numpy as jnp
     return jnp.reshape(block, [1] + list(block.shape))
 
 

@@ -17,7 +17,7 @@ def _name(path):
 
 
 def _named(tree):
-    """{name: leaf} of a pytree, and its structure."""
+    """{name: leaf} of a pytree, in leaf order, and its structure."""
     pairs, treedef = tree_flatten_with_path(tree)
     names = {}
     for path, leaf in pairs:
@@ -26,7 +26,17 @@ def _named(tree):
             raise _spmd.errors.InvalidArgument(
                 f"spmd.checkpoint: two leaves are both named '{name}'")
         names[name] = leaf
-    return names, treedef, [_name(p) for p, _ in pairs]
+    return names, treedef
+
+
+def _arrays(tree):
+    """{name: Array} of the pytree of Arrays `tree`; TypeError naming a leaf that is not one."""
+    arrays, _ = _named(tree)
+    for name, a in arrays.items():
+        if not isinstance(a, Array):
+            raise TypeError(f"spmd.checkpoint: leaf '{name}' is a {type(a).__name__}, not an "
+                            "spmd.Array")
+    return arrays
 
 
 def _nested(flat):
@@ -41,34 +51,30 @@ def _nested(flat):
     return out
 
 
+def _restore_as(names_in, read, target):
+    """read({name: Sharding}) laid out as `target`: one Sharding for every array of the
+    checkpoint (names_in() lists them; the result a nested dict by names), or a pytree of
+    Shardings or Arrays (their shardings) naming the arrays to restore (the result that pytree)."""
+    if isinstance(target, _spmd.Sharding):
+        return _nested(read({n: target for n in names_in()}))
+    leaves, treedef = _named(target)
+    flat = read({n: (x.sharding if isinstance(x, Array) else x) for n, x in leaves.items()})
+    return tree_unflatten(treedef, [flat[n] for n in leaves])
+
+
 def save(directory, tree, *, step=None, metrics=None, user=None, compression="zstd"):
     """Saves the pytree of Arrays `tree` to `directory` (collective: every process calls it with
     the same tree). Fails with AlreadyExists when a committed checkpoint is there."""
-    arrays, _, _ = _named(tree)
-    for name, a in arrays.items():
-        if not isinstance(a, Array):
-            raise TypeError(f"spmd.checkpoint.save: leaf '{name}' is a {type(a).__name__}, not "
-                            "an spmd.Array")
-    _c.save(str(directory), arrays, compression, step, metrics or {}, user or {})
-
-
-def _targets(directory, target):
-    """{name: Sharding} from `target`: one Sharding for every array, or a pytree of Shardings or
-    Arrays (their shardings) naming the arrays to restore."""
-    if isinstance(target, _spmd.Sharding):
-        return {n: target for n in _c.names(str(directory))}, None, None
-    leaves, treedef, order = _named(target)
-    return ({n: (x.sharding if isinstance(x, Array) else x) for n, x in leaves.items()},
-            treedef, order)
+    _c.save(str(directory), _arrays(tree), compression, step, metrics or {}, user or {})
 
 
 def restore(directory, target):
     """The checkpoint at `directory` laid out as `target`: a Sharding for every array (the result
     a nested dict by names), or a pytree of Shardings or Arrays (the result that pytree, each
     leaf restored onto the leaf's sharding). Not collective: each process reads its shards."""
-    shardings, treedef, order = _targets(directory, target)
-    flat = _c.restore(str(directory), shardings)
-    return _nested(flat) if treedef is None else tree_unflatten(treedef, [flat[n] for n in order])
+    directory = str(directory)
+    return _restore_as(lambda: _c.names(directory),
+                       lambda shardings: _c.restore(directory, shardings), target)
 
 
 is_committed = _c.is_committed
@@ -89,8 +95,7 @@ class CheckpointManager:
 
     def save(self, step, tree, *, metrics=None, user=None):
         """Saves `tree` as `step` when should_save(step) (collective); whether it saved."""
-        arrays, _, _ = _named(tree)
-        return self._core.save(step, arrays, metrics or {}, user or {})
+        return self._core.save(step, _arrays(tree), metrics or {}, user or {})
 
     def all_steps(self):
         return self._core.all_steps()
@@ -100,10 +105,8 @@ class CheckpointManager:
 
     def restore(self, step, target):
         """Step `step` laid out as `target` (see spmd.checkpoint.restore)."""
-        shardings, treedef, order = _targets(self._core.directory(step), target)
-        flat = self._core.restore(step, shardings)
-        return _nested(flat) if treedef is None else tree_unflatten(treedef,
-                                                                  [flat[n] for n in order])
+        return _restore_as(lambda: _c.names(self._core.directory(step)),
+                           lambda shardings: self._core.restore(step, shardings), target)
 
     def metadata(self, step):
         return self._core.metadata(step)

@@ -168,6 +168,14 @@ void bind_array(nb::module_& m) {
   m.def(
       "sync_global_devices", [](const std::string& name) { multihost::sync_global_devices(name); },
       nb::arg("name"), nb::call_guard<nb::gil_scoped_release>());
+  // x's addressable shards, in order, as the blocks of an array of `shape` laid out by
+  // `sharding` over this process's devices (pmap's per-process result): one copy of each.
+  m.def("_addressable_as", [](const Array& x, const Shape& shape, const Sharding& sharding) {
+    std::vector<HostArray> blocks;
+    for (const Shard& s : x.addressable_shards()) blocks.push_back(s.data);
+    nb::gil_scoped_release release;
+    return make_array_from_single_device_arrays(shape, sharding, std::move(blocks), x.dtype());
+  });
   // jax.make_array_from_single_device_arrays: one one-device Array per addressable device.
   m.def(
       "make_array_from_single_device_arrays",

@@ -26,9 +26,13 @@ HostArray host_of(const HostBytes& bytes, const Shape& shape, const std::string&
 }
 
 nb::tuple shape_tuple(const Shape& shape) {
-  nb::list dims;
-  for (int64_t d : shape) dims.append(d);
-  return nb::tuple(dims);
+  // Built in place: `shape` is read on every jit call, for its cache key.
+  nb::object t = nb::steal(PyTuple_New(static_cast<Py_ssize_t>(shape.size())));
+  if (!t.is_valid()) throw nb::python_error();
+  for (size_t i = 0; i < shape.size(); ++i) {
+    PyTuple_SET_ITEM(t.ptr(), static_cast<Py_ssize_t>(i), PyLong_FromLongLong(shape[i]));
+  }
+  return nb::borrow<nb::tuple>(t);
 }
 
 nb::tuple index_tuple(const Index& index, const Shape& shape) {
