@@ -63,21 +63,35 @@ def chromium(*args):
     return subprocess.run(cmd, capture_output=True, text=True, timeout=90)
 
 
+def json_problem(rows):
+    """What in the table differs from the expected picture, or None."""
+    if rows[2]["state"] != "running" or rows[2]["waited_for_by"] != 2:
+        return f"process 2 should be running and waited for by 2: {rows[2]}"
+    for p in (0, 1):
+        if rows[p]["state"] != "blocked" or "barrier 'never-complete'" not in rows[p]["call"] \
+                or rows[p]["waiting_for"] != [2]:
+            return f"process {p} should be blocked in the barrier waiting for 2: {rows[p]}"
+    return None
+
+
 def check_json(url):
+    """Processes 0 and 1 print "waiting pid" just before their barrier request leaves, so the
+    coordinator may not have it yet: the table is read again until it settles, for up to 20 s."""
     bare = re.sub(r"\?token=.*", "", url)
     code, _ = get(bare + "status.json")
     if code != 403:
         fail(f"status.json without the token answered {code}, not 403")
-    code, body = get(url.replace("/?", "/status.json?"))
-    if code != 200:
-        fail(f"status.json answered {code}: {body}")
-    rows = {p["process"]: p for p in json.loads(body)["processes"]}
-    if rows[2]["state"] != "running" or rows[2]["waited_for_by"] != 2:
-        fail(f"process 2 should be running and waited for by 2: {rows[2]}")
-    for p in (0, 1):
-        if rows[p]["state"] != "blocked" or "barrier 'never-complete'" not in rows[p]["call"] \
-                or rows[p]["waiting_for"] != [2]:
-            fail(f"process {p} should be blocked in the barrier waiting for 2: {rows[p]}")
+    deadline = time.monotonic() + 20
+    while True:
+        code, body = get(url.replace("/?", "/status.json?"))
+        if code != 200:
+            fail(f"status.json answered {code}: {body}")
+        problem = json_problem({p["process"]: p for p in json.loads(body)["processes"]})
+        if problem is None:
+            break
+        if time.monotonic() > deadline:
+            fail(problem + " (after 20 s)")
+        time.sleep(0.1)
     print("status.json: process 2 running, waited for by 2; 0 and 1 blocked in the barrier")
 
 
