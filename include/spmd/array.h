@@ -31,6 +31,11 @@ class Array {
   // Arrays with the make_array_* functions below.
   Array(Shape shape, DType dtype, std::shared_ptr<const Sharding> sharding,
         std::vector<Shard> addressable_shards, int process_index);
+  // For code that laid the shards out from the sharding's own devices_indices_map (jit's planned
+  // calls): the same Array, without the check.
+  struct Unchecked {};
+  Array(Shape shape, DType dtype, std::shared_ptr<const Sharding> sharding,
+        std::vector<Shard> addressable_shards, int process_index, Unchecked);
 
   const Shape& shape() const { return shape_; }
   DType dtype() const { return dtype_; }

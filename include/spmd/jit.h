@@ -156,6 +156,20 @@ class JitCore {
   Lowered lower(std::span<const Array* const> inputs, std::span<const int> arguments,
                 const std::string& structure, const TraceFn& trace);
 
+  // The fast path of call(), which takes it first. A CachedCall is a compiled program together
+  // with the inputs it was called with: their structure, dtypes, shapes and shardings, laid out
+  // as the program takes them. cached() finds one whose inputs match `inputs` — the same
+  // Sharding objects, or equal NamedShardings or SingleDeviceShardings — without working out a
+  // signature or a layout; null when there is none. The most recent 16 are kept.
+  struct CachedCall;
+  std::shared_ptr<const CachedCall> cached(std::span<const Array* const> inputs,
+                                           const std::string& structure) const;
+  // Runs `call` on inputs that cached() matched with it; sets `keys` as call() does.
+  std::vector<Array> run(const CachedCall& call, std::span<const Array* const> inputs,
+                         std::vector<std::string>& keys) const;
+  // Names the compiled program a CachedCall runs, for as long as this JitCore lives.
+  static const void* program_of(const CachedCall& call);
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;

@@ -17,10 +17,14 @@ def tracing():
     return getattr(_state, "depth", 0) > 0
 
 
-class _Jitted:
-    """jax.jit(fun, static_argnums=...): the compiled function, cached per signature."""
+class _Jitted(_spmd._Jit):
+    """jax.jit(fun, static_argnums=...): the compiled function, cached per signature.
+
+    Calling it runs _spmd._Jit.__call__ (C++): positional, committed Arrays laid out as an
+    earlier call's run there without Python; any other call comes to _call_slow."""
 
     def __init__(self, fun, static_argnums=(), static_argnames=()):
+        super().__init__(getattr(fun, "__name__", "fn"))
         if isinstance(static_argnums, int):
             static_argnums = (static_argnums,)
         if isinstance(static_argnames, str):
@@ -28,9 +32,7 @@ class _Jitted:
         self._fun = fun
         self._static = tuple(static_argnums)
         self._static_names = tuple(static_argnames)
-        self._core = _spmd._Jit(getattr(fun, "__name__", "fn"))
         self._out_trees = {}
-        self._flat = {}  # per argument count: (treedef, structure) of a flat call
         functools.update_wrapper(self, fun)
 
     def _prepare(self, args, kwargs):
@@ -73,35 +75,18 @@ class _Jitted:
             return leaves
         return trace
 
-    def __call__(self, *args, **kwargs):
-        if not kwargs and not self._static and all(type(a) is Array for a in args):
-            return self._call_flat(args)
+    def _call_slow(self, *args, **kwargs):
         leaves, treedef, static, static_kw, structure, key = self._prepare(args, kwargs)
-        outs = self._core.call(leaves, structure, self._trace_fn(treedef, static, static_kw, key))
-        return tree_unflatten(self._out_trees[key], committed_like(outs, leaves))
-
-    def _call_flat(self, args):
-        """The common call, positional Arrays only: its structure is kept per argument count, so
-        no pytree is walked."""
-        prepared = self._flat.get(len(args))
-        if prepared is None:
-            _, treedef, _, _, structure, _ = self._prepare(args, {})
-            prepared = self._flat[len(args)] = (treedef, structure)
-        treedef, structure = prepared
-        leaves = list(args)
-        committed = all(getattr(a, "_committed", True) for a in leaves)
-        if not committed:
-            leaves = _place(leaves, self.__name__)
-        key = (structure, tuple((a.shape, a._dtype) for a in leaves))
-        outs = self._core.call(leaves, structure, self._trace_fn(treedef, (), (), key))
-        if not committed:
-            committed_like(outs, leaves)
+        outs = self._core_call(leaves, structure, self._trace_fn(treedef, static, static_kw, key))
         tree = self._out_trees[key]
-        return outs[0] if tree.kind == "leaf" else tree_unflatten(tree, outs)
+        flat = not kwargs and not self._static and all(type(a) is Array for a in args)
+        if flat and all(a is b for a, b in zip(leaves, args)):  # none was placed
+            self._note_flat(leaves, structure, None if tree.kind == "leaf" else tree)
+        return tree_unflatten(tree, committed_like(outs, leaves))
 
     def lower(self, *args, **kwargs):
         leaves, treedef, static, static_kw, structure, key = self._prepare(args, kwargs)
-        return self._core.lower(leaves, structure,
+        return self._core_lower(leaves, structure,
                                 self._trace_fn(treedef, static, static_kw, key))
 
 

@@ -1,5 +1,6 @@
 // Traced values and their operations: spmd.Tensor with Python's operators, spmd::numpy over
-// Tensors (_spmd.tnp, which spmd.numpy dispatches to), jit's core (_Jit) and reverse mode (vjp).
+// Tensors (_spmd.tnp, which spmd.numpy dispatches to), traced shard_map, vmap and collectives,
+// and reverse mode (vjp).
 #include <nanobind/stl/function.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
@@ -144,40 +145,7 @@ AxisEntry axis_entry(const nb::handle& h) {
   return AxisEntry(std::move(axes));
 }
 
-// A Python function over a list of Tensors as jit's trace: called with the GIL held.
-using PyTrace = std::function<std::vector<Tensor>(std::vector<Tensor>)>;
-
-// jit's trace callback over `trace`, taking the GIL back while Python runs.
-detail::JitCore::TraceFn with_gil(const PyTrace& trace) {
-  return [&trace](std::vector<Tensor>& params, std::vector<std::string>&) {
-    nb::gil_scoped_acquire acquire;
-    return trace(params);
-  };
-}
-
-void bind_jit(nb::module_& m) {
-  nb::class_<Lowered>(m, "Lowered")
-      .def("as_text", &Lowered::as_text)
-      .def("global_text", &Lowered::global_text);
-  nb::class_<detail::JitCore>(m, "_Jit")
-      .def("__init__",
-           [](detail::JitCore* self, const std::string& name) {
-             new (self) detail::JitCore(JitOptions{.name = name});
-           })
-      .def("call",
-           [](detail::JitCore& core, const std::vector<const Array*>& inputs,
-              const std::string& structure, const PyTrace& trace) {
-             const std::vector<int> arguments(inputs.size(), 1);
-             std::vector<std::string> keys;
-             nb::gil_scoped_release release;
-             return core.call(inputs, arguments, structure, with_gil(trace), keys);
-           })
-      .def("lower", [](detail::JitCore& core, const std::vector<const Array*>& inputs,
-                       const std::string& structure, const PyTrace& trace) {
-        const std::vector<int> arguments(inputs.size(), 1);
-        nb::gil_scoped_release release;
-        return core.lower(inputs, arguments, structure, with_gil(trace));
-      });
+void bind_traced_calls(nb::module_& m) {
   nb::class_<detail::VmapCall>(m, "_VmapCall")
       .def(nb::init<const std::vector<Tensor>&, const VmapAxes&, const std::vector<std::string>&>())
       .def("slices", &detail::VmapCall::slices)
@@ -207,6 +175,7 @@ void bind_jit(nb::module_& m) {
 void bind_trace(nb::module_& m) {
   bind_tensor(m);
   bind_numpy(m);
+  bind_traced_calls(m);
   bind_jit(m);
 }
 

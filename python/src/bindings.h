@@ -23,8 +23,11 @@ void bind_runtime(nb::module_& m);
 void bind_sharding(nb::module_& m);
 // Array: from and to NumPy arrays, device_put, reshard.
 void bind_array(nb::module_& m);
-// Tensor (a traced value), spmd::numpy over Tensors, jit's core and vjp.
+// Tensor (a traced value), spmd::numpy over Tensors, shard_map's and the collectives' traced
+// forms, and vjp; then bind_jit.
 void bind_trace(nb::module_& m);
+// jit's core (_Jit, the base of spmd.jit's functions) with its call's fast path.
+void bind_jit(nb::module_& m);
 // spmd::random on raw keys, Arrays and Tensors.
 void bind_random(nb::module_& m);
 // spmd::optim's transformations over dicts (spmd.optax).

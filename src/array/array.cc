@@ -8,11 +8,8 @@
 namespace spmd {
 Array::Array(Shape shape, DType dtype, std::shared_ptr<const Sharding> sharding,
              std::vector<Shard> addressable_shards, int process_index)
-    : shape_(std::move(shape)),
-      dtype_(dtype),
-      sharding_(std::move(sharding)),
-      shards_(std::make_shared<const std::vector<Shard>>(std::move(addressable_shards))),
-      process_index_(process_index) {
+    : Array(std::move(shape), dtype, std::move(sharding), std::move(addressable_shards),
+            process_index, Unchecked{}) {
   std::vector<DeviceIndex> expected;
   for (auto& e : sharding_->devices_indices_map(shape_)) {
     if (e.device.process_index() == process_index_) expected.push_back(std::move(e));
@@ -35,6 +32,14 @@ Array::Array(Shape shape, DType dtype, std::shared_ptr<const Sharding> sharding,
     }
   }
 }
+
+Array::Array(Shape shape, DType dtype, std::shared_ptr<const Sharding> sharding,
+             std::vector<Shard> addressable_shards, int process_index, Unchecked)
+    : shape_(std::move(shape)),
+      dtype_(dtype),
+      sharding_(std::move(sharding)),
+      shards_(std::make_shared<const std::vector<Shard>>(std::move(addressable_shards))),
+      process_index_(process_index) {}
 
 int64_t Array::size() const { return shape_size(shape_); }
 

@@ -17,6 +17,10 @@ DeviceWorkers::~DeviceWorkers() {
 void DeviceWorkers::run(std::span<const std::function<void()>> jobs) {
   if (jobs.empty()) return;
   std::lock_guard turn(run_mu_);
+  if (jobs.size() == 1) {  // one device: no worker to wake
+    jobs[0]();
+    return;
+  }
   {
     std::lock_guard lock(mu_);
     while (workers_.size() + 1 < jobs.size()) {

@@ -4,40 +4,15 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <xxhash.h>
-
-#include <exception>
-#include <mutex>
 
 #include "compute/axis_context.h"
-#include "compute/device_workers.h"
+#include "compute/device_run.h"
 #include "compute/output_check.h"
-#include "runtime/exception_message.h"
 #include "spmd/error.h"
 #include "spmd/runtime.h"
 
 namespace spmd {
 namespace {
-
-bool same_layout(const Array& x, const Sharding& target) {
-  if (x.sharding().num_devices() != target.num_devices()) return false;
-  const auto have = x.sharding().devices_indices_map(x.shape());
-  const auto want = target.devices_indices_map(x.shape());
-  for (size_t i = 0; i < have.size(); ++i) {
-    if (!(have[i].device == want[i].device) || !(have[i].index == want[i].index)) return false;
-  }
-  return true;
-}
-
-// Views of `x`'s shard on device `id`.
-Block block_of(const Array& x, int id, size_t input) {
-  for (const auto& shard : x.addressable_shards()) {
-    if (shard.device.id() == id) {
-      return Block::view(x.dtype(), shard.data.shape(), shard.data.bytes().data());
-    }
-  }
-  throw InvalidArgument(fmt::format("shard_map: input {} has no shard on device {}", input, id));
-}
 
 // The argument checks that need no collective: not nested, one spec per argument, at least one
 // output spec, every spec naming the mesh's axes only.
@@ -57,22 +32,6 @@ void check_call(std::span<const Array* const> inputs, const std::vector<Partitio
         "shard_map: out_specs is empty; give one spec per output, or one for all");
   }
   for (const auto& spec : out_specs) NamedSharding(mesh, spec);  // names only the mesh's axes
-}
-
-// This process's mesh devices, by flat mesh position; InvalidArgument when it owns none.
-std::vector<int64_t> my_positions(const Mesh& mesh) {
-  const int me = process_index();
-  std::vector<int64_t> positions;
-  for (int64_t f = 0; f < mesh.size(); ++f) {
-    if (mesh.devices()[f].process_index() == me) positions.push_back(f);
-  }
-  if (positions.empty()) {
-    throw InvalidArgument(fmt::format(
-        "shard_map: process {} owns no device of {}; only the processes owning mesh devices call "
-        "it",
-        me, mesh.to_string()));
-  }
-  return positions;
 }
 
 // The block every device holds of `global` under `sharding`: ceil(size / parts) per dimension.
@@ -132,16 +91,6 @@ std::vector<std::vector<Block>> input_blocks(const Mesh& mesh,
   return blocks;
 }
 
-// The call's identity: the function and every spec, compared across the mesh afterwards.
-uint64_t call_identity(const char* program, const std::vector<PartitionSpec>& in_specs,
-                       const std::vector<PartitionSpec>& out_specs) {
-  std::string identity = program;
-  for (const auto& spec : in_specs) identity += "|" + spec.to_string();
-  identity += "|->";
-  for (const auto& spec : out_specs) identity += "|" + spec.to_string();
-  return XXH3_64bits(identity.data(), identity.size());
-}
-
 }  // namespace
 
 namespace detail {
@@ -152,45 +101,16 @@ std::vector<Array> run_shard_map(const Mesh& mesh, const std::vector<PartitionSp
                                  std::span<const Array* const> inputs, const BlockFunction& fn,
                                  const PaddedBlocks* padded) {
   check_call(inputs, in_specs, out_specs, mesh);
-  const std::vector<int64_t> positions = my_positions(mesh);
+  const LocalMeshDevices local = local_mesh_devices(mesh);
   std::vector<Array> resharded;
   std::vector<HostArray> padding;
-  padding.reserve(inputs.size() * positions.size());  // the blocks view its elements
+  padding.reserve(inputs.size() * local.positions.size());  // the blocks view its elements
   std::vector<std::vector<Block>> blocks =
-      input_blocks(mesh, in_specs, inputs, positions, resharded, padded ? &padding : nullptr);
-  const uint64_t call = call_identity(program, in_specs, out_specs);
-
-  // fn on every device of this process, each on its own thread. The first failure closes the
-  // process's groups, so that devices waiting for the failed one in a collective are released.
-  const auto groups = axis_groups_for(mesh);
-  std::vector<std::vector<Block>> results(positions.size());
-  std::mutex error_mu;
-  std::exception_ptr first_error;
-  std::vector<std::function<void()>> jobs;
-  for (size_t i = 0; i < positions.size(); ++i) {
-    jobs.emplace_back([&, i] {
-      const int id = mesh.devices()[positions[i]].id();
-      const AxisContext context{groups.get(), id, mesh.coordinates(positions[i])};
-      try {
-        const AxisContextScope scope(context);
-        results[i] = fn(blocks[i]);
-        check_outputs(context, call, out_specs, options, results[i]);
-      } catch (...) {
-        std::lock_guard lock(error_mu);
-        if (!first_error) {
-          first_error = std::current_exception();
-          groups->close(fmt::format("device {} of process {} failed in the shard_map function: {}",
-                                    id, process_index(), exception_message(first_error)));
-        }
-      }
-    });
-  }
-  device_workers()->run(jobs);
-  if (first_error) {
-    groups->reopen();  // every device is done with the failed call
-    std::rethrow_exception(first_error);
-  }
-  return assemble_outputs(mesh, out_specs, positions, results,
+      input_blocks(mesh, in_specs, inputs, local.positions, resharded, padded ? &padding : nullptr);
+  std::vector<std::vector<Block>> results =
+      run_on_devices(*axis_groups_for(mesh), local, call_identity(program, in_specs, out_specs),
+                     out_specs, options, blocks, fn);
+  return assemble_outputs(mesh, out_specs, local.positions, results,
                           padded ? &padded->out_shapes : nullptr);
 }
 

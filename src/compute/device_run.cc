@@ -1,0 +1,102 @@
+#include "compute/device_run.h"
+
+#include <fmt/format.h>
+#include <xxhash.h>
+
+#include <exception>
+#include <functional>
+#include <mutex>
+
+#include "compute/axis_context.h"
+#include "compute/device_workers.h"
+#include "compute/output_check.h"
+#include "runtime/exception_message.h"
+#include "spmd/error.h"
+#include "spmd/runtime.h"
+
+namespace spmd {
+
+bool same_layout(const Array& x, const Sharding& target) {
+  if (x.sharding().num_devices() != target.num_devices()) return false;
+  const auto have = x.sharding().devices_indices_map(x.shape());
+  const auto want = target.devices_indices_map(x.shape());
+  for (size_t i = 0; i < have.size(); ++i) {
+    if (!(have[i].device == want[i].device) || !(have[i].index == want[i].index)) return false;
+  }
+  return true;
+}
+
+Block block_of(const Array& x, int id, size_t input) {
+  for (const auto& shard : x.addressable_shards()) {
+    if (shard.device.id() == id) {
+      return Block::view(x.dtype(), shard.data.shape(), shard.data.bytes().data());
+    }
+  }
+  throw InvalidArgument(fmt::format("shard_map: input {} has no shard on device {}", input, id));
+}
+
+LocalMeshDevices local_mesh_devices(const Mesh& mesh) {
+  const int me = process_index();
+  LocalMeshDevices local;
+  for (int64_t f = 0; f < mesh.size(); ++f) {
+    const Device& d = mesh.devices()[static_cast<size_t>(f)];
+    if (d.process_index() != me) continue;
+    local.positions.push_back(f);
+    local.ids.push_back(d.id());
+    local.coords.push_back(mesh.coordinates(f));
+  }
+  if (local.positions.empty()) {
+    throw InvalidArgument(fmt::format(
+        "shard_map: process {} owns no device of {}; only the processes owning mesh devices call "
+        "it",
+        me, mesh.to_string()));
+  }
+  return local;
+}
+
+uint64_t call_identity(const char* program, const std::vector<PartitionSpec>& in_specs,
+                       const std::vector<PartitionSpec>& out_specs) {
+  std::string identity = program;
+  for (const auto& spec : in_specs) identity += "|" + spec.to_string();
+  identity += "|->";
+  for (const auto& spec : out_specs) identity += "|" + spec.to_string();
+  return XXH3_64bits(identity.data(), identity.size());
+}
+
+std::vector<std::vector<Block>> run_on_devices(AxisGroups& groups, const LocalMeshDevices& local,
+                                               uint64_t call,
+                                               const std::vector<PartitionSpec>& out_specs,
+                                               const ShardMapOptions& options,
+                                               std::vector<std::vector<Block>>& blocks,
+                                               const detail::BlockFunction& fn) {
+  const size_t n = local.ids.size();
+  std::vector<std::vector<Block>> results(n);
+  std::mutex error_mu;
+  std::exception_ptr first_error;
+  auto job = [&](size_t i) {
+    const AxisContext context{&groups, local.ids[i], local.coords[i]};
+    try {
+      const AxisContextScope scope(context);
+      results[i] = fn(blocks[i]);
+      check_outputs(context, call, out_specs, options, results[i]);
+    } catch (...) {
+      std::lock_guard lock(error_mu);
+      if (!first_error) {
+        first_error = std::current_exception();
+        groups.close(fmt::format("device {} of process {} failed in the shard_map function: {}",
+                                 local.ids[i], process_index(), exception_message(first_error)));
+      }
+    }
+  };
+  std::vector<std::function<void()>> jobs;
+  jobs.reserve(n);
+  for (size_t i = 0; i < n; ++i) jobs.emplace_back([&job, i] { job(i); });
+  device_workers()->run(jobs);
+  if (first_error) {
+    groups.reopen();  // every device is done with the failed call
+    std::rethrow_exception(first_error);
+  }
+  return results;
+}
+
+}  // namespace spmd
