@@ -50,41 +50,57 @@ def _node(x):
     return "leaf", None, None
 
 
+# The walks below are module functions, not closures over themselves: a nested function that
+# calls itself is a reference cycle, which would keep every leaf it saw (a training step's arrays)
+# alive until Python's cyclic collector ran.
+def _flatten_into(x, leaves):
+    kind, aux, children = _node(x)
+    if kind == "leaf":
+        leaves.append(x)
+        return PyTreeDef("leaf", None, ())
+    return PyTreeDef(kind, aux, tuple(_flatten_into(c, leaves) for c in children))
+
+
 def tree_flatten(tree):
     """(leaves, treedef)."""
     leaves = []
-
-    def walk(x):
-        kind, aux, children = _node(x)
-        if kind == "leaf":
-            leaves.append(x)
-            return PyTreeDef("leaf", None, ())
-        return PyTreeDef(kind, aux, tuple(walk(c) for c in children))
-
-    treedef = walk(tree)
+    treedef = _flatten_into(tree, leaves)
     return leaves, treedef
 
 
+def _build(d, it):
+    if d.kind == "leaf":
+        return next(it)
+    if d.kind == "none":
+        return None
+    children = [_build(c, it) for c in d.children]
+    if d.kind == "dict":
+        return dict(zip(d.aux, children))
+    if d.kind == "list":
+        return children
+    if d.kind == "tuple":
+        return tuple(children)
+    if d.kind in _REGISTRY:
+        return _REGISTRY[d.kind][1](d.aux, children)
+    return d.kind(*children)  # a namedtuple
+
+
 def tree_unflatten(treedef, leaves):
-    it = iter(leaves)
+    return _build(treedef, iter(leaves))
 
-    def build(d):
-        if d.kind == "leaf":
-            return next(it)
-        if d.kind == "none":
-            return None
-        children = [build(c) for c in d.children]
-        if d.kind == "dict":
-            return dict(zip(d.aux, children))
-        if d.kind == "list":
-            return children
-        if d.kind == "tuple":
-            return tuple(children)
-        if d.kind in _REGISTRY:
-            return _REGISTRY[d.kind][1](d.aux, children)
-        return d.kind(*children)  # a namedtuple
 
-    return build(treedef)
+def _paths_into(d, path, paths):
+    if d.kind == "leaf":
+        paths.append(path)
+        return
+    if d.kind == "dict":
+        keys = d.aux
+    elif isinstance(d.kind, type) and hasattr(d.kind, "_fields"):
+        keys = d.kind._fields
+    else:
+        keys = range(len(d.children))
+    for k, c in zip(keys, d.children):
+        _paths_into(c, path + (k,), paths)
 
 
 def tree_flatten_with_path(tree):
@@ -92,21 +108,7 @@ def tree_flatten_with_path(tree):
     sequence indices, namedtuple field names, a registered node's child positions)."""
     leaves, treedef = tree_flatten(tree)
     paths = []
-
-    def walk(d, path):
-        if d.kind == "leaf":
-            paths.append(path)
-            return
-        if d.kind == "dict":
-            keys = d.aux
-        elif isinstance(d.kind, type) and hasattr(d.kind, "_fields"):
-            keys = d.kind._fields
-        else:
-            keys = range(len(d.children))
-        for k, c in zip(keys, d.children):
-            walk(c, path + (k,))
-
-    walk(treedef, ())
+    _paths_into(treedef, (), paths)
     return list(zip(paths, leaves)), treedef
 
 
