@@ -1,11 +1,12 @@
 // spmd::HostArray — an N-d array in this process's memory: a dtype, a shape and contiguous
 // row-major bytes. The plain container for users' data going into and coming out of global
-// Arrays; no arithmetic. A value type: copies copy the bytes. Not synchronised: share it between
-// threads only for reading.
+// Arrays; no arithmetic. A value type: copies copy the bytes, except a borrowed array's (see
+// borrow()), which nobody writes. Not synchronised: share it between threads only for reading.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <utility>
@@ -72,13 +73,28 @@ class HostArray {
   template <typename T>
   static HostArray from_vector(const std::vector<T>& values, Shape shape);
 
+  // `bytes` (row-major elements of `dtype` in `shape`) viewed where they are, without a copy:
+  // JAX's zero-copy transfer from a NumPy array on CPU. `owner` keeps the memory alive for as
+  // long as any array views it; whoever lends it promises not to change it meanwhile. Copies of a
+  // borrowed array, and its slices that are whole rows of the leading dimension, view the same
+  // memory; mutable_bytes() first copies it into memory of the array's own. Throws
+  // InvalidArgument when the byte count does not match the shape, or for a negative dimension.
+  static HostArray borrow(DType dtype, Shape shape, std::span<const std::byte> bytes,
+                          std::shared_ptr<const void> owner);
+  // True when the bytes are borrowed (borrow()), not the array's own.
+  bool borrowed() const { return lent_ != nullptr; }
+
   DType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }
   int64_t size() const;  // elements
-  size_t nbytes() const { return bytes_.size(); }
+  size_t nbytes() const { return lent_ ? lent_size_ : bytes_.size(); }
 
-  std::span<const std::byte> bytes() const { return bytes_; }
-  std::span<std::byte> mutable_bytes() { return bytes_; }
+  std::span<const std::byte> bytes() const {
+    return lent_ ? std::span<const std::byte>(lent_, lent_size_)
+                 : std::span<const std::byte>(bytes_);
+  }
+  // Copies borrowed bytes into the array's own memory first.
+  std::span<std::byte> mutable_bytes();
 
   // The elements as T; throws InvalidArgument when T is not this array's dtype.
   template <typename T>
@@ -107,7 +123,11 @@ class HostArray {
 
   DType dtype_;
   Shape shape_;
-  detail::Bytes bytes_;
+  detail::Bytes bytes_;  // the array's own, empty while borrowed
+  // Borrowed bytes (borrow()): where they are, how many, and what keeps them alive.
+  const std::byte* lent_ = nullptr;
+  size_t lent_size_ = 0;
+  std::shared_ptr<const void> lender_;
 };
 
 template <typename T>
@@ -125,13 +145,13 @@ HostArray HostArray::from_vector(const std::vector<T>& values, Shape shape) {
 template <typename T>
 std::span<const T> HostArray::data() const {
   check_type(dtype_of<T>());
-  return {reinterpret_cast<const T*>(bytes_.data()), static_cast<size_t>(size())};
+  return {reinterpret_cast<const T*>(bytes().data()), static_cast<size_t>(size())};
 }
 
 template <typename T>
 std::span<T> HostArray::mutable_data() {
   check_type(dtype_of<T>());
-  return {reinterpret_cast<T*>(bytes_.data()), static_cast<size_t>(size())};
+  return {reinterpret_cast<T*>(mutable_bytes().data()), static_cast<size_t>(size())};
 }
 
 }  // namespace spmd

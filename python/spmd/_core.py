@@ -55,6 +55,24 @@ def _numpy(self, dtype=None, copy=None):
 Array.dtype = property(lambda self: dtype_of(self._dtype))
 Tensor.dtype = property(lambda self: dtype_of(self._dtype))
 Array.__array__ = _numpy
+
+
+def _dlpack(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+    """The array's bytes through DLPack, as NumPy exports them: without a copy where one shard
+    holds the whole array and the consumer reads DLPack 1.0 or later (which can mark the data
+    read-only, as an Array's is); otherwise a copy, unless copy=False."""
+    data = _numpy(self)
+    if copy or (not data.flags.writeable and (max_version is None or max_version[0] < 1)):
+        if copy is False:
+            raise BufferError("spmd.Array: its data are read-only, and a consumer of DLPack "
+                              "before 1.0 cannot be told so; ask for max_version=(1, 0)")
+        data = data.copy()
+    return data.__dlpack__(stream=stream, max_version=max_version, dl_device=dl_device,
+                           copy=False if copy else copy)
+
+
+Array.__dlpack__ = _dlpack
+Array.__dlpack_device__ = lambda self: (1, 0)  # kDLCPU: every spmd device is this host's CPU
 Array.ndim = property(lambda self: len(self.shape))
 Array.size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
 Array.block_until_ready = lambda self: self
@@ -151,25 +169,33 @@ def _bytes(host):
     return host.reshape(-1).view(np.uint8), list(host.shape), dtype_name(host.dtype)
 
 
-def device_put(x, device=None):
+def device_put(x, device=None, *, donate=False, may_alias=None):
     """jax.device_put: a NumPy array (or anything np.asarray takes) or an Array, laid out as
     `device`: a Sharding, a Device, a PartitionSpec on the mesh in scope, or None (the first
-    local device, uncommitted). A pytree of values is put leaf by leaf."""
+    local device, uncommitted). A pytree of values is put leaf by leaf.
+
+    As JAX's on CPU, the result may alias a C-contiguous NumPy array's memory (may_alias None or
+    True, unless donate): each shard that is whole rows of it views it, so nothing is copied, and
+    the NumPy array must not be changed while the result lives. may_alias=False copies."""
+    if may_alias and donate:
+        raise ValueError("may_alias and donate cannot be True at the same time.")
+    alias = not donate if may_alias is None else bool(may_alias)
     if isinstance(x, Tensor):
         raise TypeError("device_put of a traced value: inside jit, lay it out with "
                         "spmd.lax.with_sharding_constraint or spmd.reshard")
     if not isinstance(x, (Array, np.ndarray)) and not np.isscalar(x):
         leaves, tree = tree_flatten(x)
         if tree.kind != "leaf":  # a pytree: leaf by leaf; any other object goes through np.asarray
-            return tree_unflatten(tree, [device_put(leaf, device) for leaf in leaves])
+            return tree_unflatten(tree, [device_put(leaf, device, donate=donate,
+                                                    may_alias=may_alias) for leaf in leaves])
     if device is None:
-        return uncommitted(_put(x, _spmd.SingleDeviceSharding(_spmd.local_devices()[0])))
+        return uncommitted(_put(x, _spmd.SingleDeviceSharding(_spmd.local_devices()[0]), alias))
     if isinstance(device, _spmd.Device):
         device = _spmd.SingleDeviceSharding(device)
-    return _put(x, device)
+    return _put(x, device, alias)
 
 
-def _put(x, sharding):
+def _put(x, sharding, alias=True):
     if isinstance(sharding, _spmd.PartitionSpec):
         mesh = _spmd.get_mesh()
         if mesh is None:
@@ -188,7 +214,7 @@ def _put(x, sharding):
                 "every process)")
         # An uncommitted array is a host value to JAX: every process puts its own copy's slices,
         # checked equal across processes.
-    return _spmd._device_put_bytes(*_bytes(_host(x)), sharding)
+    return _spmd._device_put_bytes(*_bytes(_host(x)), sharding, alias)
 
 
 def make_array_from_single_device_arrays(shape, sharding, arrays, *, dtype=None):

@@ -4,7 +4,7 @@ import numpy as np
 
 from . import _jit, _spmd
 from . import numpy as jnp
-from ._core import committed_like, has_traced, make_array_from_process_local_data
+from ._core import _put, committed_like, has_traced, make_array_from_process_local_data
 from .tree_util import tree_flatten, tree_map, tree_unflatten
 
 
@@ -68,10 +68,7 @@ class _Pmapped:
     each process's part of the result is read back from its shards."""
 
     def __init__(self, fun, axis_name, in_axes, out_axes):
-        if out_axes != 0:
-            raise _spmd.errors.InvalidArgument(
-                f"spmd.pmap: out_axes={out_axes!r} is not supported; results stack along axis 0")
-        self._fun, self._in_axes = fun, in_axes
+        self._fun, self._in_axes, self._out_axes = fun, in_axes, out_axes
         self._axis = axis_name if axis_name is not None else "_pmap"
         self._compiled = None
 
@@ -113,7 +110,8 @@ class _Pmapped:
         placed = [tree_map(lambda x, a=a: self._place(x, a), arg) for arg, a in zip(args, axes)]
         out = self._compiled(mapped, *placed)
         leaves, tree = tree_flatten(out)
-        local = [self._local_part(leaf) for leaf in leaves]
+        out_axes = _axes_per_leaf(self._out_axes, out)
+        local = [self._local_part(leaf, axis) for leaf, axis in zip(leaves, out_axes)]
         return tree_unflatten(tree, committed_like(local, tree_flatten(list(args))[0]))
 
     def _place(self, x, axis):
@@ -132,11 +130,40 @@ class _Pmapped:
         return make_array_from_process_local_data(
             _spmd.NamedSharding(self._mesh, _spmd.PartitionSpec(self._axis)), host)
 
-    def _local_part(self, x):
-        """This process's rows of the global result, as an Array on its own devices."""
-        return _spmd._addressable_as(
+    def _local_part(self, x, out_axis):
+        """This process's part of the global result, as an Array on its own devices: its
+        devices' results stacked along axis out_axis, or with out_axis None the first device's
+        alone (JAX's unmapped output, which the function must make equal on every device),
+        replicated."""
+        stacked = _spmd._addressable_as(
             x, [_spmd.local_device_count()] + list(x.shape[1:]),
             _spmd.NamedSharding(self._local_mesh, _spmd.PartitionSpec(self._axis)))
+        if out_axis is None:
+            first = np.asarray(stacked.addressable_shards[0].data)[0]
+            return _put(first, _spmd.NamedSharding(self._local_mesh, _spmd.PartitionSpec()))
+        rank = len(stacked.shape)
+        if not 0 <= out_axis < rank:  # JAX's rule: non-negative (a negative one is garbage there)
+            raise _spmd.errors.InvalidArgument(
+                f"spmd.pmap: out_axes {out_axis} is not an axis of the stacked result of rank "
+                f"{rank}; give a non-negative axis, as jax.pmap requires")
+        if out_axis == 0:
+            return stacked
+        order = list(range(1, out_axis + 1)) + [0] + list(range(out_axis + 1, rank))
+        return jnp.transpose(stacked, order)
+
+
+def _axes_per_leaf(prefix, tree):
+    """pmap's out_axes, an int or None for every leaf or a tree prefix of the result, as one
+    entry per leaf of the result (tree_flatten's order)."""
+    if prefix is None or isinstance(prefix, int):
+        return [prefix] * len(tree_flatten(tree)[0])
+    if isinstance(prefix, (tuple, list)) and isinstance(tree, (tuple, list)) \
+            and len(prefix) == len(tree):
+        return [a for p, t in zip(prefix, tree) for a in _axes_per_leaf(p, t)]
+    if isinstance(prefix, dict) and isinstance(tree, dict) and set(prefix) == set(tree):
+        return [a for k in sorted(tree) for a in _axes_per_leaf(prefix[k], tree[k])]
+    raise _spmd.errors.InvalidArgument(
+        f"spmd.pmap: out_axes {prefix!r} is not a prefix of the result's structure")
 
 
 def _mesh_of(devices, axis):

@@ -166,12 +166,26 @@ def arange(stop, dtype=int32):
     return device_put(_np.arange(stop, dtype=_np.dtype(dtype)))
 
 
-def asarray(x):
-    """An Array of x (an Array or Tensor as it is; host data on this process's first device,
-    uncommitted)."""
-    if isinstance(x, (Array, Tensor)):
-        return x
-    return device_put(_np.asarray(x))
+def asarray(a, dtype=None, copy=None):
+    """jnp.asarray: an Array of `a` (an Array or Tensor as it is; host data on this process's
+    first device, uncommitted, viewing a NumPy array's memory unless copy=True, as on JAX's
+    CPU)."""
+    if isinstance(a, (Array, Tensor)):  # immutable: a copy would be indistinguishable
+        return a if dtype is None else astype(a, dtype)
+    host = _np.asarray(a) if dtype is None else _np.asarray(a, dtype=_np.dtype(dtype))
+    return device_put(host, may_alias=not copy)
+
+
+def from_dlpack(x, device=None, copy=None):
+    """jnp.from_dlpack: any object with __dlpack__ (a NumPy array, a JAX or PyTorch CPU tensor)
+    as an Array, viewing its memory unless copy=True (placed as device_put places it)."""
+    host = _np.from_dlpack(x, copy=copy)
+    return device_put(host, device, may_alias=not copy)
+
+
+def array(object, dtype=None, copy=True):  # noqa: A002 (NumPy's and JAX's name)
+    """jnp.array: as asarray, but a copy unless copy=False."""
+    return asarray(object, dtype=dtype, copy=copy)
 
 
 # NumPy-style operators on Arrays: each an eager operation.

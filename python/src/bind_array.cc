@@ -1,7 +1,8 @@
 // spmd.Array and device_put, over spmd/array.h. Data crosses as bytes: NumPy's side views them
-// with its dtype (python/spmd/_array.py), so every dtype, bfloat16 (ml_dtypes) included, takes
-// one path. Into spmd: one copy into a host array, then device_put's placement. Out: the
-// gathered host array itself, owned by the NumPy array that views it (no second copy).
+// with its dtype (python/spmd/_core.py), so every dtype, bfloat16 (ml_dtypes) included, takes
+// one path. Into spmd: the NumPy array's memory itself where the shards are whole rows of it
+// (HostArray::borrow, as JAX's device_put aliases on CPU), else one copy. Out: a shard viewed in
+// place, or the gathered host array itself, owned by the NumPy array that views it.
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/function.h>
 #include <nanobind/stl/optional.h>
@@ -108,20 +109,23 @@ void bind_array(nb::module_& m) {
 
   // As JAX's device_put of a host value onto devices of every process: the value must be the
   // same everywhere, and is checked (multihost::assert_equal) rather than trusted.
-  m.def("_device_put_bytes", [](const HostBytes& bytes, const Shape& shape,
-                                const std::string& dtype, const Sharding& sharding) {
-    const HostArray host = host_of(bytes, shape, dtype);
-    nb::gil_scoped_release release;
-    if (!sharding.is_fully_addressable() && spans_every_process(sharding)) {
-      multihost::assert_equal(host, "device_put of a host value onto " + sharding.to_string());
-    }
-    return device_put(host, sharding);
-  });
+  // may_alias: the shards view the NumPy array's memory where they can (whole rows of it).
+  m.def(
+      "_device_put_bytes", [](const HostBytes& bytes, const Shape& shape, const std::string& dtype,
+                              const Sharding& sharding, bool may_alias) {
+        const HostArray host =
+            may_alias ? host_view(bytes, shape, dtype) : host_of(bytes, shape, dtype);
+        nb::gil_scoped_release release;
+        if (!sharding.is_fully_addressable() && spans_every_process(sharding)) {
+          multihost::assert_equal(host, "device_put of a host value onto " + sharding.to_string());
+        }
+        return device_put(host, sharding);
+      });
   m.def(
       "_make_from_process_local_bytes",
       [](const Sharding& sharding, const HostBytes& bytes, const Shape& local_shape,
          const std::string& dtype, const std::optional<Shape>& global_shape) {
-        const HostArray local = host_of(bytes, local_shape, dtype);
+        const HostArray local = host_view(bytes, local_shape, dtype);
         nb::gil_scoped_release release;
         return make_array_from_process_local_data(sharding, local, global_shape);
       },
@@ -138,8 +142,8 @@ void bind_array(nb::module_& m) {
               std::vector<std::pair<int64_t, int64_t>> bounds;
               for (const Slice& s : index) bounds.emplace_back(s.start, s.stop);
               const nb::tuple block = callback(bounds);
-              return host_of(nb::cast<HostBytes>(block[0]), nb::cast<Shape>(block[1]),
-                             nb::cast<std::string>(block[2]));
+              return host_view(nb::cast<HostBytes>(block[0]), nb::cast<Shape>(block[1]),
+                               nb::cast<std::string>(block[2]));
             },
             dtype ? std::optional<DType>(dtype_named(*dtype)) : std::nullopt);
       },
@@ -151,7 +155,7 @@ void bind_array(nb::module_& m) {
   // multihost_utils over host values: each releases the GIL while the processes meet.
   m.def("_broadcast_one_to_all",
         [](const HostBytes& bytes, const Shape& shape, const std::string& dtype, bool is_source) {
-          const HostArray in = host_of(bytes, shape, dtype);
+          const HostArray in = host_view(bytes, shape, dtype);
           HostArray out;
           {
             nb::gil_scoped_release release;
@@ -161,7 +165,7 @@ void bind_array(nb::module_& m) {
         });
   m.def("_assert_equal", [](const HostBytes& bytes, const Shape& shape, const std::string& dtype,
                             const std::string& what) {
-    const HostArray value = host_of(bytes, shape, dtype);
+    const HostArray value = host_view(bytes, shape, dtype);
     nb::gil_scoped_release release;
     multihost::assert_equal(value, what);
   });

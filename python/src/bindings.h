@@ -50,6 +50,10 @@ using HostBytes = nb::ndarray<nb::numpy, const uint8_t, nb::ndim<1>, nb::c_conti
 // A HostArray of `shape` and `dtype` (NumPy's name) holding `bytes`, copied once. Throws
 // InvalidArgument when the byte count does not match.
 HostArray host_of(const HostBytes& bytes, const Shape& shape, const std::string& dtype);
+// The same without the copy (HostArray::borrow): the HostArray views the NumPy array's memory and
+// keeps it alive. For data the caller lends, as JAX's device_put does by default on CPU: it must
+// not change while any spmd array made from it lives.
+HostArray host_view(const HostBytes& bytes, const Shape& shape, const std::string& dtype);
 
 // A shape as Python's tuple of ints, as JAX gives shapes.
 nb::tuple shape_tuple(const Shape& shape);

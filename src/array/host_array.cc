@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -46,17 +47,28 @@ std::string format_values(const HostArray& a) {
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
+// True when a box of `extent` is whole rows of the leading dimension (every other dimension
+// whole), so that its elements are one contiguous run.
+bool whole_rows(const Shape& shape, const std::vector<int64_t>& extent) {
+  return std::equal(shape.begin() + (shape.empty() ? 0 : 1), shape.end(),
+                    extent.begin() + (extent.empty() ? 0 : 1), extent.end());
+}
+
+void check_dimensions(const Shape& shape) {
+  for (int64_t d : shape) {
+    if (d < 0) {
+      throw InvalidArgument(
+          fmt::format("array dimensions must not be negative: ({})", fmt::join(shape, ", ")));
+    }
+  }
+}
+
 }  // namespace
 
 HostArray::HostArray() : HostArray(DType::kFloat32, {0}) {}
 
 HostArray::HostArray(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
-  for (int64_t d : shape_) {
-    if (d < 0) {
-      throw InvalidArgument(
-          fmt::format("array dimensions must not be negative: ({})", fmt::join(shape_, ", ")));
-    }
-  }
+  check_dimensions(shape_);
   bytes_.resize(static_cast<size_t>(shape_size(shape_)) * dtype_size(dtype_));
 }
 
@@ -68,6 +80,32 @@ HostArray HostArray::zeros(DType dtype, Shape shape) {
 
 HostArray HostArray::uninitialized(DType dtype, Shape shape) {
   return HostArray(dtype, std::move(shape));
+}
+
+HostArray HostArray::borrow(DType dtype, Shape shape, std::span<const std::byte> bytes,
+                            std::shared_ptr<const void> owner) {
+  check_dimensions(shape);
+  if (static_cast<size_t>(shape_size(shape)) * dtype_size(dtype) != bytes.size()) {
+    throw InvalidArgument(fmt::format("HostArray::borrow: {} bytes for a {}[{}] array",
+                                      bytes.size(), dtype_name(dtype), fmt::join(shape, ", ")));
+  }
+  HostArray out(dtype, {0});
+  out.shape_ = std::move(shape);
+  if (bytes.empty()) return out;  // nothing to view
+  out.lent_ = bytes.data();
+  out.lent_size_ = bytes.size();
+  out.lender_ = std::move(owner);
+  return out;
+}
+
+std::span<std::byte> HostArray::mutable_bytes() {
+  if (lent_ != nullptr) {
+    bytes_.assign(lent_, lent_ + lent_size_);
+    lent_ = nullptr;
+    lent_size_ = 0;
+    lender_.reset();
+  }
+  return bytes_;
 }
 
 int64_t HostArray::size() const { return shape_size(shape_); }
@@ -85,8 +123,14 @@ HostArray HostArray::slice(const Index& index) const {
   std::vector<int64_t> start;
   std::vector<int64_t> extent;
   box_of(shape_, index, start, extent);
+  if (lent_ != nullptr && whole_rows(shape_, extent)) {  // contiguous: a view of the same bytes
+    const size_t row = shape_.empty() ? nbytes() : nbytes() / static_cast<size_t>(shape_[0]);
+    const size_t first = start.empty() ? 0 : static_cast<size_t>(start[0]);
+    const size_t size = static_cast<size_t>(shape_size(extent)) * dtype_size(dtype_);
+    return borrow(dtype_, extent, {lent_ + first * row, size}, lender_);
+  }
   HostArray out(dtype_, extent);
-  copy_box(bytes_.data(), shape_, start, out.bytes_.data(), extent,
+  copy_box(bytes().data(), shape_, start, out.bytes_.data(), extent,
            std::vector<int64_t>(extent.size(), 0), extent, dtype_size(dtype_));
   return out;
 }
@@ -100,12 +144,15 @@ void HostArray::assign(const Index& index, const HostArray& block) {
                                       dtype_name(block.dtype_), fmt::join(block.shape_, ", "),
                                       index_to_string(index), dtype_name(dtype_)));
   }
-  copy_box(block.bytes_.data(), block.shape_, std::vector<int64_t>(extent.size(), 0), bytes_.data(),
-           shape_, start, extent, dtype_size(dtype_));
+  copy_box(block.bytes().data(), block.shape_, std::vector<int64_t>(extent.size(), 0),
+           mutable_bytes().data(), shape_, start, extent, dtype_size(dtype_));
 }
 
 bool HostArray::operator==(const HostArray& other) const {
-  return dtype_ == other.dtype_ && shape_ == other.shape_ && bytes_ == other.bytes_;
+  const auto a = bytes();
+  const auto b = other.bytes();
+  return dtype_ == other.dtype_ && shape_ == other.shape_ &&
+         std::equal(a.begin(), a.end(), b.begin(), b.end());
 }
 
 std::string HostArray::to_string() const {

@@ -5,7 +5,10 @@
 #include <sys/resource.h>
 
 #include <cstring>
+#include <memory>
 #include <numeric>
+#include <span>
+#include <vector>
 
 namespace spmd {
 namespace {
@@ -49,6 +52,41 @@ TEST(HostArray, AssignWritesABoxBack) {
   HostArray copy = HostArray::zeros(DType::kInt32, {3, 4});
   for (int r = 0; r < 3; ++r) copy.assign({{r, r + 1}, {0, 4}}, whole.slice({{r, r + 1}, {0, 4}}));
   EXPECT_EQ(copy, whole);
+}
+
+// borrow(): the bytes are viewed where they are, kept alive by the owner; copies and whole-row
+// slices view them too; any other slice, and a write, copy them first, so the lender's memory is
+// never written.
+TEST(HostArray, ABorrowedArrayViewsItsLendersBytesAndNeverWritesThem) {
+  auto lent = std::make_shared<std::vector<int32_t>>(12);
+  std::iota(lent->begin(), lent->end(), 0);
+  const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(lent->data()), 48);
+  const std::byte* at = bytes.data();
+  HostArray a = HostArray::borrow(DType::kInt32, {3, 4}, bytes, lent);
+  std::weak_ptr<std::vector<int32_t>> alive = lent;
+  lent.reset();  // the array keeps it
+  ASSERT_FALSE(alive.expired());
+  EXPECT_TRUE(a.borrowed());
+  EXPECT_EQ(a.bytes().data(), at);
+  EXPECT_EQ(a, iota({3, 4}));
+
+  const HostArray copy = a;  // NOLINT(performance-unnecessary-copy-initialization): the point
+  EXPECT_EQ(copy.bytes().data(), at);
+  const HostArray rows = a.slice({{1, 3}, {0, 4}});
+  EXPECT_TRUE(rows.borrowed());
+  EXPECT_EQ(rows.bytes().data(), at + 16);
+  EXPECT_EQ(rows, iota({3, 4}).slice({{1, 3}, {0, 4}}));
+  const HostArray box = a.slice({{1, 3}, {1, 3}});
+  EXPECT_FALSE(box.borrowed());
+  EXPECT_EQ(box, iota({3, 4}).slice({{1, 3}, {1, 3}}));
+
+  a.mutable_data<int32_t>()[0] = 99;  // copies first
+  EXPECT_FALSE(a.borrowed());
+  EXPECT_NE(a.bytes().data(), at);
+  EXPECT_EQ(copy.data<int32_t>()[0], 0);
+  EXPECT_EQ(reinterpret_cast<const int32_t*>(at)[0], 0);
+  EXPECT_FALSE(alive.expired());  // copy and rows still view it
+  EXPECT_THROW(HostArray::borrow(DType::kInt32, {5}, bytes, nullptr), InvalidArgument);
 }
 
 TEST(HostArray, PrintsLikeNumpy) {

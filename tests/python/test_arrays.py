@@ -119,6 +119,23 @@ def test_pmap_with_psum_equals_jax(in_axes):
         spmd.pmap(ours_f, axis_name="i")(xs[:5], xs[:5])
 
 
+@pytest.mark.parametrize("out_axes", [1, 2, None, (0, None), {"s": None, "p": 1}])
+def test_pmap_out_axes_equal_jax(out_axes):
+    xs = np.random.default_rng(2).standard_normal((8, 3, 2)).astype(np.float32)
+    ours = spmd.pmap(lambda x: {"s": spmd.lax.psum(x, "i"), "p": x * 2}, axis_name="i",
+                     out_axes=out_axes if not isinstance(out_axes, tuple) else
+                     {"p": out_axes[0], "s": out_axes[1]})(xs)
+    theirs = jax.pmap(lambda x: {"s": jax.lax.psum(x, "i"), "p": x * 2}, axis_name="i",
+                      out_axes=out_axes if not isinstance(out_axes, tuple) else
+                      {"p": out_axes[0], "s": out_axes[1]})(xs)
+    for k in ("s", "p"):
+        assert ours[k].shape == theirs[k].shape, k
+        np.testing.assert_allclose(np.asarray(ours[k]), np.asarray(theirs[k]), rtol=1e-6)
+    for bad in (3, -1):  # past the stacked rank; negative (JAX's pmap returns garbage shapes)
+        with pytest.raises(spmd.errors.InvalidArgument, match="out_axes"):
+            spmd.pmap(lambda x: x, axis_name="i", out_axes=bad)(xs[:, 0])
+
+
 def test_vjp_outside_jit_equals_jax():
     rng = np.random.default_rng(2)
     w = rng.standard_normal((4, 3)).astype(np.float32)
@@ -192,3 +209,59 @@ def test_zero_copy_view_and_repr():
     assert np.shares_memory(view, np.asarray(a))
     assert repr(snp.asarray(np.float32([1, 2]))) == repr(jjnp.asarray(np.float32([1, 2])))
     assert str(snp.asarray(np.float32([1, 2]))) == str(jjnp.asarray(np.float32([1, 2])))
+
+
+def shard_views(a):
+    return [np.asarray(s.data) for s in a.addressable_shards]
+
+
+def test_device_put_aliases_numpy_memory_as_jax_does_on_cpu():
+    host = X.copy()
+    whole = spmd.device_put(host, spmd.devices()[0])
+    assert np.shares_memory(np.asarray(whole), host)  # in and out: not a byte copied
+    mesh = spmd.sharding.Mesh(np.array(spmd.devices()[:4]), ("x",))
+    rows = spmd.device_put(host, spmd.NamedSharding(mesh, spmd.P("x")))
+    assert all(np.shares_memory(v, host) for v in shard_views(rows))  # each shard whole rows
+    replicated = spmd.device_put(host, spmd.NamedSharding(mesh, spmd.P()))
+    assert all(np.shares_memory(v, host) for v in shard_views(replicated))
+    columns = spmd.device_put(host, spmd.NamedSharding(mesh, spmd.P(None, "x")))
+    assert not any(np.shares_memory(v, host) for v in shard_views(columns))  # not contiguous
+    np.testing.assert_array_equal(np.asarray(columns), X)
+    from_cb = spmd.make_array_from_callback(host.shape, rows.sharding, lambda i: host[i])
+    assert all(np.shares_memory(v, host) for v in shard_views(from_cb))
+    local = spmd.make_array_from_process_local_data(rows.sharding, host)
+    assert all(np.shares_memory(v, host) for v in shard_views(local))
+    # may_alias=False, and jnp.array (copy=True), copy; jnp.asarray does not.
+    copied = spmd.device_put(host, spmd.devices()[0], may_alias=False)
+    assert not np.shares_memory(np.asarray(copied), host)
+    assert not np.shares_memory(np.asarray(snp.array(host)), host)
+    assert np.shares_memory(np.asarray(snp.asarray(host)), host)
+    with pytest.raises(ValueError):
+        spmd.device_put(host, may_alias=True, donate=True)
+    # The Array keeps the NumPy memory alive, and computes from it.
+    alone = np.arange(6, dtype=np.float32)
+    kept = spmd.device_put(alone, spmd.devices()[0])
+    del alone
+    np.testing.assert_array_equal(np.asarray(spmd.jit(lambda v: v * 2)(kept)),
+                                  np.arange(6) * 2)
+    # What is not C-contiguous float32/int32 (JAX's default types) is converted: a copy.
+    wide = np.arange(4, dtype=np.float64)
+    assert not np.shares_memory(np.asarray(spmd.device_put(wide, spmd.devices()[0])), wide)
+
+
+def test_dlpack_both_ways_without_a_copy():
+    host = X.copy()
+    a = spmd.device_put(host, spmd.devices()[0])
+    out = np.from_dlpack(a)  # DLPack 1.0: read-only, zero-copy
+    assert np.shares_memory(out, host) and not out.flags.writeable
+    theirs = jjnp.from_dlpack(a)  # JAX asks for an older DLPack: a copy
+    np.testing.assert_array_equal(np.asarray(theirs), X)
+    with pytest.raises(BufferError):
+        a.__dlpack__(copy=False)  # read-only data to a consumer that cannot be told so
+    back = snp.from_dlpack(host)
+    assert np.shares_memory(np.asarray(back), host) and not back.committed
+    copied = snp.from_dlpack(host, copy=True)
+    assert not np.shares_memory(np.asarray(copied), host)
+    from_jax = snp.from_dlpack(jjnp.arange(4.0, dtype=jjnp.float32))
+    np.testing.assert_array_equal(np.asarray(from_jax), np.arange(4, dtype=np.float32))
+    assert a.__dlpack_device__() == (1, 0)
