@@ -160,10 +160,12 @@ class JitCore {
   // with the inputs it was called with: their structure, dtypes, shapes and shardings, laid out
   // as the program takes them. cached() finds one whose inputs match `inputs` — the same
   // Sharding objects, or equal NamedShardings or SingleDeviceShardings — without working out a
-  // signature or a layout; null when there is none. The most recent 16 are kept.
+  // signature or a layout; null when there is none. The most recent 16 are kept. With `wait`
+  // false it also answers null at once while another thread holds the cache (tracing a new
+  // signature), for a caller holding a lock that trace may need (the Python binding's GIL).
   struct CachedCall;
   std::shared_ptr<const CachedCall> cached(std::span<const Array* const> inputs,
-                                           const std::string& structure) const;
+                                           const std::string& structure, bool wait = true) const;
   // Runs `call` on inputs that cached() matched with it; sets `keys` as call() does.
   std::vector<Array> run(const CachedCall& call, std::span<const Array* const> inputs,
                          std::vector<std::string>& keys) const;

@@ -51,8 +51,9 @@ class PyJit {
   // `structure`, and the program that ran returns `out_tree` (None: its one output as is).
   void note_flat(const std::vector<const Array*>& inputs, const std::string& structure,
                  nb::object out_tree) {
-    const auto call = core_.cached(inputs, structure);
-    if (!call) return;  // run padded or resharded: the slow path's
+    // Not waiting: a thread tracing holds the cache and may be waiting for the GIL this one holds.
+    const auto call = core_.cached(inputs, structure, /*wait=*/false);
+    if (!call) return;  // run padded or resharded (the slow path's), or the cache was busy
     if (flat_.size() <= inputs.size()) flat_.resize(inputs.size() + 1);
     flat_[inputs.size()] = structure;
     out_trees_[detail::JitCore::program_of(*call)] = std::move(out_tree);
@@ -67,7 +68,7 @@ class PyJit {
       inputs[i] = committed_array(PyTuple_GET_ITEM(args.ptr(), static_cast<Py_ssize_t>(i)));
       if (inputs[i] == nullptr) return std::nullopt;
     }
-    const auto call = core_.cached(inputs, flat_[n]);
+    const auto call = core_.cached(inputs, flat_[n], /*wait=*/false);  // as in note_flat
     if (!call) return std::nullopt;
     const auto found = out_trees_.find(detail::JitCore::program_of(*call));
     if (found == out_trees_.end()) return std::nullopt;

@@ -291,8 +291,14 @@ JitCore::JitCore(JitOptions options) : impl_(std::make_unique<Impl>()) {
 JitCore::~JitCore() = default;
 
 std::shared_ptr<const JitCore::CachedCall> JitCore::cached(std::span<const Array* const> inputs,
-                                                           const std::string& structure) const {
-  std::lock_guard lock(impl_->mu);
+                                                           const std::string& structure,
+                                                           bool wait) const {
+  std::unique_lock lock(impl_->mu, std::defer_lock);
+  if (wait) {
+    lock.lock();
+  } else if (!lock.try_lock()) {
+    return nullptr;
+  }
   for (auto it = impl_->calls.rbegin(); it != impl_->calls.rend(); ++it) {
     if ((*it)->matches(inputs, structure)) return *it;
   }

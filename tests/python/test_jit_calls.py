@@ -124,3 +124,44 @@ def test_a_step_over_pytrees_leaves_its_arrays_to_reference_counting():
             gc.enable()
     assert cycled == []
     np.testing.assert_allclose(np.asarray(p["w"]), Y * X ** 3, rtol=1e-5)
+
+
+THREADS = r"""
+import threading, time
+import numpy as np
+import spmd
+spmd.distributed.initialize(num_processes=1, num_cpu_devices=1)
+
+def fn(x):
+    if x.shape[0] == 3:
+        time.sleep(0.5)  # tracing the new signature, the GIL let go for a while
+    return x * 2
+
+f = spmd.jit(fn)
+cached = spmd.device_put(np.ones(2, np.float32), spmd.devices()[0])
+f(cached)
+f(cached)  # now on the fast path
+done = []
+tracer = threading.Thread(target=lambda: done.append(f(spmd.device_put(
+    np.ones(3, np.float32), spmd.devices()[0]))))
+tracer.start()
+time.sleep(0.1)
+for _ in range(200):  # while the other thread traces, holding jit's cache
+    assert float(f(cached)[0]) == 2.0
+tracer.join()
+assert float(done[0][2]) == 2.0
+print("ok")
+"""
+
+
+def test_a_cached_call_while_another_thread_traces_does_not_deadlock():
+    """A thread tracing a new signature holds the jit's cache and takes the GIL back to run
+    Python; a cached call on another thread holds the GIL and must not wait for that cache (it
+    takes the Python path, which lets the GIL go first). Run in a process of its own with a
+    deadline, since a deadlock would hold the GIL for good."""
+    import os
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-c", THREADS], capture_output=True, text=True,
+                         timeout=60, env=dict(os.environ))
+    assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stdout + out.stderr
