@@ -77,10 +77,12 @@ test: build
 bench: build
 	$(BUILD_DIR)/tools/spmd-bench/spmd-bench coordinator --processes 16384
 	$(BUILD_DIR)/tools/spmd-bench/spmd-bench collectives -n 2 --ops all_reduce --sizes 8,1M,64M \
-	  --impls spmd,mpi --interleave --rounds 5
+	  --impls spmd,mpi,jax --interleave --rounds 5 --plot $(BUILD_DIR)/collectives.png
+	$(BUILD_DIR)/tools/spmd-bench/spmd-bench jit -n 2 --rounds 3
+	$(BUILD_DIR)/tools/spmd-bench/spmd-bench train -n 2 --rounds 3
+	$(BUILD_DIR)/tools/spmd-bench/spmd-bench reshard -n 2 --rounds 3
 	$(BUILD_DIR)/tools/spmd-bench/spmd-bench collectives -n 2 --ops all_reduce --sizes 8,1M,64M \
 	  --transport tcp --impls spmd,gloo
-	$(BUILD_DIR)/tools/spmd-bench/spmd-bench reshard -n 2
 	$(BUILD_DIR)/tools/spmd-bench/spmd-bench checkpoint -n 2 --iterations 6
 	$(BUILD_DIR)/tools/spmd-bench/spmd-bench data -n 2
 

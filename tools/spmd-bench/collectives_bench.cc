@@ -19,6 +19,7 @@
 #include "comm/ucx_transport.h"
 #include "common/subprocess.h"
 #include "spmd-bench/collective_sweep.h"
+#include "spmd-bench/jax_baseline.h"
 #include "spmd-bench/result_row.h"
 #include "spmd-bench/workers.h"
 
@@ -154,6 +155,13 @@ std::vector<std::string> run_gloo(const CollectivesBenchOptions& o, const SweepO
   auto rows = run_workers(argvs, envs);
   fs::remove_all(dir);
   return rows;
+}
+
+// JAX's processes: jit of shard_map with JAX's collectives over Gloo (jax_worker.py).
+std::vector<std::string> run_jax(const CollectivesBenchOptions& o, const SweepOptions& s) {
+  return run_jax_job(o.processes, "collectives",
+                     {join(s.ops), sizes_arg(s.sizes), std::to_string(s.seconds_per_point)},
+                     o.bind);
 }
 
 // Single-thread memcpy at each size, buffers rotated like the collectives'.
@@ -297,8 +305,9 @@ int run_collectives_bench(const CollectivesBenchOptions& options) {
           : options.impls;
   const std::vector<std::string> impls = parse_list(impls_arg);
   for (const std::string& impl : impls) {
-    if (impl != "spmd" && impl != "ucx" && impl != "mpi" && impl != "gloo") {
-      fmt::print(stderr, "spmd-bench: unknown implementation {:?} (spmd, ucx, mpi, gloo)\n", impl);
+    if (impl != "spmd" && impl != "ucx" && impl != "mpi" && impl != "gloo" && impl != "jax") {
+      fmt::print(stderr, "spmd-bench: unknown implementation {:?} (spmd, ucx, mpi, gloo, jax)\n",
+                 impl);
       return 2;
     }
     if (impl == "ucx" && !ucx_built()) {
@@ -344,6 +353,8 @@ int run_collectives_bench(const CollectivesBenchOptions& options) {
           got = rows_of(run_spmd(options, point, impl));
         } else if (impl == "mpi") {
           got = rows_of(run_mpi(options, point));
+        } else if (impl == "jax") {
+          got = rows_of(run_jax(options, point));
         } else {
           got = rows_of(run_gloo(options, point));
         }
@@ -376,6 +387,13 @@ int run_collectives_bench(const CollectivesBenchOptions& options) {
   if (!options.json && options.rounds > 1) print_ratios(rounds);
   bool ok = true;
   for (const auto& r : rows) ok &= r.correct;
+  if (!options.plot.empty()) {
+    std::vector<std::string> lines;
+    lines.reserve(rows.size() + reference.size());
+    for (const auto& r : rows) lines.push_back(to_json_line(r));
+    for (const auto& r : reference) lines.push_back(to_json_line(r));
+    ok &= plot_collectives(lines, options.plot);
+  }
   return ok ? 0 : 1;
 }
 

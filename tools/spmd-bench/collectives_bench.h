@@ -1,6 +1,7 @@
-// spmd-bench collectives: spmd's collectives beside Open MPI's and Gloo's in the same run, each
-// in processes of its own (spmd through spmd-bench's worker mode, MPI through mpirun, Gloo
-// through spmd-bench-gloo), plus a single-thread memcpy reference at every size.
+// spmd-bench collectives: spmd's collectives beside Open MPI's, Gloo's and JAX's in the same run,
+// each in processes of its own (spmd through spmd-bench's worker mode, MPI through mpirun, Gloo
+// through spmd-bench-gloo, JAX through jax_worker.py: jit of shard_map over Gloo), plus a
+// single-thread memcpy reference at every size.
 #pragma once
 
 #include <string>
@@ -11,8 +12,10 @@ struct CollectivesBenchOptions {
   int processes = 2;
   std::string ops;    // comma-separated; empty: all
   std::string sizes;  // comma-separated with K/M/G; empty: 8 B … 256 MiB
-  // Any of spmd, ucx (spmd over SPMD_TRANSPORT=ucx), mpi, gloo.
-  std::string impls = "spmd,mpi,gloo";
+  // Any of spmd, ucx (spmd over SPMD_TRANSPORT=ucx), mpi, gloo, jax.
+  std::string impls = "spmd,mpi,gloo,jax";
+  // Where to draw the run's bus bandwidth and latency (plot_collectives.py); empty: no picture.
+  std::string plot;
   // "auto"; "tcp": spmd with SPMD_TRANSPORT=tcp, MPI with its tcp BTL; "ucx": impls spmd,ucx
   // unless given — spmd over its own transports beside spmd over UCX.
   std::string transport = "auto";

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/elementwise.h"
+#include "spmd-bench/jax_baseline.h"
 #include "spmd-bench/workers.h"
 
 namespace spmd::bench {
@@ -171,8 +172,19 @@ int run_jit_worker(const JitBenchOptions& o) {
 }
 
 int run_jit_bench(const JitBenchOptions& o) {
-  return run_spmd_job(o.processes, {"jit-worker", "--iterations", std::to_string(o.iterations)},
-                      "spmd::jit beside the same work without it:", o.json);
+  const std::vector<std::string> worker = {"jit-worker", "--iterations",
+                                           std::to_string(o.iterations)};
+  if (o.impls == "spmd") {
+    return run_spmd_job(o.processes, worker, "spmd::jit beside the same work without it:", o.json);
+  }
+  return run_beside_jax(
+      "spmd::jit beside JAX's jit", o.processes, worker, "jit", {std::to_string(o.iterations)},
+      o.rounds, o.json,
+      {{"dispatch_time_vs_jax", "dispatch_us", "dispatch_us", false},
+       {"matmul_speed_vs_jax", "matmul_jit_s", "matmul_s", true},
+       {"fusion_speed_vs_jax", "fusion_jit_s", "fusion_s", true},
+       {"mlp_data_parallel_speed_vs_jax", "mlp_data_parallel_jit_s", "mlp_data_parallel_s", true},
+       {"mlp_megatron_speed_vs_jax", "mlp_megatron_jit_s", "mlp_megatron_s", true}});
 }
 
 }  // namespace spmd::bench

@@ -5,8 +5,13 @@
 //   processes, beside OpenBLAS on the same per-device blocks;
 // - fusion: `a * b + c` over 16 Mi float32 on one device, beside a hand-written single loop;
 // - mlp: a two-layer MLP forward, data-parallel and Megatron-style, beside the same computation
-//   written with shard_map and the named collectives.
+//   written with shard_map and the named collectives;
+// - with JAX (--impls spmd,jax, the default): the same dispatch, matmul, fusion and MLP forwards
+//   with JAX from the build's venv on as many processes (jax_worker.py jit), interleaved with
+//   spmd's over --rounds rounds; the row gives each ratio's rounds and median.
 #pragma once
+
+#include <string>
 
 namespace spmd::bench {
 
@@ -14,6 +19,8 @@ struct JitBenchOptions {
   int processes = 2;
   int iterations = 7;
   bool json = false;
+  std::string impls = "spmd,jax";  // spmd alone, or spmd beside JAX
+  int rounds = 3;
 };
 
 int run_jit_bench(const JitBenchOptions& options);

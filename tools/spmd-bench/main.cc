@@ -1,13 +1,15 @@
 // spmd-bench: spmd's multi-process benchmarks. One subcommand per benchmark:
 //   spmd-bench coordinator --processes 4096 [--rounds 20] [--helpers K] [--threads 1]
 //                          [--no-mass-failure] [--json]
-//   spmd-bench collectives -n 2 [--ops all_reduce,...] [--sizes 8,1M,...] [--impls spmd,mpi,gloo]
+//   spmd-bench collectives -n 2 [--ops all_reduce,...] [--sizes 8,1M,...]
+//                          [--impls spmd,mpi,gloo,jax] [--plot FILE.png]
 //                          [--transport auto|tcp|ucx] [--hosts N] [--seconds 0.3] [--json]
-//   spmd-bench jit -n 2 [--iterations 7] [--json]
-//   spmd-bench train -n 2 [--iterations 7] [--json]
+//   spmd-bench jit -n 2 [--iterations 7] [--impls spmd,jax] [--rounds 3] [--json]
+//   spmd-bench train -n 2 [--iterations 7] [--impls spmd,jax] [--rounds 3] [--json]
 //   spmd-bench random -n 2 [--elements 67108864] [--iterations 5] [--rounds 5] [--json]
 //   spmd-bench python [--iterations 5] [--rounds 3] [--json]
-//   spmd-bench reshard -n 2 [--bytes 268435456] [--iterations 5] [--json]
+//   spmd-bench reshard -n 2 [--bytes 268435456] [--iterations 5] [--impls spmd,jax] [--rounds 3]
+//                      [--json]
 //   spmd-bench data -n 2 [--records 1048576] [--record-floats 64] [--batch 1024] [--json]
 //   spmd-bench checkpoint -n 2 [--bytes 1073741824] [--compression none|zstd] [--dir D] [--json]
 #include <CLI/CLI.hpp>
@@ -99,11 +101,16 @@ void add_collectives(CLI::App& app, Runs& runs) {
                   "pin spmd's process i to core i, as mpirun binds its ranks by default (on)");
   };
   auto* k = app.add_subcommand(
-      "collectives", "spmd's collectives beside Open MPI's and Gloo's, with a memcpy reference");
+      "collectives",
+      "spmd's collectives beside Open MPI's, Gloo's and JAX's, with a memcpy reference");
   k->add_option("-n,--processes", o->processes, "processes per implementation")
       ->check(CLI::Range(2, 64));
   k->add_option("--impls", o->impls,
-                "implementations to run: spmd,mpi,gloo, and ucx (spmd over SPMD_TRANSPORT=ucx)");
+                "implementations to run: spmd,mpi,gloo,jax (JAX from the build's venv: jit of "
+                "shard_map over Gloo), and ucx (spmd over SPMD_TRANSPORT=ucx)");
+  k->add_option("--plot", o->plot,
+                "also draw bus bandwidth and latency against size, a line per implementation and "
+                "memcpy, into this PNG (matplotlib, installed into the build's venv if missing)");
   k->add_option("--transport", o->transport,
                 "auto (shm for spmd, vader for MPI), tcp, or ucx (spmd over its own transports "
                 "beside spmd over UCX; UCX_TLS as set)")
@@ -127,6 +134,15 @@ void add_collectives(CLI::App& app, Runs& runs) {
   runs.emplace_back(w, [o] { return spmd::bench::run_collectives_worker(*o); });
 }
 
+// --impls and --rounds of a benchmark with a JAX baseline (jax_baseline.h).
+void add_jax_options(CLI::App* cmd, std::string& impls, int& rounds) {
+  cmd->add_option("--impls", impls,
+                  "spmd, or spmd,jax: the same work with JAX from the build's venv beside spmd's")
+      ->check(CLI::IsMember({"spmd", "spmd,jax"}));
+  cmd->add_option("--rounds", rounds, "interleaved rounds with JAX (median ratio reported)")
+      ->check(CLI::Range(1, 100));
+}
+
 void add_reshard(CLI::App& app, Runs& runs) {
   auto o = std::make_shared<ReshardBenchOptions>();
   auto* r = app.add_subcommand(
@@ -136,6 +152,7 @@ void add_reshard(CLI::App& app, Runs& runs) {
   r->add_option("--bytes", o->bytes, "bytes of the global float32 array");
   r->add_option("--iterations", o->iterations, "timed repetitions (median reported)")
       ->check(CLI::Range(1, 1000));
+  add_jax_options(r, o->impls, o->rounds);
   r->add_flag("--json", o->json, "one JSON object: bytes, reshard_s, all_to_all_s");
   runs.emplace_back(r, [o] { return spmd::bench::run_reshard_bench(*o); });
   auto* rw = internal(app, "reshard-worker", "one process of `reshard`");
@@ -147,10 +164,13 @@ void add_reshard(CLI::App& app, Runs& runs) {
 void add_jit(CLI::App& app, Runs& runs) {
   auto o = std::make_shared<JitBenchOptions>();
   auto* j = app.add_subcommand(
-      "jit", "spmd::jit's dispatch, contraction, fusion and MLP beside the same work without it");
+      "jit",
+      "spmd::jit's dispatch, contraction, fusion and MLP beside the same work without it and "
+      "beside JAX");
   j->add_option("-n,--processes", o->processes, "processes")->check(CLI::Range(1, 64));
   j->add_option("--iterations", o->iterations, "timed repetitions (median reported)")
       ->check(CLI::Range(1, 1000));
+  add_jax_options(j, o->impls, o->rounds);
   j->add_flag("--json", o->json, "one JSON object");
   runs.emplace_back(j, [o] { return spmd::bench::run_jit_bench(*o); });
   auto* jw = internal(app, "jit-worker", "one process of `jit`");
@@ -201,6 +221,7 @@ void add_train(CLI::App& app, Runs& runs) {
   t->add_option("-n,--processes", o->processes, "processes")->check(CLI::Range(1, 64));
   t->add_option("--iterations", o->iterations, "timed repetitions (median reported)")
       ->check(CLI::Range(1, 1000));
+  add_jax_options(t, o->impls, o->rounds);
   t->add_flag("--json", o->json, "one JSON object");
   runs.emplace_back(t, [o] { return spmd::bench::run_train_bench(*o); });
   auto* tw = internal(app, "train-worker", "one process of `train`");

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/subprocess.h"
+#include "spmd-bench/jax_baseline.h"
 #include "spmd-bench/workers.h"
 
 namespace spmd::bench {
@@ -116,11 +117,20 @@ int run_reshard_worker(const ReshardBenchOptions& o) {
 }
 
 int run_reshard_bench(const ReshardBenchOptions& o) {
-  return run_spmd_job(
-      o.processes,
-      {"reshard-worker", "--bytes", std::to_string(o.bytes), "--iterations",
-       std::to_string(o.iterations)},
-      "reshard P(\"x\", None) -> P(None, \"x\") beside all_to_all of the same bytes:", o.json);
+  const std::vector<std::string> worker = {"reshard-worker", "--bytes", std::to_string(o.bytes),
+                                           "--iterations", std::to_string(o.iterations)};
+  if (o.impls == "spmd") {
+    return run_spmd_job(
+        o.processes, worker,
+        "reshard P(\"x\", None) -> P(None, \"x\") beside all_to_all of the same bytes:", o.json);
+  }
+  return run_beside_jax(
+      "reshard P(\"x\", None) -> P(None, \"x\") beside all_to_all and beside JAX's device_put",
+      o.processes, worker, "reshard", {std::to_string(o.bytes), std::to_string(o.iterations)},
+      o.rounds, o.json, {{"reshard_time_vs_jax", "reshard_s", "reshard_s", false}},
+      [](nlohmann::ordered_json& row) {
+        if (row["jax"].is_object()) row["correct"] = row["correct"] && row["jax"]["correct"];
+      });
 }
 
 }  // namespace spmd::bench

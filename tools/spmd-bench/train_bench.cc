@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "spmd-bench/jax_baseline.h"
 #include "spmd-bench/workers.h"
 
 namespace spmd::bench {
@@ -180,6 +181,22 @@ double jit_step_seconds(const Mesh& mesh, int iterations) {
          5;
 }
 
+// The first 10 jit steps' losses from the initial state, data parallel over every process (the
+// JAX baseline runs the same steps and compares).
+void first_losses(nlohmann::ordered_json& row) {
+  const Mesh mesh(devices(), {"dp"});
+  const Model m = model(mesh);
+  auto step = jit_step();
+  Tree<Array> state{{"params", m.params}, {"opt_state", optim::adam(kLearningRate).init(m.params)}};
+  std::vector<double> losses;
+  for (int i = 0; i < 10; ++i) {
+    Tree<Array> out = step(state, m.x, m.y);
+    losses.push_back(out.at("loss").leaf().to_host().data<float>()[0]);
+    state = Tree<Array>{{"params", out.at("params")}, {"opt_state", out.at("opt_state")}};
+  }
+  row["losses"] = losses;
+}
+
 // jit against the hand-written shard_map step, steps per second, 5 steps per timing.
 void jit_vs_shard_map(nlohmann::ordered_json& row, int iterations) {
   const Mesh mesh(devices(), {"dp"});
@@ -238,6 +255,22 @@ void compile(nlohmann::ordered_json& row) {
   row["second_vs_later"] = row["second_call_s"].get<double>() / median(later);
 }
 
+// Adds the largest relative difference between spmd's and JAX's first losses; more than
+// kLossTolerance (float32 rounding, summed in another order) makes the row incorrect.
+constexpr double kLossTolerance = 1e-4;
+void compare_losses(nlohmann::ordered_json& row) {
+  if (!row["jax"].is_object()) return;
+  const auto ours = row["spmd"]["losses"].get<std::vector<double>>();
+  const auto theirs = row["jax"]["losses"].get<std::vector<double>>();
+  double worst = ours.size() == theirs.size() ? 0.0 : 1.0;
+  for (size_t i = 0; i < ours.size() && i < theirs.size(); ++i) {
+    worst = std::max(worst, std::abs(ours[i] - theirs[i]) / std::abs(theirs[i]));
+  }
+  row["losses_max_relative_difference"] = worst;
+  row["losses_equal_jax"] = worst <= kLossTolerance;
+  row["correct"] = row["correct"].get<bool>() && worst <= kLossTolerance;
+}
+
 }  // namespace
 
 int run_train_worker(const TrainBenchOptions& o) {
@@ -246,6 +279,7 @@ int run_train_worker(const TrainBenchOptions& o) {
   row["processes"] = process_count();
   row["batch"] = kBatch;
   row["layers"] = fmt::format("{}x{}x{}", kIn, kHidden, kOut);
+  first_losses(row);
   jit_vs_shard_map(row, o.iterations);
   scaling(row, o.iterations);
   compile(row);
@@ -255,10 +289,19 @@ int run_train_worker(const TrainBenchOptions& o) {
 }
 
 int run_train_bench(const TrainBenchOptions& o) {
-  return run_spmd_job(o.processes, {"train-worker", "--iterations", std::to_string(o.iterations)},
-                      "an MLP train step (forward, backward, Adam): jit beside shard_map, "
-                      "scaling, compile time:",
-                      o.json);
+  const std::vector<std::string> worker = {"train-worker", "--iterations",
+                                           std::to_string(o.iterations)};
+  if (o.impls == "spmd") {
+    return run_spmd_job(o.processes, worker,
+                        "an MLP train step (forward, backward, Adam): jit beside shard_map, "
+                        "scaling, compile time:",
+                        o.json);
+  }
+  return run_beside_jax(
+      "an MLP train step (forward, backward, Adam): jit beside shard_map, scaling, compile time, "
+      "and beside JAX with Optax",
+      o.processes, worker, "train", {std::to_string(o.iterations)}, o.rounds, o.json,
+      {{"step_speed_vs_jax", "jit_step_s", "step_s", true}}, &compare_losses);
 }
 
 double mlp_step_seconds_on_one_device(int iterations) {

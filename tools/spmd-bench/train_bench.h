@@ -6,8 +6,14 @@
 // - scaling: the jit step's samples per second on all processes (the batch split over them)
 //   beside process 0 alone on the whole batch, with the others waiting at a barrier;
 // - compile: the train step's trace and partition time (lower() on a new jit), its first call,
-//   its second call and the median of calls 3 to 100 (the cache at work).
+//   its second call and the median of calls 3 to 100 (the cache at work);
+// - with JAX (--impls spmd,jax, the default): the same data-parallel step with JAX and Optax on
+//   as many processes, from the same parameters and batch (jax_worker.py train), interleaved
+//   over --rounds rounds: the first 10 losses must agree within 1e-4 relative, and the row gives
+//   the step's speed ratio.
 #pragma once
+
+#include <string>
 
 namespace spmd::bench {
 
@@ -15,6 +21,8 @@ struct TrainBenchOptions {
   int processes = 2;
   int iterations = 7;
   bool json = false;
+  std::string impls = "spmd,jax";
+  int rounds = 3;
 };
 
 int run_train_bench(const TrainBenchOptions& options);
