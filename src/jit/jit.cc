@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cstdio>
 #include <map>
 #include <mutex>
 
@@ -16,6 +17,7 @@
 #include "jit/same_program.h"
 #include "jit/sharding_in_types.h"
 #include "jit/trace.h"
+#include "kernels/blas_core.h"
 #include "spmd/error.h"
 #include "spmd/mesh_context.h"
 #include "spmd/shard_map.h"
@@ -173,9 +175,22 @@ void check_constraints(const compiler::Program& program, const Mesh& mesh,
   }
 }
 
+// Once per process, at its first compile: OpenBLAS running its AVX2 kernels where AVX-512 ones
+// would serve (kernels/blas_core.h) halves every product's speed, so it is said, not left. On
+// stderr, where it cannot mix with a program's own output.
+void warn_about_blas_kernels() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (const std::string warning = kernels::blas_core_warning(); !warning.empty()) {
+      fmt::print(stderr, "spmd warning: {}\n", warning);
+    }
+  });
+}
+
 std::shared_ptr<Compiled> compile(std::span<const Array* const> inputs,
                                   const std::vector<NamedSharding>& shardings,
                                   const JitCore::TraceFn& trace_fn, const JitOptions& options) {
+  warn_about_blas_kernels();
   const Mesh& mesh = shardings.front().mesh();
   const kernels::Backend& backend = kernels::backend_for(mesh.devices().front().platform());
   auto c = std::make_shared<Compiled>(

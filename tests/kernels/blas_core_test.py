@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+"""OpenBLAS's kernels against the processor (src/kernels/blas_core.h): on a processor with
+AVX-512, a process whose OPENBLAS_CORETYPE names AVX2 kernels (Haswell) is warned, naming the
+variable; with the variable unset, OpenBLAS picks its kernels itself, and a warning comes exactly
+when they lack AVX-512.
+Exits 77 (skipped), saying so, on a processor without AVX-512, where there is nothing to warn of.
+
+  blas_core_test.py PROBE
+"""
+import os
+import re
+import subprocess
+import sys
+
+
+def fail(message):
+    print("FAILED: " + message)
+    sys.exit(1)
+
+
+def has_avx512():
+    with open("/proc/cpuinfo") as f:
+        first = f.read(1 << 16).split("\n\n", 1)[0]
+    fields = {k.strip(): v.strip() for k, _, v in (ln.partition(":") for ln in first.splitlines())}
+    return {"avx512f", "avx512bw", "avx512dq", "avx512vl"} <= set(fields.get("flags", "").split())
+
+
+def probe(argv, env):
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env)
+    if out.returncode != 0:
+        fail(f"{argv} exited {out.returncode}:\n{out.stdout}{out.stderr}")
+    found = (re.search(r"\b(core|warning)=(.*)", line) for line in out.stdout.splitlines())
+    return {m.group(1): m.group(2).strip() for m in found if m}
+
+
+def main():
+    probe_path = sys.argv[1]
+    if not has_avx512():
+        print("SKIPPED: this processor has no AVX-512; OpenBLAS's AVX2 kernels are its best")
+        sys.exit(77)
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"}
+    forced = probe([probe_path], dict(env, OPENBLAS_CORETYPE="Haswell"))
+    if forced["core"] != "Haswell" or "OPENBLAS_CORETYPE=Haswell" not in forced["warning"]:
+        fail(f"OPENBLAS_CORETYPE=Haswell on an AVX-512 processor: {forced}")
+    chosen = probe([probe_path], env)  # OpenBLAS 0.3.21 knows most AVX-512 processors
+    avx512 = chosen["core"] in ("SkylakeX", "Cooperlake", "SapphireRapids")
+    if avx512 == bool(chosen["warning"]):
+        fail(f"OpenBLAS left to choose: {chosen}")
+    print(f"forced Haswell: warned; left to choose: {chosen['core']}, "
+          f"{'nothing said' if avx512 else 'warned'}")
+
+
+if __name__ == "__main__":
+    main()
