@@ -70,6 +70,12 @@ struct Options {
   // How many CPU devices this process owns (each is host memory plus a worker thread). Default 1.
   // Env: SPMD_CPU_DEVICES.
   std::optional<int> num_cpu_devices;
+  // The platforms this process's devices may run on, in order of preference, comma-separated:
+  // "cpu", "gpu" ("cuda" is taken for "gpu"), as JAX's JAX_PLATFORMS. The first one this process
+  // has wins; none of them here is an InvalidArgument saying why. Default: GPUs when there are
+  // any, else CPU. This build has CPU devices only, so "gpu" alone is refused. Env:
+  // SPMD_PLATFORMS.
+  std::optional<std::string> platforms;
   // A shared secret; the service refuses processes that present a different one. Env:
   // SPMD_AUTH_TOKEN.
   std::optional<std::string> auth_token;

@@ -12,6 +12,7 @@
 #include "cluster/cluster_env.h"
 #include "coord/address.h"
 #include "coord/status_http.h"
+#include "runtime/platform_choice.h"
 #include "spmd/error.h"
 
 namespace spmd {
@@ -194,6 +195,10 @@ ResolvedOptions resolve_options(const distributed::Options& options, const EnvRe
   const ClusterArgs args = cluster_args(options, env, read_env);
   ResolvedOptions r;
   r.source = args.source;
+  r.platform = choose_platform(options.platforms ? options.platforms
+                               : read_env        ? env.get("SPMD_PLATFORMS")
+                                                 : std::nullopt,
+                               platform_support());
   resolve_devices(options, env, read_env, args.local_ids, r);
   resolve_service_settings(options, env, read_env, r);
   if (!args.address && !args.num_processes && !args.process_id) {

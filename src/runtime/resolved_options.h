@@ -19,6 +19,7 @@ struct ResolvedOptions {
   int num_processes = 1;
   int process_id = 0;
   int num_cpu_devices = 1;
+  std::string platform = "cpu";       // the devices' platform (platform_choice.h)
   std::vector<int> local_device_ids;  // visible local hardware ids, ascending
   std::string bind_address;           // validated host:port
   std::string auth_token;

@@ -127,7 +127,8 @@ std::shared_ptr<const DeviceView> alone_view(const ResolvedOptions& opts,
                                              const std::string& host_id) {
   auto view = std::make_shared<DeviceView>();
   for (int hw : opts.local_device_ids) {
-    view->devices.emplace_back(static_cast<int>(view->devices.size()), 0, hw, "cpu", host_id);
+    view->devices.emplace_back(static_cast<int>(view->devices.size()), 0, hw, opts.platform,
+                               host_id);
   }
   view->local_devices = view->devices;
   return view;
@@ -166,7 +167,7 @@ ClientConfig client_config(const Options& options, const ResolvedOptions& opts,
   for (int hw : opts.local_device_ids) {
     wire::DeviceInfo d;
     d.set_local_hardware_id(hw);
-    d.set_platform("cpu");
+    d.set_platform(opts.platform);
     cc.devices.push_back(d);
   }
   cc.service_in_process_0 = !opts.external_coordinator;

@@ -4,6 +4,7 @@
 
 #include <csignal>
 
+#include "runtime/platform_choice.h"
 #include "spmd/error.h"
 #include "support/fake_env.h"
 
@@ -130,6 +131,44 @@ TEST(ResolveOptions, LocalDeviceIdsRestrictTheVisibleDevices) {
           {.num_processes = 1, .local_device_ids = std::vector<int>{1, 1}, .num_cpu_devices = 4},
           env_of({}))
           .empty());
+}
+
+// JAX's platform choice (platform_choice.h): the first requested platform this process has;
+// this build has CPU devices only, so a list without cpu is refused, saying why.
+TEST(ResolveOptions, ThePlatformIsTheFirstRequestedOneThisProcessHas) {
+  const distributed::Options alone{.num_processes = 1};
+  EXPECT_EQ(resolve_options(alone, env_of({})).platform, "cpu");
+  EXPECT_EQ(resolve_options(alone, env_of({{"SPMD_PLATFORMS", "gpu, cpu"}})).platform, "cpu");
+  EXPECT_EQ(resolve_options(alone, env_of({{"SPMD_PLATFORMS", "cpu"}})).platform, "cpu");
+  const std::string no_gpu = error_of(alone, env_of({{"SPMD_PLATFORMS", "cuda"}}));
+  EXPECT_NE(no_gpu.find("no GPU support"), std::string::npos) << no_gpu;
+  EXPECT_NE(no_gpu.find("Add cpu"), std::string::npos) << no_gpu;
+  // Options win over the environment, and deactivate reads none of it.
+  distributed::Options gpu_only = alone;
+  gpu_only.platforms = "gpu";
+  EXPECT_NE(error_of(gpu_only, env_of({{"SPMD_PLATFORMS", "cpu"}})).find("no GPU support"),
+            std::string::npos);
+  EXPECT_EQ(resolve_options({.num_processes = 1, .cluster_detection_method = "deactivate"},
+                            env_of({{"SPMD_PLATFORMS", "gpu"}}))
+                .platform,
+            "cpu");
+  const std::string unknown = error_of(alone, env_of({{"SPMD_PLATFORMS", "cpu,tpu"}}));
+  EXPECT_NE(unknown.find("unknown platform \"tpu\""), std::string::npos) << unknown;
+  EXPECT_NE(error_of(alone, env_of({{"SPMD_PLATFORMS", ""}})).find("unknown platform"),
+            std::string::npos);
+}
+
+TEST(ChoosePlatform, GpusWhenBuiltAndVisibleElseCpu) {
+  EXPECT_EQ(choose_platform(std::nullopt, {.gpu_built = true, .visible_gpus = 2}), "gpu");
+  EXPECT_EQ(choose_platform(std::nullopt, {.gpu_built = true, .visible_gpus = 0}), "cpu");
+  EXPECT_EQ(choose_platform("cpu,gpu", {.gpu_built = true, .visible_gpus = 1}), "cpu");
+  EXPECT_EQ(choose_platform("cuda,cpu", {.gpu_built = true, .visible_gpus = 1}), "gpu");
+  try {
+    choose_platform("gpu", {.gpu_built = true, .visible_gpus = 0});
+    ADD_FAILURE() << "a GPU-only list without a visible GPU was accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("sees no GPU"), std::string::npos) << e.what();
+  }
 }
 
 TEST(ResolveOptions, BadValuesAreRejected) {
