@@ -113,13 +113,16 @@ std::vector<Array> PlannedCall::run(std::span<const Array* const> inputs,
     shards.reserve(devices);
     for (size_t i = 0; i < devices; ++i) {
       const DeviceIndex& place = s->places[k][i];
+      if (results[i].size() != outputs_.size()) {
+        throw Error(fmt::format("jit: device {} returned {} blocks; the program promised {}",
+                                s->local.ids[i], results[i].size(), outputs_.size()));
+      }
       const Block& b = results[i][k];
-      if (results[i].size() != outputs_.size() || b.dtype() != out.dtype ||
-          b.shape() != out.block) {
-        throw Error(fmt::format(
-            "jit: device {} returned {}[{}] as output {} of {}; the program promised {}[{}]",
-            s->local.ids[i], dtype_name(b.dtype()), fmt::join(b.shape(), ", "), k,
-            results[i].size(), dtype_name(out.dtype), fmt::join(out.block, ", ")));
+      if (b.dtype() != out.dtype || b.shape() != out.block) {
+        throw Error(
+            fmt::format("jit: device {} returned {}[{}] as output {}; the program promised {}[{}]",
+                        s->local.ids[i], dtype_name(b.dtype()), fmt::join(b.shape(), ", "), k,
+                        dtype_name(out.dtype), fmt::join(out.block, ", ")));
       }
       shards.push_back(
           Shard{place.device, place.index, place.replica_id, std::move(results[i][k]).to_host()});

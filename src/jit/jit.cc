@@ -322,15 +322,23 @@ std::shared_ptr<const JitCore::CachedCall> JitCore::cached(std::span<const Array
 
 const void* JitCore::program_of(const CachedCall& call) { return call.compiled.get(); }
 
+namespace {
+
+// The per-device program of `c` as shard_map's block function.
+BlockFunction device_program(const Compiled& c) {
+  return [&c](std::vector<Block>& blocks) {
+    return compiler::execute(c.local, c.mesh, c.device, blocks);
+  };
+}
+
+}  // namespace
+
 std::vector<Array> JitCore::run(const CachedCall& call, std::span<const Array* const> inputs,
                                 std::vector<std::string>& keys) const {
   const Compiled& c = *call.compiled;
   keys = c.keys;
   if (c.local.output_slots.empty()) return {};  // nothing to compute (an empty tree)
-  const BlockFunction body = [&c](std::vector<Block>& blocks) {
-    return compiler::execute(c.local, c.mesh, c.device, blocks);
-  };
-  return c.plan->run(inputs, body);
+  return c.plan->run(inputs, device_program(c));
 }
 
 std::vector<Array> JitCore::call(std::span<const Array* const> inputs,
@@ -347,11 +355,8 @@ std::vector<Array> JitCore::call(std::span<const Array* const> inputs,
   if (entry) return run(*entry, inputs, keys);
   keys = c->keys;
   if (c->local.output_slots.empty()) return {};
-  const BlockFunction body = [&c](std::vector<Block>& blocks) {
-    return compiler::execute(c->local, c->mesh, c->device, blocks);
-  };
   return run_shard_map(c->mesh, c->in_specs, c->out_specs, {.check_rep = false},
-                       c->identity.c_str(), inputs, body, &c->padded);
+                       c->identity.c_str(), inputs, device_program(*c), &c->padded);
 }
 
 Lowered JitCore::lower(std::span<const Array* const> inputs, std::span<const int> arguments,

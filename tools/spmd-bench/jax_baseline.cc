@@ -14,15 +14,19 @@
 namespace spmd::bench {
 namespace {
 
-// The exit status of `command` run by the shell (its output shown), or -1 when it did not run.
-int shell(const std::string& command) {
-  const int status = std::system(command.c_str());  // NOLINT(cert-env33-c): fixed build paths
+// The exit status of `command` run by the shell (its output shown), or -1 when it did not run;
+// coreutils' timeout ends it after `seconds` (status 124), so an unreachable PyPI cannot hold the
+// bench forever.
+int shell(const std::string& command, int seconds = 900) {
+  const std::string bounded = fmt::format("timeout --kill-after=10 {} {}", seconds, command);
+  const int status = std::system(bounded.c_str());  // NOLINT(cert-env33-c): fixed build paths
   return status == -1 ? -1 : WEXITSTATUS(status);
 }
 
 bool imports(const std::string& module) {
   return std::filesystem::exists(SPMD_BENCH_PYTHON) &&
-         shell(fmt::format("'{}' -c 'import {}' >/dev/null 2>&1", SPMD_BENCH_PYTHON, module)) == 0;
+         shell(fmt::format("'{}' -c 'import {}' >/dev/null 2>&1", SPMD_BENCH_PYTHON, module),
+               120) == 0;
 }
 
 }  // namespace
@@ -46,7 +50,13 @@ bool ensure_python_module(const std::string& module, const std::string& requirem
   return false;
 }
 
-bool ensure_jax() { return ensure_python_module("jax", SPMD_BENCH_REQUIREMENTS); }
+bool ensure_jax() {
+  // Asked once per run: every interleaved point starts a JAX job, and importing JAX takes a
+  // second. A failure is asked again (and says so again) rather than remembered.
+  static bool there = false;
+  if (!there) there = ensure_python_module("jax", SPMD_BENCH_REQUIREMENTS);
+  return there;
+}
 
 std::vector<std::string> run_jax_job(int processes, const std::string& mode,
                                      const std::vector<std::string>& args, bool bind) {

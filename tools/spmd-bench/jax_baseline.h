@@ -13,9 +13,11 @@ namespace spmd::bench {
 
 // True when the build tree's Python imports `module`. When it does not, installs the pinned
 // packages of `requirements` into the build tree's venv first, making the venv when there is
-// none, as `make venv` does. False, having said why on stderr, when that fails.
+// none, as `make venv` does (each step within 15 minutes). False, having said why on stderr, when
+// that fails.
 bool ensure_python_module(const std::string& module, const std::string& requirements);
-// ensure_python_module("jax", the tests' pinned requirements).
+// ensure_python_module("jax", the tests' pinned requirements), asked once per process once it
+// has answered true.
 bool ensure_jax();
 
 // One figure of a side-by-side run: spmd's field and JAX's. A time ratio is spmd's over JAX's
