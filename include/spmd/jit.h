@@ -42,6 +42,13 @@
 // keeping its part (no communication). A split that does not divide runs padded, as XLA tiles
 // it (layout.h); the padding never reaches a result.
 //
+// Outputs. An output without an out_shardings entry gets the sharding jax.jit gives the same
+// program: a second propagation follows Shardy's (op priorities; where operands' splits
+// conflict the dimension stays whole), and the output is moved there at the end if the forward
+// layout differs (src/jit/propagation.h). Where it cannot follow JAX (Explicit axes, or an
+// operation it has no factor rule for: slices, concatenation, gathers, random bits, reshapes
+// that merge or split dimensions, shard_map regions) the output keeps the forward layout.
+//
 // Explicit axes (AxisType::kExplicit, make_mesh's default): sharding in types, as JAX's. Each
 // Tensor's type says which Explicit axes split each dimension (Tensor::sharding()); every
 // operation gives its result the one JAX's rules give and the compiled program holds the value
@@ -98,7 +105,7 @@ namespace spmd {
 struct JitOptions {
   // One per argument of the function; absent (or fewer entries): the input's own sharding.
   std::vector<std::optional<NamedSharding>> in_shardings;
-  // One per output leaf (in order); absent: the propagated layout.
+  // One per output leaf (in order); absent: the layout jax.jit would give it (see Outputs).
   std::vector<std::optional<NamedSharding>> out_shardings;
   // Names the function in as_text() and in errors.
   std::string name = "fn";

@@ -1,4 +1,5 @@
-// The defaults of operation.h: no hint carried back, no derivative, blocks in host memory.
+// The defaults of operation.h: no hint carried back, no factor rule, no derivative, blocks in
+// host memory; and factor_rule.h's helpers.
 #include "jit/operation.h"
 
 #include <fmt/format.h>
@@ -34,6 +35,26 @@ PartitionSpec Operation::type_spec(std::span<const ValueType> operands, const Va
         name(), typed_list(operands)));
   }
   return {};
+}
+
+std::optional<FactorRule> Operation::factor_rule(std::span<const ValueType> /*operands*/,
+                                                 const ValueType& /*result*/) const {
+  return std::nullopt;
+}
+
+int FactorRule::add(int64_t size, Kind kind) {
+  sizes.push_back(size);
+  kinds.push_back(kind);
+  return static_cast<int>(sizes.size()) - 1;
+}
+
+FactorRule FactorRule::pointwise(std::span<const ValueType> operands, const ValueType& result) {
+  FactorRule rule;
+  rule.family = Family::kElementwise;
+  for (int64_t size : result.shape) rule.result.push_back(rule.add(size));
+  for (const ValueType& t : operands)
+    rule.operands.push_back(t.shape.empty() ? std::vector<int>{} : rule.result);
+  return rule;
 }
 
 std::optional<Layout> Operation::operand_hint(const Op& /*op*/, const Shape& /*operand*/,

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "jit/factor_rule.h"
 #include "jit/layout.h"
 #include "kernels/backend.h"
 #include "spmd/block.h"
@@ -95,6 +96,13 @@ class Operation {
   virtual std::optional<Layout> operand_hint(const Op& op, const Shape& operand,
                                              const Layout* result) const;
 
+  // Shardy's sharding rule (factor_rule.h) for operands of `operands`' types and a result of
+  // `result`'s: what the propagation that chooses JAX's output shardings (propagation.h) reads.
+  // nullopt (the default): none, and a program holding such an operation keeps the layouts
+  // partition() gives.
+  virtual std::optional<FactorRule> factor_rule(std::span<const ValueType> operands,
+                                                const ValueType& result) const;
+
   // Kernel call: the step's result on one device, from its operand blocks (local shapes; the
   // step holds the local result type). Calls kernels only through `device.backend`.
   virtual Block run(const KernelContext& device, const Step& step,
@@ -145,6 +153,9 @@ class ElementwiseOperation : public Operation {
   void partition(Partitioner& p, int value, const Op& op) const final;
   std::optional<Layout> operand_hint(const Op& op, const Shape& operand,
                                      const Layout* result) const final;
+  // Shardy's pointwise rule.
+  std::optional<FactorRule> factor_rule(std::span<const ValueType> operands,
+                                        const ValueType& result) const final;
   Block run(const KernelContext& device, const Step& step, std::span<const Block> in) const final;
   // The same operation on every operand with the slices first: batched operands moved there,
   // unbatched ones of the result's rank broadcast, rank-0 ones left as they are.

@@ -1,5 +1,6 @@
 // Forward sharding propagation: each live operation's own sharding rule (Operation::partition,
-// in src/jit/ops/) in program order, then the outputs' layouts, fusion and the program's text.
+// in src/jit/ops/) in program order, then the outputs' layouts (those jax.jit would give them,
+// propagation.h, where it can tell), fusion and the program's text.
 #include "jit/partition.h"
 
 #include <fmt/format.h>
@@ -9,6 +10,7 @@
 #include "jit/hints.h"
 #include "jit/ops/parameter.h"
 #include "jit/partitioner.h"
+#include "jit/propagation.h"
 #include "jit/sharding_in_types.h"
 #include "spmd/error.h"
 
@@ -26,19 +28,6 @@ void mark_last_uses(LocalProgram& local) {
     if (last[slot] >= 0)
       local.steps[static_cast<size_t>(last[slot])].last_use_of.push_back(static_cast<int>(slot));
   }
-}
-
-// The values the outputs depend on. The rest is never lowered: a traced function's unused values,
-// and in a backward program the cotangents nobody asked for (grad of the weights does not need
-// the input's gradient, nor the forward results the rules do not read).
-std::vector<bool> live_values(const Program& program) {
-  std::vector<bool> live(program.ops.size(), false);
-  for (int out : program.outputs) live[static_cast<size_t>(out)] = true;
-  for (size_t v = program.ops.size(); v-- > 0;) {
-    if (!live[v]) continue;
-    for (int in : program.ops[v].inputs) live[static_cast<size_t>(in)] = true;
-  }
-  return live;
 }
 
 // The traced program, each live value with the layout propagation gave it: the step between the
@@ -99,9 +88,12 @@ LocalProgram partition(const Program& program, const Mesh& mesh,
   }
   LocalProgram& result = p.result();
   result.in_layouts = in_layouts;
+  const auto jax = propagate_like_jax(program, mesh, in_layouts, out_layouts);
   for (size_t i = 0; i < program.outputs.size(); ++i) {
     const int v = program.outputs[i];
-    const Layout want = out_layouts[i] ? *out_layouts[i] : p.layout(v).settled();
+    const Layout want = out_layouts[i] ? *out_layouts[i]
+                        : jax          ? (*jax)[static_cast<size_t>(v)]
+                                       : p.layout(v).settled();
     result.output_slots.push_back(p.slot_with(v, want));
     result.out_layouts.push_back(want);
   }

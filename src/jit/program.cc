@@ -50,4 +50,14 @@ uint64_t Program::fingerprint() const {
   return h;
 }
 
+std::vector<bool> live_values(const Program& program) {
+  std::vector<bool> live(program.ops.size(), false);
+  for (int out : program.outputs) live[static_cast<size_t>(out)] = true;
+  for (size_t v = program.ops.size(); v-- > 0;) {
+    if (!live[v]) continue;
+    for (int in : program.ops[v].inputs) live[static_cast<size_t>(in)] = true;
+  }
+  return live;
+}
+
 }  // namespace spmd::compiler

@@ -47,6 +47,10 @@ struct Program {
   uint64_t fingerprint() const;
 };
 
+// Per value, whether the outputs depend on it. The rest is never lowered: a traced function's
+// unused values, and in a backward program the cotangents nobody asked for (grad of the weights
+// does not need the input's gradient, nor the forward results the rules do not read).
+std::vector<bool> live_values(const Program& program);
 // The short name a type's text gives `dtype`: bool, i8…i64, u8…u64, f16, bf16, f32, f64.
 std::string_view short_dtype_name(DType dtype);
 // "f32[8,4]".

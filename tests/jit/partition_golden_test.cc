@@ -17,6 +17,7 @@
 #include "jit/ops/parameter.h"
 #include "jit/partition.h"
 #include "jit/program_parse.h"
+#include "jit/propagation.h"
 #include "spmd/error.h"
 #include "spmd/mesh.h"
 
@@ -174,6 +175,91 @@ TEST(ProgramText, AnOperandThatIsNotEarlierIsRefused) {
 
 TEST(ProgramText, AConstantCannotBeWrittenAsText) {
   expect_refused("%0 = constant f32[4] bytes=#0\nreturn %0\n", "use full or iota");
+}
+
+// --- The outputs' layouts are those jax.jit gives (src/jit/propagation.h). Each expectation is
+// what JAX 0.10.2 gives the same program on 8 host devices; tests/python/test_property.py
+// compares random programs with JAX itself.
+
+// The layout partition() gives the program's only output, as text.
+std::string output_layout(const std::string& mesh_line, const std::string& text) {
+  const Mesh mesh = abstract_mesh(mesh_line);
+  const LocalProgram local = partition_text(spmd::compiler::parse_program(text, mesh), mesh);
+  return spmd::compiler::layout_text(local.out_layouts.at(0), mesh);
+}
+
+TEST(OutputLayout, AnOperationWhoseOperandsHaveOneUseEachGoesFirst) {
+  // a*a + b: the add (operands used once) gives its result b's split over y before the product,
+  // whose operand is used twice, may give it a's split over z; the two then conflict.
+  EXPECT_EQ(output_layout("mesh x=2 y=2 z=2",
+                          "%0 = parameter f32[16,16] index=0 sharding=PartitionSpec('z',)\n"
+                          "%1 = parameter f32[16,16] index=1 sharding=PartitionSpec('y',)\n"
+                          "%2 = mul f32[16,16] %0 %0\n%3 = add f32[16,16] %2 %1\nreturn %3\n"),
+            "PartitionSpec('y',)");
+}
+
+TEST(OutputLayout, OperandsSplitOverDifferentAxesLeaveTheDimensionWhole) {
+  EXPECT_EQ(output_layout("mesh x=4 y=2",
+                          "%0 = parameter f32[16,16] index=0 sharding=PartitionSpec('y',)\n"
+                          "%1 = parameter f32[16,16] index=1 sharding=PartitionSpec('x',)\n"
+                          "%2 = add f32[16,16] %0 %1\nreturn %2\n"),
+            "PartitionSpec()");
+}
+
+TEST(OutputLayout, AMatmulsRowsTakeTheAxisBeforeItsColumnsDo) {
+  // Both free dimensions could take y: the lhs's factor comes first, so the columns stay whole.
+  EXPECT_EQ(output_layout("mesh x=2 y=4",
+                          "%0 = parameter f32[16,16] index=0 sharding=PartitionSpec('y', 'x')\n"
+                          "%1 = parameter f32[16,16] index=1 sharding=PartitionSpec(None, 'y')\n"
+                          "%2 = dot f32[16,16] %0 %1 einsum=mk,kn->mn\nreturn %2\n"),
+            "PartitionSpec('y',)");
+  EXPECT_EQ(output_layout("mesh x=2 y=4",
+                          "%0 = parameter f32[16,16] index=0 sharding=PartitionSpec('x',)\n"
+                          "%1 = parameter f32[16,16] index=1 sharding=PartitionSpec(None, 'y')\n"
+                          "%2 = dot f32[16,16] %0 %1 einsum=mk,kn->mn\nreturn %2\n"),
+            "PartitionSpec('x', 'y')");
+}
+
+TEST(OutputLayout, AReducedDimensionsAxesLeaveTheResult) {
+  EXPECT_EQ(output_layout("mesh x=2 y=4",
+                          "%0 = parameter f32[16,16] index=0 sharding=PartitionSpec('x', 'y')\n"
+                          "%1 = parameter f32[16,16] index=1 sharding=PartitionSpec('y',)\n"
+                          "%2 = dot f32[16,16] %0 %1 einsum=mk,kn->mn\n"
+                          "%3 = reduce_sum f32[16] %2 axes={0}\nreturn %3\n"),
+            "PartitionSpec()");
+}
+
+TEST(OutputLayout, AGivenOutLayoutReachesBackToTheValueButNotToAParameter) {
+  const Mesh mesh = abstract_mesh("mesh x=2");
+  const Program program = spmd::compiler::parse_program(
+      "%0 = parameter f32[8,8] index=0 sharding=PartitionSpec()\n%1 = tanh f32[8,8] %0\n"
+      "%2 = neg f32[8,8] %1\nreturn %2\n",
+      mesh);
+  const spmd::compiler::Layout rows{{{0}, {}}, {}};
+  const auto layouts = spmd::compiler::propagate_like_jax(
+      program, mesh, {spmd::compiler::Layout::replicated(2)}, {rows});
+  ASSERT_TRUE(layouts.has_value());
+  EXPECT_EQ(layouts->at(2), rows);
+  EXPECT_EQ(layouts->at(1), rows);
+  EXPECT_EQ(layouts->at(0), spmd::compiler::Layout::replicated(2));
+}
+
+TEST(OutputLayout, WithoutAFactorRuleOrOnExplicitAxesPropagationStepsAside) {
+  const Mesh mesh = abstract_mesh("mesh dp=2");
+  const Program merge = spmd::compiler::parse_program(
+      "%0 = parameter f32[8,6] index=0 sharding=PartitionSpec('dp',)\n"
+      "%1 = reshape f32[48] %0\nreturn %1\n",
+      mesh);
+  EXPECT_FALSE(spmd::compiler::propagate_like_jax(merge, mesh, {{{{0}, {}}, {}}}, {std::nullopt}));
+  // partition() then keeps the layout its own rules give (the split survives the merge).
+  EXPECT_EQ(spmd::compiler::layout_text(partition_text(merge, mesh).out_layouts.at(0), mesh),
+            "PartitionSpec('dp',)");
+  const Mesh typed = abstract_mesh("mesh x=2:explicit");
+  const Program add = spmd::compiler::parse_program(
+      "%0 = parameter f32[8@x] index=0 sharding=PartitionSpec('x',)\n"
+      "%1 = neg f32[8@x] %0\nreturn %1\n",
+      typed);
+  EXPECT_FALSE(spmd::compiler::propagate_like_jax(add, typed, {{{{0}}, {}}}, {std::nullopt}));
 }
 
 }  // namespace

@@ -201,6 +201,28 @@ void DotOp::partition(Partitioner& p, int value, const Op& op) const {
   p.compute(value, {x, y}, result);
 }
 
+std::optional<FactorRule> DotOp::factor_rule(std::span<const ValueType> operands,
+                                             const ValueType& /*result*/) const {
+  FactorRule rule;
+  rule.operands = {std::vector<int>(lhs.size(), -1), std::vector<int>(rhs.size(), -1)};
+  rule.result.assign(out.size(), -1);
+  auto add = [&](const std::string& group, FactorRule::Kind kind) {
+    for (char c : group) {
+      const auto l = lhs.find(c), r = rhs.find(c), o = out.find(c);
+      const int64_t size = l != std::string::npos ? operands[0].shape[l] : operands[1].shape[r];
+      const int f = rule.add(size, kind);
+      if (l != std::string::npos) rule.operands[0][l] = f;
+      if (r != std::string::npos) rule.operands[1][r] = f;
+      if (o != std::string::npos) rule.result[o] = f;
+    }
+  };
+  add(letters.batch, FactorRule::Kind::kPassThrough);
+  add(letters.lhs_free, FactorRule::Kind::kPassThrough);
+  add(letters.rhs_free, FactorRule::Kind::kPassThrough);
+  add(letters.contracting, FactorRule::Kind::kReduction);
+  return rule;
+}
+
 Block DotOp::run(const KernelContext& device, const Step& step, std::span<const Block> in) const {
   std::map<char, int64_t> sizes;
   for (size_t d = 0; d < lhs.size(); ++d) sizes[lhs[d]] = in[0].shape()[d];

@@ -70,6 +70,11 @@ std::optional<Layout> ElementwiseOperation::operand_hint(const Op& op, const Sha
   return *result;
 }
 
+std::optional<FactorRule> ElementwiseOperation::factor_rule(std::span<const ValueType> operands,
+                                                            const ValueType& result) const {
+  return FactorRule::pointwise(operands, result);
+}
+
 Block ElementwiseOperation::run(const KernelContext& device, const Step& step,
                                 std::span<const Block> in) const {
   Block out = device.allocate(step.dtype, step.shape);

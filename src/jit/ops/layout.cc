@@ -70,6 +70,28 @@ std::optional<Layout> BroadcastOp::operand_hint(const Op& op, const Shape& opera
   return broadcast_operand(operand, op.shape, *result);
 }
 
+std::optional<FactorRule> BroadcastOp::factor_rule(std::span<const ValueType> operands,
+                                                   const ValueType& result) const {
+  FactorRule rule;
+  rule.family = FactorRule::Family::kBroadcast;
+  const Shape& in = operands[0].shape;
+  rule.operands.emplace_back(in.size(), -1);
+  const size_t lead = result.shape.size() - in.size();
+  for (size_t d = 0; d < result.shape.size(); ++d) {
+    const int64_t size = result.shape[d];
+    if (d < lead) {
+      rule.result.push_back(rule.add(size));
+      continue;
+    }
+    int& operand_dim = rule.operands[0][d - lead];
+    const bool expanded = in[d - lead] == 1 && size != 1;
+    if (expanded) operand_dim = rule.add(1);
+    rule.result.push_back(rule.add(size));
+    if (!expanded) operand_dim = rule.result.back();
+  }
+  return rule;
+}
+
 Block BroadcastOp::run(const KernelContext& device, const Step& step,
                        std::span<const Block> in) const {
   Block out = device.allocate(step.dtype, step.shape);
@@ -140,6 +162,32 @@ void ReshapeOp::partition(Partitioner& p, int value, const Op& op) const {
   p.compute(value, {p.slot_with(op.inputs[0], in)}, out);
 }
 
+std::optional<FactorRule> ReshapeOp::factor_rule(std::span<const ValueType> operands,
+                                                 const ValueType& result) const {
+  const Shape& in = operands[0].shape;
+  const Shape& out = result.shape;
+  FactorRule rule;
+  rule.operands.emplace_back(in.size(), -1);
+  rule.result.assign(out.size(), -1);
+  size_t i = 0, o = 0;
+  while (i < in.size() || o < out.size()) {
+    if (i < in.size() && o < out.size() && in[i] == out[o]) {
+      const int f = rule.add(in[i]);
+      rule.operands[0][i++] = f;
+      rule.result[o++] = f;
+    } else if (i < in.size() && in[i] == 1) {
+      rule.operands[0][i++] = rule.add(1);
+    } else if (o < out.size() && out[o] == 1) {
+      rule.result[o++] = rule.add(1);
+    } else {
+      return std::nullopt;  // merges or splits dimensions
+    }
+  }
+  rule.family =
+      out.size() > in.size() ? FactorRule::Family::kBroadcast : FactorRule::Family::kMovesElements;
+  return rule;
+}
+
 Block ReshapeOp::run(const KernelContext& /*device*/, const Step& step,
                      std::span<const Block> in) const {
   return in[0].reshape(step.shape);  // the same elements: no kernel
@@ -194,6 +242,18 @@ std::optional<Layout> TransposeOp::operand_hint(const Op& /*op*/, const Shape& /
   for (size_t i = 0; i < permutation.size(); ++i)
     l.dims[static_cast<size_t>(permutation[i])] = result->dims[i];
   return l;
+}
+
+std::optional<FactorRule> TransposeOp::factor_rule(std::span<const ValueType> operands,
+                                                   const ValueType& result) const {
+  FactorRule rule;
+  rule.family = FactorRule::Family::kMovesElements;
+  rule.operands.emplace_back(operands[0].shape.size(), -1);
+  for (size_t d = 0; d < result.shape.size(); ++d) {
+    rule.result.push_back(rule.add(result.shape[d]));
+    rule.operands[0][static_cast<size_t>(permutation[d])] = rule.result.back();
+  }
+  return rule;
 }
 
 Block TransposeOp::run(const KernelContext& device, const Step& step,

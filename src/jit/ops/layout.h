@@ -23,6 +23,9 @@ class BroadcastOp final : public Operation {
   void partition(Partitioner& p, int value, const Op& op) const override;
   std::optional<Layout> operand_hint(const Op& op, const Shape& operand,
                                      const Layout* result) const override;
+  // Shardy's broadcast_in_dim rule (a dimension expanded from 1 is two factors).
+  std::optional<FactorRule> factor_rule(std::span<const ValueType> operands,
+                                        const ValueType& result) const override;
   Block run(const KernelContext& device, const Step& step,
             std::span<const Block> in) const override;
   // Summed back by grad's unbroadcast.
@@ -46,6 +49,10 @@ class ReshapeOp final : public Operation {
   PartitionSpec type_spec(std::span<const ValueType> operands, const ValueType& result,
                           const Mesh& mesh) const override;
   void partition(Partitioner& p, int value, const Op& op) const override;
+  // Shardy's rule for a reshape that inserts or drops size-1 dimensions (one that inserts them
+  // is JAX's expand_dims, a broadcast_in_dim); none for one that merges or splits dimensions.
+  std::optional<FactorRule> factor_rule(std::span<const ValueType> operands,
+                                        const ValueType& result) const override;
   Block run(const KernelContext& device, const Step& step,
             std::span<const Block> in) const override;
   Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
@@ -69,6 +76,9 @@ class TransposeOp final : public Operation {
   void partition(Partitioner& p, int value, const Op& op) const override;
   std::optional<Layout> operand_hint(const Op& op, const Shape& operand,
                                      const Layout* result) const override;
+  // Shardy's transpose rule (factors in the result's order).
+  std::optional<FactorRule> factor_rule(std::span<const ValueType> operands,
+                                        const ValueType& result) const override;
   Block run(const KernelContext& device, const Step& step,
             std::span<const Block> in) const override;
   Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,

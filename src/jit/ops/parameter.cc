@@ -77,6 +77,11 @@ std::optional<Layout> ConstraintOp::operand_hint(const Op& op, const Shape& /*op
   return layout_of(*sharding_, op.shape.size());
 }
 
+std::optional<FactorRule> ConstraintOp::factor_rule(std::span<const ValueType> operands,
+                                                    const ValueType& result) const {
+  return FactorRule::pointwise(operands, result);
+}
+
 Block ConstraintOp::run(const KernelContext& /*device*/, const Step& /*step*/,
                         std::span<const Block> in) const {
   return in[0];

@@ -61,6 +61,9 @@ class ConstraintOp final : public Operation {
   // Asked of the operand whatever the result's hint, also when there is none.
   std::optional<Layout> operand_hint(const Op& op, const Shape& operand,
                                      const Layout* result) const override;
+  // Shardy's pointwise rule; its result's layout is set before propagation (propagation.h).
+  std::optional<FactorRule> factor_rule(std::span<const ValueType> operands,
+                                        const ValueType& result) const override;
   Block run(const KernelContext& device, const Step& step,
             std::span<const Block> in) const override;
   const NamedSharding* sharding() const override { return sharding_.get(); }

@@ -109,6 +109,20 @@ void ReduceOp::partition(Partitioner& p, int value, const Op& op) const {
   p.define(value, p.emit_collective(across_devices, local, value, out, across), out);
 }
 
+std::optional<FactorRule> ReduceOp::factor_rule(std::span<const ValueType> operands,
+                                                const ValueType& /*result*/) const {
+  FactorRule rule;
+  rule.operands.emplace_back();
+  for (size_t d = 0; d < operands[0].shape.size(); ++d) {
+    const bool reduced = std::binary_search(axes.begin(), axes.end(), static_cast<int64_t>(d));
+    const int f = rule.add(operands[0].shape[d],
+                           reduced ? FactorRule::Kind::kReduction : FactorRule::Kind::kPassThrough);
+    rule.operands[0].push_back(f);
+    if (!reduced) rule.result.push_back(f);
+  }
+  return rule;
+}
+
 Block ReduceOp::run(const KernelContext& device, const Step& step,
                     std::span<const Block> in) const {
   // One axis at a time, the last first, so that the remaining axes keep their numbers.

@@ -25,6 +25,9 @@ class ReduceOp final : public Operation {
   // A sum over a split dimension leaves a pending sum (settled where the value is used); max and
   // min over one reduce across the devices at once.
   void partition(Partitioner& p, int value, const Op& op) const override;
+  // Shardy's reduce rule (a reduced dimension is a reduction factor).
+  std::optional<FactorRule> factor_rule(std::span<const ValueType> operands,
+                                        const ValueType& result) const override;
   Block run(const KernelContext& device, const Step& step,
             std::span<const Block> in) const override;
   Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
