@@ -3,10 +3,12 @@
 #include "coord/service_registration.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <future>
+#include <map>
 #include <unordered_map>
 
 #include "coord/auth_token.h"
@@ -30,6 +32,37 @@ MemberInfo member_info(const wire::RegisterRequest& req) {
   info.pid = req.pid();
   info.devices.assign(req.devices().begin(), req.devices().end());
   return info;
+}
+
+// "processes 1, 3 (on b, c) have 4 cpu devices".
+std::string device_group(const Membership& members, size_t count, const std::vector<int>& ids) {
+  std::vector<std::string> hosts;
+  for (int p : ids) {
+    const std::string& h = members.info(p).hostname;
+    if (hosts.size() < 4 && std::find(hosts.begin(), hosts.end(), h) == hosts.end())
+      hosts.push_back(h);
+  }
+  const auto& devices = members.info(ids.front()).devices;
+  return fmt::format(
+      "process{} {} (on {}) ha{} {} {}device{}", ids.size() == 1 ? "" : "es",
+      format_process_list(ids, 8), fmt::join(hosts, ", "), ids.size() == 1 ? "s" : "ve", count,
+      devices.empty() ? "" : devices.front().platform() + " ", count == 1 ? "" : "s");
+}
+
+// JAX's rule for a multi-process job: every process holds as many local devices as the others.
+// nullopt when they do; otherwise why not, naming who holds how many.
+std::optional<std::string> unequal_devices(const Membership& members, int num_processes) {
+  std::map<size_t, std::vector<int>> by_count;
+  for (int p = 0; p < num_processes; ++p) by_count[members.info(p).devices.size()].push_back(p);
+  if (by_count.size() == 1) return std::nullopt;
+  std::vector<std::string> groups;
+  groups.reserve(by_count.size());
+  for (const auto& [count, ids] : by_count) groups.push_back(device_group(members, count, ids));
+  return fmt::format(
+      "every process must have the same number of local devices, but {}. Give every process the "
+      "same num_cpu_devices (SPMD_CPU_DEVICES) and local_device_ids (SPMD_LOCAL_DEVICE_IDS), or "
+      "on GPUs the same number of visible GPUs",
+      fmt::join(groups, "; "));
 }
 
 }  // namespace
@@ -95,7 +128,18 @@ void Registrar::on_register(const SessionPtr& session, uint64_t request_id,
   cx_.connection_opened();
   const bool everyone = cx_.members.register_pending(p, member_info(req));
   start_register_timer(p, session, clamp_client_timeout(req.timeout_ms()));
-  if (everyone) form();
+  if (!everyone) return;
+  if (const auto why = unequal_devices(cx_.members, cx_.opts.num_processes)) {
+    spdlog::warn("coordination service: not forming the cluster: {}", *why);
+    for (int q = 0; q < cx_.opts.num_processes; ++q) {
+      if (const SessionPtr pending = cx_.links[q].session) {
+        cx_.reply(*pending, kRegistrationRequestId, {StatusCode::kInvalidArgument, *why});
+        release_pending(q);
+      }
+    }
+    return;
+  }
+  form();
 }
 
 void Registrar::start_register_timer(int p, const SessionPtr& session,

@@ -12,6 +12,7 @@
 #include "cluster/cluster_env.h"
 #include "coord/address.h"
 #include "coord/status_http.h"
+#include "runtime/local_gpus.h"
 #include "runtime/platform_choice.h"
 #include "spmd/error.h"
 
@@ -71,6 +72,8 @@ struct ClusterArgs {
   std::optional<int> num_processes;
   std::optional<int> process_id;
   std::optional<std::vector<int>> local_ids;
+  std::optional<int> local_rank;  // the launcher's local process id
+  std::string launcher;           // its name
   std::string source = "Options";
 };
 
@@ -84,6 +87,8 @@ ClusterArgs cluster_args(const distributed::Options& options, const EnvReader& e
     a.process_id = first_of(a.process_id, cluster->process_id());
     if (!a.address) a.address = cluster->coordinator_address(options.initialization_timeout);
     a.local_ids = first_of(a.local_ids, cluster->local_device_ids());
+    a.local_rank = cluster->local_process_id();
+    a.launcher = cluster->name();
   }
   if (!a.local_ids && read_env) {
     a.local_ids = env.get_int_list("SPMD_LOCAL_DEVICE_IDS", 0, kMaxCpuDevices - 1);
@@ -91,9 +96,15 @@ ClusterArgs cluster_args(const distributed::Options& options, const EnvReader& e
   return a;
 }
 
-// num_cpu_devices and the visible local devices.
+// num_cpu_devices and the visible local devices: on GPUs JAX's choice (local_gpus.h).
 void resolve_devices(const distributed::Options& options, const EnvReader& env, bool read_env,
-                     const std::optional<std::vector<int>>& local_ids, ResolvedOptions& r) {
+                     const ClusterArgs& args, ResolvedOptions& r) {
+  const std::optional<std::vector<int>>& local_ids = args.local_ids;
+  if (r.platform == "gpu") {
+    r.local_device_ids = choose_local_gpus(
+        {local_ids, args.local_rank, args.launcher, platform_support().visible_gpus});
+    return;
+  }
   r.num_cpu_devices =
       options.num_cpu_devices.value_or(read_env ? default_cpu_device_count(env) : 1);
   if (r.num_cpu_devices < 1 || r.num_cpu_devices > kMaxCpuDevices) {
@@ -199,7 +210,7 @@ ResolvedOptions resolve_options(const distributed::Options& options, const EnvRe
                                : read_env        ? env.get("SPMD_PLATFORMS")
                                                  : std::nullopt,
                                platform_support());
-  resolve_devices(options, env, read_env, args.local_ids, r);
+  resolve_devices(options, env, read_env, args, r);
   resolve_service_settings(options, env, read_env, r);
   if (!args.address && !args.num_processes && !args.process_id) {
     // JAX raises here too. Running alone instead would turn a launch whose environment was not

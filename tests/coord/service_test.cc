@@ -342,6 +342,30 @@ TEST_F(ServiceTest, DisagreeingProcessCountsAreRefused) {
   }
 }
 
+TEST_F(ServiceTest, ProcessesWithDifferentDeviceCountsAreAllRefusedNamingWhoHasHowMany) {
+  start_service(3);
+  std::vector<std::future<std::string>> refusals;
+  for (int i = 0; i < 3; ++i) {
+    auto cc = config(i);
+    if (i == 1) cc.devices.push_back(cc.devices[1]);
+    refusals.push_back(std::async(std::launch::async, [this, cc] {
+      try {
+        CoordClient::create(io_.context(), cc)->start();
+      } catch (const InvalidArgument& e) {
+        return std::string(e.what());
+      }
+      return std::string("formed");
+    }));
+  }
+  for (auto& r : refusals) {
+    const std::string why = r.get();
+    EXPECT_NE(why.find("same number of local devices"), std::string::npos) << why;
+    EXPECT_NE(why.find("processes 0, 2 (on node0, node2) have 2 cpu devices"), std::string::npos)
+        << why;
+    EXPECT_NE(why.find("process 1 (on node1) has 3 cpu devices"), std::string::npos) << why;
+  }
+}
+
 TEST_F(ServiceTest, AWrongAuthTokenIsRefusedRevealingNothing) {
   start_service(2, 10s, "secret");
   auto cc = config(0);
@@ -629,6 +653,8 @@ TEST_F(ServiceTest, ASilentProcessIsDeclaredDeadAfterTheHeartbeatTimeout) {
   reg.mutable_registration()->set_hostname("frozen");
   reg.mutable_registration()->set_pid(4242);
   reg.mutable_registration()->set_timeout_ms(5000);
+  for (const wire::DeviceInfo& d : config(1).devices)
+    *reg.mutable_registration()->add_devices() = d;
   silent.send_bytes(encode_frame(reg.SerializeAsString()));
   live_done.get();
   const auto start = Clock::now();

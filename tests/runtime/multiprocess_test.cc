@@ -57,16 +57,40 @@ TEST(Multiprocess, SpmdrunProcessesAgreeOnTheGlobalDeviceList) {
 
 TEST(Multiprocess, ExplicitArgumentsInTwoShellsLikeTheSeed) {
   const std::string address = local_address();
-  TestProcess p0(probe("report", address, 2, 0));
+  TestProcess p0(probe("report", address, 2, 0), {{"SPMD_CPU_DEVICES", "3"}});
   TestProcess p1(probe("report", address, 2, 1), {{"SPMD_CPU_DEVICES", "3"}});
   auto s0 = p0.wait(30s);
   auto s1 = p1.wait(30s);
   ASSERT_TRUE(s0 && s1);
   EXPECT_EQ(s0->code, 0) << p0.output();
   EXPECT_EQ(s1->code, 0) << p1.output();
-  EXPECT_EQ(devices_line(p0.output()), "devices: 0@0:0 1@1:0 2@1:1 3@1:2");
+  EXPECT_EQ(devices_line(p0.output()), "devices: 0@0:0 1@0:1 2@0:2 3@1:0 4@1:1 5@1:2");
   EXPECT_EQ(devices_line(p1.output()), devices_line(p0.output()));
   EXPECT_NE(p1.output().find("local 3"), std::string::npos);
+}
+
+// Seed 001: "Make sure all processes has the same number of local devices." Both processes
+// fail initialize(), each naming who has how many, instead of forming a cluster whose meshes
+// and pmaps would not line up.
+TEST(Multiprocess, DifferentLocalDeviceCountsFailInitializeInEveryProcess) {
+  const std::string address = local_address();
+  TestProcess p0(probe("report", address, 2, 0));
+  TestProcess p1(probe("report", address, 2, 1), {{"SPMD_CPU_DEVICES", "3"}});
+  auto s0 = p0.wait(30s);
+  auto s1 = p1.wait(30s);
+  ASSERT_TRUE(s0 && s1);
+  for (const TestProcess* p : {&p0, &p1}) {
+    const std::string out = p->output();
+    EXPECT_NE(out.find("InvalidArgument: every process must have the same number of local "
+                       "devices"),
+              std::string::npos)
+        << out;
+    EXPECT_NE(out.find("process 0 (on "), std::string::npos) << out;
+    EXPECT_NE(out.find(") has 1 cpu device;"), std::string::npos) << out;
+    EXPECT_NE(out.find(") has 3 cpu devices"), std::string::npos) << out;
+  }
+  EXPECT_NE(s0->code, 0);
+  EXPECT_NE(s1->code, 0);
 }
 
 TEST(Multiprocess, KeyValueStoreCrossesProcesses) {

@@ -4,6 +4,7 @@
 
 #include <csignal>
 
+#include "runtime/local_gpus.h"
 #include "runtime/platform_choice.h"
 #include "spmd/error.h"
 #include "support/fake_env.h"
@@ -168,6 +169,43 @@ TEST(ChoosePlatform, GpusWhenBuiltAndVisibleElseCpu) {
     ADD_FAILURE() << "a GPU-only list without a visible GPU was accepted";
   } catch (const InvalidArgument& e) {
     EXPECT_NE(std::string(e.what()).find("sees no GPU"), std::string::npos) << e.what();
+  }
+}
+
+// JAX's rule: local_device_ids when given, one GPU per process (the local rank's) under a
+// launcher, every visible GPU otherwise.
+TEST(ChooseLocalGpus, OneGpuPerProcessUnderALauncherElseAllOrTheGivenIds) {
+  EXPECT_EQ(choose_local_gpus({.local_rank = 2, .launcher = "slurm", .visible_gpus = 4}),
+            std::vector<int>({2}));
+  EXPECT_EQ(choose_local_gpus({.visible_gpus = 3}), std::vector<int>({0, 1, 2}));
+  EXPECT_EQ(choose_local_gpus({.local_device_ids = std::vector<int>{3, 1},
+                               .local_rank = 0,
+                               .launcher = "ompi",
+                               .visible_gpus = 4}),
+            std::vector<int>({1, 3}));
+}
+
+TEST(ChooseLocalGpus, ALocalRankPastTheVisibleGpusNamesTheRemedy) {
+  try {
+    choose_local_gpus({.local_rank = 3, .launcher = "slurm", .visible_gpus = 1});
+    ADD_FAILURE() << "local rank 3 was given a GPU among 1";
+  } catch (const InvalidArgument& e) {
+    const std::string why = e.what();
+    EXPECT_NE(why.find("slurm started this process as local process 3"), std::string::npos) << why;
+    EXPECT_NE(why.find("sees 1 GPU (ordinal 0)"), std::string::npos) << why;
+    EXPECT_NE(why.find("SPMD_LOCAL_DEVICE_IDS=0"), std::string::npos) << why;
+  }
+}
+
+TEST(ChooseLocalGpus, IdsThatAreNotDistinctVisibleOrdinalsAreRefused) {
+  for (const std::vector<int>& ids : {std::vector<int>{}, {0, 0}, {-1}, {2}}) {
+    try {
+      choose_local_gpus({.local_device_ids = ids, .visible_gpus = 2});
+      ADD_FAILURE() << "accepted " << ids.size() << " ids";
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("sees 2 GPUs (ordinals 0..1)"), std::string::npos)
+          << e.what();
+    }
   }
 }
 
