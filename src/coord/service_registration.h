@@ -1,8 +1,8 @@
 // Registration: checking a process's claim, holding it until every process has come, and forming
 // the cluster with one topology for all; or, when the processes hold different numbers of local
 // devices (JAX's rule), refusing every registration with InvalidArgument naming who holds how
-// many. Its state is the membership's pending entries and the
-// links' registration timers (ServiceContext). Event loop only, but fail_registrations().
+// many. Its state is the membership's pending entries and the links' registration timers
+// (ServiceContext). Event loop only, but fail_registrations().
 #pragma once
 
 #include <cstdint>

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+
 #include "jit/fuse.h"
 #include "jit/hints.h"
 #include "jit/ops/parameter.h"
@@ -88,7 +90,10 @@ LocalProgram partition(const Program& program, const Mesh& mesh,
   }
   LocalProgram& result = p.result();
   result.in_layouts = in_layouts;
-  const auto jax = propagate_like_jax(program, mesh, in_layouts, out_layouts);
+  const bool all_given = std::all_of(out_layouts.begin(), out_layouts.end(),
+                                     [](const auto& l) { return l.has_value(); });
+  const auto jax =
+      all_given ? std::nullopt : propagate_like_jax(program, mesh, in_layouts, out_layouts);
   for (size_t i = 0; i < program.outputs.size(); ++i) {
     const int v = program.outputs[i];
     const Layout want = out_layouts[i] ? *out_layouts[i]

@@ -44,12 +44,12 @@ class DotOp final : public Operation {
   PartitionSpec type_spec(std::span<const ValueType> operands, const ValueType& result,
                           const Mesh& mesh) const override;
   void partition(Partitioner& p, int value, const Op& op) const override;
-  // One batched matrix product through the backend; operands whose letters are not in matrix
-  // order are transposed first (or read transposed where BLAS can), the result after.
   // Shardy's dot_general rule: factors for the batch letters, the lhs's free ones, the rhs's,
   // then the contracting ones (reduction factors).
   std::optional<FactorRule> factor_rule(std::span<const ValueType> operands,
                                         const ValueType& result) const override;
+  // One batched matrix product through the backend; operands whose letters are not in matrix
+  // order are transposed first (or read transposed where BLAS can), the result after.
   Block run(const KernelContext& device, const Step& step,
             std::span<const Block> in) const override;
   // Each operand's cotangent is a contraction of g with the other operand, typed as the operand
