@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
 #include <utility>
 
 #include "jit/ops/padding.h"
@@ -13,61 +12,42 @@
 namespace spmd::compiler {
 namespace {
 
-// Elements per tile of a fused chain: every intermediate of a tile stays in the first levels of
-// cache (4096 × 8 B = 32 KiB at most).
-constexpr int64_t kTile = 4096;
-
-// Where an operand of a fused step comes from: the tile buffer of an earlier step of the chain,
-// or a block (its elements at the tile's offset, or its one element).
-struct Source {
-  const std::vector<std::byte>* tile = nullptr;
-  const Block* block = nullptr;
-  DType dtype = DType::kFloat32;
-};
-
-Operand operand_at(const Source& src, int64_t offset, int64_t len) {
-  if (src.tile != nullptr) return {{src.tile->data(), len}, src.dtype};
-  const std::byte* base = src.block->bytes().data();
-  if (src.block->size() == 1) return {{base, 1}, src.dtype};
-  return {{base + offset * static_cast<int64_t>(dtype_size(src.dtype)), len}, src.dtype};
+// Where a fused step's operand comes from: an earlier step of the chain, else the fused step's
+// input reading that slot.
+int32_t chain_arg(const Step& f, size_t k, int slot) {
+  for (size_t j = 0; j < k; ++j) {
+    if (f.body[j].output == slot) return kernels::chain_result(static_cast<int>(j));
+  }
+  const auto at = std::find(f.inputs.begin(), f.inputs.end(), slot);
+  return kernels::chain_input(static_cast<int>(at - f.inputs.begin()));
 }
 
-// A fused chain (fuse.h), tile by tile: intermediates live in per-tile buffers, the last step
-// writes the result. Every operand's source is resolved once, before the tiles.
+// A fused chain (fuse.h) as one call of the backend's chain (kernels/chain.h): the CPU runs it in
+// blocks whose intermediates stay in cache, so each input is read once and the result written
+// once.
 Block run_fused(const KernelContext& device, const Step& f, const std::vector<Block>& slots) {
-  const int64_t n = shape_size(f.shape);
+  std::vector<kernels::Input> inputs;
+  for (int slot : f.inputs) {
+    const Block& b = slots[static_cast<size_t>(slot)];
+    inputs.push_back({b.bytes().data(), b.size()});
+  }
+  std::vector<kernels::ChainStep> chain;
+  std::vector<DType> dtypes;
+  for (size_t k = 0; k < f.body.size(); ++k) {
+    const Step& s = f.body[k];
+    std::array<int32_t, 3> args{};
+    dtypes.clear();
+    for (size_t i = 0; i < s.inputs.size(); ++i) {
+      args[i] = chain_arg(f, k, s.inputs[i]);
+      dtypes.push_back(args[i] >= 0 ? slots[static_cast<size_t>(s.inputs[i])].dtype()
+                                    : f.body[static_cast<size_t>(-1 - args[i])].dtype);
+    }
+    const auto* op = static_cast<const ElementwiseOperation*>(s.operation.get());
+    chain.push_back(op->chain_step(dtypes, s.dtype));
+    chain.back().args = args;
+  }
   Block out = device.allocate(f.dtype, f.shape);
-  std::byte* result = out.mutable_bytes().data();
-  const size_t steps = f.body.size();
-  std::vector<std::vector<std::byte>> tiles(steps - 1);
-  std::map<int, size_t> tile_of;  // slot -> position in the chain
-  for (size_t i = 0; i + 1 < steps; ++i) {
-    tiles[i].resize(kTile * dtype_size(f.body[i].dtype));
-    tile_of[f.body[i].output] = i;
-  }
-  std::vector<std::vector<Source>> sources(steps);
-  std::vector<const ElementwiseOperation*> ops(steps);
-  for (size_t i = 0; i < steps; ++i) {
-    ops[i] = static_cast<const ElementwiseOperation*>(f.body[i].operation.get());
-    for (int slot : f.body[i].inputs) {
-      auto t = tile_of.find(slot);
-      sources[i].push_back(t != tile_of.end()
-                               ? Source{&tiles[t->second], nullptr, f.body[t->second].dtype}
-                               : Source{nullptr, &slots[static_cast<size_t>(slot)],
-                                        slots[static_cast<size_t>(slot)].dtype()});
-    }
-  }
-  std::vector<Operand> operands;
-  for (int64_t o = 0; o < n; o += kTile) {
-    const int64_t len = std::min(kTile, n - o);
-    for (size_t i = 0; i < steps; ++i) {
-      operands.clear();
-      for (const Source& src : sources[i]) operands.push_back(operand_at(src, o, len));
-      std::byte* dst =
-          i + 1 == steps ? result + o * static_cast<int64_t>(dtype_size(f.dtype)) : tiles[i].data();
-      ops[i]->apply(device.backend, f.body[i].dtype, operands, dst, len);
-    }
-  }
+  device.backend.chain(chain, inputs, out.mutable_bytes().data(), out.size());
   return out;
 }
 

@@ -131,19 +131,13 @@ class Operation {
 // every kind's shape rule starts with it.
 void check_operand_count(std::string_view what, std::span<const ValueType> operands, size_t count);
 
-// One operand of an element-wise kernel call: n elements or one, of `dtype`.
-struct Operand {
-  kernels::Input data;
-  DType dtype;
-};
-
-// Element-wise kinds (ops/elementwise.cc, ops/select_convert.cc) share a sharding rule and are
-// fused into tiles (fuse.h): the executor calls apply() on a tile of every operand.
+// Element-wise kinds (ops/elementwise.cc, ops/select_convert.cc) share a sharding rule and run
+// as steps of element-wise chains (kernels/chain.h): one step alone, or many fused (fuse.h).
 class ElementwiseOperation : public Operation {
  public:
-  // out[i] = f(in…[i]) over n elements of the result's dtype `dtype`.
-  virtual void apply(const kernels::Backend& backend, DType dtype, std::span<const Operand> in,
-                     std::byte* out, int64_t n) const = 0;
+  // This operation as a step of a chain, given its operands' dtypes and its result's; the
+  // step's `args` are left for the caller to fill in.
+  virtual kernels::ChainStep chain_step(std::span<const DType> operands, DType result) const = 0;
 
   // JAX's broadcasting rule (sharding_in_types.h: broadcast_type_spec).
   PartitionSpec type_spec(std::span<const ValueType> operands, const ValueType& result,

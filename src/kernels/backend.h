@@ -4,10 +4,9 @@
 // backend of the devices it runs on and never calls a kernel function directly, so a second kind
 // of device (CUDA: issue "GPUs") is a second implementation of this class, not a branch at every
 // call. Each method's contract is the CPU kernel's of the same name (elementwise.h, reduce.h,
-// layout.h, matmul.h, random_bits.h,
-// random_samplers.h); pointers are into memory() and shapes are trusted (checked at
-// trace time). Implementations are stateless and thread-safe: every device thread calls the same
-// backend.
+// layout.h, matmul.h, random_bits.h, random_samplers.h; chain() is chain.h's run_chain); pointers
+// are into memory() and shapes are trusted (checked at trace time). Implementations are stateless
+// and thread-safe: every device thread calls the same backend.
 #pragma once
 
 #include <cstddef>
@@ -15,6 +14,7 @@
 #include <span>
 #include <string_view>
 
+#include "kernels/chain.h"
 #include "kernels/elementwise.h"
 #include "kernels/matmul.h"
 #include "kernels/ordering.h"
@@ -36,12 +36,12 @@ class Backend {
   // The memory its kernels read and write for the device with `local_hardware_id`.
   virtual MemorySpace memory(int local_hardware_id) const = 0;
 
-  // Element-wise (elementwise.h): every input holds n elements or one.
-  virtual void unary(Unary op, DType dtype, Input a, std::byte* out, int64_t n) const = 0;
-  virtual void binary(Binary op, DType dtype, Input a, Input b, std::byte* out,
-                      int64_t n) const = 0;
-  virtual void select(DType dtype, Input cond, Input a, Input b, std::byte* out,
-                      int64_t n) const = 0;
+  // Element-wise (chain.h): one or more element-wise steps over n elements, every input holding
+  // n elements or one, the last step's result written to `out`. One step is one kernel call; a
+  // longer chain is a fused chain of a jit program, run in one pass (the CPU's block by block; a
+  // GPU's would be one generated kernel).
+  virtual void chain(std::span<const ChainStep> steps, std::span<const Input> inputs,
+                     std::byte* out, int64_t n) const = 0;
   virtual void convert(DType from, DType to, Input a, std::byte* out, int64_t n) const = 0;
   // out[i] = value (converted to dtype), for n elements.
   virtual void fill(DType dtype, double value, std::byte* out, int64_t n) const = 0;

@@ -14,14 +14,9 @@ class CpuBackend final : public Backend {
   std::string_view platform() const override { return "cpu"; }
   MemorySpace memory(int /*local_hardware_id*/) const override { return MemorySpace::host(); }
 
-  void unary(Unary op, DType dtype, Input a, std::byte* out, int64_t n) const override {
-    kernels::unary(op, dtype, a, out, n);
-  }
-  void binary(Binary op, DType dtype, Input a, Input b, std::byte* out, int64_t n) const override {
-    kernels::binary(op, dtype, a, b, out, n);
-  }
-  void select(DType dtype, Input cond, Input a, Input b, std::byte* out, int64_t n) const override {
-    kernels::select(dtype, cond, a, b, out, n);
+  void chain(std::span<const ChainStep> steps, std::span<const Input> inputs, std::byte* out,
+             int64_t n) const override {
+    run_chain(steps, inputs, out, n);
   }
   void convert(DType from, DType to, Input a, std::byte* out, int64_t n) const override {
     kernels::convert(from, to, a, out, n);

@@ -210,21 +210,109 @@ void comparison(Binary op, const X& x, const Y& y, Map<bool> out) {
 }
 
 // Truncating integer division; a zero divisor anywhere throws before anything is written.
-void integer_divide(DType dtype, Input a, Input b, std::byte* out, int64_t n) {
-  visit_compute_type(dtype, [&](auto zero) {
-    using T = decltype(zero);
-    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-      const ConstMap<T> divisor(reinterpret_cast<const T*>(b.data), b.elements);
-      if ((divisor == T(0)).any()) throw InvalidArgument("div: integer division by zero");
-      with_operand(reinterpret_cast<const T*>(a.data), a.elements, n, [&](const auto& x) {
-        with_operand(reinterpret_cast<const T*>(b.data), b.elements, n,
-                     [&](const auto& y) { Map<T>(reinterpret_cast<T*>(out), n) = x / y; });
-      });
+template <class T>
+void integer_divide(Input a, Input b, std::byte* out, int64_t n) {
+  const ConstMap<T> divisor(reinterpret_cast<const T*>(b.data), b.elements);
+  if ((divisor == T(0)).any()) throw InvalidArgument("div: integer division by zero");
+  with_operand(reinterpret_cast<const T*>(a.data), a.elements, n, [&](const auto& x) {
+    with_operand(reinterpret_cast<const T*>(b.data), b.elements, n,
+                 [&](const auto& y) { Map<T>(reinterpret_cast<T*>(out), n) = x / y; });
+  });
+}
+
+// The kernels for one element type T (never a half type), and for the half types, which widen
+// to float32, compute, and round once.
+
+template <class T>
+void unary_of(Unary op, DType /*dtype*/, Input a, std::byte* out, int64_t n) {
+  const T* x = reinterpret_cast<const T*>(a.data);
+  Vec<T> full;
+  if (a.elements != n) {
+    full = Vec<T>::Constant(n, x[0]);
+    x = full.data();
+  }
+  unary_typed<T>(op, ConstMap<T>(x, n), Map<T>(reinterpret_cast<T*>(out), n));
+}
+
+void unary_half(Unary op, DType dtype, Input a, std::byte* out, int64_t n) {
+  const std::vector<float> wide_in = to_wide(dtype, a.data, a.elements);
+  std::vector<float> wide_out(static_cast<size_t>(n));
+  unary_of<float>(op, DType::kFloat32,
+                  {reinterpret_cast<const std::byte*>(wide_in.data()), a.elements},
+                  reinterpret_cast<std::byte*>(wide_out.data()), n);
+  from_wide(dtype, wide_out, out);
+}
+
+template <class T>
+void binary_of(Binary op, DType /*dtype*/, Input a, Input b, std::byte* out, int64_t n) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    if (op == Binary::kDiv) {
+      integer_divide<T>(a, b, out, n);
+      return;
+    }
+  }
+  with_operand(reinterpret_cast<const T*>(a.data), a.elements, n, [&](const auto& x) {
+    with_operand(reinterpret_cast<const T*>(b.data), b.elements, n, [&](const auto& y) {
+      if (is_comparison(op)) {
+        comparison<T>(op, x, y, Map<bool>(reinterpret_cast<bool*>(out), n));
+      } else {
+        arithmetic<T>(op, x, y, Map<T>(reinterpret_cast<T*>(out), n));
+      }
+    });
+  });
+}
+
+void binary_half(Binary op, DType dtype, Input a, Input b, std::byte* out, int64_t n) {
+  const std::vector<float> wide_a = to_wide(dtype, a.data, a.elements);
+  const std::vector<float> wide_b = to_wide(dtype, b.data, b.elements);
+  const Input x{reinterpret_cast<const std::byte*>(wide_a.data()), a.elements};
+  const Input y{reinterpret_cast<const std::byte*>(wide_b.data()), b.elements};
+  if (is_comparison(op)) {
+    binary_of<float>(op, DType::kFloat32, x, y, out, n);
+    return;
+  }
+  std::vector<float> wide_out(static_cast<size_t>(n));
+  binary_of<float>(op, DType::kFloat32, x, y, reinterpret_cast<std::byte*>(wide_out.data()), n);
+  from_wide(dtype, wide_out, out);
+}
+
+template <class T>
+void select_of(DType /*dtype*/, Input cond, Input a, Input b, std::byte* out, int64_t n) {
+  with_operand(reinterpret_cast<const bool*>(cond.data), cond.elements, n, [&](const auto& c) {
+    with_operand(reinterpret_cast<const T*>(a.data), a.elements, n, [&](const auto& x) {
+      with_operand(reinterpret_cast<const T*>(b.data), b.elements, n,
+                   [&](const auto& y) { Map<T>(reinterpret_cast<T*>(out), n) = c.select(x, y); });
+    });
+  });
+}
+
+template <class F, class U>
+void convert_of(DType /*from*/, DType /*to*/, Input a, std::byte* out, int64_t n) {
+  with_operand(reinterpret_cast<const F*>(a.data), a.elements, n, [&](const auto& x) {
+    if constexpr (std::is_same_v<U, bool>) {
+      Map<bool>(reinterpret_cast<bool*>(out), n) = x != F(0);
     } else {
-      throw InvalidArgument(
-          fmt::format("kernels::binary: div is not defined on {}", dtype_name(dtype)));
+      Map<U>(reinterpret_cast<U*>(out), n) = x.template cast<U>();
     }
   });
+}
+
+// Either side a half type: computed through float32, rounded once.
+void convert_half(DType from, DType to, Input a, std::byte* out, int64_t n) {
+  std::vector<float> wide_in, wide_out;
+  visit_compute_type(from, [&](auto zero_from) {
+    using F = decltype(zero_from);
+    const F* x = typed<F>(from, a, wide_in);
+    visit_compute_type(to, [&](auto zero_to) {
+      using U = decltype(zero_to);
+      const bool half_out = is_half_dtype(to);
+      if (half_out) wide_out.resize(static_cast<size_t>(n));
+      U* target = half_out ? reinterpret_cast<U*>(wide_out.data()) : reinterpret_cast<U*>(out);
+      convert_of<F, U>(from, to, {reinterpret_cast<const std::byte*>(x), a.elements},
+                       reinterpret_cast<std::byte*>(target), n);
+    });
+  });
+  if (!wide_out.empty()) from_wide(to, wide_out, out);
 }
 
 }  // namespace
@@ -241,86 +329,45 @@ std::string_view name(Binary op) {
   return names[static_cast<int>(op)];
 }
 
-void unary(Unary op, DType dtype, Input a, std::byte* out, int64_t n) {
-  visit_compute_type(dtype, [&](auto zero) {
-    using T = decltype(zero);
-    std::vector<float> wide_in, wide_out;
-    const T* x = typed<T>(dtype, a, wide_in);
-    Vec<T> full;
-    if (a.elements != n) {
-      full = Vec<T>::Constant(n, x[0]);
-      x = full.data();
-    }
-    const bool half = is_half_dtype(dtype);
-    if (half) wide_out.resize(static_cast<size_t>(n));
-    T* target = half ? reinterpret_cast<T*>(wide_out.data()) : reinterpret_cast<T*>(out);
-    unary_typed<T>(op, ConstMap<T>(x, n), Map<T>(target, n));
-    if (half) from_wide(dtype, wide_out, out);
+UnaryKernel unary_kernel(DType dtype) {
+  if (is_half_dtype(dtype)) return &unary_half;
+  return visit_compute_type(dtype,
+                            [](auto zero) -> UnaryKernel { return &unary_of<decltype(zero)>; });
+}
+
+BinaryKernel binary_kernel(DType dtype) {
+  if (is_half_dtype(dtype)) return &binary_half;
+  return visit_compute_type(dtype,
+                            [](auto zero) -> BinaryKernel { return &binary_of<decltype(zero)>; });
+}
+
+SelectKernel select_kernel(DType dtype) {
+  return visit_dtype(dtype, [](auto zero) -> SelectKernel { return &select_of<decltype(zero)>; });
+}
+
+ConvertKernel convert_kernel(DType from, DType to) {
+  if (is_half_dtype(from) || is_half_dtype(to)) return &convert_half;
+  return visit_compute_type(from, [to](auto zero_from) -> ConvertKernel {
+    return visit_compute_type(to, [](auto zero_to) -> ConvertKernel {
+      return &convert_of<decltype(zero_from), decltype(zero_to)>;
+    });
   });
+}
+
+void unary(Unary op, DType dtype, Input a, std::byte* out, int64_t n) {
+  unary_kernel(dtype)(op, dtype, a, out, n);
 }
 
 void binary(Binary op, DType dtype, Input a, Input b, std::byte* out, int64_t n) {
-  if (op == Binary::kDiv && !is_floating(dtype)) {
-    integer_divide(dtype, a, b, out, n);
-    return;
-  }
-  visit_compute_type(dtype, [&](auto zero) {
-    using T = decltype(zero);
-    std::vector<float> wide_a, wide_b, wide_out;
-    const T* x = typed<T>(dtype, a, wide_a);
-    const T* y = typed<T>(dtype, b, wide_b);
-    const bool half = is_half_dtype(dtype);
-    if (half && !is_comparison(op)) wide_out.resize(static_cast<size_t>(n));
-    with_operand(x, a.elements, n, [&](const auto& xe) {
-      with_operand(y, b.elements, n, [&](const auto& ye) {
-        if (is_comparison(op)) {
-          comparison<T>(op, xe, ye, Map<bool>(reinterpret_cast<bool*>(out), n));
-        } else {
-          T* target = half ? reinterpret_cast<T*>(wide_out.data()) : reinterpret_cast<T*>(out);
-          arithmetic<T>(op, xe, ye, Map<T>(target, n));
-        }
-      });
-    });
-    if (!wide_out.empty()) from_wide(dtype, wide_out, out);
-  });
+  binary_kernel(dtype)(op, dtype, a, b, out, n);
 }
 
 void select(DType dtype, Input cond, Input a, Input b, std::byte* out, int64_t n) {
-  visit_dtype(dtype, [&](auto zero) {
-    using T = decltype(zero);
-    const auto* c = reinterpret_cast<const bool*>(cond.data);
-    const auto* x = reinterpret_cast<const T*>(a.data);
-    const auto* y = reinterpret_cast<const T*>(b.data);
-    with_operand(c, cond.elements, n, [&](const auto& ce) {
-      with_operand(x, a.elements, n, [&](const auto& xe) {
-        with_operand(y, b.elements, n, [&](const auto& ye) {
-          Map<T>(reinterpret_cast<T*>(out), n) = ce.select(xe, ye);
-        });
-      });
-    });
-  });
+  select_kernel(dtype)(dtype, cond, a, b, out, n);
 }
 
 void convert(DType from, DType to, Input a, std::byte* out, int64_t n) {
-  std::vector<float> wide_in, wide_out;
-  visit_compute_type(from, [&](auto zero_from) {
-    using F = decltype(zero_from);
-    const F* x = typed<F>(from, a, wide_in);
-    visit_compute_type(to, [&](auto zero_to) {
-      using U = decltype(zero_to);
-      const bool half_out = is_half_dtype(to);
-      if (half_out) wide_out.resize(static_cast<size_t>(n));
-      U* target = half_out ? reinterpret_cast<U*>(wide_out.data()) : reinterpret_cast<U*>(out);
-      with_operand(x, a.elements, n, [&](const auto& xe) {
-        if constexpr (std::is_same_v<U, bool>) {
-          Map<bool>(target, n) = xe != F(0);
-        } else {
-          Map<U>(target, n) = xe.template cast<U>();
-        }
-      });
-    });
-  });
-  if (!wide_out.empty()) from_wide(to, wide_out, out);
+  convert_kernel(from, to)(from, to, a, out, n);
 }
 
 }  // namespace spmd::kernels

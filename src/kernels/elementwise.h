@@ -60,4 +60,16 @@ void select(DType dtype, Input cond, Input a, Input b, std::byte* out, int64_t n
 // and NumPy's cast), anything to bool is != 0, half types round to nearest even.
 void convert(DType from, DType to, Input a, std::byte* out, int64_t n);
 
+// The same kernels with the dtype dispatch done once, for a loop that calls one kernel on many
+// small pieces (chain.h). Calling what unary_kernel(t) returns with dtype t is calling unary()
+// with it, and so on; with another dtype, the behaviour is undefined.
+using UnaryKernel = void (*)(Unary op, DType dtype, Input a, std::byte* out, int64_t n);
+using BinaryKernel = void (*)(Binary op, DType dtype, Input a, Input b, std::byte* out, int64_t n);
+using SelectKernel = void (*)(DType dtype, Input cond, Input a, Input b, std::byte* out, int64_t n);
+using ConvertKernel = void (*)(DType from, DType to, Input a, std::byte* out, int64_t n);
+UnaryKernel unary_kernel(DType dtype);
+BinaryKernel binary_kernel(DType dtype);
+SelectKernel select_kernel(DType dtype);
+ConvertKernel convert_kernel(DType from, DType to);
+
 }  // namespace spmd::kernels

@@ -209,17 +209,10 @@ class CountingBackend final : public spmd::kernels::Backend {
     ++calls;                          \
     cpu.method args;                  \
   }
-  FORWARD(unary,
-          (spmd::kernels::Unary op, spmd::DType t, spmd::kernels::Input a, std::byte* o, int64_t n),
-          (op, t, a, o, n))
-  FORWARD(binary,
-          (spmd::kernels::Binary op, spmd::DType t, spmd::kernels::Input a, spmd::kernels::Input b,
+  FORWARD(chain,
+          (std::span<const spmd::kernels::ChainStep> s, std::span<const spmd::kernels::Input> in,
            std::byte* o, int64_t n),
-          (op, t, a, b, o, n))
-  FORWARD(select,
-          (spmd::DType t, spmd::kernels::Input c, spmd::kernels::Input a, spmd::kernels::Input b,
-           std::byte* o, int64_t n),
-          (t, c, a, b, o, n))
+          (s, in, o, n))
   FORWARD(convert, (spmd::DType f, spmd::DType t, spmd::kernels::Input a, std::byte* o, int64_t n),
           (f, t, a, o, n))
   FORWARD(fill, (spmd::DType t, double v, std::byte* o, int64_t n), (t, v, o, n))
@@ -294,6 +287,36 @@ TEST(DeviceSeam, TheExecutorReachesEveryKernelThroughItsBackend) {
   const auto got = out[0].data<float>();
   EXPECT_NEAR(got[0], std::exp(4.0f) + std::exp(5.0f), 1e-2);
   EXPECT_NEAR(got[1], std::exp(10.0f) + std::exp(11.0f), 1e1);
+}
+
+TEST(DeviceSeam, AFusedChainReachesTheBackendAsOneCall) {
+  const spmd::Mesh one({spmd::devices()[0]}, {"x"});
+  const compiler::Program program = compiler::parse_program(
+      "%0 = parameter f32[3000] index=0 sharding=PartitionSpec()\n"
+      "%1 = parameter f32[3000] index=1 sharding=PartitionSpec()\n"
+      "%2 = mul f32[3000] %0 %1\n"
+      "%3 = exp f32[3000] %2\n"
+      "%4 = add f32[3000] %3 %0\n"
+      "return %4\n",
+      one);
+  const compiler::LocalProgram local = compiler::partition(
+      program, one, {compiler::Layout::replicated(1), compiler::Layout::replicated(1)},
+      {std::nullopt}, "fused");
+  ASSERT_NE(local.text.find("fused f32[3000]"), std::string::npos) << local.text;
+  const CountingBackend backend;
+  const compiler::KernelContext device{backend, backend.memory(0)};
+  std::vector<float> a(3000), b(3000);
+  for (size_t i = 0; i < a.size(); ++i) {
+    a[i] = static_cast<float>(i % 13) * 0.1f;
+    b[i] = static_cast<float>(i % 7) * 0.2f - 0.5f;
+  }
+  std::vector<Block> inputs = {Block::from_vector(a, {3000}), Block::from_vector(b, {3000})};
+  const std::vector<Block> out = compiler::execute(local, one, device, inputs);
+  EXPECT_EQ(backend.calls.load(), 1);  // the whole chain, not a call per step or per block
+  const auto got = out[0].data<float>();
+  for (size_t i = 0; i < a.size(); ++i) {
+    ASSERT_NEAR(got[i], std::exp(a[i] * b[i]) + a[i], 1e-5f * (1 + std::exp(a[i] * b[i]))) << i;
+  }
 }
 
 TEST(DeviceSeam, ABackendForAPlatformThisBuildLacksIsAClearError) {

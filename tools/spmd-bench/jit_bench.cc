@@ -84,15 +84,16 @@ void fusion(nlohmann::ordered_json& row, int iterations) {
   const Array a = filled({n}, alone(), 1.5f), b = filled({n}, alone(), 2.0f),
               c = filled({n}, alone(), 0.5f);
   auto fma = jit([](const Tensor& p, const Tensor& q, const Tensor& r) { return p * q + r; });
-  const double jit_s = timed(iterations, [&] { fma(a, b, c); });
   const float* pa = a.addressable_data(0).data<float>().data();
   const float* pb = b.addressable_data(0).data<float>().data();
   const float* pc = c.addressable_data(0).data<float>().data();
-  const double loop_s = timed(iterations, [&] {
-    HostArray out = HostArray::uninitialized(DType::kFloat32, {n});
-    float* o = out.mutable_data<float>().data();
-    for (int64_t i = 0; i < n; ++i) o[i] = pa[i] * pb[i] + pc[i];
-  });
+  const auto [jit_s, loop_s] = timed_side_by_side(
+      iterations, [&] { fma(a, b, c); },
+      [&] {
+        HostArray out = HostArray::uninitialized(DType::kFloat32, {n});
+        float* o = out.mutable_data<float>().data();
+        for (int64_t i = 0; i < n; ++i) o[i] = pa[i] * pb[i] + pc[i];
+      });
   row["fusion_jit_s"] = jit_s;
   row["fusion_loop_s"] = loop_s;
   row["fusion_speed_vs_loop"] = loop_s / jit_s;

@@ -101,6 +101,23 @@ double timed(int iterations, const std::function<void()>& f) {
   return median(t);
 }
 
+std::pair<double, double> timed_side_by_side(int iterations, const std::function<void()>& f,
+                                             const std::function<void()>& g) {
+  f();
+  g();
+  std::vector<double> tf, tg;
+  for (int i = 0; i < iterations; ++i) {
+    if (i % 2 == 0) {
+      tf.push_back(seconds_of(f));
+      tg.push_back(seconds_of(g));
+    } else {
+      tg.push_back(seconds_of(g));
+      tf.push_back(seconds_of(f));
+    }
+  }
+  return {median(tf), median(tg)};
+}
+
 double timed_phase(const std::string& id, const std::function<void()>& f) {
   using Clock = std::chrono::steady_clock;
   auto& kv = distributed::client();

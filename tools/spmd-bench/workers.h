@@ -35,6 +35,11 @@ double median(std::vector<double> v);
 double seconds_of(const std::function<void()>& f);
 // The median of `iterations` timings of `f`, after one untimed warm-up call.
 double timed(int iterations, const std::function<void()>& f);
+// timed() for two pieces of work side by side: each iteration times both, in turn first, so
+// that neither always runs in the other's wake (caches, another library's spinning threads).
+// Returns the medians of f's and g's timings.
+std::pair<double, double> timed_side_by_side(int iterations, const std::function<void()>& f,
+                                             const std::function<void()>& g);
 
 // Runs `f` between two barriers of every process of the job (ids `id`/start and `id`/end, at most
 // 10 minutes each) and returns the seconds from the first to the second: the slowest process's

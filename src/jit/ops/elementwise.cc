@@ -78,10 +78,15 @@ std::optional<FactorRule> ElementwiseOperation::factor_rule(std::span<const Valu
 Block ElementwiseOperation::run(const KernelContext& device, const Step& step,
                                 std::span<const Block> in) const {
   Block out = device.allocate(step.dtype, step.shape);
-  std::vector<Operand> operands;
-  operands.reserve(in.size());
-  for (const Block& b : in) operands.push_back({{b.bytes().data(), b.size()}, b.dtype()});
-  apply(device.backend, step.dtype, operands, out.mutable_bytes().data(), out.size());
+  std::vector<DType> dtypes;
+  std::vector<kernels::Input> inputs;
+  for (const Block& b : in) {
+    dtypes.push_back(b.dtype());
+    inputs.push_back({b.bytes().data(), b.size()});
+  }
+  kernels::ChainStep alone = chain_step(dtypes, step.dtype);
+  for (size_t i = 0; i < in.size(); ++i) alone.args[i] = kernels::chain_input(static_cast<int>(i));
+  device.backend.chain({&alone, 1}, inputs, out.mutable_bytes().data(), out.size());
   return out;
 }
 
@@ -114,9 +119,11 @@ ValueType UnaryOp::result_type(std::span<const ValueType> operands) const {
   return operands[0];
 }
 
-void UnaryOp::apply(const kernels::Backend& backend, DType dtype, std::span<const Operand> in,
-                    std::byte* out, int64_t n) const {
-  backend.unary(fn, dtype, in[0].data, out, n);
+kernels::ChainStep UnaryOp::chain_step(std::span<const DType> /*operands*/, DType result) const {
+  return {.kind = kernels::ChainStep::Kind::kUnary,
+          .fn = static_cast<uint8_t>(fn),
+          .dtype = result,
+          .result = result};
 }
 
 Cotangents UnaryOp::vjp(const Op& op, const Tensor& y, std::span<const Tensor> operands,
@@ -160,9 +167,11 @@ ValueType BinaryOp::result_type(std::span<const ValueType> operands) const {
           elementwise_shape(name(), operands)};
 }
 
-void BinaryOp::apply(const kernels::Backend& backend, DType /*dtype*/, std::span<const Operand> in,
-                     std::byte* out, int64_t n) const {
-  backend.binary(fn, in[0].dtype, in[0].data, in[1].data, out, n);
+kernels::ChainStep BinaryOp::chain_step(std::span<const DType> operands, DType result) const {
+  return {.kind = kernels::ChainStep::Kind::kBinary,
+          .fn = static_cast<uint8_t>(fn),
+          .dtype = operands[0],
+          .result = result};
 }
 
 namespace {

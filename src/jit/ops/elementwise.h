@@ -15,8 +15,7 @@ class UnaryOp final : public ElementwiseOperation {
 
   std::string name() const override;
   ValueType result_type(std::span<const ValueType> operands) const override;
-  void apply(const kernels::Backend& backend, DType dtype, std::span<const Operand> in,
-             std::byte* out, int64_t n) const override;
+  kernels::ChainStep chain_step(std::span<const DType> operands, DType result) const override;
   Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
                  const Tensor& g) const override;
 };
@@ -29,8 +28,7 @@ class BinaryOp final : public ElementwiseOperation {
 
   std::string name() const override;
   ValueType result_type(std::span<const ValueType> operands) const override;
-  void apply(const kernels::Backend& backend, DType dtype, std::span<const Operand> in,
-             std::byte* out, int64_t n) const override;
+  kernels::ChainStep chain_step(std::span<const DType> operands, DType result) const override;
   Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
                  const Tensor& g) const override;
 };

@@ -31,9 +31,8 @@ PartitionSpec SelectOp::type_spec(std::span<const ValueType> operands, const Val
   return same_type_spec("select", operands);
 }
 
-void SelectOp::apply(const kernels::Backend& backend, DType dtype, std::span<const Operand> in,
-                     std::byte* out, int64_t n) const {
-  backend.select(dtype, in[0].data, in[1].data, in[2].data, out, n);
+kernels::ChainStep SelectOp::chain_step(std::span<const DType> /*operands*/, DType result) const {
+  return {.kind = kernels::ChainStep::Kind::kSelect, .dtype = result, .result = result};
 }
 
 Cotangents SelectOp::vjp(const Op& /*op*/, const Tensor& /*result*/,
@@ -48,9 +47,8 @@ ValueType ConvertOp::result_type(std::span<const ValueType> operands) const {
   return {to, operands[0].shape};
 }
 
-void ConvertOp::apply(const kernels::Backend& backend, DType dtype, std::span<const Operand> in,
-                      std::byte* out, int64_t n) const {
-  backend.convert(in[0].dtype, dtype, in[0].data, out, n);
+kernels::ChainStep ConvertOp::chain_step(std::span<const DType> operands, DType result) const {
+  return {.kind = kernels::ChainStep::Kind::kConvert, .dtype = operands[0], .result = result};
 }
 
 Cotangents ConvertOp::vjp(const Op& /*op*/, const Tensor& /*result*/,

@@ -14,8 +14,7 @@ class SelectOp final : public ElementwiseOperation {
   // JAX's: the condition (unless rank 0) and the operands split alike.
   PartitionSpec type_spec(std::span<const ValueType> operands, const ValueType& result,
                           const Mesh& mesh) const override;
-  void apply(const kernels::Backend& backend, DType dtype, std::span<const Operand> in,
-             std::byte* out, int64_t n) const override;
+  kernels::ChainStep chain_step(std::span<const DType> operands, DType result) const override;
   Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
                  const Tensor& g) const override;
 };
@@ -29,8 +28,7 @@ class ConvertOp final : public ElementwiseOperation {
 
   std::string name() const override { return "convert"; }
   ValueType result_type(std::span<const ValueType> operands) const override;
-  void apply(const kernels::Backend& backend, DType dtype, std::span<const Operand> in,
-             std::byte* out, int64_t n) const override;
+  kernels::ChainStep chain_step(std::span<const DType> operands, DType result) const override;
   // Differentiable from a floating dtype to a floating one.
   Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
                  const Tensor& g) const override;

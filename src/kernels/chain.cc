@@ -1,0 +1,165 @@
+#include "kernels/chain.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "spmd/error.h"
+
+namespace spmd::kernels {
+namespace {
+
+// Elements per block: 512, or fewer (down to 128) where the intermediates of 512 would pass
+// kBlockBytes. Measured on a * b + c over 16 Mi float32 against a hand-written loop at -O3:
+// 512 and 1024 ran at 1.02-1.05x the loop's speed, 2048 at 0.96-0.99x, 4096 at 0.90-0.93x.
+constexpr int64_t kMaxBlock = 512;
+constexpr int64_t kMinBlock = 128;
+constexpr int64_t kBlockBytes = int64_t{16} << 10;
+
+// Where one operand of a step reads, block by block: base + offset × stride bytes, `elements`
+// per block (the block's length, or 1 for a scalar input).
+struct Source {
+  const std::byte* base = nullptr;
+  int64_t stride = 0;
+  bool scalar = false;
+};
+
+// A step with its kernel looked up and its operands resolved.
+struct Resolved {
+  const ChainStep* step = nullptr;
+  UnaryKernel unary = nullptr;
+  BinaryKernel binary = nullptr;
+  SelectKernel select = nullptr;
+  ConvertKernel convert = nullptr;
+  std::array<Source, 3> from{};
+  std::byte* dst = nullptr;  // the block buffer, or `out` for the last step
+  int64_t dst_stride = 0;    // bytes per element when writing `out`, else 0
+};
+
+// The dtype operand `i` of `s` is read as.
+DType operand_dtype(const ChainStep& s, int i) {
+  return s.kind == ChainStep::Kind::kSelect && i == 0 ? DType::kBool : s.dtype;
+}
+
+Resolved resolve(const ChainStep& s) {
+  Resolved r{.step = &s};
+  switch (s.kind) {
+    case ChainStep::Kind::kUnary:
+      r.unary = unary_kernel(s.dtype);
+      break;
+    case ChainStep::Kind::kBinary:
+      r.binary = binary_kernel(s.dtype);
+      break;
+    case ChainStep::Kind::kSelect:
+      r.select = select_kernel(s.dtype);
+      break;
+    case ChainStep::Kind::kConvert:
+      r.convert = convert_kernel(s.dtype, s.result);
+      break;
+  }
+  return r;
+}
+
+// Step k's operands: chain inputs (at the block's offset, or their one element) or the block
+// buffers of earlier steps.
+void connect(Resolved& r, int k, std::span<const Input> inputs, int64_t n,
+             std::span<std::byte* const> buffers) {
+  for (int i = 0; i < arity(r.step->kind); ++i) {
+    const int32_t arg = r.step->args[static_cast<size_t>(i)];
+    if (arg >= 0) {
+      if (static_cast<size_t>(arg) >= inputs.size()) {
+        throw InvalidArgument(
+            fmt::format("run_chain: step {} reads input {} of {}", k, arg, inputs.size()));
+      }
+      const Input& in = inputs[static_cast<size_t>(arg)];
+      const bool scalar = in.elements != n;
+      const auto size = static_cast<int64_t>(dtype_size(operand_dtype(*r.step, i)));
+      r.from[static_cast<size_t>(i)] = {in.data, scalar ? 0 : size, scalar};
+    } else {
+      const int32_t earlier = -1 - arg;
+      if (earlier >= k) {
+        throw InvalidArgument(fmt::format("run_chain: step {} reads step {}'s result", k, earlier));
+      }
+      r.from[static_cast<size_t>(i)] = {buffers[static_cast<size_t>(earlier)], 0, false};
+    }
+  }
+}
+
+// Runs one step on `len` elements from element `offset`.
+void run_block(const Resolved& r, int64_t offset, int64_t len) {
+  std::array<Input, 3> in{};
+  for (int i = 0; i < arity(r.step->kind); ++i) {
+    const Source& s = r.from[static_cast<size_t>(i)];
+    in[static_cast<size_t>(i)] = {s.base + offset * s.stride, s.scalar ? 1 : len};
+  }
+  std::byte* dst = r.dst + offset * r.dst_stride;
+  const ChainStep& s = *r.step;
+  switch (s.kind) {
+    case ChainStep::Kind::kUnary:
+      r.unary(static_cast<Unary>(s.fn), s.dtype, in[0], dst, len);
+      return;
+    case ChainStep::Kind::kBinary:
+      r.binary(static_cast<Binary>(s.fn), s.dtype, in[0], in[1], dst, len);
+      return;
+    case ChainStep::Kind::kSelect:
+      r.select(s.dtype, in[0], in[1], in[2], dst, len);
+      return;
+    case ChainStep::Kind::kConvert:
+      r.convert(s.dtype, s.result, in[0], dst, len);
+      return;
+  }
+}
+
+// Elements per block for these steps' intermediates: a multiple of 64.
+int64_t block_length(std::span<const ChainStep> steps) {
+  int64_t bytes = 0;
+  for (size_t k = 0; k + 1 < steps.size(); ++k) {
+    bytes += static_cast<int64_t>(dtype_size(steps[k].result));
+  }
+  const int64_t fits = kBlockBytes / std::max<int64_t>(bytes, 1) / 64 * 64;
+  return std::clamp(fits, kMinBlock, kMaxBlock);
+}
+
+}  // namespace
+
+int arity(ChainStep::Kind kind) {
+  switch (kind) {
+    case ChainStep::Kind::kUnary:
+    case ChainStep::Kind::kConvert:
+      return 1;
+    case ChainStep::Kind::kBinary:
+      return 2;
+    case ChainStep::Kind::kSelect:
+      return 3;
+  }
+  return 0;
+}
+
+void run_chain(std::span<const ChainStep> steps, std::span<const Input> inputs, std::byte* out,
+               int64_t n) {
+  if (steps.empty()) throw InvalidArgument("run_chain: a chain of no steps");
+  const int64_t block = steps.size() == 1 ? std::max<int64_t>(n, 1) : block_length(steps);
+  std::vector<std::vector<std::byte>> buffers(steps.size() - 1);
+  std::vector<std::byte*> at(steps.size() - 1);
+  for (size_t k = 0; k + 1 < steps.size(); ++k) {
+    buffers[k].resize(static_cast<size_t>(block) * dtype_size(steps[k].result));
+    at[k] = buffers[k].data();
+  }
+  std::vector<Resolved> resolved;
+  resolved.reserve(steps.size());
+  for (size_t k = 0; k < steps.size(); ++k) {
+    Resolved r = resolve(steps[k]);
+    connect(r, static_cast<int>(k), inputs, n, at);
+    const bool last = k + 1 == steps.size();
+    r.dst = last ? out : at[k];
+    r.dst_stride = last ? static_cast<int64_t>(dtype_size(steps[k].result)) : 0;
+    resolved.push_back(r);
+  }
+  for (int64_t offset = 0; offset < n; offset += block) {
+    const int64_t len = std::min(block, n - offset);
+    for (const Resolved& r : resolved) run_block(r, offset, len);
+  }
+}
+
+}  // namespace spmd::kernels

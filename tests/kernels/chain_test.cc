@@ -1,0 +1,196 @@
+// kernels::run_chain (kernels/chain.h): a chain run block by block equals its steps run one after
+// another over all the elements, whatever the length, dtypes and scalar operands.
+#include "kernels/chain.h"
+
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "spmd/error.h"
+
+namespace {
+
+using spmd::DType;
+using spmd::kernels::Binary;
+using spmd::kernels::ChainStep;
+using spmd::kernels::Input;
+using spmd::kernels::Unary;
+using Bytes = std::vector<std::byte>;
+using Kind = ChainStep::Kind;
+
+// Operations whose results are exact, so both ways must agree bit for bit.
+const std::vector<Binary> kArithmetic = {Binary::kAdd, Binary::kSub, Binary::kMul, Binary::kMax,
+                                         Binary::kMin};
+const std::vector<Binary> kComparisons = {Binary::kLt, Binary::kGe, Binary::kEq};
+const std::vector<Unary> kUnary = {Unary::kNeg, Unary::kAbs, Unary::kSign};
+
+// An input: n elements or one, small integers in `dtype` (exact in every dtype here).
+struct Value {
+  DType dtype;
+  Bytes bytes;
+  int64_t elements;
+  Input input() const { return {bytes.data(), elements}; }
+};
+
+Value make_value(DType dtype, int64_t elements, int seed) {
+  std::vector<double> v(static_cast<size_t>(elements));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>((i * 7 + seed) % 11) - 5;
+  Value out{dtype, Bytes(static_cast<size_t>(elements) * spmd::dtype_size(dtype)), elements};
+  spmd::kernels::convert(DType::kFloat64, dtype,
+                         {reinterpret_cast<const std::byte*>(v.data()), elements}, out.bytes.data(),
+                         elements);
+  return out;
+}
+
+// Each step over all n elements, one after another: the reference.
+Bytes step_by_step(const std::vector<ChainStep>& steps, const std::vector<Value>& inputs,
+                   int64_t n) {
+  std::vector<Bytes> results;
+  for (const ChainStep& s : steps) {
+    std::vector<Input> in;
+    for (int i = 0; i < spmd::kernels::arity(s.kind); ++i) {
+      const int32_t arg = s.args[static_cast<size_t>(i)];
+      in.push_back(arg >= 0 ? inputs[static_cast<size_t>(arg)].input()
+                            : Input{results[static_cast<size_t>(-1 - arg)].data(), n});
+    }
+    Bytes out(static_cast<size_t>(n) * spmd::dtype_size(s.result));
+    switch (s.kind) {
+      case Kind::kUnary:
+        spmd::kernels::unary(static_cast<Unary>(s.fn), s.dtype, in[0], out.data(), n);
+        break;
+      case Kind::kBinary:
+        spmd::kernels::binary(static_cast<Binary>(s.fn), s.dtype, in[0], in[1], out.data(), n);
+        break;
+      case Kind::kSelect:
+        spmd::kernels::select(s.dtype, in[0], in[1], in[2], out.data(), n);
+        break;
+      case Kind::kConvert:
+        spmd::kernels::convert(s.dtype, s.result, in[0], out.data(), n);
+        break;
+    }
+    results.push_back(std::move(out));
+  }
+  return results.back();
+}
+
+// A random chain over `dtype`: each step reads a fresh input (n elements or a scalar) or the
+// latest result of the same dtype; comparisons feed selects, and some steps convert.
+struct RandomChain {
+  std::vector<ChainStep> steps;
+  std::vector<Value> inputs;
+};
+
+int32_t fresh_input(RandomChain& c, DType dtype, int64_t n) {
+  const bool scalar = *rc::gen::inRange(0, 4) == 0;
+  c.inputs.push_back(make_value(dtype, scalar ? 1 : n, *rc::gen::inRange(0, 11)));
+  return spmd::kernels::chain_input(static_cast<int>(c.inputs.size() - 1));
+}
+
+RandomChain random_chain(DType dtype, int64_t n) {
+  RandomChain c;
+  int32_t latest = fresh_input(c, dtype, n);  // a value of `dtype` so far
+  const int length = *rc::gen::inRange(1, 7);
+  for (int k = 0; k < length; ++k) {
+    const auto result = [&] {
+      return spmd::kernels::chain_result(static_cast<int>(c.steps.size()));
+    };
+    switch (*rc::gen::inRange(0, 4)) {
+      case 0:
+        c.steps.push_back({Kind::kUnary,
+                           static_cast<uint8_t>(*rc::gen::elementOf(kUnary)),
+                           dtype,
+                           dtype,
+                           {latest}});
+        break;
+      case 1:
+        c.steps.push_back({Kind::kBinary,
+                           static_cast<uint8_t>(*rc::gen::elementOf(kArithmetic)),
+                           dtype,
+                           dtype,
+                           {latest, fresh_input(c, dtype, n)}});
+        break;
+      case 2: {  // a comparison choosing between the latest value and a fresh one
+        c.steps.push_back({Kind::kBinary,
+                           static_cast<uint8_t>(*rc::gen::elementOf(kComparisons)),
+                           dtype,
+                           DType::kBool,
+                           {latest, fresh_input(c, dtype, n)}});
+        const int32_t cond = result() + 1;
+        c.steps.push_back(
+            {Kind::kSelect, 0, dtype, dtype, {cond, latest, fresh_input(c, dtype, n)}});
+        break;
+      }
+      default:  // there and back through another dtype
+        c.steps.push_back({Kind::kConvert, 0, dtype, DType::kFloat64, {latest}});
+        c.steps.push_back({Kind::kConvert, 0, DType::kFloat64, dtype, {result() + 1}});
+        break;
+    }
+    latest = result() + 1;
+  }
+  return c;
+}
+
+RC_GTEST_PROP(Chain, BlockByBlockEqualsStepByStep, ()) {
+  const DType dtype = *rc::gen::element(DType::kFloat32, DType::kInt32, DType::kFloat16,
+                                        DType::kInt8, DType::kFloat64);
+  // Lengths around the block sizes (128 to 512) and within one block.
+  const int64_t n =
+      *rc::gen::oneOf(rc::gen::inRange<int64_t>(0, 70), rc::gen::inRange<int64_t>(500, 1100),
+                      rc::gen::inRange<int64_t>(4000, 9000));
+  const RandomChain c = random_chain(dtype, n);
+  std::vector<Input> inputs;
+  for (const Value& v : c.inputs) inputs.push_back(v.input());
+  Bytes got(static_cast<size_t>(n) * spmd::dtype_size(c.steps.back().result));
+  spmd::kernels::run_chain(c.steps, inputs, got.data(), n);
+  const Bytes want = step_by_step(c.steps, c.inputs, n);
+  RC_ASSERT(std::memcmp(got.data(), want.data(), got.size()) == 0);
+}
+
+TEST(Chain, AStepReadingALaterStepOrAMissingInputIsRefused) {
+  const Value a = make_value(DType::kFloat32, 4, 0);
+  const std::vector<Input> inputs = {a.input()};
+  Bytes out(16);
+  const std::vector<ChainStep> later = {
+      {Kind::kUnary,
+       static_cast<uint8_t>(Unary::kNeg),
+       DType::kFloat32,
+       DType::kFloat32,
+       {spmd::kernels::chain_result(1)}},
+      {Kind::kUnary, static_cast<uint8_t>(Unary::kNeg), DType::kFloat32, DType::kFloat32, {0}}};
+  EXPECT_THROW(spmd::kernels::run_chain(later, inputs, out.data(), 4), spmd::InvalidArgument);
+  const std::vector<ChainStep> missing = {{Kind::kBinary,
+                                           static_cast<uint8_t>(Binary::kAdd),
+                                           DType::kFloat32,
+                                           DType::kFloat32,
+                                           {0, 1}}};
+  EXPECT_THROW(spmd::kernels::run_chain(missing, inputs, out.data(), 4), spmd::InvalidArgument);
+  EXPECT_THROW(spmd::kernels::run_chain({}, inputs, out.data(), 4), spmd::InvalidArgument);
+}
+
+TEST(Chain, AnIntegerDivisionByZeroInsideAChainIsAnError) {
+  const int64_t n = 3000;  // the zero lies in a later block than the first
+  Value divisor = make_value(DType::kInt32, n, 3);
+  for (size_t i = 0; i < static_cast<size_t>(n); ++i) {
+    reinterpret_cast<int32_t*>(divisor.bytes.data())[i] = i == 2500 ? 0 : 2;
+  }
+  const Value a = make_value(DType::kInt32, n, 1);
+  const std::vector<Input> inputs = {a.input(), divisor.input()};
+  const std::vector<ChainStep> steps = {
+      {Kind::kBinary, static_cast<uint8_t>(Binary::kDiv), DType::kInt32, DType::kInt32, {0, 1}},
+      {Kind::kUnary,
+       static_cast<uint8_t>(Unary::kNeg),
+       DType::kInt32,
+       DType::kInt32,
+       {spmd::kernels::chain_result(0)}}};
+  Bytes out(static_cast<size_t>(n) * 4);
+  try {
+    spmd::kernels::run_chain(steps, inputs, out.data(), n);
+    FAIL() << "a zero divisor went through";
+  } catch (const spmd::InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("division by zero"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
