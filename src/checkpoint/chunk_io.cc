@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -13,6 +14,7 @@
 #include <cstring>
 #include <new>
 
+#include "checkpoint/mapped_copy.h"
 #include "spmd/error.h"
 
 namespace spmd::checkpoint {
@@ -25,6 +27,9 @@ Error io_error(const char* what, const std::string& path) {
 // Files are written and read in pieces of this size, each hashed right before it is written or
 // right after it is read, while it is in cache: the checksum then costs little beyond the copy.
 constexpr size_t kPiece = size_t{4} << 20;
+// Files at least this large are read through a mapping (mapped_copy.h); smaller ones with read(),
+// where the mapping's set-up would cost more than it saves.
+constexpr size_t kMapFrom = size_t{1} << 20;
 
 std::string digest_text(XXH64_hash_t h) { return fmt::format("xxh3-64:{:016x}", h); }
 
@@ -141,6 +146,38 @@ Buffer read_file(const std::string& path) {
   return out;
 }
 
+namespace {
+
+// read_file_into() with read(): the bytes arrive in `out` piece by piece, each hashed as it comes.
+void read_pieces(int fd, const std::string& path, std::span<char> out, Hasher& hash) {
+  size_t done = 0;
+  while (done < out.size()) {
+    const size_t want = std::min(kPiece, out.size() - done);
+    const ssize_t n = ::read(fd, out.data() + done, want);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw io_error("read", path);
+    }
+    if (n == 0) throw Error(fmt::format("checkpoint: chunk {} shrank while read", path));
+    hash.update(out.data() + done, static_cast<size_t>(n));
+    done += static_cast<size_t>(n);
+  }
+}
+
+// read_file_into() through a read-only mapping; false when the file cannot be mapped (the caller
+// reads it instead).
+bool read_mapped(int fd, const std::string& path, std::span<char> out, Hasher& hash) {
+  void* mapped = ::mmap(nullptr, out.size(), PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  if (mapped == MAP_FAILED) return false;
+  const bool whole = copy_mapped(static_cast<const std::byte*>(mapped),
+                                 reinterpret_cast<std::byte*>(out.data()), out.size(), hash.state);
+  ::munmap(mapped, out.size());
+  if (!whole) throw Error(fmt::format("checkpoint: chunk {} shrank while read", path));
+  return true;
+}
+
+}  // namespace
+
 std::string read_file_into(const std::string& path, std::span<char> out) {
   const Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
   if (f.fd < 0) throw io_error("open", path);
@@ -151,17 +188,8 @@ std::string read_file_into(const std::string& path, std::span<char> out) {
                             st.st_size, out.size()));
   }
   Hasher hash;
-  size_t done = 0;
-  while (done < out.size()) {
-    const size_t want = std::min(kPiece, out.size() - done);
-    const ssize_t n = ::read(f.fd, out.data() + done, want);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw io_error("read", path);
-    }
-    if (n == 0) throw Error(fmt::format("checkpoint: chunk {} shrank while read", path));
-    hash.update(out.data() + done, static_cast<size_t>(n));
-    done += static_cast<size_t>(n);
+  if (out.size() < kMapFrom || !read_mapped(f.fd, path, out, hash)) {
+    read_pieces(f.fd, path, out, hash);
   }
   return hash.text();
 }

@@ -41,8 +41,10 @@ std::string write_file_durably(const std::string& path, std::span<const char> by
 Buffer read_file(const std::string& path);
 
 // Reads the whole file into `out`, whose size it must have exactly, and returns checksum(out),
-// computed piece by piece as the pieces arrive. Throws spmd::Error naming the file (a size that
-// differs: truncated or grown).
+// computed piece by piece as the pieces arrive: from a mapping of the file from 1 MiB on (each
+// piece hashed, then copied, while in cache: mapped_copy.h), with read() below that. Throws
+// spmd::Error naming the file (a size that differs: truncated or grown; a file that shrinks
+// while read).
 std::string read_file_into(const std::string& path, std::span<char> out);
 
 // fsyncs a directory, so the entries made in it survive a crash. Throws spmd::Error.
