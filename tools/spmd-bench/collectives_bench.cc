@@ -19,6 +19,7 @@
 #include "comm/ucx_transport.h"
 #include "common/subprocess.h"
 #include "spmd-bench/collective_sweep.h"
+#include "spmd-bench/exchange_reference.h"
 #include "spmd-bench/jax_baseline.h"
 #include "spmd-bench/result_row.h"
 #include "spmd-bench/workers.h"
@@ -370,7 +371,11 @@ int run_collectives_bench(const CollectivesBenchOptions& options) {
   if (options.json && options.rounds > 1) {
     for (const auto& r : rows) fmt::print("{}\n", to_json_line(r));
   }
-  const auto reference = memcpy_reference(s);
+  auto reference = memcpy_reference(s);
+  if (options.processes >= 2) {
+    const auto exchange = exchange_reference(s, options.bind);
+    reference.insert(reference.end(), exchange.begin(), exchange.end());
+  }
   if (options.json) {
     for (const auto& r : reference) fmt::print("{}\n", to_json_line(r));
   } else {

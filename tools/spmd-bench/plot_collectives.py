@@ -1,6 +1,6 @@
 """spmd-bench collectives --plot: bus bandwidth and latency against message size, one line per
-implementation of the run (memcpy as the ceiling of the bandwidth panel), one row of panels per
-collective.
+implementation of the run (a one-thread memcpy and a two-process shared-memory exchange as the
+ceilings of the bandwidth panel), one row of panels per collective.
 
   plot_collectives.py ROWS.jsonl OUT.png     (ROWS: the run's result rows, one JSON per line)
 """
@@ -24,8 +24,11 @@ def main():
     rows_file, png = sys.argv[1:3]
     with open(rows_file) as f:
         rows = [json.loads(line) for line in f if line.strip()]
-    reference = sorted((r for r in rows if r["op"] == "memcpy"), key=lambda r: r["bytes"])
-    ops = sorted({r["op"] for r in rows if r["op"] != "memcpy"})
+    references = {
+        op: sorted((r for r in rows if r["op"] == op), key=lambda r: r["bytes"])
+        for op in ("memcpy", "exchange")
+    }
+    ops = sorted({r["op"] for r in rows if r["op"] not in references})
     if not ops:
         raise SystemExit("plot_collectives.py: no collective rows to draw")
     fig, axes = plt.subplots(len(ops), 2, figsize=(12, 4.2 * len(ops)), squeeze=False)
@@ -39,9 +42,14 @@ def main():
             sizes = [r["bytes"] for r in points]
             bw.plot(sizes, [r["busbw_GBps"] for r in points], marker="o", label=name)
             lat.plot(sizes, [r["p50_us"] for r in points], marker="o", label=name)
-        if reference:
-            bw.plot([r["bytes"] for r in reference], [r["busbw_GBps"] for r in reference],
-                    linestyle="--", color="grey", label="memcpy (one thread)")
+        for op_name, style, label in (
+            ("memcpy", "--", "memcpy (one thread)"),
+            ("exchange", ":", "two-copy exchange, 2 processes (per direction)"),
+        ):
+            ref = references[op_name]
+            if ref:
+                bw.plot([r["bytes"] for r in ref], [r["busbw_GBps"] for r in ref],
+                        linestyle=style, color="grey", label=label)
         processes = max(r["processes"] for r in rows if r["op"] == op)
         for ax, what in ((bw, "bus bandwidth, GB/s"), (lat, "p50 latency, µs")):
             ax.set_xscale("log", base=2)
