@@ -22,7 +22,7 @@ enum class StepKind : uint8_t {
   kPsumScatter,  // sum over `axes`, each device keeping its part of dimension `dim`
   kAllToAll,     // split dimension `dim` over `axes`, gather dimension `dim2`
   kLocalSlice,   // keep this device's part of dimension `dim` along `axes` (no communication)
-  kFused,        // `body`: a chain of element-wise steps run tile by tile (fuse.h)
+  kFused,        // `body`: a chain of element-wise steps run as one (fuse.h)
 };
 
 struct Step {
@@ -39,7 +39,7 @@ struct Step {
   int dim2 = -1;
   // Slots no later step reads (nor the outputs): freed once this step has run.
   std::vector<int> last_use_of;
-  // kFused: the element-wise steps, in order; their intermediate slots exist only per tile.
+  // kFused: the element-wise steps, in order; their intermediate slots exist only per block.
   std::vector<Step> body;
 };
 
