@@ -264,56 +264,60 @@ class CountingBackend final : public spmd::kernels::Backend {
 #undef FORWARD
 };
 
-TEST(DeviceSeam, TheExecutorReachesEveryKernelThroughItsBackend) {
+// `text` (two replicated parameters of rank `rank`) partitioned for one device and run on the
+// counting backend: the outputs, and the calls that reached it.
+struct SeamRun {
+  std::vector<Block> out;
+  int calls;
+  std::string local_text;
+};
+SeamRun run_on_counting_backend(const std::string& text, int rank, std::vector<Block> inputs) {
   const spmd::Mesh one({spmd::devices()[0]}, {"x"});
-  const compiler::Program program = compiler::parse_program(
+  const compiler::LocalProgram local =
+      compiler::partition(compiler::parse_program(text, one), one,
+                          {compiler::Layout::replicated(rank), compiler::Layout::replicated(rank)},
+                          {std::nullopt}, "seam");
+  const CountingBackend backend;
+  const compiler::KernelContext device{backend, backend.memory(0)};
+  std::vector<Block> out = compiler::execute(local, one, device, inputs);
+  return {std::move(out), backend.calls.load(), local.text};
+}
+
+TEST(DeviceSeam, TheExecutorReachesEveryKernelThroughItsBackend) {
+  const SeamRun run = run_on_counting_backend(
       "%0 = parameter f32[2,3] index=0 sharding=PartitionSpec()\n"
       "%1 = parameter f32[3,2] index=1 sharding=PartitionSpec()\n"
       "%2 = dot f32[2,2] %0 %1 einsum=mk,kn->mn\n"
       "%3 = exp f32[2,2] %2\n"
       "%4 = reduce_sum f32[2] %3 axes={1}\n"
       "return %4\n",
-      one);
-  const compiler::LocalProgram local = compiler::partition(
-      program, one, {compiler::Layout::replicated(2), compiler::Layout::replicated(2)},
-      {std::nullopt}, "seam");
-  const CountingBackend backend;
-  const compiler::KernelContext device{backend, backend.memory(0)};
-  std::vector<Block> inputs = {Block::from_vector(std::vector<float>{1, 2, 3, 4, 5, 6}, {2, 3}),
-                               Block::from_vector(std::vector<float>{1, 0, 0, 1, 1, 1}, {3, 2})};
-  const std::vector<Block> out = compiler::execute(local, one, device, inputs);
-  EXPECT_EQ(backend.calls.load(), 3);  // matmul, exp, reduce: nothing around the seam
+      2,
+      {Block::from_vector(std::vector<float>{1, 2, 3, 4, 5, 6}, {2, 3}),
+       Block::from_vector(std::vector<float>{1, 0, 0, 1, 1, 1}, {3, 2})});
+  EXPECT_EQ(run.calls, 3);  // matmul, exp, reduce: nothing around the seam
   // rows of x·w: (1+3, 2+3) and (4+6, 5+6)
-  const auto got = out[0].data<float>();
+  const auto got = run.out[0].data<float>();
   EXPECT_NEAR(got[0], std::exp(4.0f) + std::exp(5.0f), 1e-2);
   EXPECT_NEAR(got[1], std::exp(10.0f) + std::exp(11.0f), 1e1);
 }
 
 TEST(DeviceSeam, AFusedChainReachesTheBackendAsOneCall) {
-  const spmd::Mesh one({spmd::devices()[0]}, {"x"});
-  const compiler::Program program = compiler::parse_program(
+  std::vector<float> a(3000), b(3000);
+  for (size_t i = 0; i < a.size(); ++i) {
+    a[i] = static_cast<float>(i % 13) * 0.1f;
+    b[i] = static_cast<float>(i % 7) * 0.2f - 0.5f;
+  }
+  const SeamRun run = run_on_counting_backend(
       "%0 = parameter f32[3000] index=0 sharding=PartitionSpec()\n"
       "%1 = parameter f32[3000] index=1 sharding=PartitionSpec()\n"
       "%2 = mul f32[3000] %0 %1\n"
       "%3 = exp f32[3000] %2\n"
       "%4 = add f32[3000] %3 %0\n"
       "return %4\n",
-      one);
-  const compiler::LocalProgram local = compiler::partition(
-      program, one, {compiler::Layout::replicated(1), compiler::Layout::replicated(1)},
-      {std::nullopt}, "fused");
-  ASSERT_NE(local.text.find("fused f32[3000]"), std::string::npos) << local.text;
-  const CountingBackend backend;
-  const compiler::KernelContext device{backend, backend.memory(0)};
-  std::vector<float> a(3000), b(3000);
-  for (size_t i = 0; i < a.size(); ++i) {
-    a[i] = static_cast<float>(i % 13) * 0.1f;
-    b[i] = static_cast<float>(i % 7) * 0.2f - 0.5f;
-  }
-  std::vector<Block> inputs = {Block::from_vector(a, {3000}), Block::from_vector(b, {3000})};
-  const std::vector<Block> out = compiler::execute(local, one, device, inputs);
-  EXPECT_EQ(backend.calls.load(), 1);  // the whole chain, not a call per step or per block
-  const auto got = out[0].data<float>();
+      1, {Block::from_vector(a, {3000}), Block::from_vector(b, {3000})});
+  ASSERT_NE(run.local_text.find("fused f32[3000]"), std::string::npos) << run.local_text;
+  EXPECT_EQ(run.calls, 1);  // the whole chain, not a call per step or per block
+  const auto got = run.out[0].data<float>();
   for (size_t i = 0; i < a.size(); ++i) {
     ASSERT_NEAR(got[i], std::exp(a[i] * b[i]) + a[i], 1e-5f * (1 + std::exp(a[i] * b[i]))) << i;
   }

@@ -18,6 +18,14 @@ using Clock = std::chrono::steady_clock;
 constexpr size_t kFreshFrom = size_t{64} << 10;
 constexpr size_t kPoolBytes = 64u << 20;
 
+}  // namespace
+
+size_t rotating_buffers(size_t bytes) {
+  return bytes >= kFreshFrom ? std::max<size_t>(1, kPoolBytes / bytes) : 1;
+}
+
+namespace {
+
 // nccl-tests' bus bandwidth factors.
 double bus_factor(const std::string& op, int n) {
   if (op == "all_reduce") return 2.0 * (n - 1) / n;
@@ -192,7 +200,7 @@ void sweep(CollectiveImpl& impl, const SweepOptions& options) {
       const size_t ni = in_elems(op, count, n);
       const size_t no = out_elems(op, count, n);
       const size_t big = std::max(ni, no) * sizeof(float);
-      const size_t pool = big >= kFreshFrom ? std::max<size_t>(1, kPoolBytes / big) : 1;
+      const size_t pool = rotating_buffers(big);
       Buffers buf = make_buffers(op, impl.rank(), ni, no, pool);
       const int iterations = choose_iterations(impl, op, buf, pool, count, options);
       std::vector<double> times(iterations);

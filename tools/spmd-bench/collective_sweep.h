@@ -32,6 +32,10 @@ class CollectiveImpl {
   virtual bool all_true(bool mine) = 0;
 };
 
+// How many buffers of `bytes` a point rotates through: enough for 64 MiB from 64 KiB on, else
+// one. The references (memcpy, the exchange) rotate theirs alike.
+size_t rotating_buffers(size_t bytes);
+
 struct SweepOptions {
   std::vector<std::string> ops;
   std::vector<size_t> sizes;  // bytes, as nccl-tests counts them (the larger buffer of the op)

@@ -169,7 +169,7 @@ std::vector<std::string> run_jax(const CollectivesBenchOptions& o, const SweepOp
 std::vector<ResultRow> memcpy_reference(const SweepOptions& s) {
   std::vector<ResultRow> rows;
   for (size_t bytes : s.sizes) {
-    const size_t pool = bytes >= (size_t{64} << 10) ? std::max<size_t>(1, (64u << 20) / bytes) : 1;
+    const size_t pool = rotating_buffers(bytes);
     std::vector<std::vector<char>> src(pool, std::vector<char>(bytes, 1));
     std::vector<std::vector<char>> dst(pool, std::vector<char>(bytes, 0));
     const int iterations = static_cast<int>(std::clamp<double>(
@@ -182,21 +182,7 @@ std::vector<ResultRow> memcpy_reference(const SweepOptions& s) {
       asm volatile("" : : "r"(dst[k].data()) : "memory");
       times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
-    std::sort(times.begin(), times.end());
-    const double p50 = times[times.size() / 2];
-    const double p99 = times[std::min(times.size() - 1, times.size() * 99 / 100)];
-    const double bw = static_cast<double>(bytes) / p50 / 1e9;
-    ResultRow row;
-    row.op = "memcpy";
-    row.impl = "reference";
-    row.transport = "memory";
-    row.processes = 1;
-    row.bytes = bytes;
-    row.p50_us = p50 * 1e6;
-    row.p99_us = p99 * 1e6;
-    row.algbw_GBps = bw;
-    row.busbw_GBps = bw;
-    row.correct = true;
+    const ResultRow row = reference_row("memcpy", "memory", 1, bytes, std::move(times));
     rows.push_back(row);
   }
   return rows;

@@ -104,7 +104,7 @@ int iterations_for(const SweepOptions& s, size_t bytes) {
     CPU_SET(me, &cpus);
     ::sched_setaffinity(0, sizeof cpus, &cpus);
   }
-  const size_t pool = bytes >= (size_t{64} << 10) ? std::max<size_t>(1, (64u << 20) / bytes) : 1;
+  const size_t pool = rotating_buffers(bytes);
   Side side{me, shared, {}, {}};
   // Each side sends its own mark, so a received buffer shows whose bytes it holds.
   side.src.assign(pool, std::vector<std::byte>(bytes, std::byte(me + 1)));
@@ -159,19 +159,7 @@ std::optional<ResultRow> exchange_at(const SweepOptions& s, size_t bytes, bool b
     fmt::print(stderr, "spmd-bench: the exchange reference at {} bytes failed or stalled\n", bytes);
     return std::nullopt;
   }
-  std::sort(times.begin(), times.end());
-  ResultRow row;
-  row.op = "exchange";
-  row.impl = "reference";
-  row.transport = "shm";
-  row.processes = 2;
-  row.bytes = bytes;
-  row.p50_us = times[times.size() / 2] * 1e6;
-  row.p99_us = times[std::min(times.size() - 1, times.size() * 99 / 100)] * 1e6;
-  row.algbw_GBps = static_cast<double>(bytes) / (row.p50_us * 1e3);
-  row.busbw_GBps = row.algbw_GBps;
-  row.correct = true;
-  return row;
+  return reference_row("exchange", "shm", 2, bytes, std::move(times));
 }
 
 }  // namespace

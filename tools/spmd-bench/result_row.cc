@@ -1,11 +1,31 @@
 #include "spmd-bench/result_row.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 namespace spmd::bench {
 
 std::string ResultRow::key() const {
   return op + "|" + std::to_string(bytes) + "|" + impl + "|" + transport;
+}
+
+ResultRow reference_row(std::string op, std::string transport, int processes, size_t bytes,
+                        std::vector<double> seconds) {
+  std::sort(seconds.begin(), seconds.end());
+  const double p50 = seconds[seconds.size() / 2];
+  ResultRow row;
+  row.op = std::move(op);
+  row.impl = "reference";
+  row.transport = std::move(transport);
+  row.processes = processes;
+  row.bytes = bytes;
+  row.p50_us = p50 * 1e6;
+  row.p99_us = seconds[std::min(seconds.size() - 1, seconds.size() * 99 / 100)] * 1e6;
+  row.algbw_GBps = static_cast<double>(bytes) / p50 / 1e9;
+  row.busbw_GBps = row.algbw_GBps;
+  row.correct = true;
+  return row;
 }
 
 std::string to_json_line(const ResultRow& row) {

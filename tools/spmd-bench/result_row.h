@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace spmd::bench {
 
@@ -27,6 +28,11 @@ struct ResultRow {
   // op, bytes, impl and transport: a row's identity across rounds.
   std::string key() const;
 };
+
+// A reference's row (impl "reference", correct) from its per-call seconds (not empty): p50,
+// p99, and bandwidth = bytes / p50 for both algbw and busbw.
+ResultRow reference_row(std::string op, std::string transport, int processes, size_t bytes,
+                        std::vector<double> seconds);
 
 // One line of JSON.
 std::string to_json_line(const ResultRow& row);
