@@ -139,7 +139,14 @@ int arity(ChainStep::Kind kind) {
 void run_chain(std::span<const ChainStep> steps, std::span<const Input> inputs, std::byte* out,
                int64_t n) {
   if (steps.empty()) throw InvalidArgument("run_chain: a chain of no steps");
-  const int64_t block = steps.size() == 1 ? std::max<int64_t>(n, 1) : block_length(steps);
+  if (steps.size() == 1) {  // one kernel call over all n: no blocks, nothing allocated
+    Resolved alone = resolve(steps[0]);
+    connect(alone, 0, inputs, n, {});
+    alone.dst = out;
+    run_block(alone, 0, n);
+    return;
+  }
+  const int64_t block = block_length(steps);
   std::vector<std::vector<std::byte>> buffers(steps.size() - 1);
   std::vector<std::byte*> at(steps.size() - 1);
   for (size_t k = 0; k + 1 < steps.size(); ++k) {
