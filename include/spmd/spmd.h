@@ -6,6 +6,7 @@
 #include "spmd/block_ops.h"
 #include "spmd/checkpoint.h"
 #include "spmd/checkpoint_manager.h"
+#include "spmd/comm_memory.h"
 #include "spmd/communicator.h"
 #include "spmd/coordination_client.h"
 #include "spmd/data_loader.h"

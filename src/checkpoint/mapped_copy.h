@@ -12,8 +12,8 @@
 //
 // Why the guard: a mapped file that another process truncates raises SIGBUS on the next access
 // to a page past its new end, which would kill the process. copy_mapped() catches that SIGBUS on
-// its own thread and returns false instead; a SIGBUS anywhere else goes to the handler that was
-// installed before (or kills the process, as it would have).
+// its own thread and returns false instead (runtime/bus_error_guard.h); a SIGBUS anywhere else
+// goes to the handler that was installed before (or kills the process, as it would have).
 #pragma once
 
 #include <xxhash.h>

@@ -10,7 +10,9 @@
 #include <thread>
 
 #include "comm/peers_now.h"
+#include "comm/streaming_store.h"
 #include "coord/coord_client.h"
+#include "runtime/bus_error_guard.h"
 #include "spmd/error.h"
 
 namespace spmd {
@@ -82,10 +84,12 @@ void Exchange::send(int position, const void* data, size_t bytes) {
   PeerLink& link = peers_[position];
   on_link([&] {
     if (bytes >= kByReferenceMin && link.out->by_reference()) {
-      op.by_reference = true;
-      op.header.kind = MessageKind::kReference;
-      op.ticket = ++link.references_sent;
-      op.body = link.out->offer_reference(op.data, bytes, op.ticket);
+      if (const auto body = link.out->offer_reference(op.data, bytes, link.references_sent + 1)) {
+        op.by_reference = true;
+        op.header.kind = MessageKind::kReference;
+        op.ticket = ++link.references_sent;
+        op.body = *body;
+      }
     }
     make_inline(op);
     // Out at once when nothing is queued before it: the peer can start on it while this process
@@ -429,7 +433,7 @@ void Exchange::copy_by_reference(PeerLink& link, RecvOp& op) {
       std::byte* into =
           op.dst != nullptr ? op.dst + done : reinterpret_cast<std::byte*>(bounce_.data());
       const std::byte* at = link.in->fetch_reference(op.body, done, into, n, *waiter_);
-      if (op.dst == nullptr) op.sink(done, at, n);
+      if (op.dst == nullptr || at != into) take_piece(link, op, done, at, n);
       done += n;
     }
   } catch (const DeadlineExceeded&) {
@@ -441,6 +445,21 @@ void Exchange::copy_by_reference(PeerLink& link, RecvOp& op) {
     throw Error(fmt::format("{} during {}", e.what(), fingerprint_.describe()));
   }
   link.in->reference_done();
+}
+
+void Exchange::take_piece(const PeerLink& link, RecvOp& op, size_t offset, const std::byte* at,
+                          size_t n) {
+  // Plain code only under the guard (bus_error_guard.h): a sink is a reduction loop.
+  const bool read = catching_bus_errors([&] {
+    if (op.dst == nullptr) {
+      op.sink(offset, at, n);
+    } else {
+      stream_copy(op.dst + offset, at, n);
+    }
+  });
+  if (!read) {
+    throw Error(fmt::format("{} freed the buffer it shared while this process read it", link.name));
+  }
 }
 
 void Exchange::run_until_done() {

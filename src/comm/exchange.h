@@ -26,13 +26,15 @@
 
 namespace spmd {
 
-// Consumes a received payload piece: `offset` bytes into the message, `n` bytes at `data`
-// (8-byte aligned, a multiple of the receive's grain).
+// Consumes a received payload piece: `offset` bytes into the message, `n` bytes at `data` (a
+// multiple of the receive's grain; 8-byte aligned, or aligned as the payload is in the sender's
+// memory when read from a mapping of it — element-aligned either way). Plain code only: a sink
+// may run under catching_bus_errors() (runtime/bus_error_guard.h).
 using Sink = FunctionRef<void(size_t offset, const std::byte* data, size_t n)>;
 
 // Payloads at least this large go by reference over links that allow it: one copy (the
-// receiver's process_vm_readv) instead of two through the ring, for the price of a system call
-// and an acknowledgement.
+// receiver's, out of its mapping of the sender's shared buffer or with process_vm_readv) instead
+// of two through the ring, for the price of an acknowledgement.
 inline constexpr size_t kByReferenceMin = size_t{256} << 10;
 
 // Messages (header and payload) are padded to a multiple of 8 bytes on the wire: every payload
@@ -130,6 +132,11 @@ class Exchange {
     return sizeof(MessageHeader) + padded(op.by_reference ? sizeof(ReferenceBody) : op.bytes);
   }
   void copy_by_reference(PeerLink& link, RecvOp& op);
+  // Hands a by-reference piece, `n` bytes at `at`, to the receive's sink or copies it to its
+  // destination, guarded: `at` may be a mapping of the writer's buffer, which a writer that gave
+  // up on the call may free meanwhile (stream.h). Throws spmd::Error naming the writer then.
+  static void take_piece(const PeerLink& link, RecvOp& op, size_t offset, const std::byte* at,
+                         size_t n);
   // A receive that will come by reference is announced to the stream (Stream::expect_reference).
   void expect_reference(int position, std::byte* dst, size_t bytes);
   void flush_first_headers();

@@ -13,8 +13,10 @@
 #include <random>
 #include <set>
 
+#include "comm/peer_mappings.h"
 #include "comm/peers_now.h"
 #include "comm/process_group.h"
+#include "comm/shared_buffers.h"
 #include "comm/shm_ring.h"
 #include "comm/striped_stream.h"
 #include "comm/tcp_handshake.h"
@@ -75,11 +77,16 @@ struct Record {
   // The UCX workers' addresses (hex) for peers on this host and on others, or "-".
   std::string ucx_within = "-";
   std::string ucx_across = "-";
+  // This process's shared probe buffer (shared_buffers.h): its id, descriptor and word, for
+  // peers to test mapping its buffers; fd -1 where it has none.
+  uint64_t share_id = 0;
+  int64_t share_fd = -1;
+  uint64_t share_word = 0;
 };
 
 std::string encode_record(const Record& r) {
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}", r.shm, r.endpoint, r.nonce, r.pid, r.probe,
-                     r.ucx_within, r.ucx_across);
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", r.shm, r.endpoint, r.nonce, r.pid, r.probe,
+                     r.ucx_within, r.ucx_across, r.share_id, r.share_fd + 1, r.share_word);
 }
 
 Record decode_record(const std::string& s, const std::string& from) {
@@ -97,11 +104,19 @@ Record decode_record(const std::string& s, const std::string& from) {
     }
     return v;
   };
-  if (parts.size() != 7) {
+  if (parts.size() != 10) {
     throw Error(fmt::format("malformed communicator record from {}: {:?}", from, s));
   }
-  return Record{parts[0],         parts[1], number(parts[2]), number(parts[3]),
-                number(parts[4]), parts[5], parts[6]};
+  Record r{parts[0],         parts[1], number(parts[2]), number(parts[3]),
+           number(parts[4]), parts[5], parts[6]};
+  r.share_id = number(parts[7]);
+  const uint64_t fd = number(parts[8]);  // descriptor + 1
+  if (fd > (uint64_t{1} << 31)) {
+    throw Error(fmt::format("malformed communicator record from {}: {:?}", from, s));
+  }
+  r.share_fd = static_cast<int64_t>(fd) - 1;
+  r.share_word = number(parts[9]);
+  return r;
 }
 
 // True when this process can read `bytes` at `address` in process `pid` and finds `expected`
@@ -188,6 +203,12 @@ class GroupSetup {
                    static_cast<uint64_t>(::getpid()), 0};
     group_.probe_word_ = mine_.nonce;
     mine_.probe = reinterpret_cast<uint64_t>(&group_.probe_word_);
+    if (handles_.options.shm_map_buffers && CommOptions::shm_within_host(choice_)) {
+      const SharedProbe& share = shared_probe();
+      mine_.share_id = share.id;
+      mine_.share_fd = share.fd;
+      mine_.share_word = share.word;
+    }
     my_rings_ = ring_order(g_, g_.self, choice_);
     if (!my_rings_.empty()) {
       mine_.shm = fmt::format("/spmd-{}-{:016x}", ::getpid(), id_);
@@ -274,26 +295,35 @@ class GroupSetup {
     }
   }
 
-  // Single copy between same-host processes when every one of them can read every other's
-  // memory: each tests its reads, publishes the verdict, and all use the host-wide AND.
+  // One copy between same-host processes, by the same rule for each of its two ways: where every
+  // one of them can do it to every other. Each tests its reads of every peer's memory
+  // (process_vm_readv, when SPMD_SHM_SINGLE_COPY asks for it) and its mappings of every peer's
+  // shared probe buffer (unless SPMD_SHM_MAP_BUFFERS=0), publishes its two verdicts, and all use
+  // the host-wide AND of each.
   void agree_on_single_copy() {
     if (my_rings_.empty()) return;
-    bool ok = handles_.options.shm_single_copy;
+    bool copies = handles_.options.shm_single_copy;
+    bool maps = handles_.options.shm_map_buffers;
     for (int q : my_rings_) {
-      ok = ok && can_read(records_[q].pid, records_[q].probe, records_[q].nonce);
+      const Record& r = records_[q];
+      copies = copies && can_read(r.pid, r.probe, r.nonce);
+      maps = maps && r.share_fd >= 0 &&
+             PeerMappings::can_map(static_cast<int64_t>(r.pid), static_cast<int>(r.share_fd),
+                                   r.share_id, r.share_word);
     }
-    kv_.key_value_set(fmt::format("{}/{}/single-copy", prefix_, g_.self), ok ? "1" : "0", true);
+    const auto key = [&](int q) { return fmt::format("{}/{}/single-copy", prefix_, q); };
+    kv_.key_value_set(key(g_.self), fmt::format("{}{}", copies ? 1 : 0, maps ? 1 : 0), true);
     for (int q : my_rings_) {
-      ok =
-          kv_.blocking_key_value_get(fmt::format("{}/{}/single-copy", prefix_, q), left()) == "1" &&
-          ok;
+      const std::string theirs = kv_.blocking_key_value_get(key(q), left());
+      copies = copies && theirs.size() == 2 && theirs[0] == '1';
+      maps = maps && theirs.size() == 2 && theirs[1] == '1';
     }
-    if (!ok) return;
+    if (!copies && !maps) return;
     for (int q : my_rings_) {
       PeerLink& link = group_.links_[q];
-      static_cast<ShmRingWriter*>(link.out)->enable_references();
-      static_cast<ShmRingReader*>(link.in)->enable_references(
-          static_cast<int64_t>(records_[q].pid));
+      static_cast<ShmRingWriter*>(link.out)->enable_references(copies, maps);
+      static_cast<ShmRingReader*>(link.in)->enable_references(static_cast<int64_t>(records_[q].pid),
+                                                              copies, maps);
     }
   }
 

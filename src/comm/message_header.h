@@ -21,8 +21,9 @@ enum class MessageKind : uint8_t {
   // process that made it; no payload follows.
   kMismatch = 2,
   // The payload stays in the sender's memory: a ReferenceBody follows, and the receiver fetches
-  // `length` bytes through the stream (process_vm_readv over shared memory, a UCX rendezvous),
-  // then tells the sender (stream.h, by_reference()).
+  // `length` bytes through the stream (a mapping of the sender's shared buffer or
+  // process_vm_readv over shared memory, a UCX rendezvous), then tells the sender (stream.h,
+  // by_reference()).
   kReference = 3,
 };
 
@@ -31,8 +32,16 @@ struct ReferenceBody {
   // carrying the payload, which names the sender's position and the ticket.
   uint64_t key = 0;
   uint64_t address = 0;  // of the payload in the sender
+  // Shared memory, a payload in one of the sender's shared buffers (shared_buffers.h): the
+  // buffer's id, the payload's offset in it and the sender's descriptor for it, which the
+  // receiver takes to map the buffer (peer_mappings.h). buffer 0: none; the receiver reads the
+  // payload with process_vm_readv.
+  uint64_t buffer = 0;
+  uint64_t buffer_offset = 0;
+  int32_t buffer_fd = -1;
+  uint32_t reserved = 0;
 };
-static_assert(sizeof(ReferenceBody) == 16, "the reference body is part of the wire format");
+static_assert(sizeof(ReferenceBody) == 40, "the reference body is part of the wire format");
 
 struct MessageHeader {
   uint32_t magic = kMessageMagic;

@@ -12,6 +12,7 @@
 
 #include "comm/call.h"
 #include "comm/reduce_kernels.h"
+#include "comm/streaming_store.h"
 
 namespace spmd {
 namespace {
@@ -29,6 +30,8 @@ std::pair<size_t, size_t> block(size_t begin, size_t count, int P, int b) {
   return {first, first + base + (static_cast<size_t>(b) < extra ? 1 : 0)};
 }
 
+// Two processes: each block is written once here and read next by the peer (or, at this size,
+// by this process much later), so it goes straight to memory (streaming_store.h).
 struct ReduceSink {
   const std::byte* mine;
   std::byte* out;
@@ -36,7 +39,7 @@ struct ReduceSink {
   ReduceOp op;
   size_t elem;
   void operator()(size_t offset, const std::byte* data, size_t n) const {
-    reduce_to(dtype, op, out + offset, mine + offset, data, n / elem);
+    reduce_to_streaming(dtype, op, out + offset, mine + offset, data, n / elem);
   }
 };
 

@@ -2,11 +2,13 @@
 
 #include <fmt/format.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 
+#include "comm/shared_buffers.h"
 #include "spmd/error.h"
 
 namespace spmd {
@@ -177,11 +179,49 @@ void ShmRingReader::consume(size_t n) {
   control_->head.store(head_, std::memory_order_release);
 }
 
+std::optional<ReferenceBody> ShmRingWriter::offer_reference(const std::byte* data, size_t bytes,
+                                                            uint64_t ticket) {
+  ReferenceBody body;
+  body.key = static_cast<uint64_t>(::getpid());
+  body.address = reinterpret_cast<uint64_t>(data);
+  if (maps_buffers_) {
+    if (const std::optional<SharedSpan> span = find_shared(data, bytes)) {
+      body.buffer = span->id;
+      body.buffer_offset = span->offset;
+      body.buffer_fd = span->fd;
+      return body;
+    }
+  }
+  if (copies_memory_) return body;
+  return std::nullopt;
+}
+
+void ShmRingReader::enable_references(int64_t writer_pid, bool copies_memory, bool maps_buffers) {
+  peer_pid_ = writer_pid;
+  copies_memory_ = copies_memory;
+  if (maps_buffers) mappings_ = std::make_unique<PeerMappings>(writer_pid, peer_);
+}
+
 const std::byte* ShmRingReader::fetch_reference(const ReferenceBody& body, size_t offset,
                                                 std::byte* dst, size_t n, Waiter& waiter) {
   if (body.key != static_cast<uint64_t>(peer_pid_)) {
     throw Error(
         fmt::format("{} sent a by-reference payload naming pid {}, not its own", peer_, body.key));
+  }
+  if (body.buffer != 0) {
+    if (mappings_ == nullptr) {
+      throw Error(
+          fmt::format("{} sent a payload in its shared buffer {}, which this process does "
+                      "not map",
+                      peer_, body.buffer));
+    }
+    return mappings_->locate(body, offset, n);
+  }
+  if (!copies_memory_) {
+    throw Error(fmt::format(
+        "{} sent a payload by address, which this process does not copy (SPMD_SHM_SINGLE_COPY "
+        "differs between the processes?)",
+        peer_));
   }
   size_t got = 0;
   while (got < n) {

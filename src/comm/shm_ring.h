@@ -20,8 +20,10 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 
+#include "comm/peer_mappings.h"
 #include "comm/stream.h"
 
 namespace spmd {
@@ -70,12 +72,21 @@ class ShmRingWriter final : public Stream {
   std::span<const std::byte> readable() override { return {}; }
   void consume(size_t) override {}
   const char* transport() const override { return "shm"; }
-  bool by_reference() const override { return by_reference_; }
+  bool by_reference() const override { return copies_memory_ || maps_buffers_; }
+  // A payload inside one of this process's shared buffers goes as that buffer's id, offset and
+  // descriptor where the reader maps buffers; any other as its address where the reader copies
+  // memory; else nullopt (through the ring).
+  std::optional<ReferenceBody> offer_reference(const std::byte* data, size_t bytes,
+                                               uint64_t ticket) override;
   uint64_t references_done() override {
     return control_->references.load(std::memory_order_acquire);
   }
-  // The reader can read this process's memory (group_setup.cc probed it).
-  void enable_references() { by_reference_ = true; }
+  // What the reader can do with this process's memory (group_setup.cc probed it): copy any of it
+  // (process_vm_readv, SPMD_SHM_SINGLE_COPY), map its shared buffers.
+  void enable_references(bool copies_memory, bool maps_buffers) {
+    copies_memory_ = copies_memory;
+    maps_buffers_ = maps_buffers;
+  }
 
  private:
   // The ring's head as the reader published it, checked, into cached_head_.
@@ -90,7 +101,8 @@ class ShmRingWriter final : public Stream {
   RingControl* control_;
   LaneSlot* lane_;
   std::byte* data_;
-  bool by_reference_ = false;
+  bool copies_memory_ = false;
+  bool maps_buffers_ = false;
   uint64_t capacity_;
   uint64_t tail_ = 0;              // mine; published to control_->tail
   uint64_t cached_head_ = 0;       // last head seen
@@ -106,15 +118,18 @@ class ShmRingReader final : public Stream {
   std::span<const std::byte> readable() override;
   void consume(size_t n) override;
   const char* transport() const override { return "shm"; }
-  bool by_reference() const override { return peer_pid_ != 0; }
+  bool by_reference() const override { return copies_memory_ || mappings_ != nullptr; }
   // Pieces of 256 KiB, which stay in cache while a sink reduces them.
   size_t reference_piece(size_t bytes) const override { return size_t{256} << 10; }
-  // process_vm_readv from the writer, whose pid the body must carry.
+  // A body naming a shared buffer: where the payload lies in this process's mapping of it. Any
+  // other: copied into `dst` with process_vm_readv. Either only where enabled.
   const std::byte* fetch_reference(const ReferenceBody& body, size_t offset, std::byte* dst,
                                    size_t n, Waiter& waiter) override;
   void reference_done() override { control_->references.fetch_add(1, std::memory_order_release); }
-  // This process can read the writer's memory (group_setup.cc probed it).
-  void enable_references(int64_t writer_pid) { peer_pid_ = writer_pid; }
+  // What this process can do with the writer's memory (group_setup.cc probed it): copy any of it
+  // with process_vm_readv, map its shared buffers. Throws spmd::Error when the writer cannot be
+  // opened for mapping.
+  void enable_references(int64_t writer_pid, bool copies_memory, bool maps_buffers);
 
  private:
   [[noreturn]] void corrupt(const std::string& what) const;
@@ -123,6 +138,8 @@ class ShmRingReader final : public Stream {
   const LaneSlot* lane_;
   const std::byte* data_;
   int64_t peer_pid_ = 0;
+  bool copies_memory_ = false;
+  std::unique_ptr<PeerMappings> mappings_;
   uint64_t capacity_;
   uint64_t head_ = 0;         // mine; published to control_->head
   uint64_t cached_tail_ = 0;  // last tail seen

@@ -7,8 +7,12 @@
 
 namespace spmd {
 
-ReferenceBody Stream::offer_reference(const std::byte* data, size_t bytes, uint64_t ticket) {
-  return {static_cast<uint64_t>(::getpid()), reinterpret_cast<uint64_t>(data)};
+std::optional<ReferenceBody> Stream::offer_reference(const std::byte* data, size_t bytes,
+                                                     uint64_t ticket) {
+  ReferenceBody body;
+  body.key = static_cast<uint64_t>(::getpid());
+  body.address = reinterpret_cast<uint64_t>(data);
+  return body;
 }
 
 const std::byte* Stream::fetch_reference(const ReferenceBody& body, size_t offset, std::byte* dst,

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -49,14 +50,18 @@ class Stream {
   }
 
   // By reference: large payloads leave the writer's memory only once, straight into the reader's
-  // destination — process_vm_readv over shared memory, a UCX rendezvous (zero copy from
-  // registered memory) over UCX. The frame on the stream then carries a ReferenceBody instead of
-  // the payload. True when this stream's payloads may travel that way.
+  // destination — read from a mapping of the writer's shared buffer (shared_buffers.h) or with
+  // process_vm_readv over shared memory, a UCX rendezvous (zero copy from registered memory) over
+  // UCX. The frame on the stream then carries a ReferenceBody instead of the payload. True when
+  // this stream's payloads may travel that way.
   virtual bool by_reference() const { return false; }
-  // Writer: starts sharing payload `ticket` (1, 2, … on this stream), `bytes` at `data`, which
-  // stays untouched until references_done() reaches the ticket; returns the body its frame
-  // carries. The default names this process and the address (the reader copies it).
-  virtual ReferenceBody offer_reference(const std::byte* data, size_t bytes, uint64_t ticket);
+  // Writer: starts sharing payload `ticket` (1, 2, … on this stream's shared payloads), `bytes`
+  // at `data`, which stays untouched until references_done() reaches the ticket; returns the body
+  // its frame carries, or nullopt when this payload must go on the stream itself (over shared
+  // memory: one outside the shared buffers where only they can be shared). The default names
+  // this process and the address (the reader copies it).
+  virtual std::optional<ReferenceBody> offer_reference(const std::byte* data, size_t bytes,
+                                                       uint64_t ticket);
   // Writer: how many by-reference payloads the reader has finished receiving (in ticket order).
   virtual uint64_t references_done() { return 0; }
   // Reader: the next by-reference payload on this stream (after those already expected) will be
@@ -68,10 +73,13 @@ class Stream {
   // sink that reduces as they come (shared memory), or the whole payload (UCX, one message).
   virtual size_t reference_piece(size_t bytes) const { return bytes; }
   // Reader: bytes [offset, offset + n) of the payload `body` names, waiting through `waiter`
-  // (its deadline and abort check); returns where they are: `dst`, or (for a payload expected
-  // for a sink) the stream's own buffer, valid until the next call. Throws spmd::Error when the
-  // payload cannot be had (the writer died, the body is not the writer's or not the one
-  // expected), DeadlineExceeded at the deadline.
+  // (its deadline and abort check); returns where they are: `dst`, the stream's own buffer (for
+  // a payload expected for a sink), or a mapping of the writer's memory, valid until the next
+  // call. A caller that needs them at `dst` copies them from anywhere else, and reads a mapping
+  // under catching_bus_errors() (runtime/bus_error_guard.h): the writer may free the buffer
+  // under it after a failure. Throws spmd::Error when the payload cannot be had (the writer
+  // died, the body is not the writer's or not the one expected), DeadlineExceeded at the
+  // deadline.
   virtual const std::byte* fetch_reference(const ReferenceBody& body, size_t offset, std::byte* dst,
                                            size_t n, Waiter& waiter);
   // Reader: one by-reference payload fetched whole; the writer may reuse its buffer.

@@ -213,7 +213,8 @@ std::span<const std::byte> UcxStream::take_inbox() {
 
 void UcxStream::consume(size_t n) { inbox_read_ += n; }
 
-ReferenceBody UcxStream::offer_reference(const std::byte* data, size_t bytes, uint64_t ticket) {
+std::optional<ReferenceBody> UcxStream::offer_reference(const std::byte* data, size_t bytes,
+                                                        uint64_t ticket) {
   check();
   const uint64_t tag = ucx_reference_tag(self_position_, ticket);
   ucp_request_param_t params{};
@@ -221,7 +222,10 @@ ReferenceBody UcxStream::offer_reference(const std::byte* data, size_t bytes, ui
   void* request = ucp_tag_send_nbx(ep_, data, bytes, tag, &params);
   if (UCS_PTR_IS_ERR(request)) broken("cannot send a payload", UCS_PTR_STATUS(request));
   offers_.push_back(Offer{ticket, request});
-  return {tag, reinterpret_cast<uint64_t>(data)};
+  ReferenceBody body;
+  body.key = tag;
+  body.address = reinterpret_cast<uint64_t>(data);
+  return body;
 }
 
 uint64_t UcxStream::references_done() {

@@ -66,7 +66,8 @@ class UcxStream final : public Stream {
   // payload for a sink lands whole in a buffer of the stream's: sent in pieces, for the sink to
   // reduce each while in cache, it measured no faster.)
   bool by_reference() const override { return true; }
-  ReferenceBody offer_reference(const std::byte* data, size_t bytes, uint64_t ticket) override;
+  std::optional<ReferenceBody> offer_reference(const std::byte* data, size_t bytes,
+                                               uint64_t ticket) override;
   uint64_t references_done() override;
   // Posts the tagged receive at once, into `dst` or a buffer of the stream's.
   void expect_reference(std::byte* dst, size_t bytes) override;

@@ -25,6 +25,16 @@ size_t read_ring_bytes(const EnvReader& env, size_t fallback) {
   return v;
 }
 
+// A switch: unset or empty gives `fallback`, else "0" or "1".
+bool read_switch(const EnvReader& env, const char* name, bool fallback) {
+  const auto raw = env.get(name);
+  if (!raw || raw->empty()) return fallback;
+  if (*raw != "0" && *raw != "1") {
+    throw InvalidArgument(fmt::format("{}={:?} must be 0 or 1", name, *raw));
+  }
+  return *raw == "1";
+}
+
 std::optional<std::chrono::nanoseconds> read_collective_timeout(const EnvReader& env) {
   const auto raw = env.get("SPMD_COLLECTIVE_TIMEOUT");
   if (!raw || raw->empty()) return CommOptions::kDefaultCollectiveTimeout;
@@ -108,6 +118,7 @@ CommOptions read_comm_options(const EnvReader& env, bool ucx_available) {
   }
   o.shm_ring_bytes = read_ring_bytes(env, o.shm_ring_bytes);
   o.shm_single_copy = env.get("SPMD_SHM_SINGLE_COPY").value_or("") == "1";
+  o.shm_map_buffers = read_switch(env, "SPMD_SHM_MAP_BUFFERS", o.shm_map_buffers);
   o.collective_timeout = read_collective_timeout(env);
   return o;
 }

@@ -42,6 +42,11 @@ struct CommOptions {
   // acknowledgement, measured slower than the rings, whose two copies run on both cores at once
   // (bench/RESULTS.md). Where reading another process's memory is refused, it stays off.
   bool shm_single_copy = false;
+  // SPMD_SHM_MAP_BUFFERS (0 or 1, default 1): payloads of 256 KiB and more that lie in comm
+  // memory (spmd/comm_memory.h) go by reference: the receiver maps the sender's buffer once and
+  // reduces or copies straight out of it, one copy per byte instead of two. Where taking another
+  // process's descriptors is refused (pidfd_getfd: ptrace rules, seccomp), it stays off.
+  bool shm_map_buffers = true;
   // SPMD_COLLECTIVE_TIMEOUT (seconds, fractions allowed; 0: no limit), or
   // distributed::Options::collective_timeout: how long a collective, communicator creation, and
   // every other wait for the other processes without a deadline of its own (sync_global_devices,

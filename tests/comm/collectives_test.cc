@@ -125,6 +125,45 @@ TEST(Collectives, LargePayloadsByReferenceWhenSingleCopyIsOnMatchTheReference) {
   expect_verified(run_cluster(2, 2, {"verify", "--large"}, {{"SPMD_SHM_SINGLE_COPY", "1"}}), "shm");
 }
 
+// The count of payloads a process read straight from its peers' comm memory, from its
+// "comm memory: N payloads read from peers" line (-1 when there is none).
+long payloads_read_from_peers(const std::string& output) {
+  const std::string key = "comm memory: ";
+  const size_t at = output.find(key);
+  return at == std::string::npos ? -1 : std::stol(output.substr(at + key.size()));
+}
+
+TEST(Collectives, LargePayloadsInCommMemoryAreReadFromTheSendersBufferAndMatchTheReference) {
+  SKIP_OVER_UCX("about spmd's shared memory");
+  // Three processes: the reduce-scatter's payloads land in scratch before they are reduced, and
+  // the all-gather's straight in the output.
+  const auto outcomes = run_cluster(3, 1, {"verify", "--large", "--comm-memory"});
+  expect_verified(outcomes, "shm");
+  for (const Outcome& o : outcomes) EXPECT_GT(payloads_read_from_peers(o.output), 0) << o.output;
+}
+
+TEST(Collectives, TwoProcessesReduceStraightOutOfEachOthersCommMemory) {
+  SKIP_OVER_UCX("about spmd's shared memory");
+  const auto outcomes = run_cluster(2, 1, {"verify", "--large", "--comm-memory"});
+  expect_verified(outcomes, "shm");
+  for (const Outcome& o : outcomes) EXPECT_GT(payloads_read_from_peers(o.output), 0) << o.output;
+}
+
+TEST(Collectives, WithBufferMappingOffCommMemoryGoesThroughTheRings) {
+  SKIP_OVER_UCX("about spmd's shared memory");
+  const auto outcomes =
+      run_cluster(2, 1, {"verify", "--large", "--comm-memory"}, {{"SPMD_SHM_MAP_BUFFERS", "0"}});
+  expect_verified(outcomes, "shm");
+  for (const Outcome& o : outcomes) EXPECT_EQ(payloads_read_from_peers(o.output), 0) << o.output;
+}
+
+TEST(Collectives, OrdinaryMemoryGoesThroughTheRings) {
+  SKIP_OVER_UCX("about spmd's shared memory");
+  const auto outcomes = run_cluster(2, 1, {"verify", "--large"});
+  expect_verified(outcomes, "shm");
+  for (const Outcome& o : outcomes) EXPECT_EQ(payloads_read_from_peers(o.output), 0) << o.output;
+}
+
 TEST(Collectives, ThreeProcessesWithTwoDevicesEachMatchTheReference) {
   expect_verified(run_cluster(3, 2, {"verify", "--large"}), "shm");
 }

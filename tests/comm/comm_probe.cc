@@ -3,7 +3,8 @@
 // of its rank), or provokes one failure, and prints one line per fact. Exit 0 only when every
 // check passed; errors print as "error <Class>: <message>".
 //
-//   comm_probe verify [--large]  every op x dtypes x counts, world and all-devices groups
+//   comm_probe verify [--large] [--comm-memory]  every op x dtypes x counts, world and all-devices
+//                                groups; with --comm-memory every buffer is comm memory
 //   comm_probe mismatch-{count,large-count,op,dtype,order,root}  the last process differs
 //   comm_probe kill              the last process dies in the middle of an all_reduce
 //   comm_probe absent            after one all_reduce together, the last process skips the next
@@ -51,18 +52,38 @@ const char* class_of(const spmd::Error& e) {
   return "Error";
 }
 
-// A contiguous buffer of any element type (std::vector<bool> is not contiguous).
+// --comm-memory: every buffer in comm memory (spmd/comm_memory.h), so that large payloads between
+// processes of a host go by reference out of the sender's buffer.
+bool g_comm_memory = false;
+
+// A contiguous buffer of any element type (std::vector<bool> is not contiguous), zero-filled.
 template <class T>
 struct Buf {
-  explicit Buf(size_t n) : p(std::make_unique<T[]>(n)), n(n) {}
-  T* begin() { return p.get(); }
-  T* end() { return p.get() + n; }
-  const T* begin() const { return p.get(); }
-  const T* end() const { return p.get() + n; }
+  explicit Buf(size_t n)
+      : p(g_comm_memory ? static_cast<T*>(spmd::allocate_comm_memory(n * sizeof(T)))
+                        : static_cast<T*>(::operator new(n * sizeof(T)))),
+        n(n) {
+    std::fill(p, p + n, T{});
+  }
+  ~Buf() {
+    if (g_comm_memory) {
+      spmd::free_comm_memory(p, n * sizeof(T));
+    } else {
+      ::operator delete(p);
+    }
+  }
+  Buf(Buf&& o) noexcept : p(std::exchange(o.p, nullptr)), n(std::exchange(o.n, 0)) {}
+  Buf(const Buf&) = delete;
+  Buf& operator=(const Buf&) = delete;
+  Buf& operator=(Buf&&) = delete;
+  T* begin() { return p; }
+  T* end() { return p + n; }
+  const T* begin() const { return p; }
+  const T* end() const { return p + n; }
   size_t size() const { return n; }
   T& operator[](size_t i) { return p[i]; }
   const T& operator[](size_t i) const { return p[i]; }
-  std::unique_ptr<T[]> p;
+  T* p;
   size_t n;
 };
 
@@ -289,14 +310,12 @@ void verify(bool large) {
   if (large) {
     // Several pipeline chunks of the reduce-scatter + all-gather all-reduce (1 MiB each), with a
     // ragged last one.
-    std::vector<float> in(700001);
+    Buf<float> in(700001);
     for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(value(w.rank(), i));
-    std::vector<float> out(in.size());
+    Buf<float> out(in.size());
     w.all_reduce(in, out);
-    Buf<float> got(out.size());
-    std::copy(out.begin(), out.end(), got.begin());
     expect<float>(
-        got, [&](size_t i) { return reduce_ref<float>(ReduceOp::kSum, w.size(), i); },
+        out, [&](size_t i) { return reduce_ref<float>(ReduceOp::kSum, w.size(), i); },
         "world all_reduce chunked float32 x700001");
   }
   std::vector<int> everyone;
@@ -359,7 +378,11 @@ void mismatch(const std::string& how) {
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "verify";
-  const bool large = argc > 2 && std::string(argv[2]) == "--large";
+  bool large = false;
+  for (int i = 2; i < argc; ++i) {
+    large = large || std::string(argv[i]) == "--large";
+    g_comm_memory = g_comm_memory || std::string(argv[i]) == "--comm-memory";
+  }
   std::atomic<bool> peer_failed{false};
   spmd::distributed::Options options;
   if (mode == "kill") {
@@ -375,6 +398,10 @@ int main(int argc, char** argv) {
       if (spmd::process_count() == 2 || spmd::process_count() == 3) bfloat16_rounding();
       say("checked " + std::to_string(checks.load()) + " failures " +
           std::to_string(failures.load()));
+      const spmd::CommMemoryStats st = spmd::comm_memory_stats();
+      say("comm memory: " + std::to_string(st.payloads_read_from_peers) +
+          " payloads read from peers, " + std::to_string(st.shared_buffers) +
+          " shared buffers held");
     } else if (mode.rfind("mismatch-", 0) == 0) {
       mismatch(mode.substr(9));
     } else if (mode == "kill") {

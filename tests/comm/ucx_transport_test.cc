@@ -73,7 +73,7 @@ TEST(UcxStream, BytesArriveInOrderWhateverTheWriteSizes) {
 // a rendezvous needs both workers progressed.
 void send_by_reference(Stream& out, const std::vector<std::byte>& data, uint64_t ticket,
                        ReferenceBody& body, std::atomic<bool>& offered) {
-  body = out.offer_reference(data.data(), data.size(), ticket);
+  body = out.offer_reference(data.data(), data.size(), ticket).value();
   offered = true;
   const auto until = std::chrono::steady_clock::now() + 30s;
   while (out.references_done() < ticket && std::chrono::steady_clock::now() < until) {

@@ -42,7 +42,7 @@ PUBLIC = {
     "shape.h": "vocabulary", "memory_space.h": "vocabulary", "tree.h": "vocabulary",
     "coordination_client.h": "coord",
     "distributed.h": "runtime", "runtime.h": "runtime",
-    "communicator.h": "comm", "reduce_op.h": "comm",
+    "communicator.h": "comm", "reduce_op.h": "comm", "comm_memory.h": "comm",
     "mesh.h": "sharding", "mesh_utils.h": "sharding", "partition_spec.h": "sharding",
     "sharding.h": "sharding",
     "array.h": "array", "host_array.h": "array",

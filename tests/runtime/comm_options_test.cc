@@ -27,6 +27,7 @@ TEST(CommOptions, UnsetMeansTheDocumentedDefaults) {
   EXPECT_EQ(o.tcp_streams, 1);
   EXPECT_EQ(o.shm_ring_bytes, size_t{1} << 20);
   EXPECT_FALSE(o.shm_single_copy);
+  EXPECT_TRUE(o.shm_map_buffers);
   // Deadlines are on by default: ten minutes.
   EXPECT_EQ(o.collective_timeout, std::chrono::nanoseconds(std::chrono::minutes(10)));
 }
@@ -36,11 +37,13 @@ TEST(CommOptions, EveryVariableIsRead) {
                                                   {"SPMD_TCP_STREAMS", "4"},
                                                   {"SPMD_SHM_RING_BYTES", "65536"},
                                                   {"SPMD_SHM_SINGLE_COPY", "1"},
+                                                  {"SPMD_SHM_MAP_BUFFERS", "0"},
                                                   {"SPMD_COLLECTIVE_TIMEOUT", "2.5"}}));
   EXPECT_EQ(o.transport, CommOptions::Transport::kTcp);
   EXPECT_EQ(o.tcp_streams, 4);
   EXPECT_EQ(o.shm_ring_bytes, 65536u);
   EXPECT_TRUE(o.shm_single_copy);
+  EXPECT_FALSE(o.shm_map_buffers);
   EXPECT_EQ(o.collective_timeout, std::chrono::nanoseconds(2500ms));
   EXPECT_FALSE(read_comm_options(env_of({{"SPMD_COLLECTIVE_TIMEOUT", "0"}})).collective_timeout);
 }
@@ -48,6 +51,8 @@ TEST(CommOptions, EveryVariableIsRead) {
 TEST(CommOptions, ABadValueIsRefusedNamingTheVariable) {
   EXPECT_NE(error_of({{"SPMD_TRANSPORT", "infiniband"}}).find("SPMD_TRANSPORT"), std::string::npos);
   EXPECT_NE(error_of({{"SPMD_TCP_STREAMS", "17"}}).find("SPMD_TCP_STREAMS"), std::string::npos);
+  EXPECT_NE(error_of({{"SPMD_SHM_MAP_BUFFERS", "yes"}}).find("SPMD_SHM_MAP_BUFFERS"),
+            std::string::npos);
   EXPECT_NE(error_of({{"SPMD_SHM_RING_BYTES", "5000"}}).find("power of two"), std::string::npos);
   EXPECT_NE(error_of({{"SPMD_COLLECTIVE_TIMEOUT", "soon"}}).find("SPMD_COLLECTIVE_TIMEOUT"),
             std::string::npos);

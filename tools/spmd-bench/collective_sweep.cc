@@ -66,9 +66,27 @@ float expected(const std::string& op, int n, int rank, size_t count, size_t i) {
   return input(0, i);  // broadcast from rank 0
 }
 
-struct Buffers {
-  std::vector<std::unique_ptr<float[]>> in;
-  std::vector<std::unique_ptr<float[]>> out;
+// A point's input and output buffers, in the implementation's memory, freed with it.
+class Buffers {
+ public:
+  Buffers(CollectiveImpl& impl, size_t ni, size_t no) : impl_(impl), ni_(ni), no_(no) {}
+  ~Buffers() {
+    for (float* p : in) impl_.deallocate(p, ni_);
+    for (float* p : out) impl_.deallocate(p, no_);
+  }
+  Buffers(const Buffers&) = delete;
+  Buffers& operator=(const Buffers&) = delete;
+  void add() {
+    in.push_back(impl_.allocate(ni_));
+    out.push_back(impl_.allocate(no_));
+  }
+  std::vector<float*> in;
+  std::vector<float*> out;
+
+ private:
+  CollectiveImpl& impl_;
+  size_t ni_;
+  size_t no_;
 };
 
 }  // namespace
@@ -122,17 +140,15 @@ namespace {
 
 // `pool` input/output pairs of one point, filled with input() (broadcast's root holds the data
 // in `out`, where it runs in place).
-Buffers make_buffers(const std::string& op, int rank, size_t ni, size_t no, size_t pool) {
-  Buffers buf;
+void fill_buffers(Buffers& buf, const std::string& op, int rank, size_t ni, size_t no,
+                  size_t pool) {
   for (size_t p = 0; p < pool; ++p) {
-    buf.in.push_back(std::make_unique<float[]>(ni));
-    buf.out.push_back(std::make_unique<float[]>(no));
+    buf.add();
     for (size_t i = 0; i < ni; ++i) buf.in.back()[i] = input(rank, i);
     for (size_t i = 0; i < no; ++i) {
       buf.out.back()[i] = op == "broadcast" && rank == 0 ? input(0, i) : 0.0f;
     }
   }
-  return buf;
 }
 
 // Warms up, then sizes the run from the time per call; every rank runs rank 0's number.
@@ -140,7 +156,7 @@ int choose_iterations(CollectiveImpl& impl, const std::string& op, Buffers& buf,
                       size_t count, const SweepOptions& options) {
   impl.barrier();
   const auto t0 = Clock::now();
-  for (int i = 0; i < 3; ++i) impl.run(op, buf.in[i % pool].get(), buf.out[i % pool].get(), count);
+  for (int i = 0; i < 3; ++i) impl.run(op, buf.in[i % pool], buf.out[i % pool], count);
   const double per_call = std::chrono::duration<double>(Clock::now() - t0).count() / 3;
   int iterations = static_cast<int>(options.seconds_per_point / std::max(per_call, 1e-7));
   iterations = std::clamp(iterations, options.min_iterations, options.max_iterations);
@@ -158,9 +174,9 @@ int choose_iterations(CollectiveImpl& impl, const std::string& op, Buffers& buf,
 bool check_point(CollectiveImpl& impl, const std::string& op, Buffers& buf, size_t slot,
                  size_t count, size_t no) {
   const int rank = impl.rank();
-  float* out = buf.out[slot].get();
+  float* out = buf.out[slot];
   if (op != "broadcast" || rank != 0) std::fill(out, out + no, 0.0f);
-  impl.run(op, buf.in[slot].get(), out, count);
+  impl.run(op, buf.in[slot], out, count);
   bool ok = true;
   for (size_t i = 0; i < no && ok; ++i) ok = out[i] == expected(op, impl.size(), rank, count, i);
   return impl.all_true(ok);
@@ -201,7 +217,8 @@ void sweep(CollectiveImpl& impl, const SweepOptions& options) {
       const size_t no = out_elems(op, count, n);
       const size_t big = std::max(ni, no) * sizeof(float);
       const size_t pool = rotating_buffers(big);
-      Buffers buf = make_buffers(op, impl.rank(), ni, no, pool);
+      Buffers buf(impl, ni, no);
+      fill_buffers(buf, op, impl.rank(), ni, no, pool);
       const int iterations = choose_iterations(impl, op, buf, pool, count, options);
       std::vector<double> times(iterations);
       impl.barrier();
@@ -209,7 +226,7 @@ void sweep(CollectiveImpl& impl, const SweepOptions& options) {
       for (int i = 0; i < iterations; ++i) {
         last = static_cast<size_t>(i) % pool;
         const auto s = Clock::now();
-        impl.run(op, buf.in[last].get(), buf.out[last].get(), count);
+        impl.run(op, buf.in[last], buf.out[last], count);
         times[i] = std::chrono::duration<double>(Clock::now() - s).count();
       }
       const bool ok = check_point(impl, op, buf, last, count, no);

@@ -30,6 +30,10 @@ class CollectiveImpl {
   virtual void barrier() = 0;
   // Every rank's flag and-ed (for the correctness column).
   virtual bool all_true(bool mine) = 0;
+  // Memory for `count` floats of a point's buffer, and its release: ordinary memory unless the
+  // library offers memory of its own for communication (spmd's comm memory).
+  virtual float* allocate(size_t count) { return new float[count]; }
+  virtual void deallocate(float* p, size_t count) { delete[] p; }
 };
 
 // How many buffers of `bytes` a point rotates through: enough for 64 MiB from 64 KiB on, else

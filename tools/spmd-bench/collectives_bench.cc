@@ -33,7 +33,10 @@ namespace fs = std::filesystem;
 class SpmdImpl final : public CollectiveImpl {
  public:
   // `name`: "spmd", or "ucx" for spmd over SPMD_TRANSPORT=ucx.
-  explicit SpmdImpl(std::string name) : world_(spmd::world()), name_(std::move(name)) {}
+  // `comm_memory`: buffers in comm memory (spmd/comm_memory.h), as users allocate for
+  // collectives; else ordinary memory.
+  SpmdImpl(std::string name, bool comm_memory)
+      : world_(spmd::world()), name_(std::move(name)), comm_memory_(comm_memory) {}
   int rank() override { return world_.rank(); }
   int size() override { return world_.size(); }
   const char* name() override { return name_.c_str(); }
@@ -58,10 +61,19 @@ class SpmdImpl final : public CollectiveImpl {
     world_.all_reduce(std::span<int32_t>(&v, 1), ReduceOp::kMin);
     return v == 1;
   }
+  float* allocate(size_t count) override {
+    if (!comm_memory_) return CollectiveImpl::allocate(count);
+    return static_cast<float*>(allocate_comm_memory(count * sizeof(float)));
+  }
+  void deallocate(float* p, size_t count) override {
+    if (!comm_memory_) return CollectiveImpl::deallocate(p, count);
+    free_comm_memory(p, count * sizeof(float));
+  }
 
  private:
   Communicator world_;
   std::string name_;
+  bool comm_memory_;
 };
 
 SweepOptions sweep_options(const CollectivesBenchOptions& o) {
@@ -98,6 +110,7 @@ std::vector<std::string> run_spmd(const CollectivesBenchOptions& o, const SweepO
                      join(s.ops), "--sizes", sizes_arg(s.sizes), "--seconds",
                      std::to_string(s.seconds_per_point)});
     argvs.back().push_back(o.bind ? "--bind" : "--no-bind");
+    if (o.ordinary_memory) argvs.back().push_back("--ordinary-memory");
     EnvList env = spmd_worker_env(address, o.processes, i);
     if (impl == "ucx") {
       env.emplace_back("SPMD_TRANSPORT", "ucx");
@@ -274,9 +287,16 @@ int run_collectives_worker(const CollectivesBenchOptions& options) {
   }
   {
     const char* name = std::getenv("SPMD_BENCH_IMPL");
-    SpmdImpl impl(name != nullptr ? name : "spmd");
+    SpmdImpl impl(name != nullptr ? name : "spmd", !options.ordinary_memory);
     sweep(impl, sweep_options(options));
     impl.barrier();
+    if (impl.rank() == 0 && !options.ordinary_memory) {
+      const CommMemoryStats st = comm_memory_stats();
+      fmt::print(
+          stderr,
+          "spmd-bench: rank 0 read {} payloads ({} MiB) straight from its peers' comm memory\n",
+          st.payloads_read_from_peers, st.bytes_read_from_peers >> 20);
+    }
   }
   spmd::distributed::shutdown();
   return 0;

@@ -27,6 +27,9 @@ struct CollectivesBenchOptions {
   // Pin spmd's process i to core i (mod cores), as mpirun binds its ranks by default: the same
   // conditions for both. Unpinned, two spinning processes sometimes share a core here.
   bool bind = true;
+  // spmd's buffers in ordinary memory instead of comm memory (spmd/comm_memory.h): payloads
+  // between processes then go through the shared-memory rings, two copies per byte.
+  bool ordinary_memory = false;
   // Run each op and size for every implementation in turn (fresh processes per point) instead of
   // one whole sweep per implementation.
   bool interleave = false;

@@ -99,6 +99,9 @@ void add_collectives(CLI::App& app, Runs& runs) {
         ->check(CLI::Range(0.001, 60.0));
     sub->add_flag("--bind,!--no-bind", o->bind,
                   "pin spmd's process i to core i, as mpirun binds its ranks by default (on)");
+    sub->add_flag("--ordinary-memory", o->ordinary_memory,
+                  "spmd's buffers in ordinary memory, not comm memory (spmd/comm_memory.h): "
+                  "payloads between processes then take two copies through the rings");
   };
   auto* k = app.add_subcommand(
       "collectives",
