@@ -14,7 +14,7 @@ namespace {
 
 std::vector<std::byte> pattern(size_t n, unsigned seed) {
   std::vector<std::byte> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = static_cast<std::byte>((i * 131 + seed * 7) & 0xff);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<std::byte>((i * 131 + size_t{seed} * 7) & 0xff);
   return v;
 }
 
