@@ -120,14 +120,15 @@ class SharingChild {
     EXPECT_EQ(::read(report_[0], &span_, sizeof(span_)), static_cast<ssize_t>(sizeof(span_)));
   }
   ~SharingChild() {
-    tell();
-    tell();
+    while (told_ < 2) tell();
     ::waitpid(pid_, nullptr, 0);
     ::close(report_[0]);
     ::close(command_[1]);
   }
-  // Frees the buffer (first call), then lets the child exit.
+  // Frees the buffer (first call), then lets the child exit (second call; no more after it: the
+  // child is gone).
   void tell() {
+    ++told_;
     const char c = 'x';
     (void)::write(command_[1], &c, 1);
     char done = 0;
@@ -161,6 +162,7 @@ class SharingChild {
   int report_[2] = {-1, -1};
   int command_[2] = {-1, -1};
   pid_t pid_ = -1;
+  int told_ = 0;
   SharedSpan span_;
 };
 
