@@ -58,8 +58,8 @@ class Stream {
   // Writer: starts sharing payload `ticket` (1, 2, … on this stream's shared payloads), `bytes`
   // at `data`, which stays untouched until references_done() reaches the ticket; returns the body
   // its frame carries, or nullopt when this payload must go on the stream itself (over shared
-  // memory: one outside the shared buffers where only they can be shared). The default names
-  // this process and the address (the reader copies it).
+  // memory: one outside the shared buffers where only they can be shared). The default, for
+  // streams without references: nullopt.
   virtual std::optional<ReferenceBody> offer_reference(const std::byte* data, size_t bytes,
                                                        uint64_t ticket);
   // Writer: how many by-reference payloads the reader has finished receiving (in ticket order).
