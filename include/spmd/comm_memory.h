@@ -61,13 +61,16 @@ using CommVector = std::vector<T, CommAllocator<T>>;
 // What comm memory did in this process, for checking that a job's collectives take the one-copy
 // path: shared buffers held now and their bytes, requests that got ordinary memory instead
 // (beyond the descriptor budget, or memfd refused), and payloads (and bytes) this process read
-// straight out of a peer's comm memory, ever.
+// straight out of a peer's comm memory, or wrote straight into it (an all-reduce whose buffers
+// are all comm memory in every process writes its results into every process's output), ever.
 struct CommMemoryStats {
   uint64_t shared_buffers = 0;
   uint64_t shared_bytes = 0;
   uint64_t unshared = 0;
   uint64_t payloads_read_from_peers = 0;
   uint64_t bytes_read_from_peers = 0;
+  uint64_t payloads_written_to_peers = 0;
+  uint64_t bytes_written_to_peers = 0;
 };
 CommMemoryStats comm_memory_stats();
 

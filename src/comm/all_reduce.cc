@@ -1,5 +1,6 @@
 // all_reduce for a process: combine the local participants' buffers in memory, reduce across
-// processes with the algorithm the size calls for, hand every local participant the result.
+// processes with the algorithm the size and the memory call for, hand every local participant
+// the result.
 // float16/bfloat16 go through float32 end to end and are rounded once.
 #include <cstring>
 
@@ -7,6 +8,26 @@
 #include "comm/reduce_kernels.h"
 
 namespace spmd {
+
+namespace {
+
+// Past the one-shot sizes: through every process's comm memory where the group can, else by
+// reduce-scatter and all-gather, within hosts first where the group spans several with
+// neighbours.
+void reduce_among_processes(Call& c, const std::byte* contrib, std::byte* result) {
+  const Members all = Members::all(c.layout);
+  if (c.bytes() >= kByReferenceMin && maps_every_peer(c, all) &&
+      mapped_all_reduce(c, all, contrib, result)) {
+    return;
+  }
+  if (spans_hosts_with_neighbours(c.layout)) {
+    hierarchical_all_reduce(c, contrib, result);
+  } else {
+    reduce_scatter_all_gather_all_reduce(c, all, contrib, result);
+  }
+}
+
+}  // namespace
 
 void run_all_reduce(Call& c) {
   const size_t count = c.fp.count;
@@ -36,10 +57,8 @@ void run_all_reduce(Call& c) {
     if (result != contrib) std::memcpy(result, contrib, bytes);
   } else if (bytes <= kOneShotAllReduceMax || count < static_cast<size_t>(c.layout.positions())) {
     one_shot_all_reduce(c, Members::all(c.layout), contrib, result);
-  } else if (spans_hosts_with_neighbours(c.layout)) {
-    hierarchical_all_reduce(c, contrib, result);
   } else {
-    reduce_scatter_all_gather_all_reduce(c, Members::all(c.layout), contrib, result);
+    reduce_among_processes(c, contrib, result);
   }
 
   for (size_t i = 0; i < L; ++i) {

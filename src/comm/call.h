@@ -3,6 +3,7 @@
 // move bytes (the group's layout, exchange engine and scratch memory).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <span>
@@ -86,12 +87,28 @@ struct Members {
   static Members all(const GroupLayout& g) { return {g.all_positions, g.self}; }
 };
 
+// Block b of P over elements [begin, begin + count), balanced (the first count % P blocks one
+// longer): [first, last).
+inline std::pair<size_t, size_t> balanced_block(size_t begin, size_t count, int P, int b) {
+  const size_t base = count / P;
+  const size_t extra = count % P;
+  const size_t first = begin + b * base + std::min<size_t>(b, extra);
+  return {first, first + base + (static_cast<size_t>(b) < extra ? 1 : 0)};
+}
+
 // The process-level algorithms (one file each). Each runs the whole call for this process,
 // local participants included, and starts with a message to or from every peer process so that a
 // mismatched call fails in every participant.
 void run_all_reduce(Call& c);  // picks one of the three below
 void one_shot_all_reduce(Call& c, Members m, const std::byte* in, std::byte* out);
 void reduce_scatter_all_gather_all_reduce(Call& c, Members m, const std::byte* in, std::byte* out);
+// Straight through every process's comm memory, where all of them map each other's buffers
+// (maps_every_peer); false, having exchanged only offers, when some process's buffers are not
+// all comm memory, for the caller to run another algorithm.
+bool mapped_all_reduce(Call& c, Members m, const std::byte* in, std::byte* out);
+// Whether this process reaches the comm memory of every other member and they reach its own: the
+// same answer in every member (group_setup.cc agrees on it per host).
+bool maps_every_peer(const Call& c, Members m);
 // Within each host to its first process, among those leaders, back within each host.
 void hierarchical_all_reduce(Call& c, const std::byte* in, std::byte* out);
 // True when the group spans hosts and some host holds several of its processes.

@@ -25,8 +25,9 @@ bool is_shared_comm_memory(const void* p, size_t bytes) {
 
 CommMemoryStats comm_memory_stats() {
   const SharedBufferCounts held = shared_buffer_counts();
-  const PeerMappingCounts read = peer_mapping_counts();
-  return {held.buffers, held.bytes, held.refused, read.payloads, read.bytes};
+  const PeerMappingCounts peers = peer_mapping_counts();
+  return {held.buffers,           held.bytes,         held.refused, peers.payloads, peers.bytes,
+          peers.written_payloads, peers.written_bytes};
 }
 
 }  // namespace spmd

@@ -156,6 +156,24 @@ void Exchange::expect_reference(int position, std::byte* dst, size_t bytes) {
   }
 }
 
+bool Exchange::maps_buffers(int position) const {
+  const PeerLink& link = peers_[position];
+  return link.connected() && link.out->maps_buffers() && link.in->maps_buffers();
+}
+
+std::optional<ReferenceBody> Exchange::share(int position, const std::byte* data, size_t bytes) {
+  return peers_[position].out->share(data, bytes);
+}
+
+std::byte* Exchange::reach(int position, const ReferenceBody& body, size_t offset, size_t n,
+                           PeerAccess access) {
+  try {
+    return peers_[position].in->reach_shared(body, offset, n, access);
+  } catch (const Error& e) {
+    throw Error(fmt::format("{} during {}", e.what(), fingerprint_.describe()));
+  }
+}
+
 bool Exchange::progress_send(PeerLink& link, SendOp& op) {
   const size_t total = wire_bytes(op);
   const auto [payload, payload_bytes] = payload_of(op);

@@ -74,6 +74,17 @@ class Exchange {
   void recv(int position, size_t bytes, size_t grain, Sink sink);
   void recv_into(int position, void* dst, size_t bytes);
 
+  // Comm memory (shared_buffers.h) between this process and the peer at `position`, for an
+  // algorithm that touches a peer's buffers itself (mapped_all_reduce.cc) and orders those
+  // touches with messages of its own: the link's Stream::maps_buffers() (both ways), share() and
+  // reach_shared(). reach() throws spmd::Error naming the peer and the call.
+  bool maps_buffers(int position) const;
+  std::optional<ReferenceBody> share(int position, const std::byte* data, size_t bytes);
+  std::byte* reach(int position, const ReferenceBody& body, size_t offset, size_t n,
+                   PeerAccess access);
+  // "process 2 (host node7, pid 4242)", for errors.
+  const std::string& peer_name(int position) const { return peers_[position].name; }
+
   // Progresses everything posted until it is all done. Throws CollectiveMismatch when a peer's
   // call differs (naming both calls), spmd::Error on a malformed message or a broken link,
   // PeerFailure when the cluster aborts, DeadlineExceeded at the waiter's deadline naming the

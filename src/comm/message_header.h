@@ -43,6 +43,10 @@ struct ReferenceBody {
 };
 static_assert(sizeof(ReferenceBody) == 40, "the reference body is part of the wire format");
 
+// What a process does with a range of a peer's shared buffer that a body names: read a payload
+// out of it, or write results into it (mapped_all_reduce.cc). Counted apart (comm_memory.h).
+enum class PeerAccess : uint8_t { kRead, kWrite };
+
 struct MessageHeader {
   uint32_t magic = kMessageMagic;
   MessageKind kind = MessageKind::kData;

@@ -20,6 +20,8 @@ namespace {
 std::atomic<uint64_t> g_payloads{0};
 std::atomic<uint64_t> g_bytes{0};
 std::atomic<uint64_t> g_mappings{0};
+std::atomic<uint64_t> g_written_payloads{0};
+std::atomic<uint64_t> g_written_bytes{0};
 
 int open_pidfd(int64_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
 
@@ -51,11 +53,27 @@ PeerMappings::PeerMappings(int64_t pid, std::string peer) : peer_(std::move(peer
 }
 
 PeerMappings::~PeerMappings() {
-  for (auto& [id, m] : by_id_) ::munmap(const_cast<std::byte*>(m.base), m.size);
+  for (auto& [id, m] : by_id_) ::munmap(m.base, m.size);
   ::close(pidfd_);
 }
 
 const std::byte* PeerMappings::locate(const ReferenceBody& body, size_t offset, size_t n) {
+  std::byte* p = at(body, offset, n);
+  if (offset == 0) g_payloads.fetch_add(1, std::memory_order_relaxed);
+  g_bytes.fetch_add(n, std::memory_order_relaxed);
+  return p;
+}
+
+std::byte* PeerMappings::reach(const ReferenceBody& body, size_t offset, size_t n,
+                               PeerAccess access) {
+  std::byte* p = at(body, offset, n);
+  const bool write = access == PeerAccess::kWrite;
+  (write ? g_written_payloads : g_payloads).fetch_add(1, std::memory_order_relaxed);
+  (write ? g_written_bytes : g_bytes).fetch_add(n, std::memory_order_relaxed);
+  return p;
+}
+
+std::byte* PeerMappings::at(const ReferenceBody& body, size_t offset, size_t n) {
   const Mapping& m = map(body);
   if (body.buffer_offset > m.size || offset > m.size - body.buffer_offset ||
       n > m.size - body.buffer_offset - offset) {
@@ -64,8 +82,6 @@ const std::byte* PeerMappings::locate(const ReferenceBody& body, size_t offset, 
         "bytes",
         peer_, body.buffer_offset + offset + n, body.buffer, m.size));
   }
-  if (offset == 0) g_payloads.fetch_add(1, std::memory_order_relaxed);
-  g_bytes.fetch_add(n, std::memory_order_relaxed);
   return m.base + body.buffer_offset + offset;
 }
 
@@ -88,7 +104,7 @@ const PeerMappings::Mapping& PeerMappings::map(const ReferenceBody& body) {
                             peer_, body.buffer_fd, std::strerror(err)));
   }
   const auto size = static_cast<size_t>(st.st_size);
-  void* p = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+  void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   const int err = errno;
   ::close(fd);
   if (p == MAP_FAILED) {
@@ -97,7 +113,7 @@ const PeerMappings::Mapping& PeerMappings::map(const ReferenceBody& body) {
   }
   if (by_id_.size() >= kMaxMappings) evict_one();
   g_mappings.fetch_add(1, std::memory_order_relaxed);
-  return by_id_[body.buffer] = Mapping{static_cast<const std::byte*>(p), size, ++uses_};
+  return by_id_[body.buffer] = Mapping{static_cast<std::byte*>(p), size, ++uses_};
 }
 
 void PeerMappings::evict_one() {
@@ -105,7 +121,7 @@ void PeerMappings::evict_one() {
   for (auto it = by_id_.begin(); it != by_id_.end(); ++it) {
     if (it->second.last_use < oldest->second.last_use) oldest = it;
   }
-  ::munmap(const_cast<std::byte*>(oldest->second.base), oldest->second.size);
+  ::munmap(oldest->second.base, oldest->second.size);
   by_id_.erase(oldest);
 }
 
@@ -123,7 +139,9 @@ bool PeerMappings::can_map(int64_t pid, int fd, uint64_t id, uint64_t word) {
 
 PeerMappingCounts peer_mapping_counts() {
   return {g_payloads.load(std::memory_order_relaxed), g_bytes.load(std::memory_order_relaxed),
-          g_mappings.load(std::memory_order_relaxed)};
+          g_mappings.load(std::memory_order_relaxed),
+          g_written_payloads.load(std::memory_order_relaxed),
+          g_written_bytes.load(std::memory_order_relaxed)};
 }
 
 }  // namespace spmd

@@ -22,14 +22,6 @@ namespace {
 // the time to move a chunk.
 constexpr size_t kChunkBytes = size_t{1} << 20;
 
-// Block b of P over [begin, begin + count) elements, balanced: [first, last).
-std::pair<size_t, size_t> block(size_t begin, size_t count, int P, int b) {
-  const size_t base = count / P;
-  const size_t extra = count % P;
-  const size_t first = begin + b * base + std::min<size_t>(b, extra);
-  return {first, first + base + (static_cast<size_t>(b) < extra ? 1 : 0)};
-}
-
 // Two processes: each block is written once here and read next by the peer (or, at this size,
 // by this process much later), so it goes straight to memory (streaming_store.h).
 struct ReduceSink {
@@ -69,7 +61,7 @@ void reduce_scatter_all_gather_all_reduce(Call& c, Members m, const std::byte* i
     size_t mine_bytes = 0;
     if (scatter) {
       const auto [begin, n] = chunk_range(step);
-      const auto [first, last] = block(begin, n, P, m.me);
+      const auto [first, last] = balanced_block(begin, n, P, m.me);
       mine_first = first;
       mine_bytes = (last - first) * elem;
     }
@@ -77,7 +69,7 @@ void reduce_scatter_all_gather_all_reduce(Call& c, Members m, const std::byte* i
     size_t done_bytes = 0;
     if (gather) {
       const auto [begin, n] = chunk_range(step - 1);
-      const auto [first, last] = block(begin, n, P, m.me);
+      const auto [first, last] = balanced_block(begin, n, P, m.me);
       done_first = first;
       done_bytes = (last - first) * elem;
     }
@@ -86,7 +78,7 @@ void reduce_scatter_all_gather_all_reduce(Call& c, Members m, const std::byte* i
       const int peer = m.positions[q];
       if (scatter) {
         const auto [begin, n] = chunk_range(step);
-        const auto [first, last] = block(begin, n, P, q);
+        const auto [first, last] = balanced_block(begin, n, P, q);
         c.ex.send(peer, in + first * elem, (last - first) * elem);
         if (P == 2) {
           sink = {in + mine_first * elem, out + mine_first * elem, dtype, op, elem};
@@ -98,7 +90,7 @@ void reduce_scatter_all_gather_all_reduce(Call& c, Members m, const std::byte* i
       if (gather) {
         c.ex.send(peer, out + done_first * elem, done_bytes);
         const auto [begin, n] = chunk_range(step - 1);
-        const auto [first, last] = block(begin, n, P, q);
+        const auto [first, last] = balanced_block(begin, n, P, q);
         c.ex.recv_into(peer, out + first * elem, (last - first) * elem);
       }
     }

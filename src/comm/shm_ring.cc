@@ -181,19 +181,25 @@ void ShmRingReader::consume(size_t n) {
 
 std::optional<ReferenceBody> ShmRingWriter::offer_reference(const std::byte* data, size_t bytes,
                                                             uint64_t ticket) {
+  if (std::optional<ReferenceBody> body = share(data, bytes)) return body;
+  if (!copies_memory_) return std::nullopt;
   ReferenceBody body;
   body.key = static_cast<uint64_t>(::getpid());
   body.address = reinterpret_cast<uint64_t>(data);
-  if (maps_buffers_) {
-    if (const std::optional<SharedSpan> span = find_shared(data, bytes)) {
-      body.buffer = span->id;
-      body.buffer_offset = span->offset;
-      body.buffer_fd = span->fd;
-      return body;
-    }
-  }
-  if (copies_memory_) return body;
-  return std::nullopt;
+  return body;
+}
+
+std::optional<ReferenceBody> ShmRingWriter::share(const std::byte* data, size_t bytes) {
+  if (!maps_buffers_) return std::nullopt;
+  const std::optional<SharedSpan> span = find_shared(data, bytes);
+  if (!span) return std::nullopt;
+  ReferenceBody body;
+  body.key = static_cast<uint64_t>(::getpid());
+  body.address = reinterpret_cast<uint64_t>(data);
+  body.buffer = span->id;
+  body.buffer_offset = span->offset;
+  body.buffer_fd = span->fd;
+  return body;
 }
 
 void ShmRingReader::enable_references(int64_t writer_pid, bool copies_memory, bool maps_buffers) {
@@ -204,18 +210,13 @@ void ShmRingReader::enable_references(int64_t writer_pid, bool copies_memory, bo
 
 const std::byte* ShmRingReader::fetch_reference(const ReferenceBody& body, size_t offset,
                                                 std::byte* dst, size_t n, Waiter& waiter) {
+  if (body.buffer != 0) {
+    check_shared(body);
+    return mappings_->locate(body, offset, n);
+  }
   if (body.key != static_cast<uint64_t>(peer_pid_)) {
     throw Error(
         fmt::format("{} sent a by-reference payload naming pid {}, not its own", peer_, body.key));
-  }
-  if (body.buffer != 0) {
-    if (mappings_ == nullptr) {
-      throw Error(
-          fmt::format("{} sent a payload in its shared buffer {}, which this process does "
-                      "not map",
-                      peer_, body.buffer));
-    }
-    return mappings_->locate(body, offset, n);
   }
   if (!copies_memory_) {
     throw Error(fmt::format(
@@ -237,6 +238,27 @@ const std::byte* ShmRingReader::fetch_reference(const ReferenceBody& body, size_
     got += static_cast<size_t>(r);
   }
   return dst;
+}
+
+std::byte* ShmRingReader::reach_shared(const ReferenceBody& body, size_t offset, size_t n,
+                                       PeerAccess access) {
+  check_shared(body);
+  return mappings_->reach(body, offset, n, access);
+}
+
+void ShmRingReader::check_shared(const ReferenceBody& body) const {
+  if (body.key != static_cast<uint64_t>(peer_pid_)) {
+    throw Error(
+        fmt::format("{} sent a by-reference payload naming pid {}, not its own", peer_, body.key));
+  }
+  if (body.buffer == 0) {
+    throw Error(fmt::format("{} named a range outside its shared buffers", peer_));
+  }
+  if (mappings_ == nullptr) {
+    throw Error(
+        fmt::format("{} sent a payload in its shared buffer {}, which this process does not map",
+                    peer_, body.buffer));
+  }
 }
 
 }  // namespace spmd

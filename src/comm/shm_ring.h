@@ -81,6 +81,8 @@ class ShmRingWriter final : public Stream {
   uint64_t references_done() override {
     return control_->references.load(std::memory_order_acquire);
   }
+  bool maps_buffers() const override { return maps_buffers_; }
+  std::optional<ReferenceBody> share(const std::byte* data, size_t bytes) override;
   // What the reader can do with this process's memory (group_setup.cc probed it): copy any of it
   // (process_vm_readv, SPMD_SHM_SINGLE_COPY), map its shared buffers.
   void enable_references(bool copies_memory, bool maps_buffers) {
@@ -126,6 +128,9 @@ class ShmRingReader final : public Stream {
   const std::byte* fetch_reference(const ReferenceBody& body, size_t offset, std::byte* dst,
                                    size_t n, Waiter& waiter) override;
   void reference_done() override { control_->references.fetch_add(1, std::memory_order_release); }
+  bool maps_buffers() const override { return mappings_ != nullptr; }
+  std::byte* reach_shared(const ReferenceBody& body, size_t offset, size_t n,
+                          PeerAccess access) override;
   // What this process can do with the writer's memory (group_setup.cc probed it): copy any of it
   // with process_vm_readv, map its shared buffers. Throws spmd::Error when the writer cannot be
   // opened for mapping.
@@ -133,6 +138,8 @@ class ShmRingReader final : public Stream {
 
  private:
   [[noreturn]] void corrupt(const std::string& what) const;
+  // Throws unless `body` names the writer and one of its shared buffers, which this process maps.
+  void check_shared(const ReferenceBody& body) const;
 
   RingControl* control_;
   const LaneSlot* lane_;

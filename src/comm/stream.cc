@@ -16,4 +16,9 @@ const std::byte* Stream::fetch_reference(const ReferenceBody& body, size_t offse
   throw Error(fmt::format("a {} stream carries no by-reference payloads", transport()));
 }
 
+std::byte* Stream::reach_shared(const ReferenceBody& body, size_t offset, size_t n,
+                                PeerAccess access) {
+  throw Error(fmt::format("a {} stream reaches no peer's shared buffers", transport()));
+}
+
 }  // namespace spmd

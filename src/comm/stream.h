@@ -85,6 +85,25 @@ class Stream {
   // Reader: one by-reference payload fetched whole; the writer may reuse its buffer.
   virtual void reference_done() {}
 
+  // Shared buffers both ways: whether each end of this link reaches the other's shared buffers
+  // (comm memory, shared_buffers.h) itself. group_setup.cc probes it once per host, so the answer
+  // is the same at both ends of a link and on every link within a host.
+  virtual bool maps_buffers() const { return false; }
+  // Writer: a body naming [data, data + bytes) in this process's shared buffers, for the reader
+  // to reach with reach_shared(); nullopt when the range lies in none or the link does not map
+  // buffers. Unlike offer_reference(), the stream keeps no account of it: the caller's own
+  // messages tell the peer when it may touch the range and the caller when the peer is done.
+  virtual std::optional<ReferenceBody> share(const std::byte* data, size_t bytes) {
+    return std::nullopt;
+  }
+  // Reader: where bytes [offset, offset + n) of the range a body from the writer's share() names
+  // lie in this process's mapping of it, for `access` (counted: comm_memory.h). Touch it under
+  // catching_bus_errors() (runtime/bus_error_guard.h), as fetch_reference() says. Throws
+  // spmd::Error when the body is not the writer's, names a range outside its buffer, or the link
+  // does not map buffers.
+  virtual std::byte* reach_shared(const ReferenceBody& body, size_t offset, size_t n,
+                                  PeerAccess access);
+
   // After a failed call: stops every transfer that still uses a caller's buffer, so the caller
   // may free it (UCX's posted operations). Never throws.
   virtual void cancel() noexcept {}

@@ -12,8 +12,6 @@ namespace spmd {
 namespace {
 
 constexpr size_t kLine = 64;
-// The L1-resident block reduce_to_streaming() reduces into before streaming it out.
-constexpr size_t kBlock = size_t{4} << 10;
 
 // stream_copy() without the closing fence.
 void stream_unfenced(std::byte* dst, const std::byte* src, size_t n) {
@@ -44,13 +42,25 @@ void stream_copy(std::byte* dst, const std::byte* src, size_t n) {
 
 void reduce_to_streaming(DType dtype, ReduceOp op, std::byte* out, const std::byte* a,
                          const std::byte* b, size_t count) {
-  alignas(kLine) std::byte block[kBlock];
+  const std::byte* const ins[] = {a, b};
+  std::byte* const outs[] = {out};
+  reduce_to_all_streaming(dtype, op, ins, outs, count);
+}
+
+void reduce_to_all_streaming(DType dtype, ReduceOp op, std::span<const std::byte* const> ins,
+                             std::span<std::byte* const> outs, size_t count) {
+  alignas(kLine) std::byte tile[kStreamTile];
   const size_t elem = dtype_size(dtype);
-  const size_t per_block = kBlock / elem;
-  for (size_t done = 0; done < count; done += per_block) {
-    const size_t k = std::min(per_block, count - done);
-    reduce_to(dtype, op, block, a + done * elem, b + done * elem, k);
-    stream_unfenced(out + done * elem, block, k * elem);
+  const size_t per_tile = kStreamTile / elem;
+  // A short first tile up to the first output's next line boundary; whole lines after it.
+  const size_t misaligned = reinterpret_cast<uintptr_t>(outs[0]) % kLine;
+  size_t k = misaligned != 0 && misaligned % elem == 0 ? (kLine - misaligned) / elem : per_tile;
+  for (size_t done = 0; done < count; done += k, k = per_tile) {
+    k = std::min(k, count - done);
+    const size_t at = done * elem;
+    reduce_to(dtype, op, tile, ins[0] + at, ins[1] + at, k);
+    for (size_t q = 2; q < ins.size(); ++q) reduce_into(dtype, op, tile, ins[q] + at, k);
+    for (std::byte* out : outs) stream_unfenced(out + at, tile, k * elem);
   }
   _mm_sfence();
 }

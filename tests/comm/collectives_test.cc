@@ -127,26 +127,51 @@ TEST(Collectives, LargePayloadsByReferenceWhenSingleCopyIsOnMatchTheReference) {
 
 // The count of payloads a process read straight from its peers' comm memory, from its
 // "comm memory: N payloads read from peers" line (-1 when there is none).
-long payloads_read_from_peers(const std::string& output) {
-  const std::string key = "comm memory: ";
+// The number after `key` in the probe's output, -1 when it is not there.
+long number_after(const std::string& output, const std::string& key) {
   const size_t at = output.find(key);
   return at == std::string::npos ? -1 : std::stol(output.substr(at + key.size()));
+}
+long payloads_read_from_peers(const std::string& output) {
+  return number_after(output, "comm memory: ");
+}
+long payloads_written_to_peers(const std::string& output) {
+  return number_after(output, " payloads read from peers, ");
 }
 
 TEST(Collectives, LargePayloadsInCommMemoryAreReadFromTheSendersBufferAndMatchTheReference) {
   SKIP_OVER_UCX("about spmd's shared memory");
   // Three processes: the reduce-scatter's payloads land in scratch before they are reduced, and
-  // the all-gather's straight in the output.
+  // the all-gather's straight in the output. Large all-reduces write their blocks into every
+  // process's output, uneven blocks included (70001 elements).
   const auto outcomes = run_cluster(3, 1, {"verify", "--large", "--comm-memory"});
   expect_verified(outcomes, "shm");
-  for (const Outcome& o : outcomes) EXPECT_GT(payloads_read_from_peers(o.output), 0) << o.output;
+  for (const Outcome& o : outcomes) {
+    EXPECT_GT(payloads_read_from_peers(o.output), 0) << o.output;
+    EXPECT_GT(payloads_written_to_peers(o.output), 0) << o.output;
+  }
 }
 
 TEST(Collectives, TwoProcessesReduceStraightOutOfEachOthersCommMemory) {
   SKIP_OVER_UCX("about spmd's shared memory");
   const auto outcomes = run_cluster(2, 1, {"verify", "--large", "--comm-memory"});
   expect_verified(outcomes, "shm");
-  for (const Outcome& o : outcomes) EXPECT_GT(payloads_read_from_peers(o.output), 0) << o.output;
+  for (const Outcome& o : outcomes) {
+    EXPECT_GT(payloads_read_from_peers(o.output), 0) << o.output;
+    EXPECT_GT(payloads_written_to_peers(o.output), 0) << o.output;
+  }
+}
+
+TEST(Collectives, AllReduceFallsBackTogetherWhenOneProcessUsesOrdinaryMemory) {
+  SKIP_OVER_UCX("about spmd's shared memory");
+  // Every process offers its buffers; the last one's are not comm memory, so all of them run the
+  // reduce-scatter and all-gather instead, and nobody writes into a peer.
+  for (int n : {2, 3}) {
+    const auto outcomes =
+        run_cluster(n, 1, {"verify", "--large", "--comm-memory", "--except-last"});
+    expect_verified(outcomes, "shm");
+    for (const Outcome& o : outcomes) EXPECT_EQ(payloads_written_to_peers(o.output), 0) << o.output;
+  }
 }
 
 TEST(Collectives, WithBufferMappingOffCommMemoryGoesThroughTheRings) {
@@ -154,7 +179,10 @@ TEST(Collectives, WithBufferMappingOffCommMemoryGoesThroughTheRings) {
   const auto outcomes =
       run_cluster(2, 1, {"verify", "--large", "--comm-memory"}, {{"SPMD_SHM_MAP_BUFFERS", "0"}});
   expect_verified(outcomes, "shm");
-  for (const Outcome& o : outcomes) EXPECT_EQ(payloads_read_from_peers(o.output), 0) << o.output;
+  for (const Outcome& o : outcomes) {
+    EXPECT_EQ(payloads_read_from_peers(o.output), 0) << o.output;
+    EXPECT_EQ(payloads_written_to_peers(o.output), 0) << o.output;
+  }
 }
 
 TEST(Collectives, OrdinaryMemoryGoesThroughTheRings) {

@@ -3,8 +3,9 @@
 // of its rank), or provokes one failure, and prints one line per fact. Exit 0 only when every
 // check passed; errors print as "error <Class>: <message>".
 //
-//   comm_probe verify [--large] [--comm-memory]  every op x dtypes x counts, world and all-devices
-//                                groups; with --comm-memory every buffer is comm memory
+//   comm_probe verify [--large] [--comm-memory [--except-last]]  every op x dtypes x counts, world
+//                                and all-devices groups; with --comm-memory every buffer is comm
+//                                memory (but the last process's, with --except-last)
 //   comm_probe mismatch-{count,large-count,op,dtype,order,root}  the last process differs
 //   comm_probe kill              the last process dies in the middle of an all_reduce
 //   comm_probe absent            after one all_reduce together, the last process skips the next
@@ -32,7 +33,6 @@
 namespace {
 
 using spmd::Communicator;
-using spmd::DType;
 using spmd::ReduceOp;
 
 std::atomic<int> failures{0};
@@ -379,9 +379,11 @@ void mismatch(const std::string& how) {
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "verify";
   bool large = false;
+  bool except_last = false;  // --comm-memory everywhere but in the last process
   for (int i = 2; i < argc; ++i) {
     large = large || std::string(argv[i]) == "--large";
     g_comm_memory = g_comm_memory || std::string(argv[i]) == "--comm-memory";
+    except_last = except_last || std::string(argv[i]) == "--except-last";
   }
   std::atomic<bool> peer_failed{false};
   spmd::distributed::Options options;
@@ -392,6 +394,7 @@ int main(int argc, char** argv) {
     };
   }
   spmd::distributed::initialize(options);
+  if (except_last && spmd::process_index() == spmd::process_count() - 1) g_comm_memory = false;
   try {
     if (mode == "verify") {
       verify(large);
@@ -400,8 +403,8 @@ int main(int argc, char** argv) {
           std::to_string(failures.load()));
       const spmd::CommMemoryStats st = spmd::comm_memory_stats();
       say("comm memory: " + std::to_string(st.payloads_read_from_peers) +
-          " payloads read from peers, " + std::to_string(st.shared_buffers) +
-          " shared buffers held");
+          " payloads read from peers, " + std::to_string(st.payloads_written_to_peers) +
+          " written to peers, " + std::to_string(st.shared_buffers) + " shared buffers held");
     } else if (mode.rfind("mismatch-", 0) == 0) {
       mismatch(mode.substr(9));
     } else if (mode == "kill") {
@@ -489,7 +492,7 @@ int main(int argc, char** argv) {
           const int n = c.size();
           const int r = c.rank();
           const int partner = r ^ 1;
-          std::vector<int64_t> token = {r * 10};
+          std::vector<int64_t> token = {int64_t{r} * 10};
           std::vector<int64_t> got(1);
           if (r % 2 == 0) {
             c.send(token, partner);
@@ -501,8 +504,8 @@ int main(int argc, char** argv) {
           Communicator all = c.split(0, r);
           std::vector<int32_t> v = {r};
           all.all_reduce(v);
-          const bool ok = got[0] == partner * 10 && v[0] == n * (n - 1) / 2 && all.rank() == r &&
-                          all.size() == n;
+          const bool ok = got[0] == int64_t{partner} * 10 && v[0] == n * (n - 1) / 2 &&
+                          all.rank() == r && all.size() == n;
           if (!ok) ++failures;
           say("local p2p rank " + std::to_string(r) + " got " + std::to_string(got[0]) +
               ", split sum " + std::to_string(v[0]) + (ok ? " ok" : " WRONG"));
@@ -525,7 +528,7 @@ int main(int argc, char** argv) {
       Communicator w = spmd::world();
       const int n = w.size();
       const int r = w.rank();
-      std::vector<int64_t> token = {r * 10};
+      std::vector<int64_t> token = {int64_t{r} * 10};
       std::vector<int64_t> got(1);
       if (r % 2 == 0) {
         w.send(token, (r + 1) % n);
@@ -534,7 +537,7 @@ int main(int argc, char** argv) {
         w.recv(got, (r + n - 1) % n);
         w.send(token, (r + 1) % n);
       }
-      const bool ok = got[0] == ((r + n - 1) % n) * 10;
+      const bool ok = got[0] == int64_t{(r + n - 1) % n} * 10;
       if (!ok) ++failures;
       say("p2p got " + std::to_string(got[0]) + (ok ? " ok" : " WRONG"));
     }

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -106,7 +107,8 @@ TEST(CommMemory, BeyondTheDescriptorBudgetBuffersAreOrdinaryAndCounted) {
 }
 
 // A child that shares a buffer of kBytes filled with 0x5a and reports its id, fd and pid through
-// a pipe, then frees it when told (a byte on the second pipe) and exits when told again.
+// a pipe; when told (a byte on the second pipe) it reports how many bytes of the buffer are no
+// longer 0x5a and frees it, and it exits when told again.
 class SharingChild {
  public:
   static constexpr size_t kBytes = size_t{1} << 20;
@@ -125,14 +127,15 @@ class SharingChild {
     ::close(report_[0]);
     ::close(command_[1]);
   }
-  // Frees the buffer (first call), then lets the child exit (second call; no more after it: the
-  // child is gone).
-  void tell() {
+  // Frees the buffer (first call: returns how many of its bytes this process changed), then lets
+  // the child exit (second call; no more after it: the child is gone).
+  uint64_t tell() {
     ++told_;
     const char c = 'x';
     (void)::write(command_[1], &c, 1);
-    char done = 0;
-    (void)::read(report_[0], &done, 1);
+    uint64_t changed = 0;
+    (void)::read(report_[0], &changed, told_ == 1 ? sizeof(changed) : 1);
+    return changed;
   }
   pid_t pid() const { return pid_; }
   ReferenceBody body(uint64_t offset) const {
@@ -153,8 +156,11 @@ class SharingChild {
     (void)::write(report_[1], &span, sizeof(span));
     char c = 0;
     (void)::read(command_[0], &c, 1);
+    const auto* bytes = static_cast<const unsigned char*>(p);
+    const uint64_t changed =
+        kBytes - static_cast<uint64_t>(std::count(bytes, bytes + kBytes, 0x5a));
     free_shared_buffer(p);
-    (void)::write(report_[1], &c, 1);
+    (void)::write(report_[1], &changed, sizeof(changed));
     (void)::read(command_[0], &c, 1);
     (void)::write(report_[1], &c, 1);
     return 0;
@@ -199,6 +205,30 @@ TEST(PeerMappings, ABufferItsOwnerFreedIsAnErrorToReadNotACrash) {
   std::byte sink{};
   const bool read = catching_bus_errors([&] { sink = at[SharingChild::kBytes / 2]; });
   EXPECT_FALSE(read);
+}
+
+TEST(PeerMappings, BytesWrittenIntoAPeersBufferAreWhatThePeerHolds) {
+  SharingChild child;
+  PeerMappings mappings(child.pid(), "the child");
+  const PeerMappingCounts before = peer_mapping_counts();
+  std::byte* at = mappings.reach(child.body(4096), 64, 1000, PeerAccess::kWrite);
+  std::memset(at, 0x11, 1000);
+  const PeerMappingCounts after = peer_mapping_counts();
+  EXPECT_EQ(after.written_payloads, before.written_payloads + 1);
+  EXPECT_EQ(after.written_bytes, before.written_bytes + 1000);
+  EXPECT_EQ(after.payloads, before.payloads);
+  EXPECT_THROW(mappings.reach(child.body(SharingChild::kBytes - 8), 0, 16, PeerAccess::kWrite),
+               Error);
+  EXPECT_EQ(child.tell(), 1000u);
+}
+
+TEST(PeerMappings, ABufferItsOwnerFreedIsAnErrorToWriteNotACrash) {
+  SharingChild child;
+  PeerMappings mappings(child.pid(), "the child");
+  std::byte* at = mappings.reach(child.body(0), 0, SharingChild::kBytes, PeerAccess::kWrite);
+  EXPECT_EQ(child.tell(), 0u);  // the child frees the buffer: its file is truncated under this
+  const bool wrote = catching_bus_errors([&] { at[SharingChild::kBytes / 2] = std::byte{1}; });
+  EXPECT_FALSE(wrote);
 }
 
 TEST(PeerMappings, TheProbeTellsWhetherAPeersBuffersCanBeMapped) {

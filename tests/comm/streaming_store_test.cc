@@ -51,5 +51,36 @@ TEST(StreamingStore, AStreamedReductionEqualsReduceTo) {
   }
 }
 
+TEST(StreamingStore, EveryOutputGetsTheInputsCombinedInOrder) {
+  // The reference: a copy of the first input, then each other input reduced into it in turn.
+  for (DType dtype : {DType::kFloat32, DType::kInt64, DType::kUInt8, DType::kFloat16}) {
+    const size_t elem = dtype_size(dtype);
+    for (size_t inputs : {2, 3, 5}) {
+      for (size_t out_shift : {size_t{0}, elem, 16 * elem}) {
+        for (size_t count : {1, 255, 256, 257, 3000}) {
+          std::vector<std::vector<std::byte>> in;
+          for (size_t q = 0; q < inputs; ++q) in.push_back(pattern(count * elem, 10 + q));
+          std::vector<std::byte> want = in[0];
+          for (size_t q = 1; q < inputs; ++q) {
+            reduce_into(dtype, ReduceOp::kSum, want.data(), in[q].data(), count);
+          }
+          std::vector<const std::byte*> ins;
+          for (const auto& v : in) ins.push_back(v.data());
+          std::vector<std::vector<std::byte>> out(
+              3, std::vector<std::byte>(count * elem + 2 * out_shift));
+          std::vector<std::byte*> outs;
+          for (size_t j = 0; j < out.size(); ++j) outs.push_back(out[j].data() + out_shift * j);
+          reduce_to_all_streaming(dtype, ReduceOp::kSum, ins, outs, count);
+          for (size_t j = 0; j < out.size(); ++j) {
+            const std::vector<std::byte> got(outs[j], outs[j] + count * elem);
+            ASSERT_EQ(got, want) << dtype_name(dtype) << " inputs " << inputs << " output " << j
+                                 << " shifted " << out_shift * j << " count " << count;
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace spmd
