@@ -19,9 +19,16 @@
 // times that of ordinary large buffers; reuse buffers, as a training loop does. Memory shared
 // with processes forked from this one, as any MAP_SHARED memory is.
 //
+// An all-reduce of 256 KiB or more whose input and output are comm memory in every process of a
+// one-host group writes results straight into peers' outputs: each process reduces its block out
+// of every input and stores it into every output (least traffic: each byte read once and written
+// once). Where some process's buffers are not, every process falls back to the one-copy path.
+//
 // Safety: freeing a buffer gives its pages back at once even while a peer still maps it, and a
-// peer still reading a buffer freed under a failed collective gets an error naming this process,
-// not a crash (spmd installs a SIGBUS handler for that, chaining to any installed before).
+// peer still reading or writing a buffer freed under a failed collective gets an error naming
+// this process, not a crash (spmd installs a SIGBUS handler for that, chaining to any installed
+// before). The output of a failed collective is undefined, and a peer may still be writing its
+// block of a failed all-reduce into it for as long as that takes (milliseconds).
 #pragma once
 
 #include <cstddef>

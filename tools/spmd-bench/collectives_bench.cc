@@ -245,32 +245,50 @@ std::vector<ResultRow> median_rows(const std::vector<std::vector<ResultRow>>& ro
   return out;
 }
 
+// One line of per-round ratios: their median, minimum and every round's.
+void print_ratio_line(const ResultRow& row, const std::string& baseline,
+                      const std::vector<double>& ratios) {
+  if (ratios.empty()) return;
+  std::vector<double> sorted = ratios;
+  std::sort(sorted.begin(), sorted.end());
+  std::string each;
+  for (double r : ratios) each += fmt::format("{}{:.2f}", each.empty() ? "" : " ", r);
+  fmt::print("{:<15} {:>9} vs {:<6} median {:.2f}  min {:.2f}  rounds: {}\n", row.op,
+             human(row.bytes), baseline, sorted[sorted.size() / 2], sorted.front(), each);
+}
+
 // Per op and size, spmd's busbw over each baseline's, round by round (for the 8-byte row, whose
-// bandwidth is noise, the baseline's p50 over spmd's: above 1 means spmd is faster either way).
+// bandwidth is noise, the baseline's p50 over spmd's: above 1 means spmd is faster either way);
+// then, where the rounds measured memcpy beside every point, spmd's busbw over memcpy's.
 void print_ratios(const std::vector<std::vector<ResultRow>>& rounds) {
   fmt::print(
       "\nspmd / baseline, per round (above 1: spmd faster; busbw ratio, time ratio at 8 B)\n");
-  for (const ResultRow& row : rounds.front()) {
-    if (row.impl == "spmd") continue;
+  // The value of the row of `impl` and `op` at `bytes` in `round`, 0 when there is none.
+  auto value = [](const std::vector<ResultRow>& round, const std::string& impl,
+                  const std::string& op, size_t bytes) {
+    for (const ResultRow& r : round) {
+      if (r.impl == impl && r.op == op && r.bytes == bytes) {
+        return bytes <= 8 ? 1.0 / r.p50_us : r.busbw_GBps;
+      }
+    }
+    return 0.0;
+  };
+  auto ratios_of = [&](const ResultRow& row, const std::string& impl, const std::string& op) {
     std::vector<double> ratios;
     for (const auto& round : rounds) {
-      double spmd = 0;
-      double other = 0;
-      for (const ResultRow& r : round) {
-        if (r.op != row.op || r.bytes != row.bytes) continue;
-        const double v = row.bytes <= 8 ? 1.0 / r.p50_us : r.busbw_GBps;
-        if (r.impl == "spmd") spmd = v;
-        if (r.impl == row.impl) other = v;
-      }
+      const double spmd = value(round, "spmd", row.op, row.bytes);
+      const double other = value(round, impl, op, row.bytes);
       if (spmd > 0 && other > 0) ratios.push_back(spmd / other);
     }
-    if (ratios.empty()) continue;
-    std::vector<double> sorted = ratios;
-    std::sort(sorted.begin(), sorted.end());
-    std::string each;
-    for (double r : ratios) each += fmt::format("{}{:.2f}", each.empty() ? "" : " ", r);
-    fmt::print("{:<15} {:>9} vs {:<5} median {:.2f}  min {:.2f}  rounds: {}\n", row.op,
-               human(row.bytes), row.impl, sorted[sorted.size() / 2], sorted.front(), each);
+    return ratios;
+  };
+  for (const ResultRow& row : rounds.front()) {
+    if (row.impl == "spmd" || row.impl == "reference") continue;
+    print_ratio_line(row, row.impl, ratios_of(row, row.impl, row.op));
+  }
+  for (const ResultRow& row : rounds.front()) {
+    if (row.impl != "spmd" || row.bytes <= 8) continue;
+    print_ratio_line(row, "memcpy", ratios_of(row, "reference", "memcpy"));
   }
 }
 
@@ -292,10 +310,11 @@ int run_collectives_worker(const CollectivesBenchOptions& options) {
     impl.barrier();
     if (impl.rank() == 0 && !options.ordinary_memory) {
       const CommMemoryStats st = comm_memory_stats();
-      fmt::print(
-          stderr,
-          "spmd-bench: rank 0 read {} payloads ({} MiB) straight from its peers' comm memory\n",
-          st.payloads_read_from_peers, st.bytes_read_from_peers >> 20);
+      fmt::print(stderr,
+                 "spmd-bench: rank 0 read {} payloads ({} MiB) straight from its peers' comm "
+                 "memory and wrote {} ({} MiB) straight into it\n",
+                 st.payloads_read_from_peers, st.bytes_read_from_peers >> 20,
+                 st.payloads_written_to_peers, st.bytes_written_to_peers >> 20);
     }
   }
   spmd::distributed::shutdown();
@@ -371,13 +390,22 @@ int run_collectives_bench(const CollectivesBenchOptions& options) {
         }
         rows.insert(rows.end(), got.begin(), got.end());
       }
+      if (options.interleave) {
+        // memcpy beside every point as well, so that spmd's ratio to it is taken in the same
+        // moment of the machine.
+        const auto copy = memcpy_reference(point);
+        if (options.json && options.rounds == 1) {
+          for (const auto& r : copy) fmt::print("{}\n", to_json_line(r));
+        }
+        rows.insert(rows.end(), copy.begin(), copy.end());
+      }
     }
   }
   const std::vector<ResultRow> rows = median_rows(rounds);
   if (options.json && options.rounds > 1) {
     for (const auto& r : rows) fmt::print("{}\n", to_json_line(r));
   }
-  auto reference = memcpy_reference(s);
+  auto reference = options.interleave ? std::vector<ResultRow>{} : memcpy_reference(s);
   if (options.processes >= 2) {
     const auto exchange = exchange_reference(s, options.bind);
     reference.insert(reference.end(), exchange.begin(), exchange.end());
