@@ -7,7 +7,7 @@
 //                                and all-devices groups; with --comm-memory every buffer is comm
 //                                memory (but the last process's, with --except-last)
 //   comm_probe mismatch-{count,large-count,op,dtype,order,root}  the last process differs
-//   comm_probe kill              the last process dies in the middle of an all_reduce
+//   comm_probe kill [--comm-memory]  the last process dies in the middle of an all_reduce
 //   comm_probe absent            after one all_reduce together, the last process skips the next
 //                                (run with SPMD_COLLECTIVE_TIMEOUT)
 //   comm_probe split             world.split by parity, then collectives in the halves
@@ -409,8 +409,11 @@ int main(int argc, char** argv) {
       mismatch(mode.substr(9));
     } else if (mode == "kill") {
       Communicator w = spmd::world();
-      std::vector<float> big(1 << 20, 1.0f);
+      Buf<float> big(1 << 20);  // comm memory with --comm-memory: the mapped all-reduce
+      std::fill(big.begin(), big.end(), 1.0f);
       w.all_reduce(big);
+      say("comm memory: " + std::to_string(spmd::comm_memory_stats().payloads_written_to_peers) +
+          " payloads written to peers");
       if (w.rank() == w.size() - 1) {
         // Once its barrier is done, every other process has finished the all_reduce: over UCX a
         // process's sends may complete while their bytes are still in its own memory, which
