@@ -125,18 +125,25 @@ TEST(Collectives, LargePayloadsByReferenceWhenSingleCopyIsOnMatchTheReference) {
   expect_verified(run_cluster(2, 2, {"verify", "--large"}, {{"SPMD_SHM_SINGLE_COPY", "1"}}), "shm");
 }
 
-// The count of payloads a process read straight from its peers' comm memory, from its
-// "comm memory: N payloads read from peers" line (-1 when there is none).
 // The number after `key` in the probe's output, -1 when it is not there.
 long number_after(const std::string& output, const std::string& key) {
   const size_t at = output.find(key);
   return at == std::string::npos ? -1 : std::stol(output.substr(at + key.size()));
 }
-long payloads_read_from_peers(const std::string& output) {
-  return number_after(output, "comm memory: ");
-}
-long payloads_written_to_peers(const std::string& output) {
-  return number_after(output, " payloads read from peers, ");
+
+// Every process's payloads read straight out of its peers' comm memory and written straight into
+// it, from its "comm memory: R payloads read from peers, W written to peers" line: above zero
+// where `read`/`written` is true, zero where false, not checked where nullopt.
+void expect_peer_payloads(const std::vector<Outcome>& outcomes, std::optional<bool> read,
+                          bool written) {
+  for (const Outcome& o : outcomes) {
+    const long r = number_after(o.output, "comm memory: ");
+    const long w = number_after(o.output, " payloads read from peers, ");
+    if (read) {
+      EXPECT_TRUE(*read ? r > 0 : r == 0) << o.output;
+    }
+    EXPECT_TRUE(written ? w > 0 : w == 0) << o.output;
+  }
 }
 
 TEST(Collectives, LargePayloadsInCommMemoryAreReadFromTheSendersBufferAndMatchTheReference) {
@@ -146,20 +153,14 @@ TEST(Collectives, LargePayloadsInCommMemoryAreReadFromTheSendersBufferAndMatchTh
   // process's output, uneven blocks included (70001 elements).
   const auto outcomes = run_cluster(3, 1, {"verify", "--large", "--comm-memory"});
   expect_verified(outcomes, "shm");
-  for (const Outcome& o : outcomes) {
-    EXPECT_GT(payloads_read_from_peers(o.output), 0) << o.output;
-    EXPECT_GT(payloads_written_to_peers(o.output), 0) << o.output;
-  }
+  expect_peer_payloads(outcomes, true, true);
 }
 
 TEST(Collectives, TwoProcessesReduceStraightOutOfEachOthersCommMemory) {
   SKIP_OVER_UCX("about spmd's shared memory");
   const auto outcomes = run_cluster(2, 1, {"verify", "--large", "--comm-memory"});
   expect_verified(outcomes, "shm");
-  for (const Outcome& o : outcomes) {
-    EXPECT_GT(payloads_read_from_peers(o.output), 0) << o.output;
-    EXPECT_GT(payloads_written_to_peers(o.output), 0) << o.output;
-  }
+  expect_peer_payloads(outcomes, true, true);
 }
 
 TEST(Collectives, AllReduceFallsBackTogetherWhenOneProcessUsesOrdinaryMemory) {
@@ -170,7 +171,7 @@ TEST(Collectives, AllReduceFallsBackTogetherWhenOneProcessUsesOrdinaryMemory) {
     const auto outcomes =
         run_cluster(n, 1, {"verify", "--large", "--comm-memory", "--except-last"});
     expect_verified(outcomes, "shm");
-    for (const Outcome& o : outcomes) EXPECT_EQ(payloads_written_to_peers(o.output), 0) << o.output;
+    expect_peer_payloads(outcomes, std::nullopt, false);
   }
 }
 
@@ -179,17 +180,14 @@ TEST(Collectives, WithBufferMappingOffCommMemoryGoesThroughTheRings) {
   const auto outcomes =
       run_cluster(2, 1, {"verify", "--large", "--comm-memory"}, {{"SPMD_SHM_MAP_BUFFERS", "0"}});
   expect_verified(outcomes, "shm");
-  for (const Outcome& o : outcomes) {
-    EXPECT_EQ(payloads_read_from_peers(o.output), 0) << o.output;
-    EXPECT_EQ(payloads_written_to_peers(o.output), 0) << o.output;
-  }
+  expect_peer_payloads(outcomes, false, false);
 }
 
 TEST(Collectives, OrdinaryMemoryGoesThroughTheRings) {
   SKIP_OVER_UCX("about spmd's shared memory");
   const auto outcomes = run_cluster(2, 1, {"verify", "--large"});
   expect_verified(outcomes, "shm");
-  for (const Outcome& o : outcomes) EXPECT_EQ(payloads_read_from_peers(o.output), 0) << o.output;
+  expect_peer_payloads(outcomes, false, false);
 }
 
 TEST(Collectives, ThreeProcessesWithTwoDevicesEachMatchTheReference) {
@@ -338,10 +336,7 @@ TEST(Collectives, AParticipantKilledMidCollectiveIsReportedWithinFiveSecondsOver
 // it in their mappings, and its offer never comes.
 TEST(Collectives, AParticipantKilledMidAllReduceOverCommMemoryIsReportedWithinFiveSeconds) {
   SKIP_OVER_UCX("about spmd's shared memory");
-  const auto outcomes = expect_kill_reported({}, {"--comm-memory"});
-  for (const Outcome& o : outcomes) {
-    EXPECT_GT(number_after(o.output, "comm memory: "), 0) << o.output;
-  }
+  expect_peer_payloads(expect_kill_reported({}, {"--comm-memory"}), std::nullopt, true);
 }
 
 TEST(Collectives, AParticipantKilledMidCollectiveIsReportedWithinFiveSecondsOverTcp) {

@@ -343,6 +343,14 @@ void bfloat16_rounding() {
   }
 }
 
+// "comm memory: R payloads read from peers, W written to peers, B shared buffers held".
+void say_comm_memory() {
+  const spmd::CommMemoryStats st = spmd::comm_memory_stats();
+  say("comm memory: " + std::to_string(st.payloads_read_from_peers) +
+      " payloads read from peers, " + std::to_string(st.payloads_written_to_peers) +
+      " written to peers, " + std::to_string(st.shared_buffers) + " shared buffers held");
+}
+
 void mismatch(const std::string& how) {
   Communicator w = spmd::world();
   const bool odd = w.rank() == w.size() - 1;
@@ -401,10 +409,7 @@ int main(int argc, char** argv) {
       if (spmd::process_count() == 2 || spmd::process_count() == 3) bfloat16_rounding();
       say("checked " + std::to_string(checks.load()) + " failures " +
           std::to_string(failures.load()));
-      const spmd::CommMemoryStats st = spmd::comm_memory_stats();
-      say("comm memory: " + std::to_string(st.payloads_read_from_peers) +
-          " payloads read from peers, " + std::to_string(st.payloads_written_to_peers) +
-          " written to peers, " + std::to_string(st.shared_buffers) + " shared buffers held");
+      say_comm_memory();
     } else if (mode.rfind("mismatch-", 0) == 0) {
       mismatch(mode.substr(9));
     } else if (mode == "kill") {
@@ -412,8 +417,7 @@ int main(int argc, char** argv) {
       Buf<float> big(1 << 20);  // comm memory with --comm-memory: the mapped all-reduce
       std::fill(big.begin(), big.end(), 1.0f);
       w.all_reduce(big);
-      say("comm memory: " + std::to_string(spmd::comm_memory_stats().payloads_written_to_peers) +
-          " payloads written to peers");
+      say_comm_memory();
       if (w.rank() == w.size() - 1) {
         // Once its barrier is done, every other process has finished the all_reduce: over UCX a
         // process's sends may complete while their bytes are still in its own memory, which
