@@ -74,6 +74,10 @@ struct SaveOptions {
   // (distributed::Options::collective_timeout, ten minutes unless set).
   std::optional<std::chrono::milliseconds> timeout;
   Metadata metadata;
+  // Replace a committed checkpoint at the path (Orbax's force/overwrite): the new one is written
+  // beside it and exchanged with it in one rename, and the old one is removed after. Without it,
+  // a committed checkpoint is refused (AlreadyExists). Never replaces anything else.
+  bool overwrite = false;
 };
 
 // Saves `tree` to `dir` (see the file comment). Collective: every process calls it with the same

@@ -11,7 +11,9 @@
 #include <concepts>
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -84,9 +86,13 @@ class CheckpointManager {
 
  private:
   void prune(int64_t saved);
+  void remove_unkept(int64_t saved) const;
 
   std::string root_;
   CheckpointManagerOptions options_;
+  uint64_t prunes_ = 0;  // numbers prune()'s agreement among the processes
+  mutable std::mutex warned_mu_;
+  mutable std::set<std::string> warned_;  // names all_steps() warned about once
 };
 
 }  // namespace spmd::checkpoint

@@ -62,10 +62,14 @@ def _restore_as(names_in, read, target):
     return tree_unflatten(treedef, [flat[n] for n in leaves])
 
 
-def save(directory, tree, *, step=None, metrics=None, user=None, compression="zstd"):
+def save(directory, tree, *, step=None, metrics=None, user=None, compression="zstd",
+         overwrite=False):
     """Saves the pytree of Arrays `tree` to `directory` (collective: every process calls it with
-    the same tree). Fails with AlreadyExists when a committed checkpoint is there."""
-    _c.save(str(directory), _arrays(tree), compression, step, metrics or {}, user or {})
+    the same tree). `directory` must be new or an empty directory; a committed checkpoint there is
+    replaced atomically with overwrite=True, and anything else is refused with AlreadyExists
+    (nothing spmd did not write is ever deleted)."""
+    _c.save(str(directory), _arrays(tree), compression, step, metrics or {}, user or {},
+            overwrite)
 
 
 def restore(directory, target):

@@ -99,14 +99,15 @@ void bind_checkpoint(nb::module_& m) {
       "save",
       [](const std::string& dir, const checkpoint::Tree& arrays, const std::string& compression,
          std::optional<int64_t> step, std::map<std::string, double> metrics,
-         std::map<std::string, std::string> user) {
-        const auto options = save_options(compression, step, std::move(metrics), std::move(user));
+         std::map<std::string, std::string> user, bool overwrite) {
+        auto options = save_options(compression, step, std::move(metrics), std::move(user));
+        options.overwrite = overwrite;
         nb::gil_scoped_release release;
         checkpoint::save(dir, arrays, options);
       },
       nb::arg("dir"), nb::arg("arrays"), nb::arg("compression") = "zstd",
       nb::arg("step").none() = nb::none(), nb::arg("metrics") = std::map<std::string, double>{},
-      nb::arg("user") = std::map<std::string, std::string>{});
+      nb::arg("user") = std::map<std::string, std::string>{}, nb::arg("overwrite") = false);
   c.def("restore",
         [](const std::string& dir, const std::map<std::string, const Sharding*>& shardings) {
           const ShardingTree targets = targets_of(shardings);

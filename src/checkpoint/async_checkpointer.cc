@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "checkpoint/save_plan.h"
+#include "runtime/runtime_state.h"
 #include "spmd/checkpoint.h"
 
 namespace spmd::checkpoint {
@@ -35,13 +36,17 @@ void AsyncCheckpointer::join_and_collect() {
 void AsyncCheckpointer::save_async(const std::string& dir, const Tree& tree,
                                    const SaveOptions& options) {
   join_and_collect();  // one save at a time, and the previous one's failure first
-  auto plan = std::make_shared<SavePlan>(plan_save(tree, options, true));
-  const uint64_t sequence = next_save_sequence();
+  SaveOptions timed = options;
+  if (!timed.timeout) timed.timeout = wait_timeout();
+  // Begun here, on the caller's thread: from now on distributed::shutdown() waits for this save.
+  std::shared_ptr<SessionWork> work = begin_save_work(dir, timed);
+  const std::string key = pairing_key(dir);
+  auto plan = std::make_shared<SavePlan>(plan_save(dir, tree, timed, true));
   std::lock_guard lock(mu_);
   running_ = true;
-  worker_ = std::thread([this, plan, dir, options, sequence] {
+  worker_ = std::thread([this, plan, dir, timed, work, key] {
     try {
-      execute_save(*plan, dir, options, sequence);
+      execute_save(*plan, dir, timed, *work, key);
     } catch (...) {
       std::lock_guard lock(mu_);
       error_ = std::current_exception();

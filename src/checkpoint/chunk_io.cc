@@ -104,7 +104,7 @@ void decode_chunk(std::span<const char> stored, Compression compression, std::sp
 }
 
 std::string write_file_durably(const std::string& path, std::span<const char> bytes) {
-  const Fd f{::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
+  const Fd f{::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644)};
   if (f.fd < 0) throw io_error("create", path);
   Hasher hash;
   size_t hashed = 0;
@@ -126,24 +126,34 @@ std::string write_file_durably(const std::string& path, std::span<const char> by
   return hash.text();
 }
 
-Buffer read_file(const std::string& path) {
-  const Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-  if (f.fd < 0) throw io_error("open", path);
-  struct stat st {};
-  if (::fstat(f.fd, &st) != 0) throw io_error("stat", path);
-  Buffer out(static_cast<size_t>(st.st_size));
+Buffer read_file(const RegularFile& file, uint64_t max_bytes) {
+  if (file.size() > max_bytes) {
+    throw Error(fmt::format("checkpoint: {} holds {} bytes, more than the {} such a file may hold",
+                            file.path(), file.size(), max_bytes));
+  }
+  Buffer out;
+  try {
+    out.resize(static_cast<size_t>(file.size()));
+  } catch (const std::bad_alloc&) {
+    throw Error(fmt::format("checkpoint: cannot allocate {} bytes to read {}", file.size(),
+                            file.path()));
+  }
   size_t done = 0;
   while (done < out.size()) {
-    const ssize_t n = ::read(f.fd, out.data() + done, out.size() - done);
+    const ssize_t n = ::read(file.fd(), out.data() + done, out.size() - done);
     if (n < 0) {
       if (errno == EINTR) continue;
-      throw io_error("read", path);
+      throw io_error("read", file.path());
     }
     if (n == 0) break;  // shrank under us: the short result is caught by the caller's checks
     done += static_cast<size_t>(n);
   }
   out.resize(done);
   return out;
+}
+
+Buffer read_file(const std::string& path, uint64_t max_bytes) {
+  return read_file(RegularFile::open(path), max_bytes);
 }
 
 namespace {
@@ -178,20 +188,20 @@ bool read_mapped(int fd, const std::string& path, std::span<char> out, Hasher& h
 
 }  // namespace
 
-std::string read_file_into(const std::string& path, std::span<char> out) {
-  const Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-  if (f.fd < 0) throw io_error("open", path);
-  struct stat st {};
-  if (::fstat(f.fd, &st) != 0) throw io_error("stat", path);
-  if (static_cast<size_t>(st.st_size) != out.size()) {
-    throw Error(fmt::format("checkpoint: chunk {} holds {} bytes, expected {} (truncated?)", path,
-                            st.st_size, out.size()));
+std::string read_file_into(const RegularFile& file, std::span<char> out) {
+  if (file.size() != out.size()) {
+    throw Error(fmt::format("checkpoint: chunk {} holds {} bytes, expected {} (truncated?)",
+                            file.path(), file.size(), out.size()));
   }
   Hasher hash;
-  if (out.size() < kMapFrom || !read_mapped(f.fd, path, out, hash)) {
-    read_pieces(f.fd, path, out, hash);
+  if (out.size() < kMapFrom || !read_mapped(file.fd(), file.path(), out, hash)) {
+    read_pieces(file.fd(), file.path(), out, hash);
   }
   return hash.text();
+}
+
+std::string read_file_into(const std::string& path, std::span<char> out) {
+  return read_file_into(RegularFile::open(path), out);
 }
 
 void fsync_directory(const std::string& path) {

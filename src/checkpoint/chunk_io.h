@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "checkpoint/safe_open.h"
 #include "spmd/checkpoint.h"
 #include "spmd/host_array.h"
 
@@ -37,14 +38,19 @@ void decode_chunk(std::span<const char> stored, Compression compression, std::sp
 // spmd::Error naming the file and the system's reason.
 std::string write_file_durably(const std::string& path, std::span<const char> bytes);
 
-// The whole file. Throws spmd::Error naming the file.
-Buffer read_file(const std::string& path);
+// The whole of `file`, which may hold at most `max_bytes` (checked before anything is allocated).
+// Throws spmd::Error naming the file when it is larger, or when reading or allocating fails.
+Buffer read_file(const RegularFile& file, uint64_t max_bytes);
+// The same for the regular file at `path` (RegularFile::open).
+Buffer read_file(const std::string& path, uint64_t max_bytes);
 
 // Reads the whole file into `out`, whose size it must have exactly, and returns checksum(out),
 // computed piece by piece as the pieces arrive: from a mapping of the file from 1 MiB on (each
 // piece hashed, then copied, while in cache: mapped_copy.h), with read() below that. Throws
 // spmd::Error naming the file (a size that differs: truncated or grown; a file that shrinks
 // while read).
+std::string read_file_into(const RegularFile& file, std::span<char> out);
+// The same for the regular file at `path` (RegularFile::open).
 std::string read_file_into(const std::string& path, std::span<char> out);
 
 // fsyncs a directory, so the entries made in it survive a crash. Throws spmd::Error.

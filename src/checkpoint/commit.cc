@@ -1,10 +1,14 @@
-// Temporary directories, the rename into place, COMMIT, and cleaning up after crashed saves.
+// Temporary directories, the rename into place, COMMIT, and replacing a checkpoint.
 #include "checkpoint/commit.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
-#include <random>
 #include <span>
 
 #include "checkpoint/chunk_io.h"
@@ -16,66 +20,24 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string random_suffix() {
-  std::random_device rd;
-  return fmt::format("{:08x}{:08x}", rd(), rd());
-}
-
 void write_text(const fs::path& path, const std::string& text) {
   write_file_durably(path.string(), std::span<const char>(text.data(), text.size()));
 }
 
-// The parent directory of `dir` ("." for a bare name).
-fs::path parent_of(const fs::path& dir) {
-  const fs::path p = dir.parent_path();
-  return p.empty() ? fs::path(".") : p;
-}
-
-fs::path normalized(const std::string& dir) {
-  if (dir.empty()) throw InvalidArgument("checkpoint: the directory is an empty path");
-  fs::path p(dir);
-  if (!p.has_filename()) p = p.parent_path();  // "ckpt/" -> "ckpt"
-  return p;
-}
-
-}  // namespace
-
-std::string array_dir(const std::string& root, const std::string& name) {
-  fs::path p(root);
-  for (const auto& c : name_components(name)) p /= c;
-  return p.string();
-}
-
-std::string prepare_save(const std::string& dir_text) {
-  const fs::path dir = normalized(dir_text);
-  const fs::path parent = parent_of(dir);
-  const std::string base = dir.filename().string();
+// COMMIT, written so that it exists whole or not at all: a temporary name, fsynced, renamed.
+void write_commit_file(const fs::path& dir) {
+  const fs::path partial = dir / (std::string(kCommitFile) + ".partial");
+  write_text(partial, "committed\n");
   std::error_code ec;
-  if (fs::exists(dir / kCommitFile, ec)) {
-    throw AlreadyExists(fmt::format(
-        "checkpoint: {} already holds a committed checkpoint; save elsewhere or delete it first",
-        dir.string()));
-  }
-  if (fs::exists(dir, ec)) fs::remove_all(dir, ec);  // renamed into place, crashed before COMMIT
-  if (ec) throw Error(fmt::format("checkpoint: cannot remove {}: {}", dir.string(), ec.message()));
-  if (fs::is_directory(parent, ec)) {
-    for (const auto& entry : fs::directory_iterator(parent, ec)) {
-      const std::string name = entry.path().filename().string();
-      if (name.rfind(base + ".tmp-", 0) == 0) fs::remove_all(entry.path(), ec);
-    }
-  }
-  const fs::path tmp = parent / (base + ".tmp-" + random_suffix());
-  fs::create_directories(tmp, ec);
+  fs::rename(partial, dir / kCommitFile, ec);
   if (ec) {
-    throw Error(fmt::format("checkpoint: cannot create {}: {}", tmp.string(), ec.message()));
+    throw Error(fmt::format("checkpoint: cannot rename {} to {}: {}", partial.string(), kCommitFile,
+                            ec.message()));
   }
-  return tmp.string();
+  fsync_directory(dir.string());
 }
 
-void commit_save(const std::string& tmp_text, const std::string& dir_text,
-                 const CheckpointRecord& record) {
-  const fs::path tmp(tmp_text);
-  const fs::path dir = normalized(dir_text);
+void write_zarr_metadata(const fs::path& tmp, const CheckpointRecord& record) {
   const std::string group = R"({"zarr_format": 2})";
   write_text(tmp / ".zgroup", group);
   for (const auto& [name, array] : record.arrays) {
@@ -92,33 +54,111 @@ void commit_save(const std::string& tmp_text, const std::string& dir_text,
     write_text(p / ".zattrs", zattrs_json(array));
   }
   write_text(tmp / kMetadataFile, encode_record(record));
-  // Every directory's entries (the other processes' chunk files included) made durable.
-  std::vector<std::string> dirs = {tmp.string()};
-  for (const auto& entry : fs::recursive_directory_iterator(tmp)) {
-    if (entry.is_directory()) dirs.push_back(entry.path().string());
+}
+
+// Every directory's entries (the other processes' chunk files included) made durable.
+void fsync_tree(const fs::path& root) {
+  std::vector<std::string> dirs = {root.string()};
+  for (const auto& entry : fs::recursive_directory_iterator(root)) {
+    if (entry.is_directory() && !entry.is_symlink()) dirs.push_back(entry.path().string());
   }
   for (const auto& d : dirs) fsync_directory(d);
-  std::error_code ec;
-  fs::rename(tmp, dir, ec);
-  if (ec) {
-    throw Error(fmt::format("checkpoint: cannot rename {} to {}: {}", tmp.string(), dir.string(),
-                            ec.message()));
+}
+
+[[noreturn]] void rename_failed(const fs::path& from, const fs::path& to, int err) {
+  throw Error(fmt::format("checkpoint: cannot rename {} to {}: {}; nothing was committed",
+                          from.string(), to.string(), std::strerror(err)));
+}
+
+// Puts the committed `tmp` at the target, which holds a committed checkpoint: exchanged in one
+// renameat2(RENAME_EXCHANGE), or, where the file system cannot exchange, the old one moved aside
+// first. The replaced checkpoint ends at a leftover's name, carrying this save's marker, and is
+// removed after the parent is fsynced.
+void replace_committed(const fs::path& tmp, const SaveTarget& target, const std::string& save_id) {
+  write_save_marker(target.dir, save_id, target);
+  if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, target.dir.c_str(), RENAME_EXCHANGE) == 0) {
+    fsync_directory(target.parent.string());
+    std::error_code ec;
+    fs::remove_all(tmp, ec);
+    return;
   }
-  fsync_directory(parent_of(dir).string());
-  write_text(dir / kCommitFile, "committed\n");
-  fsync_directory(dir.string());
+  if (errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP) {
+    rename_failed(tmp, target.dir, errno);
+  }
+  const std::string old_id = save_id + "-old";
+  const fs::path old = temporary_dir(target, old_id);
+  write_save_marker(target.dir, old_id, target);
+  if (::rename(target.dir.c_str(), old.c_str()) != 0) rename_failed(target.dir, old, errno);
+  if (::rename(tmp.c_str(), target.dir.c_str()) != 0) {
+    const int err = errno;
+    ::rename(old.c_str(), target.dir.c_str());
+    rename_failed(tmp, target.dir, err);
+  }
+  fsync_directory(target.parent.string());
+  std::error_code ec;
+  fs::remove_all(old, ec);
+}
+
+}  // namespace
+
+std::string array_dir(const std::string& root, const std::string& name) {
+  fs::path p(root);
+  for (const auto& c : name_components(name)) p /= c;
+  return p.string();
+}
+
+std::string prepare_save(const SaveTarget& target, const std::string& save_id) {
+  reclaim_leftovers(target);
+  std::error_code ec;
+  const fs::path tmp = temporary_dir(target, save_id);
+  if (!fs::create_directory(tmp, ec) || ec) {
+    throw Error(fmt::format("checkpoint: cannot create {}: {}", tmp.string(),
+                            ec ? ec.message() : "it already exists"));
+  }
+  write_save_marker(tmp, save_id, target);
+  return tmp.string();
+}
+
+void commit_save(const std::string& tmp_text, const SaveTarget& target, const std::string& save_id,
+                 const CheckpointRecord& record) {
+  const fs::path tmp(tmp_text);
+  write_zarr_metadata(tmp, record);
+  fsync_tree(tmp);
+  write_commit_file(tmp);
+  if (target.state == TargetState::kCommitted) {
+    replace_committed(tmp, target, save_id);
+    return;
+  }
+  // Onto an absent path, or an empty directory (rename(2) replaces one; a directory that is no
+  // longer empty makes it fail, and nothing is lost).
+  if (::rename(tmp.c_str(), target.dir.c_str()) != 0) rename_failed(tmp, target.dir, errno);
+  try {
+    fsync_directory(target.parent.string());
+  } catch (const Error& e) {
+    // Visible but perhaps not durable: taken back, so that the error is the whole truth.
+    if (::rename(target.dir.c_str(), tmp.c_str()) == 0) {
+      throw Error(fmt::format("{}; the checkpoint was taken back, nothing was committed", e.what()));
+    }
+    throw Error(fmt::format("{}; {} is committed but may not survive a crash of this host",
+                            e.what(), target.dir.string()));
+  }
 }
 
 void remove_checkpoint(const std::string& dir_text) {
-  const fs::path dir = normalized(dir_text);
-  const fs::path doomed =
-      parent_of(dir) / (dir.filename().string() + ".deleting-" + random_suffix());
+  SaveTarget target = normalized_target(dir_text);
+  const std::string id = new_save_id();
+  write_save_marker(target.dir, id, target);
+  const fs::path doomed = temporary_dir(target, id);
   std::error_code ec;
-  fs::rename(dir, doomed, ec);
+  fs::rename(target.dir, doomed, ec);
   if (ec) {
-    throw Error(fmt::format("checkpoint: cannot remove {}: {}", dir.string(), ec.message()));
+    throw Error(fmt::format("checkpoint: cannot remove {}: {}", target.dir.string(), ec.message()));
   }
   fs::remove_all(doomed, ec);
+  if (ec) {
+    spdlog::warn("checkpoint: {} was retired but cannot be removed: {} (the next save reclaims it)",
+                 doomed.string(), ec.message());
+  }
 }
 
 }  // namespace spmd::checkpoint

@@ -3,7 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "checkpoint/names.h"
 #include "spmd/error.h"
@@ -47,6 +50,54 @@ Shape shape_field(const json& j, const std::string& file, const std::string& whe
   return out;
 }
 
+// A metric as JSON: a number, or for what JSON has no number for, the spelling Python's json
+// module writes and reads ("NaN", "Infinity", "-Infinity").
+json metric_json(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
+  return v;
+}
+
+std::optional<double> metric_from(const json& j) {
+  if (j.is_number()) return j.get<double>();
+  if (j == "NaN") return std::numeric_limits<double>::quiet_NaN();
+  if (j == "Infinity") return std::numeric_limits<double>::infinity();
+  if (j == "-Infinity") return -std::numeric_limits<double>::infinity();
+  return std::nullopt;
+}
+
+// a * b, or nullopt past int64.
+std::optional<int64_t> times(int64_t a, int64_t b) {
+  int64_t out = 0;
+  if (__builtin_mul_overflow(a, b, &out)) return std::nullopt;
+  return out;
+}
+
+// Checks what decode_record cannot check field by field: the sizes fit in int64 (in bytes), each
+// chunk lies within the array, and the checksums list every chunk of the grid (a save covers
+// every chunk; one missing would restore as fill values).
+void check_sizes(const ArrayRecord& r, const std::string& file, const std::string& where) {
+  std::optional<int64_t> bytes = static_cast<int64_t>(dtype_size(r.dtype));
+  std::optional<int64_t> chunk_bytes = bytes;
+  std::optional<int64_t> chunks = 1;
+  for (size_t d = 0; d < r.shape.size(); ++d) {
+    if (r.chunks[d] > std::max<int64_t>(r.shape[d], 1)) {
+      malformed(file, fmt::format("{}: chunk extent {} exceeds the array's extent {}", where,
+                                  r.chunks[d], r.shape[d]));
+    }
+    if (bytes) bytes = times(*bytes, r.shape[d]);
+    if (chunk_bytes) chunk_bytes = times(*chunk_bytes, r.chunks[d]);
+    if (chunks) chunks = times(*chunks, (r.shape[d] + r.chunks[d] - 1) / r.chunks[d]);
+  }
+  if (!bytes || !chunk_bytes || !chunks) {
+    malformed(file, where + ": its size in bytes does not fit in 64 bits");
+  }
+  if (static_cast<int64_t>(r.checksums.size()) != *chunks) {
+    malformed(file, fmt::format("{}: lists {} chunk checksums, but its grid has {} chunks", where,
+                                r.checksums.size(), *chunks));
+  }
+}
+
 }  // namespace
 
 std::vector<int64_t> chunk_grid(const ArrayRecord& array) {
@@ -67,11 +118,13 @@ std::string encode_record(const CheckpointRecord& record) {
                     {"sharding", a.sharding},
                     {"checksums", a.checksums}};
   }
-  json meta = {{"metrics", record.metadata.metrics}, {"user", record.metadata.user}};
+  json metrics = json::object();
+  for (const auto& [k, v] : record.metadata.metrics) metrics[k] = metric_json(v);
+  json meta = {{"metrics", metrics}, {"user", record.metadata.user}};
   if (record.metadata.step) meta["step"] = *record.metadata.step;
   const json doc = {
       {"format", "spmd-checkpoint"}, {"version", 1}, {"arrays", arrays}, {"metadata", meta}};
-  return doc.dump(1);
+  return doc.dump(1, ' ', false, json::error_handler_t::replace);
 }
 
 CheckpointRecord decode_record(const std::string& text, const std::string& file) {
@@ -124,16 +177,25 @@ CheckpointRecord decode_record(const std::string& text, const std::string& file)
       if (!sum.is_string()) malformed(file, where + ": a checksum is not a string");
       r.checksums[key] = sum.get<std::string>();
     }
+    check_sizes(r, file, where);
     out.arrays.emplace(name, std::move(r));
   }
   if (doc.contains("metadata") && doc.at("metadata").is_object()) {
     const json& m = doc.at("metadata");
-    if (m.contains("step") && m.at("step").is_number_integer()) {
-      out.metadata.step = m.at("step").get<int64_t>();
+    if (m.contains("step")) {
+      const json& step = m.at("step");
+      if (!step.is_number_integer() ||
+          (step.is_number_unsigned() &&
+           step.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))) {
+        malformed(file, fmt::format("the step {} is not an int64", step.dump()));
+      }
+      out.metadata.step = step.get<int64_t>();
     }
     if (m.contains("metrics") && m.at("metrics").is_object()) {
       for (const auto& [k, v] : m.at("metrics").items()) {
-        if (v.is_number()) out.metadata.metrics[k] = v.get<double>();
+        const auto value = metric_from(v);
+        if (!value) malformed(file, fmt::format("the metric \"{}\" is {}, not a number", k, v.dump()));
+        out.metadata.metrics[k] = *value;
       }
     }
     if (m.contains("user") && m.at("user").is_object()) {
@@ -161,6 +223,26 @@ std::string zarray_json(const ArrayRecord& array) {
                   {"filters", nullptr},
                   {"dimension_separator", "."}};
   return z.dump(1);
+}
+
+void check_zarray(const std::string& text, const ArrayRecord& array, const std::string& file) {
+  const json got = json::parse(text, nullptr, false);
+  const json want = json::parse(zarray_json(array));
+  if (!got.is_object()) malformed(file, "not a JSON object");
+  for (const char* key : {"zarr_format", "shape", "chunks", "dtype", "order"}) {
+    if (!got.contains(key) || got.at(key) != want.at(key)) {
+      malformed(file, fmt::format("its \"{}\" is {}, but {} says {}", key,
+                                  got.contains(key) ? got.at(key).dump() : "absent", kMetadataFile,
+                                  want.at(key).dump()));
+    }
+  }
+  const bool compressed = got.contains("compressor") && !got.at("compressor").is_null();
+  if (compressed != (array.compression == Compression::kZstd) ||
+      (compressed && got.at("compressor").value("id", "") != "zstd")) {
+    malformed(file, fmt::format("its compressor is {}, but {} says {}",
+                                got.contains("compressor") ? got.at("compressor").dump() : "absent",
+                                kMetadataFile, want.at("compressor").dump()));
+  }
 }
 
 std::string zattrs_json(const ArrayRecord& array) {

@@ -3,6 +3,7 @@
 // nothing: every field is type-checked and every name and chunk key validated.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 
@@ -12,6 +13,11 @@ namespace spmd::checkpoint {
 
 inline constexpr const char* kMetadataFile = "spmd_checkpoint.json";
 inline constexpr const char* kCommitFile = "COMMIT";
+
+// The most bytes restore reads of spmd_checkpoint.json (about 60 bytes per chunk: 4 million
+// chunks) and of a .zarray (a few hundred bytes). Larger files are not a checkpoint spmd wrote.
+inline constexpr uint64_t kMaxMetadataBytes = uint64_t{256} << 20;
+inline constexpr uint64_t kMaxZarrayBytes = uint64_t{1} << 20;
 
 struct ArrayRecord {
   DType dtype = DType::kFloat32;
@@ -37,6 +43,10 @@ std::vector<int64_t> chunk_grid(const ArrayRecord& array);
 
 // The .zarray of `array` (Zarr v2).
 std::string zarray_json(const ArrayRecord& array);
+// Throws spmd::Error naming `file` when the .zarray `text` disagrees with `array` (shape, chunks,
+// dtype, compressor, order) or is not one.
+void check_zarray(const std::string& text, const ArrayRecord& array, const std::string& file);
+
 // Its .zattrs: the dtype by spmd's name and the sharding it was saved from, for readers.
 std::string zattrs_json(const ArrayRecord& array);
 

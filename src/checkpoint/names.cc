@@ -7,7 +7,60 @@
 
 namespace spmd::checkpoint {
 
+bool is_utf8(std::string_view text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    size_t len = 0;
+    uint32_t cp = 0;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    if ((c & 0xE0) == 0xC0) {
+      len = 2;
+      cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      len = 3;
+      cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      len = 4;
+      cp = c & 0x07;
+    } else {
+      return false;
+    }
+    if (i + len > text.size()) return false;
+    for (size_t k = 1; k < len; ++k) {
+      const auto b = static_cast<unsigned char>(text[i + k]);
+      if ((b & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (b & 0x3F);
+    }
+    const uint32_t least[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < least[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    i += len;
+  }
+  return true;
+}
+
+std::string printable(std::string_view text) {
+  std::string out;
+  for (char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c < 0x7F) {
+      out += ch;
+    } else {
+      out += fmt::format("\\x{:02x}", c);
+    }
+  }
+  return out;
+}
+
 std::vector<std::string> name_components(std::string_view name) {
+  if (!is_utf8(name)) {
+    throw InvalidArgument(fmt::format(
+        "checkpoint: the array name \"{}\" is not UTF-8; names are stored in JSON metadata",
+        printable(name)));
+  }
   std::vector<std::string> out;
   size_t start = 0;
   while (true) {
@@ -21,7 +74,13 @@ std::vector<std::string> name_components(std::string_view name) {
       throw InvalidArgument(fmt::format(
           "checkpoint: the array name \"{}\" is not allowed: each '/'-separated part must be "
           "non-empty, not start with '.', and hold no '\\\\' or NUL",
-          name));
+          printable(name)));
+    }
+    if (out.empty() && (c == "COMMIT" || c == "spmd_checkpoint.json")) {
+      throw InvalidArgument(fmt::format(
+          "checkpoint: the array name \"{}\" is reserved: the checkpoint's own {} file lives "
+          "there; rename the array",
+          name, c));
     }
     out.emplace_back(c);
     if (slash == std::string_view::npos) return out;

@@ -12,9 +12,17 @@
 namespace spmd::checkpoint {
 
 // The components of an array name ("params/w" -> {"params", "w"}). Throws InvalidArgument naming
-// the name when a component is empty, "." or "..", starts with '.', or holds '\\' or NUL (so no
-// name can leave the checkpoint directory or collide with Zarr's dot-files).
+// the name when it is not UTF-8, when a component is empty, "." or "..", starts with '.', or
+// holds '\\' or NUL (so no name can leave the checkpoint directory or collide with Zarr's
+// dot-files), or when its first component is one of the checkpoint's own files (COMMIT,
+// spmd_checkpoint.json).
 std::vector<std::string> name_components(std::string_view name);
+
+// Whether `text` is well-formed UTF-8 (what JSON, and so the metadata, can hold).
+bool is_utf8(std::string_view text);
+
+// `text` for a message: bytes that are not printable ASCII as \xNN.
+std::string printable(std::string_view text);
 
 // The Zarr v2 dtype of `t` ("<f4", "|b1", …; "bfloat16" as TensorStore spells it).
 std::string zarr_dtype(DType t);

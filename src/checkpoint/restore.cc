@@ -1,7 +1,13 @@
 // Restoring: each process reads the chunks its devices need under the target sharding (each
 // once, checked against its checksum, in parallel) and cuts every device's box out of them.
+// Nothing read is trusted: files are opened as regular files beneath the checkpoint only
+// (safe_open.h), the metadata is validated (metadata.h) and checked against each array's .zarray,
+// and every allocation is sized from validated numbers and fails as an error naming what it was
+// for.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <unistd.h>
+#include <zstd.h>
 
 #include <filesystem>
 #include <map>
@@ -32,9 +38,35 @@ CheckpointRecord read_record(const std::string& dir) {
         "being written, or its save failed)",
         dir, kCommitFile));
   }
-  const std::string file = (fs::path(dir) / kMetadataFile).string();
-  const Buffer text = read_file(file);
-  return decode_record(std::string(text.begin(), text.end()), file);
+  const RegularFile file = RegularFile::open_beneath(dir, {kMetadataFile});
+  const Buffer text = read_file(file, kMaxMetadataBytes);
+  return decode_record(std::string(text.begin(), text.end()), file.path());
+}
+
+// The file `leaf` of array `name` (its .zarray, or a chunk key) beneath `dir`.
+RegularFile open_array_file(const std::string& dir, const std::string& name,
+                            const std::string& leaf) {
+  std::vector<std::string> parts = name_components(name);
+  parts.push_back(leaf);
+  return RegularFile::open_beneath(dir, parts);
+}
+
+// `what` allocated by `make`, or an error naming it instead of a bare std::bad_alloc.
+template <class Make>
+auto allocated(const std::string& what, size_t bytes, Make&& make) {
+  try {
+    return make();
+  } catch (const std::bad_alloc&) {
+    throw Error(fmt::format("checkpoint: cannot allocate the {} bytes of {}", bytes, what));
+  }
+}
+
+// This host's memory in bytes: no restore may need more on one process.
+uint64_t physical_memory() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page = ::sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return UINT64_MAX;
+  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page);
 }
 
 // The chunks (coordinates) that the box `index` overlaps.
@@ -61,15 +93,16 @@ void chunks_of(const Index& index, const ArrayRecord& a, std::set<std::vector<in
   }
 }
 
-// Reads chunk `key` of `a` (checked against its checksum) into `out`, a whole chunk's bytes.
-void read_chunk(const std::string& root, const std::string& key, const ArrayRecord& a,
-                std::span<char> out) {
+// Reads chunk `key` of array `name` (checked against its checksum) into `out`, a whole chunk's
+// bytes. A compressed chunk is read only up to the largest zstd frame of out.size() bytes.
+void read_chunk(const std::string& dir, const std::string& name, const std::string& key,
+                const ArrayRecord& a, std::span<char> out) {
   const auto sum = a.checksums.find(key);
-  if (sum == a.checksums.end()) {  // never written: Zarr's fill value
-    std::fill(out.begin(), out.end(), 0);
-    return;
+  const RegularFile chunk = open_array_file(dir, name, key);
+  const std::string& file = chunk.path();
+  if (sum == a.checksums.end()) {  // decode_record checked that every chunk is listed
+    throw Error(fmt::format("checkpoint: {} lists no checksum for chunk {}", kMetadataFile, file));
   }
-  const std::string file = (fs::path(root) / key).string();
   auto verify = [&](const std::string& got) {
     if (got != sum->second) {
       throw Error(fmt::format(
@@ -79,12 +112,39 @@ void read_chunk(const std::string& root, const std::string& key, const ArrayReco
     }
   };
   if (a.compression == Compression::kNone) {
-    verify(read_file_into(file, out));
+    verify(read_file_into(chunk, out));
     return;
   }
-  const Buffer stored = read_file(file);
+  const Buffer stored = read_file(chunk, ZSTD_compressBound(out.size()));
   verify(checksum(stored));
   decode_chunk(stored, a.compression, out, file);
+}
+
+// Refuses `a` when its .zarray disagrees with the metadata (a reader of either would see another
+// array).
+void check_array_files(const std::string& dir, const std::string& name, const ArrayRecord& a) {
+  const RegularFile zarray = open_array_file(dir, name, ".zarray");
+  const Buffer text = read_file(zarray, kMaxZarrayBytes);
+  check_zarray(std::string(text.begin(), text.end()), a, zarray.path());
+}
+
+// The bytes this process's devices hold of `a` under `map`; refused before anything is allocated
+// when it does not fit in this host's memory.
+size_t local_bytes(const std::string& dir, const std::string& name, const ArrayRecord& a,
+                   const std::vector<DeviceIndex>& map, int me) {
+  uint64_t total = 0;
+  for (const auto& e : map) {
+    if (e.device.process_index() == me) {
+      total += static_cast<uint64_t>(shape_size(index_extents(e.index))) * dtype_size(a.dtype);
+    }
+  }
+  if (total > physical_memory()) {
+    throw Error(fmt::format(
+        "checkpoint: restoring \"{}\" of {} needs {} bytes on this process, more than this "
+        "host's memory; restore it onto a sharding that splits it further",
+        name, dir, total));
+  }
+  return static_cast<size_t>(total);
 }
 
 Array restore_array(const std::string& dir, const std::string& name, const ArrayRecord& a,
@@ -92,8 +152,11 @@ Array restore_array(const std::string& dir, const std::string& name, const Array
   const auto map = sharding.devices_indices_map(a.shape);  // throws for a rank that does not fit
   const int me = process_index();
   const size_t elem = dtype_size(a.dtype);
+  // decode_record checked that the chunk's bytes fit in int64 and lie within the array.
   const size_t chunk_bytes = static_cast<size_t>(shape_size(a.chunks)) * elem;
-  const std::string root = array_dir(dir, name);
+  check_array_files(dir, name, a);
+  const std::string what = fmt::format("array \"{}\" of {}", name, dir);
+  const size_t output_bytes = local_bytes(dir, name, a, map, me);
 
   // This process's devices, their buffers, and which of them need each chunk.
   std::vector<const DeviceIndex*> mine;
@@ -105,7 +168,9 @@ Array restore_array(const std::string& dir, const std::string& name, const Array
     chunks_of(e.index, a, chunks);
     for (const auto& c : chunks) users[c].push_back(mine.size());
     mine.push_back(&e);
-    outs.push_back(HostArray::uninitialized(a.dtype, index_extents(e.index)));
+    outs.push_back(allocated(what, output_bytes, [&] {
+      return HostArray::uninitialized(a.dtype, index_extents(e.index));
+    }));
   }
   const std::vector<std::pair<std::vector<int64_t>, std::vector<size_t>>> work(users.begin(),
                                                                                users.end());
@@ -121,12 +186,13 @@ Array restore_array(const std::string& dir, const std::string& name, const Array
       }
       if (whole) {
         const auto bytes = outs[devices[0]].mutable_bytes();
-        read_chunk(root, key, a, {reinterpret_cast<char*>(bytes.data()), bytes.size()});
+        read_chunk(dir, name, key, a, {reinterpret_cast<char*>(bytes.data()), bytes.size()});
         return;
       }
     }
-    Buffer chunk(chunk_bytes);
-    read_chunk(root, key, a, chunk);
+    Buffer chunk = allocated(fmt::format("a chunk {} of {}", key, what), chunk_bytes,
+                             [&] { return Buffer(chunk_bytes); });
+    read_chunk(dir, name, key, a, chunk);
     for (size_t k : devices) {
       const Index& index = mine[k]->index;
       std::vector<int64_t> src_start(coords.size());

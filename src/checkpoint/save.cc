@@ -1,9 +1,13 @@
-// Saving: the plan, the parallel chunk writes, and the commit protocol's messages (process 0
-// prepares, everyone writes and reports, process 0 commits, everyone learns the outcome).
+// Saving: the plan, the parallel chunk writes, and the protocol's messages (everyone proposes,
+// process 0 decides and prepares under the save lock, everyone writes and reports, process 0
+// commits, everyone learns the outcome).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
-#include <atomic>
+#include <xxhash.h>
+
 #include <filesystem>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -12,7 +16,9 @@
 #include "checkpoint/commit.h"
 #include "checkpoint/names.h"
 #include "checkpoint/parallel_for.h"
+#include "checkpoint/save_lock.h"
 #include "checkpoint/save_plan.h"
+#include "checkpoint/save_target.h"
 #include "runtime/exception_message.h"
 #include "runtime/runtime_state.h"
 #include "spmd/coordination_client.h"
@@ -26,6 +32,9 @@ namespace {
 using json = nlohmann::json;
 namespace fs = std::filesystem;
 
+// JSON text, with bytes that are not UTF-8 (in a path or a message) replaced, never thrown on.
+std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
 // What process 0 tells the others at a step of a collective save, through the key-value store:
 // success with a value (the temporary directory) or the error. A value that does not parse, from
 // a store shared with other software, reads as an error saying so.
@@ -35,7 +44,7 @@ struct Outcome {
 
   static Outcome success(std::string value = {}) { return {true, std::move(value)}; }
   static Outcome failure(std::string error) { return {false, std::move(error)}; }
-  std::string encode() const { return json{{"ok", ok}, {"text", text}}.dump(); }
+  std::string encode() const { return dump(json{{"ok", ok}, {"text", text}}); }
   static Outcome decode(const std::string& wire) {
     const json j = json::parse(wire, nullptr, false);
     if (!j.is_object() || !j.contains("ok") || !j["ok"].is_boolean() || !j.contains("text") ||
@@ -46,8 +55,10 @@ struct Outcome {
   }
 };
 
-struct Counter {
-  std::atomic<uint64_t> saves{0};
+// The saves of each path this session has made, for pairing_key().
+struct PathSaves {
+  std::mutex mu;
+  std::map<std::string, uint64_t> count;
 };
 
 // The chunk shape of an array laid out by `sharding`: the largest shard extent per dimension
@@ -122,18 +133,74 @@ std::map<std::string, std::map<std::string, std::string>> write_chunks(const Sav
 
 }  // namespace
 
-uint64_t next_save_sequence() { return session_object<Counter>()->saves++; }
+std::string pairing_key(const std::string& dir) {
+  const auto saves = session_object<PathSaves>();
+  std::lock_guard lock(saves->mu);
+  return fmt::format("spmd/checkpoint/{:016x}/{}", XXH3_64bits(dir.data(), dir.size()),
+                     saves->count[dir]++);
+}
 
-SavePlan plan_save(const Tree& tree, const SaveOptions& options, bool copy) {
-  SavePlan plan;
-  plan.record.metadata = options.metadata;
+namespace {
+
+// The text of an error for another message: without the "checkpoint: " every one starts with.
+std::string reason_of(const std::exception_ptr& e) {
+  std::string text = exception_message(e);
+  constexpr std::string_view kPrefix = "checkpoint: ";
+  if (text.rfind(kPrefix, 0) == 0) text.erase(0, kPrefix.size());
+  return text;
+}
+
+// Throws InvalidArgument when `name` is also a group (a prefix of another name, "a" and "a/b").
+void check_not_a_group(const Tree& tree, const std::string& name) {
+  const auto next = tree.lower_bound(name + "/");
+  if (next != tree.end() && next->first.rfind(name + "/", 0) == 0) {
+    throw InvalidArgument(fmt::format(
+        "checkpoint: \"{}\" is both an array and a group (of \"{}\")", printable(name),
+        printable(next->first)));
+  }
+}
+
+// Throws InvalidArgument for metadata JSON cannot hold.
+void check_metadata(const Metadata& m) {
+  for (const auto& [key, value] : m.metrics) {
+    if (!is_utf8(key)) {
+      throw InvalidArgument(
+          fmt::format("checkpoint: the metric name \"{}\" is not UTF-8", printable(key)));
+    }
+  }
+  for (const auto& [key, value] : m.user) {
+    if (!is_utf8(key) || !is_utf8(value)) {
+      throw InvalidArgument(fmt::format(
+          "checkpoint: the user metadata \"{}\" is not UTF-8 text; encode bytes (base64) first",
+          printable(key)));
+    }
+  }
+}
+
+// Points the plan's jobs at a copy of their bytes that the plan owns.
+void copy_shards(SavePlan& plan) {
+  size_t bytes = 0;
+  for (const auto& job : plan.jobs) bytes += job.data->nbytes();
+  try {
+    plan.snapshot.reserve(plan.jobs.size());
+    for (auto& job : plan.jobs) {
+      plan.snapshot.push_back(*job.data);
+      job.data = &plan.snapshot.back();
+    }
+  } catch (const std::bad_alloc&) {
+    throw Error(fmt::format(
+        "checkpoint: cannot allocate the {} bytes of this process's shards that a background "
+        "save copies",
+        bytes));
+  }
+}
+
+// Fills `plan` from `tree`; throws what this process's checks find.
+void fill_plan(SavePlan& plan, const Tree& tree, const SaveOptions& options, bool copy) {
+  check_metadata(options.metadata);
   for (const auto& [name, array] : tree) {
     name_components(name);
-    const auto next = tree.upper_bound(name);
-    if (next != tree.end() && next->first.rfind(name + "/", 0) == 0) {
-      throw InvalidArgument(fmt::format(
-          "checkpoint: \"{}\" is both an array and a group (of \"{}\")", name, next->first));
-    }
+    check_not_a_group(tree, name);
     const auto map = array.sharding().devices_indices_map(array.shape());
     ArrayRecord r;
     r.dtype = array.dtype();
@@ -141,84 +208,171 @@ SavePlan plan_save(const Tree& tree, const SaveOptions& options, bool copy) {
     r.chunks = chunk_shape(array, map);
     r.compression = options.compression;
     r.sharding = array.sharding().to_string();
+    auto& writes = plan.proposal.writes[name];
     for (const auto& shard : array.addressable_shards()) {
       if (shard.replica_id != 0 || shard.data.size() == 0) continue;
       ChunkJob job{name, chunk_key(chunk_coords(name, shard.index, r.chunks)), &shard.data,
                    shard.index};
+      writes.push_back(job.key);
       plan.jobs.push_back(std::move(job));
     }
+    plan.proposal.arrays.emplace(name, r);
     plan.record.arrays.emplace(name, std::move(r));
   }
-  if (copy) {
-    plan.snapshot.reserve(plan.jobs.size());
-    for (auto& job : plan.jobs) {
-      plan.snapshot.push_back(*job.data);
-      job.data = &plan.snapshot.back();
-    }
+  if (copy) copy_shards(plan);
+}
+
+}  // namespace
+
+SavePlan plan_save(const std::string& dir, const Tree& tree, const SaveOptions& options,
+                   bool copy) {
+  SavePlan plan;
+  plan.record.metadata = options.metadata;
+  plan.proposal.path = dir;
+  plan.proposal.step = options.metadata.step;
+  plan.proposal.overwrite = options.overwrite;
+  try {
+    fill_plan(plan, tree, options, copy);
+  } catch (...) {
+    const auto e = std::current_exception();
+    plan.proposal.vote = {kind_of(e), reason_of(e)};
+    plan.jobs.clear();
+    plan.snapshot.clear();
   }
   return plan;
 }
 
 namespace {
 
-// A save by one process alone: write, commit, or remove the temporary directory.
-void save_alone(const SavePlan& plan, const std::string& dir, const SaveOptions& options) {
-  const std::string tmp = prepare_save(dir);
-  CheckpointRecord record = plan.record;
-  try {
-    for (auto& [array, sums] : write_chunks(plan, tmp, options)) {
-      record.arrays.at(array).checksums = std::move(sums);
-    }
-    commit_save(tmp, dir, record);
-  } catch (...) {
+// "checkpoint: saving DIR was refused before anything was written: …", as its kind.
+[[noreturn]] void refuse(const std::string& dir, const Verdict& v) {
+  raise({v.kind,
+         fmt::format("checkpoint: saving {} was refused before anything was written: {}", dir,
+                     v.error)});
+}
+
+// Process 0's file-system steps before anything is written, under the target's save lock: the
+// target resolved (what it holds refused), the lock taken, leftovers reclaimed, the temporary
+// directory made.
+struct Prepared {
+  SaveTarget target;
+  std::string save_id = new_save_id();
+  std::optional<SaveLock> lock;
+  std::string tmp;
+
+  Prepared(const std::string& dir, bool overwrite)
+      : target(resolve_save_target(dir, overwrite)),
+        lock(SaveLock::acquire(target, save_id)),
+        tmp(prepare_save(target, save_id)) {}
+
+  // Removes the temporary directory: only this save's.
+  void abandon() const {
     std::error_code ec;
     fs::remove_all(tmp, ec);
+  }
+};
+
+// A save by one process alone: decide, prepare, write, commit, or remove the temporary directory.
+void save_alone(const SavePlan& plan, const std::string& dir, const SaveOptions& options) {
+  const Verdict verdict = decide({plan.proposal});
+  if (!verdict.ok()) refuse(dir, verdict);
+  const Prepared prepared(dir, options.overwrite);
+  CheckpointRecord record = plan.record;
+  try {
+    for (auto& [array, sums] : write_chunks(plan, prepared.tmp, options)) {
+      record.arrays.at(array).checksums = std::move(sums);
+    }
+    commit_save(prepared.tmp, prepared.target, prepared.save_id, record);
+  } catch (...) {
+    prepared.abandon();
     throw;
   }
 }
 
-// The commit protocol of a save across processes, its steps in order (run()), over the
-// coordination service's key-value store and barriers, every wait bounded by options.timeout.
+// The protocol of a save across processes, its steps in order (run()), over the coordination
+// service's key-value store and barriers, every wait bounded by the save's timeout and every
+// step moving the save's deadline on (session_work.h).
 class CollectiveSave {
  public:
   CollectiveSave(const SavePlan& plan, const std::string& dir, const SaveOptions& options,
-                 uint64_t sequence)
+                 SessionWork& work, const std::string& key)
       : plan_(plan),
         dir_(dir),
         options_(options),
-        timeout_(options.timeout.value_or(wait_timeout())),
-        kv_(distributed::client()),
-        prefix_(fmt::format("spmd/checkpoint/{}", sequence)),
-        me_(process_index()) {}
+        timeout_(*options.timeout),
+        work_(work),
+        kv_(work.client()),
+        prefix_(key),
+        me_(work.process_index()),
+        count_(work.process_count()) {}
 
   void run() {
-    const std::string tmp = agree_on_directory();
-    write_and_report(tmp);
-    const Outcome outcome = me_ == 0 ? commit_or_abandon(tmp) : await_outcome();
-    kv_.wait_at_barrier(prefix_ + "/done", timeout_);
-    if (me_ == 0) kv_.key_value_delete(prefix_);
+    const GoMessage go = agree();
+    if (!go.verdict.ok()) {
+      finish();
+      refuse(dir_, go.verdict);
+    }
+    write_and_report(go.tmp);
+    const Outcome outcome = me_ == 0 ? commit_or_abandon(go.tmp) : await_outcome();
+    finish();
     if (!outcome.ok) throw Error("checkpoint: " + outcome.text);
   }
 
  private:
-  // 1. Process 0 prepares the temporary directory; everyone learns where it is.
-  std::string agree_on_directory() {
-    if (me_ == 0) {
+  // 1. Everyone proposes; process 0 decides and, on "go", prepares the temporary directory under
+  // the save lock; everyone learns the verdict.
+  GoMessage agree() {
+    if (me_ != 0) {
+      kv_.key_value_set(fmt::format("{}/plan/{}", prefix_, me_), encode_proposal(plan_.proposal),
+                        true);
+      work_.extend(timeout_);
+      return decode_go(kv_.blocking_key_value_get(prefix_ + "/go", timeout_));
+    }
+    GoMessage go;
+    go.verdict = decide(gather_proposals());
+    if (go.verdict.ok()) {
       try {
-        std::string tmp = prepare_save(dir_);
-        kv_.key_value_set(prefix_ + "/tmp", Outcome::success(tmp).encode(), true);
-        return tmp;
-      } catch (const std::exception& e) {
-        kv_.key_value_set(prefix_ + "/tmp", Outcome::failure(e.what()).encode(), true);
-        throw;
+        prepared_.emplace(dir_, options_.overwrite);
+        go.tmp = prepared_->tmp;
+        go.save_id = prepared_->save_id;
+      } catch (...) {
+        const auto e = std::current_exception();
+        go.verdict = {kind_of(e), reason_of(e)};
       }
     }
-    const Outcome answer = Outcome::decode(kv_.blocking_key_value_get(prefix_ + "/tmp", timeout_));
-    if (!answer.ok) {
-      throw Error(
-          fmt::format("checkpoint: process 0 could not start saving {}: {}", dir_, answer.text));
+    kv_.key_value_set(prefix_ + "/go", encode_go(go), true);
+    return go;
+  }
+
+  // Every process's proposal, process 0's own first. One that does not arrive in time is a "no"
+  // naming it, and the rest are not waited for.
+  std::vector<SaveProposal> gather_proposals() {
+    std::vector<SaveProposal> out = {plan_.proposal};
+    bool late = false;
+    for (int p = 1; p < count_; ++p) {
+      const std::string key = fmt::format("{}/plan/{}", prefix_, p);
+      std::optional<std::string> wire;
+      if (late) {
+        wire = kv_.key_value_try_get(key);
+      } else {
+        try {
+          wire = kv_.blocking_key_value_get(key, timeout_);
+        } catch (const DeadlineExceeded&) {
+          late = true;
+        }
+      }
+      if (wire) {
+        out.push_back(decode_proposal(*wire, p));
+      } else {
+        SaveProposal absent;
+        absent.vote = {ErrorKind::kError,
+                       fmt::format("it did not start saving {} within {} ms (every process calls "
+                                   "save with the same path, in the same order)",
+                                   dir_, timeout_.count())};
+        out.push_back(std::move(absent));
+      }
     }
-    return answer.text;
+    return out;
   }
 
   // 2. Everyone writes its chunks and reports (its checksums, or its error), then meets the
@@ -230,14 +384,16 @@ class CollectiveSave {
     } catch (...) {
       status = {{"ok", false}, {"error", exception_message(std::current_exception())}};
     }
-    kv_.key_value_set(fmt::format("{}/status/{}", prefix_, me_), status.dump(), true);
+    work_.extend(timeout_);
+    kv_.key_value_set(fmt::format("{}/status/{}", prefix_, me_), dump(status), true);
     kv_.wait_at_barrier(prefix_ + "/written", timeout_);
+    work_.extend(timeout_);
   }
 
   // Every process's checksums gathered into the record; what went wrong, per process.
   std::vector<std::string> gather_statuses(CheckpointRecord& record) {
     std::vector<std::string> failures;
-    for (int p = 0; p < process_count(); ++p) {
+    for (int p = 0; p < count_; ++p) {
       const auto text = kv_.key_value_try_get(fmt::format("{}/status/{}", prefix_, p));
       const json s = json::parse(text.value_or(""), nullptr, false);
       if (!s.is_object() || !s.contains("ok")) {
@@ -261,25 +417,25 @@ class CollectiveSave {
     return failures;
   }
 
-  // 3. Process 0 commits when everyone succeeded, else removes the temporary directory; the
-  // outcome goes to everyone.
+  // 3. Process 0 commits when everyone succeeded, else removes the temporary directory; then it
+  // releases the save lock, and the outcome goes to everyone.
   Outcome commit_or_abandon(const std::string& tmp) {
     CheckpointRecord record = plan_.record;
     std::vector<std::string> failures = gather_statuses(record);
     Outcome outcome = Outcome::success();
     if (failures.empty()) {
       try {
-        commit_save(tmp, dir_, record);
+        commit_save(tmp, prepared_->target, prepared_->save_id, record);
       } catch (...) {
-        failures.push_back("process 0: " + exception_message(std::current_exception()));
+        failures.push_back("process 0: " + reason_of(std::current_exception()));
       }
     }
     if (!failures.empty()) {
-      std::error_code ec;
-      fs::remove_all(tmp, ec);
+      prepared_->abandon();
       outcome = Outcome::failure(fmt::format("saving {} failed, nothing was committed: {}", dir_,
                                              fmt::join(failures, "; ")));
     }
+    prepared_.reset();
     kv_.key_value_set(prefix_ + "/outcome", outcome.encode(), true);
     return outcome;
   }
@@ -288,29 +444,50 @@ class CollectiveSave {
     return Outcome::decode(kv_.blocking_key_value_get(prefix_ + "/outcome", timeout_));
   }
 
+  // 4. Everyone meets once more, so process 0 may delete the save's keys.
+  void finish() {
+    work_.extend(timeout_);
+    kv_.wait_at_barrier(prefix_ + "/done", timeout_);
+    if (me_ == 0) kv_.key_value_delete(prefix_);
+  }
+
   const SavePlan& plan_;
   const std::string& dir_;
   const SaveOptions& options_;
   const std::chrono::milliseconds timeout_;
+  SessionWork& work_;
   distributed::Client& kv_;
   std::string prefix_;
   int me_;
+  int count_;
+  std::optional<Prepared> prepared_;  // process 0's, from agree() to the commit
 };
 
 }  // namespace
 
+std::unique_ptr<SessionWork> begin_save_work(const std::string& dir, const SaveOptions& options) {
+  return SessionWork::begin(fmt::format("saving checkpoint {}", dir),
+                            options.timeout.value_or(wait_timeout()));
+}
+
 void execute_save(const SavePlan& plan, const std::string& dir, const SaveOptions& options,
-                  uint64_t sequence) {
-  if (process_count() == 1) {
+                  SessionWork& work, const std::string& key) {
+  if (work.process_count() == 1) {
     save_alone(plan, dir, options);
     return;
   }
-  CollectiveSave(plan, dir, options, sequence).run();
+  SaveOptions timed = options;
+  if (!timed.timeout) timed.timeout = wait_timeout();
+  CollectiveSave(plan, dir, timed, work, key).run();
 }
 
 void save(const std::string& dir, const Tree& tree, const SaveOptions& options) {
-  const SavePlan plan = plan_save(tree, options, false);
-  execute_save(plan, dir, options, next_save_sequence());
+  SaveOptions timed = options;
+  if (!timed.timeout) timed.timeout = wait_timeout();
+  const auto work = begin_save_work(dir, timed);
+  const std::string key = pairing_key(dir);
+  const SavePlan plan = plan_save(dir, tree, timed, false);
+  execute_save(plan, dir, timed, *work, key);
 }
 
 }  // namespace spmd::checkpoint

@@ -1,6 +1,8 @@
-// A save, planned: which chunk files this process writes from which shard bytes, and the record
-// of every array. Planning checks the tree (names, a grid of chunks) before anything is written;
-// executing runs the commit protocol with the other processes.
+// A save, planned: which chunk files this process writes from which shard bytes, the record of
+// every array, and this process's proposal to the others (save_agreement.h). Planning never
+// throws: a tree that fails this process's checks (a bad name, shards that are not a grid, a copy
+// that cannot be allocated) becomes a "no" vote, so the process still takes part in the save and
+// every process raises the same error. Executing runs the protocol with the other processes.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +10,8 @@
 #include <vector>
 
 #include "checkpoint/metadata.h"
+#include "checkpoint/save_agreement.h"
+#include "runtime/session_work.h"
 #include "spmd/checkpoint.h"
 
 namespace spmd::checkpoint {
@@ -20,22 +24,28 @@ struct ChunkJob {
 };
 
 struct SavePlan {
+  SaveProposal proposal;    // what this process tells process 0, its vote included
   CheckpointRecord record;  // checksums still empty
   std::vector<ChunkJob> jobs;
   std::vector<HostArray> snapshot;  // the bytes jobs point at, when the plan owns a copy
 };
 
-// Plans this process's part of saving `tree`. With `copy`, the plan holds its own copy of the
-// shards it writes (for saving in the background). Throws InvalidArgument for a bad or
-// conflicting name ("a" and "a/b") or a sharding whose shards do not form a grid.
-SavePlan plan_save(const Tree& tree, const SaveOptions& options, bool copy);
+// Plans this process's part of saving `tree` to `dir`. With `copy`, the plan holds its own copy
+// of the shards it writes (for saving in the background).
+SavePlan plan_save(const std::string& dir, const Tree& tree, const SaveOptions& options,
+                   bool copy);
 
-// The number of this save among the session's saves: equal on every process, since saves are
-// collective and made in the same order. Names the save's keys in the coordination service.
-uint64_t next_save_sequence();
+// The key under which the processes' n-th saves of `dir` this session meet in the coordination
+// service: the path's hash and n. Taken once per save() call, before anything that can fail, in
+// every process alike, so no failure can skew it; saves of different paths never meet.
+std::string pairing_key(const std::string& dir);
 
-// Writes the plan's chunks and runs the commit protocol (see checkpoint.h). Collective.
+// Runs the save (checkpoint.h's protocol) within `work`, whose process index and count it uses
+// throughout. Collective.
 void execute_save(const SavePlan& plan, const std::string& dir, const SaveOptions& options,
-                  uint64_t sequence);
+                  SessionWork& work, const std::string& key);
+
+// The session work a save of `dir` runs as, begun (session_work.h).
+std::unique_ptr<SessionWork> begin_save_work(const std::string& dir, const SaveOptions& options);
 
 }  // namespace spmd::checkpoint

@@ -1,5 +1,6 @@
 // spmd::distributed::initialize / shutdown and the process-global state they manage.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -15,6 +16,7 @@
 #include "runtime/peer_failure_exit.h"
 #include "runtime/resolved_options.h"
 #include "runtime/runtime_state.h"
+#include "runtime/session_work.h"
 #include "runtime/topology_view.h"
 #include "spmd/distributed.h"
 #include "spmd/error.h"
@@ -29,23 +31,34 @@ constexpr std::chrono::milliseconds kNoticeFlushTimeout(1000);
 // other processes receive their answers before it goes away.
 constexpr std::chrono::milliseconds kServiceDrainTimeout(5000);
 
+// How long shutdown() waits for work it interrupted past its deadline (a checkpoint save in the
+// middle of a file write) before it goes on beside it.
+constexpr std::chrono::milliseconds kInterruptedWorkGrace(30000);
+
 struct Runtime {
   std::mutex mu;
   bool initialized = false;
   bool devices_queried = false;
   bool atexit_registered = false;
+  // Between shutdown()'s start and its end: no new SessionWork may begin.
+  bool closing = false;
+  // A session was shut down and no new one initialized: work that needs the cluster is refused.
+  bool shut_down = false;
   ResolvedOptions options;
   // The collectives engine's settings: read at initialize(), or at the first collective of a
   // process running alone.
   std::optional<CommOptions> comm_options;
   std::shared_ptr<const DeviceView> view;
-  // Destroyed in reverse order: client before the io thread its strand lives on.
-  std::unique_ptr<IoThread> io;
+  // Destroyed in reverse order: client before the io thread its strand lives on. Shared with the
+  // SessionWork in flight, which may outlive the session (session_work.h).
+  std::shared_ptr<IoThread> io;
   std::unique_ptr<CoordService> service;
   std::shared_ptr<CoordClient> client;
   std::unique_ptr<distributed::Client> public_client;
   // session_object<T>(): dropped at shutdown, before the client.
   std::map<std::type_index, std::shared_ptr<void>> attachments;
+  // The session's work in flight, which shutdown() waits for.
+  std::shared_ptr<WorkRegistry> work = std::make_shared<WorkRegistry>();
 };
 
 Runtime& runtime() {
@@ -70,6 +83,22 @@ std::shared_ptr<const DeviceView> single_process_view() {
   for (int i = 0; i < count; ++i) view->devices.emplace_back(i, 0, i, "cpu", host);
   view->local_devices = view->devices;
   return view;
+}
+
+// shutdown()'s first step: the session's work in flight ends, each up to its deadline; past it,
+// the session is interrupted so that its waits fail, and a last grace period passes.
+void finish_session_work(WorkRegistry& work, CoordClient* client) {
+  const auto left = work.wait_until_done_or_due();
+  if (left.empty()) return;
+  const std::string what = fmt::format("{}", fmt::join(left, "; "));
+  spdlog::error("shutdown(): still running past its deadline, so interrupted: {}", what);
+  if (client) client->interrupt("distributed::shutdown() interrupted work past its deadline: " + what);
+  if (!work.wait_until_empty(std::chrono::steady_clock::now() + kInterruptedWorkGrace)) {
+    spdlog::error(
+        "shutdown(): still running {} s after it was interrupted, so shutdown goes on beside it "
+        "(it keeps the connection it uses until it ends, and its calls fail): {}",
+        kInterruptedWorkGrace.count() / 1000, what);
+  }
 }
 
 void shutdown_at_exit() {
@@ -106,6 +135,25 @@ CommHandles comm_handles() {
   if (r.client) h.data_address = r.client->local_address();
   h.setup_timeout = r.options.initialization_timeout;
   return h;
+}
+
+std::unique_ptr<SessionWork> SessionWork::begin(const std::string& what,
+                                                std::chrono::milliseconds timeout) {
+  Runtime& r = runtime();
+  std::lock_guard lock(r.mu);
+  if (r.closing || (!r.initialized && r.shut_down)) {
+    throw FailedPrecondition(fmt::format(
+        "{}: distributed::shutdown() {} in this process, so the cluster it needs is gone; finish "
+        "it before shutdown() (AsyncCheckpointer::wait_until_finished())",
+        what, r.closing ? "has begun" : "was called"));
+  }
+  if (!r.initialized) {
+    r.devices_queried = true;
+    return std::make_unique<SessionWork>(nullptr, 0, 0, 1, nullptr, nullptr);
+  }
+  const uint64_t id = r.work->add(what, std::chrono::steady_clock::now() + timeout);
+  return std::make_unique<SessionWork>(r.work, id, r.view->process_index, r.view->process_count,
+                                       r.io, r.client);
 }
 
 std::shared_ptr<void> session_slot(std::type_index type,
@@ -224,9 +272,10 @@ void initialize(const Options& options) {
     r.options = std::move(opts);
     r.comm_options = comm_options;
     r.initialized = true;
+    r.shut_down = false;
     return;
   }
-  auto io = std::make_unique<IoThread>();
+  auto io = std::make_shared<IoThread>();
   std::unique_ptr<CoordService> service = start_service(opts);
   auto client = CoordClient::create(io->context(), client_config(options, opts, service.get()));
   wire::Topology topology;
@@ -251,6 +300,7 @@ void initialize(const Options& options) {
   r.client = client;
   r.public_client = std::make_unique<Client>(client);
   r.initialized = true;
+  r.shut_down = false;
   spdlog::info("process {} of {} joined: {} local devices; transport {}{}", r.options.process_id,
                r.options.num_processes, r.view->local_devices.size(),
                transport_name(comm_options.transport),
@@ -267,7 +317,16 @@ void initialize(const Options& options) {
 void shutdown() {
   Runtime& r = runtime();
   std::unique_lock lock(r.mu);
-  if (!r.initialized) return;
+  if (!r.initialized || r.closing) return;
+  // Work in flight (checkpoint saves) ends first, with the session as it was (session_work.h).
+  r.closing = true;
+  const std::shared_ptr<WorkRegistry> work = r.work;
+  const std::shared_ptr<CoordClient> running_client = r.client;
+  lock.unlock();
+  finish_session_work(*work, running_client.get());
+  lock.lock();
+  r.closing = false;
+  r.shut_down = true;
   r.initialized = false;
   disarm_peer_failure_exit();
   r.devices_queried = false;
