@@ -88,7 +88,14 @@ RegularFile RegularFile::open_beneath(const std::string& root,
   for (size_t i = 0; i + 1 < parts.size(); ++i) {
     shown /= parts[i];
     DirFd next{::openat(dir.fd, parts[i].c_str(), kDirFlags)};
-    if (next.fd < 0) open_failed(shown.string(), errno == ENOTDIR ? ENOTDIR : errno);
+    if (next.fd < 0) {
+      // O_DIRECTORY with O_NOFOLLOW says ENOTDIR for a link: tell a link apart.
+      const int err = errno;
+      struct stat st {};
+      const bool link = ::fstatat(dir.fd, parts[i].c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                        S_ISLNK(st.st_mode);
+      open_failed(shown.string(), link ? ELOOP : err);
+    }
     std::swap(dir.fd, next.fd);
   }
   shown /= parts.back();

@@ -149,16 +149,6 @@ TEST_F(CheckpointTest, BadTreeNamesAreRefusedBeforeAnythingIsWritten) {
   EXPECT_FALSE(fs::exists(root_ / "b"));
 }
 
-TEST_F(CheckpointTest, LeftoversOfACrashedSaveAreRemovedByTheNextSave) {
-  fs::create_directories(root_ / "a.tmp-0123456789abcdef" / "w");
-  fs::create_directories(root_ / "a");  // renamed into place, crashed before COMMIT
-  fs::create_directories(root_ / "other.tmp-1");
-  save(dir("a"), tree());
-  EXPECT_FALSE(fs::exists(root_ / "a.tmp-0123456789abcdef"));
-  EXPECT_TRUE(is_committed(dir("a")));
-  EXPECT_TRUE(fs::exists(root_ / "other.tmp-1"));  // not this checkpoint's
-}
-
 TEST_F(CheckpointTest, AsyncFailureSurfacesAtTheNextCall) {
   AsyncCheckpointer saver;
   saver.save_async(dir("a"), tree());
