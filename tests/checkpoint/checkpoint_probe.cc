@@ -9,6 +9,15 @@
 //   checkpoint_probe after-crash ROOT  step 1 restores bit-exactly, step 2 is invisible, and the
 //                                      next save cleans up what the crash left
 //   checkpoint_probe async DIR         save_async while shard_map computes; then restores
+//   checkpoint_probe disagree ROOT     saves whose trees differ on process 1 (a bad name, a missing
+//                                      array, another shape) fail on every process alike, before
+//                                      anything is written; the next save pairs and commits
+//   checkpoint_probe shutdown-async DIR  save_async, then distributed::shutdown() at once: the
+//                                      save completes first, every shard restores afterwards
+//   checkpoint_probe contend DIR       one save of a large tree; prints "ok saved" or, when another
+//                                      job's save of DIR won, "ok refused …" (AlreadyExists)
+//   checkpoint_probe exit-async DIR    a namespace-scope AsyncCheckpointer has a save in flight
+//                                      when main returns (the `restore` mode checks it after)
 #include <signal.h>
 #include <spmd/spmd.h>
 #include <unistd.h>
@@ -89,6 +98,9 @@ const std::vector<DType> kAll = {DType::kBool,   DType::kInt8,    DType::kInt16,
                                  DType::kUInt64, DType::kFloat16, DType::kBFloat16, DType::kFloat32,
                                  DType::kFloat64};
 
+// Destroyed after main returns, after shutdown at exit: its save must finish (or fail) first.
+ck::AsyncCheckpointer at_exit_saver;
+
 spmd::Mesh line() { return spmd::Mesh(spmd::devices(), {"x"}); }
 spmd::Mesh grid() {
   return spmd::Mesh(spmd::devices(), {spmd::process_count(), spmd::local_device_count()},
@@ -156,6 +168,54 @@ void restore_everywhere(const std::string& dir) {
     if (rank >= 2) entries = {"l", "p"};
     return spmd::NamedSharding(grid(), spmd::PartitionSpec::from_entries(entries)).clone();
   });
+}
+
+// The message of the spmd::Error that f throws, with its type's name in front.
+std::string failure_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const spmd::InvalidArgument& e) {
+    return std::string("InvalidArgument: ") + e.what();
+  } catch (const spmd::Error& e) {
+    return std::string("Error: ") + e.what();
+  }
+  return "no error";
+}
+
+// Step 1 fails on every process when process 1's tree is wrong (three ways), nothing of it is
+// written, and step 2 still pairs across the processes and commits.
+void disagree(const std::string& root) {
+  namespace fs = std::filesystem;
+  const int me = spmd::process_index();
+  const ck::Tree good = make_tree();
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"a bad name", "process 1: the array name \"../escape\" is not allowed"},
+      {"a missing array", "process 1 has no array \"grid\", which process 0 saves"},
+      {"another shape", "process 1 saves \"scalar\" as int64[3]"},
+      {"a name that is not UTF-8", "process 1: the array name \"caf\\xe9\" is not UTF-8"},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    ck::Tree tree = good;
+    if (me == 1 && i == 0) tree.emplace("../escape", good.at("scalar"));
+    if (me == 1 && i == 1) tree.erase("grid");
+    if (me == 1 && i == 2) {
+      tree.erase("scalar");
+      tree.emplace("scalar", spmd::device_put(global_of(DType::kInt64, {3}),
+                                              spmd::NamedSharding(line(), spmd::P())));
+    }
+    if (me == 1 && i == 3) tree.emplace(std::string("caf\xe9"), good.at("scalar"));
+    const std::string step1 = root + "/step1";
+    const std::string what = failure_of([&] { ck::save(step1, tree); });
+    if (what.find("InvalidArgument: ") != 0 || what.find(cases[i].second) == std::string::npos) {
+      throw spmd::Error("with " + cases[i].first + " on process 1, save said: " + what);
+    }
+    if (fs::exists(step1)) throw spmd::Error(step1 + " exists after a refused save");
+    std::printf("ok %s on process 1 refused everywhere: %s\n", cases[i].first.c_str(),
+                what.c_str());
+  }
+  ck::save(root + "/step2", good);
+  spmd::multihost::sync_global_devices("step 2 saved");
+  restore_everywhere(root + "/step2");
 }
 
 }  // namespace
@@ -234,6 +294,34 @@ int main(int argc, char** argv) {
           throw spmd::Error("left behind after the next save: " + name);
       }
       std::printf("ok the next save removed the crash's leftovers; steps 1 and 3 remain\n");
+    } else if (mode == "disagree") {
+      disagree(dir);
+    } else if (mode == "shutdown-async") {
+      ck::AsyncCheckpointer saver;
+      saver.save_async(dir, make_tree());
+      spmd::distributed::shutdown();  // waits for the save in flight
+      saver.wait_until_finished();
+      std::printf("ok the save in flight finished before shutdown; committed: %s\n",
+                  ck::is_committed(dir) ? "yes" : "no");
+      // Each process alone now: every shard of every array must restore, none as zeros.
+      restore_everywhere(dir);
+    } else if (mode == "contend") {
+      ck::Tree big = make_tree();
+      big.emplace("big", spmd::device_put(global_of(DType::kFloat32, {4096, 1024}),
+                                          spmd::NamedSharding(line(), spmd::P("x"))));
+      try {
+        ck::save(dir, big);
+        std::printf("ok saved by pid %d\n", static_cast<int>(::getpid()));
+      } catch (const spmd::AlreadyExists& e) {
+        std::printf("ok refused: %s\n", e.what());
+      }
+    } else if (mode == "exit-async") {
+      ck::Tree big = make_tree();
+      big.emplace("big", spmd::device_put(global_of(DType::kFloat32, {2048, 1024}),
+                                          spmd::NamedSharding(line(), spmd::P("x"))));
+      at_exit_saver.save_async(dir, big);
+      std::printf("ok returning from main with a save in flight\n");
+      return 0;
     } else if (mode == "async") {
       ck::AsyncCheckpointer saver;
       const auto tree = make_tree();
