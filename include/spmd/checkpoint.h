@@ -12,16 +12,33 @@
 // reads them; NumPy-based readers (zarr-python) do not know that dtype and must read the chunks
 // as raw 2-byte values (uint16).
 //
-// Saving is collective over every process: each writes only the shards it holds with replica id
-// 0 (no byte is written twice), in parallel threads, into `<dir>.tmp-<unique>`; when every
-// process has reported success, process 0 writes the metadata, renames the directory into place
-// and writes COMMIT. A failure anywhere fails the save in every process, naming the process and
-// what went wrong, and leaves no committed checkpoint. Readers never open a directory without
-// COMMIT, and the next save of the same path removes what a crashed save left behind. The
-// directory must be on a file system every process sees (one host, or a shared file system).
+// Saving is collective over every process, in four steps:
+//  1. Agree. Each process sends process 0 its proposal (path, step, each array's dtype, shape,
+//     chunk shape and sharding, the chunks it writes) through the coordination service. Process 0
+//     checks that they agree and cover every chunk exactly once; a process whose own checks
+//     failed takes part and votes no. All go on, or all throw the same error naming the process
+//     and the leaf, before anything is written.
+//  2. Prepare (process 0). The path is normalized ('.', '..', links); it must be new or an empty
+//     directory, or with SaveOptions::overwrite a committed checkpoint. Anything else, including
+//     a path inside a checkpoint, is refused: a save never deletes what it did not write. Process
+//     0 takes the path's save lock (`<dir>.spmd-lock`, naming its holder; a dead holder's is
+//     taken over), reclaims what crashed saves of the path left (recognised by the `.spmd-save`
+//     marker holding their save id, never by name), and makes `<dir>.tmp-<save id>`.
+//  3. Write. Each process writes only the shards it holds with replica id 0 (no byte is written
+//     twice), in parallel threads, and reports its checksums or its error.
+//  4. Commit (process 0), when everyone succeeded: metadata, fsyncs, COMMIT written inside under
+//     a temporary name, then one rename into place (an atomic exchange with the checkpoint
+//     replaced). Any failure leaves no COMMIT and fails the save everywhere, naming the process
+//     and what went wrong. Readers never open a directory without COMMIT. The lock is released.
+// distributed::shutdown() waits for saves in flight before it leaves the cluster. The directory
+// must be on a file system every process sees (one host, or a shared file system).
 //
 // Restoring is not collective: each process reads only the chunk regions its devices need under
-// the target sharding — any mesh, any number of processes and devices.
+// the target sharding — any mesh, any number of processes and devices. It trusts nothing it reads:
+// regular files only (never a FIFO or device), no symbolic link below the checkpoint, sizes
+// checked for overflow and against the chunk grid, .zarray checked against the metadata, reads
+// and allocations bounded by what the validated metadata and the target need, every failure an
+// spmd::Error naming the file.
 //
 // Thread safety: the functions may be called from any thread; an AsyncCheckpointer serialises its
 // own saves.
@@ -81,9 +98,13 @@ struct SaveOptions {
 };
 
 // Saves `tree` to `dir` (see the file comment). Collective: every process calls it with the same
-// names, dtypes, global shapes and path. Throws AlreadyExists when `dir` holds a committed
-// checkpoint, InvalidArgument for a bad name, spmd::Error naming the process and file when a
-// write fails, DeadlineExceeded naming the processes that did not arrive.
+// path, names, dtypes, global shapes and shardings, in the same order. Throws, alike in every
+// process: AlreadyExists when `dir` holds anything but nothing, an empty directory or (with
+// overwrite) a committed checkpoint, or when another save of `dir` is in progress (naming it);
+// InvalidArgument for a bad, reserved or non-UTF-8 name, metadata JSON cannot hold, a path inside
+// a checkpoint, or processes whose proposals differ or leave chunks uncovered (naming the process
+// and the leaf); FailedPrecondition after distributed::shutdown(); spmd::Error naming the process
+// and file when a write fails; DeadlineExceeded naming the processes that did not arrive.
 void save(const std::string& dir, const Tree& tree, const SaveOptions& options = {});
 
 // True when `dir` holds a committed checkpoint.
@@ -117,7 +138,9 @@ void save(const std::string& dir, const spmd::Tree<A>& tree, const SaveOptions& 
   save(dir, tree_to_paths(tree), options);
 }
 
-// Saves in the background. save_async() copies this process's shards to host buffers — at most
+// Saves in the background. The save is collective from save_async() on: distributed::shutdown()
+// (explicit, or at exit) waits for it before leaving the cluster, so one still in flight when
+// main returns completes, or fails everywhere, and never commits a part. save_async() copies this process's shards to host buffers — at most
 // one checkpoint's worth (this process's replica-0 shards) is held, because a save waits for the
 // previous one to finish before copying — and returns; the writing, the commit protocol and its
 // collectives run on a background thread while the program computes. A background failure is

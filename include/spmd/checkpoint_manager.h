@@ -1,9 +1,11 @@
 // spmd::checkpoint::CheckpointManager — numbered checkpoints of a training run under one root
 // directory (<root>/<step>), with a retention policy (Orbax's CheckpointManager).
 //
-// Only committed steps exist for it: a step whose save crashed is invisible, and the next save
-// removes what it left. Old steps are deleted only after a newer one is committed, and a step is
-// renamed away before its files go, so a reader never sees one half-deleted.
+// Only committed steps exist for it, under the names directory() writes ("7"; "007" or "0007" are
+// not steps and are ignored with a warning): a step whose save crashed is invisible, and the next
+// save removes what it left (recognised by its save marker, and only where no live save holds
+// that step's lock). Old steps are deleted only after a newer one is committed, and a step is
+// marked and renamed away before its files go, so a reader never sees one half-deleted.
 //
 // Thread safety: one manager per root per process; calls are collective where marked.
 #pragma once
@@ -54,7 +56,8 @@ class CheckpointManager {
   // Saves `tree` as step `step` with `metrics` and `user` metadata (collective) when
   // should_save(step); returns whether it saved. Then removes what crashed saves left and the steps
   // the policy no longer keeps (process 0; every process returns after it). Throws AlreadyExists
-  // for a step already saved, and what checkpoint::save throws.
+  // for a step already saved, and what checkpoint::save throws; an error removing old steps
+  // (after the new one is committed) is sent to every process, which all throw it.
   //
   // The data loader's position goes with the step this way, so that a restored run also resumes
   // its data where it was:
