@@ -16,6 +16,12 @@
 //                                      save completes first, every shard restores afterwards
 //   checkpoint_probe contend DIR       one save of a large tree; prints "ok saved" or, when another
 //                                      job's save of DIR won, "ok refused …" (AlreadyExists)
+//   checkpoint_probe fault ROOT SEED   saves steps 1-3 under ROOT (and tries ROOT/userdir), with a
+//                                      fault SEED picks: none, a process SIGKILLed or shut down
+//                                      at a random moment (fault_test.py drives it)
+//   checkpoint_probe verify ROOT       every committed directory under ROOT restores to exactly
+//                                      one step's values: prints "verified DIR step N", or
+//                                      "unreadable DIR: why" (for damaged ones)
 //   checkpoint_probe exit-async DIR    a namespace-scope AsyncCheckpointer has a save in flight
 //                                      when main returns (the `restore` mode checks it after)
 #include <signal.h>
@@ -170,6 +176,91 @@ void restore_everywhere(const std::string& dir) {
   });
 }
 
+// The fault test's tree at `step`: every value differs between steps (and w is incompressible, so
+// a small file system fills at a predictable size).
+ck::Tree fault_tree(int step) {
+  std::vector<float> w(256 * 256);
+  uint64_t x = 0x9E3779B97F4A7C15ull * static_cast<uint64_t>(step);
+  for (auto& v : w) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    v = static_cast<float>(x % 1000003) + static_cast<float>(step);
+  }
+  std::vector<int32_t> b(6, step * 1000);
+  return {{"w", spmd::device_put(HostArray::from_vector(w, {256, 256}),
+                                 spmd::NamedSharding(line(), spmd::P("x")))},
+          {"b", spmd::device_put(HostArray::from_vector(b, {6}),
+                                 spmd::NamedSharding(line(), spmd::P()))}};
+}
+
+void fault(const std::string& root, uint64_t seed) {
+  const int me = spmd::process_index();
+  const int victim = static_cast<int>(seed % 2);
+  const int kind = static_cast<int>((seed / 2) % 3);  // 0 none, 1 SIGKILL, 2 shutdown
+  const auto delay = std::chrono::microseconds((seed / 6) % 400000);
+  std::thread killer;
+  if (kind == 1 && me == victim) {
+    killer = std::thread([delay] {
+      std::this_thread::sleep_for(delay);
+      ::kill(::getpid(), SIGKILL);
+    });
+    killer.detach();
+  }
+  ck::AsyncCheckpointer saver;
+  for (int step = 1; step <= 3; ++step) {
+    const std::string dir = root + "/step" + std::to_string(step);
+    try {
+      if (kind == 2 && me == victim && step == 2) {
+        saver.save_async(dir, fault_tree(step));
+        std::this_thread::sleep_for(delay / 8);
+        spmd::distributed::shutdown();
+        saver.wait_until_finished();
+        std::printf("ok shut down with step 2 in flight\n");
+        return;
+      }
+      ck::save(dir, fault_tree(step));
+      std::printf("ok saved step %d\n", step);
+    } catch (const spmd::Error& e) {
+      std::printf("ok step %d not saved: %s\n", step, e.what());
+    }
+  }
+  try {
+    ck::save(root + "/userdir", fault_tree(1));
+    std::printf("error a save into the user's directory succeeded\n");
+  } catch (const spmd::Error& e) {
+    std::printf("ok the user's directory refused\n");
+  }
+}
+
+void verify(const std::string& root) {
+  namespace fs = std::filesystem;
+  const spmd::NamedSharding whole(line(), spmd::P());
+  for (const auto& e : fs::directory_iterator(root)) {
+    if (!ck::is_committed(e.path().string())) continue;
+    try {
+      const ck::Tree got = ck::restore(e.path().string(), whole);
+      int matches = 0;
+      int step = 0;
+      for (int s = 1; s <= 3; ++s) {
+        const ck::Tree want = fault_tree(s);
+        bool same = got.size() == want.size();
+        for (const auto& [name, a] : want) {
+          same = same && got.count(name) && got.at(name).to_host() == a.to_host();
+        }
+        if (same) ++matches, step = s;
+      }
+      if (matches != 1) {
+        std::printf("WRONG %s matches %d steps\n", e.path().c_str(), matches);
+      } else {
+        std::printf("verified %s step %d\n", e.path().c_str(), step);
+      }
+    } catch (const spmd::Error& err) {
+      std::printf("unreadable %s: %s\n", e.path().c_str(), err.what());
+    }
+  }
+}
+
 // The message of the spmd::Error that f throws, with its type's name in front.
 std::string failure_of(const std::function<void()>& f) {
   try {
@@ -222,8 +313,8 @@ void disagree(const std::string& root) {
 
 int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: checkpoint_probe MODE DIR\n");
+  if (argc != 3 && argc != 4) {
+    std::fprintf(stderr, "usage: checkpoint_probe MODE DIR [SEED]\n");
     return 2;
   }
   const std::string mode = argv[1];
@@ -294,6 +385,10 @@ int main(int argc, char** argv) {
           throw spmd::Error("left behind after the next save: " + name);
       }
       std::printf("ok the next save removed the crash's leftovers; steps 1 and 3 remain\n");
+    } else if (mode == "fault" && argc == 4) {
+      fault(dir, std::stoull(argv[3]));
+    } else if (mode == "verify") {
+      verify(dir);
     } else if (mode == "disagree") {
       disagree(dir);
     } else if (mode == "shutdown-async") {
