@@ -140,12 +140,13 @@ void save(const std::string& dir, const spmd::Tree<A>& tree, const SaveOptions& 
 
 // Saves in the background. The save is collective from save_async() on: distributed::shutdown()
 // (explicit, or at exit) waits for it before leaving the cluster, so one still in flight when
-// main returns completes, or fails everywhere, and never commits a part. save_async() copies this process's shards to host buffers — at most
-// one checkpoint's worth (this process's replica-0 shards) is held, because a save waits for the
-// previous one to finish before copying — and returns; the writing, the commit protocol and its
-// collectives run on a background thread while the program computes. A background failure is
-// thrown by the next save_async() or wait_until_finished(), never lost; the destructor waits for
-// the save in flight and logs (cannot throw) a failure nobody collected.
+// main returns completes, or fails everywhere, and never commits a part. save_async() copies this
+// process's shards to host buffers — at most one checkpoint's worth (this process's replica-0
+// shards) is held, because a save waits for the previous one to finish before copying — and
+// returns; the writing, the commit protocol and its collectives run on a background thread while
+// the program computes. A background failure is thrown by the next save_async() or
+// wait_until_finished(), never lost; the destructor waits for the save in flight and logs (cannot
+// throw) a failure nobody collected.
 class AsyncCheckpointer {
  public:
   AsyncCheckpointer() = default;

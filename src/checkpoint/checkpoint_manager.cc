@@ -2,7 +2,6 @@
 #include "spmd/checkpoint_manager.h"
 
 #include <fmt/format.h>
-
 #include <spdlog/spdlog.h>
 #include <xxhash.h>
 
@@ -168,8 +167,8 @@ void CheckpointManager::prune(int64_t saved) {
                        json{{"error", error}}.dump(-1, ' ', false, json::error_handler_t::replace),
                        true);
     } else {
-      const json j = json::parse(kv.blocking_key_value_get(key + "/outcome", timeout), nullptr,
-                                 false);
+      const json j =
+          json::parse(kv.blocking_key_value_get(key + "/outcome", timeout), nullptr, false);
       error = j.is_object() && j.contains("error") && j["error"].is_string()
                   ? j["error"].get<std::string>()
                   : "process 0's outcome of pruning does not decode";

@@ -135,8 +135,8 @@ Buffer read_file(const RegularFile& file, uint64_t max_bytes) {
   try {
     out.resize(static_cast<size_t>(file.size()));
   } catch (const std::bad_alloc&) {
-    throw Error(fmt::format("checkpoint: cannot allocate {} bytes to read {}", file.size(),
-                            file.path()));
+    throw Error(
+        fmt::format("checkpoint: cannot allocate {} bytes to read {}", file.size(), file.path()));
   }
   size_t done = 0;
   while (done < out.size()) {

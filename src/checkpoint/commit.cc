@@ -137,7 +137,8 @@ void commit_save(const std::string& tmp_text, const SaveTarget& target, const st
   } catch (const Error& e) {
     // Visible but perhaps not durable: taken back, so that the error is the whole truth.
     if (::rename(target.dir.c_str(), tmp.c_str()) == 0) {
-      throw Error(fmt::format("{}; the checkpoint was taken back, nothing was committed", e.what()));
+      throw Error(
+          fmt::format("{}; the checkpoint was taken back, nothing was committed", e.what()));
     }
     throw Error(fmt::format("{}; {} is committed but may not survive a crash of this host",
                             e.what(), target.dir.string()));

@@ -10,9 +10,9 @@
 
 namespace spmd::checkpoint {
 
-// Makes the temporary directory of save `save_id` of `target` with the save marker inside, after reclaiming what crashed saves of the
-// target left (save_target.h). Returns its path. Throws spmd::Error naming the path when the
-// file system refuses.
+// Makes the temporary directory of save `save_id` of `target` with the save marker inside, after
+// reclaiming what crashed saves of the target left (save_target.h). Returns its path. Throws
+// spmd::Error naming the path when the file system refuses.
 std::string prepare_save(const SaveTarget& target, const std::string& save_id);
 
 // Writes the Zarr group and array metadata and spmd_checkpoint.json into `tmp`, fsyncs every

@@ -194,7 +194,8 @@ CheckpointRecord decode_record(const std::string& text, const std::string& file)
     if (m.contains("metrics") && m.at("metrics").is_object()) {
       for (const auto& [k, v] : m.at("metrics").items()) {
         const auto value = metric_from(v);
-        if (!value) malformed(file, fmt::format("the metric \"{}\" is {}, not a number", k, v.dump()));
+        if (!value)
+          malformed(file, fmt::format("the metric \"{}\" is {}, not a number", k, v.dump()));
         out.metadata.metrics[k] = *value;
       }
     }

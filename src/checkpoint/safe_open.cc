@@ -59,7 +59,8 @@ RegularFile::RegularFile(int fd, std::string path) : fd_(fd), path_(std::move(pa
   if (!S_ISREG(st.st_mode)) {
     ::close(fd_);
     fd_ = -1;
-    throw Error(fmt::format("checkpoint: {} is {}, not a regular file", path_, kind_of(st.st_mode)));
+    throw Error(
+        fmt::format("checkpoint: {} is {}, not a regular file", path_, kind_of(st.st_mode)));
   }
   size_ = static_cast<uint64_t>(st.st_size);
 }
@@ -92,8 +93,8 @@ RegularFile RegularFile::open_beneath(const std::string& root,
       // O_DIRECTORY with O_NOFOLLOW says ENOTDIR for a link: tell a link apart.
       const int err = errno;
       struct stat st {};
-      const bool link = ::fstatat(dir.fd, parts[i].c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-                        S_ISLNK(st.st_mode);
+      const bool link =
+          ::fstatat(dir.fd, parts[i].c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
       open_failed(shown.string(), link ? ELOOP : err);
     }
     std::swap(dir.fd, next.fd);

@@ -3,7 +3,6 @@
 // commits, everyone learns the outcome).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-
 #include <xxhash.h>
 
 #include <filesystem>
@@ -154,9 +153,8 @@ std::string reason_of(const std::exception_ptr& e) {
 void check_not_a_group(const Tree& tree, const std::string& name) {
   const auto next = tree.lower_bound(name + "/");
   if (next != tree.end() && next->first.rfind(name + "/", 0) == 0) {
-    throw InvalidArgument(fmt::format(
-        "checkpoint: \"{}\" is both an array and a group (of \"{}\")", printable(name),
-        printable(next->first)));
+    throw InvalidArgument(fmt::format("checkpoint: \"{}\" is both an array and a group (of \"{}\")",
+                                      printable(name), printable(next->first)));
   }
 }
 
@@ -246,9 +244,8 @@ namespace {
 
 // "checkpoint: saving DIR was refused before anything was written: …", as its kind.
 [[noreturn]] void refuse(const std::string& dir, const Verdict& v) {
-  raise({v.kind,
-         fmt::format("checkpoint: saving {} was refused before anything was written: {}", dir,
-                     v.error)});
+  raise({v.kind, fmt::format("checkpoint: saving {} was refused before anything was written: {}",
+                             dir, v.error)});
 }
 
 // Process 0's file-system steps before anything is written, under the target's save lock: the

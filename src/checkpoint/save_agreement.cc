@@ -39,18 +39,17 @@ std::optional<Verdict> compare(const SaveProposal& zero, const SaveProposal& oth
     auto text = [](const std::optional<int64_t>& s) {
       return s ? std::to_string(*s) : std::string("no step");
     };
-    return invalid(fmt::format("process {} saves {} as step {}, process 0 as step {}", p,
-                               zero.path, text(other.step), text(zero.step)));
+    return invalid(fmt::format("process {} saves {} as step {}, process 0 as step {}", p, zero.path,
+                               text(other.step), text(zero.step)));
   }
   if (other.overwrite != zero.overwrite) {
-    return invalid(fmt::format("process {} saves with overwrite={}, process 0 with overwrite={}",
-                               p, other.overwrite, zero.overwrite));
+    return invalid(fmt::format("process {} saves with overwrite={}, process 0 with overwrite={}", p,
+                               other.overwrite, zero.overwrite));
   }
   for (const auto& [name, a] : zero.arrays) {
     const auto it = other.arrays.find(name);
     if (it == other.arrays.end()) {
-      return invalid(
-          fmt::format("process {} has no array \"{}\", which process 0 saves", p, name));
+      return invalid(fmt::format("process {} has no array \"{}\", which process 0 saves", p, name));
     }
     const ArrayRecord& b = it->second;
     if (a.dtype != b.dtype || a.shape != b.shape || a.chunks != b.chunks ||
@@ -163,8 +162,8 @@ const char* kind_name(ErrorKind k) {
 }
 
 ErrorKind kind_from(const std::string& s) {
-  for (ErrorKind k : {ErrorKind::kInvalidArgument, ErrorKind::kAlreadyExists,
-                      ErrorKind::kFailedPrecondition}) {
+  for (ErrorKind k :
+       {ErrorKind::kInvalidArgument, ErrorKind::kAlreadyExists, ErrorKind::kFailedPrecondition}) {
     if (s == kind_name(k)) return k;
   }
   return ErrorKind::kError;
@@ -204,7 +203,7 @@ std::string encode_proposal(const SaveProposal& p) {
   json arrays = json::object();
   for (const auto& [name, a] : p.arrays) arrays[name] = array_json(a);
   json j = {{"kind", kind_name(p.vote.kind)}, {"error", p.vote.error}, {"path", p.path},
-            {"overwrite", p.overwrite},       {"arrays", arrays},        {"writes", p.writes}};
+            {"overwrite", p.overwrite},       {"arrays", arrays},      {"writes", p.writes}};
   if (p.step) j["step"] = *p.step;
   return dump(j);
 }
@@ -220,9 +219,8 @@ SaveProposal decode_proposal(const std::string& wire, int process) {
     for (const auto& [name, a] : j.at("arrays").items()) p.arrays.emplace(name, array_from(a));
     p.writes = j.at("writes").get<std::map<std::string, std::vector<std::string>>>();
   } catch (const std::exception& e) {
-    p.vote = {ErrorKind::kError,
-              fmt::format("process {} sent a proposal that does not decode ({})", process,
-                          e.what())};
+    p.vote = {ErrorKind::kError, fmt::format("process {} sent a proposal that does not decode ({})",
+                                             process, e.what())};
   }
   return p;
 }

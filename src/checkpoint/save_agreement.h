@@ -33,7 +33,7 @@ struct Verdict {
 ErrorKind kind_of(const std::exception_ptr& e);
 
 struct SaveProposal {
-  Verdict vote;  // this process's own checks: a failure is a "no" with its reason
+  Verdict vote;      // this process's own checks: a failure is a "no" with its reason
   std::string path;  // as the caller gave it
   std::optional<int64_t> step;
   bool overwrite = false;

@@ -52,8 +52,8 @@ std::string describe_holder(const std::string& record) {
 }
 
 [[noreturn]] void io_failed(const char* what, const std::string& path) {
-  throw Error(fmt::format("checkpoint: cannot {} the save lock {}: {}", what, path,
-                          std::strerror(errno)));
+  throw Error(
+      fmt::format("checkpoint: cannot {} the save lock {}: {}", what, path, std::strerror(errno)));
 }
 
 // True when `fd` is still the file at `path` (a holder that ends unlinks the file before it
@@ -97,8 +97,8 @@ std::optional<SaveLock> SaveLock::try_acquire(const SaveTarget& target, const st
   std::error_code ec;
   std::filesystem::create_directories(target.parent, ec);
   if (ec) {
-    throw Error(fmt::format("checkpoint: cannot create {}: {}", target.parent.string(),
-                            ec.message()));
+    throw Error(
+        fmt::format("checkpoint: cannot create {}: {}", target.parent.string(), ec.message()));
   }
   for (int attempt = 0; attempt < kAttempts; ++attempt) {
     const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);

@@ -32,8 +32,7 @@ struct SavePlan {
 
 // Plans this process's part of saving `tree` to `dir`. With `copy`, the plan holds its own copy
 // of the shards it writes (for saving in the background).
-SavePlan plan_save(const std::string& dir, const Tree& tree, const SaveOptions& options,
-                   bool copy);
+SavePlan plan_save(const std::string& dir, const Tree& tree, const SaveOptions& options, bool copy);
 
 // The key under which the processes' n-th saves of `dir` this session meet in the coordination
 // service: the path's hash and n. Taken once per save() call, before anything that can fail, in

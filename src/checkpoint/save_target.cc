@@ -131,9 +131,9 @@ SaveTarget resolve_save_target(const std::string& text, bool overwrite) {
   const fs::file_status st = fs::symlink_status(t.dir, ec);
   if (st.type() == fs::file_type::not_found) return t;
   if (st.type() != fs::file_type::directory) {
-    throw AlreadyExists(fmt::format(
-        "checkpoint: {} is {}; a save writes only to a new path or an empty directory",
-        t.dir.string(), describe(st, t.dir)));
+    throw AlreadyExists(
+        fmt::format("checkpoint: {} is {}; a save writes only to a new path or an empty directory",
+                    t.dir.string(), describe(st, t.dir)));
   }
   if (fs::is_empty(t.dir, ec) && !ec) {
     t.state = TargetState::kEmptyDirectory;
@@ -168,12 +168,12 @@ void write_save_marker(const fs::path& dir, const std::string& save_id, const Sa
   const auto since = std::chrono::duration_cast<std::chrono::seconds>(
                          std::chrono::system_clock::now().time_since_epoch())
                          .count();
-  const std::string text = json{{"spmd_save", save_id},
-                                {"target", target.dir.string()},
-                                {"host", local_hostname()},
-                                {"pid", ::getpid()},
-                                {"since_unix", since}}
-                               .dump(-1, ' ', false, json::error_handler_t::replace);
+  const std::string text = json{
+      {"spmd_save", save_id},
+      {"target", target.dir.string()},
+      {"host", local_hostname()},
+      {"pid", ::getpid()},
+      {"since_unix", since}}.dump(-1, ' ', false, json::error_handler_t::replace);
   const fs::path file = dir / kSaveMarkerFile;
   std::error_code ec;
   fs::remove(file, ec);  // a link or an older marker: never written through

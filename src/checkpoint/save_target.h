@@ -54,8 +54,9 @@ std::optional<std::string> read_save_marker(const std::filesystem::path& dir,
 
 // Removes what crashed saves of `target` left beside it: each `<base>.tmp-<id>` directory whose
 // marker carries that id and names `target`, and the target itself when it is uncommitted and
-// carries a marker naming it (a kLeftover). The caller holds the target's save lock. Returns how many it removed; a failure to remove is logged,
-// never thrown (the new save does not need the room).
+// carries a marker naming it (a kLeftover). The caller holds the target's save lock. Returns how
+// many it removed; a failure to remove is logged, never thrown (the new save does not need the
+// room).
 int reclaim_leftovers(const SaveTarget& target);
 
 // A random save id: 16 hex digits.

@@ -92,7 +92,8 @@ void finish_session_work(WorkRegistry& work, CoordClient* client) {
   if (left.empty()) return;
   const std::string what = fmt::format("{}", fmt::join(left, "; "));
   spdlog::error("shutdown(): still running past its deadline, so interrupted: {}", what);
-  if (client) client->interrupt("distributed::shutdown() interrupted work past its deadline: " + what);
+  if (client)
+    client->interrupt("distributed::shutdown() interrupted work past its deadline: " + what);
   if (!work.wait_until_empty(std::chrono::steady_clock::now() + kInterruptedWorkGrace)) {
     spdlog::error(
         "shutdown(): still running {} s after it was interrupted, so shutdown goes on beside it "

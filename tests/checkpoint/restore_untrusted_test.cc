@@ -148,10 +148,10 @@ TEST_F(RestoreUntrusted, MetricsThatAreNotNumbersAndStepsPastInt64AreMalformed) 
 json mutated(json j) {
   json& w = j["arrays"]["w"];
   const int which = *rc::gen::inRange(0, 8);
-  const auto extreme = rc::gen::element<json>(
-      0, -1, 1, 7, 8, int64_t{1} << 31, int64_t{1} << 47, int64_t{1} << 48,
-      int64_t{1} << 62, std::numeric_limits<int64_t>::max(), uint64_t{1} << 63, 1e300, "8",
-      nullptr, json::array(), json::object());
+  const auto extreme =
+      rc::gen::element<json>(0, -1, 1, 7, 8, int64_t{1} << 31, int64_t{1} << 47, int64_t{1} << 48,
+                             int64_t{1} << 62, std::numeric_limits<int64_t>::max(),
+                             uint64_t{1} << 63, 1e300, "8", nullptr, json::array(), json::object());
   switch (which) {
     case 0:
       w["shape"][*rc::gen::inRange(0, 2)] = *extreme;
@@ -160,8 +160,8 @@ json mutated(json j) {
       w["chunks"][*rc::gen::inRange(0, 2)] = *extreme;
       break;
     case 2:
-      w["shape"] = *rc::gen::container<std::vector<int64_t>>(
-          rc::gen::inRange<int64_t>(0, int64_t{1} << 40));
+      w["shape"] =
+          *rc::gen::container<std::vector<int64_t>>(rc::gen::inRange<int64_t>(0, int64_t{1} << 40));
       break;
     case 3:
       w["dtype"] = *rc::gen::element<json>("float64", "bool", "int8", "complex", 3, nullptr);

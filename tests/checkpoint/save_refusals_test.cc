@@ -8,8 +8,8 @@
 
 #include <cmath>
 #include <filesystem>
-#include <limits>
 #include <fstream>
+#include <limits>
 #include <numeric>
 
 #include "checkpoint/save_lock.h"
@@ -115,8 +115,9 @@ TEST_F(SaveRefusals, AFileIsNeverReplaced) {
 TEST_F(SaveRefusals, APathInsideACommittedCheckpointIsRefusedAndTheArrayStays) {
   save(path("ckpt"), tree());
   for (const char* inside : {"ckpt/w", "ckpt/new", "ckpt/w/deeper"}) {
-    EXPECT_NE(error_of<InvalidArgument>([&] { save(path(inside), tree()); })
-                  .find("inside the committed checkpoint"),
+    EXPECT_NE(error_of<InvalidArgument>([&] {
+                save(path(inside), tree());
+              }).find("inside the committed checkpoint"),
               std::string::npos)
         << inside;
   }
@@ -165,8 +166,7 @@ TEST_F(SaveRefusals, SymbolicLinksAreResolvedAndADanglingOneRefused) {
   EXPECT_TRUE(fs::is_symlink(root_ / "link"));
   EXPECT_TRUE(is_committed(path("real")));
   fs::create_directory_symlink(root_ / "missing", root_ / "dangling");
-  EXPECT_NE(error_of<AlreadyExists>([&] { save(path("dangling"), tree()); })
-                .find("symbolic link"),
+  EXPECT_NE(error_of<AlreadyExists>([&] { save(path("dangling"), tree()); }).find("symbolic link"),
             std::string::npos);
   EXPECT_FALSE(fs::exists(root_ / "missing"));
 }
@@ -220,10 +220,10 @@ TEST_F(SaveRefusals, ALockWhoseHolderDiedIsTakenOver) {
 TEST_F(SaveRefusals, NamesJsonCannotHoldOrTheCheckpointReservesAreRefusedBeforeWriting) {
   const Array w = tree().at("w");
   const std::vector<Tree> bad = {
-      {{std::string("caf\xe9"), w}},          // Latin-1, not UTF-8
-      {{"COMMIT", w}},                        // the commit marker's name
-      {{"spmd_checkpoint.json", w}},          // the metadata's name
-      {{"a", w}, {"a-", w}, {"a/b", w}},      // "a" an array and a group, "a-" between them
+      {{std::string("caf\xe9"), w}},      // Latin-1, not UTF-8
+      {{"COMMIT", w}},                    // the commit marker's name
+      {{"spmd_checkpoint.json", w}},      // the metadata's name
+      {{"a", w}, {"a-", w}, {"a/b", w}},  // "a" an array and a group, "a-" between them
   };
   for (const Tree& t : bad) {
     EXPECT_THROW(save(path("bad"), t), InvalidArgument) << t.begin()->first;
