@@ -3,7 +3,6 @@
 #include <spdlog/spdlog.h>
 
 #include "checkpoint/save_plan.h"
-#include "runtime/runtime_state.h"
 #include "spmd/checkpoint.h"
 
 namespace spmd::checkpoint {
@@ -36,8 +35,7 @@ void AsyncCheckpointer::join_and_collect() {
 void AsyncCheckpointer::save_async(const std::string& dir, const Tree& tree,
                                    const SaveOptions& options) {
   join_and_collect();  // one save at a time, and the previous one's failure first
-  SaveOptions timed = options;
-  if (!timed.timeout) timed.timeout = wait_timeout();
+  const SaveOptions timed = with_timeout(options);
   // Begun here, on the caller's thread: from now on distributed::shutdown() waits for this save.
   std::shared_ptr<SessionWork> work = begin_save_work(dir, timed);
   const std::string key = pairing_key(dir);

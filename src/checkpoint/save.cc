@@ -316,15 +316,19 @@ class CollectiveSave {
   }
 
  private:
-  // 1. Everyone proposes; process 0 decides and, on "go", prepares the temporary directory under
-  // the save lock; everyone learns the verdict.
+  // 1. Everyone proposes and meets the others at a barrier, which fails at once, naming it, when
+  // a process has left the cluster (called shutdown()) instead of waiting for its proposal; a
+  // process that is merely late is named by the barrier's timeout. Process 0 then decides and, on
+  // "go", prepares the temporary directory under the save lock; everyone learns the verdict
+  // (process 0 is inside this save from the barrier on, so waiting for its answer is safe).
   GoMessage agree() {
     if (me_ != 0) {
       kv_.key_value_set(fmt::format("{}/plan/{}", prefix_, me_), encode_proposal(plan_.proposal),
                         true);
-      work_.extend(timeout_);
-      return decode_go(kv_.blocking_key_value_get(prefix_ + "/go", timeout_));
     }
+    work_.extend(timeout_);
+    kv_.wait_at_barrier(prefix_ + "/planned", timeout_);
+    if (me_ != 0) return decode_go(kv_.blocking_key_value_get(prefix_ + "/go", timeout_));
     GoMessage go;
     go.verdict = decide(gather_proposals());
     if (go.verdict.ok()) {
@@ -341,33 +345,20 @@ class CollectiveSave {
     return go;
   }
 
-  // Every process's proposal, process 0's own first. One that does not arrive in time is a "no"
-  // naming it, and the rest are not waited for.
+  // Every process's proposal, process 0's own first, read in one request after the barrier.
   std::vector<SaveProposal> gather_proposals() {
+    std::map<std::string, std::string> sent;
+    for (auto& [key, value] : kv_.key_value_dir_get(prefix_ + "/plan")) sent[key] = value;
     std::vector<SaveProposal> out = {plan_.proposal};
-    bool late = false;
     for (int p = 1; p < count_; ++p) {
-      const std::string key = fmt::format("{}/plan/{}", prefix_, p);
-      std::optional<std::string> wire;
-      if (late) {
-        wire = kv_.key_value_try_get(key);
-      } else {
-        try {
-          wire = kv_.blocking_key_value_get(key, timeout_);
-        } catch (const DeadlineExceeded&) {
-          late = true;
-        }
+      const auto it = sent.find(fmt::format("{}/plan/{}", prefix_, p));
+      if (it != sent.end()) {
+        out.push_back(decode_proposal(it->second, p));
+        continue;
       }
-      if (wire) {
-        out.push_back(decode_proposal(*wire, p));
-      } else {
-        SaveProposal absent;
-        absent.vote = {ErrorKind::kError,
-                       fmt::format("it did not start saving {} within {} ms (every process calls "
-                                   "save with the same path, in the same order)",
-                                   dir_, timeout_.count())};
-        out.push_back(std::move(absent));
-      }
+      SaveProposal absent;  // it passed the barrier, so only another program could do this
+      absent.vote = {ErrorKind::kError, fmt::format("process {} sent no proposal", p)};
+      out.push_back(std::move(absent));
     }
     return out;
   }
@@ -462,9 +453,14 @@ class CollectiveSave {
 
 }  // namespace
 
+SaveOptions with_timeout(const SaveOptions& options) {
+  SaveOptions timed = options;
+  if (!timed.timeout) timed.timeout = wait_timeout();
+  return timed;
+}
+
 std::unique_ptr<SessionWork> begin_save_work(const std::string& dir, const SaveOptions& options) {
-  return SessionWork::begin(fmt::format("saving checkpoint {}", dir),
-                            options.timeout.value_or(wait_timeout()));
+  return SessionWork::begin(fmt::format("saving checkpoint {}", dir), *options.timeout);
 }
 
 void execute_save(const SavePlan& plan, const std::string& dir, const SaveOptions& options,
@@ -473,14 +469,11 @@ void execute_save(const SavePlan& plan, const std::string& dir, const SaveOption
     save_alone(plan, dir, options);
     return;
   }
-  SaveOptions timed = options;
-  if (!timed.timeout) timed.timeout = wait_timeout();
-  CollectiveSave(plan, dir, timed, work, key).run();
+  CollectiveSave(plan, dir, options, work, key).run();
 }
 
 void save(const std::string& dir, const Tree& tree, const SaveOptions& options) {
-  SaveOptions timed = options;
-  if (!timed.timeout) timed.timeout = wait_timeout();
+  const SaveOptions timed = with_timeout(options);
   const auto work = begin_save_work(dir, timed);
   const std::string key = pairing_key(dir);
   const SavePlan plan = plan_save(dir, tree, timed, false);

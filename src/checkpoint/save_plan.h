@@ -39,6 +39,10 @@ SavePlan plan_save(const std::string& dir, const Tree& tree, const SaveOptions& 
 // every process alike, so no failure can skew it; saves of different paths never meet.
 std::string pairing_key(const std::string& dir);
 
+// `options` with its timeout given: the job's collective timeout when it has none (wait_timeout()).
+// Every function below takes options so filled.
+SaveOptions with_timeout(const SaveOptions& options);
+
 // Runs the save (checkpoint.h's protocol) within `work`, whose process index and count it uses
 // throughout. Collective.
 void execute_save(const SavePlan& plan, const std::string& dir, const SaveOptions& options,

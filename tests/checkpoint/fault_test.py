@@ -46,8 +46,8 @@ def plant_user_files(root):
 
 
 def run_job(root, seed):
-    # 20 s: a job ends in about 2 s, except where one process shut down and its peer waits for it
-    # in a key-value get (see the closing note of session 22); spmdrun's limit then ends the job.
+    # 20 s: a job ends in about 2 s (a peer that shut down is named at once by the save's
+    # barrier); the limit only bounds a round that went wrong.
     return subprocess.Popen(
         [SPMDRUN, "-n", "2", "--cpu-devices", "2", "--timeout", "20", "--", PROBE, "fault", root,
          str(seed)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
