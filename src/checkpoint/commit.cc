@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <span>
 
 #include "checkpoint/chunk_io.h"
@@ -70,14 +71,34 @@ void fsync_tree(const fs::path& root) {
                           from.string(), to.string(), std::strerror(err)));
 }
 
+// Makes the rename that put the new checkpoint at target.dir durable (the parent fsynced). When
+// that fails, `undo` puts back what the target held before (true when it could), so that the error
+// is the whole truth: taken back and nothing committed, or committed but perhaps not durable.
+void make_durable_or_undo(const SaveTarget& target, const std::function<bool()>& undo) {
+  try {
+    fsync_directory(target.parent.string());
+  } catch (const Error& e) {
+    if (undo()) {
+      throw Error(
+          fmt::format("{}; the checkpoint was taken back, nothing was committed", e.what()));
+    }
+    throw Error(fmt::format("{}; {} is committed but may not survive a crash of this host",
+                            e.what(), target.dir.string()));
+  }
+}
+
+bool exchange(const fs::path& a, const fs::path& b) {
+  return ::renameat2(AT_FDCWD, a.c_str(), AT_FDCWD, b.c_str(), RENAME_EXCHANGE) == 0;
+}
+
 // Puts the committed `tmp` at the target, which holds a committed checkpoint: exchanged in one
 // renameat2(RENAME_EXCHANGE), or, where the file system cannot exchange, the old one moved aside
 // first. The replaced checkpoint ends at a leftover's name, carrying this save's marker, and is
-// removed after the parent is fsynced.
+// removed once the new one is durable.
 void replace_committed(const fs::path& tmp, const SaveTarget& target, const std::string& save_id) {
   write_save_marker(target.dir, save_id, target);
-  if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, target.dir.c_str(), RENAME_EXCHANGE) == 0) {
-    fsync_directory(target.parent.string());
+  if (exchange(tmp, target.dir)) {
+    make_durable_or_undo(target, [&] { return exchange(tmp, target.dir); });
     std::error_code ec;
     fs::remove_all(tmp, ec);
     return;
@@ -94,7 +115,10 @@ void replace_committed(const fs::path& tmp, const SaveTarget& target, const std:
     ::rename(old.c_str(), target.dir.c_str());
     rename_failed(tmp, target.dir, err);
   }
-  fsync_directory(target.parent.string());
+  make_durable_or_undo(target, [&] {
+    return ::rename(target.dir.c_str(), tmp.c_str()) == 0 &&
+           ::rename(old.c_str(), target.dir.c_str()) == 0;
+  });
   std::error_code ec;
   fs::remove_all(old, ec);
 }
@@ -132,17 +156,7 @@ void commit_save(const std::string& tmp_text, const SaveTarget& target, const st
   // Onto an absent path, or an empty directory (rename(2) replaces one; a directory that is no
   // longer empty makes it fail, and nothing is lost).
   if (::rename(tmp.c_str(), target.dir.c_str()) != 0) rename_failed(tmp, target.dir, errno);
-  try {
-    fsync_directory(target.parent.string());
-  } catch (const Error& e) {
-    // Visible but perhaps not durable: taken back, so that the error is the whole truth.
-    if (::rename(target.dir.c_str(), tmp.c_str()) == 0) {
-      throw Error(
-          fmt::format("{}; the checkpoint was taken back, nothing was committed", e.what()));
-    }
-    throw Error(fmt::format("{}; {} is committed but may not survive a crash of this host",
-                            e.what(), target.dir.string()));
-  }
+  make_durable_or_undo(target, [&] { return ::rename(target.dir.c_str(), tmp.c_str()) == 0; });
 }
 
 void remove_checkpoint(const std::string& dir_text) {
