@@ -12,6 +12,7 @@
 #include <set>
 
 #include "checkpoint/commit.h"
+#include "checkpoint/json_text.h"
 #include "checkpoint/save_lock.h"
 #include "checkpoint/save_target.h"
 #include "runtime/runtime_state.h"
@@ -163,9 +164,7 @@ void CheckpointManager::prune(int64_t saved) {
     const std::string key = fmt::format("spmd/checkpoint/manager/{:016x}/{}",
                                         XXH3_64bits(root_.data(), root_.size()), prunes_++);
     if (process_index() == 0) {
-      kv.key_value_set(key + "/outcome",
-                       json{{"error", error}}.dump(-1, ' ', false, json::error_handler_t::replace),
-                       true);
+      kv.key_value_set(key + "/outcome", json_text(json{{"error", error}}), true);
     } else {
       const json j =
           json::parse(kv.blocking_key_value_get(key + "/outcome", timeout), nullptr, false);

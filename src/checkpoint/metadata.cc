@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "checkpoint/json_text.h"
 #include "checkpoint/names.h"
 #include "spmd/error.h"
 
@@ -124,7 +125,7 @@ std::string encode_record(const CheckpointRecord& record) {
   if (record.metadata.step) meta["step"] = *record.metadata.step;
   const json doc = {
       {"format", "spmd-checkpoint"}, {"version", 1}, {"arrays", arrays}, {"metadata", meta}};
-  return doc.dump(1, ' ', false, json::error_handler_t::replace);
+  return json_text(doc, 1);
 }
 
 CheckpointRecord decode_record(const std::string& text, const std::string& file) {
@@ -223,7 +224,7 @@ std::string zarray_json(const ArrayRecord& array) {
                   {"order", "C"},
                   {"filters", nullptr},
                   {"dimension_separator", "."}};
-  return z.dump(1);
+  return json_text(z, 1);
 }
 
 void check_zarray(const std::string& text, const ArrayRecord& array, const std::string& file) {
@@ -249,7 +250,7 @@ void check_zarray(const std::string& text, const ArrayRecord& array, const std::
 std::string zattrs_json(const ArrayRecord& array) {
   const json z = {{"spmd_dtype", std::string(dtype_name(array.dtype))},
                   {"spmd_saved_sharding", array.sharding}};
-  return z.dump(1);
+  return json_text(z, 1);
 }
 
 }  // namespace spmd::checkpoint

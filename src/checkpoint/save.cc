@@ -13,6 +13,7 @@
 #include "array/box_copy.h"
 #include "checkpoint/chunk_io.h"
 #include "checkpoint/commit.h"
+#include "checkpoint/json_text.h"
 #include "checkpoint/names.h"
 #include "checkpoint/parallel_for.h"
 #include "checkpoint/save_lock.h"
@@ -31,9 +32,6 @@ namespace {
 using json = nlohmann::json;
 namespace fs = std::filesystem;
 
-// JSON text, with bytes that are not UTF-8 (in a path or a message) replaced, never thrown on.
-std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
-
 // What process 0 tells the others at a step of a collective save, through the key-value store:
 // success with a value (the temporary directory) or the error. A value that does not parse, from
 // a store shared with other software, reads as an error saying so.
@@ -43,7 +41,7 @@ struct Outcome {
 
   static Outcome success(std::string value = {}) { return {true, std::move(value)}; }
   static Outcome failure(std::string error) { return {false, std::move(error)}; }
-  std::string encode() const { return dump(json{{"ok", ok}, {"text", text}}); }
+  std::string encode() const { return json_text(json{{"ok", ok}, {"text", text}}); }
   static Outcome decode(const std::string& wire) {
     const json j = json::parse(wire, nullptr, false);
     if (!j.is_object() || !j.contains("ok") || !j["ok"].is_boolean() || !j.contains("text") ||
@@ -373,7 +371,7 @@ class CollectiveSave {
       status = {{"ok", false}, {"error", exception_message(std::current_exception())}};
     }
     work_.extend(timeout_);
-    kv_.key_value_set(fmt::format("{}/status/{}", prefix_, me_), dump(status), true);
+    kv_.key_value_set(fmt::format("{}/status/{}", prefix_, me_), json_text(status), true);
     kv_.wait_at_barrier(prefix_ + "/written", timeout_);
     work_.extend(timeout_);
   }

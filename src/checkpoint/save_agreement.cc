@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "checkpoint/json_text.h"
 #include "checkpoint/names.h"
 #include "spmd/error.h"
 
@@ -17,8 +18,6 @@ using json = nlohmann::json;
 
 // How many missing chunks an error lists.
 constexpr size_t kShownChunks = 3;
-
-std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
 std::string describe(const ArrayRecord& a) {
   return fmt::format("{}[{}] in chunks ({}) as {}", dtype_name(a.dtype), fmt::join(a.shape, ", "),
@@ -205,7 +204,7 @@ std::string encode_proposal(const SaveProposal& p) {
   json j = {{"kind", kind_name(p.vote.kind)}, {"error", p.vote.error}, {"path", p.path},
             {"overwrite", p.overwrite},       {"arrays", arrays},      {"writes", p.writes}};
   if (p.step) j["step"] = *p.step;
-  return dump(j);
+  return json_text(j);
 }
 
 SaveProposal decode_proposal(const std::string& wire, int process) {
@@ -242,10 +241,10 @@ Verdict decide(const std::vector<SaveProposal>& proposals) {
 }
 
 std::string encode_go(const GoMessage& go) {
-  return dump({{"kind", kind_name(go.verdict.kind)},
-               {"error", go.verdict.error},
-               {"tmp", go.tmp},
-               {"save_id", go.save_id}});
+  return json_text({{"kind", kind_name(go.verdict.kind)},
+                    {"error", go.verdict.error},
+                    {"tmp", go.tmp},
+                    {"save_id", go.save_id}});
 }
 
 GoMessage decode_go(const std::string& wire) {

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "checkpoint/json_text.h"
 #include "spmd/error.h"
 
 namespace spmd::checkpoint {
@@ -25,12 +26,6 @@ using json = nlohmann::json;
 constexpr size_t kMaxRecord = 4096;
 // A lock file unlinked between our open and our lock is opened again at most this often.
 constexpr int kAttempts = 16;
-
-std::string hostname() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof(name) - 1) != 0) return "?";
-  return name;
-}
 
 std::string read_record(int fd) {
   std::string text(kMaxRecord, '\0');
@@ -48,7 +43,7 @@ std::string describe_holder(const std::string& record) {
   return fmt::format("host {}, pid {}, since {:%Y-%m-%d %H:%M:%S} UTC, save {}",
                      j.value("host", std::string("?")), j.value("pid", int64_t{0}),
                      fmt::gmtime(std::chrono::system_clock::to_time_t(since)),
-                     j.value("save", std::string("?")));
+                     j.value("spmd_save", std::string("?")));
 }
 
 [[noreturn]] void io_failed(const char* what, const std::string& path) {
@@ -74,12 +69,7 @@ void claim(int fd, const std::string& path, const SaveTarget& target, const std:
         "(the process died); its unfinished files are reclaimed by this save",
         target.dir.string(), describe_holder(previous));
   }
-  const auto since = std::chrono::duration_cast<std::chrono::seconds>(
-                         std::chrono::system_clock::now().time_since_epoch())
-                         .count();
-  const std::string record =
-      json{{"host", hostname()}, {"pid", ::getpid()}, {"since_unix", since}, {"save", id}}.dump(
-          -1, ' ', false, json::error_handler_t::replace);
+  const std::string record = json_text(saver_record(id));
   if (::ftruncate(fd, 0) != 0) io_failed("truncate", path);
   if (::pwrite(fd, record.data(), record.size(), 0) != static_cast<ssize_t>(record.size())) {
     io_failed("write", path);

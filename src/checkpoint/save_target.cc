@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "checkpoint/chunk_io.h"
+#include "checkpoint/json_text.h"
 #include "checkpoint/metadata.h"
 #include "spmd/error.h"
 
@@ -108,12 +109,6 @@ std::string describe(const fs::file_status& st, const fs::path& p) {
   }
 }
 
-std::string local_hostname() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof(name) - 1) != 0) return "?";
-  return name;
-}
-
 }  // namespace
 
 SaveTarget normalized_target(const std::string& text) {
@@ -165,15 +160,9 @@ fs::path temporary_dir(const SaveTarget& target, const std::string& save_id) {
 }
 
 void write_save_marker(const fs::path& dir, const std::string& save_id, const SaveTarget& target) {
-  const auto since = std::chrono::duration_cast<std::chrono::seconds>(
-                         std::chrono::system_clock::now().time_since_epoch())
-                         .count();
-  const std::string text = json{
-      {"spmd_save", save_id},
-      {"target", target.dir.string()},
-      {"host", local_hostname()},
-      {"pid", ::getpid()},
-      {"since_unix", since}}.dump(-1, ' ', false, json::error_handler_t::replace);
+  json record = saver_record(save_id);
+  record["target"] = target.dir.string();
+  const std::string text = json_text(record);
   const fs::path file = dir / kSaveMarkerFile;
   std::error_code ec;
   fs::remove(file, ec);  // a link or an older marker: never written through
