@@ -267,6 +267,8 @@ std::string failure_of(const std::function<void()>& f) {
     f();
   } catch (const spmd::InvalidArgument& e) {
     return std::string("InvalidArgument: ") + e.what();
+  } catch (const spmd::FailedPrecondition& e) {
+    return std::string("FailedPrecondition: ") + e.what();
   } catch (const spmd::Error& e) {
     return std::string("Error: ") + e.what();
   }
@@ -394,8 +396,15 @@ int main(int argc, char** argv) {
     } else if (mode == "shutdown-async") {
       ck::AsyncCheckpointer saver;
       saver.save_async(dir, make_tree());
+      const ck::Tree tree = make_tree();
       spmd::distributed::shutdown();  // waits for the save in flight
       saver.wait_until_finished();
+      const std::string late = failure_of([&] { ck::save(dir + "-late", tree); });
+      if (late.find("FailedPrecondition: ") != 0 ||
+          late.find("shutdown() was called") == std::string::npos) {
+        throw spmd::Error("a save after shutdown() was not refused: " + late);
+      }
+      std::printf("ok a save after shutdown is refused: %s\n", late.c_str());
       std::printf("ok the save in flight finished before shutdown; committed: %s\n",
                   ck::is_committed(dir) ? "yes" : "no");
       // Each process alone now: every shard of every array must restore, none as zeros.

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <numeric>
@@ -13,21 +14,15 @@
 #include "spmd/error.h"
 #include "spmd/mesh.h"
 #include "spmd/runtime.h"
+#include "temp_dir_test.h"
 
 namespace spmd::checkpoint {
 namespace {
 
 namespace fs = std::filesystem;
 
-class CheckpointTest : public ::testing::Test {
+class CheckpointTest : public TempDirTest {
  protected:
-  void SetUp() override {
-    root_ = fs::temp_directory_path() / ("spmd-ckpt-test-" + std::to_string(::getpid()));
-    fs::remove_all(root_);
-    fs::create_directories(root_);
-  }
-  void TearDown() override { fs::remove_all(root_); }
-
   static Tree tree() {
     std::vector<float> v(24);
     std::iota(v.begin(), v.end(), 1.0f);
@@ -35,19 +30,7 @@ class CheckpointTest : public ::testing::Test {
     return {{"w", device_put(HostArray::from_vector(v, {4, 6}), NamedSharding(mesh, P("x")))}};
   }
   std::string dir(const std::string& name) const { return (root_ / name).string(); }
-
-  fs::path root_;
 };
-
-template <class E>
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "no error";
-}
 
 TEST_F(CheckpointTest, RoundTripsAndCommits) {
   save(dir("a"), tree());
@@ -171,6 +154,29 @@ TEST_F(CheckpointTest, ManagerKeepsTheNewestAndTheBest) {
   EXPECT_EQ(manager.metadata(1).metrics.at("loss"), 0.1);
   EXPECT_EQ(manager.restore(1, NamedSharding(Mesh(devices(), {"x"}), P())).at("w").to_host(),
             tree().at("w").to_host());
+}
+
+TEST_F(CheckpointTest, ZeroSizeAndZeroDimensionalArraysRoundTrip) {
+  const Mesh mesh(devices(), {"x"});
+  const HostArray empty = HostArray::from_vector(std::vector<float>{}, {0, 6});
+  const HostArray scalar = HostArray::from_vector(std::vector<double>{-0.0}, {});
+  const HostArray half =
+      HostArray::from_vector(std::vector<float16>{to_float16(65504.0f), to_float16(-0.0f)}, {2});
+  save(dir("edges"), {{"empty", device_put(empty, NamedSharding(mesh, P(None, "x")))},
+                      {"scalar", device_put(scalar, NamedSharding(mesh, P()))},
+                      {"half", device_put(half, NamedSharding(mesh, P()))}});
+  const Tree back = restore(dir("edges"), NamedSharding(mesh, P()));
+  EXPECT_EQ(back.at("empty").to_host(), empty);
+  EXPECT_EQ(back.at("empty").shape(), (Shape{0, 6}));
+  EXPECT_EQ(back.at("scalar").to_host(), scalar);  // bytes: -0.0 stays negative
+  EXPECT_EQ(back.at("half").to_host(), half);
+}
+
+TEST_F(CheckpointTest, ManagerKeepsTheBestIgnoringANanMetric) {
+  CheckpointManager manager(dir("run"), {.max_to_keep = 1, .keep_best = 1, .best_metric = "loss"});
+  const double losses[] = {std::nan(""), 0.1, std::nan(""), 0.3};
+  for (int64_t step = 0; step < 4; ++step) manager.save(step, tree(), {{"loss", losses[step]}});
+  EXPECT_EQ(manager.all_steps(), (std::vector<int64_t>{1, 3}));  // the best, the newest
 }
 
 TEST_F(CheckpointTest, ManagerSavesOnlyAtItsInterval) {

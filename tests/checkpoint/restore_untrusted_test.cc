@@ -19,6 +19,7 @@
 #include "spmd/error.h"
 #include "spmd/mesh.h"
 #include "spmd/runtime.h"
+#include "temp_dir_test.h"
 
 namespace spmd::checkpoint {
 namespace {
@@ -26,12 +27,10 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-class RestoreUntrusted : public ::testing::Test {
+class RestoreUntrusted : public TempDirTest {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() / ("spmd-untrusted-" + std::to_string(::getpid()));
-    fs::remove_all(root_);
-    fs::create_directories(root_);
+    TempDirTest::SetUp();
     std::vector<float> v(48);
     std::iota(v.begin(), v.end(), 0.5f);
     const Mesh mesh(devices(), {"x"});
@@ -39,8 +38,6 @@ class RestoreUntrusted : public ::testing::Test {
     save(dir(), {{"w", device_put(original_, NamedSharding(mesh, P("x")))}});
     meta_ = read_json(root_ / "ck" / "spmd_checkpoint.json");
   }
-  void TearDown() override { fs::remove_all(root_); }
-
   std::string dir() const { return (root_ / "ck").string(); }
   static json read_json(const fs::path& p) {
     std::ifstream in(p);
@@ -60,7 +57,6 @@ class RestoreUntrusted : public ::testing::Test {
     }
   }
 
-  fs::path root_;
   HostArray original_;
   json meta_;
 };

@@ -19,6 +19,7 @@
 #include "spmd/error.h"
 #include "spmd/mesh.h"
 #include "spmd/runtime.h"
+#include "temp_dir_test.h"
 
 namespace spmd::checkpoint {
 namespace {
@@ -41,15 +42,8 @@ void write(const fs::path& p, const std::string& text) {
   std::ofstream(p) << text;
 }
 
-class SaveRefusals : public ::testing::Test {
+class SaveRefusals : public TempDirTest {
  protected:
-  void SetUp() override {
-    root_ = fs::temp_directory_path() / ("spmd-refusals-" + std::to_string(::getpid()));
-    fs::remove_all(root_);
-    fs::create_directories(root_);
-  }
-  void TearDown() override { fs::remove_all(root_); }
-
   static Tree tree(float offset = 0) {
     std::vector<float> v(24);
     std::iota(v.begin(), v.end(), 1.0f + offset);
@@ -60,19 +54,6 @@ class SaveRefusals : public ::testing::Test {
     return restore(dir.string(), NamedSharding(Mesh(devices(), {"x"}), P())).at("w").to_host();
   }
   std::string path(const std::string& name) const { return (root_ / name).string(); }
-
-  // The message of the E that f throws ("no error" when it throws none).
-  template <class E, class F>
-  static std::string error_of(F&& f) {
-    try {
-      f();
-    } catch (const E& e) {
-      return e.what();
-    }
-    return "no error";
-  }
-
-  fs::path root_;
 };
 
 TEST_F(SaveRefusals, AUsersDirectoryIsRefusedNamingWhatItHoldsAndKeptWhole) {
