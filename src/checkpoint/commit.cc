@@ -92,9 +92,10 @@ bool exchange(const fs::path& a, const fs::path& b) {
 }
 
 // Puts the committed `tmp` at the target, which holds a committed checkpoint: exchanged in one
-// renameat2(RENAME_EXCHANGE), or, where the file system cannot exchange, the old one moved aside
-// first. The replaced checkpoint ends at a leftover's name, carrying this save's marker, and is
-// removed once the new one is durable.
+// renameat2(RENAME_EXCHANGE), or, where the file system cannot exchange (NFS), the old one moved
+// aside first. After an exchange the replaced checkpoint sits at a leftover's name carrying this
+// save's marker (a crash leaves it to the next save to reclaim); either way it is removed once the
+// new one is durable.
 void replace_committed(const fs::path& tmp, const SaveTarget& target, const std::string& save_id) {
   write_save_marker(target.dir, save_id, target);
   if (exchange(tmp, target.dir)) {
@@ -106,9 +107,9 @@ void replace_committed(const fs::path& tmp, const SaveTarget& target, const std:
   if (errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP) {
     rename_failed(tmp, target.dir, errno);
   }
-  const std::string old_id = save_id + "-old";
-  const fs::path old = temporary_dir(target, old_id);
-  write_save_marker(target.dir, old_id, target);
+  // Moved aside under a name its marker (this save's id) does not match, so that a crash before
+  // the new one is in place leaves it for the user to move back: no later save reclaims it.
+  const fs::path old = temporary_dir(target, save_id + "-old");
   if (::rename(target.dir.c_str(), old.c_str()) != 0) rename_failed(target.dir, old, errno);
   if (::rename(tmp.c_str(), target.dir.c_str()) != 0) {
     const int err = errno;

@@ -3,15 +3,19 @@
 // save per path; leftovers recognised by spmd's marker only; names and metadata JSON cannot hold
 // refused before anything is written.
 #include <gtest/gtest.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 #include <numeric>
 
+#include "checkpoint/commit.h"
 #include "checkpoint/save_lock.h"
 #include "checkpoint/save_target.h"
 #include "spmd/checkpoint.h"
@@ -163,6 +167,43 @@ TEST_F(SaveRefusals, OverwriteReplacesACommittedCheckpointAndNothingElse) {
   write(root_ / "mine" / "f", "x");
   EXPECT_THROW(save(path("mine"), tree(), {.overwrite = true}), AlreadyExists);
   EXPECT_EQ(manifest(root_ / "mine").at("f"), "x");
+}
+
+TEST_F(SaveRefusals, ADiskThatFillsExactlyAtCommitLeavesNoCommit) {
+  if (::geteuid() != 0) GTEST_SKIP() << "skipped: mounting a small tmpfs needs root";
+  const fs::path disk = root_ / "disk";
+  fs::create_directories(disk);
+  if (::mount("tmpfs", disk.c_str(), "tmpfs", 0, "size=64k") != 0) {
+    GTEST_SKIP() << "skipped: cannot mount a tmpfs: " << std::strerror(errno);
+  }
+  struct Unmount {
+    fs::path at;
+    ~Unmount() { ::umount2(at.c_str(), MNT_DETACH); }
+  } unmount{disk};
+  const SaveTarget target = resolve_save_target((disk / "ck").string(), false);
+  const std::string id = new_save_id();
+  const fs::path tmp = prepare_save(target, id);
+  CheckpointRecord record;
+  record.arrays["w"] = ArrayRecord{.shape = {2}, .chunks = {2}, .checksums = {{"0", "x"}}};
+  // The metadata files exist already, so rewriting them needs no new page; then the disk is
+  // filled, and the first page commit_save cannot have is COMMIT's.
+  for (const auto& f : {tmp / ".zgroup", tmp / "w" / ".zarray", tmp / "w" / ".zattrs",
+                        tmp / "spmd_checkpoint.json", tmp / "w" / "0"}) {
+    write(f, "x");
+  }
+  {
+    std::ofstream filler(disk / "filler", std::ios::binary);
+    const std::string page(4096, 'f');
+    while (filler.write(page.data(), page.size()) && filler.flush()) {
+    }
+  }
+  const std::string what = error_of<Error>([&] { commit_save(tmp, target, id, record); });
+  EXPECT_NE(what.find("COMMIT"), std::string::npos) << what;
+  EXPECT_NE(what.find("No space left"), std::string::npos) << what;
+  EXPECT_TRUE(fs::exists(tmp / "spmd_checkpoint.json"));  // it got that far
+  EXPECT_FALSE(fs::exists(target.dir));
+  EXPECT_FALSE(fs::exists(tmp / "COMMIT"));
+  EXPECT_FALSE(is_committed(target.dir.string()));
 }
 
 TEST_F(SaveRefusals, ASecondSaveOfAPathInProgressNamesTheHolder) {
