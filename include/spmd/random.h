@@ -70,9 +70,11 @@ Array bits(const Array& key, const Shape& shape = {}, DType dtype = DType::kUInt
 //   caller's jit whose bounds are constants, XLA folds that erf with the C library's and an exact
 //   division instead; the interval, and so the values, can then differ in the last places.
 // - uniform, normal and gumbel in float16 and bfloat16: bit for bit. Each operation of JAX's
-//   program is computed in float32 and rounded back, as XLA's CPU code does with half types
-//   (uniform draws 16 bits for float16, 8 for bfloat16, as JAX does); gumbel's [tiny, 1) follows
-//   XLA's folding of its two constant additions, which in float16 drops tiny.
+//   program is computed in float32 and rounded back, as XLA's CPU code does with half types,
+//   except that on CPUs with AVX512-FP16 XLA computes float16 natively and fuses uniform's scale
+//   and shift into one rounding, and so does spmd there. uniform draws 16 bits for float16, 8
+//   for bfloat16, as JAX does; gumbel's [tiny, 1) follows XLA's folding of its two constant
+//   additions, which in float16 drops tiny.
 // truncated_normal samples float32 only; normal and gumbel float32 and the half types (JAX's
 // default without x64 is float32).
 
