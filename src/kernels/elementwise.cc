@@ -42,6 +42,19 @@ const T* typed(DType dtype, Input in, std::vector<float>& storage) {
   return reinterpret_cast<const T*>(in.data);
 }
 
+// The square root correctly rounded, as XLA's CPU code computes it. Eigen's float32 sqrt on AVX
+// is an approximate reciprocal square root and one Newton step (EIGEN_FAST_MATH), a unit in the
+// last place off (sqrt(4) = 1.9999999) in the vector body and exact in the scalar tail; the
+// square root of the value widened to float64, rounded back, is exact and still vectorised.
+template <class T>
+auto exact_sqrt(const ConstMap<T>& x) {
+  if constexpr (std::is_same_v<T, float>) {
+    return x.template cast<double>().sqrt().template cast<float>().eval();
+  } else {
+    return x.sqrt().eval();
+  }
+}
+
 template <class T>
 void unary_typed(Unary op, const ConstMap<T>& x, Map<T> y) {
   if constexpr (std::is_same_v<T, bool>) {
@@ -68,10 +81,10 @@ void unary_typed(Unary op, const ConstMap<T>& x, Map<T> y) {
         y = x.tanh();
         return;
       case Unary::kSqrt:
-        y = x.sqrt();
+        y = exact_sqrt(x);
         return;
       case Unary::kRsqrt:
-        y = x.rsqrt();
+        y = T(1) / exact_sqrt(x);
         return;
       case Unary::kAbs:
         y = x.abs();
