@@ -4,7 +4,8 @@
 // Every function is pure and thread-safe, takes blocks by const reference and returns a new,
 // owning block. Arithmetic runs on numeric dtypes (not bool); float16 and bfloat16 compute in
 // float32 and round to nearest even once per result. Errors are InvalidArgument naming the
-// operation, the shapes and the dtypes.
+// operation, the shapes and the dtypes. The kernels run on the backend of the blocks' memory
+// (the device seam, src/kernels/backend.h), as jit's do.
 #pragma once
 
 #include "spmd/block.h"

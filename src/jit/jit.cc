@@ -30,8 +30,11 @@ using compiler::Layout;
 
 struct Compiled {
   compiler::Program program;
-  // The mesh's devices' backend: one platform per mesh, as in JAX. Host memory on CPU devices.
-  compiler::KernelContext device{kernels::cpu_backend(), MemorySpace::host()};
+  // The mesh's devices' platform (one per mesh, as in JAX) and their memory: host memory on CPU
+  // devices. Its backend is looked up at each run (kernels::backend_for), not kept, so a cached
+  // program never outlives the backend it ran on (kernels::BackendOverride).
+  std::string platform;
+  MemorySpace memory;
   compiler::LocalProgram local;
   Mesh mesh;
   std::vector<PartitionSpec> in_specs;
@@ -192,10 +195,11 @@ std::shared_ptr<Compiled> compile(std::span<const Array* const> inputs,
                                   const JitCore::TraceFn& trace_fn, const JitOptions& options) {
   warn_about_blas_kernels();
   const Mesh& mesh = shardings.front().mesh();
-  const kernels::Backend& backend = kernels::backend_for(mesh.devices().front().platform());
-  auto c = std::make_shared<Compiled>(
-      Compiled{.device = {backend, backend.memory(mesh.devices().front().local_hardware_id())},
-               .mesh = mesh});
+  const Device& first = mesh.devices().front();
+  const kernels::Backend& backend = kernels::backend_for(first.platform());
+  auto c = std::make_shared<Compiled>(Compiled{.platform = std::string(first.platform()),
+                                               .memory = backend.memory(first.local_hardware_id()),
+                                               .mesh = mesh});
   try {
     c->program = trace_program(inputs, shardings, trace_fn, c->keys);
     check_constraints(c->program, c->mesh, options.name);
@@ -327,7 +331,8 @@ namespace {
 // The per-device program of `c` as shard_map's block function.
 BlockFunction device_program(const Compiled& c) {
   return [&c](std::vector<Block>& blocks) {
-    return compiler::execute(c.local, c.mesh, c.device, blocks);
+    const compiler::KernelContext device{kernels::backend_for(c.platform), c.memory};
+    return compiler::execute(c.local, c.mesh, device, blocks);
   };
 }
 

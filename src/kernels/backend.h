@@ -95,4 +95,23 @@ const Backend& cpu_backend();
 // build has none for it.
 const Backend& backend_for(std::string_view platform);
 
+// The backend whose kernels read and write `memory`: host memory is the CPU backend's. Throws
+// InvalidArgument for a device memory this build has no backend for.
+const Backend& backend_of(MemorySpace memory);
+
+// While it lives, backend_for(backend.platform()) (and backend_of, for the CPU's host memory) is
+// `backend`; the one before comes back when it ends. For tests: a backend that counts or checks
+// the calls reaching it shows that nothing goes around the seam. Install and remove it when no
+// computation runs; overrides nest, the last one made ending first. `backend` must outlive it.
+class BackendOverride {
+ public:
+  explicit BackendOverride(const Backend& backend);
+  ~BackendOverride();
+  BackendOverride(const BackendOverride&) = delete;
+  BackendOverride& operator=(const BackendOverride&) = delete;
+
+ private:
+  const Backend* previous_;
+};
+
 }  // namespace spmd::kernels

@@ -20,6 +20,7 @@
 #include "jit/partitioner.h"
 #include "jit/program_parse.h"
 #include "jit/trace.h"
+#include "support/counting_backend.h"
 
 namespace {
 
@@ -197,72 +198,7 @@ TEST(OperationFamily, AToyFamilyIsReadFromProgramTextByItsRegisteredName) {
 
 // --- the device seam ---
 
-// The CPU backend, counting the calls that reach it.
-class CountingBackend final : public spmd::kernels::Backend {
- public:
-  mutable std::atomic<int> calls{0};
-  const Backend& cpu = spmd::kernels::cpu_backend();
-  std::string_view platform() const override { return "counting"; }
-  spmd::MemorySpace memory(int id) const override { return cpu.memory(id); }
-#define FORWARD(method, params, args) \
-  void method params const override { \
-    ++calls;                          \
-    cpu.method args;                  \
-  }
-  FORWARD(chain,
-          (std::span<const spmd::kernels::ChainStep> s, std::span<const spmd::kernels::Input> in,
-           std::byte* o, int64_t n),
-          (s, in, o, n))
-  FORWARD(convert, (spmd::DType f, spmd::DType t, spmd::kernels::Input a, std::byte* o, int64_t n),
-          (f, t, a, o, n))
-  FORWARD(fill, (spmd::DType t, double v, std::byte* o, int64_t n), (t, v, o, n))
-  FORWARD(iota, (spmd::DType t, std::byte* o, int64_t n), (t, o, n))
-  FORWARD(reduce,
-          (spmd::kernels::Reduce op, spmd::DType t, const std::byte* in, const Shape& s, int axis,
-           spmd::DType ot, std::byte* o),
-          (op, t, in, s, axis, ot, o))
-  FORWARD(argmax, (spmd::DType t, const std::byte* in, const Shape& s, int axis, std::byte* o),
-          (t, in, s, axis, o))
-  FORWARD(broadcast, (size_t w, const std::byte* in, const Shape& f, std::byte* o, const Shape& to),
-          (w, in, f, o, to))
-  FORWARD(transpose,
-          (size_t w, const std::byte* in, const Shape& s, std::span<const int> p, std::byte* o),
-          (w, in, s, p, o))
-  FORWARD(slice,
-          (size_t w, const std::byte* in, const Shape& s, std::span<const int64_t> st,
-           const Shape& e, std::byte* o),
-          (w, in, s, st, e, o))
-  FORWARD(concatenate,
-          (size_t w, std::span<const std::byte* const> in, std::span<const Shape> s, int axis,
-           std::byte* o),
-          (w, in, s, axis, o))
-  FORWARD(matmul,
-          (spmd::DType t, spmd::kernels::MatmulShape s, const std::byte* a, const std::byte* b,
-           std::byte* o),
-          (t, s, a, b, o))
-  FORWARD(random_bits,
-          (spmd::kernels::RandomBits k, const spmd::kernels::RandomBlock& b, std::byte* o),
-          (k, b, o))
-  FORWARD(random_sample,
-          (const spmd::kernels::Sampler& s, const spmd::kernels::RandomBlock& b, std::byte* o),
-          (s, b, o))
-  FORWARD(random_permute,
-          (std::array<uint32_t, 2> k, size_t w, const std::byte* in, const Shape& s, int axis,
-           std::byte* o),
-          (k, w, in, s, axis, o))
-  FORWARD(cumsum, (spmd::DType t, const std::byte* in, const Shape& s, int axis, std::byte* o),
-          (t, in, s, axis, o))
-  FORWARD(search_sorted,
-          (spmd::DType t, const std::byte* a, int64_t n, const std::byte* q, int64_t c, int32_t* o),
-          (t, a, n, q, c, o))
-  FORWARD(top_k, (spmd::DType t, const std::byte* in, int64_t n, int64_t k, int32_t* o),
-          (t, in, n, k, o))
-  FORWARD(take,
-          (size_t w, const std::byte* in, const Shape& s, int axis, const int32_t* i, int64_t c,
-           std::byte* o),
-          (w, in, s, axis, i, c, o))
-#undef FORWARD
-};
+using spmd::testing::CountingBackend;
 
 // `text` (two replicated parameters of rank `rank`) partitioned for one device and run on the
 // counting backend: the outputs, and the calls that reached it.
@@ -280,7 +216,7 @@ SeamRun run_on_counting_backend(const std::string& text, int rank, std::vector<B
   const CountingBackend backend;
   const compiler::KernelContext device{backend, backend.memory(0)};
   std::vector<Block> out = compiler::execute(local, one, device, inputs);
-  return {std::move(out), backend.calls.load(), local.text};
+  return {std::move(out), backend.calls(), local.text};
 }
 
 TEST(DeviceSeam, TheExecutorReachesEveryKernelThroughItsBackend) {

@@ -4,6 +4,10 @@
 A layer may include itself, the vocabulary, and the layers its "depends on" column names, with
 theirs in turn (the closure). Files under tools/ may include the public headers and only those
 internal headers that declare themselves open to tools (a line "// Open to tools/: <why>").
+Files under python/src (the Python module) follow the same rule as tools/ ("// Open to python/:").
+Outside src/kernels, nothing calls a kernel function (elementwise.h, reduce.h, layout.h, ...)
+directly: every kernel is reached through a kernels::Backend (backend.h), the device seam a GPU
+backend implements; tools/ may (a benchmark's baseline measures the bare kernel).
 Each breach prints as "file:line: ...". When the design's table is beside the repository
 (DESIGN_MD below), the table here must equal it, so the two cannot drift apart silently.
 Usage: check_layers.py SOURCE_DIR
@@ -58,7 +62,13 @@ PUBLIC = {
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
-OPEN_TO_TOOLS = "// Open to tools/:"
+OPEN_TO = {"tools": "// Open to tools/:", "python/src": "// Open to python/:"}
+# The CPU kernel functions of src/kernels/ that compute; their names beside kernels:: outside that
+# folder are a call around the device seam.
+KERNEL_CALL = re.compile(
+    r"\bkernels::(run_chain|unary|binary|select|convert|reduce|argmax|broadcast|transpose|slice|"
+    r"concatenate|random_bits|random_sample|random_permute|matmul|cumsum|search_sorted|top_k|"
+    r"take|unary_kernel|binary_kernel|select_kernel|convert_kernel)\s*\(")
 
 
 def allowed(layer):
@@ -135,8 +145,10 @@ def check_sources(root, problems):
     return len(files)
 
 
-def check_tools(root, problems):
-    files = sorted(p for p in root.glob("tools/**/*") if p.suffix in (".h", ".cc"))
+def check_outside(root, folder, problems):
+    """tools/ or python/src: public headers, and internal ones that open themselves to it."""
+    opener = OPEN_TO[folder]
+    files = sorted(p for p in root.glob(f"{folder}/**/*") if p.suffix in (".h", ".cc"))
     for path in files:
         for number, line in enumerate(path.read_text().splitlines(), 1):
             m = INCLUDE.match(line)
@@ -147,11 +159,25 @@ def check_tools(root, problems):
             if layer is None or name.startswith("spmd/"):
                 continue
             header = root / "src" / name
-            if not header.exists() or OPEN_TO_TOOLS not in header.read_text():
-                problems.append(f"{path.relative_to(root)}:{number}: tools/ includes {name}, "
-                                f"an internal header of {layer} not open to tools (a line "
-                                f"'{OPEN_TO_TOOLS} <why>' in it opens it)")
+            if not header.exists() or opener not in header.read_text():
+                problems.append(f"{path.relative_to(root)}:{number}: {folder}/ includes {name}, "
+                                f"an internal header of {layer} not open to it (a line "
+                                f"'{opener} <why>' in it opens it)")
     return len(files)
+
+
+def check_kernel_calls(root, problems):
+    """No kernel function called around the device seam, outside src/kernels and tools/."""
+    files = sorted(p for p in list(root.glob("src/**/*")) + list(root.glob("python/src/**/*"))
+                   if p.suffix in (".h", ".cc") and p.relative_to(root).parts[:2] != ("src", "kernels"))
+    for path in files:
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            code = line.split("//")[0]
+            m = KERNEL_CALL.search(code)
+            if m:
+                problems.append(f"{path.relative_to(root)}:{number}: calls kernels::{m.group(1)} "
+                                f"directly; reach it through a kernels::Backend (backend.h), the "
+                                f"device seam")
 
 
 def main():
@@ -162,10 +188,13 @@ def main():
         print(f"note: {DESIGN_MD} is not beside the repository; the table here is not compared")
     elif design != DEPENDS:
         problems.append(f"the table here differs from {DESIGN_MD}'s: {design}")
-    count = check_sources(root, problems) + check_tools(root, problems)
+    count = (check_sources(root, problems) + check_outside(root, "tools", problems) +
+             check_outside(root, "python/src", problems))
+    check_kernel_calls(root, problems)
     for p in problems:
         print(p)
-    print(f"{count} files checked, {len(problems)} includes against the layer table")
+    print(f"{count} files checked, {len(problems)} includes against the layer table or kernel "
+          "calls around the device seam")
     return 1 if problems else 0
 
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "kernels/chain.h"
 #include "kernels/elementwise.h"
 
 namespace spmd::ops {
@@ -23,11 +24,51 @@ void require_floating(const char* what, const Block& b) {
   }
 }
 
+const kernels::Backend& backend_of(const Block& b) { return kernels::backend_of(b.memory()); }
+
+namespace {
+
+kernels::Input input_of(const Block& b) { return {b.bytes().data(), b.size()}; }
+
+}  // namespace
+
+Block unary(kernels::Unary op, const Block& a) {
+  const kernels::ChainStep step{.kind = kernels::ChainStep::Kind::kUnary,
+                                .fn = static_cast<uint8_t>(op),
+                                .dtype = a.dtype(),
+                                .result = a.dtype(),
+                                .args = {kernels::chain_input(0)}};
+  Block out = Block::uninitialized(a.dtype(), a.shape());
+  const kernels::Input inputs[] = {input_of(a)};
+  backend_of(a).chain({&step, 1}, inputs, out.mutable_bytes().data(), out.size());
+  return out;
+}
+
+Block binary(kernels::Binary op, const Block& a, const Block& b) {
+  const DType result = kernels::is_comparison(op) ? DType::kBool : a.dtype();
+  const kernels::ChainStep step{.kind = kernels::ChainStep::Kind::kBinary,
+                                .fn = static_cast<uint8_t>(op),
+                                .dtype = a.dtype(),
+                                .result = result,
+                                .args = {kernels::chain_input(0), kernels::chain_input(1)}};
+  Block out = Block::uninitialized(result, a.shape());
+  const kernels::Input inputs[] = {input_of(a), input_of(b)};
+  backend_of(a).chain({&step, 1}, inputs, out.mutable_bytes().data(), out.size());
+  return out;
+}
+
+Block broadcast_to(const Block& b, const Shape& shape) {
+  if (b.shape() == shape) return b;
+  Block out = Block::uninitialized(b.dtype(), shape);
+  backend_of(b).broadcast(dtype_size(b.dtype()), b.bytes().data(), b.shape(),
+                          out.mutable_bytes().data(), shape);
+  return out;
+}
+
 Block converted(const Block& b, DType to) {
   if (b.dtype() == to) return b;
   Block out = Block::uninitialized(to, b.shape());
-  kernels::convert(b.dtype(), to, {b.bytes().data(), b.size()}, out.mutable_bytes().data(),
-                   b.size());
+  backend_of(b).convert(b.dtype(), to, input_of(b), out.mutable_bytes().data(), b.size());
   return out;
 }
 
@@ -38,12 +79,8 @@ Block widened(const Block& b) {
 
 Block with_scalar(kernels::Binary op, const Block& x, double s) {
   Block scalar = Block::uninitialized(x.dtype(), {});
-  kernels::convert(DType::kFloat64, x.dtype(), {reinterpret_cast<const std::byte*>(&s), 1},
-                   scalar.mutable_bytes().data(), 1);
-  Block out = Block::uninitialized(x.dtype(), x.shape());
-  kernels::binary(op, x.dtype(), {x.bytes().data(), x.size()}, {scalar.bytes().data(), 1},
-                  out.mutable_bytes().data(), out.size());
-  return out;
+  backend_of(x).fill(x.dtype(), s, scalar.mutable_bytes().data(), 1);
+  return binary(op, x, scalar);
 }
 
 }  // namespace spmd::ops

@@ -1,13 +1,26 @@
-// What the block operations share: describing a block in errors, and the dtype checks, over
-// the kernels of src/kernels/.
+// What the block operations share: describing a block in errors, the dtype checks, and the one
+// way they reach a kernel: through the backend of the block's memory (kernels/backend.h), never
+// a CPU kernel function directly, so a GPU backend serves them as it serves jit's executor.
 #pragma once
 
 #include <string>
 
+#include "kernels/backend.h"
 #include "kernels/elementwise.h"
 #include "spmd/block.h"
 
 namespace spmd::ops {
+
+// The backend that computes on `b`'s memory (kernels::backend_of): the CPU's for host memory.
+const kernels::Backend& backend_of(const Block& b);
+
+// op(a), element-wise, in a's dtype: one kernel call (a one-step chain) on a's backend.
+Block unary(kernels::Unary op, const Block& a);
+// a op b, element-wise, in a's dtype; b holds a.size() elements or one (the same for each).
+// A comparison's result is bool. The dtypes are trusted (the caller checked them).
+Block binary(kernels::Binary op, const Block& a, const Block& b);
+// `b` broadcast to `shape` (NumPy's rules, checked by the caller); `b` itself when it has it.
+Block broadcast_to(const Block& b, const Shape& shape);
 
 // "float32[2, 3]".
 std::string describe(const Block& b);

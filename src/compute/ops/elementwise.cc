@@ -1,11 +1,10 @@
-// Element-wise block arithmetic with NumPy broadcasting, over the kernels of src/kernels/
+// Element-wise block arithmetic with NumPy broadcasting, through the block's backend
 // (broadcast, then one vectorised pass).
 #include "kernels/elementwise.h"
 
 #include <fmt/format.h>
 
 #include "compute/ops/block_kernels.h"
-#include "kernels/layout.h"
 #include "spmd/block_ops.h"
 
 namespace spmd {
@@ -29,14 +28,6 @@ Shape broadcast_shape(const char* what, const Block& a, const Block& b) {
   return out;
 }
 
-Block broadcast_to(const Block& b, const Shape& shape) {
-  if (b.shape() == shape) return b;
-  Block out = Block::uninitialized(b.dtype(), shape);
-  kernels::broadcast(dtype_size(b.dtype()), b.bytes().data(), b.shape(), out.mutable_bytes().data(),
-                     shape);
-  return out;
-}
-
 Block binary(const char* what, kernels::Binary op, const Block& a, const Block& b) {
   if (a.dtype() != b.dtype()) {
     throw InvalidArgument(fmt::format("{}: operands {} and {} have different dtypes", what,
@@ -44,11 +35,7 @@ Block binary(const char* what, kernels::Binary op, const Block& a, const Block& 
   }
   ops::require_numeric(what, a);
   const Shape shape = broadcast_shape(what, a, b);
-  const Block x = broadcast_to(a, shape), y = broadcast_to(b, shape);
-  Block out = Block::uninitialized(a.dtype(), shape);
-  kernels::binary(op, a.dtype(), {x.bytes().data(), x.size()}, {y.bytes().data(), y.size()},
-                  out.mutable_bytes().data(), out.size());
-  return out;
+  return ops::binary(op, ops::broadcast_to(a, shape), ops::broadcast_to(b, shape));
 }
 
 }  // namespace
@@ -66,10 +53,7 @@ Block scale(const Block& a, double s) {
 
 Block sqrt(const Block& a) {
   ops::require_floating("sqrt", a);
-  Block out = Block::uninitialized(a.dtype(), a.shape());
-  kernels::unary(kernels::Unary::kSqrt, a.dtype(), {a.bytes().data(), a.size()},
-                 out.mutable_bytes().data(), out.size());
-  return out;
+  return ops::unary(kernels::Unary::kSqrt, a);
 }
 
 }  // namespace spmd

@@ -1,21 +1,14 @@
-// Matrix products of 2-D blocks, through kernels::matmul (OpenBLAS).
+// Matrix products of 2-D blocks, through the block's backend (OpenBLAS on the CPU).
 #include "kernels/matmul.h"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
-#include <cstring>
-
+#include "compute/ops/block_kernels.h"
 #include "spmd/block_ops.h"
 
 namespace spmd {
-namespace {
 
-std::string describe(const Block& b) {
-  return fmt::format("{}[{}]", dtype_name(b.dtype()), fmt::join(b.shape(), ", "));
-}
-
-}  // namespace
+using ops::describe;
 
 Block matmul(const Block& a, const Block& b, bool transpose_a, bool transpose_b) {
   if (a.dtype() != b.dtype() || (a.dtype() != DType::kFloat32 && a.dtype() != DType::kFloat64)) {
@@ -38,9 +31,9 @@ Block matmul(const Block& a, const Block& b, bool transpose_a, bool transpose_b)
   }
   Block out = Block::zeros(a.dtype(), {m, n});
   if (m == 0 || n == 0 || k == 0) return out;
-  kernels::matmul(a.dtype(),
-                  {.m = m, .k = k, .n = n, .transpose_a = transpose_a, .transpose_b = transpose_b},
-                  a.bytes().data(), b.bytes().data(), out.mutable_bytes().data());
+  ops::backend_of(a).matmul(
+      a.dtype(), {.m = m, .k = k, .n = n, .transpose_a = transpose_a, .transpose_b = transpose_b},
+      a.bytes().data(), b.bytes().data(), out.mutable_bytes().data());
   return out;
 }
 

@@ -1,4 +1,4 @@
-// Sums and means of blocks, over everything or along one axis, over kernels::reduce.
+// Sums and means of blocks, over everything or along one axis, through the block's backend.
 #include "kernels/reduce.h"
 
 #include <fmt/format.h>
@@ -26,8 +26,8 @@ Block sum_along(const Block& a, int axis) {
   Shape shape = x.shape();
   shape.erase(shape.begin() + axis);
   Block out = Block::uninitialized(x.dtype(), shape);
-  kernels::reduce(kernels::Reduce::kSum, x.dtype(), x.bytes().data(), x.shape(), axis, x.dtype(),
-                  out.mutable_bytes().data());
+  ops::backend_of(x).reduce(kernels::Reduce::kSum, x.dtype(), x.bytes().data(), x.shape(), axis,
+                            x.dtype(), out.mutable_bytes().data());
   return out;
 }
 
