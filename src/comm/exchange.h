@@ -11,6 +11,7 @@
 // Not thread-safe: one thread drives an Exchange at a time.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -23,6 +24,7 @@
 #include "comm/message_header.h"
 #include "comm/peer_link.h"
 #include "comm/waiter.h"
+#include "spmd/error.h"
 
 namespace spmd {
 
@@ -157,6 +159,13 @@ class Exchange {
   // run() reports it: transfers cancelled, the service's report preferred for a grace period.
   template <typename F>
   void on_link(F&& posting);
+  // A message's header on the wire.
+  static constexpr size_t kHeaderBytes = sizeof(MessageHeader);
+  // How long a process that found a mismatch keeps trying to hand its call's header to peers
+  // that have not had it (their buffers full of an earlier call) before it throws.
+  static constexpr auto kMismatchFlushTimeout = std::chrono::seconds(2);
+  // How long a broken link waits for the coordination service's failure report.
+  static constexpr auto kBrokenLinkGrace = std::chrono::seconds(2);
   bool progress_send(PeerLink& link, SendOp& op);
   static void make_inline(SendOp& op);
   bool progress_recv(int position, PeerLink& link, RecvOp& op);
@@ -198,5 +207,18 @@ class Exchange {
   Mismatch last_mismatch_;
   std::vector<double> bounce_;  // by-reference payloads for sinks pass through here
 };
+
+template <typename F>
+void Exchange::on_link(F&& posting) {
+  try {
+    posting();
+  } catch (const Error&) {
+    // As run() does: a link found broken while posting usually means a dead peer, which the
+    // coordination service is about to name; prefer its report to the link's.
+    cancel_transfers();
+    waiter_->await_abort(kBrokenLinkGrace);
+    throw;
+  }
+}
 
 }  // namespace spmd
