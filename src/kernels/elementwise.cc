@@ -42,17 +42,13 @@ const T* typed(DType dtype, Input in, std::vector<float>& storage) {
   return reinterpret_cast<const T*>(in.data);
 }
 
-// The square root correctly rounded, as XLA's CPU code computes it. Eigen's float32 sqrt on AVX
-// is an approximate reciprocal square root and one Newton step (EIGEN_FAST_MATH), a unit in the
-// last place off (sqrt(4) = 1.9999999) in the vector body and exact in the scalar tail; the
-// square root of the value widened to float64, rounded back, is exact and still vectorised.
-template <class T>
-auto exact_sqrt(const ConstMap<T>& x) {
-  if constexpr (std::is_same_v<T, float>) {
-    return x.template cast<double>().sqrt().template cast<float>().eval();
-  } else {
-    return x.sqrt().eval();
-  }
+// The float32 square root, correctly rounded as XLA's CPU code computes it. Eigen's on SSE and
+// AVX is an approximate reciprocal square root and one Newton step (EIGEN_FAST_MATH), a unit in
+// the last place off (sqrt(4) = 1.9999999) in the vector body and exact in the scalar tail. This
+// loop compiles to the exact square-root instruction, vectorised (this file is built with
+// -fno-math-errno, so std::sqrt need not set errno).
+void sqrt_f32(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = std::sqrt(x[i]);
 }
 
 template <class T>
@@ -81,10 +77,19 @@ void unary_typed(Unary op, const ConstMap<T>& x, Map<T> y) {
         y = x.tanh();
         return;
       case Unary::kSqrt:
-        y = exact_sqrt(x);
+        if constexpr (std::is_same_v<T, float>) {
+          sqrt_f32(x.data(), y.data(), x.size());
+        } else {
+          y = x.sqrt();
+        }
         return;
       case Unary::kRsqrt:
-        y = T(1) / exact_sqrt(x);
+        if constexpr (std::is_same_v<T, float>) {
+          sqrt_f32(x.data(), y.data(), x.size());
+          y = T(1) / y;
+        } else {
+          y = x.rsqrt();
+        }
         return;
       case Unary::kAbs:
         y = x.abs();
