@@ -355,7 +355,7 @@ class CollectiveSave {
         continue;
       }
       SaveProposal absent;  // it passed the barrier, so only another program could do this
-      absent.vote = {ErrorKind::kError, fmt::format("process {} sent no proposal", p)};
+      absent.vote = {StatusCode::kInternal, fmt::format("process {} sent no proposal", p)};
       out.push_back(std::move(absent));
     }
     return out;

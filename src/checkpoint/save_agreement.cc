@@ -24,7 +24,7 @@ std::string describe(const ArrayRecord& a) {
                      fmt::join(a.chunks, ", "), a.sharding);
 }
 
-Verdict invalid(std::string error) { return {ErrorKind::kInvalidArgument, std::move(error)}; }
+Verdict invalid(std::string error) { return {StatusCode::kInvalidArgument, std::move(error)}; }
 
 // The first difference between process p's proposal and process 0's, or nullopt.
 std::optional<Verdict> compare(const SaveProposal& zero, const SaveProposal& other, int p) {
@@ -146,63 +146,33 @@ ArrayRecord array_from(const json& j) {
   return a;
 }
 
-const char* kind_name(ErrorKind k) {
-  switch (k) {
-    case ErrorKind::kInvalidArgument:
-      return "invalid_argument";
-    case ErrorKind::kAlreadyExists:
-      return "already_exists";
-    case ErrorKind::kFailedPrecondition:
-      return "failed_precondition";
-    case ErrorKind::kError:
-      break;
-  }
-  return "error";
-}
-
-ErrorKind kind_from(const std::string& s) {
-  for (ErrorKind k :
-       {ErrorKind::kInvalidArgument, ErrorKind::kAlreadyExists, ErrorKind::kFailedPrecondition}) {
-    if (s == kind_name(k)) return k;
-  }
-  return ErrorKind::kError;
-}
-
 }  // namespace
 
-void raise(const Verdict& verdict) {
-  switch (verdict.kind) {
-    case ErrorKind::kInvalidArgument:
-      throw InvalidArgument(verdict.error);
-    case ErrorKind::kAlreadyExists:
-      throw AlreadyExists(verdict.error);
-    case ErrorKind::kFailedPrecondition:
-      throw FailedPrecondition(verdict.error);
-    case ErrorKind::kError:
-      break;
-  }
-  throw Error(verdict.error);
-}
+void raise(const Verdict& verdict) { throw_status({verdict.kind, verdict.error}); }
 
-ErrorKind kind_of(const std::exception_ptr& e) {
+StatusCode kind_of(const std::exception_ptr& e) {
   try {
     std::rethrow_exception(e);
   } catch (const InvalidArgument&) {
-    return ErrorKind::kInvalidArgument;
+    return StatusCode::kInvalidArgument;
   } catch (const AlreadyExists&) {
-    return ErrorKind::kAlreadyExists;
+    return StatusCode::kAlreadyExists;
   } catch (const FailedPrecondition&) {
-    return ErrorKind::kFailedPrecondition;
+    return StatusCode::kFailedPrecondition;
   } catch (...) {
-    return ErrorKind::kError;
+    return StatusCode::kInternal;
   }
 }
 
 std::string encode_proposal(const SaveProposal& p) {
   json arrays = json::object();
   for (const auto& [name, a] : p.arrays) arrays[name] = array_json(a);
-  json j = {{"kind", kind_name(p.vote.kind)}, {"error", p.vote.error}, {"path", p.path},
-            {"overwrite", p.overwrite},       {"arrays", arrays},      {"writes", p.writes}};
+  json j = {{"kind", static_cast<int>(p.vote.kind)},
+            {"error", p.vote.error},
+            {"path", p.path},
+            {"overwrite", p.overwrite},
+            {"arrays", arrays},
+            {"writes", p.writes}};
   if (p.step) j["step"] = *p.step;
   return json_text(j);
 }
@@ -211,22 +181,23 @@ SaveProposal decode_proposal(const std::string& wire, int process) {
   SaveProposal p;
   try {
     const json j = json::parse(wire);
-    p.vote = {kind_from(j.at("kind").get<std::string>()), j.at("error").get<std::string>()};
+    p.vote = {status_code_from_wire(j.at("kind").get<int>()), j.at("error").get<std::string>()};
     p.path = j.at("path").get<std::string>();
     p.overwrite = j.at("overwrite").get<bool>();
     if (j.contains("step")) p.step = j.at("step").get<int64_t>();
     for (const auto& [name, a] : j.at("arrays").items()) p.arrays.emplace(name, array_from(a));
     p.writes = j.at("writes").get<std::map<std::string, std::vector<std::string>>>();
   } catch (const std::exception& e) {
-    p.vote = {ErrorKind::kError, fmt::format("process {} sent a proposal that does not decode ({})",
-                                             process, e.what())};
+    p.vote = {
+        StatusCode::kInternal,
+        fmt::format("process {} sent a proposal that does not decode ({})", process, e.what())};
   }
   return p;
 }
 
 Verdict decide(const std::vector<SaveProposal>& proposals) {
   std::vector<std::string> noes;
-  ErrorKind kind = ErrorKind::kError;
+  StatusCode kind = StatusCode::kInternal;
   for (size_t p = 0; p < proposals.size(); ++p) {
     if (proposals[p].vote.ok()) continue;
     if (noes.empty()) kind = proposals[p].vote.kind;
@@ -241,7 +212,7 @@ Verdict decide(const std::vector<SaveProposal>& proposals) {
 }
 
 std::string encode_go(const GoMessage& go) {
-  return json_text({{"kind", kind_name(go.verdict.kind)},
+  return json_text({{"kind", static_cast<int>(go.verdict.kind)},
                     {"error", go.verdict.error},
                     {"tmp", go.tmp},
                     {"save_id", go.save_id}});
@@ -251,11 +222,11 @@ GoMessage decode_go(const std::string& wire) {
   GoMessage go;
   try {
     const json j = json::parse(wire);
-    go.verdict = {kind_from(j.at("kind").get<std::string>()), j.at("error").get<std::string>()};
+    go.verdict = {status_code_from_wire(j.at("kind").get<int>()), j.at("error").get<std::string>()};
     go.tmp = j.at("tmp").get<std::string>();
     go.save_id = j.at("save_id").get<std::string>();
   } catch (const std::exception& e) {
-    go.verdict = {ErrorKind::kError,
+    go.verdict = {StatusCode::kInternal,
                   fmt::format("process 0's answer does not decode ({})", e.what())};
   }
   return go;

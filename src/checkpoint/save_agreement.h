@@ -15,22 +15,23 @@
 #include <vector>
 
 #include "checkpoint/metadata.h"
+#include "coord/status.h"
 
 namespace spmd::checkpoint {
 
-// What kind of spmd::Error a failed save raises (the same in every process).
-enum class ErrorKind { kError, kInvalidArgument, kAlreadyExists, kFailedPrecondition };
-
+// What kind of spmd::Error a failed save raises (the same in every process): the coordination
+// service's codes, kInternal for a plain spmd::Error.
 struct Verdict {
-  ErrorKind kind = ErrorKind::kError;
+  StatusCode kind = StatusCode::kInternal;
   std::string error;  // empty: go
   bool ok() const { return error.empty(); }
 };
 
-// Throws the verdict's error as its kind.
+// Throws the verdict's error as its kind (coord's throw_status).
 [[noreturn]] void raise(const Verdict& verdict);
-// The kind of the exception `e`.
-ErrorKind kind_of(const std::exception_ptr& e);
+// The kind of the exception `e`: InvalidArgument, AlreadyExists, FailedPrecondition, or
+// kInternal for any other.
+StatusCode kind_of(const std::exception_ptr& e);
 
 struct SaveProposal {
   Verdict vote;      // this process's own checks: a failure is a "no" with its reason

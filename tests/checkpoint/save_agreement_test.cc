@@ -30,9 +30,9 @@ TEST(SaveAgreement, AgreeingProposalsThatCoverEveryChunkGo) { EXPECT_TRUE(decide
 
 TEST(SaveAgreement, OneNoFailsEveryoneWithItsKindAndNamesTheProcess) {
   auto p = both();
-  p[1].vote = {ErrorKind::kInvalidArgument, "the array name \"../x\" is not allowed"};
+  p[1].vote = {StatusCode::kInvalidArgument, "the array name \"../x\" is not allowed"};
   const Verdict v = decide(p);
-  EXPECT_EQ(v.kind, ErrorKind::kInvalidArgument);
+  EXPECT_EQ(v.kind, StatusCode::kInvalidArgument);
   EXPECT_EQ(v.error, "process 1: the array name \"../x\" is not allowed");
   EXPECT_THROW(raise(v), InvalidArgument);
 }
@@ -88,9 +88,9 @@ TEST(SaveAgreement, ZeroSizeArraysNeedNoChunks) {
 
 TEST(SaveAgreement, ProposalsRoundTripAndGarbageIsANoVote) {
   SaveProposal s = rows(1);
-  s.vote = {ErrorKind::kAlreadyExists, "x"};
+  s.vote = {StatusCode::kAlreadyExists, "x"};
   const SaveProposal back = decode_proposal(encode_proposal(s), 1);
-  EXPECT_EQ(back.vote.kind, ErrorKind::kAlreadyExists);
+  EXPECT_EQ(back.vote.kind, StatusCode::kAlreadyExists);
   EXPECT_EQ(back.writes, s.writes);
   EXPECT_EQ(back.step, 7);
   EXPECT_EQ(back.arrays.at("w").chunks, s.arrays.at("w").chunks);
