@@ -5,8 +5,12 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
+#include <iterator>
+#include <limits>
 #include <vector>
 
 #include "spmd/error.h"
@@ -204,6 +208,13 @@ TEST(Chain, SquareRootsAreCorrectlyRoundedWhereverTheElementFalls) {
   for (size_t i = 0; i < x.size(); ++i) {
     x[i] = i % 2 == 0 ? static_cast<float>(i * i) : static_cast<float>(i) * 0.37f + 1e-3f;
   }
+  // The special values, in the vector body and in the tail.
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (const size_t at : {size_t{8}, x.size() - 6}) {
+    const float special[] = {0.0f, -0.0f, inf, -1.0f, nan, -inf};
+    std::copy(std::begin(special), std::end(special), x.begin() + static_cast<std::ptrdiff_t>(at));
+  }
   for (const Unary op : {Unary::kSqrt, Unary::kRsqrt}) {
     std::vector<float> out(x.size());
     const ChainStep step{.kind = Kind::kUnary,
@@ -217,8 +228,14 @@ TEST(Chain, SquareRootsAreCorrectlyRoundedWhereverTheElementFalls) {
                              static_cast<int64_t>(x.size()));
     for (size_t i = 0; i < x.size(); ++i) {
       const auto root = static_cast<float>(std::sqrt(static_cast<double>(x[i])));
-      ASSERT_EQ(out[i], op == Unary::kSqrt ? root : 1.0f / root)
-          << "element " << i << " of " << x[i];
+      const float want = op == Unary::kSqrt ? root : 1.0f / root;
+      if (std::isnan(want)) {
+        ASSERT_TRUE(std::isnan(out[i])) << "element " << i << " of " << x[i] << ": " << out[i];
+      } else {
+        // Bit for bit: sqrt(-0) is -0 and rsqrt(-0) is -inf.
+        ASSERT_EQ(std::bit_cast<uint32_t>(out[i]), std::bit_cast<uint32_t>(want))
+            << "element " << i << " of " << x[i] << ": " << out[i] << ", not " << want;
+      }
     }
   }
 }
