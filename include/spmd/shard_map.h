@@ -66,21 +66,13 @@ namespace detail {
 // One device's call of the user's function: its input blocks in, its output blocks out.
 using BlockFunction = std::function<std::vector<Block>(std::vector<Block>&)>;
 
-// jit's blocks: an uneven split's blocks are padded to ceil(size / parts) (zeros after each
-// device's part of the XLA tiling) on the way in, and cut back to each device's part on the way
-// out, as arrays of these global shapes. shard_map's own blocks are never padded.
-struct PaddedBlocks {
-  std::vector<Shape> out_shapes;
-};
-
 // `program` names the user's function (its type), so that processes running different
 // shard_maps whose collectives happen to line up are told so instead of returning garbage.
-// Without `padded`, an uneven split is an IndivisibleError.
+// An uneven split is an IndivisibleError.
 std::vector<Array> run_shard_map(const Mesh& mesh, const std::vector<PartitionSpec>& in_specs,
                                  const std::vector<PartitionSpec>& out_specs,
                                  const ShardMapOptions& options, const char* program,
-                                 std::span<const Array* const> inputs, const BlockFunction& fn,
-                                 const PaddedBlocks* padded = nullptr);
+                                 std::span<const Array* const> inputs, const BlockFunction& fn);
 
 std::vector<HostArray> run_pmap(const std::string& axis_name, const char* program,
                                 std::span<const HostArray* const> inputs, const BlockFunction& fn);

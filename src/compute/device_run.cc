@@ -63,39 +63,47 @@ uint64_t call_identity(const char* program, const std::vector<PartitionSpec>& in
   return XXH3_64bits(identity.data(), identity.size());
 }
 
+void for_each_local_device(AxisGroups& groups, const LocalMeshDevices& local, std::string_view what,
+                           const std::function<void(size_t, const AxisContext&)>& job) {
+  const size_t n = local.ids.size();
+  std::mutex error_mu;
+  std::exception_ptr first_error;
+  auto guarded = [&](size_t i) {
+    const AxisContext context{&groups, local.ids[i], local.coords[i]};
+    try {
+      const AxisContextScope scope(context);
+      job(i, context);
+    } catch (...) {
+      std::lock_guard lock(error_mu);
+      if (!first_error) {
+        first_error = std::current_exception();
+        groups.close(fmt::format("device {} of process {} failed in {}: {}", local.ids[i],
+                                 process_index(), what, exception_message(first_error)));
+      }
+    }
+  };
+  std::vector<std::function<void()>> jobs;
+  jobs.reserve(n);
+  for (size_t i = 0; i < n; ++i) jobs.emplace_back([&guarded, i] { guarded(i); });
+  device_workers()->run(jobs);
+  if (first_error) {
+    groups.reopen();  // every device is done with the failed call
+    std::rethrow_exception(first_error);
+  }
+}
+
 std::vector<std::vector<Block>> run_on_devices(AxisGroups& groups, const LocalMeshDevices& local,
                                                uint64_t call,
                                                const std::vector<PartitionSpec>& out_specs,
                                                const ShardMapOptions& options,
                                                std::vector<std::vector<Block>>& blocks,
                                                const detail::BlockFunction& fn) {
-  const size_t n = local.ids.size();
-  std::vector<std::vector<Block>> results(n);
-  std::mutex error_mu;
-  std::exception_ptr first_error;
-  auto job = [&](size_t i) {
-    const AxisContext context{&groups, local.ids[i], local.coords[i]};
-    try {
-      const AxisContextScope scope(context);
-      results[i] = fn(blocks[i]);
-      check_outputs(context, call, out_specs, options, results[i]);
-    } catch (...) {
-      std::lock_guard lock(error_mu);
-      if (!first_error) {
-        first_error = std::current_exception();
-        groups.close(fmt::format("device {} of process {} failed in the shard_map function: {}",
-                                 local.ids[i], process_index(), exception_message(first_error)));
-      }
-    }
-  };
-  std::vector<std::function<void()>> jobs;
-  jobs.reserve(n);
-  for (size_t i = 0; i < n; ++i) jobs.emplace_back([&job, i] { job(i); });
-  device_workers()->run(jobs);
-  if (first_error) {
-    groups.reopen();  // every device is done with the failed call
-    std::rethrow_exception(first_error);
-  }
+  std::vector<std::vector<Block>> results(local.ids.size());
+  for_each_local_device(groups, local, "the shard_map function",
+                        [&](size_t i, const AxisContext& context) {
+                          results[i] = fn(blocks[i]);
+                          check_outputs(context, call, out_specs, options, results[i]);
+                        });
   return results;
 }
 

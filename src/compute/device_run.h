@@ -1,12 +1,14 @@
-// The part of a shard_map call that runs on this process's mesh devices: the function on each
-// device's blocks, each on its own thread inside its axis context, then the outputs checked
-// across the mesh. Shared by run_shard_map (which lays the inputs out on every call) and
-// PlannedCall (which works the layouts out once).
+// What runs on this process's devices of a mesh: a job per device, each on its own worker inside
+// its axis context, with one failure releasing the others. shard_map runs its function so
+// (run_on_devices), and jit's executable its per-device program (jit/executable.h).
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <string_view>
 #include <vector>
 
+#include "compute/axis_context.h"
 #include "compute/axis_groups.h"
 #include "spmd/array.h"
 #include "spmd/block.h"
@@ -38,10 +40,16 @@ LocalMeshDevices local_mesh_devices(const Mesh& mesh);
 uint64_t call_identity(const char* program, const std::vector<PartitionSpec>& in_specs,
                        const std::vector<PartitionSpec>& out_specs);
 
-// fn on blocks[i] on device local.ids[i], concurrently on the device workers (the first on the
-// calling thread), then check_outputs with `call`. The first failure closes `groups`, so that
+// job(i, context) for each local device i, concurrently on the device workers (the first on the
+// calling thread), inside the device's axis context. The first failure closes `groups` (the
+// reason naming the device, its process and `what` ran: "the shard_map function"), so that
 // devices waiting for the failed one in a collective are released, and is rethrown once every
-// device has returned. Returns each device's output blocks.
+// device has returned; `groups` reopens then, every device being done with the call.
+void for_each_local_device(AxisGroups& groups, const LocalMeshDevices& local, std::string_view what,
+                           const std::function<void(size_t, const AxisContext&)>& job);
+
+// fn on blocks[i] on device local.ids[i] (for_each_local_device), then check_outputs with `call`.
+// Returns each device's output blocks.
 std::vector<std::vector<Block>> run_on_devices(AxisGroups& groups, const LocalMeshDevices& local,
                                                uint64_t call,
                                                const std::vector<PartitionSpec>& out_specs,

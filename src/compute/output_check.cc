@@ -193,33 +193,17 @@ void check_outputs(const AxisContext& context, uint64_t call,
   }
 }
 
-namespace {
-
-// A padded block cut to the extents of `index`, its device's part.
-HostArray without_padding(HostArray block, const Index& index) {
-  Index part;
-  bool whole = true;
-  for (size_t d = 0; d < index.size(); ++d) {
-    part.push_back({0, index[d].size()});
-    whole = whole && index[d].size() == block.shape()[d];
-  }
-  return whole ? std::move(block) : block.slice(part);
-}
-
-}  // namespace
-
 std::vector<Array> assemble_outputs(const Mesh& mesh, const std::vector<PartitionSpec>& out_specs,
                                     const std::vector<int64_t>& positions,
-                                    std::vector<std::vector<Block>>& results,
-                                    const std::vector<Shape>* global_shapes) {
+                                    std::vector<std::vector<Block>>& results) {
   const size_t count = results[0].size();
   std::vector<Array> out;
   out.reserve(count);
   for (size_t k = 0; k < count; ++k) {
     const PartitionSpec& spec = out_spec_of(out_specs, k, count);
     const DType dtype = results[0][k].dtype();
-    Shape global = global_shapes != nullptr ? (*global_shapes)[k] : results[0][k].shape();
-    for (size_t d = 0; d < spec.size() && global_shapes == nullptr; ++d) {
+    Shape global = results[0][k].shape();
+    for (size_t d = 0; d < spec.size(); ++d) {
       for (const auto& axis : spec.entries()[d].axes()) global[d] *= mesh.axis_size(axis);
     }
     const NamedSharding sharding(mesh, spec);
@@ -229,7 +213,6 @@ std::vector<Array> assemble_outputs(const Mesh& mesh, const std::vector<Partitio
     for (size_t i = 0; i < positions.size(); ++i) {
       const auto& entry = map[positions[i]];
       HostArray data = std::move(results[i][k]).to_host();
-      if (global_shapes != nullptr) data = without_padding(std::move(data), entry.index);
       shards.push_back(Shard{entry.device, entry.index, entry.replica_id, std::move(data)});
     }
     out.emplace_back(std::move(global), dtype, sharding.clone(), std::move(shards),

@@ -30,12 +30,9 @@ void check_outputs(const AxisContext& context, uint64_t call,
                    const std::vector<Block>& blocks);
 
 // The global arrays of checked blocks: results[i] are the blocks of the device at flat mesh
-// position positions[i] (this process's, in mesh order). Moves the blocks' elements out. With
-// `global_shapes` (jit's padded blocks), output k has global_shapes[k] and each device keeps the
-// first elements of its block, as many as its part of the XLA tiling holds.
+// position positions[i] (this process's, in mesh order). Moves the blocks' elements out.
 std::vector<Array> assemble_outputs(const Mesh& mesh, const std::vector<PartitionSpec>& out_specs,
                                     const std::vector<int64_t>& positions,
-                                    std::vector<std::vector<Block>>& results,
-                                    const std::vector<Shape>* global_shapes = nullptr);
+                                    std::vector<std::vector<Block>>& results);
 
 }  // namespace spmd

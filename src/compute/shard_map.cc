@@ -34,37 +34,15 @@ void check_call(std::span<const Array* const> inputs, const std::vector<Partitio
   for (const auto& spec : out_specs) NamedSharding(mesh, spec);  // names only the mesh's axes
 }
 
-// The block every device holds of `global` under `sharding`: ceil(size / parts) per dimension.
-Shape padded_block_shape(const NamedSharding& sharding, const Shape& global) {
-  const std::vector<int64_t> parts = sharding.shard_counts(global.size());
-  Shape out = global;
-  for (size_t d = 0; d < out.size(); ++d) out[d] = (global[d] + parts[d] - 1) / parts[d];
-  return out;
-}
-
-// `block` (a view of a shard) with zeros after it up to `shape`, kept in `storage`.
-Block padded_to(const Block& block, const Shape& shape, std::vector<HostArray>& storage) {
-  if (block.shape() == shape) return block;
-  HostArray full = HostArray::zeros(block.dtype(), shape);
-  Index part;
-  for (int64_t n : block.shape()) part.push_back({0, n});
-  full.assign(part, block.to_host());
-  storage.push_back(std::move(full));
-  return Block::view(block.dtype(), shape, storage.back().bytes().data());
-}
-
 // Each device's input blocks, inputs first laid out as in_specs asks (device_put where they are
-// not); `resharded` keeps the new arrays the blocks view, `padding` jit's padded blocks (null:
-// an uneven split is an IndivisibleError).
+// not); `resharded` keeps the new arrays the blocks view. An uneven split is an IndivisibleError.
 std::vector<std::vector<Block>> input_blocks(const Mesh& mesh,
                                              const std::vector<PartitionSpec>& in_specs,
                                              std::span<const Array* const> inputs,
                                              const std::vector<int64_t>& positions,
-                                             std::vector<Array>& resharded,
-                                             std::vector<HostArray>* padding) {
+                                             std::vector<Array>& resharded) {
   resharded.reserve(inputs.size());
   std::vector<const Array*> laid(inputs.begin(), inputs.end());
-  std::vector<Shape> block_shapes;  // every device's, padded or (IndivisibleError) even
   for (size_t k = 0; k < inputs.size(); ++k) {
     if (in_specs[k].size() > inputs[k]->shape().size()) {
       throw InvalidArgument(fmt::format(
@@ -72,8 +50,7 @@ std::vector<std::vector<Block>> input_blocks(const Mesh& mesh,
           in_specs[k].to_string(), in_specs[k].size(), k, inputs[k]->shape().size()));
     }
     const NamedSharding target(mesh, in_specs[k]);
-    block_shapes.push_back(padding ? padded_block_shape(target, inputs[k]->shape())
-                                   : target.shard_shape(inputs[k]->shape()));
+    target.shard_shape(inputs[k]->shape());  // IndivisibleError for an uneven split
     if (!same_layout(*inputs[k], target)) {
       resharded.push_back(device_put(*inputs[k], target));
       laid[k] = &resharded.back();
@@ -82,11 +59,7 @@ std::vector<std::vector<Block>> input_blocks(const Mesh& mesh,
   std::vector<std::vector<Block>> blocks(positions.size());
   for (size_t i = 0; i < positions.size(); ++i) {
     const int id = mesh.devices()[positions[i]].id();
-    for (size_t k = 0; k < laid.size(); ++k) {
-      Block b = block_of(*laid[k], id, k);
-      if (padding != nullptr) b = padded_to(b, block_shapes[k], *padding);
-      blocks[i].push_back(std::move(b));
-    }
+    for (size_t k = 0; k < laid.size(); ++k) blocks[i].push_back(block_of(*laid[k], id, k));
   }
   return blocks;
 }
@@ -98,20 +71,16 @@ namespace detail {
 std::vector<Array> run_shard_map(const Mesh& mesh, const std::vector<PartitionSpec>& in_specs,
                                  const std::vector<PartitionSpec>& out_specs,
                                  const ShardMapOptions& options, const char* program,
-                                 std::span<const Array* const> inputs, const BlockFunction& fn,
-                                 const PaddedBlocks* padded) {
+                                 std::span<const Array* const> inputs, const BlockFunction& fn) {
   check_call(inputs, in_specs, out_specs, mesh);
   const LocalMeshDevices local = local_mesh_devices(mesh);
   std::vector<Array> resharded;
-  std::vector<HostArray> padding;
-  padding.reserve(inputs.size() * local.positions.size());  // the blocks view its elements
   std::vector<std::vector<Block>> blocks =
-      input_blocks(mesh, in_specs, inputs, local.positions, resharded, padded ? &padding : nullptr);
+      input_blocks(mesh, in_specs, inputs, local.positions, resharded);
   std::vector<std::vector<Block>> results =
       run_on_devices(*axis_groups_for(mesh), local, call_identity(program, in_specs, out_specs),
                      out_specs, options, blocks, fn);
-  return assemble_outputs(mesh, out_specs, local.positions, results,
-                          padded ? &padded->out_shapes : nullptr);
+  return assemble_outputs(mesh, out_specs, local.positions, results);
 }
 
 }  // namespace detail

@@ -106,24 +106,24 @@ Block run_step(const KernelContext& device, const Step& s, const Mesh& mesh,
 
 }  // namespace
 
-std::vector<Block> execute(const LocalProgram& local, const Mesh& mesh, const KernelContext& device,
+std::vector<Block> execute(const LocalProgram& local, const KernelContext& device,
                            std::vector<Block>& inputs) {
   std::vector<Block> slots(static_cast<size_t>(local.slots));
-  for (size_t i = 0; i < local.parameter_slots.size(); ++i) {
+  for (size_t i = 0; i < local.parameters.size(); ++i) {
     if (inputs[i].memory() != device.memory) {
       throw InvalidArgument(fmt::format(
           "jit: input {} is in {} memory, but the device's backend '{}' computes in {} memory", i,
           inputs[i].memory().to_string(), device.backend.platform(), device.memory.to_string()));
     }
-    slots[static_cast<size_t>(local.parameter_slots[i])] = std::move(inputs[i]);
+    slots[static_cast<size_t>(local.parameters[i].slot)] = std::move(inputs[i]);
   }
   for (const Step& s : local.steps) {
-    slots[static_cast<size_t>(s.output)] = run_step(device, s, mesh, slots);
+    slots[static_cast<size_t>(s.output)] = run_step(device, s, local.mesh, slots);
     // Values no later step reads go now, so a device holds only what is still ahead of it.
     for (int done : s.last_use_of) slots[static_cast<size_t>(done)] = Block();
   }
   std::vector<Block> out;
-  for (int slot : local.output_slots) out.push_back(slots[static_cast<size_t>(slot)]);
+  for (const Edge& o : local.outputs) out.push_back(slots[static_cast<size_t>(o.slot)]);
   return out;
 }
 

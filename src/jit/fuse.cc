@@ -18,7 +18,7 @@ std::vector<int> use_counts(const LocalProgram& local) {
   for (const Step& s : local.steps) {
     for (int in : s.inputs) ++uses[static_cast<size_t>(in)];
   }
-  for (int out : local.output_slots) ++uses[static_cast<size_t>(out)];
+  for (const Edge& out : local.outputs) ++uses[static_cast<size_t>(out.slot)];
   return uses;
 }
 

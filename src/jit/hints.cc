@@ -2,11 +2,11 @@
 
 namespace spmd::compiler {
 
-std::vector<std::optional<Layout>> backward_hints(
-    const Program& program, const std::vector<std::optional<Layout>>& out_layouts) {
+std::vector<std::optional<Layout>> backward_hints(const Program& program) {
   std::vector<std::optional<Layout>> hints(program.ops.size());
+  const std::vector<std::optional<Layout>> asked = asked_output_layouts(program);
   for (size_t i = 0; i < program.outputs.size(); ++i) {
-    if (out_layouts[i]) hints[static_cast<size_t>(program.outputs[i])] = out_layouts[i];
+    if (asked[i]) hints[static_cast<size_t>(program.outputs[i].value)] = asked[i];
   }
   // What operations ask of their operands whatever their own layout (sharding constraints);
   // these win over what later uses carry back.

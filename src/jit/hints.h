@@ -12,8 +12,7 @@
 
 namespace spmd::compiler {
 
-// One entry per value: the layout asked of it, if any.
-std::vector<std::optional<Layout>> backward_hints(
-    const Program& program, const std::vector<std::optional<Layout>>& out_layouts);
+// One entry per value: the layout asked of it, if any (the outputs' by their own shardings).
+std::vector<std::optional<Layout>> backward_hints(const Program& program);
 
 }  // namespace spmd::compiler

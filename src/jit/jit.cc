@@ -1,6 +1,6 @@
-// spmd::jit's cache and call path: the signature of a call, tracing a new one, partitioning it,
-// checking that every process traced the same program, and running the per-device program
-// through shard_map's device workers.
+// spmd::jit's cache and call path: the signature of a call, tracing a new one (each parameter and
+// output holding its sharding), partitioning it, checking that every process traced the same
+// program, and running its executable (executable.h).
 #include "spmd/jit.h"
 
 #include <fmt/format.h>
@@ -10,8 +10,7 @@
 #include <map>
 #include <mutex>
 
-#include "compute/planned_call.h"
-#include "jit/execute.h"
+#include "jit/executable.h"
 #include "jit/ops/parameter.h"
 #include "jit/partition.h"
 #include "jit/same_program.h"
@@ -20,29 +19,17 @@
 #include "kernels/blas_core.h"
 #include "spmd/error.h"
 #include "spmd/mesh_context.h"
-#include "spmd/shard_map.h"
 
 namespace spmd {
 namespace detail {
 namespace {
 
-using compiler::Layout;
-
 struct Compiled {
   compiler::Program program;
-  // The mesh's devices' platform (one per mesh, as in JAX) and their memory: host memory on CPU
-  // devices. Its backend is looked up at each run (kernels::backend_for), not kept, so a cached
-  // program never outlives the backend it ran on (kernels::BackendOverride).
-  std::string platform;
-  MemorySpace memory;
-  compiler::LocalProgram local;
-  Mesh mesh;
-  std::vector<PartitionSpec> in_specs;
-  std::vector<PartitionSpec> out_specs;
   std::vector<std::string> keys;
-  std::string identity;  // names the program in shard_map's own call check
-  PaddedBlocks padded;   // the outputs' global shapes: uneven splits run padded (layout.h)
-  std::shared_ptr<const PlannedCall> plan;  // null when an output splits unevenly
+  std::unique_ptr<const compiler::Executable> executable;
+
+  bool has_outputs() const { return !executable->program().outputs.empty(); }
 };
 
 // Whether two shardings lay every array out alike, decided without building index maps: the same
@@ -125,9 +112,25 @@ std::string signature(std::span<const Array* const> inputs,
   return s;
 }
 
+// The sharding out_shardings asks of output `i` (of rank `rank`), null where it asks none.
+std::shared_ptr<const NamedSharding> out_sharding(const JitOptions& options, const Mesh& mesh,
+                                                  size_t i, size_t rank) {
+  if (i >= options.out_shardings.size() || !options.out_shardings[i]) return nullptr;
+  if (!(options.out_shardings[i]->mesh() == mesh)) {
+    throw InvalidArgument(fmt::format(
+        "jit({}): out_shardings[{}] is on another mesh than the inputs", options.name, i));
+  }
+  compiler::layout_of(*options.out_shardings[i], rank);  // checks the rank
+  return std::make_shared<const NamedSharding>(*options.out_shardings[i]);
+}
+
+// The traced program: each parameter holds its input's sharding, each output the one
+// out_shardings asks of it.
 compiler::Program trace_program(std::span<const Array* const> inputs,
                                 const std::vector<NamedSharding>& shardings,
-                                const JitCore::TraceFn& trace_fn, std::vector<std::string>& keys) {
+                                const JitCore::TraceFn& trace_fn, const JitOptions& options,
+                                std::vector<std::string>& keys) {
+  const Mesh& mesh = shardings.front().mesh();
   auto trace = std::make_shared<compiler::Trace>(shardings.front().mesh());
   std::vector<Tensor> params;
   {
@@ -144,27 +147,13 @@ compiler::Program trace_program(std::span<const Array* const> inputs,
     }
     trace->program().parameters = static_cast<int>(inputs.size());
     const std::vector<Tensor> outs = trace_fn(params, keys);
-    for (const Tensor& t : outs) {
-      compiler::trace_of("jit: the function's result", {&t});
-      trace->program().outputs.push_back(t.value());
+    for (size_t i = 0; i < outs.size(); ++i) {
+      compiler::trace_of("jit: the function's result", {&outs[i]});
+      trace->program().outputs.push_back(
+          {outs[i].value(), out_sharding(options, mesh, i, outs[i].shape().size())});
     }
   }
   return std::move(trace->program());
-}
-
-std::vector<std::optional<Layout>> output_layouts(const compiler::Program& program,
-                                                  const Mesh& mesh, const JitOptions& options) {
-  std::vector<std::optional<Layout>> out(program.outputs.size());
-  for (size_t i = 0; i < out.size() && i < options.out_shardings.size(); ++i) {
-    if (!options.out_shardings[i]) continue;
-    if (!(options.out_shardings[i]->mesh() == mesh)) {
-      throw InvalidArgument(fmt::format(
-          "jit({}): out_shardings[{}] is on another mesh than the inputs", options.name, i));
-    }
-    out[i] = compiler::layout_of(*options.out_shardings[i],
-                                 program.ops[static_cast<size_t>(program.outputs[i])].shape.size());
-  }
-  return out;
 }
 
 void check_constraints(const compiler::Program& program, const Mesh& mesh,
@@ -195,37 +184,28 @@ std::shared_ptr<Compiled> compile(std::span<const Array* const> inputs,
                                   const JitCore::TraceFn& trace_fn, const JitOptions& options) {
   warn_about_blas_kernels();
   const Mesh& mesh = shardings.front().mesh();
-  const Device& first = mesh.devices().front();
-  const kernels::Backend& backend = kernels::backend_for(first.platform());
-  auto c = std::make_shared<Compiled>(Compiled{.platform = std::string(first.platform()),
-                                               .memory = backend.memory(first.local_hardware_id()),
-                                               .mesh = mesh});
+  auto c = std::make_shared<Compiled>();
+  std::optional<compiler::LocalProgram> local;
   try {
-    c->program = trace_program(inputs, shardings, trace_fn, c->keys);
-    check_constraints(c->program, c->mesh, options.name);
-    std::vector<Layout> in_layouts;
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      in_layouts.push_back(compiler::layout_of(shardings[i], inputs[i]->shape().size()));
-      c->in_specs.push_back(shardings[i].spec());
-    }
-    c->local = compiler::partition(c->program, c->mesh, in_layouts,
-                                   output_layouts(c->program, c->mesh, options), options.name);
+    c->program = trace_program(inputs, shardings, trace_fn, options, c->keys);
+    check_constraints(c->program, mesh, options.name);
+    local.emplace(compiler::partition(c->program, mesh, options.name));
   } catch (const std::exception& e) {
     // The other processes are about to wait for this one in the program check.
-    compiler::report_failed_trace(c->mesh, options.name, e.what());
+    compiler::report_failed_trace(mesh, options.name, e.what());
     throw;
   }
-  for (const Layout& l : c->local.out_layouts)
-    c->out_specs.push_back(compiler::spec_of(l, c->mesh));
-  for (int out : c->program.outputs)
-    c->padded.out_shapes.push_back(c->program.ops[static_cast<size_t>(out)].shape);
-  compiler::check_same_program(c->program, c->mesh, options.name);
-  c->identity = fmt::format("spmd::jit({}) #{:016x}", options.name, c->program.fingerprint());
-  std::vector<DType> dtypes;
-  for (int out : c->program.outputs)
-    dtypes.push_back(c->program.ops[static_cast<size_t>(out)].dtype);
-  c->plan = PlannedCall::make(c->mesh, c->in_specs, c->out_specs, c->identity, c->padded.out_shapes,
-                              dtypes);
+  compiler::check_same_program(c->program, mesh, options.name);
+  // The mesh's devices' platform (one per mesh, as in JAX) and their memory: host memory on CPU
+  // devices. The executable looks its backend up at each run, so a cached program never outlives
+  // the backend it ran on (kernels::BackendOverride).
+  const Device& first = mesh.devices().front();
+  const MemorySpace memory =
+      kernels::backend_for(first.platform()).memory(first.local_hardware_id());
+  c->executable = std::make_unique<const compiler::Executable>(
+      std::move(*local),
+      fmt::format("spmd::jit({}) #{:016x}", options.name, c->program.fingerprint()),
+      std::string(first.platform()), memory);
   return c;
 }
 
@@ -326,24 +306,12 @@ std::shared_ptr<const JitCore::CachedCall> JitCore::cached(std::span<const Array
 
 const void* JitCore::program_of(const CachedCall& call) { return call.compiled.get(); }
 
-namespace {
-
-// The per-device program of `c` as shard_map's block function.
-BlockFunction device_program(const Compiled& c) {
-  return [&c](std::vector<Block>& blocks) {
-    const compiler::KernelContext device{kernels::backend_for(c.platform), c.memory};
-    return compiler::execute(c.local, c.mesh, device, blocks);
-  };
-}
-
-}  // namespace
-
 std::vector<Array> JitCore::run(const CachedCall& call, std::span<const Array* const> inputs,
                                 std::vector<std::string>& keys) const {
   const Compiled& c = *call.compiled;
   keys = c.keys;
-  if (c.local.output_slots.empty()) return {};  // nothing to compute (an empty tree)
-  return c.plan->run(inputs, device_program(c));
+  if (!c.has_outputs()) return {};  // nothing to compute (an empty tree)
+  return c.executable->run_laid_out(inputs);
 }
 
 std::vector<Array> JitCore::call(std::span<const Array* const> inputs,
@@ -355,20 +323,20 @@ std::vector<Array> JitCore::call(std::span<const Array* const> inputs,
   {
     std::lock_guard lock(impl_->mu);
     c = impl_->compiled(inputs, arguments, structure, trace);
-    if (c->plan && c->plan->takes(inputs)) entry = impl_->remember(c, inputs, structure);
+    if (c->executable->takes(inputs)) entry = impl_->remember(c, inputs, structure);
   }
   if (entry) return run(*entry, inputs, keys);
   keys = c->keys;
-  if (c->local.output_slots.empty()) return {};
-  return run_shard_map(c->mesh, c->in_specs, c->out_specs, {.check_rep = false},
-                       c->identity.c_str(), inputs, device_program(*c), &c->padded);
+  if (!c->has_outputs()) return {};
+  return c->executable->run(inputs);
 }
 
 Lowered JitCore::lower(std::span<const Array* const> inputs, std::span<const int> arguments,
                        const std::string& structure, const TraceFn& trace) {
   std::lock_guard lock(impl_->mu);
   const auto c = impl_->compiled(inputs, arguments, structure, trace);
-  return Lowered(c->local.text, c->local.global_text);
+  const compiler::LocalProgram& local = c->executable->program();
+  return Lowered(local.as_text(), local.global_text);
 }
 
 }  // namespace detail

@@ -1,15 +1,23 @@
 // The per-device program the partitioner makes of a traced program (partition.h): steps over
 // numbered slots, each a local computation on this device's blocks or a collective over mesh
 // axes. Every device of the mesh runs the same steps on blocks of the same shapes.
+//
+// It is complete in itself: its mesh is the device assignment, every slot has its per-device
+// shape, and its parameters and outputs carry their global types and NamedShardings, the same
+// objects the traced program's edges held. The executor (executable.h) runs it and nothing
+// else; as_text() prints it.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "jit/layout.h"
 #include "jit/program.h"
+#include "spmd/mesh.h"
+#include "spmd/sharding.h"
 
 namespace spmd::compiler {
 
@@ -43,17 +51,32 @@ struct Step {
   std::vector<Step> body;
 };
 
+// A parameter or an output of the per-device program: the slot holding each device's block of
+// it, its global type and its sharding over the program's mesh (never a pending sum).
+struct Edge {
+  int slot = -1;
+  DType dtype = DType::kFloat32;
+  Shape shape;  // global
+  std::shared_ptr<const NamedSharding> sharding;
+  // Every device's block: ceil(global / parts) along a split dimension (layout.h: local_shape).
+  Shape block;
+};
+
 struct LocalProgram {
+  explicit LocalProgram(Mesh mesh) : mesh(std::move(mesh)) {}
+
+  std::string name;  // the jitted function's
+  Mesh mesh;         // every device of it runs `steps`
   std::vector<Step> steps;
   int slots = 0;
-  std::vector<int> parameter_slots;  // by flat argument
-  std::vector<int> output_slots;
-  std::vector<Layout> in_layouts;
-  std::vector<Layout> out_layouts;
-  // as_text() of the compiled function.
-  std::string text;
+  std::vector<Edge> parameters;  // by flat argument
+  std::vector<Edge> outputs;
   // The traced program with each value's layout (Lowered::global_text()).
   std::string global_text;
+
+  // The program one step a line (Lowered::as_text()): its mesh, each parameter's per-device and
+  // global type, the steps with their local types, and the outputs' shardings.
+  std::string as_text() const;
 };
 
 // True for a step that communicates.

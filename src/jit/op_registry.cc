@@ -106,12 +106,20 @@ std::vector<int64_t> AttributeReader::integers(const std::string& key) const {
 }
 
 PartitionSpec AttributeReader::spec(const std::string& key) const {
-  const std::string& s = text(key);
+  try {
+    return parse_partition_spec(text(key));
+  } catch (const InvalidArgument& e) {
+    refuse(key, e.what());
+  }
+}
+
+PartitionSpec parse_partition_spec(std::string_view s) {
   const std::string_view head = "PartitionSpec(";
-  if (s.rfind(head, 0) != 0 || s.back() != ')') refuse(key, "is not PartitionSpec(…): " + s);
+  if (!s.starts_with(head) || !s.ends_with(')')) {
+    throw InvalidArgument(fmt::format("is not PartitionSpec(…): {}", s));
+  }
   std::vector<AxisEntry> entries;
-  for (std::string_view part :
-       split_top(std::string_view(s).substr(head.size(), s.size() - head.size() - 1))) {
+  for (std::string_view part : split_top(s.substr(head.size(), s.size() - head.size() - 1))) {
     if (part == "None") {
       entries.emplace_back();
     } else if (auto name = quoted(part)) {
@@ -120,12 +128,12 @@ PartitionSpec AttributeReader::spec(const std::string& key) const {
       std::vector<std::string> axes;
       for (std::string_view a : split_top(part.substr(1, part.size() - 2))) {
         auto name_in_tuple = quoted(a);
-        if (!name_in_tuple) refuse(key, "has a malformed axis: " + std::string(a));
+        if (!name_in_tuple) throw InvalidArgument(fmt::format("has a malformed axis: {}", a));
         axes.push_back(*name_in_tuple);
       }
       entries.emplace_back(std::move(axes));
     } else {
-      refuse(key, "has a malformed entry: " + std::string(part));
+      throw InvalidArgument(fmt::format("has a malformed entry: {}", part));
     }
   }
   return PartitionSpec::from_entries(std::move(entries));

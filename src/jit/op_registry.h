@@ -51,6 +51,10 @@ class AttributeReader {
   const Mesh& mesh_;
 };
 
+// "PartitionSpec('a', None)", as PartitionSpec::to_string() prints it; throws InvalidArgument
+// saying what is wrong ("has a malformed entry: …").
+PartitionSpec parse_partition_spec(std::string_view text);
+
 using OperationParser = std::function<std::shared_ptr<const Operation>(const AttributeReader&)>;
 
 // Registers the kind printed as `name`. Throws InvalidArgument when the name is taken.

@@ -25,7 +25,7 @@ void mark_last_uses(LocalProgram& local) {
   for (size_t i = 0; i < local.steps.size(); ++i) {
     for (int in : local.steps[i].inputs) last[static_cast<size_t>(in)] = static_cast<int>(i);
   }
-  for (int out : local.output_slots) last[static_cast<size_t>(out)] = -1;
+  for (const Edge& out : local.outputs) last[static_cast<size_t>(out.slot)] = -1;
   for (size_t slot = 0; slot < last.size(); ++slot) {
     if (last[slot] >= 0)
       local.steps[static_cast<size_t>(last[slot])].last_use_of.push_back(static_cast<int>(slot));
@@ -43,9 +43,7 @@ std::string global_text(const Program& program, const Partitioner& p, const std:
     text += fmt::format("  {}  : {}\n", op_line(op, static_cast<int>(v)),
                         laid_out ? layout_text(p.layout(static_cast<int>(v)), p.mesh()) : "unused");
   }
-  std::string ret = "  return";
-  for (int out : program.outputs) ret += fmt::format(" %{}", out);
-  return text + ret + "\n";
+  return text + "  " + return_line(program) + "\n";
 }
 
 // On a mesh with Explicit axes, what is asked of each value carries its type's Explicit axes, so
@@ -60,17 +58,28 @@ void type_hints(const Program& program, const Mesh& mesh,
   }
 }
 
+// An edge of the per-device program: value `value` of `program` in `slot`, laid out as
+// `sharding`.
+Edge edge(const Program& program, const Mesh& mesh, int value, int slot,
+          std::shared_ptr<const NamedSharding> sharding) {
+  const Op& op = program.ops[static_cast<size_t>(value)];
+  Shape block = local_shape(op.shape, layout_of(*sharding, op.shape.size()), mesh);
+  return Edge{slot, op.dtype, op.shape, std::move(sharding), std::move(block)};
+}
+
+// The sharding output `out` leaves in: its own when out_shardings gave one (the same object),
+// else `layout`, the one the partitioner settled on.
+std::shared_ptr<const NamedSharding> output_sharding(const Output& out, const Layout& layout,
+                                                     const Mesh& mesh) {
+  if (out.sharding) return out.sharding;
+  return std::make_shared<const NamedSharding>(mesh, spec_of(layout, mesh));
+}
+
 }  // namespace
 
-std::string program_text(const Program& program, const LocalProgram& local, const Mesh& mesh,
-                         const std::string& name);
-
-LocalProgram partition(const Program& program, const Mesh& mesh,
-                       const std::vector<Layout>& in_layouts,
-                       const std::vector<std::optional<Layout>>& out_layouts,
-                       const std::string& name) {
+LocalProgram partition(const Program& program, const Mesh& mesh, const std::string& name) {
   Partitioner p(program, mesh, name);
-  std::vector<std::optional<Layout>> hints = backward_hints(program, out_layouts);
+  std::vector<std::optional<Layout>> hints = backward_hints(program);
   const bool typed = has_explicit_axes(mesh);
   if (typed) type_hints(program, mesh, hints);
   p.set_hints(std::move(hints));
@@ -78,10 +87,13 @@ LocalProgram partition(const Program& program, const Mesh& mesh,
   for (size_t v = 0; v < program.ops.size(); ++v) {
     const Op& op = program.ops[v];
     if (const auto* param = op.as<ParameterOp>()) {
-      const Layout& l = in_layouts[static_cast<size_t>(param->index)];
       const int slot = p.new_slot();
-      p.result().parameter_slots.push_back(slot);
-      p.define(static_cast<int>(v), slot, l);
+      auto& params = p.result().parameters;
+      if (params.size() <= static_cast<size_t>(param->index))
+        params.resize(static_cast<size_t>(param->index) + 1);
+      params[static_cast<size_t>(param->index)] =
+          edge(program, mesh, static_cast<int>(v), slot, param->shared_sharding());
+      p.define(static_cast<int>(v), slot, layout_of(*param->sharding(), op.shape.size()));
     } else if (live[v]) {
       op.operation->partition(p, static_cast<int>(v), op);
       if (typed)
@@ -89,23 +101,22 @@ LocalProgram partition(const Program& program, const Mesh& mesh,
     }
   }
   LocalProgram& result = p.result();
-  result.in_layouts = in_layouts;
-  const bool all_given = std::all_of(out_layouts.begin(), out_layouts.end(),
-                                     [](const auto& l) { return l.has_value(); });
-  const auto jax =
-      all_given ? std::nullopt : propagate_like_jax(program, mesh, in_layouts, out_layouts);
+  const std::vector<std::optional<Layout>> asked = asked_output_layouts(program);
+  const bool all_given =
+      std::all_of(asked.begin(), asked.end(), [](const auto& l) { return l.has_value(); });
+  const auto jax = all_given ? std::nullopt : propagate_like_jax(program, mesh);
   for (size_t i = 0; i < program.outputs.size(); ++i) {
-    const int v = program.outputs[i];
-    const Layout want = out_layouts[i] ? *out_layouts[i]
-                        : jax          ? (*jax)[static_cast<size_t>(v)]
-                                       : p.layout(v).settled();
-    result.output_slots.push_back(p.slot_with(v, want));
-    result.out_layouts.push_back(want);
+    const int v = program.outputs[i].value;
+    const Layout want = asked[i] ? *asked[i]
+                        : jax    ? (*jax)[static_cast<size_t>(v)]
+                                 : p.layout(v).settled();
+    result.outputs.push_back(edge(program, mesh, v, p.slot_with(v, want),
+                                  output_sharding(program.outputs[i], want, mesh)));
   }
+  result.name = name;
   result.global_text = global_text(program, p, live, name);
   fuse_elementwise(result);
   mark_last_uses(result);
-  result.text = program_text(program, result, mesh, name);
   return std::move(result);
 }
 

@@ -3,9 +3,7 @@
 // that move values between the layouts their uses need.
 #pragma once
 
-#include <optional>
 #include <string>
-#include <vector>
 
 #include "jit/layout.h"
 #include "jit/local_program.h"
@@ -14,12 +12,10 @@
 
 namespace spmd::compiler {
 
-// `in_layouts`: one per parameter; `out_layouts`: one per output, nullopt for the propagated
-// layout. Throws IndivisibleError for an uneven split, InvalidArgument for a layout naming a
-// mesh axis twice.
-LocalProgram partition(const Program& program, const Mesh& mesh,
-                       const std::vector<Layout>& in_layouts,
-                       const std::vector<std::optional<Layout>>& out_layouts,
-                       const std::string& name);
+// Each parameter starts in its ParameterOp's sharding; each output leaves in the sharding it
+// holds, else in the one jax.jit would give it (propagation.h) where that can be told, else in
+// the partitioner's own. `name` is the jitted function's, for the texts. Throws InvalidArgument
+// for a layout naming a mesh axis twice, IndivisibleError for a traced shard_map's uneven block.
+LocalProgram partition(const Program& program, const Mesh& mesh, const std::string& name);
 
 }  // namespace spmd::compiler

@@ -28,7 +28,8 @@ class Partitioner {
         name_(std::move(name)),
         versions_(program.ops.size()),
         natural_(program.ops.size()),
-        lazy_(program.ops.size()) {}
+        lazy_(program.ops.size()),
+        result_(mesh) {}
 
   // The value's first layout (as its defining step made it).
   const Layout& layout(int value) const { return natural_[static_cast<size_t>(value)]; }

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 #include <xxhash.h>
 
+#include "jit/ops/parameter.h"
 #include "jit/sharding_in_types.h"
 
 namespace spmd::compiler {
@@ -31,13 +32,20 @@ std::string op_line(const Op& op, int value) {
   return line;
 }
 
+std::string return_line(const Program& program) {
+  std::string line = "return";
+  for (const Output& o : program.outputs) {
+    line += fmt::format(" %{}", o.value);
+    if (o.sharding) line += " sharding=" + o.sharding->spec().to_string();
+  }
+  return line;
+}
+
 std::vector<std::string> Program::lines() const {
   std::vector<std::string> out;
   out.reserve(ops.size() + 1);
   for (size_t i = 0; i < ops.size(); ++i) out.push_back(op_line(ops[i], static_cast<int>(i)));
-  std::string ret = "return";
-  for (int v : outputs) ret += fmt::format(" %{}", v);
-  out.push_back(ret);
+  out.push_back(return_line(*this));
   return out;
 }
 
@@ -52,12 +60,35 @@ uint64_t Program::fingerprint() const {
 
 std::vector<bool> live_values(const Program& program) {
   std::vector<bool> live(program.ops.size(), false);
-  for (int out : program.outputs) live[static_cast<size_t>(out)] = true;
+  for (const Output& out : program.outputs) live[static_cast<size_t>(out.value)] = true;
   for (size_t v = program.ops.size(); v-- > 0;) {
     if (!live[v]) continue;
     for (int in : program.ops[v].inputs) live[static_cast<size_t>(in)] = true;
   }
   return live;
+}
+
+std::vector<Layout> parameter_layouts(const Program& program) {
+  std::vector<Layout> out(static_cast<size_t>(program.parameters));
+  for (const Op& op : program.ops) {
+    if (const auto* p = op.as<ParameterOp>())
+      out.at(static_cast<size_t>(p->index)) = layout_of(*p->sharding(), op.shape.size());
+  }
+  return out;
+}
+
+std::vector<std::optional<Layout>> asked_output_layouts(const Program& program) {
+  std::vector<std::optional<Layout>> out;
+  out.reserve(program.outputs.size());
+  for (const Output& o : program.outputs) {
+    if (!o.sharding) {
+      out.emplace_back();
+      continue;
+    }
+    out.emplace_back(
+        layout_of(*o.sharding, program.ops[static_cast<size_t>(o.value)].shape.size()));
+  }
+  return out;
 }
 
 }  // namespace spmd::compiler

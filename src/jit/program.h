@@ -2,14 +2,20 @@
 // (value i is operation i's result) with a global shape and dtype. Operands are earlier values.
 // A program is plain data: tracing builds it (trace.h), the partitioner gives each value a layout
 // and makes the per-device program (partition.h), program_parse.h reads its text back.
+//
+// Its edges hold their own shardings, in the one form jit takes them in: each parameter
+// (ParameterOp) the NamedSharding its argument is laid out as, each output the one out_shardings
+// asks for, if any. The partitioner reads them there and nowhere else.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "jit/layout.h"
 #include "jit/operation.h"
 #include "spmd/dtype.h"
 #include "spmd/shape.h"
@@ -35,12 +41,20 @@ struct Op {
   ValueType type() const { return {dtype, shape, spec}; }
 };
 
+// A value the program returns, and the sharding jit's out_shardings asks of it (on the program's
+// mesh; null: the one propagation gives it).
+struct Output {
+  int value = -1;
+  std::shared_ptr<const NamedSharding> sharding;
+};
+
 struct Program {
   std::vector<Op> ops;
-  std::vector<int> outputs;  // values returned, in order
+  std::vector<Output> outputs;  // in order
   int parameters = 0;
 
-  // One line per operation, "%3 = reduce_sum f32[8] %1 axes={1}", and a final "return %5 %6":
+  // One line per operation, "%3 = reduce_sum f32[8] %1 axes={1}", and a final
+  // "return %5 %6 sharding=PartitionSpec('dp',)", each output followed by its asked sharding:
   // what the fingerprint hashes, a mismatch error quotes and parse_program() reads back.
   std::vector<std::string> lines() const;
   // A 64-bit hash of lines() (which include every parameter's sharding).
@@ -51,6 +65,10 @@ struct Program {
 // unused values, and in a backward program the cotangents nobody asked for (grad of the weights
 // does not need the input's gradient, nor the forward results the rules do not read).
 std::vector<bool> live_values(const Program& program);
+// The layout of each parameter, by flat argument, as its ParameterOp's sharding gives it.
+std::vector<Layout> parameter_layouts(const Program& program);
+// The layout out_shardings asks of each output; nullopt where it asks none.
+std::vector<std::optional<Layout>> asked_output_layouts(const Program& program);
 // The short name a type's text gives `dtype`: bool, i8…i64, u8…u64, f16, bf16, f32, f64.
 std::string_view short_dtype_name(DType dtype);
 // "f32[8,4]".
@@ -59,5 +77,7 @@ std::string type_text(DType dtype, const Shape& shape);
 std::string op_name(const Op& op);
 // The line of value `value`: "%3 = reduce_sum f32[8] %1 axes={1}".
 std::string op_line(const Op& op, int value);
+// The program's last line: "return %5 sharding=PartitionSpec('dp',) %6".
+std::string return_line(const Program& program);
 
 }  // namespace spmd::compiler

@@ -90,6 +90,29 @@ Op parse_op(const std::vector<std::string>& w, const Program& program, const Mes
   return op;
 }
 
+// "return %5 sharding=PartitionSpec('a',) %6": each output, and the sharding asked of it.
+void read_outputs(const std::vector<std::string>& w, const Mesh& mesh, Program& program) {
+  constexpr std::string_view kSharding = "sharding=";
+  for (size_t i = 1; i < w.size(); ++i) {
+    if (!w[i].starts_with(kSharding)) {
+      program.outputs.push_back({value_ref(w[i], program.ops.size()), nullptr});
+      continue;
+    }
+    if (program.outputs.empty() || program.outputs.back().sharding) {
+      throw InvalidArgument(fmt::format("'{}' follows no output of its own", w[i]));
+    }
+    Output& out = program.outputs.back();
+    PartitionSpec spec;
+    try {
+      spec = parse_partition_spec(std::string_view(w[i]).substr(kSharding.size()));
+    } catch (const InvalidArgument& e) {
+      throw InvalidArgument(fmt::format("the sharding of %{} {}", out.value, e.what()));
+    }
+    out.sharding = std::make_shared<const NamedSharding>(mesh, std::move(spec));
+    layout_of(*out.sharding, program.ops[static_cast<size_t>(out.value)].shape.size());
+  }
+}
+
 }  // namespace
 
 namespace {
@@ -157,8 +180,7 @@ Program parse_program(std::string_view text, const Mesh& mesh) {
     try {
       if (returned) throw InvalidArgument("a line after return");
       if (w[0] == "return") {
-        for (size_t i = 1; i < w.size(); ++i)
-          program.outputs.push_back(value_ref(w[i], program.ops.size()));
+        read_outputs(w, mesh, program);
         returned = true;
         continue;
       }

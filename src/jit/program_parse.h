@@ -13,7 +13,8 @@
 namespace spmd::compiler {
 
 // `text`: one operation a line, "%3 = add f32[8,4] %1 %2 [attribute=value …]", numbered from 0
-// in order, then "return %a %b …". Blank lines and lines starting with '#' are skipped. Throws
+// in order, then "return %a %b …", an output followed by "sharding=PartitionSpec(…)" when one is
+// asked of it. Blank lines and lines starting with '#' are skipped. Throws
 // InvalidArgument naming the line for anything else.
 Program parse_program(std::string_view text, const Mesh& mesh);
 

@@ -1,9 +1,8 @@
-// as_text() of a compiled function: the per-device program, one step a line.
+// LocalProgram::as_text(): the per-device program, one step a line.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "jit/local_program.h"
-#include "jit/ops/parameter.h"
 #include "jit/program.h"
 #include "spmd/mesh.h"
 
@@ -34,31 +33,29 @@ std::string_view step_name(StepKind k) {
   return "?";
 }
 
+// An edge's sharding as the partitioner's texts print a layout.
+std::string edge_layout_text(const Edge& e, const Mesh& mesh) {
+  return layout_text(layout_of(*e.sharding, e.shape.size()), mesh);
+}
+
 }  // namespace
 
-std::string program_text(const Program& program, const LocalProgram& local, const Mesh& mesh,
-                         const std::string& name) {
+std::string LocalProgram::as_text() const {
   std::vector<std::string> axes;
   for (size_t i = 0; i < mesh.axis_names().size(); ++i) {
     axes.push_back(fmt::format("{}={}", mesh.axis_names()[i], mesh.axis_sizes()[i]));
   }
   std::string text =
       fmt::format("jit({}) on mesh ({}), per device:\n", name, fmt::join(axes, ", "));
-  std::vector<Shape> shapes(static_cast<size_t>(local.slots));
-  for (size_t i = 0; i < local.parameter_slots.size(); ++i) {
-    const int slot = local.parameter_slots[i];
-    const Op* param = nullptr;
-    for (const Op& op : program.ops) {
-      const auto* p = op.as<ParameterOp>();
-      if (p != nullptr && p->index == static_cast<int>(i)) param = &op;
-    }
-    shapes[static_cast<size_t>(slot)] = local_shape(param->shape, local.in_layouts[i], mesh);
+  std::vector<Shape> shapes(static_cast<size_t>(slots));
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    const Edge& p = parameters[i];
+    shapes[static_cast<size_t>(p.slot)] = p.block;
     text +=
-        fmt::format("  %{} = parameter {} {}  <- {} {}\n", slot, i,
-                    type_text(param->dtype, shapes[static_cast<size_t>(slot)]),
-                    type_text(param->dtype, param->shape), layout_text(local.in_layouts[i], mesh));
+        fmt::format("  %{} = parameter {} {}  <- {} {}\n", p.slot, i, type_text(p.dtype, p.block),
+                    type_text(p.dtype, p.shape), edge_layout_text(p, mesh));
   }
-  for (const Step& s : local.steps) {
+  for (const Step& s : steps) {
     shapes[static_cast<size_t>(s.output)] = s.shape;
     std::string line;
     if (s.kind == StepKind::kFused) {
@@ -93,10 +90,8 @@ std::string program_text(const Program& program, const LocalProgram& local, cons
     }
     text += line + "\n";
   }
-  for (size_t i = 0; i < local.output_slots.size(); ++i) {
-    text += fmt::format("  return %{} {}\n", local.output_slots[i],
-                        layout_text(local.out_layouts[i], mesh));
-  }
+  for (const Edge& out : outputs)
+    text += fmt::format("  return %{} {}\n", out.slot, edge_layout_text(out, mesh));
   return text;
 }
 

@@ -38,11 +38,10 @@ TensorFactors project(const ValueSharding& s, const std::vector<int>& factors, s
 
 class Propagation {
  public:
-  Propagation(const Program& program, const Mesh& mesh,
-              const std::vector<std::optional<Layout>>& out_layouts)
+  Propagation(const Program& program, const Mesh& mesh)
       : program_(program),
         mesh_(mesh),
-        out_layouts_(out_layouts),
+        out_layouts_(asked_output_layouts(program)),
         live_(live_values(program)),
         rules_(program.ops.size()),
         shardings_(program.ops.size()),
@@ -52,7 +51,8 @@ class Propagation {
 
   // Finds each live operation's rule; false where one with operands has none.
   bool read_rules();
-  void preset(const std::vector<Layout>& in_layouts);
+  // The parameters' and constraints' own layouts.
+  void preset();
   void run() {
     for (int priority = 0; priority < 5; ++priority) round(priority);
   }
@@ -74,7 +74,7 @@ class Propagation {
 
   const Program& program_;
   const Mesh& mesh_;
-  const std::vector<std::optional<Layout>>& out_layouts_;
+  const std::vector<std::optional<Layout>> out_layouts_;
   std::vector<bool> live_;
   std::vector<std::optional<FactorRule>> rules_;
   std::vector<ValueSharding> shardings_;
@@ -98,16 +98,14 @@ bool Propagation::read_rules() {
     rules_[v] = op.operation->factor_rule(operands, op.type());
     if (!rules_[v]) return false;
   }
-  for (int out : program_.outputs) ++uses_[static_cast<size_t>(out)];
+  for (const Output& out : program_.outputs) ++uses_[static_cast<size_t>(out.value)];
   return true;
 }
 
-void Propagation::preset(const std::vector<Layout>& in_layouts) {
+void Propagation::preset() {
   for (size_t v = 0; v < program_.ops.size(); ++v) {
     const Op& op = program_.ops[v];
-    if (const auto* param = op.as<ParameterOp>()) {
-      shardings_[v] = closed_sharding(in_layouts[static_cast<size_t>(param->index)]);
-    } else if (live_[v] && op.is<ConstraintOp>()) {
+    if (op.is<ParameterOp>() || (live_[v] && op.is<ConstraintOp>())) {
       shardings_[v] = closed_sharding(layout_of(*op.operation->sharding(), op.shape.size()));
     }
   }
@@ -223,7 +221,7 @@ void Propagation::push(int value) {
 void Propagation::result_edges() {
   for (size_t i = 0; i < program_.outputs.size(); ++i) {
     if (!out_layouts_[i]) continue;
-    const int v = program_.outputs[i];
+    const int v = program_.outputs[i].value;
     const Op& op = program_.ops[static_cast<size_t>(v)];
     const FactorRule identity = FactorRule::pointwise(std::vector<ValueType>{op.type()}, op.type());
     Projection p;
@@ -251,13 +249,11 @@ std::vector<Layout> Propagation::layouts() const {
 
 }  // namespace
 
-std::optional<std::vector<Layout>> propagate_like_jax(
-    const Program& program, const Mesh& mesh, const std::vector<Layout>& in_layouts,
-    const std::vector<std::optional<Layout>>& out_layouts) {
+std::optional<std::vector<Layout>> propagate_like_jax(const Program& program, const Mesh& mesh) {
   if (has_explicit_axes(mesh)) return std::nullopt;
-  Propagation propagation(program, mesh, out_layouts);
+  Propagation propagation(program, mesh);
   if (!propagation.read_rules()) return std::nullopt;
-  propagation.preset(in_layouts);
+  propagation.preset();
   propagation.run();
   return propagation.layouts();
 }

@@ -27,9 +27,8 @@ namespace spmd::compiler {
 // Per value of `program`, the layout propagation gives it (no pending sums; replicated for a
 // value it never reaches). nullopt where JAX would decide otherwise or this cannot follow it: a
 // mesh with Explicit axes (types decide there), or a live operation with operands and no factor
-// rule (Operation::factor_rule).
-std::optional<std::vector<Layout>> propagate_like_jax(
-    const Program& program, const Mesh& mesh, const std::vector<Layout>& in_layouts,
-    const std::vector<std::optional<Layout>>& out_layouts);
+// rule (Operation::factor_rule). The parameters' layouts and the outputs' asked ones are the
+// program's own (program.h).
+std::optional<std::vector<Layout>> propagate_like_jax(const Program& program, const Mesh& mesh);
 
 }  // namespace spmd::compiler

@@ -1,4 +1,4 @@
-// jit's fast path (JitCore::cached/run over compute/planned_call.h): a call is found again by its
+// jit's fast path (JitCore::cached/run over jit/executable.h): a call is found again by its
 // inputs' Sharding objects or equal shardings, never for another structure or layout; uneven
 // splits keep the padded path; the outputs are the Arrays the checked constructor builds; and a
 // jitted function outlives a runtime session. Part of jit_test: CTest runs each case in a
@@ -122,6 +122,54 @@ TEST(CachedCall, OutputsAreTheArraysTheCheckedConstructorBuilds) {
     }
     EXPECT_FLOAT_EQ(out[2].to_host().data<float>()[0], 120.0f);
   }
+}
+
+TEST(CachedCall, PaddedOutputsAreCheckedArraysCutToTheirParts) {
+  if (!start(4)) GTEST_SKIP() << "needs a process of its own, as CTest runs each case";
+  const spmd::Mesh mesh(spmd::devices(), {"x"});
+  // 10 over 4 devices: blocks of 3, the last device holding 1 element.
+  auto fn = spmd::jit([](const Tensor& x) { return std::vector<Tensor>{x * 2.0f, jnp::sum(x)}; });
+  const Array x = spmd::device_put(counting(10), NamedSharding(mesh, P("x")));
+  for (int round = 0; round < 2; ++round) {
+    const std::vector<Array> out = fn(x);
+    ASSERT_EQ(out.size(), 2u);
+    for (const Array& a : out) {
+      EXPECT_NO_THROW(Array(a.shape(), a.dtype(), a.sharding_ptr(), a.addressable_shards(), 0))
+          << a.to_string();
+    }
+    EXPECT_EQ(out[0].addressable_shards().back().data.shape(), spmd::Shape{1});
+    const HostArray twice = out[0].to_host();
+    for (int i = 0; i < 10; ++i) EXPECT_FLOAT_EQ(twice.data<float>()[i], 2.0f * (i + 1)) << i;
+    EXPECT_FLOAT_EQ(out[1].to_host().data<float>()[0], 55.0f);
+  }
+}
+
+TEST(CachedCall, AnOutputLeavesInTheOneShardingObjectItsProgramHolds) {
+  if (!start(4)) GTEST_SKIP() << "needs a process of its own, as CTest runs each case";
+  const spmd::Mesh mesh(spmd::devices(), {2, 2}, {"a", "b"});
+  const NamedSharding asked(mesh, P(spmd::None, "b"));
+  auto fn = spmd::jit(
+      [](const Tensor& x) {
+        return std::vector<Tensor>{x + 1.0f, x * 3.0f};
+      },
+      {.out_shardings = {asked}});
+  std::vector<float> v(16);
+  std::iota(v.begin(), v.end(), 0.0f);
+  const Array x = spmd::device_put(HostArray::from_vector(v, {4, 4}), NamedSharding(mesh, P("a")));
+  const std::vector<Array> first = fn(x);
+  const std::vector<Array> second = fn(x);
+  EXPECT_EQ(first[0].sharding().to_string(), asked.to_string());
+  EXPECT_EQ(first[1].sharding().to_string(), NamedSharding(mesh, P("a")).to_string());
+  for (size_t k = 0; k < 2; ++k) {
+    EXPECT_EQ(first[k].sharding_ptr(), second[k].sharding_ptr()) << "output " << k;
+  }
+  // The return line holds the asked sharding; the per-device program moves the value there.
+  const spmd::Lowered lowered = fn.lower(x);
+  EXPECT_NE(lowered.global_text().find("return %2 sharding=PartitionSpec(None, 'b') %4"),
+            std::string::npos)
+      << lowered.global_text();
+  EXPECT_NE(lowered.as_text().find("PartitionSpec(None, 'b')"), std::string::npos)
+      << lowered.as_text();
 }
 
 // A jitted function made before a session runs in the next one: its planned calls hold the

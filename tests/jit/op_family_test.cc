@@ -190,33 +190,30 @@ TEST(OperationFamily, AToyFamilyIsReadFromProgramTextByItsRegisteredName) {
       "%1 = test_flip f32[8,4] %0 axis=1\nreturn %1\n",
       mesh());
   EXPECT_EQ(program.lines()[1], "%1 = test_flip f32[8,4] %0 axis=1");
-  const compiler::LocalProgram local = compiler::partition(
-      program, mesh(), {compiler::layout_of(NamedSharding(mesh(), P(spmd::None, "b")), 2)},
-      {std::nullopt}, "toy");
-  EXPECT_NE(local.text.find("all_gather[b] dim=1 f32[8,4]"), std::string::npos) << local.text;
+  const compiler::LocalProgram local = compiler::partition(program, mesh(), "toy");
+  const std::string text = local.as_text();
+  EXPECT_NE(text.find("all_gather[b] dim=1 f32[8,4]"), std::string::npos) << text;
 }
 
 // --- the device seam ---
 
 using spmd::testing::CountingBackend;
 
-// `text` (two replicated parameters of rank `rank`) partitioned for one device and run on the
-// counting backend: the outputs, and the calls that reached it.
+// `text` (its parameters replicated) partitioned for one device and run on the counting backend:
+// the outputs, and the calls that reached it.
 struct SeamRun {
   std::vector<Block> out;
   int calls;
   std::string local_text;
 };
-SeamRun run_on_counting_backend(const std::string& text, int rank, std::vector<Block> inputs) {
+SeamRun run_on_counting_backend(const std::string& text, std::vector<Block> inputs) {
   const spmd::Mesh one({spmd::devices()[0]}, {"x"});
   const compiler::LocalProgram local =
-      compiler::partition(compiler::parse_program(text, one), one,
-                          {compiler::Layout::replicated(rank), compiler::Layout::replicated(rank)},
-                          {std::nullopt}, "seam");
+      compiler::partition(compiler::parse_program(text, one), one, "seam");
   const CountingBackend backend;
   const compiler::KernelContext device{backend, backend.memory(0)};
-  std::vector<Block> out = compiler::execute(local, one, device, inputs);
-  return {std::move(out), backend.calls(), local.text};
+  std::vector<Block> out = compiler::execute(local, device, inputs);
+  return {std::move(out), backend.calls(), local.as_text()};
 }
 
 TEST(DeviceSeam, TheExecutorReachesEveryKernelThroughItsBackend) {
@@ -227,7 +224,6 @@ TEST(DeviceSeam, TheExecutorReachesEveryKernelThroughItsBackend) {
       "%3 = exp f32[2,2] %2\n"
       "%4 = reduce_sum f32[2] %3 axes={1}\n"
       "return %4\n",
-      2,
       {Block::from_vector(std::vector<float>{1, 2, 3, 4, 5, 6}, {2, 3}),
        Block::from_vector(std::vector<float>{1, 0, 0, 1, 1, 1}, {3, 2})});
   EXPECT_EQ(run.calls, 3);  // matmul, exp, reduce: nothing around the seam
@@ -250,7 +246,7 @@ TEST(DeviceSeam, AFusedChainReachesTheBackendAsOneCall) {
       "%3 = exp f32[3000] %2\n"
       "%4 = add f32[3000] %3 %0\n"
       "return %4\n",
-      1, {Block::from_vector(a, {3000}), Block::from_vector(b, {3000})});
+      {Block::from_vector(a, {3000}), Block::from_vector(b, {3000})});
   ASSERT_NE(run.local_text.find("fused f32[3000]"), std::string::npos) << run.local_text;
   EXPECT_EQ(run.calls, 1);  // the whole chain, not a call per step or per block
   const auto got = run.out[0].data<float>();

@@ -85,18 +85,17 @@ Mesh abstract_mesh(const std::string& head) {
   throw spmd::InvalidArgument("a golden file without a 'mesh' line");
 }
 
-// The partitioner's two texts for the golden file's program, its parameters' shardings the
-// input layouts, every output in its propagated layout.
+// The partitioner's two texts for the golden file's program: the parameters start in their own
+// shardings, the outputs leave in those their return line asks for, else in the propagated ones.
 LocalProgram partition_text(const Program& program, const Mesh& mesh) {
-  std::vector<spmd::compiler::Layout> in(static_cast<size_t>(program.parameters));
-  for (const auto& op : program.ops) {
-    if (const auto* p = op.as<spmd::compiler::ParameterOp>()) {
-      in.at(static_cast<size_t>(p->index)) =
-          spmd::compiler::layout_of(*p->sharding(), op.shape.size());
-    }
-  }
-  const std::vector<std::optional<spmd::compiler::Layout>> out(program.outputs.size());
-  return spmd::compiler::partition(program, mesh, in, out, "golden");
+  return spmd::compiler::partition(program, mesh, "golden");
+}
+
+// The sharding of the per-device program's output `k`, as its text prints it.
+std::string output_text(const LocalProgram& local, size_t k) {
+  const spmd::compiler::Edge& out = local.outputs.at(k);
+  return spmd::compiler::layout_text(spmd::compiler::layout_of(*out.sharding, out.shape.size()),
+                                     local.mesh);
 }
 
 std::vector<std::string> golden_files() {
@@ -123,12 +122,12 @@ TEST_P(PartitionGolden, MakesTheExpectedGlobalAndPerDevicePrograms) {
   const char* update = std::getenv("SPMD_UPDATE_GOLDEN");
   if (update != nullptr && std::string(update) == "1") {
     g.global = local.global_text;
-    g.per_device = local.text;
+    g.per_device = local.as_text();
     write_golden(path, g);
     GTEST_SKIP() << "rewrote " << path;
   }
   EXPECT_EQ(local.global_text, g.global);
-  EXPECT_EQ(local.text, g.per_device);
+  EXPECT_EQ(local.as_text(), g.per_device);
 }
 
 INSTANTIATE_TEST_SUITE_P(Files, PartitionGolden, ::testing::ValuesIn(golden_files()),
@@ -173,6 +172,18 @@ TEST(ProgramText, AnOperandThatIsNotEarlierIsRefused) {
       "%1 is not an earlier value");
 }
 
+TEST(ProgramText, AnOutputsShardingMustFollowItsOutputOnceAndFitIt) {
+  const std::string param = "%0 = parameter f32[4] index=0 sharding=PartitionSpec()\n";
+  expect_refused(param + "return sharding=PartitionSpec('a',) %0\n",
+                 "'sharding=PartitionSpec('a',)' follows no output of its own");
+  expect_refused(param + "return %0 sharding=PartitionSpec() sharding=PartitionSpec()\n",
+                 "follows no output of its own");
+  expect_refused(param + "return %0 sharding=PartitionSpec('a'\n",
+                 "the sharding of %0 is not PartitionSpec(…)");
+  expect_refused(param + "return %0 sharding=PartitionSpec(None, 'a')\n", "rank");
+  expect_refused(param + "return %0 sharding=PartitionSpec('c',)\n", "'c'");
+}
+
 TEST(ProgramText, AConstantCannotBeWrittenAsText) {
   expect_refused("%0 = constant f32[4] bytes=#0\nreturn %0\n", "use full or iota");
 }
@@ -184,8 +195,7 @@ TEST(ProgramText, AConstantCannotBeWrittenAsText) {
 // The layout partition() gives the program's only output, as text.
 std::string output_layout(const std::string& mesh_line, const std::string& text) {
   const Mesh mesh = abstract_mesh(mesh_line);
-  const LocalProgram local = partition_text(spmd::compiler::parse_program(text, mesh), mesh);
-  return spmd::compiler::layout_text(local.out_layouts.at(0), mesh);
+  return output_text(partition_text(spmd::compiler::parse_program(text, mesh), mesh), 0);
 }
 
 TEST(OutputLayout, AnOperationWhoseOperandsHaveOneUseEachGoesFirst) {
@@ -233,11 +243,10 @@ TEST(OutputLayout, AGivenOutLayoutReachesBackToTheValueButNotToAParameter) {
   const Mesh mesh = abstract_mesh("mesh x=2");
   const Program program = spmd::compiler::parse_program(
       "%0 = parameter f32[8,8] index=0 sharding=PartitionSpec()\n%1 = tanh f32[8,8] %0\n"
-      "%2 = neg f32[8,8] %1\nreturn %2\n",
+      "%2 = neg f32[8,8] %1\nreturn %2 sharding=PartitionSpec('x',)\n",
       mesh);
   const spmd::compiler::Layout rows{{{0}, {}}, {}};
-  const auto layouts = spmd::compiler::propagate_like_jax(
-      program, mesh, {spmd::compiler::Layout::replicated(2)}, {rows});
+  const auto layouts = spmd::compiler::propagate_like_jax(program, mesh);
   ASSERT_TRUE(layouts.has_value());
   EXPECT_EQ(layouts->at(2), rows);
   EXPECT_EQ(layouts->at(1), rows);
@@ -250,16 +259,15 @@ TEST(OutputLayout, WithoutAFactorRuleOrOnExplicitAxesPropagationStepsAside) {
       "%0 = parameter f32[8,6] index=0 sharding=PartitionSpec('dp',)\n"
       "%1 = reshape f32[48] %0\nreturn %1\n",
       mesh);
-  EXPECT_FALSE(spmd::compiler::propagate_like_jax(merge, mesh, {{{{0}, {}}, {}}}, {std::nullopt}));
+  EXPECT_FALSE(spmd::compiler::propagate_like_jax(merge, mesh));
   // partition() then keeps the layout its own rules give (the split survives the merge).
-  EXPECT_EQ(spmd::compiler::layout_text(partition_text(merge, mesh).out_layouts.at(0), mesh),
-            "PartitionSpec('dp',)");
+  EXPECT_EQ(output_text(partition_text(merge, mesh), 0), "PartitionSpec('dp',)");
   const Mesh typed = abstract_mesh("mesh x=2:explicit");
   const Program add = spmd::compiler::parse_program(
       "%0 = parameter f32[8@x] index=0 sharding=PartitionSpec('x',)\n"
       "%1 = neg f32[8@x] %0\nreturn %1\n",
       typed);
-  EXPECT_FALSE(spmd::compiler::propagate_like_jax(add, typed, {{{{0}}, {}}}, {std::nullopt}));
+  EXPECT_FALSE(spmd::compiler::propagate_like_jax(add, typed));
 }
 
 }  // namespace

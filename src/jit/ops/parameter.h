@@ -29,6 +29,8 @@ class ParameterOp final : public Operation {
   Block run(const KernelContext& device, const Step& step,
             std::span<const Block> in) const override;
   const NamedSharding* sharding() const override { return sharding_.get(); }
+  // The same sharding, shared: the per-device program's parameter holds this very object.
+  const std::shared_ptr<const NamedSharding>& shared_sharding() const { return sharding_; }
 
  private:
   const std::shared_ptr<const NamedSharding> sharding_;

@@ -1,0 +1,186 @@
+#include "jit/executable.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "compute/axis_groups.h"
+#include "compute/device_run.h"
+#include "compute/output_check.h"
+#include "jit/execute.h"
+#include "spmd/error.h"
+#include "spmd/runtime.h"
+
+namespace spmd::compiler {
+
+struct Executable::Session {
+  std::weak_ptr<AxisGroups> groups;  // the session's own: expires when it shuts down
+  LocalMeshDevices local;
+  int process_index = 0;
+  std::vector<std::vector<DeviceIndex>> places;  // [output][local device]
+};
+
+namespace {
+
+// True when the edge's sharding splits a dimension unevenly (its blocks carry padding).
+bool uneven(const Edge& e) {
+  const std::vector<int64_t> parts = e.sharding->shard_counts(e.shape.size());
+  for (size_t d = 0; d < e.shape.size(); ++d) {
+    if (e.shape[d] % parts[d] != 0) return true;
+  }
+  return false;
+}
+
+// `block` (a view of a shard) with zeros after it up to `shape`, kept in `storage`.
+Block padded_to(const Block& block, const Shape& shape, std::vector<HostArray>& storage) {
+  if (block.shape() == shape) return block;
+  HostArray full = HostArray::zeros(block.dtype(), shape);
+  Index part;
+  for (int64_t n : block.shape()) part.push_back({0, n});
+  full.assign(part, block.to_host());
+  storage.push_back(std::move(full));
+  return Block::view(block.dtype(), shape, storage.back().bytes().data());
+}
+
+// A padded block cut to the extents of `index`, its device's part.
+HostArray without_padding(HostArray block, const Index& index) {
+  Index part;
+  bool whole = true;
+  for (size_t d = 0; d < index.size(); ++d) {
+    part.push_back({0, index[d].size()});
+    whole = whole && index[d].size() == block.shape()[d];
+  }
+  return whole ? std::move(block) : block.slice(part);
+}
+
+std::vector<PartitionSpec> specs_of(const std::vector<Edge>& edges) {
+  std::vector<PartitionSpec> out;
+  out.reserve(edges.size());
+  for (const Edge& e : edges) out.push_back(e.sharding->spec());
+  return out;
+}
+
+}  // namespace
+
+Executable::Executable(LocalProgram program, std::string identity, std::string platform,
+                       MemorySpace memory)
+    : program_(std::move(program)),
+      identity_(std::move(identity)),
+      platform_(std::move(platform)),
+      memory_(memory),
+      out_specs_(specs_of(program_.outputs)) {
+  call_ = call_identity(identity_.c_str(), specs_of(program_.parameters), out_specs_);
+  for (const auto* edges : {&program_.parameters, &program_.outputs}) {
+    for (const Edge& e : *edges) padded_ = padded_ || uneven(e);
+  }
+}
+
+bool Executable::takes(std::span<const Array* const> inputs) const {
+  if (padded_ || inputs.size() != program_.parameters.size()) return false;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    if (!same_layout(*inputs[k], *program_.parameters[k].sharding)) return false;
+  }
+  return true;
+}
+
+std::shared_ptr<const Executable::Session> Executable::session() const {
+  std::lock_guard lock(mu_);
+  if (session_ && !session_->groups.expired()) return session_;
+  auto s = std::make_shared<Session>();
+  s->groups = axis_groups_for(program_.mesh);
+  s->local = local_mesh_devices(program_.mesh);
+  s->process_index = process_index();
+  for (const Edge& out : program_.outputs) {
+    std::vector<DeviceIndex> map = out.sharding->devices_indices_map(out.shape);
+    auto& places = s->places.emplace_back();
+    for (int64_t p : s->local.positions) places.push_back(std::move(map[static_cast<size_t>(p)]));
+  }
+  session_ = std::move(s);
+  return session_;
+}
+
+std::vector<Array> Executable::run(std::span<const Array* const> inputs) const {
+  if (inputs.size() != program_.parameters.size()) {
+    throw InvalidArgument(fmt::format("jit({}): {} inputs for a program of {} parameters",
+                                      program_.name, inputs.size(), program_.parameters.size()));
+  }
+  std::vector<Array> resharded;
+  resharded.reserve(inputs.size());
+  std::vector<const Array*> laid(inputs.begin(), inputs.end());
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const NamedSharding& want = *program_.parameters[k].sharding;
+    if (!same_layout(*inputs[k], want)) {
+      resharded.push_back(device_put(*inputs[k], want));
+      laid[k] = &resharded.back();
+    }
+  }
+  return run_laid_out(laid);
+}
+
+std::vector<Array> Executable::run_laid_out(std::span<const Array* const> inputs) const {
+  const std::shared_ptr<const Session> s = session();
+  const size_t devices = s->local.ids.size();
+  std::vector<HostArray> padding;  // what padded blocks view
+  padding.reserve(padded_ ? devices * inputs.size() : 0);
+  std::vector<std::vector<Block>> blocks(devices);
+  for (size_t i = 0; i < devices; ++i) {
+    blocks[i].reserve(inputs.size());
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      Block b = block_of(*inputs[k], s->local.ids[i], k);
+      if (padded_) b = padded_to(b, program_.parameters[k].block, padding);
+      blocks[i].push_back(std::move(b));
+    }
+  }
+  std::vector<std::vector<Block>> results = run_devices(*s, blocks);
+  return assemble(*s, results);
+}
+
+std::vector<std::vector<Block>> Executable::run_devices(
+    const Session& s, std::vector<std::vector<Block>>& blocks) const {
+  const std::shared_ptr<AxisGroups> groups = s.groups.lock();
+  if (!groups) {
+    throw FailedPrecondition(
+        fmt::format("jit({}): the runtime shut down while a call was starting", program_.name));
+  }
+  const KernelContext device{kernels::backend_for(platform_), memory_};
+  std::vector<std::vector<Block>> results(blocks.size());
+  const std::string what = fmt::format("jit({})", program_.name);
+  for_each_local_device(*groups, s.local, what, [&](size_t i, const AxisContext& context) {
+    results[i] = execute(program_, device, blocks[i]);
+    check_outputs(context, call_, out_specs_, {.check_rep = false}, results[i]);
+  });
+  return results;
+}
+
+std::vector<Array> Executable::assemble(const Session& s,
+                                        std::vector<std::vector<Block>>& results) const {
+  std::vector<Array> arrays;
+  arrays.reserve(program_.outputs.size());
+  for (size_t k = 0; k < program_.outputs.size(); ++k) {
+    const Edge& out = program_.outputs[k];
+    std::vector<Shard> shards;
+    shards.reserve(results.size());
+    for (size_t i = 0; i < results.size(); ++i) {
+      const DeviceIndex& place = s.places[k][i];
+      if (results[i].size() != program_.outputs.size()) {
+        throw Error(fmt::format("jit({}): device {} returned {} blocks; the program promised {}",
+                                program_.name, s.local.ids[i], results[i].size(),
+                                program_.outputs.size()));
+      }
+      const Block& b = results[i][k];
+      if (b.dtype() != out.dtype || b.shape() != out.block) {
+        throw Error(fmt::format(
+            "jit({}): device {} returned {}[{}] as output {}; the program promised {}[{}]",
+            program_.name, s.local.ids[i], dtype_name(b.dtype()), fmt::join(b.shape(), ", "), k,
+            dtype_name(out.dtype), fmt::join(out.block, ", ")));
+      }
+      HostArray data = std::move(results[i][k]).to_host();
+      if (padded_) data = without_padding(std::move(data), place.index);
+      shards.push_back(Shard{place.device, place.index, place.replica_id, std::move(data)});
+    }
+    arrays.emplace_back(out.shape, out.dtype, out.sharding, std::move(shards), s.process_index,
+                        Array::Unchecked{});
+  }
+  return arrays;
+}
+
+}  // namespace spmd::compiler
