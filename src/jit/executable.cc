@@ -66,6 +66,7 @@ Executable::Executable(LocalProgram program, std::string identity, std::string p
     : program_(std::move(program)),
       identity_(std::move(identity)),
       platform_(std::move(platform)),
+      what_(fmt::format("jit({})", program_.name)),
       memory_(memory),
       out_specs_(specs_of(program_.outputs)) {
   call_ = call_identity(identity_.c_str(), specs_of(program_.parameters), out_specs_);
@@ -143,8 +144,7 @@ std::vector<std::vector<Block>> Executable::run_devices(
   }
   const KernelContext device{kernels::backend_for(platform_), memory_};
   std::vector<std::vector<Block>> results(blocks.size());
-  const std::string what = fmt::format("jit({})", program_.name);
-  for_each_local_device(*groups, s.local, what, [&](size_t i, const AxisContext& context) {
+  for_each_local_device(*groups, s.local, what_, [&](size_t i, const AxisContext& context) {
     results[i] = execute(program_, device, blocks[i]);
     check_outputs(context, call_, out_specs_, {.check_rep = false}, results[i]);
   });

@@ -58,6 +58,7 @@ class Executable {
   LocalProgram program_;
   std::string identity_;
   std::string platform_;
+  std::string what_;  // "jit(name)", what a failed device's error names
   MemorySpace memory_;
   std::vector<PartitionSpec> out_specs_;  // the outputs' shardings' specs, for the output check
   uint64_t call_ = 0;                     // the identity hashed with every spec

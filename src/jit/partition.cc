@@ -84,14 +84,12 @@ LocalProgram partition(const Program& program, const Mesh& mesh, const std::stri
   if (typed) type_hints(program, mesh, hints);
   p.set_hints(std::move(hints));
   const std::vector<bool> live = live_values(program);
+  p.result().parameters.resize(static_cast<size_t>(program.parameters));
   for (size_t v = 0; v < program.ops.size(); ++v) {
     const Op& op = program.ops[v];
     if (const auto* param = op.as<ParameterOp>()) {
       const int slot = p.new_slot();
-      auto& params = p.result().parameters;
-      if (params.size() <= static_cast<size_t>(param->index))
-        params.resize(static_cast<size_t>(param->index) + 1);
-      params[static_cast<size_t>(param->index)] =
+      p.result().parameters.at(static_cast<size_t>(param->index)) =
           edge(program, mesh, static_cast<int>(v), slot, param->shared_sharding());
       p.define(static_cast<int>(v), slot, layout_of(*param->sharding(), op.shape.size()));
     } else if (live[v]) {

@@ -90,6 +90,22 @@ Op parse_op(const std::vector<std::string>& w, const Program& program, const Mes
   return op;
 }
 
+// Each of the program's parameters numbered 0, 1, … once.
+void check_parameter_indices(const Program& program) {
+  std::vector<bool> seen(static_cast<size_t>(program.parameters), false);
+  for (size_t v = 0; v < program.ops.size(); ++v) {
+    const auto* p = program.ops[v].as<ParameterOp>();
+    if (p == nullptr) continue;
+    if (p->index < 0 || p->index >= program.parameters || seen[static_cast<size_t>(p->index)]) {
+      throw InvalidArgument(fmt::format(
+          "program text: %{} is parameter index={}, but a program of {} parameters numbers them "
+          "0 to {}, each once",
+          v, p->index, program.parameters, program.parameters - 1));
+    }
+    seen[static_cast<size_t>(p->index)] = true;
+  }
+}
+
 // "return %5 sharding=PartitionSpec('a',) %6": each output, and the sharding asked of it.
 void read_outputs(const std::vector<std::string>& w, const Mesh& mesh, Program& program) {
   constexpr std::string_view kSharding = "sharding=";
@@ -191,6 +207,7 @@ Program parse_program(std::string_view text, const Mesh& mesh) {
     }
   }
   if (!returned) throw InvalidArgument("program text: no return line");
+  check_parameter_indices(program);
   return program;
 }
 

@@ -184,6 +184,15 @@ TEST(ProgramText, AnOutputsShardingMustFollowItsOutputOnceAndFitIt) {
   expect_refused(param + "return %0 sharding=PartitionSpec('c',)\n", "'c'");
 }
 
+TEST(ProgramText, ParametersAreNumberedFromZeroEachOnce) {
+  expect_refused("%0 = parameter f32[4] index=1 sharding=PartitionSpec()\nreturn %0\n",
+                 "%0 is parameter index=1, but a program of 1 parameters numbers them 0 to 0");
+  expect_refused(
+      "%0 = parameter f32[4] index=0 sharding=PartitionSpec()\n"
+      "%1 = parameter f32[4] index=0 sharding=PartitionSpec()\nreturn %1\n",
+      "%1 is parameter index=0");
+}
+
 TEST(ProgramText, AConstantCannotBeWrittenAsText) {
   expect_refused("%0 = constant f32[4] bytes=#0\nreturn %0\n", "use full or iota");
 }
