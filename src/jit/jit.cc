@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <map>
 #include <mutex>
+#include <optional>
 
 #include "jit/executable.h"
 #include "jit/ops/parameter.h"
