@@ -21,15 +21,6 @@ struct Executable::Session {
 
 namespace {
 
-// True when the edge's sharding splits a dimension unevenly (its blocks carry padding).
-bool uneven(const Edge& e) {
-  const std::vector<int64_t> parts = e.sharding->shard_counts(e.shape.size());
-  for (size_t d = 0; d < e.shape.size(); ++d) {
-    if (e.shape[d] % parts[d] != 0) return true;
-  }
-  return false;
-}
-
 // `block` (a view of a shard) with zeros after it up to `shape`, kept in `storage`.
 Block padded_to(const Block& block, const Shape& shape, std::vector<HostArray>& storage) {
   if (block.shape() == shape) return block;
@@ -71,7 +62,7 @@ Executable::Executable(LocalProgram program, std::string identity, std::string p
       out_specs_(specs_of(program_.outputs)) {
   call_ = call_identity(identity_.c_str(), specs_of(program_.parameters), out_specs_);
   for (const auto* edges : {&program_.parameters, &program_.outputs}) {
-    for (const Edge& e : *edges) padded_ = padded_ || uneven(e);
+    for (const Edge& e : *edges) padded_ = padded_ || e.padded;
   }
 }
 
@@ -104,6 +95,7 @@ std::vector<Array> Executable::run(std::span<const Array* const> inputs) const {
     throw InvalidArgument(fmt::format("jit({}): {} inputs for a program of {} parameters",
                                       program_.name, inputs.size(), program_.parameters.size()));
   }
+  if (program_.outputs.empty()) return {};  // nothing to compute (an empty tree)
   std::vector<Array> resharded;
   resharded.reserve(inputs.size());
   std::vector<const Array*> laid(inputs.begin(), inputs.end());
@@ -118,6 +110,7 @@ std::vector<Array> Executable::run(std::span<const Array* const> inputs) const {
 }
 
 std::vector<Array> Executable::run_laid_out(std::span<const Array* const> inputs) const {
+  if (program_.outputs.empty()) return {};
   const std::shared_ptr<const Session> s = session();
   const size_t devices = s->local.ids.size();
   std::vector<HostArray> padding;  // what padded blocks view

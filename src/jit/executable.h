@@ -41,7 +41,8 @@ class Executable {
   bool takes(std::span<const Array* const> inputs) const;
 
   // The program's outputs for `inputs` (one per parameter), each laid out first where it is
-  // not. Throws what a device threw, after every device has returned.
+  // not; none, with nothing run, for a program without outputs. Throws what a device threw,
+  // after every device has returned.
   std::vector<Array> run(std::span<const Array* const> inputs) const;
   // The same for inputs takes() accepts, without looking at their layout again.
   std::vector<Array> run_laid_out(std::span<const Array* const> inputs) const;

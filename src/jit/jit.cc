@@ -29,8 +29,6 @@ struct Compiled {
   compiler::Program program;
   std::vector<std::string> keys;
   std::unique_ptr<const compiler::Executable> executable;
-
-  bool has_outputs() const { return !executable->program().outputs.empty(); }
 };
 
 // Whether two shardings lay every array out alike, decided without building index maps: the same
@@ -311,7 +309,6 @@ std::vector<Array> JitCore::run(const CachedCall& call, std::span<const Array* c
                                 std::vector<std::string>& keys) const {
   const Compiled& c = *call.compiled;
   keys = c.keys;
-  if (!c.has_outputs()) return {};  // nothing to compute (an empty tree)
   return c.executable->run_laid_out(inputs);
 }
 
@@ -328,7 +325,6 @@ std::vector<Array> JitCore::call(std::span<const Array* const> inputs,
   }
   if (entry) return run(*entry, inputs, keys);
   keys = c->keys;
-  if (!c->has_outputs()) return {};
   return c->executable->run(inputs);
 }
 

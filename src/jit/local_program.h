@@ -60,6 +60,8 @@ struct Edge {
   std::shared_ptr<const NamedSharding> sharding;
   // Every device's block: ceil(global / parts) along a split dimension (layout.h: local_shape).
   Shape block;
+  // Some dimension splits unevenly: the blocks carry padding (layout.h: padded_dims).
+  bool padded = false;
 };
 
 struct LocalProgram {

@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <numeric>
 
 #include "jit/fuse.h"
 #include "jit/hints.h"
@@ -63,8 +64,12 @@ void type_hints(const Program& program, const Mesh& mesh,
 Edge edge(const Program& program, const Mesh& mesh, int value, int slot,
           std::shared_ptr<const NamedSharding> sharding) {
   const Op& op = program.ops[static_cast<size_t>(value)];
-  Shape block = local_shape(op.shape, layout_of(*sharding, op.shape.size()), mesh);
-  return Edge{slot, op.dtype, op.shape, std::move(sharding), std::move(block)};
+  const Layout layout = layout_of(*sharding, op.shape.size());
+  std::vector<int> dims(op.shape.size());
+  std::iota(dims.begin(), dims.end(), 0);
+  const bool padded = !padded_dims(op.shape, layout, mesh, dims).empty();
+  return Edge{slot,  op.dtype, op.shape, std::move(sharding), local_shape(op.shape, layout, mesh),
+              padded};
 }
 
 // The sharding output `out` leaves in: its own when out_shardings gave one (the same object),

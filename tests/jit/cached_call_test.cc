@@ -144,6 +144,42 @@ TEST(CachedCall, PaddedOutputsAreCheckedArraysCutToTheirParts) {
   }
 }
 
+TEST(CachedCall, AFunctionOfNoOutputsReturnsNoneOnEveryPath) {
+  if (!start(4)) GTEST_SKIP() << "needs a process of its own, as CTest runs each case";
+  const spmd::Mesh mesh(spmd::devices(), {"x"});
+  JitCore core(spmd::JitOptions{.name = "nothing"});
+  int traces = 0;
+  const JitCore::TraceFn nothing = [&traces](std::vector<Tensor>&, std::vector<std::string>&) {
+    ++traces;
+    return std::vector<Tensor>{};
+  };
+  const std::vector<int> one{1};
+  std::vector<std::string> keys;
+  // Laid out as the program asks (the fast path after the first call), and elsewhere.
+  const Array split = spmd::device_put(counting(8), NamedSharding(mesh, P("x")));
+  const Array whole = spmd::device_put(counting(8), NamedSharding(mesh, P()));
+  for (const Array* x : {&split, &split, &whole}) {
+    const Array* args[] = {x};
+    EXPECT_TRUE(core.call(args, one, "(x)", nothing, keys).empty());
+  }
+  EXPECT_EQ(traces, 2);  // one per layout
+}
+
+TEST(CachedCall, AnEmptyArrayRunsAndStaysEmpty) {
+  if (!start(4)) GTEST_SKIP() << "needs a process of its own, as CTest runs each case";
+  const spmd::Mesh mesh(spmd::devices(), {"x"});
+  auto fn = spmd::jit([](const Tensor& x) { return std::vector<Tensor>{x * 2.0f, jnp::sum(x)}; });
+  const Array x = spmd::device_put(HostArray::zeros(spmd::DType::kFloat32, {0, 3}),
+                                   NamedSharding(mesh, P("x")));
+  for (int round = 0; round < 2; ++round) {
+    const std::vector<Array> out = fn(x);
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(out[0].shape(), (spmd::Shape{0, 3}));
+    EXPECT_EQ(out[0].to_host().size(), 0);
+    EXPECT_EQ(out[1].to_host().data<float>()[0], 0.0f);
+  }
+}
+
 TEST(CachedCall, AnOutputLeavesInTheOneShardingObjectItsProgramHolds) {
   if (!start(4)) GTEST_SKIP() << "needs a process of its own, as CTest runs each case";
   const spmd::Mesh mesh(spmd::devices(), {2, 2}, {"a", "b"});
