@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <string>
 
+#include "support/error_of.h"
+
 namespace spmd::checkpoint {
 
 // A test with root_, an empty directory of its own (named for the process and the test).
@@ -25,15 +27,6 @@ class TempDirTest : public ::testing::Test {
   std::filesystem::path root_;
 };
 
-// The message of the E that f throws, or "no error" when it throws none.
-template <class E, class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using spmd::testing::error_of;
 
 }  // namespace spmd::checkpoint

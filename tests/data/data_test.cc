@@ -18,6 +18,7 @@
 #include "spmd/error.h"
 #include "spmd/mesh.h"
 #include "spmd/runtime.h"
+#include "support/error_of.h"
 
 namespace spmd::data {
 namespace {
@@ -263,15 +264,7 @@ class Files : public ::testing::Test {
   fs::path dir_;
 };
 
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using spmd::testing::error_of;
 
 TEST_F(Files, TheLoaderPositionTravelsWithACheckpointStep) {
   DistributedDataLoader loader(numbers(50), 5, batch_sharding(), {.seed = 1});
