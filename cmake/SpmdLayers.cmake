@@ -3,7 +3,7 @@
 # symbolic links per layer in the build directory is its include root, so an #include that
 # points up the table does not compile (tests/layers/check_layers.py says the same with the
 # file and line, for every arrow at once).
-set(SPMD_LAYER_ORDER coord cluster runtime comm sharding array kernels compute jit multihost
+set(SPMD_LAYER_ORDER coord cluster runtime comm sharding array kernels compute jit lib multihost
   checkpoint data)
 
 # spmd_layer_includes(<target> <layer> [INTERFACE]): <target>'s include directories are the

@@ -42,7 +42,8 @@ class KeyArray {
 
   // Key `i` along the first axis (negative counts from the end, as in JAX): shape()[1:].
   // Throws InvalidArgument for a single key (shape ()) or an index out of range. A Key's row is
-  // read on the host (8 bytes a key), so its array must be fully addressable.
+  // the Tensor's slice run at once (numpy_eager.h), so every process of the keys' mesh indexes
+  // alike, as with any eager function.
   KeyArray operator[](int64_t i) const;
 
  private:

@@ -1,5 +1,7 @@
 // spmd::Tensor — a value inside a function traced by spmd::jit (jit.h): a global shape and a
-// dtype, and the operations of spmd::numpy (numpy.h) recorded on it instead of run.
+// dtype, and the operations of spmd::numpy (numpy.h) and the operators below recorded on it
+// instead of run. The operators broadcast and promote as jax.numpy's functions of the same name
+// (add, subtract, multiply, divide, negative, the comparisons) do.
 //
 // A Tensor has no elements. jit calls the user's function once per new signature with one Tensor
 // per argument; every operation on Tensors appends to that trace's program and returns the Tensor
@@ -42,7 +44,7 @@ class Tensor {
   // "Tensor(f32[8,4], %3)"; "Tensor(f32[8@x,4], %3)" where the type splits it.
   std::string to_string() const;
 
-  // The trace and the value it names (for spmd::numpy's implementation).
+  // The trace and the value it names (for the tracing API: jit/lax.h and the libraries on it).
   Tensor(std::shared_ptr<compiler::Trace> trace, int value)
       : trace_(std::move(trace)), value_(value) {}
   const std::shared_ptr<compiler::Trace>& trace() const { return trace_; }

@@ -7,6 +7,7 @@
 
 #include <map>
 
+#include "jit/lax.h"
 #include "jit/manual.h"
 #include "jit/ops/manual.h"
 #include "jit/ops/parameter.h"
@@ -15,7 +16,6 @@
 #include "spmd/error.h"
 #include "spmd/grad.h"
 #include "spmd/jit.h"
-#include "spmd/numpy.h"
 
 namespace spmd {
 namespace {
@@ -73,12 +73,13 @@ namespace compiler {
 Tensor unbroadcast(const Tensor& g, const Shape& shape) {
   const Shape from = g.shape();
   if (from == shape) return g;
-  numpy::AxisList axes;
+  std::vector<int64_t> axes;
   const size_t offset = from.size() - shape.size();
   for (size_t d = 0; d < from.size(); ++d) {
-    if (d < offset || (shape[d - offset] == 1 && from[d] != 1)) axes.push_back(static_cast<int>(d));
+    if (d < offset || (shape[d - offset] == 1 && from[d] != 1))
+      axes.push_back(static_cast<int64_t>(d));
   }
-  return numpy::reshape(numpy::sum(g, axes), shape);
+  return lax::reshape(lax::reduce(kernels::Reduce::kSum, g, axes), shape);
 }
 
 Cotangents vjp_rule(const Op& op, const Tensor& out, const std::vector<Tensor>& in,
@@ -138,7 +139,8 @@ std::vector<Tensor> vjp_of(const Tensor& out, const std::vector<Tensor>& wrt,
                       compiler::type_text(t.dtype(), t.shape())));
     }
     auto it = ct.find(t.value());
-    const Tensor g = it != ct.end() ? it->second : numpy::zeros(t.shape(), t.dtype());
+    const Tensor g =
+        it != ct.end() ? it->second : compiler::lax::full(t.trace(), t.shape(), t.dtype(), 0);
     grads.push_back(as_primal(g, t));
   }
   return grads;
@@ -150,7 +152,7 @@ std::vector<Tensor> vjp_of(const Tensor& out, const std::vector<Tensor>& wrt) {
         fmt::format("grad: the function must return a scalar, not {} (use vjp with a cotangent)",
                     compiler::type_text(out.dtype(), out.shape())));
   }
-  return vjp_of(out, wrt, numpy::ones({}, out.dtype()));
+  return vjp_of(out, wrt, compiler::lax::full(out.trace(), Shape{}, out.dtype(), 1));
 }
 
 }  // namespace spmd

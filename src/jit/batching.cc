@@ -6,25 +6,23 @@
 #include <numeric>
 #include <utility>
 
+#include "jit/lax.h"
 #include "spmd/error.h"
-#include "spmd/numpy.h"
 
 namespace spmd::compiler {
-
-namespace jnp = spmd::numpy;
 
 Tensor batched_at(const Batched& b, int dim, int64_t size) {
   if (!b.dim) {
     Shape shape = b.value.shape();
     shape.insert(shape.begin() + dim, size);
-    return jnp::broadcast_to(jnp::expand_dims(b.value, dim), shape);
+    return lax::broadcast(lax::expand_dims(b.value, dim), shape);
   }
   if (*b.dim == dim) return b.value;
-  std::vector<int> perm(static_cast<size_t>(b.value.ndim()));
-  std::iota(perm.begin(), perm.end(), 0);
+  std::vector<int64_t> perm(static_cast<size_t>(b.value.ndim()));
+  std::iota(perm.begin(), perm.end(), int64_t{0});
   perm.erase(perm.begin() + *b.dim);
   perm.insert(perm.begin() + dim, *b.dim);
-  return jnp::transpose(b.value, perm);
+  return lax::transpose(b.value, perm);
 }
 
 Tensor batched_first(const Batched& b, int64_t size) { return batched_at(b, 0, size); }
@@ -55,15 +53,15 @@ Tensor per_slice(int64_t size, std::span<const Batched> operands,
       }
       const Shape shape = firsts[j].shape();
       std::vector<int64_t> start(shape.size(), 0);
-      std::vector<int64_t> stop(shape.begin(), shape.end());
+      Shape extent = shape;
       start[0] = i;
-      stop[0] = i + 1;
-      slice.push_back(numpy::reshape(numpy::slice(firsts[j], start, stop),
-                                     Shape(shape.begin() + 1, shape.end())));
+      extent[0] = 1;
+      slice.push_back(lax::reshape(lax::slice(firsts[j], start, extent),
+                                   Shape(shape.begin() + 1, shape.end())));
     }
-    parts.push_back(numpy::expand_dims(fn(slice), 0));
+    parts.push_back(lax::expand_dims(fn(slice), 0));
   }
-  return numpy::concatenate(parts, 0);
+  return lax::concatenate(parts, 0);
 }
 
 namespace {

@@ -5,6 +5,7 @@
 // (closed-over values, constants, keys shared by all slices) stay as they are. The slices stand
 // in for the mapped arguments only while tracing; the partitioner never lowers them, nor anything
 // computed from them alone.
+// Open to lib/: a library's operations state their batching rules, as ops/ do.
 #pragma once
 
 #include <cstdint>

@@ -2,6 +2,7 @@
 // the one place that starts from a name, reading a program's text back (program_parse.h). Each
 // family registers its kinds from its own file with a static OperationRegistration, so a new
 // family touches one file. Thread-safe.
+// Open to lib/: a library registers its operations' names, as ops/ does.
 #pragma once
 
 #include <functional>

@@ -8,6 +8,7 @@
 //
 // Operations are immutable after construction and shared between a program, its per-device
 // steps and every thread running them.
+// Open to lib/: a library adds a family of operations as ops/ does (the random family).
 #pragma once
 
 #include <memory>

@@ -1,6 +1,7 @@
 // The partitioner's working state, the interface every operation's sharding rule
 // (Operation::partition, in src/jit/ops/) emits its steps through. partition.cc drives it over a
 // program; reshard.cc moves a value between layouts. Private to src/jit/.
+// Open to lib/: a library's operations state their sharding rules, as ops/ do.
 #pragma once
 
 #include <functional>

@@ -6,6 +6,7 @@
 // Its edges hold their own shardings, in the one form jit takes them in: each parameter
 // (ParameterOp) the NamedSharding its argument is laid out as, each output the one out_shardings
 // asks for, if any. The partitioner reads them there and nowhere else.
+// Open to lib/: the program's types (ValueType, Op) and type_text for errors.
 #pragma once
 
 #include <cstdint>

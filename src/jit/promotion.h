@@ -1,4 +1,5 @@
 // JAX's dtype rules for spmd::numpy: the type lattice (jnp.promote_types) and weak scalars.
+// Open to lib/: JAX's dtype rules, which spmd::numpy's functions apply to their operands.
 #pragma once
 
 #include "spmd/dtype.h"

@@ -5,6 +5,8 @@
 // partitioner holds every value to its type. Auto axes are not in types: propagation places
 // them as before. The helpers here are what the rules and the partitioner share. Private to
 // src/jit/.
+// Open to lib/: out_sharding= checked as JAX checks it, and the type rules of a library's
+// operations.
 #pragma once
 
 #include <span>

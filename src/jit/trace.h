@@ -1,5 +1,6 @@
 // A trace in progress: the program being recorded while jit runs the user's function on Tensors
 // (tensor.h). Tensors hold their trace; the trace is open only during the call that made it.
+// Open to lib/: the trace in progress, which a library's functions record into (trace_of).
 #pragma once
 
 #include <initializer_list>

@@ -8,14 +8,13 @@
 #include <map>
 
 #include "jit/batching.h"
+#include "jit/lax.h"
 #include "jit/program.h"
 #include "jit/trace.h"
 #include "spmd/error.h"
-#include "spmd/numpy.h"
 
 namespace spmd::detail {
 
-namespace jnp = spmd::numpy;
 using compiler::Batched;
 
 struct VmapCall::State {
@@ -91,7 +90,8 @@ VmapCall::VmapCall(const std::vector<Tensor>& leaves, const VmapAxes& axes,
     // A stand-in of the slice's type: only its type is read, and nothing lowers it.
     Shape shape = leaves[i].shape();
     shape.erase(shape.begin() + at[i]);
-    const Tensor slice = jnp::zeros(shape, leaves[i].dtype());
+    const Tensor slice =
+        compiler::lax::full(compiler::Trace::current("vmap"), shape, leaves[i].dtype(), 0);
     state_->batched.emplace(slice.value(), Batched{leaves[i], at[i]});
     slices_.push_back(slice);
   }

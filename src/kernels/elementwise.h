@@ -7,6 +7,7 @@
 // (it promotes as JAX does); here, a transcendental on an integer type throws InvalidArgument.
 // Pure functions; thread-safe.
 // Open to tools/: spmd-bench jit runs the kernels beside jit as its baseline.
+// Open to lib/: the element-wise functions lax::unary and lax::binary take.
 #pragma once
 
 #include <cstddef>

@@ -4,6 +4,7 @@
 // flat index in the whole array, hashes the counter (i >> 32, i & 0xffffffff) under the key, so
 // any block of the array is computed from its own indices alone: a device makes its shard without
 // the rest and without communication. Pure; thread-safe.
+// Open to lib/: the random family's attributes name the kinds of bits.
 #pragma once
 
 #include <array>

@@ -10,6 +10,7 @@
 // values and why; tests/jit/random_jax_test.py measures it. The float samplers are built twice,
 // for x86-64-v3 (AVX2, FMA) and the baseline, picked at load time; both give the same values.
 // Pure; thread-safe.
+// Open to lib/: the random family's attributes name the distributions.
 #pragma once
 
 #include <cstddef>

@@ -2,6 +2,7 @@
 // outer slab reduced column-wise). Several axes are reduced one at a time by the caller.
 // Accumulation is in the output dtype; float16 and bfloat16 accumulate in float32 and round
 // once. Max and min propagate NaN, as jnp.max does. Pure; thread-safe.
+// Open to lib/: the reductions lax::reduce takes.
 #pragma once
 
 #include <cstddef>

@@ -1,5 +1,6 @@
 // The process-global runtime state: the only global mutable state of spmd (STYLE.md). Guarded by
 // its mutex; initialize()/shutdown() replace it wholesale, device queries read a snapshot.
+// Open to lib/: spmd::numpy's eager functions keep their compiled programs per session.
 #pragma once
 
 #include <chrono>

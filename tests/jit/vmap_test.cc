@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "jit/ops/random.h"
 #include "jit/program_parse.h"
+#include "lib/random/ops.h"
 
 namespace {
 

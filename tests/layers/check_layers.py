@@ -8,6 +8,10 @@ Files under python/src (the Python module) follow the same rule as tools/ ("// O
 Outside src/kernels, nothing calls a kernel function (elementwise.h, reduce.h, layout.h, ...)
 directly: every kernel is reached through a kernels::Backend (backend.h), the device seam a GPU
 backend implements; tools/ may (a benchmark's baseline measures the bare kernel).
+src/lib (the libraries above the compiler core: numpy, random, optim) is a layer this repository
+adds above jit (ADDED below; DESIGN.md, "Layers"). Its files include the public headers, their own
+room's headers, and only those internal headers of the layers below that declare themselves open
+to it (a line "// Open to lib/: <why>"): the core's tracing API, not its internals.
 Each breach prints as "file:line: ...". When the design's table is beside the repository
 (DESIGN_MD below), the table here must equal it, so the two cannot drift apart silently.
 Usage: check_layers.py SOURCE_DIR
@@ -32,6 +36,12 @@ DEPENDS = {
     "checkpoint": ["array", "coord"],
     "data": ["array"],
 }
+# Layers this repository adds to the design's table, with their "depends on" column (DESIGN.md,
+# "Layers"); not compared with the design's table, which does not have them.
+ADDED = {
+    "lib": ["jit"],
+}
+DEPENDS.update(ADDED)
 # Edges this repository takes beyond the design's column, each with its reason (DESIGN.md,
 # "Layers").
 DECLARED = {
@@ -52,8 +62,9 @@ PUBLIC = {
     "array.h": "array", "host_array.h": "array",
     "block.h": "compute", "block_ops.h": "compute", "named_collectives.h": "compute",
     "shard_map.h": "compute",
-    "tensor.h": "jit", "numpy.h": "jit", "jit.h": "jit", "numpy_eager.h": "jit",
-    "grad.h": "jit", "optim.h": "jit", "traced_shard_map.h": "jit", "random.h": "jit", "random_key.h": "jit",
+    "tensor.h": "jit", "jit.h": "jit", "grad.h": "jit", "traced_shard_map.h": "jit",
+    "numpy.h": "lib", "numpy_eager.h": "lib", "optim.h": "lib", "random.h": "lib",
+    "random_key.h": "lib",
     "tensor_leaves.h": "jit", "vmap.h": "jit", "mesh_context.h": "sharding",
     "multihost.h": "multihost",
     "checkpoint.h": "checkpoint", "checkpoint_manager.h": "checkpoint",
@@ -63,6 +74,7 @@ PUBLIC = {
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 OPEN_TO = {"tools": "// Open to tools/:", "python/src": "// Open to python/:"}
+LIB_OPENER = "// Open to lib/:"
 # The CPU kernel functions of src/kernels/ that compute; their names beside kernels:: outside that
 # folder are a call around the device seam.
 KERNEL_CALL = re.compile(
@@ -134,6 +146,9 @@ def check_sources(root, problems):
             if not m:
                 continue
             other = layer_of_header(m.group(1))
+            if own == "lib" and other not in (None, "lib", "vocabulary", "umbrella"):
+                check_lib_include(root, path, number, m.group(1), problems)
+                continue
             if other is None or other in ok:
                 continue
             if other not in DEPENDS:
@@ -143,6 +158,17 @@ def check_sources(root, problems):
                                 f"({m.group(1)}): {own} depends on "
                                 f"{', '.join(sorted(ok - {own, 'vocabulary'})) or 'nothing'}")
     return len(files)
+
+
+def check_lib_include(root, path, number, name, problems):
+    """A library's include of a lower layer: a public header, or one opened to lib/."""
+    if name.startswith("spmd/"):
+        return
+    header = root / "src" / name
+    if not header.exists() or LIB_OPENER not in header.read_text():
+        problems.append(f"{path.relative_to(root)}:{number}: lib/ includes {name}, an internal "
+                        f"header not open to it: build through the core's tracing API (lax.h), "
+                        f"or open the header with a line '{LIB_OPENER} <why>'")
 
 
 def check_outside(root, folder, problems):
@@ -186,7 +212,7 @@ def main():
     design = design_table(root)
     if design is None:
         print(f"note: {DESIGN_MD} is not beside the repository; the table here is not compared")
-    elif design != DEPENDS:
+    elif design != {k: v for k, v in DEPENDS.items() if k not in ADDED}:
         problems.append(f"the table here differs from {DESIGN_MD}'s: {design}")
     count = (check_sources(root, problems) + check_outside(root, "tools", problems) +
              check_outside(root, "python/src", problems))

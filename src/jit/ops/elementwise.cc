@@ -8,16 +8,15 @@
 #include <set>
 
 #include "jit/batching.h"
+#include "jit/lax.h"
 #include "jit/op_registry.h"
 #include "jit/partitioner.h"
 #include "jit/program.h"
 #include "jit/sharding_in_types.h"
 #include "spmd/error.h"
-#include "spmd/numpy.h"
 
 namespace spmd::compiler {
 
-namespace jnp = spmd::numpy;
 using kernels::Binary;
 using kernels::Unary;
 
@@ -102,7 +101,7 @@ Batched ElementwiseOperation::batch(const Op& op, std::span<const Batched> opera
     if (scalar && !b.dim) {
       in.push_back(b.value);
     } else if (scalar) {
-      in.push_back(jnp::broadcast_to(jnp::reshape(batched_first(b, size), column), shape));
+      in.push_back(lax::broadcast(lax::reshape(batched_first(b, size), column), shape));
     } else {
       in.push_back(batched_first(b, size));
     }
@@ -143,9 +142,9 @@ Cotangents UnaryOp::vjp(const Op& op, const Tensor& y, std::span<const Tensor> o
     case Unary::kRsqrt:
       return {g * -0.5f * y / x};
     case Unary::kAbs:
-      return {g * jnp::sign(x)};
+      return {g * lax::unary(Unary::kSign, x)};
     case Unary::kSign:
-      return {jnp::zeros_like(x)};
+      return {lax::full_like(x, 0)};
     case Unary::kNot:
       break;
   }
@@ -178,9 +177,9 @@ namespace {
 
 // max/min: the cotangent goes to the chosen operand, split evenly at ties (as JAX's).
 Cotangents choose(const Tensor& a, const Tensor& b, const Tensor& g, bool max) {
-  const Tensor wins = jnp::astype(max ? a > b : a < b, g.dtype());
-  const Tensor ties = jnp::astype(jnp::equal(a, b), g.dtype()) * 0.5f;
-  const Tensor loses = jnp::astype(max ? a < b : a > b, g.dtype());
+  const Tensor wins = lax::convert_element_type(max ? a > b : a < b, g.dtype());
+  const Tensor ties = lax::convert_element_type(lax::binary(Binary::kEq, a, b), g.dtype()) * 0.5f;
+  const Tensor loses = lax::convert_element_type(max ? a < b : a > b, g.dtype());
   return {g * (wins + ties), g * (loses + ties)};
 }
 
@@ -200,7 +199,7 @@ Cotangents BinaryOp::vjp(const Op& op, const Tensor& y, std::span<const Tensor> 
     case Binary::kDiv:
       return {g / b, -g * a / (b * b)};
     case Binary::kPow:
-      return {g * b * jnp::power(a, b - 1.0f), g * jnp::log(a) * y};
+      return {g * b * lax::binary(Binary::kPow, a, b - 1.0f), g * lax::unary(Unary::kLog, a) * y};
     case Binary::kMax:
       return choose(a, b, g, true);
     case Binary::kMin:

@@ -7,16 +7,14 @@
 #include <algorithm>
 
 #include "jit/batching.h"
+#include "jit/lax.h"
 #include "jit/op_registry.h"
 #include "jit/partitioner.h"
 #include "jit/program.h"
 #include "spmd/error.h"
-#include "spmd/numpy.h"
 #include "spmd/sharding.h"
 
 namespace spmd::compiler {
-
-namespace jnp = spmd::numpy;
 
 namespace {
 
@@ -115,7 +113,7 @@ Batched BroadcastOp::batch(const Op& /*op*/, std::span<const Batched> operands,
   aligned.insert(aligned.end(), from.begin(), from.end());
   Shape to = shape;
   to.insert(to.begin(), size);
-  const Tensor x = jnp::reshape(batched_first(operands[0], size), aligned);
+  const Tensor x = lax::reshape(batched_first(operands[0], size), aligned);
   return {compiler::apply(make_operation<BroadcastOp>(std::move(to)), {x}), 0};
 }
 
@@ -195,7 +193,7 @@ Block ReshapeOp::run(const KernelContext& /*device*/, const Step& step,
 
 Cotangents ReshapeOp::vjp(const Op& /*op*/, const Tensor& /*result*/,
                           std::span<const Tensor> operands, const Tensor& g) const {
-  return {jnp::reshape(g, operands[0].shape())};
+  return {lax::reshape(g, operands[0].shape())};
 }
 
 Batched ReshapeOp::batch(const Op& /*op*/, std::span<const Batched> operands, int64_t size) const {
@@ -267,10 +265,10 @@ Block TransposeOp::run(const KernelContext& device, const Step& step,
 
 Cotangents TransposeOp::vjp(const Op& /*op*/, const Tensor& /*result*/,
                             std::span<const Tensor> /*operands*/, const Tensor& g) const {
-  std::vector<int> inverse(permutation.size());
+  std::vector<int64_t> inverse(permutation.size());
   for (size_t i = 0; i < permutation.size(); ++i)
-    inverse[static_cast<size_t>(permutation[i])] = static_cast<int>(i);
-  return {jnp::transpose(g, inverse)};
+    inverse[static_cast<size_t>(permutation[i])] = static_cast<int64_t>(i);
+  return {lax::transpose(g, inverse)};
 }
 
 Batched TransposeOp::batch(const Op& /*op*/, std::span<const Batched> operands,
@@ -332,8 +330,9 @@ Cotangents SliceOp::vjp(const Op& /*op*/, const Tensor& /*result*/,
     Shape before = out.shape(), after = out.shape();
     before[d] = start[d];
     after[d] = full[d] - start[d] - extent[d];
-    out = jnp::concatenate({jnp::zeros(before, g.dtype()), out, jnp::zeros(after, g.dtype())},
-                           static_cast<int>(d));
+    const Tensor parts[] = {lax::full(g.trace(), before, g.dtype(), 0), out,
+                            lax::full(g.trace(), after, g.dtype(), 0)};
+    out = lax::concatenate(parts, static_cast<int>(d));
   }
   return {out};
 }
@@ -402,11 +401,12 @@ Cotangents ConcatenateOp::vjp(const Op& /*op*/, const Tensor& /*result*/,
   const auto along = static_cast<size_t>(axis);
   int64_t offset = 0;
   for (const Tensor& part : operands) {
-    std::vector<int64_t> begin(g.shape().size(), 0), stop = g.shape();
+    std::vector<int64_t> begin(g.shape().size(), 0);
+    Shape extent = g.shape();
     begin[along] = offset;
-    stop[along] = offset + part.shape()[along];
-    offset = stop[along];
-    out.emplace_back(jnp::slice(g, begin, stop));
+    extent[along] = part.shape()[along];
+    offset += extent[along];
+    out.emplace_back(lax::slice(g, begin, extent));
   }
   return out;
 }

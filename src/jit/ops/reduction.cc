@@ -7,16 +7,14 @@
 #include <algorithm>
 
 #include "jit/batching.h"
+#include "jit/lax.h"
 #include "jit/op_registry.h"
 #include "jit/partitioner.h"
 #include "jit/program.h"
 #include "jit/sharding_in_types.h"
 #include "spmd/error.h"
-#include "spmd/numpy.h"
 
 namespace spmd::compiler {
-
-namespace jnp = spmd::numpy;
 
 namespace {
 
@@ -143,13 +141,13 @@ Cotangents ReduceOp::vjp(const Op& /*op*/, const Tensor& y, std::span<const Tens
   const Tensor& x = operands[0];
   Shape kept = x.shape();
   for (int64_t axis : axes) kept[static_cast<size_t>(axis)] = 1;
-  const Tensor spread = jnp::broadcast_to(jnp::reshape(g, kept), x.shape());
+  const Tensor spread = lax::broadcast(lax::reshape(g, kept), x.shape());
   if (fn == kernels::Reduce::kSum) return {spread};
   // max/min: shared evenly among the elements equal to the result.
-  const std::vector<int> along(axes.begin(), axes.end());
-  const Tensor chosen =
-      jnp::astype(jnp::equal(x, jnp::broadcast_to(jnp::reshape(y, kept), x.shape())), g.dtype());
-  return {spread * chosen / jnp::sum(chosen, along, true)};
+  const Tensor chosen = lax::convert_element_type(
+      lax::binary(kernels::Binary::kEq, x, lax::broadcast(lax::reshape(y, kept), x.shape())),
+      g.dtype());
+  return {spread * chosen / lax::reshape(lax::reduce(kernels::Reduce::kSum, chosen, axes), kept)};
 }
 
 Batched ReduceOp::batch(const Op& op, std::span<const Batched> operands, int64_t size) const {

@@ -3,16 +3,14 @@
 
 #include <fmt/format.h>
 
+#include "jit/lax.h"
 #include "jit/op_registry.h"
 #include "jit/ops/elementwise.h"
 #include "jit/program.h"
 #include "jit/sharding_in_types.h"
 #include "spmd/error.h"
-#include "spmd/numpy.h"
 
 namespace spmd::compiler {
-
-namespace jnp = spmd::numpy;
 
 ValueType SelectOp::result_type(std::span<const ValueType> operands) const {
   check_operand_count("select", operands, 3);  // cond, a, b
@@ -38,8 +36,8 @@ kernels::ChainStep SelectOp::chain_step(std::span<const DType> /*operands*/, DTy
 Cotangents SelectOp::vjp(const Op& /*op*/, const Tensor& /*result*/,
                          std::span<const Tensor> operands, const Tensor& g) const {
   const Tensor& cond = operands[0];
-  return {std::nullopt, jnp::where(cond, g, jnp::zeros_like(g)),
-          jnp::where(cond, jnp::zeros_like(g), g)};
+  const Tensor zero = lax::full_like(g, 0);
+  return {std::nullopt, lax::select(cond, g, zero), lax::select(cond, zero, g)};
 }
 
 ValueType ConvertOp::result_type(std::span<const ValueType> operands) const {
@@ -60,7 +58,7 @@ Cotangents ConvertOp::vjp(const Op& /*op*/, const Tensor& /*result*/,
         "derivative",
         dtype_name(x.dtype()), dtype_name(to)));
   }
-  return {jnp::astype(g, x.dtype())};
+  return {lax::convert_element_type(g, x.dtype())};
 }
 
 namespace {

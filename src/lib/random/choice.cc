@@ -4,10 +4,10 @@
 // draws (with replacement) or the top draws of gumbel noise plus log(p) (without).
 #include <fmt/format.h>
 
-#include "jit/numpy_internal.h"
-#include "jit/ops/ordering.h"
+#include "jit/lax.h"
 #include "jit/program.h"
 #include "jit/trace.h"
+#include "lib/numpy/internal.h"
 #include "spmd/error.h"
 #include "spmd/numpy.h"
 #include "spmd/numpy_eager.h"
@@ -15,8 +15,6 @@
 
 namespace spmd::random {
 namespace {
-
-using compiler::make_operation;
 
 void check_draws(const Shape& shape, int64_t n, bool replace) {
   for (int64_t d : shape) {
@@ -39,7 +37,7 @@ void check_draws(const Shape& shape, int64_t n, bool replace) {
 
 // Indices into n entries drawn with probabilities `p` (JAX's `p` branch), of `shape`.
 Tensor weighted(const Tensor& key, int64_t n, const Shape& shape, bool replace, const Tensor& p) {
-  auto trace = compiler::trace_of("random.choice", {&key, &p});
+  compiler::trace_of("random.choice", {&key, &p});
   if (p.shape() != Shape{n}) {
     throw InvalidArgument(
         fmt::format("random.choice: p must be a rank-1 array of the population's size {}, not {}",
@@ -51,18 +49,17 @@ Tensor weighted(const Tensor& key, int64_t n, const Shape& shape, bool replace, 
     throw InvalidArgument(
         fmt::format("random.choice: p of {} (float32 or float64 only)", dtype_name(dtype)));
   }
-  const Tensor weights = compiler::convert_to(p, dtype);
+  const Tensor weights = compiler::lax::convert_element_type(p, dtype);
   if (!replace) {
     // The Gumbel top-k trick.
     const Tensor g = gumbel(key, {n}, dtype) + numpy::log(weights);
-    const Tensor top =
-        trace->apply(make_operation<compiler::TopKOp>(shape_size(shape)), {g.value()});
+    const Tensor top = compiler::lax::top_k(g, shape_size(shape));
     return numpy::reshape(top, shape);
   }
-  const Tensor running = trace->apply(make_operation<compiler::CumsumOp>(0), {weights.value()});
+  const Tensor running = compiler::lax::cumsum(weights, 0);
   const Tensor total = numpy::reshape(numpy::slice(running, {n - 1}, {n}), {});
   const Tensor r = total * (1.0 - uniform(key, shape, dtype));
-  return trace->apply(make_operation<compiler::SearchSortedOp>(), {running.value(), r.value()});
+  return compiler::lax::search_sorted(running, r);
 }
 
 int normalized_axis(const Tensor& a, int axis) {
@@ -71,7 +68,7 @@ int normalized_axis(const Tensor& a, int axis) {
         "random.choice: a must be an array of rank 1 or more (give the population's size as an "
         "integer for arange(n))");
   }
-  return compiler::normalize_axis("random.choice", axis, a.shape());
+  return numpy::internal::normalize_axis("random.choice", axis, a.shape());
 }
 
 }  // namespace
@@ -109,7 +106,7 @@ Tensor choice(const Tensor& key, const Tensor& a, const Shape& shape, bool repla
     return numpy::reshape(numpy::slice(permutation(key, a, ax), start, stop), out);
   }
   const Tensor indices = p ? weighted(key, n, shape, replace, *p) : randint(key, shape, 0, n);
-  return a.trace()->apply(make_operation<compiler::TakeOp>(ax), {a.value(), indices.value()});
+  return compiler::lax::take(a, indices, ax);
 }
 
 Array choice(const Array& key, int64_t n, const Shape& shape, bool replace) {

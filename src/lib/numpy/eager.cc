@@ -1,6 +1,4 @@
 // spmd::numpy on Arrays: one cached jit per operation and attributes.
-#include "spmd/numpy_eager.h"
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -10,6 +8,7 @@
 
 #include "runtime/runtime_state.h"
 #include "spmd/jit.h"
+#include "spmd/numpy_eager.h"
 
 namespace spmd::numpy {
 namespace detail {

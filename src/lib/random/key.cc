@@ -1,7 +1,5 @@
 // Typed keys (random_key.h): a checked wrapper of raw key data; every operation on keys is the
 // raw one (random.h) on that data.
-#include "spmd/random_key.h"
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -9,7 +7,9 @@
 
 #include "spmd/error.h"
 #include "spmd/numpy.h"
+#include "spmd/numpy_eager.h"
 #include "spmd/random.h"
+#include "spmd/random_key.h"
 #include "spmd/sharding.h"
 
 namespace spmd::random {
@@ -19,8 +19,8 @@ std::string shape_text(const Shape& shape) {
   return fmt::format("({}{})", fmt::join(shape, ", "), shape.size() == 1 ? "," : "");
 }
 
-// Row `i` of the key data (the leading axis already checked): a Tensor slice inside jit, a host
-// copy of 8 bytes a key outside, placed where the keys' first shard is.
+// Row `i` of the key data (the leading axis already checked): a slice inside jit, and outside it
+// the same slice run at once (spmd::numpy's eager jit), as jax indexes a key array.
 Tensor data_row(const Tensor& data, int64_t i) {
   const Shape shape = data.shape();
   std::vector<int64_t> start(shape.size(), 0);
@@ -32,16 +32,8 @@ Tensor data_row(const Tensor& data, int64_t i) {
 }
 
 Array data_row(const Array& data, int64_t i) {
-  if (!data.is_fully_addressable()) {
-    throw InvalidArgument(
-        "random.Key[i]: the keys are spread over processes; index each process's own keys");
-  }
-  Index row;
-  for (int64_t d : data.shape()) row.push_back({0, d});
-  row[0] = {i, i + 1};
-  HostArray host = data.to_host().slice(row);
-  host.reshape(Shape(data.shape().begin() + 1, data.shape().end()));
-  return device_put(host, SingleDeviceSharding(data.addressable_shards().front().device));
+  return numpy::detail::eager(fmt::format("random.key_row[{}]", i), {&data},
+                              [i](const std::vector<Tensor>& t) { return data_row(t[0], i); });
 }
 
 template <typename Data>

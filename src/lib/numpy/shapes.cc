@@ -1,24 +1,22 @@
-// spmd::numpy's shape operations, contractions, reductions and creation functions.
+// spmd::numpy's shape operations, contractions, reductions and creation functions: the user's
+// arguments checked as NumPy and JAX check them, then the primitives of lax.h.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
 
-#include "jit/numpy_internal.h"
-#include "jit/ops/contraction.h"
-#include "jit/ops/creation.h"
-#include "jit/ops/layout.h"
-#include "jit/ops/ordering.h"
-#include "jit/ops/parameter.h"
-#include "jit/ops/reduction.h"
+#include "jit/lax.h"
 #include "jit/promotion.h"
 #include "jit/sharding_in_types.h"
+#include "jit/tensor_arithmetic.h"
+#include "jit/trace.h"
+#include "lib/numpy/internal.h"
 #include "spmd/error.h"
 #include "spmd/jit.h"
 #include "spmd/numpy.h"
 
-namespace spmd::compiler {
+namespace spmd::numpy::internal {
 
 int normalize_axis(std::string_view what, int axis, const Shape& shape) {
   const int rank = static_cast<int>(shape.size());
@@ -29,11 +27,7 @@ int normalize_axis(std::string_view what, int axis, const Shape& shape) {
   return axis < 0 ? axis + rank : axis;
 }
 
-namespace {
-
-// The sorted, distinct axes of `axes` (every axis when empty).
-std::vector<int64_t> reduced_axes(std::string_view what, const numpy::AxisList& axes,
-                                  const Shape& shape) {
+std::vector<int64_t> reduced_axes(std::string_view what, const AxisList& axes, const Shape& shape) {
   std::vector<int64_t> out;
   if (axes.empty()) {
     for (size_t i = 0; i < shape.size(); ++i) out.push_back(static_cast<int64_t>(i));
@@ -48,34 +42,33 @@ std::vector<int64_t> reduced_axes(std::string_view what, const numpy::AxisList& 
   return out;
 }
 
-Shape kept_shape(const Shape& shape, const std::vector<int64_t>& axes, bool keepdims) {
-  Shape out;
-  for (size_t i = 0; i < shape.size(); ++i) {
-    const bool reduced = std::binary_search(axes.begin(), axes.end(), static_cast<int64_t>(i));
-    if (!reduced) out.push_back(shape[i]);
-    if (reduced && keepdims) out.push_back(1);
-  }
-  return out;
-}
-
-}  // namespace
-
-Tensor reduce(std::string_view what, kernels::Reduce code, const Tensor& a,
-              const numpy::AxisList& axes, bool keepdims, DType dtype) {
-  trace_of(what, {&a});
+Tensor reduce(std::string_view what, kernels::Reduce code, const Tensor& a, const AxisList& axes,
+              bool keepdims, DType dtype) {
+  compiler::trace_of(what, {&a});
   const std::vector<int64_t> r = reduced_axes(what, axes, a.shape());
-  const Tensor x = convert_to(a, dtype);
-  Tensor out = x;
-  if (!r.empty()) out = x.trace()->apply(make_operation<ReduceOp>(code, r), {x.value()});
-  return keepdims ? numpy::reshape(out, kept_shape(a.shape(), r, true)) : out;
+  const Tensor x = compiler::lax::convert_element_type(a, dtype);
+  const Tensor out = compiler::lax::reduce(code, x, r);
+  if (!keepdims) return out;
+  Shape kept = a.shape();
+  for (int64_t axis : r) kept[static_cast<size_t>(axis)] = 1;
+  return compiler::lax::reshape(out, kept);
 }
 
-}  // namespace spmd::compiler
+PartitionSpec out_sharding_spec(const compiler::Trace& trace, std::string_view what,
+                                const PartitionSpec& out_sharding, size_t rank) {
+  if (trace.mesh() == nullptr) {
+    throw InvalidArgument(fmt::format("{}: out_sharding outside a jit over a mesh", what));
+  }
+  return compiler::checked_type_spec(what, out_sharding, *trace.mesh(), rank);
+}
+
+}  // namespace spmd::numpy::internal
 
 namespace spmd::numpy {
 
-using compiler::make_operation;
+namespace lax = compiler::lax;
 using compiler::ValueType;
+using internal::normalize_axis;
 
 namespace {
 
@@ -97,44 +90,44 @@ DType sum_dtype(DType t) {
 }  // namespace
 
 Tensor sum(const Tensor& a, const AxisList& axes, bool keepdims) {
-  return compiler::reduce("sum", kernels::Reduce::kSum, a, axes, keepdims, sum_dtype(a.dtype()));
+  return internal::reduce("sum", kernels::Reduce::kSum, a, axes, keepdims, sum_dtype(a.dtype()));
 }
 
 Tensor cumsum(const Tensor& a, std::optional<int> axis) {
   auto trace = compiler::trace_of("cumsum", {&a});
   const Tensor x = axis ? a : reshape(a, {a.size()});
-  const int ax = axis ? compiler::normalize_axis("cumsum", *axis, a.shape()) : 0;
-  const Tensor t = compiler::convert_to(x, sum_dtype(a.dtype()));
-  return trace->apply(make_operation<compiler::CumsumOp>(ax), {t.value()});
+  const int ax = axis ? normalize_axis("cumsum", *axis, a.shape()) : 0;
+  const Tensor t = lax::convert_element_type(x, sum_dtype(a.dtype()));
+  return lax::cumsum(t, ax);
 }
 
 Tensor mean(const Tensor& a, const AxisList& axes, bool keepdims) {
   compiler::trace_of("mean", {&a});
-  const std::vector<int64_t> r = compiler::reduced_axes("mean", axes, a.shape());
+  const std::vector<int64_t> r = internal::reduced_axes("mean", axes, a.shape());
   int64_t count = 1;
   for (int64_t i : r) count *= a.shape()[static_cast<size_t>(i)];
   const DType t = compiler::floating_of(a.dtype());
-  const Tensor s = compiler::reduce("mean", kernels::Reduce::kSum, a, axes, keepdims, t);
+  const Tensor s = internal::reduce("mean", kernels::Reduce::kSum, a, axes, keepdims, t);
   return s / Scalar(static_cast<double>(count));
 }
 
 Tensor max(const Tensor& a, const AxisList& axes, bool keepdims) {
-  return compiler::reduce("max", kernels::Reduce::kMax, a, axes, keepdims, a.dtype());
+  return internal::reduce("max", kernels::Reduce::kMax, a, axes, keepdims, a.dtype());
 }
 
 Tensor min(const Tensor& a, const AxisList& axes, bool keepdims) {
-  return compiler::reduce("min", kernels::Reduce::kMin, a, axes, keepdims, a.dtype());
+  return internal::reduce("min", kernels::Reduce::kMin, a, axes, keepdims, a.dtype());
 }
 
 Tensor argmax(const Tensor& a, std::optional<int> axis) {
   compiler::trace_of("argmax", {&a});
   if (!axis) return argmax(reshape(a, {a.size()}), 0);
-  const int ax = compiler::normalize_axis("argmax", *axis, a.shape());
+  const int ax = normalize_axis("argmax", *axis, a.shape());
   if (a.shape()[static_cast<size_t>(ax)] == 0) {
     throw InvalidArgument(
         fmt::format("argmax: axis {} of shape ({}) is empty", ax, fmt::join(a.shape(), ", ")));
   }
-  return a.trace()->apply(make_operation<compiler::ArgmaxOp>(ax), {a.value()});
+  return lax::argmax(a, ax);
 }
 
 Tensor reshape(const Tensor& a, const Shape& shape) {
@@ -147,8 +140,7 @@ Tensor reshape(const Tensor& a, const Shape& shape) {
                                       compiler::type_text(a.dtype(), a.shape()),
                                       fmt::join(shape, ", ")));
   }
-  if (out == a.shape()) return a;
-  return a.trace()->apply(make_operation<compiler::ReshapeOp>(out), {a.value()});
+  return lax::reshape(a, out);
 }
 
 Tensor transpose(const Tensor& a, const std::vector<int>& axes) {
@@ -158,7 +150,7 @@ Tensor transpose(const Tensor& a, const std::vector<int>& axes) {
   if (axes.empty()) {
     for (size_t i = 0; i < rank; ++i) perm.push_back(static_cast<int64_t>(rank - 1 - i));
   } else {
-    for (int x : axes) perm.push_back(compiler::normalize_axis("transpose", x, a.shape()));
+    for (int x : axes) perm.push_back(normalize_axis("transpose", x, a.shape()));
   }
   std::vector<int64_t> sorted = perm;
   std::sort(sorted.begin(), sorted.end());
@@ -166,7 +158,7 @@ Tensor transpose(const Tensor& a, const std::vector<int>& axes) {
     throw InvalidArgument(fmt::format("transpose: axes ({}) are not a permutation of {} axes",
                                       fmt::join(axes, ", "), rank));
   }
-  return a.trace()->apply(make_operation<compiler::TransposeOp>(perm), {a.value()});
+  return lax::transpose(a, perm);
 }
 
 Tensor broadcast_to(const Tensor& a, const Shape& shape) {
@@ -175,15 +167,14 @@ Tensor broadcast_to(const Tensor& a, const Shape& shape) {
     throw InvalidArgument(fmt::format("broadcast_to: cannot broadcast ({}) to ({})",
                                       fmt::join(a.shape(), ", "), fmt::join(shape, ", ")));
   }
-  if (a.shape() == shape) return a;
-  return a.trace()->apply(make_operation<compiler::BroadcastOp>(shape), {a.value()});
+  return lax::broadcast(a, shape);
 }
 
 Tensor expand_dims(const Tensor& a, int axis) {
   Shape shape = a.shape();
   Shape longer = shape;
   longer.push_back(1);
-  const int ax = compiler::normalize_axis("expand_dims", axis, longer);
+  const int ax = normalize_axis("expand_dims", axis, longer);
   shape.insert(shape.begin() + ax, 1);
   return reshape(a, shape);
 }
@@ -193,7 +184,7 @@ Tensor squeeze(const Tensor& a, const AxisList& axes) {
   std::vector<bool> drop(in.size(), false);
   for (size_t i = 0; i < in.size(); ++i) drop[i] = axes.empty() && in[i] == 1;
   for (int x : axes) {
-    const int ax = compiler::normalize_axis("squeeze", x, in);
+    const int ax = normalize_axis("squeeze", x, in);
     if (in[static_cast<size_t>(ax)] != 1) {
       throw InvalidArgument(fmt::format("squeeze: axis {} of shape ({}) has size {}, not 1", x,
                                         fmt::join(in, ", "), in[static_cast<size_t>(ax)]));
@@ -222,15 +213,14 @@ Tensor slice(const Tensor& a, const std::vector<int64_t>& start, const std::vect
     begin[i] = clip(start[i]);
     extent[i] = std::max<int64_t>(0, clip(stop[i]) - begin[i]);
   }
-  if (extent == in) return a;
-  return a.trace()->apply(make_operation<compiler::SliceOp>(begin, extent), {a.value()});
+  return lax::slice(a, begin, extent);
 }
 
 Tensor concatenate(const std::vector<Tensor>& parts, int axis) {
   if (parts.empty()) throw InvalidArgument("concatenate: no arrays to concatenate");
   const Tensor& first = parts[0];
   compiler::trace_of("concatenate", {&first});
-  const int ax = compiler::normalize_axis("concatenate", axis, first.shape());
+  const int ax = normalize_axis("concatenate", axis, first.shape());
   DType dtype = first.dtype();
   Shape shape = first.shape();
   shape[static_cast<size_t>(ax)] = 0;
@@ -245,10 +235,10 @@ Tensor concatenate(const std::vector<Tensor>& parts, int axis) {
     }
     dtype = compiler::promote(dtype, p.dtype());
   }
-  std::vector<int> inputs;
-  inputs.reserve(parts.size());
-  for (const Tensor& p : parts) inputs.push_back(compiler::convert_to(p, dtype).value());
-  return first.trace()->apply(make_operation<compiler::ConcatenateOp>(ax), std::move(inputs));
+  std::vector<Tensor> converted;
+  converted.reserve(parts.size());
+  for (const Tensor& p : parts) converted.push_back(lax::convert_element_type(p, dtype));
+  return lax::concatenate(converted, ax);
 }
 
 namespace {
@@ -278,7 +268,7 @@ Tensor matmul_typed(const Tensor& a, const Tensor& b, const PartitionSpec* out_s
     Shape s = batch;
     s.push_back(r);
     s.push_back(c);
-    return broadcast_to(compiler::convert_to(t, dtype), s);
+    return broadcast_to(lax::convert_element_type(t, dtype), s);
   };
   const Tensor lhs = operand(x, m, k), rhs = operand(y, k, n);
   std::optional<PartitionSpec> typed;
@@ -287,13 +277,12 @@ Tensor matmul_typed(const Tensor& a, const Tensor& b, const PartitionSpec* out_s
     const size_t rank = batch.size() + (a.ndim() > 1 ? 1 : 0) + (b.ndim() > 1 ? 1 : 0);
     std::vector<AxisEntry> entries = compiler::type_entries(
         {DType::kFloat32, Shape(rank),
-         compiler::out_sharding_spec(*trace, "matmul", *out_sharding, rank)});
+         internal::out_sharding_spec(*trace, "matmul", *out_sharding, rank)});
     if (a.ndim() == 1) entries.insert(entries.end() - (b.ndim() > 1 ? 1 : 0), AxisEntry());
     if (b.ndim() == 1) entries.emplace_back();
     typed = compiler::canonical_spec(std::move(entries));
   }
-  Tensor out =
-      trace->apply(compiler::matmul_operation(batch.size(), typed), {lhs.value(), rhs.value()});
+  Tensor out = lax::matmul(lhs, rhs, batch.size(), typed);
   if (a.ndim() == 1) out = squeeze(out, {-2});
   if (b.ndim() == 1) out = squeeze(out, {-1});
   return out;
@@ -339,17 +328,17 @@ Tensor full_typed(const Shape& shape, Scalar value, DType dtype,
   }
   ValueType type{dtype, shape};
   if (out_sharding != nullptr) {
-    type.spec = compiler::out_sharding_spec(*trace, "full", *out_sharding, shape.size());
+    type.spec = internal::out_sharding_spec(*trace, "full", *out_sharding, shape.size());
   }
-  return trace->apply(make_operation<compiler::FullOp>(value.value, std::move(type)), {});
+  return lax::full(trace, std::move(type), value.value);
 }
 
 Tensor arange_typed(int64_t stop, DType dtype, const PartitionSpec* out_sharding) {
   auto trace = compiler::Trace::current("arange");
   ValueType type{dtype, {std::max<int64_t>(stop, 0)}};
   if (out_sharding != nullptr)
-    type.spec = compiler::out_sharding_spec(*trace, "arange", *out_sharding, 1);
-  return trace->apply(make_operation<compiler::IotaOp>(std::move(type)), {});
+    type.spec = internal::out_sharding_spec(*trace, "arange", *out_sharding, 1);
+  return lax::iota(trace, std::move(type));
 }
 
 }  // namespace
@@ -366,13 +355,7 @@ Tensor zeros(const Shape& shape, DType dtype, const PartitionSpec& out_sharding)
 }
 Tensor zeros_like(const Tensor& a) {
   compiler::trace_of("zeros_like", {&a});
-  const compiler::Op source = a.trace()->op(a.value());
-  ValueType type{a.dtype(), a.shape(), source.spec};  // typed as `a`, as jnp.zeros_like
-  Tensor z = a.trace()->apply(make_operation<compiler::FullOp>(0.0, std::move(type)), {});
-  if (const auto* param = source.as<compiler::ParameterOp>()) {
-    return compiler::constrained_auto(z, *param->sharding());
-  }
-  return z;
+  return lax::full_like(a, 0);
 }
 Tensor ones(const Shape& shape, DType dtype) { return full(shape, Scalar(1), dtype); }
 Tensor ones(const Shape& shape, DType dtype, const PartitionSpec& out_sharding) {
@@ -386,8 +369,7 @@ Tensor arange(int64_t stop, DType dtype, const PartitionSpec& out_sharding) {
 
 Tensor asarray(const HostArray& value) {
   auto trace = compiler::Trace::current("asarray");
-  return trace->apply(
-      make_operation<compiler::ConstantOp>(std::make_shared<const HostArray>(value)), {});
+  return lax::constant(trace, value);
 }
 
 Tensor softmax(const Tensor& a, int axis) {
@@ -408,15 +390,3 @@ Tensor logsumexp(const Tensor& a, const AxisList& axes, bool keepdims) {
 }
 
 }  // namespace spmd::numpy
-
-namespace spmd::compiler {
-
-PartitionSpec out_sharding_spec(const Trace& trace, std::string_view what,
-                                const PartitionSpec& out_sharding, size_t rank) {
-  if (trace.mesh() == nullptr) {
-    throw InvalidArgument(fmt::format("{}: out_sharding outside a jit over a mesh", what));
-  }
-  return checked_type_spec(what, out_sharding, *trace.mesh(), rank);
-}
-
-}  // namespace spmd::compiler

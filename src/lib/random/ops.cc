@@ -1,5 +1,5 @@
 // The random family (random.h).
-#include "jit/ops/random.h"
+#include "lib/random/ops.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

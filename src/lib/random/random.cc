@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <cstdint>
 #include <limits>
@@ -15,10 +16,11 @@
 #include <utility>
 #include <vector>
 
-#include "jit/numpy_internal.h"
-#include "jit/ops/random.h"
+#include "jit/lax.h"
 #include "jit/program.h"
 #include "jit/trace.h"
+#include "lib/numpy/internal.h"
+#include "lib/random/ops.h"
 #include "spmd/error.h"
 #include "spmd/numpy.h"
 #include "spmd/numpy_eager.h"
@@ -46,7 +48,7 @@ void check_key(std::string_view what, const Tensor& key) {
 }
 
 Tensor random_bits(const Tensor& key, RandomBits kind, const Shape& shape) {
-  return key.trace()->apply(make_operation<RandomBitsOp>(kind, shape), {key.value()});
+  return compiler::lax::bind(make_operation<RandomBitsOp>(kind, shape), std::array{key});
 }
 
 void check_shape(std::string_view what, const Shape& shape) {
@@ -70,7 +72,7 @@ Tensor sample(std::string_view what, const Tensor& key, const Sampler& sampler,
         : sampler.distribution == Distribution::kRandint ? "an integer type"
                                                          : "float32, JAX's default"));
   }
-  return key.trace()->apply(make_operation<RandomSampleOp>(sampler, shape), {key.value()});
+  return compiler::lax::bind(make_operation<RandomSampleOp>(sampler, shape), std::array{key});
 }
 
 // The closed range of an integer dtype.
@@ -132,9 +134,9 @@ Tensor fold_in(const Tensor& key, const Tensor& data) {
     throw InvalidArgument(fmt::format("random.fold_in: the data must be an integer scalar, not {}",
                                       compiler::type_text(data.dtype(), data.shape())));
   }
-  const Tensor offset = compiler::convert_to(data, DType::kUInt32);
-  return key.trace()->apply(make_operation<RandomBitsOp>(RandomBits::kKeys, Shape{}),
-                            {key.value(), offset.value()});
+  const Tensor offset = compiler::lax::convert_element_type(data, DType::kUInt32);
+  return compiler::lax::bind(make_operation<RandomBitsOp>(RandomBits::kKeys, Shape{}),
+                             std::array{key, offset});
 }
 
 Tensor fold_in(const Tensor& key, uint32_t data) {
@@ -238,7 +240,7 @@ Tensor randint(const Tensor& key, const Shape& shape, int64_t minval, int64_t ma
                   .high = std::clamp(maxval, lo, hi),
                   .high_past_range = maxval > hi};
   const Tensor values = sample("randint", key, s, shape);
-  return drawn == dtype ? values : compiler::convert_to(values, dtype);
+  return drawn == dtype ? values : compiler::lax::convert_element_type(values, dtype);
 }
 
 Array randint(const Array& key, const Shape& shape, int64_t minval, int64_t maxval, DType dtype) {
@@ -259,7 +261,7 @@ Array gumbel(const Array& key, const Shape& shape, DType dtype) {
 Tensor categorical(const Tensor& key, const Tensor& logits, int axis,
                    const std::optional<Shape>& shape) {
   compiler::trace_of("random.categorical", {&key, &logits});
-  const int ax = compiler::normalize_axis("random.categorical", axis, logits.shape());
+  const int ax = numpy::internal::normalize_axis("random.categorical", axis, logits.shape());
   Shape batch = logits.shape();
   batch.erase(batch.begin() + ax);
   const Shape out = shape.value_or(batch);
@@ -294,8 +296,8 @@ Tensor permutation(const Tensor& key, const Tensor& x, int axis) {
     throw InvalidArgument(
         "random.permutation: x must be at least one-dimensional (or an integer n)");
   }
-  const int ax = compiler::normalize_axis("random.permutation", axis, x.shape());
-  return key.trace()->apply(make_operation<RandomPermutationOp>(ax), {key.value(), x.value()});
+  const int ax = numpy::internal::normalize_axis("random.permutation", axis, x.shape());
+  return compiler::lax::bind(make_operation<RandomPermutationOp>(ax), std::array{key, x});
 }
 
 Tensor permutation(const Tensor& key, int64_t n) {

@@ -1,14 +1,16 @@
 // spmd::numpy::einsum: subscripts parsed, letters found in one operand only summed out, then one
-// contraction with the remaining letters (ops/contraction.h), whose sharding rule reads them.
+// contraction with the remaining letters (lax::dot; ops/contraction.h), whose sharding rule reads
+// them.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <map>
 #include <string>
 
-#include "jit/numpy_internal.h"
-#include "jit/ops/contraction.h"
+#include "jit/lax.h"
 #include "jit/promotion.h"
+#include "jit/trace.h"
+#include "lib/numpy/internal.h"
 #include "spmd/error.h"
 #include "spmd/numpy.h"
 
@@ -126,14 +128,13 @@ Tensor einsum_typed(const std::string& subscripts, const Tensor& a, const Tensor
   sizes_of(subscripts, s, {&a, &b});
   const DType dtype = compiler::promote(a.dtype(), b.dtype());
   std::string la = s.inputs[0], lb = s.inputs[1];
-  const Tensor x = compiler::convert_to(sum_unused(a, la, s.output, lb), dtype);
-  const Tensor y = compiler::convert_to(sum_unused(b, lb, s.output, la), dtype);
+  const Tensor x = compiler::lax::convert_element_type(sum_unused(a, la, s.output, lb), dtype);
+  const Tensor y = compiler::lax::convert_element_type(sum_unused(b, lb, s.output, la), dtype);
   std::optional<PartitionSpec> typed;
   if (out_sharding != nullptr) {
-    typed = compiler::out_sharding_spec(*trace, "einsum", *out_sharding, s.output.size());
+    typed = internal::out_sharding_spec(*trace, "einsum", *out_sharding, s.output.size());
   }
-  return trace->apply(compiler::make_operation<compiler::DotOp>(la, lb, s.output, typed),
-                      {x.value(), y.value()});
+  return compiler::lax::dot(x, y, la, lb, s.output, typed);
 }
 
 }  // namespace

@@ -1,0 +1,106 @@
+// The core's tracing API: one function per primitive, each appending one operation of its family
+// (ops/) to its operands' trace and returning the result, as jax.lax's functions bind one
+// primitive each. The operations' own rules (ops/*.cc: derivatives, batching) and the libraries
+// above the core (src/lib: spmd::numpy, spmd::random, spmd::optim) build programs with these and
+// with Tensor's operators (tensor_arithmetic.h), never by constructing a family's kinds.
+//
+// Like lax, and unlike spmd::numpy, nothing here promotes or broadcasts: operands have the dtypes
+// and shapes the primitive takes, and axes are already normalised (0 ≤ axis < rank). The
+// primitive's result_type checks them when the operation is applied and throws InvalidArgument
+// naming the primitive; a library checks the user's arguments first, so the user's errors name
+// the user's call. Every operand belongs to one open trace (trace_of).
+//
+// Open to lib/: the libraries build their programs through these functions.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kernels/elementwise.h"
+#include "kernels/reduce.h"
+#include "spmd/dtype.h"
+#include "spmd/host_array.h"
+#include "spmd/partition_spec.h"
+#include "spmd/shape.h"
+#include "spmd/tensor.h"
+
+namespace spmd::compiler {
+class Operation;
+class Trace;
+struct ValueType;
+}  // namespace spmd::compiler
+
+namespace spmd::compiler::lax {
+
+// `operation` applied to `operands` (one or more): for an operation kind a library defines
+// itself and registers (op_registry.h), as the random family does.
+Tensor bind(std::shared_ptr<const Operation> operation, std::span<const Tensor> operands);
+
+// --- element-wise (operands of one dtype, shapes equal or rank 0) ---
+// `x` itself when it already has `dtype`.
+Tensor convert_element_type(const Tensor& x, DType dtype);
+Tensor unary(kernels::Unary fn, const Tensor& x);
+// A comparison's result is bool.
+Tensor binary(kernels::Binary fn, const Tensor& a, const Tensor& b);
+// which ? a : b; `which` is bool.
+Tensor select(const Tensor& which, const Tensor& a, const Tensor& b);
+
+// --- reductions ---
+// Over `axes` (sorted, distinct), which leave the result; `x` itself when there are none.
+Tensor reduce(kernels::Reduce fn, const Tensor& x, std::vector<int64_t> axes);
+// The index of the first maximum along a non-empty `axis` (int32).
+Tensor argmax(const Tensor& x, int axis);
+// Running sums along `axis`, in x's dtype.
+Tensor cumsum(const Tensor& x, int axis);
+
+// --- layout (no arithmetic; reshape, broadcast and slice return `x` itself where nothing
+// changes) ---
+// The same elements in `shape` (no -1).
+Tensor reshape(const Tensor& x, const Shape& shape);
+// NumPy's broadcast of `x` to `shape` (aligned at the right).
+Tensor broadcast(const Tensor& x, const Shape& shape);
+// A dimension of size 1 inserted before dimension `axis` (0 ≤ axis ≤ rank).
+Tensor expand_dims(const Tensor& x, int axis);
+// Dimension i of the result is dimension perm[i] of `x`.
+Tensor transpose(const Tensor& x, const std::vector<int64_t>& perm);
+// The block of `extent` at `start` (within `x`).
+Tensor slice(const Tensor& x, const std::vector<int64_t>& start, const Shape& extent);
+// `parts` (one dtype, equal outside `axis`) end to end along `axis`.
+Tensor concatenate(std::span<const Tensor> parts, int axis);
+
+// --- contractions ---
+// Einstein summation of two operands by letters ("bmk,bkn->bmn"; contraction.h's rules), with
+// the result's type spec when given (Explicit axes only, canonical).
+Tensor dot(const Tensor& a, const Tensor& b, const std::string& lhs, const std::string& rhs,
+           const std::string& out, std::optional<PartitionSpec> out_sharding = std::nullopt);
+// NumPy's matmul of operands with `batch` equal leading dimensions: "…mk,…kn->…mn".
+Tensor matmul(const Tensor& a, const Tensor& b, size_t batch,
+              std::optional<PartitionSpec> out_sharding = std::nullopt);
+
+// --- creation, in `trace` ---
+// `value` (converted to type.dtype) everywhere in `type`.
+Tensor full(const std::shared_ptr<Trace>& trace, ValueType type, double value);
+Tensor full(const std::shared_ptr<Trace>& trace, const Shape& shape, DType dtype, double value);
+// `value` everywhere in x's type (its sharding in types included), laid out as `x` when `x` is
+// a jit parameter (jnp.zeros_like's behaviour).
+Tensor full_like(const Tensor& x, double value);
+// 0, 1, 2, … along the one dimension of `type`.
+Tensor iota(const std::shared_ptr<Trace>& trace, ValueType type);
+// A constant captured from the host; its elements are part of the program.
+Tensor constant(const std::shared_ptr<Trace>& trace, const HostArray& value);
+
+// --- ordering ---
+// The indices (int32) of the k largest elements of the rank-1 `x`, largest first.
+Tensor top_k(const Tensor& x, int64_t k);
+// For each query, its insertion index into the ascending rank-1 `sorted` (int32; side 'left':
+// the number of elements less than it).
+Tensor search_sorted(const Tensor& sorted, const Tensor& queries);
+// x's slices along `axis` at `indices` (int32, any shape; out of range clamped), which replace
+// that dimension.
+Tensor take(const Tensor& x, const Tensor& indices, int axis);
+
+}  // namespace spmd::compiler::lax

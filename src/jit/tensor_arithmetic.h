@@ -1,0 +1,46 @@
+// Tensor's operators (tensor.h) and the rules they follow: NumPy's broadcasting and JAX's type
+// promotion (promotion.h: the lattice and weak scalars) over lax's element-wise primitives. They
+// belong to the core, as JAX's dtype rules do, so that the operations' derivatives are written
+// with `g * x` like the user's code; spmd::numpy's element-wise functions are these rules under
+// NumPy's names. Each throws InvalidArgument naming `what` (the user's function) for operands of
+// two traces, shapes that do not broadcast, or an operation the dtype lacks.
+//
+// Open to lib/: spmd::numpy's element-wise functions are built on these rules.
+#pragma once
+
+#include <memory>
+#include <string_view>
+
+#include "kernels/elementwise.h"
+#include "spmd/dtype.h"
+#include "spmd/shape.h"
+#include "spmd/tensor.h"
+
+namespace spmd::compiler {
+
+class Trace;
+
+// NumPy's broadcast of two shapes; InvalidArgument naming `what` when they do not.
+Shape broadcast_shapes(std::string_view what, const Shape& a, const Shape& b);
+// `t` broadcast to `shape` for an element-wise operand; a rank-0 value stays as it is (kernels
+// take one element for all).
+Tensor broadcast_for_elementwise(const Tensor& t, const Shape& shape);
+// A rank-0 constant of `dtype` in `trace`.
+Tensor scalar_tensor(const std::shared_ptr<Trace>& trace, const Scalar& s, DType dtype);
+
+// code(a) computed in `dtype` (a converted first).
+Tensor unary(std::string_view what, kernels::Unary code, const Tensor& a, DType dtype);
+// a code b with both broadcast together and converted to `operand_dtype`.
+Tensor binary(std::string_view what, kernels::Binary code, const Tensor& a, const Tensor& b,
+              DType operand_dtype);
+// a code b in the dtype the two promote to.
+Tensor arithmetic(std::string_view what, kernels::Binary code, const Tensor& a, const Tensor& b);
+// a code s (s code a when `scalar_first`), the weak scalar taking a's dtype where it can.
+Tensor arithmetic(std::string_view what, kernels::Binary code, const Tensor& a, const Scalar& s,
+                  bool scalar_first);
+// True division: integers and bools divide in float32.
+Tensor divide(const Tensor& a, const Tensor& b);
+// InvalidArgument naming `what` when `a` is bool (NumPy refuses subtract, negative, … on bool).
+void refuse_bool(std::string_view what, const Tensor& a);
+
+}  // namespace spmd::compiler

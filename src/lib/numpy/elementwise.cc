@@ -1,0 +1,111 @@
+// spmd::numpy's element-wise operations, comparisons, where and astype: Tensor's broadcasting
+// and promotion rules (tensor_arithmetic.h) under NumPy's names, then one element-wise, select or
+// convert primitive (lax.h).
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "jit/lax.h"
+#include "jit/promotion.h"
+#include "jit/tensor_arithmetic.h"
+#include "jit/trace.h"
+#include "spmd/error.h"
+#include "spmd/numpy.h"
+
+namespace spmd::numpy {
+
+namespace lax = compiler::lax;
+using compiler::arithmetic;
+using compiler::floating_of;
+using compiler::promote;
+using kernels::Binary;
+using kernels::Unary;
+
+DType promote_types(DType a, DType b) { return promote(a, b); }
+
+Tensor add(const Tensor& a, const Tensor& b) { return a + b; }
+Tensor subtract(const Tensor& a, const Tensor& b) { return a - b; }
+Tensor multiply(const Tensor& a, const Tensor& b) { return a * b; }
+Tensor divide(const Tensor& a, const Tensor& b) { return a / b; }
+
+Tensor power(const Tensor& a, const Tensor& b) {
+  compiler::refuse_bool("power", a);
+  return arithmetic("power", Binary::kPow, a, b);
+}
+Tensor power(const Tensor& a, Scalar b) {
+  compiler::refuse_bool("power", a);
+  return arithmetic("power", Binary::kPow, a, b, false);
+}
+Tensor maximum(const Tensor& a, const Tensor& b) {
+  return arithmetic("maximum", Binary::kMax, a, b);
+}
+Tensor minimum(const Tensor& a, const Tensor& b) {
+  return arithmetic("minimum", Binary::kMin, a, b);
+}
+Tensor maximum(const Tensor& a, Scalar b) {
+  return arithmetic("maximum", Binary::kMax, a, b, false);
+}
+Tensor minimum(const Tensor& a, Scalar b) {
+  return arithmetic("minimum", Binary::kMin, a, b, false);
+}
+
+Tensor negative(const Tensor& a) { return -a; }
+Tensor exp(const Tensor& a) {
+  return compiler::unary("exp", Unary::kExp, a, floating_of(a.dtype()));
+}
+Tensor log(const Tensor& a) {
+  return compiler::unary("log", Unary::kLog, a, floating_of(a.dtype()));
+}
+Tensor tanh(const Tensor& a) {
+  return compiler::unary("tanh", Unary::kTanh, a, floating_of(a.dtype()));
+}
+Tensor sqrt(const Tensor& a) {
+  return compiler::unary("sqrt", Unary::kSqrt, a, floating_of(a.dtype()));
+}
+Tensor rsqrt(const Tensor& a) {
+  return compiler::unary("rsqrt", Unary::kRsqrt, a, floating_of(a.dtype()));
+}
+Tensor abs(const Tensor& a) { return compiler::unary("abs", Unary::kAbs, a, a.dtype()); }
+Tensor sign(const Tensor& a) {
+  compiler::refuse_bool("sign", a);
+  return compiler::unary("sign", Unary::kSign, a, a.dtype());
+}
+Tensor relu(const Tensor& a) {
+  compiler::refuse_bool("relu", a);
+  return maximum(a, Scalar(0));
+}
+
+Tensor equal(const Tensor& a, const Tensor& b) { return arithmetic("equal", Binary::kEq, a, b); }
+Tensor not_equal(const Tensor& a, const Tensor& b) {
+  return arithmetic("not_equal", Binary::kNe, a, b);
+}
+Tensor less(const Tensor& a, const Tensor& b) { return a < b; }
+Tensor less_equal(const Tensor& a, const Tensor& b) { return a <= b; }
+Tensor greater(const Tensor& a, const Tensor& b) { return a > b; }
+Tensor greater_equal(const Tensor& a, const Tensor& b) { return a >= b; }
+
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  compiler::trace_of("where", {&cond, &a, &b});
+  const DType dtype = promote(a.dtype(), b.dtype());
+  const Shape shape = compiler::broadcast_shapes(
+      "where", cond.shape(), compiler::broadcast_shapes("where", a.shape(), b.shape()));
+  auto operand = [&](const Tensor& t, DType type) {
+    return compiler::broadcast_for_elementwise(lax::convert_element_type(t, type), shape);
+  };
+  const Tensor c = operand(cond, DType::kBool);
+  const Tensor x = operand(a, dtype);
+  const Tensor y = operand(b, dtype);
+  return lax::select(c, x, y);
+}
+
+Tensor where(const Tensor& cond, const Tensor& a, Scalar b) {
+  auto trace = compiler::trace_of("where", {&cond, &a});
+  return where(cond, a,
+               compiler::scalar_tensor(trace, b, compiler::promote_with_scalar(a.dtype(), b)));
+}
+
+Tensor astype(const Tensor& a, DType dtype) {
+  compiler::trace_of("astype", {&a});
+  return lax::convert_element_type(a, dtype);
+}
+
+}  // namespace spmd::numpy

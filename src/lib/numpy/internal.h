@@ -1,0 +1,38 @@
+// What spmd::numpy's files (and spmd::random, beside them in src/lib) share: axes as NumPy takes
+// them, out_sharding= as JAX checks it, and NumPy's reductions.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "kernels/reduce.h"
+#include "spmd/numpy.h"
+#include "spmd/partition_spec.h"
+#include "spmd/shape.h"
+#include "spmd/tensor.h"
+
+namespace spmd::compiler {
+class Trace;
+}
+
+namespace spmd::numpy::internal {
+
+// Axis `axis` of `shape`, negative counting from the end; InvalidArgument naming `what` and the
+// shape when out of range.
+int normalize_axis(std::string_view what, int axis, const Shape& shape);
+// The sorted, distinct axes of `axes` (every axis when empty); InvalidArgument naming `what` for
+// one out of range or repeated.
+std::vector<int64_t> reduced_axes(std::string_view what, const AxisList& axes, const Shape& shape);
+
+// An out_sharding= given to `what` for a result of rank `rank`, on `trace`'s mesh: its Explicit
+// axes, canonical (sharding_in_types.h: checked_type_spec). InvalidArgument outside a jit over a
+// mesh, or for a spec naming Auto axes, as JAX refuses them.
+PartitionSpec out_sharding_spec(const compiler::Trace& trace, std::string_view what,
+                                const PartitionSpec& out_sharding, size_t rank);
+
+// `code` over `axes` of `a` converted to `dtype` (keepdims keeps them at size 1).
+Tensor reduce(std::string_view what, kernels::Reduce code, const Tensor& a, const AxisList& axes,
+              bool keepdims, DType dtype);
+
+}  // namespace spmd::numpy::internal
