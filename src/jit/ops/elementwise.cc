@@ -1,5 +1,5 @@
-// The element-wise family (elementwise.h): unary and binary kinds, and the rules every
-// element-wise kind shares (ElementwiseOperation: sharding, hints, the kernel call on blocks).
+// The element-wise family: unary and binary operations on operands of the result's shape (or
+// rank 0). spmd::numpy broadcasts and promotes before it makes one; comparisons give bool.
 #include "jit/ops/elementwise.h"
 
 #include <fmt/format.h>
@@ -10,12 +10,40 @@
 #include "jit/batching.h"
 #include "jit/lax.h"
 #include "jit/op_registry.h"
+#include "jit/operation.h"
 #include "jit/partitioner.h"
 #include "jit/program.h"
 #include "jit/sharding_in_types.h"
+#include "kernels/elementwise.h"
 #include "spmd/error.h"
 
 namespace spmd::compiler {
+
+// "exp", "neg", …: out = f(x), of x's type.
+class UnaryOp final : public ElementwiseOperation {
+ public:
+  explicit UnaryOp(kernels::Unary fn) : fn(fn) {}
+  const kernels::Unary fn;
+
+  std::string name() const override;
+  ValueType result_type(std::span<const ValueType> operands) const override;
+  kernels::ChainStep chain_step(std::span<const DType> operands, DType result) const override;
+  Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
+                 const Tensor& g) const override;
+};
+
+// "add", "mul", "lt", …: out = a fn b, operands of one dtype; bool for a comparison.
+class BinaryOp final : public ElementwiseOperation {
+ public:
+  explicit BinaryOp(kernels::Binary fn) : fn(fn) {}
+  const kernels::Binary fn;
+
+  std::string name() const override;
+  ValueType result_type(std::span<const ValueType> operands) const override;
+  kernels::ChainStep chain_step(std::span<const DType> operands, DType result) const override;
+  Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
+                 const Tensor& g) const override;
+};
 
 using kernels::Binary;
 using kernels::Unary;
@@ -228,4 +256,27 @@ const bool registered = [] {
 }();
 
 }  // namespace
+
+// --- the family's builders (lax.h) ---
+
+namespace lax {
+
+namespace {
+
+Tensor apply_one(std::shared_ptr<const Operation> operation,
+                 std::initializer_list<Tensor> operands) {
+  return bind(std::move(operation), std::span<const Tensor>(operands.begin(), operands.size()));
+}
+
+}  // namespace
+
+Tensor unary(kernels::Unary fn, const Tensor& x) {
+  return apply_one(make_operation<UnaryOp>(fn), {x});
+}
+
+Tensor binary(kernels::Binary fn, const Tensor& a, const Tensor& b) {
+  return apply_one(make_operation<BinaryOp>(fn), {a, b});
+}
+
+}  // namespace lax
 }  // namespace spmd::compiler

@@ -440,4 +440,48 @@ const bool registered = [] {
 }();
 
 }  // namespace
+
+// --- the family's builders (lax.h) ---
+
+namespace lax {
+
+namespace {
+
+Tensor apply_one(std::shared_ptr<const Operation> operation,
+                 std::initializer_list<Tensor> operands) {
+  return bind(std::move(operation), std::span<const Tensor>(operands.begin(), operands.size()));
+}
+
+}  // namespace
+
+Tensor reshape(const Tensor& x, const Shape& shape) {
+  if (x.shape() == shape) return x;
+  return apply_one(make_operation<ReshapeOp>(shape), {x});
+}
+
+Tensor broadcast(const Tensor& x, const Shape& shape) {
+  if (x.shape() == shape) return x;
+  return apply_one(make_operation<BroadcastOp>(shape), {x});
+}
+
+Tensor expand_dims(const Tensor& x, int axis) {
+  Shape shape = x.shape();
+  shape.insert(shape.begin() + axis, 1);
+  return reshape(x, shape);
+}
+
+Tensor transpose(const Tensor& x, const std::vector<int64_t>& perm) {
+  return apply_one(make_operation<TransposeOp>(perm), {x});
+}
+
+Tensor slice(const Tensor& x, const std::vector<int64_t>& start, const Shape& extent) {
+  if (extent == x.shape()) return x;
+  return apply_one(make_operation<SliceOp>(start, extent), {x});
+}
+
+Tensor concatenate(std::span<const Tensor> parts, int axis) {
+  return bind(make_operation<ConcatenateOp>(axis), parts);
+}
+
+}  // namespace lax
 }  // namespace spmd::compiler

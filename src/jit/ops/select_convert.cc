@@ -1,16 +1,44 @@
-// The select/convert family (select_convert.h).
-#include "jit/ops/select_convert.h"
-
+// The select/convert family: where(cond, a, b) and a change of dtype.
 #include <fmt/format.h>
 
 #include "jit/lax.h"
 #include "jit/op_registry.h"
+#include "jit/operation.h"
 #include "jit/ops/elementwise.h"
 #include "jit/program.h"
 #include "jit/sharding_in_types.h"
 #include "spmd/error.h"
 
 namespace spmd::compiler {
+
+// "select": out = cond ? a : b; cond bool, a and b of the result's dtype (each of the result's
+// shape or rank 0).
+class SelectOp final : public ElementwiseOperation {
+ public:
+  std::string name() const override { return "select"; }
+  ValueType result_type(std::span<const ValueType> operands) const override;
+  // JAX's: the condition (unless rank 0) and the operands split alike.
+  PartitionSpec type_spec(std::span<const ValueType> operands, const ValueType& result,
+                          const Mesh& mesh) const override;
+  kernels::ChainStep chain_step(std::span<const DType> operands, DType result) const override;
+  Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
+                 const Tensor& g) const override;
+};
+
+// "convert": the operand as dtype `to` (the result's type says it; no attribute). Float to
+// integer truncates toward zero, as NumPy's cast.
+class ConvertOp final : public ElementwiseOperation {
+ public:
+  explicit ConvertOp(DType to) : to(to) {}
+  const DType to;
+
+  std::string name() const override { return "convert"; }
+  ValueType result_type(std::span<const ValueType> operands) const override;
+  kernels::ChainStep chain_step(std::span<const DType> operands, DType result) const override;
+  // Differentiable from a floating dtype to a floating one.
+  Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
+                 const Tensor& g) const override;
+};
 
 ValueType SelectOp::result_type(std::span<const ValueType> operands) const {
   check_operand_count("select", operands, 3);  // cond, a, b
@@ -71,4 +99,28 @@ const OperationRegistration convert_op("convert", [](const AttributeReader& r) {
 });
 
 }  // namespace
+
+// --- the family's builders (lax.h) ---
+
+namespace lax {
+
+namespace {
+
+Tensor apply_one(std::shared_ptr<const Operation> operation,
+                 std::initializer_list<Tensor> operands) {
+  return bind(std::move(operation), std::span<const Tensor>(operands.begin(), operands.size()));
+}
+
+}  // namespace
+
+Tensor convert_element_type(const Tensor& x, DType dtype) {
+  if (x.dtype() == dtype) return x;
+  return apply_one(make_operation<ConvertOp>(dtype), {x});
+}
+
+Tensor select(const Tensor& which, const Tensor& a, const Tensor& b) {
+  return apply_one(make_operation<SelectOp>(), {which, a, b});
+}
+
+}  // namespace lax
 }  // namespace spmd::compiler

@@ -1,5 +1,5 @@
 // spmd::numpy::einsum: subscripts parsed, letters found in one operand only summed out, then one
-// contraction with the remaining letters (lax::dot; ops/contraction.h), whose sharding rule reads
+// contraction with the remaining letters (lax::dot; ops/contraction.cc), whose sharding rule reads
 // them.
 #include <fmt/format.h>
 

@@ -47,7 +47,7 @@ Tensor reduce(std::string_view what, kernels::Reduce code, const Tensor& a, cons
   compiler::trace_of(what, {&a});
   const std::vector<int64_t> r = reduced_axes(what, axes, a.shape());
   const Tensor x = compiler::lax::convert_element_type(a, dtype);
-  const Tensor out = compiler::lax::reduce(code, x, r);
+  Tensor out = compiler::lax::reduce(code, x, r);
   if (!keepdims) return out;
   Shape kept = a.shape();
   for (int64_t axis : r) kept[static_cast<size_t>(axis)] = 1;
