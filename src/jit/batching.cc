@@ -27,16 +27,9 @@ Tensor batched_at(const Batched& b, int dim, int64_t size) {
 
 Tensor batched_first(const Batched& b, int64_t size) { return batched_at(b, 0, size); }
 
-Tensor apply(std::shared_ptr<const Operation> operation, const std::vector<Tensor>& inputs) {
-  std::vector<int> values;
-  values.reserve(inputs.size());
-  for (const Tensor& t : inputs) values.push_back(t.value());
-  return inputs.front().trace()->apply(std::move(operation), std::move(values));
-}
-
 Batched on_slices_first(std::shared_ptr<const Operation> operation, const Batched& x,
                         int64_t size) {
-  return {apply(std::move(operation), {batched_first(x, size)}), 0};
+  return {lax::bind(std::move(operation), {batched_first(x, size)}), 0};
 }
 
 Tensor per_slice(int64_t size, std::span<const Batched> operands,

@@ -25,8 +25,6 @@ namespace spmd::compiler {
 Tensor batched_at(const Batched& b, int dim, int64_t size);
 // batched_at(b, 0, size): what most rules start from.
 Tensor batched_first(const Batched& b, int64_t size);
-// `operation` applied to `inputs`, appended to their (common) trace.
-Tensor apply(std::shared_ptr<const Operation> operation, const std::vector<Tensor>& inputs);
 // The rule of most one-operand kinds: `operation` (the same kind, its attributes shifted past a
 // leading batch dimension) applied to `x`'s slices moved first; the result's batch is first.
 Batched on_slices_first(std::shared_ptr<const Operation> operation, const Batched& x, int64_t size);

@@ -7,7 +7,7 @@
 
 namespace spmd::compiler::lax {
 
-Tensor bind(std::shared_ptr<const Operation> operation, std::span<const Tensor> operands) {
+Tensor bind(std::shared_ptr<const Operation> operation, const std::vector<Tensor>& operands) {
   std::vector<int> values;
   values.reserve(operands.size());
   for (const Tensor& t : operands) values.push_back(t.value());

@@ -16,7 +16,6 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
-#include <span>
 #include <string>
 #include <vector>
 
@@ -36,9 +35,10 @@ struct ValueType;
 
 namespace spmd::compiler::lax {
 
-// `operation` applied to `operands` (one or more): for an operation kind a library defines
-// itself and registers (op_registry.h), as the random family does.
-Tensor bind(std::shared_ptr<const Operation> operation, std::span<const Tensor> operands);
+// `operation` applied to `operands` (one or more), appended to their trace: what every builder
+// below does, what the families' batching rules use to remake a kind with shifted attributes,
+// and what a library uses for a kind it defines and registers itself (the random family).
+Tensor bind(std::shared_ptr<const Operation> operation, const std::vector<Tensor>& operands);
 
 // --- element-wise (operands of one dtype, shapes equal or rank 0) ---
 // `x` itself when it already has `dtype`.
@@ -70,7 +70,7 @@ Tensor transpose(const Tensor& x, const std::vector<int64_t>& perm);
 // The block of `extent` at `start` (within `x`).
 Tensor slice(const Tensor& x, const std::vector<int64_t>& start, const Shape& extent);
 // `parts` (one dtype, equal outside `axis`) end to end along `axis`.
-Tensor concatenate(std::span<const Tensor> parts, int axis);
+Tensor concatenate(const std::vector<Tensor>& parts, int axis);
 
 // --- contractions ---
 // Einstein summation of two operands by letters ("bmk,bkn->bmn"; contraction.h's rules), with

@@ -343,8 +343,7 @@ Batched DotOp::batch(const Op& /*op*/, std::span<const Batched> operands, int64_
     if (!entries.empty()) entries.insert(entries.begin(), AxisEntry());
     typed = PartitionSpec::from_entries(std::move(entries));
   }
-  return {compiler::apply(make_operation<DotOp>(a_letters, b_letters, mark + out, typed), {a, b}),
-          0};
+  return {lax::bind(make_operation<DotOp>(a_letters, b_letters, mark + out, typed), {a, b}), 0};
 }
 
 std::shared_ptr<const Operation> matmul_operation(size_t batch,
@@ -376,23 +375,14 @@ const OperationRegistration dot_op("dot", [](const AttributeReader& r) {
 
 namespace lax {
 
-namespace {
-
-Tensor apply_one(std::shared_ptr<const Operation> operation,
-                 std::initializer_list<Tensor> operands) {
-  return bind(std::move(operation), std::span<const Tensor>(operands.begin(), operands.size()));
-}
-
-}  // namespace
-
 Tensor dot(const Tensor& a, const Tensor& b, const std::string& lhs, const std::string& rhs,
            const std::string& out, std::optional<PartitionSpec> out_sharding) {
-  return apply_one(make_operation<DotOp>(lhs, rhs, out, std::move(out_sharding)), {a, b});
+  return bind(make_operation<DotOp>(lhs, rhs, out, std::move(out_sharding)), {a, b});
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b, size_t batch,
               std::optional<PartitionSpec> out_sharding) {
-  return apply_one(matmul_operation(batch, std::move(out_sharding)), {a, b});
+  return bind(matmul_operation(batch, std::move(out_sharding)), {a, b});
 }
 
 }  // namespace lax

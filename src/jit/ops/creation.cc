@@ -172,15 +172,6 @@ const bool registered = [] {
 
 namespace lax {
 
-namespace {
-
-Tensor apply_one(std::shared_ptr<const Operation> operation,
-                 std::initializer_list<Tensor> operands) {
-  return bind(std::move(operation), std::span<const Tensor>(operands.begin(), operands.size()));
-}
-
-}  // namespace
-
 Tensor full(const std::shared_ptr<Trace>& trace, ValueType type, double value) {
   return trace->apply(make_operation<FullOp>(value, std::move(type)), {});
 }

@@ -134,7 +134,7 @@ Batched ElementwiseOperation::batch(const Op& op, std::span<const Batched> opera
       in.push_back(batched_first(b, size));
     }
   }
-  return {compiler::apply(op.operation, in), 0};
+  return {lax::bind(op.operation, in), 0};
 }
 
 // --- unary ---
@@ -261,21 +261,10 @@ const bool registered = [] {
 
 namespace lax {
 
-namespace {
-
-Tensor apply_one(std::shared_ptr<const Operation> operation,
-                 std::initializer_list<Tensor> operands) {
-  return bind(std::move(operation), std::span<const Tensor>(operands.begin(), operands.size()));
-}
-
-}  // namespace
-
-Tensor unary(kernels::Unary fn, const Tensor& x) {
-  return apply_one(make_operation<UnaryOp>(fn), {x});
-}
+Tensor unary(kernels::Unary fn, const Tensor& x) { return bind(make_operation<UnaryOp>(fn), {x}); }
 
 Tensor binary(kernels::Binary fn, const Tensor& a, const Tensor& b) {
-  return apply_one(make_operation<BinaryOp>(fn), {a, b});
+  return bind(make_operation<BinaryOp>(fn), {a, b});
 }
 
 }  // namespace lax

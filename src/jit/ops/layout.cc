@@ -114,7 +114,7 @@ Batched BroadcastOp::batch(const Op& /*op*/, std::span<const Batched> operands,
   Shape to = shape;
   to.insert(to.begin(), size);
   const Tensor x = lax::reshape(batched_first(operands[0], size), aligned);
-  return {compiler::apply(make_operation<BroadcastOp>(std::move(to)), {x}), 0};
+  return {lax::bind(make_operation<BroadcastOp>(std::move(to)), {x}), 0};
 }
 
 // --- reshape ---
@@ -330,9 +330,9 @@ Cotangents SliceOp::vjp(const Op& /*op*/, const Tensor& /*result*/,
     Shape before = out.shape(), after = out.shape();
     before[d] = start[d];
     after[d] = full[d] - start[d] - extent[d];
-    const Tensor parts[] = {lax::full(g.trace(), before, g.dtype(), 0), out,
-                            lax::full(g.trace(), after, g.dtype(), 0)};
-    out = lax::concatenate(parts, static_cast<int>(d));
+    out = lax::concatenate({lax::full(g.trace(), before, g.dtype(), 0), out,
+                            lax::full(g.trace(), after, g.dtype(), 0)},
+                           static_cast<int>(d));
   }
   return {out};
 }
@@ -415,7 +415,7 @@ Batched ConcatenateOp::batch(const Op& /*op*/, std::span<const Batched> operands
                              int64_t size) const {
   std::vector<Tensor> parts;
   for (const Batched& b : operands) parts.push_back(batched_first(b, size));
-  return {compiler::apply(make_operation<ConcatenateOp>(axis + 1), parts), 0};
+  return {lax::bind(make_operation<ConcatenateOp>(axis + 1), parts), 0};
 }
 
 namespace {
@@ -445,23 +445,14 @@ const bool registered = [] {
 
 namespace lax {
 
-namespace {
-
-Tensor apply_one(std::shared_ptr<const Operation> operation,
-                 std::initializer_list<Tensor> operands) {
-  return bind(std::move(operation), std::span<const Tensor>(operands.begin(), operands.size()));
-}
-
-}  // namespace
-
 Tensor reshape(const Tensor& x, const Shape& shape) {
   if (x.shape() == shape) return x;
-  return apply_one(make_operation<ReshapeOp>(shape), {x});
+  return bind(make_operation<ReshapeOp>(shape), {x});
 }
 
 Tensor broadcast(const Tensor& x, const Shape& shape) {
   if (x.shape() == shape) return x;
-  return apply_one(make_operation<BroadcastOp>(shape), {x});
+  return bind(make_operation<BroadcastOp>(shape), {x});
 }
 
 Tensor expand_dims(const Tensor& x, int axis) {
@@ -471,15 +462,15 @@ Tensor expand_dims(const Tensor& x, int axis) {
 }
 
 Tensor transpose(const Tensor& x, const std::vector<int64_t>& perm) {
-  return apply_one(make_operation<TransposeOp>(perm), {x});
+  return bind(make_operation<TransposeOp>(perm), {x});
 }
 
 Tensor slice(const Tensor& x, const std::vector<int64_t>& start, const Shape& extent) {
   if (extent == x.shape()) return x;
-  return apply_one(make_operation<SliceOp>(start, extent), {x});
+  return bind(make_operation<SliceOp>(start, extent), {x});
 }
 
-Tensor concatenate(std::span<const Tensor> parts, int axis) {
+Tensor concatenate(const std::vector<Tensor>& parts, int axis) {
   return bind(make_operation<ConcatenateOp>(axis), parts);
 }
 

@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include "jit/batching.h"
+#include "jit/lax.h"
 #include "jit/layout.h"
 #include "jit/manual.h"
 #include "jit/op_registry.h"
@@ -100,7 +101,7 @@ Cotangents AxisSumOp::vjp(const Op& /*op*/, const Tensor& /*result*/,
 }
 
 Batched AxisSumOp::batch(const Op& op, std::span<const Batched> operands, int64_t /*size*/) const {
-  return {compiler::apply(op.operation, {operands[0].value}), operands[0].dim};
+  return {lax::bind(op.operation, {operands[0].value}), operands[0].dim};
 }
 
 Batched ManualBoundary::batch(const Op& /*op*/, std::span<const Batched> /*operands*/,

@@ -213,7 +213,7 @@ Batched SearchSortedOp::batch(const Op& /*op*/, std::span<const Batched> operand
         "vmap: searchsorted over a batch of sorted arrays has no batching rule yet (map over the "
         "queries only)");
   }
-  return {compiler::apply(make_operation<SearchSortedOp>(), {operands[0].value, operands[1].value}),
+  return {lax::bind(make_operation<SearchSortedOp>(), {operands[0].value, operands[1].value}),
           operands[1].dim};
 }
 
@@ -245,7 +245,7 @@ Block TopKOp::run(const KernelContext& device, const Step& step, std::span<const
 Batched TopKOp::batch(const Op& /*op*/, std::span<const Batched> operands, int64_t size) const {
   return {per_slice(size, operands,
                     [&](const std::vector<Tensor>& x) {
-                      return compiler::apply(make_operation<TopKOp>(k), {x[0]});
+                      return lax::bind(make_operation<TopKOp>(k), {x[0]});
                     }),
           0};
 }
@@ -280,17 +280,15 @@ Batched TakeOp::batch(const Op& /*op*/, std::span<const Batched> operands, int64
   const Batched& x = operands[0];
   const Batched& indices = operands[1];
   if (!x.dim) {
-    return {compiler::apply(make_operation<TakeOp>(axis), {x.value, indices.value}),
-            axis + *indices.dim};
+    return {lax::bind(make_operation<TakeOp>(axis), {x.value, indices.value}), axis + *indices.dim};
   }
   if (!indices.dim) {
-    return {
-        compiler::apply(make_operation<TakeOp>(axis + 1), {batched_first(x, size), indices.value}),
-        0};
+    return {lax::bind(make_operation<TakeOp>(axis + 1), {batched_first(x, size), indices.value}),
+            0};
   }
   return {per_slice(size, operands,
                     [&](const std::vector<Tensor>& t) {
-                      return compiler::apply(make_operation<TakeOp>(axis), t);
+                      return lax::bind(make_operation<TakeOp>(axis), t);
                     }),
           0};
 }
@@ -324,25 +322,16 @@ const bool registered = [] {
 
 namespace lax {
 
-namespace {
+Tensor cumsum(const Tensor& x, int axis) { return bind(make_operation<CumsumOp>(axis), {x}); }
 
-Tensor apply_one(std::shared_ptr<const Operation> operation,
-                 std::initializer_list<Tensor> operands) {
-  return bind(std::move(operation), std::span<const Tensor>(operands.begin(), operands.size()));
-}
-
-}  // namespace
-
-Tensor cumsum(const Tensor& x, int axis) { return apply_one(make_operation<CumsumOp>(axis), {x}); }
-
-Tensor top_k(const Tensor& x, int64_t k) { return apply_one(make_operation<TopKOp>(k), {x}); }
+Tensor top_k(const Tensor& x, int64_t k) { return bind(make_operation<TopKOp>(k), {x}); }
 
 Tensor search_sorted(const Tensor& sorted, const Tensor& queries) {
-  return apply_one(make_operation<SearchSortedOp>(), {sorted, queries});
+  return bind(make_operation<SearchSortedOp>(), {sorted, queries});
 }
 
 Tensor take(const Tensor& x, const Tensor& indices, int axis) {
-  return apply_one(make_operation<TakeOp>(axis), {x, indices});
+  return bind(make_operation<TakeOp>(axis), {x, indices});
 }
 
 }  // namespace lax

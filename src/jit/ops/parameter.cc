@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "jit/batching.h"
+#include "jit/lax.h"
 #include "jit/op_registry.h"
 #include "jit/partitioner.h"
 #include "jit/sharding_in_types.h"
@@ -90,7 +91,7 @@ Block ConstraintOp::run(const KernelContext& /*device*/, const Step& /*step*/,
 Cotangents ConstraintOp::vjp(const Op& /*op*/, const Tensor& /*result*/,
                              std::span<const Tensor> operands, const Tensor& g) const {
   if (kind == Kind::kReshard) return {reshard(g, operands[0].sharding())};
-  return {lax::with_sharding_constraint(g, *sharding_)};
+  return {spmd::lax::with_sharding_constraint(g, *sharding_)};
 }
 
 Batched ConstraintOp::batch(const Op& /*op*/, std::span<const Batched> operands,
@@ -101,8 +102,7 @@ Batched ConstraintOp::batch(const Op& /*op*/, std::span<const Batched> operands,
   if (at <= entries.size()) entries.insert(entries.begin() + *x.dim, AxisEntry());
   auto sharding = std::make_shared<const NamedSharding>(sharding_->mesh(),
                                                         PartitionSpec::from_entries(entries));
-  return {compiler::apply(make_operation<ConstraintOp>(std::move(sharding), kind), {x.value}),
-          x.dim};
+  return {lax::bind(make_operation<ConstraintOp>(std::move(sharding), kind), {x.value}), x.dim};
 }
 
 namespace {

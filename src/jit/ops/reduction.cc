@@ -256,21 +256,12 @@ const bool registered = [] {
 
 namespace lax {
 
-namespace {
-
-Tensor apply_one(std::shared_ptr<const Operation> operation,
-                 std::initializer_list<Tensor> operands) {
-  return bind(std::move(operation), std::span<const Tensor>(operands.begin(), operands.size()));
-}
-
-}  // namespace
-
 Tensor reduce(kernels::Reduce fn, const Tensor& x, std::vector<int64_t> axes) {
   if (axes.empty()) return x;
-  return apply_one(make_operation<ReduceOp>(fn, std::move(axes)), {x});
+  return bind(make_operation<ReduceOp>(fn, std::move(axes)), {x});
 }
 
-Tensor argmax(const Tensor& x, int axis) { return apply_one(make_operation<ArgmaxOp>(axis), {x}); }
+Tensor argmax(const Tensor& x, int axis) { return bind(make_operation<ArgmaxOp>(axis), {x}); }
 
 }  // namespace lax
 }  // namespace spmd::compiler

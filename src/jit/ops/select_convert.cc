@@ -104,22 +104,13 @@ const OperationRegistration convert_op("convert", [](const AttributeReader& r) {
 
 namespace lax {
 
-namespace {
-
-Tensor apply_one(std::shared_ptr<const Operation> operation,
-                 std::initializer_list<Tensor> operands) {
-  return bind(std::move(operation), std::span<const Tensor>(operands.begin(), operands.size()));
-}
-
-}  // namespace
-
 Tensor convert_element_type(const Tensor& x, DType dtype) {
   if (x.dtype() == dtype) return x;
-  return apply_one(make_operation<ConvertOp>(dtype), {x});
+  return bind(make_operation<ConvertOp>(dtype), {x});
 }
 
 Tensor select(const Tensor& which, const Tensor& a, const Tensor& b) {
-  return apply_one(make_operation<SelectOp>(), {which, a, b});
+  return bind(make_operation<SelectOp>(), {which, a, b});
 }
 
 }  // namespace lax

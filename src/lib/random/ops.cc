@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "jit/batching.h"
+#include "jit/lax.h"
 #include "jit/op_registry.h"
 #include "jit/partitioner.h"
 #include "jit/program.h"
@@ -134,7 +135,7 @@ Batched RandomOperation::batch(const Op& /*op*/, std::span<const Batched> operan
       in.push_back(o);
     }
   }
-  return {compiler::apply(remade({}, std::move(batched)), in), 0};
+  return {lax::bind(remade({}, std::move(batched)), in), 0};
 }
 
 namespace {
@@ -291,14 +292,14 @@ Block RandomPermutationOp::run(const KernelContext& device, const Step& step,
 Batched RandomPermutationOp::batch(const Op& /*op*/, std::span<const Batched> operands,
                                    int64_t size) const {
   if (!operands[0].dim) {
-    return {compiler::apply(make_operation<RandomPermutationOp>(axis + 1),
-                            {operands[0].value, batched_first(operands[1], size)}),
+    return {lax::bind(make_operation<RandomPermutationOp>(axis + 1),
+                      {operands[0].value, batched_first(operands[1], size)}),
             0};
   }
   if (size == 0) return {batched_first(operands[1], size), 0};
   const auto by_one_key = make_operation<RandomPermutationOp>(axis);
   return {per_slice(size, operands,
-                    [&](const std::vector<Tensor>& t) { return compiler::apply(by_one_key, t); }),
+                    [&](const std::vector<Tensor>& t) { return lax::bind(by_one_key, t); }),
           0};
 }
 

@@ -7,7 +7,6 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <array>
 #include <climits>
 #include <cstdint>
 #include <limits>
@@ -48,7 +47,7 @@ void check_key(std::string_view what, const Tensor& key) {
 }
 
 Tensor random_bits(const Tensor& key, RandomBits kind, const Shape& shape) {
-  return compiler::lax::bind(make_operation<RandomBitsOp>(kind, shape), std::array{key});
+  return compiler::lax::bind(make_operation<RandomBitsOp>(kind, shape), {key});
 }
 
 void check_shape(std::string_view what, const Shape& shape) {
@@ -72,7 +71,7 @@ Tensor sample(std::string_view what, const Tensor& key, const Sampler& sampler,
         : sampler.distribution == Distribution::kRandint ? "an integer type"
                                                          : "float32, JAX's default"));
   }
-  return compiler::lax::bind(make_operation<RandomSampleOp>(sampler, shape), std::array{key});
+  return compiler::lax::bind(make_operation<RandomSampleOp>(sampler, shape), {key});
 }
 
 // The closed range of an integer dtype.
@@ -136,7 +135,7 @@ Tensor fold_in(const Tensor& key, const Tensor& data) {
   }
   const Tensor offset = compiler::lax::convert_element_type(data, DType::kUInt32);
   return compiler::lax::bind(make_operation<RandomBitsOp>(RandomBits::kKeys, Shape{}),
-                             std::array{key, offset});
+                             {key, offset});
 }
 
 Tensor fold_in(const Tensor& key, uint32_t data) {
@@ -297,7 +296,7 @@ Tensor permutation(const Tensor& key, const Tensor& x, int axis) {
         "random.permutation: x must be at least one-dimensional (or an integer n)");
   }
   const int ax = numpy::internal::normalize_axis("random.permutation", axis, x.shape());
-  return compiler::lax::bind(make_operation<RandomPermutationOp>(ax), std::array{key, x});
+  return compiler::lax::bind(make_operation<RandomPermutationOp>(ax), {key, x});
 }
 
 Tensor permutation(const Tensor& key, int64_t n) {
