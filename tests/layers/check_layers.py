@@ -146,10 +146,9 @@ def check_sources(root, problems):
             if not m:
                 continue
             other = layer_of_header(m.group(1))
-            if own == "lib" and other not in (None, "lib", "vocabulary", "umbrella"):
-                check_lib_include(root, path, number, m.group(1), problems)
-                continue
             if other is None or other in ok:
+                if own == "lib" and other not in (None, "lib", "vocabulary"):
+                    check_lib_include(root, path, number, m.group(1), problems)
                 continue
             if other not in DEPENDS:
                 problems.append(f"{path.relative_to(root)}:{number}: {m.group(1)} is {other}")
