@@ -57,12 +57,28 @@ Tensor arithmetic(std::string_view what, Binary code, const Tensor& a, const Ten
   return binary(what, code, a, b, promote(a.dtype(), b.dtype()));
 }
 
+namespace {
+
+// a code s (s code a when `scalar_first`), both in `dtype`.
+Tensor with_scalar(std::string_view what, Binary code, const Tensor& a, const Scalar& s,
+                   bool scalar_first, DType dtype) {
+  const Tensor c = scalar_tensor(trace_of(what, {&a}), s, dtype);
+  return scalar_first ? binary(what, code, c, a, dtype) : binary(what, code, a, c, dtype);
+}
+
+// tensor / scalar (scalar / tensor when `scalar_first`), in floating point.
+Tensor divide_scalar(const Tensor& t, const Scalar& s, bool scalar_first) {
+  trace_of("divide", {&t});
+  return with_scalar("divide", Binary::kDiv, t, s, scalar_first,
+                     floating_of(promote_with_scalar(t.dtype(), s)));
+}
+
+}  // namespace
+
 Tensor arithmetic(std::string_view what, Binary code, const Tensor& a, const Scalar& s,
                   bool scalar_first) {
-  auto trace = trace_of(what, {&a});
-  const DType dtype = promote_with_scalar(a.dtype(), s);
-  const Tensor c = scalar_tensor(trace, s, dtype);
-  return scalar_first ? binary(what, code, c, a, dtype) : binary(what, code, a, c, dtype);
+  trace_of(what, {&a});
+  return with_scalar(what, code, a, s, scalar_first, promote_with_scalar(a.dtype(), s));
 }
 
 Tensor divide(const Tensor& a, const Tensor& b) {
@@ -76,18 +92,6 @@ void refuse_bool(std::string_view what, const Tensor& a) {
   }
 }
 
-namespace {
-
-// tensor / scalar (scalar / tensor when `scalar_first`), in floating point.
-Tensor divide_scalar(const Tensor& t, const Scalar& s, bool scalar_first) {
-  auto trace = trace_of("divide", {&t});
-  const DType dtype = floating_of(promote_with_scalar(t.dtype(), s));
-  const Tensor c = scalar_tensor(trace, s, dtype);
-  return scalar_first ? binary("divide", Binary::kDiv, c, t, dtype)
-                      : binary("divide", Binary::kDiv, t, c, dtype);
-}
-
-}  // namespace
 }  // namespace spmd::compiler
 
 namespace spmd {
