@@ -349,6 +349,24 @@ void check_trace_error(const spmd::Mesh& mesh) {
 
 }  // namespace
 
+// Key i of a key array split over the processes (outside jit) is the row every process gets
+// alike, equal to the same key indexed where it is whole (one device).
+void check_key_rows(const spmd::Mesh& mesh) {
+  namespace random = spmd::random;
+  const int64_t n = 2 * spmd::process_count();
+  const random::Key whole = random::split(random::key(7), n);
+  const HostArray data = random::key_data(whole).to_host();
+  const random::Key split =
+      random::wrap_key_data(spmd::device_put(data, NamedSharding(mesh, P("a", None))));
+  for (int64_t i = -1; i < n; ++i) {
+    const int64_t row = i < 0 ? n - 1 : i;
+    HostArray want = data.slice({{row, row + 1}, {0, 2}});
+    want.reshape({2});
+    const HostArray got = spmd::multihost::process_allgather(random::key_data(split[i]));
+    check(got == want, "key " + std::to_string(i) + " of keys split over the processes");
+  }
+}
+
 int main(int argc, char** argv) {
   spmd::distributed::initialize();
   const std::string mode = argc > 1 ? argv[1] : "";
@@ -362,6 +380,7 @@ int main(int argc, char** argv) {
     } else {
       run_cases(mesh);
       check_communication(mesh);
+      check_key_rows(mesh);
     }
   } catch (const std::exception& e) {
     check(false, std::string("unexpected exception: ") + e.what());
