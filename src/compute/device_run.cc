@@ -10,6 +10,7 @@
 #include "compute/axis_context.h"
 #include "compute/device_workers.h"
 #include "compute/output_check.h"
+#include "kernels/float_environment.h"
 #include "runtime/exception_message.h"
 #include "spmd/error.h"
 #include "spmd/runtime.h"
@@ -72,6 +73,7 @@ void for_each_local_device(AxisGroups& groups, const LocalMeshDevices& local, st
     const AxisContext context{&groups, local.ids[i], local.coords[i]};
     try {
       const AxisContextScope scope(context);
+      const kernels::FlushSubnormalsScope flush;  // as XLA runs a computation
       job(i, context);
     } catch (...) {
       std::lock_guard lock(error_mu);

@@ -4,6 +4,7 @@
 
 #include <Eigen/Core>
 #include <cmath>
+#include <limits>
 #include <type_traits>
 #include <vector>
 
@@ -53,6 +54,10 @@ void sqrt_f32(const float* x, float* y, int64_t n) {
 
 template <class T>
 void unary_typed(Unary op, const ConstMap<T>& x, Map<T> y) {
+  if (op == Unary::kCopy || op == Unary::kStopGradient) {
+    y = x;
+    return;
+  }
   if constexpr (std::is_same_v<T, bool>) {
     if (op == Unary::kNot) {
       y = !x;
@@ -71,7 +76,9 @@ void unary_typed(Unary op, const ConstMap<T>& x, Map<T> y) {
         y = x.exp();
         return;
       case Unary::kLog:
-        y = x.log();
+        // A subnormal is 0 here as in XLA (log(1e-45) = -inf), also where a scalar tail's
+        // std::log, reading bits rather than arithmetic, would see through denormals-are-zero.
+        y = (x.abs() < std::numeric_limits<T>::min()).select(x * T(0), x).log();
         return;
       case Unary::kTanh:
         y = x.tanh();
@@ -95,9 +102,11 @@ void unary_typed(Unary op, const ConstMap<T>& x, Map<T> y) {
         y = x.abs();
         return;
       case Unary::kSign:
-        y = x.sign();
+        // XLA's sign: ±1, or the zero's own sign (a subnormal counts as zero), NaN kept.
+        // x * 0 gives the signed zero and keeps NaN.
+        y = (x > T(0)).select(T(1), (x < T(0)).select(T(-1), x * T(0)));
         return;
-      case Unary::kNot:
+      default:
         break;
     }
   } else {
@@ -171,9 +180,13 @@ void arithmetic(Binary op, const X& x, const Y& y, Map<T> out) {
       case Binary::kMax:
       case Binary::kMin:
         if constexpr (std::is_floating_point_v<T>) {
-          // NaN wins, as jnp.maximum's: Eigen's own max leaves it to the instruction.
+          // IEEE 754-2019's maximum and minimum, as jnp.maximum's: NaN wins (Eigen's own max
+          // leaves it to the instruction), and -0 < +0 whichever side each is on: between two
+          // zeros, max is x + y (+0 unless both are -0) and min is -(-x - y).
           const auto m = op == Binary::kMax ? x.max(y).eval() : x.min(y).eval();
-          out = (x != x).select(x, (y != y).select(y, m));
+          const auto zeros = ((x == T(0)) && (y == T(0))).eval();
+          const auto tie = op == Binary::kMax ? (x + y).eval() : (-(-x - y)).eval();
+          out = (x != x).select(x, (y != y).select(y, zeros.select(tie, m)));
         } else {
           out = op == Binary::kMax ? x.max(y).eval() : x.min(y).eval();
         }
@@ -304,11 +317,25 @@ void select_of(DType /*dtype*/, Input cond, Input a, Input b, std::byte* out, in
   });
 }
 
+// A floating-point value as the integer type U, saturating as XLA's conversion does: NaN is 0,
+// values beyond U's range (infinities included) are its extremes, the rest truncate toward zero.
+template <class F, class U>
+U saturating_cast(F v) {
+  constexpr F kAbove = static_cast<F>(std::numeric_limits<U>::max() / 2 + 1) * F(2);  // 2^digits
+  constexpr F kLowest = static_cast<F>(std::numeric_limits<U>::lowest());  // 0 or -2^digits
+  if (v != v) return U{0};
+  if (v >= kAbove) return std::numeric_limits<U>::max();
+  if (v <= kLowest) return std::numeric_limits<U>::lowest();
+  return static_cast<U>(v);
+}
+
 template <class F, class U>
 void convert_of(DType /*from*/, DType /*to*/, Input a, std::byte* out, int64_t n) {
   with_operand(reinterpret_cast<const F*>(a.data), a.elements, n, [&](const auto& x) {
     if constexpr (std::is_same_v<U, bool>) {
       Map<bool>(reinterpret_cast<bool*>(out), n) = x != F(0);
+    } else if constexpr (std::is_floating_point_v<F> && std::is_integral_v<U>) {
+      Map<U>(reinterpret_cast<U*>(out), n) = x.unaryExpr(&saturating_cast<F, U>);
     } else {
       Map<U>(reinterpret_cast<U*>(out), n) = x.template cast<U>();
     }
@@ -317,6 +344,13 @@ void convert_of(DType /*from*/, DType /*to*/, Input a, std::byte* out, int64_t n
 
 // Either side a half type: computed through float32, rounded once.
 void convert_half(DType from, DType to, Input a, std::byte* out, int64_t n) {
+  if (to == DType::kBool) {  // from the bits: a bfloat16 subnormal is a float32 one, flushed
+    with_operand(reinterpret_cast<const uint16_t*>(a.data), a.elements, n, [&](const auto& x) {
+      Map<bool>(reinterpret_cast<bool*>(out), n) =
+          x.unaryExpr([](uint16_t bits) { return (bits & 0x7fff) != 0; });
+    });
+    return;
+  }
   std::vector<float> wide_in, wide_out;
   visit_compute_type(from, [&](auto zero_from) {
     using F = decltype(zero_from);
@@ -336,8 +370,8 @@ void convert_half(DType from, DType to, Input a, std::byte* out, int64_t n) {
 }  // namespace
 
 std::string_view name(Unary op) {
-  constexpr std::string_view names[] = {"neg",   "exp", "log",  "tanh", "sqrt",
-                                        "rsqrt", "abs", "sign", "not"};
+  constexpr std::string_view names[] = {"neg", "exp",  "log", "tanh", "sqrt",         "rsqrt",
+                                        "abs", "sign", "not", "copy", "stop_gradient"};
   return names[static_cast<int>(op)];
 }
 

@@ -18,7 +18,22 @@
 
 namespace spmd::kernels {
 
-enum class Unary : uint8_t { kNeg, kExp, kLog, kTanh, kSqrt, kRsqrt, kAbs, kSign, kNot };
+// kCopy and kStopGradient return their input unchanged, in every dtype (they differ only to
+// differentiation: jax.lax's copy_p and stop_gradient).
+enum class Unary : uint8_t {
+  kNeg,
+  kExp,
+  kLog,
+  kTanh,
+  kSqrt,
+  kRsqrt,
+  kAbs,
+  kSign,
+  kNot,
+  kCopy,
+  kStopGradient,
+};
+constexpr Unary kLastUnary = Unary::kStopGradient;
 enum class Binary : uint8_t {
   kAdd,
   kSub,
@@ -57,8 +72,10 @@ void unary(Unary op, DType dtype, Input a, std::byte* out, int64_t n);
 void binary(Binary op, DType dtype, Input a, Input b, std::byte* out, int64_t n);
 // out[i] = cond[i] ? a[i] : b[i]; cond is bool.
 void select(DType dtype, Input cond, Input a, Input b, std::byte* out, int64_t n);
-// out[i] = a[i] converted from `from` to `to`: float to integer truncates toward zero (C++'s
-// and NumPy's cast), anything to bool is != 0, half types round to nearest even.
+// out[i] = a[i] converted from `from` to `to`: float to integer truncates toward zero and
+// saturates as XLA's does (NaN is 0, ±inf and values out of range the type's extremes; NumPy's
+// cast leaves these undefined), integer to narrower integer wraps, anything to bool is != 0,
+// half types round to nearest even.
 void convert(DType from, DType to, Input a, std::byte* out, int64_t n);
 
 // The same kernels with the dtype dispatch done once, for a loop that calls one kernel on many

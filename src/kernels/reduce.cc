@@ -31,6 +31,41 @@ using Slab = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, Eigen::Dynamic, Ei
 template <class T>
 using Row = Eigen::Map<Eigen::Array<T, 1, Eigen::Dynamic>>;
 
+// Rows summed in order per block, blocks combined pairwise: the rounding error of a sum of n
+// grows as log(n / kSumBlock) + kSumBlock ulps rather than as n (a float32 sum of 2^22 times
+// 0.1 was 4% low when summed in order).
+constexpr int64_t kSumBlock = 128;
+
+// out (inner elements) = the sum of the `rows` rows of the row-major slab at `in`. `scratch`
+// holds inner elements per level of the recursion below this one.
+template <class T>
+void sum_rows(const T* in, int64_t rows, int64_t inner, T* out, T* scratch) {
+  Row<T> row(out, inner);
+  if (rows <= kSumBlock) {
+    if (inner == 1) {  // one contiguous run: Eigen's vector sum keeps a packet of partial sums
+      out[0] = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>(in, rows).sum();
+    } else {
+      row = Slab<T>(in, rows, inner).colwise().sum();
+    }
+    return;
+  }
+  const int64_t first = (rows / 2 + kSumBlock - 1) / kSumBlock * kSumBlock;
+  sum_rows(in, first, inner, out, scratch);
+  sum_rows(in + first * inner, rows - first, inner, scratch, scratch + inner);
+  row += Row<T>(scratch, inner);
+}
+
+template <class T>
+void sum_slab(const T* in, Extents e, T* out) {
+  int levels = 0;
+  for (int64_t blocks = (e.extent + kSumBlock - 1) / kSumBlock; blocks > 1;
+       blocks = (blocks + 1) / 2) {
+    ++levels;
+  }
+  std::vector<T> scratch(static_cast<size_t>(levels * e.inner));
+  sum_rows(in, e.extent, e.inner, out, scratch.data());
+}
+
 template <class T>
 void reduce_typed(Reduce op, const T* in, Extents e, T* out) {
   for (int64_t o = 0; o < e.outer; ++o) {
@@ -39,7 +74,11 @@ void reduce_typed(Reduce op, const T* in, Extents e, T* out) {
     if constexpr (std::is_same_v<T, bool>) {
       row = op == Reduce::kMin ? slab.colwise().all().eval() : slab.colwise().any().eval();
     } else if (op == Reduce::kSum) {
-      row = slab.colwise().sum();
+      if constexpr (std::is_floating_point_v<T>) {
+        sum_slab(slab.data(), e, row.data());
+      } else {
+        row = slab.colwise().sum();  // exact, whatever the order
+      }
     } else {
       row =
           op == Reduce::kMax ? slab.colwise().maxCoeff().eval() : slab.colwise().minCoeff().eval();
@@ -110,7 +149,12 @@ void argmax(DType dtype, const std::byte* in, const Shape& shape, int axis, std:
         if constexpr (std::is_same_v<T, bool>) {
           column.template cast<uint8_t>().maxCoeff(&best);
         } else {
-          column.template maxCoeff<Eigen::PropagateNaN>(&best);
+          column.maxCoeff(&best);
+          if constexpr (std::is_floating_point_v<T>) {  // the first NaN, if any, is the maximum
+            if (column.isNaN().any()) {
+              for (best = 0; !std::isnan(column[best]);) ++best;
+            }
+          }
         }
         result[o * e.inner + i] = static_cast<int32_t>(best);
       }

@@ -1,7 +1,8 @@
 // Reductions along one axis, over Eigen 3.4 (the array viewed as outer × extent × inner, each
 // outer slab reduced column-wise). Several axes are reduced one at a time by the caller.
 // Accumulation is in the output dtype; float16 and bfloat16 accumulate in float32 and round
-// once. Max and min propagate NaN, as jnp.max does. Pure; thread-safe.
+// once. Floating-point sums add in blocks of 128 combined pairwise, so the error grows as the
+// logarithm of the length. Max and min propagate NaN, as jnp.max does. Pure; thread-safe.
 // Open to lib/: the reductions lax::reduce takes.
 #pragma once
 
@@ -24,8 +25,8 @@ std::string_view name(Reduce op);
 void reduce(Reduce op, DType dtype, const std::byte* in, const Shape& shape, int axis,
             DType out_dtype, std::byte* out);
 
-// out (int32, shape without `axis`) = the index of the first maximum along `axis` (a NaN counts
-// as the maximum, as in NumPy). An empty axis throws InvalidArgument.
+// out (int32, shape without `axis`) = the index of the first maximum along `axis` (the first NaN
+// counts as the maximum, as in NumPy and JAX). An empty axis throws InvalidArgument.
 void argmax(DType dtype, const std::byte* in, const Shape& shape, int axis, std::byte* out);
 
 }  // namespace spmd::kernels
