@@ -31,6 +31,14 @@ class ShardingTypeError : public InvalidArgument {
   using InvalidArgument::InvalidArgument;
 };
 
+// An operand of a dtype the operation does not take, or an argument its dtype cannot hold: bool
+// in arithmetic, an integer raised to a negative integer power (JAX's TypeError; in Python the
+// class derives from TypeError as well as InvalidArgument).
+class DTypeError : public InvalidArgument {
+ public:
+  using InvalidArgument::InvalidArgument;
+};
+
 // A wait ran out of time. The message names what did not arrive (processes, keys, the service).
 class DeadlineExceeded : public Error {
  public:

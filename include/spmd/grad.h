@@ -21,11 +21,14 @@
 // value_and_grad returns std::pair{value, gradient}. vjp(fn, primals...) returns fn's result
 // and a function from a cotangent of the result's shape to the primals' gradients.
 //
-// Every floating operation of spmd::numpy has its derivative, as JAX defines it: maximum and
-// minimum split the cotangent evenly at ties, max/min reductions share it among the elements equal
-// to the result, abs at 0 and sign have derivative 0. Differentiating through an integer or bool
-// result (astype to an integer, argmax, a comparison feeding arithmetic) throws InvalidArgument
-// naming the operation; so does a non-scalar result for grad, or a non-floating argument.
+// Every floating operation of spmd::numpy has its derivative, as JAX defines it, kinks included:
+// maximum and minimum split the cotangent evenly at ties, max/min reductions share it among the
+// elements equal to the result, relu has derivative 0 at 0 (jax.nn.relu's), abs has +1 at 0
+// (lax.abs's select(x >= 0, g, -g)), sign 0, x ** b has derivative 0 in b where x is 0, and
+// x ** n for a Python-style integer n is lax.integer_pow (products, so n = 0 gives 0 at x = 0).
+// Differentiating through an integer or bool result (astype to an integer, argmax, a comparison
+// feeding arithmetic) throws InvalidArgument naming the operation; so does a non-scalar result for
+// grad, or a non-floating argument.
 //
 // A gradient is laid out as its primal when the primal is a jit input: the partitioner handles
 // the backward program like any other, so under data parallelism (replicated parameters, batch
@@ -58,18 +61,58 @@ std::vector<Tensor> vjp_of(const Tensor& out, const std::vector<Tensor>& wrt);
 std::vector<Tensor> vjp_of(const Tensor& out, const std::vector<Tensor>& wrt,
                            const Tensor& cotangent);
 
+namespace lax {
+// jax.lax.stop_gradient: the value `x`, which differentiation treats as a constant (its
+// cotangent is dropped). Any dtype; no cost once compiled beyond the value itself.
+Tensor stop_gradient(const Tensor& x);
+}  // namespace lax
+
 namespace detail {
 
-// The traced value and the gradients of the arguments Argnums select.
+// A Tensor equal to `x` (jax.lax's copy_p: same bits) that differentiation tells apart from it.
+Tensor distinct_copy(const Tensor& x);
+
+using LeafKey = std::pair<const void*, int>;  // a Tensor's trace and value
+
+// Counts the leaves of `arg` by trace and value (nothing for an argument of no Tensors).
+template <class T>
+void count_leaves(const T& arg, std::map<LeafKey, int>& count) {
+  if constexpr (requires(std::vector<Tensor> & v) { add_leaves(arg, v); }) {
+    std::vector<Tensor> leaves;
+    add_leaves(arg, leaves);
+    for (const Tensor& t : leaves) ++count[{t.trace().get(), t.value()}];
+  }
+}
+
+// `arg` with every leaf that occurs more than once among the arguments replaced by a copy of
+// its own. The copies are what is differentiated: a Tensor's own cotangent would be the total.
+template <class T>
+void separate(T& arg, const std::map<LeafKey, int>& count) {
+  std::vector<Tensor> leaves;
+  add_leaves(arg, leaves);
+  for (Tensor& t : leaves) {
+    if (count.at({t.trace().get(), t.value()}) > 1) t = distinct_copy(t);
+  }
+  std::span<const Tensor> rest(leaves);
+  arg = rebuild(arg, rest);
+}
+
+// The traced value and the gradients of the arguments Argnums select. As in JAX, each selected
+// argument is differentiated on its own: one Tensor passed twice, f(x, x), gets each position's
+// partial derivative rather than the total in both, and an unselected argument holding the
+// same Tensor is a constant to the selected one.
 template <int... Argnums, class Fn, class... Args>
 auto value_and_grads(const Fn& fn, const Args&... args) {
-  const auto all = std::forward_as_tuple(args...);
-  const Tensor value = std::invoke(fn, args...);
+  std::tuple<Args...> own{args...};
+  std::map<LeafKey, int> count;
+  (count_leaves(args, count), ...);
+  (separate(std::get<Argnums>(own), count), ...);
+  const Tensor value = std::apply(fn, own);
   std::vector<Tensor> wrt;
-  (add_leaves(std::get<Argnums>(all), wrt), ...);
+  (add_leaves(std::get<Argnums>(own), wrt), ...);
   const std::vector<Tensor> grads = vjp_of(value, wrt);
   std::span<const Tensor> rest(grads);
-  auto selected = std::tuple{rebuild(std::get<Argnums>(all), rest)...};
+  auto selected = std::tuple{rebuild(std::get<Argnums>(own), rest)...};
   return std::pair{value, std::move(selected)};
 }
 

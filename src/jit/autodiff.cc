@@ -146,6 +146,16 @@ std::vector<Tensor> vjp_of(const Tensor& out, const std::vector<Tensor>& wrt,
   return grads;
 }
 
+namespace lax {
+Tensor stop_gradient(const Tensor& x) {
+  return compiler::lax::unary(kernels::Unary::kStopGradient, x);
+}
+}  // namespace lax
+
+namespace detail {
+Tensor distinct_copy(const Tensor& x) { return compiler::lax::unary(kernels::Unary::kCopy, x); }
+}  // namespace detail
+
 std::vector<Tensor> vjp_of(const Tensor& out, const std::vector<Tensor>& wrt) {
   if (!out.shape().empty()) {
     throw InvalidArgument(

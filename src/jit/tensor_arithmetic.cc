@@ -87,7 +87,7 @@ Tensor divide(const Tensor& a, const Tensor& b) {
 
 void refuse_bool(std::string_view what, const Tensor& a) {
   if (a.dtype() == DType::kBool) {
-    throw InvalidArgument(
+    throw DTypeError(
         fmt::format("{}: not defined on bool ({})", what, type_text(a.dtype(), a.shape())));
   }
 }

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 
+#include "jit/lax.h"
 #include "jit/layout.h"
 #include "jit/manual.h"
 #include "jit/ops/manual.h"
@@ -163,15 +164,24 @@ std::vector<int> region_axes(const char* what, const Tensor& x, const AxisEntry&
 
 }  // namespace
 
+namespace {
+
+// As JAX's psum: bool counts, in int32.
+Tensor summable(const Tensor& x) {
+  return x.dtype() == DType::kBool ? compiler::lax::convert_element_type(x, DType::kInt32) : x;
+}
+
+}  // namespace
+
 Tensor psum(const Tensor& x, const AxisEntry& axes) {
   const std::vector<int> positions = region_axes("psum", x, axes);
-  return compiler::axis_sum(x, *compiler::current_region->mesh, positions);
+  return compiler::axis_sum(summable(x), *compiler::current_region->mesh, positions);
 }
 
 Tensor pmean(const Tensor& x, const AxisEntry& axes) {
   const std::vector<int> positions = region_axes("pmean", x, axes);
   const Mesh& mesh = *compiler::current_region->mesh;
-  const Tensor sum = compiler::axis_sum(x, mesh, positions);
+  const Tensor sum = compiler::axis_sum(summable(x), mesh, positions);
   return sum / static_cast<double>(compiler::axes_size(positions, mesh));
 }
 

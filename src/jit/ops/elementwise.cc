@@ -163,16 +163,24 @@ Cotangents UnaryOp::vjp(const Op& op, const Tensor& y, std::span<const Tensor> o
       return {g * y};
     case Unary::kLog:
       return {g / x};
-    case Unary::kTanh:
-      return {g * (1.0f - y * y)};
+    case Unary::kTanh: {  // JAX's (g + g y)(1 - y), transposed: 1 - y * y loses digits near ±1
+      const Tensor t = g * (1.0f - y);
+      return {t + t * y};
+    }
+    // The derivatives group their factors as JAX's reverse mode does (its JVP rule transposed:
+    // the primal factors first, then the cotangent), for the same rounding and the same inf and
+    // NaN: tiny / 0 has derivative -inf in b, where -g * a / (b * b) would flush to -0 * inf.
     case Unary::kSqrt:
-      return {g * 0.5f / y};
+      return {g * (0.5f / y)};
     case Unary::kRsqrt:
-      return {g * -0.5f * y / x};
-    case Unary::kAbs:
-      return {g * lax::unary(Unary::kSign, x)};
+      return {g * ((y / x) * -0.5f)};
+    case Unary::kAbs:  // JAX's: +g at 0
+      return {lax::select(lax::binary(Binary::kGe, x, lax::full_like(x, 0)), g, -g)};
     case Unary::kSign:
+    case Unary::kStopGradient:
       return {lax::full_like(x, 0)};
+    case Unary::kCopy:
+      return {g};
     case Unary::kNot:
       break;
   }
@@ -225,9 +233,14 @@ Cotangents BinaryOp::vjp(const Op& op, const Tensor& y, std::span<const Tensor> 
     case Binary::kMul:
       return {g * b, g * a};
     case Binary::kDiv:
-      return {g / b, -g * a / (b * b)};
-    case Binary::kPow:
-      return {g * b * lax::binary(Binary::kPow, a, b - 1.0f), g * lax::unary(Unary::kLog, a) * y};
+      return {g / b, -((g * (1.0f / (b * b))) * a)};
+    case Binary::kPow: {
+      // JAX's: d/db takes log(1) where a is 0, so 0 ** b has derivative 0 in b, not NaN.
+      const Tensor zero = lax::full_like(a, 0);
+      const Tensor log_a = lax::unary(
+          Unary::kLog, lax::select(lax::binary(Binary::kEq, a, zero), lax::full_like(a, 1), a));
+      return {g * (b * lax::binary(Binary::kPow, a, b - 1.0f)), g * (log_a * y)};
+    }
     case Binary::kMax:
       return choose(a, b, g, true);
     case Binary::kMin:
@@ -242,7 +255,7 @@ namespace {
 
 // Every unary and binary function by its name.
 const bool registered = [] {
-  for (int f = 0; f <= static_cast<int>(Unary::kNot); ++f) {
+  for (int f = 0; f <= static_cast<int>(kernels::kLastUnary); ++f) {
     const auto fn = static_cast<Unary>(f);
     register_operation(kernels::name(fn),
                        [fn](const AttributeReader&) { return make_operation<UnaryOp>(fn); });

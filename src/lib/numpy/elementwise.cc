@@ -4,11 +4,14 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <optional>
+
 #include "jit/lax.h"
 #include "jit/promotion.h"
 #include "jit/tensor_arithmetic.h"
 #include "jit/trace.h"
 #include "spmd/error.h"
+#include "spmd/grad.h"
 #include "spmd/numpy.h"
 
 namespace spmd::numpy {
@@ -31,8 +34,33 @@ Tensor power(const Tensor& a, const Tensor& b) {
   compiler::refuse_bool("power", a);
   return arithmetic("power", Binary::kPow, a, b);
 }
+namespace {
+
+// lax.integer_pow: a ** n by squaring and multiplying, in JAX's order (so the values are its
+// bits), 1 / a ** -n for a negative n; its derivative follows from the products.
+Tensor integer_pow(const Tensor& a, int64_t n) {
+  if (n < 0 && !is_floating(a.dtype())) {
+    throw DTypeError(fmt::format(
+        "power: integers cannot be raised to negative powers, got {} ** {} (use a floating "
+        "base, as JAX's integer_pow does)",
+        compiler::type_text(a.dtype(), a.shape()), n));
+  }
+  if (n == 0) return lax::full_like(a, 1);
+  Tensor x = a;
+  std::optional<Tensor> acc;
+  for (uint64_t m = n < 0 ? -static_cast<uint64_t>(n) : static_cast<uint64_t>(n); m > 0;) {
+    if (m & 1) acc = acc ? *acc * x : x;
+    m >>= 1;
+    if (m > 0) x = x * x;
+  }
+  return n < 0 ? lax::full_like(*acc, 1) / *acc : *acc;
+}
+
+}  // namespace
+
 Tensor power(const Tensor& a, Scalar b) {
   compiler::refuse_bool("power", a);
+  if (!b.floating && !b.boolean) return integer_pow(a, static_cast<int64_t>(b.value));
   return arithmetic("power", Binary::kPow, a, b, false);
 }
 Tensor maximum(const Tensor& a, const Tensor& b) {
@@ -71,7 +99,9 @@ Tensor sign(const Tensor& a) {
 }
 Tensor relu(const Tensor& a) {
   compiler::refuse_bool("relu", a);
-  return maximum(a, Scalar(0));
+  // maximum(a, 0)'s values (NaN kept, -0 to +0), with jax.nn.relu's derivative: 1 where a > 0,
+  // else 0 (at 0 too, where maximum's would split the tie).
+  return where(a > lax::full_like(a, 0), a, spmd::lax::stop_gradient(maximum(a, Scalar(0))));
 }
 
 Tensor equal(const Tensor& a, const Tensor& b) { return arithmetic("equal", Binary::kEq, a, b); }

@@ -13,6 +13,7 @@
 #include "jit/trace.h"
 #include "lib/numpy/internal.h"
 #include "spmd/error.h"
+#include "spmd/grad.h"
 #include "spmd/jit.h"
 #include "spmd/numpy.h"
 
@@ -72,6 +73,8 @@ using internal::normalize_axis;
 
 namespace {
 
+bool is_half(DType t) { return t == DType::kFloat16 || t == DType::kBFloat16; }
+
 // jnp.sum's dtype: bool and narrow integers widen to 32 bits.
 DType sum_dtype(DType t) {
   switch (t) {
@@ -90,6 +93,12 @@ DType sum_dtype(DType t) {
 }  // namespace
 
 Tensor sum(const Tensor& a, const AxisList& axes, bool keepdims) {
+  if (is_half(a.dtype())) {  // in float32 throughout, across devices too; rounded once
+    const Tensor wide = lax::convert_element_type(a, DType::kFloat32);
+    return lax::convert_element_type(
+        internal::reduce("sum", kernels::Reduce::kSum, wide, axes, keepdims, DType::kFloat32),
+        a.dtype());
+  }
   return internal::reduce("sum", kernels::Reduce::kSum, a, axes, keepdims, sum_dtype(a.dtype()));
 }
 
@@ -97,8 +106,11 @@ Tensor cumsum(const Tensor& a, std::optional<int> axis) {
   auto trace = compiler::trace_of("cumsum", {&a});
   const Tensor x = axis ? a : reshape(a, {a.size()});
   const int ax = axis ? normalize_axis("cumsum", *axis, a.shape()) : 0;
-  const Tensor t = lax::convert_element_type(x, sum_dtype(a.dtype()));
-  return lax::cumsum(t, ax);
+  // jnp.cumsum keeps the dtype (an int8 sum wraps in int8); bool counts in int32. Narrow types
+  // scan in their 32-bit kind: integers wrap back to the same bits, half types round once.
+  const DType dtype = a.dtype() == DType::kBool ? DType::kInt32 : a.dtype();
+  const DType scan = is_half(dtype) ? DType::kFloat32 : sum_dtype(dtype);
+  return lax::convert_element_type(lax::cumsum(lax::convert_element_type(x, scan), ax), dtype);
 }
 
 Tensor mean(const Tensor& a, const AxisList& axes, bool keepdims) {
@@ -106,9 +118,12 @@ Tensor mean(const Tensor& a, const AxisList& axes, bool keepdims) {
   const std::vector<int64_t> r = internal::reduced_axes("mean", axes, a.shape());
   int64_t count = 1;
   for (int64_t i : r) count *= a.shape()[static_cast<size_t>(i)];
+  // As jnp.mean: half types sum and divide in float32 (their count alone may pass 65504).
   const DType t = compiler::floating_of(a.dtype());
-  const Tensor s = internal::reduce("mean", kernels::Reduce::kSum, a, axes, keepdims, t);
-  return s / Scalar(static_cast<double>(count));
+  const DType wide = is_half(t) ? DType::kFloat32 : t;
+  const Tensor s = internal::reduce("mean", kernels::Reduce::kSum,
+                                    lax::convert_element_type(a, wide), axes, keepdims, wide);
+  return lax::convert_element_type(s / Scalar(static_cast<double>(count)), t);
 }
 
 Tensor max(const Tensor& a, const AxisList& axes, bool keepdims) {
@@ -374,7 +389,7 @@ Tensor asarray(const HostArray& value) {
 
 Tensor softmax(const Tensor& a, int axis) {
   const Tensor x = astype(a, compiler::floating_of(a.dtype()));
-  const Tensor shifted = x - max(x, {axis}, true);
+  const Tensor shifted = x - spmd::lax::stop_gradient(max(x, {axis}, true));  // as jax.nn's
   const Tensor e = exp(shifted);
   return e / sum(e, {axis}, true);
 }
@@ -382,9 +397,10 @@ Tensor softmax(const Tensor& a, int axis) {
 Tensor logsumexp(const Tensor& a, const AxisList& axes, bool keepdims) {
   const Tensor x = astype(a, compiler::floating_of(a.dtype()));
   const Tensor m = max(x, axes, true);
-  // A row of -inf would give inf - inf: shift by 0 there instead, as jax.nn.logsumexp does.
-  const Tensor safe =
-      where(equal(m, full({}, Scalar(-INFINITY), m.dtype())), zeros({}, m.dtype()), m);
+  // Shift by the maximum where it is finite, by 0 where it is ±inf (x - inf would be NaN) or
+  // NaN, as jax.scipy.special.logsumexp does; a constant to differentiation.
+  const Tensor finite = equal(m - m, zeros({}, m.dtype()));
+  const Tensor safe = spmd::lax::stop_gradient(where(finite, m, zeros({}, m.dtype())));
   const Tensor out = log(sum(exp(x - safe), axes, true)) + safe;
   return keepdims ? out : squeeze(out, axes.empty() ? AxisList{} : axes);
 }
