@@ -2,8 +2,8 @@
 (`import spmd as jax`). This package is a thin layer over the C++ API (python/src/ binds it)."""
 import contextlib
 
-from . import (_spmd, checkpoint, data, distributed, errors, experimental, lax, numpy, optax,
-               random, sharding, tree_util)
+from . import (_spmd, checkpoint, data, distributed, errors, experimental, lax, nn, numpy,
+               optax, random, sharding, tree_util)
 from ._core import (Array, Shard, Tensor, device_put, make_array_from_callback,
                     make_array_from_process_local_data, make_array_from_single_device_arrays)
 from ._jit import grad, jit, value_and_grad, vjp
@@ -51,6 +51,6 @@ __all__ = ["Array", "AxisType", "NamedSharding", "P", "PartitionSpec", "Shard", 
            "checkpoint", "data", "device_count", "device_put", "devices", "distributed", "errors",
            "experimental", "grad", "jit", "lax", "local_device_count", "local_devices",
            "make_array_from_callback", "make_array_from_process_local_data",
-           "make_array_from_single_device_arrays", "make_mesh", "numpy", "optax", "pmap",
+           "make_array_from_single_device_arrays", "make_mesh", "nn", "numpy", "optax", "pmap",
            "process_count", "process_index", "random", "reshard", "set_mesh", "shard_map",
            "sharding", "tree_map", "tree_util", "value_and_grad", "vjp", "vmap"]

@@ -116,6 +116,25 @@ def jit(fun=None, *, static_argnums=(), static_argnames=()):
     return _Jitted(fun, static_argnums, static_argnames)
 
 
+def _own_leaves(args, nums):
+    """args with each selected Tensor that occurs more than once among them replaced by a copy
+    of its own, which is what gets differentiated: JAX differentiates every argument position on
+    its own, so f(x, x) gets each position's partial derivative, and an unselected argument
+    holding the same Tensor is a constant to the selected one."""
+    count = {}
+    for a in args:
+        for leaf in tree_flatten(a)[0]:
+            if isinstance(leaf, Tensor):
+                count[leaf._key] = count.get(leaf._key, 0) + 1
+    args = list(args)
+    for i in nums:
+        leaves, tree = tree_flatten(args[i])
+        args[i] = tree_unflatten(tree, [
+            _spmd.copy_traced(leaf) if isinstance(leaf, Tensor) and count[leaf._key] > 1
+            else leaf for leaf in leaves])
+    return tuple(args)
+
+
 def value_and_grad(fun, argnums=0, has_aux=False):
     """jax.value_and_grad: inside a traced function, reverse mode on the trace; called with
     Arrays, the same compiled by jit."""
@@ -123,6 +142,7 @@ def value_and_grad(fun, argnums=0, has_aux=False):
     nums = (argnums,) if single else tuple(argnums)
 
     def traced(*args):
+        args = _own_leaves(args, nums)
         out = fun(*args)
         value, aux = out if has_aux else (out, None)
         if not isinstance(value, Tensor) or value.shape != ():

@@ -104,8 +104,11 @@ sqrt = _op(lambda a: _t.sqrt(a))
 abs = _op(lambda a: _t.abs(a))  # noqa: A001 - jax.numpy's name
 sign = _op(lambda a: _t.sign(a))
 equal = _op(lambda a, b: _t.equal(a, b))
+not_equal = _op(lambda a, b: _t.not_equal(a, b))
 less = _op(lambda a, b: _t.less(a, b))
+less_equal = _op(lambda a, b: _t.less_equal(a, b))
 greater = _op(lambda a, b: _t.greater(a, b))
+greater_equal = _op(lambda a, b: _t.greater_equal(a, b))
 where = _op(lambda c, a, b: _t.where(c, a, b))
 astype = _op(lambda a, dtype: _t.astype(a, dtype_name(dtype)))
 

@@ -1,6 +1,7 @@
 // spmd's errors in Python: spmd.errors.Error derives from RuntimeError (JAX raises RuntimeError
-// for a second initialize()), InvalidArgument also from ValueError, and each other class from
-// Error, so that `except RuntimeError` catches them all and the C++ message is kept.
+// for a second initialize()), InvalidArgument also from ValueError and DTypeError also from
+// TypeError (JAX's classes for the same mistakes), and each other class from Error, so that
+// `except RuntimeError` catches them all and the C++ message is kept.
 #include <nanobind/nanobind.h>
 
 #include "bindings.h"
@@ -11,8 +12,11 @@ namespace spmd::python {
 void bind_errors(nb::module_& m) {
   nb::module_ errors = m.def_submodule("errors", "spmd's exception classes");
   static nb::exception<Error> error(errors, "Error", PyExc_RuntimeError);
-  static nb::exception<InvalidArgument> invalid(errors, "InvalidArgument", error.ptr());
+  static nb::exception<InvalidArgument> invalid(
+      errors, "InvalidArgument", nb::make_tuple(error, nb::handle(PyExc_ValueError)).ptr());
   static nb::exception<ShardingTypeError> sharding_type(errors, "ShardingTypeError", invalid.ptr());
+  static nb::exception<DTypeError> dtype_error(
+      errors, "DTypeError", nb::make_tuple(invalid, nb::handle(PyExc_TypeError)).ptr());
   static nb::exception<DeadlineExceeded> deadline(errors, "DeadlineExceeded", error.ptr());
   static nb::exception<PeerFailure> peer(errors, "PeerFailure", error.ptr());
   static nb::exception<CollectiveMismatch> mismatch(errors, "CollectiveMismatch", error.ptr());

@@ -47,6 +47,12 @@ void bind_tensor(nb::module_& m) {
           .def_prop_ro("ndim", &Tensor::ndim)
           .def_prop_ro("size", &Tensor::size)
           .def_prop_ro("sharding", &Tensor::sharding)
+          // Which traced value this is: equal for two handles of one value.
+          .def_prop_ro("_key",
+                       [](const Tensor& t) {
+                         return nb::make_tuple(reinterpret_cast<uintptr_t>(t.trace().get()),
+                                               t.value());
+                       })
           .def("__repr__", &Tensor::to_string)
           .def("__neg__", [](const Tensor& a) { return -a; })
           .def("__matmul__", [](const Tensor& a, const Tensor& b) { return jnp::matmul(a, b); })
@@ -83,8 +89,11 @@ void bind_numpy(nb::module_& m) {
                           {"maximum", &jnp::maximum},
                           {"minimum", &jnp::minimum},
                           {"equal", &jnp::equal},
+                          {"not_equal", &jnp::not_equal},
                           {"less", &jnp::less},
+                          {"less_equal", &jnp::less_equal},
                           {"greater", &jnp::greater},
+                          {"greater_equal", &jnp::greater_equal},
                           {"matmul", &jnp::matmul},
                           {"dot", &jnp::dot}}) {
     t.def(name, static_cast<TensorBinary>(fn));
@@ -103,6 +112,7 @@ void bind_numpy(nb::module_& m) {
                           {"sqrt", &jnp::sqrt},
                           {"abs", &jnp::abs},
                           {"sign", &jnp::sign},
+                          {"rsqrt", &jnp::rsqrt},
                           {"relu", &jnp::relu}}) {
     t.def(name, static_cast<Tensor (*)(const Tensor&)>(fn));
   }
@@ -163,6 +173,8 @@ void bind_traced_calls(nb::module_& m) {
   m.def("pmean",
         [](const Tensor& x, const nb::handle& axes) { return lax::pmean(x, axis_entry(axes)); });
   m.def("with_sharding_constraint", &lax::with_sharding_constraint);
+  m.def("stop_gradient", &lax::stop_gradient);
+  m.def("copy_traced", &detail::distinct_copy);
   m.def("reshard_traced", static_cast<Tensor (*)(const Tensor&, const NamedSharding&)>(&reshard));
   m.def("vjp_of",
         static_cast<std::vector<Tensor> (*)(const Tensor&, const std::vector<Tensor>&)>(&vjp_of));

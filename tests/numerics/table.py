@@ -1,0 +1,156 @@
+"""The differential table: every element-wise and reduction operation of spmd.numpy (and of
+spmd.lax where JAX keeps it there), each beside the same call in JAX 0.10.2, on inputs that hold
+the special values of their dtype.
+
+An operation is a row: its name, how to call it in each library (`call(ns, *xs)`, where `ns` is
+either `Jax` or `Spmd` below), which dtypes it takes, and its tolerance class. test_table.py runs
+every row on every dtype and mesh, and fails when spmd.numpy or spmd.lax exports an element-wise
+or reduction name that has no row here (NOT_NUMERIC lists the names that are not: shapes,
+constructors, dtypes).
+
+Tolerances, per dtype, for finite floating results (everything else is exact):
+- "exact": bit for bit, the sign of zero included (arithmetic, comparisons, min/max, casts,
+  sqrt, selects): XLA and spmd compute these with the same correctly rounded instructions.
+- "ulp": within ULPS[dtype] units in the last place of the larger magnitude (transcendentals,
+  whose polynomial approximations differ between XLA and Eigen by a few units).
+- "sum": within SUM_RTOL[dtype] of the sum of the magnitudes added (reductions, whose order of
+  addition differs; both are pairwise, so the error stays logarithmic in the length).
+- gradients: within ULPS[dtype] units in the last place plus 2^-20 of the largest gradient of
+  the array (the two libraries' derivative formulas are equal mathematically, not always in
+  rounding: where a gradient is 0 up to cancellation, either may give the rounding noise).
+Whatever the class, NaN, +inf and -inf must appear in the same places, and integer and bool
+results and every result dtype must be identical.
+"""
+import numpy as np
+
+import ml_dtypes  # JAX's own dependency: NumPy's bfloat16
+
+BF16 = np.dtype(ml_dtypes.bfloat16)
+
+FLOATS = ["float16", "bfloat16", "float32"]
+INTS = ["int8", "int16", "int32", "uint8", "uint16", "uint32"]
+NUMBERS = INTS + FLOATS
+ALL = ["bool"] + NUMBERS
+SIGNED = ["int8", "int16", "int32"] + FLOATS
+
+ULPS = {"float16": 1, "bfloat16": 1, "float32": 4}
+SUM_RTOL = {"float16": 2e-3, "bfloat16": 1.6e-2, "float32": 2e-6}
+
+
+def np_dtype(name):
+    return BF16 if name == "bfloat16" else np.dtype(name)
+
+
+def special_values(dtype):
+    """The values every input of `dtype` holds: zeros of both signs, infinities, NaN,
+    subnormals, the smallest normal, the extremes, ties and ordinary numbers."""
+    d = np_dtype(dtype)
+    if dtype == "bool":
+        return np.array([False, True], d)
+    if dtype in INTS:
+        info = np.iinfo(d)
+        vals = [0, 1, 2, 3, 7, 100, info.max, info.max - 1, info.min, info.min + 1]
+        if info.min < 0:
+            vals += [-1, -2, -3, -7, -100]
+        return np.array(sorted(set(vals)), dtype=d)
+    info = ml_dtypes.finfo(d)
+    tiny, sub = float(info.tiny), float(info.smallest_subnormal)
+    vals = [0.0, -0.0, np.inf, -np.inf, np.nan, sub, -sub, tiny, -tiny, float(info.max),
+            -float(info.max), 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 3.0, 0.1, -0.1, 10.0, -10.0,
+            100.0, -100.0, 1e-3, 88.0, -88.0, 1e4, -1e4]
+    return np.array(vals, np.float64).astype(d)
+
+
+def values(dtype, n, seed):
+    """n values of `dtype`: the special ones first, then random ones over a wide range."""
+    rng = np.random.default_rng(seed)
+    special = special_values(dtype)
+    d = np_dtype(dtype)
+    if dtype == "bool":
+        extra = rng.integers(0, 2, n).astype(bool)
+    elif dtype in INTS:
+        info = np.iinfo(d)
+        extra = rng.integers(info.min, int(info.max) + 1, n, dtype=np.int64).astype(d)
+    else:
+        extra = (rng.standard_normal(n) * np.exp(rng.uniform(-6, 6, n))).astype(d)
+    out = np.concatenate([special, extra])[:n]
+    return out
+
+
+class Row:
+    def __init__(self, name, call, dtypes, tolerance="exact", arity=1, grad=False,
+                 spmd_name=None):
+        self.name, self.call, self.dtypes = name, call, dtypes
+        self.tolerance, self.arity, self.grad = tolerance, arity, grad
+        self.spmd_name = spmd_name or name
+
+
+def _np(name):
+    return lambda ns, *xs: getattr(ns.np, name)(*xs)
+
+
+def _lax(name):
+    return lambda ns, *xs: getattr(ns.lax, name)(*xs)
+
+
+UNARY = [
+    Row("negative", _np("negative"), SIGNED, grad=True),
+    Row("exp", _np("exp"), FLOATS, "ulp", grad=True),
+    Row("log", _np("log"), FLOATS, "ulp", grad=True),
+    Row("tanh", _np("tanh"), FLOATS, "ulp", grad=True),
+    Row("sqrt", _np("sqrt"), FLOATS, grad=True),
+    Row("rsqrt", _lax("rsqrt"), FLOATS, "ulp", grad=True),
+    Row("abs", _np("abs"), SIGNED, grad=True),
+    Row("sign", _np("sign"), SIGNED, grad=True),
+    Row("relu", lambda ns, x: ns.relu(x), FLOATS, grad=True),
+    Row("stop_gradient", _lax("stop_gradient"), ALL),
+]
+
+BINARY = [
+    Row("add", _np("add"), NUMBERS, arity=2, grad=True),
+    Row("subtract", _np("subtract"), NUMBERS, arity=2, grad=True),
+    Row("multiply", _np("multiply"), NUMBERS, arity=2, grad=True),
+    Row("divide", _np("divide"), FLOATS, arity=2, grad=True),
+    Row("power", _np("power"), FLOATS, "ulp", arity=2, grad=True),
+    Row("maximum", _np("maximum"), NUMBERS, arity=2, grad=True),
+    Row("minimum", _np("minimum"), NUMBERS, arity=2, grad=True),
+    Row("equal", _np("equal"), ALL, arity=2),
+    Row("not_equal", _np("not_equal"), ALL, arity=2),
+    Row("less", _np("less"), NUMBERS, arity=2),
+    Row("less_equal", _np("less_equal"), NUMBERS, arity=2),
+    Row("greater", _np("greater"), NUMBERS, arity=2),
+    Row("greater_equal", _np("greater_equal"), NUMBERS, arity=2),
+]
+
+# Reductions over every axis, each axis alone, and (cumsum) along each axis.
+REDUCTIONS = [
+    Row("sum", _np("sum"), NUMBERS, "sum", grad=True),
+    Row("mean", _np("mean"), NUMBERS, "sum", grad=True),
+    Row("max", _np("max"), NUMBERS, grad=True),
+    Row("min", _np("min"), NUMBERS, grad=True),
+    Row("argmax", _np("argmax"), NUMBERS),
+    Row("cumsum", _np("cumsum"), ALL, "sum"),
+    Row("logsumexp", lambda ns, x, axis=None: ns.logsumexp(x, axis=axis), FLOATS, "sum",
+        grad=True),
+    Row("softmax", lambda ns, x, axis=-1: ns.softmax(x, axis=-1 if axis is None else axis),
+        FLOATS, "ulp", grad=True),
+]
+
+CASTS = ALL  # astype from every dtype to every dtype
+
+# Names of spmd.numpy and spmd.lax with no row above, and where they are checked instead:
+# constructors, shapes, contractions and types are not element-wise (tests/python compares
+# them with JAX); astype, where and the collectives have their own cases in test_table.py.
+ELSEWHERE = {
+    "astype": "test_casts", "where": "test_named_cases", "psum": "test_collectives",
+    "pmean": "test_collectives", "true_divide": "divide's row (the same function)",
+    "with_sharding_constraint": "not numeric", "array": "constructor", "asarray": "constructor",
+    "from_dlpack": "constructor", "full": "constructor", "ones": "constructor",
+    "zeros": "constructor", "arange": "constructor", "broadcast_to": "shape",
+    "concatenate": "shape", "expand_dims": "shape", "reshape": "shape", "squeeze": "shape",
+    "transpose": "shape", "dot": "contraction", "einsum": "contraction",
+    "matmul": "contraction", "ndarray": "type", "bfloat16": "type", "bool_": "type",
+    "float16": "type", "float32": "type", "float64": "type", "int32": "type", "int64": "type",
+    "uint32": "type", "Array": "type", "Tensor": "type", "device_put": "not numeric",
+    "dtype_name": "not numeric", "dtype_of": "not numeric",
+}
