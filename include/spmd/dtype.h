@@ -69,6 +69,10 @@ constexpr bool is_floating(DType t) {
          t == DType::kFloat64;
 }
 
+// float16 and bfloat16: stored in 16 bits, computed in float32 (kernels), summed and averaged in
+// float32 (spmd::numpy, as jnp's upcast).
+constexpr bool is_half_dtype(DType t) { return t == DType::kFloat16 || t == DType::kBFloat16; }
+
 // The DType named `name` (NumPy's names). Throws InvalidArgument listing the names.
 inline DType dtype_from_name(std::string_view name) {
   for (int i = 0; i <= static_cast<int>(DType::kFloat64); ++i) {

@@ -19,8 +19,6 @@ namespace spmd::kernels {
 template <class T>
 inline constexpr bool is_half = std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>;
 
-constexpr bool is_half_dtype(DType t) { return t == DType::kFloat16 || t == DType::kBFloat16; }
-
 // Calls f(T{}) for the C++ type of `t`; with kWidenHalf, float for the half types (which f is
 // then never instantiated with).
 template <bool kWidenHalf, class F>

@@ -183,10 +183,13 @@ void arithmetic(Binary op, const X& x, const Y& y, Map<T> out) {
           // IEEE 754-2019's maximum and minimum, as jnp.maximum's: NaN wins (Eigen's own max
           // leaves it to the instruction), and -0 < +0 whichever side each is on: between two
           // zeros, max is x + y (+0 unless both are -0) and min is -(-x - y).
-          const auto m = op == Binary::kMax ? x.max(y).eval() : x.min(y).eval();
-          const auto zeros = ((x == T(0)) && (y == T(0))).eval();
-          const auto tie = op == Binary::kMax ? (x + y).eval() : (-(-x - y)).eval();
-          out = (x != x).select(x, (y != y).select(y, zeros.select(tie, m)));
+          // One lazy expression per op: no temporaries (relu runs this in every MLP step).
+          const auto zeros = (x == T(0)) && (y == T(0));
+          if (op == Binary::kMax) {
+            out = (x != x).select(x, (y != y).select(y, zeros.select(x + y, x.max(y))));
+          } else {
+            out = (x != x).select(x, (y != y).select(y, zeros.select(-(-x - y), x.min(y))));
+          }
         } else {
           out = op == Binary::kMax ? x.max(y).eval() : x.min(y).eval();
         }

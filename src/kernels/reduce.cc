@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <Eigen/Core>
+#include <bit>
 #include <cmath>
 #include <type_traits>
 #include <vector>
@@ -49,7 +50,10 @@ void sum_rows(const T* in, int64_t rows, int64_t inner, T* out, T* scratch) {
     }
     return;
   }
-  const int64_t first = (rows / 2 + kSumBlock - 1) / kSumBlock * kSumBlock;
+  // The first half takes the larger half of the blocks, so no half needs more levels of
+  // scratch than ceil(log2(blocks)).
+  const int64_t blocks = (rows + kSumBlock - 1) / kSumBlock;
+  const int64_t first = (blocks + 1) / 2 * kSumBlock;
   sum_rows(in, first, inner, out, scratch);
   sum_rows(in + first * inner, rows - first, inner, scratch, scratch + inner);
   row += Row<T>(scratch, inner);

@@ -73,8 +73,6 @@ using internal::normalize_axis;
 
 namespace {
 
-bool is_half(DType t) { return t == DType::kFloat16 || t == DType::kBFloat16; }
-
 // jnp.sum's dtype: bool and narrow integers widen to 32 bits.
 DType sum_dtype(DType t) {
   switch (t) {
@@ -93,7 +91,7 @@ DType sum_dtype(DType t) {
 }  // namespace
 
 Tensor sum(const Tensor& a, const AxisList& axes, bool keepdims) {
-  if (is_half(a.dtype())) {  // in float32 throughout, across devices too; rounded once
+  if (is_half_dtype(a.dtype())) {  // in float32 throughout, across devices too; rounded once
     const Tensor wide = lax::convert_element_type(a, DType::kFloat32);
     return lax::convert_element_type(
         internal::reduce("sum", kernels::Reduce::kSum, wide, axes, keepdims, DType::kFloat32),
@@ -109,7 +107,7 @@ Tensor cumsum(const Tensor& a, std::optional<int> axis) {
   // jnp.cumsum keeps the dtype (an int8 sum wraps in int8); bool counts in int32. Narrow types
   // scan in their 32-bit kind: integers wrap back to the same bits, half types round once.
   const DType dtype = a.dtype() == DType::kBool ? DType::kInt32 : a.dtype();
-  const DType scan = is_half(dtype) ? DType::kFloat32 : sum_dtype(dtype);
+  const DType scan = is_half_dtype(dtype) ? DType::kFloat32 : sum_dtype(dtype);
   return lax::convert_element_type(lax::cumsum(lax::convert_element_type(x, scan), ax), dtype);
 }
 
@@ -120,7 +118,7 @@ Tensor mean(const Tensor& a, const AxisList& axes, bool keepdims) {
   for (int64_t i : r) count *= a.shape()[static_cast<size_t>(i)];
   // As jnp.mean: half types sum and divide in float32 (their count alone may pass 65504).
   const DType t = compiler::floating_of(a.dtype());
-  const DType wide = is_half(t) ? DType::kFloat32 : t;
+  const DType wide = is_half_dtype(t) ? DType::kFloat32 : t;
   const Tensor s = internal::reduce("mean", kernels::Reduce::kSum,
                                     lax::convert_element_type(a, wide), axes, keepdims, wide);
   return lax::convert_element_type(s / Scalar(static_cast<double>(count)), t);
