@@ -116,6 +116,19 @@ TEST(Numpy, MaximumAndMaxPropagateNaN) {
   EXPECT_EQ(r.data<float>()[1], 4);
 }
 
+// A one-device jit runs on the calling thread: subnormals flush inside it (as XLA's), and the
+// caller's own arithmetic keeps them after.
+TEST(Numpy, SubnormalsFlushInsideAJitAndNotInTheCallersCode) {
+  const float tiny = std::numeric_limits<float>::min();
+  const HostArray x = host(std::vector<float>{tiny, -tiny, 1, 2}, {4});
+  const HostArray half = run([](const Tensor& t) { return t * 0.5f; }, x);
+  EXPECT_EQ(half.data<float>()[0], 0.0f);
+  EXPECT_TRUE(std::signbit(half.data<float>()[1]) && half.data<float>()[1] == 0.0f);
+  EXPECT_EQ(half.data<float>()[3], 1.0f);
+  volatile float after = tiny;
+  EXPECT_GT(after * 0.5f, 0.0f);
+}
+
 TEST(Numpy, ComparisonsWhereAndAstype) {
   const HostArray x = host(kValues, {8});
   const HostArray gt = run([](const Tensor& t) { return t > 0; }, x);
