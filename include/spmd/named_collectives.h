@@ -24,10 +24,12 @@
 
 namespace spmd {
 
-// The element-wise sum over the group; same shape and dtype as x. Over no axes (None), x.
+// The element-wise sum over the group; same shape and dtype as x, except bool, which counts in
+// int32 as JAX's psum does. Over no axes (None), x.
 Block psum(Block x, const AxisEntry& axes);
 // psum divided by the group size, as JAX's: a floating x keeps its dtype; integers are summed in
-// their dtype and divided into float32 (float64 for 64-bit integers). Bool is InvalidArgument.
+// their dtype and divided into float32 (float64 for 64-bit integers); bool is counted in int32
+// and gives the float32 fraction of true.
 Block pmean(Block x, const AxisEntry& axes);
 // The element-wise maximum / minimum over the group.
 Block pmax(Block x, const AxisEntry& axes);

@@ -56,6 +56,8 @@
 
 namespace spmd::lax {
 
+// As the Block forms (named_collectives.h): bool counts in int32; pmean of an integer or bool
+// is float32.
 Tensor psum(const Tensor& x, const AxisEntry& axes);
 Tensor pmean(const Tensor& x, const AxisEntry& axes);
 

@@ -109,8 +109,15 @@ void check_splits(const char* op, const char* what, const Block& x, int dim, int
 
 }  // namespace
 
+namespace {
+
+// As JAX's psum: bool counts, in int32 (a sum in bool would be an "or").
+Block summable(Block x) { return x.dtype() == DType::kBool ? ops::converted(x, DType::kInt32) : x; }
+
+}  // namespace
+
 Block psum(Block x, const AxisEntry& axes) {
-  return reduce("psum", std::move(x), axes, ReduceOp::kSum);
+  return reduce("psum", summable(std::move(x)), axes, ReduceOp::kSum);
 }
 
 Block pmax(Block x, const AxisEntry& axes) {
@@ -134,18 +141,13 @@ Block divided(const Block& sum, int64_t n, DType dtype) {
 
 Block pmean(Block x, const AxisEntry& axes) {
   const int64_t n = resolve_axes(current_axis_context("pmean"), axes, "pmean").size;
-  if (x.dtype() == DType::kBool) {
-    throw InvalidArgument(
-        "pmean: needs a floating dtype (float16, bfloat16, float32, float64), not bool; convert "
-        "the block first");
-  }
-  // Integers: the sum in the integer dtype (psum), then true division into float32 (JAX's
-  // default floating dtype), or float64 for 64-bit integers, whose sums float32 would round
-  // beyond 2^24.
+  // Integers and bool (counted in int32): the sum in the integer dtype (psum), then true
+  // division into float32 (JAX's default floating dtype), or float64 for 64-bit integers, whose
+  // sums float32 would round beyond 2^24.
   const DType out = is_floating(x.dtype())       ? x.dtype()
                     : dtype_size(x.dtype()) == 8 ? DType::kFloat64
                                                  : DType::kFloat32;
-  return divided(reduce("pmean", std::move(x), axes, ReduceOp::kSum), n, out);
+  return divided(reduce("pmean", summable(std::move(x)), axes, ReduceOp::kSum), n, out);
 }
 
 Block all_gather(const Block& x, const AxisEntry& axes, int axis, bool tiled) {

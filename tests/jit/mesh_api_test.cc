@@ -77,4 +77,29 @@ TEST(MeshApi, ShardMapTakesTheMeshInScope) {
   EXPECT_EQ(spmd::multihost::process_allgather(traced(x)).data<float>()[0], 48.0f);
 }
 
+// psum of bool counts in int32 and pmean gives the float32 fraction, as JAX's, in the per-device
+// shard_map over Blocks and in the traced one alike.
+TEST(MeshApi, CollectivesOfBoolCountAsJaxsDo) {
+  const spmd::Mesh mesh = spmd::make_mesh({4}, {"x"}, {AxisType::kAuto});
+  const HostArray flags = HostArray::from_vector(std::vector<bool>{true, true, true, false}, {4});
+  const Array x = spmd::device_put(flags, NamedSharding(mesh, P("x")));
+  spmd::MeshScope scope(mesh);
+  const auto first = [](const Array& a) { return spmd::multihost::process_allgather(a); };
+  const HostArray eager_sum = first(spmd::shard_map(
+      [](const spmd::Block& b) { return spmd::psum(b, "x"); }, {P("x")}, P("x"))(x));
+  const HostArray eager_mean = first(spmd::shard_map(
+      [](const spmd::Block& b) { return spmd::pmean(b, "x"); }, {P("x")}, P("x"))(x));
+  ASSERT_EQ(eager_sum.dtype(), spmd::DType::kInt32);
+  ASSERT_EQ(eager_mean.dtype(), spmd::DType::kFloat32);
+  EXPECT_EQ(eager_sum.data<int32_t>()[3], 3);
+  EXPECT_EQ(eager_mean.data<float>()[3], 0.75f);
+  const HostArray traced = first(spmd::jit([](const Tensor& t) {
+    return spmd::lax::shard_map(
+        [](const Tensor& b) { return spmd::lax::pmean(spmd::lax::psum(b, "x"), "x"); }, {P("x")},
+        P("x"))(t);
+  })(x));
+  ASSERT_EQ(traced.dtype(), spmd::DType::kFloat32);
+  EXPECT_EQ(traced.data<float>()[0], 3.0f);
+}
+
 }  // namespace
