@@ -101,6 +101,9 @@ void unary_typed(Unary op, const ConstMap<T>& x, Map<T> y) {
       case Unary::kAbs:
         y = x.abs();
         return;
+      case Unary::kRelu:  // x > 0 is false for NaN (kept) and for -0 and subnormals (to +0)
+        y = (x > T(0)).select(x, (x != x).select(x, T(0)));
+        return;
       case Unary::kSign:
         // XLA's sign: ±1, or the zero's own sign (a subnormal counts as zero), NaN kept.
         // x * 0 gives the signed zero and keeps NaN.
@@ -123,6 +126,9 @@ void unary_typed(Unary op, const ConstMap<T>& x, Map<T> y) {
         return;
       case Unary::kSign:
         y = (x > T(0)).template cast<T>() - (x < T(0)).template cast<T>();
+        return;
+      case Unary::kRelu:
+        y = x.max(T(0));
         return;
       default:
         break;
@@ -373,8 +379,8 @@ void convert_half(DType from, DType to, Input a, std::byte* out, int64_t n) {
 }  // namespace
 
 std::string_view name(Unary op) {
-  constexpr std::string_view names[] = {"neg", "exp",  "log", "tanh", "sqrt",         "rsqrt",
-                                        "abs", "sign", "not", "copy", "stop_gradient"};
+  constexpr std::string_view names[] = {"neg", "exp",  "log", "tanh", "sqrt",          "rsqrt",
+                                        "abs", "sign", "not", "copy", "stop_gradient", "relu"};
   return names[static_cast<int>(op)];
 }
 

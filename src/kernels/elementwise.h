@@ -19,7 +19,9 @@
 namespace spmd::kernels {
 
 // kCopy and kStopGradient return their input unchanged, in every dtype (they differ only to
-// differentiation: jax.lax's copy_p and stop_gradient).
+// differentiation: jax.lax's copy_p and stop_gradient). kRelu is maximum(x, 0) as jnp.maximum
+// computes it (NaN kept, -0 and subnormals to +0), one op so that jax.nn.relu's derivative (0 at
+// 0) can be its own.
 enum class Unary : uint8_t {
   kNeg,
   kExp,
@@ -32,8 +34,9 @@ enum class Unary : uint8_t {
   kNot,
   kCopy,
   kStopGradient,
+  kRelu,
 };
-constexpr Unary kLastUnary = Unary::kStopGradient;
+constexpr Unary kLastUnary = Unary::kRelu;
 enum class Binary : uint8_t {
   kAdd,
   kSub,

@@ -11,7 +11,6 @@
 #include "jit/tensor_arithmetic.h"
 #include "jit/trace.h"
 #include "spmd/error.h"
-#include "spmd/grad.h"
 #include "spmd/numpy.h"
 
 namespace spmd::numpy {
@@ -99,9 +98,9 @@ Tensor sign(const Tensor& a) {
 }
 Tensor relu(const Tensor& a) {
   compiler::refuse_bool("relu", a);
-  // maximum(a, 0)'s values (NaN kept, -0 to +0), with jax.nn.relu's derivative: 1 where a > 0,
-  // else 0 (at 0 too, where maximum's would split the tie).
-  return where(a > lax::full_like(a, 0), a, spmd::lax::stop_gradient(maximum(a, Scalar(0))));
+  // maximum(a, 0)'s values (NaN kept, -0 to +0) in one op, whose derivative is jax.nn.relu's:
+  // 1 where a > 0, else 0 (at 0 too, where maximum's would split the tie).
+  return compiler::unary("relu", Unary::kRelu, a, a.dtype());
 }
 
 Tensor equal(const Tensor& a, const Tensor& b) { return arithmetic("equal", Binary::kEq, a, b); }
