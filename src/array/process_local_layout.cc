@@ -21,11 +21,13 @@ ProcessLocalLayout process_local_layout(const Sharding& sharding, const Shape& l
   const Shape counts = sharding.shard_counts(rank);
   const auto positions = sharding.devices_indices_map(counts);
   std::vector<std::set<int64_t>> local_positions(rank);
+  bool owns_a_device = false;  // a scalar has no positions, so count devices, not positions
   for (const auto& e : positions) {
     if (e.device.process_index() != process_index) continue;
+    owns_a_device = true;
     for (size_t d = 0; d < rank; ++d) local_positions[d].insert(e.index[d].start);
   }
-  if (local_positions.empty() || (rank > 0 && local_positions[0].empty())) {
+  if (!owns_a_device) {
     throw InvalidArgument(
         fmt::format("process {} has no devices in {}", process_index, sharding.to_string()));
   }

@@ -76,5 +76,16 @@ TEST(ProcessLocalLayout, ReplicatedDataIsTheWholeArrayEverywhere) {
   EXPECT_EQ(layout.shards[0].global.replica_id, 1);
 }
 
+TEST(ProcessLocalLayout, AScalarIsPlacedOnEveryDeviceOfTheProcess) {
+  // A scalar has no dimension to find a process's positions along: its devices still count.
+  NamedSharding replicated(Mesh(owned({0, 0, 1, 1}), {"x"}), P());
+  auto layout = process_local_layout(replicated, {}, std::nullopt, 1);
+  EXPECT_EQ(layout.global_shape, Shape{});
+  ASSERT_EQ(layout.shards.size(), 2u);
+  EXPECT_EQ(layout.shards[0].global.device.id(), 2);
+  EXPECT_TRUE(layout.shards[1].local.empty());
+  EXPECT_THROW(process_local_layout(replicated, {}, std::nullopt, 3), InvalidArgument);
+}
+
 }  // namespace
 }  // namespace spmd
