@@ -39,6 +39,14 @@ class DTypeError : public InvalidArgument {
   using InvalidArgument::InvalidArgument;
 };
 
+// An integer scalar (a Python int) beyond the integer type it enters arithmetic as: int32 with
+// x64 off, int64 with it on or beside a 64-bit operand (JAX's OverflowError; in Python the class
+// derives from OverflowError as well as InvalidArgument).
+class OverflowError : public InvalidArgument {
+ public:
+  using InvalidArgument::InvalidArgument;
+};
+
 // A wait ran out of time. The message names what did not arrive (processes, keys, the service).
 class DeadlineExceeded : public Error {
  public:

@@ -7,10 +7,12 @@
 // - Two dtypes promote along JAX's type lattice (jnp.promote_types): bool < unsigned/signed
 //   integers < floating; a signed and an unsigned integer meet at the signed type wide enough
 //   for both (int64 with uint64 gives float64); any integer with a floating type gives that
-//   floating type; float16 with bfloat16 gives float32. Scalars are weak (tensor.h).
+//   floating type; float16 with bfloat16 gives float32. Scalars are weak (tensor.h). With x64
+//   off (JAX's default, config.h) a 64-bit dtype the lattice creates is 32-bit: int32 with
+//   uint32 gives int32.
 // - true division, exp, log, tanh, sqrt, rsqrt, mean, softmax and logsumexp of integers and
-//   bools compute in float32; sum of bool and of integers narrower than 32 bits gives int32
-//   (uint32 for unsigned), as jnp.sum does.
+//   bools compute in float32 (int64 and uint64 in float64 under x64); sum of bool and of integers
+//   narrower than 32 bits gives int32 (uint32 for unsigned), as jnp.sum does.
 // - float16 and bfloat16 compute in float32 and round once per operation.
 //
 // Every function checks its operands when it is traced and throws InvalidArgument naming the

@@ -8,6 +8,7 @@
 #include "spmd/checkpoint_manager.h"
 #include "spmd/comm_memory.h"
 #include "spmd/communicator.h"
+#include "spmd/config.h"
 #include "spmd/coordination_client.h"
 #include "spmd/data_loader.h"
 #include "spmd/data_source.h"

@@ -8,7 +8,9 @@
 // of its result. Using a Tensor once the jit call that made it has returned, or together with a
 // Tensor of another trace, throws InvalidArgument. Scalars mix in as JAX's "weak" Python scalars:
 // `x * 2.0f` keeps a floating x's dtype, `i + 1` an integer i's; a floating scalar with an
-// integer or bool Tensor gives float32.
+// integer or bool Tensor gives the default float (float32, float64 under x64: config.h), an
+// integer scalar with a bool Tensor the default int. An integer scalar is exact to the bit in a
+// 64-bit integer result (int64 + 9007199254740993).
 //
 // Not thread-safe: a trace runs on the thread that called the jitted function.
 #pragma once
@@ -57,12 +59,14 @@ class Tensor {
 
 // A scalar as an operand: Python's weak-typed number.
 struct Scalar {
-  Scalar(double v) : value(v), floating(true) {}  // NOLINT(google-explicit-constructor)
-  Scalar(float v) : value(v), floating(true) {}   // NOLINT(google-explicit-constructor)
-  Scalar(int v) : value(v), floating(false) {}    // NOLINT(google-explicit-constructor)
-  Scalar(int64_t v) : value(static_cast<double>(v)), floating(false) {}  // NOLINT
-  Scalar(bool v) : value(v ? 1 : 0), floating(false), boolean(true) {}   // NOLINT
+  Scalar(double v) : value(v), floating(true) {}            // NOLINT(google-explicit-constructor)
+  Scalar(float v) : value(v), floating(true) {}             // NOLINT(google-explicit-constructor)
+  Scalar(int v) : value(v), integer(v), floating(false) {}  // NOLINT(google-explicit-constructor)
+  Scalar(int64_t v) : value(static_cast<double>(v)), integer(v), floating(false) {}  // NOLINT
+  Scalar(bool v)
+      : value(v ? 1 : 0), integer(v ? 1 : 0), floating(false), boolean(true) {}  // NOLINT
   double value;
+  int64_t integer = 0;  // an integer scalar's exact value (`value` rounds beyond 2^53)
   bool floating;
   bool boolean = false;
 };

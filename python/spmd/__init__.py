@@ -4,6 +4,7 @@ import contextlib
 
 from . import (_spmd, checkpoint, data, distributed, errors, experimental, lax, nn, numpy,
                optax, random, sharding, tree_util)
+from ._config import config
 from ._core import (Array, Shard, Tensor, device_put, make_array_from_callback,
                     make_array_from_process_local_data, make_array_from_single_device_arrays)
 from ._jit import grad, jit, value_and_grad, vjp
@@ -48,7 +49,7 @@ def set_mesh(mesh):
 
 
 __all__ = ["Array", "AxisType", "NamedSharding", "P", "PartitionSpec", "Shard", "Tensor",
-           "checkpoint", "data", "device_count", "device_put", "devices", "distributed", "errors",
+           "checkpoint", "config", "data", "device_count", "device_put", "devices", "distributed", "errors",
            "experimental", "grad", "jit", "lax", "local_device_count", "local_devices",
            "make_array_from_callback", "make_array_from_process_local_data",
            "make_array_from_single_device_arrays", "make_mesh", "nn", "numpy", "optax", "pmap",

@@ -155,12 +155,35 @@ def has_traced(tree):
     return any(isinstance(x, Tensor) for x in tree_leaves(tree))
 
 
+_NARROW = {np.dtype(np.int64): np.dtype(np.int32), np.dtype(np.uint64): np.dtype(np.uint32),
+           np.dtype(np.float64): np.dtype(np.float32)}
+
+
+def canonical_dtype(dtype):
+    """JAX's canonicalize_dtype: with x64 off (spmd.config), 64-bit dtypes are 32-bit."""
+    d = np.dtype(dtype)
+    return d if _spmd._x64_enabled() else _NARROW.get(d, d)
+
+
+def canonical_name(dtype):
+    """spmd's name of the dtype an array asked for `dtype` gets (canonical_dtype)."""
+    return dtype_name(canonical_dtype(dtype))
+
+
+def default_float():
+    return canonical_dtype(np.float64)
+
+
+def default_int():
+    return canonical_dtype(np.int64)
+
+
 def _host(x):
-    """x as a C-contiguous NumPy array of JAX's default types: with x64 off, as in JAX, 64-bit
+    """x as a C-contiguous NumPy array of JAX's canonical types: with x64 off, as in JAX, 64-bit
     host values become 32-bit arrays."""
     host = np.asarray(x)
-    if host.dtype == np.float64 or host.dtype == np.int64:
-        host = host.astype(np.float32 if host.dtype == np.float64 else np.int32)
+    if host.dtype != canonical_dtype(host.dtype):
+        host = host.astype(canonical_dtype(host.dtype))
     return host if host.flags.c_contiguous else np.ascontiguousarray(host)
 
 

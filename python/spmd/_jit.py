@@ -52,7 +52,7 @@ class _Jitted(_spmd._Jit):
         # The output tree's key: what the function's Python code can branch on. (The C++ core
         # keys its cache by the layouts too, and traces again, updating this entry, when they
         # change.)
-        key = (structure, tuple((a.shape, a._dtype) for a in leaves))
+        key = (structure, tuple((a.shape, a._dtype) for a in leaves), _spmd._x64_enabled())
         return leaves, treedef, static, static_kw, structure, key
 
     def _trace_fn(self, treedef, static, static_kw, key):

@@ -7,6 +7,9 @@ import numpy as _np
 
 from . import _jit, _spmd
 from ._core import _BFLOAT16, Array, Tensor, device_put, dtype_name, dtype_of
+from ._core import canonical_name as _canonical_name
+from ._core import default_float as _default_float
+from ._core import default_int as _default_int
 
 _t = _spmd.tnp
 
@@ -21,7 +24,7 @@ class _ScalarType:
 
     def __call__(self, x):
         if isinstance(x, Tensor):
-            return _t.astype(x, self.__name__)
+            return _t.astype(x, _canonical_name(self.dtype))
         if isinstance(x, Array):
             return astype(x, self)
         return device_put(_np.asarray(x).astype(self.dtype))
@@ -110,7 +113,7 @@ less_equal = _op(lambda a, b: _t.less_equal(a, b))
 greater = _op(lambda a, b: _t.greater(a, b))
 greater_equal = _op(lambda a, b: _t.greater_equal(a, b))
 where = _op(lambda c, a, b: _t.where(c, a, b))
-astype = _op(lambda a, dtype: _t.astype(a, dtype_name(dtype)))
+astype = _op(lambda a, dtype: _t.astype(a, _canonical_name(dtype)))
 
 
 def _reduction(name):
@@ -148,25 +151,28 @@ def concatenate(arrays, axis=0):
 
 def full(shape, fill_value, dtype=None):
     shape = [shape] if isinstance(shape, int) else list(shape)
-    name = dtype_name(dtype if dtype is not None else
-                      (float32 if isinstance(fill_value, float) else int32))
+    if dtype is None:
+        dtype = (_np.bool_ if isinstance(fill_value, bool) else
+                 _default_float() if isinstance(fill_value, float) else _default_int())
+    name = _canonical_name(dtype)
     if _jit.tracing():
         return _t.full(shape, fill_value, name)
     return device_put(_np.full(shape, fill_value, dtype=dtype_of(name)))
 
 
-def zeros(shape, dtype=float32):
-    return full(shape, 0, dtype)
+def zeros(shape, dtype=None):
+    return full(shape, 0, _default_float() if dtype is None else dtype)
 
 
-def ones(shape, dtype=float32):
-    return full(shape, 1, dtype)
+def ones(shape, dtype=None):
+    return full(shape, 1, _default_float() if dtype is None else dtype)
 
 
-def arange(stop, dtype=int32):
+def arange(stop, dtype=None):
+    name = _canonical_name(_default_int() if dtype is None else dtype)
     if _jit.tracing():
-        return _t.arange(stop, dtype_name(dtype))
-    return device_put(_np.arange(stop, dtype=_np.dtype(dtype)))
+        return _t.arange(stop, name)
+    return device_put(_np.arange(stop, dtype=dtype_of(name)))
 
 
 def asarray(a, dtype=None, copy=None):

@@ -1,7 +1,8 @@
 // spmd's errors in Python: spmd.errors.Error derives from RuntimeError (JAX raises RuntimeError
-// for a second initialize()), InvalidArgument also from ValueError and DTypeError also from
-// TypeError (JAX's classes for the same mistakes), and each other class from Error, so that
-// `except RuntimeError` catches them all and the C++ message is kept.
+// for a second initialize()), InvalidArgument also from ValueError, DTypeError also from
+// TypeError and OverflowError also from Python's OverflowError (JAX's classes for the same
+// mistakes), and each other class from Error, so that `except RuntimeError` catches them all and
+// the C++ message is kept.
 #include <nanobind/nanobind.h>
 
 #include "bindings.h"
@@ -17,6 +18,8 @@ void bind_errors(nb::module_& m) {
   static nb::exception<ShardingTypeError> sharding_type(errors, "ShardingTypeError", invalid.ptr());
   static nb::exception<DTypeError> dtype_error(
       errors, "DTypeError", nb::make_tuple(invalid, nb::handle(PyExc_TypeError)).ptr());
+  static nb::exception<OverflowError> overflow(
+      errors, "OverflowError", nb::make_tuple(invalid, nb::handle(PyExc_OverflowError)).ptr());
   static nb::exception<DeadlineExceeded> deadline(errors, "DeadlineExceeded", error.ptr());
   static nb::exception<PeerFailure> peer(errors, "PeerFailure", error.ptr());
   static nb::exception<CollectiveMismatch> mismatch(errors, "CollectiveMismatch", error.ptr());

@@ -7,6 +7,7 @@
 #include <chrono>
 
 #include "bindings.h"
+#include "spmd/config.h"
 #include "spmd/coordination_client.h"
 #include "spmd/distributed.h"
 #include "spmd/runtime.h"
@@ -96,6 +97,8 @@ void bind_runtime(nb::module_& m) {
   d.def("is_initialized", &distributed::is_initialized);
   bind_client(d);
 
+  m.def("_x64_enabled", &spmd::config::x64_enabled);
+  m.def("_set_x64_enabled", &spmd::config::set_x64_enabled);
   m.def("devices", [] { return devices(); });
   m.def("local_devices", [] { return local_devices(); });
   m.def("device_count", &device_count);

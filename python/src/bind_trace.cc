@@ -1,6 +1,7 @@
 // Traced values and their operations: spmd.Tensor with Python's operators, spmd::numpy over
 // Tensors (_spmd.tnp, which spmd.numpy dispatches to), traced shard_map, vmap and collectives,
 // and reverse mode (vjp).
+#include <fmt/format.h>
 #include <nanobind/stl/function.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
@@ -23,7 +24,17 @@ namespace jnp = spmd::numpy;
 // Python scalars as JAX's weak-typed operands: bool, int, float.
 Scalar scalar_of(const nb::handle& h) {
   if (nb::isinstance<nb::bool_>(h)) return Scalar(nb::cast<bool>(h));
-  if (nb::isinstance<nb::int_>(h)) return Scalar(nb::cast<int64_t>(h));
+  if (nb::isinstance<nb::int_>(h)) {
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
+    if (overflow != 0) {
+      throw OverflowError(
+          fmt::format("the Python int {} does not fit int64, the widest integer "
+                      "type an operand can enter as",
+                      nb::cast<std::string>(nb::str(h))));
+    }
+    return Scalar(static_cast<int64_t>(v));
+  }
   return Scalar(nb::cast<double>(h));
 }
 

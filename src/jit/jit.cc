@@ -18,6 +18,7 @@
 #include "jit/sharding_in_types.h"
 #include "jit/trace.h"
 #include "kernels/blas_core.h"
+#include "spmd/config.h"
 #include "spmd/error.h"
 #include "spmd/mesh_context.h"
 
@@ -103,7 +104,7 @@ std::vector<NamedSharding> input_shardings(std::span<const Array* const> inputs,
 // a mesh of thousands of devices).
 std::string signature(std::span<const Array* const> inputs,
                       const std::vector<NamedSharding>& shardings, const std::string& structure) {
-  std::string s = structure;
+  std::string s = structure + (config::x64_enabled() ? "|x64" : "");
   for (size_t i = 0; i < inputs.size(); ++i) {
     s += fmt::format("|{}[{}]{}", dtype_name(inputs[i]->dtype()),
                      fmt::join(inputs[i]->shape(), ","), shardings[i].spec().to_string());
@@ -212,6 +213,7 @@ std::shared_ptr<Compiled> compile(std::span<const Array* const> inputs,
 
 struct JitCore::CachedCall {
   std::string structure;
+  bool x64 = false;  // the x64 switch it was traced under (config.h)
   // Held, so that no other sharding takes one's address while the entry lives.
   std::vector<std::shared_ptr<const Sharding>> shardings;
   std::vector<DType> dtypes;
@@ -220,6 +222,7 @@ struct JitCore::CachedCall {
 
   bool matches(std::span<const Array* const> inputs, const std::string& s) const {
     if (inputs.size() != shardings.size() || s != structure) return false;
+    if (x64 != config::x64_enabled()) return false;
     for (size_t i = 0; i < inputs.size(); ++i) {
       if (inputs[i]->dtype() != dtypes[i] || inputs[i]->shape() != shapes[i] ||
           !same_sharding(inputs[i]->sharding(), *shardings[i])) {
@@ -270,6 +273,7 @@ struct JitCore::Impl {
                                              const std::string& structure) {
     auto entry = std::make_shared<CachedCall>();
     entry->structure = structure;
+    entry->x64 = config::x64_enabled();
     for (const Array* a : inputs) {
       entry->shardings.push_back(a->sharding_ptr());
       entry->dtypes.push_back(a->dtype());

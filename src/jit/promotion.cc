@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "spmd/config.h"
+
 namespace spmd::compiler {
 namespace {
 
@@ -22,9 +24,8 @@ DType signed_of_size(size_t bytes) {
   }
 }
 
-}  // namespace
-
-DType promote(DType a, DType b) {
+// The lattice's join of two dtypes (jnp.promote_types with x64 on).
+DType lattice_join(DType a, DType b) {
   if (a == b) return a;
   if (a == DType::kBool) return b;
   if (b == DType::kBool) return a;
@@ -44,12 +45,24 @@ DType promote(DType a, DType b) {
   return signed_of_size(std::max(dtype_size(s), dtype_size(u) * 2));
 }
 
-DType promote_with_scalar(DType t, const Scalar& s) {
-  if (s.floating) return is_floating(t) ? t : DType::kFloat32;
-  if (s.boolean) return t;
-  return t == DType::kBool ? DType::kInt32 : t;
+}  // namespace
+
+DType promote(DType a, DType b) {
+  const DType joined = lattice_join(a, b);
+  // An operand's own dtype stays; one the lattice creates is canonical (config.h).
+  return joined == a || joined == b ? joined : config::canonical_dtype(joined);
 }
 
-DType floating_of(DType t) { return is_floating(t) ? t : DType::kFloat32; }
+DType promote_with_scalar(DType t, const Scalar& s) {
+  if (s.floating) return is_floating(t) ? t : config::default_float_dtype();
+  if (s.boolean) return t;
+  return t == DType::kBool ? config::default_int_dtype() : t;
+}
+
+DType floating_of(DType t) {
+  if (is_floating(t)) return t;
+  const bool wide = t == DType::kInt64 || t == DType::kUInt64;
+  return wide ? config::canonical_dtype(DType::kFloat64) : DType::kFloat32;
+}
 
 }  // namespace spmd::compiler

@@ -7,11 +7,14 @@
 
 namespace spmd::compiler {
 
-// jnp.promote_types over spmd's dtypes (numpy.h states the rules).
+// jnp.promote_types over spmd's dtypes (numpy.h states the rules); a dtype the lattice creates
+// (not `a` or `b`) is canonical under the x64 switch (config.h).
 DType promote(DType a, DType b);
-// The dtype a weak scalar takes beside a Tensor of dtype `t`.
+// The dtype a weak scalar takes beside a Tensor of dtype `t`: a Python float makes an integer or
+// bool `t` the default float, a Python int makes a bool `t` the default int (config.h).
 DType promote_with_scalar(DType t, const Scalar& s);
-// The dtype an operation that needs floating point computes in: `t` when floating, else float32.
+// The dtype an operation that needs floating point computes in (JAX's to_inexact): `t` when
+// floating, float64 for a 64-bit integer under x64 (else float32), float32 for the rest.
 DType floating_of(DType t);
 
 }  // namespace spmd::compiler

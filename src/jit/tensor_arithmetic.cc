@@ -5,11 +5,16 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "jit/lax.h"
+#include "jit/program.h"
 #include "jit/promotion.h"
+#include "jit/sharding_in_types.h"
 #include "jit/trace.h"
+#include "spmd/config.h"
 #include "spmd/error.h"
+#include "spmd/host_array.h"
 
 namespace spmd::compiler {
 
@@ -35,7 +40,66 @@ Tensor broadcast_for_elementwise(const Tensor& t, const Shape& shape) {
   return lax::broadcast(t, shape);
 }
 
+std::vector<Tensor> broadcast_arrays(std::string_view what, std::span<const Tensor> operands,
+                                     const Shape& shape) {
+  std::vector<Tensor> out;
+  std::shared_ptr<Trace> trace;
+  for (const Tensor& t : operands) {
+    trace = trace_of(what, {&operands.front(), &t});
+    out.push_back(broadcast_for_elementwise(t, shape));
+  }
+  if (trace == nullptr || trace->mesh() == nullptr || !has_explicit_axes(*trace->mesh())) {
+    return out;
+  }
+  std::vector<ValueType> types;
+  for (const Tensor& t : out) types.push_back(trace->op(t.value()).type());
+  const PartitionSpec joint = broadcast_type_spec(what, types, shape.size());
+  for (Tensor& t : out) {
+    if (!t.shape().empty()) t = retyped(t, joint);
+  }
+  return out;
+}
+
+bool exact_in_double(const Scalar& s) {
+  constexpr int64_t kExact = int64_t{1} << 53;  // every integer up to 2^53 is a double
+  return s.floating || (s.integer >= -kExact && s.integer <= kExact);
+}
+
+namespace {
+
+// An integer as `dtype` holds it: modulo 2^bits, as JAX converts a weak int to a narrow integer.
+double wrapped(int64_t v, DType dtype) {
+  switch (dtype) {
+    case DType::kInt8:
+      return static_cast<int8_t>(v);
+    case DType::kInt16:
+      return static_cast<int16_t>(v);
+    case DType::kInt32:
+      return static_cast<int32_t>(v);
+    case DType::kUInt8:
+      return static_cast<uint8_t>(v);
+    case DType::kUInt16:
+      return static_cast<uint16_t>(v);
+    case DType::kUInt32:
+      return static_cast<uint32_t>(v);
+    default:
+      return static_cast<double>(v);
+  }
+}
+
+}  // namespace
+
 Tensor scalar_tensor(const std::shared_ptr<Trace>& trace, const Scalar& s, DType dtype) {
+  if (!exact_in_double(s) && dtype == DType::kInt64) {
+    return lax::constant(trace, HostArray::from_vector(std::vector<int64_t>{s.integer}, {}));
+  }
+  if (!exact_in_double(s) && dtype == DType::kUInt64) {
+    const auto bits = static_cast<uint64_t>(s.integer);
+    return lax::constant(trace, HostArray::from_vector(std::vector<uint64_t>{bits}, {}));
+  }
+  if (!s.floating && !s.boolean && !is_floating(dtype) && dtype != DType::kBool) {
+    return lax::full(trace, Shape{}, dtype, wrapped(s.integer, dtype));
+  }
   return lax::full(trace, Shape{}, dtype, s.value);
 }
 
@@ -57,11 +121,24 @@ Tensor arithmetic(std::string_view what, Binary code, const Tensor& a, const Ten
   return binary(what, code, a, b, promote(a.dtype(), b.dtype()));
 }
 
+void check_scalar_range(std::string_view what, const Scalar& s, DType operand) {
+  if (s.floating || s.boolean) return;
+  const bool wide = config::x64_enabled() || dtype_size(operand) == 8;
+  const int64_t limit =
+      wide ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int32_t>::max();
+  if (s.integer >= -limit - 1 && s.integer <= limit) return;
+  throw OverflowError(fmt::format(
+      "{}: the Python int {} does not fit {}, the integer type it enters as{}", what, s.integer,
+      wide ? "int64" : "int32",
+      wide ? "" : " with x64 off (spmd.config.update('jax_enable_x64', True) widens it)"));
+}
+
 namespace {
 
 // a code s (s code a when `scalar_first`), both in `dtype`.
 Tensor with_scalar(std::string_view what, Binary code, const Tensor& a, const Scalar& s,
                    bool scalar_first, DType dtype) {
+  check_scalar_range(what, s, a.dtype());
   const Tensor c = scalar_tensor(trace_of(what, {&a}), s, dtype);
   return scalar_first ? binary(what, code, c, a, dtype) : binary(what, code, a, c, dtype);
 }

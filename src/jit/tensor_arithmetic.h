@@ -9,7 +9,9 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string_view>
+#include <vector>
 
 #include "kernels/elementwise.h"
 #include "spmd/dtype.h"
@@ -25,9 +27,21 @@ Shape broadcast_shapes(std::string_view what, const Shape& a, const Shape& b);
 // `t` broadcast to `shape` for an element-wise operand; a rank-0 value stays as it is (kernels
 // take one element for all).
 Tensor broadcast_for_elementwise(const Tensor& t, const Shape& shape);
-// A rank-0 constant of `dtype` in `trace`.
+// JAX's _broadcast_arrays: each operand broadcast to `shape` (rank 0 stays) and, on a mesh with
+// Explicit axes, resharded to the operands' joint type (each dimension split as whichever operand
+// splits it; ShardingTypeError naming `what` where two split it differently), so that an
+// operation wanting operands split alike (select) takes them.
+std::vector<Tensor> broadcast_arrays(std::string_view what, std::span<const Tensor> operands,
+                                     const Shape& shape);
+// Whether a double holds `s` exactly (a float, or an integer within +-2^53).
+bool exact_in_double(const Scalar& s);
+// A rank-0 constant of `dtype` in `trace`: an integer scalar exact to the bit in a 64-bit integer
+// dtype, and modulo 2^bits in a narrower one (as JAX converts a weak int).
 Tensor scalar_tensor(const std::shared_ptr<Trace>& trace, const Scalar& s, DType dtype);
 
+// OverflowError naming `what` when the integer scalar `s` does not fit the integer type it
+// enters beside an operand of dtype `operand` (error.h); floats and bools always fit.
+void check_scalar_range(std::string_view what, const Scalar& s, DType operand);
 // code(a) computed in `dtype` (a converted first).
 Tensor unary(std::string_view what, kernels::Unary code, const Tensor& a, DType dtype);
 // a code b with both broadcast together and converted to `operand_dtype`.

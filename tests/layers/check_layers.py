@@ -62,7 +62,7 @@ PUBLIC = {
     "array.h": "array", "host_array.h": "array",
     "block.h": "compute", "block_ops.h": "compute", "named_collectives.h": "compute",
     "shard_map.h": "compute",
-    "tensor.h": "jit", "jit.h": "jit", "grad.h": "jit", "traced_shard_map.h": "jit",
+    "tensor.h": "jit", "jit.h": "jit", "config.h": "jit", "grad.h": "jit", "traced_shard_map.h": "jit",
     "numpy.h": "lib", "numpy_eager.h": "lib", "optim.h": "lib", "random.h": "lib",
     "random_key.h": "lib",
     "tensor_leaves.h": "jit", "vmap.h": "jit", "mesh_context.h": "sharding",

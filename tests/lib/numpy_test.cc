@@ -16,6 +16,7 @@ namespace jnp = spmd::numpy;
 using spmd::Array;
 using spmd::DType;
 using spmd::HostArray;
+using spmd::Scalar;
 using spmd::Shape;
 using spmd::Tensor;
 
@@ -408,12 +409,28 @@ TEST(Numpy, EveryDtypeAddsMultipliesComparesSumsAndContracts) {
   }
 }
 
+// Sets the x64 switch for a scope and restores it after.
+class X64Scope {
+ public:
+  explicit X64Scope(bool on) : before_(spmd::config::x64_enabled()) {
+    spmd::config::set_x64_enabled(on);
+  }
+  ~X64Scope() { spmd::config::set_x64_enabled(before_); }
+  X64Scope(const X64Scope&) = delete;
+  X64Scope& operator=(const X64Scope&) = delete;
+
+ private:
+  bool before_;
+};
+
 TEST(Numpy, PromotionFollowsJaxLattice) {
   using spmd::numpy::promote_types;
+  const X64Scope off(false);
   EXPECT_EQ(promote_types(DType::kInt32, DType::kFloat16), DType::kFloat16);
   EXPECT_EQ(promote_types(DType::kUInt8, DType::kInt8), DType::kInt16);
-  EXPECT_EQ(promote_types(DType::kUInt32, DType::kInt32), DType::kInt64);
-  EXPECT_EQ(promote_types(DType::kUInt64, DType::kInt64), DType::kFloat64);
+  EXPECT_EQ(promote_types(DType::kUInt32, DType::kInt32), DType::kInt32);  // int64, canonical
+  EXPECT_EQ(promote_types(DType::kUInt64, DType::kInt64), DType::kFloat32);
+  EXPECT_EQ(promote_types(DType::kInt64, DType::kInt32), DType::kInt64);  // an operand's own
   EXPECT_EQ(promote_types(DType::kBFloat16, DType::kFloat16), DType::kFloat32);
   EXPECT_EQ(promote_types(DType::kBool, DType::kInt8), DType::kInt8);
   EXPECT_EQ(promote_types(DType::kUInt8, DType::kInt32), DType::kInt32);
@@ -425,6 +442,39 @@ TEST(Numpy, PromotionFollowsJaxLattice) {
             DType::kInt32);
   const HostArray d = host(std::vector<double>{1, 2}, {2});
   EXPECT_EQ(run([](const Tensor& t) { return t * 2.0f; }, d).dtype(), DType::kFloat64);
+  const HostArray l = host(std::vector<int64_t>{1, 2}, {2});
+  EXPECT_EQ(run([](const Tensor& t) { return t * 2.0; }, l).dtype(), DType::kFloat32);
+  EXPECT_EQ(run([](const Tensor& t) { return jnp::sqrt(t); }, l).dtype(), DType::kFloat32);
+}
+
+TEST(Numpy, PromotionUnderX64KeepsTheLatticesWideTypes) {
+  using spmd::numpy::promote_types;
+  const X64Scope on(true);
+  EXPECT_EQ(promote_types(DType::kUInt32, DType::kInt32), DType::kInt64);
+  EXPECT_EQ(promote_types(DType::kUInt64, DType::kInt64), DType::kFloat64);
+  const HostArray i = host(std::vector<int32_t>{1, 2}, {2});
+  EXPECT_EQ(run([](const Tensor& t) { return t * 2.0f; }, i).dtype(), DType::kFloat64);
+  EXPECT_EQ(run([](const Tensor& t) { return jnp::sqrt(t); }, i).dtype(), DType::kFloat32);
+  const HostArray l = host(std::vector<int64_t>{1, 2}, {2});
+  EXPECT_EQ(run([](const Tensor& t) { return jnp::sqrt(t); }, l).dtype(), DType::kFloat64);
+  // 2^53 + 1 has no double: the constant keeps every bit, in arithmetic and in full.
+  constexpr int64_t kOdd = (int64_t{1} << 53) + 1;
+  const HostArray sum = run([](const Tensor& t) { return t + Scalar(kOdd); }, l);
+  EXPECT_EQ(sum, host(std::vector<int64_t>{kOdd + 1, kOdd + 2}, {2}));
+  const HostArray filled =
+      run([](const Tensor& t) { return t * 0 + jnp::full({2}, Scalar(kOdd), DType::kInt64); }, l);
+  EXPECT_EQ(filled, host(std::vector<int64_t>{kOdd, kOdd}, {2}));
+}
+
+TEST(Numpy, AJitCallTracesAgainWhenTheX64SwitchChanges) {
+  const X64Scope off(false);
+  const Array i = on_device(host(std::vector<int32_t>{1, 2}, {2}));
+  auto half = spmd::jit([](const Tensor& t) { return t * 0.5; });
+  EXPECT_EQ(half(i).dtype(), DType::kFloat32);
+  spmd::config::set_x64_enabled(true);
+  EXPECT_EQ(half(i).dtype(), DType::kFloat64);
+  spmd::config::set_x64_enabled(false);
+  EXPECT_EQ(half(i).dtype(), DType::kFloat32);
 }
 
 TEST(Numpy, TraceErrorsNameTheOperationAndShapes) {

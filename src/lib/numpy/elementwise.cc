@@ -117,17 +117,16 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   const DType dtype = promote(a.dtype(), b.dtype());
   const Shape shape = compiler::broadcast_shapes(
       "where", cond.shape(), compiler::broadcast_shapes("where", a.shape(), b.shape()));
-  auto operand = [&](const Tensor& t, DType type) {
-    return compiler::broadcast_for_elementwise(lax::convert_element_type(t, type), shape);
-  };
-  const Tensor c = operand(cond, DType::kBool);
-  const Tensor x = operand(a, dtype);
-  const Tensor y = operand(b, dtype);
-  return lax::select(c, x, y);
+  const Tensor operands[] = {lax::convert_element_type(cond, DType::kBool),
+                             lax::convert_element_type(a, dtype),
+                             lax::convert_element_type(b, dtype)};
+  const auto broadcast = compiler::broadcast_arrays("where", operands, shape);
+  return lax::select(broadcast[0], broadcast[1], broadcast[2]);
 }
 
 Tensor where(const Tensor& cond, const Tensor& a, Scalar b) {
   auto trace = compiler::trace_of("where", {&cond, &a});
+  compiler::check_scalar_range("where", b, a.dtype());
   return where(cond, a,
                compiler::scalar_tensor(trace, b, compiler::promote_with_scalar(a.dtype(), b)));
 }

@@ -343,6 +343,11 @@ Tensor full_typed(const Shape& shape, Scalar value, DType dtype,
   if (out_sharding != nullptr) {
     type.spec = internal::out_sharding_spec(*trace, "full", *out_sharding, shape.size());
   }
+  const bool wide = dtype == DType::kInt64 || dtype == DType::kUInt64;
+  if (wide && !compiler::exact_in_double(value)) {  // every bit of the integer: a constant
+    const Tensor one = compiler::scalar_tensor(trace, value, dtype);
+    return compiler::retyped(lax::broadcast(one, shape), type.spec);
+  }
   return lax::full(trace, std::move(type), value.value);
 }
 
