@@ -51,6 +51,11 @@ std::vector<Tensor> broadcast_arrays(std::string_view what, std::span<const Tens
   if (trace == nullptr || trace->mesh() == nullptr || !has_explicit_axes(*trace->mesh())) {
     return out;
   }
+  // JAX takes operands of one shape as they are: select then refuses differing shardings.
+  const bool one_shape = std::all_of(operands.begin(), operands.end(), [&](const Tensor& t) {
+    return t.shape() == operands.front().shape();
+  });
+  if (one_shape) return out;
   std::vector<ValueType> types;
   for (const Tensor& t : out) types.push_back(trace->op(t.value()).type());
   const PartitionSpec joint = broadcast_type_spec(what, types, shape.size());

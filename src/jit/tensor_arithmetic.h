@@ -30,7 +30,8 @@ Tensor broadcast_for_elementwise(const Tensor& t, const Shape& shape);
 // JAX's _broadcast_arrays: each operand broadcast to `shape` (rank 0 stays) and, on a mesh with
 // Explicit axes, resharded to the operands' joint type (each dimension split as whichever operand
 // splits it; ShardingTypeError naming `what` where two split it differently), so that an
-// operation wanting operands split alike (select) takes them.
+// operation wanting operands split alike (select) takes them. Operands all of one shape are
+// taken as they are, as JAX's are.
 std::vector<Tensor> broadcast_arrays(std::string_view what, std::span<const Tensor> operands,
                                      const Shape& shape);
 // Whether a double holds `s` exactly (a float, or an integer within +-2^53).

@@ -127,14 +127,17 @@ Tensor einsum_typed(const std::string& subscripts, const Tensor& a, const Tensor
   const Subscripts s = parse(subscripts, 2);
   sizes_of(subscripts, s, {&a, &b});
   const DType dtype = compiler::promote(a.dtype(), b.dtype());
+  // Half types contract in float32 and round once, after any cross-device sum (numpy.h).
+  const DType compute = is_half_dtype(dtype) ? DType::kFloat32 : dtype;
   std::string la = s.inputs[0], lb = s.inputs[1];
-  const Tensor x = compiler::lax::convert_element_type(sum_unused(a, la, s.output, lb), dtype);
-  const Tensor y = compiler::lax::convert_element_type(sum_unused(b, lb, s.output, la), dtype);
+  const Tensor x = compiler::lax::convert_element_type(sum_unused(a, la, s.output, lb), compute);
+  const Tensor y = compiler::lax::convert_element_type(sum_unused(b, lb, s.output, la), compute);
   std::optional<PartitionSpec> typed;
   if (out_sharding != nullptr) {
     typed = internal::out_sharding_spec(*trace, "einsum", *out_sharding, s.output.size());
   }
-  return compiler::lax::dot(x, y, la, lb, s.output, typed);
+  return compiler::lax::convert_element_type(compiler::lax::dot(x, y, la, lb, s.output, typed),
+                                            dtype);
 }
 
 }  // namespace

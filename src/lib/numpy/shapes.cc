@@ -277,11 +277,13 @@ Tensor matmul_typed(const Tensor& a, const Tensor& b, const PartitionSpec* out_s
   const Shape batch = compiler::broadcast_shapes("matmul", Shape(xs.begin(), xs.end() - 2),
                                                  Shape(ys.begin(), ys.end() - 2));
   const DType dtype = compiler::promote(a.dtype(), b.dtype());
+  // Half types contract in float32 and round once, after any cross-device sum (numpy.h).
+  const DType compute = is_half_dtype(dtype) ? DType::kFloat32 : dtype;
   auto operand = [&](const Tensor& t, int64_t r, int64_t c) {
     Shape s = batch;
     s.push_back(r);
     s.push_back(c);
-    return broadcast_to(lax::convert_element_type(t, dtype), s);
+    return broadcast_to(lax::convert_element_type(t, compute), s);
   };
   const Tensor lhs = operand(x, m, k), rhs = operand(y, k, n);
   std::optional<PartitionSpec> typed;
@@ -295,7 +297,7 @@ Tensor matmul_typed(const Tensor& a, const Tensor& b, const PartitionSpec* out_s
     if (b.ndim() == 1) entries.emplace_back();
     typed = compiler::canonical_spec(std::move(entries));
   }
-  Tensor out = lax::matmul(lhs, rhs, batch.size(), typed);
+  Tensor out = lax::convert_element_type(lax::matmul(lhs, rhs, batch.size(), typed), dtype);
   if (a.ndim() == 1) out = squeeze(out, {-2});
   if (b.ndim() == 1) out = squeeze(out, {-1});
   return out;
