@@ -82,7 +82,12 @@ Tensor cumsum(const Tensor& a, std::optional<int> axis = std::nullopt);
 Tensor argmax(const Tensor& a, std::optional<int> axis = std::nullopt);
 
 // Contractions. matmul: NumPy's @ (1-D operands promoted and the added dimension removed,
-// batch dimensions broadcast); dot: matmul for operands of rank ≤ 2.
+// batch dimensions broadcast); dot: matmul for operands of rank ≤ 2. float16 and bfloat16
+// operands contract in float32, and a contraction split over devices sums its partials in
+// float32, rounding once at the end: the result does not depend on the split. (JAX on CPU
+// rounds each device's partial to the half type before its all-reduce: on 0.10.2, f16
+// [2, 4096] @ [4096, 3] split 4 ways along 4096 gives 2044 where one device gives 2045, and
+// partials of 8e4 and -8e4 give NaN where the sum is 0. spmd keeps the one-device value.)
 Tensor matmul(const Tensor& a, const Tensor& b);
 Tensor dot(const Tensor& a, const Tensor& b);
 // With out_sharding (JAX's out_sharding=, on a mesh with Explicit axes): the result's type is

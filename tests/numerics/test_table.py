@@ -360,3 +360,21 @@ def test_a_scalar_from_process_local_data_is_the_scalar_on_every_device():
         spmd.NamedSharding(Spmd.mesh((2, 2)), spmd.P()), local)
     compare(np.asarray(got), np.asarray(want), "exact", "a scalar from process-local data")
     assert got.shape == () and len(got.addressable_shards) == 4
+
+
+@pytest.mark.parametrize("dtype", [np.float16, table.BF16], ids=["float16", "bfloat16"])
+def test_a_half_contraction_split_over_devices_is_the_one_device_value(dtype):
+    """Half types contract in float32 and round once, after the cross-device sum, so a split
+    contraction gives JAX's one-device value on every mesh. (JAX rounds each device's partial to
+    the half type before its all-reduce: the split sums below differ from its one-device value,
+    and partials of +-8e4 overflow to NaN.)"""
+    rng = np.random.default_rng(7)
+    x = np.stack([rng.uniform(0, 1, 4096), np.repeat([4e4, -4e4], 2048)]).astype(dtype)
+    w = np.ones((4096, 3), dtype)
+
+    def call(ns, a, b):
+        return [a @ b, ns.np.einsum("ik,kj->ij", a, b)]
+    want = run(Jax, call, [x, w], (1, 1), [(), ()])
+    for mesh in ("1x4", "4x1", "2x2"):
+        got = run(Spmd, call, [x, w], MESHES[mesh], [(None, "b"), ("b",)])
+        compare(got, want, "exact", f"{np.dtype(dtype).name} x @ w split along k on {mesh}")
