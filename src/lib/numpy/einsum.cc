@@ -137,7 +137,7 @@ Tensor einsum_typed(const std::string& subscripts, const Tensor& a, const Tensor
     typed = internal::out_sharding_spec(*trace, "einsum", *out_sharding, s.output.size());
   }
   return compiler::lax::convert_element_type(compiler::lax::dot(x, y, la, lb, s.output, typed),
-                                            dtype);
+                                             dtype);
 }
 
 }  // namespace
