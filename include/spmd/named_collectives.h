@@ -31,7 +31,11 @@ Block psum(Block x, const AxisEntry& axes);
 // their dtype and divided into float32 (float64 for 64-bit integers); bool is counted in int32
 // and gives the float32 fraction of true.
 Block pmean(Block x, const AxisEntry& axes);
-// The element-wise maximum / minimum over the group.
+// The element-wise maximum / minimum over the group. A NaN on any device gives NaN, as
+// jnp.maximum and one device's jnp.max do, so the answer does not depend on how the values are
+// spread. (JAX 0.10.2 on CPU drops NaN in its cross-device max and min: pmax of [1, nan, 3, 2]
+// over 4 devices is 3, and a jnp.max split over devices is 3 where one device's is NaN. spmd
+// keeps the one-device answer.)
 Block pmax(Block x, const AxisEntry& axes);
 Block pmin(Block x, const AxisEntry& axes);
 
@@ -54,7 +58,13 @@ Block all_to_all(const Block& x, const AxisEntry& axes, int split_axis, int conc
                  bool tiled = false);
 
 // For each (source, target) pair of axis indices, target's result is source's x; devices that
-// are no target get zeros. Each index is a source at most once and a target at most once.
+// are no target get zeros. Each index is a source at most once and a target at most once. The
+// indices are axis_index(axes) over the tuple as given, the first axis major. (JAX 0.10.2 numbers
+// ppermute's pairs in the mesh's axis order whatever the tuple's order, while its axis_index
+// follows the tuple: over ('b', 'a') of a 2 x 2 mesh its pair (1, 2) moves device 1 to device 2
+// although axis_index calls them 2 and 1. spmd keeps one numbering, axis_index's, so that
+// (axis_index(axes), …) always names this device; over one axis, or a tuple in mesh order, the
+// two agree.)
 Block ppermute(const Block& x, const AxisEntry& axes, const std::vector<std::pair<int, int>>& perm);
 
 // This device's position along `axes` (linear over a tuple, the first axis major), and the

@@ -17,8 +17,10 @@
 #include <spmd/spmd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <mutex>
 #include <numeric>
 #include <string>
@@ -177,6 +179,32 @@ void check_collectives(const spmd::Mesh& mesh, const AxisEntry& axes, const std:
       for (int64_t m : g.members) t += static_cast<float>(value(m, static_cast<int64_t>(i)));
       if (got[i] != t / static_cast<float>(n)) {
         fail(at + " pmean: element " + std::to_string(i) + " is " + std::to_string(got[i]));
+        break;
+      }
+    }
+  }
+  // A NaN on the group's first device makes pmax and pmin NaN there on every device; the other
+  // elements are the plain max and min (named_collectives.h: JAX's CPU all-reduce drops it).
+  {
+    std::vector<float> f(15);
+    for (size_t i = 0; i < f.size(); ++i)
+      f[i] = static_cast<float>(value(g.me, static_cast<int64_t>(i)));
+    if (g.index == 0) f[3] = std::numeric_limits<float>::quiet_NaN();
+    const Block high = spmd::pmax(Block::from_vector(f, s), axes);
+    const Block low = spmd::pmin(Block::from_vector(f, s), axes);
+    for (size_t i = 0; i < f.size(); ++i) {
+      const auto at_i = static_cast<int64_t>(i);
+      float top = -std::numeric_limits<float>::infinity();
+      float bottom = std::numeric_limits<float>::infinity();
+      for (int64_t m : g.members) {
+        top = std::max(top, static_cast<float>(value(m, at_i)));
+        bottom = std::min(bottom, static_cast<float>(value(m, at_i)));
+      }
+      const float h = high.data<float>()[i], l = low.data<float>()[i];
+      const bool ok = i == 3 ? std::isnan(h) && std::isnan(l) : h == top && l == bottom;
+      if (!ok) {
+        fail(at + " pmax/pmin with a NaN: element " + std::to_string(i) + " is " +
+             std::to_string(h) + ", " + std::to_string(l));
         break;
       }
     }
