@@ -33,9 +33,9 @@ Block psum(Block x, const AxisEntry& axes);
 Block pmean(Block x, const AxisEntry& axes);
 // The element-wise maximum / minimum over the group. A NaN on any device gives NaN, as
 // jnp.maximum and one device's jnp.max do, so the answer does not depend on how the values are
-// spread. (JAX 0.10.2 on CPU drops NaN in its cross-device max and min: pmax of [1, nan, 3, 2]
-// over 4 devices is 3, and a jnp.max split over devices is 3 where one device's is NaN. spmd
-// keeps the one-device answer.)
+// spread. (JAX 0.10.2 on CPU can lose a NaN in its cross-device max and min: pmax of
+// [1, nan, 3, 2] and of [nan, 1, 3, 2] over 4 devices is 3, and jnp.max of [1, nan, 3, 2]
+// split over 4 devices is 3 where one device's is NaN. spmd keeps the one-device answer.)
 Block pmax(Block x, const AxisEntry& axes);
 Block pmin(Block x, const AxisEntry& axes);
 
