@@ -52,6 +52,7 @@ Tensor log(const Tensor& a);
 Tensor tanh(const Tensor& a);
 Tensor sqrt(const Tensor& a);
 Tensor rsqrt(const Tensor& a);
+Tensor logistic(const Tensor& a);  // 1 / (1 + exp(-a)): lax.logistic, jax.nn.sigmoid
 Tensor abs(const Tensor& a);
 Tensor sign(const Tensor& a);
 Tensor relu(const Tensor& a);  // maximum(a, 0), jax.nn.relu
@@ -71,13 +72,19 @@ Tensor astype(const Tensor& a, DType dtype);
 // Reductions over `axes` (every axis when empty); keepdims keeps them with size 1.
 Tensor sum(const Tensor& a, const AxisList& axes = {}, bool keepdims = false);
 Tensor mean(const Tensor& a, const AxisList& axes = {}, bool keepdims = false);
+// jnp.var: the mean squared deviation from the mean over `axes`, divided by n - ddof (NaN
+// where that is not positive); integers and bools give float32 (float64 for 64-bit ones under
+// x64), half types compute in float32 and round once.
+Tensor var(const Tensor& a, const AxisList& axes = {}, double ddof = 0, bool keepdims = false);
 Tensor max(const Tensor& a, const AxisList& axes = {}, bool keepdims = false);
 Tensor min(const Tensor& a, const AxisList& axes = {}, bool keepdims = false);
-// Running sums along `axis` (jnp.cumsum; the array flattened when absent), summing bool and
-// small integers as sum does. Floats add in the order XLA adds them on CPU, so float32 and
-// float64 results equal JAX's bit for bit; float16 and bfloat16 are refused. The axis is whole
-// on every device (gathered where it is split); no derivative yet.
+// Running sums and products along `axis` (jnp.cumsum, jnp.cumprod; the array flattened when
+// absent), in a's dtype (an int8 sum wraps in int8; bool counts in int32). Floats combine in the
+// order XLA combines them on CPU, so float32 and float64 results equal JAX's bit for bit;
+// float16 and bfloat16 scan in float32 and round each result once. The axis is whole on every
+// device (gathered where it is split); no derivative yet.
 Tensor cumsum(const Tensor& a, std::optional<int> axis = std::nullopt);
+Tensor cumprod(const Tensor& a, std::optional<int> axis = std::nullopt);
 // The index of the first maximum along `axis` (int32); the whole array flattened when absent.
 Tensor argmax(const Tensor& a, std::optional<int> axis = std::nullopt);
 

@@ -4,6 +4,7 @@ from . import _spmd
 from .numpy import _axes, _op
 
 relu = _op(lambda x: _spmd.tnp.relu(x))
+sigmoid = _op(lambda x: _spmd.tnp.logistic(x))  # jax.nn.sigmoid is lax.logistic
 softmax = _op(lambda x, axis=-1: _spmd.tnp.softmax(x, axis))
 logsumexp = _op(lambda a, axis=None, keepdims=False:
                 _spmd.tnp.logsumexp(a, _axes(axis), keepdims))

@@ -121,12 +121,26 @@ def _reduction(name):
     return _op(lambda a, axis=None, keepdims=False: fn(a, _axes(axis), keepdims))
 
 
+def _var(a, axis=None, dtype=None, ddof=0, keepdims=False, correction=None):
+    if correction is not None:
+        if ddof != 0:
+            raise ValueError("ddof and correction can't be provided simultaneously.")
+        ddof = correction
+    if dtype is not None:  # computed in the dtype asked for, as jnp.var
+        a = _t.astype(a, _canonical_name(dtype))
+    return _t.var(a, _axes(axis), float(ddof), keepdims)
+
+
+var = _op(_var)
+std = _op(lambda a, axis=None, dtype=None, ddof=0, keepdims=False, correction=None:
+          _t.sqrt(_var(a, axis, dtype, ddof, keepdims, correction)))
 sum = _reduction("sum")  # noqa: A001
 mean = _reduction("mean")
 max = _reduction("max")  # noqa: A001
 min = _reduction("min")  # noqa: A001
 argmax = _op(lambda a, axis=None: _t.argmax(a, axis))
 cumsum = _op(lambda a, axis=None: _t.cumsum(a, axis))
+cumprod = _op(lambda a, axis=None: _t.cumprod(a, axis))
 
 # Contractions and shapes.
 dot = _op(lambda a, b: _t.dot(a, b))

@@ -124,6 +124,7 @@ void bind_numpy(nb::module_& m) {
                           {"abs", &jnp::abs},
                           {"sign", &jnp::sign},
                           {"rsqrt", &jnp::rsqrt},
+                          {"logistic", &jnp::logistic},
                           {"relu", &jnp::relu}}) {
     t.def(name, static_cast<Tensor (*)(const Tensor&)>(fn));
   }
@@ -135,12 +136,14 @@ void bind_numpy(nb::module_& m) {
                           {"logsumexp", static_cast<Reduction>(&jnp::logsumexp)}}) {
     t.def(name, fn, nb::arg("a"), nb::arg("axes"), nb::arg("keepdims"));
   }
+  t.def("var", &jnp::var, nb::arg("a"), nb::arg("axes"), nb::arg("ddof"), nb::arg("keepdims"));
   t.def("where", static_cast<Tensor (*)(const Tensor&, const Tensor&, const Tensor&)>(&jnp::where));
   t.def("astype", [](const Tensor& a, const std::string& dtype) {
     return jnp::astype(a, dtype_named(dtype));
   });
   t.def("argmax", &jnp::argmax, nb::arg("a"), nb::arg("axis").none());
   t.def("cumsum", &jnp::cumsum, nb::arg("a"), nb::arg("axis").none());
+  t.def("cumprod", &jnp::cumprod, nb::arg("a"), nb::arg("axis").none());
   t.def("softmax", &jnp::softmax);
   t.def("einsum",
         static_cast<Tensor (*)(const std::string&, const Tensor&, const Tensor&)>(&jnp::einsum));

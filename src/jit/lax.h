@@ -54,8 +54,9 @@ Tensor select(const Tensor& which, const Tensor& a, const Tensor& b);
 Tensor reduce(kernels::Reduce fn, const Tensor& x, std::vector<int64_t> axes);
 // The index of the first maximum along a non-empty `axis` (int32).
 Tensor argmax(const Tensor& x, int axis);
-// Running sums along `axis`, in x's dtype.
+// Running sums and products along `axis`, in x's dtype.
 Tensor cumsum(const Tensor& x, int axis);
+Tensor cumprod(const Tensor& x, int axis);
 
 // --- layout (no arithmetic; reshape, broadcast and slice return `x` itself where nothing
 // changes) ---

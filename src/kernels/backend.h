@@ -79,6 +79,8 @@ class Backend {
   // Order-dependent kernels in JAX's order (ordering.h).
   virtual void cumsum(DType dtype, const std::byte* in, const Shape& shape, int axis,
                       std::byte* out) const = 0;
+  virtual void cumprod(DType dtype, const std::byte* in, const Shape& shape, int axis,
+                       std::byte* out) const = 0;
   virtual void search_sorted(DType dtype, const std::byte* sorted, int64_t n,
                              const std::byte* queries, int64_t count, int32_t* out) const = 0;
   virtual void top_k(DType dtype, const std::byte* in, int64_t n, int64_t k,

@@ -79,6 +79,10 @@ class CpuBackend final : public Backend {
               std::byte* out) const override {
     kernels::cumsum(dtype, in, shape, axis, out);
   }
+  void cumprod(DType dtype, const std::byte* in, const Shape& shape, int axis,
+               std::byte* out) const override {
+    kernels::cumprod(dtype, in, shape, axis, out);
+  }
   void search_sorted(DType dtype, const std::byte* sorted, int64_t n, const std::byte* queries,
                      int64_t count, int32_t* out) const override {
     kernels::search_sorted(dtype, sorted, n, queries, count, out);

@@ -101,6 +101,9 @@ void unary_typed(Unary op, const ConstMap<T>& x, Map<T> y) {
       case Unary::kAbs:
         y = x.abs();
         return;
+      case Unary::kLogistic:
+        y = T(1) / ((-x).exp() + T(1));
+        return;
       case Unary::kRelu:  // x > 0 is false for NaN (kept) and for -0 and subnormals (to +0)
         y = (x > T(0)).select(x, (x != x).select(x, T(0)));
         return;
@@ -274,7 +277,33 @@ void unary_of(Unary op, DType /*dtype*/, Input a, std::byte* out, int64_t n) {
   unary_typed<T>(op, ConstMap<T>(x, n), Map<T>(reinterpret_cast<T*>(out), n));
 }
 
+// `v` rounded to the half type `dtype` and widened again, in place.
+void round_to(DType dtype, std::vector<float>& v) {
+  std::vector<std::byte> bits(v.size() * dtype_size(dtype));
+  from_wide(dtype, v, bits.data());
+  const std::vector<float> rounded = to_wide(dtype, bits.data(), static_cast<int64_t>(v.size()));
+  std::copy(rounded.begin(), rounded.end(), v.begin());
+}
+
+// XLA expands logistic before a half type is widened: exp(-x), its sum with 1 and the quotient
+// each round to `dtype` (exp(13.7) is already inf in float16, so its logistic is 0).
+void logistic_half(DType dtype, Input a, std::byte* out, int64_t n) {
+  std::vector<float> v = to_wide(dtype, a.data, a.elements);
+  if (a.elements != n) v.assign(static_cast<size_t>(n), v.front());
+  Map<float> m(v.data(), n);
+  m = (-m).exp();
+  round_to(dtype, v);
+  m = m + 1.0f;
+  round_to(dtype, v);
+  m = 1.0f / m;
+  from_wide(dtype, v, out);
+}
+
 void unary_half(Unary op, DType dtype, Input a, std::byte* out, int64_t n) {
+  if (op == Unary::kLogistic) {
+    logistic_half(dtype, a, out, n);
+    return;
+  }
   const std::vector<float> wide_in = to_wide(dtype, a.data, a.elements);
   std::vector<float> wide_out(static_cast<size_t>(n));
   unary_of<float>(op, DType::kFloat32,
@@ -379,8 +408,9 @@ void convert_half(DType from, DType to, Input a, std::byte* out, int64_t n) {
 }  // namespace
 
 std::string_view name(Unary op) {
-  constexpr std::string_view names[] = {"neg", "exp",  "log", "tanh", "sqrt",          "rsqrt",
-                                        "abs", "sign", "not", "copy", "stop_gradient", "relu"};
+  constexpr std::string_view names[] = {"neg",           "exp",  "log",     "tanh", "sqrt",
+                                        "rsqrt",         "abs",  "sign",    "not",  "copy",
+                                        "stop_gradient", "relu", "logistic"};
   return names[static_cast<int>(op)];
 }
 

@@ -21,7 +21,8 @@ namespace spmd::kernels {
 // kCopy and kStopGradient return their input unchanged, in every dtype (they differ only to
 // differentiation: jax.lax's copy_p and stop_gradient). kRelu is maximum(x, 0) as jnp.maximum
 // computes it (NaN kept, -0 and subnormals to +0), one op so that jax.nn.relu's derivative (0 at
-// 0) can be its own.
+// 0) can be its own. kLogistic is lax.logistic as XLA's CPU backend expands it, 1 / (exp(-x) + 1)
+// (0 at -inf and where the quotient is subnormal, 1 at +inf, NaN kept).
 enum class Unary : uint8_t {
   kNeg,
   kExp,
@@ -35,8 +36,9 @@ enum class Unary : uint8_t {
   kCopy,
   kStopGradient,
   kRelu,
+  kLogistic,
 };
-constexpr Unary kLastUnary = Unary::kRelu;
+constexpr Unary kLastUnary = Unary::kLogistic;
 enum class Binary : uint8_t {
   kAdd,
   kSub,

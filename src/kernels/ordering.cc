@@ -18,41 +18,63 @@ namespace {
 
 constexpr int64_t kBase = 16;  // XLA's ReduceWindowRewriter base length on CPU
 
-// Running sums of x[0..n) from the first, at out (XLA's reduce-window over one window).
-template <class T>
-void running_sum(const T* x, int64_t n, T* out) {
-  T acc = T{0};
-  for (int64_t i = 0; i < n; ++i) out[i] = acc = static_cast<T>(acc + x[i]);
+// XLA's two cumulative reductions: the operation and its identity.
+struct Add {
+  template <class T>
+  static T apply(T a, T b) {
+    return static_cast<T>(a + b);
+  }
+  template <class T>
+  static constexpr T identity() {
+    return T{0};
+  }
+};
+struct Multiply {
+  template <class T>
+  static T apply(T a, T b) {
+    return static_cast<T>(a * b);
+  }
+  template <class T>
+  static constexpr T identity() {
+    return T{1};
+  }
+};
+
+// Running results of x[0..n) from the first, at out (XLA's reduce-window over one window).
+template <class Op, class T>
+void running(const T* x, int64_t n, T* out) {
+  T acc = Op::template identity<T>();
+  for (int64_t i = 0; i < n; ++i) out[i] = acc = Op::apply(acc, x[i]);
 }
 
 // The inclusive scan of n contiguous values in XLA's order (ordering.h: cumsum).
-template <class T>
+template <class Op, class T>
 void xla_scan(const T* x, int64_t n, T* out) {
   if (n <= kBase) {
-    running_sum(x, n, out);
+    running<Op>(x, n, out);
     return;
   }
+  const T identity = Op::template identity<T>();
   const int64_t rows = (n + kBase - 1) / kBase;
-  std::vector<T> padded(static_cast<size_t>(rows * kBase), T{0});
+  std::vector<T> padded(static_cast<size_t>(rows * kBase), identity);
   std::copy(x, x + n, padded.begin());
   std::vector<T> prefix(padded.size());
   std::vector<T> totals(static_cast<size_t>(rows));
   for (int64_t r = 0; r < rows; ++r) {
-    running_sum(padded.data() + r * kBase, kBase, prefix.data() + r * kBase);
+    running<Op>(padded.data() + r * kBase, kBase, prefix.data() + r * kBase);
     totals[static_cast<size_t>(r)] = prefix[static_cast<size_t>(r * kBase + kBase - 1)];
   }
-  // The rows' exclusive running sum: in order for a few rows, else the shifted scan of them.
-  std::vector<T> before(static_cast<size_t>(rows), T{0});
+  // The rows' exclusive running result: in order for a few rows, else the shifted scan of them.
+  std::vector<T> before(static_cast<size_t>(rows), identity);
   if (rows <= kBase) {
-    running_sum(totals.data(), rows - 1, before.data() + 1);
+    running<Op>(totals.data(), rows - 1, before.data() + 1);
   } else {
     std::vector<T> inclusive(static_cast<size_t>(rows));
-    xla_scan(totals.data(), rows, inclusive.data());
+    xla_scan<Op>(totals.data(), rows, inclusive.data());
     std::copy(inclusive.begin(), inclusive.end() - 1, before.begin() + 1);
   }
   for (int64_t i = 0; i < n; ++i) {
-    out[i] =
-        static_cast<T>(prefix[static_cast<size_t>(i)] + before[static_cast<size_t>(i / kBase)]);
+    out[i] = Op::apply(prefix[static_cast<size_t>(i)], before[static_cast<size_t>(i / kBase)]);
   }
 }
 
@@ -106,7 +128,11 @@ bool orderable(DType dtype) {
   }
 }
 
-void cumsum(DType dtype, const std::byte* in, const Shape& shape, int axis, std::byte* out) {
+namespace {
+
+// The scan of every line of `in` along `axis`.
+template <class Op>
+void scan_lines(DType dtype, const std::byte* in, const Shape& shape, int axis, std::byte* out) {
   visit_orderable(dtype, [&](auto t) {
     using T = decltype(t);
     const auto d = static_cast<size_t>(axis);
@@ -114,18 +140,28 @@ void cumsum(DType dtype, const std::byte* in, const Shape& shape, int axis, std:
     const int64_t inner =
         std::accumulate(shape.begin() + axis + 1, shape.end(), int64_t{1}, std::multiplies<>());
     const int64_t outer = n == 0 ? 0 : shape_size(shape) / (n * inner);
-    std::vector<T> line(static_cast<size_t>(n)), sums(static_cast<size_t>(n));
+    std::vector<T> line(static_cast<size_t>(n)), results(static_cast<size_t>(n));
     const T* x = reinterpret_cast<const T*>(in);
     T* y = reinterpret_cast<T*>(out);
     for (int64_t o = 0; o < outer; ++o) {
       for (int64_t j = 0; j < inner; ++j) {
         const int64_t base = o * n * inner + j;
         for (int64_t i = 0; i < n; ++i) line[static_cast<size_t>(i)] = x[base + i * inner];
-        xla_scan(line.data(), n, sums.data());
-        for (int64_t i = 0; i < n; ++i) y[base + i * inner] = sums[static_cast<size_t>(i)];
+        xla_scan<Op>(line.data(), n, results.data());
+        for (int64_t i = 0; i < n; ++i) y[base + i * inner] = results[static_cast<size_t>(i)];
       }
     }
   });
+}
+
+}  // namespace
+
+void cumsum(DType dtype, const std::byte* in, const Shape& shape, int axis, std::byte* out) {
+  scan_lines<Add>(dtype, in, shape, axis, out);
+}
+
+void cumprod(DType dtype, const std::byte* in, const Shape& shape, int axis, std::byte* out) {
+  scan_lines<Multiply>(dtype, in, shape, axis, out);
 }
 
 void search_sorted(DType dtype, const std::byte* sorted, int64_t n, const std::byte* queries,

@@ -1,7 +1,7 @@
 // Kernels whose values depend on an order JAX takes from XLA's CPU programs, repeated here so that
-// they equal JAX's bit for bit: a cumulative sum in the order XLA's reduce-window rewriter adds,
-// jnp.searchsorted's binary search ('scan'), lax.top_k's indices, and take (a gather along one
-// axis). What jax.random.choice with probabilities is made of. Pure; thread-safe.
+// they equal JAX's bit for bit: a cumulative sum and product in the order XLA's reduce-window
+// rewriter adds, jnp.searchsorted's binary search ('scan'), lax.top_k's indices, and take (a gather
+// along one axis). What jax.random.choice with probabilities is made of. Pure; thread-safe.
 #pragma once
 
 #include <cstddef>
@@ -12,7 +12,8 @@
 
 namespace spmd::kernels {
 
-// Whether cumsum, search_sorted and top_k take `dtype`: 32- and 64-bit integers and floats.
+// Whether cumsum, cumprod, search_sorted and top_k take `dtype`: 32- and 64-bit integers and
+// floats.
 bool orderable(DType dtype);
 
 // The inclusive sum along `axis` of `in` (`shape`, row-major) at `out`. Floats add in XLA's CPU
@@ -20,6 +21,9 @@ bool orderable(DType dtype);
 // longer one as rows of 16 (zero-padded), each row's running sum plus the exclusive running sum
 // of the rows' totals, itself computed the same way. Requires orderable(dtype).
 void cumsum(DType dtype, const std::byte* in, const Shape& shape, int axis, std::byte* out);
+// The inclusive product, in the same order as cumsum's sums (XLA rewrites both reduce-windows
+// alike; the padding is ones).
+void cumprod(DType dtype, const std::byte* in, const Shape& shape, int axis, std::byte* out);
 
 // For each of `count` queries, the int32 index jnp.searchsorted(sorted, query) gives (side
 // 'left', method 'scan'): ceil(log2(n + 1)) halvings of [0, n], comparing as JAX's sort does (-0

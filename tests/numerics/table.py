@@ -100,6 +100,8 @@ UNARY = [
     Row("tanh", _np("tanh"), FLOATS, "ulp", grad=True),
     Row("sqrt", _np("sqrt"), FLOATS, grad=True),
     Row("rsqrt", _lax("rsqrt"), FLOATS, "ulp", grad=True),
+    Row("logistic", _lax("logistic"), FLOATS, "ulp", grad=True),
+    Row("sigmoid", lambda ns, x: ns.sigmoid(x), FLOATS, "ulp", grad=True),
     Row("abs", _np("abs"), SIGNED, grad=True),
     Row("sign", _np("sign"), SIGNED, grad=True),
     Row("relu", lambda ns, x: ns.relu(x), FLOATS, grad=True),
@@ -122,14 +124,17 @@ BINARY = [
     Row("greater_equal", _np("greater_equal"), NUMBERS, arity=2),
 ]
 
-# Reductions over every axis, each axis alone, and (cumsum) along each axis.
+# Reductions over every axis, each axis alone, and (cumsum, cumprod) along each axis.
 REDUCTIONS = [
     Row("sum", _np("sum"), NUMBERS, "sum", grad=True),
     Row("mean", _np("mean"), NUMBERS, "sum", grad=True),
     Row("max", _np("max"), NUMBERS, grad=True),
     Row("min", _np("min"), NUMBERS, grad=True),
     Row("argmax", _np("argmax"), NUMBERS),
+    Row("var", _np("var"), ALL, "sum", grad=True),
+    Row("std", _np("std"), ALL, "sum", grad=True),
     Row("cumsum", _np("cumsum"), ALL, "sum"),
+    Row("cumprod", _np("cumprod"), ALL, "sum"),
     Row("logsumexp", lambda ns, x, axis=None: ns.logsumexp(x, axis=axis), FLOATS, "sum",
         grad=True),
     Row("softmax", lambda ns, x, axis=-1: ns.softmax(x, axis=-1 if axis is None else axis),

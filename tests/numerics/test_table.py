@@ -19,6 +19,7 @@ MESHES = {"1x1": (1, 1), "1x4": (1, 4), "4x1": (4, 1), "2x2": (2, 2)}
 class Jax:
     np, lax = jnp, jax.lax
     relu, softmax = staticmethod(jax.nn.relu), staticmethod(jax.nn.softmax)
+    sigmoid = staticmethod(jax.nn.sigmoid)
     logsumexp = staticmethod(jax.scipy.special.logsumexp)
     grad, jit = staticmethod(jax.grad), staticmethod(jax.jit)
     shard_map, P = staticmethod(jax.shard_map), jax.P
@@ -37,6 +38,7 @@ class Jax:
 class Spmd:
     np, lax = snp, spmd.lax
     relu, softmax, logsumexp = spmd.nn.relu, spmd.nn.softmax, spmd.nn.logsumexp
+    sigmoid = spmd.nn.sigmoid
     grad, jit = staticmethod(spmd.grad), staticmethod(spmd.jit)
     shard_map, P = staticmethod(spmd.shard_map), spmd.P
 
@@ -253,6 +255,12 @@ ROWS = [
      [np.full(4096, 60, np.float16)], "exact"),
     ("sum of float16 [4e4, 4e4, -4e4, -4e4]", lambda ns, x: ns.np.sum(x),
      [_f(40000, 40000, -40000, -40000, dtype=np.float16)], "exact"),
+    ("var and std of float16 59, 61, ... (their sum passes 65504); ddof 1; ddof n is NaN",
+     lambda ns, x: [ns.np.var(x), ns.np.std(x), ns.np.var(x, ddof=1), ns.np.var(x, ddof=4096)],
+     [np.tile(np.array([59, 61], np.float16), 2048)], "exact"),
+    ("cumprod of int8 [3] * 8 and of bool", lambda ns, x: [ns.np.cumprod(x),
+                                                       ns.np.cumprod(x > 3)],
+     [np.full(8, 3, np.int8)], "exact"),
     ("sum of 2^22 x 0.1", lambda ns, x: ns.np.sum(x * 0.1), [np.ones(2 ** 22, np.float32)],
      "sum"),
     ("sum over 1156 rows of 3 columns (9 blocks and 4 rows), and over the columns",

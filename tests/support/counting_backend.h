@@ -87,6 +87,8 @@ class CountingBackend final : public kernels::Backend {
                (k, w, in, s, axis, o))
   SPMD_COUNTED(cumsum, (DType t, const std::byte* in, const Shape& s, int axis, std::byte* o),
                (t, in, s, axis, o))
+  SPMD_COUNTED(cumprod, (DType t, const std::byte* in, const Shape& s, int axis, std::byte* o),
+               (t, in, s, axis, o))
   SPMD_COUNTED(search_sorted,
                (DType t, const std::byte* a, int64_t n, const std::byte* q, int64_t c, int32_t* o),
                (t, a, n, q, c, o))

@@ -181,6 +181,8 @@ Cotangents UnaryOp::vjp(const Op& op, const Tensor& y, std::span<const Tensor> o
       return {lax::full_like(x, 0)};
     case Unary::kCopy:
       return {g};
+    case Unary::kLogistic:  // JAX's: g * (y * (1 - y))
+      return {g * (y * (1.0f - y))};
     case Unary::kRelu:  // jax.nn.relu's: 1 where x > 0, else 0 (at 0 too)
       return {
           lax::select(lax::binary(Binary::kGt, x, lax::full_like(x, 0)), g, lax::full_like(g, 0))};

@@ -1,7 +1,7 @@
 // The ordering family: operations whose values depend on an order of additions or comparisons
 // that JAX takes from XLA (kernels/ordering.h), and the gather that goes with them. What
 // jax.random.choice with probabilities, or from an array, is made of (spmd::random), and
-// spmd::numpy's cumsum, searchsorted and take. None has a derivative yet.
+// spmd::numpy's cumsum, cumprod, searchsorted and take. None has a derivative yet.
 #include <fmt/format.h>
 
 #include "jit/batching.h"
@@ -15,14 +15,16 @@
 
 namespace spmd::compiler {
 
-// "cumsum": the running sum along `axis` (jnp.cumsum), in XLA's order for floats. The axis is
-// whole on every device; the other dimensions keep their split.
-class CumsumOp final : public Operation {
+// "cumsum" and "cumprod": the running sum or product along `axis` (jnp.cumsum, jnp.cumprod), in
+// XLA's order for floats. The axis is whole on every device; the other dimensions keep their
+// split.
+class CumulativeOp final : public Operation {
  public:
-  explicit CumsumOp(int axis) : axis(axis) {}
+  CumulativeOp(bool product, int axis) : product(product), axis(axis) {}
+  const bool product;
   const int axis;
 
-  std::string name() const override { return "cumsum"; }
+  std::string name() const override { return product ? "cumprod" : "cumsum"; }
   std::string attributes() const override;  // "axis=0"
   ValueType result_type(std::span<const ValueType> operands) const override;
   // JAX's: the operand's, unless the axis is split over an Explicit axis (ShardingTypeError).
@@ -117,44 +119,47 @@ void partition_whole(Partitioner& p, int value, const Op& op) {
 
 }  // namespace
 
-// CumsumOp
+// CumulativeOp
 
-std::string CumsumOp::attributes() const { return fmt::format("axis={}", axis); }
+std::string CumulativeOp::attributes() const { return fmt::format("axis={}", axis); }
 
-ValueType CumsumOp::result_type(std::span<const ValueType> operands) const {
-  check_operand_count("cumsum", operands, 1);
-  check_axis("cumsum", axis, operands[0]);
-  check_orderable("cumsum", operands[0]);
+ValueType CumulativeOp::result_type(std::span<const ValueType> operands) const {
+  const std::string what = name();
+  check_operand_count(what, operands, 1);
+  check_axis(what, axis, operands[0]);
+  check_orderable(what, operands[0]);
   return {operands[0].dtype, operands[0].shape};
 }
 
-PartitionSpec CumsumOp::type_spec(std::span<const ValueType> operands, const ValueType& /*result*/,
-                                  const Mesh& /*mesh*/) const {
+PartitionSpec CumulativeOp::type_spec(std::span<const ValueType> operands,
+                                      const ValueType& /*result*/, const Mesh& /*mesh*/) const {
   if (!type_entries(operands[0])[static_cast<size_t>(axis)].is_none()) {
     throw ShardingTypeError(fmt::format(
-        "cumsum of {} along axis {}: the axis being summed must not be split (Input should be "
+        "{} of {} along axis {}: the axis being reduced must not be split (Input should be "
         "unsharded over the axis being reduced). Reshard it first (spmd::reshard)",
-        typed_text(operands[0]), axis));
+        name(), typed_text(operands[0]), axis));
   }
   return operands[0].spec;
 }
 
-void CumsumOp::partition(Partitioner& p, int value, const Op& op) const {
+void CumulativeOp::partition(Partitioner& p, int value, const Op& op) const {
   Layout in = p.layout(op.inputs[0]).settled();
   in.dims[static_cast<size_t>(axis)].clear();
   p.compute(value, {p.slot_with(op.inputs[0], in)}, in);
 }
 
-Block CumsumOp::run(const KernelContext& device, const Step& step,
-                    std::span<const Block> in) const {
+Block CumulativeOp::run(const KernelContext& device, const Step& step,
+                        std::span<const Block> in) const {
   Block out = device.allocate(step.dtype, step.shape);
-  device.backend.cumsum(step.dtype, in[0].bytes().data(), in[0].shape(), axis,
-                        out.mutable_bytes().data());
+  const auto scan = product ? &kernels::Backend::cumprod : &kernels::Backend::cumsum;
+  (device.backend.*scan)(step.dtype, in[0].bytes().data(), in[0].shape(), axis,
+                         out.mutable_bytes().data());
   return out;
 }
 
-Batched CumsumOp::batch(const Op& /*op*/, std::span<const Batched> operands, int64_t size) const {
-  return on_slices_first(make_operation<CumsumOp>(axis + 1), operands[0], size);
+Batched CumulativeOp::batch(const Op& /*op*/, std::span<const Batched> operands,
+                            int64_t size) const {
+  return on_slices_first(make_operation<CumulativeOp>(product, axis + 1), operands[0], size);
 }
 
 // SearchSortedOp
@@ -304,7 +309,10 @@ namespace {
 
 const bool registered = [] {
   register_operation("cumsum", [](const AttributeReader& r) {
-    return make_operation<CumsumOp>(static_cast<int>(r.integer("axis")));
+    return make_operation<CumulativeOp>(false, static_cast<int>(r.integer("axis")));
+  });
+  register_operation("cumprod", [](const AttributeReader& r) {
+    return make_operation<CumulativeOp>(true, static_cast<int>(r.integer("axis")));
   });
   register_operation("searchsorted",
                      [](const AttributeReader&) { return make_operation<SearchSortedOp>(); });
@@ -322,7 +330,12 @@ const bool registered = [] {
 
 namespace lax {
 
-Tensor cumsum(const Tensor& x, int axis) { return bind(make_operation<CumsumOp>(axis), {x}); }
+Tensor cumsum(const Tensor& x, int axis) {
+  return bind(make_operation<CumulativeOp>(false, axis), {x});
+}
+Tensor cumprod(const Tensor& x, int axis) {
+  return bind(make_operation<CumulativeOp>(true, axis), {x});
+}
 
 Tensor top_k(const Tensor& x, int64_t k) { return bind(make_operation<TopKOp>(k), {x}); }
 

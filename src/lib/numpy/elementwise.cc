@@ -91,6 +91,9 @@ Tensor sqrt(const Tensor& a) {
 Tensor rsqrt(const Tensor& a) {
   return compiler::unary("rsqrt", Unary::kRsqrt, a, floating_of(a.dtype()));
 }
+Tensor logistic(const Tensor& a) {
+  return compiler::unary("logistic", Unary::kLogistic, a, floating_of(a.dtype()));
+}
 Tensor abs(const Tensor& a) { return compiler::unary("abs", Unary::kAbs, a, a.dtype()); }
 Tensor sign(const Tensor& a) {
   compiler::refuse_bool("sign", a);

@@ -100,15 +100,28 @@ Tensor sum(const Tensor& a, const AxisList& axes, bool keepdims) {
   return internal::reduce("sum", kernels::Reduce::kSum, a, axes, keepdims, sum_dtype(a.dtype()));
 }
 
-Tensor cumsum(const Tensor& a, std::optional<int> axis) {
-  auto trace = compiler::trace_of("cumsum", {&a});
+namespace {
+
+// jnp.cumsum and jnp.cumprod: the dtype kept (an int8 sum wraps in int8), bool counted in int32.
+// Narrow types scan in their 32-bit kind: integers wrap back to the same bits (sums and products
+// modulo 2^k agree), half types round once.
+Tensor cumulative(const char* what, const Tensor& a, std::optional<int> axis, bool product) {
+  compiler::trace_of(what, {&a});
   const Tensor x = axis ? a : reshape(a, {a.size()});
-  const int ax = axis ? normalize_axis("cumsum", *axis, a.shape()) : 0;
-  // jnp.cumsum keeps the dtype (an int8 sum wraps in int8); bool counts in int32. Narrow types
-  // scan in their 32-bit kind: integers wrap back to the same bits, half types round once.
+  const int ax = axis ? normalize_axis(what, *axis, a.shape()) : 0;
   const DType dtype = a.dtype() == DType::kBool ? DType::kInt32 : a.dtype();
   const DType scan = is_half_dtype(dtype) ? DType::kFloat32 : sum_dtype(dtype);
-  return lax::convert_element_type(lax::cumsum(lax::convert_element_type(x, scan), ax), dtype);
+  const Tensor wide = lax::convert_element_type(x, scan);
+  return lax::convert_element_type(product ? lax::cumprod(wide, ax) : lax::cumsum(wide, ax), dtype);
+}
+
+}  // namespace
+
+Tensor cumsum(const Tensor& a, std::optional<int> axis) {
+  return cumulative("cumsum", a, axis, false);
+}
+Tensor cumprod(const Tensor& a, std::optional<int> axis) {
+  return cumulative("cumprod", a, axis, true);
 }
 
 Tensor mean(const Tensor& a, const AxisList& axes, bool keepdims) {
@@ -122,6 +135,28 @@ Tensor mean(const Tensor& a, const AxisList& axes, bool keepdims) {
   const Tensor s = internal::reduce("mean", kernels::Reduce::kSum,
                                     lax::convert_element_type(a, wide), axes, keepdims, wide);
   return lax::convert_element_type(s / Scalar(static_cast<double>(count)), t);
+}
+
+Tensor var(const Tensor& a, const AxisList& axes, double ddof, bool keepdims) {
+  compiler::trace_of("var", {&a});
+  const std::vector<int64_t> r = internal::reduced_axes("var", axes, a.shape());
+  int64_t count = 1;
+  for (int64_t i : r) count *= a.shape()[static_cast<size_t>(i)];
+  // jnp.var: the mean of the squared deviations from the mean, in float32 for half types,
+  // divided by count - ddof (counted in that type), rounded once to the result's type.
+  const DType dtype = compiler::floating_of(a.dtype());
+  const DType compute = is_half_dtype(dtype) ? DType::kFloat32 : dtype;
+  const Tensor x = lax::convert_element_type(a, compute);
+  const Tensor centered = x - mean(x, axes, /*keepdims=*/true);
+  const Tensor total = sum(centered * centered, axes, keepdims);
+  const double normalizer =
+      compute == DType::kFloat32
+          ? static_cast<double>(static_cast<float>(count) - static_cast<float>(ddof))
+          : static_cast<double>(count) - ddof;
+  if (!(normalizer > 0)) {  // jnp.var's NaN where nothing is left to divide by
+    return lax::full_like(lax::convert_element_type(total, dtype), std::nan(""));
+  }
+  return lax::convert_element_type(total / Scalar(normalizer), dtype);
 }
 
 Tensor max(const Tensor& a, const AxisList& axes, bool keepdims) {
