@@ -1,0 +1,119 @@
+// Every kind of operation the compiler's registry knows (element-wise, reduction, scan,
+// contraction, select, cast, random, layout, creation, collective) is either checked against JAX
+// at the edges by the differential table, tests/numerics/ (where the text named here appears),
+// or listed below as not numeric, with the reason. A new kind with neither fails here, as a new
+// Python name without a row fails test_every_numeric_name_has_a_row.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "jit/op_registry.h"
+
+namespace spmd::compiler {
+namespace {
+
+// Kind -> the text in tests/numerics/ that checks it.
+const std::map<std::string, std::string> kChecked = {
+    {"neg", "Row(\"negative\""},
+    {"exp", "Row(\"exp\""},
+    {"log", "Row(\"log\""},
+    {"tanh", "Row(\"tanh\""},
+    {"sqrt", "Row(\"sqrt\""},
+    {"rsqrt", "Row(\"rsqrt\""},
+    {"abs", "Row(\"abs\""},
+    {"sign", "Row(\"sign\""},
+    {"relu", "Row(\"relu\""},
+    {"logistic", "Row(\"logistic\""},
+    {"copy", "\"grad by (0, 1) of a*b*b at (x, x)\""},
+    {"stop_gradient", "Row(\"stop_gradient\""},
+    {"add", "Row(\"add\""},
+    {"sub", "Row(\"subtract\""},
+    {"mul", "Row(\"multiply\""},
+    {"div", "Row(\"divide\""},
+    {"pow", "Row(\"power\""},
+    {"max", "Row(\"maximum\""},
+    {"min", "Row(\"minimum\""},
+    {"eq", "Row(\"equal\""},
+    {"ne", "Row(\"not_equal\""},
+    {"lt", "Row(\"less\""},
+    {"le", "Row(\"less_equal\""},
+    {"gt", "Row(\"greater\""},
+    {"ge", "Row(\"greater_equal\""},
+    {"reduce_sum", "Row(\"sum\""},
+    {"reduce_max", "Row(\"max\""},
+    {"reduce_min", "Row(\"min\""},
+    {"argmax", "Row(\"argmax\""},
+    {"cumsum", "Row(\"cumsum\""},
+    {"cumprod", "Row(\"cumprod\""},
+    {"select", "\"where with a NaN branch under grad\""},
+    {"convert", "def test_casts("},
+    {"dot", "def test_a_half_contraction_split_over_devices_is_the_one_device_value("},
+    {"psum", "(\"psum of bool\""},
+};
+
+// Kind -> why the table has no row for it.
+const std::map<std::string, std::string> kNotNumeric = {
+    {"not", "no public function makes it yet (jnp.logical_not will, with its row)"},
+    {"and", "no public function makes it yet (jnp.logical_and will, with its row)"},
+    {"or", "no public function makes it yet (jnp.logical_or will, with its row)"},
+    {"broadcast", "moves elements (tests/python compares shapes with JAX)"},
+    {"concatenate", "moves elements"},
+    {"reshape", "moves elements"},
+    {"slice", "moves elements"},
+    {"transpose", "moves elements"},
+    {"take", "moves elements (random.choice's gather; Random.EqualsJaxBitForBit)"},
+    {"reshard", "moves elements between devices"},
+    {"sharding_constraint", "places elements"},
+    {"shard_map_in", "places elements"},
+    {"shard_map_out", "places elements"},
+    {"parameter", "an input"},
+    {"constant", "an input"},
+    {"full", "a constructor"},
+    {"iota", "a constructor"},
+    {"searchsorted", "integer positions (Random.EqualsJaxBitForBit, through choice)"},
+    {"top_k", "integer positions (Random.EqualsJaxBitForBit, through choice)"},
+};
+
+std::string numerics_text() {
+  std::string all;
+  for (const char* file : {"table.py", "test_table.py"}) {
+    std::ifstream in(std::string(SPMD_SOURCE_DIR) + "/tests/numerics/" + file);
+    std::stringstream s;
+    s << in.rdbuf();
+    all += s.str();
+  }
+  return all;
+}
+
+TEST(OpRegistry, EveryKindIsInTheDifferentialTableOrSaysWhyNot) {
+  const std::string text = numerics_text();
+  ASSERT_NE(text.find("REDUCTIONS"), std::string::npos) << "tests/numerics/table.py not read";
+  const std::vector<std::string> kinds = operation_names();
+  // Every kind listed here is one the registry knows (a renamed kind leaves no stale entry).
+  for (const auto* listed : {&kChecked, &kNotNumeric}) {
+    for (const auto& [kind, why] : *listed) {
+      EXPECT_TRUE(std::find(kinds.begin(), kinds.end(), kind) != kinds.end())
+          << "'" << kind << "' is listed here but no family registers it";
+    }
+  }
+  for (const std::string& kind : kinds) {
+    if (kind.rfind("random_", 0) == 0) continue;  // bit for bit: Random.EqualsJaxBitForBit
+    const auto checked = kChecked.find(kind);
+    if (checked != kChecked.end()) {
+      EXPECT_NE(text.find(checked->second), std::string::npos)
+          << kind << ": tests/numerics/ no longer holds " << checked->second;
+      continue;
+    }
+    EXPECT_TRUE(kNotNumeric.count(kind) != 0)
+        << "operation kind '" << kind << "' has no row in tests/numerics/table.py (add one, or "
+        << "say in this test why it is not numeric)";
+  }
+}
+
+}  // namespace
+}  // namespace spmd::compiler
