@@ -8,6 +8,9 @@ every row on every dtype and mesh, and fails when spmd.numpy or spmd.lax exports
 or reduction name that has no row here (NOT_NUMERIC lists the names that are not: shapes,
 constructors, dtypes).
 
+The 64-bit dtypes (WIDE) run with jax_enable_x64 on in both libraries, as JAX has them only
+then.
+
 Tolerances, per dtype, for finite floating results (everything else is exact):
 - "exact": bit for bit, the sign of zero included (arithmetic, comparisons, min/max, casts,
   sqrt, selects): XLA and spmd compute these with the same correctly rounded instructions.
@@ -27,14 +30,17 @@ import ml_dtypes  # JAX's own dependency: NumPy's bfloat16
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 
-FLOATS = ["float16", "bfloat16", "float32"]
-INTS = ["int8", "int16", "int32", "uint8", "uint16", "uint32"]
+FLOATS = ["float16", "bfloat16", "float32", "float64"]
+INTS = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
 NUMBERS = INTS + FLOATS
 ALL = ["bool"] + NUMBERS
-SIGNED = ["int8", "int16", "int32"] + FLOATS
+SIGNED = ["int8", "int16", "int32", "int64"] + FLOATS
+# The 64-bit dtypes exist in JAX only with x64 on: their cases run with it on in both libraries.
+WIDE = {"int64", "uint64", "float64"}
 
-ULPS = {"float16": 1, "bfloat16": 1, "float32": 4}
-SUM_RTOL = {"float16": 2e-3, "bfloat16": 1.6e-2, "float32": 2e-6}
+# float64: XLA's tanh is 7 ulps from the true value near -1 (tanh(-18.77)), spmd's within 1.
+ULPS = {"float16": 1, "bfloat16": 1, "float32": 4, "float64": 8}
+SUM_RTOL = {"float16": 2e-3, "bfloat16": 1.6e-2, "float32": 2e-6, "float64": 4e-15}
 
 
 def np_dtype(name):
@@ -70,7 +76,7 @@ def values(dtype, n, seed):
         extra = rng.integers(0, 2, n).astype(bool)
     elif dtype in INTS:
         info = np.iinfo(d)
-        extra = rng.integers(info.min, int(info.max) + 1, n, dtype=np.int64).astype(d)
+        extra = rng.integers(info.min, info.max, n, dtype=d, endpoint=True)
     else:
         extra = (rng.standard_normal(n) * np.exp(rng.uniform(-6, 6, n))).astype(d)
     out = np.concatenate([special, extra])[:n]

@@ -3,6 +3,8 @@ on a 1 x 4 and a 2 x 2 mesh, with its gradient where the row has one; every cast
 cases of issue 54 (half-precision means, long sums, inf and NaN, -inf masks, kinks, aliased
 arguments, collectives of bool) on 1 x 1, 1 x 4, 4 x 1 and 2 x 2, where also the result must not
 depend on the mesh. How values are compared: table.py's docstring."""
+import contextlib
+
 import jax
 import jax.numpy as jnp
 import jax.scipy.special
@@ -49,6 +51,19 @@ class Spmd:
     @staticmethod
     def put(x, mesh, spec):
         return spmd.device_put(x, spmd.NamedSharding(mesh, spmd.P(*spec)))
+
+
+@contextlib.contextmanager
+def x64(on):
+    """jax_enable_x64 set to `on` in JAX and in spmd for the block (table.WIDE's cases)."""
+    before = jax.config.jax_enable_x64, spmd.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", on)
+    spmd.config.update("jax_enable_x64", on)
+    try:
+        yield
+    finally:
+        jax.config.update("jax_enable_x64", before[0])
+        spmd.config.update("jax_enable_x64", before[1])
 
 
 def run(ns, fn, inputs, mesh_shape, specs):
@@ -154,6 +169,11 @@ CASES = [(row, dtype, mesh) for row in table.UNARY + table.BINARY for dtype in r
 @pytest.mark.parametrize("row,dtype,mesh", CASES,
                          ids=[f"{r.name}-{d}-{m}" for r, d, m in CASES])
 def test_elementwise(row, dtype, mesh):
+    with x64(dtype in table.WIDE):
+        check_elementwise(row, dtype, mesh)
+
+
+def check_elementwise(row, dtype, mesh):
     if row.arity == 1:
         inputs = [unary_input(dtype)]
     else:
@@ -193,6 +213,11 @@ RED_CASES = [(row, dtype, axis, mesh) for row in table.REDUCTIONS for dtype in r
 @pytest.mark.parametrize("row,dtype,axis,mesh", RED_CASES,
                          ids=[f"{r.name}-{d}-axis{a}-{m}" for r, d, a, m in RED_CASES])
 def test_reduction(row, dtype, axis, mesh):
+    with x64(dtype in table.WIDE):
+        check_reduction(row, dtype, axis, mesh)
+
+
+def check_reduction(row, dtype, axis, mesh):
     def call(ns, x):
         return row.call(ns, x, axis=axis)
     for inputs in ([reduction_input(dtype)], [finite_reduction_input(dtype)]):
@@ -220,6 +245,11 @@ CAST_CASES = [(a, b) for a in table.CASTS for b in table.CASTS]
 
 @pytest.mark.parametrize("source,target", CAST_CASES, ids=[f"{a}-to-{b}" for a, b in CAST_CASES])
 def test_casts(source, target):
+    with x64(source in table.WIDE or target in table.WIDE):
+        check_cast(source, target)
+
+
+def check_cast(source, target):
     x = table.values(source, 64, seed=3).reshape(4, 16)
     if source in table.FLOATS:  # beyond the extremes of every integer type too
         x.flat[-8:] = np.array([3e9, -3e9, 7e4, -7e4, 256.5, -2.7, 65535.9, -129], np.float64
@@ -386,3 +416,13 @@ def test_a_half_contraction_split_over_devices_is_the_one_device_value(dtype):
     for mesh in ("1x4", "4x1", "2x2"):
         got = run(Spmd, call, [x, w], MESHES[mesh], [(None, "b"), ("b",)])
         compare(got, want, "exact", f"{np.dtype(dtype).name} x @ w split along k on {mesh}")
+
+
+@pytest.mark.parametrize("dtype", sorted(table.WIDE))
+def test_the_wide_dtypes_run_as_64_bit(dtype):
+    """table.WIDE's cases run with x64 on: their arrays stay 64-bit in both libraries."""
+    x = table.values(dtype, 16, seed=4).reshape(4, 4)
+    with x64(True):
+        for ns in (Jax, Spmd):
+            out = run(ns, lambda n, v: v + v, [x], MESHES["2x2"], [SPEC2])
+            assert out.dtype == table.np_dtype(dtype), (ns.__name__, out.dtype)
