@@ -42,6 +42,7 @@ Tensor multiply(const Tensor& a, const Tensor& b);
 Tensor divide(const Tensor& a, const Tensor& b);  // true division
 Tensor power(const Tensor& a, const Tensor& b);
 Tensor power(const Tensor& a, Scalar b);
+Tensor power(Scalar a, const Tensor& b);  // a weak base: 2 ** x
 Tensor maximum(const Tensor& a, const Tensor& b);
 Tensor minimum(const Tensor& a, const Tensor& b);
 Tensor maximum(const Tensor& a, Scalar b);
@@ -64,6 +65,13 @@ Tensor less(const Tensor& a, const Tensor& b);
 Tensor less_equal(const Tensor& a, const Tensor& b);
 Tensor greater(const Tensor& a, const Tensor& b);
 Tensor greater_equal(const Tensor& a, const Tensor& b);
+// The comparisons with a weak scalar on the right (the scalar takes a's dtype where it can).
+Tensor equal(const Tensor& a, Scalar b);
+Tensor not_equal(const Tensor& a, Scalar b);
+Tensor less(const Tensor& a, Scalar b);
+Tensor less_equal(const Tensor& a, Scalar b);
+Tensor greater(const Tensor& a, Scalar b);
+Tensor greater_equal(const Tensor& a, Scalar b);
 // cond ? a : b, broadcast together; a and b promote.
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 Tensor where(const Tensor& cond, const Tensor& a, Scalar b);

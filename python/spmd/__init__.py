@@ -2,6 +2,7 @@
 (`import spmd as jax`). This package is a thin layer over the C++ API (python/src/ binds it)."""
 import contextlib
 
+from . import _operators  # noqa: F401 - binds Python's operators on Arrays and Tensors
 from . import (_spmd, checkpoint, data, distributed, errors, experimental, lax, nn, numpy,
                optax, random, sharding, tree_util)
 from ._config import config

@@ -62,26 +62,33 @@ _ARRAY = object()  # marks an Array's place among an eager call's arguments
 
 @functools.lru_cache(maxsize=None)
 def _eager(fn, pattern, statics):
-    """fn compiled for arguments laid out as `pattern`: Arrays where it says _ARRAY, the given
-    (hashable) values elsewhere; keyword arguments `statics`."""
+    """fn compiled for arguments laid out as `pattern`: Arrays where it says _ARRAY, else a
+    (type, value) pair of a static value; keyword arguments `statics`."""
     def call(*arrays):
         it = iter(arrays)
-        args = [next(it) if p is _ARRAY else p for p in pattern]
-        return fn(*args, **dict(statics))
+        args = [next(it) if p is _ARRAY else p[1] for p in pattern]
+        return fn(*args, **{k: v[1] for k, v in statics})
     return _jit.jit(call)
 
 
+def _static(x):
+    """A static argument as a cache key: its type beside its value, so that 2, 2.0 and True
+    (equal in Python) trace apart; a list (a shape) as a tuple."""
+    return type(x), tuple(x) if isinstance(x, list) else x
+
+
 def _op(fn):
-    """`fn` on Tensors as it is; on Arrays through a cached jit (other arguments static)."""
+    """`fn` on Tensors as it is; on Arrays through a cached jit (other arguments static; NumPy
+    data beside an Array becomes an Array, as JAX's operations take it)."""
     @functools.wraps(fn)
     def wrapped(*xs, **statics):
         if _is_traced(*xs) or not any(isinstance(x, Array) for x in xs):
             return fn(*xs, **statics)
-        # Static arguments key the cache: a list (a shape) as a tuple.
-        pattern = tuple(_ARRAY if isinstance(x, Array) else tuple(x) if isinstance(x, list) else x
-                        for x in xs)
+        xs = [asarray(x) if isinstance(x, (_np.ndarray, _np.generic)) else x for x in xs]
+        pattern = tuple(_ARRAY if isinstance(x, Array) else _static(x) for x in xs)
         arrays = [x for x in xs if isinstance(x, Array)]
-        return _eager(fn, pattern, tuple(sorted(statics.items())))(*arrays)
+        keywords = tuple(sorted((k, _static(v)) for k, v in statics.items()))
+        return _eager(fn, pattern, keywords)(*arrays)
     return wrapped
 
 
@@ -106,12 +113,13 @@ tanh = _op(lambda a: _t.tanh(a))
 sqrt = _op(lambda a: _t.sqrt(a))
 abs = _op(lambda a: _t.abs(a))  # noqa: A001 - jax.numpy's name
 sign = _op(lambda a: _t.sign(a))
-equal = _op(lambda a, b: _t.equal(a, b))
-not_equal = _op(lambda a, b: _t.not_equal(a, b))
-less = _op(lambda a, b: _t.less(a, b))
-less_equal = _op(lambda a, b: _t.less_equal(a, b))
-greater = _op(lambda a, b: _t.greater(a, b))
-greater_equal = _op(lambda a, b: _t.greater_equal(a, b))
+# The comparisons as Python's operators (_operators.py): Python and NumPy scalars either side.
+equal = _op(lambda a, b: a == b)
+not_equal = _op(lambda a, b: a != b)
+less = _op(lambda a, b: a < b)
+less_equal = _op(lambda a, b: a <= b)
+greater = _op(lambda a, b: a > b)
+greater_equal = _op(lambda a, b: a >= b)
 where = _op(lambda c, a, b: _t.where(c, a, b))
 astype = _op(lambda a, dtype: _t.astype(a, _canonical_name(dtype)))
 
@@ -211,12 +219,5 @@ def array(object, dtype=None, copy=True):  # noqa: A002 (NumPy's and JAX's name)
     return asarray(object, dtype=dtype, copy=copy)
 
 
-# NumPy-style operators on Arrays: each an eager operation.
-for _name, _fn in {"__add__": add, "__sub__": subtract, "__mul__": multiply,
-                   "__truediv__": divide, "__pow__": power, "__matmul__": matmul,
-                   "__lt__": less, "__gt__": greater}.items():
-    setattr(Array, _name, lambda a, b, _fn=_fn: _fn(a, b))
-for _name, _fn in {"__radd__": add, "__rsub__": subtract, "__rmul__": multiply,
-                   "__rtruediv__": divide}.items():
-    setattr(Array, _name, lambda a, b, _fn=_fn: _fn(b, a))
-Array.__neg__ = lambda a: negative(a)
+# Python's operators on Arrays and Tensors: _operators.py.
+

@@ -113,9 +113,21 @@ void bind_numpy(nb::module_& m) {
   // A Python scalar as the second operand: weak, as in JAX (numpy.py puts a scalar second).
   for (auto [name, fn] : {std::pair{"maximum", static_cast<LeftScalar>(&jnp::maximum)},
                           {"minimum", static_cast<LeftScalar>(&jnp::minimum)},
-                          {"power", static_cast<LeftScalar>(&jnp::power)}}) {
+                          {"power", static_cast<LeftScalar>(&jnp::power)},
+                          {"equal", static_cast<LeftScalar>(&jnp::equal)},
+                          {"not_equal", static_cast<LeftScalar>(&jnp::not_equal)},
+                          {"less", static_cast<LeftScalar>(&jnp::less)},
+                          {"less_equal", static_cast<LeftScalar>(&jnp::less_equal)},
+                          {"greater", static_cast<LeftScalar>(&jnp::greater)},
+                          {"greater_equal", static_cast<LeftScalar>(&jnp::greater_equal)}}) {
     t.def(name, [fn](const Tensor& a, nb::handle s) { return fn(a, scalar_of(s)); });
   }
+  t.def("rpower", [](const Tensor& b, nb::handle s) { return jnp::power(scalar_of(s), b); });
+  // Host data captured by a traced function: a constant of the program (its bytes, shape and
+  // dtype name, as _core._bytes gives them).
+  t.def("constant", [](const HostBytes& bytes, const Shape& shape, const std::string& dtype) {
+    return jnp::asarray(host_of(bytes, shape, dtype));
+  });
   for (auto [name, fn] : {std::pair{"negative", &jnp::negative},
                           {"exp", &jnp::exp},
                           {"log", &jnp::log},

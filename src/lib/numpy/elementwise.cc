@@ -62,6 +62,10 @@ Tensor power(const Tensor& a, Scalar b) {
   if (!b.floating && !b.boolean) return integer_pow(a, static_cast<int64_t>(b.value));
   return arithmetic("power", Binary::kPow, a, b, false);
 }
+Tensor power(Scalar a, const Tensor& b) {
+  compiler::refuse_bool("power", b);
+  return arithmetic("power", Binary::kPow, b, a, true);
+}
 Tensor maximum(const Tensor& a, const Tensor& b) {
   return arithmetic("maximum", Binary::kMax, a, b);
 }
@@ -114,6 +118,20 @@ Tensor less(const Tensor& a, const Tensor& b) { return a < b; }
 Tensor less_equal(const Tensor& a, const Tensor& b) { return a <= b; }
 Tensor greater(const Tensor& a, const Tensor& b) { return a > b; }
 Tensor greater_equal(const Tensor& a, const Tensor& b) { return a >= b; }
+Tensor equal(const Tensor& a, Scalar b) { return arithmetic("equal", Binary::kEq, a, b, false); }
+Tensor not_equal(const Tensor& a, Scalar b) {
+  return arithmetic("not_equal", Binary::kNe, a, b, false);
+}
+Tensor less(const Tensor& a, Scalar b) { return arithmetic("less", Binary::kLt, a, b, false); }
+Tensor less_equal(const Tensor& a, Scalar b) {
+  return arithmetic("less_equal", Binary::kLe, a, b, false);
+}
+Tensor greater(const Tensor& a, Scalar b) {
+  return arithmetic("greater", Binary::kGt, a, b, false);
+}
+Tensor greater_equal(const Tensor& a, Scalar b) {
+  return arithmetic("greater_equal", Binary::kGe, a, b, false);
+}
 
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   compiler::trace_of("where", {&cond, &a, &b});

@@ -1,0 +1,127 @@
+"""Arrays and traced values as JAX's arrays under Python's operators: arithmetic and comparisons
+both ways, == and != element-wise, and no hash (JAX's arrays are unhashable). The other operand
+may be a Python bool, int or float (weak: the array's dtype where it can, as JAX's), a NumPy
+scalar or array, or an spmd Array (strong: its own dtype, canonical under x64; inside a traced
+function a constant of the program, as JAX captures it). Anything else (a list, a string, a
+complex number, None) is NotImplemented, so Python raises its TypeError, as for JAX's arrays."""
+import operator
+
+import numpy as np
+
+from . import _spmd
+from . import numpy as jnp
+from ._core import Array, Tensor, _bytes, _host
+
+_t = _spmd.tnp
+_WEAK = (bool, int, float)  # exactly these: np.float64 subclasses float but is strong
+_NUMERIC_KINDS = "biuf"
+
+
+def _is_weak(x):
+    return type(x) in _WEAK
+
+
+def _host_operand(x):
+    """x as a NumPy array of a dtype spmd has, or None."""
+    if not isinstance(x, (np.ndarray, np.generic, Array)):
+        return None
+    try:
+        host = _host(np.asarray(x))
+    except (TypeError, ValueError):
+        return None
+    numeric = host.dtype.kind in _NUMERIC_KINDS or host.dtype.name == "bfloat16"
+    return host if numeric else None
+
+
+def _refuse_sequence(name, x):
+    """JAX's TypeError for a list or tuple operand (== would otherwise fall back to identity)."""
+    if isinstance(x, (list, tuple)):
+        raise TypeError(f"{name} requires ndarray or scalar arguments, got {type(x)} at "
+                        "position 1.")
+
+
+def _traced(x):
+    """The operand beside a Tensor: a Tensor or Python number as it is, host data or an Array as
+    a constant Tensor; None when x is no array."""
+    if isinstance(x, Tensor) or _is_weak(x):
+        return x
+    host = _host_operand(x)
+    return None if host is None else _t.constant(*_bytes(host))
+
+
+def _binary(forward, reverse):
+    """Tensor methods `forward` and `reverse` over the extension's own, for every operand kind."""
+    base_forward, base_reverse = getattr(Tensor, forward), getattr(Tensor, reverse)
+
+    def fwd(a, b):
+        other = _traced(b)
+        return NotImplemented if other is None else base_forward(a, other)
+
+    def rev(a, b):
+        other = _traced(b)
+        if other is None:
+            return NotImplemented
+        return base_reverse(a, other) if _is_weak(other) else base_forward(other, a)
+    setattr(Tensor, forward, fwd)
+    setattr(Tensor, reverse, rev)
+
+
+def _comparison(name, function):
+    def compare(a, b):
+        _refuse_sequence(function.__name__, b)
+        other = _traced(b)
+        return NotImplemented if other is None else function(a, other)
+    setattr(Tensor, name, compare)
+
+
+def _bind_tensor():
+    Tensor.__array_priority__ = 100  # NumPy's operators defer to ours, as to JAX's arrays
+    Tensor.__pow__ = lambda a, b: (NotImplemented if _traced(b) is None
+                                   else _t.power(a, _traced(b)))
+    Tensor.__rpow__ = lambda a, b: (NotImplemented if _traced(b) is None else
+                                    _t.rpower(a, b) if _is_weak(b) else _t.power(_traced(b), a))
+    for forward, reverse in (("__add__", "__radd__"), ("__sub__", "__rsub__"),
+                             ("__mul__", "__rmul__"), ("__truediv__", "__rtruediv__")):
+        _binary(forward, reverse)
+    Tensor.__matmul__ = lambda a, b: (NotImplemented if _traced(b) is None
+                                      else _t.matmul(a, _traced(b)))
+    Tensor.__rmatmul__ = lambda a, b: (NotImplemented if _traced(b) is None
+                                       else _t.matmul(_traced(b), a))
+    for name, fn in (("__eq__", _t.equal), ("__ne__", _t.not_equal), ("__lt__", _t.less),
+                     ("__le__", _t.less_equal), ("__gt__", _t.greater),
+                     ("__ge__", _t.greater_equal)):
+        _comparison(name, fn)
+    Tensor.__hash__ = None
+
+
+def _bind_array():
+    """Each operator on Arrays: the same on traced values, run at once (spmd.numpy's eager
+    path)."""
+    Array.__array_priority__ = 100
+    for name, fn in {"__add__": operator.add, "__sub__": operator.sub, "__mul__": operator.mul,
+                     "__truediv__": operator.truediv, "__pow__": operator.pow,
+                     "__matmul__": operator.matmul, "__eq__": operator.eq,
+                     "__ne__": operator.ne, "__lt__": operator.lt, "__le__": operator.le,
+                     "__gt__": operator.gt, "__ge__": operator.ge}.items():
+        setattr(Array, name, _eager(fn, reflected=False))
+    for name, fn in {"__radd__": operator.add, "__rsub__": operator.sub,
+                     "__rmul__": operator.mul, "__rtruediv__": operator.truediv,
+                     "__rpow__": operator.pow, "__rmatmul__": operator.matmul}.items():
+        setattr(Array, name, _eager(fn, reflected=True))
+    Array.__neg__ = lambda a: jnp.negative(a)
+    Array.__hash__ = None
+
+
+def _eager(fn, reflected):
+    op = jnp._op(fn)
+
+    def method(a, b):
+        _refuse_sequence(fn.__name__, b)
+        if not (_is_weak(b) or isinstance(b, (Array, Tensor)) or _host_operand(b) is not None):
+            return NotImplemented
+        return op(b, a) if reflected else op(a, b)
+    return method
+
+
+_bind_tensor()
+_bind_array()
