@@ -139,7 +139,8 @@ void scan_lines(DType dtype, const std::byte* in, const Shape& shape, int axis, 
     const int64_t n = shape[d];
     const int64_t inner =
         std::accumulate(shape.begin() + axis + 1, shape.end(), int64_t{1}, std::multiplies<>());
-    const int64_t outer = n == 0 ? 0 : shape_size(shape) / (n * inner);
+    // Nothing to scan when any dimension is 0 (n * inner would divide by zero).
+    const int64_t outer = n * inner == 0 ? 0 : shape_size(shape) / (n * inner);
     std::vector<T> line(static_cast<size_t>(n)), results(static_cast<size_t>(n));
     const T* x = reinterpret_cast<const T*>(in);
     T* y = reinterpret_cast<T*>(out);

@@ -426,3 +426,18 @@ def test_the_wide_dtypes_run_as_64_bit(dtype):
         for ns in (Jax, Spmd):
             out = run(ns, lambda n, v: v + v, [x], MESHES["2x2"], [SPEC2])
             assert out.dtype == table.np_dtype(dtype), (ns.__name__, out.dtype)
+
+
+@pytest.mark.parametrize("shape", [(2, 0), (0, 3), (0,)])
+def test_scans_of_empty_arrays_are_empty(shape):
+    """cumsum and cumprod along each axis of an array with a zero dimension: empty, of the
+    input's dtype, as JAX's (the scan once divided by the zero-sized line count: SIGFPE)."""
+    x = np.zeros(shape, np.float32)
+    for axis in range(len(shape)):
+        def call(ns, v, axis=axis):
+            return [ns.np.cumsum(v, axis=axis), ns.np.cumprod(v, axis=axis)]
+        want = run(Jax, call, [x], (1, 1), [()])
+        compare(run(Spmd, call, [x], (1, 1), [()]), want, "exact", f"scans of {shape}, {axis}")
+        got_eager = [np.asarray(snp.cumsum(snp.asarray(x), axis=axis)),
+                     np.asarray(snp.cumprod(snp.asarray(x), axis=axis))]
+        compare(got_eager, want, "exact", f"eager scans of {shape}, axis {axis}")

@@ -119,6 +119,18 @@ def test_pmap_with_psum_equals_jax(in_axes):
         spmd.pmap(ours_f, axis_name="i")(xs[:5], xs[:5])
 
 
+@pytest.mark.parametrize("scalar", [np.float32(2.5), 2.5, np.array(2.5, np.float32)],
+                         ids=["numpy scalar", "python float", "0-d array"])
+def test_pmap_takes_a_scalar_unmapped(scalar):
+    """in_axes=None for a scalar goes through make_array_from_process_local_data of a rank-0
+    value, which once said the process had no devices."""
+    xs = np.arange(8, dtype=np.float32).reshape(8, 1)
+    ours = spmd.pmap(lambda x, s: x * s, in_axes=(0, None))(xs, scalar)
+    theirs = jax.pmap(lambda x, s: x * s, in_axes=(0, None))(xs, scalar)
+    assert np.asarray(ours).dtype == np.asarray(theirs).dtype
+    np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))
+
+
 @pytest.mark.parametrize("out_axes", [1, 2, None, (0, None), {"s": None, "p": 1}])
 def test_pmap_out_axes_equal_jax(out_axes):
     xs = np.random.default_rng(2).standard_normal((8, 3, 2)).astype(np.float32)
