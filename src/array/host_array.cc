@@ -63,13 +63,25 @@ void check_dimensions(const Shape& shape) {
   }
 }
 
+// The bytes an array of `shape` and `dtype` needs; InvalidArgument naming both when they pass
+// int64 (shape_size has refused an element count beyond it).
+size_t checked_bytes(const Shape& shape, DType dtype) {
+  int64_t bytes = 0;
+  if (__builtin_mul_overflow(shape_size(shape), static_cast<int64_t>(dtype_size(dtype)), &bytes)) {
+    throw InvalidArgument(
+        fmt::format("a {}[{}] array needs more bytes than int64 can count; no memory can hold it",
+                    dtype_name(dtype), fmt::join(shape, ", ")));
+  }
+  return static_cast<size_t>(bytes);
+}
+
 }  // namespace
 
 HostArray::HostArray() : HostArray(DType::kFloat32, {0}) {}
 
 HostArray::HostArray(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
   check_dimensions(shape_);
-  bytes_.resize(static_cast<size_t>(shape_size(shape_)) * dtype_size(dtype_));
+  bytes_.resize(checked_bytes(shape_, dtype_));
 }
 
 HostArray HostArray::zeros(DType dtype, Shape shape) {

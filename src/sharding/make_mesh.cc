@@ -5,13 +5,19 @@
 #include "spmd/error.h"
 #include "spmd/mesh.h"
 #include "spmd/mesh_utils.h"
+#include "spmd/shape.h"
 
 namespace spmd {
 
 Mesh make_mesh(const std::vector<int64_t>& axis_shapes, std::vector<std::string> axis_names,
                std::vector<AxisType> axis_types, const std::vector<Device>& devices) {
-  int64_t product = 1;
-  for (int64_t s : axis_shapes) product *= s > 0 ? s : 1;
+  for (int64_t s : axis_shapes) {
+    if (s <= 0) {
+      throw InvalidArgument(fmt::format("make_mesh: axis sizes must be positive, got ({})",
+                                        fmt::join(axis_shapes, ", ")));
+    }
+  }
+  const int64_t product = shape_size(axis_shapes);  // InvalidArgument beyond int64, not a wrap
   if (product > static_cast<int64_t>(devices.size())) {
     throw InvalidArgument(fmt::format(
         "make_mesh: a mesh of shape ({}) needs {} devices, but there are {} (JAX: the number of "

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "spmd/error.h"
+#include "spmd/shape.h"
 
 namespace spmd {
 
@@ -47,14 +48,13 @@ Mesh::Mesh(std::vector<Device> devices, std::vector<int64_t> shape,
                                       fmt::join(sizes_, ", "), sizes_.size(), axis_names_.size(),
                                       fmt::join(axis_names_, ", ")));
   }
-  int64_t product = 1;
   for (int64_t s : sizes_) {
     if (s <= 0) {
       throw InvalidArgument(
           fmt::format("mesh axis sizes must be positive, got ({})", fmt::join(sizes_, ", ")));
     }
-    product *= s;
   }
+  const int64_t product = shape_size(sizes_);  // InvalidArgument beyond int64, not a wrap
   if (product != static_cast<int64_t>(devices_.size())) {
     throw InvalidArgument(fmt::format("a mesh of shape ({}) holds {} devices, but {} were given",
                                       fmt::join(sizes_, ", "), product, devices_.size()));

@@ -27,7 +27,14 @@ std::vector<int64_t> hybrid_mesh_shape(const std::vector<int64_t>& mesh_shape,
         fmt::join(mesh_shape, ", "), fmt::join(dcn_mesh_shape, ", ")));
   }
   std::vector<int64_t> out(mesh_shape.size());
-  for (size_t i = 0; i < out.size(); ++i) out[i] = mesh_shape[i] * dcn_mesh_shape[i];
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (__builtin_mul_overflow(mesh_shape[i], dcn_mesh_shape[i], &out[i])) {
+      throw InvalidArgument(fmt::format(
+          "create_hybrid_device_mesh: axis {} of mesh_shape ({}) times dcn_mesh_shape ({}) is "
+          "beyond int64",
+          i, fmt::join(mesh_shape, ", "), fmt::join(dcn_mesh_shape, ", ")));
+    }
+  }
   return out;
 }
 

@@ -116,5 +116,29 @@ TEST(HostArray, AFreedLargeBufferIsReusedWithoutFreshPageFaults) {
   EXPECT_LT(faults() - before, 16) << "page faults touching a reused 1 MiB buffer";
 }
 
+TEST(HostArray, AShapeOrByteCountBeyondInt64IsRefusedBeforeAnyAllocation) {
+  // 2^62 x 4 wrapped to 0 elements once: an array of 0 bytes that later kernels overran.
+  constexpr int64_t kHuge = int64_t{1} << 62;
+  EXPECT_THROW(shape_size({kHuge, 4}), InvalidArgument);
+  EXPECT_THROW(shape_size({int64_t{1} << 32, int64_t{1} << 32}), InvalidArgument);
+  EXPECT_EQ(shape_size({kHuge, 1}), kHuge);
+  EXPECT_EQ(shape_size({kHuge, 4, 0}), 0) << "empty, however large the other dimensions";
+  try {
+    HostArray::uninitialized(DType::kFloat32, {kHuge, 4});
+    FAIL() << "no error";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("(4611686018427387904, 4)"), std::string::npos)
+        << e.what();
+  }
+  // Elements within int64, bytes beyond it.
+  try {
+    HostArray::uninitialized(DType::kFloat32, {kHuge});
+    FAIL() << "no error";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("float32[4611686018427387904]"), std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace spmd

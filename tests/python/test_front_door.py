@@ -1,0 +1,62 @@
+"""Issue 55's rows that once killed the process, each run in a subprocess of its own under a
+memory cap (so a crash fails the case, not the session): every shape product beyond int64 is a
+ValueError (spmd.errors.InvalidArgument) naming the shape, before any allocation; a mesh axis of
+size <= 0 is a ValueError saying so; a scan of an empty array is empty."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+PRELUDE = """
+import resource
+resource.setrlimit(resource.RLIMIT_AS, (8 << 30, 8 << 30))
+import numpy as np, spmd, spmd.numpy as snp
+spmd.distributed.initialize(num_processes=1, num_cpu_devices=4)
+try:
+{body}
+    print("no error")
+except ValueError as e:
+    print("ValueError:", e)
+"""
+
+CASES = {
+    "broadcast_to (2^62, 4), then sum": (
+        "r = snp.broadcast_to(snp.ones((1,)), (2**62, 4)); snp.sum(r)",
+        "the shape (4611686018427387904, 4) has more elements than int64 can count"),
+    "the same under jit": (
+        "spmd.jit(lambda x: snp.sum(snp.broadcast_to(x, (2**62, 4))))(snp.ones((1,)))",
+        "the shape (4611686018427387904, 4) has more elements than int64 can count"),
+    "random.normal of (2^62 + 1, 4)": (
+        "snp.sum(spmd.random.normal(spmd.random.PRNGKey(0), (2**62 + 1, 4)))",
+        "the shape (4611686018427387905, 4) has more elements than int64 can count"),
+    "make_mesh((2^62, 4))": (
+        "spmd.make_mesh((2**62, 4), ('a', 'b'))",
+        "the shape (4611686018427387904, 4) has more elements than int64 can count"),
+    "make_mesh((2^62 + 1, 4)), which wrapped to 4 devices": (
+        "spmd.make_mesh((2**62 + 1, 4), ('a', 'b'))",
+        "the shape (4611686018427387905, 4) has more elements than int64 can count"),
+    "make_mesh((2^32, 2^32))": (
+        "spmd.make_mesh((2**32, 2**32), ('a', 'b'))",
+        "the shape (4294967296, 4294967296) has more elements than int64 can count"),
+    "make_mesh((-4,))": (
+        "spmd.make_mesh((-4,), ('a',))", "make_mesh: axis sizes must be positive, got (-4)"),
+    "zeros of 2^62 float32 (bytes beyond int64)": (
+        "spmd.jit(lambda x: x + snp.zeros((2**62,)))(snp.ones((1,)))",
+        "float32[4611686018427387904] array needs more bytes than int64 can count"),
+    "cumsum of zeros((2, 0)) along axis 0, eager and under jit": (
+        "a = snp.zeros((2, 0)); r = snp.cumsum(a, axis=0); "
+        "s = spmd.jit(lambda x: snp.cumsum(x, axis=0))(a); print(r.shape, s.shape)",
+        "no error"),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_the_call_raises_or_returns_and_never_kills_the_process(name):
+    body, expected = CASES[name]
+    script = PRELUDE.format(body=textwrap.indent(body.replace("; ", "\n"), "    "))
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=120, env=dict(os.environ))
+    assert run.returncode == 0, f"{name}: the process died ({run.returncode}): {run.stderr[-800:]}"
+    assert expected in run.stdout, f"{name}: {run.stdout[-800:]}"
