@@ -43,6 +43,7 @@ Tensor broadcast_for_elementwise(const Tensor& t, const Shape& shape) {
 std::vector<Tensor> broadcast_arrays(std::string_view what, std::span<const Tensor> operands,
                                      const Shape& shape) {
   std::vector<Tensor> out;
+  out.reserve(operands.size());
   std::shared_ptr<Trace> trace;
   for (const Tensor& t : operands) {
     trace = trace_of(what, {&operands.front(), &t});
@@ -57,6 +58,7 @@ std::vector<Tensor> broadcast_arrays(std::string_view what, std::span<const Tens
   });
   if (one_shape) return out;
   std::vector<ValueType> types;
+  types.reserve(out.size());
   for (const Tensor& t : out) types.push_back(trace->op(t.value()).type());
   const PartitionSpec joint = broadcast_type_spec(what, types, shape.size());
   for (Tensor& t : out) {
