@@ -1,10 +1,12 @@
 // spmd.distributed and the device queries, over spmd/distributed.h and spmd/runtime.h.
+#include <fmt/format.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include <chrono>
+#include <cmath>
 
 #include "bindings.h"
 #include "spmd/config.h"
@@ -15,7 +17,13 @@
 namespace spmd::python {
 namespace {
 
-std::chrono::milliseconds seconds(double s) {
+// `s` seconds as milliseconds; InvalidArgument naming `what` for NaN, an infinity or more
+// milliseconds than int64 holds (a cast of those was undefined: NaN read as -2^63 ms).
+std::chrono::milliseconds seconds(const char* what, double s) {
+  constexpr double kLimit = 9.2e18;  // below 2^63 - 1 milliseconds
+  if (!std::isfinite(s) || std::abs(s * 1000) >= kLimit) {
+    throw InvalidArgument(fmt::format("{} must be a finite number of seconds, got {}", what, s));
+  }
   return std::chrono::milliseconds(static_cast<int64_t>(s * 1000));
 }
 
@@ -31,7 +39,7 @@ void initialize(std::optional<std::string> coordinator_address, std::optional<in
   o.process_id = process_id;
   o.local_device_ids = std::move(local_device_ids);
   o.cluster_detection_method = std::move(cluster_detection_method);
-  o.initialization_timeout = seconds(initialization_timeout);
+  o.initialization_timeout = seconds("initialize: initialization_timeout", initialization_timeout);
   o.num_cpu_devices = num_cpu_devices;
   nb::gil_scoped_release release;
   distributed::initialize(o);

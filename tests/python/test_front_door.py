@@ -60,3 +60,28 @@ def test_the_call_raises_or_returns_and_never_kills_the_process(name):
                          timeout=120, env=dict(os.environ))
     assert run.returncode == 0, f"{name}: the process died ({run.returncode}): {run.stderr[-800:]}"
     assert expected in run.stdout, f"{name}: {run.stdout[-800:]}"
+
+
+def test_an_initialization_timeout_of_nan_or_inf_is_a_value_error_before_anything_starts():
+    """float('nan') was cast to -2^63 ms and reported as 'must be positive, got
+    -9223372036854775808 ms'; now it is refused as what the user passed, and a valid
+    initialize still follows in the same process."""
+    script = textwrap.dedent("""
+        import spmd
+        for v in (float("nan"), float("inf"), -float("inf")):
+            try:
+                spmd.distributed.initialize(num_processes=1, num_cpu_devices=1,
+                                            initialization_timeout=v)
+                print("no error")
+            except ValueError as e:
+                print("ValueError:", e)
+        spmd.distributed.initialize(num_processes=1, num_cpu_devices=1, initialization_timeout=5)
+        print("devices", spmd.device_count())
+    """)
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=120, env=dict(os.environ))
+    assert run.returncode == 0, run.stderr[-800:]
+    lines = run.stdout.splitlines()
+    assert lines[:3] == [f"ValueError: initialize: initialization_timeout must be a finite "
+                         f"number of seconds, got {v}" for v in ("nan", "inf", "-inf")], lines
+    assert lines[3] == "devices 1", lines
