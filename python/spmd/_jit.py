@@ -1,6 +1,7 @@
 """jit, grad and value_and_grad over spmd's C++ compiler: a Python function is traced once per
 signature on spmd.Tensor leaves (through the pytree of its arguments), then runs compiled."""
 import functools
+import inspect
 import threading
 import weakref
 
@@ -17,6 +18,31 @@ def tracing():
     return getattr(_state, "depth", 0) > 0
 
 
+def _hashable(v):
+    try:
+        hash(v)
+        return True
+    except TypeError:
+        return False
+
+
+def _checked_static_argnums(fun, static):
+    """static_argnums as JAX checks them: for a function of n positional parameters (no *args),
+    each within [-n, n) and made non-negative; ValueError otherwise. With *args (or no
+    signature), negatives count from each call's last argument."""
+    try:
+        params = inspect.signature(fun).parameters.values()
+    except (TypeError, ValueError):
+        return static
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        return static
+    n = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+    if any(not -n <= i < n for i in static):
+        raise ValueError(f"Jitted function has static_argnums={static}, but only accepts {n} "
+                         "positional arguments.")
+    return tuple(i % n for i in static)
+
+
 class _Jitted(_spmd._Jit):
     """jax.jit(fun, static_argnums=...): the compiled function, cached per signature.
 
@@ -30,14 +56,29 @@ class _Jitted(_spmd._Jit):
         if isinstance(static_argnames, str):
             static_argnames = (static_argnames,)
         self._fun = fun
-        self._static = tuple(static_argnums)
+        self._static = _checked_static_argnums(fun, tuple(static_argnums))
         self._static_names = tuple(static_argnames)
         self._out_trees = {}
+        self._static_ids = {}  # static values (by type, hash and equality) -> their number
         functools.update_wrapper(self, fun)
 
+    def _static_id(self, static, static_kw):
+        """The number of these static values: equal values of one type share it, as JAX's cache
+        keys them (by hash and equality, not by repr: two objects with one repr differ)."""
+        key = tuple((type(v), v) for _, v in static), tuple((k, type(v), v) for k, v in static_kw)
+        try:
+            return self._static_ids.setdefault(key, len(self._static_ids))
+        except TypeError as e:
+            bad = next(v for _, v in static + static_kw if not _hashable(v))
+            raise ValueError(
+                "Non-hashable static arguments are not supported. An error occurred while trying "
+                f"to hash an object of type {type(bad)}, {bad!r}. The error was:\n"
+                f"{type(e).__name__}: {e}") from None
+
     def _prepare(self, args, kwargs):
-        dynamic = [a for i, a in enumerate(args) if i not in self._static]
-        static = tuple((i, args[i]) for i in self._static if i < len(args))
+        positions = {i % len(args) if -len(args) <= i < 0 else i for i in self._static}
+        dynamic = [a for i, a in enumerate(args) if i not in positions]
+        static = tuple((i, args[i]) for i in sorted(positions) if i < len(args))
         static_kw = tuple(sorted((k, v) for k, v in kwargs.items() if k in self._static_names))
         dynamic_kw = {k: v for k, v in kwargs.items() if k not in self._static_names}
         leaves, treedef = tree_flatten((dynamic, dynamic_kw))
@@ -48,7 +89,8 @@ class _Jitted(_spmd._Jit):
                     f"or be marked static; got a {type(leaf).__name__}")
         if not all(getattr(a, "_committed", True) for a in leaves):
             leaves = _place(leaves, self.__name__)
-        structure = f"{treedef!r}|{static!r}|{static_kw!r}"
+        structure = (f"{treedef!r}|static #{self._static_id(static, static_kw)} at "
+                     f"{[i for i, _ in static]} {[k for k, _ in static_kw]}")
         # The output tree's key: what the function's Python code can branch on. (The C++ core
         # keys its cache by the layouts too, and traces again, updating this entry, when they
         # change.)

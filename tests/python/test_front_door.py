@@ -85,3 +85,46 @@ def test_an_initialization_timeout_of_nan_or_inf_is_a_value_error_before_anythin
     assert lines[:3] == [f"ValueError: initialize: initialization_timeout must be a finite "
                          f"number of seconds, got {v}" for v in ("nan", "inf", "-inf")], lines
     assert lines[3] == "devices 1", lines
+
+
+def test_jit_statics_are_keyed_by_hash_and_equality_and_numbered_as_jax_numbers_them():
+    """The cache was keyed by repr: two objects with one repr shared a program (the second call
+    returned the first's result), and long NumPy arrays (whose repr elides) were taken as
+    statics. Now as JAX: unhashable statics are a ValueError, equal values of one type share a
+    program, negative static_argnums count from the end, out-of-range ones are refused."""
+    import jax
+    import numpy as np
+
+    import spmd
+
+    class Scale:
+        def __init__(self, k):
+            self.k = k
+
+        def __repr__(self):
+            return "Scale"  # one repr for every value
+
+        def __hash__(self):
+            return hash(self.k)
+
+        def __eq__(self, other):
+            return isinstance(other, Scale) and other.k == self.k
+
+    f = spmd.jit(lambda x, s: x * s.k, static_argnums=1)
+    x = spmd.device_put(np.ones(2, np.float32))
+    assert np.asarray(f(x, Scale(2))).tolist() == [2, 2]
+    assert np.asarray(f(x, Scale(3))).tolist() == [3, 3]
+    with pytest.raises(ValueError, match="Non-hashable static arguments are not supported"):
+        f(x, np.arange(2000))
+    g = spmd.jit(lambda x, n: x * n, static_argnums=-1)
+    assert np.asarray(g(x, 4)).tolist() == [4, 4]
+    assert np.asarray(g(x, 4.5)).tolist() == [4.5, 4.5]  # 4 and 4.5 apart; 4 and 4.0 by type
+    assert np.asarray(g(x, 4.0)).dtype == np.float32
+    for bad in (5, -3):
+        with pytest.raises(ValueError) as ours:
+            spmd.jit(lambda x, n: x, static_argnums=bad)
+        with pytest.raises(ValueError) as theirs:
+            jax.jit(lambda x, n: x, static_argnums=bad)
+        assert str(ours.value) == str(theirs.value)
+    h = spmd.jit(lambda *a: a[0] * a[-1], static_argnums=-1)  # *args: from each call's end
+    assert np.asarray(h(x, 7)).tolist() == [7, 7]
