@@ -21,16 +21,18 @@ def _is_weak(x):
     return type(x) in _WEAK
 
 
+def _is_host_array(x):
+    """Whether x is NumPy data of a dtype spmd has, or an Array (no conversion: a check)."""
+    if isinstance(x, Array):
+        return True
+    if not isinstance(x, (np.ndarray, np.generic)):
+        return False
+    return x.dtype.kind in _NUMERIC_KINDS or x.dtype.name == "bfloat16"
+
+
 def _host_operand(x):
-    """x as a NumPy array of a dtype spmd has, or None."""
-    if not isinstance(x, (np.ndarray, np.generic, Array)):
-        return None
-    try:
-        host = _host(np.asarray(x))
-    except (TypeError, ValueError):
-        return None
-    numeric = host.dtype.kind in _NUMERIC_KINDS or host.dtype.name == "bfloat16"
-    return host if numeric else None
+    """x as a NumPy array of a dtype spmd has (canonical under x64), or None."""
+    return _host(np.asarray(x)) if _is_host_array(x) else None
 
 
 def _refuse_sequence(name, x):
@@ -52,41 +54,39 @@ def _traced(x):
 def _binary(forward, reverse):
     """Tensor methods `forward` and `reverse` over the extension's own, for every operand kind."""
     base_forward, base_reverse = getattr(Tensor, forward), getattr(Tensor, reverse)
-
-    def fwd(a, b):
-        other = _traced(b)
-        return NotImplemented if other is None else base_forward(a, other)
-
-    def rev(a, b):
-        other = _traced(b)
-        if other is None:
-            return NotImplemented
-        return base_reverse(a, other) if _is_weak(other) else base_forward(other, a)
-    setattr(Tensor, forward, fwd)
-    setattr(Tensor, reverse, rev)
+    setattr(Tensor, forward, _with_operand(base_forward))
+    setattr(Tensor, reverse, _with_operand(
+        lambda a, b: base_reverse(a, b) if _is_weak(b) else base_forward(b, a)))
 
 
 def _comparison(name, function):
+    operand = _with_operand(function)
+
     def compare(a, b):
         _refuse_sequence(function.__name__, b)
-        other = _traced(b)
-        return NotImplemented if other is None else function(a, other)
+        return operand(a, b)
     setattr(Tensor, name, compare)
+
+
+def _with_operand(fn):
+    """A Tensor method fn(a, other) for the other operand made traced once (a constant is
+    recorded once), NotImplemented for what is no array."""
+    def method(a, b):
+        other = _traced(b)
+        return NotImplemented if other is None else fn(a, other)
+    return method
 
 
 def _bind_tensor():
     Tensor.__array_priority__ = 100  # NumPy's operators defer to ours, as to JAX's arrays
-    Tensor.__pow__ = lambda a, b: (NotImplemented if _traced(b) is None
-                                   else _t.power(a, _traced(b)))
-    Tensor.__rpow__ = lambda a, b: (NotImplemented if _traced(b) is None else
-                                    _t.rpower(a, b) if _is_weak(b) else _t.power(_traced(b), a))
+    Tensor.__pow__ = _with_operand(_t.power)
+    Tensor.__rpow__ = _with_operand(
+        lambda a, b: _t.rpower(a, b) if _is_weak(b) else _t.power(b, a))
     for forward, reverse in (("__add__", "__radd__"), ("__sub__", "__rsub__"),
                              ("__mul__", "__rmul__"), ("__truediv__", "__rtruediv__")):
         _binary(forward, reverse)
-    Tensor.__matmul__ = lambda a, b: (NotImplemented if _traced(b) is None
-                                      else _t.matmul(a, _traced(b)))
-    Tensor.__rmatmul__ = lambda a, b: (NotImplemented if _traced(b) is None
-                                       else _t.matmul(_traced(b), a))
+    Tensor.__matmul__ = _with_operand(_t.matmul)
+    Tensor.__rmatmul__ = _with_operand(lambda a, b: _t.matmul(b, a))
     for name, fn in (("__eq__", _t.equal), ("__ne__", _t.not_equal), ("__lt__", _t.less),
                      ("__le__", _t.less_equal), ("__gt__", _t.greater),
                      ("__ge__", _t.greater_equal)):
@@ -117,7 +117,7 @@ def _eager(fn, reflected):
 
     def method(a, b):
         _refuse_sequence(fn.__name__, b)
-        if not (_is_weak(b) or isinstance(b, (Array, Tensor)) or _host_operand(b) is not None):
+        if not (_is_weak(b) or isinstance(b, Tensor) or _is_host_array(b)):
             return NotImplemented
         return op(b, a) if reflected else op(a, b)
     return method
