@@ -41,12 +41,13 @@ using Index = std::vector<Slice>;
 // here: one beyond int64 throws InvalidArgument naming the shape, before anything is allocated
 // for it (a product that wrapped once made a 2^62 x 4 array of 0 bytes).
 inline int64_t shape_size(const Shape& shape) {
-  for (int64_t d : shape) {
-    if (d == 0) return 0;  // empty, however large the other dimensions
-  }
   int64_t n = 1;
   for (int64_t d : shape) {
-    if (__builtin_mul_overflow(n, d, &n)) throw_shape_overflow(shape);
+    if (!__builtin_mul_overflow(n, d, &n)) continue;
+    for (int64_t e : shape) {
+      if (e == 0) return 0;  // empty, however large the other dimensions
+    }
+    throw_shape_overflow(shape);
   }
   return n;
 }

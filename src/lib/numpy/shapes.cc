@@ -124,11 +124,22 @@ Tensor cumprod(const Tensor& a, std::optional<int> axis) {
   return cumulative("cumprod", a, axis, true);
 }
 
+namespace {
+
+// How many elements of `a` each result of a reduction over `axes` takes.
+int64_t reduced_count(const char* what, const Tensor& a, const AxisList& axes) {
+  int64_t count = 1;
+  for (int64_t i : internal::reduced_axes(what, axes, a.shape())) {
+    count *= a.shape()[static_cast<size_t>(i)];
+  }
+  return count;
+}
+
+}  // namespace
+
 Tensor mean(const Tensor& a, const AxisList& axes, bool keepdims) {
   compiler::trace_of("mean", {&a});
-  const std::vector<int64_t> r = internal::reduced_axes("mean", axes, a.shape());
-  int64_t count = 1;
-  for (int64_t i : r) count *= a.shape()[static_cast<size_t>(i)];
+  const int64_t count = reduced_count("mean", a, axes);
   // As jnp.mean: half types sum and divide in float32 (their count alone may pass 65504).
   const DType t = compiler::floating_of(a.dtype());
   const DType wide = is_half_dtype(t) ? DType::kFloat32 : t;
@@ -139,9 +150,7 @@ Tensor mean(const Tensor& a, const AxisList& axes, bool keepdims) {
 
 Tensor var(const Tensor& a, const AxisList& axes, double ddof, bool keepdims) {
   compiler::trace_of("var", {&a});
-  const std::vector<int64_t> r = internal::reduced_axes("var", axes, a.shape());
-  int64_t count = 1;
-  for (int64_t i : r) count *= a.shape()[static_cast<size_t>(i)];
+  const int64_t count = reduced_count("var", a, axes);
   // jnp.var: the mean of the squared deviations from the mean, in float32 for half types,
   // divided by count - ddof (counted in that type), rounded once to the result's type.
   const DType dtype = compiler::floating_of(a.dtype());
