@@ -24,7 +24,7 @@ PACKAGES := g++ cmake ninja-build pkg-config \
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps venv configure build demo test bench format format-check tidy clean
+.PHONY: all deps venv configure build demo test fuzz bench format format-check tidy clean
 
 all: build
 
@@ -73,6 +73,14 @@ demo: build
 
 test: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS) --timeout 300
+
+# The Python API fuzzer (tests/python/api_fuzz.py) for longer than `make test` runs it: from a
+# fresh seed (printed; rerun one with FUZZ_SEED=n), FUZZ_EXAMPLES calls.
+FUZZ_EXAMPLES ?= 50000
+fuzz: build
+	seed=$${FUZZ_SEED:-$$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}; echo "fuzz seed $$seed"; \
+	  PYTHONPATH=$(BUILD_DIR)/python $(VENV)/bin/python tests/python/api_fuzz.py \
+	  --examples $(FUZZ_EXAMPLES) --seed $$seed --log $(BUILD_DIR)/fuzz-calls.log
 
 bench: build
 	$(BUILD_DIR)/tools/spmd-bench/spmd-bench coordinator --processes 16384

@@ -3,7 +3,7 @@
 import contextlib
 
 from . import _operators  # noqa: F401 - binds Python's operators on Arrays and Tensors
-from . import (_spmd, checkpoint, data, distributed, errors, experimental, lax, nn, numpy,
+from . import (_arguments, _spmd, checkpoint, data, distributed, errors, experimental, lax, nn, numpy,
                optax, random, sharding, tree_util)
 from ._config import config
 from ._core import (Array, Shard, Tensor, device_put, make_array_from_callback,
@@ -13,13 +13,13 @@ from ._transforms import pmap, shard_map, vmap
 from .sharding import AxisType, NamedSharding, PartitionSpec
 from .tree_util import tree_map
 
-devices = _spmd.devices
-local_devices = _spmd.local_devices
-device_count = _spmd.device_count
-local_device_count = _spmd.local_device_count
-process_index = _spmd.process_index
-process_count = _spmd.process_count
-make_mesh = _spmd.make_mesh
+devices = _arguments.public("spmd.devices", _spmd.devices)
+local_devices = _arguments.public("spmd.local_devices", _spmd.local_devices)
+device_count = _arguments.public("spmd.device_count", _spmd.device_count)
+local_device_count = _arguments.public("spmd.local_device_count", _spmd.local_device_count)
+process_index = _arguments.public("spmd.process_index", _spmd.process_index)
+process_count = _arguments.public("spmd.process_count", _spmd.process_count)
+make_mesh = _arguments.public("spmd.make_mesh", _spmd.make_mesh)
 P = PartitionSpec
 
 

@@ -11,7 +11,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from . import _spmd
+from . import _arguments, _spmd
 from .tree_util import tree_flatten, tree_leaves, tree_unflatten
 
 try:  # bfloat16's NumPy dtype, as JAX uses it
@@ -22,6 +22,20 @@ except ImportError:  # pragma: no cover - ml_dtypes comes with the pinned requir
 
 Array = _spmd.Array
 Tensor = _spmd.Tensor
+
+# The bound classes under the modules users reach them by, so that a type in a message reads
+# <class 'spmd.sharding.Mesh'>, not the extension module's name.
+_SHARDING_TYPES = {"Mesh", "NamedSharding", "PartitionSpec", "Sharding", "SingleDeviceSharding",
+                   "PositionalSharding", "AxisType"}
+for _name in dir(_spmd):
+    _type = getattr(_spmd, _name)
+    if isinstance(_type, type) and not _name.startswith("_"):
+        _type.__module__ = "spmd.sharding" if _name in _SHARDING_TYPES else "spmd"
+        _arguments.public_methods(_type, f"{_type.__module__}.{_name}")
+for _name in dir(_spmd.errors):
+    _type = getattr(_spmd.errors, _name)
+    if isinstance(_type, type) and issubclass(_type, Exception):
+        _type.__module__ = "spmd.errors"
 
 
 def dtype_of(name):
@@ -226,6 +240,9 @@ def _put(x, sharding, alias=True):
                 f"device_put: {sharding!r} needs a mesh; give a NamedSharding or set one with "
                 "spmd.set_mesh(mesh)")
         sharding = _spmd.NamedSharding(mesh, sharding)
+    if not isinstance(sharding, _spmd.Sharding):
+        raise TypeError(f"device_put: the device must be a Device, a Sharding, a PartitionSpec "
+                        f"or None, got {type(sharding).__name__}")
     if isinstance(x, Array):
         if sharding.is_fully_addressable or not x.is_fully_addressable:
             return _spmd._device_put_array(x, sharding)
@@ -240,26 +257,59 @@ def _put(x, sharding, alias=True):
     return _spmd._device_put_bytes(*_bytes(_host(x)), sharding, alias)
 
 
+def _by_device(arrays, devices):
+    """`arrays` in the order of `devices`: each Array at its own device's place, the rest
+    (host data) in order at the places left."""
+    placed, where = [None] * len(devices), {d: i for i, d in enumerate(devices)}
+    for k, a in enumerate(arrays):
+        if not isinstance(a, Array):
+            continue
+        on = list(a.devices())
+        i = where.get(on[0]) if len(on) == 1 else None
+        if i is None or placed[i] is not None:
+            problem = ("is on devices " + ", ".join(str(d.id) for d in on) if len(on) > 1 else
+                       f"is on device {on[0].id}, " + ("which another array is on too" if i is
+                                                       not None else "which the sharding "
+                                                       "does not address"))
+            raise _spmd.errors.InvalidArgument(
+                f"make_array_from_single_device_arrays: arrays[{k}] {problem}; each Array must "
+                f"be on one device of sharding.addressable_devices "
+                f"({', '.join(str(d.id) for d in devices)}), a different one each")
+        placed[i] = a
+    rest = iter(a for a in arrays if not isinstance(a, Array))
+    return [p if p is not None else next(rest) for p in placed]
+
+
+@_arguments.restated("spmd.make_array_from_single_device_arrays")
 def make_array_from_single_device_arrays(shape, sharding, arrays, *, dtype=None):
     """jax.make_array_from_single_device_arrays: one Array (or NumPy array, put on its device)
-    per addressable device of `sharding`, in its order."""
+    per addressable device of `sharding`. Arrays are matched to the devices by where they are
+    (JAX's rule), NumPy arrays by order; Arrays on devices other than the sharding's, two on
+    one device, or one on several are a ValueError."""
+    if not isinstance(sharding, _spmd.Sharding):
+        raise TypeError(f"make_array_from_single_device_arrays: sharding must be a Sharding, "
+                        f"got {type(sharding).__name__}")
+    arrays = list(arrays)
     devices = sharding.addressable_devices
     if len(arrays) != len(devices):
         raise _spmd.errors.InvalidArgument(
             f"make_array_from_single_device_arrays: {len(arrays)} arrays for the {len(devices)} "
             f"addressable devices of {sharding!r}")
+    arrays = _by_device(arrays, devices)
     placed = [a if isinstance(a, Array) else _put(a, _spmd.SingleDeviceSharding(d))
               for a, d in zip(arrays, devices)]
     return _spmd.make_array_from_single_device_arrays(
         list(shape), sharding, placed, None if dtype is None else dtype_name(dtype))
 
 
+@_arguments.restated("spmd.make_array_from_process_local_data")
 def make_array_from_process_local_data(sharding, local_data, global_shape=None):
     """jax.make_array_from_process_local_data: this process's rows of the global array."""
     return _spmd._make_from_process_local_bytes(
         sharding, *_bytes(_host(local_data)), None if global_shape is None else list(global_shape))
 
 
+@_arguments.restated("spmd.make_array_from_callback")
 def make_array_from_callback(shape, sharding, data_callback, dtype=None):
     """jax.make_array_from_callback: data_callback(index) gives the block at `index` (a tuple of
     slices) for each of this process's devices."""

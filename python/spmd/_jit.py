@@ -5,7 +5,7 @@ import inspect
 import threading
 import weakref
 
-from . import _spmd
+from . import _arguments, _spmd
 from ._core import Array, Tensor, _put, committed_like, device_put, has_traced
 from .tree_util import tree_flatten, tree_unflatten
 
@@ -154,7 +154,8 @@ def _place(leaves, name):
 def jit(fun=None, *, static_argnums=(), static_argnames=()):
     """jax.jit, also as a decorator with keywords: @jit(static_argnums=1)."""
     if fun is None:
-        return lambda f: _Jitted(f, static_argnums, static_argnames)
+        return lambda f: jit(f, static_argnums=static_argnums, static_argnames=static_argnames)
+    _arguments.check_callable(fun)
     return _Jitted(fun, static_argnums, static_argnames)
 
 
@@ -180,6 +181,7 @@ def _own_leaves(args, nums):
 def value_and_grad(fun, argnums=0, has_aux=False):
     """jax.value_and_grad: inside a traced function, reverse mode on the trace; called with
     Arrays, the same compiled by jit."""
+    _arguments.check_callable(fun)
     single = isinstance(argnums, int)
     nums = (argnums,) if single else tuple(argnums)
 
@@ -216,6 +218,7 @@ def vjp(fun, *primals):
     returns one value. Inside a traced function it extends the trace; called with Arrays, the
     primal and each vjp_fn call run compiled (vjp_fn recomputes the primal inside its jit, as
     the compiled backward pass needs it)."""
+    _arguments.check_callable(fun)
     if not has_traced(primals):
         return _eager_vjp(fun, primals)
     out = fun(*primals)

@@ -2,7 +2,7 @@
 its arguments' and results' pytrees flattened around the C++ call."""
 import numpy as np
 
-from . import _jit, _spmd
+from . import _arguments, _jit, _spmd
 from . import numpy as jnp
 from ._core import _put, committed_like, has_traced, make_array_from_process_local_data
 from .tree_util import tree_flatten, tree_map, tree_unflatten
@@ -21,6 +21,7 @@ def _per_leaf(axes, args):
 def vmap(fun, in_axes=0, out_axes=0):
     """jax.vmap: in_axes an int, None, or one entry per positional argument (applied to every
     leaf of that argument); out_axes an int or None for every result leaf."""
+    _arguments.check_callable(fun)
     def traced(*args):
         leaves, tree = tree_flatten(list(args))
         axes = _per_leaf(in_axes, args)
@@ -43,6 +44,7 @@ def shard_map(f, mesh, in_specs, out_specs):
     """jax.shard_map inside a traced function: f runs on each device's blocks (psum and pmean in
     spmd.lax name the mesh's axes); in_specs and out_specs one PartitionSpec per argument and
     result (a single spec for a single result)."""
+    _arguments.check_callable(f)
     single = isinstance(out_specs, _spmd.PartitionSpec)
     outs = [out_specs] if single else list(out_specs)
     ins = [in_specs] if isinstance(in_specs, _spmd.PartitionSpec) else list(in_specs)
@@ -180,4 +182,5 @@ def _add_leading(block):
 
 def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0):
     """jax.pmap (see _Pmapped)."""
+    _arguments.check_callable(fun)
     return _Pmapped(fun, axis_name, in_axes, out_axes)

@@ -5,9 +5,12 @@ saved from a tree restores into the same structure, onto any layout and any numb
 
 (jax.checkpoint is JAX's rematerialisation decorator; this module is spmd's checkpointing, named
 by the issue that asked for it. Write `from spmd import checkpoint as ckpt` where both meet.)"""
-from . import _spmd
-from ._core import Array
-from .tree_util import tree_flatten_with_path, tree_unflatten
+import os as _os
+
+from . import _arguments, _spmd
+from ._core import Array as _Array
+from .tree_util import tree_flatten_with_path as _tree_flatten_with_path
+from .tree_util import tree_unflatten as _tree_unflatten
 
 _c = _spmd.checkpoint
 
@@ -18,7 +21,7 @@ def _name(path):
 
 def _named(tree):
     """{name: leaf} of a pytree, in leaf order, and its structure."""
-    pairs, treedef = tree_flatten_with_path(tree)
+    pairs, treedef = _tree_flatten_with_path(tree)
     names = {}
     for path, leaf in pairs:
         name = _name(path)
@@ -33,7 +36,7 @@ def _arrays(tree):
     """{name: Array} of the pytree of Arrays `tree`; TypeError naming a leaf that is not one."""
     arrays, _ = _named(tree)
     for name, a in arrays.items():
-        if not isinstance(a, Array):
+        if not isinstance(a, _Array):
             raise TypeError(f"spmd.checkpoint: leaf '{name}' is a {type(a).__name__}, not an "
                             "spmd.Array")
     return arrays
@@ -58,45 +61,50 @@ def _restore_as(names_in, read, target):
     if isinstance(target, _spmd.Sharding):
         return _nested(read({n: target for n in names_in()}))
     leaves, treedef = _named(target)
-    flat = read({n: (x.sharding if isinstance(x, Array) else x) for n, x in leaves.items()})
-    return tree_unflatten(treedef, [flat[n] for n in leaves])
+    flat = read({n: (x.sharding if isinstance(x, _Array) else x) for n, x in leaves.items()})
+    return _tree_unflatten(treedef, [flat[n] for n in leaves])
 
 
+@_arguments.restated("spmd.checkpoint.save")
 def save(directory, tree, *, step=None, metrics=None, user=None, compression="zstd",
          overwrite=False):
     """Saves the pytree of Arrays `tree` to `directory` (collective: every process calls it with
     the same tree). `directory` must be new or an empty directory; a committed checkpoint there is
     replaced atomically with overwrite=True, and anything else is refused with AlreadyExists
     (nothing spmd did not write is ever deleted)."""
-    _c.save(str(directory), _arrays(tree), compression, step, metrics or {}, user or {},
+    _c.save(_os.fspath(directory), _arrays(tree), compression, step, metrics or {}, user or {},
             overwrite)
 
 
+@_arguments.restated("spmd.checkpoint.restore")
 def restore(directory, target):
     """The checkpoint at `directory` laid out as `target`: a Sharding for every array (the result
     a nested dict by names), or a pytree of Shardings or Arrays (the result that pytree, each
     leaf restored onto the leaf's sharding). Not collective: each process reads its shards."""
-    directory = str(directory)
+    directory = _os.fspath(directory)
     return _restore_as(lambda: _c.names(directory),
                        lambda shardings: _c.restore(directory, shardings), target)
 
 
-is_committed = _c.is_committed
-read_metadata = _c.read_metadata
+is_committed = _arguments.public("spmd.checkpoint.is_committed", _c.is_committed)
+read_metadata = _arguments.public("spmd.checkpoint.read_metadata", _c.read_metadata)
 
 
 class CheckpointManager:
     """Numbered checkpoints under one directory with a retention policy (Orbax's
     CheckpointManager, over spmd::checkpoint::CheckpointManager)."""
 
+    @_arguments.restated("spmd.checkpoint.CheckpointManager")
     def __init__(self, directory, *, max_to_keep=None, keep_best=None, best_metric="",
                  best_mode_max=False, save_interval_steps=1):
-        self._core = _c.CheckpointManager(str(directory), max_to_keep, keep_best, best_metric,
+        self._core = _c.CheckpointManager(_os.fspath(directory), max_to_keep, keep_best, best_metric,
                                           best_mode_max, save_interval_steps)
 
+    @_arguments.restated("spmd.checkpoint.CheckpointManager.should_save")
     def should_save(self, step):
         return self._core.should_save(step)
 
+    @_arguments.restated("spmd.checkpoint.CheckpointManager.save")
     def save(self, step, tree, *, metrics=None, user=None):
         """Saves `tree` as `step` when should_save(step) (collective); whether it saved."""
         return self._core.save(step, _arrays(tree), metrics or {}, user or {})
@@ -107,11 +115,13 @@ class CheckpointManager:
     def latest_step(self):
         return self._core.latest_step()
 
+    @_arguments.restated("spmd.checkpoint.CheckpointManager.restore")
     def restore(self, step, target):
         """Step `step` laid out as `target` (see spmd.checkpoint.restore)."""
         return _restore_as(lambda: _c.names(self._core.directory(step)),
                            lambda shardings: self._core.restore(step, shardings), target)
 
+    @_arguments.restated("spmd.checkpoint.CheckpointManager.metadata")
     def metadata(self, step):
         return self._core.metadata(step)
 

@@ -1,10 +1,36 @@
 """spmd.lax: the collectives of a shard_map body (psum, pmean over named mesh axes),
 with_sharding_constraint, stop_gradient, rsqrt and logistic."""
-from . import _spmd, numpy as _numpy
+from . import _arguments, _spmd, numpy as _numpy
+from ._core import Tensor
+from .tree_util import tree_map
 
-psum = _spmd.psum
-pmean = _spmd.pmean
-with_sharding_constraint = _spmd.with_sharding_constraint
+
+def _collective(name, reduce, x, axis_name):
+    def one(leaf):
+        if isinstance(leaf, Tensor):
+            return reduce(leaf, axis_name)
+        _arguments.check_arraylike(name, leaf)
+        # JAX's error for a collective outside a mapped function (jax raises NameError too).
+        raise NameError(f"unbound axis name: {axis_name} ({name} runs inside a shard_map or "
+                        f"pmap function)")
+    return tree_map(one, x)
+
+
+def psum(x, axis_name):
+    """jax.lax.psum: each array of the pytree `x` summed over the mesh axes `axis_name` (a name
+    or a tuple of names), inside a shard_map or pmap function."""
+    return _collective("psum", _spmd.psum, x, axis_name)
+
+
+def pmean(x, axis_name):
+    """jax.lax.pmean: as psum, divided by the number of devices along the axes."""
+    return _collective("pmean", _spmd.pmean, x, axis_name)
+
+
+with_sharding_constraint = _arguments.public("spmd.lax.with_sharding_constraint",
+                                             _spmd.with_sharding_constraint)
 stop_gradient = _numpy._op(lambda a: _spmd.stop_gradient(a))
 rsqrt = _numpy._op(lambda a: _spmd.tnp.rsqrt(a))
 logistic = _numpy._op(lambda a: _spmd.tnp.logistic(a))
+
+_numpy._name_ops(globals(), "spmd.lax")

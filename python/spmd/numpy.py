@@ -1,12 +1,17 @@
 """spmd.numpy: jax.numpy's names over spmd::numpy. Inside a traced function each call records
 one operation on spmd.Tensors; on Arrays it runs at once, compiled like JAX's eager operations
 (one cached jit per operation and static arguments)."""
-import functools
+import functools as _functools
+import inspect as _inspect
+import operator as _operator
 
 import numpy as _np
 
-from . import _jit, _spmd
-from ._core import _BFLOAT16, Array, Tensor, device_put, dtype_name, dtype_of
+from . import _arguments, _jit, _spmd
+from ._core import _BFLOAT16, Array, Tensor
+from ._core import device_put as _device_put
+from ._core import dtype_name as _dtype_name
+from ._core import dtype_of as _dtype_of
 from ._core import canonical_name as _canonical_name
 from ._core import default_float as _default_float
 from ._core import default_int as _default_int
@@ -20,14 +25,14 @@ class _ScalarType:
 
     def __init__(self, dtype):
         self.dtype = _np.dtype(dtype)
-        self.__name__ = dtype_name(self.dtype)
+        self.__name__ = _dtype_name(self.dtype)
 
     def __call__(self, x):
         if isinstance(x, Tensor):
             return _t.astype(x, _canonical_name(self.dtype))
         if isinstance(x, Array):
             return astype(x, self)
-        return device_put(_np.asarray(x).astype(self.dtype))
+        return _device_put(_np.asarray(x).astype(self.dtype))
 
     def __eq__(self, other):
         try:
@@ -60,7 +65,7 @@ def _is_scalar(x):
 _ARRAY = object()  # marks an Array's place among an eager call's arguments
 
 
-@functools.lru_cache(maxsize=None)
+@_functools.lru_cache(maxsize=None)
 def _eager(fn, pattern, statics):
     """fn compiled for arguments laid out as `pattern`: Arrays where it says _ARRAY, else a
     (type, value) pair of a static value; keyword arguments `statics`."""
@@ -77,25 +82,98 @@ def _static(x):
     return type(x), tuple(x) if isinstance(x, list) else x
 
 
-def _op(fn):
+def _op(fn, arrays=None):
     """`fn` on Tensors as it is; on Arrays through a cached jit (other arguments static; NumPy
-    data beside an Array becomes an Array, as JAX's operations take it)."""
-    @functools.wraps(fn)
+    data and Python scalars in an array's place become Arrays, as JAX's operations take them).
+    `arrays`: the positions of fn's array arguments (by default those without a default), each
+    checked as jax.numpy checks them; a wrong static argument is a TypeError naming the public
+    function (_name_ops gives each its name)."""
+    params = list(_inspect.signature(fn).parameters.values())
+    if arrays is None:
+        arrays = tuple(i for i, p in enumerate(params)
+                       if p.default is p.empty and
+                       p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+    names = {params[i].name for i in arrays}
+    signature = _inspect.signature(fn)
+    required = len([p for p in params if p.default is p.empty])  # (sum is jnp.sum here)
+    known = {p.name for p in params}
+
+    @_functools.wraps(fn)
     def wrapped(*xs, **statics):
-        if _is_traced(*xs) or not any(isinstance(x, Array) for x in xs):
-            return fn(*xs, **statics)
-        xs = [asarray(x) if isinstance(x, (_np.ndarray, _np.generic)) else x for x in xs]
-        pattern = tuple(_ARRAY if isinstance(x, Array) else _static(x) for x in xs)
-        arrays = [x for x in xs if isinstance(x, Array)]
-        keywords = tuple(sorted((k, _static(v)) for k, v in statics.items()))
-        return _eager(fn, pattern, keywords)(*arrays)
+        if len(xs) < required or len(xs) > len(params) or statics.keys() - known:
+            _check_binds(wrapped.public_name, signature, xs, statics)
+        if statics and names & statics.keys():  # arrays by keyword: in their places
+            bound = signature.bind(*xs, **statics)
+            xs, statics = bound.args, bound.kwargs
+        _check_arrays(wrapped, xs, statics, arrays, names)
+        try:
+            return _call(fn, xs, statics, arrays)
+        except TypeError as error:
+            if not _arguments.is_overload_error(error):
+                raise
+            raise _arguments.type_error(wrapped.public_name, wrapped.public_name +
+                                        str(signature), xs, statics) from None
+    wrapped.public_name = "spmd.numpy.<op>"
     return wrapped
 
 
+def _check_binds(public_name, signature, xs, statics):
+    """A call with missing, extra or unknown arguments: Python's TypeError under the public
+    name (not the private function's)."""
+    try:
+        signature.bind(*xs, **statics)
+    except TypeError as error:
+        raise TypeError(f"{public_name}{signature}: {error}") from None
+
+
+def _check_arrays(wrapped, xs, statics, arrays, names):
+    short = wrapped.public_name.rsplit(".", 1)[-1]
+    for i in arrays:
+        if i < len(xs):
+            _arguments.check_arraylike(short, xs[i], first=i)
+    for k in names & statics.keys():
+        _arguments.check_arraylike(short, statics[k])
+
+
+def _constants(xs, positions):
+    """Inside a trace: the Arrays and NumPy data at `positions` as constants of the program
+    (JAX captures them so); Tensors and Python scalars as they are."""
+    from ._operators import _traced  # (it imports this module)
+    xs = list(xs)
+    for i in positions:
+        if i < len(xs) and isinstance(xs[i], (Array, _np.ndarray, _np.generic)):
+            xs[i] = _traced(xs[i])
+    return xs
+
+
+def _call(fn, xs, statics, arrays):
+    if _is_traced(*xs, *statics.values()):
+        return fn(*_constants(xs, arrays), **statics)
+    xs = [asarray(x) if isinstance(x, (_np.ndarray, _np.generic)) else x for x in xs]
+    if not any(isinstance(x, Array) for x in xs) and arrays and arrays[0] < len(xs):
+        xs[arrays[0]] = asarray(xs[arrays[0]])  # only Python scalars: JAX makes an Array
+    if not any(isinstance(x, Array) for x in xs):
+        return fn(*xs, **statics)
+    pattern = tuple(_ARRAY if isinstance(x, Array) else _static(x) for x in xs)
+    arrays_in = [x for x in xs if isinstance(x, Array)]
+    keywords = tuple(sorted((k, _static(v)) for k, v in statics.items()))
+    return _eager(fn, pattern, keywords)(*arrays_in)
+
+
+def _name_ops(namespace, module):
+    """Gives each _op of a module's namespace its public name, for its error messages."""
+    for name, value in namespace.items():
+        if getattr(value, "public_name", "").endswith(".<op>"):
+            value.public_name = f"{module}.{name}"
+            value.__name__ = value.__qualname__ = name
+
+
 def _axes(axis):
-    if axis is None:
-        return []
-    return [axis] if isinstance(axis, int) else list(axis)
+    return _arguments.axis_list(axis)
+
+
+def _axis(axis):
+    return None if axis is None else _operator.index(axis)
 
 
 # Element-wise: Python's operators give JAX's weak scalars.
@@ -120,8 +198,28 @@ less = _op(lambda a, b: a < b)
 less_equal = _op(lambda a, b: a <= b)
 greater = _op(lambda a, b: a > b)
 greater_equal = _op(lambda a, b: a >= b)
-where = _op(lambda c, a, b: _t.where(c, a, b))
-astype = _op(lambda a, dtype: _t.astype(a, _canonical_name(dtype)))
+def _weak_beside(x, other):
+    """A Python scalar branch of where as a 0-d Tensor of the dtype JAX's weak typing gives it
+    beside the other branch; anything else as it is."""
+    if type(x) not in (bool, int, float):
+        return x
+    kind = {bool: "b", int: "i", float: "f"}[type(x)]
+    dtype = _np.dtype({"b": _np.bool_, "i": _default_int(), "f": _default_float()}[kind])
+    if isinstance(other, Tensor):
+        theirs = _dtype_of(other._dtype)
+        if "biuf".index(theirs.kind if theirs.kind in "biu" else "f") >= "biuf".index(kind):
+            dtype = theirs
+    return _t.full([], x, _canonical_name(dtype))
+
+
+def _where(c, a, b):
+    if isinstance(c, Tensor) or isinstance(a, Tensor) or isinstance(b, Tensor):
+        a, b = _weak_beside(a, b), _weak_beside(b, a)
+    return _t.where(c, a, b)
+
+
+where = _op(_where)
+astype = _op(lambda a, dtype: _t.astype(a, _canonical_name(dtype)), arrays=(0,))
 
 
 def _reduction(name):
@@ -146,18 +244,20 @@ sum = _reduction("sum")  # noqa: A001
 mean = _reduction("mean")
 max = _reduction("max")  # noqa: A001
 min = _reduction("min")  # noqa: A001
-argmax = _op(lambda a, axis=None: _t.argmax(a, axis))
-cumsum = _op(lambda a, axis=None: _t.cumsum(a, axis))
-cumprod = _op(lambda a, axis=None: _t.cumprod(a, axis))
+argmax = _op(lambda a, axis=None: _t.argmax(a, _axis(axis)))
+cumsum = _op(lambda a, axis=None: _t.cumsum(a, _axis(axis)))
+cumprod = _op(lambda a, axis=None: _t.cumprod(a, _axis(axis)))
 
 # Contractions and shapes.
 dot = _op(lambda a, b: _t.dot(a, b))
 matmul = _op(lambda a, b: _t.matmul(a, b))
-einsum = _op(lambda subscripts, a, b: _t.einsum(subscripts, a, b))
-reshape = _op(lambda a, shape: _t.reshape(a, [shape] if isinstance(shape, int) else list(shape)))
-transpose = _op(lambda a, axes=None: _t.transpose(a, [] if axes is None else list(axes)))
-broadcast_to = _op(lambda a, shape: _t.broadcast_to(a, list(shape)))
-expand_dims = _op(lambda a, axis: _t.expand_dims(a, axis))
+einsum = _op(lambda subscripts, a, b: _t.einsum(subscripts, a, b), arrays=(1, 2))
+reshape = _op(lambda a, shape: _t.reshape(a, list(_arguments.shape_tuple(shape, "reshape"))),
+              arrays=(0,))
+transpose = _op(lambda a, axes=None: _t.transpose(a, [] if axes is None else _axes(axes)))
+broadcast_to = _op(lambda a, shape: _t.broadcast_to(
+    a, list(_arguments.shape_tuple(shape, "broadcast_to"))), arrays=(0,))
+expand_dims = _op(lambda a, axis: _t.expand_dims(a, _operator.index(axis)), arrays=(0,))
 squeeze = _op(lambda a, axis=None: _t.squeeze(a, _axes(axis)))
 
 
@@ -166,20 +266,28 @@ def _concatenate(*xs, axis):
 
 
 def concatenate(arrays, axis=0):
+    """jnp.concatenate: a sequence of arrays joined along `axis`."""
+    if isinstance(arrays, (Array, Tensor, _np.ndarray)) or not hasattr(arrays, "__iter__"):
+        raise TypeError(f"concatenate: a sequence of arrays expected, got "
+                        f"{type(arrays).__name__}")
+    arrays = list(arrays)
+    _arguments.check_arraylike("concatenate", *arrays)
+    axis = _operator.index(axis)
     if _is_traced(*arrays):
-        return _t.concatenate(list(arrays), axis)
-    return _eager(_concatenate, (_ARRAY,) * len(arrays), (("axis", axis),))(*arrays)
+        return _t.concatenate(_constants(arrays, range(len(arrays))), axis)
+    arrays = [x if isinstance(x, Array) else asarray(x) for x in arrays]
+    return _eager(_concatenate, (_ARRAY,) * len(arrays), (("axis", _static(axis)),))(*arrays)
 
 
 def full(shape, fill_value, dtype=None):
-    shape = [shape] if isinstance(shape, int) else list(shape)
+    shape = list(_arguments.shape_tuple(shape, "full"))
     if dtype is None:
         dtype = (_np.bool_ if isinstance(fill_value, bool) else
                  _default_float() if isinstance(fill_value, float) else _default_int())
     name = _canonical_name(dtype)
     if _jit.tracing():
         return _t.full(shape, fill_value, name)
-    return device_put(_np.full(shape, fill_value, dtype=dtype_of(name)))
+    return _device_put(_np.full(shape, fill_value, dtype=_dtype_of(name)))
 
 
 def zeros(shape, dtype=None):
@@ -194,7 +302,7 @@ def arange(stop, dtype=None):
     name = _canonical_name(_default_int() if dtype is None else dtype)
     if _jit.tracing():
         return _t.arange(stop, name)
-    return device_put(_np.arange(stop, dtype=dtype_of(name)))
+    return _device_put(_np.arange(stop, dtype=_dtype_of(name)))
 
 
 def asarray(a, dtype=None, copy=None):
@@ -204,14 +312,17 @@ def asarray(a, dtype=None, copy=None):
     if isinstance(a, (Array, Tensor)):  # immutable: a copy would be indistinguishable
         return a if dtype is None else astype(a, dtype)
     host = _np.asarray(a) if dtype is None else _np.asarray(a, dtype=_np.dtype(dtype))
-    return device_put(host, may_alias=not copy)
+    return _device_put(host, may_alias=not copy)
 
 
 def from_dlpack(x, device=None, copy=None):
     """jnp.from_dlpack: any object with __dlpack__ (a NumPy array, a JAX or PyTorch CPU tensor)
     as an Array, viewing its memory unless copy=True (placed as device_put places it)."""
+    if not hasattr(x, "__dlpack__"):
+        raise TypeError(f"from_dlpack: an object with __dlpack__ (a NumPy array, a JAX or "
+                        f"PyTorch CPU tensor) expected, got {type(x).__name__}")
     host = _np.from_dlpack(x, copy=copy)
-    return device_put(host, device, may_alias=not copy)
+    return _device_put(host, device, may_alias=not copy)
 
 
 def array(object, dtype=None, copy=True):  # noqa: A002 (NumPy's and JAX's name)
@@ -221,3 +332,5 @@ def array(object, dtype=None, copy=True):  # noqa: A002 (NumPy's and JAX's name)
 
 # Python's operators on Arrays and Tensors: _operators.py.
 
+
+_name_ops(globals(), "spmd.numpy")

@@ -12,6 +12,12 @@ class PyTreeDef:
     """The structure of a pytree: its node kind, auxiliary data and children's structures."""
 
     def __init__(self, kind, aux, children):
+        known = kind in ("leaf", "none", "dict", "list", "tuple") or kind in _REGISTRY or (
+            isinstance(kind, type) and hasattr(kind, "_fields"))
+        children = tuple(children) if isinstance(children, (list, tuple)) else None
+        if not known or children is None or not all(isinstance(c, PyTreeDef) for c in children):
+            raise TypeError("PyTreeDef: made by tree_flatten and tree_structure, not by hand "
+                            "(a node kind, its aux data and a tuple of PyTreeDefs)")
         self.kind, self.aux, self.children = kind, aux, children
 
     @property
@@ -86,7 +92,43 @@ def _build(d, it):
 
 
 def tree_unflatten(treedef, leaves):
+    """The pytree of structure `treedef` holding `leaves`; a ValueError, as JAX's, when their
+    number is not treedef.num_leaves."""
+    if not isinstance(treedef, PyTreeDef):
+        raise TypeError(f"tree_unflatten: treedef must be a PyTreeDef (tree_flatten's), got "
+                        f"{type(treedef).__name__}")
+    leaves = list(leaves)
+    if len(leaves) != treedef.num_leaves:
+        few = "few" if len(leaves) < treedef.num_leaves else "many"
+        raise ValueError(f"Too {few} leaves for PyTreeDef; expected {treedef.num_leaves}, got "
+                         f"{len(leaves)}.")
     return _build(treedef, iter(leaves))
+
+
+def _kind_name(kind):
+    return kind if isinstance(kind, str) else kind.__name__
+
+
+def _up_to(d, x, path, out):
+    """Appends to `out` the subtrees of `x` at the leaves of `d` (x has d as a prefix); a
+    ValueError naming the first place where it does not."""
+    if d.kind == "leaf":
+        out.append(x)
+        return
+    kind, aux, children = _node(x)
+    if (kind, aux) != (d.kind, d.aux):
+        where = "".join(f"[{k!r}]" for k in path) or "the root"
+        expected = (f"{_kind_name(d.kind)} with keys {list(d.aux)}" if d.kind == "dict" else
+                    f"{_kind_name(d.kind)} of {d.aux} children" if isinstance(d.aux, int) else
+                    _kind_name(d.kind))
+        got = (f"dict with keys {list(aux)}" if kind == "dict" else
+               f"{_kind_name(kind)} of {aux} children" if isinstance(aux, int) else
+               type(x).__name__)
+        raise ValueError(f"tree_map: the trees differ at {where}: the first tree has a "
+                         f"{expected}, this one a {got}")
+    keys = d.aux if d.kind == "dict" else range(len(d.children))
+    for k, c, child in zip(keys, d.children, children):
+        _up_to(c, child, path + (k,), out)
 
 
 def _paths_into(d, path, paths):
@@ -121,9 +163,15 @@ def tree_structure(tree):
 
 
 def tree_map(f, tree, *rest):
+    """jax.tree_util.tree_map: f over the leaves of `tree` and the matching subtrees of each of
+    `rest` (which have `tree`'s structure, or it as a prefix); a ValueError naming where one
+    differs, as JAX's (never a silent truncation)."""
     leaves, treedef = tree_flatten(tree)
-    others = [tree_flatten(r)[0] for r in rest]
-    return tree_unflatten(treedef, [f(*xs) for xs in zip(leaves, *others)])
+    others = []
+    for r in rest:
+        others.append([])
+        _up_to(treedef, r, (), others[-1])
+    return _build(treedef, iter([f(*xs) for xs in zip(leaves, *others)]))
 
 
 __all__ = ["PyTreeDef", "register_pytree_node", "tree_flatten", "tree_flatten_with_path",

@@ -89,7 +89,8 @@ void bind_runtime(nb::module_& m) {
       .def_prop_ro("process_index", &Device::process_index)
       .def_prop_ro("platform", &Device::platform)
       .def_prop_ro("local_hardware_id", &Device::local_hardware_id)
-      .def("__eq__", [](const Device& a, const Device& b) { return a == b; })
+      .def(
+          "__eq__", [](const Device& a, const Device& b) { return a == b; }, nb::is_operator())
       .def("__hash__", [](const Device& d) { return d.id(); })
       .def("__repr__", &Device::to_string);
 

@@ -13,15 +13,6 @@
 namespace spmd::python {
 namespace {
 
-// One entry of P(...): None, an axis name, or a tuple of names.
-AxisEntry entry_of(const nb::handle& h) {
-  if (h.is_none()) return AxisEntry();
-  if (nb::isinstance<nb::str>(h)) return AxisEntry(nb::cast<std::string>(h));
-  std::vector<std::string> axes;
-  for (nb::handle a : h) axes.push_back(nb::cast<std::string>(a));
-  return AxisEntry(std::move(axes));
-}
-
 nb::object entry_object(const AxisEntry& e) {
   if (e.axes().empty()) return nb::none();
   if (e.axes().size() == 1) return nb::str(e.axes().front().c_str());
@@ -37,7 +28,7 @@ void bind_sharding(nb::module_& m) {
       .def("__init__",
            [](PartitionSpec* self, const nb::args& entries) {
              std::vector<AxisEntry> e;
-             for (nb::handle h : entries) e.push_back(entry_of(h));
+             for (nb::handle h : entries) e.push_back(axis_entry(h, "PartitionSpec", true));
              new (self) PartitionSpec(PartitionSpec::from_entries(std::move(e)));
            })
       .def("__len__", &PartitionSpec::size)
@@ -46,7 +37,9 @@ void bind_sharding(nb::module_& m) {
              if (i >= p.size()) throw nb::index_error();
              return entry_object(p.entries()[i]);
            })
-      .def("__eq__", [](const PartitionSpec& a, const PartitionSpec& b) { return a == b; })
+      .def(
+          "__eq__", [](const PartitionSpec& a, const PartitionSpec& b) { return a == b; },
+          nb::is_operator())
       .def("__repr__", &PartitionSpec::to_string);
 
   nb::enum_<AxisType>(m, "AxisType")
@@ -62,7 +55,8 @@ void bind_sharding(nb::module_& m) {
       .def_prop_ro("axis_types", &Mesh::axis_types)
       .def_prop_ro("axis_sizes", &Mesh::axis_sizes)
       .def_prop_ro("devices", &Mesh::devices)
-      .def("__eq__", [](const Mesh& a, const Mesh& b) { return a == b; })
+      .def(
+          "__eq__", [](const Mesh& a, const Mesh& b) { return a == b; }, nb::is_operator())
       .def("__repr__", &Mesh::to_string);
 
   // What every sharding answers (jax.sharding.Sharding's interface).
@@ -89,26 +83,35 @@ void bind_sharding(nb::module_& m) {
       .def(nb::init<Mesh, PartitionSpec>(), nb::arg("mesh"), nb::arg("spec"))
       .def_prop_ro("mesh", &NamedSharding::mesh)
       .def_prop_ro("spec", &NamedSharding::spec)
-      .def("__eq__", [](const NamedSharding& a, const NamedSharding& b) {
-        return a.mesh() == b.mesh() && a.spec() == b.spec();
-      });
+      .def(
+          "__eq__",
+          [](const NamedSharding& a, const NamedSharding& b) {
+            return a.mesh() == b.mesh() && a.spec() == b.spec();
+          },
+          nb::is_operator());
 
   nb::class_<SingleDeviceSharding, Sharding>(m, "SingleDeviceSharding")
       .def(nb::init<Device>(), nb::arg("device"))
-      .def("__eq__", [](const SingleDeviceSharding& a, const SingleDeviceSharding& b) {
-        return a.device_assignment() == b.device_assignment();
-      });
+      .def(
+          "__eq__",
+          [](const SingleDeviceSharding& a, const SingleDeviceSharding& b) {
+            return a.device_assignment() == b.device_assignment();
+          },
+          nb::is_operator());
 
   nb::class_<PositionalSharding, Sharding>(m, "PositionalSharding")
       .def(nb::init<std::vector<Device>, Shape>(), nb::arg("devices"), nb::arg("shape"))
       .def_prop_ro("shape", [](const PositionalSharding& s) { return shape_tuple(s.shape()); })
       .def("reshape", &PositionalSharding::reshape, nb::arg("shape"))
       .def("replicate", &PositionalSharding::replicate, nb::arg("axis"))
-      .def("__eq__", [](const PositionalSharding& a, const PositionalSharding& b) {
-        const size_t rank = a.shape().size();
-        return a.device_assignment() == b.device_assignment() && a.shape() == b.shape() &&
-               a.shard_counts(rank) == b.shard_counts(rank);
-      });
+      .def(
+          "__eq__",
+          [](const PositionalSharding& a, const PositionalSharding& b) {
+            const size_t rank = a.shape().size();
+            return a.device_assignment() == b.device_assignment() && a.shape() == b.shape() &&
+                   a.shard_counts(rank) == b.shard_counts(rank);
+          },
+          nb::is_operator());
 
   m.def(
       "make_mesh",

@@ -173,14 +173,6 @@ void bind_numpy(nb::module_& m) {
   });
 }
 
-// A mesh axis name or a tuple of them, as psum takes it.
-AxisEntry axis_entry(const nb::handle& h) {
-  if (nb::isinstance<nb::str>(h)) return AxisEntry(nb::cast<std::string>(h));
-  std::vector<std::string> axes;
-  for (nb::handle a : h) axes.push_back(nb::cast<std::string>(a));
-  return AxisEntry(std::move(axes));
-}
-
 void bind_traced_calls(nb::module_& m) {
   nb::class_<detail::VmapCall>(m, "_VmapCall")
       .def(nb::init<const std::vector<Tensor>&, const VmapAxes&, const std::vector<std::string>&>())
@@ -194,11 +186,14 @@ void bind_traced_calls(nb::module_& m) {
               mesh, in_specs, out_specs, args,
               [&](const std::vector<Tensor>& blocks) { return body(blocks); });
         });
-  m.def("psum",
-        [](const Tensor& x, const nb::handle& axes) { return lax::psum(x, axis_entry(axes)); });
-  m.def("pmean",
-        [](const Tensor& x, const nb::handle& axes) { return lax::pmean(x, axis_entry(axes)); });
-  m.def("with_sharding_constraint", &lax::with_sharding_constraint);
+  m.def("psum", [](const Tensor& x, const nb::handle& axes) {
+    return lax::psum(x, axis_entry(axes, "psum", false));
+  });
+  m.def("pmean", [](const Tensor& x, const nb::handle& axes) {
+    return lax::pmean(x, axis_entry(axes, "pmean", false));
+  });
+  m.def("with_sharding_constraint", &lax::with_sharding_constraint, nb::arg("x"),
+        nb::arg("shardings"));
   m.def("stop_gradient", &lax::stop_gradient);
   m.def("copy_traced", &detail::distinct_copy);
   m.def("reshard_traced", static_cast<Tensor (*)(const Tensor&, const NamedSharding&)>(&reshard));

@@ -9,6 +9,7 @@
 
 #include "spmd/dtype.h"
 #include "spmd/host_array.h"
+#include "spmd/partition_spec.h"
 #include "spmd/shape.h"
 
 namespace spmd::python {
@@ -54,6 +55,11 @@ HostArray host_of(const HostBytes& bytes, const Shape& shape, const std::string&
 // keeps it alive. For data the caller lends, as JAX's device_put does by default on CPU: it must
 // not change while any spmd array made from it lives.
 HostArray host_view(const HostBytes& bytes, const Shape& shape, const std::string& dtype);
+
+// One entry of a PartitionSpec or a collective's axis_name, as Python spells it: None (no axis;
+// only where `none_ok`), a mesh axis name, or a tuple of names. Anything else is a TypeError
+// that names `what` (the public function) and the value.
+AxisEntry axis_entry(const nb::handle& h, const char* what, bool none_ok);
 
 // A shape as Python's tuple of ints, as JAX gives shapes.
 nb::tuple shape_tuple(const Shape& shape);

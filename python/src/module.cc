@@ -1,4 +1,6 @@
 // NB_MODULE(_spmd): the extension module's entry, calling each part's bind_* (bindings.h).
+#include <nanobind/stl/string.h>
+
 #include <cstring>
 
 #include "bindings.h"
@@ -23,6 +25,32 @@ HostArray host_of(const HostBytes& bytes, const Shape& shape, const std::string&
   }
   if (host.nbytes() > 0) std::memcpy(host.mutable_bytes().data(), bytes.data(), host.nbytes());
   return host;
+}
+
+namespace {
+
+[[noreturn]] void throw_axis_type_error(const nb::handle& h, const char* what, bool none_ok) {
+  std::string repr = nb::cast<std::string>(nb::repr(h));
+  if (repr.size() > 80) repr = repr.substr(0, 77) + "...";
+  throw nb::type_error((std::string(what) + ": " + (none_ok ? "None, " : "") +
+                        "a mesh axis name (a str) or a tuple of them expected, got " + repr)
+                           .c_str());
+}
+
+}  // namespace
+
+AxisEntry axis_entry(const nb::handle& h, const char* what, bool none_ok) {
+  if (none_ok && h.is_none()) return AxisEntry();
+  if (nb::isinstance<nb::str>(h)) return AxisEntry(nb::cast<std::string>(h));
+  if (!nb::isinstance<nb::tuple>(h) && !nb::isinstance<nb::list>(h)) {
+    throw_axis_type_error(h, what, none_ok);
+  }
+  std::vector<std::string> axes;
+  for (nb::handle a : h) {
+    if (!nb::isinstance<nb::str>(a)) throw_axis_type_error(h, what, none_ok);
+    axes.push_back(nb::cast<std::string>(a));
+  }
+  return AxisEntry(std::move(axes));
 }
 
 nb::tuple shape_tuple(const Shape& shape) {

@@ -146,9 +146,9 @@ std::vector<int> region_axes(const char* what, const Tensor& x, const AxisEntry&
   const auto& region = compiler::current_region;
   if (!region || compiler::trace_of(what, {&x}) != region->trace) {
     throw InvalidArgument(fmt::format(
-        "{}: called outside a lax::shard_map function (under jit, the partitioner reduces "
-        "across devices itself; per-device code goes in lax::shard_map)",
-        what));
+        "{}: unbound axis name: {} (a collective runs inside a shard_map or pmap function; "
+        "under jit alone the partitioner reduces across devices itself)",
+        what, fmt::join(axes.axes(), ", ")));
   }
   std::vector<int> positions;
   for (const std::string& name : axes.axes()) {

@@ -128,3 +128,141 @@ def test_jit_statics_are_keyed_by_hash_and_equality_and_numbered_as_jax_numbers_
         assert str(ours.value) == str(theirs.value)
     h = spmd.jit(lambda *a: a[0] * a[-1], static_argnums=-1)  # *args: from each call's end
     assert np.asarray(h(x, 7)).tolist() == [7, 7]
+
+
+# Issue 55's rows that answered wrongly or pointed the wrong way, in this process.
+
+def test_tree_map_over_mismatched_trees_is_a_value_error_not_a_truncation():
+    import jax
+
+    import spmd
+    for a, b in (({"a": [1, 2]}, {"a": [1]}), ({"a": 1}, {"b": 1}), ([1, 2], (1, 2))):
+        with pytest.raises(ValueError):
+            jax.tree_util.tree_map(lambda x, y: x, a, b)
+        with pytest.raises(ValueError, match="tree_map: the trees differ at"):
+            spmd.tree_map(lambda x, y: x, a, b)
+    # The first tree a prefix of the second, as JAX allows.
+    assert spmd.tree_map(lambda x, y: (x, y), {"a": 1}, {"a": [2, 3]}) == \
+        jax.tree_util.tree_map(lambda x, y: (x, y), {"a": 1}, {"a": [2, 3]})
+    _, treedef = spmd.tree_util.tree_flatten([1, 2, 3])
+    with pytest.raises(ValueError, match="Too few leaves for PyTreeDef; expected 3, got 2"):
+        spmd.tree_util.tree_unflatten(treedef, [1, 2])
+
+
+def test_make_array_from_single_device_arrays_places_by_device_and_refuses_one_device_twice():
+    import numpy as np
+
+    import spmd
+    n = spmd.device_count()
+    sharding = spmd.NamedSharding(spmd.make_mesh((n,), ("x",)), spmd.P("x"))
+    devices = sharding.addressable_devices
+    on_zero = [spmd.device_put(np.ones(1, np.float32)) for _ in range(n)]
+    with pytest.raises(ValueError, match=r"arrays\[1\] is on device 0, which another array "
+                                         r"is on too"):
+        spmd.make_array_from_single_device_arrays((n,), sharding, on_zero)
+    placed = [spmd.device_put(np.full(1, i, np.float32), d) for i, d in enumerate(devices)]
+    out = spmd.make_array_from_single_device_arrays((n,), sharding, placed[::-1])
+    assert np.asarray(out).tolist() == list(range(n))  # matched by device, as JAX does
+    with pytest.raises(TypeError, match="sharding must be a Sharding"):
+        spmd.make_array_from_single_device_arrays((4,), (1,), on_zero)
+
+
+def test_an_array_beside_a_traced_value_is_a_constant_not_a_recursion():
+    import numpy as np
+
+    import spmd
+    import spmd.numpy as snp
+    c = snp.astype(snp.arange(2), snp.float32)
+    x = snp.ones(2)
+    for f, want in ((lambda x: c + x, [1, 2]), (lambda x: c * x, [0, 1]),
+                    (lambda x: snp.exp(c) + x, [2, np.e + 1]),
+                    (lambda x: snp.concatenate([x, np.zeros(1, np.float32), c]), [1, 1, 0, 0, 1]),
+                    (lambda x: snp.where(x > 0, c, 5.0), [0, 1]),
+                    (lambda x: snp.maximum(x, c), [1, 1])):
+        np.testing.assert_allclose(np.asarray(spmd.jit(f)(x)), want, rtol=1e-6)
+    assert np.asarray(snp.concatenate([x, np.zeros(1, np.float32)])).tolist() == [1, 1, 0]
+
+
+def test_where_with_a_python_scalar_branch_has_jaxs_dtype():
+    import jax.numpy as jnp
+    import numpy as np
+
+    import spmd.numpy as snp
+    for a, b in ((np.arange(2.0, dtype=np.float32), 5), (2, 5.0), (np.arange(2), 2.5),
+                 (True, 2)):
+        ours = snp.where(snp.ones(2) > 1, a, b)
+        theirs = jnp.where(jnp.ones(2) > 1, a, b)
+        assert ours.dtype == theirs.dtype and np.asarray(ours).tolist() == \
+            np.asarray(theirs).tolist(), (a, b)
+
+
+def test_wrong_arguments_name_the_public_function_never_a_binding():
+    import numpy as np
+
+    import spmd
+    import spmd.numpy as snp
+    calls = {
+        "spmd.make_mesh: cannot take arguments of types (list, dict); it takes spmd.make_mesh(":
+            lambda: spmd.make_mesh([[1]], {}),
+        "spmd.device_count: cannot take arguments of types (dict)":
+            lambda: spmd.device_count({}),
+        "sum requires ndarray or scalar arguments, got <class 'dict'> at position 0.":
+            lambda: snp.sum({}),
+        "add requires ndarray or scalar arguments, got <class 'spmd.sharding.PartitionSpec'> at "
+        "position 1.": lambda: snp.add(snp.ones(2), spmd.P()),
+        "spmd.numpy.var(a, axis=None": lambda: snp.var(),
+        "'str' object cannot be interpreted as an integer": lambda: snp.sum(snp.ones(2), "a"),
+        "reshape: shapes must be 1D sequences of concrete values of integer type":
+            lambda: snp.reshape(snp.ones(2), ("a",)),
+        "spmd.sharding.NamedSharding: cannot take arguments of types (int, int)":
+            lambda: spmd.NamedSharding(1, 2),
+        "spmd.Array cannot be constructed directly": lambda: spmd.Array(),
+        "PartitionSpec: None, a mesh axis name (a str) or a tuple of them expected, got 1j":
+            lambda: spmd.P(1j),
+        "Expected a callable value, got []": lambda: spmd.jit([]),
+        "device_put: the device must be a Device, a Sharding, a PartitionSpec or None, got tuple":
+            lambda: spmd.device_put(np.ones(2), (1,)),
+        "spmd.random.normal: a PRNG key": lambda: spmd.random.normal(1j),
+        "spmd.sharding.Sharding.shard_shape: cannot take arguments of types (dict)":
+            lambda: snp.ones(2).sharding.shard_shape({}),
+    }
+    for expected, call in calls.items():
+        with pytest.raises(TypeError) as caught:
+            call()
+        message = str(caught.value)
+        assert expected in message, message
+        assert "incompatible function arguments" not in message and "_spmd" not in message
+
+
+def test_a_collective_outside_a_mapped_function_is_jaxs_unbound_axis_name():
+    import jax
+
+    import spmd
+    import spmd.numpy as snp
+    with pytest.raises(NameError, match="unbound axis name: x"):
+        jax.lax.psum(jax.numpy.ones(2), "x")
+    with pytest.raises(NameError, match="unbound axis name: x"):
+        spmd.lax.psum(snp.ones(2), "x")
+    with pytest.raises(Exception, match="pmean: unbound axis name: x"):
+        spmd.jit(lambda v: spmd.lax.pmean(v, "x"))(snp.ones(2))
+
+
+def test_prng_seeds_and_fold_in_data_out_of_range_are_overflow_errors_as_in_jax():
+    import jax
+    import numpy as np
+
+    import spmd
+    for bad in (2**70, -2**70):
+        with pytest.raises(OverflowError):
+            jax.random.PRNGKey(bad)
+        with pytest.raises(OverflowError):
+            spmd.random.PRNGKey(bad)
+    with pytest.raises(TypeError, match="PRNG key seed must be an integer"):
+        spmd.random.PRNGKey(1.5)
+    for bad in (2**40, -1):
+        with pytest.raises(OverflowError, match=f"Python integer {bad} out of bounds for uint32"):
+            spmd.random.fold_in(spmd.random.PRNGKey(0), bad)
+    raw = np.array([0, 1], np.uint32)  # a NumPy key, as JAX takes one
+    assert np.asarray(spmd.random.normal(raw)) == np.asarray(jax.random.normal(raw))
+    assert np.asarray(spmd.random.PRNGKey(-1)).tolist() == \
+        np.asarray(jax.random.PRNGKey(-1)).tolist()

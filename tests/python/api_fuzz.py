@@ -1,0 +1,407 @@
+"""A fuzzer of spmd's public Python API (issue 55): Hypothesis draws a public function, operator
+or method and hostile arguments for it, and calls it. The property: the call returns (an Array it
+returns reads back with the shape it claims), or raises a Python exception of a type JAX raises
+for bad input whose message names no internal binding; never a signal, never a hang.
+
+It runs as a worker process, under a memory cap, with its cwd in a fresh temporary folder (the
+checkpoint functions may write there). Before each call it appends the call to --log, so that a
+process killed by a signal or by the hang watchdog leaves the call that killed it as the log's
+last line; tests/python/test_api_fuzz.py reads it back and reports it.
+
+    api_fuzz.py --examples N --seed S --log FILE [--memory-gib G] [--call-timeout S]
+
+Exit status 0: every example held. 1: a property failed (Hypothesis prints the shrunk call).
+A signal or the watchdog's exit: the log's last line is the culprit."""
+import argparse
+import faulthandler
+import inspect
+import math
+import operator
+import os
+import re
+import resource
+import sys
+import tempfile
+
+import numpy as np
+from hypothesis import HealthCheck, given, seed, settings
+from hypothesis import strategies as st
+
+import spmd
+import spmd.lax
+import spmd.nn
+import spmd.numpy as snp
+import spmd.random
+import spmd.sharding
+import spmd.tree_util
+
+# What a user may see: the exception types JAX raises for bad input, and spmd's own errors
+# (which derive from them); BufferError is DLPack's, NameError JAX's for an unbound axis name. Anything else (RuntimeError, AttributeError, SystemError,
+# RecursionError, AssertionError) is a crash in Python's clothes.
+ALLOWED = (TypeError, ValueError, IndexError, KeyError, OverflowError, NotImplementedError,
+           ZeroDivisionError, MemoryError, BufferError, NameError, spmd.errors.Error)
+
+# A message that leaks the implementation: C++ names, nanobind's overload listing, a private
+# binding called by name.
+INTERNAL = re.compile(r"std::|spmd::|nanobind|incompatible function arguments|Invoked with|"
+                      r"\b_[a-z][a-z_]*\(\)|bad_cast|basic_string|\.cc:\d|\.h:\d|"
+                      r"spmd\._spmd\.")
+
+# Left out: what changes the process's state for every later example (initialize, shutdown,
+# the x64 switch, a global mesh) or waits on other processes by design.
+EXCLUDED = {
+    "spmd.distributed", "spmd.config", "spmd.set_mesh", "spmd.contextlib", "spmd.numpy.functools",
+    "spmd.experimental",
+}
+
+
+def _public(module, prefix):
+    out = []
+    for name in sorted(dir(module)):
+        if name.startswith("_"):
+            continue
+        qualified = f"{prefix}.{name}"
+        value = getattr(module, name)
+        if qualified in EXCLUDED or inspect.ismodule(value) or not callable(value):
+            continue
+        out.append((qualified, value))
+    return out
+
+
+# The Array's operators, called as a user's code calls them (a + b, not a.__add__(b), so that an
+# operator the Array lacks is Python's TypeError, as it would be for the user).
+BINARY = {
+    "a + b": operator.add, "a - b": operator.sub, "a * b": operator.mul,
+    "a / b": operator.truediv, "a // b": operator.floordiv, "a % b": operator.mod,
+    "a ** b": operator.pow, "a @ b": operator.matmul, "a == b": operator.eq,
+    "a != b": operator.ne, "a < b": operator.lt, "a <= b": operator.le, "a > b": operator.gt,
+    "a >= b": operator.ge, "a & b": operator.and_, "a | b": operator.or_,
+    "a ^ b": operator.xor, "a << b": operator.lshift, "a >> b": operator.rshift,
+    "a[b]": operator.getitem, "b + a": lambda a, b: b + a, "b - a": lambda a, b: b - a,
+    "b * a": lambda a, b: b * a, "b / a": lambda a, b: b / a, "b ** a": lambda a, b: b ** a,
+    "b @ a": lambda a, b: b @ a, "b == a": lambda a, b: b == a, "b < a": lambda a, b: b < a,
+}
+UNARY = {
+    "-a": operator.neg, "+a": operator.pos, "abs(a)": abs, "~a": operator.invert,
+    "bool(a)": bool, "int(a)": int, "float(a)": float, "operator.index(a)": operator.index,
+    "len(a)": len, "list(a)": list, "np.asarray(a)": np.asarray, "repr(a)": repr,
+    "str(a)": str, "hash(a)": hash, "a.__dlpack__()": lambda a: a.__dlpack__(),
+    "a.item()": lambda a: a.item(), "a.tolist()": lambda a: a.tolist(),
+    "a.block_until_ready()": lambda a: a.block_until_ready(),
+    "a.addressable_shards": lambda a: a.addressable_shards,
+    "a.is_fully_replicated": lambda a: a.is_fully_replicated,
+    "a.devices()": lambda a: a.devices(), "a.sharding": lambda a: a.sharding,
+}
+OPERATORS = {**BINARY, **UNARY}
+
+
+def targets():
+    """Every public callable of the packages the issue names, then the Array's operators."""
+    found = []
+    for module, prefix in ((spmd, "spmd"), (snp, "spmd.numpy"), (spmd.random, "spmd.random"),
+                           (spmd.lax, "spmd.lax"), (spmd.tree_util, "spmd.tree_util"),
+                           (spmd.sharding, "spmd.sharding"), (spmd.nn, "spmd.nn"),
+                           (spmd.checkpoint, "spmd.checkpoint")):
+        found += _public(module, prefix)
+    found = [t for t in found if t[0] not in EXCLUDED]
+    found += [(f"Array: {op}", op) for op in OPERATORS]
+    return found
+
+
+def parameter_names(fn):
+    """The keyword names a callable takes, from inspect or from nanobind's signature text."""
+    try:
+        return [p.name for p in inspect.signature(fn).parameters.values()
+                if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    except (TypeError, ValueError):
+        pass
+    text = "".join(s[0] for s in getattr(fn, "__nb_signature__", ()) or ())
+    return sorted(set(re.findall(r"[(,]\s*(\w+)\s*:", text)) - {"self"})
+
+
+# ---------------------------------------------------------------------------------------------
+# Hostile values.
+
+BIG_INTS = [2**31 - 1, 2**31, 2**32, 2**53 + 1, 2**62, 2**63 - 1, 2**63, 2**64, 2**70,
+            -2**31 - 1, -2**63, -2**63 - 1, -2**70]
+ODD_FLOATS = [math.nan, math.inf, -math.inf, -0.0, 0.5, 1e308, 5e-324, -1.5]
+NAMES = ["", "x", "y", "devices", "a" * 300, "float32", "bfloat16", "int4", "nope", "é", "\x00"]
+DTYPES = ["float32", "float16", "bfloat16", "float64", "int32", "int64", "uint32", "uint8",
+          "bool", "complex64", "object", "U3", "int4", "nope", np.float32, np.int8, np.complex128,
+          np.object_, object, float, int, bool, complex]
+
+
+def small_ints():
+    return st.integers(-4, 6)
+
+
+def shapes():
+    dim = st.one_of(st.integers(0, 4), st.sampled_from([-1, -2, 2**31, 2**40, 2**62, 2**63]))
+    return st.lists(dim, max_size=4).map(tuple)
+
+
+def numpy_arrays():
+    @st.composite
+    def draw(d):
+        shape = d(st.lists(st.integers(0, 4), max_size=3).map(tuple))
+        dtype = d(st.sampled_from(["float32", "float64", "int32", "int64", "uint8", "uint64",
+                                   "bool", "float16", "complex64", "object", "U3", "int8"]))
+        size = int(np.prod(shape))
+        kind = d(st.sampled_from(["arange", "odd", "zeros"]))
+        if kind == "odd" and np.dtype(dtype).kind == "f":
+            data = np.array([math.nan, math.inf, -math.inf, -0.0, 1.0] * (size // 5 + 1))[:size]
+        elif kind == "zeros":
+            data = np.zeros(size)
+        else:
+            data = np.arange(size) - size // 2
+        if dtype == "U3":
+            a = data.astype(str).astype("U3")
+        elif dtype == "object":
+            a = data.astype(object)
+        else:
+            with np.errstate(all="ignore"):
+                a = data.astype(dtype)
+        a = a.reshape(shape)
+        if d(st.booleans()) and a.ndim and a.shape[0] > 1:
+            a = a[::2]  # not contiguous
+        if d(st.booleans()):
+            a.setflags(write=False)
+        return a
+    return draw()
+
+
+_CACHE = {}
+
+
+def mesh(axes):
+    key = ("mesh", axes)
+    if key not in _CACHE:
+        sizes = {1: (4,), 2: (2, 2)}[len(axes)]
+        _CACHE[key] = spmd.make_mesh(sizes, axes)
+    return _CACHE[key]
+
+
+def spmd_arrays():
+    @st.composite
+    def draw(d):
+        shape = d(st.lists(st.integers(0, 4), max_size=3).map(tuple))
+        dtype = d(st.sampled_from(["float32", "int32", "bool", "bfloat16", "float16", "uint32"]))
+        host = (np.arange(int(np.prod(shape))) - 1).reshape(shape).astype(dtype)
+        if d(st.booleans()) or not shape or shape[0] % 4:
+            return spmd.device_put(host)
+        sharding = spmd.NamedSharding(mesh(("x",)), spmd.P("x"))
+        return spmd.device_put(host, sharding)
+    return draw()
+
+
+def specs():
+    return st.sampled_from([spmd.P(), spmd.P("x"), spmd.P("x", None), spmd.P(None, "x"),
+                            spmd.P("nope"), spmd.P(("x", "y")), spmd.P("x", "x")])
+
+
+def shardings():
+    """Valid ones: a bad spec is refused by NamedSharding itself, which targets() calls."""
+    one = [spmd.P(), spmd.P("x"), spmd.P("x", None), spmd.P(None, "x")]
+    two = one + [spmd.P(("x", "y")), spmd.P("x", "y"), spmd.P("y")]
+    return st.one_of(st.sampled_from(one).map(lambda p: spmd.NamedSharding(mesh(("x",)), p)),
+                     st.sampled_from(two).map(lambda p: spmd.NamedSharding(mesh(("x", "y")), p)))
+
+
+def _fail(*_):
+    raise ValueError("the user's function failed")
+
+
+FUNCTIONS = [lambda *a: a[0] if a else 0, lambda x: x * 2, lambda x: snp.sum(x),
+             lambda x, y: x + y, lambda x: "text", lambda x: None, lambda *a: a, _fail,
+             lambda x: {"a": x, "b": [x, x]}, lambda x: spmd.lax.psum(x, "x")]
+
+
+def leaves():
+    return st.one_of(
+        st.none(), st.booleans(), small_ints(), st.sampled_from(BIG_INTS),
+        st.sampled_from(ODD_FLOATS), st.just(1j), st.sampled_from(NAMES), st.just(b"x"),
+        shapes(), st.sampled_from(DTYPES), numpy_arrays(), spmd_arrays(), spmd_arrays(),
+        specs(), shardings(), st.sampled_from(FUNCTIONS),
+        st.builds(lambda: spmd.random.PRNGKey(0)), st.builds(lambda: mesh(("x",))),
+        st.builds(lambda: np.float32(2.5)), st.builds(lambda: np.int32(3)),
+        st.builds(lambda: np.uint64(2**64 - 1)), st.builds(lambda: [[1], [1, 2]]),
+        st.builds(lambda: object()))
+
+
+def values():
+    return st.recursive(leaves(), lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.lists(inner, max_size=3).map(tuple),
+        st.dictionaries(st.sampled_from(["a", "b"]), inner, max_size=2)), max_leaves=4)
+
+
+# ---------------------------------------------------------------------------------------------
+# The property.
+
+class Violation(AssertionError):
+    def __init__(self, message, key=None):
+        super().__init__(message)
+        self.key = key or message
+
+
+def check_result(call, result):
+    """An Array that came back reads back as a host array of the shape and dtype it claims."""
+    if isinstance(result, spmd.Array):
+        host = np.asarray(result)
+        if tuple(host.shape) != tuple(result.shape):
+            raise Violation(f"{call}: an Array of shape {result.shape} read back as {host.shape}")
+
+
+def check_raised(call, error):
+    if not isinstance(error, ALLOWED):
+        raise Violation(f"{call}: raised {type(error).__name__}: {error}",
+                        (call.split("(")[0], type(error).__name__)) from error
+    message = str(error)
+    if INTERNAL.search(message):
+        raise Violation(f"{call}: the message leaks an internal name: {message}",
+                        (call.split("(")[0], INTERNAL.search(message).group(0))) from error
+
+
+class CallLog:
+    """Each call is appended (unbuffered) before it runs, and arms the hang watchdog: if the
+    call is still running call_timeout seconds later, faulthandler's thread dumps every
+    thread's stack and exits the process, whatever the call is doing."""
+
+    def __init__(self, path, call_timeout):
+        self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        self.call_timeout = call_timeout
+
+    def write(self, text):
+        os.write(self.fd, (text.replace("\n", " ")[:2000] + "\n").encode())
+        faulthandler.dump_traceback_later(self.call_timeout, exit=True)
+
+
+def describe(name, args, kwargs):
+    def r(v):
+        if isinstance(v, np.ndarray):
+            flags = "" if v.flags.writeable else ", read-only"
+            return f"np.array({v.tolist()!r}, {v.dtype}{flags})"
+        if isinstance(v, spmd.Array):
+            return f"Array({v.shape}, {v.dtype}, {v.sharding})"
+        return repr(v)
+    parts = [r(a) for a in args] + [f"{k}={r(v)}" for k, v in kwargs.items()]
+    return f"{name}({', '.join(parts)})"
+
+
+def invoke(name, target, args, kwargs):
+    if isinstance(target, str):  # an Array operator: the first argument is an Array
+        return OPERATORS[target](*args, **kwargs)
+    return target(*args, **kwargs)
+
+
+def follow_up(data, result):
+    """A second call on what the first returned: a function (jit's, grad's) called with drawn
+    arguments, or a public method of an spmd object (a Mesh, a Sharding, a CheckpointManager)
+    called so; (its text, a thunk) or None."""
+    if isinstance(result, (type, spmd.Array)):
+        return None
+    more = data.draw(st.lists(values(), max_size=3), label="then")
+    text = ", ".join(describe("", [m], {})[1:-1] for m in more)
+    if callable(result):
+        return f"({text})", lambda: result(*more)
+    if not type(result).__module__.startswith("spmd"):
+        return None
+    methods = sorted(n for n in dir(result) if not n.startswith("_"))
+    if not methods:
+        return None
+    name = data.draw(st.sampled_from(methods), label="method")
+
+    def thunk():
+        attribute = getattr(result, name)
+        return attribute(*more) if callable(attribute) else attribute
+    return f".{name}({text})", thunk
+
+
+def run(examples, seed_value, log, survey=None):
+    """Draws and checks `examples` calls. With survey (a dict), a violation is recorded there,
+    one per target and exception type, and the run goes on instead of shrinking it."""
+    table = targets()
+    names_of = {name: parameter_names(fn) for name, fn in table if not isinstance(fn, str)}
+
+    @settings(max_examples=examples, deadline=None, database=None, derandomize=False,
+              suppress_health_check=list(HealthCheck), print_blob=False)
+    @seed(seed_value)
+    @given(st.data())
+    def property_holds(data):
+        try:
+            one_call(data)
+        except Violation as v:
+            if survey is None:
+                raise
+            survey.setdefault(v.key, str(v))
+
+    def one_call(data):
+        name, target = data.draw(st.sampled_from(table), label="target")
+        if isinstance(target, str):
+            args = [data.draw(spmd_arrays(), label="self")]
+            if target in BINARY:
+                args.append(data.draw(values(), label="b"))
+        else:
+            args = data.draw(st.lists(values(), max_size=4), label="args")
+        kwargs = {}
+        known = names_of.get(name, [])
+        if known and data.draw(st.booleans()):
+            keys = data.draw(st.lists(st.sampled_from(known), max_size=2, unique=True))
+            kwargs = {k: data.draw(values(), label=k) for k in keys}
+        call = describe(name, args, kwargs)
+        log.write(call)
+        try:
+            result = invoke(name, target, args, kwargs)
+            check_result(call, result)
+        except Violation:
+            raise
+        except BaseException as error:  # noqa: B902 - the property is about every exception
+            if isinstance(error, KeyboardInterrupt):
+                raise
+            check_raised(call, error)
+            return
+        follow = follow_up(data, result)
+        if follow is None:
+            return
+        call = f"{call}{follow[0]}"
+        log.write(call)
+        try:
+            check_result(call, follow[1]())
+        except Violation:
+            raise
+        except BaseException as error:  # noqa: B902
+            if isinstance(error, KeyboardInterrupt):
+                raise
+            check_raised(call, error)
+
+    property_holds()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--examples", type=int, default=500)
+    parser.add_argument("--seed", type=int, default=55)
+    parser.add_argument("--log", required=True)
+    parser.add_argument("--memory-gib", type=float, default=6)
+    parser.add_argument("--call-timeout", type=float, default=60)
+    parser.add_argument("--survey", action="store_true",
+                        help="record every kind of violation and go on, then list them")
+    opts = parser.parse_args()
+    cap = int(opts.memory_gib * (1 << 30))
+    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    log = CallLog(os.path.abspath(opts.log), opts.call_timeout)
+    os.chdir(tempfile.mkdtemp(prefix="spmd-fuzz-"))
+    spmd.distributed.initialize(num_processes=1, num_cpu_devices=4)
+    survey = {} if opts.survey else None
+    run(opts.examples, opts.seed, log, survey)
+    if survey:
+        for message in survey.values():
+            flat = " ".join(message.split())
+            print("VIOLATION", flat if len(flat) < 700 else flat[:300] + " ... " + flat[-400:])
+        sys.exit(1)
+    faulthandler.cancel_dump_traceback_later()
+    log.write("done")
+    print(f"api_fuzz: {opts.examples} examples held (seed {opts.seed})")
+
+
+if __name__ == "__main__":
+    main()
