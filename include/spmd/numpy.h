@@ -40,6 +40,8 @@ Tensor add(const Tensor& a, const Tensor& b);
 Tensor subtract(const Tensor& a, const Tensor& b);
 Tensor multiply(const Tensor& a, const Tensor& b);
 Tensor divide(const Tensor& a, const Tensor& b);  // true division
+// power is numeric, as JAX's: a bool operand is the integer 0 or 1 (of the other operand's
+// dtype, or the default integer: power(bool, bool) is int32).
 Tensor power(const Tensor& a, const Tensor& b);
 Tensor power(const Tensor& a, Scalar b);
 Tensor power(Scalar a, const Tensor& b);  // a weak base: 2 ** x
@@ -56,7 +58,7 @@ Tensor rsqrt(const Tensor& a);
 Tensor logistic(const Tensor& a);  // 1 / (1 + exp(-a)): lax.logistic, jax.nn.sigmoid
 Tensor abs(const Tensor& a);
 Tensor sign(const Tensor& a);
-Tensor relu(const Tensor& a);  // maximum(a, 0), jax.nn.relu
+Tensor relu(const Tensor& a);  // maximum(a, 0), jax.nn.relu (a bool as the integer 0 or 1)
 
 // Comparisons (bool results) and selection.
 Tensor equal(const Tensor& a, const Tensor& b);

@@ -29,8 +29,16 @@ def pmean(x, axis_name):
 
 with_sharding_constraint = _arguments.public("spmd.lax.with_sharding_constraint",
                                              _spmd.with_sharding_constraint)
-stop_gradient = _numpy._op(lambda a: _spmd.stop_gradient(a))
+_stop_gradient = _numpy._op(lambda a: _spmd.stop_gradient(a))
+
+
+def stop_gradient(x):
+    """jax.lax.stop_gradient over a pytree: each array's value, with no derivative (a Python
+    scalar is returned as it is, as JAX returns it)."""
+    return tree_map(lambda a: a if type(a) in (bool, int, float, complex) else
+                    _stop_gradient(a), x)
 rsqrt = _numpy._op(lambda a: _spmd.tnp.rsqrt(a))
 logistic = _numpy._op(lambda a: _spmd.tnp.logistic(a))
 
 _numpy._name_ops(globals(), "spmd.lax")
+_stop_gradient.public_name = "spmd.lax.stop_gradient"

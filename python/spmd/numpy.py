@@ -215,6 +215,8 @@ def _weak_beside(x, other):
 def _where(c, a, b):
     if isinstance(c, Tensor) or isinstance(a, Tensor) or isinstance(b, Tensor):
         a, b = _weak_beside(a, b), _weak_beside(b, a)
+        if type(c) in (bool, int, float):  # a Python condition: its truth
+            c = _t.full([], bool(c), "bool")
     return _t.where(c, a, b)
 
 
@@ -222,9 +224,22 @@ where = _op(_where)
 astype = _op(lambda a, dtype: _t.astype(a, _canonical_name(dtype)), arrays=(0,))
 
 
+def _over(a, axis):
+    """(a, axes) for a reduction over `axis`: None every axis; an empty tuple none, which is
+    the reduction over a new axis of one element (the dtype and NaN rules kept, as JAX's)."""
+    axes = _axes(axis)
+    if axis is not None and not axes:
+        return _t.expand_dims(a, 0), [0]
+    return a, axes
+
+
 def _reduction(name):
     fn = getattr(_t, name)
-    return _op(lambda a, axis=None, keepdims=False: fn(a, _axes(axis), keepdims))
+
+    def reduce(a, axis=None, keepdims=False):
+        b, axes = _over(a, axis)
+        return fn(b, axes, keepdims and b is a)
+    return _op(reduce)
 
 
 def _var(a, axis=None, dtype=None, ddof=0, keepdims=False, correction=None):
@@ -234,7 +249,8 @@ def _var(a, axis=None, dtype=None, ddof=0, keepdims=False, correction=None):
         ddof = correction
     if dtype is not None:  # computed in the dtype asked for, as jnp.var
         a = _t.astype(a, _canonical_name(dtype))
-    return _t.var(a, _axes(axis), float(ddof), keepdims)
+    b, axes = _over(a, axis)
+    return _t.var(b, axes, float(ddof), keepdims and b is a)
 
 
 var = _op(_var)
@@ -245,11 +261,37 @@ mean = _reduction("mean")
 max = _reduction("max")  # noqa: A001
 min = _reduction("min")  # noqa: A001
 argmax = _op(lambda a, axis=None: _t.argmax(a, _axis(axis)))
-cumsum = _op(lambda a, axis=None: _t.cumsum(a, _axis(axis)))
-cumprod = _op(lambda a, axis=None: _t.cumprod(a, _axis(axis)))
+def _cumulative(fn):
+    """jnp.cumsum/cumprod: a 0-d array counts as one element of a vector, as in JAX."""
+    def scan(a, axis=None):
+        if not a.shape:
+            a = _t.reshape(a, [1])
+        return fn(a, _axis(axis))
+    return _op(scan)
+
+
+cumsum = _cumulative(_t.cumsum)
+cumprod = _cumulative(_t.cumprod)
 
 # Contractions and shapes.
-dot = _op(lambda a, b: _t.dot(a, b))
+def _dot(a, b):
+    """jnp.dot: a product with a scalar; the matrix product up to rank 2; beyond, the sum over
+    a's last axis and b's second-to-last (b's only, for a vector)."""
+    na, nb = len(_np.shape(a)) if not isinstance(a, Tensor) else len(a.shape), (
+        len(_np.shape(b)) if not isinstance(b, Tensor) else len(b.shape))
+    if na == 0 or nb == 0:
+        return a * b
+    if na <= 2 and nb <= 2:
+        return _t.dot(a, b)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    left = letters[:na]
+    right = letters[na:na + nb - 1]
+    right = right[:-1] + left[-1] + right[-1:] if nb > 1 else left[-1]
+    out = left[:-1] + right.replace(left[-1], "")
+    return _t.einsum(f"{left},{right}->{out}", a, b)
+
+
+dot = _op(_dot)
 matmul = _op(lambda a, b: _t.matmul(a, b))
 einsum = _op(lambda subscripts, a, b: _t.einsum(subscripts, a, b), arrays=(1, 2))
 reshape = _op(lambda a, shape: _t.reshape(a, list(_arguments.shape_tuple(shape, "reshape"))),
@@ -257,7 +299,17 @@ reshape = _op(lambda a, shape: _t.reshape(a, list(_arguments.shape_tuple(shape, 
 transpose = _op(lambda a, axes=None: _t.transpose(a, [] if axes is None else _axes(axes)))
 broadcast_to = _op(lambda a, shape: _t.broadcast_to(
     a, list(_arguments.shape_tuple(shape, "broadcast_to"))), arrays=(0,))
-expand_dims = _op(lambda a, axis: _t.expand_dims(a, _operator.index(axis)), arrays=(0,))
+def _expand_dims(a, axis):
+    """jnp.expand_dims: `axis` an int or a tuple of them, positions in the result."""
+    if isinstance(axis, (tuple, list)):
+        out = len(a.shape) + len(axis)
+        for ax in sorted(_operator.index(x) % out if -out <= x < out else x for x in axis):
+            a = _t.expand_dims(a, ax)
+        return a
+    return _t.expand_dims(a, _operator.index(axis))
+
+
+expand_dims = _op(_expand_dims, arrays=(0,))
 squeeze = _op(lambda a, axis=None: _t.squeeze(a, _axes(axis)))
 
 
@@ -272,6 +324,8 @@ def concatenate(arrays, axis=0):
                         f"{type(arrays).__name__}")
     arrays = list(arrays)
     _arguments.check_arraylike("concatenate", *arrays)
+    if axis is None:  # jnp's: every array flattened, then joined
+        arrays, axis = [reshape(x, (-1,)) for x in arrays], 0
     axis = _operator.index(axis)
     if _is_traced(*arrays):
         return _t.concatenate(_constants(arrays, range(len(arrays))), axis)

@@ -185,7 +185,8 @@ using kernels::Binary;
 
 Tensor operator+(const Tensor& a, const Tensor& b) { return arithmetic("add", Binary::kAdd, a, b); }
 Tensor operator-(const Tensor& a, const Tensor& b) {
-  compiler::refuse_bool("subtract", a);
+  // Refused only where both are bool (NumPy's and JAX's rule): bool - float32 is float32.
+  if (b.dtype() == DType::kBool) compiler::refuse_bool("subtract", a);
   return arithmetic("subtract", Binary::kSub, a, b);
 }
 Tensor operator*(const Tensor& a, const Tensor& b) {

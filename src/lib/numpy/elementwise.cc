@@ -10,6 +10,7 @@
 #include "jit/promotion.h"
 #include "jit/tensor_arithmetic.h"
 #include "jit/trace.h"
+#include "spmd/config.h"
 #include "spmd/error.h"
 #include "spmd/numpy.h"
 
@@ -29,9 +30,19 @@ Tensor subtract(const Tensor& a, const Tensor& b) { return a - b; }
 Tensor multiply(const Tensor& a, const Tensor& b) { return a * b; }
 Tensor divide(const Tensor& a, const Tensor& b) { return a / b; }
 
+namespace {
+
+// JAX's power is numeric: a bool operand counts as the integer 0 or 1, of the other operand's
+// dtype, or of the default integer beside another bool (jnp.power(True, True) is int32).
+Tensor numeric(const Tensor& t, DType other) {
+  if (t.dtype() != DType::kBool) return t;
+  return astype(t, other == DType::kBool ? config::default_int_dtype() : other);
+}
+
+}  // namespace
+
 Tensor power(const Tensor& a, const Tensor& b) {
-  compiler::refuse_bool("power", a);
-  return arithmetic("power", Binary::kPow, a, b);
+  return arithmetic("power", Binary::kPow, numeric(a, b.dtype()), numeric(b, a.dtype()));
 }
 namespace {
 
@@ -58,13 +69,12 @@ Tensor integer_pow(const Tensor& a, int64_t n) {
 }  // namespace
 
 Tensor power(const Tensor& a, Scalar b) {
-  compiler::refuse_bool("power", a);
-  if (!b.floating && !b.boolean) return integer_pow(a, static_cast<int64_t>(b.value));
-  return arithmetic("power", Binary::kPow, a, b, false);
+  const Tensor base = numeric(a, DType::kBool);
+  if (!b.floating && !b.boolean) return integer_pow(base, static_cast<int64_t>(b.value));
+  return arithmetic("power", Binary::kPow, base, b, false);
 }
 Tensor power(Scalar a, const Tensor& b) {
-  compiler::refuse_bool("power", b);
-  return arithmetic("power", Binary::kPow, b, a, true);
+  return arithmetic("power", Binary::kPow, numeric(b, DType::kBool), a, true);
 }
 Tensor maximum(const Tensor& a, const Tensor& b) {
   return arithmetic("maximum", Binary::kMax, a, b);
@@ -104,10 +114,11 @@ Tensor sign(const Tensor& a) {
   return compiler::unary("sign", Unary::kSign, a, a.dtype());
 }
 Tensor relu(const Tensor& a) {
-  compiler::refuse_bool("relu", a);
   // maximum(a, 0)'s values (NaN kept, -0 to +0) in one op, whose derivative is jax.nn.relu's:
-  // 1 where a > 0, else 0 (at 0 too, where maximum's would split the tie).
-  return compiler::unary("relu", Unary::kRelu, a, a.dtype());
+  // 1 where a > 0, else 0 (at 0 too, where maximum's would split the tie). A bool is the
+  // integer 0 or 1, as in JAX (relu(True) is int32 1).
+  const Tensor x = numeric(a, DType::kBool);
+  return compiler::unary("relu", Unary::kRelu, x, x.dtype());
 }
 
 Tensor equal(const Tensor& a, const Tensor& b) { return arithmetic("equal", Binary::kEq, a, b); }
