@@ -1,19 +1,19 @@
 """spmd.lax: the collectives of a shard_map body (psum, pmean over named mesh axes),
 with_sharding_constraint, stop_gradient, rsqrt and logistic."""
 from . import _arguments, _spmd, numpy as _numpy
-from ._core import Tensor
-from .tree_util import tree_map
+from ._core import Tensor as _Tensor
+from .tree_util import tree_map as _tree_map
 
 
 def _collective(name, reduce, x, axis_name):
     def one(leaf):
-        if isinstance(leaf, Tensor):
+        if isinstance(leaf, _Tensor):
             return reduce(leaf, axis_name)
         _arguments.check_arraylike(name, leaf)
         # JAX's error for a collective outside a mapped function (jax raises NameError too).
         raise NameError(f"unbound axis name: {axis_name} ({name} runs inside a shard_map or "
                         f"pmap function)")
-    return tree_map(one, x)
+    return _tree_map(one, x)
 
 
 def psum(x, axis_name):
@@ -35,7 +35,7 @@ _stop_gradient = _numpy._op(lambda a: _spmd.stop_gradient(a))
 def stop_gradient(x):
     """jax.lax.stop_gradient over a pytree: each array's value, with no derivative (a Python
     scalar is returned as it is, as JAX returns it)."""
-    return tree_map(lambda a: a if type(a) in (bool, int, float, complex) else
+    return _tree_map(lambda a: a if type(a) in (bool, int, float, complex) else
                     _stop_gradient(a), x)
 rsqrt = _numpy._op(lambda a: _spmd.tnp.rsqrt(a))
 logistic = _numpy._op(lambda a: _spmd.tnp.logistic(a))
