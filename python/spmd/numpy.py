@@ -126,13 +126,18 @@ def _check_binds(public_name, signature, xs, statics):
         raise TypeError(f"{public_name}{signature}: {error}") from None
 
 
+_PLAIN = frozenset((Array, Tensor, float, int, bool))  # array-likes by exact type: no check
+
+
 def _check_arrays(wrapped, xs, statics, arrays, names):
-    short = wrapped.public_name.rsplit(".", 1)[-1]
+    short = None
     for i in arrays:
-        if i < len(xs):
+        if i < len(xs) and type(xs[i]) not in _PLAIN:
+            short = short or wrapped.public_name.rsplit(".", 1)[-1]
             _arguments.check_arraylike(short, xs[i], first=i)
-    for k in names & statics.keys():
-        _arguments.check_arraylike(short, statics[k])
+    if statics:
+        for k in names & statics.keys():
+            _arguments.check_arraylike(wrapped.public_name.rsplit(".", 1)[-1], statics[k])
 
 
 def _constants(xs, positions):

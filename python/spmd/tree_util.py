@@ -59,12 +59,26 @@ def _node(x):
 # The walks below are module functions, not closures over themselves: a nested function that
 # calls itself is a reference cycle, which would keep every leaf it saw (a training step's arrays)
 # alive until Python's cyclic collector ran.
+def _treedef(kind, aux, children):
+    """A PyTreeDef from tree_flatten's own walk: checked by construction, so made without
+    __init__'s check (it is on every jit call's path)."""
+    d = object.__new__(PyTreeDef)
+    d.kind, d.aux, d.children = kind, aux, children
+    return d
+
+
+_LEAF = None  # set below, once PyTreeDef exists
+
+
 def _flatten_into(x, leaves):
     kind, aux, children = _node(x)
     if kind == "leaf":
         leaves.append(x)
-        return PyTreeDef("leaf", None, ())
-    return PyTreeDef(kind, aux, tuple(_flatten_into(c, leaves) for c in children))
+        return _LEAF
+    return _treedef(kind, aux, tuple(_flatten_into(c, leaves) for c in children))
+
+
+_LEAF = _treedef("leaf", None, ())
 
 
 def tree_flatten(tree):
