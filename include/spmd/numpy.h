@@ -77,6 +77,7 @@ Tensor greater_equal(const Tensor& a, Scalar b);
 // cond ? a : b, broadcast together; a and b promote.
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 Tensor where(const Tensor& cond, const Tensor& a, Scalar b);
+Tensor where(const Tensor& cond, Scalar a, const Tensor& b);
 Tensor astype(const Tensor& a, DType dtype);
 
 // Reductions over `axes` (every axis when empty); keepdims keeps them with size 1.
@@ -99,7 +100,9 @@ Tensor cumprod(const Tensor& a, std::optional<int> axis = std::nullopt);
 Tensor argmax(const Tensor& a, std::optional<int> axis = std::nullopt);
 
 // Contractions. matmul: NumPy's @ (1-D operands promoted and the added dimension removed,
-// batch dimensions broadcast); dot: matmul for operands of rank ≤ 2. float16 and bfloat16
+// batch dimensions broadcast); dot: jnp.dot, a product where either operand has rank 0, matmul
+// up to rank 2, and beyond it the sum over a's last axis and b's second-to-last (b's only for a
+// vector; the out_sharding form takes ranks 1 and 2 only). float16 and bfloat16
 // operands contract in float32, and a contraction split over devices sums its partials in
 // float32, rounding once at the end: the result does not depend on the split. (JAX on CPU
 // rounds each device's partial to the half type before its all-reduce: on 0.10.2, f16
@@ -155,7 +158,10 @@ Tensor arange(int64_t stop, DType dtype, const PartitionSpec& out_sharding);
 Tensor asarray(const HostArray& value);
 
 // Numerically stable forms (the maximum subtracted first), as jax.nn's.
+// softmax over `axes` (every axis when empty); an empty array is returned as it is (in a
+// floating dtype); logsumexp over no elements is -inf.
 Tensor softmax(const Tensor& a, int axis = -1);
+Tensor softmax(const Tensor& a, const AxisList& axes);
 Tensor logsumexp(const Tensor& a, const AxisList& axes = {}, bool keepdims = false);
 
 // jnp.promote_types.

@@ -88,13 +88,13 @@ def _op(fn, arrays=None):
     `arrays`: the positions of fn's array arguments (by default those without a default), each
     checked as jax.numpy checks them; a wrong static argument is a TypeError naming the public
     function (_name_ops gives each its name)."""
-    params = list(_inspect.signature(fn).parameters.values())
+    signature = _inspect.signature(fn)
+    params = list(signature.parameters.values())
     if arrays is None:
         arrays = tuple(i for i, p in enumerate(params)
                        if p.default is p.empty and
                        p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
     names = {params[i].name for i in arrays}
-    signature = _inspect.signature(fn)
     required = len([p for p in params if p.default is p.empty])  # (sum is jnp.sum here)
     known = {p.name for p in params}
 
@@ -203,25 +203,21 @@ less = _op(lambda a, b: a < b)
 less_equal = _op(lambda a, b: a <= b)
 greater = _op(lambda a, b: a > b)
 greater_equal = _op(lambda a, b: a >= b)
-def _weak_beside(x, other):
-    """A Python scalar branch of where as a 0-d Tensor of the dtype JAX's weak typing gives it
-    beside the other branch; anything else as it is."""
-    if type(x) not in (bool, int, float):
-        return x
-    kind = {bool: "b", int: "i", float: "f"}[type(x)]
-    dtype = _np.dtype({"b": _np.bool_, "i": _default_int(), "f": _default_float()}[kind])
-    if isinstance(other, Tensor):
-        theirs = _dtype_of(other._dtype)
-        if "biuf".index(theirs.kind if theirs.kind in "biu" else "f") >= "biuf".index(kind):
-            dtype = theirs
+def _default_of(x):
+    """A Python scalar as a 0-d Tensor of its default dtype (bool, int32 or float32; 64-bit
+    ones under x64)."""
+    dtype = (_np.bool_ if type(x) is bool else _default_int() if type(x) is int else
+             _default_float())
     return _t.full([], x, _canonical_name(dtype))
 
 
 def _where(c, a, b):
-    if isinstance(c, Tensor) or isinstance(a, Tensor) or isinstance(b, Tensor):
-        a, b = _weak_beside(a, b), _weak_beside(b, a)
-        if type(c) in (bool, int, float):  # a Python condition: its truth
-            c = _t.full([], bool(c), "bool")
+    """jnp.where; a Python scalar branch is weak beside the other (the binding's scalar
+    overloads), both Python scalars promote as JAX's weak types do."""
+    if _is_scalar(c):  # a Python condition: its truth
+        c = _t.full([], bool(c), "bool")
+    if _is_scalar(a) and _is_scalar(b):
+        a = _default_of(a)
     return _t.where(c, a, b)
 
 
@@ -280,20 +276,8 @@ cumprod = _cumulative(_t.cumprod)
 
 # Contractions and shapes.
 def _dot(a, b):
-    """jnp.dot: a product with a scalar; the matrix product up to rank 2; beyond, the sum over
-    a's last axis and b's second-to-last (b's only, for a vector)."""
-    na, nb = len(_np.shape(a)) if not isinstance(a, Tensor) else len(a.shape), (
-        len(_np.shape(b)) if not isinstance(b, Tensor) else len(b.shape))
-    if na == 0 or nb == 0:
-        return a * b
-    if na <= 2 and nb <= 2:
-        return _t.dot(a, b)
-    letters = "abcdefghijklmnopqrstuvwxyz"
-    left = letters[:na]
-    right = letters[na:na + nb - 1]
-    right = right[:-1] + left[-1] + right[-1:] if nb > 1 else left[-1]
-    out = left[:-1] + right.replace(left[-1], "")
-    return _t.einsum(f"{left},{right}->{out}", a, b)
+    """jnp.dot (spmd::numpy::dot's rules); a Python scalar operand multiplies, weak."""
+    return a * b if _is_scalar(a) or _is_scalar(b) else _t.dot(a, b)
 
 
 dot = _op(_dot)
@@ -308,7 +292,12 @@ def _expand_dims(a, axis):
     """jnp.expand_dims: `axis` an int or a tuple of them, positions in the result."""
     if isinstance(axis, (tuple, list)):
         out = len(a.shape) + len(axis)
-        for ax in sorted(_operator.index(x) % out if -out <= x < out else x for x in axis):
+        axes = [_operator.index(x) for x in axis]
+        places = sorted(x % out if -out <= x < out else x for x in axes)
+        if len(set(places)) != len(places):
+            raise ValueError(f"expand_dims: repeated axis in {tuple(axes)} for a result of "
+                             f"rank {out}")
+        for ax in places:
             a = _t.expand_dims(a, ax)
         return a
     return _t.expand_dims(a, _operator.index(axis))

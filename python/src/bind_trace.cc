@@ -35,7 +35,13 @@ Scalar scalar_of(const nb::handle& h) {
     }
     return Scalar(static_cast<int64_t>(v));
   }
-  return Scalar(nb::cast<double>(h));
+  double v = 0;
+  if (!nb::try_cast<double>(h, v)) {  // (nb::cast would throw std::bad_cast's message)
+    throw nb::type_error(fmt::format("a real Python number (bool, int or float) expected, got {}",
+                                     nb::cast<std::string>(nb::repr(h)))
+                             .c_str());
+  }
+  return Scalar(v);
 }
 
 using TensorBinary = Tensor (*)(const Tensor&, const Tensor&);
@@ -150,13 +156,20 @@ void bind_numpy(nb::module_& m) {
   }
   t.def("var", &jnp::var, nb::arg("a"), nb::arg("axes"), nb::arg("ddof"), nb::arg("keepdims"));
   t.def("where", static_cast<Tensor (*)(const Tensor&, const Tensor&, const Tensor&)>(&jnp::where));
+  // A Python scalar branch: weak beside the other (jnp.where(c, x, 0.5) keeps a float16 x's dtype).
+  t.def("where", [](const Tensor& c, const Tensor& a, nb::handle s) {
+    return jnp::where(c, a, scalar_of(s));
+  });
+  t.def("where", [](const Tensor& c, nb::handle s, const Tensor& b) {
+    return jnp::where(c, scalar_of(s), b);
+  });
   t.def("astype", [](const Tensor& a, const std::string& dtype) {
     return jnp::astype(a, dtype_named(dtype));
   });
   t.def("argmax", &jnp::argmax, nb::arg("a"), nb::arg("axis").none());
   t.def("cumsum", &jnp::cumsum, nb::arg("a"), nb::arg("axis").none());
   t.def("cumprod", &jnp::cumprod, nb::arg("a"), nb::arg("axis").none());
-  t.def("softmax", &jnp::softmax);
+  t.def("softmax", static_cast<Tensor (*)(const Tensor&, const jnp::AxisList&)>(&jnp::softmax));
   t.def("einsum",
         static_cast<Tensor (*)(const std::string&, const Tensor&, const Tensor&)>(&jnp::einsum));
   t.def("reshape", &jnp::reshape);

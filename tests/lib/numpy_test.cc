@@ -312,6 +312,68 @@ TEST(Numpy, ShapesMoveElementsAsNumPy) {
   }
 }
 
+TEST(Numpy, DotBeyondRankTwoAndWithAScalarIsJnpDot) {
+  // a (2, 3, 4) . b (5, 4, 2): the sum over a's last axis and b's second-to-last, (2, 3, 5, 2).
+  std::vector<float> av(24), bv(40);
+  for (size_t i = 0; i < av.size(); ++i) av[i] = static_cast<float>(i % 7) - 3;
+  for (size_t i = 0; i < bv.size(); ++i) bv[i] = static_cast<float>(i % 5) - 2;
+  const HostArray a = host(av, {2, 3, 4}), b = host(bv, {5, 4, 2});
+  const HostArray z = run2([](const Tensor& p, const Tensor& q) { return jnp::dot(p, q); }, a, b);
+  ASSERT_EQ(z.shape(), (Shape{2, 3, 5, 2}));
+  for (int i = 0; i < 6; ++i) {
+    for (int j = 0; j < 5; ++j) {
+      for (int m = 0; m < 2; ++m) {
+        float want = 0;
+        for (int k = 0; k < 4; ++k) want += av[i * 4 + k] * bv[j * 8 + k * 2 + m];
+        EXPECT_EQ(z.data<float>()[(i * 5 + j) * 2 + m], want);
+      }
+    }
+  }
+  const HostArray v = host(std::vector<float>{1, 0, -1, 2}, {4});
+  const HostArray av4 = run2([](const Tensor& p, const Tensor& q) { return jnp::dot(p, q); }, a, v);
+  ASSERT_EQ(av4.shape(), (Shape{2, 3}));
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_EQ(av4.data<float>()[i], av[i * 4] - av[i * 4 + 2] + 2 * av[i * 4 + 3]);
+  }
+  const HostArray s = host(std::vector<float>{2.5f}, {});
+  const HostArray scaled =
+      run2([](const Tensor& p, const Tensor& q) { return jnp::dot(q, p); }, a, s);
+  ASSERT_EQ(scaled.shape(), a.shape());
+  for (int i = 0; i < 24; ++i) EXPECT_EQ(scaled.data<float>()[i], 2.5f * av[i]);
+}
+
+TEST(Numpy, SoftmaxOverSeveralAxesAndOfNothing) {
+  const HostArray x = host(std::vector<float>{0, 1, 2, 3, 4, 5}, {2, 3});
+  const HostArray all = run([](const Tensor& t) { return jnp::softmax(t, jnp::AxisList{}); }, x);
+  double z = 0;
+  for (int i = 0; i < 6; ++i) z += std::exp(static_cast<double>(i));
+  for (int i = 0; i < 6; ++i) EXPECT_NEAR(all.data<float>()[i], std::exp(i) / z, 1e-6);
+  const HostArray empty = host(std::vector<int32_t>{}, {0, 3});
+  const HostArray sm = run([](const Tensor& t) { return jnp::softmax(t, 1); }, empty);
+  EXPECT_EQ(sm.dtype(), DType::kFloat32);
+  EXPECT_EQ(sm.shape(), (Shape{0, 3}));
+  const HostArray rows = host(std::vector<float>{}, {2, 0});
+  const HostArray ls = run([](const Tensor& t) { return jnp::logsumexp(t, {1}, true); }, rows);
+  ASSERT_EQ(ls.shape(), (Shape{2, 1}));
+  for (int r = 0; r < 2; ++r) EXPECT_EQ(ls.data<float>()[r], -INFINITY);
+}
+
+TEST(Numpy, WhereTakesAWeakScalarOnEitherSide) {
+  const HostArray x = host(std::vector<float>{1, 2, 3}, {3});
+  auto left = [](const Tensor& t) {
+    return jnp::where(t > Scalar(1.5), Scalar(0.5), jnp::astype(t, DType::kFloat16));
+  };
+  EXPECT_EQ(run(left, x).dtype(), DType::kFloat16);  // the scalar takes the other branch's dtype
+  const HostArray l =
+      run([&](const Tensor& t) { return jnp::astype(left(t), DType::kFloat32); }, x);
+  const HostArray r =
+      run([](const Tensor& t) { return jnp::where(t > Scalar(1.5), t, Scalar(-1)); }, x);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(l.data<float>()[i], i == 0 ? 1.0f : 0.5f);
+    EXPECT_EQ(r.data<float>()[i], i == 0 ? -1.0f : static_cast<float>(i + 1));
+  }
+}
+
 TEST(Numpy, SoftmaxAndLogsumexpSubtractTheMaximum) {
   const HostArray x = host(std::vector<float>{1000, 1001, 1002, -5, 0, 5}, {2, 3});
   const HostArray sm = run([](const Tensor& t) { return jnp::softmax(t); }, x);

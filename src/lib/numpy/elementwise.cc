@@ -70,7 +70,7 @@ Tensor integer_pow(const Tensor& a, int64_t n) {
 
 Tensor power(const Tensor& a, Scalar b) {
   const Tensor base = numeric(a, DType::kBool);
-  if (!b.floating && !b.boolean) return integer_pow(base, static_cast<int64_t>(b.value));
+  if (!b.floating && !b.boolean) return integer_pow(base, b.integer);
   return arithmetic("power", Binary::kPow, base, b, false);
 }
 Tensor power(Scalar a, const Tensor& b) {
@@ -161,6 +161,12 @@ Tensor where(const Tensor& cond, const Tensor& a, Scalar b) {
   compiler::check_scalar_range("where", b, a.dtype());
   return where(cond, a,
                compiler::scalar_tensor(trace, b, compiler::promote_with_scalar(a.dtype(), b)));
+}
+Tensor where(const Tensor& cond, Scalar a, const Tensor& b) {
+  auto trace = compiler::trace_of("where", {&cond, &b});
+  compiler::check_scalar_range("where", a, b.dtype());
+  return where(cond, compiler::scalar_tensor(trace, a, compiler::promote_with_scalar(b.dtype(), a)),
+               b);
 }
 
 Tensor astype(const Tensor& a, DType dtype) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "jit/lax.h"
 #include "jit/promotion.h"
@@ -126,13 +127,14 @@ Tensor cumprod(const Tensor& a, std::optional<int> axis) {
 
 namespace {
 
-// How many elements of `a` each result of a reduction over `axes` takes.
+// How many elements of `a` each result of a reduction over `axes` takes (InvalidArgument
+// beyond int64, which a shape with an empty dimension elsewhere can reach).
 int64_t reduced_count(const char* what, const Tensor& a, const AxisList& axes) {
-  int64_t count = 1;
+  Shape reduced;
   for (int64_t i : internal::reduced_axes(what, axes, a.shape())) {
-    count *= a.shape()[static_cast<size_t>(i)];
+    reduced.push_back(a.shape()[static_cast<size_t>(i)]);
   }
-  return count;
+  return shape_size(reduced);
 }
 
 }  // namespace
@@ -366,9 +368,35 @@ void check_dot_ranks(const Tensor& a, const Tensor& b) {
 
 }  // namespace
 
+namespace {
+
+// jnp.dot beyond rank 2 as einsum subscripts: a's last axis against b's second-to-last (its
+// only one for a vector); the result a's other axes, then b's.
+std::string dot_subscripts(int64_t na, int64_t nb) {
+  const std::string letters = "abcdefghijklmnopqrstuvwxyz";
+  if (na + nb - 1 > static_cast<int64_t>(letters.size())) {
+    throw InvalidArgument(
+        fmt::format("dot: operands of rank {} and {} have more axes than "
+                    "einsum has letters (26)",
+                    na, nb));
+  }
+  const std::string lhs = letters.substr(0, static_cast<size_t>(na));
+  const char k = lhs.back();
+  std::string rhs = letters.substr(static_cast<size_t>(na), static_cast<size_t>(nb - 1));
+  rhs.insert(nb == 1 ? rhs.end() : rhs.end() - 1, k);
+  std::string out = lhs.substr(0, lhs.size() - 1);
+  for (char c : rhs) {
+    if (c != k) out += c;
+  }
+  return lhs + "," + rhs + "->" + out;
+}
+
+}  // namespace
+
 Tensor dot(const Tensor& a, const Tensor& b) {
-  check_dot_ranks(a, b);
-  return matmul(a, b);
+  if (a.ndim() == 0 || b.ndim() == 0) return a * b;
+  if (a.ndim() <= 2 && b.ndim() <= 2) return matmul(a, b);
+  return einsum(dot_subscripts(a.ndim(), b.ndim()), a, b);
 }
 Tensor dot(const Tensor& a, const Tensor& b, const PartitionSpec& out_sharding) {
   check_dot_ranks(a, b);
@@ -436,15 +464,21 @@ Tensor asarray(const HostArray& value) {
   return lax::constant(trace, value);
 }
 
-Tensor softmax(const Tensor& a, int axis) {
+Tensor softmax(const Tensor& a, int axis) { return softmax(a, AxisList{axis}); }
+
+Tensor softmax(const Tensor& a, const AxisList& axes) {
   const Tensor x = astype(a, compiler::floating_of(a.dtype()));
-  const Tensor shifted = x - spmd::lax::stop_gradient(max(x, {axis}, true));  // as jax.nn's
+  if (x.size() == 0) return x;  // nothing to normalise (the maximum of nothing has no value)
+  const Tensor shifted = x - spmd::lax::stop_gradient(max(x, axes, true));  // as jax.nn's
   const Tensor e = exp(shifted);
-  return e / sum(e, {axis}, true);
+  return e / sum(e, axes, true);
 }
 
 Tensor logsumexp(const Tensor& a, const AxisList& axes, bool keepdims) {
   const Tensor x = astype(a, compiler::floating_of(a.dtype()));
+  if (reduced_count("logsumexp", x, axes) == 0) {  // log of an empty sum: -inf, as JAX's
+    return lax::full_like(sum(x, axes, keepdims), -std::numeric_limits<double>::infinity());
+  }
   const Tensor m = max(x, axes, true);
   // Shift by the maximum where it is finite, by 0 where it is ±inf (x - inf would be NaN) or
   // NaN, as jax.scipy.special.logsumexp does; a constant to differentiation.
