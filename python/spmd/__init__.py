@@ -3,8 +3,8 @@
 import contextlib
 
 from . import _operators  # noqa: F401 - binds Python's operators on Arrays and Tensors
-from . import (_arguments, _spmd, checkpoint, data, distributed, errors, experimental, lax, nn, numpy,
-               optax, random, sharding, tree_util)
+from . import (_arguments, _spmd, checkpoint, data, distributed, errors, experimental, lax, nn,
+               numpy, optax, random, sharding, tree_util)
 from ._config import config
 from ._core import (Array, Shard, Tensor, device_put, make_array_from_callback,
                     make_array_from_process_local_data, make_array_from_single_device_arrays)
@@ -50,8 +50,8 @@ def set_mesh(mesh):
 
 
 __all__ = ["Array", "AxisType", "NamedSharding", "P", "PartitionSpec", "Shard", "Tensor",
-           "checkpoint", "config", "data", "device_count", "device_put", "devices", "distributed", "errors",
-           "experimental", "grad", "jit", "lax", "local_device_count", "local_devices",
+           "checkpoint", "config", "data", "device_count", "device_put", "devices", "distributed",
+           "errors", "experimental", "grad", "jit", "lax", "local_device_count", "local_devices",
            "make_array_from_callback", "make_array_from_process_local_data",
            "make_array_from_single_device_arrays", "make_mesh", "nn", "numpy", "optax", "pmap",
            "process_count", "process_index", "random", "reshard", "set_mesh", "shard_map",

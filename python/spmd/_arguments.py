@@ -91,41 +91,33 @@ def is_overload_error(error):
     return "incompatible function arguments" in str(error)
 
 
-def public(public_name, binding, method=False):
-    """`binding` under `public_name`, its overload errors restated in Python's terms (for a
-    method, without self among the types called with)."""
-    signature = _python_signature(binding, public_name)
-
-    @functools.wraps(binding)
+def _restating(fn, public_name, signature, skip=0):
+    """`fn` with an overload error from the bindings it reaches restated as type_error (the
+    first `skip` arguments, a bound method's self, left out of the types listed)."""
+    @functools.wraps(fn)
     def call(*args, **kwargs):
         try:
-            return binding(*args, **kwargs)
+            return fn(*args, **kwargs)
         except TypeError as error:
             if not is_overload_error(error):
                 raise
-            raise type_error(public_name, signature, args[1:] if method else args,
-                             kwargs) from None
-    call.__name__ = public_name.rsplit(".", 1)[-1]
-    call.__qualname__ = call.__name__
+            raise type_error(public_name, signature, args[skip:], kwargs) from None
+    return call
+
+
+def public(public_name, binding, method=False):
+    """`binding` under `public_name`, its overload errors restated in Python's terms (for a
+    method, without self among the types called with)."""
+    call = _restating(binding, public_name, _python_signature(binding, public_name),
+                      skip=1 if method else 0)
+    call.__name__ = call.__qualname__ = public_name.rsplit(".", 1)[-1]
     return call
 
 
 def restated(public_name):
     """A decorator: the Python function's overload errors from the bindings it calls restated
     with its public name and its own signature."""
-    def wrap(fn):
-        signature = public_name + str(inspect.signature(fn))
-
-        @functools.wraps(fn)
-        def call(*args, **kwargs):
-            try:
-                return fn(*args, **kwargs)
-            except TypeError as error:
-                if not is_overload_error(error):
-                    raise
-                raise type_error(public_name, signature, args, kwargs) from None
-        return call
-    return wrap
+    return lambda fn: _restating(fn, public_name, public_name + str(inspect.signature(fn)))
 
 
 def public_methods(cls, public_name):
@@ -140,18 +132,12 @@ def public_methods(cls, public_name):
 def public_init(cls, public_name, hint=None):
     """A bound class whose construction with wrong arguments is a TypeError in Python's terms;
     with `hint`, a class users do not construct says how they get one instead."""
-    original = cls.__init__
-    signature = (_python_signature(original, public_name)
-                 if hasattr(original, "__nb_signature__") else public_name + "(...)")
+    construct = _restating(cls.__init__, public_name,
+                           _python_signature(cls.__init__, public_name), skip=1)
 
     def __init__(self, *args, **kwargs):  # noqa: N807 - the constructor itself
         if hint is not None:
             raise TypeError(f"{public_name} cannot be constructed directly: {hint}")
-        try:
-            original(self, *args, **kwargs)
-        except TypeError as error:
-            if not is_overload_error(error):
-                raise
-            raise type_error(public_name, signature, args, kwargs) from None
+        construct(self, *args, **kwargs)
     __init__.__signature__ = inspect.Signature()
     cls.__init__ = __init__

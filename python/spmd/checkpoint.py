@@ -97,8 +97,8 @@ class CheckpointManager:
     @_arguments.restated("spmd.checkpoint.CheckpointManager")
     def __init__(self, directory, *, max_to_keep=None, keep_best=None, best_metric="",
                  best_mode_max=False, save_interval_steps=1):
-        self._core = _c.CheckpointManager(_os.fspath(directory), max_to_keep, keep_best, best_metric,
-                                          best_mode_max, save_interval_steps)
+        self._core = _c.CheckpointManager(_os.fspath(directory), max_to_keep, keep_best,
+                                          best_metric, best_mode_max, save_interval_steps)
 
     @_arguments.restated("spmd.checkpoint.CheckpointManager.should_save")
     def should_save(self, step):
