@@ -116,7 +116,23 @@ Array.__len__ = lambda self: self.shape[0] if self.shape else _unsized()
 Array.__iter__ = lambda self: iter([device_put(row) for row in _rows(self)])
 Array.item = lambda self: np.asarray(self).item()
 Array.tolist = lambda self: np.asarray(self).tolist()
-Array.__getitem__ = lambda self, index: device_put(np.asarray(self)[index])
+
+
+def _host_index(index):
+    """An index as NumPy takes it: Arrays in it (an integer or a boolean mask) as host arrays,
+    so that a mask selects (NumPy would take an Array it does not know as a sequence)."""
+    if isinstance(index, tuple):
+        return tuple(_host_index(i) for i in index)
+    return np.asarray(index) if isinstance(index, Array) else index
+
+
+def _getitem(self, index):
+    """x[index], as NumPy indexes this process's copy. An index out of bounds is NumPy's
+    IndexError (JAX clamps it without a word)."""
+    return device_put(np.asarray(self)[_host_index(index)])
+
+
+Array.__getitem__ = _getitem
 
 
 def _unsized():
@@ -266,11 +282,15 @@ def _by_device(arrays, devices):
             continue
         on = list(a.devices())
         i = where.get(on[0]) if len(on) == 1 else None
-        if i is None or placed[i] is not None:
-            problem = ("is on devices " + ", ".join(str(d.id) for d in on) if len(on) > 1 else
-                       f"is on device {on[0].id}, " + ("which another array is on too" if i is
-                                                       not None else "which the sharding "
-                                                       "does not address"))
+        if len(on) > 1:
+            problem = "is on devices " + ", ".join(str(d.id) for d in on)
+        elif i is None:
+            problem = f"is on device {on[0].id}, which the sharding does not address"
+        elif placed[i] is not None:
+            problem = f"is on device {on[0].id}, which another array is on too"
+        else:
+            problem = None
+        if problem:
             raise _spmd.errors.InvalidArgument(
                 f"make_array_from_single_device_arrays: arrays[{k}] {problem}; each Array must "
                 f"be on one device of sharding.addressable_devices "

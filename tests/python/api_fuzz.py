@@ -36,8 +36,9 @@ import spmd.sharding
 import spmd.tree_util
 
 # What a user may see: the exception types JAX raises for bad input, and spmd's own errors
-# (which derive from them); BufferError is DLPack's, NameError JAX's for an unbound axis name. Anything else (RuntimeError, AttributeError, SystemError,
-# RecursionError, AssertionError) is a crash in Python's clothes.
+# (which derive from them); BufferError is DLPack's, NameError JAX's for an unbound axis name.
+# Anything else (RuntimeError, AttributeError, SystemError, RecursionError, AssertionError) is a
+# crash in Python's clothes.
 ALLOWED = (TypeError, ValueError, IndexError, KeyError, OverflowError, NotImplementedError,
            ZeroDivisionError, MemoryError, BufferError, NameError, spmd.errors.Error)
 
@@ -275,6 +276,42 @@ class CallLog:
         faulthandler.dump_traceback_later(self.call_timeout, exit=True)
 
 
+def attempt(log, call, thunk):
+    """Logs `call`, runs thunk and checks what came of it: (True, its result) when it returned,
+    (False, None) when it raised what a user may see; Violation otherwise."""
+    log.write(call)
+    try:
+        result = thunk()
+        check_result(call, result)
+        return True, result
+    except Violation:
+        raise
+    except KeyboardInterrupt:
+        raise
+    except BaseException as error:  # noqa: B902 - the property is about every exception
+        check_raised(call, error)
+        return False, None
+
+
+def drive(examples, seed_value, survey, body):
+    """Runs body(data) for `examples` Hypothesis examples from `seed_value`. With survey (a
+    dict), a Violation is recorded there, one per key, and the run goes on instead of
+    shrinking it."""
+    @settings(max_examples=examples, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck), print_blob=False)
+    @seed(seed_value)
+    @given(st.data())
+    def property_holds(data):
+        try:
+            body(data)
+        except Violation as v:
+            if survey is None:
+                raise
+            survey.setdefault(v.key, str(v))
+
+    property_holds()
+
+
 def describe(name, args, kwargs):
     def r(v):
         if isinstance(v, np.ndarray):
@@ -322,18 +359,6 @@ def run(examples, seed_value, log, survey=None):
     table = targets()
     names_of = {name: parameter_names(fn) for name, fn in table if not isinstance(fn, str)}
 
-    @settings(max_examples=examples, deadline=None, database=None, derandomize=False,
-              suppress_health_check=list(HealthCheck), print_blob=False)
-    @seed(seed_value)
-    @given(st.data())
-    def property_holds(data):
-        try:
-            one_call(data)
-        except Violation as v:
-            if survey is None:
-                raise
-            survey.setdefault(v.key, str(v))
-
     def one_call(data):
         name, target = data.draw(st.sampled_from(table), label="target")
         if isinstance(target, str):
@@ -348,32 +373,12 @@ def run(examples, seed_value, log, survey=None):
             keys = data.draw(st.lists(st.sampled_from(known), max_size=2, unique=True))
             kwargs = {k: data.draw(values(), label=k) for k in keys}
         call = describe(name, args, kwargs)
-        log.write(call)
-        try:
-            result = invoke(name, target, args, kwargs)
-            check_result(call, result)
-        except Violation:
-            raise
-        except BaseException as error:  # noqa: B902 - the property is about every exception
-            if isinstance(error, KeyboardInterrupt):
-                raise
-            check_raised(call, error)
-            return
-        follow = follow_up(data, result)
-        if follow is None:
-            return
-        call = f"{call}{follow[0]}"
-        log.write(call)
-        try:
-            check_result(call, follow[1]())
-        except Violation:
-            raise
-        except BaseException as error:  # noqa: B902
-            if isinstance(error, KeyboardInterrupt):
-                raise
-            check_raised(call, error)
+        returned, result = attempt(log, call, lambda: invoke(name, target, args, kwargs))
+        follow = follow_up(data, result) if returned else None
+        if follow is not None:
+            attempt(log, f"{call}{follow[0]}", follow[1])
 
-    property_holds()
+    drive(examples, seed_value, survey, one_call)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -396,21 +401,38 @@ TOLERANCE = {"float32": 2e-6, "float16": 2e-3, "bfloat16": 1.6e-2}
 
 # Where JAX's answer depends on more than types and values, and spmd follows JAX under jit:
 # each is skipped by name, counted, and the count printed.
+def _operands(name, args):
+    """(left, right) of a binary call as the operation sees them ("b / a" has them swapped)."""
+    return (args[1], args[0]) if name.startswith("Array: b ") else (args[0], args[1])
+
+
+def _array_where(x, test):
+    return isinstance(x, (bool, int, float, np.ndarray, np.generic)) and bool(
+        np.any(test(np.asarray(x))))
+
+
+POWER = ("numpy.power", "Array: a ** b", "Array: b ** a")
+DIVIDE = ("numpy.divide", "numpy.true_divide", "Array: a / b", "Array: b / a")
 KNOWN = [
     ("JAX's eager power with a concrete 0-d integer exponent is lax.integer_pow, of the base's "
      "dtype; under jit (and in spmd) the operands promote",
-     lambda name, args: name in ("numpy.power", "Array: a ** b", "Array: b ** a") and any(
-         isinstance(a, np.ndarray) and a.ndim == 0 and a.dtype.kind in "iub" for a in args)),
-    ("XLA rewrites a bool divided by x as select(b, 1 / x, 0), so JAX's False / 0 is 0; spmd "
-     "(and NumPy) give 0 / 0, NaN",
-     lambda name, args: name in ("numpy.divide", "numpy.true_divide", "Array: a / b",
-                                 "Array: b / a") and any(
-         isinstance(a, (bool, np.ndarray)) and np.asarray(a).dtype == bool for a in args)),
+     lambda name, args: name in POWER and isinstance(_operands(name, args)[1], np.ndarray) and
+     _operands(name, args)[1].ndim == 0 and _operands(name, args)[1].dtype.kind in "iub"),
+    ("XLA rewrites a bool divided by x as select(b, 1 / x, 0), so JAX's False / 0 and False / "
+     "NaN are 0; spmd (and NumPy) give NaN",
+     lambda name, args: name in DIVIDE and np.asarray(_operands(name, args)[0]).dtype == bool and
+     _array_where(_operands(name, args)[1], lambda d: (d == 0) | np.isnan(d.astype(float)))),
     ("XLA's unsigned integer power is not 2^32-modular for exponents of 2^31 and above (3 ** "
      "4294967294 is 703701817 in JAX); spmd's is, as NumPy's (954437177)",
-     lambda name, args: ("power" in name or "**" in name) and any(
-         isinstance(a, np.ndarray) and a.dtype.kind == "u" and (a >= 2**31).any()
-         for a in args)),
+     lambda name, args: name in POWER and isinstance(_operands(name, args)[1], np.ndarray) and
+     _operands(name, args)[1].dtype.kind == "u" and _array_where(_operands(name, args)[1],
+                                                                  lambda e: e >= 2**31)),
+    ("JAX clamps an integer index out of bounds to the nearest element; spmd raises NumPy's "
+     "IndexError",
+     lambda name, args: name == "Array: a[b]" and isinstance(args[1], (int, np.ndarray)) and
+     np.asarray(args[1]).dtype.kind in "iu" and _array_where(
+         args[1], lambda i: (i >= (args[0].shape[0] if args[0].ndim else 0)) |
+         (i < -(args[0].shape[0] if args[0].ndim else 0)))),
     ("jax.nn.softmax of an unsigned array subtracts its maximum in uint32 (wrapping) before "
      "exp; spmd converts to float first",
      lambda name, args: name == "nn.softmax" and any(
@@ -418,10 +440,11 @@ KNOWN = [
 ]
 
 
-def numeric_arrays(max_rank=3):
+def numeric_arrays(max_rank=3, exact_shape=None):
     @st.composite
     def draw(d):
-        shape = d(st.lists(st.integers(0, 3), max_size=max_rank).map(tuple))
+        shape = exact_shape if exact_shape is not None else d(
+            st.lists(st.integers(0, 3), max_size=max_rank).map(tuple))
         dtype = d(st.sampled_from(["float32", "int32", "bool", "float16", "uint32"]))
         size = int(np.prod(shape))
         if dtype in ("float32", "float16"):
@@ -450,6 +473,21 @@ def differential_value(name, data):
         "arrays": st.lists(numeric_arrays(max_rank=2), min_size=1, max_size=3),
     }
     return data.draw(strategies.get(name, operand), label=name)
+
+
+CONTRACTIONS = ("numpy.matmul", "numpy.dot")
+
+
+def contraction_pair(data):
+    """Two arrays whose shapes contract: a's last axis as long as b's second-to-last (its only
+    one for a vector), with batch axes on either side."""
+    k = data.draw(st.integers(0, 3), label="k")
+    a_lead = data.draw(st.lists(st.integers(1, 3), max_size=2), label="a axes")
+    b_rank = data.draw(st.integers(1, 3), label="b rank")
+    b_shape = [k] if b_rank == 1 else [data.draw(st.integers(1, 3)) for _ in range(b_rank - 2)] + [
+        k, data.draw(st.integers(0, 3))]
+    make = lambda shape: data.draw(numeric_arrays(exact_shape=tuple(shape)))  # noqa: E731
+    return [make(a_lead + [k]), make(b_shape)]
 
 
 def same_values(ours, theirs):
@@ -484,25 +522,15 @@ def run_differential(examples, seed_value, log, survey=None):
              for m, names in DIFFERENTIAL.items() for n in names]
     table += [(f"Array: {op}", OPERATORS[op], OPERATORS[op]) for op in OPERATOR_DIFFERENTIAL]
 
-    @settings(max_examples=examples, deadline=None, database=None,
-              suppress_health_check=list(HealthCheck), print_blob=False)
-    @seed(seed_value)
-    @given(st.data())
-    def agrees(data):
-        try:
-            one(data)
-        except Violation as v:
-            if survey is None:
-                raise
-            survey.setdefault(v.key, str(v))
-
     def one(data):
         name, ours_fn, theirs_fn = data.draw(st.sampled_from(table), label="target")
         if name.startswith("Array"):
-            params = ["a", "b"] if name in BINARY else ["a"]
+            params = ["a", "b"] if name[len("Array: "):] in BINARY else ["a"]
             args = [data.draw(numeric_arrays(), label="a")] + [
                 differential_value("b", data) for _ in params[1:]]
             kwargs = {}
+        elif name in CONTRACTIONS and data.draw(st.booleans()):
+            args, kwargs = contraction_pair(data), {}  # (random shapes rarely line up)
         else:
             params = parameter_names(ours_fn)
             required = [p for p in inspect.signature(ours_fn).parameters.values()
@@ -514,6 +542,7 @@ def run_differential(examples, seed_value, log, survey=None):
             kwargs = {k: differential_value(k, data) for k in keys}
         call = describe(name, args, kwargs)
         log.write(call)
+        drawn[name] = drawn.get(name, 0) + 1
         for reason, applies in KNOWN:
             if applies(name, args):
                 skipped[reason] = skipped.get(reason, 0) + 1
@@ -522,9 +551,7 @@ def run_differential(examples, seed_value, log, survey=None):
                  for a in args]
         try:
             with np.errstate(all="ignore"):
-                theirs = (theirs_fn(*jargs, **kwargs) if not name.startswith("Array") else
-                          OPERATORS[name[7:]](*jargs))
-            theirs = np.asarray(theirs)
+                theirs = np.asarray(theirs_fn(*jargs, **kwargs))
         except Exception:  # noqa: BLE001 - JAX refused it: the crash side covers ours
             return
         sargs = [to_spmd(a) if not isinstance(a, list) else [to_spmd(x) for x in a]
@@ -538,11 +565,18 @@ def run_differential(examples, seed_value, log, survey=None):
         problem = same_values(ours, theirs)
         if problem:
             raise Violation(f"{call}: {problem}", (name, "value")) from None
+        compared[name] = compared.get(name, 0) + 1
 
-    skipped = {}
-    agrees()
+    skipped, drawn, compared = {}, {}, {}
+    drive(examples, seed_value, survey, one)
     for reason, count in skipped.items():
         print(f"api_fuzz: {count} calls not compared: {reason}")
+    print(f"api_fuzz: {sum(compared.values())} of {sum(drawn.values())} calls compared with JAX")
+    # A target drawn often but never compared is one whose calls JAX always refused: the
+    # strategy or the wrapper is wrong, and its row compares nothing.
+    never = sorted(n for n, k in drawn.items() if k >= 10 and not compared.get(n))
+    if never:
+        raise SystemExit(f"api_fuzz: never compared with JAX (every call refused): {never}")
 
 
 def main():

@@ -266,3 +266,27 @@ def test_prng_seeds_and_fold_in_data_out_of_range_are_overflow_errors_as_in_jax(
     assert np.asarray(spmd.random.normal(raw)) == np.asarray(jax.random.normal(raw))
     assert np.asarray(spmd.random.PRNGKey(-1)).tolist() == \
         np.asarray(jax.random.PRNGKey(-1)).tolist()
+
+
+def test_an_array_index_is_numpys_a_mask_selects_and_out_of_bounds_is_an_index_error():
+    """An Array as an index was taken as a sequence: a boolean mask Array gave a (1, 0, 2, 0, 2)
+    array where JAX's selection is (0,). Out of bounds, JAX clamps without a word; spmd raises
+    NumPy's IndexError."""
+    import jax.numpy as jnp
+    import numpy as np
+
+    import spmd
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for index in (x > 2, np.array([1, 0]), (np.array([0, 1]), np.array([2, 2]))):
+        ours = spmd.device_put(x)[as_spmd_index(spmd, index)]
+        theirs = jnp.asarray(x)[index]
+        assert np.asarray(ours).tolist() == np.asarray(theirs).tolist(), index
+    with pytest.raises(IndexError, match="out of bounds"):
+        spmd.device_put(x)[spmd.device_put(np.array([5]))]
+
+
+def as_spmd_index(spmd, index):
+    """The index with its NumPy arrays as spmd Arrays."""
+    if isinstance(index, tuple):
+        return tuple(as_spmd_index(spmd, i) for i in index)
+    return spmd.device_put(index)
