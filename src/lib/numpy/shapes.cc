@@ -467,7 +467,7 @@ Tensor asarray(const HostArray& value) {
 Tensor softmax(const Tensor& a, int axis) { return softmax(a, AxisList{axis}); }
 
 Tensor softmax(const Tensor& a, const AxisList& axes) {
-  const Tensor x = astype(a, compiler::floating_of(a.dtype()));
+  Tensor x = astype(a, compiler::floating_of(a.dtype()));
   if (x.size() == 0) return x;  // nothing to normalise (the maximum of nothing has no value)
   const Tensor shifted = x - spmd::lax::stop_gradient(max(x, axes, true));  // as jax.nn's
   const Tensor e = exp(shifted);
