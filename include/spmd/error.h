@@ -84,4 +84,10 @@ class PermissionDenied : public Error {
   using Error::Error;
 };
 
+// A resource ran out: device memory (a GPU's allocation failed), as JAX's RESOURCE_EXHAUSTED.
+class ResourceExhausted : public Error {
+ public:
+  using Error::Error;
+};
+
 }  // namespace spmd

@@ -15,3 +15,4 @@ CollectiveMismatch = _errors.CollectiveMismatch
 FailedPrecondition = _errors.FailedPrecondition
 AlreadyExists = _errors.AlreadyExists
 PermissionDenied = _errors.PermissionDenied
+ResourceExhausted = _errors.ResourceExhausted

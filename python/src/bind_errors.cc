@@ -26,6 +26,7 @@ void bind_errors(nb::module_& m) {
   static nb::exception<FailedPrecondition> precondition(errors, "FailedPrecondition", error.ptr());
   static nb::exception<AlreadyExists> exists(errors, "AlreadyExists", error.ptr());
   static nb::exception<PermissionDenied> denied(errors, "PermissionDenied", error.ptr());
+  static nb::exception<ResourceExhausted> exhausted(errors, "ResourceExhausted", error.ptr());
 }
 
 }  // namespace spmd::python
