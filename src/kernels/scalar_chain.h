@@ -1,0 +1,148 @@
+// An element-wise chain (chain.h) as a program one element at a time: the body of the CUDA
+// backend's chain kernel (cuda/chain_kernel.cu), written once for the host and the GPU so that
+// the CPU tests (tests/kernels/scalar_ops_test.cc) run, element for element, what the GPU runs.
+//
+// make_scalar_chain() checks the steps on the host and fixes each input's dtype; run_element()
+// then computes one element through every step in scalar_ops.h's arithmetic, each step's
+// result rounded to its dtype (a half type, an integer's width) as that step's own kernel would
+// store it. Pure; thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "kernels/chain.h"
+#include "kernels/scalar_ops.h"
+
+namespace spmd::kernels {
+
+// The most steps and inputs one program takes (a GPU launch carries it as its parameters).
+constexpr int kMaxScalarChainSteps = 32;
+constexpr int kMaxScalarChainInputs = 16;
+
+struct ScalarChain {
+  int32_t steps = 0;
+  int32_t inputs = 0;
+  ChainStep step[kMaxScalarChainSteps];
+  const std::byte* input[kMaxScalarChainInputs];
+  int64_t input_elements[kMaxScalarChainInputs];  // n or 1
+  DType input_dtype[kMaxScalarChainInputs];
+  std::byte* out = nullptr;
+  int64_t n = 0;
+};
+
+// The program for run_chain(steps, inputs, out, n) (chain.h). Throws InvalidArgument for a step
+// that reads a later step or a missing input, an operation elementwise.h does not define on its
+// dtype, uint64 (scalar_ops.h does not compute in it), or more steps or inputs than the limits.
+ScalarChain make_scalar_chain(std::span<const ChainStep> steps, std::span<const Input> inputs,
+                              std::byte* out, int64_t n);
+
+// chain.h's arity(), for device code too.
+SPMD_HOST_DEVICE constexpr int operand_count(ChainStep::Kind kind) {
+  return kind == ChainStep::Kind::kBinary ? 2 : kind == ChainStep::Kind::kSelect ? 3 : 1;
+}
+
+// Step s on its operands' values (a select's: the condition, then its two choices), its result
+// rounded to its dtype (a half type, an integer's width) as the step's own kernel would store it.
+SPMD_HOST_DEVICE inline scalar::Slot apply_step(const ChainStep& s, scalar::Slot a, scalar::Slot b,
+                                                scalar::Slot c, bool* divided_by_zero) {
+  scalar::Slot r;
+  switch (s.kind) {
+    case ChainStep::Kind::kUnary:
+      r = scalar::unary(static_cast<Unary>(s.fn), s.dtype, a);
+      break;
+    case ChainStep::Kind::kBinary:
+      r = scalar::binary(static_cast<Binary>(s.fn), s.dtype, a, b, divided_by_zero);
+      break;
+    case ChainStep::Kind::kSelect:
+      r = a.b ? b : c;
+      break;
+    default:  // kConvert
+      r = scalar::convert(s.dtype, s.result, a);
+      break;
+  }
+  if (scalar::class_of(s.result) == scalar::Class::kInt || scalar::is_half(s.result)) {
+    r = scalar::round_to(s.result, r);
+  }
+  return r;
+}
+
+// One step of element e, its operands read through `result(k)` (step k's value).
+template <class Result>
+SPMD_HOST_DEVICE inline scalar::Slot run_step(const ScalarChain& p, const ChainStep& s, int64_t e,
+                                              const Result& result, bool* divided_by_zero) {
+  const auto operand = [&](int32_t arg) {
+    if (arg >= 0) {
+      return scalar::load(p.input_dtype[arg], p.input[arg], p.input_elements[arg] == 1 ? 0 : e);
+    }
+    return result(-1 - arg);
+  };
+  const int operands = operand_count(s.kind);
+  const scalar::Slot a = operand(s.args[0]);
+  const scalar::Slot b = operands > 1 ? operand(s.args[1]) : a;
+  const scalar::Slot c = operands > 2 ? operand(s.args[2]) : a;
+  return apply_step(s, a, b, c, divided_by_zero);
+}
+
+// Whether every step of `p` is a unary or binary arithmetic step (no comparison, select or
+// conversion) of one floating-point dtype, reading inputs of that dtype: such a program computes
+// in plain float (or double) values, which the CUDA backend runs without scalar_ops.h's per-value
+// dtype dispatch (chain_kernel.cu). logistic of a half type, whose intermediate roundings are
+// its own, is left to the general path.
+inline bool is_uniform_float(const ScalarChain& p) {
+  const DType t = p.step[0].dtype;
+  if (scalar::class_of(t) != scalar::Class::kFloat &&
+      scalar::class_of(t) != scalar::Class::kDouble) {
+    return false;
+  }
+  for (int32_t k = 0; k < p.steps; ++k) {
+    const ChainStep& s = p.step[k];
+    if (s.dtype != t || s.result != t) return false;
+    if (s.kind == ChainStep::Kind::kUnary) {
+      if (scalar::is_half(t) && static_cast<Unary>(s.fn) == Unary::kLogistic) return false;
+    } else if (s.kind != ChainStep::Kind::kBinary || is_comparison(static_cast<Binary>(s.fn))) {
+      return false;
+    }
+  }
+  for (int32_t i = 0; i < p.inputs; ++i) {
+    if (p.input_dtype[i] != t) return false;
+  }
+  return true;
+}
+
+// Computes element e (0 ≤ e < p.n) and stores it in p.out; an integer division by zero stores 0
+// and sets *divided_by_zero. For a program of at most N steps: the steps' results stay in
+// registers (the loop is unrolled and a result is picked by comparing indices, never by a
+// computed address, which on a GPU would put them in local memory). N of 8 or less.
+template <int N>
+SPMD_HOST_DEVICE inline void run_element_short(const ScalarChain& p, int64_t e,
+                                               bool* divided_by_zero) {
+  scalar::Slot results[N];
+  const auto result = [&](int32_t j) {
+    scalar::Slot v = results[0];
+    SPMD_UNROLL
+    for (int i = 1; i < N; ++i) {
+      if (i == j) v = results[i];
+    }
+    return v;
+  };
+  SPMD_UNROLL
+  for (int k = 0; k < N; ++k) {
+    if (k >= p.steps) break;
+    results[k] = run_step(p, p.step[k], e, result, divided_by_zero);
+  }
+  scalar::store(p.step[p.steps - 1].result, p.out, e, result(p.steps - 1));
+}
+
+// The same for a program of any length (up to kMaxScalarChainSteps), its results in an array.
+SPMD_HOST_DEVICE inline void run_element(const ScalarChain& p, int64_t e, bool* divided_by_zero) {
+  scalar::Slot results[kMaxScalarChainSteps];
+  const auto result = [&](int32_t j) { return results[j]; };
+  for (int32_t k = 0; k < p.steps; ++k) {
+    results[k] = run_step(p, p.step[k], e, result, divided_by_zero);
+  }
+  scalar::store(p.step[p.steps - 1].result, p.out, e, results[p.steps - 1]);
+}
+
+}  // namespace spmd::kernels

@@ -1,0 +1,163 @@
+// scalar_ops.h and scalar_chain.h, the arithmetic the CUDA backend's chain kernel runs, run here
+// on the host against the CPU kernels (elementwise.h, chain.h): every operation on every dtype
+// over special values, every conversion, select and longer chains (chain_cases.h), bit for bit
+// except where a platform's transcendental is on the path. Needs no GPU and no CUDA.
+#include <gtest/gtest.h>
+
+#include "kernels/chain_cases.h"
+#include "kernels/scalar_chain.h"
+#include "spmd/error.h"
+
+namespace spmd::test {
+namespace {
+
+// The chain through run_element(), and through each run_element_short<N>() it fits, which must
+// all write the same bytes (the GPU kernel picks one by the chain's length).
+Bytes scalar_result(const ChainCase& c) {
+  const size_t bytes = static_cast<size_t>(c.n) * dtype_size(c.out());
+  std::vector<Input> inputs;
+  for (const ChainValue& v : c.inputs) inputs.push_back(v.input());
+  const auto run = [&](auto element) {
+    Bytes out(bytes);
+    kernels::ScalarChain program = kernels::make_scalar_chain(c.steps, inputs, out.data(), c.n);
+    bool divided_by_zero = false;
+    for (int64_t e = 0; e < c.n; ++e) element(program, e, &divided_by_zero);
+    EXPECT_FALSE(divided_by_zero) << c.name;
+    return out;
+  };
+  const Bytes generic = run(&kernels::run_element);
+  const size_t steps = c.steps.size();
+  if (steps <= 2) {
+    EXPECT_EQ(run(&kernels::run_element_short<2>), generic) << c.name;
+  }
+  if (steps <= 4) {
+    EXPECT_EQ(run(&kernels::run_element_short<4>), generic) << c.name;
+  }
+  if (steps <= 8) {
+    EXPECT_EQ(run(&kernels::run_element_short<8>), generic) << c.name;
+  }
+  return generic;
+}
+
+void expect_cases_match(const std::vector<ChainCase>& cases) {
+  ASSERT_FALSE(cases.empty());
+  for (const ChainCase& c : cases) {
+    EXPECT_TRUE(chain_values_match(c, scalar_result(c), cpu_chain_result(c)));
+  }
+}
+
+TEST(ScalarOps, EveryUnaryOperationOnEveryDtypeIsTheCpuKernels) {
+  expect_cases_match(unary_cases());
+}
+
+TEST(ScalarOps, EveryBinaryOperationOnEveryPairOfSpecialValuesIsTheCpuKernels) {
+  expect_cases_match(binary_cases());
+}
+
+TEST(ScalarOps, EveryConversionIsTheCpuKernels) { expect_cases_match(convert_cases()); }
+
+TEST(ScalarOps, SelectMixedDtypesScalarOperandsAndLongChainsAreTheCpuKernels) {
+  expect_cases_match(mixed_cases());
+}
+
+// The operations scalar_ops.h computes on a dtype are the ones the CPU kernels define on it: a
+// GPU refuses, before it launches anything, what a CPU would refuse.
+TEST(ScalarOps, DefinedIsWhereTheCpuKernelsDoNotThrow) {
+  const std::byte one[8] = {std::byte{1}};
+  for (DType t : chain_dtypes()) {
+    std::byte out[8];
+    for (int op = 0; op <= static_cast<int>(kernels::kLastUnary); ++op) {
+      const auto u = static_cast<Unary>(op);
+      bool cpu_defined = true;
+      try {
+        kernels::unary(u, t, {one, 1}, out, 1);
+      } catch (const InvalidArgument&) {
+        cpu_defined = false;
+      }
+      EXPECT_EQ(scalar::defined(u, t), cpu_defined) << kernels::name(u) << " on " << dtype_name(t);
+    }
+    for (int op = 0; op <= static_cast<int>(Binary::kGe); ++op) {
+      const auto b = static_cast<Binary>(op);
+      bool cpu_defined = true;
+      try {
+        kernels::binary(b, t, {one, 1}, {one, 1}, out, 1);
+      } catch (const InvalidArgument&) {
+        cpu_defined = false;
+      }
+      EXPECT_EQ(scalar::defined(b, t), cpu_defined) << kernels::name(b) << " on " << dtype_name(t);
+    }
+  }
+}
+
+// Which programs the CUDA backend may run as plain floats: one float dtype throughout, arithmetic
+// only, inputs of that dtype.
+TEST(ScalarOps, UniformFloatProgramsAreArithmeticOfOneFloatDtype) {
+  const auto uniform = [](const ChainCase& c) {
+    std::vector<Input> inputs;
+    for (const ChainValue& v : c.inputs) inputs.push_back(v.input());
+    return kernels::is_uniform_float(kernels::make_scalar_chain(c.steps, inputs, nullptr, c.n));
+  };
+  int yes = 0, no = 0;
+  for (const ChainCase& c : mixed_cases()) {
+    const bool expected =
+        c.name.starts_with("eight_uniform_steps") || c.name.starts_with("thirty_two_steps");
+    EXPECT_EQ(uniform(c), expected) << c.name;
+    (expected ? yes : no) += 1;
+  }
+  EXPECT_EQ(yes, 5);
+  EXPECT_GT(no, 0);
+  for (const ChainCase& c : unary_cases()) {
+    const DType t = c.steps[0].dtype;
+    const bool floating = t == DType::kFloat32 || t == DType::kFloat64 || scalar::is_half(t);
+    const bool half_logistic = scalar::is_half(t) && c.name.starts_with("logistic");
+    EXPECT_EQ(uniform(c), floating && !half_logistic) << c.name;
+  }
+  for (const ChainCase& c : binary_cases()) {
+    const DType t = c.steps[0].dtype;
+    const bool floating = t == DType::kFloat32 || t == DType::kFloat64 || scalar::is_half(t);
+    EXPECT_EQ(uniform(c), floating && !kernels::is_comparison(static_cast<Binary>(c.steps[0].fn)))
+        << c.name;
+  }
+  for (const ChainCase& c : convert_cases()) EXPECT_FALSE(uniform(c)) << c.name;
+}
+
+TEST(ScalarOps, AnIntegerDivisionByZeroIsReportedNotComputed) {
+  const ChainValue x = chain_value(DType::kInt32, {7, 8});
+  const ChainValue y = chain_value(DType::kInt32, {2, 0});
+  const ChainStep step = binary_step(Binary::kDiv, DType::kInt32, 0, 1);
+  Bytes out(8);
+  const Input inputs[] = {x.input(), y.input()};
+  const auto program = kernels::make_scalar_chain({&step, 1}, inputs, out.data(), 2);
+  bool divided_by_zero = false;
+  kernels::run_element(program, 0, &divided_by_zero);
+  EXPECT_FALSE(divided_by_zero);
+  kernels::run_element(program, 1, &divided_by_zero);
+  EXPECT_TRUE(divided_by_zero);
+  EXPECT_EQ(scalar::load(DType::kInt32, out.data(), 0).i, 3);
+}
+
+TEST(ScalarOps, MalformedChainsAreRefusedBeforeAnythingRuns) {
+  Bytes out(64);
+  const ChainValue x = chain_value(DType::kFloat32, {1, 2});
+  const Input inputs[] = {x.input()};
+  const auto refused = [&](std::vector<ChainStep> steps, std::span<const Input> in,
+                           std::string_view says) {
+    try {
+      kernels::make_scalar_chain(steps, in, out.data(), 2);
+      ADD_FAILURE() << "accepted; expected: " << says;
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+    }
+  };
+  refused({unary_step(Unary::kNot, DType::kFloat32)}, inputs,
+          "applies not, which is not defined on it");
+  refused({unary_step(Unary::kNeg, DType::kUInt64)}, inputs, "uint64");
+  refused({binary_step(Binary::kAdd, DType::kFloat32, 0, 1)}, inputs, "reads input 1 of 1");
+  refused({binary_step(Binary::kAdd, DType::kFloat32, 0, kernels::chain_result(0))}, inputs,
+          "reads a step not yet run");
+  refused({}, inputs, "0 steps");
+  refused(std::vector<ChainStep>(33, unary_step(Unary::kNeg, DType::kFloat32)), inputs, "33 steps");
+}
+
+}  // namespace
+}  // namespace spmd::test
