@@ -1,0 +1,186 @@
+// The element-wise chain kernel: each thread carries its elements through every step
+// (scalar_chain.h's run_element, the code the CPU tests run).
+#include <type_traits>
+
+#include "kernels/cuda/chain_launch.h"
+
+namespace spmd::kernels::cuda {
+namespace {
+
+// Programs of any length, one element at a time, their results in an array.
+__global__ void __launch_bounds__(256)
+    chain_kernel(const __grid_constant__ ScalarChain program, int* error) {
+  bool divided_by_zero = false;
+  const int64_t stride = int64_t{gridDim.x} * blockDim.x;
+  for (int64_t e = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; e < program.n; e += stride) {
+    run_element(program, e, &divided_by_zero);
+  }
+  if (divided_by_zero) atomicExch(error, 1);
+}
+
+// Programs of at most N steps, one element at a time, their results in registers. At most 64
+// registers a thread, so that four blocks of 256 fit a multiprocessor.
+template <int N>
+__global__ void __launch_bounds__(256, 4)
+    short_chain_kernel(const __grid_constant__ ScalarChain program, int* error) {
+  bool divided_by_zero = false;
+  const int64_t stride = int64_t{gridDim.x} * blockDim.x;
+  for (int64_t e = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; e < program.n; e += stride) {
+    run_element_short<N>(program, e, &divided_by_zero);
+  }
+  if (divided_by_zero) atomicExch(error, 1);
+}
+
+template <DType D>
+struct Uniform;  // the storage and compute types of a uniform program of dtype D
+template <>
+struct Uniform<DType::kFloat32> {
+  using Storage = float;
+  using F = float;
+  __device__ static F in(Storage v) { return v; }
+  __device__ static Storage out(F v) { return v; }
+};
+template <>
+struct Uniform<DType::kFloat64> {
+  using Storage = double;
+  using F = double;
+  __device__ static F in(Storage v) { return v; }
+  __device__ static Storage out(F v) { return v; }
+};
+template <>
+struct Uniform<DType::kBFloat16> {
+  using Storage = uint16_t;
+  using F = float;
+  __device__ static F in(Storage v) { return to_float(bfloat16{v}); }
+  __device__ static Storage out(F v) { return to_bfloat16(v).bits; }
+};
+template <>
+struct Uniform<DType::kFloat16> {
+  using Storage = uint16_t;
+  using F = float;
+  __device__ static F in(Storage v) { return to_float(float16{v}); }
+  __device__ static Storage out(F v) { return to_float16(v).bits; }
+};
+
+// Uniform floating-point programs (scalar_chain.h's is_uniform_float) of at most N steps, K
+// elements a thread: plain F values in registers, one switch on the operation per step and K
+// elements, the same unary_float/binary_float arithmetic as scalar_ops.h's unary/binary.
+template <DType D, int N, int K>
+__global__ void __launch_bounds__(256)
+    uniform_chain_kernel(const __grid_constant__ ScalarChain program) {
+  using U = Uniform<D>;
+  using F = typename U::F;
+  using Storage = typename U::Storage;
+  constexpr bool kHalf = scalar::is_half(D);
+  const int64_t width = blockDim.x;
+  const int64_t tile = width * K;
+  for (int64_t base = blockIdx.x * tile + threadIdx.x; base < program.n;
+       base += int64_t{gridDim.x} * tile) {
+    int64_t e[K];
+    bool live[K];
+#pragma unroll
+    for (int j = 0; j < K; ++j) {
+      e[j] = base + j * width;
+      live[j] = e[j] < program.n;
+      if (!live[j]) e[j] = base;  // read a valid element; nothing is stored for it
+    }
+    F results[N][K];
+    const auto operand = [&](int32_t arg, F* out) {
+      if (arg >= 0) {
+        const Storage* in =
+            static_cast<const Storage*>(static_cast<const void*>(program.input[arg]));
+        const bool scalar_input = program.input_elements[arg] == 1;
+        Storage raw[K];
+#pragma unroll
+        for (int j = 0; j < K; ++j) raw[j] = in[scalar_input ? 0 : e[j]];
+#pragma unroll
+        for (int j = 0; j < K; ++j) out[j] = U::in(raw[j]);
+        return;
+      }
+#pragma unroll
+      for (int j = 0; j < K; ++j) {
+        out[j] = results[0][j];
+#pragma unroll
+        for (int i = 1; i < N; ++i) {
+          if (i == -1 - arg) out[j] = results[i][j];
+        }
+      }
+    };
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      if (k >= program.steps) break;
+      const ChainStep& s = program.step[k];
+      F a[K], b[K];
+      operand(s.args[0], a);
+      if (s.kind == ChainStep::Kind::kBinary) {
+        operand(s.args[1], b);
+        const auto op = static_cast<Binary>(s.fn);
+#pragma unroll
+        for (int j = 0; j < K; ++j) results[k][j] = scalar::binary_float<F>(op, a[j], b[j]);
+      } else {
+        const auto op = static_cast<Unary>(s.fn);
+#pragma unroll
+        for (int j = 0; j < K; ++j) results[k][j] = scalar::unary_float<F>(op, a[j]);
+      }
+      if constexpr (kHalf) {
+#pragma unroll
+        for (int j = 0; j < K; ++j) results[k][j] = U::in(U::out(results[k][j]));
+      }
+    }
+    F last[K];
+    operand(-program.steps, last);
+    Storage* out = static_cast<Storage*>(static_cast<void*>(program.out));
+#pragma unroll
+    for (int j = 0; j < K; ++j) {
+      if (live[j]) out[e[j]] = U::out(last[j]);
+    }
+  }
+}
+
+template <DType D>
+void launch_uniform(const ScalarChain& program, int blocks, int threads, cudaStream_t stream) {
+  if (program.steps <= 2) {
+    uniform_chain_kernel<D, 2, 4><<<blocks, threads, 0, stream>>>(program);
+  } else if (program.steps <= 4) {
+    uniform_chain_kernel<D, 4, 4><<<blocks, threads, 0, stream>>>(program);
+  } else {
+    uniform_chain_kernel<D, 8, 4><<<blocks, threads, 0, stream>>>(program);
+  }
+}
+
+}  // namespace
+
+int chain_elements_per_thread(const ScalarChain& program) {
+  return program.steps <= 8 && is_uniform_float(program) ? 4 : 1;
+}
+
+cudaError_t launch_chain(const ScalarChain& program, int* error, int blocks, int threads,
+                         cudaStream_t stream) {
+  if (program.steps <= 8 && is_uniform_float(program)) {
+    switch (program.step[0].dtype) {
+      case DType::kFloat32:
+        launch_uniform<DType::kFloat32>(program, blocks, threads, stream);
+        break;
+      case DType::kFloat64:
+        launch_uniform<DType::kFloat64>(program, blocks, threads, stream);
+        break;
+      case DType::kBFloat16:
+        launch_uniform<DType::kBFloat16>(program, blocks, threads, stream);
+        break;
+      default:
+        launch_uniform<DType::kFloat16>(program, blocks, threads, stream);
+        break;
+    }
+  } else if (program.steps <= 2) {
+    short_chain_kernel<2><<<blocks, threads, 0, stream>>>(program, error);
+  } else if (program.steps <= 4) {
+    short_chain_kernel<4><<<blocks, threads, 0, stream>>>(program, error);
+  } else if (program.steps <= 8) {
+    short_chain_kernel<8><<<blocks, threads, 0, stream>>>(program, error);
+  } else {
+    chain_kernel<<<blocks, threads, 0, stream>>>(program, error);
+  }
+  return cudaGetLastError();
+}
+
+}  // namespace spmd::kernels::cuda

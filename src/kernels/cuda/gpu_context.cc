@@ -1,0 +1,156 @@
+#include "kernels/cuda/gpu_context.h"
+
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+
+#include <array>
+#include <cstdint>
+#include <utility>
+
+#include "kernels/cuda/status.h"
+#include "spmd/error.h"
+
+namespace spmd::kernels::cuda {
+namespace {
+
+constexpr int kMaxGpus = 64;
+
+}  // namespace
+
+int visible_gpus(std::string* why_none) {
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess) {
+    if (why_none)
+      *why_none = fmt::format("{}: {}", cudaGetErrorName(status), cudaGetErrorString(status));
+    cudaGetLastError();  // not sticky: clear it
+    return 0;
+  }
+  if (count == 0 && why_none) *why_none = "the CUDA driver reports no GPU";
+  return count;
+}
+
+GpuContext& GpuContext::get(int ordinal) {
+  static std::mutex mutex;
+  static std::array<std::unique_ptr<GpuContext>, kMaxGpus> contexts;
+  std::string why;
+  const int count = visible_gpus(&why);
+  if (ordinal < 0 || ordinal >= count || ordinal >= kMaxGpus) {
+    throw FailedPrecondition(fmt::format(
+        "GPU {} of {} is not available: this process sees {} GPU(s){}{}; check nvidia-smi and "
+        "CUDA_VISIBLE_DEVICES, or run on CPUs (SPMD_PLATFORMS=cpu)",
+        ordinal, process_label(), count, count == 0 ? ": " : "", count == 0 ? why : ""));
+  }
+  std::lock_guard lock(mutex);
+  auto& slot = contexts[static_cast<size_t>(ordinal)];
+  if (!slot) slot.reset(new GpuContext(ordinal));
+  return *slot;
+}
+
+GpuContext::GpuContext(int ordinal) : ordinal_(ordinal) {
+  check_cuda(cudaSetDevice(ordinal), "cudaSetDevice", ordinal);
+  cudaDeviceProp properties{};
+  check_cuda(cudaGetDeviceProperties(&properties, ordinal), "cudaGetDeviceProperties", ordinal);
+  name_ = properties.name;
+  multiprocessors_ = properties.multiProcessorCount;
+  check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate",
+             ordinal);
+  cudaMemPool_t pool = nullptr;
+  check_cuda(cudaDeviceGetDefaultMemPool(&pool, ordinal), "cudaDeviceGetDefaultMemPool", ordinal);
+  uint64_t keep_all = UINT64_MAX;
+  check_cuda(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep_all),
+             "cudaMemPoolSetAttribute(ReleaseThreshold)", ordinal);
+  check_cuda(cudaMalloc(&error_word_, sizeof(int)), "cudaMalloc(error word)", ordinal);
+  check_cuda(cudaMemset(error_word_, 0, sizeof(int)), "cudaMemset(error word)", ordinal);
+  check_cuda(cudaMallocHost(&error_host_, sizeof(int)), "cudaMallocHost(error word)", ordinal);
+}
+
+GpuContext::~GpuContext() {
+  // At process exit the driver may already be gone: errors here are ignored.
+  if (blas_) cublasDestroy(blas_);
+  if (error_host_) cudaFreeHost(error_host_);
+  if (error_word_) cudaFree(error_word_);
+  if (stream_) cudaStreamDestroy(stream_);
+}
+
+cublasHandle_t GpuContext::blas() {
+  std::lock_guard lock(blas_mutex_);
+  if (!blas_) {
+    check_cuda(cudaSetDevice(ordinal_), "cudaSetDevice", ordinal_);
+    check_cublas(cublasCreate(&blas_), "cublasCreate", ordinal_);
+    check_cublas(cublasSetStream(blas_, stream_), "cublasSetStream", ordinal_);
+  }
+  return blas_;
+}
+
+void* GpuContext::allocate(size_t bytes) {
+  void* pointer = nullptr;
+  if (bytes == 0) return nullptr;
+  check_cuda(cudaSetDevice(ordinal_), "cudaSetDevice", ordinal_);
+  const cudaError_t status = cudaMallocAsync(&pointer, bytes, stream_);
+  if (status != cudaSuccess) {
+    cudaGetLastError();  // out of memory is not sticky: clear it
+    check_cuda(status, fmt::format("cudaMallocAsync of {} bytes", bytes), ordinal_);
+  }
+  return pointer;
+}
+
+void GpuContext::free(void* pointer) noexcept {
+  if (pointer) cudaFreeAsync(pointer, stream_);
+}
+
+void GpuContext::synchronize() {
+  check_cuda(
+      cudaMemcpyAsync(error_host_, error_word_, sizeof(int), cudaMemcpyDeviceToHost, stream_),
+      "cudaMemcpyAsync(error word)", ordinal_);
+  check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize", ordinal_);
+  if (*error_host_ != 0) {
+    *error_host_ = 0;
+    check_cuda(cudaMemsetAsync(error_word_, 0, sizeof(int), stream_), "cudaMemsetAsync", ordinal_);
+    throw InvalidArgument(fmt::format("div: integer division by zero in a kernel on GPU {} of {}",
+                                      ordinal_, process_label()));
+  }
+}
+
+DeviceBuffer::DeviceBuffer(GpuContext& gpu, size_t bytes)
+    : gpu_(&gpu), data_(static_cast<std::byte*>(gpu.allocate(bytes))), bytes_(bytes) {}
+
+DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept
+    : gpu_(std::exchange(other.gpu_, nullptr)),
+      data_(std::exchange(other.data_, nullptr)),
+      bytes_(std::exchange(other.bytes_, 0)) {}
+
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
+  if (this != &other) {
+    if (gpu_) gpu_->free(data_);
+    gpu_ = std::exchange(other.gpu_, nullptr);
+    data_ = std::exchange(other.data_, nullptr);
+    bytes_ = std::exchange(other.bytes_, 0);
+  }
+  return *this;
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  if (gpu_) gpu_->free(data_);
+}
+
+void DeviceBuffer::copy_from_host(const void* host, size_t bytes) {
+  if (bytes > bytes_) {
+    throw InvalidArgument(
+        fmt::format("copy_from_host: {} bytes into a buffer of {}", bytes, bytes_));
+  }
+  if (bytes == 0) return;
+  check_cuda(cudaMemcpyAsync(data_, host, bytes, cudaMemcpyHostToDevice, gpu_->stream()),
+             "cudaMemcpyAsync(host to device)", gpu_->ordinal());
+}
+
+void DeviceBuffer::copy_to_host(void* host, size_t bytes) const {
+  if (bytes > bytes_) {
+    throw InvalidArgument(fmt::format("copy_to_host: {} bytes from a buffer of {}", bytes, bytes_));
+  }
+  if (bytes == 0) return;
+  check_cuda(cudaMemcpyAsync(host, data_, bytes, cudaMemcpyDeviceToHost, gpu_->stream()),
+             "cudaMemcpyAsync(device to host)", gpu_->ordinal());
+}
+
+}  // namespace spmd::kernels::cuda

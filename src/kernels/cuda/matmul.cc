@@ -1,0 +1,80 @@
+#include "kernels/cuda/matmul.h"
+
+#include <fmt/format.h>
+
+#include <climits>
+#include <mutex>
+
+#include "kernels/cuda/status.h"
+#include "spmd/error.h"
+
+namespace spmd::kernels::cuda {
+namespace {
+
+struct GemmTypes {
+  cudaDataType_t data;
+  cublasComputeType_t compute;
+};
+
+GemmTypes gemm_types(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32:
+      return {CUDA_R_32F, CUBLAS_COMPUTE_32F};
+    case DType::kFloat64:
+      return {CUDA_R_64F, CUBLAS_COMPUTE_64F};
+    case DType::kFloat16:
+      return {CUDA_R_16F, CUBLAS_COMPUTE_32F};
+    case DType::kBFloat16:
+      return {CUDA_R_16BF, CUBLAS_COMPUTE_32F};
+    default:
+      throw InvalidArgument(fmt::format(
+          "matmul of {} on a GPU: GPUs multiply float16, bfloat16, float32 and float64 so far",
+          dtype_name(dtype)));
+  }
+}
+
+int as_int(int64_t v, const char* what) {
+  if (v < 0 || v > INT_MAX) {
+    throw InvalidArgument(
+        fmt::format("matmul on a GPU: {} = {} is past cuBLAS's int range", what, v));
+  }
+  return static_cast<int>(v);
+}
+
+}  // namespace
+
+void matmul(GpuContext& gpu, DType dtype, MatmulShape s, const std::byte* a, const std::byte* b,
+            std::byte* out) {
+  const GemmTypes types = gemm_types(dtype);
+  const int m = as_int(s.m, "m"), n = as_int(s.n, "n"), k = as_int(s.k, "k");
+  const int batch = as_int(s.batch, "batch");
+  if (batch == 0 || m == 0 || n == 0) return;
+  if (k == 0) {  // a sum of nothing: zeros, without asking cuBLAS about an empty contraction
+    check_cuda(cudaMemsetAsync(out, 0, size_t(batch) * size_t(m) * size_t(n) * dtype_size(dtype),
+                               gpu.stream()),
+               "cudaMemsetAsync (matmul over k = 0)", gpu.ordinal());
+    return;
+  }
+  // Row-major out (m × n) is column-major outᵀ (n × m) = op(b)ᵀ · op(a)ᵀ: cuBLAS gets b first.
+  const cublasOperation_t op_b = s.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_a = s.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const int ldb = s.transpose_b ? k : n;
+  const int lda = s.transpose_a ? m : k;
+  const double one_d = 1.0, zero_d = 0.0;
+  const float one_f = 1.0f, zero_f = 0.0f;
+  const bool f64 = dtype == DType::kFloat64;
+  const void* alpha = f64 ? static_cast<const void*>(&one_d) : &one_f;
+  const void* beta = f64 ? static_cast<const void*>(&zero_d) : &zero_f;
+  cublasHandle_t handle = gpu.blas();
+  std::lock_guard lock(gpu.blas_mutex());
+  check_cuda(cudaSetDevice(gpu.ordinal()), "cudaSetDevice", gpu.ordinal());
+  check_cublas(cublasGemmStridedBatchedEx(handle, op_b, op_a, n, m, k, alpha, b, types.data, ldb,
+                                          int64_t{k} * n, a, types.data, lda, int64_t{m} * k, beta,
+                                          out, types.data, n, int64_t{m} * n, batch, types.compute,
+                                          CUBLAS_GEMM_DEFAULT),
+               fmt::format("cublasGemmStridedBatchedEx ({} × {} × {}, batch {}, {})", m, k, n,
+                           batch, dtype_name(dtype)),
+               gpu.ordinal());
+}
+
+}  // namespace spmd::kernels::cuda

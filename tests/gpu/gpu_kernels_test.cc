@@ -1,0 +1,325 @@
+// The CUDA backend's kernels on a GPU (label gpu), each against the CPU backend's result:
+// element-wise chains over every operation, dtype and conversion (tests/kernels/chain_cases.h),
+// matrix products through cuBLAS, memory and copies, and the errors a GPU reports. Every test
+// skips, saying why, where this process sees no GPU.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "kernels/chain_cases.h"
+#include "kernels/cuda/chain.h"
+#include "kernels/cuda/gpu_context.h"
+#include "kernels/cuda/matmul.h"
+#include "kernels/matmul.h"
+#include "spmd/error.h"
+
+namespace spmd::test {
+namespace {
+
+using kernels::MatmulShape;
+using kernels::cuda::DeviceBuffer;
+using kernels::cuda::GpuContext;
+
+class Gpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    if (kernels::cuda::visible_gpus(&why) == 0) GTEST_SKIP() << "no GPU visible: " << why;
+    gpu_ = &GpuContext::get(0);
+  }
+  GpuContext& gpu() { return *gpu_; }
+
+  DeviceBuffer upload(const Bytes& host) {
+    DeviceBuffer buffer(gpu(), std::max<size_t>(host.size(), 1));
+    buffer.copy_from_host(host.data(), host.size());
+    return buffer;
+  }
+  Bytes download(const DeviceBuffer& buffer, size_t bytes) {
+    Bytes host(bytes);
+    buffer.copy_to_host(host.data(), bytes);
+    gpu().synchronize();
+    return host;
+  }
+
+  // The chain run on the GPU, its output poisoned first so that an unwritten element shows.
+  Bytes gpu_chain_result(const ChainCase& c) {
+    std::vector<DeviceBuffer> buffers;
+    std::vector<kernels::Input> inputs;
+    for (const ChainValue& v : c.inputs) {
+      buffers.push_back(upload(v.bytes));
+      inputs.push_back({buffers.back().data(), v.elements});
+    }
+    const size_t bytes = static_cast<size_t>(c.n) * dtype_size(c.out());
+    DeviceBuffer out = upload(Bytes(bytes, std::byte{0xA5}));
+    kernels::cuda::run_chain(gpu(), c.steps, inputs, out.data(), c.n);
+    return download(out, bytes);
+  }
+
+  // Each case of `cases` whose output or input dtype passes `keep`, on the GPU and on the CPU.
+  template <class Keep>
+  void expect_cases_match(const std::vector<ChainCase>& cases, Keep keep) {
+    int run = 0;
+    for (const ChainCase& c : cases) {
+      if (!keep(c)) continue;
+      ++run;
+      EXPECT_TRUE(chain_values_match(c, gpu_chain_result(c), cpu_chain_result(c)));
+    }
+    EXPECT_GT(run, 0) << "no case was run";
+  }
+
+ private:
+  GpuContext* gpu_ = nullptr;
+};
+
+bool input_is(const ChainCase& c, std::initializer_list<DType> dtypes) {
+  for (DType t : dtypes) {
+    if (c.steps.front().dtype == t) return true;
+  }
+  return false;
+}
+
+constexpr std::initializer_list<DType> kIntegers = {DType::kInt8,  DType::kInt16, DType::kInt32,
+                                                    DType::kInt64, DType::kUInt8, DType::kUInt16,
+                                                    DType::kUInt32};
+constexpr std::initializer_list<DType> kHalves = {DType::kFloat16, DType::kBFloat16};
+
+TEST_F(Gpu, TheContextNamesTheDevice) {
+  EXPECT_FALSE(gpu().name().empty());
+  EXPECT_GT(gpu().multiprocessors(), 0);
+  EXPECT_EQ(&GpuContext::get(0), &gpu());
+}
+
+TEST_F(Gpu, BytesGoThereAndBackUnchanged) {
+  Bytes host(1 << 20);
+  std::mt19937 rng(1);
+  for (auto& b : host) b = static_cast<std::byte>(rng());
+  const DeviceBuffer buffer = upload(host);
+  EXPECT_EQ(download(buffer, host.size()), host);
+  Bytes too_many(host.size() + 1);
+  EXPECT_THROW(buffer.copy_to_host(too_many.data(), too_many.size()), InvalidArgument);
+}
+
+TEST_F(Gpu, AnAllocationPastTheMemoryIsResourceExhaustedAndTheGpuStaysUsable) {
+  try {
+    DeviceBuffer huge(gpu(), size_t{1} << 50);
+    FAIL() << "a PiB was allocated";
+  } catch (const ResourceExhausted& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("cudaMallocAsync of 1125899906842624 bytes failed on GPU 0 of"),
+              std::string::npos)
+        << message;
+    EXPECT_NE(message.find("free arrays"), std::string::npos) << message;
+  }
+  const ChainCase c = mixed_cases().front();
+  EXPECT_TRUE(chain_values_match(c, gpu_chain_result(c), cpu_chain_result(c)));
+}
+
+TEST_F(Gpu, UnaryOperationsOnFloat32) {
+  expect_cases_match(unary_cases(),
+                     [](const ChainCase& c) { return input_is(c, {DType::kFloat32}); });
+}
+
+TEST_F(Gpu, UnaryOperationsOnFloat64) {
+  expect_cases_match(unary_cases(),
+                     [](const ChainCase& c) { return input_is(c, {DType::kFloat64}); });
+}
+
+TEST_F(Gpu, UnaryOperationsOnTheHalfTypes) {
+  expect_cases_match(unary_cases(), [](const ChainCase& c) { return input_is(c, kHalves); });
+}
+
+TEST_F(Gpu, UnaryOperationsOnIntegersAndBool) {
+  expect_cases_match(unary_cases(), [](const ChainCase& c) {
+    return input_is(c, kIntegers) || input_is(c, {DType::kBool});
+  });
+}
+
+TEST_F(Gpu, BinaryOperationsOnFloat32) {
+  expect_cases_match(binary_cases(),
+                     [](const ChainCase& c) { return input_is(c, {DType::kFloat32}); });
+}
+
+TEST_F(Gpu, BinaryOperationsOnFloat64) {
+  expect_cases_match(binary_cases(),
+                     [](const ChainCase& c) { return input_is(c, {DType::kFloat64}); });
+}
+
+TEST_F(Gpu, BinaryOperationsOnTheHalfTypes) {
+  expect_cases_match(binary_cases(), [](const ChainCase& c) { return input_is(c, kHalves); });
+}
+
+TEST_F(Gpu, BinaryOperationsOnIntegers) {
+  expect_cases_match(binary_cases(), [](const ChainCase& c) { return input_is(c, kIntegers); });
+}
+
+TEST_F(Gpu, BinaryOperationsOnBool) {
+  expect_cases_match(binary_cases(),
+                     [](const ChainCase& c) { return input_is(c, {DType::kBool}); });
+}
+
+TEST_F(Gpu, ConversionsFromFloatingPoint) {
+  expect_cases_match(convert_cases(), [](const ChainCase& c) {
+    return input_is(c, {DType::kFloat16, DType::kBFloat16, DType::kFloat32, DType::kFloat64});
+  });
+}
+
+TEST_F(Gpu, ConversionsFromIntegersAndBool) {
+  expect_cases_match(convert_cases(), [](const ChainCase& c) {
+    return input_is(c, kIntegers) || input_is(c, {DType::kBool});
+  });
+}
+
+TEST_F(Gpu, SelectMixedDtypesScalarOperandsAndThirtyTwoSteps) {
+  expect_cases_match(mixed_cases(), [](const ChainCase&) { return true; });
+}
+
+// More elements than the grid has threads: each thread's loop must reach every element.
+TEST_F(Gpu, EveryElementOfALargeChainIsWritten) {
+  const int64_t n = (int64_t{10} << 20) + 7;
+  std::vector<double> x(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) x[static_cast<size_t>(i)] = static_cast<double>(i % 1000) - 500;
+  ChainCase c{"x_times_x_plus_1",
+              {},
+              {chain_value(DType::kFloat32, x), chain_value(DType::kFloat32, {1.0})},
+              n,
+              false};
+  c.steps = {binary_step(Binary::kMul, DType::kFloat32, 0, 0),
+             binary_step(Binary::kAdd, DType::kFloat32, kernels::chain_result(0), 1)};
+  EXPECT_TRUE(chain_values_match(c, gpu_chain_result(c), cpu_chain_result(c)));
+}
+
+TEST_F(Gpu, AnIntegerDivisionByZeroIsReportedAtSynchronizeAndThenCleared) {
+  ChainCase c{"div",
+              {binary_step(Binary::kDiv, DType::kInt32, 0, 1)},
+              {chain_value(DType::kInt32, {1, 2, 3}), chain_value(DType::kInt32, {1, 0, 1})},
+              3,
+              false};
+  try {
+    gpu_chain_result(c);
+    FAIL() << "no error";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("integer division by zero in a kernel on GPU 0"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_NO_THROW(gpu().synchronize());
+}
+
+TEST_F(Gpu, NothingIsLaunchedForNoElementsOrARefusedChain) {
+  const ChainStep neg = unary_step(Unary::kNeg, DType::kFloat32);
+  const kernels::Input empty[] = {{nullptr, 0}};
+  EXPECT_NO_THROW(kernels::cuda::run_chain(gpu(), {&neg, 1}, empty, nullptr, 0));
+  const ChainStep wide = unary_step(Unary::kNeg, DType::kUInt64);
+  const kernels::Input none[] = {{nullptr, 1}};
+  EXPECT_THROW(kernels::cuda::run_chain(gpu(), {&wide, 1}, none, nullptr, 4), InvalidArgument);
+  EXPECT_NO_THROW(gpu().synchronize());
+}
+
+TEST_F(Gpu, ChainsFromSeveralThreadsShareTheStream) {
+  const ChainCase c = mixed_cases().back();
+  const Bytes want = cpu_chain_result(c);
+  std::vector<std::thread> threads;
+  std::vector<int> ok(4, 0);
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 20; ++i) ok[t] += gpu_chain_result(c) == want;
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int t = 0; t < 4; ++t) EXPECT_EQ(ok[t], 20) << "thread " << t;
+}
+
+// --- Matrix products -----------------------------------------------------------------------
+
+struct Product {
+  DType dtype;
+  MatmulShape shape;
+  double tolerance;  // ‖gpu − cpu‖ / ‖cpu‖
+};
+
+class GpuMatmul : public Gpu {
+ protected:
+  void expect_product(const Product& p) {
+    const MatmulShape& s = p.shape;
+    std::mt19937 rng(static_cast<uint32_t>(s.m * 131 + s.k * 17 + s.n));
+    std::uniform_real_distribution<double> d(-1, 1);
+    std::vector<double> a(static_cast<size_t>(s.batch * s.m * s.k));
+    std::vector<double> b(static_cast<size_t>(s.batch * s.k * s.n));
+    for (auto& v : a) v = d(rng);
+    for (auto& v : b) v = d(rng);
+    const ChainValue x = chain_value(p.dtype, a), y = chain_value(p.dtype, b);
+    const size_t out_bytes = static_cast<size_t>(s.batch * s.m * s.n) * dtype_size(p.dtype);
+    Bytes want(out_bytes);
+    kernels::matmul(p.dtype, s, x.bytes.data(), y.bytes.data(), want.data());
+    const DeviceBuffer dx = upload(x.bytes), dy = upload(y.bytes);
+    DeviceBuffer out = upload(Bytes(out_bytes, std::byte{0x7F}));
+    kernels::cuda::matmul(gpu(), p.dtype, s, dx.data(), dy.data(), out.data());
+    const Bytes got = download(out, out_bytes);
+    double diff = 0, norm = 0;
+    const int64_t count = s.batch * s.m * s.n;
+    for (int64_t i = 0; i < count; ++i) {
+      const auto value = [&](const Bytes& bytes) {
+        const auto slot = kernels::scalar::load(p.dtype, bytes.data(), i);
+        return p.dtype == DType::kFloat64 ? slot.d : double{slot.f};
+      };
+      const double g = value(got), w = value(want);
+      ASSERT_FALSE(std::isnan(g)) << "element " << i << " unwritten or NaN";
+      diff += (g - w) * (g - w);
+      norm += w * w;
+    }
+    if (norm == 0) {
+      EXPECT_EQ(diff, 0);
+    } else {
+      EXPECT_LE(std::sqrt(diff / norm), p.tolerance)
+          << dtype_name(p.dtype) << " " << s.m << "×" << s.k << "×" << s.n;
+    }
+  }
+};
+
+TEST_F(GpuMatmul, Float32IsTheCpusWithinRounding) {
+  expect_product({DType::kFloat32, {1, 37, 19, 53}, 1e-6});
+  expect_product({DType::kFloat32, {1, 512, 512, 512}, 1e-6});
+}
+
+TEST_F(GpuMatmul, Float64IsTheCpusWithinRounding) {
+  expect_product({DType::kFloat64, {1, 64, 33, 17}, 1e-14});
+}
+
+TEST_F(GpuMatmul, BFloat16AndFloat16AccumulateInFloat32) {
+  expect_product({DType::kBFloat16, {1, 128, 256, 64}, 1e-2});
+  expect_product({DType::kFloat16, {1, 128, 256, 64}, 2e-3});
+}
+
+TEST_F(GpuMatmul, BatchesAndTransposedOperands) {
+  for (bool ta : {false, true}) {
+    for (bool tb : {false, true}) {
+      expect_product({DType::kFloat32, {3, 24, 40, 8, ta, tb}, 1e-6});
+    }
+  }
+}
+
+TEST_F(GpuMatmul, AnEmptyContractionIsZeros) {
+  const MatmulShape s{2, 3, 0, 4};
+  const size_t out_bytes = 2 * 3 * 4 * 4;
+  DeviceBuffer out = upload(Bytes(out_bytes, std::byte{0x7F}));
+  kernels::cuda::matmul(gpu(), DType::kFloat32, s, nullptr, nullptr, out.data());
+  EXPECT_EQ(download(out, out_bytes), Bytes(out_bytes, std::byte{0}));
+}
+
+TEST_F(GpuMatmul, IntegersAreRefusedSayingWhichDtypesAreMultiplied) {
+  try {
+    kernels::cuda::matmul(gpu(), DType::kInt32, {1, 2, 2, 2}, nullptr, nullptr, nullptr);
+    FAIL() << "int32 was multiplied";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("matmul of int32 on a GPU"), std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace spmd::test
