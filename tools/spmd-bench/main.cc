@@ -12,6 +12,8 @@
 //                      [--json]
 //   spmd-bench data -n 2 [--records 1048576] [--record-floats 64] [--batch 1024] [--json]
 //   spmd-bench checkpoint -n 2 [--bytes 1073741824] [--compression none|zstd] [--dir D] [--json]
+//   spmd-bench gpu [--matmul-size 8192] [--elements 268435456] [--iterations 20] [--gpu 0]
+//                  [--json]                                       (built with the CUDA backend)
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <memory>
@@ -23,6 +25,9 @@
 #include "spmd-bench/collectives_bench.h"
 #include "spmd-bench/coordinator_bench.h"
 #include "spmd-bench/data_bench.h"
+#ifdef SPMD_BENCH_GPU
+#include "spmd-bench/gpu_bench.h"
+#endif
 #include "spmd-bench/jit_bench.h"
 #include "spmd-bench/python_bench.h"
 #include "spmd-bench/random_bench.h"
@@ -254,6 +259,23 @@ void add_checkpoint(CLI::App& app, Runs& runs) {
   runs.emplace_back(sw, [o] { return spmd::bench::run_checkpoint_worker(*o); });
 }
 
+#ifdef SPMD_BENCH_GPU
+void add_gpu(CLI::App& app, Runs& runs) {
+  auto o = std::make_shared<spmd::bench::GpuBenchOptions>();
+  auto* g = app.add_subcommand(
+      "gpu", "the CUDA backend: bf16 matmul beside cuBLAS, a*b+c beside a device copy");
+  g->add_option("--matmul-size", o->matmul_size, "the square matrices' side")
+      ->check(CLI::Range(int64_t{16}, int64_t{32768}));
+  g->add_option("--elements", o->elements, "float32 elements of a, b and c")
+      ->check(CLI::Range(int64_t{1024}, int64_t{1} << 32));
+  g->add_option("--iterations", o->iterations, "timed calls of each (median)")
+      ->check(CLI::Range(1, 1000));
+  g->add_option("--gpu", o->gpu, "which visible GPU")->check(CLI::Range(0, 63));
+  g->add_flag("--json", o->json, "one JSON object");
+  runs.emplace_back(g, [o] { return spmd::bench::run_gpu_bench(*o); });
+}
+#endif
+
 void add_data(CLI::App& app, Runs& runs) {
   auto o = std::make_shared<DataBenchOptions>();
   auto add_shared = [o](CLI::App* cmd) {
@@ -293,6 +315,9 @@ int main(int argc, char** argv) {
   add_train(app, runs);
   add_checkpoint(app, runs);
   add_data(app, runs);
+#ifdef SPMD_BENCH_GPU
+  add_gpu(app, runs);
+#endif
   CLI11_PARSE(app, argc, argv);
   for (const auto& [sub, run] : runs) {
     if (sub->parsed()) return run();

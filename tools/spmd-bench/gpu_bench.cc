@@ -1,0 +1,206 @@
+#include "spmd-bench/gpu_bench.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <vector>
+
+#include "kernels/cuda/chain.h"
+#include "kernels/cuda/gpu_context.h"
+#include "kernels/cuda/matmul.h"
+#include "kernels/cuda/status.h"
+#include "spmd/dtype.h"
+#include "spmd/error.h"
+
+namespace spmd::bench {
+namespace {
+
+using kernels::ChainStep;
+using kernels::cuda::check_cublas;
+using kernels::cuda::check_cuda;
+using kernels::cuda::DeviceBuffer;
+using kernels::cuda::GpuContext;
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Seconds per call of `a` and of `b`, taken in turns, each timed by events on the stream.
+std::pair<double, double> time_in_turns(GpuContext& gpu, int iterations,
+                                        const std::function<void()>& a,
+                                        const std::function<void()>& b) {
+  cudaEvent_t start, stop;
+  check_cuda(cudaEventCreate(&start), "cudaEventCreate", gpu.ordinal());
+  check_cuda(cudaEventCreate(&stop), "cudaEventCreate", gpu.ordinal());
+  const auto once = [&](const std::function<void()>& f) {
+    check_cuda(cudaEventRecord(start, gpu.stream()), "cudaEventRecord", gpu.ordinal());
+    f();
+    check_cuda(cudaEventRecord(stop, gpu.stream()), "cudaEventRecord", gpu.ordinal());
+    check_cuda(cudaEventSynchronize(stop), "cudaEventSynchronize", gpu.ordinal());
+    float ms = 0;
+    check_cuda(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime", gpu.ordinal());
+    return ms / 1e3;
+  };
+  for (int i = 0; i < 3; ++i) {
+    once(a);
+    once(b);
+  }
+  std::vector<double> ta, tb;
+  for (int i = 0; i < iterations; ++i) {
+    ta.push_back(once(a));
+    tb.push_back(once(b));
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  gpu.synchronize();
+  return {median(ta), median(tb)};
+}
+
+template <class T>
+DeviceBuffer upload(GpuContext& gpu, const std::vector<T>& host) {
+  DeviceBuffer buffer(gpu, host.size() * sizeof(T));
+  buffer.copy_from_host(host.data(), host.size() * sizeof(T));
+  gpu.synchronize();
+  return buffer;
+}
+
+std::vector<uint16_t> random_bfloat16(int64_t count, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  std::vector<uint16_t> v(static_cast<size_t>(count));
+  for (auto& x : v) x = to_bfloat16(d(rng)).bits;
+  return v;
+}
+
+nlohmann::json bench_matmul(GpuContext& gpu, const GpuBenchOptions& o) {
+  const int64_t s = o.matmul_size;
+  const DeviceBuffer a = upload(gpu, random_bfloat16(s * s, 1));
+  const DeviceBuffer b = upload(gpu, random_bfloat16(s * s, 2));
+  DeviceBuffer ours(gpu, static_cast<size_t>(s * s) * 2),
+      theirs(gpu, static_cast<size_t>(s * s) * 2);
+  cublasHandle_t handle;
+  check_cublas(cublasCreate(&handle), "cublasCreate", gpu.ordinal());
+  check_cublas(cublasSetStream(handle, gpu.stream()), "cublasSetStream", gpu.ordinal());
+  const float one = 1, zero = 0;
+  const int n = static_cast<int>(s);
+  const auto spmd_call = [&] {
+    kernels::cuda::matmul(gpu, DType::kBFloat16, {1, s, s, s}, a.data(), b.data(), ours.data());
+  };
+  const auto cublas_call = [&] {
+    check_cublas(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, b.data(),
+                              CUDA_R_16BF, n, a.data(), CUDA_R_16BF, n, &zero, theirs.data(),
+                              CUDA_R_16BF, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                 "cublasGemmEx", gpu.ordinal());
+  };
+  spmd_call();
+  cublas_call();
+  std::vector<uint16_t> x(static_cast<size_t>(s * s)), y(x.size());
+  ours.copy_to_host(x.data(), x.size() * 2);
+  theirs.copy_to_host(y.data(), y.size() * 2);
+  gpu.synchronize();
+  // cuBLAS may pick another algorithm for a strided batch of one: compare values, not bits.
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double u = to_float(bfloat16{x[i]}), v = to_float(bfloat16{y[i]});
+    diff += (u - v) * (u - v);
+    norm += v * v;
+  }
+  const double relative = std::sqrt(diff / norm);
+  const auto [t_spmd, t_cublas] = time_in_turns(gpu, o.iterations, spmd_call, cublas_call);
+  cublasDestroy(handle);
+  const double flops = 2.0 * double(s) * double(s) * double(s);
+  return {{"op", "matmul_bf16"},
+          {"size", s},
+          {"spmd_ms", t_spmd * 1e3},
+          {"cublas_ms", t_cublas * 1e3},
+          {"spmd_tflops", flops / t_spmd / 1e12},
+          {"cublas_tflops", flops / t_cublas / 1e12},
+          {"ratio", t_cublas / t_spmd},
+          {"relative_difference", relative},
+          {"correct", relative < 1e-2}};
+}
+
+nlohmann::json bench_chain(GpuContext& gpu, const GpuBenchOptions& o) {
+  const int64_t n = o.elements;
+  const size_t bytes = static_cast<size_t>(n) * 4;
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> d(-2.0f, 2.0f);
+  std::vector<float> host(static_cast<size_t>(n));
+  std::vector<DeviceBuffer> in;
+  std::vector<std::vector<float>> probes;  // the first 4096 elements of each input
+  for (int i = 0; i < 3; ++i) {
+    for (auto& v : host) v = d(rng);
+    in.push_back(upload(gpu, host));
+    probes.emplace_back(host.begin(), host.begin() + std::min<int64_t>(n, 4096));
+  }
+  DeviceBuffer out(gpu, bytes), copy(gpu, bytes);
+  const ChainStep steps[] = {{ChainStep::Kind::kBinary,
+                              uint8_t(kernels::Binary::kMul),
+                              DType::kFloat32,
+                              DType::kFloat32,
+                              {kernels::chain_input(0), kernels::chain_input(1), 0}},
+                             {ChainStep::Kind::kBinary,
+                              uint8_t(kernels::Binary::kAdd),
+                              DType::kFloat32,
+                              DType::kFloat32,
+                              {kernels::chain_result(0), kernels::chain_input(2), 0}}};
+  const kernels::Input inputs[] = {{in[0].data(), n}, {in[1].data(), n}, {in[2].data(), n}};
+  const auto spmd_call = [&] { kernels::cuda::run_chain(gpu, steps, inputs, out.data(), n); };
+  const auto copy_call = [&] {
+    check_cuda(
+        cudaMemcpyAsync(copy.data(), in[0].data(), bytes, cudaMemcpyDeviceToDevice, gpu.stream()),
+        "cudaMemcpyAsync(device to device)", gpu.ordinal());
+  };
+  spmd_call();
+  std::vector<float> got(probes[0].size());
+  out.copy_to_host(got.data(), got.size() * 4);
+  gpu.synchronize();
+  bool correct = true;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const float want = probes[0][i] * probes[1][i] + probes[2][i];
+    correct = correct && std::memcmp(&want, &got[i], 4) == 0;
+  }
+  const auto [t_chain, t_copy] = time_in_turns(gpu, o.iterations, spmd_call, copy_call);
+  const double chain_bw = 4.0 * double(bytes) / t_chain / 1e9;
+  const double copy_bw = 2.0 * double(bytes) / t_copy / 1e9;
+  return {{"op", "a*b+c_f32"},           {"elements", n},         {"spmd_ms", t_chain * 1e3},
+          {"copy_ms", t_copy * 1e3},     {"spmd_GBps", chain_bw}, {"copy_GBps", copy_bw},
+          {"ratio", chain_bw / copy_bw}, {"correct", correct}};
+}
+
+}  // namespace
+
+int run_gpu_bench(const GpuBenchOptions& o) try {
+  GpuContext& gpu = GpuContext::get(o.gpu);
+  const nlohmann::json matmul = bench_matmul(gpu, o);
+  const nlohmann::json chain = bench_chain(gpu, o);
+  if (o.json) {
+    fmt::print("{}\n", nlohmann::json{{"device", gpu.name()}, {"results", {matmul, chain}}}.dump());
+    return 0;
+  }
+  fmt::print("device: {} (GPU {})\n", gpu.name(), gpu.ordinal());
+  fmt::print("{:<14} {:>12} {:>12} {:>9}  {}\n", "op", "spmd", "baseline", "ratio", "check");
+  fmt::print("{:<14} {:>8.1f} TF/s {:>7.1f} TF/s {:>8.3f}x  {}\n", "matmul bf16",
+             matmul["spmd_tflops"].get<double>(), matmul["cublas_tflops"].get<double>(),
+             matmul["ratio"].get<double>(),
+             fmt::format("{} cuBLAS's within {:.1e}",
+                         matmul["correct"].get<bool>() ? "equals" : "DIFFERS FROM",
+                         matmul["relative_difference"].get<double>()));
+  fmt::print("{:<14} {:>8.0f} GB/s {:>7.0f} GB/s {:>8.3f}x  {}\n", "a*b+c f32",
+             chain["spmd_GBps"].get<double>(), chain["copy_GBps"].get<double>(),
+             chain["ratio"].get<double>(), chain["correct"].get<bool>() ? "exact" : "WRONG");
+  return matmul["correct"].get<bool>() && chain["correct"].get<bool>() ? 0 : 1;
+} catch (const Error& e) {
+  fmt::print(stderr, "spmd-bench gpu: {}\n", e.what());
+  return 1;
+}
+
+}  // namespace spmd::bench

@@ -1,0 +1,27 @@
+// spmd-bench gpu: the CUDA backend's kernels beside their baselines on the same GPU, the same
+// buffers and the same stream, in one run (issue "GPUs", its performance targets):
+// - a (size × size) · (size × size) bfloat16 matmul through spmd (kernels/cuda/matmul.h) beside
+//   cuBLAS's cublasGemmEx called directly: TFLOP/s and the ratio (target ≥ 0.9);
+// - the fused a * b + c over `elements` float32 (one chain, kernels/cuda/chain.h) beside a
+//   device-to-device copy of one operand: bandwidth counting bytes read plus written, and the
+//   ratio (target ≥ 0.8).
+// Each measurement is the median of `iterations` calls timed with CUDA events, taken in turns
+// (spmd, baseline, spmd, …) after a warm-up; inputs are random, never zeros; each result is
+// checked against the baseline's or the host's before timing. Built when the CUDA backend is.
+#pragma once
+
+#include <cstdint>
+
+namespace spmd::bench {
+
+struct GpuBenchOptions {
+  int64_t matmul_size = 8192;
+  int64_t elements = int64_t{256} << 20;
+  int iterations = 20;
+  int gpu = 0;
+  bool json = false;
+};
+
+int run_gpu_bench(const GpuBenchOptions& options);
+
+}  // namespace spmd::bench
