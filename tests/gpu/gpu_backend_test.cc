@@ -1,0 +1,103 @@
+// The CUDA backend through the device seam (kernels/backend.h), as the executor will call it: on
+// the GPU the calling thread has bound, each method's result the CPU backend's for the same
+// call. The kernels themselves are tested one family at a time beside this file.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "gpu/gpu_fixture.h"
+#include "kernels/backend.h"
+#include "kernels/cuda/cuda_backend.h"
+#include "kernels/cuda/gpu_scope.h"
+#include "spmd/error.h"
+
+namespace spmd::test {
+namespace {
+
+using GpuBackend = Gpu;
+
+TEST_F(GpuBackend, MethodsRunOnTheBoundGpuAndMatchTheCpuBackend) {
+  const kernels::Backend& cuda = kernels::cuda::cuda_backend();
+  const kernels::Backend& cpu = kernels::cpu_backend();
+  EXPECT_EQ(cuda.platform(), "gpu");
+  EXPECT_EQ(cuda.memory(0), MemorySpace::device(0));
+  kernels::cuda::GpuScope scope(gpu());
+  const Shape shape{6, 7};
+  const ChainValue x = chain_value(
+      DType::kFloat32,
+      std::vector<double>{1,  -2, 3.5, 0,  -0.0, 7,  1e-3, 100, -100, 2,  2,  2,  3,  4,
+                          5,  6,  7,   8,  9,    10, 11,   12,  13,   14, 15, 16, 17, 18,
+                          19, 20, 21,  22, 23,   24, 25,   26,  27,   28, 29, 30, 31, 32});
+  const DeviceBuffer d_x = upload(x.bytes);
+  const auto both = [&](size_t bytes, auto&& call) {
+    Bytes want(bytes);
+    DeviceBuffer out = upload(Bytes(bytes, std::byte{0xEE}));
+    call(cpu, x.bytes.data(), want.data());
+    call(cuda, d_x.data(), out.data());
+    return std::pair{download(out, bytes), want};
+  };
+  {
+    auto [got, want] =
+        both(42 * 8, [](const kernels::Backend& b, const std::byte* in, std::byte* o) {
+          b.convert(DType::kFloat32, DType::kFloat64, {in, 42}, o, 42);
+        });
+    EXPECT_EQ(got, want) << "convert";
+  }
+  {
+    auto [got, want] =
+        both(7 * 4, [&](const kernels::Backend& b, const std::byte* in, std::byte* o) {
+          b.reduce(kernels::Reduce::kMax, DType::kFloat32, in, shape, 0, DType::kFloat32, o);
+        });
+    EXPECT_EQ(got, want) << "reduce";
+  }
+  {
+    const std::vector<int> perm{1, 0};
+    auto [got, want] = both(42 * 4, [&](const kernels::Backend& b, const std::byte* in,
+                                        std::byte* o) { b.transpose(4, in, shape, perm, o); });
+    EXPECT_EQ(got, want) << "transpose";
+  }
+  {
+    auto [got, want] =
+        both(42 * 4, [&](const kernels::Backend& b, const std::byte* in, std::byte* o) {
+          b.cumsum(DType::kFloat32, in, shape, 1, o);
+        });
+    EXPECT_EQ(got, want) << "cumsum";
+  }
+  {
+    auto [got, want] =
+        both(5 * 4, [&](const kernels::Backend& b, const std::byte* in, std::byte* o) {
+          b.top_k(DType::kFloat32, in, 42, 5, reinterpret_cast<int32_t*>(o));
+        });
+    EXPECT_EQ(got, want) << "top_k";
+  }
+  {
+    auto [got, want] =
+        both(6 * 6 * 4, [&](const kernels::Backend& b, const std::byte* in, std::byte* o) {
+          b.matmul(DType::kFloat32, {1, 6, 7, 6, false, true}, in, in, o);
+        });
+    for (int64_t k = 0; k < 36; ++k) {
+      const float g = scalar::load(DType::kFloat32, got.data(), k).f;
+      const float w = scalar::load(DType::kFloat32, want.data(), k).f;
+      EXPECT_NEAR(g, w, 1e-5f * std::max(1.0f, std::abs(w))) << "matmul element " << k;
+    }
+  }
+  const kernels::Sampler normal{kernels::Distribution::kNormal};
+  try {
+    cuda.random_sample(normal, {}, nullptr);
+    FAIL() << "random_sample ran";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("jax.random.normal is not yet computed on GPUs"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST_F(GpuBackend, AThreadBoundToNoGpuIsToldSo) {
+  EXPECT_THROW(kernels::cuda::cuda_backend().fill(DType::kFloat32, 1, nullptr, 1),
+               FailedPrecondition);
+}
+
+}  // namespace
+}  // namespace spmd::test

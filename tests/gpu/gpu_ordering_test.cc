@@ -1,0 +1,106 @@
+// The CUDA backend's order-dependent kernels on a GPU (label gpu) against the CPU's, bit for bit:
+// cumsum and cumprod along each axis at lengths around XLA's rows of 16, jnp.searchsorted, and
+// lax.top_k with ties and NaN.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "gpu/gpu_fixture.h"
+#include "kernels/cuda/ordering.h"
+#include "kernels/ordering.h"
+#include "spmd/error.h"
+
+namespace spmd::test {
+namespace {
+
+using GpuOrdering = Gpu;
+
+template <class T>
+Bytes as_bytes(const std::vector<T>& v) {
+  Bytes b(v.size() * sizeof(T));
+  std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+
+TEST_F(GpuOrdering, CumsumAndCumprodAreTheCpusBitForBit) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> d(0.9f, 1.1f);
+  for (const Shape& shape : {Shape{300}, Shape{3, 17, 5}, Shape{2, 4100}, Shape{70001, 2}}) {
+    std::vector<float> x(static_cast<size_t>(shape_size(shape)));
+    for (auto& v : x) v = d(rng);
+    x[x.size() / 2] = -0.0f;
+    const Bytes in = as_bytes(x);
+    const DeviceBuffer d_in = upload(in);
+    for (int axis = 0; axis < static_cast<int>(shape.size()); ++axis) {
+      for (bool multiply : {false, true}) {
+        Bytes want(in.size());
+        DeviceBuffer out = upload(Bytes(in.size(), std::byte{0xEE}));
+        if (multiply) {
+          kernels::cumprod(DType::kFloat32, in.data(), shape, axis, want.data());
+          kernels::cuda::cumprod(gpu(), DType::kFloat32, d_in.data(), shape, axis, out.data());
+        } else {
+          kernels::cumsum(DType::kFloat32, in.data(), shape, axis, want.data());
+          kernels::cuda::cumsum(gpu(), DType::kFloat32, d_in.data(), shape, axis, out.data());
+        }
+        EXPECT_EQ(download(out, in.size()), want)
+            << (multiply ? "cumprod" : "cumsum") << " along " << axis << " of " << shape.size();
+      }
+    }
+  }
+  std::vector<int64_t> wide(1000);
+  for (auto& v : wide) v = static_cast<int64_t>(rng()) << 20;
+  const Bytes in = as_bytes(wide);
+  Bytes want(in.size());
+  kernels::cumprod(DType::kInt64, in.data(), {1000}, 0, want.data());
+  const DeviceBuffer d_in = upload(in);
+  DeviceBuffer out = upload(Bytes(in.size()));
+  kernels::cuda::cumprod(gpu(), DType::kInt64, d_in.data(), {1000}, 0, out.data());
+  EXPECT_EQ(download(out, in.size()), want) << "int64 cumprod wraps as the CPU's";
+}
+
+TEST_F(GpuOrdering, SearchSortedIsTheCpus) {
+  std::vector<double> sorted(1000);
+  for (size_t i = 0; i < sorted.size(); ++i) sorted[i] = std::floor(i / 3.0) - 100;
+  sorted.back() = NAN;
+  std::vector<double> queries;
+  for (int q = -120; q < 260; ++q) queries.push_back(q * 0.75);
+  queries.push_back(NAN);
+  queries.push_back(-0.0);
+  std::vector<int32_t> want(queries.size());
+  kernels::search_sorted(DType::kFloat64, as_bytes(sorted).data(),
+                         static_cast<int64_t>(sorted.size()), as_bytes(queries).data(),
+                         static_cast<int64_t>(queries.size()), want.data());
+  const DeviceBuffer d_sorted = upload(as_bytes(sorted)), d_queries = upload(as_bytes(queries));
+  DeviceBuffer out = upload(Bytes(want.size() * 4));
+  kernels::cuda::search_sorted(gpu(), DType::kFloat64, d_sorted.data(),
+                               static_cast<int64_t>(sorted.size()), d_queries.data(),
+                               static_cast<int64_t>(queries.size()),
+                               reinterpret_cast<int32_t*>(out.data()));
+  EXPECT_EQ(download(out, want.size() * 4), as_bytes(want));
+}
+
+TEST_F(GpuOrdering, TopKIsTheCpusWithTiesAndNaN) {
+  std::mt19937 rng(9);
+  for (int64_t n : {1, 10, 1000, 100003}) {
+    std::vector<float> x(static_cast<size_t>(n));
+    for (auto& v : x) v = static_cast<float>(rng() % 50) - 25.0f;  // many ties
+    if (n > 10) {
+      x[7] = NAN;
+      x[3] = -0.0f;
+    }
+    const int64_t k = std::min<int64_t>(n, 64);
+    std::vector<int32_t> want(static_cast<size_t>(k));
+    kernels::top_k(DType::kFloat32, as_bytes(x).data(), n, k, want.data());
+    const DeviceBuffer d_in = upload(as_bytes(x));
+    DeviceBuffer out = upload(Bytes(static_cast<size_t>(k) * 4));
+    kernels::cuda::top_k(gpu(), DType::kFloat32, d_in.data(), n, k,
+                         reinterpret_cast<int32_t*>(out.data()));
+    EXPECT_EQ(download(out, static_cast<size_t>(k) * 4), as_bytes(want)) << n;
+  }
+  EXPECT_THROW(kernels::cuda::top_k(gpu(), DType::kInt8, nullptr, 4, 1, nullptr), InvalidArgument);
+}
+
+}  // namespace
+}  // namespace spmd::test
