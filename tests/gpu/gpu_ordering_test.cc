@@ -4,12 +4,15 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <numeric>
 #include <random>
 #include <vector>
 
 #include "gpu/gpu_fixture.h"
 #include "kernels/cuda/ordering.h"
+#include "kernels/cuda/random_permute.h"
 #include "kernels/ordering.h"
+#include "kernels/random_samplers.h"
 #include "spmd/error.h"
 
 namespace spmd::test {
@@ -100,6 +103,24 @@ TEST_F(GpuOrdering, TopKIsTheCpusWithTiesAndNaN) {
     EXPECT_EQ(download(out, static_cast<size_t>(k) * 4), as_bytes(want)) << n;
   }
   EXPECT_THROW(kernels::cuda::top_k(gpu(), DType::kInt8, nullptr, 4, 1, nullptr), InvalidArgument);
+}
+
+// jax.random.permutation's shuffle: the CPU's order, bit for bit, along each axis.
+TEST_F(GpuOrdering, RandomPermuteIsTheCpusShuffle) {
+  for (const Shape& shape : {Shape{1}, Shape{10}, Shape{1000, 3}, Shape{4, 100003}}) {
+    const int64_t n = shape_size(shape);
+    std::vector<int32_t> x(static_cast<size_t>(n));
+    std::iota(x.begin(), x.end(), 0);
+    const Bytes in = as_bytes(x);
+    const DeviceBuffer d_in = upload(in);
+    for (int axis = 0; axis < static_cast<int>(shape.size()); ++axis) {
+      Bytes want(in.size());
+      kernels::random_permute({11, 22}, 4, in.data(), shape, axis, want.data());
+      DeviceBuffer out = upload(Bytes(in.size(), std::byte{0xEE}));
+      kernels::cuda::random_permute(gpu(), {11, 22}, 4, d_in.data(), shape, axis, out.data());
+      EXPECT_EQ(download(out, in.size()), want) << "axis " << axis << " of " << n;
+    }
+  }
 }
 
 }  // namespace

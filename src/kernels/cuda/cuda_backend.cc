@@ -11,6 +11,7 @@
 #include "kernels/cuda/matmul.h"
 #include "kernels/cuda/ordering.h"
 #include "kernels/cuda/random_bits.h"
+#include "kernels/cuda/random_permute.h"
 #include "kernels/cuda/reduce.h"
 #include "spmd/error.h"
 
@@ -20,10 +21,10 @@ namespace {
 GpuContext& gpu() { return GpuScope::current(); }
 
 [[noreturn]] void not_yet(const char* what) {
-  throw Error(fmt::format(
-      "{} is not yet computed on GPUs (JAX's samplers and shuffle are CPU-only in spmd so far); "
-      "run on CPUs (SPMD_PLATFORMS=cpu) or draw the numbers there",
-      what));
+  throw Error(
+      fmt::format("{} is not yet computed on GPUs (JAX's samplers are CPU-only in spmd so far); "
+                  "run on CPUs (SPMD_PLATFORMS=cpu) or draw the numbers there",
+                  what));
 }
 
 class CudaBackend final : public Backend {
@@ -80,9 +81,9 @@ class CudaBackend final : public Backend {
   void random_sample(const Sampler& sampler, const RandomBlock&, std::byte*) const override {
     not_yet(fmt::format("jax.random.{}", distribution_name(sampler.distribution)).c_str());
   }
-  void random_permute(std::array<uint32_t, 2>, size_t, const std::byte*, const Shape&, int,
-                      std::byte*) const override {
-    not_yet("jax.random.permutation");
+  void random_permute(std::array<uint32_t, 2> key, size_t element_size, const std::byte* in,
+                      const Shape& shape, int axis, std::byte* out) const override {
+    cuda::random_permute(gpu(), key, element_size, in, shape, axis, out);
   }
 
   void matmul(DType dtype, MatmulShape s, const std::byte* a, const std::byte* b,
