@@ -27,7 +27,8 @@ enum class DeviceCommState { kReady, kInProgress, kFailed };
 
 struct DeviceCommStatus {
   DeviceCommState state = DeviceCommState::kReady;
-  std::string error;  // kFailed: what the library said
+  std::string error;       // kFailed: what the library said
+  bool peer_lost = false;  // kFailed: a peer or the network failed (NCCL's remote or system error)
 };
 
 class DeviceCommunicator {

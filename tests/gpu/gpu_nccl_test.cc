@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "comm/device_watchdog.h"
 #include "comm/nccl/nccl_communicator.h"
 #include "gpu/gpu_fixture.h"
 #include "spmd/error.h"
@@ -87,6 +88,33 @@ TEST_F(GpuNccl, APeerThatNeverArrivesIsAbortedAtOnce) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_LT(seconds, 5.0);
   EXPECT_EQ(comm->poll().state, DeviceCommState::kFailed);
+}
+
+// The same, guarded by the watchdog on its own thread with a 1 s deadline, as a job would run it:
+// the creation nobody completes becomes DeadlineExceeded within 5 s past the deadline, and
+// NCCL's communicator is aborted for it, never a hang.
+TEST_F(GpuNccl, TheWatchdogTurnsAPeerThatNeverArrivesIntoADeadline) {
+  auto comm = make_nccl_communicator(make_nccl_id(), 0, 2, gpu().ordinal());
+  DeviceCommunicator* nccl = comm.get();
+  DeviceWatchdog watchdog(std::move(comm), std::chrono::seconds(1), "process 0 (this test)",
+                          [](uint64_t) { return std::vector<int>{1}; });
+  const auto start = DeviceWatchdog::Clock::now();
+  watchdog.queued(
+      0, "creation of a 2-rank NCCL communicator",
+      [nccl] { return nccl->poll().state != DeviceCommState::kInProgress; }, start);
+  watchdog.start(std::chrono::milliseconds(10));
+  while (!watchdog.tripped() && DeviceWatchdog::Clock::now() - start < std::chrono::seconds(30)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  const double waited = std::chrono::duration<double>(DeviceWatchdog::Clock::now() - start).count();
+  ASSERT_TRUE(watchdog.tripped());
+  EXPECT_LT(waited, 6.0);
+  EXPECT_EQ(nccl->poll().state, DeviceCommState::kFailed);
+  try {
+    watchdog.rethrow();
+  } catch (const DeadlineExceeded& e) {
+    EXPECT_NE(std::string(e.what()).find("rank(s) 1 never arrived"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

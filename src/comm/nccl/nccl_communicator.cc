@@ -107,7 +107,8 @@ class NcclCommunicator final : public DeviceCommunicator {
     if (state == ncclSuccess) return {DeviceCommState::kReady, {}};
     if (state == ncclInProgress) return {DeviceCommState::kInProgress, {}};
     return {DeviceCommState::kFailed,
-            nccl_message(state, "the communicator", gpu_, ncclGetLastError(comm_))};
+            nccl_message(state, "the communicator", gpu_, ncclGetLastError(comm_)),
+            state == ncclRemoteError || state == ncclSystemError};
   }
 
   void abort() override {
