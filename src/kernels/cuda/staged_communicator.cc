@@ -1,0 +1,139 @@
+#include "kernels/cuda/staged_communicator.h"
+
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+
+#include "kernels/cuda/status.h"
+#include "spmd/error.h"
+
+namespace spmd::kernels::cuda {
+namespace {
+
+class StagedCommunicator final : public DeviceCommunicator {
+ public:
+  StagedCommunicator(Communicator host, GpuContext& gpu) : host_(std::move(host)), gpu_(gpu) {}
+
+  ~StagedCommunicator() override {
+    if (staging_) {
+      cudaStreamSynchronize(gpu_.stream());  // the last copy back reads it
+      cudaFreeHost(staging_);
+    }
+  }
+
+  int rank() const override { return host_.rank(); }
+  int size() const override { return host_.size(); }
+
+  void all_reduce(const void* in, void* out, size_t count, DType dtype, ReduceOp op,
+                  void* stream) override {
+    const size_t bytes = count * dtype_size(dtype);
+    run(in, bytes, out, bytes, stream,
+        [&](std::byte* s) { host_.all_reduce(dtype, s, s, count, op); });
+  }
+  void all_gather(const void* in, void* out, size_t count, DType dtype, void* stream) override {
+    const size_t bytes = count * dtype_size(dtype);
+    const size_t total = bytes * static_cast<size_t>(size());
+    run(
+        in, bytes, out, total, stream,
+        [&](std::byte* s) { host_.all_gather(dtype, s, s + total, count); }, total);
+  }
+  void reduce_scatter(const void* in, void* out, size_t count, DType dtype, ReduceOp op,
+                      void* stream) override {
+    const size_t bytes = count * dtype_size(dtype);
+    const size_t total = bytes * static_cast<size_t>(size());
+    run(
+        in, total, out, bytes, stream,
+        [&](std::byte* s) { host_.reduce_scatter(dtype, s, s + total, count, op); }, total);
+  }
+  void broadcast(const void* in, void* out, size_t count, DType dtype, int root,
+                 void* stream) override {
+    const size_t bytes = count * dtype_size(dtype);
+    run(rank() == root ? in : nullptr, bytes, out, bytes, stream,
+        [&](std::byte* s) { host_.broadcast(dtype, s, s, count, root); });
+  }
+
+  DeviceCommStatus poll() override {
+    std::lock_guard lock(mutex_);
+    if (aborted_) return {DeviceCommState::kFailed, "the communicator was aborted"};
+    return status_;
+  }
+
+  void abort() override {
+    std::lock_guard lock(mutex_);
+    aborted_ = true;
+  }
+
+ private:
+  // Device `in` (in_bytes; none when null) to staging, `collective` on the staging buffer, and
+  // out_bytes of the result back to device `out`. The result is read from offset `result_at`.
+  template <class Collective>
+  void run(const void* in, size_t in_bytes, void* out, size_t out_bytes, void* stream,
+           Collective&& collective, size_t result_at = 0) {
+    {
+      std::lock_guard lock(mutex_);
+      if (aborted_ || status_.state == DeviceCommState::kFailed) {
+        throw FailedPrecondition(fmt::format(
+            "a collective on GPU {} after its staged communicator failed or was aborted: make a "
+            "new one",
+            gpu_.ordinal()));
+      }
+    }
+    auto* s = static_cast<cudaStream_t>(stream);
+    std::byte* staging = reserve(result_at + std::max(in_bytes, out_bytes), s);
+    if (in != nullptr && in_bytes > 0) {
+      check_cuda(cudaMemcpyAsync(staging, in, in_bytes, cudaMemcpyDeviceToHost, s),
+                 "cudaMemcpyAsync (collective input to the host)", gpu_.ordinal());
+    }
+    check_cuda(cudaStreamSynchronize(s), "cudaStreamSynchronize (collective input)",
+               gpu_.ordinal());
+    try {
+      collective(staging);
+    } catch (const PeerFailure& e) {
+      fail(e.what(), true);
+      throw;
+    } catch (const Error& e) {
+      fail(e.what(), false);
+      throw;
+    }
+    if (out_bytes > 0) {
+      check_cuda(cudaMemcpyAsync(out, staging + result_at, out_bytes, cudaMemcpyHostToDevice, s),
+                 "cudaMemcpyAsync (collective result to the GPU)", gpu_.ordinal());
+    }
+  }
+
+  // A pinned buffer of at least `bytes`, once the stream no longer reads the old one.
+  std::byte* reserve(size_t bytes, cudaStream_t stream) {
+    check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize (staging reuse)",
+               gpu_.ordinal());
+    if (bytes <= capacity_) return staging_;
+    if (staging_) cudaFreeHost(staging_);
+    staging_ = nullptr;
+    capacity_ = 0;
+    void* p = nullptr;
+    check_cuda(cudaMallocHost(&p, bytes), fmt::format("cudaMallocHost of {} bytes", bytes),
+               gpu_.ordinal());
+    staging_ = static_cast<std::byte*>(p);
+    capacity_ = bytes;
+    return staging_;
+  }
+
+  void fail(std::string error, bool peer_lost) {
+    std::lock_guard lock(mutex_);
+    status_ = {DeviceCommState::kFailed, std::move(error), peer_lost};
+  }
+
+  Communicator host_;
+  GpuContext& gpu_;
+  std::byte* staging_ = nullptr;
+  size_t capacity_ = 0;
+  std::mutex mutex_;
+  DeviceCommStatus status_;
+  bool aborted_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<DeviceCommunicator> make_staged_communicator(Communicator host, GpuContext& gpu) {
+  return std::make_unique<StagedCommunicator>(std::move(host), gpu);
+}
+
+}  // namespace spmd::kernels::cuda
