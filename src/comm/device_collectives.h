@@ -1,7 +1,7 @@
 // Collectives on device memory, behind one interface, with NCCL's contract: the seam between
 // spmd's GPU collectives and NCCL, so that what decides when a collective has failed (the
 // watchdog, bootstrap, the fingerprint check before the first call) is tested on the CPU against
-// a test implementation, and the NCCL implementation (comm/nccl/nccl_communicator.h) stays thin.
+// a test implementation, and the NCCL implementation (comm/gpu/nccl_communicator.h) stays thin.
 //
 // NCCL's contract, which every implementation keeps:
 // - creation may be non-blocking: the communicator is kInProgress until every rank has joined,

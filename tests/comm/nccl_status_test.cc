@@ -1,13 +1,13 @@
-// comm/nccl/nccl_status.h: each NCCL status as the spmd error its cause calls for, naming the
+// comm/gpu/nccl_status.h: each NCCL status as the spmd error its cause calls for, naming the
 // call, the GPU and the process. Runs on the CPU (NCCL's error strings need no GPU).
-#include "comm/nccl/nccl_status.h"
+#include "comm/gpu/nccl_status.h"
 
 #include <gtest/gtest.h>
 #include <nccl.h>
 
 #include <string>
 
-#include "comm/nccl/nccl_communicator.h"
+#include "comm/gpu/nccl_communicator.h"
 #include "spmd/error.h"
 
 namespace spmd {

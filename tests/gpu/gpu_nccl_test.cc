@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "comm/device_watchdog.h"
-#include "comm/nccl/nccl_communicator.h"
+#include "comm/gpu/nccl_communicator.h"
 #include "gpu/gpu_fixture.h"
 #include "spmd/error.h"
 

@@ -1,5 +1,5 @@
 // Two processes sharing one GPU (run under spmdrun -n 2; label gpu): device-memory collectives
-// through kernels/cuda/staged_communicator.h, which NCCL would refuse. Each process checks
+// through comm/gpu/staged_communicator.h, which NCCL would refuse. Each process checks
 // all_reduce, all_gather, reduce_scatter and broadcast against the values every rank computes
 // for itself, then a mismatched call: CollectiveMismatch in both, the communicator kFailed.
 // Prints "[rank] ok …" when every check passed; "no GPU visible" (a skip) without a GPU.
@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "comm/gpu/staged_communicator.h"
 #include "kernels/cuda/gpu_context.h"
-#include "kernels/cuda/staged_communicator.h"
 #include "spmd/communicator.h"
 #include "spmd/distributed.h"
 #include "spmd/error.h"
@@ -54,7 +54,7 @@ int main() {
   distributed::initialize();
   const int rank = process_index(), size = process_count();
   GpuContext& gpu = GpuContext::get(0);
-  auto comm = kernels::cuda::make_staged_communicator(world(), gpu);
+  auto comm = make_staged_communicator(world(), gpu.ordinal());
   void* stream = gpu.stream();
   const size_t n = 1000;
   std::vector<float> mine(n * static_cast<size_t>(size));

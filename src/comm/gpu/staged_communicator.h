@@ -12,16 +12,14 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
-#include <string>
 
 #include "comm/device_collectives.h"
-#include "kernels/cuda/gpu_context.h"
 #include "spmd/communicator.h"
 
-namespace spmd::kernels::cuda {
+namespace spmd {
 
-// Collectives of `host` (this process's participant) on device memory of `gpu`.
-std::unique_ptr<DeviceCommunicator> make_staged_communicator(Communicator host, GpuContext& gpu);
+// Collectives of `host` (this process's participant) on device memory of GPU `gpu` (a CUDA
+// device ordinal); streams are cudaStream_t of that GPU.
+std::unique_ptr<DeviceCommunicator> make_staged_communicator(Communicator host, int gpu);
 
-}  // namespace spmd::kernels::cuda
+}  // namespace spmd

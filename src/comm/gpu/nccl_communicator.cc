@@ -1,4 +1,4 @@
-#include "comm/nccl/nccl_communicator.h"
+#include "comm/gpu/nccl_communicator.h"
 
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
@@ -8,7 +8,7 @@
 #include <cstring>
 #include <mutex>
 
-#include "comm/nccl/nccl_status.h"
+#include "comm/gpu/nccl_status.h"
 #include "spmd/error.h"
 
 namespace spmd {

@@ -1,21 +1,40 @@
-#include "kernels/cuda/staged_communicator.h"
+#include "comm/gpu/staged_communicator.h"
 
 #include <cuda_runtime.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
-#include "kernels/cuda/status.h"
+#include <algorithm>
+#include <mutex>
+#include <string>
+
 #include "spmd/error.h"
 
-namespace spmd::kernels::cuda {
+namespace spmd {
 namespace {
+
+// A failed CUDA call of the staging as an spmd error naming the call, the GPU and the process:
+// ResourceExhausted for out of memory, else Error (kernels/cuda/status.h says more of each
+// status; the layers keep this one apart from it).
+void check_cuda(cudaError_t status, std::string_view call, int gpu) {
+  if (status == cudaSuccess) return;
+  cudaGetLastError();
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  const std::string message =
+      fmt::format("{} failed on GPU {} of pid {} on host {}: {} ({})", call, gpu, getpid(), host,
+                  cudaGetErrorString(status), cudaGetErrorName(status));
+  if (status == cudaErrorMemoryAllocation) throw ResourceExhausted(message);
+  throw Error(message);
+}
 
 class StagedCommunicator final : public DeviceCommunicator {
  public:
-  StagedCommunicator(Communicator host, GpuContext& gpu) : host_(std::move(host)), gpu_(gpu) {}
+  StagedCommunicator(Communicator host, int gpu) : host_(std::move(host)), gpu_(gpu) {}
 
   ~StagedCommunicator() override {
     if (staging_) {
-      cudaStreamSynchronize(gpu_.stream());  // the last copy back reads it
+      if (last_stream_) cudaStreamSynchronize(last_stream_);  // the last copy back reads it
       cudaFreeHost(staging_);
     }
   }
@@ -74,17 +93,17 @@ class StagedCommunicator final : public DeviceCommunicator {
         throw FailedPrecondition(fmt::format(
             "a collective on GPU {} after its staged communicator failed or was aborted: make a "
             "new one",
-            gpu_.ordinal()));
+            gpu_));
       }
     }
     auto* s = static_cast<cudaStream_t>(stream);
+    last_stream_ = s;
     std::byte* staging = reserve(result_at + std::max(in_bytes, out_bytes), s);
     if (in != nullptr && in_bytes > 0) {
       check_cuda(cudaMemcpyAsync(staging, in, in_bytes, cudaMemcpyDeviceToHost, s),
-                 "cudaMemcpyAsync (collective input to the host)", gpu_.ordinal());
+                 "cudaMemcpyAsync (collective input to the host)", gpu_);
     }
-    check_cuda(cudaStreamSynchronize(s), "cudaStreamSynchronize (collective input)",
-               gpu_.ordinal());
+    check_cuda(cudaStreamSynchronize(s), "cudaStreamSynchronize (collective input)", gpu_);
     try {
       collective(staging);
     } catch (const PeerFailure& e) {
@@ -96,21 +115,19 @@ class StagedCommunicator final : public DeviceCommunicator {
     }
     if (out_bytes > 0) {
       check_cuda(cudaMemcpyAsync(out, staging + result_at, out_bytes, cudaMemcpyHostToDevice, s),
-                 "cudaMemcpyAsync (collective result to the GPU)", gpu_.ordinal());
+                 "cudaMemcpyAsync (collective result to the GPU)", gpu_);
     }
   }
 
   // A pinned buffer of at least `bytes`, once the stream no longer reads the old one.
   std::byte* reserve(size_t bytes, cudaStream_t stream) {
-    check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize (staging reuse)",
-               gpu_.ordinal());
+    check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize (staging reuse)", gpu_);
     if (bytes <= capacity_) return staging_;
     if (staging_) cudaFreeHost(staging_);
     staging_ = nullptr;
     capacity_ = 0;
     void* p = nullptr;
-    check_cuda(cudaMallocHost(&p, bytes), fmt::format("cudaMallocHost of {} bytes", bytes),
-               gpu_.ordinal());
+    check_cuda(cudaMallocHost(&p, bytes), fmt::format("cudaMallocHost of {} bytes", bytes), gpu_);
     staging_ = static_cast<std::byte*>(p);
     capacity_ = bytes;
     return staging_;
@@ -122,7 +139,8 @@ class StagedCommunicator final : public DeviceCommunicator {
   }
 
   Communicator host_;
-  GpuContext& gpu_;
+  int gpu_;
+  cudaStream_t last_stream_ = nullptr;
   std::byte* staging_ = nullptr;
   size_t capacity_ = 0;
   std::mutex mutex_;
@@ -132,8 +150,8 @@ class StagedCommunicator final : public DeviceCommunicator {
 
 }  // namespace
 
-std::unique_ptr<DeviceCommunicator> make_staged_communicator(Communicator host, GpuContext& gpu) {
+std::unique_ptr<DeviceCommunicator> make_staged_communicator(Communicator host, int gpu) {
   return std::make_unique<StagedCommunicator>(std::move(host), gpu);
 }
 
-}  // namespace spmd::kernels::cuda
+}  // namespace spmd

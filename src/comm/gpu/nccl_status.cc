@@ -1,4 +1,4 @@
-#include "comm/nccl/nccl_status.h"
+#include "comm/gpu/nccl_status.h"
 
 #include <fmt/format.h>
 #include <nccl.h>
