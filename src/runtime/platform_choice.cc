@@ -28,8 +28,10 @@ std::vector<std::string> split(const std::string& list) {
 std::string missing(const std::string& platform, const PlatformSupport& support) {
   if (platform == "cpu") return "";
   if (!support.gpu_built) {
-    return "gpu: this build of spmd has no GPU support (CMake found no CUDA toolkit with NCCL "
-           "when it was configured)";
+    return "gpu: this build of spmd has no GPU support: GPUs are not yet devices of spmd's "
+           "runtime (its CUDA kernels and device collectives are built where CMake finds the "
+           "CUDA toolkit, but jit and shard_map do not run on them yet: README, \"GPUs\"); run "
+           "on CPUs";
   }
   if (support.visible_gpus == 0) {
     return "gpu: this process sees no GPU (check CUDA_VISIBLE_DEVICES and the driver)";

@@ -15,7 +15,9 @@ struct PlatformSupport {
   int visible_gpus = 0;    // GPUs this process sees
 };
 
-// This build's: no GPU support yet (CUDA devices are issue 30), so CPU devices only.
+// This build's: no GPU devices yet (issue 45: the CUDA kernels and device collectives exist in
+// libspmd_cuda and libspmd_gpu_comm, but the runtime does not make GPU devices), so CPU devices
+// only.
 PlatformSupport platform_support();
 
 // The platform to run on, "cpu" or "gpu". Throws InvalidArgument for an empty list or an unknown
