@@ -252,14 +252,26 @@ void comparison(Binary op, const X& x, const Y& y, Map<bool> out) {
   }
 }
 
+// a / b truncated toward zero; the lowest value over -1, whose quotient the type cannot hold
+// (and whose division traps on x86: SIGFPE), wraps to itself, as XLA defines it.
+template <class T>
+T truncating_divide(T a, T b) {
+  if constexpr (std::is_signed_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    if (b == T(-1)) return static_cast<T>(static_cast<U>(U{0} - static_cast<U>(a)));
+  }
+  return static_cast<T>(a / b);
+}
+
 // Truncating integer division; a zero divisor anywhere throws before anything is written.
 template <class T>
 void integer_divide(Input a, Input b, std::byte* out, int64_t n) {
   const ConstMap<T> divisor(reinterpret_cast<const T*>(b.data), b.elements);
   if ((divisor == T(0)).any()) throw InvalidArgument("div: integer division by zero");
   with_operand(reinterpret_cast<const T*>(a.data), a.elements, n, [&](const auto& x) {
-    with_operand(reinterpret_cast<const T*>(b.data), b.elements, n,
-                 [&](const auto& y) { Map<T>(reinterpret_cast<T*>(out), n) = x / y; });
+    with_operand(reinterpret_cast<const T*>(b.data), b.elements, n, [&](const auto& y) {
+      Map<T>(reinterpret_cast<T*>(out), n) = x.binaryExpr(y, &truncating_divide<T>);
+    });
   });
 }
 

@@ -136,6 +136,21 @@ TEST(ScalarOps, AnIntegerDivisionByZeroIsReportedNotComputed) {
   EXPECT_EQ(scalar::load(DType::kInt32, out.data(), 0).i, 3);
 }
 
+// The lowest value of a signed type over -1 has no quotient in the type; XLA wraps it to itself.
+// The CPU kernel's division trapped on it (SIGFPE: the process died), reachable through
+// spmd::div of integer Blocks; binary_cases() now compares it with the GPU's arithmetic too.
+TEST(ScalarOps, TheLowestIntegerOverMinusOneWrapsInsteadOfKillingTheProcess) {
+  for (DType t : {DType::kInt8, DType::kInt16, DType::kInt32, DType::kInt64}) {
+    const ChainValue x = chain_value(t, {-9.3e18, 7, -7});
+    const ChainValue y = chain_value(t, {-1, -1, 2});
+    Bytes out(3 * dtype_size(t));
+    kernels::binary(Binary::kDiv, t, x.input(), y.input(), out.data(), 3);
+    EXPECT_EQ(scalar::load(t, out.data(), 0).i, scalar::int_min(t)) << dtype_name(t);
+    EXPECT_EQ(scalar::load(t, out.data(), 1).i, -7) << dtype_name(t);
+    EXPECT_EQ(scalar::load(t, out.data(), 2).i, -3) << dtype_name(t);
+  }
+}
+
 TEST(ScalarOps, MalformedChainsAreRefusedBeforeAnythingRuns) {
   Bytes out(64);
   const ChainValue x = chain_value(DType::kFloat32, {1, 2});
