@@ -12,6 +12,7 @@
 #include "coord/frame.h"
 #include "coord/status.h"
 #include "coord/status_board.h"
+#include "coord/terminal_text.h"
 #include "spmd/error.h"
 
 namespace spmd {
@@ -76,16 +77,19 @@ std::string status_text(const wire::StatusTable& table) {
   std::string out =
       fmt::format("{:>7}  {:<14}  {:<16}  {:>8}  {:<44}  {:>9}  {:>9}  {}\n", "process", "state",
                   "host", "pid", "call", "since", "heard", "waited for by");
+  // Hostnames and calls are the processes' words (a key or barrier name is any bytes): escaped
+  // and cut to their columns, so that none can clear the screen or forge a row.
   for (const auto& row : table.processes()) {
     out += fmt::format("{:>7}  {:<14}  {:<16}  {:>8}  {:<44}  {:>9}  {:>9}  {}\n", row.process_id(),
-                       StatusBoard::state_name(row.state()), row.hostname(), row.pid(), row.call(),
-                       seconds(row.since_ms()), seconds(row.heartbeat_age_ms()),
+                       StatusBoard::state_name(row.state()), terminal_safe(row.hostname(), 32),
+                       row.pid(), terminal_safe(row.call(), 88), seconds(row.since_ms()),
+                       seconds(row.heartbeat_age_ms()),
                        row.waited_for_by() > 0 ? std::to_string(row.waited_for_by()) : "");
   }
   for (const auto& row : table.processes()) {
     if (row.waited_for_by() > 0 && row.state() != wire::PROCESS_BLOCKED) {
       out += fmt::format("{} processes wait for it: {}\n", row.waited_for_by(),
-                         StatusBoard::describe(row));
+                         terminal_safe(StatusBoard::describe(row), 400));
     }
   }
   return out;

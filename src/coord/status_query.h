@@ -17,7 +17,9 @@ wire::StatusTable query_status(const std::string& address, const std::string& au
                                std::chrono::milliseconds timeout);
 
 // The table for a terminal: one line per process (state, host, pid, call, since, last
-// heartbeat, who waits for it), then one sentence per process that others wait for.
+// heartbeat, who waits for it), then one sentence per process that others wait for. What the
+// processes named (hosts, calls and their keys) is escaped and cut (terminal_text.h): the text
+// holds no control character but the newline ending each line.
 std::string status_text(const wire::StatusTable& table);
 
 // The table as JSON, for the web page (status_http.h).
