@@ -1,5 +1,8 @@
 // The coordination service's client, as every process sees it after initialize().
 //
+// Keys, key prefixes and barrier ids are text: valid UTF-8, else InvalidArgument naming the call
+// and the first bad byte (encode binary names first, as hex, say). Values are any bytes.
+//
 // A Client is safe for concurrent use from many threads. Every call goes to the coordination
 // service and blocks until it answers. No call waits without a deadline: blocking calls take a
 // timeout, and every call throws PeerFailure at once when another process of the cluster has died
