@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <string>
 
 #include "coord/service.h"
@@ -28,14 +29,31 @@ int main(int argc, char** argv) {
       ->required()
       ->check(CLI::Range(1, 1 << 20));
   app.add_option("--bind", bind, "address to listen on (default [::], every interface)");
-  app.add_option("--auth-token", token, "shared secret (default: $SPMD_AUTH_TOKEN, or none)");
+  std::string token_file;
+  app.add_option("--auth-token", token,
+                 "shared secret; visible to every local user in ps: prefer $SPMD_AUTH_TOKEN or "
+                 "--auth-token-file");
+  app.add_option("--auth-token-file", token_file,
+                 "read the shared secret from this file (its first line)");
   app.add_option("--heartbeat-timeout", heartbeat_s, "seconds of silence before a process is dead")
       ->check(CLI::PositiveNumber);
   app.add_option("--status-http", status_http,
                  "serve the live status page at this ip:port (a port alone: 127.0.0.1)");
   CLI11_PARSE(app, argc, argv);
-  if (token.empty()) {
-    if (const char* t = std::getenv("SPMD_AUTH_TOKEN")) token = t;
+  if (!token.empty()) {
+    std::fprintf(stderr,
+                 "spmd-coordinator: warning: --auth-token puts the token on the command line, "
+                 "where every local user can read it (ps); pass it in SPMD_AUTH_TOKEN or a file "
+                 "(--auth-token-file) instead\n");
+  } else if (!token_file.empty()) {
+    std::ifstream in(token_file);
+    if (!in || !std::getline(in, token) || token.empty()) {
+      std::fprintf(stderr, "spmd-coordinator: --auth-token-file %s: no token in its first line\n",
+                   token_file.c_str());
+      return 2;
+    }
+  } else if (const char* t = std::getenv("SPMD_AUTH_TOKEN")) {
+    token = t;
   }
 
   sigset_t set;
