@@ -147,10 +147,15 @@ std::string StatusHttpServer::respond(const std::string& request_line) const {
   if (request_line == "TOO LARGE") {
     return http(431, "Request Header Fields Too Large", "text/plain", "request too large\n");
   }
-  // "GET /status.json?token=x HTTP/1.1"
+  // "GET /status.json?token=x HTTP/1.1": a method, a target and a version, one space apart.
   const size_t sp1 = request_line.find(' ');
   const size_t sp2 = request_line.rfind(' ');
-  if (sp1 == std::string::npos || sp2 <= sp1 || request_line.substr(0, sp1) != "GET") {
+  if (sp1 == std::string::npos || sp2 <= sp1 + 1 ||
+      request_line.compare(sp2 + 1, 5, "HTTP/") != 0 || request_line.find(' ', sp1 + 1) != sp2) {
+    return http(400, "Bad Request", "text/plain",
+                "a request line is METHOD TARGET HTTP/VERSION, as GET /status.json HTTP/1.1\n");
+  }
+  if (request_line.substr(0, sp1) != "GET") {
     return http(405, "Method Not Allowed", "text/plain", "only GET is served\n");
   }
   const std::string target = request_line.substr(sp1 + 1, sp2 - sp1 - 1);

@@ -7,7 +7,8 @@
 //   GET /status.json  the table as JSON (status_query.h's status_json)
 //
 // When the job has an auth token, both need ?token=<the job's token>; the service prints the
-// page's address with it when it starts. HTTP/1.1 with one request per connection; a request is
+// page's address with it when it starts. A request line that is not METHOD TARGET HTTP/VERSION
+// gets 400, a method other than GET 405. HTTP/1.1 with one request per connection; a request is
 // at most 8 KiB and must arrive within 5 s; at most 16 connections are served at once. Runs on
 // the service's event loop, so the table is read without locks.
 // Open to tools/: spmd-coordinator serves the live view's page.
