@@ -4,6 +4,7 @@
 
 #include <Eigen/Core>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <type_traits>
 #include <vector>
@@ -112,6 +113,20 @@ void unary_typed(Unary op, const ConstMap<T>& x, Map<T> y) {
         // x * 0 gives the signed zero and keeps NaN.
         y = (x > T(0)).select(T(1), (x < T(0)).select(T(-1), x * T(0)));
         return;
+      // std's roundings, element by element: Eigen's vectorised floor, ceil and rint, as this
+      // build compiles them, give +0 for -0 (scalar_ops_test found it); XLA keeps the sign.
+      case Unary::kFloor:
+        y = x.unaryExpr([](T v) { return std::floor(v); });
+        return;
+      case Unary::kCeil:
+        y = x.unaryExpr([](T v) { return std::ceil(v); });
+        return;
+      case Unary::kRound:
+        y = x.unaryExpr([](T v) { return std::round(v); });
+        return;
+      case Unary::kRoundEven:  // the default rounding mode, which spmd never changes
+        y = x.unaryExpr([](T v) { return std::rint(v); });
+        return;
       default:
         break;
     }
@@ -132,6 +147,9 @@ void unary_typed(Unary op, const ConstMap<T>& x, Map<T> y) {
         return;
       case Unary::kRelu:
         y = x.max(T(0));
+        return;
+      case Unary::kNot:
+        y = x.unaryExpr([](T v) { return static_cast<T>(~v); });
         return;
       default:
         break;
@@ -157,6 +175,45 @@ T integer_pow(T base, T exponent) {
   return result;
 }
 
+// x << amount and x >> amount as XLA shifts: an amount outside [0, bits) (a negative one
+// included) shifts every bit out. >> is arithmetic for a signed T, logical for an unsigned one.
+template <class T>
+T shift_left(T x, T amount) {
+  using U = std::make_unsigned_t<T>;
+  if (static_cast<U>(amount) >= sizeof(T) * 8) return T{0};
+  return static_cast<T>(static_cast<U>(x) << static_cast<U>(amount));
+}
+template <class T>
+T shift_right(T x, T amount) {
+  using U = std::make_unsigned_t<T>;
+  if (static_cast<U>(amount) >= sizeof(T) * 8) return x < T{0} ? T(-1) : T{0};
+  return static_cast<T>(x >> static_cast<U>(amount));
+}
+
+// The bitwise operations and shifts on an integer T; false for another op.
+template <class T, class X, class Y>
+bool bitwise(Binary op, const X& x, const Y& y, Map<T> out) {
+  switch (op) {
+    case Binary::kAnd:
+      out = x.binaryExpr(y, [](T a, T b) { return static_cast<T>(a & b); });
+      return true;
+    case Binary::kOr:
+      out = x.binaryExpr(y, [](T a, T b) { return static_cast<T>(a | b); });
+      return true;
+    case Binary::kXor:
+      out = x.binaryExpr(y, [](T a, T b) { return static_cast<T>(a ^ b); });
+      return true;
+    case Binary::kShiftLeft:
+      out = x.binaryExpr(y, &shift_left<T>);
+      return true;
+    case Binary::kShiftRight:
+      out = x.binaryExpr(y, &shift_right<T>);
+      return true;
+    default:
+      return false;
+  }
+}
+
 template <class T, class X, class Y>
 void arithmetic(Binary op, const X& x, const Y& y, Map<T> out) {
   if constexpr (std::is_same_v<T, bool>) {
@@ -171,6 +228,9 @@ void arithmetic(Binary op, const X& x, const Y& y, Map<T> out) {
       case Binary::kMin:
       case Binary::kAnd:
         out = x && y;
+        return;
+      case Binary::kXor:
+        out = x != y;
         return;
       default:
         break;
@@ -215,11 +275,16 @@ void arithmetic(Binary op, const X& x, const Y& y, Map<T> out) {
         out = x.pow(y);
         return;
       }
+      if (op == Binary::kRem) {
+        out = x.binaryExpr(y, [](T a, T b) { return std::fmod(a, b); });
+        return;
+      }
     } else {
       if (op == Binary::kPow) {
         out = x.binaryExpr(y, [](T b, T e) { return integer_pow(b, e); });
         return;
       }
+      if (bitwise<T>(op, x, y, out)) return;
     }
   }
   throw InvalidArgument(
@@ -263,14 +328,27 @@ T truncating_divide(T a, T b) {
   return static_cast<T>(a / b);
 }
 
-// Truncating integer division; a zero divisor anywhere throws before anything is written.
+// a % b of truncating division (of a's sign); the lowest value % -1 is 0 (its division traps).
 template <class T>
-void integer_divide(Input a, Input b, std::byte* out, int64_t n) {
+T truncating_remainder(T a, T b) {
+  if constexpr (std::is_signed_v<T>) {
+    if (b == T(-1)) return T{0};
+  }
+  return static_cast<T>(a % b);
+}
+
+// Truncating integer division or its remainder (op kDiv or kRem); a zero divisor anywhere throws
+// before anything is written.
+template <class T>
+void integer_divide(Binary op, Input a, Input b, std::byte* out, int64_t n) {
   const ConstMap<T> divisor(reinterpret_cast<const T*>(b.data), b.elements);
-  if ((divisor == T(0)).any()) throw InvalidArgument("div: integer division by zero");
+  if ((divisor == T(0)).any()) {
+    throw InvalidArgument(fmt::format("{}: integer division by zero", name(op)));
+  }
   with_operand(reinterpret_cast<const T*>(a.data), a.elements, n, [&](const auto& x) {
     with_operand(reinterpret_cast<const T*>(b.data), b.elements, n, [&](const auto& y) {
-      Map<T>(reinterpret_cast<T*>(out), n) = x.binaryExpr(y, &truncating_divide<T>);
+      Map<T>(reinterpret_cast<T*>(out), n) =
+          x.binaryExpr(y, op == Binary::kDiv ? &truncating_divide<T> : &truncating_remainder<T>);
     });
   });
 }
@@ -327,8 +405,8 @@ void unary_half(Unary op, DType dtype, Input a, std::byte* out, int64_t n) {
 template <class T>
 void binary_of(Binary op, DType /*dtype*/, Input a, Input b, std::byte* out, int64_t n) {
   if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-    if (op == Binary::kDiv) {
-      integer_divide<T>(a, b, out, n);
+    if (op == Binary::kDiv || op == Binary::kRem) {
+      integer_divide<T>(op, a, b, out, n);
       return;
     }
   }
@@ -420,15 +498,32 @@ void convert_half(DType from, DType to, Input a, std::byte* out, int64_t n) {
 }  // namespace
 
 std::string_view name(Unary op) {
-  constexpr std::string_view names[] = {"neg",           "exp",  "log",     "tanh", "sqrt",
-                                        "rsqrt",         "abs",  "sign",    "not",  "copy",
-                                        "stop_gradient", "relu", "logistic"};
+  constexpr std::string_view names[] = {"neg",
+                                        "exp",
+                                        "log",
+                                        "tanh",
+                                        "sqrt",
+                                        "rsqrt",
+                                        "abs",
+                                        "sign",
+                                        "not",
+                                        "copy",
+                                        "stop_gradient",
+                                        "relu",
+                                        "logistic",
+                                        "floor",
+                                        "ceil",
+                                        "round",
+                                        "round_nearest_even"};
+  static_assert(std::size(names) == static_cast<size_t>(kLastUnary) + 1);
   return names[static_cast<int>(op)];
 }
 
 std::string_view name(Binary op) {
-  constexpr std::string_view names[] = {"add", "sub", "mul", "div", "pow", "max", "min", "and",
-                                        "or",  "eq",  "ne",  "lt",  "le",  "gt",  "ge"};
+  constexpr std::string_view names[] = {
+      "add", "sub",        "mul",         "div", "pow", "max", "min", "and", "or", "xor",
+      "rem", "shift_left", "shift_right", "eq",  "ne",  "lt",  "le",  "gt",  "ge"};
+  static_assert(std::size(names) == static_cast<size_t>(Binary::kGe) + 1);
   return names[static_cast<int>(op)];
 }
 

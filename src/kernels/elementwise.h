@@ -22,7 +22,10 @@ namespace spmd::kernels {
 // differentiation: jax.lax's copy_p and stop_gradient). kRelu is maximum(x, 0) as jnp.maximum
 // computes it (NaN kept, -0 and subnormals to +0), one op so that jax.nn.relu's derivative (0 at
 // 0) can be its own. kLogistic is lax.logistic as XLA's CPU backend expands it, 1 / (exp(-x) + 1)
-// (0 at -inf and where the quotient is subnormal, 1 at +inf, NaN kept).
+// (0 at -inf and where the quotient is subnormal, 1 at +inf, NaN kept). kNot is logical on bool
+// and bitwise on the integer types (lax.bitwise_not). kFloor, kCeil, kRound and kRoundEven are
+// defined on the floating types only: kRound rounds half away from zero (lax.round's default),
+// kRoundEven half to even (jnp.round's and jnp.rint's).
 enum class Unary : uint8_t {
   kNeg,
   kExp,
@@ -37,8 +40,18 @@ enum class Unary : uint8_t {
   kStopGradient,
   kRelu,
   kLogistic,
+  kFloor,
+  kCeil,
+  kRound,
+  kRoundEven,
 };
-constexpr Unary kLastUnary = Unary::kLogistic;
+constexpr Unary kLastUnary = Unary::kRoundEven;
+// kAnd, kOr and kXor are logical on bool and bitwise on the integer types; not defined on the
+// floating types. kRem is XLA's rem: the remainder of truncating division, of the dividend's sign
+// (C's fmod on the floating types); on integers the lowest value % -1 is 0. kShiftLeft and
+// kShiftRight are defined on the integer types: kShiftRight is arithmetic on signed types and
+// logical on unsigned ones (jnp.right_shift's choice), and an amount outside [0, bits) shifts
+// every bit out, as XLA's shifts do (0, or -1 for a negative value shifted arithmetically).
 enum class Binary : uint8_t {
   kAdd,
   kSub,
@@ -49,6 +62,10 @@ enum class Binary : uint8_t {
   kMin,
   kAnd,
   kOr,
+  kXor,
+  kRem,
+  kShiftLeft,
+  kShiftRight,
   // Comparisons: bool out.
   kEq,
   kNe,
@@ -72,8 +89,9 @@ struct Input {
 // out[i] = op(a[i]) over n elements of `dtype`.
 void unary(Unary op, DType dtype, Input a, std::byte* out, int64_t n);
 // out[i] = a[i] op b[i]; out has `dtype` (bool for a comparison). div of integers truncates
-// toward zero and throws InvalidArgument on a zero divisor (spmd::numpy promotes integers to
-// floating point before dividing; Block's div keeps them).
+// toward zero; div and rem of integers throw InvalidArgument on a zero divisor, where XLA returns
+// a value without a word (spmd::numpy promotes integers to floating point before a true divide,
+// and remainder() replaces a zero divisor as jnp.remainder does; Block's div keeps integers).
 void binary(Binary op, DType dtype, Input a, Input b, std::byte* out, int64_t n);
 // out[i] = cond[i] ? a[i] : b[i]; cond is bool.
 void select(DType dtype, Input cond, Input a, Input b, std::byte* out, int64_t n);

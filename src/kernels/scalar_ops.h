@@ -207,6 +207,14 @@ SPMD_HOST_DEVICE inline F unary_float(Unary op, F x) {
       return x > F(0) ? x : (x != x ? x : F(0));
     case Unary::kSign:  // ±1, or the zero's own sign; NaN kept
       return x > F(0) ? F(1) : (x < F(0) ? F(-1) : x * F(0));
+    case Unary::kFloor:
+      return std::floor(x);
+    case Unary::kCeil:
+      return std::ceil(x);
+    case Unary::kRound:  // half away from zero
+      return std::round(x);
+    case Unary::kRoundEven:  // half to even, the default rounding mode
+      return std::rint(x);
     default:  // kCopy, kStopGradient
       return x;
   }
@@ -222,6 +230,8 @@ SPMD_HOST_DEVICE inline int64_t unary_int(Unary op, int64_t x) {
       return (x > 0) - (x < 0);
     case Unary::kRelu:
       return x > 0 ? x : 0;
+    case Unary::kNot:  // bitwise; the step's rounding keeps the type's width
+      return ~x;
     default:  // kCopy, kStopGradient
       return x;
   }
@@ -257,7 +267,8 @@ SPMD_HOST_DEVICE constexpr bool defined(Unary op, DType t) {
     case Class::kBool:
       return op == Unary::kNot || op == Unary::kAbs;
     case Class::kInt:
-      return op == Unary::kNeg || op == Unary::kAbs || op == Unary::kSign || op == Unary::kRelu;
+      return op == Unary::kNeg || op == Unary::kAbs || op == Unary::kSign || op == Unary::kRelu ||
+             op == Unary::kNot;
     default:
       return op != Unary::kNot;
   }
@@ -289,6 +300,8 @@ SPMD_HOST_DEVICE inline F binary_float(Binary op, F x, F y) {
       return std::pow(x, y);
     case Binary::kMax:
       return max_min(true, x, y);
+    case Binary::kRem:
+      return std::fmod(x, y);
     default:  // kMin
       return max_min(false, x, y);
   }
@@ -306,9 +319,40 @@ SPMD_HOST_DEVICE inline int64_t integer_pow(int64_t base, int64_t exponent) {
   return static_cast<int64_t>(result);
 }
 
-// Integer arithmetic, wrapping. Division truncates toward zero; a zero divisor gives 0 and
-// sets *divided_by_zero (elementwise.h's binary() throws instead, before writing anything).
-SPMD_HOST_DEVICE inline int64_t binary_int(Binary op, int64_t x, int64_t y, bool* divided_by_zero) {
+// The width in bits of an integer dtype.
+SPMD_HOST_DEVICE constexpr uint64_t bits_of(DType t) {
+  switch (t) {
+    case DType::kInt8:
+    case DType::kUInt8:
+      return 8;
+    case DType::kInt16:
+    case DType::kUInt16:
+      return 16;
+    case DType::kInt32:
+    case DType::kUInt32:
+      return 32;
+    default:
+      return 64;
+  }
+}
+
+// x << y or x >> y on integers of `t` (elementwise.h's shifts): an amount outside [0, bits)
+// shifts every bit out. x is t's value widened, so >> is arithmetic for a signed t and logical
+// for an unsigned one (whose values are never negative here).
+SPMD_HOST_DEVICE inline int64_t shift(Binary op, DType t, int64_t x, int64_t y) {
+  const uint64_t amount = static_cast<uint64_t>(y);
+  if (op == Binary::kShiftLeft) {
+    return amount >= bits_of(t) ? 0 : static_cast<int64_t>(static_cast<uint64_t>(x) << amount);
+  }
+  if (amount >= bits_of(t)) return x < 0 ? -1 : 0;
+  return x >> amount;
+}
+
+// Integer arithmetic on values of `t`, wrapping. Division truncates toward zero; a zero divisor
+// gives 0 and sets *divided_by_zero (elementwise.h's binary() throws instead, before writing
+// anything).
+SPMD_HOST_DEVICE inline int64_t binary_int(Binary op, DType t, int64_t x, int64_t y,
+                                           bool* divided_by_zero) {
   const uint64_t ux = static_cast<uint64_t>(x), uy = static_cast<uint64_t>(y);
   switch (op) {
     case Binary::kAdd:
@@ -324,6 +368,21 @@ SPMD_HOST_DEVICE inline int64_t binary_int(Binary op, int64_t x, int64_t y, bool
       }
       if (y == -1) return static_cast<int64_t>(uint64_t{0} - ux);  // INT64_MIN / -1 wraps
       return x / y;
+    case Binary::kRem:
+      if (y == 0) {
+        *divided_by_zero = true;
+        return 0;
+      }
+      return y == -1 ? 0 : x % y;  // INT64_MIN % -1 traps
+    case Binary::kAnd:
+      return x & y;
+    case Binary::kOr:
+      return x | y;
+    case Binary::kXor:
+      return x ^ y;
+    case Binary::kShiftLeft:
+    case Binary::kShiftRight:
+      return shift(op, t, x, y);
     case Binary::kPow:
       return integer_pow(x, y);
     case Binary::kMax:
@@ -358,12 +417,13 @@ SPMD_HOST_DEVICE inline Slot binary(Binary op, DType t, Slot x, Slot y, bool* di
     case Class::kBool:
       if (comparison) return make_bool(compare(op, x.b, y.b));
       // NumPy on bools: + and max are "or", * and min are "and".
+      if (op == Binary::kXor) return make_bool(x.b != y.b);
       return make_bool(op == Binary::kAdd || op == Binary::kMax || op == Binary::kOr
                            ? (x.b || y.b)
                            : (x.b && y.b));
     case Class::kInt:
       if (comparison) return make_bool(compare(op, x.i, y.i));
-      return make_int(binary_int(op, x.i, y.i, divided_by_zero));
+      return make_int(binary_int(op, t, x.i, y.i, divided_by_zero));
     case Class::kFloat:
       if (comparison) return make_bool(compare(op, x.f, y.f));
       return make_float(binary_float(op, x.f, y.f));
@@ -380,9 +440,12 @@ SPMD_HOST_DEVICE constexpr bool defined(Binary op, DType t) {
   switch (class_of(t)) {
     case Class::kBool:
       return op == Binary::kAdd || op == Binary::kMax || op == Binary::kOr || op == Binary::kMul ||
-             op == Binary::kMin || op == Binary::kAnd;
+             op == Binary::kMin || op == Binary::kAnd || op == Binary::kXor;
+    case Class::kInt:
+      return true;
     default:
-      return op != Binary::kAnd && op != Binary::kOr;
+      return op != Binary::kAnd && op != Binary::kOr && op != Binary::kXor &&
+             op != Binary::kShiftLeft && op != Binary::kShiftRight;
   }
 }
 

@@ -129,15 +129,16 @@ inline std::vector<ChainCase> unary_cases() {
   return cases;
 }
 
-// One binary operation over every pair of special values (integer division: no zero divisor,
-// which the CPU kernel refuses).
+// One binary operation over every pair of special values (integer division and remainder: no zero
+// divisor, which the CPU kernel refuses).
 inline std::vector<ChainCase> binary_cases() {
   std::vector<ChainCase> cases;
   for (DType t : chain_dtypes()) {
     for (int op = 0; op <= static_cast<int>(Binary::kGe); ++op) {
       const auto b = static_cast<Binary>(op);
       if (!scalar::defined(b, t)) continue;
-      const bool int_div = b == Binary::kDiv && scalar::class_of(t) == scalar::Class::kInt;
+      const bool int_div = (b == Binary::kDiv || b == Binary::kRem) &&
+                           scalar::class_of(t) == scalar::Class::kInt;
       std::vector<double> xs, ys;
       for (double x : special_values(t)) {
         for (double y : special_values(t)) {

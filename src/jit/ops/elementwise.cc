@@ -176,9 +176,15 @@ Cotangents UnaryOp::vjp(const Op& op, const Tensor& y, std::span<const Tensor> o
       return {g * ((y / x) * -0.5f)};
     case Unary::kAbs:  // JAX's: +g at 0
       return {lax::select(lax::binary(Binary::kGe, x, lax::full_like(x, 0)), g, -g)};
+    // Piecewise constant: no contribution at all (JAX's symbolic zero), so that nothing flows on
+    // into the operand's own rule, where a zero could meet an inf (0 * inf is NaN).
     case Unary::kSign:
     case Unary::kStopGradient:
-      return {lax::full_like(x, 0)};
+    case Unary::kFloor:
+    case Unary::kCeil:
+    case Unary::kRound:
+    case Unary::kRoundEven:
+      return {std::nullopt};
     case Unary::kCopy:
       return {g};
     case Unary::kLogistic:  // JAX's: g * (y * (1 - y))
@@ -245,6 +251,12 @@ Cotangents BinaryOp::vjp(const Op& op, const Tensor& y, std::span<const Tensor> 
       const Tensor log_a = lax::unary(
           Unary::kLog, lax::select(lax::binary(Binary::kEq, a, zero), lax::full_like(a, 1), a));
       return {g * (b * lax::binary(Binary::kPow, a, b - 1.0f)), g * (log_a * y)};
+    }
+    case Binary::kRem: {  // JAX's: g in a; -g * trunc(a / b) in b
+      const Tensor q = a / b;
+      const Tensor truncated =
+          lax::unary(Unary::kSign, q) * lax::unary(Unary::kFloor, lax::unary(Unary::kAbs, q));
+      return {g, -(g * truncated)};
     }
     case Binary::kMax:
       return choose(a, b, g, true);
