@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "spmd/dtype.h"
@@ -59,6 +60,60 @@ Tensor logistic(const Tensor& a);  // 1 / (1 + exp(-a)): lax.logistic, jax.nn.si
 Tensor abs(const Tensor& a);
 Tensor sign(const Tensor& a);
 Tensor relu(const Tensor& a);  // maximum(a, 0), jax.nn.relu (a bool as the integer 0 or 1)
+
+// Floor division and its remainders, computed as jax.numpy computes them, so the values (signs
+// of zeros, inf and NaN included) are JAX's. Numeric: a bool pair divides as the default integer.
+// - floor_divide rounds the quotient toward -inf (a floating one through JAX's float divmod:
+//   x // 0.0 is ±inf or NaN). An integer divided by zero throws InvalidArgument when the program
+//   runs, where XLA returns -1 without a word.
+// - remainder (jnp.mod, Python's %) has the divisor's sign, fmod the dividend's; both take an
+//   integer zero divisor as 1, as JAX does (x % 0 is 0), and a floating one gives NaN.
+// - divmod is (floor_divide, remainder).
+Tensor floor_divide(const Tensor& a, const Tensor& b);
+Tensor floor_divide(const Tensor& a, Scalar b);
+Tensor floor_divide(Scalar a, const Tensor& b);
+Tensor remainder(const Tensor& a, const Tensor& b);
+Tensor remainder(const Tensor& a, Scalar b);
+Tensor remainder(Scalar a, const Tensor& b);
+Tensor fmod(const Tensor& a, const Tensor& b);
+Tensor fmod(const Tensor& a, Scalar b);
+Tensor fmod(Scalar a, const Tensor& b);
+std::pair<Tensor, Tensor> divmod(const Tensor& a, const Tensor& b);
+
+// Bitwise operations on integers, logical ones on bools (a floating operand throws DTypeError):
+// bitwise_and, bitwise_or, bitwise_xor and invert (jnp.bitwise_not). The shifts are numeric (a
+// bool is the integer 0 or 1) and defined on integers: right_shift is arithmetic on signed types
+// and logical on unsigned ones, and an amount outside [0, bits) shifts every bit out (0, or -1
+// for a negative value shifted right), as XLA's shifts do.
+Tensor bitwise_and(const Tensor& a, const Tensor& b);
+Tensor bitwise_and(const Tensor& a, Scalar b);
+Tensor bitwise_or(const Tensor& a, const Tensor& b);
+Tensor bitwise_or(const Tensor& a, Scalar b);
+Tensor bitwise_xor(const Tensor& a, const Tensor& b);
+Tensor bitwise_xor(const Tensor& a, Scalar b);
+Tensor invert(const Tensor& a);
+Tensor left_shift(const Tensor& a, const Tensor& b);
+Tensor left_shift(const Tensor& a, Scalar b);
+Tensor left_shift(Scalar a, const Tensor& b);
+Tensor right_shift(const Tensor& a, const Tensor& b);
+Tensor right_shift(const Tensor& a, Scalar b);
+Tensor right_shift(Scalar a, const Tensor& b);
+// The logical operations on any dtype, each operand taken as != 0; bool results.
+Tensor logical_and(const Tensor& a, const Tensor& b);
+Tensor logical_or(const Tensor& a, const Tensor& b);
+Tensor logical_xor(const Tensor& a, const Tensor& b);
+Tensor logical_not(const Tensor& a);
+
+// Rounding to integral values, in a's dtype; an integer or bool operand is returned as it is
+// (rint gives it as the default float, as jnp.rint). round (jnp.round, jnp.around) rounds half
+// to even, to `decimals` places through JAX's rescaling: x * 10^d rounded, then times the
+// reciprocal of 10^d, as XLA simplifies the division (half types through float32). Negative
+// decimals on integers, and round on bool, throw InvalidArgument.
+Tensor floor(const Tensor& a);
+Tensor ceil(const Tensor& a);
+Tensor trunc(const Tensor& a);
+Tensor rint(const Tensor& a);
+Tensor round(const Tensor& a, int decimals = 0);
 
 // Comparisons (bool results) and selection.
 Tensor equal(const Tensor& a, const Tensor& b);

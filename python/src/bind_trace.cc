@@ -96,9 +96,58 @@ void bind_tensor(nb::module_& m) {
       [](Scalar s, const Tensor& a) { return s / a; });
 }
 
+// Floor division, remainders, the bitwise and logical operations and rounding. A Python scalar
+// operand is weak, and a reflected one ("r" + name) is the first operand (3 // x).
+void bind_integer_arithmetic(nb::module_& t) {
+  for (auto [name, fn] : {std::pair<const char*, TensorBinary>{"floor_divide", &jnp::floor_divide},
+                          {"remainder", &jnp::remainder},
+                          {"fmod", &jnp::fmod},
+                          {"bitwise_and", &jnp::bitwise_and},
+                          {"bitwise_or", &jnp::bitwise_or},
+                          {"bitwise_xor", &jnp::bitwise_xor},
+                          {"left_shift", &jnp::left_shift},
+                          {"right_shift", &jnp::right_shift},
+                          {"logical_and", &jnp::logical_and},
+                          {"logical_or", &jnp::logical_or},
+                          {"logical_xor", &jnp::logical_xor}}) {
+    t.def(name, static_cast<TensorBinary>(fn));
+  }
+  for (auto [name, fn] : {std::pair{"floor_divide", static_cast<LeftScalar>(&jnp::floor_divide)},
+                          {"remainder", static_cast<LeftScalar>(&jnp::remainder)},
+                          {"fmod", static_cast<LeftScalar>(&jnp::fmod)},
+                          {"bitwise_and", static_cast<LeftScalar>(&jnp::bitwise_and)},
+                          {"bitwise_or", static_cast<LeftScalar>(&jnp::bitwise_or)},
+                          {"bitwise_xor", static_cast<LeftScalar>(&jnp::bitwise_xor)},
+                          {"left_shift", static_cast<LeftScalar>(&jnp::left_shift)},
+                          {"right_shift", static_cast<LeftScalar>(&jnp::right_shift)}}) {
+    t.def(name, [fn](const Tensor& a, nb::handle s) { return fn(a, scalar_of(s)); });
+  }
+  for (auto [name, fn] : {std::pair{"rfloor_divide", static_cast<RightScalar>(&jnp::floor_divide)},
+                          {"rremainder", static_cast<RightScalar>(&jnp::remainder)},
+                          {"rfmod", static_cast<RightScalar>(&jnp::fmod)},
+                          {"rleft_shift", static_cast<RightScalar>(&jnp::left_shift)},
+                          {"rright_shift", static_cast<RightScalar>(&jnp::right_shift)}}) {
+    t.def(name, [fn](const Tensor& b, nb::handle s) { return fn(scalar_of(s), b); });
+  }
+  t.def("divmod", [](const Tensor& a, const Tensor& b) {
+    auto [q, r] = jnp::divmod(a, b);
+    return nb::make_tuple(q, r);
+  });
+  for (auto [name, fn] : {std::pair<const char*, Tensor (*)(const Tensor&)>{"invert", &jnp::invert},
+                          {"logical_not", &jnp::logical_not},
+                          {"floor", &jnp::floor},
+                          {"ceil", &jnp::ceil},
+                          {"trunc", &jnp::trunc},
+                          {"rint", &jnp::rint}}) {
+    t.def(name, fn);
+  }
+  t.def("round", &jnp::round, nb::arg("a"), nb::arg("decimals"));
+}
+
 // spmd::numpy over Tensors; dtypes by NumPy's names.
 void bind_numpy(nb::module_& m) {
   nb::module_ t = m.def_submodule("tnp", "spmd::numpy over traced values");
+  bind_integer_arithmetic(t);
   for (auto [name, fn] : {std::pair{"add", &jnp::add},
                           {"subtract", &jnp::subtract},
                           {"multiply", &jnp::multiply},

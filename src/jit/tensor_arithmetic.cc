@@ -169,6 +169,34 @@ Tensor divide(const Tensor& a, const Tensor& b) {
   return binary("divide", Binary::kDiv, a, b, floating_of(promote(a.dtype(), b.dtype())));
 }
 
+namespace {
+
+DType numeric_of(DType t, bool numeric) {
+  return numeric && t == DType::kBool ? config::default_int_dtype() : t;
+}
+
+}  // namespace
+
+std::pair<Tensor, Tensor> promoted(std::string_view what, const Tensor& a, const Tensor& b,
+                                   bool numeric) {
+  trace_of(what, {&a, &b});
+  const Shape shape = broadcast_shapes(what, a.shape(), b.shape());
+  const DType dtype = numeric_of(promote(a.dtype(), b.dtype()), numeric);
+  const Tensor operands[] = {lax::convert_element_type(a, dtype),
+                             lax::convert_element_type(b, dtype)};
+  std::vector<Tensor> out = broadcast_arrays(what, operands, shape);
+  return {out[0], out[1]};
+}
+
+std::pair<Tensor, Tensor> promoted(std::string_view what, const Tensor& a, const Scalar& s,
+                                   bool scalar_first, bool numeric) {
+  check_scalar_range(what, s, a.dtype());
+  const DType dtype = numeric_of(promote_with_scalar(a.dtype(), s), numeric);
+  const Tensor c = scalar_tensor(trace_of(what, {&a}), s, dtype);
+  const Tensor t = lax::convert_element_type(a, dtype);
+  return scalar_first ? std::pair{c, t} : std::pair{t, c};
+}
+
 void refuse_bool(std::string_view what, const Tensor& a) {
   if (a.dtype() == DType::kBool) {
     throw DTypeError(

@@ -11,6 +11,7 @@
 #include <memory>
 #include <span>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "kernels/elementwise.h"
@@ -53,6 +54,15 @@ Tensor arithmetic(std::string_view what, kernels::Binary code, const Tensor& a, 
 // a code s (s code a when `scalar_first`), the weak scalar taking a's dtype where it can.
 Tensor arithmetic(std::string_view what, kernels::Binary code, const Tensor& a, const Scalar& s,
                   bool scalar_first);
+// The operands of an operation built from several primitives (floor_divide, remainder, the
+// bitwise ones): converted to the dtype they promote to (the weak scalar taking a's dtype where it
+// can; with `numeric`, bool beside bool as the default integer, as jax.numpy's
+// promote_args_numeric) and broadcast together (a rank-0 operand stays rank 0). In the scalar
+// form the pair is (s, a) when `scalar_first`.
+std::pair<Tensor, Tensor> promoted(std::string_view what, const Tensor& a, const Tensor& b,
+                                   bool numeric);
+std::pair<Tensor, Tensor> promoted(std::string_view what, const Tensor& a, const Scalar& s,
+                                   bool scalar_first, bool numeric);
 // True division: integers and bools divide in float32.
 Tensor divide(const Tensor& a, const Tensor& b);
 // InvalidArgument naming `what` when `a` is bool (NumPy refuses subtract, negative, … on bool).

@@ -54,13 +54,21 @@ const std::map<std::string, std::string> kChecked = {
     {"convert", "def test_casts("},
     {"dot", "def test_a_half_contraction_split_over_devices_is_the_one_device_value("},
     {"psum", "(\"psum of bool\""},
+    {"not", "Row(\"invert\""},
+    {"and", "Row(\"bitwise_and\""},
+    {"or", "Row(\"bitwise_or\""},
+    {"xor", "Row(\"bitwise_xor\""},
+    {"rem", "Row(\"fmod\""},
+    {"shift_left", "Row(\"left_shift\""},
+    {"shift_right", "Row(\"right_shift\""},
+    {"floor", "Row(\"floor\""},
+    {"ceil", "Row(\"ceil\""},
+    {"round", "Row(\"floor_divide\""},
+    {"round_nearest_even", "Row(\"rint\""},
 };
 
 // Kind -> why the table has no row for it.
 const std::map<std::string, std::string> kNotNumeric = {
-    {"not", "no public function makes it yet (jnp.logical_not will, with its row)"},
-    {"and", "no public function makes it yet (jnp.logical_and will, with its row)"},
-    {"or", "no public function makes it yet (jnp.logical_or will, with its row)"},
     {"broadcast", "moves elements (tests/python compares shapes with JAX)"},
     {"concatenate", "moves elements"},
     {"reshape", "moves elements"},

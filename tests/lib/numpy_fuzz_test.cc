@@ -68,7 +68,9 @@ struct Draw {
   std::vector<int64_t> start, stop;
 };
 
-constexpr int kOps = 38;
+constexpr int kOps = 53;
+
+Tensor apply_integer(const Draw& d, const Tensor& a, const Tensor& b);
 
 Tensor apply(const Draw& d, const Tensor& a, const Tensor& b) {
   switch (d.op) {
@@ -146,8 +148,47 @@ Tensor apply(const Draw& d, const Tensor& a, const Tensor& b) {
       return jnp::concatenate({a, b}, d.axis);
     case 36:
       return jnp::softmax(a, d.axes);
-    default:
+    case 37:
       return jnp::logsumexp(a, d.axes, d.keepdims);
+    default:
+      return apply_integer(d, a, b);
+  }
+}
+
+// Tensor (*)(const Tensor&, const Tensor&) by number: floor division, remainders, the bitwise
+// and logical operations, shifts and rounding (ops 38 to 52).
+Tensor apply_integer(const Draw& d, const Tensor& a, const Tensor& b) {
+  switch (d.op) {
+    case 38:
+      return jnp::floor_divide(a, b);
+    case 39:
+      return jnp::remainder(a, b);
+    case 40:
+      return jnp::fmod(a, b);
+    case 41:
+      return jnp::divmod(a, b).second;
+    case 42:
+      return jnp::bitwise_and(a, b);
+    case 43:
+      return jnp::bitwise_xor(a, b);
+    case 44:
+      return jnp::left_shift(a, b);
+    case 45:
+      return jnp::right_shift(a, b);
+    case 46:
+      return jnp::invert(a);
+    case 47:
+      return jnp::logical_and(a, b);
+    case 48:
+      return jnp::logical_not(a);
+    case 49:
+      return jnp::floor(a);
+    case 50:
+      return jnp::trunc(a);
+    case 51:
+      return jnp::rint(a);
+    default:
+      return jnp::round(a, d.axis);
   }
 }
 

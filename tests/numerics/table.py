@@ -84,11 +84,14 @@ def values(dtype, n, seed):
 
 
 class Row:
+    """`nonzero_divisor`: integer cases take 1 for a zero second operand, where JAX returns a
+    value without a word and spmd raises (test_table's integer_division_by_zero checks that)."""
     def __init__(self, name, call, dtypes, tolerance="exact", arity=1, grad=False,
-                 spmd_name=None):
+                 spmd_name=None, nonzero_divisor=False):
         self.name, self.call, self.dtypes = name, call, dtypes
         self.tolerance, self.arity, self.grad = tolerance, arity, grad
         self.spmd_name = spmd_name or name
+        self.nonzero_divisor = nonzero_divisor
 
 
 def _np(name):
@@ -112,6 +115,14 @@ UNARY = [
     Row("sign", _np("sign"), SIGNED, grad=True),
     Row("relu", lambda ns, x: ns.relu(x), FLOATS, grad=True),
     Row("stop_gradient", _lax("stop_gradient"), ALL),
+    Row("floor", _np("floor"), ALL, grad=True),
+    Row("ceil", _np("ceil"), ALL, grad=True),
+    Row("trunc", _np("trunc"), ALL, grad=True),
+    Row("rint", _np("rint"), ALL, grad=True),
+    Row("round", _np("round"), ALL, grad=True),
+    Row("round_1", lambda ns, x: ns.np.round(x, 1), ALL, spmd_name="around"),
+    Row("invert", _np("invert"), ALL),
+    Row("logical_not", _np("logical_not"), ALL),
 ]
 
 BINARY = [
@@ -128,6 +139,18 @@ BINARY = [
     Row("less_equal", _np("less_equal"), NUMBERS, arity=2),
     Row("greater", _np("greater"), NUMBERS, arity=2),
     Row("greater_equal", _np("greater_equal"), NUMBERS, arity=2),
+    Row("floor_divide", _np("floor_divide"), ALL, arity=2, grad=True, nonzero_divisor=True),
+    Row("remainder", _np("remainder"), ALL, arity=2, grad=True),
+    Row("fmod", _np("fmod"), ALL, arity=2, grad=True),
+    Row("divmod", _np("divmod"), ALL, arity=2, nonzero_divisor=True),
+    Row("bitwise_and", _np("bitwise_and"), ALL, arity=2),
+    Row("bitwise_or", _np("bitwise_or"), ALL, arity=2),
+    Row("bitwise_xor", _np("bitwise_xor"), ALL, arity=2),
+    Row("left_shift", _np("left_shift"), ALL, arity=2),
+    Row("right_shift", _np("right_shift"), ALL, arity=2),
+    Row("logical_and", _np("logical_and"), ALL, arity=2),
+    Row("logical_or", _np("logical_or"), ALL, arity=2),
+    Row("logical_xor", _np("logical_xor"), ALL, arity=2),
 ]
 
 # Reductions over every axis, each axis alone, and (cumsum, cumprod) along each axis.
@@ -163,5 +186,7 @@ ELSEWHERE = {
     "matmul": "contraction", "ndarray": "type", "bfloat16": "type", "bool_": "type",
     "float16": "type", "float32": "type", "float64": "type", "int32": "type", "int64": "type",
     "uint32": "type", "Array": "type", "Tensor": "type", "device_put": "not numeric",
-    "dtype_name": "not numeric", "dtype_of": "not numeric",
+    "dtype_name": "not numeric", "dtype_of": "not numeric", "mod": "remainder's row",
+    "bitwise_not": "invert's row", "bitwise_invert": "invert's row",
+    "bitwise_left_shift": "left_shift's row", "bitwise_right_shift": "right_shift's row",
 }

@@ -178,6 +178,8 @@ def check_elementwise(row, dtype, mesh):
         inputs = [unary_input(dtype)]
     else:
         inputs = list(grid(table.special_values(dtype), table.special_values(dtype)))
+        if row.nonzero_divisor and dtype not in table.FLOATS:
+            inputs[1][inputs[1] == 0] = 1
     specs = [SPEC2] * row.arity
     want = run(Jax, row.call, inputs, MESHES[mesh], specs)
     got = run(Spmd, row.call, inputs, MESHES[mesh], specs)
@@ -187,6 +189,19 @@ def check_elementwise(row, dtype, mesh):
         compare(run(Spmd, fn, inputs, MESHES[mesh], specs),
                 run(Jax, fn, inputs, MESHES[mesh], specs),
                 "grad", f"grad {row.name}({dtype}) on {mesh}")
+
+
+@pytest.mark.parametrize("name", ["floor_divide", "divmod"])
+def test_integer_division_by_zero(name):
+    """JAX's integer floor_divide by zero returns a value without a word (-2 for 7 // 0 here);
+    spmd raises InvalidArgument (a ValueError) saying so, when the program runs."""
+    x, y = np.array([7, -7, 3, 4], np.int32), np.array([0, 2, 1, 0], np.int32)
+    jax_out = run(Jax, lambda ns, a, b: getattr(ns.np, name)(a, b), [x, y], (1, 1), [(), ()])
+    assert not isinstance(jax_out, type), jax_out
+    with pytest.raises(spmd.errors.InvalidArgument, match="integer division by zero"):
+        spmd.jit(getattr(snp, name))(spmd.device_put(x), spmd.device_put(y))
+    assert not isinstance(run(Spmd, lambda ns, a, b: getattr(ns.np, name)(a, b),
+                              [x, np.array([1, 2, 1, 3], np.int32)], (1, 1), [(), ()]), type)
 
 
 def reduction_input(dtype):
