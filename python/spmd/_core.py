@@ -7,6 +7,7 @@ the make_array_* constructors, a computation on committed arrays) is committed t
 one created without a placement (spmd.numpy's constructors, PRNGKey, device_put(x) alone, a
 computation on uncommitted arrays only) lives on the first local device, uncommitted, and jit
 moves it onto the devices of its committed arguments."""
+import operator
 from collections import namedtuple
 
 import numpy as np
@@ -109,9 +110,37 @@ def _str(self):
 
 Array.__repr__ = _repr
 Array.__str__ = _str
-Array.__float__ = lambda self: float(np.asarray(self))
-Array.__int__ = lambda self: int(np.asarray(self))
-Array.__bool__ = lambda self: bool(np.asarray(self))
+def _scalar(self):
+    """The one value of a rank-0 Array, as JAX's check_scalar_conversion allows it."""
+    if self.shape:
+        raise TypeError("Only scalar arrays can be converted to Python scalars; got "
+                        f"arr.ndim={len(self.shape)}")
+    return np.asarray(self)[()]
+
+
+def _bool(self):
+    """JAX's truth of an Array: of its one element; ValueError when empty or longer."""
+    if self.size == 0:
+        raise ValueError("The truth value of an empty array is ambiguous. Use `array.size > 0` "
+                         "to check that an array is not empty.")
+    if self.size > 1:
+        raise ValueError("The truth value of an array with more than one element is ambiguous. "
+                         "Use a.any() or a.all()")
+    return bool(np.asarray(self).reshape(()))
+
+
+def _index(self):
+    """An integer rank-0 Array as a Python int (an index, range()), as JAX's __index__."""
+    if self.shape or np.dtype(self.dtype).kind not in "iu":
+        raise TypeError("Only integer scalar arrays can be converted to a scalar index.")
+    return operator.index(np.asarray(self)[()])
+
+
+Array.__float__ = lambda self: float(_scalar(self))
+Array.__int__ = lambda self: int(_scalar(self))
+Array.__complex__ = lambda self: complex(_scalar(self))
+Array.__bool__ = _bool
+Array.__index__ = _index
 Array.__len__ = lambda self: self.shape[0] if self.shape else _unsized()
 Array.__iter__ = lambda self: iter([device_put(row) for row in _rows(self)])
 Array.item = lambda self: np.asarray(self).item()

@@ -56,6 +56,8 @@ class _Jitted(_spmd._Jit):
         if isinstance(static_argnames, str):
             static_argnames = (static_argnames,)
         self._fun = fun
+        # What errors name: spmd.jit(f), or an eager operation's own name (numpy.py).
+        self._what = f"spmd.jit({getattr(fun, '__name__', 'fn')})"
         self._static = _checked_static_argnums(fun, tuple(static_argnums))
         self._static_names = tuple(static_argnames)
         self._out_trees = {}
@@ -85,10 +87,10 @@ class _Jitted(_spmd._Jit):
         for leaf in leaves:
             if not isinstance(leaf, Array):
                 raise TypeError(
-                    f"spmd.jit({self.__name__}): arguments must be spmd Arrays (device_put them) "
+                    f"{self._what}: arguments must be spmd Arrays (device_put them) "
                     f"or be marked static; got a {type(leaf).__name__}")
         if not all(getattr(a, "_committed", True) for a in leaves):
-            leaves = _place(leaves, self.__name__)
+            leaves = _place(leaves, self._what)
         structure = (f"{treedef!r}|static #{self._static_id(static, static_kw)} at "
                      f"{[i for i, _ in static]} {[k for k, _ in static_kw]}")
         # The output tree's key: what the function's Python code can branch on. (The C++ core
@@ -111,13 +113,17 @@ class _Jitted(_spmd._Jit):
             leaves, out_tree = tree_flatten(out)
             for leaf in leaves:
                 if not isinstance(leaf, Tensor):
-                    raise TypeError(f"spmd.jit({self.__name__}): the function returned a "
+                    raise TypeError(f"{self._what}: the function returned a "
                                     f"{type(leaf).__name__}, not a traced value")
             self._out_trees[key] = out_tree
             return leaves
         return trace
 
     def _call_slow(self, *args, **kwargs):
+        if has_traced((args, kwargs)):
+            # Called inside another traced function: its operations join that program, as a
+            # nested jax.jit's are inlined into the outer one's.
+            return self._fun(*args, **kwargs)
         leaves, treedef, static, static_kw, structure, key = self._prepare(args, kwargs)
         outs = self._core_call(leaves, structure, self._trace_fn(treedef, static, static_kw, key))
         tree = self._out_trees[key]
@@ -143,7 +149,7 @@ def _place(leaves, name):
     for a in committed[1:]:
         if a.sharding._device_assignment != devices:
             raise _spmd.errors.InvalidArgument(
-                f"spmd.jit({name}): committed arguments are on different devices ({target!r} and "
+                f"{name}: committed arguments are on different devices ({target!r} and "
                 f"{a.sharding!r}); device_put one onto the other's sharding")
     if isinstance(target, _spmd.NamedSharding):
         target = _spmd.NamedSharding(target.mesh, _spmd.PartitionSpec())

@@ -66,14 +66,18 @@ _ARRAY = object()  # marks an Array's place among an eager call's arguments
 
 
 @_functools.lru_cache(maxsize=None)
-def _eager(fn, pattern, statics):
+def _eager(fn, pattern, statics, public_name):
     """fn compiled for arguments laid out as `pattern`: Arrays where it says _ARRAY, else a
-    (type, value) pair of a static value; keyword arguments `statics`."""
+    (type, value) pair of a static value; keyword arguments `statics`. Its errors name
+    `public_name` (spmd.numpy.add), the function the user called."""
     def call(*arrays):
         it = iter(arrays)
         args = [next(it) if p is _ARRAY else p[1] for p in pattern]
         return fn(*args, **{k: v[1] for k, v in statics})
-    return _jit.jit(call)
+    call.__name__ = call.__qualname__ = public_name
+    jitted = _jit.jit(call)
+    jitted._what = public_name
+    return jitted
 
 
 def _static(x):
@@ -107,7 +111,7 @@ def _op(fn, arrays=None):
             xs, statics = bound.args, bound.kwargs
         _check_arrays(wrapped, xs, statics, arrays, names)
         try:
-            return _call(fn, xs, statics, arrays)
+            return _call(fn, xs, statics, arrays, wrapped.public_name)
         except TypeError as error:
             if not _arguments.is_overload_error(error):
                 raise
@@ -151,7 +155,7 @@ def _constants(xs, positions):
     return xs
 
 
-def _call(fn, xs, statics, arrays):
+def _call(fn, xs, statics, arrays, public_name):
     if _is_traced(*xs, *statics.values()):
         return fn(*_constants(xs, arrays), **statics)
     xs = [asarray(x) if isinstance(x, (_np.ndarray, _np.generic)) else x for x in xs]
@@ -162,7 +166,7 @@ def _call(fn, xs, statics, arrays):
     pattern = tuple(_ARRAY if isinstance(x, Array) else _static(x) for x in xs)
     arrays_in = [x for x in xs if isinstance(x, Array)]
     keywords = tuple(sorted((k, _static(v)) for k, v in statics.items()))
-    return _eager(fn, pattern, keywords)(*arrays_in)
+    return _eager(fn, pattern, keywords, public_name)(*arrays_in)
 
 
 def _name_ops(namespace, module):
@@ -203,6 +207,50 @@ less = _op(lambda a, b: a < b)
 less_equal = _op(lambda a, b: a <= b)
 greater = _op(lambda a, b: a > b)
 greater_equal = _op(lambda a, b: a >= b)
+
+
+# Floor division, remainders, the bitwise and logical operations and rounding (_operators.py
+# gives Arrays and Tensors Python's //, %, divmod, &, |, ^, <<, >> and ~ through them).
+def _binary(name, reflected=None):
+    """_t.<name> of two operands, a Python scalar on either side weak: on the left, through
+    the binding's reflected form (`reflected`), or swapped for a commutative operation."""
+    fn = getattr(_t, name)
+    reverse = getattr(_t, reflected) if reflected else lambda b, a: fn(b, a)
+
+    def apply(a, b):
+        return reverse(b, a) if _is_scalar(a) else fn(a, b)
+    return apply
+
+
+def _truth(x):
+    return _t.full([], bool(x), "bool") if _is_scalar(x) else x
+
+
+def _divmod(a, b):
+    if _is_scalar(a) or _is_scalar(b):
+        return floor_divide(a, b), remainder(a, b)
+    return _t.divmod(a, b)
+
+
+floor_divide = _op(_binary("floor_divide", "rfloor_divide"))
+remainder = mod = _op(_binary("remainder", "rremainder"))
+fmod = _op(_binary("fmod", "rfmod"))
+divmod = _op(_divmod)  # noqa: A001 - jax.numpy's name
+bitwise_and = _op(_binary("bitwise_and"))
+bitwise_or = _op(_binary("bitwise_or"))
+bitwise_xor = _op(_binary("bitwise_xor"))
+invert = bitwise_not = bitwise_invert = _op(lambda a: _t.invert(a))
+left_shift = bitwise_left_shift = _op(_binary("left_shift", "rleft_shift"))
+right_shift = bitwise_right_shift = _op(_binary("right_shift", "rright_shift"))
+logical_and = _op(lambda a, b: _t.logical_and(_truth(a), _truth(b)))
+logical_or = _op(lambda a, b: _t.logical_or(_truth(a), _truth(b)))
+logical_xor = _op(lambda a, b: _t.logical_xor(_truth(a), _truth(b)))
+logical_not = _op(lambda a: _t.logical_not(a))
+floor = _op(lambda a: _t.floor(a))
+ceil = _op(lambda a: _t.ceil(a))
+trunc = _op(lambda a: _t.trunc(a))
+rint = _op(lambda a: _t.rint(a))
+round = around = _op(lambda a, decimals=0: _t.round(a, _operator.index(decimals)))  # noqa: A001
 def _default_of(x):
     """A Python scalar as a 0-d Tensor of its default dtype (bool, int32 or float32; 64-bit
     ones under x64)."""
@@ -324,7 +372,8 @@ def concatenate(arrays, axis=0):
     if _is_traced(*arrays):
         return _t.concatenate(_constants(arrays, range(len(arrays))), axis)
     arrays = [x if isinstance(x, Array) else asarray(x) for x in arrays]
-    return _eager(_concatenate, (_ARRAY,) * len(arrays), (("axis", _static(axis)),))(*arrays)
+    return _eager(_concatenate, (_ARRAY,) * len(arrays), (("axis", _static(axis)),),
+                  "spmd.numpy.concatenate")(*arrays)
 
 
 def full(shape, fill_value, dtype=None):

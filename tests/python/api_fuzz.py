@@ -413,7 +413,18 @@ def _array_where(x, test):
 
 POWER = ("numpy.power", "Array: a ** b", "Array: b ** a")
 DIVIDE = ("numpy.divide", "numpy.true_divide", "Array: a / b", "Array: b / a")
+FLOOR_DIVIDE = ("numpy.floor_divide", "numpy.divmod", "Array: a // b")
+
+
+def _integer_division_by_zero(name, args):
+    left, right = _operands(name, args)
+    integral = all(np.asarray(x).dtype.kind in "iub" for x in (left, right))
+    return name in FLOOR_DIVIDE and integral and _array_where(right, lambda d: d == 0)
+
+
 KNOWN = [
+    ("XLA's integer division by zero returns a value without a word (7 // 0 is -2 in JAX); "
+     "spmd raises InvalidArgument when the program runs", _integer_division_by_zero),
     ("JAX's eager power with a concrete 0-d integer exponent is lax.integer_pow, of the base's "
      "dtype; under jit (and in spmd) the operands promote",
      lambda name, args: name in POWER and isinstance(_operands(name, args)[1], np.ndarray) and
