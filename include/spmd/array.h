@@ -100,12 +100,22 @@ Array make_array_from_callback(const Shape& shape, const Sharding& sharding,
 // gets its shard, and only the bytes a device does not already hold move — within a process by
 // copy, between processes in one variable all-to-all (the collectives engine). Collective among
 // the processes owning devices of either sharding; a process owning none returns an array with no
-// shards. Throws InvalidArgument when `sharding` does not fit the array's rank.
+// shards. Throws InvalidArgument when `sharding` does not fit the array's rank or names a device
+// this cluster does not have (check_cluster_devices).
 Array device_put(const Array& x, const Sharding& sharding);
 
 // Places `host` — the same value in every process, as with jax.device_put of a NumPy array —
-// onto `sharding`: each addressable device takes its slice. Nothing crosses processes.
+// onto `sharding`: each addressable device takes its slice (an uneven split, which jit and its
+// gradients handle, gives the last devices fewer rows). Nothing crosses processes. Throws
+// InvalidArgument for a device this cluster does not have (check_cluster_devices).
 Array device_put(const HostArray& host, const Sharding& sharding);
+// IndivisibleError naming device_put when `sharding` splits a dimension of `shape` unevenly
+// (a 6-row array over 4 devices): Python's device_put checks it, as JAX's device_put refuses
+// such a layout; C++ keeps uneven layouts, which the runtime supports.
+void check_even_split(const Shape& shape, const Sharding& sharding);
+// InvalidArgument when a device of `sharding` is not one of this cluster's (a mesh made before
+// the last initialize(), of more devices, or of another process's); both device_puts check it.
+void check_cluster_devices(const Sharding& sharding);
 
 // The same, for a NamedSharding or a bare P(...) on the mesh in scope (mesh_context.h).
 Array device_put(const Array& x, const NamedSharding& sharding);

@@ -115,6 +115,7 @@ void bind_array(nb::module_& m) {
                               const Sharding& sharding, bool may_alias) {
         const HostArray host =
             may_alias ? host_view(bytes, shape, dtype) : host_of(bytes, shape, dtype);
+        check_even_split(shape, sharding);  // JAX's device_put refuses an uneven layout
         nb::gil_scoped_release release;
         if (!sharding.is_fully_addressable() && spans_every_process(sharding)) {
           multihost::assert_equal(host, "device_put of a host value onto " + sharding.to_string());
@@ -149,6 +150,7 @@ void bind_array(nb::module_& m) {
       },
       nb::arg("shape"), nb::arg("sharding"), nb::arg("dtype").none(), nb::arg("callback"));
   m.def("_device_put_array", [](const Array& x, const Sharding& sharding) {
+    check_even_split(x.shape(), sharding);  // JAX's device_put refuses an uneven layout
     nb::gil_scoped_release release;
     return device_put(x, sharding);
   });

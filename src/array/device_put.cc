@@ -1,6 +1,7 @@
 // spmd::device_put: placing host data, and resharding arrays by moving only what each device
 // lacks (reshard_plan.h), across processes with one all_to_all_v.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cstring>
@@ -33,7 +34,32 @@ std::vector<int64_t> offset_in(const Index& box, const Index& shard) {
 
 }  // namespace
 
+void check_cluster_devices(const Sharding& sharding) {
+  const std::vector<Device> cluster = devices();
+  for (const Device& d : sharding.device_assignment()) {
+    const auto id = static_cast<size_t>(d.id());
+    if (id < cluster.size() && cluster[id].process_index() == d.process_index() &&
+        cluster[id].host_id() == d.host_id()) {
+      continue;
+    }
+    throw InvalidArgument(fmt::format(
+        "device_put onto {}: {} is not a device of this cluster, which has {} devices (the mesh "
+        "was made before the last initialize()?); make the mesh again with make_mesh",
+        sharding.to_string(), d.to_string(), cluster.size()));
+  }
+}
+
+void check_even_split(const Shape& shape, const Sharding& sharding) {
+  try {
+    sharding.shard_shape(shape);
+  } catch (const IndivisibleError& e) {
+    throw IndivisibleError(
+        fmt::format("device_put of an array of shape ({}): {}", fmt::join(shape, ", "), e.what()));
+  }
+}
+
 Array device_put(const HostArray& host, const Sharding& sharding) {
+  check_cluster_devices(sharding);
   std::vector<Shard> shards;
   const int me = process_index();
   for (DeviceIndex& e : sharding.devices_indices_map(host.shape())) {
@@ -264,7 +290,10 @@ class Resharder {
 
 }  // namespace
 
-Array device_put(const Array& x, const Sharding& sharding) { return Resharder(x, sharding).run(); }
+Array device_put(const Array& x, const Sharding& sharding) {
+  check_cluster_devices(sharding);
+  return Resharder(x, sharding).run();
+}
 
 Array device_put(const Array& x, const NamedSharding& sharding) {
   return device_put(x, static_cast<const Sharding&>(sharding));

@@ -1,7 +1,8 @@
 """Issue 55's rows that once killed the process, each run in a subprocess of its own under a
 memory cap (so a crash fails the case, not the session): every shape product beyond int64 is a
 ValueError (spmd.errors.InvalidArgument) naming the shape, before any allocation; a mesh axis of
-size <= 0 is a ValueError saying so; a scan of an empty array is empty."""
+size <= 0 is a ValueError saying so; a scan of an empty array is empty; device_put refuses an
+uneven split and a mesh of an earlier initialize()."""
 import os
 import subprocess
 import sys
@@ -45,6 +46,20 @@ CASES = {
     "zeros of 2^62 float32 (bytes beyond int64)": (
         "spmd.jit(lambda x: x + snp.zeros((2**62,)))(snp.ones((1,)))",
         "float32[4611686018427387904] array needs more bytes than int64 can count"),
+    "device_put(arange(6)) over 4 devices, which JAX refuses": (
+        "spmd.device_put(np.arange(6), spmd.NamedSharding(spmd.make_mesh((4,), ('x',)), "
+        "spmd.P('x')))",
+        "dimension 0 of size 6 is split over axes (x) into 4 shards, which does not divide it"),
+    "the same for an Array": (
+        "a = spmd.device_put(np.arange(6)); "
+        "spmd.device_put(a, spmd.NamedSharding(spmd.make_mesh((4,), ('x',)), spmd.P('x')))",
+        "dimension 0 of size 6 is split over axes (x) into 4 shards, which does not divide it"),
+    "device_put onto a mesh of an earlier initialize": (
+        "s = spmd.NamedSharding(spmd.make_mesh((4,), ('x',)), spmd.P('x')); "
+        "spmd.distributed.shutdown(); "
+        "spmd.distributed.initialize(num_processes=1, num_cpu_devices=2); "
+        "spmd.device_put(np.arange(8.0), s)",
+        "CpuDevice(id=2, process_index=0, local_hardware_id=2) is not a device of this cluster"),
     "cumsum of zeros((2, 0)) along axis 0, eager and under jit": (
         "a = snp.zeros((2, 0)); r = snp.cumsum(a, axis=0); "
         "s = spmd.jit(lambda x: snp.cumsum(x, axis=0))(a); print(r.shape, s.shape)",
@@ -290,3 +305,21 @@ def as_spmd_index(spmd, index):
     if isinstance(index, tuple):
         return tuple(as_spmd_index(spmd, i) for i in index)
     return spmd.device_put(index)
+
+
+def test_an_eager_operation_names_itself_not_an_internal_jit():
+    import numpy as np
+
+    import spmd
+    import spmd.numpy as snp
+    devices = spmd.local_devices()
+    a = spmd.device_put(np.ones(4, np.float32), devices[0])
+    b = spmd.device_put(np.ones(4, np.float32), devices[1])
+    for call, name in ((lambda: snp.add(a, b), "spmd.numpy.add"),
+                       (lambda: snp.floor_divide(a, b), "spmd.numpy.floor_divide"),
+                       (lambda: a * b, "spmd.Array.__mul__")):
+        with pytest.raises(ValueError) as info:
+            call()
+        message = str(info.value)
+        assert name + ")" in message or message.startswith(name + ":"), message
+        assert "different" in message and "(call)" not in message, message
