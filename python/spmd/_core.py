@@ -237,10 +237,35 @@ def default_int():
     return canonical_dtype(np.int64)
 
 
+def _python_ints(x):
+    """The Python ints (not bools) of x, a scalar or nested lists and tuples of them."""
+    if isinstance(x, (list, tuple)):
+        return [v for item in x for v in _python_ints(item)]
+    return [x] if type(x) is int else []
+
+
+def _check_host(x, host):
+    """JAX's refusals of host data: a Python int beyond the default integer (int32 with x64 off,
+    int64 with it on) is an OverflowError, as JAX's; an array of objects, strings or complex
+    numbers a TypeError (spmd has no such dtypes). NumPy integers wrap when narrowed, as in
+    JAX."""
+    ints = _python_ints(x) if host.dtype.kind in "iuO" else []
+    if ints:
+        bits = 64 if _spmd._x64_enabled() else 32
+        for v in (min(ints), max(ints)):
+            if not -2 ** (bits - 1) <= v < 2 ** (bits - 1):
+                raise OverflowError(f"Python int {v} too large to convert to int{bits}")
+    if host.dtype.kind in "OUSMmc":
+        raise TypeError(f"Dtype {host.dtype} is not a valid spmd array type: spmd's arrays hold "
+                        "bool, integers and floating point numbers (no complex, string or "
+                        "object dtypes)")
+
+
 def _host(x):
     """x as a C-contiguous NumPy array of JAX's canonical types: with x64 off, as in JAX, 64-bit
     host values become 32-bit arrays."""
     host = np.asarray(x)
+    _check_host(x, host)
     if host.dtype != canonical_dtype(host.dtype):
         host = host.astype(canonical_dtype(host.dtype))
     return host if host.flags.c_contiguous else np.ascontiguousarray(host)

@@ -8,7 +8,7 @@ import operator as _operator
 import numpy as _np
 
 from . import _arguments, _jit, _spmd
-from ._core import _BFLOAT16, Array, Tensor
+from ._core import _BFLOAT16, Array, Tensor, _check_host
 from ._core import device_put as _device_put
 from ._core import dtype_name as _dtype_name
 from ._core import dtype_of as _dtype_of
@@ -409,6 +409,7 @@ def asarray(a, dtype=None, copy=None):
     if isinstance(a, (Array, Tensor)):  # immutable: a copy would be indistinguishable
         return a if dtype is None else astype(a, dtype)
     host = _np.asarray(a) if dtype is None else _np.asarray(a, dtype=_np.dtype(dtype))
+    _check_host(a, host)  # Python ints beyond the default integer, object dtypes: JAX's errors
     return _device_put(host, may_alias=not copy)
 
 

@@ -32,10 +32,13 @@ void bind_sharding(nb::module_& m) {
              new (self) PartitionSpec(PartitionSpec::from_entries(std::move(e)));
            })
       .def("__len__", &PartitionSpec::size)
+      // As a tuple of its entries, as JAX's PartitionSpec: negative indices, slices, and
+      // Python's own IndexError and TypeError.
       .def("__getitem__",
-           [](const PartitionSpec& p, size_t i) {
-             if (i >= p.size()) throw nb::index_error();
-             return entry_object(p.entries()[i]);
+           [](const PartitionSpec& p, nb::handle index) {
+             nb::list entries;
+             for (const AxisEntry& e : p.entries()) entries.append(entry_object(e));
+             return nb::tuple(entries).attr("__getitem__")(index);
            })
       .def(
           "__eq__", [](const PartitionSpec& a, const PartitionSpec& b) { return a == b; },

@@ -48,6 +48,11 @@ Shape shape_field(const json& j, const std::string& file, const std::string& whe
     }
     out.push_back(v.get<int64_t>());
   }
+  try {
+    shape_size(out);  // the product too: 2^48 x 2^48 elements is no array
+  } catch (const InvalidArgument& e) {
+    malformed(file, fmt::format("{}: {}", where, e.what()));
+  }
   return out;
 }
 

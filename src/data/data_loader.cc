@@ -206,7 +206,11 @@ DistributedDataLoader::DistributedDataLoader(std::shared_ptr<const Source> sourc
   if (m.count < 1 || m.shard < 0 || m.shard >= m.count) {
     throw InvalidArgument(fmt::format("data: shard {} of {} does not exist", m.shard, m.count));
   }
-  if (global_batch_size < 1 || global_batch_size % m.count != 0) {
+  if (global_batch_size < 1) {
+    throw InvalidArgument(fmt::format(
+        "data: global_batch_size must be a positive number of records, got {}", global_batch_size));
+  }
+  if (global_batch_size % m.count != 0) {
     throw InvalidArgument(fmt::format(
         "data: a global batch of {} does not split evenly over {} shards; use a multiple of {}",
         global_batch_size, m.count, m.count));

@@ -61,12 +61,22 @@ class RestoreUntrusted : public TempDirTest {
   json meta_;
 };
 
-TEST_F(RestoreUntrusted, ChunkExtentsWhoseProductOverflowsAreAnError) {
+// Each extent within 2^48, their product beyond int64: the metadata is malformed (shape_size's
+// check, the one every shape product goes through).
+TEST_F(RestoreUntrusted, ExtentsWhoseProductOverflowsAreMalformed) {
   json j = meta_;
   j["arrays"]["w"]["shape"] = {int64_t{1} << 48, int64_t{1} << 16};
   j["arrays"]["w"]["chunks"] = {int64_t{1} << 48, int64_t{1} << 16};
   write_meta(j);
-  EXPECT_NE(outcome().find("does not fit in 64 bits"), std::string::npos) << outcome();
+  EXPECT_NE(outcome().find("shape: the shape (281474976710656, 65536) has more elements than "
+                           "int64 can count"),
+            std::string::npos)
+      << outcome();
+  j["arrays"]["w"]["shape"] = {8, 6};
+  write_meta(j);
+  EXPECT_NE(outcome().find("chunks: the shape (281474976710656, 65536) has more elements"),
+            std::string::npos)
+      << outcome();
 }
 
 TEST_F(RestoreUntrusted, AHugeGridIsRefusedBeforeAnyChunkIsListed) {

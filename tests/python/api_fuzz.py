@@ -417,9 +417,11 @@ FLOOR_DIVIDE = ("numpy.floor_divide", "numpy.divmod", "Array: a // b")
 
 
 def _integer_division_by_zero(name, args):
+    if name not in FLOOR_DIVIDE or len(args) < 2:
+        return False
     left, right = _operands(name, args)
     integral = all(np.asarray(x).dtype.kind in "iub" for x in (left, right))
-    return name in FLOOR_DIVIDE and integral and _array_where(right, lambda d: d == 0)
+    return integral and _array_where(right, lambda d: d == 0)
 
 
 KNOWN = [

@@ -323,3 +323,59 @@ def test_an_eager_operation_names_itself_not_an_internal_jit():
         message = str(info.value)
         assert name + ")" in message or message.startswith(name + ":"), message
         assert "different" in message and "(call)" not in message, message
+
+
+def test_python_ints_beyond_the_default_integer_are_overflow_errors_as_in_jax():
+    """device_put([2**63]) was a uint32 0 without a word."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    import spmd
+    import spmd.numpy as snp
+    for call in ("device_put([2**63])", "device_put(2**40)", "device_put(2**31)"):
+        with pytest.raises(OverflowError) as theirs:
+            eval("jax." + call)
+        with pytest.raises(OverflowError) as ours:
+            eval("spmd." + call)
+        assert str(ours.value) == str(theirs.value)
+    with pytest.raises(OverflowError):
+        snp.asarray([2**40, 1])
+    assert int(np.asarray(spmd.device_put(-2**31))) == int(jnp.asarray(-2**31))
+    big = np.array([2**40 + 5])  # NumPy's int64 narrows as in JAX: it wraps
+    assert np.asarray(snp.asarray(big)).tolist() == np.asarray(jnp.asarray(big)).tolist()
+
+
+def test_arrays_of_objects_strings_and_complex_numbers_are_type_errors_naming_the_dtype():
+    import numpy as np
+
+    import spmd
+    import spmd.numpy as snp
+    for bad in (np.array([object(), 1], dtype=object), np.array(["a"]), np.array([1j])):
+        for put in (spmd.device_put, snp.asarray):
+            with pytest.raises(TypeError, match=f"Dtype {bad.dtype} is not a valid spmd array"):
+                put(bad)
+
+
+def test_a_partition_spec_indexes_as_jaxs_a_tuple_of_its_entries():
+    import jax
+
+    import spmd
+    ours, theirs = spmd.P("x", None, ("y", "z")), jax.P("x", None, ("y", "z"))
+    for index in (0, 1, -1, -3, slice(1, None), slice(None, None, -1)):
+        assert ours[index] == theirs[index], index
+    for index, error in ((3, IndexError), (-4, IndexError), ("a", TypeError)):
+        with pytest.raises(error):
+            ours[index]
+    assert list(ours) == list(theirs)
+
+
+def test_a_loader_batch_of_zero_says_it_must_be_positive():
+    import numpy as np
+
+    import spmd
+    mesh = spmd.make_mesh((4,), ("x",))
+    with pytest.raises(ValueError, match="global_batch_size must be a positive number of "
+                                         "records, got 0"):
+        spmd.data.DistributedDataLoader(np.zeros((16, 1), np.float32), 0,
+                                        spmd.NamedSharding(mesh, spmd.P("x")))

@@ -9,7 +9,8 @@
 //   the split is even; an uneven one, which device_put keeps, is an IndivisibleError there);
 // - device_put of a host array, then to_host, is the array;
 // - the array resharded onto a second spec (device_put of an Array) is still the array;
-// - a jitted x * 2 + 1 of it is the host's x * 2 + 1, with the input's layout.
+// - a jitted x * 2 + 1 of it, and its max over the first dimension (of size 0 included), equal
+//   the same on a replicated layout.
 // The sharding properties of valid cases have their own test (sharding_properties_test.cc).
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
@@ -133,6 +134,17 @@ void check_values(const HostArray& host, const spmd::NamedSharding& first,
   auto f = spmd::jit([](const spmd::Tensor& x) { return x * 2 + 1; });
   const spmd::Array whole = spmd::device_put(host, spmd::NamedSharding(first.mesh(), spmd::P()));
   RC_ASSERT(f(b).to_host() == f(whole).to_host());
+  if (host.shape().empty()) return;
+  // A reduction over the first dimension (split, or of size 0) agrees too, refusal included.
+  auto g = spmd::jit([](const spmd::Tensor& x) { return spmd::numpy::max(x * 2 + 1, {0}); });
+  const auto reduced = [&](const spmd::Array& x) -> std::optional<HostArray> {
+    try {
+      return g(x).to_host();
+    } catch (const spmd::Error&) {
+      return std::nullopt;
+    }
+  };
+  RC_ASSERT(reduced(b) == reduced(whole));
 }
 
 const std::vector<DType> kDtypes = {DType::kBool,   DType::kInt8,    DType::kInt32,
