@@ -1,5 +1,7 @@
 // The service's life cycle, its connections and the one dispatch of client messages.
 #include <fmt/format.h>
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/wire_format_lite.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -23,6 +25,24 @@ constexpr size_t kEventLoopStackBytes = size_t{512} * 1024;
 // Listening sockets per process count (listen.h says why several): one per 2048 processes, so
 // that even an uneven spread of connections over them stays within each one's queue of 4096.
 int listener_count(int num_processes) { return std::clamp((num_processes + 2047) / 2048, 1, 16); }
+
+// The request_id (field 1) of a ClientMessage that did not parse (a string field that is not
+// UTF-8, from a client that does not check its names), read from the wire format: 0 when it
+// has none or the bytes are not wire format at all.
+uint64_t request_id_of(std::string_view payload) {
+  using google::protobuf::internal::WireFormatLite;
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(payload.data()),
+                                            static_cast<int>(payload.size()));
+  const uint32_t request_id_tag = WireFormatLite::MakeTag(1, WireFormatLite::WIRETYPE_VARINT);
+  while (const uint32_t tag = in.ReadTag()) {
+    if (tag == request_id_tag) {
+      uint64_t id = 0;
+      return in.ReadVarint64(&id) ? id : 0;
+    }
+    if (!WireFormatLite::SkipField(&in, tag)) return 0;
+  }
+  return 0;
+}
 
 // Connections the service holds beyond one per process: a replaced registration's new
 // connection, status queries. More are refused at accept, so strangers can hold at most this
@@ -104,10 +124,13 @@ void CoordService::Impl::accept(asio::ip::tcp::acceptor& acceptor) {
 
 void CoordService::Impl::on_accept(asio::ip::tcp::socket socket) {
   if (sessions_.size() >= static_cast<size_t>(cx_.opts.num_processes) + kSpareConnections) {
-    spdlog::warn(
-        "coordination service: refusing a connection: {} are open, more than the {} "
-        "processes and {} spare connections it admits",
-        sessions_.size(), cx_.opts.num_processes, kSpareConnections);
+    asio::error_code ec;
+    const auto from = socket.remote_endpoint(ec);
+    cx_.refusals.refused(
+        ec ? "an unknown address" : fmt::format("{}:{}", from.address().to_string(), from.port()),
+        fmt::format("{} connections are open, more than the {} processes and {} "
+                    "spare connections it admits",
+                    sessions_.size(), cx_.opts.num_processes, kSpareConnections));
     ++cx_.dropped;
     return;  // the socket closes here
   }
@@ -137,7 +160,11 @@ void CoordService::Impl::on_accept(asio::ip::tcp::socket socket) {
 void CoordService::Impl::on_message(const SessionPtr& session, std::string_view payload) {
   wire::ClientMessage msg;
   if (!msg.ParseFromArray(payload.data(), static_cast<int>(payload.size()))) {
-    cx_.drop(*session, "undecodable message (not a ClientMessage)");
+    if (session->process_id < 0) {
+      cx_.drop(*session, "undecodable message (not a ClientMessage)");
+    } else {
+      on_undecodable(*session, payload);
+    }
     return;
   }
   const int p = session->process_id;
@@ -172,6 +199,19 @@ void CoordService::Impl::on_message(const SessionPtr& session, std::string_view 
   }
   if (cx_.members.state(p) == MemberState::kDead) return;
   dispatch(session, msg);
+}
+
+void CoordService::Impl::on_undecodable(ServiceSession& session, std::string_view payload) {
+  // A member stays a member whatever one request holds: the request is answered with an error
+  // (its caller raises it), or ignored when it has no id to answer (an activity report).
+  const uint64_t id = request_id_of(payload);
+  spdlog::warn("coordination service: process {} sent a request it could not decode ({} bytes{})",
+               session.process_id, payload.size(), id == 0 ? ", ignored" : "");
+  if (id == 0) return;
+  cx_.reply(session, id,
+            {StatusCode::kInvalidArgument,
+             "the coordination service could not decode this request (a key, barrier or name "
+             "that is not UTF-8 text?), so it was not carried out"});
 }
 
 void CoordService::Impl::dispatch(const SessionPtr& session, const wire::ClientMessage& msg) {

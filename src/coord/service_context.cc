@@ -1,7 +1,6 @@
 #include "coord/service_context.h"
 
 #include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 
@@ -43,8 +42,7 @@ ServiceContext::ServiceContext(ServiceOptions options)
 void ServiceContext::drop(ServiceSession& session, const std::string& reason) {
   if (session.dropped) return;
   session.dropped = true;
-  spdlog::warn("coordination service: dropping connection from {}: {}", session.conn->peer(),
-               reason);
+  refusals.refused(session.conn->peer(), "dropped: " + reason);
   ++dropped;
   session.conn->close(reason);
 }

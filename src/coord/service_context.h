@@ -15,6 +15,7 @@
 
 #include "coord/connection.h"
 #include "coord/membership.h"
+#include "coord/refusal_log.h"
 #include "coord/service.h"
 #include "coord/status.h"
 #include "protocol.pb.h"
@@ -49,8 +50,10 @@ class ServiceContext {
   Membership members;
   std::vector<Link> links;  // by process id
   bool stopping = false;    // the service itself is going away: nobody failed
+  RefusalLog refusals;      // refused connections and requests, logged without a flood
 
-  // Closes `session` after logging `reason` (once); counted as a dropped connection.
+  // Closes `session` after logging `reason` (once, through `refusals`); counted as a dropped
+  // connection.
   void drop(ServiceSession& session, const std::string& reason);
   void send(ServiceSession& session, const wire::ServerMessage& msg);
   void reply(ServiceSession& session, uint64_t request_id, const Status& status);

@@ -45,6 +45,7 @@ Departures::Departures(ServiceContext& cx, LiveView& view, BarrierTable& barrier
 
 void Departures::stop() {
   log_death_summary();
+  cx_.refusals.flush(Clock::time_point::max());
   heartbeat_timer_.cancel();
   leaver_timer_.cancel();
 }
@@ -57,6 +58,7 @@ void Departures::schedule_heartbeat_check() {
     if (ec) return;
     check_heartbeats();
     log_death_summary();
+    cx_.refusals.flush(Clock::now());
     if (!cx_.members.finished()) schedule_heartbeat_check();
   });
 }

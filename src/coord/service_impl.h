@@ -61,6 +61,8 @@ class CoordService::Impl {
   void accept(asio::ip::tcp::acceptor& acceptor);
   void on_accept(asio::ip::tcp::socket socket);
   void on_message(const SessionPtr& session, std::string_view payload);
+  // A registered process's message that did not parse: answered with InvalidArgument.
+  void on_undecodable(ServiceSession& session, std::string_view payload);
   void dispatch(const SessionPtr& session, const wire::ClientMessage& msg);
   void on_close(const SessionPtr& session, const std::string& reason);
   void close_everything();

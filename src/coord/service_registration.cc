@@ -114,8 +114,7 @@ void Registrar::on_register(const SessionPtr& session, uint64_t request_id,
     return;
   }
   if (const auto refusal = check_registration(req)) {
-    spdlog::warn("coordination service: refused registration from {}: {}", session->conn->peer(),
-                 refusal->message);
+    cx_.refusals.refused(session->conn->peer(), "a registration: " + refusal->message);
     cx_.reply(*session, request_id, *refusal);
     session->conn->close_after_writes("registration refused");
     return;

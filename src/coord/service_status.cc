@@ -1,8 +1,6 @@
 // The live view of the cluster (status_board.h), as the service serves it (service_status.h).
 #include "coord/service_status.h"
 
-#include <spdlog/spdlog.h>
-
 #include "coord/auth_token.h"
 #include "coord/wire.h"
 
@@ -28,8 +26,7 @@ void LiveView::on_status_query(const SessionPtr& session, uint64_t request_id,
                                const wire::StatusRequest& req) {
   const bool process = session->process_id >= 0;
   if (!process && !tokens_equal(req.auth_token(), cx_.opts.auth_token)) {
-    spdlog::warn("coordination service: refused a status query from {}: wrong auth token",
-                 session->conn->peer());
+    cx_.refusals.refused(session->conn->peer(), "a status query with a wrong auth token");
     cx_.reply(*session, request_id,
               {StatusCode::kPermissionDenied,
                "the status query's auth token is not this job's (SPMD_AUTH_TOKEN)"});

@@ -478,6 +478,16 @@ class RawConnection {
       if (n < 0) return errno == ECONNRESET;
     }
   }
+  // The next frame's payload, or nullopt when none comes within the receive timeout.
+  std::optional<std::string> receive_frame() {
+    FrameHeader header{};
+    if (!receive_exactly(reinterpret_cast<char*>(header.data()), header.size())) return {};
+    const auto length = decode_frame_header(header);
+    if (!std::holds_alternative<uint32_t>(length)) return {};
+    std::string payload(std::get<uint32_t>(length), '\0');
+    if (!receive_exactly(payload.data(), payload.size())) return {};
+    return payload;
+  }
   // True when the service has already closed the connection; does not wait.
   bool closed_already() {
     char buf[256];
@@ -486,6 +496,15 @@ class RawConnection {
   }
 
  private:
+  bool receive_exactly(char* out, size_t n) {
+    for (size_t got = 0; got < n;) {
+      const ssize_t r = recv(fd_, out + got, n - got, 0);
+      if (r <= 0) return false;
+      got += static_cast<size_t>(r);
+    }
+    return true;
+  }
+
   int fd_;
   bool connected_ = false;
 };
@@ -663,6 +682,54 @@ TEST_F(ServiceTest, ASilentProcessIsDeclaredDeadAfterTheHeartbeatTimeout) {
   EXPECT_EQ(failures_[0].seen[0].process_id, 1);
   EXPECT_EQ(failures_[0].seen[0].host, "frozen");
   EXPECT_NE(failures_[0].seen[0].reason.find("no heartbeat"), std::string::npos);
+}
+
+// A registered process whose request does not parse (a key that is not UTF-8, from a client that
+// does not check it) gets an error for that request and stays a member: the service used to
+// declare it dead, and every process exited.
+TEST_F(ServiceTest, AnUndecodableRequestIsAnsweredWithAnErrorAndTheProcessStaysAMember) {
+  start_service(2);
+  auto member = CoordClient::create(io_.context(), config(0));
+  auto member_done = std::async(std::launch::async, [&] { return member->start(); });
+  RawConnection raw(service_->port());
+  wire::ClientMessage reg;
+  reg.set_request_id(kRegistrationRequestId);
+  reg.mutable_registration()->set_process_id(1);
+  reg.mutable_registration()->set_num_processes(2);
+  reg.mutable_registration()->set_hostname("raw");
+  reg.mutable_registration()->set_pid(4243);
+  reg.mutable_registration()->set_timeout_ms(5000);
+  for (const wire::DeviceInfo& d : config(1).devices)
+    *reg.mutable_registration()->add_devices() = d;
+  raw.send_bytes(encode_frame(reg.SerializeAsString()));
+  member_done.get();
+  // A kv_set of key "\xff\xfe" (not UTF-8) as request 77, written field by field: protobuf's
+  // serializer would refuse the string. Field 1 (request_id) varint; field 3 (kv_set) holding
+  // field 1 (key) as bytes.
+  const std::string key = "\xff\xfe";
+  std::string kv_set = std::string{"\x0a"} + static_cast<char>(key.size()) + key;
+  std::string request = std::string{"\x08"} + static_cast<char>(77) + "\x1a" +
+                        static_cast<char>(kv_set.size()) + kv_set;
+  wire::ClientMessage check;
+  ASSERT_FALSE(check.ParseFromString(request)) << "the request must be undecodable";
+  raw.send_bytes(encode_frame(request));
+  std::optional<wire::ServerMessage> answer;
+  while (const auto payload = raw.receive_frame()) {
+    wire::ServerMessage m;
+    if (m.ParseFromString(*payload) && m.request_id() == 77) {
+      answer = m;
+      break;
+    }
+  }
+  ASSERT_TRUE(answer.has_value()) << "no answer to the undecodable request";
+  EXPECT_EQ(answer->code(), wire::INVALID_ARGUMENT);
+  EXPECT_NE(answer->message().find("could not decode this request"), std::string::npos);
+  // Nobody was declared dead, and the member's calls still work.
+  distributed::Client client(member);
+  client.key_value_set("after", "yes");
+  EXPECT_EQ(client.blocking_key_value_get("after", 2s), "yes");
+  EXPECT_FALSE(failures_[0].wait(300ms)) << "a process was declared dead";
+  EXPECT_FALSE(raw.closed_already());
 }
 
 TEST_F(ServiceTest, ShutdownWaitsForEveryProcessThenFinishes) {

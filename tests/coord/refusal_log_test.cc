@@ -1,0 +1,83 @@
+// The refusal log (refusal_log.h): a flood of refusals from one host is one line in full and one
+// summary per interval, hosts apart, a bounded number of hosts tracked.
+#include "coord/refusal_log.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace spmd {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct Lines {
+  std::vector<std::string> lines;
+  RefusalLog::Sink sink() {
+    return [this](const std::string& line) { lines.push_back(line); };
+  }
+};
+
+TEST(RefusalLog, AFloodFromOneHostIsOneLineAndOneSummaryPerInterval) {
+  Lines out;
+  RefusalLog log(10s, out.sink());
+  const auto t0 = RefusalLog::Clock::time_point{} + 1h;
+  for (int i = 0; i < 27804; ++i) {
+    log.refused("10.0.0.7:" + std::to_string(40000 + i % 1000), "wrong auth token",
+                t0 + std::chrono::microseconds(i * 200));  // 27804 in 5.6 s
+  }
+  ASSERT_EQ(out.lines.size(), 1u);
+  EXPECT_EQ(out.lines[0],
+            "coordination service: refused a connection from 10.0.0.7: wrong auth token");
+  log.flush(t0 + 9s);  // the interval has not passed
+  EXPECT_EQ(out.lines.size(), 1u);
+  log.flush(t0 + 10s);
+  ASSERT_EQ(out.lines.size(), 2u);
+  EXPECT_EQ(out.lines[1],
+            "coordination service: refused 27803 more connections from 10.0.0.7 in the last 10 s; "
+            "the last: wrong auth token");
+  log.refused("10.0.0.7:1", "no registration", t0 + 11s);  // a new interval: in full again
+  ASSERT_EQ(out.lines.size(), 3u);
+  EXPECT_EQ(log.total(), 27805u);
+}
+
+TEST(RefusalLog, HostsAreCountedApartAndASummaryComesAtTheHostsNextRefusal) {
+  Lines out;
+  RefusalLog log(10s, out.sink());
+  const auto t0 = RefusalLog::Clock::time_point{} + 1h;
+  log.refused("[::1]:5000", "a", t0);
+  log.refused("10.0.0.8:5000", "b", t0);
+  log.refused("[::1]:5001", "c", t0 + 1s);
+  log.refused("[::1]:5002", "d", t0 + 12s);  // the summary of c, then d in full
+  ASSERT_EQ(out.lines.size(), 4u);
+  EXPECT_NE(out.lines[0].find("from [::1]: a"), std::string::npos);
+  EXPECT_NE(out.lines[1].find("from 10.0.0.8: b"), std::string::npos);
+  EXPECT_NE(out.lines[2].find("refused 1 more connection from [::1] in the last 10 s; the last: c"),
+            std::string::npos);
+  EXPECT_NE(out.lines[3].find("from [::1]: d"), std::string::npos);
+}
+
+TEST(RefusalLog, BeyondTheTrackedHostsRefusalsCountAsOtherHosts) {
+  Lines out;
+  RefusalLog log(10s, out.sink());
+  const auto t0 = RefusalLog::Clock::time_point{} + 1h;
+  for (size_t i = 0; i < RefusalLog::kMaxSources + 500; ++i) {
+    log.refused("10.1." + std::to_string(i / 256) + "." + std::to_string(i % 256) + ":1", "x", t0);
+  }
+  // One line per tracked host, one for "other hosts"; the other 499 counted there.
+  EXPECT_EQ(out.lines.size(), RefusalLog::kMaxSources + 1);
+  log.flush(t0 + 10s);
+  EXPECT_NE(out.lines.back().find("refused 499 more connections from other hosts"),
+            std::string::npos);
+}
+
+TEST(RefusalLog, PeerHostDropsThePort) {
+  EXPECT_EQ(peer_host("10.0.0.7:51234"), "10.0.0.7");
+  EXPECT_EQ(peer_host("[::1]:80"), "[::1]");
+  EXPECT_EQ(peer_host("[::1]"), "[::1]");
+  EXPECT_EQ(peer_host("unix"), "unix");
+}
+
+}  // namespace
+}  // namespace spmd
