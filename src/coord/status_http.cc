@@ -2,9 +2,13 @@
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <cctype>
 #include <chrono>
+#include <optional>
 
 #include "coord/address.h"
 #include "coord/auth_token.h"
@@ -39,7 +43,56 @@ std::string http(int code, const char* reason, const char* type, const std::stri
       code, reason, type, body.size(), body);
 }
 
+// The value of header `name` (lower case) in a request's head, trimmed; nullopt when absent.
+std::optional<std::string> header_value(const std::string& request, const std::string& name) {
+  size_t at = request.find("\r\n");
+  while (at != std::string::npos && at + 2 < request.size()) {
+    const size_t start = at + 2;
+    const size_t end = request.find("\r\n", start);
+    const std::string line = request.substr(start, end == std::string::npos ? end : end - start);
+    const size_t colon = line.find(':');
+    std::string key = line.substr(0, colon);
+    std::transform(key.begin(), key.end(), key.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (colon != std::string::npos && key == name) {
+      const size_t first = line.find_first_not_of(" \t", colon + 1);
+      const size_t last = line.find_last_not_of(" \t");
+      return first == std::string::npos ? "" : line.substr(first, last - first + 1);
+    }
+    at = end;
+  }
+  return std::nullopt;
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+// The name in a Host header: "127.0.0.1:8080" gives "127.0.0.1", "[::1]:8080" gives "::1".
+std::string host_name(const std::string& host) {
+  if (!host.empty() && host.front() == '[') return host.substr(1, host.find(']') - 1);
+  const size_t colon = host.find(':');
+  return colon != std::string::npos && host.find(':', colon + 1) == std::string::npos
+             ? host.substr(0, colon)
+             : host;
+}
+
 }  // namespace
+
+bool StatusHttpServer::host_allowed(const std::optional<std::string>& host) const {
+  // With a token, the token protects the page. Without one, a Host that names a domain (other
+  // than localhost and this machine's own name) is refused: a page of another site that
+  // rebinds its domain to this address would send it. A request without Host is no browser's.
+  if (!token_.empty() || !host) return true;
+  const std::string name = lower(host_name(*host));
+  asio::error_code ec;
+  asio::ip::make_address(name, ec);
+  if (!ec || name == "localhost") return true;
+  std::array<char, 256> own{};
+  return gethostname(own.data(), own.size() - 1) == 0 && name == lower(own.data());
+}
 
 struct StatusHttpServer::Exchange {
   explicit Exchange(tcp::socket s, asio::io_context& io) : socket(std::move(s)), timer(io) {}
@@ -51,7 +104,7 @@ struct StatusHttpServer::Exchange {
 
 std::string status_page_address(const std::string& given, const std::string& what) {
   if (given.empty()) return "";
-  const std::string address = given.find(':') == std::string::npos ? "127.0.0.1:" + given : given;
+  std::string address = given.find(':') == std::string::npos ? "127.0.0.1:" + given : given;
   parse_host_port(address, what, true);
   return address;
 }
@@ -89,7 +142,15 @@ std::string StatusHttpServer::url() const {
   return url;
 }
 
-void StatusHttpServer::start() { accept(); }
+void StatusHttpServer::start() {
+  if (token_.empty()) {
+    spdlog::warn(
+        "the status page at {} has no auth token: any local user, and anyone who can reach the "
+        "address, can read it (set SPMD_AUTH_TOKEN to require ?token=)",
+        url());
+  }
+  accept();
+}
 
 void StatusHttpServer::stop() {
   asio::error_code ignored;
@@ -99,7 +160,9 @@ void StatusHttpServer::stop() {
 void StatusHttpServer::accept() {
   acceptor_.async_accept([this](asio::error_code ec, tcp::socket socket) {
     if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
-    if (!ec && open_ < kMaxOpen) {
+    if (!ec && open_ >= kMaxOpen) {
+      refuse_busy(socket);
+    } else if (!ec) {
       ++open_;
       auto x = std::make_shared<Exchange>(std::move(socket), io_);
       x->timer.expires_after(kRequestDeadline);
@@ -131,9 +194,25 @@ void StatusHttpServer::read(const std::shared_ptr<Exchange>& x) {
   });
 }
 
+void StatusHttpServer::refuse_busy(tcp::socket& socket) {
+  // Best effort and stateless: a short answer that fits the socket's buffer, then close.
+  static const std::string busy = http(503, "Service Unavailable", "text/plain",
+                                       "the status page serves 16 connections at once; retry\n");
+  asio::error_code ignored;
+  socket.non_blocking(true, ignored);
+  socket.write_some(asio::buffer(busy), ignored);
+  socket.close(ignored);
+}
+
 void StatusHttpServer::answer(const std::shared_ptr<Exchange>& x) {
   const std::string line = x->request.substr(0, x->request.find("\r\n"));
-  x->response = respond(line);
+  if (line != "TOO LARGE" && !host_allowed(header_value(x->request, "host"))) {
+    x->response = http(403, "Forbidden", "text/plain",
+                       "this status page answers requests for its own address only (Host: an "
+                       "IP address, localhost or this machine's name)\n");
+  } else {
+    x->response = respond(line);
+  }
   asio::async_write(x->socket, asio::buffer(x->response), [this, x](asio::error_code, size_t) {
     --open_;
     x->timer.cancel();

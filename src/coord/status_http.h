@@ -9,8 +9,11 @@
 // When the job has an auth token, both need ?token=<the job's token>; the service prints the
 // page's address with it when it starts. A request line that is not METHOD TARGET HTTP/VERSION
 // gets 400, a method other than GET 405. HTTP/1.1 with one request per connection; a request is
-// at most 8 KiB and must arrive within 5 s; at most 16 connections are served at once. Runs on
-// the service's event loop, so the table is read without locks.
+// at most 8 KiB and must arrive within 5 s; at most 16 connections are served at once, and one
+// beyond them is answered 503. Without a token the page warns on start that it is open, and
+// answers 403 to a Host header naming a domain other than localhost and this machine's name
+// (an IP address is fine): another site's page that rebinds its domain to this address cannot
+// read it. Runs on the service's event loop, so the table is read without locks.
 // Open to tools/: spmd-coordinator serves the live view's page.
 #pragma once
 
@@ -18,6 +21,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace spmd {
@@ -45,6 +49,10 @@ class StatusHttpServer {
   void accept();
   void read(const std::shared_ptr<Exchange>& x);
   void answer(const std::shared_ptr<Exchange>& x);
+  // Answers 503 to a connection beyond the 16 served, keeping nothing of it.
+  static void refuse_busy(asio::ip::tcp::socket& socket);
+  // Whether a request with this Host header (nullopt: none) may be answered.
+  bool host_allowed(const std::optional<std::string>& host) const;
   std::string respond(const std::string& request_line) const;
 
   asio::io_context& io_;

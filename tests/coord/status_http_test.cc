@@ -1,12 +1,16 @@
-// coord/status_http.h over a real socket: what each kind of request line gets back (issue 56,
-// deliverable 5: a line without an HTTP version is 400, not 405).
+// coord/status_http.h over a real socket (issue 56, deliverable 5): what each kind of request
+// line gets back (a line without an HTTP version is 400, not 405), the Host check of a page
+// without a token, and 503 when its connection slots are full.
 #include "coord/status_http.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <asio.hpp>
+#include <chrono>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace spmd {
 namespace {
@@ -41,6 +45,78 @@ TEST(StatusHttp, EachRequestLineGetsItsStatus) {
   asio::post(io, [&] { server.stop(); });
   guard.reset();
   loop.join();
+}
+
+// A server on its own event loop thread for a test's lifetime.
+class Served {
+ public:
+  explicit Served(const std::string& token)
+      : server_(io_, "127.0.0.1:0", token, [] { return std::string("{}"); }),
+        guard_(asio::make_work_guard(io_)) {
+    server_.start();
+    loop_ = std::thread([this] { io_.run(); });
+  }
+  ~Served() {
+    asio::post(io_, [this] { server_.stop(); });
+    guard_.reset();
+    loop_.join();
+  }
+  uint16_t port() const { return server_.port(); }
+
+ private:
+  asio::io_context io_;
+  StatusHttpServer server_;
+  asio::executor_work_guard<asio::io_context::executor_type> guard_;
+  std::thread loop_;
+};
+
+std::string get_with_host(uint16_t port, const std::string& target, const std::string& host) {
+  return status_line_for(
+      port, "GET " + target + " HTTP/1.1\r\nUser-Agent: test\r\nHost: " + host + "\r\n\r\n");
+}
+
+// Without a token, a Host naming another domain is refused (DNS rebinding); with one, the token
+// decides.
+TEST(StatusHttp, WithoutATokenOnlyItsOwnHostNamesAreAnswered) {
+  Served open("");
+  const std::string port = std::to_string(open.port());
+  for (const std::string& ok : std::vector<std::string>{"127.0.0.1:" + port, "localhost:" + port,
+                                                        "LocalHost", "[::1]:" + port, "10.1.2.3"}) {
+    EXPECT_EQ(get_with_host(open.port(), "/status.json", ok), "HTTP/1.1 200 OK") << ok;
+  }
+  char own[256] = {};
+  ASSERT_EQ(gethostname(own, sizeof(own) - 1), 0);
+  EXPECT_EQ(get_with_host(open.port(), "/", std::string(own) + ":" + port), "HTTP/1.1 200 OK");
+  for (const std::string& bad :
+       std::vector<std::string>{"evil.example:" + port, "EVIL.example", "localhost.evil.example",
+                                std::string(own) + ".evil.example"}) {
+    EXPECT_EQ(get_with_host(open.port(), "/status.json", bad), "HTTP/1.1 403 Forbidden") << bad;
+  }
+  Served locked("t0k3n");
+  EXPECT_EQ(get_with_host(locked.port(), "/status.json?token=t0k3n", "evil.example"),
+            "HTTP/1.1 200 OK");
+  EXPECT_EQ(get_with_host(locked.port(), "/status.json", "127.0.0.1"), "HTTP/1.1 403 Forbidden");
+}
+
+// 16 connections held open without a full request fill the page's slots: the next one is
+// answered 503, not dropped without a word.
+TEST(StatusHttp, AConnectionBeyondTheSlotsGets503) {
+  Served page("");
+  asio::io_context io;
+  std::vector<tcp::socket> held;
+  for (int i = 0; i < 16; ++i) {
+    held.emplace_back(io);
+    held.back().connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), page.port()));
+    asio::write(held.back(), asio::buffer(std::string("GET / HTTP/1.1\r\n")));  // unfinished
+  }
+  // The server accepts the held ones in its own time: ask until the slots are seen full.
+  std::string line;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  while (std::chrono::steady_clock::now() < deadline) {
+    line = status_line_for(page.port(), "GET /status.json HTTP/1.1\r\n\r\n");
+    if (line != "HTTP/1.1 200 OK") break;
+  }
+  EXPECT_EQ(line, "HTTP/1.1 503 Service Unavailable");
 }
 
 }  // namespace
