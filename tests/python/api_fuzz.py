@@ -440,6 +440,13 @@ KNOWN = [
      lambda name, args: name in POWER and isinstance(_operands(name, args)[1], np.ndarray) and
      _operands(name, args)[1].dtype.kind == "u" and _array_where(_operands(name, args)[1],
                                                                   lambda e: e >= 2**31)),
+    ("JAX's power of integers takes a negative exponent from an array by its bits, as a huge "
+     "unsigned one, and wraps ((-3) ** -1 is -2111105451 in int32); spmd gives XLA's integer "
+     "pow, the truncated value (0, or 1 and -1 for bases 1 and -1)",
+     lambda name, args: name in POWER and all(
+         np.asarray(x).dtype.kind in "iub" for x in _operands(name, args)) and
+     isinstance(_operands(name, args)[1], np.ndarray) and
+     _array_where(_operands(name, args)[1], lambda e: e < 0)),
     ("JAX clamps an integer index out of bounds to the nearest element; spmd raises NumPy's "
      "IndexError",
      lambda name, args: name == "Array: a[b]" and isinstance(args[1], (int, np.ndarray)) and
