@@ -137,8 +137,8 @@ inline std::vector<ChainCase> binary_cases() {
     for (int op = 0; op <= static_cast<int>(Binary::kGe); ++op) {
       const auto b = static_cast<Binary>(op);
       if (!scalar::defined(b, t)) continue;
-      const bool int_div = (b == Binary::kDiv || b == Binary::kRem) &&
-                           scalar::class_of(t) == scalar::Class::kInt;
+      const bool int_div =
+          (b == Binary::kDiv || b == Binary::kRem) && scalar::class_of(t) == scalar::Class::kInt;
       std::vector<double> xs, ys;
       for (double x : special_values(t)) {
         for (double y : special_values(t)) {
