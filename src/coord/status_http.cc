@@ -22,6 +22,8 @@ using asio::ip::tcp;
 constexpr size_t kMaxRequestBytes = 8192;
 constexpr std::chrono::seconds kRequestDeadline{5};
 constexpr int kMaxOpen = 16;
+// How long one build of status.json serves every viewer (the page asks once a second).
+constexpr std::chrono::milliseconds kJsonLifetime{1000};
 
 // The value of `key` in a query string "a=1&token=xyz", percent-decoding nothing: tokens are
 // hex or plain words, and anything else simply does not match.
@@ -222,6 +224,16 @@ void StatusHttpServer::answer(const std::shared_ptr<Exchange>& x) {
   });
 }
 
+const std::string& StatusHttpServer::table_json() const {
+  const auto now = std::chrono::steady_clock::now();
+  if (!json_built_ || now - json_built_at_ >= kJsonLifetime) {
+    json_cache_ = json_();
+    json_built_at_ = now;
+    json_built_ = true;
+  }
+  return json_cache_;
+}
+
 std::string StatusHttpServer::respond(const std::string& request_line) const {
   if (request_line == "TOO LARGE") {
     return http(431, "Request Header Fields Too Large", "text/plain", "request too large\n");
@@ -246,7 +258,7 @@ std::string StatusHttpServer::respond(const std::string& request_line) const {
                 "this job's status needs ?token=<the job's auth token (SPMD_AUTH_TOKEN)>\n");
   }
   if (path == "/") return http(200, "OK", "text/html; charset=utf-8", status_page_html());
-  if (path == "/status.json") return http(200, "OK", "application/json", json_());
+  if (path == "/status.json") return http(200, "OK", "application/json", table_json());
   return http(404, "Not Found", "text/plain", "not found: / and /status.json are served\n");
 }
 

@@ -13,11 +13,14 @@
 // beyond them is answered 503. Without a token the page warns on start that it is open, and
 // answers 403 to a Host header naming a domain other than localhost and this machine's name
 // (an IP address is fine): another site's page that rebinds its domain to this address cannot
-// read it. Runs on the service's event loop, so the table is read without locks.
+// read it. status.json is built at most once a second, however many viewers ask, and the page
+// asks again a second after its last answer, never before it arrives. Runs on the service's
+// event loop, so the table is read without locks.
 // Open to tools/: spmd-coordinator serves the live view's page.
 #pragma once
 
 #include <asio.hpp>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -54,6 +57,8 @@ class StatusHttpServer {
   // Whether a request with this Host header (nullopt: none) may be answered.
   bool host_allowed(const std::optional<std::string>& host) const;
   std::string respond(const std::string& request_line) const;
+  // status.json, built at most once a second and shared by every viewer in between.
+  const std::string& table_json() const;
 
   asio::io_context& io_;
   asio::ip::tcp::acceptor acceptor_;
@@ -61,6 +66,9 @@ class StatusHttpServer {
   uint16_t port_ = 0;
   std::string token_;
   std::function<std::string()> json_;
+  mutable std::string json_cache_;
+  mutable std::chrono::steady_clock::time_point json_built_at_;
+  mutable bool json_built_ = false;
   int open_ = 0;
 };
 

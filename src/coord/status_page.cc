@@ -91,8 +91,13 @@ async function refresh() {
     error.style.display = "block";
   }
 }
-refresh();
-setInterval(refresh, 1000);
+// The next question a second after the last answer, never before it: a slow answer (a large
+// job) is not asked again while it is being built.
+async function poll() {
+  await refresh();
+  setTimeout(poll, 1000);
+}
+poll();
 </script>
 </body>
 </html>

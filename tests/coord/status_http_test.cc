@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <asio.hpp>
+#include <atomic>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -47,11 +48,16 @@ TEST(StatusHttp, EachRequestLineGetsItsStatus) {
   loop.join();
 }
 
-// A server on its own event loop thread for a test's lifetime.
+// A server on its own event loop thread for a test's lifetime; `builds` counts how often it
+// made status.json.
 class Served {
  public:
   explicit Served(const std::string& token)
-      : server_(io_, "127.0.0.1:0", token, [] { return std::string("{}"); }),
+      : server_(io_, "127.0.0.1:0", token,
+                [this] {
+                  ++builds;
+                  return std::string("{}");
+                }),
         guard_(asio::make_work_guard(io_)) {
     server_.start();
     loop_ = std::thread([this] { io_.run(); });
@@ -62,6 +68,7 @@ class Served {
     loop_.join();
   }
   uint16_t port() const { return server_.port(); }
+  std::atomic<int> builds{0};
 
  private:
   asio::io_context io_;
@@ -117,6 +124,24 @@ TEST(StatusHttp, AConnectionBeyondTheSlotsGets503) {
     if (line != "HTTP/1.1 200 OK") break;
   }
   EXPECT_EQ(line, "HTTP/1.1 503 Service Unavailable");
+}
+
+// Many viewers asking at once cost one build of the table a second, not one each.
+TEST(StatusHttp, StatusJsonIsBuiltOnceASecondForEveryViewer) {
+  Served page("");
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_EQ(status_line_for(page.port(), "GET /status.json HTTP/1.1\r\n\r\n"), "HTTP/1.1 200 OK");
+  }
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  // One build, or one more for each second the 20 requests took.
+  EXPECT_LE(page.builds.load(),
+            1 + std::chrono::duration_cast<std::chrono::seconds>(elapsed).count() + 1);
+  EXPECT_GE(page.builds.load(), 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // the lifetime of one build
+  const int before = page.builds.load();
+  status_line_for(page.port(), "GET /status.json HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(page.builds.load(), before + 1);
 }
 
 }  // namespace
