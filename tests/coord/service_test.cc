@@ -112,6 +112,20 @@ class ServiceTest : public ::testing::Test {
     go.set_value();
   }
 
+  // Process `id`'s registration as a frame, for a connection the test speaks through by hand.
+  std::string raw_registration(int id, const std::string& hostname, int pid) {
+    wire::ClientMessage reg;
+    reg.set_request_id(kRegistrationRequestId);
+    reg.mutable_registration()->set_process_id(id);
+    reg.mutable_registration()->set_num_processes(n_);
+    reg.mutable_registration()->set_hostname(hostname);
+    reg.mutable_registration()->set_pid(pid);
+    reg.mutable_registration()->set_timeout_ms(5000);
+    for (const wire::DeviceInfo& d : config(id).devices)
+      *reg.mutable_registration()->add_devices() = d;
+    return encode_frame(reg.SerializeAsString());
+  }
+
   std::unique_ptr<CoordService> service_;
   IoThread io_;
   int n_ = 0;
@@ -665,16 +679,7 @@ TEST_F(ServiceTest, ASilentProcessIsDeclaredDeadAfterTheHeartbeatTimeout) {
   auto live_done = std::async(std::launch::async, [&] { return live->start(); });
   // Process 1 registers by hand and then never speaks again, like a stopped process.
   RawConnection silent(service_->port());
-  wire::ClientMessage reg;
-  reg.set_request_id(kRegistrationRequestId);
-  reg.mutable_registration()->set_process_id(1);
-  reg.mutable_registration()->set_num_processes(2);
-  reg.mutable_registration()->set_hostname("frozen");
-  reg.mutable_registration()->set_pid(4242);
-  reg.mutable_registration()->set_timeout_ms(5000);
-  for (const wire::DeviceInfo& d : config(1).devices)
-    *reg.mutable_registration()->add_devices() = d;
-  silent.send_bytes(encode_frame(reg.SerializeAsString()));
+  silent.send_bytes(raw_registration(1, "frozen", 4242));
   live_done.get();
   const auto start = Clock::now();
   ASSERT_TRUE(failures_[0].wait(5s));
@@ -692,16 +697,7 @@ TEST_F(ServiceTest, AnUndecodableRequestIsAnsweredWithAnErrorAndTheProcessStaysA
   auto member = CoordClient::create(io_.context(), config(0));
   auto member_done = std::async(std::launch::async, [&] { return member->start(); });
   RawConnection raw(service_->port());
-  wire::ClientMessage reg;
-  reg.set_request_id(kRegistrationRequestId);
-  reg.mutable_registration()->set_process_id(1);
-  reg.mutable_registration()->set_num_processes(2);
-  reg.mutable_registration()->set_hostname("raw");
-  reg.mutable_registration()->set_pid(4243);
-  reg.mutable_registration()->set_timeout_ms(5000);
-  for (const wire::DeviceInfo& d : config(1).devices)
-    *reg.mutable_registration()->add_devices() = d;
-  raw.send_bytes(encode_frame(reg.SerializeAsString()));
+  raw.send_bytes(raw_registration(1, "raw", 4243));
   member_done.get();
   // A kv_set of key "\xff\xfe" (not UTF-8) as request 77, written field by field: protobuf's
   // serializer would refuse the string. Field 1 (request_id) varint; field 3 (kv_set) holding
