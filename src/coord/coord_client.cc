@@ -76,28 +76,13 @@ void CoordClient::async_start(StartCallback done) {
   });
 }
 
-void CoordClient::try_connect(Clock::time_point deadline, std::string last_error) {
+void CoordClient::try_connect(Clock::time_point deadline, const std::string& last_error) {
   if (closing_ || !start_done_) return;
   if (Clock::now() >= deadline) {
-    finish_start({StatusCode::kDeadlineExceeded,
-                  fmt::format("process {} could not reach the coordination service at {} within "
-                              "{} ms (last error: {}). Check that process 0 (or spmd-coordinator) "
-                              "is running, and that the address and port are reachable from this "
-                              "host",
-                              config_.process_id, address_, config_.initialization_timeout.count(),
-                              last_error)},
-                 {});
+    finish_start({StatusCode::kDeadlineExceeded, unreachable(last_error)}, {});
     return;
   }
-  auto retry = [this, deadline](const std::string& error) {
-    const milliseconds elapsed = config_.initialization_timeout - remaining(deadline);
-    const milliseconds delay =
-        std::min({kMaxRetryDelay, std::max(kFirstRetryDelay, elapsed / 4), remaining(deadline)});
-    retry_timer_.expires_after(delay);
-    retry_timer_.async_wait([self = shared_from_this(), deadline, error](asio::error_code ec) {
-      if (!ec) self->try_connect(deadline, error);
-    });
-  };
+  auto retry = [this, deadline](const std::string& error) { retry_connect(deadline, error); };
   HostPort hp;
   try {
     hp = parse_host_port(address_, "coordinator_address");
@@ -129,10 +114,53 @@ void CoordClient::try_connect(Clock::time_point deadline, std::string last_error
                     "no answer to the connection attempt (the host may be down or cut "
                     "off)");
               }
+              if (ec == asio::error::connection_refused && self->registration_closes_ > 0) {
+                return self->finish_start({StatusCode::kDeadlineExceeded, self->service_gone()},
+                                          {});
+              }
               if (ec) return retry(ec.message());
               self->on_connected(std::move(*self->connecting_));
             });
       });
+}
+
+void CoordClient::retry_connect(Clock::time_point deadline, const std::string& error) {
+  const milliseconds elapsed = config_.initialization_timeout - remaining(deadline);
+  const milliseconds delay =
+      std::min({kMaxRetryDelay, std::max(kFirstRetryDelay, elapsed / 4), remaining(deadline)});
+  retry_timer_.expires_after(delay);
+  retry_timer_.async_wait([self = shared_from_this(), deadline, error](asio::error_code ec) {
+    if (!ec) self->try_connect(deadline, error);
+  });
+}
+
+std::string CoordClient::unreachable(const std::string& last_error) const {
+  if (registration_closes_ > 0) {
+    return fmt::format(
+        "process {} could not register with the coordination service at {} within {} ms: the "
+        "service closed its connection {} time{} before reading its registration (the last: "
+        "{}). The service drops the oldest connection that has not yet authenticated when more "
+        "wait than it has room for, so something other than this job's processes is likely "
+        "holding or opening connections to its port; the service's log (process 0's, or "
+        "spmd-coordinator's) names their addresses. Serve the job's network only "
+        "(coordinator_bind_address), or close the port to other hosts",
+        config_.process_id, address_, config_.initialization_timeout.count(), registration_closes_,
+        registration_closes_ == 1 ? "" : "s", last_error);
+  }
+  return fmt::format(
+      "process {} could not reach the coordination service at {} within {} ms (last error: {}). "
+      "Check that process 0 (or spmd-coordinator) is running, and that the address and port are "
+      "reachable from this host",
+      config_.process_id, address_, config_.initialization_timeout.count(), last_error);
+}
+
+std::string CoordClient::service_gone() const {
+  return fmt::format(
+      "the coordination service at {} closed process {}'s connection during registration ({}), "
+      "and now refuses connections: {}",
+      address_, config_.process_id, last_close_reason_,
+      config_.service_in_process_0 ? "process 0, which hosts it, has stopped"
+                                   : "the coordination service has stopped");
 }
 
 void CoordClient::on_connected(tcp::socket socket) {
@@ -297,14 +325,14 @@ void CoordClient::on_close(const std::string& reason) {
     return;
   }
   if (!formed_) {
-    finish_start({StatusCode::kDeadlineExceeded,
-                  fmt::format("the coordination service at {} closed process {}'s connection "
-                              "during registration: {}{}",
-                              address_, config_.process_id, reason,
-                              config_.service_in_process_0
-                                  ? "; process 0, which hosts it, may have stopped or been cut off"
-                                  : "")},
-                 {});
+    // Closed before the registration was answered: the service may have dropped it to make room
+    // (admission.h), so connect again; a service that has stopped refuses that at once.
+    if (!start_done_) return;
+    ++registration_closes_;
+    last_close_reason_ = reason;
+    conn_.reset();
+    retry_timer_.cancel();
+    retry_connect(start_deadline_, reason);
     return;
   }
   service_lost("lost the connection to the coordination service (" + reason + ")");

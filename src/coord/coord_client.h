@@ -73,7 +73,10 @@ class CoordClient : public std::enable_shared_from_this<CoordClient>, private He
   static std::shared_ptr<CoordClient> create(asio::io_context& io, ClientConfig config);
 
   // Connects (retrying until initialization_timeout) and registers; `done` runs once with the
-  // topology when every process has registered, or with the error.
+  // topology when every process has registered, or with the error. A connection closed before
+  // the registration is answered is made again (the service may have dropped it to make room
+  // among strangers), unless the service then refuses connections: it stopped, which fails at
+  // once rather than at the deadline.
   void async_start(StartCallback done);
 
   // Sends one request (request_id is assigned here); `done` runs once with the answer, or with
@@ -124,7 +127,12 @@ class CoordClient : public std::enable_shared_from_this<CoordClient>, private He
   CoordClient(asio::io_context& io, ClientConfig config);  // use create()
 
  private:
-  void try_connect(std::chrono::steady_clock::time_point deadline, std::string last_error);
+  void try_connect(std::chrono::steady_clock::time_point deadline, const std::string& last_error);
+  // Tries again after a delay that grows with the time spent (50 ms … 1 s).
+  void retry_connect(std::chrono::steady_clock::time_point deadline, const std::string& error);
+  // Why start() failed: the deadline passed (unreachable) or the service went away.
+  std::string unreachable(const std::string& last_error) const;
+  std::string service_gone() const;
   void on_connected(asio::ip::tcp::socket socket);
   void on_message(std::string_view payload);
   void on_close(const std::string& reason);
@@ -157,6 +165,9 @@ class CoordClient : public std::enable_shared_from_this<CoordClient>, private He
   std::unordered_map<uint64_t, Callback> pending_;
   uint64_t next_request_id_ = kRegistrationRequestId + 1;
   bool formed_ = false;
+  // Connections the service closed before answering the registration, and the last reason.
+  int registration_closes_ = 0;
+  std::string last_close_reason_;
   // The request id of this process's shutdown barrier, once sent: when its answer arrives the
   // process is leaving, and the service closing the connection is no longer a failure.
   uint64_t shutdown_request_id_ = 0;

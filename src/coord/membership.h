@@ -52,6 +52,8 @@ class Membership {
   void form();
   bool formed() const { return formed_; }
   int pending_count() const { return count(MemberState::kPending); }
+  // Processes that have not registered (or whose registration was released).
+  int unregistered_count() const { return count(MemberState::kEmpty); }
   // The ids still kEmpty, ascending. O(N).
   std::vector<int> missing() const;
 

@@ -3,8 +3,9 @@
 // log: per source host, the first refusal of each interval is logged in full and the rest are
 // counted, then summed up in one line ("refused 27803 more connections from 10.0.0.7 in the last
 // 10 s; the last: wrong auth token") once the interval has passed, at that host's next refusal
-// or at flush(). At most kMaxSources hosts are tracked at once; beyond them, refusals count under
-// "other hosts". Private to src/coord/; not thread-safe (the service's event loop owns it).
+// or at flush(). At most kMaxSources hosts are tracked at once (and as many in the totals since
+// the start); beyond them, refusals count under "other hosts". Private to src/coord/; not
+// thread-safe (the service's event loop owns it).
 #pragma once
 
 #include <chrono>
@@ -34,6 +35,9 @@ class RefusalLog {
   void flush(Clock::time_point now);
   // Refusals seen in all.
   uint64_t total() const { return total_; }
+  // Refusals since the start by source host, most first: "127.0.0.1 (1000), 10.0.0.7 (3)". At most
+  // `max_hosts` are named; the rest are summed up ("and 5 from 2 more hosts"). Empty when none.
+  std::string by_host(size_t max_hosts) const;
 
  private:
   struct Source {
@@ -43,10 +47,12 @@ class RefusalLog {
   };
 
   void summarize(const std::string& host, Source& source);
+  void count_total(const std::string& host);
 
   const std::chrono::seconds interval_;
   const Sink sink_;
   std::map<std::string, Source> sources_;
+  std::map<std::string, uint64_t> totals_;  // by host since the start, kMaxSources at most
   uint64_t total_ = 0;
 };
 

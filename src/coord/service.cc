@@ -44,12 +44,6 @@ uint64_t request_id_of(std::string_view payload) {
   return 0;
 }
 
-// Connections the service holds beyond one per process: a replaced registration's new
-// connection, status queries. More are refused at accept, so strangers can hold at most this
-// many unregistered connections, each buffering at most kMaxRegistrationFrameBytes; the margin
-// stays below kDescriptorMargin so refusing never runs the service out of descriptors.
-constexpr size_t kSpareConnections = 128;
-
 }  // namespace
 
 CoordService::Impl::Impl(ServiceOptions options)
@@ -123,17 +117,6 @@ void CoordService::Impl::accept(asio::ip::tcp::acceptor& acceptor) {
 }
 
 void CoordService::Impl::on_accept(asio::ip::tcp::socket socket) {
-  if (sessions_.size() >= static_cast<size_t>(cx_.opts.num_processes) + kSpareConnections) {
-    asio::error_code ec;
-    const auto from = socket.remote_endpoint(ec);
-    cx_.refusals.refused(
-        ec ? "an unknown address" : fmt::format("{}:{}", from.address().to_string(), from.port()),
-        fmt::format("{} connections are open, more than the {} processes and {} "
-                    "spare connections it admits",
-                    sessions_.size(), cx_.opts.num_processes, kSpareConnections));
-    ++cx_.dropped;
-    return;  // the socket closes here
-  }
   auto session = std::make_shared<ServiceSession>();
   session->conn = std::make_shared<FramedConnection>(std::move(socket));
   // Until it registers, a connection is a stranger: a registration's size at most.
@@ -147,6 +130,7 @@ void CoordService::Impl::on_accept(asio::ip::tcp::socket socket) {
                              cx_.opts.handshake_timeout.count()));
   });
   sessions_.insert(session);
+  make_room(session);
   std::weak_ptr<ServiceSession> weak = session;
   session->conn->start(
       [this, weak](std::string_view payload) {
@@ -155,6 +139,19 @@ void CoordService::Impl::on_accept(asio::ip::tcp::socket socket) {
       [this, weak](const std::string& reason) {
         if (auto s = weak.lock()) on_close(s, reason);
       });
+}
+
+// Strangers beyond their room (admission.h) are dropped oldest first, the newest taking their
+// place: whoever holds idle connections, or opens them faster than they are closed, cannot keep
+// a process of the job from being read.
+void CoordService::Impl::make_room(const SessionPtr& session) {
+  const auto unregistered = static_cast<size_t>(cx_.members.unregistered_count());
+  for (const SessionPtr& oldest : cx_.admission.admit(session, unregistered)) {
+    cx_.drop(*oldest,
+             fmt::format("the oldest connection waiting to authenticate, dropped to admit a newer "
+                         "one: more than {} waited (one per process yet to register and {} more)",
+                         unregistered + Admission::kSpareStrangers, Admission::kSpareStrangers));
+  }
 }
 
 void CoordService::Impl::on_message(const SessionPtr& session, std::string_view payload) {
@@ -245,6 +242,7 @@ void CoordService::Impl::dispatch(const SessionPtr& session, const wire::ClientM
 
 void CoordService::Impl::on_close(const SessionPtr& session, const std::string& reason) {
   sessions_.erase(session);
+  cx_.admission.closed(*session);
   session->handshake_timer->cancel();
   const int p = session->process_id;
   if (p < 0) {

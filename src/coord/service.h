@@ -11,9 +11,10 @@
 // Bad input never reaches that state: a connection sending garbage, an oversized or truncated
 // frame, a message of another protocol version, or anything but a registration first, is dropped
 // with a logged reason, and the cluster goes on. Before it registers, a connection may declare
-// frames of a registration's size only (kMaxRegistrationFrameBytes), and at most
-// num_processes + 128 connections are open at once, so strangers cannot make it allocate more
-// than a few MiB.
+// frames of a registration's size only (kMaxRegistrationFrameBytes). Strangers cannot keep the
+// job's processes out (admission.h): every process has a slot, and connections that have not
+// authenticated share a bounded room of their own from which the oldest is dropped when one
+// more arrives, so they cannot make it hold more than num_processes + 192 connections.
 // Open to tools/: spmd-coordinator runs the service stand-alone; spmd-bench simulates it.
 #pragma once
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "coord/admission.h"
 #include "coord/connection.h"
 #include "coord/membership.h"
 #include "coord/refusal_log.h"
@@ -27,6 +28,8 @@ struct ServiceSession {
   std::shared_ptr<FramedConnection> conn;
   int process_id = -1;
   bool dropped = false;  // closed by drop(), already logged and counted
+  uint64_t arrival = 0;  // its place among the strangers (Admission) while it is one, else 0
+  bool tool = false;     // an authenticated status query being answered (Admission)
   std::unique_ptr<asio::steady_timer> handshake_timer;
 };
 
@@ -51,6 +54,7 @@ class ServiceContext {
   std::vector<Link> links;  // by process id
   bool stopping = false;    // the service itself is going away: nobody failed
   RefusalLog refusals;      // refused connections and requests, logged without a flood
+  Admission admission;      // who may hold a connection: processes, strangers, tools
 
   // Closes `session` after logging `reason` (once, through `refusals`); counted as a dropped
   // connection.

@@ -60,6 +60,8 @@ class CoordService::Impl {
 
   void accept(asio::ip::tcp::acceptor& acceptor);
   void on_accept(asio::ip::tcp::socket socket);
+  // Admits `session` among the strangers, dropping the oldest beyond their room.
+  void make_room(const SessionPtr& session);
   void on_message(const SessionPtr& session, std::string_view payload);
   // A registered process's message that did not parse: answered with InvalidArgument.
   void on_undecodable(ServiceSession& session, std::string_view payload);

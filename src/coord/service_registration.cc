@@ -121,6 +121,7 @@ void Registrar::on_register(const SessionPtr& session, uint64_t request_id,
   }
   const int p = req.process_id();
   session->process_id = p;
+  cx_.admission.registered(*session);
   session->handshake_timer->cancel();
   session->conn->set_max_frame_bytes(kMaxFrameBytes);
   cx_.links[p].session = session;
@@ -153,11 +154,22 @@ void Registrar::start_register_timer(int p, const SessionPtr& session,
         {StatusCode::kDeadlineExceeded,
          fmt::format("only {} of {} processes registered with the coordination service within "
                      "{} ms; missing process ids: {}. Start every process with the same "
-                     "coordinator_address and num_processes, or raise initialization_timeout",
+                     "coordinator_address and num_processes, or raise initialization_timeout.{}",
                      cx_.members.pending_count(), cx_.opts.num_processes, timeout.count(),
-                     format_process_list(cx_.members.missing()))});
+                     format_process_list(cx_.members.missing()), strangers_note())});
     release_pending(p);
   });
+}
+
+std::string Registrar::strangers_note() const {
+  const uint64_t refused = cx_.refusals.total();
+  if (refused == 0) return "";
+  return fmt::format(
+      " Meanwhile the service refused or dropped {} connection{} that did not authenticate, from "
+      "{}: something other than this job's processes is connecting to its port, and may have "
+      "crowded the missing ones out. Serve the job's network only (coordinator_bind_address), or "
+      "close the port to other hosts",
+      refused, refused == 1 ? "" : "s", cx_.refusals.by_host(4));
 }
 
 void Registrar::fail_registrations(const std::string& why) {

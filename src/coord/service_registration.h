@@ -33,6 +33,9 @@ class Registrar {
                             ServiceContext::milliseconds timeout);
   // O(N + devices): once per cluster.
   void form();
+  // For a registration that timed out: how many connections the service refused or dropped
+  // before they authenticated, and from which hosts; empty when none.
+  std::string strangers_note() const;
 
   ServiceContext& cx_;
   Departures& departures_;

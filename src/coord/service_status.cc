@@ -1,6 +1,8 @@
 // The live view of the cluster (status_board.h), as the service serves it (service_status.h).
 #include "coord/service_status.h"
 
+#include <fmt/format.h>
+
 #include "coord/auth_token.h"
 #include "coord/wire.h"
 
@@ -33,6 +35,16 @@ void LiveView::on_status_query(const SessionPtr& session, uint64_t request_id,
     ++cx_.dropped;
     session->dropped = true;  // logged and counted here
     session->conn->close_after_writes("status query refused");
+    return;
+  }
+  if (!process && !cx_.admission.became_tool(*session)) {
+    cx_.reply(*session, request_id,
+              {StatusCode::kFailedPrecondition,
+               fmt::format("the coordination service is answering {} status queries already, the "
+                           "most at once; ask again in a moment",
+                           Admission::kMaxTools)});
+    session->dropped = true;  // an ordinary end, not a drop to log
+    session->conn->close_after_writes("too many status queries at once");
     return;
   }
   wire::ServerMessage out;

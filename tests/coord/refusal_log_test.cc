@@ -79,5 +79,25 @@ TEST(RefusalLog, PeerHostDropsThePort) {
   EXPECT_EQ(peer_host("unix"), "unix");
 }
 
+// What a registration timeout says about strangers: totals since the start, by host, most
+// first, the rest summed; bounded like the log itself.
+TEST(RefusalLog, TotalsByHostNameTheBusiestFirst) {
+  Lines out;
+  RefusalLog log(10s, out.sink());
+  EXPECT_EQ(log.by_host(4), "");
+  const auto t0 = RefusalLog::Clock::time_point{} + 1h;
+  for (int i = 0; i < 30; ++i) log.refused("10.0.0.7:" + std::to_string(i), "x", t0 + 20s * i);
+  for (int i = 0; i < 5; ++i) log.refused("[::1]:9", "x", t0);
+  log.refused("10.0.0.9:1", "x", t0);
+  log.refused("10.0.0.8:1", "x", t0);
+  EXPECT_EQ(log.by_host(4), "10.0.0.7 (30), [::1] (5), 10.0.0.8 (1), 10.0.0.9 (1)");
+  EXPECT_EQ(log.by_host(1), "10.0.0.7 (30) and 7 from 3 more hosts");
+  for (int i = 0; i < 3000; ++i) log.refused("10.1." + std::to_string(i) + ".1:1", "x", t0);
+  EXPECT_EQ(log.total(), 3037u);
+  // 1023 hosts are counted by name (4 before, 1019 of the new ones); the other 1981 new ones are
+  // counted together.
+  EXPECT_EQ(log.by_host(2), "other hosts (1981), 10.0.0.7 (30) and 1026 from 1022 more hosts");
+}
+
 }  // namespace
 }  // namespace spmd
