@@ -89,6 +89,8 @@ void FramedConnection::read_more() {
         if (ec) {
           const bool mid_frame = self->read_end_ > self->read_begin_;
           if (ec == asio::error::eof) {
+            // The peer has gone and nothing waits to be written: a reset costs both sides least.
+            if (!self->writing_) self->set_abortive();
             self->finish(mid_frame ? "connection closed mid-frame" : "connection closed by peer");
           } else {
             self->finish(ec.message());
@@ -160,12 +162,26 @@ void FramedConnection::close(const std::string& reason) {
                  [self = shared_from_this(), reason] { self->finish(reason); });
 }
 
+void FramedConnection::reset(const std::string& reason) {
+  asio::dispatch(socket_.get_executor(), [self = shared_from_this(), reason] {
+    if (self->closed_) return;
+    self->set_abortive();
+    self->finish(reason);
+  });
+}
+
+void FramedConnection::set_abortive() {
+  asio::error_code ignored;
+  socket_.set_option(asio::socket_base::linger(true, 0), ignored);
+  abortive_ = true;
+}
+
 void FramedConnection::finish(const std::string& reason) {
   if (closed_) return;
   closed_ = true;
   queue_.clear();
   asio::error_code ignored;
-  socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  if (!abortive_) socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
   socket_.close(ignored);
   on_message_ = nullptr;
   if (on_close_) {

@@ -44,6 +44,13 @@ uint64_t request_id_of(std::string_view payload) {
   return 0;
 }
 
+// Connections accepted in one turn of the event loop (accept_burst()).
+constexpr size_t kAcceptBurst = 64;
+// Strangers that ended (dropped, or closed before they authenticated) during one burst that make
+// it a flood, and the wait before the next burst then.
+constexpr uint64_t kFloodStrangers = 32;
+constexpr std::chrono::milliseconds kFloodPause(25);
+
 }  // namespace
 
 CoordService::Impl::Impl(ServiceOptions options)
@@ -53,7 +60,10 @@ CoordService::Impl::Impl(ServiceOptions options)
       departures_(cx_, live_view_, requests_.barriers()),
       registrar_(cx_, departures_) {
   acceptors_ = listen_on(cx_.io, cx_.opts.bind_address, listener_count(cx_.opts.num_processes));
-  for (auto& a : acceptors_) a.non_blocking(true);
+  for (auto& a : acceptors_) {
+    a.non_blocking(true);
+    pauses_.push_back(std::make_unique<asio::steady_timer>(cx_.io));
+  }
   port_ = acceptors_.front().local_endpoint().port();
   if (!cx_.opts.status_http_address.empty()) {
     http_ = std::make_unique<StatusHttpServer>(
@@ -63,7 +73,7 @@ CoordService::Impl::Impl(ServiceOptions options)
 }
 
 void CoordService::Impl::start() {
-  for (auto& a : acceptors_) accept(a);
+  for (size_t i = 0; i < acceptors_.size(); ++i) accept(i);
   if (http_) http_->start();
   thread_.start("spmd-coord", kEventLoopStackBytes, [this] { cx_.io.run(); });
 }
@@ -87,32 +97,55 @@ CoordService::Stats CoordService::Impl::stats() const {
   return out;
 }
 
-// Accepts every connection waiting in the kernel's queue at each wake-up, before any of their
+// Accepts the connections waiting in the kernel's queue a burst at a time, before any of their
 // messages is read: when thousands of processes connect at once, the queue (at most somaxconn,
 // 4096 on Debian) overflows if it is drained one connection per turn of the loop between
 // thousands of registrations, and each dropped SYN costs its process a 1-3-7 s retransmission.
-void CoordService::Impl::accept(asio::ip::tcp::acceptor& acceptor) {
-  acceptor.async_wait(asio::ip::tcp::acceptor::wait_read, [this, &acceptor](asio::error_code ec) {
+// Between bursts the loop reads what the last one's connections sent, so a process's
+// registration is read before a flood's newer connections can push it out of the strangers'
+// room. When strangers come and go faster than kFloodStrangers a burst, that is a flood: the next
+// burst waits kFloodPause, so that the kernel holds the flood in its queue, and once that is full
+// turns it away, instead of the service spending the CPU it shares with the job on accepting and
+// closing each connection. Processes queued behind the flood get in a burst at a time.
+void CoordService::Impl::accept(size_t listener) {
+  acceptors_[listener].async_wait(
+      asio::ip::tcp::acceptor::wait_read, [this, listener](asio::error_code ec) {
+        if (!ec) return accept_burst(listener);
+        if (ec != asio::error::operation_aborted && acceptors_[listener].is_open()) {
+          spdlog::warn("coordination service: waiting for connections failed: {}", ec.message());
+          accept(listener);
+        }
+      });
+}
+
+void CoordService::Impl::accept_burst(size_t listener) {
+  asio::ip::tcp::acceptor& acceptor = acceptors_[listener];
+  if (!acceptor.is_open()) return;
+  // Strangers' closes run as handlers of their own, after the burst that caused them: counted
+  // from one burst to the next.
+  const bool flood = strangers_ended_ - ended_at_last_burst_ >= kFloodStrangers;
+  ended_at_last_burst_ = strangers_ended_;
+  for (size_t n = 0; n < kAcceptBurst; ++n) {
+    asio::ip::tcp::socket socket(cx_.io);
+    asio::error_code ec;
+    acceptor.accept(socket, ec);
+    if (ec == asio::error::would_block || ec == asio::error::try_again) return accept(listener);
     if (ec) {
-      if (ec != asio::error::operation_aborted && acceptor.is_open()) {
-        spdlog::warn("coordination service: waiting for connections failed: {}", ec.message());
-        accept(acceptor);
-      }
-      return;
+      // Out of descriptors or the like: logged, and tried again at the next wake-up.
+      if (!acceptor.is_open()) return;
+      spdlog::warn("coordination service: accept failed: {}", ec.message());
+      return accept(listener);
     }
-    while (true) {
-      asio::ip::tcp::socket socket(cx_.io);
-      acceptor.accept(socket, ec);
-      if (ec == asio::error::would_block || ec == asio::error::try_again) break;
-      if (ec) {
-        // Out of descriptors or the like: logged, and tried again at the next wake-up.
-        if (!acceptor.is_open()) return;
-        spdlog::warn("coordination service: accept failed: {}", ec.message());
-        break;
-      }
-      on_accept(std::move(socket));
-    }
-    accept(acceptor);
+    on_accept(std::move(socket));
+  }
+  if (!flood) {
+    asio::post(cx_.io, [this, listener] { accept_burst(listener); });
+    return;
+  }
+  asio::steady_timer& pause = *pauses_[listener];
+  pause.expires_after(kFloodPause);
+  pause.async_wait([this, listener](asio::error_code ec) {
+    if (!ec) accept_burst(listener);
   });
 }
 
@@ -242,6 +275,7 @@ void CoordService::Impl::dispatch(const SessionPtr& session, const wire::ClientM
 
 void CoordService::Impl::on_close(const SessionPtr& session, const std::string& reason) {
   sessions_.erase(session);
+  if (session->process_id < 0 && !session->tool) ++strangers_ended_;
   cx_.admission.closed(*session);
   session->handshake_timer->cancel();
   const int p = session->process_id;
@@ -270,6 +304,7 @@ void CoordService::Impl::close_everything() {
   departures_.stop();
   asio::error_code ignored;
   for (auto& a : acceptors_) a.close(ignored);
+  for (auto& p : pauses_) p->cancel();
   if (http_) http_->stop();
   requests_.stop();
   for (const auto& s : sessions_) s->conn->close("coordination service stopped");

@@ -44,7 +44,7 @@ void ServiceContext::drop(ServiceSession& session, const std::string& reason) {
   session.dropped = true;
   refusals.refused(session.conn->peer(), "dropped: " + reason);
   ++dropped;
-  session.conn->close(reason);
+  session.conn->reset(reason);
 }
 
 void ServiceContext::send(ServiceSession& session, const wire::ServerMessage& msg) {

@@ -56,8 +56,8 @@ class ServiceContext {
   RefusalLog refusals;      // refused connections and requests, logged without a flood
   Admission admission;      // who may hold a connection: processes, strangers, tools
 
-  // Closes `session` after logging `reason` (once, through `refusals`); counted as a dropped
-  // connection.
+  // Resets `session` (FramedConnection::reset) after logging `reason` (once, through
+  // `refusals`); counted as a dropped connection.
   void drop(ServiceSession& session, const std::string& reason);
   void send(ServiceSession& session, const wire::ServerMessage& msg);
   void reply(ServiceSession& session, uint64_t request_id, const Status& status);

@@ -58,7 +58,9 @@ class CoordService::Impl {
  private:
   using SessionPtr = ServiceContext::SessionPtr;
 
-  void accept(asio::ip::tcp::acceptor& acceptor);
+  // Waits for connections on acceptors_[listener], then accepts them a burst at a time.
+  void accept(size_t listener);
+  void accept_burst(size_t listener);
   void on_accept(asio::ip::tcp::socket socket);
   // Admits `session` among the strangers, dropping the oldest beyond their room.
   void make_room(const SessionPtr& session);
@@ -76,7 +78,10 @@ class CoordService::Impl {
   Departures departures_;
   Registrar registrar_;
 
-  std::vector<asio::ip::tcp::acceptor> acceptors_;  // never resized after construction
+  std::vector<asio::ip::tcp::acceptor> acceptors_;           // never resized after construction
+  std::vector<std::unique_ptr<asio::steady_timer>> pauses_;  // one per acceptor (accept_burst)
+  uint64_t strangers_ended_ = 0;  // connections closed before they authenticated (on_close)
+  uint64_t ended_at_last_burst_ = 0;
   uint16_t port_ = 0;
   FixedStackThread thread_;
   std::atomic<bool> stopped_{false};

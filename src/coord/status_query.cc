@@ -6,6 +6,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <thread>
 
 #include "coord/address.h"
 #include "coord/connection.h"
@@ -25,52 +26,84 @@ std::string seconds(int64_t ms) {
   return fmt::format("{:.1f} s", static_cast<double>(ms) / 1000);
 }
 
-}  // namespace
+using Clock = std::chrono::steady_clock;
 
-wire::StatusTable query_status(const std::string& address, const std::string& auth_token,
-                               std::chrono::milliseconds timeout) {
-  const HostPort hp = parse_host_port(address, "the coordinator address");
-  asio::io_context io;
-  tcp::resolver resolver(io);
-  std::shared_ptr<FramedConnection> conn;
-  std::optional<Status> outcome;
+struct Attempt {
+  std::optional<Status> outcome;  // set once an answer came
   wire::ServerMessage answer;
   std::string failure = "no answer";
-  asio::error_code ec;
-  const auto endpoints = resolver.resolve(hp.host, std::to_string(hp.port), ec);
-  if (ec) throw InvalidArgument(fmt::format("cannot resolve {}: {}", address, ec.message()));
+  bool connected = false;
+};
+
+// One connection, one query, until the answer, a close or `until`.
+Attempt ask_once(const tcp::resolver::results_type& endpoints, const std::string& auth_token,
+                 Clock::time_point until) {
+  asio::io_context io;
+  Attempt a;
+  std::shared_ptr<FramedConnection> conn;
   tcp::socket socket(io);
   asio::async_connect(socket, endpoints, [&](asio::error_code e, const tcp::endpoint&) {
     if (e) {
-      failure = "cannot connect: " + e.message();
+      a.failure = "cannot connect: " + e.message();
       return;
     }
+    a.connected = true;
     conn = std::make_shared<FramedConnection>(std::move(socket));
     conn->start(
         [&](std::string_view payload) {
-          if (!answer.ParseFromArray(payload.data(), static_cast<int>(payload.size()))) {
-            outcome = Status{StatusCode::kInternal, "an undecodable answer"};
+          if (!a.answer.ParseFromArray(payload.data(), static_cast<int>(payload.size()))) {
+            a.outcome = Status{StatusCode::kInternal, "an undecodable answer"};
           } else {
-            outcome = status_of(answer);
+            a.outcome = status_of(a.answer);
           }
           conn->close("answered");
         },
-        [&](const std::string& reason) { failure = reason; });
+        [&](const std::string& reason) { a.failure = reason; });
     wire::ClientMessage msg;
     msg.set_request_id(1);
     msg.mutable_status()->set_auth_token(auth_token);
     conn->send(std::make_shared<const std::string>(encode_message_frame(msg)));
   });
-  io.run_for(timeout);
+  io.run_until(until);
   if (conn) conn->close("done");
-  if (!outcome) {
-    throw DeadlineExceeded(
-        fmt::format("the coordination service at {} gave no status within "
-                    "{} ms ({}); is the job running, and is this its address?",
-                    address, timeout.count(), failure));
+  io.restart();
+  io.poll();  // lets the close finish while `a` and `conn` still exist
+  return a;
+}
+
+}  // namespace
+
+// A connection closed before its answer is made again (the service drops the oldest connections
+// that have not authenticated when strangers crowd its port: admission.h); a refused one is not.
+wire::StatusTable query_status(const std::string& address, const std::string& auth_token,
+                               std::chrono::milliseconds timeout) {
+  const HostPort hp = parse_host_port(address, "the coordinator address");
+  const Clock::time_point until = Clock::now() + timeout;
+  asio::io_context resolving;
+  tcp::resolver resolver(resolving);
+  asio::error_code ec;
+  const auto endpoints = resolver.resolve(hp.host, std::to_string(hp.port), ec);
+  if (ec) throw InvalidArgument(fmt::format("cannot resolve {}: {}", address, ec.message()));
+  Attempt a;
+  int closed = 0;
+  for (auto delay = std::chrono::milliseconds(20);;
+       delay = std::min(2 * delay, decltype(delay)(500))) {
+    a = ask_once(endpoints, auth_token, until);
+    if (a.outcome || !a.connected || Clock::now() + delay >= until) break;
+    ++closed;
+    std::this_thread::sleep_for(delay);
   }
-  if (!outcome->ok()) throw_status(*outcome);
-  return answer.status_table();
+  if (!a.outcome) {
+    throw DeadlineExceeded(fmt::format(
+        "the coordination service at {} gave no status within {} ms ({}{}); is the job running, "
+        "and is this its address?",
+        address, timeout.count(), a.failure,
+        closed > 0 ? fmt::format(", after it closed {} connection{} unanswered", closed,
+                                 closed == 1 ? "" : "s")
+                   : ""));
+  }
+  if (!a.outcome->ok()) throw_status(*a.outcome);
+  return a.answer.status_table();
 }
 
 std::string status_text(const wire::StatusTable& table) {

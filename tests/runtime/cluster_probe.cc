@@ -6,7 +6,9 @@
 //
 // Modes: report, barrier (everyone but the last process waits at a barrier; the last one
 // sleeps), uncaught (like barrier, but the error leaves main() uncaught), handler (like barrier,
-// with on_peer_failure set), double-init, query-then-init, init, kv-exchange, external.
+// with on_peer_failure set), double-init, query-then-init, init, kv-exchange, external, steps
+// (all_reduce of 64 floats, step after step, for --seconds S as process 0 counts them; prints
+// "steps N in T s").
 #include <spmd/spmd.h>
 #include <unistd.h>
 
@@ -15,6 +17,7 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace {
 
@@ -47,6 +50,27 @@ void report() {
   say("local " + std::to_string(spmd::local_device_count()));
 }
 
+// Steps of a small all_reduce until process 0 has seen `seconds` pass: it adds the verdict to
+// element 0 of each step's sum, so every process stops after the same step.
+void steps(double seconds) {
+  spmd::Communicator world = spmd::world();
+  const auto start = std::chrono::steady_clock::now();
+  const auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  int64_t n = 0;
+  for (bool more = true; more; ++n) {
+    std::vector<float> values(64, 1.0F);
+    values[0] = world.rank() == 0 && elapsed() < seconds ? 1.0F : 0.0F;
+    world.all_reduce(values);
+    more = values[0] > 0.5F;
+    if (values[1] != static_cast<float>(world.size())) say("WRONG all_reduce");
+  }
+  char line[64];
+  std::snprintf(line, sizeof(line), "steps %lld in %.3f s", static_cast<long long>(n), elapsed());
+  say(line);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -56,6 +80,7 @@ int main(int argc, char** argv) {
   }
   const std::string mode = argv[1];
   spmd::distributed::Options options;
+  double seconds = 2;
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     const std::string value = argv[i + 1];
@@ -66,6 +91,7 @@ int main(int argc, char** argv) {
     if (flag == "--init-timeout") {
       options.initialization_timeout = std::chrono::milliseconds(std::stoi(value) * 1000);
     }
+    if (flag == "--seconds") seconds = std::stod(value);
     if (flag == "--heartbeat") {
       options.heartbeat_timeout = std::chrono::milliseconds(std::stoi(value) * 1000);
     }
@@ -107,6 +133,7 @@ int main(int argc, char** argv) {
       spmd::distributed::client().wait_at_barrier("never-complete", 60s);
       say("barrier returned");
     }
+    if (mode == "steps") steps(seconds);
     spmd::distributed::shutdown();
     say("shut down");
     return 0;

@@ -12,6 +12,7 @@
 //                      [--json]
 //   spmd-bench data -n 2 [--records 1048576] [--record-floats 64] [--batch 1024] [--json]
 //   spmd-bench checkpoint -n 2 [--bytes 1073741824] [--compression none|zstd] [--dir D] [--json]
+//   spmd-bench strangers [-n 3] [--seconds 3] [--rounds 3] [--held 300] [--json]
 //   spmd-bench gpu [--matmul-size 8192] [--elements 268435456] [--iterations 20] [--gpu 0]
 //                  [--json]                                       (built with the CUDA backend)
 #include <CLI/CLI.hpp>
@@ -34,6 +35,7 @@
 #include "spmd-bench/reshard_bench.h"
 #include "spmd-bench/sim_clients.h"
 #include "spmd-bench/sim_service.h"
+#include "spmd-bench/strangers_bench.h"
 #include "spmd-bench/train_bench.h"
 
 namespace {
@@ -48,6 +50,7 @@ using spmd::bench::RandomBenchOptions;
 using spmd::bench::ReshardBenchOptions;
 using spmd::bench::SimClientsOptions;
 using spmd::bench::SimServiceOptions;
+using spmd::bench::StrangersBenchOptions;
 using spmd::bench::TrainBenchOptions;
 
 // Each subcommand and what it runs once parsed. The options live as long as the run.
@@ -300,6 +303,22 @@ void add_data(CLI::App& app, Runs& runs) {
   runs.emplace_back(dw, [o] { return spmd::bench::run_data_worker(*o); });
 }
 
+void add_strangers(CLI::App& app, Runs& runs) {
+  auto o = std::make_shared<StrangersBenchOptions>();
+  auto* s = app.add_subcommand("strangers",
+                               "a job's step rate quiet, beside a CPU hog, and while a stranger "
+                               "floods its coordination service's port");
+  s->add_option("-n,--processes", o->processes, "processes")->check(CLI::Range(2, 64));
+  s->add_option("--seconds", o->seconds, "seconds of steps per job")->check(CLI::Range(0.1, 600.0));
+  s->add_option("--rounds", o->rounds, "each condition once per round")->check(CLI::Range(1, 100));
+  s->add_option("--held", o->held, "connections the flood holds open")->check(CLI::Range(1, 10000));
+  s->add_flag("--json", o->json, "one JSON object");
+  runs.emplace_back(s, [o] { return spmd::bench::run_strangers_bench(*o); });
+  auto* w = internal(app, "strangers-worker", "one process of `strangers`");
+  w->add_option("--seconds", o->seconds);
+  runs.emplace_back(w, [o] { return spmd::bench::run_strangers_worker(*o); });
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -315,6 +334,7 @@ int main(int argc, char** argv) {
   add_train(app, runs);
   add_checkpoint(app, runs);
   add_data(app, runs);
+  add_strangers(app, runs);
 #ifdef SPMD_BENCH_GPU
   add_gpu(app, runs);
 #endif
