@@ -2,9 +2,13 @@
 #include <fmt/format.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/wire_format_lite.h>
+#include <pthread.h>
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <future>
 
 #include "coord/listen.h"
 #include "coord/service_impl.h"
@@ -44,6 +48,11 @@ uint64_t request_id_of(std::string_view payload) {
   return 0;
 }
 
+// The status page's thread's nice value, above the service loop's (a lower priority).
+constexpr int kPageNice = 10;
+// How long the status page waits for the service's loop to copy the table.
+constexpr std::chrono::seconds kPageTableWait(2);
+
 // Connections accepted in one turn of the event loop (accept_burst()).
 constexpr size_t kAcceptBurst = 64;
 // Strangers that ended (dropped, or closed before they authenticated) during one burst that make
@@ -66,20 +75,50 @@ CoordService::Impl::Impl(ServiceOptions options)
   }
   port_ = acceptors_.front().local_endpoint().port();
   if (!cx_.opts.status_http_address.empty()) {
-    http_ = std::make_unique<StatusHttpServer>(
-        cx_.io, cx_.opts.status_http_address, cx_.opts.auth_token,
-        [this] { return status_json(live_view_.status_table()); });
+    http_ = std::make_unique<StatusHttpServer>(http_io_, cx_.opts.status_http_address,
+                                               cx_.opts.auth_token, [this] { return page_json(); });
   }
+}
+
+// On the page's thread: the table is copied on the service's loop, which owns it, a thousand rows
+// per turn (O(N) in all, once a second at most), and made into JSON here, so that neither delays
+// a heartbeat's answer by more than a turn.
+std::string CoordService::Impl::page_json() {
+  auto table = std::make_shared<std::promise<wire::StatusTable>>();
+  std::future<wire::StatusTable> copied = table->get_future();
+  live_view_.status_table_in_turns(
+      [table](wire::StatusTable t) { table->set_value(std::move(t)); });
+  if (copied.wait_for(kPageTableWait) == std::future_status::ready) {
+    try {
+      return status_json(copied.get());
+    } catch (const std::future_error&) {
+      // The loop stopped before it ran the copy.
+    }
+  }
+  return R"({"error": "the coordination service did not hand over its table in time"})";
 }
 
 void CoordService::Impl::start() {
   for (size_t i = 0; i < acceptors_.size(); ++i) accept(i);
-  if (http_) http_->start();
   thread_.start("spmd-coord", kEventLoopStackBytes, [this] { cx_.io.run(); });
+  if (http_) {
+    http_->start();
+    http_thread_ = std::thread([this] {
+      pthread_setname_np(pthread_self(), "spmd-status-web");
+      // Below the service's loop: on busy cores, making the page waits for the heartbeats.
+      setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), kPageNice);
+      http_io_.run();
+    });
+  }
 }
 
 void CoordService::Impl::stop() {
   if (stopped_.exchange(true)) return;
+  // The page first: it may be waiting for the loop's copy of the table (kPageTableWait at most).
+  if (http_thread_.joinable()) {
+    http_io_.stop();
+    http_thread_.join();
+  }
   if (thread_.joinable()) {
     asio::post(cx_.io, [this] { close_everything(); });
     // close_everything() lets queued answers go; the loop then stops by itself or here.
@@ -305,7 +344,6 @@ void CoordService::Impl::close_everything() {
   asio::error_code ignored;
   for (auto& a : acceptors_) a.close(ignored);
   for (auto& p : pauses_) p->cancel();
-  if (http_) http_->stop();
   requests_.stop();
   for (const auto& s : sessions_) s->conn->close("coordination service stopped");
 }

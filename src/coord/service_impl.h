@@ -24,6 +24,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "coord/fixed_stack_thread.h"
@@ -70,6 +71,8 @@ class CoordService::Impl {
   void dispatch(const SessionPtr& session, const wire::ClientMessage& msg);
   void on_close(const SessionPtr& session, const std::string& reason);
   void close_everything();
+  // status.json for the page, made on the page's thread from a copy of the loop's table.
+  std::string page_json();
 
   ServiceContext cx_;
   // The jobs (each refers to those it calls; none is used before all are made).
@@ -85,8 +88,11 @@ class CoordService::Impl {
   uint16_t port_ = 0;
   FixedStackThread thread_;
   std::atomic<bool> stopped_{false};
-  std::unique_ptr<StatusHttpServer> http_;  // the status page, when asked for
-  std::set<SessionPtr> sessions_;           // every open connection
+  // The status page, when asked for, on a thread and event loop of its own (page_json()).
+  asio::io_context http_io_;
+  std::thread http_thread_;
+  std::unique_ptr<StatusHttpServer> http_;
+  std::set<SessionPtr> sessions_;  // every open connection
 };
 
 }  // namespace spmd

@@ -14,14 +14,38 @@ using Clock = ServiceContext::Clock;
 LiveView::LiveView(ServiceContext& cx, const BarrierTable& barriers)
     : cx_(cx), barriers_(barriers), board_(cx.opts.num_processes) {}
 
-wire::StatusTable LiveView::status_table() const {
-  const StatusBoard::Context context{cx_.members, barriers_,
-                                     [this](int p) -> std::optional<Clock::time_point> {
-                                       if (cx_.links[p].last_heard == Clock::time_point{})
-                                         return std::nullopt;
-                                       return cx_.links[p].last_heard;
-                                     }};
-  return board_.table(context, Clock::now());
+StatusBoard::Context LiveView::context() const {
+  return {cx_.members, barriers_, [this](int p) -> std::optional<Clock::time_point> {
+            if (cx_.links[p].last_heard == Clock::time_point{}) return std::nullopt;
+            return cx_.links[p].last_heard;
+          }};
+}
+
+wire::StatusTable LiveView::status_table() const { return board_.table(context(), Clock::now()); }
+
+void LiveView::status_table_in_turns(std::function<void(wire::StatusTable)> done) const {
+  struct Making {
+    wire::StatusTable table;
+    std::vector<int> waited;
+    std::function<void(wire::StatusTable)> done;
+  };
+  auto making = std::make_shared<Making>();
+  making->table.set_num_processes(cx_.opts.num_processes);
+  making->waited.assign(static_cast<size_t>(cx_.opts.num_processes), 0);
+  making->done = std::move(done);
+  auto turn = std::make_shared<std::function<void()>>();
+  *turn = [this, making, weak = std::weak_ptr(turn)] {
+    const int first = making->table.processes_size();
+    const int last = std::min(first + kRowsPerTurn, cx_.opts.num_processes);
+    board_.add_rows(making->table, first, last, context(), Clock::now(), making->waited);
+    if (last < cx_.opts.num_processes) {
+      if (auto next = weak.lock()) asio::post(cx_.io, [next] { (*next)(); });
+      return;
+    }
+    StatusBoard::finish_table(making->table, making->waited);
+    making->done(std::move(making->table));
+  };
+  asio::post(cx_.io, [turn] { (*turn)(); });
 }
 
 void LiveView::on_status_query(const SessionPtr& session, uint64_t request_id,

@@ -126,7 +126,14 @@ wire::StatusTable StatusBoard::table(const Context& context, Clock::time_point n
   wire::StatusTable table;
   table.set_num_processes(n);
   std::vector<int> waited(rows_.size(), 0);
-  for (int p = 0; p < n; ++p) {
+  add_rows(table, 0, n, context, now, waited);
+  finish_table(table, waited);
+  return table;
+}
+
+void StatusBoard::add_rows(wire::StatusTable& table, int first, int last, const Context& context,
+                           Clock::time_point now, std::vector<int>& waited) const {
+  for (int p = first; p < last; ++p) {
     wire::ProcessStatus& row = *table.add_processes();
     fill(row, p, context, now);
     for (int q : row.waiting_for()) ++waited[q];
@@ -134,8 +141,12 @@ wire::StatusTable StatusBoard::table(const Context& context, Clock::time_point n
       row.mutable_waiting_for()->Truncate(kListedWaitingFor);
     }
   }
-  for (int p = 0; p < n; ++p) table.mutable_processes(p)->set_waited_for_by(waited[p]);
-  return table;
+}
+
+void StatusBoard::finish_table(wire::StatusTable& table, const std::vector<int>& waited) {
+  for (int p = 0; p < table.processes_size(); ++p) {
+    table.mutable_processes(p)->set_waited_for_by(waited[p]);
+  }
 }
 
 std::string_view StatusBoard::state_name(wire::ProcessState state) {

@@ -54,6 +54,12 @@ class StatusBoard {
     std::function<std::optional<Clock::time_point>(int)> last_heard;
   };
   wire::StatusTable table(const Context& context, Clock::time_point now) const;
+  // table() in pieces, for a caller on an event loop that answers others in between: appends
+  // rows [first, last) to `table` (whose num_processes is set), counting in `waited` (one per
+  // process) how many wait for each; finish_table() then sets waited_for_by from the counts.
+  void add_rows(wire::StatusTable& table, int first, int last, const Context& context,
+                Clock::time_point now, std::vector<int>& waited) const;
+  static void finish_table(wire::StatusTable& table, const std::vector<int>& waited);
 
   // One clause about a row, for errors and spmd-status: "process 3 (host b, pid 77) is in
   // barrier 'epoch-end' since 41 s", "… has been running its own code since it finished

@@ -38,11 +38,16 @@ std::string query_value(const std::string& query, const std::string& key) {
   return "";
 }
 
-std::string http(int code, const char* reason, const char* type, const std::string& body) {
+// The status line and headers of an answer with a body of `length` bytes.
+std::string head(int code, const char* reason, const char* type, size_t length) {
   return fmt::format(
       "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nCache-Control: no-store\r\n"
-      "X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n{}",
-      code, reason, type, body.size(), body);
+      "X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n",
+      code, reason, type, length);
+}
+
+std::string http(int code, const char* reason, const char* type, const std::string& body) {
+  return head(code, reason, type, body.size()) + body;
 }
 
 // The value of header `name` (lower case) in a request's head, trimmed; nullopt when absent.
@@ -101,7 +106,8 @@ struct StatusHttpServer::Exchange {
   tcp::socket socket;
   asio::steady_timer timer;
   std::string request;
-  std::string response;
+  // Shared: status.json's answer is one buffer for every viewer while it is fresh.
+  StatusHttpServer::Answer response;
 };
 
 std::string status_page_address(const std::string& given, const std::string& what) {
@@ -209,13 +215,16 @@ void StatusHttpServer::refuse_busy(tcp::socket& socket) {
 void StatusHttpServer::answer(const std::shared_ptr<Exchange>& x) {
   const std::string line = x->request.substr(0, x->request.find("\r\n"));
   if (line != "TOO LARGE" && !host_allowed(header_value(x->request, "host"))) {
-    x->response = http(403, "Forbidden", "text/plain",
-                       "this status page answers requests for its own address only (Host: an "
-                       "IP address, localhost or this machine's name)\n");
+    x->response = Answer::of(http(403, "Forbidden", "text/plain",
+                                  "this status page answers requests for its own address only "
+                                  "(Host: an IP address, localhost or this machine's name)\n"));
   } else {
     x->response = respond(line);
   }
-  asio::async_write(x->socket, asio::buffer(x->response), [this, x](asio::error_code, size_t) {
+  const std::array<asio::const_buffer, 2> parts = {
+      asio::buffer(*x->response.head),
+      x->response.body ? asio::buffer(*x->response.body) : asio::const_buffer()};
+  asio::async_write(x->socket, parts, [this, x](asio::error_code, size_t) {
     --open_;
     x->timer.cancel();
     asio::error_code ignored;
@@ -224,42 +233,55 @@ void StatusHttpServer::answer(const std::shared_ptr<Exchange>& x) {
   });
 }
 
-const std::string& StatusHttpServer::table_json() const {
-  const auto now = std::chrono::steady_clock::now();
-  if (!json_built_ || now - json_built_at_ >= kJsonLifetime) {
-    json_cache_ = json_();
-    json_built_at_ = now;
-    json_built_ = true;
-  }
-  return json_cache_;
+StatusHttpServer::Answer StatusHttpServer::Answer::of(std::string whole) {
+  return {std::make_shared<const std::string>(std::move(whole)), nullptr};
 }
 
-std::string StatusHttpServer::respond(const std::string& request_line) const {
+StatusHttpServer::Answer StatusHttpServer::table_answer() const {
+  const auto now = std::chrono::steady_clock::now();
+  if (!json_answer_.head || now - json_built_at_ >= kJsonLifetime) {
+    json_answer_ = {};  // what viewers still write stays theirs; the rest is freed first
+    auto body = std::make_shared<const std::string>(json_());
+    json_answer_.head =
+        std::make_shared<const std::string>(head(200, "OK", "application/json", body->size()));
+    json_answer_.body = std::move(body);
+    json_built_at_ = now;
+  }
+  return json_answer_;
+}
+
+StatusHttpServer::Answer StatusHttpServer::respond(const std::string& request_line) const {
   if (request_line == "TOO LARGE") {
-    return http(431, "Request Header Fields Too Large", "text/plain", "request too large\n");
+    return Answer::of(
+        http(431, "Request Header Fields Too Large", "text/plain", "request too large\n"));
   }
   // "GET /status.json?token=x HTTP/1.1": a method, a target and a version, one space apart.
   const size_t sp1 = request_line.find(' ');
   const size_t sp2 = request_line.rfind(' ');
   if (sp1 == std::string::npos || sp2 <= sp1 + 1 ||
       request_line.compare(sp2 + 1, 5, "HTTP/") != 0 || request_line.find(' ', sp1 + 1) != sp2) {
-    return http(400, "Bad Request", "text/plain",
-                "a request line is METHOD TARGET HTTP/VERSION, as GET /status.json HTTP/1.1\n");
+    return Answer::of(
+        http(400, "Bad Request", "text/plain",
+             "a request line is METHOD TARGET HTTP/VERSION, as GET /status.json HTTP/1.1\n"));
   }
   if (request_line.substr(0, sp1) != "GET") {
-    return http(405, "Method Not Allowed", "text/plain", "only GET is served\n");
+    return Answer::of(http(405, "Method Not Allowed", "text/plain", "only GET is served\n"));
   }
   const std::string target = request_line.substr(sp1 + 1, sp2 - sp1 - 1);
   const size_t q = target.find('?');
   const std::string path = target.substr(0, q);
   const std::string query = q == std::string::npos ? "" : target.substr(q + 1);
   if (!token_.empty() && !tokens_equal(query_value(query, "token"), token_)) {
-    return http(403, "Forbidden", "text/plain",
-                "this job's status needs ?token=<the job's auth token (SPMD_AUTH_TOKEN)>\n");
+    return Answer::of(
+        http(403, "Forbidden", "text/plain",
+             "this job's status needs ?token=<the job's auth token (SPMD_AUTH_TOKEN)>\n"));
   }
-  if (path == "/") return http(200, "OK", "text/html; charset=utf-8", status_page_html());
-  if (path == "/status.json") return http(200, "OK", "application/json", table_json());
-  return http(404, "Not Found", "text/plain", "not found: / and /status.json are served\n");
+  if (path == "/") {
+    return Answer::of(http(200, "OK", "text/html; charset=utf-8", status_page_html()));
+  }
+  if (path == "/status.json") return table_answer();
+  return Answer::of(
+      http(404, "Not Found", "text/plain", "not found: / and /status.json are served\n"));
 }
 
 }  // namespace spmd

@@ -82,5 +82,27 @@ TEST_F(StatusBoardTest, AServiceWaitShowsFirstAndEndsWhenLeft) {
   EXPECT_EQ(table(t0).processes(1).state(), spmd::wire::PROCESS_LEAVING);
 }
 
+// The status page's table is made a few rows per turn of the service's loop: the pieces put
+// together are the table made at once.
+TEST_F(StatusBoardTest, ATableMadeInPiecesIsTheTableMadeAtOnce) {
+  const auto t0 = Clock::now();
+  for (auto& h : heard_) h = t0;
+  for (int p = 0; p < 3; ++p) barriers_.arrive("b", p, {}, [](auto&) {});
+  board_.enter_barrier(1, "b", 0, t0 - 2s);
+  board_.enter_barrier(2, "b", 0, t0 - 1s);
+  const StatusBoard::Context context{
+      members_, barriers_, [&](int p) -> std::optional<Clock::time_point> { return heard_[p]; }};
+  wire::StatusTable pieces;
+  pieces.set_num_processes(4);
+  std::vector<int> waited(4, 0);
+  board_.add_rows(pieces, 0, 1, context, t0, waited);
+  board_.add_rows(pieces, 1, 3, context, t0, waited);
+  board_.add_rows(pieces, 3, 4, context, t0, waited);
+  StatusBoard::finish_table(pieces, waited);
+  const wire::StatusTable whole = table(t0);
+  EXPECT_EQ(pieces.SerializeAsString(), whole.SerializeAsString());
+  EXPECT_EQ(whole.processes(3).waited_for_by(), 2);
+}
+
 }  // namespace
 }  // namespace spmd

@@ -18,6 +18,7 @@
 #include "coord/open_file_limit.h"
 #include "coord/topology_codec.h"
 #include "spmd-bench/sim_clients.h"
+#include "spmd-bench/status_viewers.h"
 #include "spmd-bench/tcp_fanout.h"
 #include "spmd-bench/workers.h"
 
@@ -40,12 +41,13 @@ double ms_between(int64_t from_ns, int64_t to_ns) {
   return static_cast<double>(to_ns - from_ns) / 1e6;
 }
 
-// The peak resident memory of a process (VmHWM), in MiB; -1 when it cannot be read.
-double peak_rss_mib(pid_t pid) {
+// A process's memory from /proc/PID/status (`field`: "VmHWM:", the peak resident set, or
+// "VmRSS:", the current one), in MiB; -1 when it cannot be read.
+double memory_mib(pid_t pid, const std::string& field) {
   std::ifstream status("/proc/" + std::to_string(pid) + "/status");
   std::string key;
   while (status >> key) {
-    if (key == "VmHWM:") {
+    if (key == field) {
       double kib = 0;
       status >> kib;
       return kib / 1024;
@@ -54,16 +56,19 @@ double peak_rss_mib(pid_t pid) {
   return -1;
 }
 
+double peak_rss_mib(pid_t pid) { return memory_mib(pid, "VmHWM:"); }
+
 // The service process and the helpers of one simulated cluster.
 class SimCluster {
  public:
   SimCluster(const CoordinatorBenchOptions& o, int helpers) : n_(o.processes) {
     const std::string exe = (self_dir() / "spmd-bench").string();
-    service_ = std::make_unique<CommandedChild>(
-        "the service process",
-        std::vector<std::string>{exe, "coordinator-service", "--processes", std::to_string(n_)});
+    std::vector<std::string> argv = {exe, "coordinator-service", "--processes", std::to_string(n_)};
+    if (o.status_viewers > 0) argv.emplace_back("--status-page");
+    service_ = std::make_unique<CommandedChild>("the service process", argv);
     const auto ready = service_->expect("ready", milliseconds(30000));
     const std::string address = "127.0.0.1:" + ready.at(0);
+    page_port_ = std::stoi(ready.at(1));
     for (int h = 0; h < helpers; ++h) {
       const int first = static_cast<int>(static_cast<int64_t>(n_) * h / helpers);
       const int last = static_cast<int>(static_cast<int64_t>(n_) * (h + 1) / helpers);
@@ -78,6 +83,7 @@ class SimCluster {
   }
 
   int size() const { return n_; }
+  int page_port() const { return page_port_; }
   CommandedChild& service() { return *service_; }
   std::vector<std::unique_ptr<CommandedChild>>& helpers() { return helpers_; }
   CommandedChild& owner_of_last() { return *helpers_.back(); }
@@ -123,6 +129,7 @@ class SimCluster {
   std::vector<std::unique_ptr<CommandedChild>> helpers_;
   std::vector<int> firsts_;
   FanoutSender fanout_;
+  int page_port_ = 0;
 };
 
 // Connects the fan-out reference: one receiver per simulated process, in its helper.
@@ -250,12 +257,41 @@ void barrier_rounds(SimCluster& c, int rounds, nlohmann::json& r) {
   r["barrier_to_fanout_p50"] = median(ratio);
 }
 
+// One process's round trips to the service, timed by its helper: {p50, p99, max} in ms.
+nlohmann::json round_trips(SimCluster& c) {
+  const auto f = c.helpers().front()->call("rtt 1000 5", kPhaseTimeout);
+  return {{"p50_ms", std::stod(f.at(1))},
+          {"p99_ms", std::stod(f.at(2))},
+          {"max_ms", std::stod(f.at(3))}};
+}
+
+// The status phase (coordinator_bench.h, 3.).
+nlohmann::json status_phase(SimCluster& c, int viewers) {
+  nlohmann::json r;
+  r["viewers"] = viewers;
+  r["round_trip_alone"] = round_trips(c);
+  const double rss_alone = memory_mib(c.service().pid(), "VmRSS:");
+  StatusViewers page(c.page_port(), viewers);
+  r["round_trip_with_viewers"] = round_trips(c);
+  const double rss_viewed = memory_mib(c.service().pid(), "VmRSS:");
+  const StatusViewers::Seen seen = page.stop();
+  r["service_rss_alone_mib"] = rss_alone;
+  r["service_rss_viewed_mib"] = rss_viewed;
+  r["status_json_bytes"] = seen.json_bytes;
+  r["status_json_answers"] = seen.wait_ms.size();
+  r["status_json_wait_p50_ms"] = percentile(seen.wait_ms, 0.5);
+  r["status_json_wait_max_ms"] = percentile(seen.wait_ms, 1.0);
+  r["status_json_failures"] = seen.failures;
+  return r;
+}
+
 nlohmann::json run_clean(const CoordinatorBenchOptions& o, int helpers) {
   SimCluster c(o, helpers);
   nlohmann::json r;
   connect_fanout(c);
   r["init_s"] = registration_s(c);
   barrier_rounds(c, o.barrier_rounds, r);
+  if (o.status_viewers > 0) r["status_page"] = status_phase(c, o.status_viewers);
   const int64_t kv0 = monotonic_ns();
   const auto [kv_end, kv_failures] = c.all_done("kv");
   if (kv_failures > 0) throw std::runtime_error("the key-value round failed");
@@ -343,6 +379,22 @@ void print_text(const CoordinatorBenchOptions& o, int helpers, const nlohmann::j
       "the simulated clients skip it, real processes do it in parallel)\n",
       clean["topology_wire_bytes"].get<size_t>(), clean["topology_plain_bytes"].get<size_t>(),
       clean["topology_pack_ms"].get<double>(), clean["topology_decode_ms"].get<double>());
+  if (clean.contains("status_page")) {
+    const auto& s = clean["status_page"];
+    std::printf(
+        "  status page, %d viewers: a process's round trip p50/p99/max %.3f/%.3f/%.3f ms alone, "
+        "%.3f/%.3f/%.3f ms with them; status.json %zu bytes, waited for %.1f ms (p50), %.1f "
+        "(max), %d failed; service memory %.1f MiB alone, %.1f viewed\n",
+        s["viewers"].get<int>(), s["round_trip_alone"]["p50_ms"].get<double>(),
+        s["round_trip_alone"]["p99_ms"].get<double>(),
+        s["round_trip_alone"]["max_ms"].get<double>(),
+        s["round_trip_with_viewers"]["p50_ms"].get<double>(),
+        s["round_trip_with_viewers"]["p99_ms"].get<double>(),
+        s["round_trip_with_viewers"]["max_ms"].get<double>(), s["status_json_bytes"].get<size_t>(),
+        s["status_json_wait_p50_ms"].get<double>(), s["status_json_wait_max_ms"].get<double>(),
+        s["status_json_failures"].get<int>(), s["service_rss_alone_mib"].get<double>(),
+        s["service_rss_viewed_mib"].get<double>());
+  }
   if (mass.is_null()) return;
   std::printf(
       "  mass failure: %d of %d killed at once; %d of %d survivors told within %.3f ms; "

@@ -12,6 +12,11 @@
 // 2. A mass failure: after registration, half of the helpers are killed with SIGKILL at once; the
 //    time until every survivor has heard of a failure, and that the service still runs and
 //    counted each death once.
+// 3. With --status-viewers V, in the clean cluster after the barriers: one process's round trip
+//    to the service (a key-value get, answered at once by the service's loop, as a heartbeat
+//    is) timed alone, then while V viewers of the status page each ask for status.json a second
+//    after their last answer, as the page does; with status.json's size, the viewers' waits and
+//    the service's resident memory before and during.
 //
 // Each phase's cost is reported with the service's peak resident memory.
 #pragma once
@@ -25,6 +30,7 @@ struct CoordinatorBenchOptions {
   int helpers = 0;
   int client_threads = 1;  // per helper
   bool mass_failure = true;
+  int status_viewers = 0;  // > 0: the status phase below
   bool json = false;
 };
 

@@ -1,6 +1,6 @@
 // spmd-bench: spmd's multi-process benchmarks. One subcommand per benchmark:
 //   spmd-bench coordinator --processes 4096 [--rounds 20] [--helpers K] [--threads 1]
-//                          [--no-mass-failure] [--json]
+//                          [--no-mass-failure] [--status-viewers 4] [--json]
 //   spmd-bench collectives -n 2 [--ops all_reduce,...] [--sizes 8,1M,...]
 //                          [--impls spmd,mpi,gloo,jax] [--plot FILE.png]
 //                          [--transport auto|tcp|ucx] [--hosts N] [--seconds 0.3] [--json]
@@ -77,6 +77,10 @@ void add_coordinator(CLI::App& app, Runs& runs) {
       ->check(CLI::Range(1, 64));
   c->add_flag("--mass-failure,!--no-mass-failure", o->mass_failure,
               "also run a second cluster and kill half of it at once (on)");
+  c->add_option("--status-viewers", o->status_viewers,
+                "viewers of the status page, each asking for status.json a second after its last "
+                "answer, while one process's round trips are timed (0: no such phase)")
+      ->check(CLI::Range(0, 64));
   c->add_flag("--json", o->json, "print one JSON object");
   runs.emplace_back(c, [o] { return spmd::bench::run_coordinator_bench(*o); });
 
@@ -84,6 +88,7 @@ void add_coordinator(CLI::App& app, Runs& runs) {
   auto* cs = internal(app, "coordinator-service", "the service of `coordinator`");
   cs->add_option("--processes", service->num_processes)->required();
   cs->add_option("--heartbeat-timeout-ms", service->heartbeat_timeout_ms);
+  cs->add_flag("--status-page", service->status_page);
   runs.emplace_back(cs, [service] { return spmd::bench::run_sim_service(*service); });
 
   auto clients = std::make_shared<SimClientsOptions>();

@@ -1,5 +1,6 @@
 #include "spmd-bench/sim_clients.h"
 
+#include <fmt/format.h>
 #include <pthread.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -99,6 +100,8 @@ class SimClients {
     } else if (verb == "floor-close") {
       fanout_.reset();
       out_.write_line(id + " ok");
+    } else if (verb == "rtt" && in >> a >> b) {
+      round_trips(id, a, milliseconds(b));
     } else if (verb == "close") {
       close_all(id);
     } else {
@@ -222,6 +225,28 @@ class SimClients {
   void floor_wait(const std::string& id, int round) {
     const int64_t t = fanout_ ? fanout_->wait_round(round, std::chrono::seconds(60)) : -1;
     out_.write_line(id + " t " + std::to_string(t));
+  }
+
+  void round_trips(const std::string& id, int count, milliseconds gap) {
+    std::vector<double> ms;
+    ms.reserve(static_cast<size_t>(count));
+    wire::ClientMessage get;
+    get.mutable_kv_get()->set_key("bench/rtt/never-set");
+    for (int i = 0; i < count; ++i) {
+      const int64_t t0 = monotonic_ns();
+      try {
+        clients_.front()->call(get, milliseconds(10000));
+      } catch (const std::exception&) {
+        // A missing key is an error answer: the round trip is what counts.
+      }
+      ms.push_back(static_cast<double>(monotonic_ns() - t0) / 1e6);
+      std::this_thread::sleep_for(gap);
+    }
+    std::sort(ms.begin(), ms.end());
+    const auto at = [&](double q) {
+      return ms[static_cast<size_t>(q * static_cast<double>(ms.size() - 1))];
+    };
+    out_.write_line(fmt::format("{} rtt {:.3f} {:.3f} {:.3f}", id, at(0.5), at(0.99), ms.back()));
   }
 
   void close_all(const std::string& id) {

@@ -13,6 +13,9 @@
 //   <id> floor-connect <port>         opens the TCP fan-out receivers (tcp_fanout.h): "<id> ok"
 //   <id> floor-wait <round>           "<id> t <t_ns>" when every receiver has that round
 //   <id> floor-close                  "<id> ok"
+//   <id> rtt <count> <gap_ms>         this helper's first client asks the service for a missing
+//                                     key `count` times, `gap_ms` apart: "<id> rtt <p50_ms>
+//                                     <p99_ms> <max_ms>"
 //   <id> close                        disconnects every client: "<id> ok"
 //   <id> quit                         exits 0
 //

@@ -30,10 +30,15 @@ int run_sim_service(const SimServiceOptions& options) {
   so.num_processes = options.num_processes;
   so.bind_address = "127.0.0.1:0";
   so.heartbeat_timeout = std::chrono::milliseconds(options.heartbeat_timeout_ms);
+  if (options.status_page) so.status_http_address = "127.0.0.1:0";
   CoordService service(so);
   service.start();
   tools::LineChannel channel(STDIN_FILENO, STDOUT_FILENO, false);
-  channel.write_line("ready " + std::to_string(service.port()));
+  // status_url() is "http://127.0.0.1:PORT/": its port.
+  const std::string url = service.status_url();
+  const std::string page_port =
+      url.empty() ? "0" : url.substr(url.rfind(':') + 1, url.size() - url.rfind(':') - 2);
+  channel.write_line("ready " + std::to_string(service.port()) + " " + page_port);
   while (true) {
     const auto line = channel.read_line(std::chrono::hours(24));
     if (!line) break;
