@@ -21,6 +21,9 @@ namespace {
 // Between connection attempts while process 0 is not listening yet.
 constexpr milliseconds kFirstRetryDelay(50);
 constexpr milliseconds kMaxRetryDelay(1000);
+// Refusals in a row, after the service closed a registration, that mean it has stopped (with the
+// retries' backoff, about a second).
+constexpr int kRefusalsMeaningGone = 5;
 // One connection attempt may take this long before it is abandoned and retried.
 constexpr milliseconds kConnectAttemptTimeout(3000);
 // How long past its own deadline a blocking call waits for the service's answer. A live service
@@ -114,10 +117,15 @@ void CoordClient::try_connect(Clock::time_point deadline, const std::string& las
                     "no answer to the connection attempt (the host may be down or cut "
                     "off)");
               }
-              if (ec == asio::error::connection_refused && self->registration_closes_ > 0) {
+              // Refusals right after the service closed this process's registration: it has
+              // stopped, unless they stop first (on one host, a flood of connections that end
+              // unaccepted can get a new one refused now and then).
+              if (ec == asio::error::connection_refused && self->registration_closes_ > 0 &&
+                  ++self->refusals_since_close_ >= kRefusalsMeaningGone) {
                 return self->finish_start({StatusCode::kDeadlineExceeded, self->service_gone()},
                                           {});
               }
+              if (ec != asio::error::connection_refused) self->refusals_since_close_ = 0;
               if (ec) return retry(ec.message());
               self->on_connected(std::move(*self->connecting_));
             });

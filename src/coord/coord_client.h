@@ -75,8 +75,8 @@ class CoordClient : public std::enable_shared_from_this<CoordClient>, private He
   // Connects (retrying until initialization_timeout) and registers; `done` runs once with the
   // topology when every process has registered, or with the error. A connection closed before
   // the registration is answered is made again (the service may have dropped it to make room
-  // among strangers), unless the service then refuses connections: it stopped, which fails at
-  // once rather than at the deadline.
+  // among strangers), unless the service then refuses connections five times in a row: it
+  // stopped, which fails within about a second rather than at the deadline.
   void async_start(StartCallback done);
 
   // Sends one request (request_id is assigned here); `done` runs once with the answer, or with
@@ -167,6 +167,7 @@ class CoordClient : public std::enable_shared_from_this<CoordClient>, private He
   bool formed_ = false;
   // Connections the service closed before answering the registration, and the last reason.
   int registration_closes_ = 0;
+  int refusals_since_close_ = 0;  // connection attempts refused in a row since the last close
   std::string last_close_reason_;
   // The request id of this process's shutdown barrier, once sent: when its answer arrives the
   // process is leaving, and the service closing the connection is no longer a failure.

@@ -35,7 +35,12 @@ struct Attempt {
   wire::ServerMessage answer;
   std::string failure = "no answer";
   bool connected = false;
+  bool refused = false;  // the connection attempt was refused
 };
+
+// Refusals in a row that end the query: nothing listens there. Fewer are retried: on one host,
+// a flood of connections that end unaccepted can get a new one refused now and then.
+constexpr int kRefusalsMeaningGone = 5;
 
 // One connection, one query, until the answer, a close or `until`.
 Attempt ask_once(const tcp::resolver::results_type& endpoints, const std::string& auth_token,
@@ -47,6 +52,7 @@ Attempt ask_once(const tcp::resolver::results_type& endpoints, const std::string
   asio::async_connect(socket, endpoints, [&](asio::error_code e, const tcp::endpoint&) {
     if (e) {
       a.failure = "cannot connect: " + e.message();
+      a.refused = e == asio::error::connection_refused;
       return;
     }
     a.connected = true;
@@ -76,7 +82,8 @@ Attempt ask_once(const tcp::resolver::results_type& endpoints, const std::string
 }  // namespace
 
 // A connection closed before its answer is made again (the service drops the oldest connections
-// that have not authenticated when strangers crowd its port: admission.h); a refused one is not.
+// that have not authenticated when strangers crowd its port: admission.h), and so is a refused
+// one, up to kRefusalsMeaningGone in a row.
 wire::StatusTable query_status(const std::string& address, const std::string& auth_token,
                                std::chrono::milliseconds timeout) {
   const HostPort hp = parse_host_port(address, "the coordinator address");
@@ -88,11 +95,17 @@ wire::StatusTable query_status(const std::string& address, const std::string& au
   if (ec) throw InvalidArgument(fmt::format("cannot resolve {}: {}", address, ec.message()));
   Attempt a;
   int closed = 0;
+  int refused = 0;  // in a row
   for (auto delay = std::chrono::milliseconds(20);;
        delay = std::min(2 * delay, decltype(delay)(500))) {
     a = ask_once(endpoints, auth_token, until);
-    if (a.outcome || !a.connected || Clock::now() + delay >= until) break;
-    ++closed;
+    if (a.outcome || Clock::now() + delay >= until) break;
+    if (a.connected) {
+      ++closed;
+      refused = 0;
+    } else if (!a.refused || ++refused >= kRefusalsMeaningGone) {
+      break;
+    }
     std::this_thread::sleep_for(delay);
   }
   if (!a.outcome) {
