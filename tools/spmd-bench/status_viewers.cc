@@ -56,7 +56,7 @@ void StatusViewers::view(int port) {
       std::lock_guard lock(mu_);
       if (json) {
         seen_.wait_ms.push_back(ms);
-        seen_.json_bytes = json->size();
+        seen_.last_json = *json;
       } else {
         ++seen_.failures;
       }

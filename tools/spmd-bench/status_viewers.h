@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstddef>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -21,7 +22,7 @@ class StatusViewers {
 
   struct Seen {
     std::vector<double> wait_ms;  // from each request to its whole answer
-    size_t json_bytes = 0;        // the last answer's body
+    std::string last_json;        // the last answer's body
     int failures = 0;             // requests that got no 200
   };
   // Stops every viewer (each finishes its request in flight) and says what they saw.
