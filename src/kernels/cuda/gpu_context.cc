@@ -107,8 +107,10 @@ void GpuContext::synchronize() {
   if (*error_host_ != 0) {
     *error_host_ = 0;
     check_cuda(cudaMemsetAsync(error_word_, 0, sizeof(int), stream_), "cudaMemsetAsync", ordinal_);
-    throw InvalidArgument(fmt::format("div: integer division by zero in a kernel on GPU {} of {}",
-                                      ordinal_, process_label()));
+    // The error word says that a division or a remainder divided by zero, not which.
+    throw InvalidArgument(
+        fmt::format("div or rem: integer division by zero in a kernel on GPU {} of {}", ordinal_,
+                    process_label()));
   }
 }
 
