@@ -60,6 +60,9 @@ namespace spmd::lax {
 // is float32.
 Tensor psum(const Tensor& x, const AxisEntry& axes);
 Tensor pmean(const Tensor& x, const AxisEntry& axes);
+// True while a lax::shard_map's function is being traced on this thread: where psum and pmean
+// may name its mesh's axes (the Python layer raises JAX's NameError elsewhere).
+bool in_shard_map_function();
 
 namespace detail {
 

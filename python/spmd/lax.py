@@ -7,10 +7,11 @@ from .tree_util import tree_map as _tree_map
 
 def _collective(name, reduce, x, axis_name):
     def one(leaf):
-        if isinstance(leaf, _Tensor):
+        if isinstance(leaf, _Tensor) and _spmd._in_shard_map_function():
             return reduce(leaf, axis_name)
-        _arguments.check_arraylike(name, leaf)
-        # JAX's error for a collective outside a mapped function (jax raises NameError too).
+        if not isinstance(leaf, _Tensor):
+            _arguments.check_arraylike(name, leaf)
+        # JAX's error for a collective outside a mapped function, traced under jit or not.
         raise NameError(f"unbound axis name: {axis_name} ({name} runs inside a shard_map or "
                         f"pmap function)")
     return _tree_map(one, x)

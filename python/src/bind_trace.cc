@@ -248,6 +248,7 @@ void bind_traced_calls(nb::module_& m) {
               mesh, in_specs, out_specs, args,
               [&](const std::vector<Tensor>& blocks) { return body(blocks); });
         });
+  m.def("_in_shard_map_function", &lax::in_shard_map_function);
   m.def("psum", [](const Tensor& x, const nb::handle& axes) {
     return lax::psum(x, axis_entry(axes, "psum", false));
   });

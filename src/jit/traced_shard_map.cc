@@ -178,6 +178,8 @@ Tensor psum(const Tensor& x, const AxisEntry& axes) {
   return compiler::axis_sum(summable(x), *compiler::current_region->mesh, positions);
 }
 
+bool in_shard_map_function() { return compiler::in_shard_map_body(); }
+
 Tensor pmean(const Tensor& x, const AxisEntry& axes) {
   const std::vector<int> positions = region_axes("pmean", x, axes);
   const Mesh& mesh = *compiler::current_region->mesh;

@@ -258,7 +258,9 @@ def test_a_collective_outside_a_mapped_function_is_jaxs_unbound_axis_name():
         jax.lax.psum(jax.numpy.ones(2), "x")
     with pytest.raises(NameError, match="unbound axis name: x"):
         spmd.lax.psum(snp.ones(2), "x")
-    with pytest.raises(Exception, match="pmean: unbound axis name: x"):
+    with pytest.raises(NameError, match="unbound axis name: x"):
+        jax.jit(lambda v: jax.lax.pmean(v, "x"))(jax.numpy.ones(2))
+    with pytest.raises(NameError, match="unbound axis name: x"):
         spmd.jit(lambda v: spmd.lax.pmean(v, "x"))(snp.ones(2))
 
 
