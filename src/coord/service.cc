@@ -55,8 +55,8 @@ constexpr std::chrono::seconds kPageTableWait(2);
 
 // Connections accepted in one turn of the event loop (accept_burst()).
 constexpr size_t kAcceptBurst = 64;
-// Strangers that ended (dropped, or closed before they authenticated) during one burst that make
-// it a flood, and the wait before the next burst then.
+// Strangers that ended (dropped, or closed before they authenticated) between two bursts that
+// make it a flood, and the wait before the next burst then.
 constexpr uint64_t kFloodStrangers = 32;
 constexpr std::chrono::milliseconds kFloodPause(25);
 
@@ -80,9 +80,9 @@ CoordService::Impl::Impl(ServiceOptions options)
   }
 }
 
-// On the page's thread: the table is copied on the service's loop, which owns it, a thousand rows
-// per turn (O(N) in all, once a second at most), and made into JSON here, so that neither delays
-// a heartbeat's answer by more than a turn.
+// On the page's thread: the table is copied on the service's loop, which owns it,
+// LiveView::kRowsPerTurn rows per turn (O(N) in all, once a second at most), and made into JSON
+// here, so that neither delays a heartbeat's answer by more than a turn.
 std::string CoordService::Impl::page_json() {
   auto table = std::make_shared<std::promise<wire::StatusTable>>();
   std::future<wire::StatusTable> copied = table->get_future();

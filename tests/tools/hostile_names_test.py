@@ -28,6 +28,8 @@ import tempfile
 import time
 import urllib.request
 
+from status_page_test import wait_for  # beside this file: a job's line, or FAILED
+
 PROCESSES = 3
 FIXED = [b"\x1b]0;title\x07\x1b[2J", b"a\n      9  dead  forged row", b"\x00mid\x00",
          b"<script>document.title='pwned'</script>", b"<img src=x onerror=alert(1)>",
@@ -76,19 +78,6 @@ def wrapper(hosts, probe, names_file, barrier, go):
             "os.execv(sys.argv[2], sys.argv[2:])\n")
     return ["unshare", "--uts", "--", sys.executable, "-c", code,
             ",".join(h.hex() for h in hosts), probe, names_file, barrier.hex(), go]
-
-
-def wait_for(lines, proc, pattern, deadline):
-    while time.monotonic() < deadline:
-        for line in lines:
-            m = re.search(pattern, line)
-            if m:
-                return m
-        line = proc.stdout.readline()
-        if not line:
-            fail("the job ended early:\n" + "".join(lines)[-4000:])
-        lines.append(line)
-    fail(f"no line matching {pattern!r} in:\n" + "".join(lines)[-4000:])
 
 
 def text_problem(name, out):
@@ -161,10 +150,10 @@ def run_round(seed, spmdrun, probe, spmd_status):
         lines = []
         try:
             deadline = time.monotonic() + 90
-            url = wait_for(lines, job, r"status page at (http://\S+)", deadline).group(1)
+            url = wait_for(job, lines, r"status page at (http://\S+)", deadline).group(1)
             for p in range(PROCESSES - 1):
-                wait_for(lines, job, rf"\[{p}\] waiting", deadline)
-            wait_for(lines, job, rf"\[{PROCESSES - 1}\] holding", deadline)
+                wait_for(job, lines, rf"\[{p}\] waiting", deadline)
+            wait_for(job, lines, rf"\[{PROCESSES - 1}\] holding", deadline)
             time.sleep(0.5)  # the barrier requests reach the service
             check_live_view(spmdrun, spmd_status, job.pid, token, url)
             check_page(url)

@@ -77,6 +77,7 @@ class Flood:
         held = []
         while self.running:
             s = socket.socket()
+            s.settimeout(2)  # a paced service's full queue holds connect() back
             try:
                 s.connect(("127.0.0.1", self.port))
             except OSError:

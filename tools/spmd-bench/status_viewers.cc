@@ -23,6 +23,7 @@ std::optional<std::string> get_status_json(int port) {
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   timeval tv{30, 0};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));  // connect() and send() too
   std::string answer;
   if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
     const std::string request = "GET /status.json HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";

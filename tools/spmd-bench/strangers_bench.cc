@@ -84,6 +84,8 @@ class Load {
     std::deque<int> open;
     while (!stop_) {
       const int fd = socket(AF_INET, SOCK_STREAM, 0);
+      timeval limit{1, 0};  // connect() waits at most this (a paced service's full queue)
+      setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof(limit));
       if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
         close(fd);  // not listening yet, or its queue is full
         continue;
