@@ -10,7 +10,9 @@
 // and w2 by rows over "mp" (Megatron), the batch split over "dp". Either way the partitioner
 // reduces the gradients: seed 002's explicit pmean is not needed under jit. pmean: seed 002's
 // explicit form, replicated parameters and each device's gradients averaged by lax::pmean inside
-// a lax::shard_map.
+// a lax::shard_map with check_vma = false (pmap's semantics: each device's own gradient; under
+// JAX's default check_vma the gradient of a replicated parameter is already summed over the
+// devices, examples/data_parallel.cc).
 //
 // The run lives in --dir: the data (data.npy, written by process 0 on the first run) and the
 // checkpoints. A run that finds a checkpoint there continues from it, the loader included, and
@@ -157,9 +159,9 @@ std::pair<Tensor, Tree<Tensor>> pmean_of_device_grads(const spmd::Mesh& mesh,
     return out;
   };
   const auto out = spmd::lax::shard_map(
-      per_device, mesh, {P(), P(), P(), P(), P(devices), P(devices)}, {P(), P(), P(), P(), P()})(
-      params.at("w1").leaf(), params.at("b1").leaf(), params.at("w2").leaf(),
-      params.at("b2").leaf(), x, y);
+      per_device, mesh, {P(), P(), P(), P(), P(devices), P(devices)}, {P(), P(), P(), P(), P()},
+      {.check_vma = false})(params.at("w1").leaf(), params.at("b1").leaf(), params.at("w2").leaf(),
+                            params.at("b2").leaf(), x, y);
   return {out[0], spmd::tree_unflatten(params.structure(),
                                        std::vector<Tensor>(out.begin() + 1, out.end()))};
 }

@@ -61,6 +61,9 @@ class _Jitted(_spmd._Jit):
         self._static = _checked_static_argnums(fun, tuple(static_argnums))
         self._static_names = tuple(static_argnames)
         self._out_trees = {}
+        # The mesh of a shard_map in the function, once a call of uncommitted arguments only met
+        # it: such arguments are placed on it (replicated), as JAX places them.
+        self._shard_map_mesh = None
         self._static_ids = {}  # static values (by type, hash and equality) -> their number
         functools.update_wrapper(self, fun)
 
@@ -90,7 +93,7 @@ class _Jitted(_spmd._Jit):
                     f"{self._what}: arguments must be spmd Arrays (device_put them) "
                     f"or be marked static; got a {type(leaf).__name__}")
         if not all(getattr(a, "_committed", True) for a in leaves):
-            leaves = _place(leaves, self._what)
+            leaves = _place(leaves, self._what, self._shard_map_mesh)
         structure = (f"{treedef!r}|static #{self._static_id(static, static_kw)} at "
                      f"{[i for i, _ in static]} {[k for k, _ in static_kw]}")
         # The output tree's key: what the function's Python code can branch on. (The C++ core
@@ -125,7 +128,19 @@ class _Jitted(_spmd._Jit):
             # nested jax.jit's are inlined into the outer one's.
             return self._fun(*args, **kwargs)
         leaves, treedef, static, static_kw, structure, key = self._prepare(args, kwargs)
-        outs = self._core_call(leaves, structure, self._trace_fn(treedef, static, static_kw, key))
+        trace = self._trace_fn(treedef, static, static_kw, key)
+        _state.shard_map_mesh = None
+        try:
+            outs = self._core_call(leaves, structure, trace)
+        except _spmd.errors.InvalidArgument as e:
+            mesh = getattr(_state, "shard_map_mesh", None)
+            if mesh is None or "names another mesh than the jit's inputs" not in str(e) or \
+                    any(getattr(a, "_committed", True) for a in leaves):
+                raise
+            # Uncommitted arguments only, and a shard_map on a mesh: they belong on it.
+            self._shard_map_mesh = mesh
+            leaves = _place(leaves, self._what, mesh)
+            outs = self._core_call(leaves, structure, trace)
         tree = self._out_trees[key]
         flat = not kwargs and not self._static and all(type(a) is Array for a in args)
         if flat and all(a is b for a, b in zip(leaves, args)):  # none was placed
@@ -138,10 +153,14 @@ class _Jitted(_spmd._Jit):
                                 self._trace_fn(treedef, static, static_kw, key))
 
 
-def _place(leaves, name):
+def _place(leaves, name, mesh=None):
     """JAX's placement of uncommitted arguments: every committed argument must be on the same
-    devices, and each uncommitted one moves onto them (replicated) when it is elsewhere."""
+    devices, and each uncommitted one moves onto them (replicated) when it is elsewhere. With no
+    committed argument, onto `mesh` (a shard_map's in the function) when one is given."""
     committed = [a for a in leaves if getattr(a, "_committed", True)]
+    if not committed and mesh is not None:
+        whole = _spmd.NamedSharding(mesh, _spmd.PartitionSpec())
+        return [_put(a, whole) for a in leaves]
     if not committed:
         return leaves
     target = committed[0].sharding

@@ -4,7 +4,8 @@ import numpy as np
 
 from . import _arguments, _jit, _spmd
 from . import numpy as jnp
-from ._core import _put, committed_like, has_traced, make_array_from_process_local_data
+from ._core import Array, _put, committed_like, has_traced, make_array_from_process_local_data
+from ._jit import _state
 from .tree_util import tree_flatten, tree_map, tree_unflatten
 
 
@@ -40,23 +41,90 @@ def vmap(fun, in_axes=0, out_axes=0):
     return wrapped
 
 
-def shard_map(f, mesh, in_specs, out_specs):
-    """jax.shard_map inside a traced function: f runs on each device's blocks (psum and pmean in
-    spmd.lax name the mesh's axes); in_specs and out_specs one PartitionSpec per argument and
-    result (a single spec for a single result)."""
+def shard_map(f=None, mesh=None, in_specs=None, out_specs=None, *, axis_names=frozenset(),
+              check_vma=True):
+    """jax.shard_map(f, *, out_specs, in_specs, mesh=None, axis_names=frozenset(),
+    check_vma=True): f runs on each device's blocks, its collectives (spmd.lax) naming the mesh's
+    axes. in_specs and out_specs are pytree prefixes of the arguments and of f's result (a single
+    PartitionSpec for all). mesh None: the mesh in scope (spmd.set_mesh). Also a decorator
+    (f left out). Traced under jit, or called on arrays: then uncommitted inputs (NumPy arrays,
+    Python scalars, a bare device_put) are first placed on the mesh by their in_specs, as JAX
+    places them. check_vma=True types values by the axes they vary over and differentiates as
+    JAX does (traced_shard_map.h); check_vma=False is JAX's unchecked form, as pmap's."""
+    if f is None:
+        return lambda g: shard_map(g, mesh, in_specs, out_specs, axis_names=axis_names,
+                                   check_vma=check_vma)
     _arguments.check_callable(f)
-    single = isinstance(out_specs, _spmd.PartitionSpec)
-    outs = [out_specs] if single else list(out_specs)
-    ins = [in_specs] if isinstance(in_specs, _spmd.PartitionSpec) else list(in_specs)
+    if out_specs is None:
+        raise TypeError("shard_map() missing required keyword argument: 'out_specs'")
+    if in_specs is None:
+        raise ValueError("shard_map: give in_specs, a PartitionSpec for each argument (spmd "
+                         "cannot infer them: its meshes have no Explicit axes to infer from)")
+    names = sorted(axis_names, key=str)
+
+    def traced(*args):
+        on = mesh if mesh is not None else _mesh_in_scope()
+        leaves, tree = tree_flatten(list(args))
+        specs = _specs_per_leaf(in_specs, tuple(args), "in_specs")
+        out_leaf_specs = []
+
+        def body(blocks):
+            result = f(*tree_unflatten(tree, list(blocks)))
+            out_leaves, out_tree = tree_flatten(result)
+            out_leaf_specs.append((out_tree, _specs_per_leaf(out_specs, result, "out_specs")))
+            return out_leaves
+
+        outs = _spmd._shard_map(on, specs, lambda: out_leaf_specs[0][1], leaves, body,
+                                check_vma=check_vma, axis_names=names)
+        _state.shard_map_mesh = on
+        return tree_unflatten(out_leaf_specs[0][0], outs)
+
+    compiled = _jit.jit(traced)
 
     def call(*args):
-        def body(blocks):
-            result = f(*blocks)
-            return [result] if single else list(result)
-        results = _spmd._shard_map(mesh, ins, outs, list(args), body)
-        return results[0] if single else tuple(results)
+        if has_traced(args):
+            return traced(*args)
+        on = mesh if mesh is not None else _mesh_in_scope()
+        specs = _specs_per_leaf(in_specs, tuple(args), "in_specs")
+        leaves, tree = tree_flatten(list(args))
+        placed = [_placed(x, on, spec) for x, spec in zip(leaves, specs)]
+        return compiled(*tree_unflatten(tree, placed))
 
     return call
+
+
+def _mesh_in_scope():
+    mesh = _spmd.get_mesh()
+    if mesh is None or not mesh.axis_names:
+        raise ValueError("shard_map: no mesh given and none in scope; pass mesh= or use "
+                         "spmd.set_mesh(mesh)")
+    return mesh
+
+
+def _placed(x, mesh, spec):
+    """x as an Array on `mesh`: committed Arrays as they are, anything else (a NumPy array, a
+    Python scalar, an uncommitted Array) laid out by its in_spec."""
+    if isinstance(x, Array) and x.committed:
+        return x
+    return _put(np.asarray(x), _spmd.NamedSharding(mesh, spec))
+
+
+def _specs_per_leaf(prefix, tree, what):
+    """shard_map's in_specs or out_specs, a pytree prefix of `tree` with PartitionSpecs as its
+    leaves, as one spec per leaf of `tree` (tree_flatten's order)."""
+    if isinstance(prefix, _spmd.PartitionSpec):
+        return [prefix] * len(tree_flatten(tree)[0])
+    if isinstance(prefix, (tuple, list)) and isinstance(tree, (tuple, list)):
+        if len(prefix) != len(tree):
+            raise ValueError(f"shard_map {what}: {len(prefix)} entries for {len(tree)} "
+                             f"{'arguments' if what == 'in_specs' else 'results'}; give one "
+                             "PartitionSpec (or a tree of them) for each")
+        return [s for p, t in zip(prefix, tree) for s in _specs_per_leaf(p, t, what)]
+    if isinstance(prefix, dict) and isinstance(tree, dict) and set(prefix) == set(tree):
+        return [s for k in sorted(tree) for s in _specs_per_leaf(prefix[k], tree[k], what)]
+    raise ValueError(f"shard_map {what}: {prefix!r} is not a tree prefix of the "
+                     f"{'arguments' if what == 'in_specs' else 'result'} (a PartitionSpec, or a "
+                     "tuple, list or dict of them shaped like it)")
 
 
 class _Pmapped:
@@ -96,8 +164,9 @@ class _Pmapped:
         def flat_body(blocks):
             return body(*tree_unflatten(tree, list(blocks)))
 
-        outs = _spmd._shard_map(self._mesh, leaf_specs, [_spmd.PartitionSpec(self._axis)], leaves,
-                                flat_body)
+        # JAX 0.10.2 runs pmap as a shard_map with check_vma=False.
+        outs = _spmd._shard_map(self._mesh, leaf_specs, lambda: [_spmd.PartitionSpec(self._axis)],
+                                leaves, flat_body, check_vma=False)
         return tree_unflatten(out_tree[0], outs)
 
     def __call__(self, *args):

@@ -1,5 +1,7 @@
-"""spmd.lax: the collectives of a shard_map body (psum, pmean over named mesh axes),
-with_sharding_constraint, stop_gradient, rsqrt and logistic."""
+"""spmd.lax: the collectives of a shard_map body over named mesh axes (psum, pmean, pmax, pmin,
+all_gather, psum_scatter, ppermute, axis_index, pcast), with_sharding_constraint, stop_gradient,
+rsqrt and logistic. Inside a shard_map with check_vma (the default) values are typed by the axes
+they vary over, as in JAX 0.10.2 (include/spmd/traced_shard_map.h)."""
 from . import _arguments, _spmd, numpy as _numpy
 from ._core import Tensor as _Tensor
 from .tree_util import tree_map as _tree_map
@@ -26,6 +28,72 @@ def psum(x, axis_name):
 def pmean(x, axis_name):
     """jax.lax.pmean: as psum, divided by the number of devices along the axes."""
     return _collective("pmean", _spmd.pmean, x, axis_name)
+
+
+def pmax(x, axis_name):
+    """jax.lax.pmax: the largest of the devices' values along the axes (no derivative)."""
+    return _collective("pmax", _spmd.pmax, x, axis_name)
+
+
+def pmin(x, axis_name):
+    """jax.lax.pmin: the smallest of the devices' values along the axes (no derivative)."""
+    return _collective("pmin", _spmd.pmin, x, axis_name)
+
+
+def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False, to="varying"):
+    """jax.lax.all_gather: every device's value along the axes, in axis_index order, stacked
+    along a new dimension `axis` (or, tiled, joined along dimension `axis`); it varies over
+    them."""
+    _no_groups("all_gather", axis_index_groups)
+    if to != "varying":
+        raise ValueError(f"all_gather: to={to!r} is not supported; spmd gathers to 'varying'")
+    return _collective("all_gather", lambda v, a: _spmd.all_gather(v, a, axis, tiled), x,
+                       axis_name)
+
+
+def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, tiled=False):
+    """jax.lax.psum_scatter: the sum over the axes, each device keeping its part of dimension
+    scatter_dimension (tiled: a 1/n slice; else that dimension, of size n, is dropped)."""
+    _no_groups("psum_scatter", axis_index_groups)
+    return _collective("psum_scatter",
+                       lambda v, a: _spmd.psum_scatter(v, a, scatter_dimension, tiled), x,
+                       axis_name)
+
+
+def ppermute(x, axis_name, perm):
+    """jax.lax.ppermute: for each (source, target) pair of axis indices, target's result is
+    source's value; devices that are no target get zeros."""
+    pairs = [(int(a), int(b)) for a, b in perm]
+    return _collective("ppermute", lambda v, a: _spmd.ppermute(v, a, pairs), x, axis_name)
+
+
+def axis_index(axis_name):
+    """jax.lax.axis_index: this device's position along the axes (int32; over a tuple the first
+    axis is major)."""
+    if not _spmd._in_shard_map_function():
+        raise NameError(f"unbound axis name: {axis_name} (axis_index runs inside a shard_map or "
+                        "pmap function)")
+    return _spmd.axis_index(axis_name)
+
+
+def pcast(x, axis_name, *, to):
+    """jax.lax.pcast: x typed as varying over the axes too (to='varying', JAX's pvary): its
+    cotangent is summed over them. JAX's 'reduced' and 'unreduced' targets belong to explicit
+    sharding, which spmd lacks (ValueError)."""
+    if isinstance(axis_name, (set, frozenset)):
+        raise TypeError(f"axis_name={axis_name!r} must be a tuple or a str. Got {axis_name}")
+    if not axis_name:
+        return x
+    if to not in ("varying", "reduced", "unreduced"):
+        raise ValueError("Got unexpected `to` value. Allowed `to` values are: "
+                         "{'unreduced', 'reduced', 'varying'}")
+    return _collective("pcast", lambda v, a: _spmd.pcast(v, a, to), x, axis_name)
+
+
+def _no_groups(name, groups):
+    if groups is not None:
+        raise NotImplementedError(f"{name}: axis_index_groups is not supported (JAX deprecates "
+                                  "it); shard_map over a mesh axis of the group's size instead")
 
 
 with_sharding_constraint = _arguments.public("spmd.lax.with_sharding_constraint",

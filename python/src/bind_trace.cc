@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <nanobind/stl/function.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -240,20 +241,53 @@ void bind_traced_calls(nb::module_& m) {
       .def(nb::init<const std::vector<Tensor>&, const VmapAxes&, const std::vector<std::string>&>())
       .def("slices", &detail::VmapCall::slices)
       .def("results", &detail::VmapCall::results);
-  m.def("_shard_map",
-        [](const Mesh& mesh, const std::vector<PartitionSpec>& in_specs,
-           const std::vector<PartitionSpec>& out_specs, const std::vector<Tensor>& args,
-           const std::function<std::vector<Tensor>(std::vector<Tensor>)>& body) {
-          return lax::detail::traced_shard_map(
-              mesh, in_specs, out_specs, args,
-              [&](const std::vector<Tensor>& blocks) { return body(blocks); });
-        });
+  m.def(
+      "_shard_map",
+      // out_specs: called once the body has returned, for one spec per result leaf.
+      [](const Mesh& mesh, const std::vector<PartitionSpec>& in_specs,
+         const std::function<std::vector<PartitionSpec>()>& out_specs,
+         const std::vector<Tensor>& args,
+         const std::function<std::vector<Tensor>(std::vector<Tensor>)>& body, bool check_vma,
+         const std::vector<std::string>& axis_names) {
+        std::vector<PartitionSpec> outs;
+        return lax::detail::traced_shard_map(mesh, in_specs, outs, args,
+                                             [&](const std::vector<Tensor>& blocks) {
+                                               std::vector<Tensor> results = body(blocks);
+                                               outs = out_specs();
+                                               return results;
+                                             },
+                                             {.axis_names = axis_names, .check_vma = check_vma});
+      },
+      nb::arg("mesh"), nb::arg("in_specs"), nb::arg("out_specs"), nb::arg("args"), nb::arg("body"),
+      nb::arg("check_vma") = true, nb::arg("axis_names") = std::vector<std::string>{});
   m.def("_in_shard_map_function", &lax::in_shard_map_function);
   m.def("psum", [](const Tensor& x, const nb::handle& axes) {
     return lax::psum(x, axis_entry(axes, "psum", false));
   });
   m.def("pmean", [](const Tensor& x, const nb::handle& axes) {
     return lax::pmean(x, axis_entry(axes, "pmean", false));
+  });
+  m.def("pmax", [](const Tensor& x, const nb::handle& axes) {
+    return lax::pmax(x, axis_entry(axes, "pmax", false));
+  });
+  m.def("pmin", [](const Tensor& x, const nb::handle& axes) {
+    return lax::pmin(x, axis_entry(axes, "pmin", false));
+  });
+  m.def("all_gather", [](const Tensor& x, const nb::handle& axes, int axis, bool tiled) {
+    return lax::all_gather(x, axis_entry(axes, "all_gather", false), axis, tiled);
+  });
+  m.def("psum_scatter", [](const Tensor& x, const nb::handle& axes, int dim, bool tiled) {
+    return lax::psum_scatter(x, axis_entry(axes, "psum_scatter", false), dim, tiled);
+  });
+  m.def("ppermute",
+        [](const Tensor& x, const nb::handle& axes, const std::vector<std::pair<int, int>>& perm) {
+          return lax::ppermute(x, axis_entry(axes, "ppermute", false), perm);
+        });
+  m.def("axis_index", [](const nb::handle& axes) {
+    return lax::axis_index(axis_entry(axes, "axis_index", false));
+  });
+  m.def("pcast", [](const Tensor& x, const nb::handle& axes, const std::string& to) {
+    return lax::pcast(x, axis_entry(axes, "pcast", false), to);
   });
   m.def("with_sharding_constraint", &lax::with_sharding_constraint, nb::arg("x"),
         nb::arg("shardings"));

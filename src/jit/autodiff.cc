@@ -54,16 +54,19 @@ Tensor as_primal(const Tensor& grad, const Tensor& primal) {
   return compiler::constrained_auto(grad, *param->sharding());
 }
 
-// In a lax::shard_map, a block invariant over an axis used by an operation whose result varies
-// over it (JAX's implicit pvary) gets the sum of the devices' cotangents along that axis.
+// In a lax::shard_map with check_vma, a block invariant over an axis used by an operation whose
+// result varies over it, or which makes it vary first (psum of an invariant value: JAX's implicit
+// pvary), gets the sum of the devices' cotangents along that axis (pvary's transpose). Without
+// check_vma, only psum's cotangent is summed (JAX's transpose of the unchecked psum is a psum).
 Tensor summed_to_operand(const std::vector<compiler::Varying>& varying, const Op& op, int v, int in,
                          const Tensor& c) {
   if (op.is<compiler::ManualBoundary>()) return c;
-  const uint64_t extra =
-      varying[static_cast<size_t>(v)].axes & ~varying[static_cast<size_t>(in)].axes;
+  const compiler::Varying& mine = varying[static_cast<size_t>(v)];
+  const uint64_t extra = mine.checked ? (mine.axes | compiler::implicit_vary(op)) &
+                                            ~varying[static_cast<size_t>(in)].axes
+                                      : compiler::implicit_vary(op);
   if (extra == 0) return c;
-  return compiler::axis_sum(c, *varying[static_cast<size_t>(v)].mesh,
-                            compiler::axis_positions(extra));
+  return compiler::axis_sum(c, *mine.mesh, compiler::axis_positions(extra));
 }
 
 }  // namespace
@@ -110,10 +113,7 @@ std::vector<Tensor> vjp_of(const Tensor& out, const std::vector<Tensor>& wrt,
   }
   const int last = out.value();
   const std::vector<bool> active = active_values(trace->program(), last, wrt);
-  // Inside a shard_map's function, grad differentiates the device's own function: no sums.
-  const std::vector<compiler::Varying> varying =
-      compiler::in_shard_map_body() ? std::vector<compiler::Varying>(trace->program().ops.size())
-                                    : compiler::varying_axes(trace->program());
+  const std::vector<compiler::Varying> varying = compiler::varying_axes(trace->program());
   std::map<int, Tensor> ct;
   ct.emplace(last, cotangent);
   for (int v = last; v >= 0; --v) {

@@ -45,9 +45,10 @@ class Partitioner {
   // The same step, its slot returned without defining the value by it (a step follows).
   int emit_compute(int value, std::vector<int> inputs, const Layout& out,
                    const std::shared_ptr<const Operation>& local = nullptr);
-  // A collective of `kind` over `axes` on `slot` (value `value`, laid out as `layout` after it).
+  // A collective of `kind` over `axes` on `slot` (value `value`, laid out as `layout` after it);
+  // `dim`: the dimension a gather or scatter acts on.
   int emit_collective(StepKind kind, int slot, int value, const Layout& layout,
-                      std::vector<int> axes);
+                      std::vector<int> axes, int dim = -1);
   // Records `slot` as `value` laid out as `layout`.
   void define(int value, int slot, const Layout& layout) {
     if (versions_[static_cast<size_t>(value)].empty())

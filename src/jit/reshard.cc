@@ -116,9 +116,9 @@ bool overlaps(const std::vector<int>& axes, const std::set<int>& used) {
 }
 
 int Partitioner::emit_collective(StepKind kind, int slot, int value, const Layout& layout,
-                                 std::vector<int> axes) {
+                                 std::vector<int> axes, int dim) {
   const Op& op = program_.ops[static_cast<size_t>(value)];
-  Step s{.kind = kind, .inputs = {slot}, .dtype = op.dtype, .axes = std::move(axes)};
+  Step s{.kind = kind, .inputs = {slot}, .dtype = op.dtype, .axes = std::move(axes), .dim = dim};
   s.shape = local(op.shape, layout);
   return emit(std::move(s));
 }

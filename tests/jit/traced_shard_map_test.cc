@@ -129,25 +129,33 @@ TEST(TracedShardMap, PsumsTransposeIsTheIdentity) {
 }
 
 // Seed 002's train_step inside a shard_map: each device's gradient, pmean'ed over the batch axis,
-// then the update: the same parameters as the global gradient's step.
+// then the update. With check_vma = false (pmap's semantics) the gradient is each device's own,
+// so the step is the global mean gradient's. With check_vma (JAX's default) the gradient of the
+// replicated w is already summed over the 2 devices of "dp", and pmean of that invariant sum is
+// the sum: the step is the global step with twice the learning rate.
 TEST(TracedShardMap, SeedTwoExplicitPmeanOfPerDeviceGradients) {
   const Array w = values({3, 2}, P(), 9), x = values({8, 3}, P("dp"), 10),
               y = values({8, 2}, P("dp"), 11);
   auto loss_fn = [](const Tensor& w, const Tensor& x, const Tensor& y) {
     return jnp::mean(squared_error(w, x, y));
   };
-  auto train_step = spmd::jit([&](const Tensor& w, const Tensor& x, const Tensor& y) {
-    return spmd::lax::shard_map(
-        [&](const Tensor& wb, const Tensor& xb, const Tensor& yb) {
-          const Tensor grads = spmd::lax::pmean(spmd::grad(loss_fn)(wb, xb, yb), "dp");
-          return wb - 0.1 * grads;
-        },
-        mesh(), {P(), P("dp"), P("dp")}, P())(w, x, y);
-  });
-  auto global_step = spmd::jit([&](const Tensor& w, const Tensor& x, const Tensor& y) {
-    return w - 0.1 * spmd::grad(loss_fn)(w, x, y);
-  });
-  expect_close(train_step(w, x, y), global_step(w, x, y));
+  auto step_with = [&](bool check_vma) {
+    return spmd::jit([&, check_vma](const Tensor& w, const Tensor& x, const Tensor& y) {
+      return spmd::lax::shard_map(
+          [&](const Tensor& wb, const Tensor& xb, const Tensor& yb) {
+            const Tensor grads = spmd::lax::pmean(spmd::grad(loss_fn)(wb, xb, yb), "dp");
+            return wb - 0.1 * grads;
+          },
+          mesh(), {P(), P("dp"), P("dp")}, P(), {.check_vma = check_vma})(w, x, y);
+    });
+  };
+  auto global_step = [&](double lr) {
+    return spmd::jit([&, lr](const Tensor& w, const Tensor& x, const Tensor& y) {
+      return w - lr * spmd::grad(loss_fn)(w, x, y);
+    });
+  };
+  expect_close(step_with(false)(w, x, y), global_step(0.1)(w, x, y));
+  expect_close(step_with(true)(w, x, y), global_step(0.2)(w, x, y));
 }
 
 TEST(TracedShardMap, MisuseIsRefusedClearly) {
@@ -171,7 +179,8 @@ TEST(TracedShardMap, MisuseIsRefusedClearly) {
     return spmd::lax::shard_map([](const Tensor& b) { return jnp::sum(b); }, mesh(), {P("dp")},
                                 P())(t);
   });
-  EXPECT_NE(varying.find("differs between devices along mesh axes (dp)"), std::string::npos)
+  EXPECT_NE(varying.find("result 0 varies over mesh axes (dp) but its out_spec PartitionSpec()"),
+            std::string::npos)
       << varying;
   const std::string outside = message([](const Tensor& t) { return spmd::lax::psum(t, "dp"); });
   EXPECT_NE(outside.find("psum: unbound axis name: dp (a collective runs inside a shard_map"),

@@ -14,7 +14,9 @@
 #include "spmd/error.h"
 
 namespace spmd::compiler {
-std::string ManualBoundary::attributes() const { return "spec=" + sharding_->spec().to_string(); }
+std::string ManualBoundary::attributes() const {
+  return "spec=" + sharding_->spec().to_string() + (check_vma_ ? "" : " check_vma=false");
+}
 
 Block ManualBoundary::run(const KernelContext& /*device*/, const Step& /*step*/,
                           std::span<const Block> in) const {
@@ -45,7 +47,7 @@ void ManualInOp::partition(Partitioner& p, int value, const Op& op) const {
 
 Cotangents ManualInOp::vjp(const Op& /*op*/, const Tensor& /*result*/,
                            std::span<const Tensor> /*operands*/, const Tensor& g) const {
-  return {manual_out(g, sharding_->mesh(), sharding_->spec())};
+  return {manual_out(g, sharding_->mesh(), sharding_->spec(), check_vma_)};
 }
 
 ValueType ManualOutOp::result_type(std::span<const ValueType> operands) const {
@@ -65,42 +67,57 @@ void ManualOutOp::partition(Partitioner& p, int value, const Op& op) const {
 
 Cotangents ManualOutOp::vjp(const Op& /*op*/, const Tensor& /*result*/,
                             std::span<const Tensor> /*operands*/, const Tensor& g) const {
-  return {manual_in(g, sharding_->mesh(), sharding_->spec())};
+  return {manual_in(g, sharding_->mesh(), sharding_->spec(), check_vma_)};
 }
 
-std::string AxisSumOp::attributes() const {
+std::string AxisReduceOp::name() const {
+  switch (kind) {
+    case Kind::kSum:
+      return "psum";
+    case Kind::kMax:
+      return "pmax";
+    case Kind::kMin:
+      return "pmin";
+  }
+  return "psum";
+}
+
+std::string AxisReduceOp::attributes() const {
   return fmt::format("axes={{{}}}", fmt::join(axes, ","));
 }
 
-ValueType AxisSumOp::result_type(std::span<const ValueType> operands) const {
-  check_operand_count("psum", operands, 1);
+ValueType AxisReduceOp::result_type(std::span<const ValueType> operands) const {
+  check_operand_count(name(), operands, 1);
   const ValueType& in = operands[0];
   for (int a : axes) {
     if (a < 0 || a >= static_cast<int>(mesh->axis_names().size()))
-      throw InvalidArgument(fmt::format("psum: the mesh has no axis {}", a));
+      throw InvalidArgument(fmt::format("{}: the mesh has no axis {}", name(), a));
   }
   return in;
 }
 
-void AxisSumOp::partition(Partitioner& p, int value, const Op& op) const {
+void AxisReduceOp::partition(Partitioner& p, int value, const Op& op) const {
   const Layout blocks = Layout::replicated(op.shape.size());
-  p.define(
-      value,
-      p.emit_collective(StepKind::kPsum, p.slot_with(op.inputs[0], blocks), value, blocks, axes),
-      blocks);
+  const StepKind step = kind == Kind::kSum   ? StepKind::kPsum
+                        : kind == Kind::kMax ? StepKind::kPmax
+                                             : StepKind::kPmin;
+  p.define(value, p.emit_collective(step, p.slot_with(op.inputs[0], blocks), value, blocks, axes),
+           blocks);
 }
 
-Block AxisSumOp::run(const KernelContext& /*device*/, const Step& /*step*/,
-                     std::span<const Block> /*in*/) const {
-  throw InvalidArgument("psum runs as a collective step, not a kernel");
+Block AxisReduceOp::run(const KernelContext& /*device*/, const Step& /*step*/,
+                        std::span<const Block> /*in*/) const {
+  throw InvalidArgument(name() + " runs as a collective step, not a kernel");
 }
 
-Cotangents AxisSumOp::vjp(const Op& /*op*/, const Tensor& /*result*/,
-                          std::span<const Tensor> /*operands*/, const Tensor& g) const {
+Cotangents AxisReduceOp::vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
+                             const Tensor& g) const {
+  if (kind != Kind::kSum) return Operation::vjp(op, result, operands, g);
   return {g};
 }
 
-Batched AxisSumOp::batch(const Op& op, std::span<const Batched> operands, int64_t /*size*/) const {
+Batched AxisReduceOp::batch(const Op& op, std::span<const Batched> operands,
+                            int64_t /*size*/) const {
   return {lax::bind(op.operation, {operands[0].value}), operands[0].dim};
 }
 
@@ -117,18 +134,28 @@ std::shared_ptr<const NamedSharding> spec_on_mesh(const AttributeReader& r) {
   return std::make_shared<const NamedSharding>(r.mesh(), r.spec("spec"));
 }
 
+bool checks_vma(const AttributeReader& r) {
+  return !r.has("check_vma") || r.text("check_vma") != "false";
+}
+
+void register_reduce(const char* name, AxisReduceOp::Kind kind) {
+  register_operation(name, [kind](const AttributeReader& r) {
+    const std::vector<int64_t> axes = r.integers("axes");
+    return make_operation<AxisReduceOp>(kind, std::make_shared<const Mesh>(r.mesh()),
+                                        std::vector<int>(axes.begin(), axes.end()));
+  });
+}
+
 const bool registered = [] {
   register_operation("shard_map_in", [](const AttributeReader& r) {
-    return make_operation<ManualInOp>(spec_on_mesh(r));
+    return make_operation<ManualInOp>(spec_on_mesh(r), checks_vma(r));
   });
   register_operation("shard_map_out", [](const AttributeReader& r) {
-    return make_operation<ManualOutOp>(spec_on_mesh(r));
+    return make_operation<ManualOutOp>(spec_on_mesh(r), checks_vma(r));
   });
-  register_operation("psum", [](const AttributeReader& r) {
-    const std::vector<int64_t> axes = r.integers("axes");
-    return make_operation<AxisSumOp>(std::make_shared<const Mesh>(r.mesh()),
-                                     std::vector<int>(axes.begin(), axes.end()));
-  });
+  register_reduce("psum", AxisReduceOp::Kind::kSum);
+  register_reduce("pmax", AxisReduceOp::Kind::kMax);
+  register_reduce("pmin", AxisReduceOp::Kind::kMin);
   return true;
 }();
 

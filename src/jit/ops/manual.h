@@ -11,14 +11,17 @@
 
 namespace spmd::compiler {
 
-// Shared by the boundaries: the shard_map's mesh and the boundary's spec ("spec=…").
+// Shared by the boundaries: the shard_map's mesh and the boundary's spec ("spec=…"), and whether
+// the body's values are typed by the mesh axes they vary over (JAX's check_vma; " check_vma=false"
+// printed when not).
 class ManualBoundary : public Operation {
  public:
-  explicit ManualBoundary(std::shared_ptr<const NamedSharding> sharding)
-      : sharding_(std::move(sharding)) {}
+  explicit ManualBoundary(std::shared_ptr<const NamedSharding> sharding, bool check_vma = true)
+      : sharding_(std::move(sharding)), check_vma_(check_vma) {}
 
   std::string attributes() const override;
   const NamedSharding* sharding() const override { return sharding_.get(); }
+  bool check_vma() const { return check_vma_; }
   // A relabelling of the same slot: no kernel runs.
   Block run(const KernelContext& device, const Step& step,
             std::span<const Block> in) const override;
@@ -27,6 +30,7 @@ class ManualBoundary : public Operation {
 
  protected:
   const std::shared_ptr<const NamedSharding> sharding_;
+  const bool check_vma_;
 };
 
 // "shard_map_in": each device's block of the operand laid out as `sharding` (after resharding the
@@ -58,21 +62,25 @@ class ManualOutOp final : public ManualBoundary {
                  const Tensor& g) const override;
 };
 
-// "psum": a block summed over the mesh axes at positions `axes` (of `mesh`), as lax.psum.
-class AxisSumOp final : public Operation {
+// "psum", "pmax", "pmin": a block reduced over the devices along the mesh axes at positions
+// `axes` (of `mesh`), as lax.psum, lax.pmax and lax.pmin.
+class AxisReduceOp final : public Operation {
  public:
-  AxisSumOp(std::shared_ptr<const Mesh> mesh, std::vector<int> axes)
-      : mesh(std::move(mesh)), axes(std::move(axes)) {}
+  enum class Kind : uint8_t { kSum, kMax, kMin };
+  AxisReduceOp(Kind kind, std::shared_ptr<const Mesh> mesh, std::vector<int> axes)
+      : kind(kind), mesh(std::move(mesh)), axes(std::move(axes)) {}
+  const Kind kind;
   const std::shared_ptr<const Mesh> mesh;
   const std::vector<int> axes;
 
-  std::string name() const override { return "psum"; }
+  std::string name() const override;
   std::string attributes() const override;  // "axes={0,1}"
   ValueType result_type(std::span<const ValueType> operands) const override;
   void partition(Partitioner& p, int value, const Op& op) const override;
   Block run(const KernelContext& device, const Step& step,
             std::span<const Block> in) const override;
-  // JAX's transpose of psum: the identity (autodiff sums where varying axes demand it).
+  // psum: JAX's transpose of psum_invariant, the identity (autodiff sums where the varying axes
+  // demand it, autodiff.cc); pmax and pmin have none, as in JAX.
   Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
                  const Tensor& g) const override;
   // Each slice summed alike.
