@@ -99,6 +99,9 @@ Tensor axis_index(const AxisEntry& axes);
 // InvalidArgument when x already varies over one of them (JAX's "Unsupported pcast"). Under
 // check_vma = false, x itself.
 Tensor pcast(const Tensor& x, const AxisEntry& axes, const std::string& to);
+// The manual axes x varies over (JAX's jax.typeof(x).vma), in mesh order: empty for a value
+// invariant over all, or outside a shard_map's function (and under check_vma = false).
+std::vector<std::string> varying_axes_of(const Tensor& x);
 // True while a lax::shard_map's function is being traced on this thread: where psum and pmean
 // may name its mesh's axes (the Python layer raises JAX's NameError elsewhere).
 bool in_shard_map_function();

@@ -5,6 +5,8 @@ import inspect
 import threading
 import weakref
 
+import numpy as np
+
 from . import _arguments, _spmd
 from ._core import Array, Tensor, _put, committed_like, device_put, has_traced
 from .tree_util import tree_flatten, tree_unflatten
@@ -87,6 +89,8 @@ class _Jitted(_spmd._Jit):
         static_kw = tuple(sorted((k, v) for k, v in kwargs.items() if k in self._static_names))
         dynamic_kw = {k: v for k, v in kwargs.items() if k not in self._static_names}
         leaves, treedef = tree_flatten((dynamic, dynamic_kw))
+        # A NumPy array is an uncommitted argument, as in JAX (placed with the others below).
+        leaves = [device_put(x) if isinstance(x, (np.ndarray, np.generic)) else x for x in leaves]
         for leaf in leaves:
             if not isinstance(leaf, Array):
                 raise TypeError(

@@ -2,9 +2,9 @@
 its arguments' and results' pytrees flattened around the C++ call."""
 import numpy as np
 
-from . import _arguments, _jit, _spmd
+from . import _arguments, _jit, _operators, _spmd
 from . import numpy as jnp
-from ._core import Array, _put, committed_like, has_traced, make_array_from_process_local_data
+from ._core import Array, Tensor, _put, committed_like, has_traced, make_array_from_process_local_data
 from ._jit import _state
 from .tree_util import tree_flatten, tree_map, tree_unflatten
 
@@ -65,6 +65,10 @@ def shard_map(f=None, mesh=None, in_specs=None, out_specs=None, *, axis_names=fr
     def traced(*args):
         on = mesh if mesh is not None else _mesh_in_scope()
         leaves, tree = tree_flatten(list(args))
+        # An array beside traced arguments is a constant of the program, as JAX captures it.
+        leaves = [x if isinstance(x, Tensor) else
+                  _operators._traced(x if isinstance(x, Array) else np.asarray(x))
+                  for x in leaves]
         specs = _specs_per_leaf(in_specs, tuple(args), "in_specs")
         out_leaf_specs = []
 

@@ -111,3 +111,93 @@ logistic = _numpy._op(lambda a: _spmd.tnp.logistic(a))
 
 _numpy._name_ops(globals(), "spmd.lax")
 _stop_gradient.public_name = "spmd.lax.stop_gradient"
+
+
+# Control flow, unrolled while the function is traced: spmd's programs have no loops or branches
+# of their own, so scan and fori_loop repeat their body length times in the program, and cond
+# computes both branches and selects (values and gradients are JAX's; the program grows with the
+# length, and a branch that raises raises whichever is taken).
+def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpose=False):
+    """jax.lax.scan, unrolled: carry, y = f(carry, x) for each leading slice x of xs; returns
+    the last carry and the ys stacked along a new leading axis."""
+    from .tree_util import tree_flatten, tree_unflatten
+    leaves, tree = tree_flatten(xs)
+    sizes = {int(leaf.shape[0]) for leaf in leaves}
+    if length is None and not leaves:
+        raise ValueError("scan got no values to scan over and `length` not provided.")
+    n = int(length) if length is not None else sizes.pop()
+    if sizes - {n} or (length is not None and leaves and sizes != {n}):
+        raise ValueError(f"scan got `length` argument of {length} which disagrees with leading "
+                         f"axis sizes {sorted(sizes | {n})}.")
+    carry, ys = init, []
+    for i in (range(n - 1, -1, -1) if reverse else range(n)):
+        x = None if xs is None else tree_unflatten(tree, [_row(leaf, i) for leaf in leaves])
+        before = carry
+        carry, y = f(carry, x)
+        _check_carry(before, carry)
+        ys.append(y)
+    if reverse:
+        ys.reverse()
+    return carry, _stacked(ys)
+
+
+def _vma(x):
+    return tuple(_spmd._varying_axes(x)) if isinstance(x, _Tensor) else ()
+
+
+def _check_carry(before, after):
+    """JAX's rule in a shard_map: the carry keeps its varying axes from step to step."""
+    from .tree_util import tree_flatten
+    if not _spmd._in_shard_map_function():
+        return
+    for a, b in zip(tree_flatten(before)[0], tree_flatten(after)[0]):
+        if _vma(a) != _vma(b):
+            grown = tuple(n for n in _vma(b) if n not in _vma(a))
+            raise TypeError(
+                "scan body function carry input and carry output must have equal types: the "
+                f"carry varies over {_vma(a) or 'no axes'} on input and {_vma(b) or 'no axes'} "
+                f"on output. Apply jax.lax.pcast(..., {grown}, to='varying') to the initial "
+                "carry value.")
+
+
+def _row(x, i):
+    x = _numpy.asarray(x)
+    shape = list(x.shape)
+    part = _spmd.tnp.slice(x, [i] + [0] * (len(shape) - 1), [i + 1] + shape[1:])
+    return _numpy.reshape(part, shape[1:])
+
+
+def _stacked(ys):
+    from .tree_util import tree_flatten, tree_unflatten
+    if not ys:
+        return None
+    flat = [tree_flatten(y)[0] for y in ys]
+    tree = tree_flatten(ys[0])[1]
+    return tree_unflatten(tree, [_numpy.concatenate([_numpy.expand_dims(_numpy.asarray(leaf), 0)
+                                                     for leaf in column]) for column in
+                                 zip(*flat)])
+
+
+def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
+    """jax.lax.fori_loop with Python int bounds, unrolled: body_fun(i, val) for i in range."""
+    if not all(isinstance(b, int) for b in (lower, upper)):
+        raise TypeError("spmd.lax.fori_loop: the bounds must be Python ints (the loop is "
+                        "unrolled while traced)")
+    val = init_val
+    for i in range(lower, upper):
+        val = body_fun(i, val)
+    return val
+
+
+def cond(pred, true_fun, false_fun, *operands):
+    """jax.lax.cond: true_fun(*operands) where pred, else false_fun(*operands). A traced pred
+    computes both branches and selects each leaf of the result; a Python bool calls one."""
+    from .tree_util import tree_flatten, tree_unflatten
+    if isinstance(pred, (bool, int)):
+        return true_fun(*operands) if pred else false_fun(*operands)
+    yes, tree = tree_flatten(true_fun(*operands))
+    no, other = tree_flatten(false_fun(*operands))
+    if tree != other:
+        raise TypeError("true_fun and false_fun output must have identical types, got "
+                        f"{tree} and {other}")
+    return tree_unflatten(tree, [_numpy.where(pred, a, b) for a, b in zip(yes, no)])

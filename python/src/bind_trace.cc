@@ -228,6 +228,7 @@ void bind_numpy(nb::module_& m) {
   t.def("expand_dims", &jnp::expand_dims);
   t.def("squeeze", &jnp::squeeze);
   t.def("concatenate", &jnp::concatenate);
+  t.def("slice", &jnp::slice);
   t.def("full", [](const Shape& shape, nb::handle value, const std::string& dtype) {
     return jnp::full(shape, scalar_of(value), dtype_named(dtype));
   });
@@ -261,6 +262,7 @@ void bind_traced_calls(nb::module_& m) {
       nb::arg("mesh"), nb::arg("in_specs"), nb::arg("out_specs"), nb::arg("args"), nb::arg("body"),
       nb::arg("check_vma") = true, nb::arg("axis_names") = std::vector<std::string>{});
   m.def("_in_shard_map_function", &lax::in_shard_map_function);
+  m.def("_varying_axes", &lax::varying_axes_of);
   m.def("psum", [](const Tensor& x, const nb::handle& axes) {
     return lax::psum(x, axis_entry(axes, "psum", false));
   });

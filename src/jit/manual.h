@@ -25,10 +25,10 @@ Tensor manual_out(const Tensor& block, const Mesh& mesh, const PartitionSpec& sp
 Tensor axis_sum(const Tensor& block, const Mesh& mesh, const std::vector<int>& axes);
 // `block` gathered (or, with `scatter`, summed and scattered) along dimension `dim`, tiled.
 Tensor axis_gather(const Tensor& block, const Mesh& mesh, const std::vector<int>& axes, int dim,
-                   bool scatter);
+                   bool scatter, bool check_vma);
 // `block` moved from device to device along `axes` by (source, target) axis indices.
 Tensor axis_permute(const Tensor& block, const Mesh& mesh, const std::vector<int>& axes,
-                    const std::vector<std::pair<int, int>>& perm);
+                    const std::vector<std::pair<int, int>>& perm, bool check_vma);
 
 // Which mesh axes a block varies over (JAX's "varying manual axes"): a block of an argument
 // varies over the axes its spec splits it by, an operation's result over its operands' union,

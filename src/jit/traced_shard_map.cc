@@ -88,16 +88,16 @@ Tensor axis_sum(const Tensor& block, const Mesh& mesh, const std::vector<int>& a
 }
 
 Tensor axis_gather(const Tensor& block, const Mesh& mesh, const std::vector<int>& axes, int dim,
-                   bool scatter) {
-  return block.trace()->apply(
-      make_operation<AxisGatherOp>(scatter, std::make_shared<const Mesh>(mesh), axes, dim),
-      {block.value()});
+                   bool scatter, bool check_vma) {
+  return block.trace()->apply(make_operation<AxisGatherOp>(
+                                  scatter, std::make_shared<const Mesh>(mesh), axes, dim, check_vma),
+                              {block.value()});
 }
 
 Tensor axis_permute(const Tensor& block, const Mesh& mesh, const std::vector<int>& axes,
-                    const std::vector<std::pair<int, int>>& perm) {
+                    const std::vector<std::pair<int, int>>& perm, bool check_vma) {
   return block.trace()->apply(
-      make_operation<AxisPermuteOp>(std::make_shared<const Mesh>(mesh), axes, perm),
+      make_operation<AxisPermuteOp>(std::make_shared<const Mesh>(mesh), axes, perm, check_vma),
       {block.value()});
 }
 
@@ -138,8 +138,10 @@ std::vector<Varying> varying_axes(const Program& program) {
       if (theirs.mesh) mine.mesh = theirs.mesh;
     }
     mine.axes |= own_axes(op);
-    if (const auto* collective = dynamic_cast<const AxisOperation*>(op.operation.get()))
+    if (const auto* collective = dynamic_cast<const AxisOperation*>(op.operation.get())) {
       mine.mesh = collective->mesh.get();
+      mine.checked |= collective->check_vma;
+    }
     if (const auto* reduce = op.as<AxisReduceOp>()) mine.axes &= ~axis_bits(reduce->axes);
   }
   return out;
@@ -231,6 +233,9 @@ Tensor reduced(compiler::AxisReduceOp::Kind kind, const char* what, const Tensor
       {x.value()});
 }
 
+// Whether the current shard_map types its values.
+bool checks() { return compiler::current_region->check_vma; }
+
 int dimension(const char* what, int axis, size_t rank) {
   const int r = static_cast<int>(rank);
   if (axis < -r || axis >= r)
@@ -246,6 +251,13 @@ Tensor psum(const Tensor& x, const AxisEntry& axes) {
 }
 
 bool in_shard_map_function() { return compiler::in_shard_map_body(); }
+
+std::vector<std::string> varying_axes_of(const Tensor& x) {
+  const compiler::Varying type =
+      compiler::varying_axes(x.trace()->program())[static_cast<size_t>(x.value())];
+  if (!type.checked || type.mesh == nullptr) return {};
+  return compiler::axis_names(compiler::axis_positions(type.axes), *type.mesh);
+}
 
 Tensor pmean(const Tensor& x, const AxisEntry& axes) {
   const std::vector<int> positions = region_axes("pmean", &x, axes);
@@ -267,10 +279,11 @@ Tensor all_gather(const Tensor& x, const AxisEntry& axes, int axis, bool tiled) 
   const Mesh& mesh = *compiler::current_region->mesh;
   if (tiled) {
     return compiler::axis_gather(x, mesh, positions, dimension("all_gather", axis, x.ndim()),
-                                 false);
+                                 false, checks());
   }
   const int d = dimension("all_gather", axis, x.ndim() + 1);
-  return compiler::axis_gather(compiler::lax::expand_dims(x, d), mesh, positions, d, false);
+  return compiler::axis_gather(compiler::lax::expand_dims(x, d), mesh, positions, d, false,
+                               checks());
 }
 
 Tensor psum_scatter(const Tensor& x, const AxisEntry& axes, int scatter_dimension, bool tiled) {
@@ -284,7 +297,7 @@ Tensor psum_scatter(const Tensor& x, const AxisEntry& axes, int scatter_dimensio
         "scatters one row to each)",
         d, x.shape()[static_cast<size_t>(d)], n));
   }
-  const Tensor out = compiler::axis_gather(summable(x), mesh, positions, d, true);
+  const Tensor out = compiler::axis_gather(summable(x), mesh, positions, d, true, checks());
   if (tiled) return out;
   Shape shape = out.shape();
   shape.erase(shape.begin() + d);
@@ -310,15 +323,16 @@ Tensor ppermute(const Tensor& x, const AxisEntry& axes,
     }
     source[static_cast<size_t>(from)] = target[static_cast<size_t>(to)] = true;
   }
-  return compiler::axis_permute(x, mesh, positions, perm);
+  return compiler::axis_permute(x, mesh, positions, perm, checks());
 }
 
 Tensor axis_index(const AxisEntry& axes) {
   const std::vector<int> positions = region_axes("axis_index", nullptr, axes);
   const compiler::Region& region = *compiler::current_region;
-  return region.trace->apply(compiler::make_operation<compiler::AxisIndexOp>(
-                                 std::make_shared<const Mesh>(*region.mesh), positions),
-                             {});
+  return region.trace->apply(
+      compiler::make_operation<compiler::AxisIndexOp>(std::make_shared<const Mesh>(*region.mesh),
+                                                      positions, region.check_vma),
+      {});
 }
 
 Tensor pcast(const Tensor& x, const AxisEntry& axes, const std::string& to) {
@@ -386,6 +400,11 @@ std::vector<Tensor> traced_shard_map(const Mesh& mesh, const std::vector<Partiti
     throw InvalidArgument("shard_map: a lax::shard_map inside another one's function");
   }
   const uint64_t manual = manual_axes(mesh, options);
+  if (!options.check_vma && manual != manual_axes(mesh, {})) {
+    throw InvalidArgument(
+        "shard_map: check_vma=false with axis_names naming only some of the mesh's axes is not "
+        "supported; name every axis, or keep check_vma");
+  }
   check_names_manual(mesh, manual, in_specs, options);
   auto trace = compiler::Trace::current("shard_map");
   for (const Tensor& t : args) compiler::trace_of("shard_map", {&t});

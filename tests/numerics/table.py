@@ -177,7 +177,13 @@ CASTS = ALL  # astype from every dtype to every dtype
 # them with JAX); astype, where and the collectives have their own cases in test_table.py.
 ELSEWHERE = {
     "astype": "test_casts", "where": "test_named_cases", "psum": "test_collectives",
-    "pmean": "test_collectives", "true_divide": "divide's row (the same function)",
+    "pmean": "test_collectives", "pmax": "tests/shard_map/vma_table.py",
+    "pmin": "tests/shard_map/vma_table.py", "all_gather": "tests/shard_map/vma_table.py",
+    "psum_scatter": "tests/shard_map/vma_table.py", "ppermute": "tests/shard_map/vma_table.py",
+    "axis_index": "tests/shard_map/vma_table.py", "pcast": "tests/shard_map/vma_table.py",
+    "scan": "tests/shard_map/vma_table.py (control flow)",
+    "fori_loop": "control flow", "cond": "tests/shard_map/vma_table.py (control flow)",
+    "true_divide": "divide's row (the same function)",
     "with_sharding_constraint": "not numeric", "array": "constructor", "asarray": "constructor",
     "from_dlpack": "constructor", "full": "constructor", "ones": "constructor",
     "zeros": "constructor", "arange": "constructor", "broadcast_to": "shape",

@@ -39,7 +39,7 @@ int own_block(Partitioner& p, const Op& op, size_t operand) {
 }  // namespace
 
 std::string AxisOperation::attributes() const {
-  return fmt::format("axes={{{}}}", fmt::join(axes, ","));
+  return fmt::format("axes={{{}}}{}", fmt::join(axes, ","), check_vma ? "" : " check_vma=false");
 }
 
 Batched AxisOperation::batch(const Op& op, std::span<const Batched> operands,
@@ -87,7 +87,7 @@ Block AxisGatherOp::run(const KernelContext& /*device*/, const Step& /*step*/,
 
 Cotangents AxisGatherOp::vjp(const Op& /*op*/, const Tensor& /*result*/,
                              std::span<const Tensor> /*operands*/, const Tensor& g) const {
-  return {axis_gather(g, *mesh, axes, dim, !scatter)};
+  return {axis_gather(g, *mesh, axes, dim, !scatter, check_vma)};
 }
 
 Batched AxisGatherOp::batch(const Op& /*op*/, std::span<const Batched> /*operands*/,
@@ -123,7 +123,7 @@ Cotangents AxisPermuteOp::vjp(const Op& /*op*/, const Tensor& /*result*/,
                               std::span<const Tensor> /*operands*/, const Tensor& g) const {
   std::vector<std::pair<int, int>> inverse;
   for (const auto& [from, to] : perm) inverse.emplace_back(to, from);
-  return {axis_permute(g, *mesh, axes, inverse)};
+  return {axis_permute(g, *mesh, axes, inverse, check_vma)};
 }
 
 ValueType AxisIndexOp::result_type(std::span<const ValueType> operands) const {
@@ -170,6 +170,10 @@ std::shared_ptr<const Mesh> mesh_of(const AttributeReader& r) {
   return std::make_shared<const Mesh>(r.mesh());
 }
 
+bool checks_vma(const AttributeReader& r) {
+  return !r.has("check_vma") || r.text("check_vma") != "false";
+}
+
 std::vector<int> axes_of(const AttributeReader& r) {
   const std::vector<int64_t> axes = r.integers("axes");
   return {axes.begin(), axes.end()};
@@ -199,17 +203,18 @@ const bool registered = [] {
     register_operation(scatter ? "psum_scatter" : "all_gather",
                        [scatter](const AttributeReader& r) {
                          return make_operation<AxisGatherOp>(scatter, mesh_of(r), axes_of(r),
-                                                             static_cast<int>(r.integer("dim")));
+                                                             static_cast<int>(r.integer("dim")),
+                                                             checks_vma(r));
                        });
   }
   register_operation("ppermute", [](const AttributeReader& r) {
-    return make_operation<AxisPermuteOp>(mesh_of(r), axes_of(r), perm_of(r));
+    return make_operation<AxisPermuteOp>(mesh_of(r), axes_of(r), perm_of(r), checks_vma(r));
   });
   register_operation("axis_index", [](const AttributeReader& r) {
-    return make_operation<AxisIndexOp>(mesh_of(r), axes_of(r));
+    return make_operation<AxisIndexOp>(mesh_of(r), axes_of(r), checks_vma(r));
   });
   register_operation("pvary", [](const AttributeReader& r) {
-    return make_operation<AxisVaryOp>(mesh_of(r), axes_of(r));
+    return make_operation<AxisVaryOp>(mesh_of(r), axes_of(r), checks_vma(r));
   });
   return true;
 }();

@@ -13,13 +13,16 @@
 
 namespace spmd::compiler {
 
-// Shared by the kinds below: the mesh and the axes ("axes={0,1}").
+// Shared by the kinds below: the mesh, the axes ("axes={0,1}"), and whether the shard_map types
+// its values (check_vma; " check_vma=false" printed when not): a result of these is typed even
+// when no operand is (axis_index, a pcast constant).
 class AxisOperation : public Operation {
  public:
-  AxisOperation(std::shared_ptr<const Mesh> mesh, std::vector<int> axes)
-      : mesh(std::move(mesh)), axes(std::move(axes)) {}
+  AxisOperation(std::shared_ptr<const Mesh> mesh, std::vector<int> axes, bool check_vma = true)
+      : mesh(std::move(mesh)), axes(std::move(axes)), check_vma(check_vma) {}
   const std::shared_ptr<const Mesh> mesh;
   const std::vector<int> axes;
+  const bool check_vma;
 
   std::string attributes() const override;
   // The same operation on the slices' block as a whole (a gather refuses, below).
@@ -34,8 +37,9 @@ class AxisOperation : public Operation {
 // along dim in axis_index order, and the sum of the blocks, each device keeping its part of dim.
 class AxisGatherOp final : public AxisOperation {
  public:
-  AxisGatherOp(bool scatter, std::shared_ptr<const Mesh> mesh, std::vector<int> axes, int dim)
-      : AxisOperation(std::move(mesh), std::move(axes)), scatter(scatter), dim(dim) {}
+  AxisGatherOp(bool scatter, std::shared_ptr<const Mesh> mesh, std::vector<int> axes, int dim,
+               bool check_vma = true)
+      : AxisOperation(std::move(mesh), std::move(axes), check_vma), scatter(scatter), dim(dim) {}
   const bool scatter;
   const int dim;
 
@@ -57,8 +61,8 @@ class AxisGatherOp final : public AxisOperation {
 class AxisPermuteOp final : public AxisOperation {
  public:
   AxisPermuteOp(std::shared_ptr<const Mesh> mesh, std::vector<int> axes,
-                std::vector<std::pair<int, int>> perm)
-      : AxisOperation(std::move(mesh), std::move(axes)), perm(std::move(perm)) {}
+                std::vector<std::pair<int, int>> perm, bool check_vma = true)
+      : AxisOperation(std::move(mesh), std::move(axes), check_vma), perm(std::move(perm)) {}
   const std::vector<std::pair<int, int>> perm;
 
   std::string name() const override { return "ppermute"; }

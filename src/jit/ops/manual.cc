@@ -45,9 +45,28 @@ void ManualInOp::partition(Partitioner& p, int value, const Op& op) const {
            Layout::replicated(op.shape.size()));
 }
 
-Cotangents ManualInOp::vjp(const Op& /*op*/, const Tensor& /*result*/,
+namespace {
+
+// The mesh axes a boundary's spec leaves out (every axis is manual: traced_shard_map.cc refuses
+// check_vma = false with a narrower axis_names).
+std::vector<int> unmentioned(const NamedSharding& sharding, size_t rank) {
+  const uint64_t used = axis_bits(layout_of(sharding, rank).used_axes());
+  std::vector<int> out;
+  for (int a = 0; a < static_cast<int>(sharding.mesh().axis_names().size()); ++a) {
+    if ((used & (1ull << a)) == 0) out.push_back(a);
+  }
+  return out;
+}
+
+}  // namespace
+
+Cotangents ManualInOp::vjp(const Op& op, const Tensor& /*result*/,
                            std::span<const Tensor> /*operands*/, const Tensor& g) const {
-  return {manual_out(g, sharding_->mesh(), sharding_->spec(), check_vma_)};
+  // Unchecked (JAX's transpose without check_vma): the devices' cotangents of an argument the
+  // spec does not split are summed over the axes it leaves out.
+  const Tensor block =
+      check_vma_ ? g : axis_sum(g, sharding_->mesh(), unmentioned(*sharding_, op.shape.size()));
+  return {manual_out(block, sharding_->mesh(), sharding_->spec(), check_vma_)};
 }
 
 ValueType ManualOutOp::result_type(std::span<const ValueType> operands) const {
@@ -65,9 +84,15 @@ void ManualOutOp::partition(Partitioner& p, int value, const Op& op) const {
            layout_of(*sharding_, op.shape.size()));
 }
 
-Cotangents ManualOutOp::vjp(const Op& /*op*/, const Tensor& /*result*/,
+Cotangents ManualOutOp::vjp(const Op& op, const Tensor& /*result*/,
                             std::span<const Tensor> /*operands*/, const Tensor& g) const {
-  return {manual_in(g, sharding_->mesh(), sharding_->spec(), check_vma_)};
+  const Tensor block = manual_in(g, sharding_->mesh(), sharding_->spec(), check_vma_);
+  if (check_vma_) return {block};
+  // Unchecked: a result the spec leaves whole along some axes was one device's of as many
+  // copies; JAX divides its cotangent by their number.
+  const int64_t copies =
+      axes_size(unmentioned(*sharding_, op.shape.size()), sharding_->mesh());
+  return {copies == 1 ? block : block / static_cast<double>(copies)};
 }
 
 std::string AxisReduceOp::name() const {
