@@ -43,7 +43,11 @@
 // - check_vma = false: JAX's unchecked semantics, as pmap's (JAX 0.10.2 runs pmap as such a
 //   shard_map): no types; a result under an out_spec that leaves an axis out is device 0's along
 //   it; grad inside fn is each device's own (no implicit sums), and psum's transpose is a psum.
-//   So seed 002's `pmean(grad(loss)(…))` is the mean gradient.
+//   So seed 002's `pmean(grad(loss)(…))` is the mean gradient. Differentiated around the
+//   shard_map, as JAX transposes it: the cotangent of a result whose out_spec leaves axes out is
+//   divided by their size, and an argument's whose in_spec leaves axes out is summed over them.
+//   With axis_names naming only some axes, check_vma = false throws InvalidArgument (not
+//   supported).
 //
 // psum(x, axes), pmean, pmax, pmin, all_gather, psum_scatter, ppermute, axis_index and pcast,
 // called inside fn, are JAX's collectives over the named axes (named_collectives.h says what each

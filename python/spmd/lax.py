@@ -161,7 +161,9 @@ def _check_carry(before, after):
 
 
 def _row(x, i):
-    x = _numpy.asarray(x)
+    if not isinstance(x, _Tensor):  # a value known now: its row, known now
+        import numpy as np
+        return _numpy.asarray(np.asarray(x)[i])
     shape = list(x.shape)
     part = _spmd.tnp.slice(x, [i] + [0] * (len(shape) - 1), [i + 1] + shape[1:])
     return _numpy.reshape(part, shape[1:])

@@ -89,9 +89,10 @@ Tensor axis_sum(const Tensor& block, const Mesh& mesh, const std::vector<int>& a
 
 Tensor axis_gather(const Tensor& block, const Mesh& mesh, const std::vector<int>& axes, int dim,
                    bool scatter, bool check_vma) {
-  return block.trace()->apply(make_operation<AxisGatherOp>(
-                                  scatter, std::make_shared<const Mesh>(mesh), axes, dim, check_vma),
-                              {block.value()});
+  return block.trace()->apply(
+      make_operation<AxisGatherOp>(scatter, std::make_shared<const Mesh>(mesh), axes, dim,
+                                   check_vma),
+      {block.value()});
 }
 
 Tensor axis_permute(const Tensor& block, const Mesh& mesh, const std::vector<int>& axes,
@@ -105,18 +106,6 @@ uint64_t implicit_vary(const Op& op) {
   const auto* reduce = op.as<AxisReduceOp>();
   return reduce != nullptr ? axis_bits(reduce->axes) : 0;
 }
-
-namespace {
-
-// The axes an operation's result varies over beyond its operands' (ManualInOp aside).
-uint64_t own_axes(const Op& op) {
-  if (op.is<AxisReduceOp>()) return 0;
-  if (const auto* collective = dynamic_cast<const AxisOperation*>(op.operation.get()))
-    return axis_bits(collective->axes);
-  return 0;
-}
-
-}  // namespace
 
 std::vector<Varying> varying_axes(const Program& program) {
   std::vector<Varying> out(program.ops.size());
@@ -137,8 +126,9 @@ std::vector<Varying> varying_axes(const Program& program) {
       mine.checked |= theirs.checked;
       if (theirs.mesh) mine.mesh = theirs.mesh;
     }
-    mine.axes |= own_axes(op);
+    // all_gather, psum_scatter, ppermute, axis_index and pvary: varying over their axes too.
     if (const auto* collective = dynamic_cast<const AxisOperation*>(op.operation.get())) {
+      mine.axes |= axis_bits(collective->axes);
       mine.mesh = collective->mesh.get();
       mine.checked |= collective->check_vma;
     }
@@ -278,8 +268,8 @@ Tensor all_gather(const Tensor& x, const AxisEntry& axes, int axis, bool tiled) 
   const std::vector<int> positions = region_axes("all_gather", &x, axes);
   const Mesh& mesh = *compiler::current_region->mesh;
   if (tiled) {
-    return compiler::axis_gather(x, mesh, positions, dimension("all_gather", axis, x.ndim()),
-                                 false, checks());
+    return compiler::axis_gather(x, mesh, positions, dimension("all_gather", axis, x.ndim()), false,
+                                 checks());
   }
   const int d = dimension("all_gather", axis, x.ndim() + 1);
   return compiler::axis_gather(compiler::lax::expand_dims(x, d), mesh, positions, d, false,

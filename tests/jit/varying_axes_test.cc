@@ -158,6 +158,30 @@ TEST(VaryingAxes, WithoutCheckVmaEachDeviceKeepsItsOwnGradientAndDeviceZerosResu
                })(x));
 }
 
+// Around an unchecked shard_map, JAX's transpose: the result, one device's of 4 copies under
+// P(), has its cotangent divided by 4; the replicated w's per-device cotangents are summed over
+// both axes. So d/dw of device 0's sum(w * x_block) is the column sums of x over 2 (each "dp"
+// block sits on 2 devices of "mp").
+TEST(VaryingAxes, WithoutCheckVmaTheBoundariesTransposeAsJaxs) {
+  const Array w = values({3}, P(), 12), x = values({4, 3}, P("dp"), 13);
+  auto of_unchecked = spmd::jit([](const Tensor& w, const Tensor& x) {
+    return spmd::grad([&](const Tensor& v) {
+      return lax::shard_map([](const Tensor& vb, const Tensor& xb) { return jnp::sum(vb * xb); },
+                            mesh(), {P(), P("dp")}, P(), {.check_vma = false})(v, x);
+    })(w);
+  });
+  expect_close(of_unchecked(w, x),
+               spmd::jit([](const Tensor& x) { return jnp::sum(x, {0}) / 2.0; })(x));
+  const std::string partial = refusal(
+      [](const Tensor& t) {
+        return lax::shard_map([](const Tensor& b) { return b; }, mesh(), {P("dp")}, P("dp"),
+                              {.axis_names = {"dp"}, .check_vma = false})(t);
+      },
+      x);
+  EXPECT_NE(partial.find("check_vma=false with axis_names naming only some"), std::string::npos)
+      << partial;
+}
+
 TEST(VaryingAxes, PcastMakesAValueVaryAndItsCotangentSums) {
   const Array w = values({3}, P(), 8);
   auto varied = spmd::jit([](const Tensor& w) {

@@ -59,3 +59,21 @@ def test_vjp_inside_jit_equals_jax():
     jdx, jdw = jpullback(jjnp.ones((6, 3)) * 0.5)
     np.testing.assert_allclose(np.asarray(dx), np.asarray(jdx), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(np.asarray(dw), np.asarray(jdw), rtol=1e-5, atol=1e-6)
+
+
+def test_pmap_differentiates_as_jaxs_unchecked_shard_map():
+    """JAX 0.10.2 runs pmap as a shard_map with check_vma=False: grad inside is each device's
+    own, and psum's transpose is a psum (so grad of a psum'ed loss is n times the sum)."""
+    w = np.array([1.0, 2.0], np.float32)
+    xs = np.arange(16, dtype=np.float32).reshape(8, 2)
+
+    def calls(m, np_):
+        own = m.pmap(lambda v, x: m.grad(lambda u: np_.sum(u * x))(v), axis_name="i",
+                     in_axes=(None, 0))
+        summed = m.pmap(lambda v, x: m.lax.pmean(
+            m.grad(lambda u: m.lax.psum(np_.sum(u * x), "i"))(v), "i"), axis_name="i",
+            in_axes=(None, 0))
+        return [np.asarray(own(w, xs)), np.asarray(summed(w, xs))]
+
+    for got, want in zip(calls(spmd, snp), calls(jax, jjnp)):
+        np.testing.assert_allclose(got, want, rtol=1e-6)

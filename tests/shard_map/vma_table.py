@@ -152,6 +152,17 @@ ROWS = [
     Row("scan whose invariant carry turns varying", lambda ns: _on_line(
         ns, lambda b: ns.lax.psum(ns.lax.scan(lambda c, r: (c + ns.jnp.sum(r), None), 0.0, b)[0],
                                   "data")), error=TypeError, axis="data"),
+    Row("shard_map inside scan, grad around it", lambda ns: ns.jit(ns.grad(
+        lambda w, x: ns.jnp.sum(ns.lax.scan(lambda c, k: (c * 0.5 + _smap(
+            ns, lambda cb, xb: ns.lax.pmean(ns.jnp.sum(ns.jnp.tanh(cb * xb * k)), "data"),
+            ns.line, (ns.P(), ns.P("data")), ns.P())(c, x), None),
+            w, ns.jnp.array([1.0, 2.0, 3.0]))[0])))(
+        ns.put(W, ns.line, ()), ns.put(X, ns.line, ("data",)))),
+    Row("value_and_grad around the map", lambda ns: ns.jit(ns.value_and_grad(
+        lambda w, x: _smap(ns, lambda wb, xb: ns.lax.psum(ns.jnp.sum(ns.jnp.tanh(wb * xb)),
+                                                          "data"),
+                           ns.line, (ns.P(), ns.P("data")), ns.P())(w, x)))(
+        ns.put(W, ns.line, ()), ns.put(X, ns.line, ("data",)))),
     Row("cond inside the map", lambda ns: _on_line(ns, lambda b: ns.lax.psum(ns.lax.cond(
         ns.jnp.sum(b) > 0, lambda v: v * 2.0, lambda v: v - 1.0, b), "data"))),
     # The 2 x 2 mesh.

@@ -152,6 +152,47 @@ void mlp(nlohmann::ordered_json& row, int iterations, const MlpLayout& l) {
   row[fmt::format("mlp_{}_same_result", l.name)] = same;
 }
 
+// The data-parallel step written with lax::shard_map inside jit (replicated w, the batch split
+// over every device, grad inside, pmean, the update): a fresh jit's first call (trace, and the
+// compiled program found in the process's cache) and a cached call. With check_vma (`key`
+// "shard_map_step") the gradient is summed over "dp" (JAX's types): one more all-reduce than the
+// unchecked step ("shard_map_step_unchecked"), whose program is the one before issue 50.
+void shard_map_step(nlohmann::ordered_json& row, int iterations, bool check_vma,
+                    const std::string& key) {
+  const Mesh mesh(devices(), {static_cast<int64_t>(devices().size())}, {"dp"});
+  const int64_t rows = 16 * static_cast<int64_t>(devices().size());
+  const Array w = filled({16, 4}, NamedSharding(mesh, P()), 0.5f);
+  const Array x = filled({rows, 16}, NamedSharding(mesh, P("dp")), 0.25f);
+  const Array y = filled({rows, 4}, NamedSharding(mesh, P("dp")), 1.0f);
+  auto body = [](const Tensor& wb, const Tensor& xb, const Tensor& yb) {
+    auto loss = [](const Tensor& v, const Tensor& a, const Tensor& b) {
+      const Tensor d = jnp::matmul(a, v) - b;
+      return jnp::mean(d * d);
+    };
+    return wb - 0.1f * lax::pmean(grad(loss)(wb, xb, yb), "dp");
+  };
+  auto make = [&] {
+    return jit([&](const Tensor& a, const Tensor& b, const Tensor& c) {
+      return lax::shard_map(body, mesh, {P(), P("dp"), P("dp")}, P(), {.check_vma = check_vma})(
+          a, b, c);
+    });
+  };
+  const double first_s = timed(iterations,
+                               [&] {
+                                 for (int i = 0; i < 20; ++i) make()(w, x, y);
+                               }) /
+                         20;
+  auto step = make();
+  step(w, x, y);
+  const double cached_s = timed(iterations,
+                                [&] {
+                                  for (int i = 0; i < 200; ++i) step(w, x, y);
+                                }) /
+                          200;
+  row[key + "_first_call_ms"] = first_s * 1e3;
+  row[key + "_cached_us"] = cached_s * 1e6;
+}
+
 }  // namespace
 
 int run_jit_worker(const JitBenchOptions& o) {
@@ -159,6 +200,8 @@ int run_jit_worker(const JitBenchOptions& o) {
   nlohmann::ordered_json row;
   row["processes"] = process_count();
   dispatch(row, o.iterations);
+  shard_map_step(row, o.iterations, true, "shard_map_step");
+  shard_map_step(row, o.iterations, false, "shard_map_step_unchecked");
   contraction(row, o.iterations);
   fusion(row, o.iterations);
   const int n = process_count();

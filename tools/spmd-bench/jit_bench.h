@@ -4,6 +4,9 @@
 // - contraction: a (2048 × 2048) · (2048 × 2048) float32 matmul split by rows over the
 //   processes, beside OpenBLAS on the same per-device blocks;
 // - fusion: `a * b + c` over 16 Mi float32 on one device, beside a hand-written single loop;
+// - shard_map step: seed 002's data-parallel step written with lax::shard_map under jit (grad
+//   inside, pmean), with check_vma and without: a fresh jit's first call (the trace, and the
+//   program found in the process's compile cache) and a cached call;
 // - mlp: a two-layer MLP forward, data-parallel and Megatron-style, beside the same computation
 //   written with shard_map and the named collectives;
 // - with JAX (--impls spmd,jax, the default): the same dispatch, matmul, fusion and MLP forwards

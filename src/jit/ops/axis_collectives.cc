@@ -200,12 +200,11 @@ std::vector<std::pair<int, int>> perm_of(const AttributeReader& r) {
 
 const bool registered = [] {
   for (const bool scatter : {false, true}) {
-    register_operation(scatter ? "psum_scatter" : "all_gather",
-                       [scatter](const AttributeReader& r) {
-                         return make_operation<AxisGatherOp>(scatter, mesh_of(r), axes_of(r),
-                                                             static_cast<int>(r.integer("dim")),
-                                                             checks_vma(r));
-                       });
+    register_operation(
+        scatter ? "psum_scatter" : "all_gather", [scatter](const AttributeReader& r) {
+          return make_operation<AxisGatherOp>(scatter, mesh_of(r), axes_of(r),
+                                              static_cast<int>(r.integer("dim")), checks_vma(r));
+        });
   }
   register_operation("ppermute", [](const AttributeReader& r) {
     return make_operation<AxisPermuteOp>(mesh_of(r), axes_of(r), perm_of(r), checks_vma(r));

@@ -90,8 +90,7 @@ Cotangents ManualOutOp::vjp(const Op& op, const Tensor& /*result*/,
   if (check_vma_) return {block};
   // Unchecked: a result the spec leaves whole along some axes was one device's of as many
   // copies; JAX divides its cotangent by their number.
-  const int64_t copies =
-      axes_size(unmentioned(*sharding_, op.shape.size()), sharding_->mesh());
+  const int64_t copies = axes_size(unmentioned(*sharding_, op.shape.size()), sharding_->mesh());
   return {copies == 1 ? block : block / static_cast<double>(copies)};
 }
 
