@@ -287,7 +287,7 @@ Tensor psum_scatter(const Tensor& x, const AxisEntry& axes, int scatter_dimensio
         "scatters one row to each)",
         d, x.shape()[static_cast<size_t>(d)], n));
   }
-  const Tensor out = compiler::axis_gather(summable(x), mesh, positions, d, true, checks());
+  Tensor out = compiler::axis_gather(summable(x), mesh, positions, d, true, checks());
   if (tiled) return out;
   Shape shape = out.shape();
   shape.erase(shape.begin() + d);
