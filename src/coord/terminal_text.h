@@ -1,6 +1,8 @@
 // Text that processes chose (hostnames, key and barrier names, the calls they describe) made safe
-// to print on an operator's terminal: every byte below 0x20, DEL, and every byte that is not part
-// of valid UTF-8 becomes a visible escape (\x1b, \x0a, \xff), so a name can neither clear the
+// to print on an operator's terminal: every byte below 0x20, DEL, the C1 controls, the line and
+// paragraph separators U+2028/U+2029, the bidirectional controls (U+202A-U+202E, U+2066-U+2069)
+// and every byte that is not part of valid UTF-8 become visible escapes (\x1b, \x0a, \xff, each
+// byte of \xe2\x80\xa8), so a name can neither clear the
 // screen, retitle the window, nor start a line that reads as another process's row; and a cell
 // is cut to a width, ending in "…", so a long name cannot push the columns apart. Pure;
 // thread-safe.

@@ -23,6 +23,15 @@ TEST(TerminalText, ControlCharactersAndInvalidUtf8BecomeVisibleEscapes) {
   EXPECT_EQ(terminal_safe("\xc2\x9b"), "\\xc2\\x9b");  // C1 CSI, which terminals obey
   EXPECT_EQ(terminal_safe("\xc0\xaf"), "\\xc0\\xaf");  // an overlong '/'
   EXPECT_EQ(terminal_safe("\x7f"), "\\x7f");
+  // Line separators (Python's splitlines breaks on them) and a right-to-left override.
+  EXPECT_EQ(terminal_safe("a\xe2\x80\xa8"
+                          "b\xe2\x80\xa9"),
+            "a\\xe2\\x80\\xa8b\\xe2\\x80\\xa9");
+  EXPECT_EQ(terminal_safe("\xe2\x80\xae"
+                          "9 dead"),
+            "\\xe2\\x80\\xae9 dead");
+  EXPECT_EQ(terminal_safe("\xe2\x81\xa6x\xe2\x81\xa9"), "\\xe2\\x81\\xa6x\\xe2\\x81\\xa9");
+  EXPECT_EQ(terminal_safe("\xe2\x80\x94"), "\xe2\x80\x94");  // an em dash stays
 }
 
 TEST(TerminalText, ACellIsCutToItsWidthWithAMark) {

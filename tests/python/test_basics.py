@@ -181,4 +181,4 @@ def test_errors_are_spmds_classes_and_python_exceptions_pass_through():
     with pytest.raises(spmd.errors.FailedPrecondition):
         spmd.distributed.initialize(num_processes=1)
     with pytest.raises(TypeError, match="spmd Arrays"):
-        spmd.jit(lambda x: x)(A)
+        spmd.jit(lambda x: x)("A")  # JAX: "is not a valid JAX type", a TypeError too

@@ -69,9 +69,12 @@ def test_calls_the_fast_path_cannot_take_go_through_python():
     assert len(slow) == 4
     f(spmd.device_put(X, spmd.NamedSharding(split().mesh, spmd.P())))  # another layout
     assert len(slow) == 5
+    out = f(X)  # a NumPy array: an uncommitted argument, as in JAX, placed in Python
+    assert len(slow) == 6 and not out.committed
+    np.testing.assert_array_equal(np.asarray(out), X + 1)
     with pytest.raises(TypeError):
-        f(X)  # a NumPy array: the Python path's error
-    assert len(slow) == 6
+        f("X")  # not an array: the Python path's error (JAX's is a TypeError too)
+    assert len(slow) == 7
 
 
 def test_pytree_results_come_back_whole_from_the_fast_path():
