@@ -4,7 +4,8 @@ import numpy as np
 
 from . import _arguments, _jit, _operators, _spmd
 from . import numpy as jnp
-from ._core import Array, Tensor, _put, committed_like, has_traced, make_array_from_process_local_data
+from ._core import (Array, Tensor, _put, committed_like, has_traced,
+                    make_array_from_process_local_data)
 from ._jit import _state
 from .tree_util import tree_flatten, tree_map, tree_unflatten
 
@@ -58,8 +59,8 @@ def shard_map(f=None, mesh=None, in_specs=None, out_specs=None, *, axis_names=fr
     if out_specs is None:
         raise TypeError("shard_map() missing required keyword argument: 'out_specs'")
     if in_specs is None:
-        raise ValueError("shard_map: give in_specs, a PartitionSpec for each argument (spmd "
-                         "cannot infer them: its meshes have no Explicit axes to infer from)")
+        raise ValueError("shard_map: give in_specs, a PartitionSpec (or a tree of them) for the "
+                         "arguments; spmd does not infer them from the arguments' types")
     names = sorted(axis_names, key=str)
 
     def traced(*args):
