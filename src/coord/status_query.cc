@@ -83,7 +83,9 @@ Attempt ask_once(const tcp::resolver::results_type& endpoints, const std::string
 
 // A connection closed before its answer is made again (the service drops the oldest connections
 // that have not authenticated when strangers crowd its port: admission.h), and so is a refused
-// one, up to kRefusalsMeaningGone in a row.
+// one: up to kRefusalsMeaningGone in a row while no connection was accepted (a wrong address or
+// a job that has ended fails fast), and until the deadline once one was (a live service whose
+// queue a flood fills refuses some connections for seconds).
 wire::StatusTable query_status(const std::string& address, const std::string& auth_token,
                                std::chrono::milliseconds timeout) {
   const HostPort hp = parse_host_port(address, "the coordinator address");
@@ -96,15 +98,19 @@ wire::StatusTable query_status(const std::string& address, const std::string& au
   Attempt a;
   int closed = 0;
   int refused = 0;  // in a row
-  for (auto delay = std::chrono::milliseconds(20);;
-       delay = std::min(2 * delay, decltype(delay)(500))) {
+  constexpr auto kQuick = std::chrono::milliseconds(20);
+  for (auto delay = kQuick;; delay = std::min(2 * delay, decltype(delay)(500))) {
     a = ask_once(endpoints, auth_token, until);
     if (a.outcome || Clock::now() + delay >= until) break;
     if (a.connected) {
       ++closed;
       refused = 0;
-    } else if (!a.refused || ++refused >= kRefusalsMeaningGone) {
+    } else if (!a.refused || (closed == 0 && ++refused >= kRefusalsMeaningGone)) {
       break;
+    } else if (closed > 0) {
+      // A live service's full queue: a slot frees for a moment after each burst it accepts, and
+      // a flood refills it within milliseconds, so ask again soon rather than later.
+      delay = kQuick / 2;
     }
     std::this_thread::sleep_for(delay);
   }

@@ -19,6 +19,7 @@ import time
 
 PROBE, STATUS = sys.argv[1], sys.argv[2]
 JOB_DEADLINE_S = 90
+STEP_S = 7
 
 
 def free_port():
@@ -98,15 +99,17 @@ class Flood:
 
 def run_case(name, make_strangers):
     port = free_port()
-    procs = [start(0, port, 3)]
+    # The job steps for STEP_S: longer than spmd-status's 5 s deadline after it asks, so a tool
+    # that needs its whole deadline to get through a flood still finds the job running.
+    procs = [start(0, port, STEP_S)]
     strangers = None
     failures = []
     try:
         if not wait_for_port(port, time.time() + 30):
             return [f"{name}: process 0's service never listened on {port}"]
         strangers = make_strangers(port)
-        procs += [start(1, port, 3), start(2, port, 3)]
-        time.sleep(1.5)  # inside the 3 s of steps
+        procs += [start(1, port, STEP_S), start(2, port, STEP_S)]
+        time.sleep(1.5)  # inside the steps
         status = subprocess.run([STATUS, f"127.0.0.1:{port}"], env=clean_env(),
                                 capture_output=True, text=True, timeout=30)
         rows = [line for line in status.stdout.splitlines() if line.strip()[:1].isdigit()]
