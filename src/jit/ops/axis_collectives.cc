@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <charconv>
 #include <cstring>
 
 #include "jit/lax.h"
@@ -179,6 +180,15 @@ std::vector<int> axes_of(const AttributeReader& r) {
   return {axes.begin(), axes.end()};
 }
 
+// A non-negative axis index written in a program's text; InvalidArgument for anything else.
+int index_of(const std::string& text) {
+  int value = -1;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value < 0)
+    throw InvalidArgument("ppermute: '" + text + "' in perm is not an axis index");
+  return value;
+}
+
 // "{0:1,1:0}"
 std::vector<std::pair<int, int>> perm_of(const AttributeReader& r) {
   std::vector<std::pair<int, int>> out;
@@ -192,7 +202,7 @@ std::vector<std::pair<int, int>> perm_of(const AttributeReader& r) {
     const std::string pair = text.substr(at, comma - at);
     const size_t colon = pair.find(':');
     if (colon == std::string::npos) throw InvalidArgument("ppermute: a pair without ':': " + pair);
-    out.emplace_back(std::stoi(pair.substr(0, colon)), std::stoi(pair.substr(colon + 1)));
+    out.emplace_back(index_of(pair.substr(0, colon)), index_of(pair.substr(colon + 1)));
     at = comma + 1;
   }
   return out;
