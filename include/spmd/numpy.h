@@ -57,6 +57,13 @@ Tensor tanh(const Tensor& a);
 Tensor sqrt(const Tensor& a);
 Tensor rsqrt(const Tensor& a);
 Tensor logistic(const Tensor& a);  // 1 / (1 + exp(-a)): lax.logistic, jax.nn.sigmoid
+// The C library's sin, cos, log1p, expm1 and erf, as XLA's CPU backend computes them (an integer
+// or bool operand in the default float, as exp's).
+Tensor sin(const Tensor& a);
+Tensor cos(const Tensor& a);
+Tensor log1p(const Tensor& a);
+Tensor expm1(const Tensor& a);
+Tensor erf(const Tensor& a);
 Tensor abs(const Tensor& a);
 Tensor sign(const Tensor& a);
 Tensor relu(const Tensor& a);  // maximum(a, 0), jax.nn.relu (a bool as the integer 0 or 1)
@@ -153,6 +160,21 @@ Tensor cumsum(const Tensor& a, std::optional<int> axis = std::nullopt);
 Tensor cumprod(const Tensor& a, std::optional<int> axis = std::nullopt);
 // The index of the first maximum along `axis` (int32); the whole array flattened when absent.
 Tensor argmax(const Tensor& a, std::optional<int> axis = std::nullopt);
+// The index of the first minimum (a NaN counts as it, as in JAX).
+Tensor argmin(const Tensor& a, std::optional<int> axis = std::nullopt);
+// Whether every (all) or some (any) element over `axes` is true, or nonzero (NaN counts); bool.
+// Over no elements: true and false.
+Tensor all(const Tensor& a, const AxisList& axes = {}, bool keepdims = false);
+Tensor any(const Tensor& a, const AxisList& axes = {}, bool keepdims = false);
+
+// Predicates: where a is NaN; where it is neither NaN nor infinite (everywhere for integers and
+// bools). bool, of a's shape.
+Tensor isnan(const Tensor& a);
+Tensor isfinite(const Tensor& a);
+// jnp.clip: maximum(lo, a), then minimum(hi, that), as JAX composes it (promoted as those are;
+// NaN kept; a tie's gradient split as maximum's and minimum's).
+Tensor clip(const Tensor& a, const Tensor& lo, const Tensor& hi);
+Tensor clip(const Tensor& a, Scalar lo, Scalar hi);
 
 // Contractions. matmul: NumPy's @ (1-D operands promoted and the added dimension removed,
 // batch dimensions broadcast); dot: jnp.dot, a product where either operand has rank 0, matmul
@@ -195,6 +217,12 @@ Tensor squeeze(const Tensor& a, const AxisList& axes = {});
 // out-of-range bounds clip as Python's slices do).
 Tensor slice(const Tensor& a, const std::vector<int64_t>& start, const std::vector<int64_t>& stop);
 Tensor concatenate(const std::vector<Tensor>& parts, int axis = 0);
+// The arrays, of one shape, joined along a new axis `axis` of the result.
+Tensor stack(const std::vector<Tensor>& parts, int axis = 0);
+// transpose exchanging two axes; moving axis `source` to position `destination`, the others in
+// their order.
+Tensor swapaxes(const Tensor& a, int axis1, int axis2);
+Tensor moveaxis(const Tensor& a, int source, int destination);
 
 // Creation (replicated; they take the trace from the thread's jit in progress and throw
 // InvalidArgument outside one). With out_sharding (Explicit axes only, as matmul's), the result's

@@ -108,6 +108,7 @@ def stop_gradient(x):
                     _stop_gradient(a), x)
 rsqrt = _numpy._op(lambda a: _spmd.tnp.rsqrt(a))
 logistic = _numpy._op(lambda a: _spmd.tnp.logistic(a))
+erf = _numpy._op(lambda a: _spmd.tnp.erf(a))
 
 _numpy._name_ops(globals(), "spmd.lax")
 _stop_gradient.public_name = "spmd.lax.stop_gradient"

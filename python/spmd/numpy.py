@@ -1,6 +1,7 @@
 """spmd.numpy: jax.numpy's names over spmd::numpy. Inside a traced function each call records
 one operation on spmd.Tensors; on Arrays it runs at once, compiled like JAX's eager operations
 (one cached jit per operation and static arguments)."""
+import builtins as _builtins
 import functools as _functools
 import inspect as _inspect
 import operator as _operator
@@ -55,7 +56,7 @@ ndarray = Array
 
 
 def _is_traced(*xs):
-    return any(isinstance(x, Tensor) for x in xs)
+    return _builtins.any(isinstance(x, Tensor) for x in xs)
 
 
 def _is_scalar(x):
@@ -159,9 +160,9 @@ def _call(fn, xs, statics, arrays, public_name):
     if _is_traced(*xs, *statics.values()):
         return fn(*_constants(xs, arrays), **statics)
     xs = [asarray(x) if isinstance(x, (_np.ndarray, _np.generic)) else x for x in xs]
-    if not any(isinstance(x, Array) for x in xs) and arrays and arrays[0] < len(xs):
+    if not _builtins.any(isinstance(x, Array) for x in xs) and arrays and arrays[0] < len(xs):
         xs[arrays[0]] = asarray(xs[arrays[0]])  # only Python scalars: JAX makes an Array
-    if not any(isinstance(x, Array) for x in xs):
+    if not _builtins.any(isinstance(x, Array) for x in xs):
         return fn(*xs, **statics)
     pattern = tuple(_ARRAY if isinstance(x, Array) else _static(x) for x in xs)
     arrays_in = [x for x in xs if isinstance(x, Array)]
@@ -200,6 +201,25 @@ tanh = _op(lambda a: _t.tanh(a))
 sqrt = _op(lambda a: _t.sqrt(a))
 abs = _op(lambda a: _t.abs(a))  # noqa: A001 - jax.numpy's name
 sign = _op(lambda a: _t.sign(a))
+sin = _op(lambda a: _t.sin(a))
+cos = _op(lambda a: _t.cos(a))
+log1p = _op(lambda a: _t.log1p(a))
+expm1 = _op(lambda a: _t.expm1(a))
+isnan = _op(lambda a: _t.isnan(a))
+isfinite = _op(lambda a: _t.isfinite(a))
+square = _op(lambda a: a * a)
+
+
+def _clip(arr, min=None, max=None):  # noqa: A002 - jax.numpy's names
+    """jnp.clip: maximum(min, arr), then minimum(max, that), either bound left out when None."""
+    if min is not None:
+        arr = _t.maximum(arr, min) if _is_scalar(min) else _t.maximum(min, arr)
+    if max is not None:
+        arr = _t.minimum(arr, max) if _is_scalar(max) else _t.minimum(max, arr)
+    return arr
+
+
+clip = _op(_clip, arrays=(0, 1, 2))
 # The comparisons as Python's operators (_operators.py): Python and NumPy scalars either side.
 equal = _op(lambda a, b: a == b)
 not_equal = _op(lambda a, b: a != b)
@@ -309,7 +329,32 @@ sum = _reduction("sum")  # noqa: A001
 mean = _reduction("mean")
 max = _reduction("max")  # noqa: A001
 min = _reduction("min")  # noqa: A001
-argmax = _op(lambda a, axis=None: _t.argmax(a, _axis(axis)))
+argmax = _op(lambda a, axis=None, keepdims=False: _keep(_t.argmax(a, _axis(axis)), a, axis,
+                                                      keepdims))
+argmin = _op(lambda a, axis=None, keepdims=False: _keep(_t.argmin(a, _axis(axis)), a, axis,
+                                                      keepdims))
+
+
+def _keep(out, a, axis, keepdims):
+    """An argmax/argmin result with the reduced axis kept at size 1 (every axis for None)."""
+    if not keepdims:
+        return out
+    if axis is None:
+        return _t.reshape(out, [1] * len(a.shape))
+    return _t.expand_dims(out, _operator.index(axis) % len(a.shape))
+
+
+def _logical(name):
+    fn = getattr(_t, name)
+
+    def reduce(a, axis=None, keepdims=False):
+        b, axes = _over(a, axis)
+        return fn(b, axes, keepdims and b is a)
+    return _op(reduce)
+
+
+all = _logical("all")  # noqa: A001 - jax.numpy's name
+any = _logical("any")  # noqa: A001
 def _cumulative(fn):
     """jnp.cumsum/cumprod: a 0-d array counts as one element of a vector, as in JAX."""
     def scan(a, axis=None):
@@ -353,27 +398,48 @@ def _expand_dims(a, axis):
 
 expand_dims = _op(_expand_dims, arrays=(0,))
 squeeze = _op(lambda a, axis=None: _t.squeeze(a, _axes(axis)))
+swapaxes = _op(lambda a, axis1, axis2: _t.swapaxes(a, _operator.index(axis1),
+                                                   _operator.index(axis2)), arrays=(0,))
+moveaxis = _op(lambda a, source, destination: _t.moveaxis(a, _operator.index(source),
+                                                          _operator.index(destination)),
+               arrays=(0,))
 
 
 def _concatenate(*xs, axis):
     return _t.concatenate(list(xs), axis)
 
 
-def concatenate(arrays, axis=0):
-    """jnp.concatenate: a sequence of arrays joined along `axis`."""
+def _stack(*xs, axis):
+    return _t.stack(list(xs), axis)
+
+
+def _joined(name, fn, arrays, axis):
+    """fn (_concatenate or _stack) of a sequence of arrays along `axis`, under jnp's `name`."""
     if isinstance(arrays, (Array, Tensor, _np.ndarray)) or not hasattr(arrays, "__iter__"):
-        raise TypeError(f"concatenate: a sequence of arrays expected, got "
+        raise TypeError(f"{name}: a sequence of arrays expected, got "
                         f"{type(arrays).__name__}")
     arrays = list(arrays)
-    _arguments.check_arraylike("concatenate", *arrays)
+    _arguments.check_arraylike(name, *arrays)
     if axis is None:  # jnp's: every array flattened, then joined
         arrays, axis = [reshape(x, (-1,)) for x in arrays], 0
     axis = _operator.index(axis)
     if _is_traced(*arrays):
-        return _t.concatenate(_constants(arrays, range(len(arrays))), axis)
+        return fn(*_constants(arrays, range(len(arrays))), axis=axis)
     arrays = [x if isinstance(x, Array) else asarray(x) for x in arrays]
-    return _eager(_concatenate, (_ARRAY,) * len(arrays), (("axis", _static(axis)),),
-                  "spmd.numpy.concatenate")(*arrays)
+    return _eager(fn, (_ARRAY,) * len(arrays), (("axis", _static(axis)),),
+                  f"spmd.numpy.{name}")(*arrays)
+
+
+def concatenate(arrays, axis=0):
+    """jnp.concatenate: a sequence of arrays joined along `axis`."""
+    return _joined("concatenate", _concatenate, arrays, axis)
+
+
+def stack(arrays, axis=0):
+    """jnp.stack: arrays of one shape joined along a new axis `axis`."""
+    if axis is None:
+        raise TypeError("stack: axis must be an integer, not None")
+    return _joined("stack", _stack, arrays, axis)
 
 
 def full(shape, fill_value, dtype=None):

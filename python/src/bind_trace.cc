@@ -193,7 +193,14 @@ void bind_numpy(nb::module_& m) {
                           {"sign", &jnp::sign},
                           {"rsqrt", &jnp::rsqrt},
                           {"logistic", &jnp::logistic},
-                          {"relu", &jnp::relu}}) {
+                          {"relu", &jnp::relu},
+                          {"sin", &jnp::sin},
+                          {"cos", &jnp::cos},
+                          {"log1p", &jnp::log1p},
+                          {"expm1", &jnp::expm1},
+                          {"erf", &jnp::erf},
+                          {"isnan", &jnp::isnan},
+                          {"isfinite", &jnp::isfinite}}) {
     t.def(name, static_cast<Tensor (*)(const Tensor&)>(fn));
   }
   using Reduction = Tensor (*)(const Tensor&, const jnp::AxisList&, bool);
@@ -201,7 +208,9 @@ void bind_numpy(nb::module_& m) {
                           {"mean", static_cast<Reduction>(&jnp::mean)},
                           {"max", static_cast<Reduction>(&jnp::max)},
                           {"min", static_cast<Reduction>(&jnp::min)},
-                          {"logsumexp", static_cast<Reduction>(&jnp::logsumexp)}}) {
+                          {"logsumexp", static_cast<Reduction>(&jnp::logsumexp)},
+                          {"all", static_cast<Reduction>(&jnp::all)},
+                          {"any", static_cast<Reduction>(&jnp::any)}}) {
     t.def(name, fn, nb::arg("a"), nb::arg("axes"), nb::arg("keepdims"));
   }
   t.def("var", &jnp::var, nb::arg("a"), nb::arg("axes"), nb::arg("ddof"), nb::arg("keepdims"));
@@ -217,6 +226,11 @@ void bind_numpy(nb::module_& m) {
     return jnp::astype(a, dtype_named(dtype));
   });
   t.def("argmax", &jnp::argmax, nb::arg("a"), nb::arg("axis").none());
+  t.def("argmin", &jnp::argmin, nb::arg("a"), nb::arg("axis").none());
+  t.def("clip", static_cast<Tensor (*)(const Tensor&, const Tensor&, const Tensor&)>(&jnp::clip));
+  t.def("clip", [](const Tensor& a, nb::handle lo, nb::handle hi) {
+    return jnp::clip(a, scalar_of(lo), scalar_of(hi));
+  });
   t.def("cumsum", &jnp::cumsum, nb::arg("a"), nb::arg("axis").none());
   t.def("cumprod", &jnp::cumprod, nb::arg("a"), nb::arg("axis").none());
   t.def("softmax", static_cast<Tensor (*)(const Tensor&, const jnp::AxisList&)>(&jnp::softmax));
@@ -228,6 +242,9 @@ void bind_numpy(nb::module_& m) {
   t.def("expand_dims", &jnp::expand_dims);
   t.def("squeeze", &jnp::squeeze);
   t.def("concatenate", &jnp::concatenate);
+  t.def("stack", &jnp::stack);
+  t.def("swapaxes", &jnp::swapaxes);
+  t.def("moveaxis", &jnp::moveaxis);
   t.def("slice", &jnp::slice);
   t.def("full", [](const Shape& shape, nb::handle value, const std::string& dtype) {
     return jnp::full(shape, scalar_of(value), dtype_named(dtype));

@@ -127,6 +127,23 @@ void unary_typed(Unary op, const ConstMap<T>& x, Map<T> y) {
       case Unary::kRoundEven:  // the default rounding mode, which spmd never changes
         y = x.unaryExpr([](T v) { return std::rint(v); });
         return;
+      // The C library's, as XLA's CPU code calls them (Eigen's vectorised sin and cos reduce
+      // large arguments less exactly).
+      case Unary::kSin:
+        y = x.unaryExpr([](T v) { return std::sin(v); });
+        return;
+      case Unary::kCos:
+        y = x.unaryExpr([](T v) { return std::cos(v); });
+        return;
+      case Unary::kLog1p:
+        y = x.unaryExpr([](T v) { return std::log1p(v); });
+        return;
+      case Unary::kExpm1:
+        y = x.unaryExpr([](T v) { return std::expm1(v); });
+        return;
+      case Unary::kErf:
+        y = x.unaryExpr([](T v) { return std::erf(v); });
+        return;
       default:
         break;
     }
@@ -514,7 +531,12 @@ std::string_view name(Unary op) {
                                         "floor",
                                         "ceil",
                                         "round",
-                                        "round_nearest_even"};
+                                        "round_nearest_even",
+                                        "sin",
+                                        "cos",
+                                        "log1p",
+                                        "expm1",
+                                        "erf"};
   static_assert(std::size(names) == static_cast<size_t>(kLastUnary) + 1);
   return names[static_cast<int>(op)];
 }

@@ -215,6 +215,16 @@ SPMD_HOST_DEVICE inline F unary_float(Unary op, F x) {
       return std::round(x);
     case Unary::kRoundEven:  // half to even, the default rounding mode
       return std::rint(x);
+    case Unary::kSin:
+      return std::sin(x);
+    case Unary::kCos:
+      return std::cos(x);
+    case Unary::kLog1p:
+      return std::log1p(x);
+    case Unary::kExpm1:
+      return std::expm1(x);
+    case Unary::kErf:
+      return std::erf(x);
     default:  // kCopy, kStopGradient
       return x;
   }

@@ -73,6 +73,11 @@ const std::map<std::string, std::string> kChecked = {
     {"ceil", "Row(\"ceil\""},
     {"round", "Row(\"floor_divide\""},
     {"round_nearest_even", "Row(\"rint\""},
+    {"sin", "Row(\"sin\""},
+    {"cos", "Row(\"cos\""},
+    {"log1p", "Row(\"log1p\""},
+    {"expm1", "Row(\"expm1\""},
+    {"erf", "Row(\"erf\""},
 };
 
 // Kind -> why the table has no row for it.

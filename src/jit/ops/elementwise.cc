@@ -192,6 +192,18 @@ Cotangents UnaryOp::vjp(const Op& op, const Tensor& y, std::span<const Tensor> o
     case Unary::kRelu:  // jax.nn.relu's: 1 where x > 0, else 0 (at 0 too)
       return {
           lax::select(lax::binary(Binary::kGt, x, lax::full_like(x, 0)), g, lax::full_like(g, 0))};
+    // JAX's JVP rules, transposed: sin's g cos x, cos's -(g sin x), log1p's g / (x + 1),
+    // expm1's g (y + 1), erf's g (2/√π exp(-x²)).
+    case Unary::kSin:
+      return {g * lax::unary(Unary::kCos, x)};
+    case Unary::kCos:
+      return {-(g * lax::unary(Unary::kSin, x))};
+    case Unary::kLog1p:
+      return {g / (x + 1.0f)};
+    case Unary::kExpm1:
+      return {g * (y + 1.0f)};
+    case Unary::kErf:
+      return {g * (lax::unary(Unary::kExp, -(x * x)) * 1.1283791670955126)};
     case Unary::kNot:
       break;
   }

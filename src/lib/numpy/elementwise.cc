@@ -108,6 +108,21 @@ Tensor rsqrt(const Tensor& a) {
 Tensor logistic(const Tensor& a) {
   return compiler::unary("logistic", Unary::kLogistic, a, floating_of(a.dtype()));
 }
+Tensor sin(const Tensor& a) {
+  return compiler::unary("sin", Unary::kSin, a, floating_of(a.dtype()));
+}
+Tensor cos(const Tensor& a) {
+  return compiler::unary("cos", Unary::kCos, a, floating_of(a.dtype()));
+}
+Tensor log1p(const Tensor& a) {
+  return compiler::unary("log1p", Unary::kLog1p, a, floating_of(a.dtype()));
+}
+Tensor expm1(const Tensor& a) {
+  return compiler::unary("expm1", Unary::kExpm1, a, floating_of(a.dtype()));
+}
+Tensor erf(const Tensor& a) {
+  return compiler::unary("erf", Unary::kErf, a, floating_of(a.dtype()));
+}
 Tensor abs(const Tensor& a) { return compiler::unary("abs", Unary::kAbs, a, a.dtype()); }
 Tensor sign(const Tensor& a) {
   compiler::refuse_bool("sign", a);
