@@ -43,8 +43,18 @@ class Array {
   const Sharding& sharding() const { return *sharding_; }
   std::shared_ptr<const Sharding> sharding_ptr() const { return sharding_; }
 
-  // This process's shards, in the sharding's device order.
-  const std::vector<Shard>& addressable_shards() const { return *shards_; }
+  // This process's shards, in the sharding's device order. Throws InvalidArgument once the
+  // array is deleted.
+  const std::vector<Shard>& addressable_shards() const {
+    if (!shards_) throw_deleted();
+    return *shards_;
+  }
+
+  // jax.Array.delete: drops this handle's shards (their memory is freed once no other handle,
+  // such as a copy of this Array, holds them); every later read of the data through this handle
+  // throws InvalidArgument saying the array was deleted. Deleting twice is allowed.
+  void delete_buffers() { shards_.reset(); }
+  bool is_deleted() const { return shards_ == nullptr; }
   // The data of addressable shard `i`. Throws InvalidArgument when out of range.
   const HostArray& addressable_data(int i) const;
 
@@ -62,6 +72,8 @@ class Array {
   std::string to_string() const;
 
  private:
+  [[noreturn]] void throw_deleted() const;
+
   Shape shape_;
   DType dtype_;
   std::shared_ptr<const Sharding> sharding_;

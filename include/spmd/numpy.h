@@ -57,13 +57,14 @@ Tensor tanh(const Tensor& a);
 Tensor sqrt(const Tensor& a);
 Tensor rsqrt(const Tensor& a);
 Tensor logistic(const Tensor& a);  // 1 / (1 + exp(-a)): lax.logistic, jax.nn.sigmoid
-// The C library's sin, cos, log1p, expm1 and erf, as XLA's CPU backend computes them (an integer
-// or bool operand in the default float, as exp's).
+// The C library's sin, cos, log1p, expm1, erf and erfc, as XLA's CPU backend computes them (an
+// integer or bool operand in the default float, as exp's).
 Tensor sin(const Tensor& a);
 Tensor cos(const Tensor& a);
 Tensor log1p(const Tensor& a);
 Tensor expm1(const Tensor& a);
 Tensor erf(const Tensor& a);
+Tensor erfc(const Tensor& a);  // 1 - erf(a), without the cancellation for large a
 Tensor abs(const Tensor& a);
 Tensor sign(const Tensor& a);
 Tensor relu(const Tensor& a);  // maximum(a, 0), jax.nn.relu (a bool as the integer 0 or 1)
@@ -217,6 +218,12 @@ Tensor squeeze(const Tensor& a, const AxisList& axes = {});
 // out-of-range bounds clip as Python's slices do).
 Tensor slice(const Tensor& a, const std::vector<int64_t>& start, const std::vector<int64_t>& stop);
 Tensor concatenate(const std::vector<Tensor>& parts, int axis = 0);
+// jnp.take in its default mode, "fill": a's elements at `indices` (any integer dtype) along
+// `axis` (a flattened when absent), the result's shape a's with that axis replaced by the
+// indices' shape. A negative index counts from the end once; one still outside the axis gives
+// the fill value: NaN for floats, the lowest value of a signed integer type, the highest of an
+// unsigned one, true. No derivative yet.
+Tensor take(const Tensor& a, const Tensor& indices, std::optional<int> axis = std::nullopt);
 // The arrays, of one shape, joined along a new axis `axis` of the result.
 Tensor stack(const std::vector<Tensor>& parts, int axis = 0);
 // transpose exchanging two axes; moving axis `source` to position `destination`, the others in

@@ -3,8 +3,9 @@
 import contextlib
 
 from . import _operators  # noqa: F401 - binds Python's operators on Arrays and Tensors
+from . import _methods  # noqa: F401 - binds jax.Array's methods (sum, astype, [], .at) on them
 from . import (_arguments, _spmd, checkpoint, data, distributed, errors, experimental, lax, nn,
-               numpy, optax, random, sharding, tree_util)
+               numpy, optax, random, sharding, tree, tree_util)
 from ._config import config
 from ._core import (Array, Shard, Tensor, device_put, make_array_from_callback,
                     make_array_from_process_local_data, make_array_from_single_device_arrays)
@@ -21,6 +22,14 @@ process_index = _arguments.public("spmd.process_index", _spmd.process_index)
 process_count = _arguments.public("spmd.process_count", _spmd.process_count)
 make_mesh = _arguments.public("spmd.make_mesh", _spmd.make_mesh)
 P = PartitionSpec
+
+
+def block_until_ready(x):
+    """jax.block_until_ready: waits for every Array of the pytree `x`, and returns `x`."""
+    for leaf in tree_util.tree_leaves(x):
+        if hasattr(leaf, "block_until_ready"):
+            leaf.block_until_ready()
+    return x
 
 
 def reshard(x, sharding):
@@ -50,9 +59,9 @@ def set_mesh(mesh):
 
 
 __all__ = ["Array", "AxisType", "NamedSharding", "P", "PartitionSpec", "Shard", "Tensor",
-           "checkpoint", "config", "data", "device_count", "device_put", "devices", "distributed",
+           "block_until_ready", "checkpoint", "config", "data", "device_count", "device_put", "devices", "distributed",
            "errors", "experimental", "grad", "jit", "lax", "local_device_count", "local_devices",
            "make_array_from_callback", "make_array_from_process_local_data",
            "make_array_from_single_device_arrays", "make_mesh", "nn", "numpy", "optax", "pmap",
            "process_count", "process_index", "random", "reshard", "set_mesh", "shard_map",
-           "sharding", "tree_map", "tree_util", "value_and_grad", "vjp", "vmap"]
+           "sharding", "tree", "tree_map", "tree_util", "value_and_grad", "vjp", "vmap"]

@@ -7,7 +7,7 @@ import weakref
 
 import numpy as np
 
-from . import _arguments, _spmd
+from . import _arguments, _spmd, _weak
 from ._core import Array, Tensor, _put, committed_like, device_put, has_traced
 from .tree_util import tree_flatten, tree_unflatten
 
@@ -89,8 +89,11 @@ class _Jitted(_spmd._Jit):
         static_kw = tuple(sorted((k, v) for k, v in kwargs.items() if k in self._static_names))
         dynamic_kw = {k: v for k, v in kwargs.items() if k not in self._static_names}
         leaves, treedef = tree_flatten((dynamic, dynamic_kw))
-        # A NumPy array is an uncommitted argument, as in JAX (placed with the others below).
-        leaves = [device_put(x) if isinstance(x, (np.ndarray, np.generic)) else x for x in leaves]
+        # A NumPy array is an uncommitted argument, as in JAX (placed with the others below); a
+        # Python bool, int or float a rank-0 one of the default dtype, the int and float weak.
+        weak = tuple(i for i, x in enumerate(leaves) if type(x) in (int, float))
+        leaves = [device_put(x) if isinstance(x, (np.ndarray, np.generic)) else
+                  _python_scalar(x) if type(x) in (bool, int, float) else x for x in leaves]
         for leaf in leaves:
             if not isinstance(leaf, Array):
                 raise TypeError(
@@ -99,14 +102,15 @@ class _Jitted(_spmd._Jit):
         if not all(getattr(a, "_committed", True) for a in leaves):
             leaves = _place(leaves, self._what, self._shard_map_mesh)
         structure = (f"{treedef!r}|static #{self._static_id(static, static_kw)} at "
-                     f"{[i for i, _ in static]} {[k for k, _ in static_kw]}")
+                     f"{[i for i, _ in static]} {[k for k, _ in static_kw]}"
+                     f"{f'|weak {list(weak)}' if weak else ''}")
         # The output tree's key: what the function's Python code can branch on. (The C++ core
         # keys its cache by the layouts too, and traces again, updating this entry, when they
         # change.)
         key = (structure, tuple((a.shape, a._dtype) for a in leaves), _spmd._x64_enabled())
-        return leaves, treedef, static, static_kw, structure, key
+        return leaves, treedef, static, static_kw, structure, key, weak
 
-    def _trace_fn(self, treedef, static, static_kw, key):
+    def _trace_fn(self, treedef, static, static_kw, key, weak=()):
         def trace(tensors):
             dynamic, dynamic_kw = tree_unflatten(treedef, tensors)
             args = list(dynamic)
@@ -114,7 +118,8 @@ class _Jitted(_spmd._Jit):
                 args.insert(i, value)
             _state.depth = getattr(_state, "depth", 0) + 1
             try:
-                out = self._fun(*args, **dynamic_kw, **dict(static_kw))
+                with _weak.Scope([tensors[i] for i in weak]):
+                    out = self._fun(*args, **dynamic_kw, **dict(static_kw))
             finally:
                 _state.depth -= 1
             leaves, out_tree = tree_flatten(out)
@@ -131,8 +136,8 @@ class _Jitted(_spmd._Jit):
             # Called inside another traced function: its operations join that program, as a
             # nested jax.jit's are inlined into the outer one's.
             return self._fun(*args, **kwargs)
-        leaves, treedef, static, static_kw, structure, key = self._prepare(args, kwargs)
-        trace = self._trace_fn(treedef, static, static_kw, key)
+        leaves, treedef, static, static_kw, structure, key, weak = self._prepare(args, kwargs)
+        trace = self._trace_fn(treedef, static, static_kw, key, weak)
         _state.shard_map_mesh = None
         try:
             outs = self._core_call(leaves, structure, trace)
@@ -152,9 +157,62 @@ class _Jitted(_spmd._Jit):
         return tree_unflatten(tree, committed_like(outs, leaves))
 
     def lower(self, *args, **kwargs):
-        leaves, treedef, static, static_kw, structure, key = self._prepare(args, kwargs)
-        return self._core_lower(leaves, structure,
-                                self._trace_fn(treedef, static, static_kw, key))
+        """jax.jit(f).lower(*args): the program for these arguments; .as_text() its text,
+        .compile() a callable for arguments of the same types."""
+        leaves, treedef, static, static_kw, structure, key, weak = self._prepare(args, kwargs)
+        core = self._core_lower(leaves, structure,
+                                self._trace_fn(treedef, static, static_kw, key, weak))
+        return Lowered(core, self, key)
+
+
+class Lowered:
+    """jax.stages.Lowered: as_text() is the traced program (global_text() the program as the
+    compiler partitions it); compile() gives a Compiled."""
+
+    def __init__(self, core, jitted, key):
+        self._core, self._jitted, self._key = core, jitted, key
+
+    def as_text(self, dialect=None, debug_info=False):
+        return self._core.as_text()
+
+    def global_text(self):
+        return self._core.global_text()
+
+    def compile(self, compiler_options=None):
+        return Compiled(self)
+
+
+class Compiled:
+    """jax.stages.Compiled: callable with arguments of the types it was lowered for (a
+    TypeError, as JAX's, for others); runs through the jitted function's cache."""
+
+    def __init__(self, lowered):
+        self._lowered = lowered
+
+    def as_text(self):
+        return self._lowered.as_text()
+
+    def __call__(self, *args, **kwargs):
+        jitted = self._lowered._jitted
+        key = jitted._prepare(args, kwargs)[5]
+        if key != self._lowered._key:
+            raise TypeError(
+                "Argument types differ from the types for which this computation was compiled. "
+                f"Compiled for {_signature(self._lowered._key)}, called with {_signature(key)}")
+        return jitted(*args, **kwargs)
+
+
+def _signature(key):
+    return ", ".join(f"{d}{list(s)}" for s, d in key[1])
+
+
+def _python_scalar(x):
+    """A Python scalar jit argument as JAX takes it: a rank-0 uncommitted Array of the default
+    dtype (bool, int32, float32; 64-bit under x64). An int beyond it is NumPy's OverflowError,
+    as JAX's."""
+    from ._core import default_float, default_int
+    dtype = np.bool_ if type(x) is bool else default_int() if type(x) is int else default_float()
+    return device_put(np.asarray(x, dtype=dtype))
 
 
 def _place(leaves, name, mesh=None):
@@ -180,12 +238,33 @@ def _place(leaves, name, mesh=None):
             else _put(a, target) for a in leaves]
 
 
-def jit(fun=None, *, static_argnums=(), static_argnames=()):
-    """jax.jit, also as a decorator with keywords: @jit(static_argnums=1)."""
+def jit(fun=None, in_shardings=None, out_shardings=None, static_argnums=(), static_argnames=(),
+        donate_argnums=(), donate_argnames=(), keep_unused=False, device=None, backend=None,
+        inline=False, compiler_options=None):
+    """jax.jit, also as a decorator with keywords: @jit(static_argnums=1).
+
+    in_shardings: a Sharding (or a PartitionSpec on the mesh in scope) for every positional
+    argument, or a tuple of them, one per positional argument, each a pytree prefix of it (None:
+    unspecified). An uncommitted argument is placed so; a committed one laid out otherwise is
+    JAX's ValueError. out_shardings: the outputs' layout, likewise (a prefix of the output tree).
+    donate_argnums / donate_argnames: those arguments' Arrays are deleted once the call has run,
+    as JAX deletes donated buffers (spmd reuses no buffer for the outputs: donation frees the
+    inputs' memory, no more). keep_unused, inline and compiler_options change nothing here;
+    device and backend are refused, as JAX deprecates them."""
+    options = dict(in_shardings=in_shardings, out_shardings=out_shardings,
+                   static_argnums=static_argnums, static_argnames=static_argnames,
+                   donate_argnums=donate_argnums, donate_argnames=donate_argnames)
     if fun is None:
-        return lambda f: jit(f, static_argnums=static_argnums, static_argnames=static_argnames)
+        return lambda f: jit(f, **options)
     _arguments.check_callable(fun)
-    return _Jitted(fun, static_argnums, static_argnames)
+    if device is not None or backend is not None:
+        raise ValueError("spmd.jit: device= and backend= are not supported (JAX deprecates "
+                         "them); place the arguments with device_put, or give in_shardings")
+    if in_shardings is None and out_shardings is None and donate_argnums in ((), [], None) and \
+            donate_argnames in ((), [], None):
+        return _Jitted(fun, static_argnums, static_argnames)
+    from ._jit_options import ShardedJitted
+    return ShardedJitted(fun, **options)
 
 
 def _own_leaves(args, nums):

@@ -11,7 +11,7 @@ import operator
 
 import numpy as np
 
-from . import _spmd, errors
+from . import _spmd, _weak, errors
 from . import numpy as jnp
 from ._core import Array, Tensor, _bytes, _host
 
@@ -84,7 +84,11 @@ def _with_operand(fn):
         if other is None:
             _refuse_operand("an operator on a traced value", b)
             return NotImplemented
-        return fn(a, other)
+        if not _weak.keys():
+            return fn(a, other)
+        (a, other), weak = _weak.harmonize([a, other])
+        out = fn(a, other)
+        return _weak.mark(out) if weak else out
     return method
 
 

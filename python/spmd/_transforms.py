@@ -1,5 +1,7 @@
 """vmap, shard_map and pmap over spmd's C++ transformations: the function runs on traced values,
 its arguments' and results' pytrees flattened around the C++ call."""
+import threading
+
 import numpy as np
 
 from . import _arguments, _jit, _operators, _spmd
@@ -74,7 +76,8 @@ def shard_map(f=None, mesh=None, in_specs=None, out_specs=None, *, axis_names=fr
         out_leaf_specs = []
 
         def body(blocks):
-            result = f(*tree_unflatten(tree, list(blocks)))
+            with _BodyMesh(on):
+                result = f(*tree_unflatten(tree, list(blocks)))
             out_leaves, out_tree = tree_flatten(result)
             out_leaf_specs.append((out_tree, _specs_per_leaf(out_specs, result, "out_specs")))
             return out_leaves
@@ -96,6 +99,31 @@ def shard_map(f=None, mesh=None, in_specs=None, out_specs=None, *, axis_names=fr
         return compiled(*tree_unflatten(tree, placed))
 
     return call
+
+
+class _BodyMesh:
+    """While a shard_map or pmap body is traced: its mesh, innermost last (lax.axis_size reads
+    the axes' sizes from it)."""
+    _local = threading.local()
+
+    def __init__(self, mesh):
+        self._mesh = mesh
+
+    def __enter__(self):
+        stack = getattr(self._local, "stack", None)
+        if stack is None:
+            stack = self._local.stack = []
+        stack.append(self._mesh)
+
+    def __exit__(self, *exc):
+        self._local.stack.pop()
+        return False
+
+
+def body_mesh():
+    """The mesh of the shard_map or pmap body being traced on this thread, or None."""
+    stack = getattr(_BodyMesh._local, "stack", None)
+    return stack[-1] if stack else None
 
 
 def _mesh_in_scope():
@@ -167,7 +195,8 @@ class _Pmapped:
         leaf_specs = [spec for a, spec in zip(args, specs) for _ in tree_flatten(a)[0]]
 
         def flat_body(blocks):
-            return body(*tree_unflatten(tree, list(blocks)))
+            with _BodyMesh(self._mesh):
+                return body(*tree_unflatten(tree, list(blocks)))
 
         # JAX 0.10.2 runs pmap as a shard_map with check_vma=False.
         outs = _spmd._shard_map(self._mesh, leaf_specs, lambda: [_spmd.PartitionSpec(self._axis)],

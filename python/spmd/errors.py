@@ -19,6 +19,36 @@ PermissionDenied = _errors.PermissionDenied
 ResourceExhausted = _errors.ResourceExhausted
 
 
+# InvalidArgument raised by an operation's checks, in the type JAX raises for the same mistake
+# (its message unchanged): an axis out of range is JAX's IndexError, operand shapes an operation
+# cannot take its TypeError. Both stay InvalidArgument (and so ValueError) for spmd's own code.
+class AxisError(InvalidArgument, IndexError):
+    """An axis out of range for an operand's rank."""
+
+
+class ShapeError(InvalidArgument, TypeError):
+    """Operand shapes (or dtypes) an operation cannot take: a permutation that is not one,
+    contracting sizes that differ, arrays that do not concatenate, a negative dimension."""
+
+
+_AXIS = ("out of range", "out of bounds")
+_SHAPE = ("not a permutation", "does not match", "contracting dimensions", " has sizes ",
+          "cannot reshape", "negative dimension", "nonnegative", "of different ranks",
+          "must have the same shape")
+
+
+def in_jax_terms(error):
+    """`error` (an InvalidArgument) as the AxisError or ShapeError JAX's type calls for, or
+    itself."""
+    text = str(error)
+    if type(error) is InvalidArgument:
+        if any(p in text for p in _AXIS):
+            return AxisError(text)
+        if any(p in text for p in _SHAPE):
+            return ShapeError(text)
+    return error
+
+
 # A traced value used where Python needs a concrete one, under JAX's names (jax.errors), each a
 # TypeError as JAX's are: its value is not known while the function is traced.
 class ConcretizationTypeError(TypeError):

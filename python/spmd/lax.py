@@ -2,6 +2,8 @@
 all_gather, psum_scatter, ppermute, axis_index, pcast), with_sharding_constraint, stop_gradient,
 rsqrt and logistic. Inside a shard_map with check_vma (the default) values are typed by the axes
 they vary over, as in JAX 0.10.2 (include/spmd/traced_shard_map.h)."""
+import numpy as _np
+
 from . import _arguments, _spmd, numpy as _numpy
 from ._core import Tensor as _Tensor
 from .tree_util import tree_map as _tree_map
@@ -109,6 +111,7 @@ def stop_gradient(x):
 rsqrt = _numpy._op(lambda a: _spmd.tnp.rsqrt(a))
 logistic = _numpy._op(lambda a: _spmd.tnp.logistic(a))
 erf = _numpy._op(lambda a: _spmd.tnp.erf(a))
+erfc = _numpy._op(lambda a: _spmd.tnp.erfc(a))
 
 _numpy._name_ops(globals(), "spmd.lax")
 _stop_gradient.public_name = "spmd.lax.stop_gradient"
@@ -204,3 +207,105 @@ def cond(pred, true_fun, false_fun, *operands):
         raise TypeError("true_fun and false_fun output must have identical types, got "
                         f"{tree} and {other}")
     return tree_unflatten(tree, [_numpy.where(pred, a, b) for a, b in zip(yes, no)])
+
+
+def switch(index, branches, *operands):
+    """jax.lax.switch: branches[index](*operands), index clamped into range. A traced index
+    computes every branch and selects each leaf of the result (as cond does)."""
+    from .tree_util import tree_flatten, tree_unflatten
+    branches = list(branches)
+    if not branches:
+        raise ValueError("Empty branch sequence")
+    if not isinstance(index, _Tensor):
+        i = int(_np.asarray(index))
+        return branches[min(max(i, 0), len(branches) - 1)](*operands)
+    index = _numpy.clip(index, 0, len(branches) - 1)
+    outs = [tree_flatten(b(*operands)) for b in branches]
+    tree = outs[0][1]
+    for _, other in outs[1:]:
+        if other != tree:
+            raise TypeError(f"branch outputs must have identical types, got {tree} and {other}")
+    leaves = list(outs[-1][0])
+    for k in range(len(branches) - 2, -1, -1):
+        leaves = [_numpy.where(index == k, a, b) for a, b in zip(outs[k][0], leaves)]
+    return tree_unflatten(tree, leaves)
+
+
+def while_loop(cond_fun, body_fun, init_val):
+    """jax.lax.while_loop where the condition is known while tracing (outside jit, or on
+    Python values): body_fun repeated while cond_fun holds. A condition on traced values needs a
+    loop in the program, which spmd's programs lack: TypeError saying so."""
+    from ._core import Array
+    val = _tree_map(lambda v: v if isinstance(v, (_Tensor, Array)) else _numpy.asarray(v),
+                    init_val)  # arrays, as JAX's loop carries them (a Python int: int32)
+    while True:
+        go = cond_fun(val)
+        if isinstance(go, _Tensor):
+            raise TypeError("spmd.lax.while_loop: the condition depends on traced values, and "
+                            "spmd's compiled programs have no loops; use fori_loop or scan with "
+                            "a known trip count, or run the loop outside jit")
+        if not bool(go):
+            return val
+        val = body_fun(val)
+
+
+def axis_size(axis_name):
+    """jax.lax.axis_size: the number of devices along the named mesh axes (their product for a
+    tuple), inside a shard_map or pmap body."""
+    from ._transforms import body_mesh
+    mesh = body_mesh()
+    names = axis_name if isinstance(axis_name, (tuple, list)) else (axis_name,)
+    sizes = {} if mesh is None else dict(zip(mesh.axis_names, mesh.axis_sizes))
+    total = 1
+    for name in names:
+        if name not in sizes:
+            raise NameError(f"unbound axis name: {name} (axis_size runs inside a shard_map or "
+                            "pmap function)")
+        total *= sizes[name]
+    return total
+
+
+def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None,
+                out_sharding=None):
+    """jax.lax.dot_general: contracting and batch dimensions as ((lhs_contract, rhs_contract),
+    (lhs_batch, rhs_batch)); the result's dimensions are the batch ones, then lhs's free ones,
+    then rhs's (an einsum of spmd.numpy)."""
+    (lc, rc), (lb, rb) = dimension_numbers
+    lc, rc, lb, rb = (tuple(int(d) for d in x) for x in (lc, rc, lb, rb))
+    if len(lc) != len(rc) or len(lb) != len(rb):
+        raise TypeError(f"dot_general requires equal numbers of lhs and rhs contracting and "
+                        f"batch dimensions, got {dimension_numbers}")
+    letters = iter("abcdefghijklmnopqrstuvwxyz")
+    ls = [next(letters) for _ in range(_np.ndim(lhs) if not hasattr(lhs, "shape")
+                                       else len(lhs.shape))]
+    rs = [next(letters) for _ in range(len(rhs.shape) if hasattr(rhs, "shape")
+                                       else _np.ndim(rhs))]
+    for i, j in zip(lc + lb, rc + rb):
+        rs[j] = ls[i]
+    out = [ls[i] for i in lb] + [c for i, c in enumerate(ls) if i not in lc + lb] + \
+        [c for j, c in enumerate(rs) if j not in rc + rb]
+    result = _numpy.einsum(f"{''.join(ls)},{''.join(rs)}->{''.join(out)}", lhs, rhs)
+    return result if preferred_element_type is None else \
+        _numpy.astype(result, preferred_element_type)
+
+
+def _float_unary(name, fn):
+    """lax's element-wise function `name` on a floating operand (JAX's TypeError for others)."""
+    def unary(x):
+        dtype = getattr(x, "dtype", None) or _np.asarray(x).dtype
+        if not (_np.dtype(dtype).kind == "f" or str(dtype) == "bfloat16"):
+            raise TypeError(f"lax.{name} does not accept dtype {dtype}. Accepted dtypes are "
+                            "subtypes of floating.")
+        return fn(x)
+    unary.__name__ = name
+    return unary
+
+
+exp = _float_unary("exp", _numpy.exp)
+log = _float_unary("log", _numpy.log)
+sin = _float_unary("sin", _numpy.sin)
+cos = _float_unary("cos", _numpy.cos)
+tanh = _float_unary("tanh", _numpy.tanh)
+sqrt = _float_unary("sqrt", _numpy.sqrt)
+log1p = _float_unary("log1p", _numpy.log1p)
+expm1 = _float_unary("expm1", _numpy.expm1)

@@ -8,7 +8,8 @@ import operator as _operator
 
 import numpy as _np
 
-from . import _arguments, _jit, _spmd
+from . import _arguments, _jit, _spmd, _weak
+from . import errors as _errors
 from ._core import _BFLOAT16, Array, Tensor, _check_host
 from ._core import device_put as _device_put
 from ._core import dtype_name as _dtype_name
@@ -113,6 +114,11 @@ def _op(fn, arrays=None):
         _check_arrays(wrapped, xs, statics, arrays, names)
         try:
             return _call(fn, xs, statics, arrays, wrapped.public_name)
+        except _spmd.errors.InvalidArgument as error:
+            translated = _errors.in_jax_terms(error)
+            if translated is error:
+                raise
+            raise translated from None
         except TypeError as error:
             if not _arguments.is_overload_error(error):
                 raise
@@ -158,7 +164,9 @@ def _constants(xs, positions):
 
 def _call(fn, xs, statics, arrays, public_name):
     if _is_traced(*xs, *statics.values()):
-        return fn(*_constants(xs, arrays), **statics)
+        xs, weak = _weak.harmonize(_constants(xs, arrays))
+        out = fn(*xs, **statics)
+        return _weak.mark(out) if weak else out
     xs = [asarray(x) if isinstance(x, (_np.ndarray, _np.generic)) else x for x in xs]
     if not _builtins.any(isinstance(x, Array) for x in xs) and arrays and arrays[0] < len(xs):
         xs[arrays[0]] = asarray(xs[arrays[0]])  # only Python scalars: JAX makes an Array
@@ -432,18 +440,32 @@ def _joined(name, fn, arrays, axis):
 
 def concatenate(arrays, axis=0):
     """jnp.concatenate: a sequence of arrays joined along `axis`."""
-    return _joined("concatenate", _concatenate, arrays, axis)
+    try:
+        return _joined("concatenate", _concatenate, arrays, axis)
+    except _spmd.errors.InvalidArgument as error:
+        raise _errors.in_jax_terms(error) from None
 
 
 def stack(arrays, axis=0):
     """jnp.stack: arrays of one shape joined along a new axis `axis`."""
     if axis is None:
         raise TypeError("stack: axis must be an integer, not None")
-    return _joined("stack", _stack, arrays, axis)
+    try:
+        return _joined("stack", _stack, arrays, axis)
+    except _spmd.errors.InvalidArgument as error:
+        raise _errors.in_jax_terms(error) from None
 
 
 def full(shape, fill_value, dtype=None):
     shape = list(_arguments.shape_tuple(shape, "full"))
+    if _builtins.any(d < 0 for d in shape):
+        raise _errors.ShapeError(f"full: shape must have every element be nonnegative, got "
+                                 f"{tuple(shape)}")
+    if not isinstance(fill_value, (bool, int, float, _np.number, _np.bool_)):
+        kind = getattr(_np.asarray(fill_value), "dtype", None)
+        if kind is None or kind.kind not in "biuf":
+            raise TypeError(f"full: fill_value {fill_value!r} is not a valid array value; only "
+                            "numbers are supported")
     if dtype is None:
         dtype = (_np.bool_ if isinstance(fill_value, bool) else
                  _default_float() if isinstance(fill_value, float) else _default_int())
@@ -493,6 +515,13 @@ def array(object, dtype=None, copy=True):  # noqa: A002 (NumPy's and JAX's name)
     """jnp.array: as asarray, but a copy unless copy=False."""
     return asarray(object, dtype=dtype, copy=copy)
 
+
+def _check_arraylike_one(name, a):
+    if type(a) not in _PLAIN:
+        _arguments.check_arraylike(name, a)
+
+
+from ._numpy_composed import *  # noqa: E402,F401,F403 - composed as jax.numpy composes them
 
 # Python's operators on Arrays and Tensors: _operators.py.
 

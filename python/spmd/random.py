@@ -1,13 +1,26 @@
-"""spmd.random: jax.random's raw-key functions (PRNGKey, split, fold_in, normal, uniform,
-randint) over spmd::random, on Arrays and inside traced functions, with JAX's values. A key made
-by PRNGKey is uncommitted (on the first local device); samples are committed as their key is.
-A key is an Array or Tensor of two uint32 words, or such a NumPy array (made an Array); seeds
-and fold_in data out of range are OverflowErrors, as in JAX."""
+"""spmd.random: jax.random over spmd::random, on Arrays and inside traced functions, with JAX's
+values (Threefry-2x32, partitionable).
+
+Keys are raw (PRNGKey: uint32 data of shape (2,), also from NumPy) or typed (key: a KeyArray of
+dtype key<fry>, whose key_data is that uint32 data); every function takes either and a typed key
+gives typed keys back. A key made by PRNGKey or key is uncommitted (on the first local device);
+samples are committed as their key is. Seeds and fold_in data out of range are OverflowErrors,
+as in JAX.
+
+Exactness against JAX 0.10.2 (tests/python/jax_parity/test_random.py runs both): PRNGKey, key,
+split, fold_in, bits, uniform, normal, truncated_normal, bernoulli, randint, gumbel, categorical,
+permutation, choice and rademacher are bit for bit (spmd::random's own samplers, random.h says
+how); exponential, laplace, logistic and lognormal are JAX's compositions of uniform or normal
+with log, log1p and exp, whose last bits follow spmd's transcendental functions (within the
+stated ulps of JAX's). JAX's gamma-family rejection samplers (gamma, beta, dirichlet, poisson),
+ball (generalized normal, which is gamma's), cauchy (tan), orthogonal (QR) and
+multivariate_normal (a factorization) are not here yet."""
 import operator as _operator
 
 import numpy as _np
 
 from . import _arguments, _core, _spmd
+from .tree_util import register_pytree_node as _register
 
 _r = _spmd.random
 
@@ -19,6 +32,102 @@ def _integer(x, what):
         raise TypeError(f"{what} must be an integer; got {x!r}") from None
 
 
+class KeyArray:
+    """jax.random.key's typed keys: an array whose elements are whole keys (dtype key<fry>),
+    over its uint32 key data of shape shape + (2,). A pytree of one leaf, the data, so jit takes
+    and returns it."""
+
+    dtype = "key<fry>"
+
+    def __init__(self, data):
+        if not (isinstance(data, (_core.Array, _core.Tensor)) and str(data.dtype) == "uint32"
+                and data.shape[-1:] == (2,)):
+            raise TypeError(f"spmd.random: key data must be uint32 with a last dimension of 2, "
+                            f"got {getattr(data, 'dtype', type(data).__name__)}"
+                            f"{list(getattr(data, 'shape', ()))}")
+        self._data = data
+
+    @property
+    def shape(self):
+        return tuple(self._data.shape[:-1])
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        return int(_np.prod(self.shape, dtype=_np.int64))
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __getitem__(self, i):
+        if not self.shape:
+            raise IndexError("Too many indices: a single key has no elements")
+        i = _integer(i, "a key array's index")
+        if not -self.shape[0] <= i < self.shape[0]:
+            raise IndexError(f"index {i} is out of bounds for axis 0 with size {self.shape[0]}")
+        return KeyArray(_row(self._data, i % self.shape[0]))
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    def __repr__(self):
+        return f"Array({self.shape}, dtype=key<fry>) overlaying:\n{_np.asarray(self._data)}"
+
+
+_register(KeyArray, lambda k: ([k._data], None), lambda _, children: KeyArray(children[0]))
+
+
+def _row(data, i):
+    from . import numpy as jnp
+    return jnp.take(data, _np.int32(i), axis=0, mode="clip")
+
+
+def _raw(key, name):
+    """The raw key data of `key` (a KeyArray, an Array, a Tensor or NumPy uint32 data)."""
+    if isinstance(key, KeyArray):
+        return key._data
+    if isinstance(key, (_core.Array, _core.Tensor)):
+        return key
+    if isinstance(key, _np.ndarray) and key.dtype == _np.uint32 and key.shape[-1:] == (2,):
+        return _core.device_put(key)
+    raise TypeError(f"spmd.random.{name}: a PRNG key (spmd.random.key(seed) or PRNGKey(seed), "
+                    f"or its uint32 data of shape (2,)) expected, got {type(key).__name__}")
+
+
+def _like_key(out, key):
+    return _core.committed_like([out], [key])[0] if isinstance(out, _core.Array) else out
+
+
+def _sample(name, call, key, *args):
+    raw = _raw(key, name)
+    try:
+        return _like_key(call(raw, *args), raw)
+    except TypeError as error:
+        if not _arguments.is_overload_error(error):
+            raise
+        raise TypeError(f"spmd.random.{name}: a key of {raw.dtype} data and shape {raw.shape} "
+                        f"is not a single PRNG key (uint32 words of shape (2,))") from None
+
+
+def _shape(shape, name):
+    return list(_arguments.shape_tuple(shape, name))
+
+
+def _float_dtype(dtype, name):
+    d = _np.dtype(_core.dtype_of(_core.canonical_name(
+        _core.default_float() if dtype is None else dtype)))
+    if not (d.kind == "f" or d.name == "bfloat16"):
+        raise ValueError(f"dtype argument to `{name}` must be a float dtype, got {d}")
+    return d
+
+
+# --- keys ---
+
 def PRNGKey(seed):  # noqa: N802 - jax.random.PRNGKey's name
     seed = _integer(seed, "PRNG key seed")
     if not -2**63 <= seed < 2**64:
@@ -28,52 +137,185 @@ def PRNGKey(seed):  # noqa: N802 - jax.random.PRNGKey's name
     return _core.uncommitted(_r.PRNGKey(seed))
 
 
-def _key(key, name):
-    if isinstance(key, (_core.Array, _core.Tensor)):
-        return key
-    if isinstance(key, _np.ndarray) and key.dtype == _np.uint32 and key.shape[-1:] == (2,):
-        return _core.device_put(key)
-    raise TypeError(f"spmd.random.{name}: a PRNG key (spmd.random.PRNGKey(seed), or its uint32 "
-                    f"data of shape (2,)) expected, got {type(key).__name__}")
+def key(seed, *, impl=None):
+    """jax.random.key: a typed key (KeyArray of shape ()) for `seed`."""
+    if impl not in (None, "threefry2x32"):
+        raise ValueError(f"spmd.random.key: only the threefry2x32 implementation, not {impl!r}")
+    return KeyArray(PRNGKey(seed))
 
 
-def _like_key(out, key):
-    return _core.committed_like([out], [key])[0]
+def key_data(keys):
+    """The uint32 data of typed keys (of raw ones, themselves)."""
+    return _raw(keys, "key_data")
 
 
-def _sample(name, call, key, *args):
-    key = _key(key, name)
-    try:
-        return _like_key(call(key, *args), key)
-    except TypeError as error:
-        if not _arguments.is_overload_error(error):
-            raise
-        raise TypeError(f"spmd.random.{name}: a key of {key.dtype} data and shape {key.shape} "
-                        f"is not a raw PRNG key (uint32 words of shape (2,))") from None
+def wrap_key_data(key_bits_array, *, impl=None):
+    """Typed keys over uint32 key data of shape (..., 2)."""
+    if impl not in (None, "threefry2x32"):
+        raise ValueError(f"spmd.random.wrap_key_data: only threefry2x32, not {impl!r}")
+    data = key_bits_array
+    if isinstance(data, _np.ndarray):
+        if data.dtype != _np.uint32:
+            raise TypeError(f"wrap_key_data: key data must be uint32, got {data.dtype}")
+        data = _core.device_put(data)
+    return KeyArray(data)
+
+
+def _typed_like(out, key):
+    return KeyArray(out) if isinstance(key, KeyArray) else out
 
 
 def split(key, num=2):
-    return _sample("split", _r.split, key, _integer(num, "split: num"))
+    return _typed_like(_sample("split", _r.split, key, _integer(num, "split: num")), key)
 
 
 def fold_in(key, data):
     data = _integer(data, "fold_in: data")
     if not 0 <= data < 2**32:
         raise OverflowError(f"Python integer {data} out of bounds for uint32")
-    return _sample("fold_in", _r.fold_in, key, data)
+    return _typed_like(_sample("fold_in", _r.fold_in, key, data), key)
 
 
-def normal(key, shape=(), dtype=_np.float32):
-    return _sample("normal", _r.normal, key, list(_arguments.shape_tuple(shape, "normal")),
-                   _core.dtype_name(dtype))
+# --- spmd::random's samplers ---
+
+def bits(key, shape=(), dtype=None):
+    return _sample("bits", _r.bits, key, _shape(shape, "bits"),
+                   _core.dtype_name(_np.uint32 if dtype is None else dtype))
 
 
-def uniform(key, shape=(), dtype=_np.float32, minval=0.0, maxval=1.0):
-    return _sample("uniform", _r.uniform, key, list(_arguments.shape_tuple(shape, "uniform")),
-                   _core.dtype_name(dtype), float(minval), float(maxval))
+def normal(key, shape=(), dtype=None):
+    return _sample("normal", _r.normal, key, _shape(shape, "normal"),
+                   _core.dtype_name(_float_dtype(dtype, "normal")))
+
+
+def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0):
+    return _sample("uniform", _r.uniform, key, _shape(shape, "uniform"),
+                   _core.dtype_name(_float_dtype(dtype, "uniform")), float(minval),
+                   float(maxval))
 
 
 def randint(key, shape, minval, maxval, dtype=_np.int32):
-    return _sample("randint", _r.randint, key, list(_arguments.shape_tuple(shape, "randint")),
+    return _sample("randint", _r.randint, key, _shape(shape, "randint"),
                    _integer(minval, "randint: minval"), _integer(maxval, "randint: maxval"),
                    _core.dtype_name(dtype))
+
+
+def truncated_normal(key, lower, upper, shape=(), dtype=None):
+    return _sample("truncated_normal", _r.truncated_normal, key, float(lower), float(upper),
+                   _shape(shape, "truncated_normal"),
+                   _core.dtype_name(_float_dtype(dtype, "truncated_normal")))
+
+
+def gumbel(key, shape=(), dtype=None, mode="low"):
+    if mode != "low":
+        raise NotImplementedError(f"spmd.random.gumbel: mode={mode!r} (JAX's default 'low' "
+                                  "only)")
+    return _sample("gumbel", _r.gumbel, key, _shape(shape, "gumbel"),
+                   _core.dtype_name(_float_dtype(dtype, "gumbel")))
+
+
+def bernoulli(key, p=0.5, shape=None):
+    """True with probability p: a Python or NumPy scalar p gives shape `shape` (() by default);
+    an array p broadcasts to `shape`, whose default is p's shape."""
+    if isinstance(p, (int, float)) or (isinstance(p, (_np.ndarray, _np.generic)) and
+                                       _np.ndim(p) == 0):
+        return _sample("bernoulli", _r.bernoulli, key, float(p),
+                       _shape(() if shape is None else shape, "bernoulli"))
+    return _traced("bernoulli", key, lambda k, q: _r.bernoulli(
+        k, q, None if shape is None else _shape(shape, "bernoulli")), p)
+
+
+def categorical(key, logits, axis=-1, shape=None):
+    axis = _integer(axis, "categorical: axis")
+    return _traced("categorical", key, lambda k, x: _r.categorical(
+        k, x, axis, None if shape is None else _shape(shape, "categorical")), logits)
+
+
+def permutation(key, x, axis=0, independent=False):
+    if independent:
+        raise NotImplementedError("spmd.random.permutation: independent=True is not supported")
+    if isinstance(x, (int, _np.integer)):
+        return _sample("permutation", _r.permutation, key, _integer(x, "permutation: x"))
+    axis = _integer(axis, "permutation: axis")
+    return _traced("permutation", key, lambda k, a: _r.permutation(k, a, axis), x)
+
+
+def choice(key, a, shape=(), replace=True, p=None, axis=0):
+    shape = _shape(shape, "choice")
+    if isinstance(a, (int, _np.integer)) and not isinstance(a, bool):
+        n = _integer(a, "choice: a")
+        if p is None:
+            return _sample("choice", _r.choice, key, n, shape, bool(replace))
+        return _traced("choice", key, lambda k, q: _r.choice(k, n, shape, bool(replace), q), p)
+    axis = _integer(axis, "choice: axis")
+    if p is None:
+        return _traced("choice", key, lambda k, x: _r.choice(k, x, shape, bool(replace), None,
+                                                             axis), a)
+    return _traced("choice", key, lambda k, x, q: _r.choice(k, x, shape, bool(replace), q,
+                                                            axis), a, p)
+
+
+def _traced(name, key, fn, *arrays):
+    """fn(raw key, *arrays) on Tensors: at once inside a traced function, else compiled (one
+    jit per call site's function; arrays may be NumPy data)."""
+    from ._jit import jit
+    raw = _raw(key, name)
+    if isinstance(raw, _core.Tensor) or any(isinstance(a, _core.Tensor) for a in arrays):
+        return fn(raw, *[_as_traced(a) for a in arrays])
+    arrays = [a if isinstance(a, _core.Array) else _core.device_put(_np.asarray(a))
+              for a in arrays]
+    return _like_key(jit(fn)(raw, *arrays), raw)
+
+
+def _as_traced(a):
+    if isinstance(a, _core.Tensor):
+        return a
+    from ._operators import _traced as constant
+    return constant(_np.asarray(a) if not isinstance(a, _core.Array) else a)
+
+
+# --- JAX's compositions of the samplers above ---
+
+def _finfo(dtype):
+    import ml_dtypes
+    return ml_dtypes.finfo(dtype)
+
+
+def exponential(key, shape=(), dtype=None):
+    """JAX's: -log1p(-uniform)."""
+    from . import numpy as jnp
+    u = uniform(key, shape, dtype)
+    return -jnp.log1p(-u)
+
+
+def laplace(key, shape=(), dtype=None):
+    """JAX's: sign(u) * log1p(-|u|), u uniform on [-1 + epsneg, 1)."""
+    from . import numpy as jnp
+    d = _float_dtype(dtype, "laplace")
+    u = uniform(key, shape, d, minval=-1.0 + float(_finfo(d).epsneg), maxval=1.0)
+    return jnp.sign(u) * jnp.log1p(-jnp.abs(u))
+
+
+def logistic(key, shape=(), dtype=None):
+    """JAX's: log(x) - log1p(-x), x uniform on [tiny, 1)."""
+    from . import numpy as jnp
+    d = _float_dtype(dtype, "logistic")
+    x = uniform(key, shape, d, minval=float(_finfo(d).tiny), maxval=1.0)
+    return jnp.log(x) - jnp.log1p(-x)
+
+
+def lognormal(key, sigma=1.0, shape=None, dtype=None):
+    """JAX's: exp(normal * sigma)."""
+    from . import numpy as jnp
+    d = _float_dtype(dtype, "lognormal")
+    shape = _np.shape(sigma) if shape is None else shape
+    return jnp.exp(normal(key, shape, d) * _np.asarray(sigma, d))
+
+
+def rademacher(key, shape=(), dtype=None):
+    """±1 with equal probability (JAX's: 2 * bernoulli(0.5) - 1), int32 by default."""
+    from . import numpy as jnp
+    d = _np.dtype(_core.dtype_of(_core.canonical_name(
+        _core.default_int() if dtype is None else dtype)))
+    b = jnp.astype(bernoulli(key, 0.5, shape), d)
+    return jnp.astype(2 * b - 1, d)

@@ -24,6 +24,42 @@ _arguments.public_init(_spmd.Tensor, "spmd.Tensor",
                        "it is a traced value, which jit, grad, vmap and shard_map make")
 
 
+_flat_devices = _spmd.Mesh.devices
+
+
+def _devices_grid(mesh):
+    """jax's Mesh.devices: an ndarray of Devices shaped like the mesh."""
+    grid = _np.empty(len(_flat_devices.__get__(mesh)), dtype=object)
+    grid[:] = _flat_devices.__get__(mesh)
+    return grid.reshape(tuple(mesh.axis_sizes))
+
+
+def _enter(mesh):
+    """`with mesh:` sets it as the mesh in scope for this thread (jax.set_mesh's), restoring the
+    previous one on exit."""
+    stack = getattr(_scopes, "stack", None)
+    if stack is None:
+        stack = _scopes.stack = []
+    stack.append(_spmd.get_mesh())
+    _spmd._set_mesh(mesh)
+    return mesh
+
+
+def _exit(mesh, *exc):
+    _spmd._set_mesh(_scopes.stack.pop())
+    return False
+
+
+_scopes = __import__("threading").local()
+_axis_names = _spmd.Mesh.axis_names
+_spmd.Mesh.axis_names = property(lambda self: tuple(_axis_names.__get__(self)))
+_spmd.Mesh.devices = property(_devices_grid)
+_spmd.Mesh.shape = property(lambda self: dict(zip(self.axis_names, self.axis_sizes)))
+_spmd.Mesh.size = property(lambda self: int(_np.prod(self.axis_sizes, dtype=_np.int64)))
+_spmd.Mesh.__enter__ = _enter
+_spmd.Mesh.__exit__ = _exit
+
+
 @_arguments.restated("spmd.sharding.Mesh")
 def Mesh(devices, axis_names, axis_types=None):  # noqa: N802 - jax.sharding.Mesh's name
     """jax.sharding.Mesh: `devices` a nested list or a NumPy array of Devices; axes Auto unless
@@ -43,5 +79,18 @@ def PositionalSharding(devices):  # noqa: N802 - jax.sharding.PositionalSharding
     return _spmd.PositionalSharding(list(grid.reshape(-1)), list(grid.shape))
 
 
-__all__ = ["AxisType", "Mesh", "NamedSharding", "PartitionSpec", "PositionalSharding",
+def get_mesh():
+    """jax.sharding.get_mesh: the mesh in scope on this thread (set_mesh's, or `with mesh:`),
+    or None."""
+    return _spmd.get_mesh()
+
+
+def set_mesh(mesh):
+    """jax.sharding.set_mesh (also spmd.set_mesh): the mesh in scope for this thread; as a
+    context manager it restores the previous one on exit."""
+    from . import set_mesh as scoped
+    return scoped(mesh)
+
+
+__all__ = ["AxisType", "get_mesh", "set_mesh", "Mesh", "NamedSharding", "PartitionSpec", "PositionalSharding",
            "Sharding", "SingleDeviceSharding"]

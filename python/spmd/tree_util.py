@@ -70,21 +70,25 @@ def _treedef(kind, aux, children):
 _LEAF = None  # set below, once PyTreeDef exists
 
 
-def _flatten_into(x, leaves):
+def _flatten_into(x, leaves, is_leaf):
+    if is_leaf is not None and is_leaf(x):
+        leaves.append(x)
+        return _LEAF
     kind, aux, children = _node(x)
     if kind == "leaf":
         leaves.append(x)
         return _LEAF
-    return _treedef(kind, aux, tuple(_flatten_into(c, leaves) for c in children))
+    return _treedef(kind, aux, tuple(_flatten_into(c, leaves, is_leaf) for c in children))
 
 
 _LEAF = _treedef("leaf", None, ())
 
 
-def tree_flatten(tree):
-    """(leaves, treedef)."""
+def tree_flatten(tree, is_leaf=None):
+    """(leaves, treedef). is_leaf(x) true makes x a leaf whatever it holds (None included, which
+    is otherwise an empty subtree, as in JAX)."""
     leaves = []
-    treedef = _flatten_into(tree, leaves)
+    treedef = _flatten_into(tree, leaves, is_leaf)
     return leaves, treedef
 
 
@@ -159,28 +163,28 @@ def _paths_into(d, path, paths):
         _paths_into(c, path + (k,), paths)
 
 
-def tree_flatten_with_path(tree):
+def tree_flatten_with_path(tree, is_leaf=None):
     """([(path, leaf)], treedef): each path a tuple of the keys leading to the leaf (dict keys,
     sequence indices, namedtuple field names, a registered node's child positions)."""
-    leaves, treedef = tree_flatten(tree)
+    leaves, treedef = tree_flatten(tree, is_leaf)
     paths = []
     _paths_into(treedef, (), paths)
     return list(zip(paths, leaves)), treedef
 
 
-def tree_leaves(tree):
-    return tree_flatten(tree)[0]
+def tree_leaves(tree, is_leaf=None):
+    return tree_flatten(tree, is_leaf)[0]
 
 
-def tree_structure(tree):
-    return tree_flatten(tree)[1]
+def tree_structure(tree, is_leaf=None):
+    return tree_flatten(tree, is_leaf)[1]
 
 
-def tree_map(f, tree, *rest):
+def tree_map(f, tree, *rest, is_leaf=None):
     """jax.tree_util.tree_map: f over the leaves of `tree` and the matching subtrees of each of
     `rest` (which have `tree`'s structure, or it as a prefix); a ValueError naming where one
     differs, as JAX's (never a silent truncation)."""
-    leaves, treedef = tree_flatten(tree)
+    leaves, treedef = tree_flatten(tree, is_leaf)
     others = []
     for r in rest:
         others.append([])
@@ -188,6 +192,73 @@ def tree_map(f, tree, *rest):
     return _build(treedef, iter([f(*xs) for xs in zip(leaves, *others)]))
 
 
-__all__ = ["PyTreeDef", "register_pytree_node", "tree_flatten", "tree_flatten_with_path",
-           "tree_unflatten", "tree_leaves",
-           "tree_structure", "tree_map"]
+_NO_INITIAL = object()
+
+
+def tree_reduce(function, tree, initializer=_NO_INITIAL, is_leaf=None):
+    """functools.reduce of `function` over the leaves; a TypeError, as Python's, for no leaves
+    and no initializer."""
+    import functools
+    leaves = tree_leaves(tree, is_leaf)
+    if initializer is _NO_INITIAL:
+        return functools.reduce(function, leaves)
+    return functools.reduce(function, leaves, initializer)
+
+
+def tree_all(tree, is_leaf=None):
+    """Whether every leaf is true (Python's all over the leaves)."""
+    return all(tree_leaves(tree, is_leaf))
+
+
+def tree_leaves_with_path(tree, is_leaf=None):
+    return tree_flatten_with_path(tree, is_leaf)[0]
+
+
+def tree_map_with_path(f, tree, *rest, is_leaf=None):
+    """tree_map with each leaf's path (tree_flatten_with_path's) as f's first argument."""
+    pairs, treedef = tree_flatten_with_path(tree, is_leaf)
+    others = []
+    for r in rest:
+        others.append([])
+        _up_to(treedef, r, (), others[-1])
+    return _build(treedef, iter([f(p, x, *xs) for (p, x), *xs in
+                                 zip(pairs, *others)] if others else
+                                [f(p, x) for p, x in pairs]))
+
+
+def register_pytree_node_class(cls):
+    """A class decorator: cls.tree_flatten(self) -> (children, aux) and the classmethod
+    cls.tree_unflatten(aux, children) make it a node."""
+    register_pytree_node(cls, lambda x: x.tree_flatten(), cls.tree_unflatten)
+    return cls
+
+
+def register_dataclass(nodetype, data_fields=None, meta_fields=None, drop_fields=()):
+    """A dataclass as a node: `data_fields` its children (every field but `meta_fields` when not
+    given), `meta_fields` part of its structure. Usable as a decorator."""
+    import dataclasses
+    if data_fields is None or meta_fields is None:
+        if not dataclasses.is_dataclass(nodetype):
+            raise TypeError("register_dataclass: data_fields and meta_fields are required for "
+                            f"{nodetype.__name__}, which is not a dataclass")
+        names = [f.name for f in dataclasses.fields(nodetype) if f.init]
+        meta_fields = [f.name for f in dataclasses.fields(nodetype)
+                       if f.metadata.get("static", False)] if meta_fields is None else meta_fields
+        data_fields = [n for n in names if n not in meta_fields and n not in drop_fields] \
+            if data_fields is None else data_fields
+    data_fields, meta_fields = tuple(data_fields), tuple(meta_fields)
+
+    def flatten(x):
+        return [getattr(x, n) for n in data_fields], tuple(getattr(x, n) for n in meta_fields)
+
+    def unflatten(aux, children):
+        return nodetype(**dict(zip(data_fields, children)), **dict(zip(meta_fields, aux)))
+
+    register_pytree_node(nodetype, flatten, unflatten)
+    return nodetype
+
+
+__all__ = ["PyTreeDef", "register_dataclass", "register_pytree_node",
+           "register_pytree_node_class", "tree_all", "tree_flatten", "tree_flatten_with_path",
+           "tree_leaves", "tree_leaves_with_path", "tree_map", "tree_map_with_path",
+           "tree_reduce", "tree_structure", "tree_unflatten"]

@@ -78,6 +78,8 @@ void bind_array(nb::module_& m) {
       .def_prop_ro("sharding", &sharding_object)
       .def_prop_ro("is_fully_addressable", &Array::is_fully_addressable)
       .def_prop_ro("is_fully_replicated", &Array::is_fully_replicated)
+      .def("delete", &Array::delete_buffers)
+      .def("is_deleted", &Array::is_deleted)
       .def("_host_bytes",
            [](const Array& a) {
              HostArray host;

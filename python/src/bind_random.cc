@@ -1,4 +1,5 @@
 // spmd.random's raw-key functions over spmd/random.h: on Arrays (eager) and on Tensors (traced).
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -24,6 +25,34 @@ void samplers(nb::module_& r) {
                       const std::string& dtype) {
     return random::randint(key, shape, minval, maxval, dtype_named(dtype));
   });
+  r.def("bits", [](const K& key, const Shape& shape, const std::string& dtype) {
+    return random::bits(key, shape, dtype_named(dtype));
+  });
+  r.def("truncated_normal",
+        [](const K& key, double lower, double upper, const Shape& shape, const std::string& dtype) {
+          return random::truncated_normal(key, lower, upper, shape, dtype_named(dtype));
+        });
+  r.def("bernoulli", [](const K& key, double p, const Shape& shape) {
+    return random::bernoulli(key, p, shape);
+  });
+  r.def("gumbel", [](const K& key, const Shape& shape, const std::string& dtype) {
+    return random::gumbel(key, shape, dtype_named(dtype));
+  });
+  r.def("permutation", [](const K& key, int64_t n) { return random::permutation(key, n); });
+  r.def("permutation",
+        [](const K& key, const K& x, int axis) { return random::permutation(key, x, axis); });
+  r.def("choice", [](const K& key, int64_t n, const Shape& shape, bool replace) {
+    return random::choice(key, n, shape, replace);
+  });
+  r.def("choice", [](const K& key, int64_t n, const Shape& shape, bool replace, const K& p) {
+    return random::choice(key, n, shape, replace, p);
+  });
+  r.def(
+      "choice",
+      [](const K& key, const K& a, const Shape& shape, bool replace, const std::optional<K>& p,
+         int axis) { return random::choice(key, a, shape, replace, p, axis); },
+      nb::arg("key"), nb::arg("a"), nb::arg("shape"), nb::arg("replace"), nb::arg("p").none(),
+      nb::arg("axis"));
 }
 
 }  // namespace
@@ -33,6 +62,21 @@ void bind_random(nb::module_& m) {
   r.def("PRNGKey", &random::PRNGKey);
   samplers<Array>(r);
   samplers<Tensor>(r);
+  r.def("categorical", [](const Array& key, const Array& logits, int axis) {
+    return random::categorical(key, logits, axis);
+  });
+  r.def(
+      "categorical",
+      [](const Tensor& key, const Tensor& logits, int axis, const std::optional<Shape>& shape) {
+        return random::categorical(key, logits, axis, shape);
+      },
+      nb::arg("key"), nb::arg("logits"), nb::arg("axis"), nb::arg("shape").none());
+  r.def(
+      "bernoulli",
+      [](const Tensor& key, const Tensor& p, const std::optional<Shape>& shape) {
+        return random::bernoulli(key, p, shape);
+      },
+      nb::arg("key"), nb::arg("p"), nb::arg("shape").none());
 }
 
 }  // namespace spmd::python

@@ -123,7 +123,9 @@ void bind_sharding(nb::module_& m) {
         return make_mesh(shape, std::move(names), types.value_or(std::vector<AxisType>{}));
       },
       nb::arg("axis_shapes"), nb::arg("axis_names"), nb::arg("axis_types") = nb::none());
-  m.def("_set_mesh", [](std::optional<Mesh> mesh) { set_mesh(std::move(mesh)); });
+  m.def(
+      "_set_mesh", [](std::optional<Mesh> mesh) { set_mesh(std::move(mesh)); },
+      nb::arg("mesh").none());
   m.def("get_mesh", &get_mesh);
 }
 

@@ -199,6 +199,7 @@ void bind_numpy(nb::module_& m) {
                           {"log1p", &jnp::log1p},
                           {"expm1", &jnp::expm1},
                           {"erf", &jnp::erf},
+                          {"erfc", &jnp::erfc},
                           {"isnan", &jnp::isnan},
                           {"isfinite", &jnp::isfinite}}) {
     t.def(name, static_cast<Tensor (*)(const Tensor&)>(fn));
@@ -243,6 +244,7 @@ void bind_numpy(nb::module_& m) {
   t.def("squeeze", &jnp::squeeze);
   t.def("concatenate", &jnp::concatenate);
   t.def("stack", &jnp::stack);
+  t.def("take", &jnp::take, nb::arg("a"), nb::arg("indices"), nb::arg("axis").none());
   t.def("swapaxes", &jnp::swapaxes);
   t.def("moveaxis", &jnp::moveaxis);
   t.def("slice", &jnp::slice);

@@ -44,18 +44,28 @@ Array::Array(Shape shape, DType dtype, std::shared_ptr<const Sharding> sharding,
 int64_t Array::size() const { return shape_size(shape_); }
 
 const HostArray& Array::addressable_data(int i) const {
-  if (i < 0 || i >= static_cast<int>(shards_->size())) {
+  const std::vector<Shard>& shards = addressable_shards();
+  if (i < 0 || i >= static_cast<int>(shards.size())) {
     throw InvalidArgument(
-        fmt::format("addressable_data({}): this process holds {} shards", i, shards_->size()));
+        fmt::format("addressable_data({}): this process holds {} shards", i, shards.size()));
   }
-  return (*shards_)[static_cast<size_t>(i)].data;
+  return shards[static_cast<size_t>(i)].data;
+}
+
+void Array::throw_deleted() const {
+  throw InvalidArgument(fmt::format(
+      "Array has been deleted with shape={}[{}]: it was donated to a jitted function "
+      "(donate_argnums) or deleted by Array.delete(), and its data is gone; use the function's "
+      "result instead",
+      dtype_name(dtype_), fmt::join(shape_, ",")));
 }
 
 bool Array::is_fully_addressable() const { return sharding_->is_fully_addressable(process_index_); }
 
 HostArray Array::to_host() const {
   // Every device holds all of a replicated array: this process's copy is the array (as jax's).
-  if (is_fully_replicated() && !shards_->empty()) return (*shards_)[0].data;
+  const std::vector<Shard>& shards = addressable_shards();
+  if (is_fully_replicated() && !shards.empty()) return shards[0].data;
   if (!is_fully_addressable()) {
     throw FailedPrecondition(fmt::format(
         "{} spans devices of other processes, so this process cannot read it whole; gather it "
@@ -63,7 +73,7 @@ HostArray Array::to_host() const {
         to_string()));
   }
   HostArray out = HostArray::zeros(dtype_, shape_);
-  for (const auto& s : *shards_) {
+  for (const auto& s : shards) {
     if (s.replica_id == 0) out.assign(s.index, s.data);
   }
   return out;

@@ -144,6 +144,9 @@ void unary_typed(Unary op, const ConstMap<T>& x, Map<T> y) {
       case Unary::kErf:
         y = x.unaryExpr([](T v) { return std::erf(v); });
         return;
+      case Unary::kErfc:
+        y = x.unaryExpr([](T v) { return std::erfc(v); });
+        return;
       default:
         break;
     }
@@ -536,7 +539,8 @@ std::string_view name(Unary op) {
                                         "cos",
                                         "log1p",
                                         "expm1",
-                                        "erf"};
+                                        "erf",
+                                        "erfc"};
   static_assert(std::size(names) == static_cast<size_t>(kLastUnary) + 1);
   return names[static_cast<int>(op)];
 }

@@ -225,6 +225,8 @@ SPMD_HOST_DEVICE inline F unary_float(Unary op, F x) {
       return std::expm1(x);
     case Unary::kErf:
       return std::erf(x);
+    case Unary::kErfc:
+      return std::erfc(x);
     default:  // kCopy, kStopGradient
       return x;
   }

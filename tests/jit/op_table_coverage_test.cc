@@ -78,6 +78,7 @@ const std::map<std::string, std::string> kChecked = {
     {"log1p", "Row(\"log1p\""},
     {"expm1", "Row(\"expm1\""},
     {"erf", "Row(\"erf\""},
+    {"erfc", "Row(\"erfc\""},
 };
 
 // Kind -> why the table has no row for it.

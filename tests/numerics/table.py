@@ -16,6 +16,9 @@ Tolerances, per dtype, for finite floating results (everything else is exact):
   sqrt, selects): XLA and spmd compute these with the same correctly rounded instructions.
 - "ulp": within ULPS[dtype] units in the last place of the larger magnitude (transcendentals,
   whose polynomial approximations differ between XLA and Eigen by a few units).
+- "wide_ulp": 4 times that, for a function whose XLA approximation is itself many units from
+  the true value (erfc: XLA's float32 erfc(0.86) is 5 ulps from the C library's, which is within
+  one of the true value, and its float64 erfc(9.7) 22).
 - "sum": within SUM_RTOL[dtype] of the sum of the magnitudes added (reductions, whose order of
   addition differs; both are pairwise, so the error stays logarithmic in the length).
 - gradients: within ULPS[dtype] units in the last place plus 2^-20 of the largest gradient of
@@ -127,8 +130,10 @@ UNARY = [
     Row("log1p", _np("log1p"), FLOATS, "ulp", grad=True),
     Row("expm1", _np("expm1"), FLOATS, "ulp", grad=True),
     Row("erf", _lax("erf"), FLOATS, "ulp", grad=True),
+    Row("erfc", _lax("erfc"), FLOATS, "wide_ulp", grad=True),
     Row("square", _np("square"), NUMBERS, grad=True),
     Row("isnan", _np("isnan"), ALL),
+    Row("nan_to_num", _np("nan_to_num"), ALL),
     Row("isfinite", _np("isfinite"), ALL),
     Row("logical_not", _np("logical_not"), ALL),
 ]
@@ -169,6 +174,7 @@ REDUCTIONS = [
     Row("min", _np("min"), NUMBERS, grad=True),
     Row("argmax", _np("argmax"), NUMBERS),
     Row("argmin", _np("argmin"), NUMBERS),
+    Row("prod", _np("prod"), NUMBERS, "sum"),
     Row("all", _np("all"), ALL),
     Row("any", _np("any"), ALL),
     Row("var", _np("var"), ALL, "sum", grad=True),
@@ -206,6 +212,20 @@ ELSEWHERE = {
     "dtype_name": "not numeric", "dtype_of": "not numeric", "mod": "remainder's row",
     "bitwise_not": "invert's row", "bitwise_invert": "invert's row",
     "clip": "tests/python/jax_parity/test_numpy.py", "stack": "shape", "swapaxes": "shape",
-    "moveaxis": "shape",
+    "moveaxis": "shape", "zeros_like": "constructor", "ones_like": "constructor",
+    "full_like": "constructor", "empty": "constructor", "empty_like": "constructor",
+    "linspace": "constructor (tests/python/jax_parity)", "eye": "constructor",
+    "identity": "constructor", "split": "shape", "tile": "shape", "repeat": "shape",
+    "ravel": "shape", "take": "gather (tests/python/jax_parity)", "outer": "contraction",
+    "tensordot": "contraction", "ndim": "not numeric", "shape": "not numeric",
+    "size": "not numeric", "swish": "silu's row", "one_hot": "tests/python/jax_parity",
+    "initializers": "module", "gelu": "composed of tanh/erfc rows (tests/python/jax_parity)",
+    "silu": "logistic's row (tests/python/jax_parity)",
+    "log_softmax": "composed of max, exp, sum and log (tests/python/jax_parity)",
+    "standardize": "composed of mean and rsqrt (tests/python/jax_parity)", "switch": "control flow", "while_loop": "control flow",
+    "axis_size": "not numeric", "dot_general": "contraction", "exp": "numpy's exp row",
+    "log": "numpy's log row", "sin": "numpy's sin row", "cos": "numpy's cos row",
+    "tanh": "numpy's tanh row", "sqrt": "numpy's sqrt row", "log1p": "numpy's log1p row",
+    "expm1": "numpy's expm1 row",
     "bitwise_left_shift": "left_shift's row", "bitwise_right_shift": "right_shift's row",
 }

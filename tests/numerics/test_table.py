@@ -19,7 +19,7 @@ MESHES = {"1x1": (1, 1), "1x4": (1, 4), "4x1": (4, 1), "2x2": (2, 2)}
 
 
 class Jax:
-    np, lax = jnp, jax.lax
+    np, lax, nn = jnp, jax.lax, jax.nn
     relu, softmax = staticmethod(jax.nn.relu), staticmethod(jax.nn.softmax)
     sigmoid = staticmethod(jax.nn.sigmoid)
     logsumexp = staticmethod(jax.scipy.special.logsumexp)
@@ -38,7 +38,7 @@ class Jax:
 
 
 class Spmd:
-    np, lax = snp, spmd.lax
+    np, lax, nn = snp, spmd.lax, spmd.nn
     relu, softmax, logsumexp = spmd.nn.relu, spmd.nn.softmax, spmd.nn.logsumexp
     sigmoid = spmd.nn.sigmoid
     grad, jit = staticmethod(spmd.grad), staticmethod(spmd.jit)
@@ -115,8 +115,8 @@ def compare(got, want, tolerance, what, scale=None):
         bad = np.flatnonzero((g != w) | (np.signbit(g) != np.signbit(w)))
     else:
         big = np.maximum(np.abs(g), np.abs(w))
-        if tolerance in ("ulp", "grad"):
-            bound = table.ULPS[dtype] * ulp(big, dtype)
+        if tolerance in ("ulp", "wide_ulp", "grad"):
+            bound = table.ULPS[dtype] * (4 if tolerance == "wide_ulp" else 1) * ulp(big, dtype)
             if tolerance == "grad":
                 bound = bound + 2.0 ** -20 * np.max(np.abs(w), initial=0)
         else:

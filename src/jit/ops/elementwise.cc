@@ -193,7 +193,7 @@ Cotangents UnaryOp::vjp(const Op& op, const Tensor& y, std::span<const Tensor> o
       return {
           lax::select(lax::binary(Binary::kGt, x, lax::full_like(x, 0)), g, lax::full_like(g, 0))};
     // JAX's JVP rules, transposed: sin's g cos x, cos's -(g sin x), log1p's g / (x + 1),
-    // expm1's g (y + 1), erf's g (2/√π exp(-x²)).
+    // expm1's g (y + 1), erf's g (2/√π exp(-x²)) and erfc's its negative.
     case Unary::kSin:
       return {g * lax::unary(Unary::kCos, x)};
     case Unary::kCos:
@@ -204,6 +204,8 @@ Cotangents UnaryOp::vjp(const Op& op, const Tensor& y, std::span<const Tensor> o
       return {g * (y + 1.0f)};
     case Unary::kErf:
       return {g * (lax::unary(Unary::kExp, -(x * x)) * 1.1283791670955126)};
+    case Unary::kErfc:  // JAX's: g (-2/√π exp(-x²))
+      return {g * (lax::unary(Unary::kExp, -(x * x)) * -1.1283791670955126)};
     case Unary::kNot:
       break;
   }

@@ -1,11 +1,15 @@
-// spmd::numpy's stack, swapaxes and moveaxis: reshapes, concatenations and transposes under
-// jax.numpy's names.
+// spmd::numpy's take, stack, swapaxes and moveaxis: gathers, reshapes, concatenations and
+// transposes under jax.numpy's names.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <limits>
 #include <vector>
 
+#include "jit/lax.h"
 #include "jit/trace.h"
 #include "lib/numpy/internal.h"
 #include "spmd/error.h"
@@ -14,6 +18,63 @@
 namespace spmd::numpy {
 
 using internal::normalize_axis;
+
+namespace {
+
+// jnp.take's fill value for an index out of range, by a's dtype.
+Scalar take_fill(DType t) {
+  switch (t) {
+    case DType::kBool:
+      return Scalar(true);
+    case DType::kInt8:
+      return Scalar(int64_t{INT8_MIN});
+    case DType::kInt16:
+      return Scalar(int64_t{INT16_MIN});
+    case DType::kInt32:
+      return Scalar(int64_t{INT32_MIN});
+    case DType::kInt64:
+      return Scalar(int64_t{INT64_MIN});
+    case DType::kUInt8:
+      return Scalar(int64_t{UINT8_MAX});
+    case DType::kUInt16:
+      return Scalar(int64_t{UINT16_MAX});
+    case DType::kUInt32:
+      return Scalar(int64_t{UINT32_MAX});
+    case DType::kUInt64:
+      return Scalar(int64_t{-1});  // all ones: the highest uint64 once converted
+    default:
+      return Scalar(std::numeric_limits<double>::quiet_NaN());
+  }
+}
+
+}  // namespace
+
+Tensor take(const Tensor& a, const Tensor& indices, std::optional<int> axis) {
+  compiler::trace_of("take", {&a, &indices});
+  if (!axis) return take(reshape(a, {a.size()}), indices, 0);
+  if (is_floating(indices.dtype()) || indices.dtype() == DType::kBool) {
+    throw InvalidArgument(fmt::format("take: indices must be integers, not {}",
+                                      compiler::type_text(indices.dtype(), indices.shape())));
+  }
+  const int ax = normalize_axis("take", *axis, a.shape());
+  const Shape in = a.shape();
+  const Shape index_shape = indices.shape();  // (shape() returns by value)
+  const int64_t n = in[static_cast<size_t>(ax)];
+  Shape out_shape(in.begin(), in.begin() + ax);
+  out_shape.insert(out_shape.end(), index_shape.begin(), index_shape.end());
+  out_shape.insert(out_shape.end(), in.begin() + ax + 1, in.end());
+  if (n == 0) return full(out_shape, take_fill(a.dtype()), a.dtype());
+  Tensor i = astype(indices, DType::kInt32);
+  i = where(less(i, Scalar(0)), i + Scalar(n), i);
+  const Tensor gathered = compiler::lax::take(a, i, ax);
+  // Where the index is inside the axis, broadcast over a's other dimensions.
+  Shape placed(static_cast<size_t>(ax), 1);
+  placed.insert(placed.end(), index_shape.begin(), index_shape.end());
+  placed.resize(out_shape.size(), 1);
+  const Tensor inside =
+      reshape(logical_and(greater_equal(i, Scalar(0)), less(i, Scalar(n))), placed);
+  return where(inside, gathered, full(out_shape, take_fill(a.dtype()), a.dtype()));
+}
 
 Tensor stack(const std::vector<Tensor>& parts, int axis) {
   if (parts.empty()) throw InvalidArgument("stack: no arrays to stack");

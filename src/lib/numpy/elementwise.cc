@@ -123,6 +123,9 @@ Tensor expm1(const Tensor& a) {
 Tensor erf(const Tensor& a) {
   return compiler::unary("erf", Unary::kErf, a, floating_of(a.dtype()));
 }
+Tensor erfc(const Tensor& a) {
+  return compiler::unary("erfc", Unary::kErfc, a, floating_of(a.dtype()));
+}
 Tensor abs(const Tensor& a) { return compiler::unary("abs", Unary::kAbs, a, a.dtype()); }
 Tensor sign(const Tensor& a) {
   compiler::refuse_bool("sign", a);

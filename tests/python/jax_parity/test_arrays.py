@@ -1,0 +1,105 @@
+"""jax.Array and jax.sharding beside spmd's: indexing and .at[], the array methods, the mesh's
+device grid, Mesh as a context manager, shardings' and arrays' attributes, donation and deletion,
+DLPack."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import spmd
+import spmd.numpy as snp
+from parity import covers, raises_like, same
+
+X = np.arange(60, dtype=np.float32).reshape(3, 4, 5) / 7
+
+INDICES = [0, -1, (1, 2), (slice(None), 1), (Ellipsis, None), (None, 1, Ellipsis, 2),
+           slice(1, None), (slice(None, None, 2), slice(3, 0, -1)), (slice(None), slice(None),
+           slice(None, None, -2)), np.array([2, 0]), ([1, 1, 0],), (slice(None), np.array([3, -1])),
+           (0, np.array([[1, 2], [0, 3]])), (Ellipsis, np.array([4, 0, 1]))]
+
+
+@covers("numpy.ndarray")
+@pytest.mark.parametrize("index", INDICES, ids=range(len(INDICES)))
+def test_indexing_matches_jax(index):
+    same(snp.asarray(X)[index], jnp.asarray(X)[index], f"x[{index!r}]")
+    same(spmd.jit(lambda a: a[index] * 2)(X), jax.jit(lambda a: a[index] * 2)(X),
+         f"traced x[{index!r}]")
+
+
+@pytest.mark.parametrize("index,values", [
+    (1, 5.0), ((0, slice(1, 3)), np.ones((2, 5), np.float32)), ((Ellipsis, 0), -1.0),
+    ((slice(None), 2, slice(1, 4)), np.arange(3, dtype=np.float32))])
+def test_at_updates_match_jax(index, values):
+    for op in ("set", "add", "multiply", "min", "max"):
+        same(getattr(snp.asarray(X).at[index], op)(values),
+             getattr(jnp.asarray(X).at[index], op)(values), f"x.at[{index!r}].{op}")
+    grad = spmd.grad(lambda a: snp.sum(a.at[index].set(values) * a))(X)
+    same(grad, jax.grad(lambda a: jnp.sum(a.at[index].set(values) * a))(X), "its gradient")
+
+
+def test_array_methods_match_jax():
+    s, j = snp.asarray(X), jnp.asarray(X)
+    for name, args in (("sum", ()), ("mean", (1,)), ("max", ()), ("argmin", (2,)),
+                       ("astype", (np.int32,)), ("reshape", (5, 12)), ("reshape", ((60,),)),
+                       ("transpose", ()), ("transpose", (2, 0, 1)), ("ravel", ()),
+                       ("prod", (0,)), ("clip", (1.0, 2.0)), ("swapaxes", (0, 1))):
+        same(getattr(s, name)(*args), getattr(j, name)(*args), f"x.{name}{args}", ulps=2)
+    same(s.T, j.T, "x.T")
+    same(spmd.jit(lambda a: a.T.sum(axis=0).astype(np.float16))(X),
+         jax.jit(lambda a: a.T.sum(axis=0).astype(jnp.float16))(X), "traced methods", ulps=1)
+
+
+def test_an_index_out_of_range_is_refused_where_jax_clamps_it():
+    """JAX reads x[3] of 3 rows as x[2] without a word; spmd raises NumPy's IndexError, eagerly
+    and under jit (a static index is known while tracing)."""
+    for index in (3, -4, (1, 7), (0, np.array([0, 9]))):
+        jnp.asarray(X)[index]  # JAX answers
+        with pytest.raises(IndexError, match="out of bounds"):
+            snp.asarray(X)[index]
+        with pytest.raises(IndexError, match="out of bounds"):
+            spmd.jit(lambda a: a[index])(X)
+    raises_like(lambda: jnp.asarray(X)[0, 0, 0, 0], lambda: snp.asarray(X)[0, 0, 0, 0],
+                "too many indices")
+    with pytest.raises(IndexError, match="boolean mask"):
+        spmd.jit(lambda a: a[X > 1])(X)
+
+
+@covers("sharding.Mesh", "sharding.NamedSharding", "sharding.PartitionSpec")
+def test_mesh_and_sharding_attributes_match_jax():
+    jm = jax.sharding.Mesh(np.array(jax.devices()[:8]).reshape(2, 4), ("a", "b"))
+    sm = spmd.sharding.Mesh(np.array(spmd.devices()[:8]).reshape(2, 4), ("a", "b"))
+    assert isinstance(sm.devices, np.ndarray) and sm.devices.shape == jm.devices.shape == (2, 4)
+    assert [d.id for d in sm.devices.flat] == [d.id for d in jm.devices.flat]
+    assert sm.shape == dict(jm.shape) and sm.size == jm.size
+    js = jax.sharding.NamedSharding(jm, jax.sharding.PartitionSpec("b", None))
+    ss = spmd.NamedSharding(sm, spmd.P("b", None))
+    assert tuple(ss.spec) == tuple(js.spec) and ss.mesh.axis_names == js.mesh.axis_names
+    assert ss.shard_shape((8, 3)) == js.shard_shape((8, 3))
+    assert ss.is_fully_replicated == js.is_fully_replicated
+    assert {d.id for d in ss.addressable_devices} == {d.id for d in js.addressable_devices}
+    with sm:
+        assert spmd.sharding.get_mesh() is not None
+        out = spmd.jit(lambda a: a * 2, in_shardings=spmd.P("a"))(X[:2])
+        assert tuple(out.sharding.spec) == ("a",)
+    assert spmd.sharding.get_mesh() is None
+
+
+def test_array_attributes_match_jax():
+    jm = jax.sharding.Mesh(np.array(jax.devices()[:4]), ("x",))
+    sm = spmd.sharding.Mesh(np.array(spmd.devices()[:4]), ("x",))
+    j = jax.device_put(X[0], jax.sharding.NamedSharding(jm, jax.sharding.PartitionSpec("x")))
+    s = spmd.device_put(X[0], spmd.NamedSharding(sm, spmd.P("x")))
+    assert s.is_fully_addressable == j.is_fully_addressable
+    js, ss = j.addressable_shards, s.addressable_shards
+    assert [x.index for x in ss] == [x.index for x in js]
+    assert [x.device.id for x in ss] == [x.device.id for x in js]
+    for a, b in zip(ss, js):
+        same(a.data, b.data, "shard data")
+    same(np.asarray(s), np.asarray(j), "np.asarray")
+    same(np.from_dlpack(s), np.from_dlpack(jax.device_put(X[0])), "DLPack to NumPy")
+    same(snp.from_dlpack(X), jnp.from_dlpack(X), "DLPack from NumPy")
+    assert spmd.block_until_ready({"a": s, "b": [s]})["a"] is s
+    s.delete()
+    assert s.is_deleted()
+    with pytest.raises(Exception, match="deleted"):
+        np.asarray(s)

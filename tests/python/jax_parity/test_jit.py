@@ -1,0 +1,126 @@
+"""jax.jit beside spmd.jit: Python scalars and their weak types, NumPy arrays and lists as
+arguments, retracing on a new dtype, static arguments, in_shardings and out_shardings, donation,
+and .lower().as_text() / .compile()."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import spmd
+import spmd.numpy as snp
+from parity import covers, raises_like, same
+
+X = np.arange(16, dtype=np.float32).reshape(8, 2) / 7
+H = X.astype(np.float16)
+I8 = np.arange(6, dtype=np.int8)
+
+# (function of (numpy module, *args), args): jit of it in both libraries.
+CASES = [
+    (lambda np_, x: x * 2, (3.0,)),
+    (lambda np_, x: x + 1, (1,)),
+    (lambda np_, x: np_.logical_not(x), (True,)),
+    (lambda np_, a, s: a * s, (H, 2.5)),
+    (lambda np_, a, s: np_.maximum(a, s), (H, 0.5)),
+    (lambda np_, a, s: a + s, (I8, 3)),
+    (lambda np_, a, s: a * s, (I8, 1.5)),
+    (lambda np_, s, t: s * t + 1, (2, 0.5)),
+    (lambda np_, s: np_.sin(s) * 2, (0.25,)),
+    (lambda np_, a, s: np_.where(a > 1, a, s), (H, -1.0)),
+    (lambda np_, xs: xs[0] * xs[1], ([1.5, 4.0],)),
+    (lambda np_, a: np_.sum(a), (X,)),
+]
+
+
+@covers("jit")
+@pytest.mark.parametrize("case", CASES, ids=range(len(CASES)))
+def test_python_scalars_and_numpy_arguments_match_jax(case):
+    fn, args = case
+    want = jax.jit(lambda *a: fn(jnp, *a))(*args)
+    got = spmd.jit(lambda *a: fn(snp, *a))(*args)
+    same(got, want, f"case {CASES.index(case)}")
+
+
+def test_a_new_dtype_retraces():
+    f = spmd.jit(lambda a: a * 2)
+    same(f(X), jax.jit(lambda a: a * 2)(X), "float32")
+    same(f(H), jax.jit(lambda a: a * 2)(H), "float16, traced again")
+    same(f(2), jax.jit(lambda a: a * 2)(2), "a weak int, traced again")
+
+
+def test_an_int_beyond_int32_is_an_overflow_error():
+    raises_like(lambda: jax.jit(lambda a: a)(2**40), lambda: spmd.jit(lambda a: a)(2**40),
+                "jit(f)(2**40)")
+
+
+def test_static_arguments_match_jax():
+    def f(np_, x, n, *, mode):
+        return np_.sum(x ** n) if mode == "sum" else np_.max(x ** n)
+    for n, mode in ((2, "sum"), (3, "max")):
+        want = jax.jit(lambda x, n, mode: f(jnp, x, n, mode=mode), static_argnums=1,
+                       static_argnames="mode")(X, n, mode=mode)
+        got = spmd.jit(lambda x, n, mode: f(snp, x, n, mode=mode), static_argnums=1,
+                       static_argnames="mode")(X, n, mode=mode)
+        same(got, want, f"static n={n} mode={mode}", ulps=2)
+
+
+def _meshes():
+    return (jax.make_mesh((8,), ("x",), devices=jax.devices()[:8],
+                          axis_types=(jax.sharding.AxisType.Auto,)),
+            spmd.make_mesh((8,), ("x",), axis_types=(spmd.AxisType.Auto,)))
+
+
+@covers("jit")
+def test_in_and_out_shardings_match_jax():
+    jmesh, smesh = _meshes()
+    for in_spec, out_spec in ((("x",), ()), ((None,), ("x",)), (("x",), None)):
+        def jit_of(lib, mesh):
+            ins = lib.sharding.NamedSharding(mesh, lib.sharding.PartitionSpec(*in_spec))
+            outs = None if out_spec is None else lib.sharding.NamedSharding(
+                mesh, lib.sharding.PartitionSpec(*out_spec))
+            return lib.jit(lambda a, b: (a * 2, b + 1), in_shardings=(ins, ins),
+                           out_shardings=outs)
+        want = jit_of(jax, jmesh)(X, X)
+        got = jit_of(spmd, smesh)(X, X)
+        same(got, want, f"in {in_spec} out {out_spec}")
+        for g, w in zip(got, want):
+            assert tuple(g.sharding.spec) == tuple(w.sharding.spec), (in_spec, out_spec)
+
+
+def test_a_committed_argument_laid_out_otherwise_is_a_value_error():
+    jmesh, smesh = _meshes()
+    jx = jax.device_put(X, jax.sharding.NamedSharding(jmesh, jax.sharding.PartitionSpec("x")))
+    sx = spmd.device_put(X, spmd.NamedSharding(smesh, spmd.P("x")))
+    err = raises_like(
+        lambda: jax.jit(lambda a: a, in_shardings=jax.sharding.NamedSharding(
+            jmesh, jax.sharding.PartitionSpec()))(jx),
+        lambda: spmd.jit(lambda a: a, in_shardings=spmd.NamedSharding(smesh, spmd.P()))(sx),
+        "a committed argument against in_shardings")
+    assert "does not match the sharding" in str(err)
+
+
+@covers("jit")
+def test_a_donated_argument_is_deleted_as_in_jax():
+    jx, sx = jax.device_put(X), spmd.device_put(X)
+    jout = jax.jit(lambda a: a + 1, donate_argnums=0)(jx)
+    sout = spmd.jit(lambda a: a + 1, donate_argnums=0)(sx)
+    same(sout, jout, "the donating call's result")
+    assert sx.is_deleted() and jx.is_deleted()
+    with pytest.raises(Exception, match="deleted"):
+        np.asarray(sx)
+    with pytest.raises(Exception, match="deleted"):
+        spmd.jit(lambda a: a * 2)(sx)
+    kept = spmd.device_put(X)
+    spmd.jit(lambda a, b: a + b, donate_argnames="b")(kept, spmd.device_put(X))
+    assert not kept.is_deleted()
+
+
+@covers("jit")
+def test_lower_as_text_and_compile():
+    f = spmd.jit(lambda a, b: snp.sum(a * b))
+    lowered = f.lower(X, X)
+    assert "mul" in lowered.as_text() and "reduce_sum" in lowered.as_text()
+    compiled = lowered.compile()
+    same(compiled(X, X), jax.jit(lambda a, b: jnp.sum(a * b)).lower(X, X).compile()(X, X),
+         "compiled", ulps=2)
+    raises_like(lambda: jax.jit(lambda a, b: jnp.sum(a * b)).lower(X, X).compile()(H, H),
+                lambda: compiled(H, H), "compiled for float32, called with float16")

@@ -1,0 +1,94 @@
+"""jax.lax beside spmd.lax: the collectives inside shard_map on a 2 x 4 mesh, control flow,
+dot_general and the element-wise functions; an unbound axis name is JAX's NameError."""
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import spmd
+import spmd.numpy as snp
+from parity import covers, raises_like, same
+
+X = np.arange(64, dtype=np.float32).reshape(8, 8) / 9 - 3
+
+
+def _lib(lib):
+    if lib is jax:
+        mesh = jax.make_mesh((2, 4), ("a", "b"), devices=jax.devices()[:8],
+                             axis_types=(jax.sharding.AxisType.Auto,) * 2)
+        return jax, jnp, mesh, jax.sharding.PartitionSpec
+    return spmd, snp, spmd.make_mesh((2, 4), ("a", "b"),
+                                     axis_types=(spmd.AxisType.Auto,) * 2), spmd.P
+
+
+# name -> (body, out_spec as a tuple of entries): each result's spec names the axes it varies
+# over, as check_vma requires.
+COLLECTIVES = {
+    "psum": (lambda lax, x: lax.psum(x, "b"), ("a",)),
+    "pmean": (lambda lax, x: lax.pmean(x, ("a", "b")), ()),
+    "pmax": (lambda lax, x: lax.pmax(x, "a"), (None, "b")),
+    "pmin": (lambda lax, x: lax.pmin(x, "b"), ("a",)),
+    "all_gather": (lambda lax, x: lax.all_gather(x, "b", axis=1, tiled=True), ("a", "b")),
+    "all_gather_stacked": (lambda lax, x: lax.all_gather(x, "a"), ("a", None, "b")),
+    "psum_scatter": (lambda lax, x: lax.psum_scatter(x, "b", scatter_dimension=0, tiled=True),
+                     (("a", "b"),)),
+    "ppermute": (lambda lax, x: lax.ppermute(x, "b", [(i, (i + 1) % 4) for i in range(4)]),
+                 ("a", "b")),
+    "axis_index": (lambda lax, x: x * lax.axis_index("b"), ("a", "b")),
+    "axis_size": (lambda lax, x: x * lax.axis_size(("a", "b")), ("a", "b")),
+}
+
+
+@covers("lax.psum", "lax.pmean", "lax.pmax", "lax.pmin", "lax.all_gather", "lax.psum_scatter",
+        "lax.ppermute", "lax.axis_index", "lax.axis_size")
+@pytest.mark.parametrize("name", list(COLLECTIVES))
+def test_collectives_in_shard_map_match_jax(name):
+    body, out = COLLECTIVES[name]
+
+    def run(lib):
+        top, np_, mesh, P = _lib(lib)
+        f = top.shard_map(functools.partial(body, top.lax), mesh=mesh, in_specs=P("a", "b"),
+                          out_specs=P(*out))
+        return top.jit(f)(X)
+    same(run(spmd), run(jax), name, ulps=2)
+
+
+def test_an_unbound_axis_name_is_a_name_error():
+    for name in ("psum", "pmean", "pmax", "axis_index", "axis_size"):
+        call = (lambda lax: getattr(lax, name)("x")) if name.startswith("axis") else \
+            (lambda lax: getattr(lax, name)(X, "x"))
+        err = raises_like(lambda: call(jax.lax), lambda: call(spmd.lax), f"lax.{name} outside")
+        assert "unbound axis name: x" in str(err)
+
+
+@covers("lax.scan", "lax.fori_loop", "lax.cond", "lax.switch", "lax.while_loop",
+        "lax.stop_gradient", "lax.dot_general", "lax.rsqrt", "lax.erf", "lax.logistic")
+def test_control_flow_and_functions_match_jax():
+    def program(lib, np_, x):
+        lax = lib.lax
+        carry, ys = lax.scan(lambda c, r: (c + r, c * r), np_.zeros(8, np.float32), x)
+        y = lax.fori_loop(0, 3, lambda i, v: v * 2 + i, carry)
+        z = lax.cond(np_.sum(x) > 0, lambda v: v + 1, lambda v: v - 1, y)
+        s = lax.switch(np_.argmax(x[0]) % 3, [lambda v: v, lambda v: -v, lambda v: v * v], z)
+        d = lax.dot_general(x, ys, (((1,), (1,)), ((), ())))
+        return (s, d, lax.rsqrt(np_.abs(x) + 1), lax.erf(x), lax.logistic(x),
+                lax.stop_gradient(x) * 2)
+    want = jax.jit(lambda x: program(jax, jnp, x))(X)
+    got = spmd.jit(lambda x: program(spmd, snp, x))(X)
+    same(got, want, "scan, fori_loop, cond, switch, dot_general, …", ulps=4)
+    same(spmd.lax.switch(7, [lambda: snp.ones(2), lambda: snp.zeros(2)]),
+         jax.lax.switch(7, [lambda: jnp.ones(2), lambda: jnp.zeros(2)]), "a clamped index")
+    same(spmd.lax.while_loop(lambda v: v < 100, lambda v: v * 3, 1),
+         jax.lax.while_loop(lambda v: v < 100, lambda v: v * 3, 1), "while_loop")
+
+
+def test_a_while_loop_on_traced_values_says_why_not():
+    with pytest.raises(TypeError, match="no loops"):
+        spmd.jit(lambda x: spmd.lax.while_loop(lambda v: v < 10, lambda v: v * 2, x))(1.0)
+
+
+def test_lax_functions_refuse_integers_as_jax():
+    raises_like(lambda: jax.lax.exp(np.int32(2)), lambda: spmd.lax.exp(np.int32(2)),
+                "lax.exp of an int")

@@ -1,0 +1,92 @@
+"""jax.nn beside spmd.nn: activations, normalisers, one_hot and the initializers, values and
+gradients, and the inputs both refuse."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import spmd
+from parity import covers, raises_like, same
+
+RNG = np.random.default_rng(7)
+X = np.concatenate([RNG.standard_normal(40) * 4,
+                    [0.0, -0.0, np.inf, -np.inf, np.nan, 30.0, -30.0]]).astype(np.float32)
+M = RNG.standard_normal((4, 6)).astype(np.float32)
+
+# (name, args, kwargs, ulps[, atol]). gelu's approximate form cancels in 1 + tanh(...) for
+# negative x, where tanh's last-place differences (XLA's polynomial, spmd's Eigen) become absolute
+# ones of up to a few float32 epsilons times |x|.
+CASES = [
+    ("relu", (X,), {}, 0), ("sigmoid", (X,), {}, 4), ("gelu", (X,), {}, 4, 4e-6),
+    ("gelu", (X,), {"approximate": False}, 16), ("silu", (X,), {}, 4),
+    ("softmax", (M,), {}, 2), ("softmax", (M,), {"axis": 0}, 2), ("log_softmax", (M,), {}, 2),
+    ("log_softmax", (M,), {"axis": 0}, 2), ("logsumexp", (M,), {"axis": 1}, 2),
+    ("standardize", (M,), {}, 4), ("standardize", (M,), {"axis": 0}, 4),
+    ("one_hot", (np.array([0, 2, -1, 5, 1]), 3), {}, 0),
+    ("one_hot", (np.array([[0, 1], [2, 0]]), 3), {"axis": 0, "dtype": jnp.int32}, 0),
+]
+
+
+@covers("nn.relu", "nn.sigmoid", "nn.gelu", "nn.silu", "nn.softmax", "nn.log_softmax",
+        "nn.logsumexp", "nn.standardize", "nn.one_hot")
+@pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_matches_jax(case):
+    name, args, kwargs, ulps = case[:4]
+    atol = case[4] if len(case) > 4 else 0.0
+    kw = dict(kwargs)
+    if "dtype" in kw:
+        kw_spmd = dict(kw, dtype=np.int32)
+    else:
+        kw_spmd = kw
+    same(getattr(spmd.nn, name)(*args, **kw_spmd), getattr(jax.nn, name)(*args, **kw),
+         f"nn.{name}", ulps, atol)
+
+
+@pytest.mark.parametrize("name", ["relu", "sigmoid", "gelu", "silu", "log_softmax",
+                                  "standardize"])
+def test_gradients_match_jax(name):
+    w = np.linspace(0.5, 1.5, M.size, dtype=np.float32).reshape(M.shape)
+
+    def loss(ns, np_):
+        return lambda x: np_.sum(getattr(ns.nn, name)(x) * w)
+    want = jax.grad(loss(jax, jnp))(M)
+    # Within 8 ulps, or 2^-20 of the largest gradient where the two differ by cancellation (the
+    # numerics table's gradient tolerance); standardize's backward pass subtracts means of
+    # reductions added in other orders, 2^-18.
+    scale = 2**-18 if name == "standardize" else 2**-20
+    same(spmd.grad(loss(spmd, spmd.numpy))(M), want, f"grad nn.{name}", ulps=8,
+         atol=float(np.max(np.abs(want))) * scale)
+
+
+@covers("nn.initializers")
+@pytest.mark.parametrize("name,args", [("uniform", ()), ("normal", (0.5,)),
+                                       ("glorot_uniform", ()), ("lecun_uniform", ()),
+                                       ("he_uniform", ()), ("constant", (0.25,)),
+                                       ("variance_scaling", (2.0, "fan_out", "normal"))])
+def test_initializers_match_jax(name, args):
+    shape = (5, 3, 4, 6)
+    want = getattr(jax.nn.initializers, name)(*args)(jax.random.PRNGKey(3), shape, jnp.float32)
+    got = getattr(spmd.nn.initializers, name)(*args)(spmd.random.PRNGKey(3), shape, np.float32)
+    same(got, want, f"initializers.{name}", ulps=1)
+
+
+def test_zeros_and_ones_initializers():
+    for name in ("zeros", "ones"):
+        same(getattr(spmd.nn.initializers, name)(None, (2, 3)),
+             getattr(jax.nn.initializers, name)(jax.random.PRNGKey(0), (2, 3)), name)
+
+
+@pytest.mark.parametrize("name,args,kwargs", [
+    ("one_hot", (np.array([0, 1]), 3), {"axis": -3}),
+    ("one_hot", (np.array([0, 1]), 3), {"axis": 2}),
+    ("softmax", (M,), {"axis": 2}),
+    ("relu", ("x",), {}),
+])
+def test_refuses_what_jax_refuses(name, args, kwargs):
+    raises_like(lambda: getattr(jax.nn, name)(*args, **kwargs),
+                lambda: getattr(spmd.nn, name)(*args, **kwargs), f"nn.{name}")
+
+
+def test_truncated_normal_variance_scaling_says_why_not():
+    with pytest.raises(NotImplementedError, match="erf_inv"):
+        spmd.nn.initializers.variance_scaling(1.0, "fan_in", "truncated_normal")

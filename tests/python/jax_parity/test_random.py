@@ -1,0 +1,100 @@
+"""jax.random beside spmd.random: the same key gives the same values, bit for bit where JAX's
+sampler is spmd::random's (the others within the ulps stated), for raw and typed keys, from NumPy
+key data too, eagerly and under jit with sharded outputs; and the errors for bad keys."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import spmd
+from parity import covers, raises_like, same
+
+LOGITS = np.log(np.array([[0.1, 0.2, 0.7], [0.5, 0.25, 0.25]], np.float32))
+P = np.array([0.1, 0.0, 0.6, 0.3], np.float32)
+A = np.arange(12, dtype=np.float32).reshape(4, 3)
+
+# (name, args after the key, kwargs, ulps)
+CASES = [
+    ("bits", ((3, 5),), {}, 0), ("bits", ((7,),), {"dtype": np.uint8}, 0),
+    ("uniform", ((4, 3),), {}, 0), ("uniform", ((5,),), {"minval": -2.0, "maxval": 3.0}, 0),
+    ("normal", ((4, 3),), {}, 0), ("normal", ((6,),), {"dtype": jnp.bfloat16}, 0),
+    ("truncated_normal", (-1.5, 2.0, (4, 3)), {}, 0),
+    ("bernoulli", (0.3, (20,)), {}, 0), ("bernoulli", (P,), {}, 0),
+    ("randint", ((10,), -5, 17), {}, 0), ("gumbel", ((4, 3),), {}, 0),
+    ("categorical", (LOGITS,), {}, 0), ("categorical", (LOGITS,), {"axis": 0}, 0),
+    ("permutation", (10,), {}, 0), ("permutation", (A,), {}, 0),
+    ("permutation", (A,), {"axis": 1}, 0),
+    ("choice", (10, (4,)), {}, 0), ("choice", (10, (4,)), {"replace": False}, 0),
+    ("choice", (4, (6,)), {"p": P}, 0), ("choice", (A, (2,)), {"replace": False}, 0),
+    ("rademacher", ((12,),), {}, 0),
+    ("exponential", ((50,),), {}, 2), ("laplace", ((50,),), {}, 2),
+    ("logistic", ((50,),), {}, 2), ("lognormal", (0.5, (50,)), {}, 2),
+]
+
+
+@covers("random.bits", "random.uniform", "random.normal", "random.truncated_normal",
+        "random.bernoulli", "random.randint", "random.gumbel", "random.categorical",
+        "random.permutation", "random.choice", "random.rademacher", "random.exponential",
+        "random.laplace", "random.logistic", "random.lognormal", "random.PRNGKey")
+@pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+@pytest.mark.parametrize("typed", [False, True], ids=["raw", "typed"])
+def test_matches_jax(case, typed):
+    name, args, kwargs, ulps = case
+    jkey = jax.random.key(42) if typed else jax.random.PRNGKey(42)
+    skey = spmd.random.key(42) if typed else spmd.random.PRNGKey(42)
+    want = getattr(jax.random, name)(jkey, *args, **kwargs)
+    got = getattr(spmd.random, name)(skey, *args, **kwargs)
+    same(got, want, f"random.{name}", ulps)
+
+
+@covers("random.key", "random.key_data", "random.wrap_key_data", "random.split",
+        "random.fold_in")
+def test_keys_split_and_fold_in_match_jax():
+    jk, sk = jax.random.key(7), spmd.random.key(7)
+    same(spmd.random.key_data(sk), jax.random.key_data(jk), "key_data(key(7))")
+    same(spmd.random.key_data(spmd.random.split(sk, 3)), jax.random.key_data(
+        jax.random.split(jk, 3)), "split(key, 3)")
+    same(spmd.random.key_data(spmd.random.fold_in(sk, 5)),
+         jax.random.key_data(jax.random.fold_in(jk, 5)), "fold_in(key, 5)")
+    data = np.array([[1, 2], [3, 4]], np.uint32)
+    jw, sw = jax.random.wrap_key_data(data), spmd.random.wrap_key_data(data)
+    assert sw.shape == jw.shape == (2,)
+    same(spmd.random.normal(sw[1], (3,)), jax.random.normal(jw[1], (3,)), "normal(wrapped[1])")
+    same(spmd.random.uniform(np.array([0, 9], np.uint32), (3,)),
+         jax.random.uniform(np.array([0, 9], np.uint32), (3,)), "a NumPy raw key")
+    same(spmd.random.split(spmd.random.PRNGKey(3)), jax.random.split(jax.random.PRNGKey(3)),
+         "split of a raw key")
+
+
+def test_typed_keys_pass_through_jit():
+    k = spmd.random.key(11)
+    out = spmd.jit(lambda key: spmd.random.normal(spmd.random.split(key)[1], (4,)))(k)
+    same(out, jax.jit(lambda key: jax.random.normal(jax.random.split(key)[1], (4,)))(
+        jax.random.key(11)), "normal under jit of a typed key")
+
+
+def test_sharded_samples_under_jit_equal_unsharded_jax():
+    mesh = spmd.make_mesh((8,), ("x",))
+    f = spmd.jit(lambda key: (spmd.random.normal(key, (16, 3)),
+                              spmd.random.uniform(key, (16,))),
+                 out_shardings=spmd.NamedSharding(mesh, spmd.P("x")))
+    got = f(spmd.random.PRNGKey(5))
+    assert tuple(got[0].sharding.spec) == ("x",)
+    same(got, (jax.random.normal(jax.random.PRNGKey(5), (16, 3)),
+               jax.random.uniform(jax.random.PRNGKey(5), (16,))), "sharded normal, uniform")
+
+
+@pytest.mark.parametrize("name,args", [("normal", ((2,),)), ("uniform", ((2,),)),
+                                       ("split", ())])
+def test_a_bad_key_is_refused_as_jax_refuses_it(name, args):
+    bad = np.array([1.0, 2.0], np.float32)
+    raises_like(lambda: getattr(jax.random, name)(bad, *args),
+                lambda: getattr(spmd.random, name)(bad, *args), f"random.{name} of floats")
+
+
+def test_bad_arguments_are_refused_as_jax_refuses_them():
+    raises_like(lambda: jax.random.normal(jax.random.PRNGKey(0), (2,), jnp.int32),
+                lambda: spmd.random.normal(spmd.random.PRNGKey(0), (2,), np.int32),
+                "normal of int32")
+    raises_like(lambda: jax.random.fold_in(jax.random.PRNGKey(0), 2**33),
+                lambda: spmd.random.fold_in(spmd.random.PRNGKey(0), 2**33), "fold_in 2**33")
