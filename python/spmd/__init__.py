@@ -44,6 +44,8 @@ def reshard(x, sharding):
 
 class _MeshScope(contextlib.AbstractContextManager):
     def __init__(self, mesh):
+        if mesh is not None and not isinstance(mesh, _spmd.Mesh):
+            raise TypeError(f"set_mesh: a Mesh (or None) expected, got {type(mesh).__name__}")
         self._previous = _spmd.get_mesh()
         _spmd._set_mesh(mesh)
 

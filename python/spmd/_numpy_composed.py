@@ -352,3 +352,95 @@ def size(a, axis=None):
 __all__ = ["empty", "empty_like", "eye", "full_like", "identity", "linspace", "ndim",
            "nan_to_num", "ones_like", "outer", "prod", "ravel", "repeat", "shape", "size",
            "split", "take", "tensordot", "tile", "zeros_like"]
+
+
+# --- padding and gathers along an axis ---
+
+def _pad_widths(pad_width, rank):
+    """np.pad's pad_width as one (before, after) pair per axis."""
+    widths = np.asarray(pad_width, dtype=object)
+    if widths.ndim == 0:
+        widths = np.full((rank, 2), widths.item(), dtype=object)
+    elif widths.shape == (1,) or widths.shape == (2,):
+        widths = np.broadcast_to(widths.reshape(1, -1), (rank, 2)) if widths.shape == (2,) \
+            else np.full((rank, 2), widths[0], dtype=object)
+    elif widths.shape == (1, 2):
+        widths = np.broadcast_to(widths, (rank, 2))
+    if widths.shape != (rank, 2):
+        raise ValueError(f"jnp.pad: pad_width with shape {np.shape(pad_width)} does not fit an "
+                         f"array of rank {rank}")
+    out = [(operator.index(b), operator.index(a)) for b, a in widths]
+    if builtins.any(b < 0 or a < 0 for b, a in out):
+        raise ValueError(f"index can't contain negative values, got {pad_width}")
+    return out
+
+
+def _pad(array, pad_width, mode="constant", constant_values=0):
+    if mode != "constant":
+        raise NotImplementedError(f"spmd.numpy.pad: mode={mode!r} (only 'constant' is "
+                                  "supported)")
+    if not isinstance(constant_values, (bool, int, float)):
+        raise NotImplementedError("spmd.numpy.pad: a scalar constant_values only")
+    out = array
+    name = _canonical_name(array.dtype)
+    for axis, (before, after) in enumerate(_pad_widths(pad_width, len(array.shape))):
+        pieces = []
+        shape = list(out.shape)
+        if before:
+            pieces.append(_t.full(shape[:axis] + [before] + shape[axis + 1:], constant_values,
+                                  name))
+        pieces.append(out)
+        if after:
+            pieces.append(_t.full(shape[:axis] + [after] + shape[axis + 1:], constant_values,
+                                  name))
+        if len(pieces) > 1:
+            out = _t.concatenate(pieces, axis)
+    return out
+
+
+_pad_op = _op(_pad, arrays=(0,))
+
+
+def pad(array, pad_width, mode="constant", **kwargs):
+    """jnp.pad in its "constant" mode: each axis grown by (before, after) elements of
+    constant_values (0 by default)."""
+    if not isinstance(pad_width, (int, np.integer)):
+        pad_width = tuple(tuple(p) if isinstance(p, (list, tuple, np.ndarray)) else p
+                          for p in np.asarray(pad_width, dtype=object).tolist()) \
+            if np.ndim(pad_width) else int(pad_width)
+    return _pad_op(array, pad_width, mode=mode, **kwargs)
+
+
+def _take_along_axis(arr, indices, axis):
+    """jnp.take_along_axis in its default mode ("fill"): arr's elements at `indices` along
+    `axis`, the other dimensions broadcast between the two. One take of the flattened array."""
+    if axis is None:
+        arr, axis = _t.reshape(arr, [-1]), 0
+    rank = len(arr.shape)
+    if len(indices.shape) != rank:
+        raise ValueError(f"indices and arr must have the same number of dimensions; "
+                         f"{len(indices.shape)} vs. {rank}")
+    axis = operator.index(axis)
+    if not -rank <= axis < rank:
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {rank}")
+    axis %= rank
+    n = arr.shape[axis]
+    outer = [builtins.max(a, b) for d, (a, b) in enumerate(zip(arr.shape, indices.shape))
+             if d != axis]
+    k = indices.shape[axis]
+    a = _t.moveaxis(arr, axis, -1)
+    i = _t.moveaxis(_t.astype(indices, "int32"), axis, -1)
+    a = _t.broadcast_to(a, outer + [n])
+    i = _t.broadcast_to(i, outer + [k])
+    rows = int(np.prod(outer, dtype=np.int64))
+    i = _t.reshape(i, [rows, k])
+    i = _t.where(_t.less(i, 0), i + n, i)
+    inside = _t.logical_and(_t.greater_equal(i, 0), _t.less(i, n))
+    offsets = _t.reshape(_t.arange(rows, "int32"), [rows, 1]) * n
+    flat = _t.where(inside, i + offsets, rows * n)  # out of range: one past the end, filled
+    out = _t.take(_t.reshape(a, [-1]), flat, 0)
+    return _t.moveaxis(_t.reshape(out, outer + [k]), -1, axis)
+
+
+take_along_axis = _op(_take_along_axis, arrays=(0, 1))
+__all__ += ["pad", "take_along_axis"]

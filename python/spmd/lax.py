@@ -126,6 +126,9 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
     the last carry and the ys stacked along a new leading axis."""
     from .tree_util import tree_flatten, tree_unflatten
     leaves, tree = tree_flatten(xs)
+    for leaf in leaves:
+        if not getattr(leaf, "shape", ()):
+            raise ValueError(f"scan got value with no leading axis to scan over: {leaf!r}")
     sizes = {int(leaf.shape[0]) for leaf in leaves}
     if length is None and not leaves:
         raise ValueError("scan got no values to scan over and `length` not provided.")
@@ -207,6 +210,45 @@ def cond(pred, true_fun, false_fun, *operands):
         raise TypeError("true_fun and false_fun output must have identical types, got "
                         f"{tree} and {other}")
     return tree_unflatten(tree, [_numpy.where(pred, a, b) for a, b in zip(yes, no)])
+
+
+def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None, tiled=False):
+    """jax.lax.all_to_all inside a shard_map body: x split along split_axis into one chunk per
+    device of the axis; chunk j goes to device j, and each device joins what it receives along
+    concat_axis (tiled) or stacks it there as a new axis (not tiled, where split_axis's size is
+    the number of devices and that axis goes away). Made of all_gather and a take by
+    axis_index: every device receives all blocks (n times the bytes of a direct exchange), and
+    it has no derivative (take's)."""
+    _no_groups("all_to_all", axis_index_groups)
+    from .tree_util import tree_map
+
+    def one(leaf):
+        if not (isinstance(leaf, _Tensor) and _spmd._in_shard_map_function()):
+            raise NameError(f"unbound axis name: {axis_name} (all_to_all runs inside a "
+                            "shard_map or pmap function)")
+        n = axis_size(axis_name)
+        rank = len(leaf.shape)
+        split, concat = split_axis % rank, concat_axis % (rank if tiled else rank)
+        size = leaf.shape[split]
+        if size % n:
+            raise ValueError(f"all_to_all: dimension {split} has size {size}, which the {n} "
+                             f"devices along {axis_name} do not divide")
+        if not tiled and size != n:
+            raise ValueError(f"all_to_all: tiled=False needs dimension {split}'s size ({size}) "
+                             f"to equal the axis size {n}")
+        chunk = size // n
+        gathered = all_gather(leaf, axis_name)  # (n, *shape): device j's block at j
+        me = axis_index(axis_name)
+        idx = _numpy.arange(chunk) + me * chunk
+        mine = _numpy.take(gathered, idx, axis=split + 1)  # (n, ..., chunk, ...)
+        if not tiled:
+            mine = _numpy.squeeze(mine, axis=split + 1)
+            return _numpy.moveaxis(mine, 0, concat)
+        moved = _numpy.moveaxis(mine, 0, concat)  # the source index just before concat's dim
+        shape = list(moved.shape)
+        return _numpy.reshape(moved, shape[:concat] + [shape[concat] * shape[concat + 1]] +
+                              shape[concat + 2:])
+    return tree_map(one, x)
 
 
 def switch(index, branches, *operands):

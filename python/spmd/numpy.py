@@ -61,7 +61,7 @@ def _is_traced(*xs):
 
 
 def _is_scalar(x):
-    return isinstance(x, (bool, int, float))
+    return isinstance(x, (_builtins.bool, int, float))
 
 
 _ARRAY = object()  # marks an Array's place among an eager call's arguments
@@ -137,7 +137,7 @@ def _check_binds(public_name, signature, xs, statics):
         raise TypeError(f"{public_name}{signature}: {error}") from None
 
 
-_PLAIN = frozenset((Array, Tensor, float, int, bool))  # array-likes by exact type: no check
+_PLAIN = frozenset((Array, Tensor, float, int, _builtins.bool))  # array-likes: no check
 
 
 def _check_arrays(wrapped, xs, statics, arrays, names):
@@ -146,6 +146,9 @@ def _check_arrays(wrapped, xs, statics, arrays, names):
         if i < len(xs) and type(xs[i]) not in _PLAIN:
             short = short or wrapped.public_name.rsplit(".", 1)[-1]
             _arguments.check_arraylike(short, xs[i], first=i)
+            if isinstance(xs[i], complex):
+                raise TypeError(f"{short}: spmd has no complex dtypes (complex64, complex128); "
+                                f"got the complex operand {xs[i]!r}")
     if statics:
         for k in names & statics.keys():
             _arguments.check_arraylike(wrapped.public_name.rsplit(".", 1)[-1], statics[k])
@@ -251,7 +254,7 @@ def _binary(name, reflected=None):
 
 
 def _truth(x):
-    return _t.full([], bool(x), "bool") if _is_scalar(x) else x
+    return _t.full([], _builtins.bool(x), "bool") if _is_scalar(x) else x
 
 
 def _divmod(a, b):
@@ -282,7 +285,7 @@ round = around = _op(lambda a, decimals=0: _t.round(a, _operator.index(decimals)
 def _default_of(x):
     """A Python scalar as a 0-d Tensor of its default dtype (bool, int32 or float32; 64-bit
     ones under x64)."""
-    dtype = (_np.bool_ if type(x) is bool else _default_int() if type(x) is int else
+    dtype = (_np.bool_ if type(x) is _builtins.bool else _default_int() if type(x) is int else
              _default_float())
     return _t.full([], x, _canonical_name(dtype))
 
@@ -291,7 +294,7 @@ def _where(c, a, b):
     """jnp.where; a Python scalar branch is weak beside the other (the binding's scalar
     overloads), both Python scalars promote as JAX's weak types do."""
     if _is_scalar(c):  # a Python condition: its truth
-        c = _t.full([], bool(c), "bool")
+        c = _t.full([], _builtins.bool(c), "bool")
     if _is_scalar(a) and _is_scalar(b):
         a = _default_of(a)
     return _t.where(c, a, b)
@@ -461,13 +464,13 @@ def full(shape, fill_value, dtype=None):
     if _builtins.any(d < 0 for d in shape):
         raise _errors.ShapeError(f"full: shape must have every element be nonnegative, got "
                                  f"{tuple(shape)}")
-    if not isinstance(fill_value, (bool, int, float, _np.number, _np.bool_)):
+    if not isinstance(fill_value, (_builtins.bool, int, float, _np.number, _np.bool_)):
         kind = getattr(_np.asarray(fill_value), "dtype", None)
         if kind is None or kind.kind not in "biuf":
             raise TypeError(f"full: fill_value {fill_value!r} is not a valid array value; only "
                             "numbers are supported")
     if dtype is None:
-        dtype = (_np.bool_ if isinstance(fill_value, bool) else
+        dtype = (_np.bool_ if isinstance(fill_value, _builtins.bool) else
                  _default_float() if isinstance(fill_value, float) else _default_int())
     name = _canonical_name(dtype)
     if _jit.tracing():
@@ -522,6 +525,7 @@ def _check_arraylike_one(name, a):
 
 
 from ._numpy_composed import *  # noqa: E402,F401,F403 - composed as jax.numpy composes them
+from ._numpy_extra import *  # noqa: E402,F401,F403 - constants, dtypes, aliases, compositions
 
 # Python's operators on Arrays and Tensors: _operators.py.
 

@@ -229,6 +229,10 @@ def tree_map_with_path(f, tree, *rest, is_leaf=None):
 def register_pytree_node_class(cls):
     """A class decorator: cls.tree_flatten(self) -> (children, aux) and the classmethod
     cls.tree_unflatten(aux, children) make it a node."""
+    if not isinstance(cls, type) or not hasattr(cls, "tree_flatten") or \
+            not hasattr(cls, "tree_unflatten"):
+        raise TypeError(f"register_pytree_node_class: a class with tree_flatten and "
+                        f"tree_unflatten expected, got {cls!r:.80}")
     register_pytree_node(cls, lambda x: x.tree_flatten(), cls.tree_unflatten)
     return cls
 
@@ -237,6 +241,8 @@ def register_dataclass(nodetype, data_fields=None, meta_fields=None, drop_fields
     """A dataclass as a node: `data_fields` its children (every field but `meta_fields` when not
     given), `meta_fields` part of its structure. Usable as a decorator."""
     import dataclasses
+    if not isinstance(nodetype, type):
+        raise TypeError(f"register_dataclass: a class expected, got {type(nodetype).__name__}")
     if data_fields is None or meta_fields is None:
         if not dataclasses.is_dataclass(nodetype):
             raise TypeError("register_dataclass: data_fields and meta_fields are required for "

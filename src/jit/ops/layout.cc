@@ -147,9 +147,12 @@ void ReshapeOp::partition(Partitioner& p, int value, const Op& op) const {
     // An uneven split keeps only a dimension that stays as it is: its padding would land
     // among the elements of a merged or divided one.
     const bool even = from[d] % parts == 0;
+    // (An empty dimension divides nothing: it keeps its split only where it stays as it is.)
+    const auto divides = [](int64_t a, int64_t b) { return a != 0 && b != 0 && b % a == 0; };
     const bool keeps = before_out == before_in && j < op.shape.size() &&
                        (even ? op.shape[j] % parts == 0 &&
-                                   (op.shape[j] % from[d] == 0 || from[d] % op.shape[j] == 0)
+                                   (op.shape[j] == from[d] || divides(from[d], op.shape[j]) ||
+                                    divides(op.shape[j], from[d]))
                              : op.shape[j] == from[d]);
     if (keeps) {
       out.dims[j] = in.dims[d];

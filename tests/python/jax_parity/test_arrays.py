@@ -103,3 +103,15 @@ def test_array_attributes_match_jax():
     assert s.is_deleted()
     with pytest.raises(Exception, match="deleted"):
         np.asarray(s)
+
+
+def test_an_empty_array_split_over_devices_reshapes():
+    """A (0,) array split over 4 devices, reshaped to (1, 0) (expand_dims, mean over no axes):
+    the reshape's layout divided by the empty dimension's size (SIGFPE; the API fuzzer found
+    it)."""
+    mesh = spmd.make_mesh((4,), ("x",), axis_types=(spmd.AxisType.Auto,))
+    x = spmd.device_put(np.zeros((0,), np.float32), spmd.NamedSharding(mesh, spmd.P("x")))
+    same(snp.expand_dims(x, 0), jnp.expand_dims(np.zeros((0,), np.float32), 0), "expand_dims")
+    same(snp.mean(x, ()), jnp.mean(np.zeros((0,), np.float32), ()), "mean over no axes")
+    same(spmd.jit(lambda v: snp.reshape(v, (0, 5)))(x), np.zeros((0, 5), np.float32),
+         "reshape to (0, 5)")

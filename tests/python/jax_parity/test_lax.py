@@ -38,11 +38,14 @@ COLLECTIVES = {
                  ("a", "b")),
     "axis_index": (lambda lax, x: x * lax.axis_index("b"), ("a", "b")),
     "axis_size": (lambda lax, x: x * lax.axis_size(("a", "b")), ("a", "b")),
+    "all_to_all": (lambda lax, x: lax.all_to_all(x, "b", 0, 1, tiled=True), ("a", "b")),
+    "all_to_all_stacked": (lambda lax, x: lax.all_to_all(x, "b", 0, 1), ("a", "b")),
+    "all_to_all_back": (lambda lax, x: lax.all_to_all(x, "a", 1, 0, tiled=True), ("a", "b")),
 }
 
 
 @covers("lax.psum", "lax.pmean", "lax.pmax", "lax.pmin", "lax.all_gather", "lax.psum_scatter",
-        "lax.ppermute", "lax.axis_index", "lax.axis_size")
+        "lax.ppermute", "lax.axis_index", "lax.axis_size", "lax.all_to_all")
 @pytest.mark.parametrize("name", list(COLLECTIVES))
 def test_collectives_in_shard_map_match_jax(name):
     body, out = COLLECTIVES[name]

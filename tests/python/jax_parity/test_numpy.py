@@ -123,3 +123,96 @@ def test_refuses_what_jax_refuses(case):
     name, args, kwargs = case
     raises_like(lambda: getattr(jnp, name)(*args, **kwargs),
                 lambda: getattr(snp, name)(*args, **kwargs), f"{name}{args!r:.60}")
+
+
+Z = np.array([[1.0, -np.inf, np.nan, 2.0], [np.inf, 0.0, -3.0, 5.0]], np.float32)
+SQ = RNG.standard_normal((4, 4)).astype(np.float32)
+
+# The constants, aliases and compositions of _numpy_extra.py, and pad, take_along_axis.
+EXTRA = [
+    ("pad", (X, 2), {}), ("pad", (X, ((1, 0), (0, 3))), {"constant_values": 7.0}),
+    ("pad", (I, (1, 2)), {}),
+    ("take_along_axis", (X, np.array([[2, 0], [1, 1]]), 1), {}),
+    ("take_along_axis", (A3, np.array([[[0]], [[2]], [[-1]]]), 2), {}),
+    ("take_along_axis", (X, np.array([[1, 0, 0]]), 0), {}),
+    ("absolute", (SPECIAL,), {}), ("fabs", (SPECIAL,), {}), ("amax", (X,), {"axis": 1}),
+    ("amin", (I,), {}), ("concat", ([X, X],), {}), ("pow", (P, 2.0), {}, 1),
+    ("permute_dims", (A3, (2, 0, 1)), {}), ("positive", (X,), {}), ("matrix_transpose", (A3,), {}),
+    ("isinf", (SPECIAL,), {}), ("isposinf", (SPECIAL,), {}), ("isneginf", (SPECIAL,), {}),
+    ("log2", (P,), {}, 2), ("log10", (P,), {}, 2), ("deg2rad", (X,), {}, 1),
+    ("rad2deg", (X,), {}, 1), ("radians", (I,), {}, 1), ("degrees", (X,), {}, 1),
+    ("reciprocal", (P,), {}, 1), ("heaviside", (Z, 0.5), {}),
+    ("count_nonzero", (I,), {}), ("count_nonzero", (Z,), {"axis": 1}), ("ptp", (X,), {"axis": 0}),
+    ("isclose", (X, X + 1e-7), {}), ("isclose", (Z, Z), {"equal_nan": True}),
+    ("allclose", (X, X * 1.0000001), {}), ("array_equal", (Z, Z), {}),
+    ("array_equal", (Z, Z), {"equal_nan": True}), ("nansum", (Z,), {"axis": 1}),
+    ("nanmax", (Z,), {}), ("nanmin", (Z,), {"axis": 0}), ("average", (X,), {"axis": 0}),
+    ("average", (X,), {"weights": P}, 1), ("atleast_1d", (3.0,), {}), ("atleast_2d", (Y,), {}),
+    ("atleast_3d", (X,), {}), ("hstack", ([X, X],), {}), ("vstack", ([Y, Y],), {}),
+    ("dstack", ([X, X],), {}), ("column_stack", ([Y, Y],), {}),
+    ("array_split", (np.arange(10), 3), {}), ("hsplit", (SQ, 2), {}), ("vsplit", (SQ, [1],), {}),
+    ("flip", (A3,), {}), ("flip", (A3, (0, 2)), {}), ("fliplr", (SQ,), {}), ("flipud", (SQ,), {}),
+    ("roll", (A3, 2), {}), ("roll", (A3, -1), {"axis": 1}), ("roll", (A3, (1, 2)), {"axis": (0, 2)}),
+    ("tril", (SQ,), {}), ("triu", (SQ, 1), {}), ("tri", (3, 4, -1), {}), ("diagonal", (SQ,), {}),
+    ("diagonal", (A3, 1, 1, 2), {}), ("trace", (SQ,), {}, 1), ("diag", (Y,), {}),
+    ("diag", (SQ, -1), {}), ("inner", (X, X), {}, 2), ("vdot", (X, X), {}, 2),
+    ("kron", (SQ[:2, :2], X), {}), ("meshgrid", (Y, np.arange(2.0)), {}),
+    ("meshgrid", (Y, Y), {"indexing": "ij"}), ("broadcast_arrays", (X, Y), {}),
+    ("unstack", (A3,), {"axis": 1}), ("select", ([X > 0, X < -1], [X, -X], 9.0), {}),
+    ("logspace", (0.0, 2.0, 5), {}, 4),
+]
+
+
+@covers("numpy.pad", "numpy.take_along_axis", "numpy.absolute", "numpy.fabs", "numpy.amax",
+        "numpy.amin", "numpy.concat", "numpy.pow", "numpy.permute_dims", "numpy.positive",
+        "numpy.matrix_transpose", "numpy.isinf", "numpy.isposinf", "numpy.isneginf",
+        "numpy.log2", "numpy.log10", "numpy.deg2rad", "numpy.rad2deg", "numpy.radians",
+        "numpy.degrees", "numpy.reciprocal", "numpy.heaviside", "numpy.count_nonzero",
+        "numpy.ptp", "numpy.isclose", "numpy.allclose", "numpy.array_equal", "numpy.nansum",
+        "numpy.nanmax", "numpy.nanmin", "numpy.average", "numpy.atleast_1d", "numpy.atleast_2d",
+        "numpy.atleast_3d", "numpy.hstack", "numpy.vstack", "numpy.dstack",
+        "numpy.column_stack", "numpy.array_split", "numpy.hsplit", "numpy.vsplit",
+        "numpy.flip", "numpy.fliplr", "numpy.flipud", "numpy.roll", "numpy.tril", "numpy.triu",
+        "numpy.tri", "numpy.diagonal", "numpy.trace", "numpy.diag", "numpy.inner", "numpy.vdot",
+        "numpy.kron", "numpy.meshgrid", "numpy.broadcast_arrays", "numpy.unstack",
+        "numpy.select", "numpy.logspace")
+@pytest.mark.parametrize("i", range(len(EXTRA)), ids=[f"{c[0]}-{i}" for i, c in enumerate(EXTRA)])
+def test_more_functions_match_jax(i):
+    name, args, kwargs = EXTRA[i][:3]
+    ulps = EXTRA[i][3] if len(EXTRA[i]) > 3 else 0
+    same(getattr(snp, name)(*args, **kwargs), getattr(jnp, name)(*args, **kwargs),
+         f"{name} case {i}", ulps)
+
+
+@covers("numpy.e", "numpy.pi", "numpy.inf", "numpy.nan", "numpy.newaxis", "numpy.euler_gamma",
+        "numpy.int8", "numpy.int16", "numpy.uint8", "numpy.uint16", "numpy.uint64",
+        "numpy.bool", "numpy.float_", "numpy.int_", "numpy.uint", "numpy.double",
+        "numpy.single", "numpy.dtype", "numpy.finfo", "numpy.iinfo", "numpy.promote_types",
+        "numpy.issubdtype", "numpy.isscalar", "numpy.iterable", "numpy.broadcast_shapes",
+        "numpy.generic", "numpy.number", "numpy.inexact", "numpy.floating", "numpy.integer",
+        "numpy.signedinteger", "numpy.unsignedinteger")
+def test_constants_and_dtype_helpers_match_jax():
+    for name in ("e", "pi", "inf", "euler_gamma"):
+        assert getattr(snp, name) == getattr(jnp, name), name
+    assert np.isnan(snp.nan) and snp.newaxis is jnp.newaxis
+    for name in ("int8", "int16", "uint8", "uint16", "uint64", "bool", "float_", "int_", "uint",
+                 "double", "single"):
+        same(getattr(snp, name)(3), getattr(jnp, name)(3), f"{name}(3)")
+    for a, b in ((np.int32, np.float16), (np.int8, np.uint8), (np.float16, jnp.bfloat16),
+                 (np.bool_, np.int16), (np.uint32, np.int32)):
+        assert snp.promote_types(a, b) == jnp.promote_types(a, b), (a, b)
+    assert snp.finfo(np.float32).eps == jnp.finfo(np.float32).eps
+    assert snp.iinfo(np.int8).min == jnp.iinfo(np.int8).min
+    assert snp.issubdtype(np.float32, snp.floating) == jnp.issubdtype(np.float32, jnp.floating)
+    for x in (1.0, np.float32(2), np.zeros(()), np.zeros(2), [1]):
+        assert snp.isscalar(x) == jnp.isscalar(x), x
+    assert snp.isscalar(snp.zeros(())) == jnp.isscalar(jnp.zeros(())) is True
+    assert snp.iterable([1]) and not snp.iterable(1)
+    assert snp.broadcast_shapes((2, 1), (3,)) == jnp.broadcast_shapes((2, 1), (3,))
+    assert snp.dtype("float32") == jnp.dtype("float32")
+    for name in ("generic", "number", "inexact", "floating", "integer", "signedinteger",
+                 "unsignedinteger"):
+        assert issubclass(np.float32 if "float" in name or name in ("generic", "number",
+                                                                    "inexact")
+                          else np.uint8 if "unsigned" in name else np.int8,
+                          getattr(snp, name)), name
