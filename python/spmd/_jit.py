@@ -92,8 +92,12 @@ class _Jitted(_spmd._Jit):
         # A NumPy array is an uncommitted argument, as in JAX (placed with the others below); a
         # Python bool, int or float a rank-0 one of the default dtype, the int and float weak.
         weak = tuple(i for i, x in enumerate(leaves) if type(x) in (int, float))
-        leaves = [device_put(x) if isinstance(x, (np.ndarray, np.generic)) else
-                  _python_scalar(x) if type(x) in (bool, int, float) else x for x in leaves]
+        if weak or any(type(x) is bool for x in leaves):
+            target = _replicated_target(leaves)
+            leaves = [_python_scalar(x, target) if type(x) in (bool, int, float) else x
+                      for x in leaves]
+        leaves = [device_put(x) if isinstance(x, (np.ndarray, np.generic)) else x
+                  for x in leaves]
         for leaf in leaves:
             if not isinstance(leaf, Array):
                 raise TypeError(
@@ -206,13 +210,53 @@ def _signature(key):
     return ", ".join(f"{d}{list(s)}" for s, d in key[1])
 
 
-def _python_scalar(x):
-    """A Python scalar jit argument as JAX takes it: a rank-0 uncommitted Array of the default
-    dtype (bool, int32, float32; 64-bit under x64). An int beyond it is NumPy's OverflowError,
-    as JAX's."""
+_SCALARS = {}  # (type, value, x64, placement) -> its Array: a loop's learning rate is made once
+
+
+def _python_scalar(x, sharding=None):
+    """A Python scalar jit argument as JAX takes it: a rank-0 Array of the default dtype (bool,
+    int32, float32; 64-bit under x64), uncommitted, or on `sharding` when given (the committed
+    arguments' devices). An int beyond the dtype is NumPy's OverflowError, as JAX's. Arrays
+    never change, so the last few hundred are kept and reused."""
+    key = (type(x), x, _spmd._x64_enabled(), _placement_key(sharding))
+    try:
+        return _SCALARS[key]
+    except (KeyError, TypeError):
+        pass
     from ._core import default_float, default_int
     dtype = np.bool_ if type(x) is bool else default_int() if type(x) is int else default_float()
-    return device_put(np.asarray(x, dtype=dtype))
+    host = np.asarray(x, dtype=dtype)
+    out = device_put(host) if sharding is None else _put(host, sharding)
+    if len(_SCALARS) >= 256:
+        _SCALARS.clear()
+    try:
+        _SCALARS[key] = out
+    except TypeError:  # an unhashable value (a float NaN is hashable; nothing else here is not)
+        pass
+    return out
+
+
+def _placement_key(sharding):
+    """What identifies a replicated placement: its devices and its mesh's axes (equal
+    shardings hash apart, so they cannot key the cache themselves)."""
+    if sharding is None:
+        return None
+    mesh = getattr(sharding, "mesh", None)
+    ids = tuple(d.id for d in sharding._device_assignment)
+    return ids if mesh is None else (ids, tuple(mesh.axis_sizes), tuple(mesh.axis_names),
+                                     tuple(str(t) for t in mesh.axis_types))
+
+
+def _replicated_target(leaves):
+    """Where a Python scalar argument goes: replicated over the first committed Array
+    argument's devices (as _place would move it), or None (uncommitted) when there is none."""
+    for a in leaves:
+        if isinstance(a, Array) and getattr(a, "_committed", True):
+            s = a.sharding
+            if isinstance(s, _spmd.NamedSharding):
+                return _spmd.NamedSharding(s.mesh, _spmd.PartitionSpec())
+            return s if isinstance(s, _spmd.SingleDeviceSharding) else None
+    return None
 
 
 def _place(leaves, name, mesh=None):

@@ -1,6 +1,7 @@
 """jax.tree_util over spmd's values: dicts (keys sorted, as JAX), lists, tuples, namedtuples and
 None, and classes registered with register_pytree_node. Every other object is a leaf."""
 _REGISTRY = {}
+_FIELD_NAMES = {}  # registered dataclass -> its data fields' names (the keys of its paths)
 
 
 def register_pytree_node(nodetype, flatten_func, unflatten_func):
@@ -157,6 +158,8 @@ def _paths_into(d, path, paths):
         keys = d.aux
     elif isinstance(d.kind, type) and hasattr(d.kind, "_fields"):
         keys = d.kind._fields
+    elif d.kind in _FIELD_NAMES:  # a registered dataclass: its data fields' names, as JAX's
+        keys = _FIELD_NAMES[d.kind]
     else:
         keys = range(len(d.children))
     for k, c in zip(keys, d.children):
@@ -261,6 +264,7 @@ def register_dataclass(nodetype, data_fields=None, meta_fields=None, drop_fields
         return nodetype(**dict(zip(data_fields, children)), **dict(zip(meta_fields, aux)))
 
     register_pytree_node(nodetype, flatten, unflatten)
+    _FIELD_NAMES[nodetype] = data_fields
     return nodetype
 
 

@@ -84,6 +84,8 @@ def test_mesh_and_sharding_attributes_match_jax():
     assert spmd.sharding.get_mesh() is None
 
 
+@covers("device_put", "block_until_ready", "devices", "device_count", "local_devices",
+        "local_device_count", "process_index", "process_count", "make_mesh")
 def test_array_attributes_match_jax():
     jm = jax.sharding.Mesh(np.array(jax.devices()[:4]), ("x",))
     sm = spmd.sharding.Mesh(np.array(spmd.devices()[:4]), ("x",))
@@ -99,6 +101,9 @@ def test_array_attributes_match_jax():
     same(np.from_dlpack(s), np.from_dlpack(jax.device_put(X[0])), "DLPack to NumPy")
     same(snp.from_dlpack(X), jnp.from_dlpack(X), "DLPack from NumPy")
     assert spmd.block_until_ready({"a": s, "b": [s]})["a"] is s
+    assert spmd.device_count() == spmd.local_device_count() == len(spmd.local_devices()) == \
+        len(spmd.devices()) == 8 and spmd.process_index() == 0 and spmd.process_count() == 1
+    assert [d.id for d in spmd.make_mesh((2, 4), ("a", "b")).devices.flat] == list(range(8))
     s.delete()
     assert s.is_deleted()
     with pytest.raises(Exception, match="deleted"):

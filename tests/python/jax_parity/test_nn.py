@@ -42,6 +42,7 @@ def test_matches_jax(case):
          f"nn.{name}", ulps, atol)
 
 
+@covers("grad", "value_and_grad")
 @pytest.mark.parametrize("name", ["relu", "sigmoid", "gelu", "silu", "log_softmax",
                                   "standardize"])
 def test_gradients_match_jax(name):
@@ -56,6 +57,9 @@ def test_gradients_match_jax(name):
     scale = 2**-18 if name == "standardize" else 2**-20
     same(spmd.grad(loss(spmd, spmd.numpy))(M), want, f"grad nn.{name}", ulps=8,
          atol=float(np.max(np.abs(want))) * scale)
+    value, grad = spmd.value_and_grad(loss(spmd, spmd.numpy))(M)
+    same(grad, want, f"value_and_grad nn.{name}", ulps=8, atol=float(np.max(np.abs(want))) * scale)
+    same(value, jax.value_and_grad(loss(jax, jnp))(M)[0], "its value", ulps=16)
 
 
 @covers("nn.initializers")

@@ -78,3 +78,54 @@ def test_map_with_path_gives_each_leafs_keys():
     tree = {"a": [5, 6], "b": Point(1, 2)}
     got = spmd.tree.map_with_path(lambda p, v: (p, v), tree)
     assert got["a"][1] == (("a", 1), 6) and got["b"].y == (("b", "y"), 2)
+
+
+@covers("tree_util.tree_map", "tree_util.tree_leaves", "tree_util.tree_flatten",
+        "tree_util.tree_unflatten", "tree_util.tree_structure", "tree_util.tree_reduce",
+        "tree_util.tree_all", "tree_util.register_dataclass", "tree_util.tree_map_with_path",
+        "tree_util.tree_leaves_with_path", "tree_util.tree_flatten_with_path",
+        "tree_util.register_pytree_node", "tree_util.register_pytree_node_class",
+        "tree.map_with_path", "tree.leaves_with_path", "tree.flatten_with_path")
+def test_tree_util_names_match_jax():
+    tree = {"a": [1, (2, 3)], "b": Layer(4, 5), "c": None}
+    ju, su = jax.tree_util, spmd.tree_util
+    assert su.tree_leaves(tree) == ju.tree_leaves(tree)
+    assert su.tree_map(lambda v: -v, tree) == ju.tree_map(lambda v: -v, tree)
+    leaves, d = su.tree_flatten(tree)
+    assert su.tree_unflatten(d, leaves) == tree
+    assert su.tree_structure(tree).num_leaves == ju.tree_structure(tree).num_leaves
+    assert su.tree_reduce(operator.mul, tree) == ju.tree_reduce(operator.mul, tree)
+    assert su.tree_all(tree) == ju.tree_all(tree)
+    # Paths: the same leaves in the same order; spmd's keys are the plain keys ("a", 0), JAX's
+    # key objects (DictKey('a'), SequenceKey(0)) whose .key / .idx / .name are those.
+    def plain(path):
+        return tuple(getattr(k, "key", getattr(k, "idx", getattr(k, "name", k))) for k in path)
+    jp = [(plain(p), v) for p, v in ju.tree_leaves_with_path(tree)]
+    assert su.tree_leaves_with_path(tree) == jp
+    assert spmd.tree.leaves_with_path(tree) == jp
+    assert [(p, v) for p, v in su.tree_flatten_with_path(tree)[0]] == jp
+    assert [(p, v) for p, v in spmd.tree.flatten_with_path(tree)[0]] == jp
+    got = su.tree_map_with_path(lambda p, v: repr(p), tree)
+    assert su.tree_leaves(got) == [repr(p) for p, _ in jp]
+    assert spmd.tree.map_with_path(lambda p, v: v * 2, tree) == \
+        jax.tree.map_with_path(lambda p, v: v * 2, tree)
+
+    class Pair:
+        def __init__(self, x, y):
+            self.x, self.y = x, y
+
+        def tree_flatten(self):
+            return [self.x, self.y], None
+
+        @classmethod
+        def tree_unflatten(cls, aux, children):
+            return cls(*children)
+
+        def __eq__(self, other):
+            return (self.x, self.y) == (other.x, other.y)
+
+    su.register_pytree_node_class(Pair)
+    ju.register_pytree_node_class(Pair)
+    assert su.tree_leaves([Pair(1, 2)]) == ju.tree_leaves([Pair(1, 2)]) == [1, 2]
+    with pytest.raises(TypeError):
+        su.register_dataclass(None)
