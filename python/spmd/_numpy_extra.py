@@ -431,5 +431,682 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
         jnp.power(base, jnp.linspace(start, stop, num, endpoint))
 
 
+# --- more reductions, differences and products ---
+
+def _nanmean(a, axis=None, keepdims=False):
+    """jnp.nanmean: nansum over the count of non-NaN elements (a plain mean for integers)."""
+    if not (a.dtype.kind == "f" or a.dtype == _BFLOAT16):
+        b, axes = jnp._over(a, axis)
+        return _t.mean(b, axes, keepdims and b is a)
+    b, axes = jnp._over(a, axis)
+    count = _t.sum(_t.logical_not(_t.isnan(b)), axes, keepdims and b is a)
+    total = _t.sum(_t.where(_t.isnan(b), 0.0, b), axes, keepdims and b is a)
+    return total / _t.astype(count, _inexact_name(a))
+
+
+nanmean = _op(_nanmean)
+
+
+def _nan_arg(name):
+    fn = getattr(_t, name)
+    fill = -np.inf if name == "argmax" else np.inf
+
+    def arg(a, axis=None, keepdims=False):
+        """jnp.nanargmax/nanargmin: the arg of the others, NaN ignored (-1 where all are)."""
+        if not (a.dtype.kind == "f" or a.dtype == _BFLOAT16):
+            return jnp._keep(fn(a, jnp._axis(axis)), a, axis, keepdims)
+        nan = _t.isnan(a)
+        out = fn(_t.where(nan, fill, a), jnp._axis(axis))
+        b, axes = jnp._over(nan, axis)
+        all_nan = _t.all(b, axes, False)
+        return jnp._keep(_t.where(all_nan, -1, out), a, axis, keepdims)
+    return _op(arg)
+
+
+nanargmax = _nan_arg("argmax")
+nanargmin = _nan_arg("argmin")
+
+
+def _diff(a, n=1, axis=-1):
+    """jnp.diff: a[1:] - a[:-1] along `axis`, n times."""
+    axis = operator.index(axis) % len(a.shape)
+    for _ in range(operator.index(n)):
+        size = a.shape[axis]
+        hi = [0] * len(a.shape)
+        lo_stop = list(a.shape)
+        hi[axis] = 1
+        lo_stop[axis] = builtins.max(size - 1, 0)
+        a = _t.slice(a, hi, list(a.shape)) - _t.slice(a, [0] * len(a.shape), lo_stop)
+    return a
+
+
+diff = _op(_diff, arrays=(0,))
+
+
+def ediff1d(ary, to_end=None, to_begin=None):
+    out = jnp.diff(jnp.ravel(ary))
+    parts = ([jnp.ravel(jnp.asarray(to_begin, out.dtype))] if to_begin is not None else []) + \
+        [out] + ([jnp.ravel(jnp.asarray(to_end, out.dtype))] if to_end is not None else [])
+    return jnp.concatenate(parts) if len(parts) > 1 else out
+
+
+def cumulative_sum(x, axis=None, dtype=None, include_initial=False):
+    """jnp.cumulative_sum: cumsum along `axis` (needed beyond rank 1), a leading 0 when
+    include_initial."""
+    return _cumulative(jnp.cumsum, 0, "cumulative_sum", x, axis, dtype, include_initial)
+
+
+def cumulative_prod(x, axis=None, dtype=None, include_initial=False):
+    return _cumulative(jnp.cumprod, 1, "cumulative_prod", x, axis, dtype, include_initial)
+
+
+def _cumulative(fn, initial, name, x, axis, dtype, include_initial):
+    if np.ndim(x) == 0:
+        raise ValueError(f"The input must be non-scalar to take a cumulative operation, but "
+                         f"got {x!r}.")
+    if axis is None:
+        if np.ndim(x) > 1:
+            raise ValueError(f"The input array has rank {np.ndim(x)}, however axis was not set "
+                             "to an explicit value. The axis argument is only optional for "
+                             "one-dimensional arrays.")
+        axis = 0
+    x = jnp.asarray(x) if not isinstance(x, (Array, Tensor)) else x
+    if dtype is not None:
+        x = jnp.astype(x, dtype)
+    out = fn(x, axis=axis)
+    if include_initial:
+        shape = list(np.shape(out))
+        shape[axis] = 1
+        out = jnp.concatenate([jnp.full(tuple(shape), initial, out.dtype), out], axis=axis)
+    return out
+
+
+def trapezoid(y, x=None, dx=1.0, axis=-1):
+    """jnp.trapezoid: the trapezoid rule along `axis`, spacing dx or the sample points x."""
+    y = jnp.moveaxis(jnp.asarray(y) if not isinstance(y, (Array, Tensor)) else y, axis, -1)
+    if x is not None:
+        dx = jnp.diff(x) if np.ndim(x) == 1 else jnp.diff(jnp.moveaxis(x, axis, -1), axis=-1)
+    n = np.shape(y)[-1]
+    pairs = jnp.add(jnp.take(y, np.arange(1, n), axis=-1),
+                    jnp.take(y, np.arange(0, builtins.max(n - 1, 0)), axis=-1))
+    return jnp.multiply(0.5, jnp.sum(jnp.multiply(dx, pairs), axis=-1))
+
+
+def polyval(p, x):
+    """jnp.polyval: Horner's rule, y = y * x + p[i], as JAX's loop computes it."""
+    p = jnp.asarray(p) if not isinstance(p, (Array, Tensor)) else p
+    y = jnp.zeros_like(x * p[0]) if not isinstance(x, Tensor) else x * 0
+    for i in range(np.shape(p)[0]):
+        y = y * x + p[i]
+    return y
+
+
+def modf(x):
+    """jnp.modf: (x - trunc(x), trunc(x))."""
+    whole = jnp.trunc(x)
+    return jnp.subtract(x, whole), whole
+
+
+def vecdot(x1, x2, axis=-1):
+    return jnp.sum(jnp.multiply(x1, x2), axis=axis)
+
+
+def matvec(x1, x2):
+    return jnp.squeeze(jnp.matmul(x1, jnp.expand_dims(x2, -1)), -1)
+
+
+def vecmat(x1, x2):
+    return jnp.squeeze(jnp.matmul(jnp.expand_dims(x1, -2), x2), -2)
+
+
+def append(arr, values, axis=None):
+    if axis is None:
+        return jnp.concatenate([jnp.ravel(arr), jnp.ravel(values)])
+    return jnp.concatenate([arr, values], axis=axis)
+
+
+# --- real arrays' complex views (spmd has no complex dtypes) ---
+real = _op(lambda a: a)
+conj = conjugate = _op(lambda a: a)
+imag = _op(lambda a: _t.full(list(a.shape), 0, a.dtype.name if a.dtype != _BFLOAT16
+                             else "bfloat16"))
+isreal = _op(lambda a: _t.full(list(a.shape), True, "bool"))
+iscomplex = _op(lambda a: _t.full(list(a.shape), False, "bool"))
+
+
+def isrealobj(x):
+    return not iscomplexobj(x)
+
+
+def iscomplexobj(x):
+    return np.dtype(getattr(x, "dtype", None) or np.asarray(x).dtype).kind == "c"
+
+
+# --- static index helpers (NumPy's, as JAX takes them) ---
+s_, index_exp = np.s_, np.index_exp
+
+
+def tril_indices(n, k=0, m=None):
+    return tuple(jnp.asarray(i.astype(np.int32)) for i in np.tril_indices(n, k, m))
+
+
+def triu_indices(n, k=0, m=None):
+    return tuple(jnp.asarray(i.astype(np.int32)) for i in np.triu_indices(n, k, m))
+
+
+def tril_indices_from(arr, k=0):
+    return tril_indices(np.shape(arr)[-2], k, np.shape(arr)[-1])
+
+
+def triu_indices_from(arr, k=0):
+    return triu_indices(np.shape(arr)[-2], k, np.shape(arr)[-1])
+
+
+def diag_indices(n, ndim=2):
+    return tuple(jnp.asarray(i.astype(np.int32)) for i in np.diag_indices(n, ndim))
+
+
+def diag_indices_from(arr):
+    return diag_indices(np.shape(arr)[0], np.ndim(arr))
+
+
+def indices(dimensions, dtype=None, sparse=False):
+    out = np.indices(dimensions, dtype=np.int32 if dtype is None else np.dtype(dtype),
+                     sparse=sparse)
+    return tuple(jnp.asarray(o) for o in out) if sparse else jnp.asarray(out)
+
+
+def unravel_index(indices, shape):
+    """jnp.unravel_index: the coordinates of flat indices in `shape` (negative ones counted
+    from the end, as JAX's; out of range clipped)."""
+    size = int(np.prod(shape, dtype=np.int64))
+    i = jnp.asarray(indices) if not isinstance(indices, (Array, Tensor)) else indices
+    i = jnp.clip(jnp.where(i < 0, i + size, i), 0, builtins.max(size - 1, 0))
+    out = []
+    for dim in reversed(shape):
+        out.append(i % dim)
+        i = i // dim
+    return tuple(reversed(out))
+
+
+def result_type(*args):
+    """jnp.result_type of dtypes and arrays: JAX's promotion (promote_types), pairwise."""
+    dtypes = [a if isinstance(a, (type, np.dtype, str)) else getattr(a, "dtype", None) or
+              np.asarray(a).dtype for a in args]
+    out = np.dtype(dtypes[0]) if dtypes[0] is not _BFLOAT16 else dtypes[0]
+    for d in dtypes[1:]:
+        out = promote_types(out, d)
+    return out
+
+
+def can_cast(from_, to, casting="safe"):
+    return np.can_cast(from_, to, casting=casting)
+
+
+# --- more of jax.numpy's compositions (each as JAX writes it) ---
+
+fmax = _op(lambda x1, x2: _t.where(_t.logical_or(_t.greater(x1, x2), _t.isnan(x2)), x1, x2))
+fmin = _op(lambda x1, x2: _t.where(_t.logical_or(_t.less(x1, x2), _t.isnan(x2)), x1, x2))
+
+
+def _logaddexp(x1, x2):
+    """JAX's: max + log1p(exp(-|x1 - x2|)), or x1 + x2 where that difference is NaN."""
+    x1, x2 = _float(x1), _float(x2)
+    amax = _t.maximum(x1, x2)
+    delta = x1 - x2
+    return _t.where(_t.isnan(delta), x1 + x2, amax + _t.log1p(_t.exp(-_t.abs(delta))))
+
+
+logaddexp = _op(_logaddexp)
+
+
+def _sinc(x):
+    """JAX's: sin(πx) / (πx), 1 at 0."""
+    x = _float(x)
+    zero = _t.equal(x, 0)
+    pi_x = x * np.pi
+    safe = _t.where(zero, 1.0, pi_x)
+    return _t.where(zero, 1.0, _t.sin(safe) / safe)
+
+
+sinc = _op(_sinc)
+
+
+def _hypot(x1, x2):
+    """JAX's: the larger magnitude times sqrt(1 + (smaller / larger)²); inf where either is."""
+    x1, x2 = _t.abs(_float(x1)), _t.abs(_float(x2))
+    inf = _t.logical_or(_t.equal(x1, np.inf), _t.equal(x2, np.inf))
+    x1, x2 = _t.maximum(x1, x2), _t.minimum(x1, x2)
+    zero = _t.equal(x1, 0)
+    ratio = x2 / _t.where(zero, 1.0, x1)
+    x = _t.where(zero, x1, x1 * _t.sqrt(1 + ratio * ratio))
+    return _t.where(inf, np.inf, x)
+
+
+hypot = _op(_hypot)
+
+
+def _signbit(x):
+    """Whether x's sign bit is set: x < 0, or a zero whose reciprocal is -inf (-0). A NaN's sign
+    bit cannot be read without a bit cast, which spmd lacks: False for every NaN."""
+    if not (x.dtype.kind == "f" or x.dtype == _BFLOAT16):
+        return _t.less(x, 0) if x.dtype.kind == "i" else _t.full(list(x.shape), False, "bool")
+    negative_zero = _t.logical_and(_t.equal(x, 0), _t.less(1 / x, 0))
+    return _t.logical_or(_t.less(x, 0), negative_zero)
+
+
+signbit = _op(_signbit)
+copysign = _op(lambda x1, x2: _t.where(_signbit(_float(x2)), -_t.abs(_float(x1)),
+                                       _t.abs(_float(x1))))
+float_power = _op(lambda x1, x2: _t.power(_t.astype(x1, _float_name()),
+                                          _t.astype(x2, _float_name())))
+
+
+def _float_name():
+    from ._core import canonical_name
+    return canonical_name(np.float64)
+
+
+def _nan_filled(name, fill):
+    fn = getattr(_t, name)
+
+    def reduce(a, axis=None):
+        if a.dtype.kind == "f" or a.dtype == _BFLOAT16:
+            a = _t.where(_t.isnan(a), fill, a)
+        return fn(_t.reshape(a, [-1]) if axis is None else a, 0 if axis is None else
+                  operator.index(axis))
+    return _op(reduce)
+
+
+nancumsum = _nan_filled("cumsum", 0.0)
+nancumprod = _nan_filled("cumprod", 1.0)
+
+
+def nanprod(a, axis=None, keepdims=False):
+    a = jnp.asarray(a) if not isinstance(a, (Array, Tensor)) else a
+    if np.dtype(a.dtype).kind == "f" or a.dtype == _BFLOAT16:
+        a = jnp.where(jnp.isnan(a), 1.0, a)
+    return jnp.prod(a, axis=axis, keepdims=keepdims)
+
+
+def nanvar(a, axis=None, ddof=0, keepdims=False):
+    """jnp.nanvar: the mean squared deviation from the nanmean over the non-NaN elements,
+    divided by their count less ddof."""
+    a = jnp.asarray(a) if not isinstance(a, (Array, Tensor)) else a
+    mean = nanmean(a, axis=axis, keepdims=True)
+    centered = jnp.where(jnp.isnan(a), 0.0, a - mean)
+    count = jnp.sum(jnp.logical_not(jnp.isnan(a)), axis=axis, keepdims=keepdims)
+    total = jnp.sum(centered * centered, axis=axis, keepdims=keepdims)
+    return total / jnp.maximum(jnp.astype(count, total.dtype) - ddof, 0)
+
+
+def nanstd(a, axis=None, ddof=0, keepdims=False):
+    return jnp.sqrt(nanvar(a, axis=axis, ddof=ddof, keepdims=keepdims))
+
+
+# --- shapes ---
+
+def rollaxis(a, axis, start=0):
+    rank = np.ndim(a)
+    axis = operator.index(axis) % rank
+    start = operator.index(start)
+    start = start + rank if start < 0 else start
+    if axis < start:
+        start -= 1
+    return jnp.moveaxis(a, axis, start)
+
+
+def rot90(m, k=1, axes=(0, 1)):
+    """jnp.rot90: k quarter turns in the plane of `axes`, from the first towards the second."""
+    k = operator.index(k) % 4
+    a0, a1 = axes
+    if k == 0:
+        return jnp.asarray(m) if not isinstance(m, (Array, Tensor)) else m
+    if k == 2:
+        return flip(flip(m, a0), a1)
+    perm = list(range(np.ndim(m)))
+    perm[a0 % len(perm)], perm[a1 % len(perm)] = perm[a1 % len(perm)], perm[a0 % len(perm)]
+    return jnp.transpose(flip(m, a1), perm) if k == 1 else flip(jnp.transpose(m, perm), a1)
+
+
+def resize(a, new_shape):
+    """jnp.resize: a's elements repeated cyclically into new_shape."""
+    shape = (new_shape,) if isinstance(new_shape, (int, np.integer)) else tuple(new_shape)
+    flat = jnp.ravel(a)
+    size = int(np.prod(shape, dtype=np.int64))
+    n = np.shape(flat)[0]
+    if n == 0:
+        return jnp.zeros(shape, flat.dtype)
+    return jnp.reshape(jnp.take(flat, np.arange(size) % n), shape)
+
+
+def delete(arr, obj, axis=None):
+    """jnp.delete of static indices (an int, a slice or a sequence of ints)."""
+    a = jnp.ravel(arr) if axis is None else arr
+    axis = 0 if axis is None else operator.index(axis)
+    n = np.shape(a)[axis]
+    drop = np.arange(n)[obj] if isinstance(obj, slice) else np.atleast_1d(obj)
+    keep = np.setdiff1d(np.arange(n), np.asarray(drop) % n if n else drop)
+    return jnp.take(a, keep.astype(np.int32), axis=axis)
+
+
+def choose(a, choices, mode="raise"):
+    """jnp.choose: choices[a] element by element (a's values must be in range)."""
+    if mode != "raise":
+        raise NotImplementedError("spmd.numpy.choose: mode='raise' only")
+    out = choices[-1]
+    for k in range(len(choices) - 2, -1, -1):
+        out = jnp.where(jnp.equal(a, k), choices[k], out)
+    return out
+
+
+def isin(element, test_elements, invert=False):
+    """jnp.isin: whether each element equals one of test_elements (compared all against all)."""
+    e = jnp.asarray(element) if not isinstance(element, (Array, Tensor)) else element
+    t = jnp.ravel(test_elements)
+    out = jnp.any(jnp.equal(jnp.expand_dims(e, -1), t), axis=-1)
+    return jnp.logical_not(out) if invert else out
+
+
+def array_equiv(a1, a2):
+    try:
+        shape = np.broadcast_shapes(np.shape(a1), np.shape(a2))
+    except ValueError:
+        return jnp.asarray(False)
+    return jnp.all(jnp.equal(jnp.broadcast_to(a1, shape), jnp.broadcast_to(a2, shape)))
+
+
+def block(arrays):
+    """jnp.block: nested lists of arrays joined, the innermost along the last axis."""
+    def depth(x):
+        return 1 + depth(x[0]) if isinstance(x, list) and x else 0
+    levels = depth(arrays)
+
+    def join(x, level):
+        if not isinstance(x, list):
+            return x
+        parts = [join(p, level + 1) for p in x]
+        rank = builtins.max(levels, builtins.max(np.ndim(p) for p in parts))
+        parts = [jnp.reshape(p, (1,) * (rank - np.ndim(p)) + tuple(np.shape(p))) for p in parts]
+        return jnp.concatenate(parts, axis=level - levels)
+    return join(arrays, 0)
+
+
+# --- host constructors and NumPy's printing and files ---
+
+def frombuffer(buffer, dtype=float, count=-1, offset=0):
+    return jnp.asarray(np.frombuffer(buffer, dtype=np.dtype(dtype), count=count, offset=offset))
+
+
+def fromiter(*args, **kwargs):
+    """Refused, as JAX refuses it (an iterable may be consumed by a traced function)."""
+    raise NotImplementedError("jnp.fromiter() is not implemented because it may be non-pure; "
+                              "use spmd.numpy.asarray(np.fromiter(...)) instead")
+
+
+def fromfunction(function, shape, *, dtype=float, **kwargs):
+    grids = [jnp.asarray(g) for g in np.indices(shape, dtype=np.dtype(dtype))]
+    return function(*grids, **kwargs)
+
+
+def save(file, arr, allow_pickle=True):
+    np.save(file, np.asarray(arr), allow_pickle=allow_pickle)
+
+
+def load(file, *args, **kwargs):
+    out = np.load(file, *args, **kwargs)
+    return jnp.asarray(out) if isinstance(out, np.ndarray) else out
+
+
+get_printoptions, set_printoptions, printoptions = (np.get_printoptions, np.set_printoptions,
+                                                    np.printoptions)
+character, flexible, object_ = np.character, np.flexible, np.object_
+complexfloating = np.complexfloating
+ComplexWarning = getattr(np.exceptions, "ComplexWarning", Warning)
+
+
+def isdtype(dtype, kind):
+    """jnp.isdtype (the array API's): `kind` a dtype, a kind name ('bool', 'signed integer',
+    'unsigned integer', 'integral', 'real floating', 'complex floating', 'numeric') or a
+    tuple of them; bfloat16 is a real floating type."""
+    d = np.dtype(dtype)
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    floating_ = d.kind == "f" or d == _BFLOAT16
+    table = {"bool": d.kind == "b", "signed integer": d.kind == "i",
+             "unsigned integer": d.kind == "u", "integral": d.kind in "iu",
+             "real floating": floating_, "complex floating": d.kind == "c",
+             "numeric": d.kind in "iuc" or floating_}
+    for k in kinds:
+        if isinstance(k, str):
+            if k not in table:
+                raise ValueError(f"Unrecognized data type kind: {k!r}.")
+            if table[k]:
+                return True
+        elif d == np.dtype(k):
+            return True
+    return False
+
+
+class _Grid:
+    """jnp.mgrid and ogrid: NumPy's index grids as Arrays."""
+
+    def __init__(self, grid):
+        self._grid = grid
+
+    def __getitem__(self, key):
+        out = self._grid[key]
+        if isinstance(out, (list, tuple)):
+            return [jnp.asarray(_canonical_host(o)) for o in out]
+        return jnp.asarray(_canonical_host(out))
+
+
+def _canonical_host(x):
+    x = np.asarray(x)
+    return x.astype(np.int32) if x.dtype == np.int64 else \
+        x.astype(np.float32) if x.dtype == np.float64 else x
+
+
+class _Concatenator:
+    """jnp.r_ and c_: NumPy's index-expression concatenation of host data, as an Array."""
+
+    def __init__(self, concatenator):
+        self._c = concatenator
+
+    def __getitem__(self, key):
+        key = key if isinstance(key, tuple) else (key,)
+        host = tuple(np.asarray(k) if isinstance(k, (Array, Tensor)) else k for k in key)
+        return jnp.asarray(_canonical_host(self._c[host]))
+
+
+mgrid, ogrid = _Grid(np.mgrid), _Grid(np.ogrid)
+r_, c_ = _Concatenator(np.r_), _Concatenator(np.c_)
+
+
+# --- a fourth batch: exponentials, windows, polynomials and statistics ---
+
+exp2 = _op(lambda a: _t.rpower(_float(a), 2.0))  # 2 ** x, the C library's pow
+
+
+def _logaddexp2(x1, x2):
+    """JAX's: max + log1p(2^-|x1 - x2|) / ln 2, or x1 + x2 where that difference is NaN."""
+    x1, x2 = _float(x1), _float(x2)
+    amax = _t.maximum(x1, x2)
+    delta = x1 - x2
+    tail = _t.log1p(_t.rpower(-_t.abs(delta), 2.0)) * float(1 / np.log(2))
+    return _t.where(_t.isnan(delta), x1 + x2, amax + tail)
+
+
+logaddexp2 = _op(_logaddexp2)
+
+
+def _cbrt(a):
+    """The real cube root: sign(x) |x|^(1/3), refined by one Newton step (the exponent 1/3
+    rounded to the dtype is otherwise far off for large |x|), as it is at 0 and ±inf."""
+    a = _float(a)
+    x = _t.abs(a)
+    y = _t.power(x, 1.0 / 3.0)
+    ratio = ((x / y) / y) / y  # ~1, without forming y³ (it overflows near the largest x)
+    refined = y + y * (ratio - 1.0) / 3.0
+    root = _t.where(_t.logical_or(_t.equal(y, 0), _t.logical_not(_t.isfinite(y))), y, refined)
+    return _t.where(_t.less(a, 0), -root, root)
+
+
+cbrt = _op(_cbrt)
+
+
+def _window(M, formula):
+    from ._core import default_float
+    m = operator.index(M)
+    if m <= 1:
+        return jnp.ones((builtins.max(m, 0),), default_float())
+    n = jnp.arange(m, dtype=default_float())
+    return formula(n, m)
+
+
+def hamming(M):
+    return _window(M, lambda n, m: 0.54 - 0.46 * jnp.cos(2 * np.pi * n / (m - 1)))
+
+
+def hanning(M):
+    return _window(M, lambda n, m: 0.5 * (1 - jnp.cos(2 * np.pi * n / (m - 1))))
+
+
+def blackman(M):
+    return _window(M, lambda n, m: 0.42 - 0.5 * jnp.cos(2 * np.pi * n / (m - 1)) +
+                   0.08 * jnp.cos(4 * np.pi * n / (m - 1)))
+
+
+def bartlett(M):
+    return _window(M, lambda n, m: 1 - jnp.abs(2 * n + 1 - m) / (m - 1))
+
+
+def vander(x, N=None, increasing=False):  # noqa: N803 - jax.numpy's name
+    """jnp.vander: the powers of x, highest first unless increasing."""
+    x = jnp.asarray(x) if not isinstance(x, (Array, Tensor)) else x
+    if len(x.shape) != 1:
+        raise ValueError("x must be a one-dimensional array")
+    n = x.shape[0] if N is None else operator.index(N)
+    if n < 0:
+        raise ValueError("N must be nonnegative")
+    powers = np.arange(n)[::-1] if not increasing else np.arange(n)
+    iota = jnp.asarray(powers.astype(_host_dtype(x.dtype)))
+    return jnp.power(jnp.expand_dims(x, -1), iota)
+
+
+def _host_dtype(dtype):
+    d = np.dtype(dtype)
+    return d if d != _BFLOAT16 else np.float32
+
+
+def angle(z, deg=False):
+    """jnp.angle of a real array: π for a negative value or -0, 0 otherwise, NaN kept."""
+    z = jnp.asarray(z) if not isinstance(z, (Array, Tensor)) else z
+    out = jnp.where(signbit(z), np.pi, 0.0)
+    out = jnp.astype(out, _inexact_of(z))
+    out = jnp.where(jnp.isnan(z), z, out) if np.dtype(z.dtype).kind == "f" else out
+    return out * (180 / np.pi) if deg else out
+
+
+def _inexact_of(z):
+    from ._core import default_float
+    d = np.dtype(z.dtype)
+    return d if d.kind == "f" or d == _BFLOAT16 else np.dtype(default_float())
+
+
+def ldexp(x1, x2):
+    """jnp.ldexp: x1 * 2**x2 (two steps where 2**x2 alone would overflow or flush)."""
+    x2 = jnp.asarray(x2) if not isinstance(x2, (Array, Tensor)) else x2
+    x1 = jnp.asarray(x1) if not isinstance(x1, (Array, Tensor)) else x1
+    d = _inexact_of(x1)
+    half = jnp.floor_divide(x2, 2)
+    return jnp.astype(x1, d) * jnp.power(2.0, jnp.astype(half, d)) * \
+        jnp.power(2.0, jnp.astype(x2 - half, d))
+
+
+def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """jnp.cross of 3-vectors along the last axes."""
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a, b = jnp.moveaxis(a, axisa, -1), jnp.moveaxis(b, axisb, -1)
+    if np.shape(a)[-1] != 3 or np.shape(b)[-1] != 3:
+        raise ValueError("spmd.numpy.cross: vectors of 3 components only")
+    a0, a1, a2 = (jnp.take(a, np.int32(k), axis=-1) for k in range(3))
+    b0, b1, b2 = (jnp.take(b, np.int32(k), axis=-1) for k in range(3))
+    out = jnp.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
+    return jnp.moveaxis(out, -1, axisc)
+
+
+def cov(m, y=None, rowvar=True, bias=False, ddof=None):
+    """jnp.cov without weights: the rows (columns if not rowvar) as variables."""
+    x = atleast_2d(m)
+    if not rowvar and np.shape(x)[0] != 1:
+        x = jnp.transpose(x)
+    if y is not None:
+        y = atleast_2d(y)
+        if not rowvar and np.shape(y)[0] != 1:
+            y = jnp.transpose(y)
+        x = jnp.concatenate([x, y], axis=0)
+    x = jnp.astype(x, _inexact_of(x))
+    ddof = (0 if bias else 1) if ddof is None else ddof
+    n = np.shape(x)[1]
+    centered = x - jnp.mean(x, axis=1, keepdims=True)
+    return jnp.squeeze(jnp.matmul(centered, jnp.transpose(centered)) / (n - ddof))
+
+
+def corrcoef(x, y=None, rowvar=True):
+    c = cov(x, y, rowvar)
+    if np.ndim(c) == 0:
+        return c / c
+    d = jnp.diagonal(c)
+    std = jnp.sqrt(d)
+    return jnp.clip(c / jnp.expand_dims(std, 1) / jnp.expand_dims(std, 0), -1, 1)
+
+
+def gradient(f, *varargs, axis=None, edge_order=1):
+    """jnp.gradient with unit or scalar spacing: central differences inside, one-sided ones at
+    the edges (edge_order 1)."""
+    f = jnp.asarray(f) if not isinstance(f, (Array, Tensor)) else f
+    rank = len(f.shape)
+    axes = list(range(rank)) if axis is None else [operator.index(a) % rank
+                                                   for a in np.atleast_1d(axis)]
+    spacing = list(varargs) if varargs else [1.0] * len(axes)
+    if len(spacing) == 1 and len(axes) > 1:
+        spacing = spacing * len(axes)
+    if edge_order != 1 or any(np.ndim(h) for h in spacing):
+        raise NotImplementedError("spmd.numpy.gradient: scalar spacings and edge_order=1 only")
+    out = []
+    for ax, h in zip(axes, spacing):
+        n = f.shape[ax]
+        if n < 2:
+            raise ValueError("Shape of array too small to calculate a numerical gradient, at "
+                             "least (edge_order + 1) elements are required.")
+        take = lambda idx: jnp.take(f, np.asarray(idx, np.int32), axis=ax)  # noqa: E731
+        inner = (take(range(2, n)) - take(range(0, n - 2))) / (2.0 * h)
+        first = (take([1]) - take([0])) / h
+        last = (take([n - 1]) - take([n - 2])) / h
+        out.append(jnp.concatenate([first, inner, last], axis=ax))
+    return out[0] if len(out) == 1 else out
+
+
+def insert(arr, obj, values, axis=None):
+    """jnp.insert of values before one static index."""
+    a = jnp.ravel(arr) if axis is None else arr
+    axis = 0 if axis is None else operator.index(axis) % np.ndim(a)
+    n = np.shape(a)[axis]
+    if not isinstance(obj, (int, np.integer)):
+        raise NotImplementedError("spmd.numpy.insert: one integer index only")
+    k = operator.index(obj)
+    if not -n <= k <= n:
+        raise IndexError(f"index {k} is out of bounds for axis {axis} with size {n}")
+    k %= n + 1
+    shape = list(np.shape(a))
+    shape[axis] = 1
+    v = jnp.astype(jnp.broadcast_to(values, tuple(shape)) if np.ndim(values) <= 1
+                   else values, a.dtype)
+    head = jnp.take(a, np.arange(0, k, dtype=np.int32), axis=axis)
+    tail = jnp.take(a, np.arange(k, n, dtype=np.int32), axis=axis)
+    return jnp.concatenate([head, v, tail], axis=axis)
+
+
 __all__ = [n for n in dir() if not n.startswith("_") and n not in (
     "builtins", "operator", "np", "jnp", "Array", "Tensor")]

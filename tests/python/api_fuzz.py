@@ -49,10 +49,11 @@ INTERNAL = re.compile(r"std::|spmd::|nanobind|incompatible function arguments|In
                       r"spmd\._spmd\.")
 
 # Left out: what changes the process's state for every later example (initialize, shutdown,
-# the x64 switch, a global mesh) or waits on other processes by design.
+# the x64 switch, a global mesh, NumPy's print options) or waits on other processes by design.
 EXCLUDED = {
     "spmd.distributed", "spmd.config", "spmd.set_mesh", "spmd.contextlib", "spmd.numpy.functools",
-    "spmd.experimental",
+    "spmd.experimental", "spmd.numpy.set_printoptions", "spmd.numpy.printoptions",
+    "spmd.sharding.set_mesh",
 }
 
 

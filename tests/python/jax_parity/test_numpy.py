@@ -216,3 +216,186 @@ def test_constants_and_dtype_helpers_match_jax():
                                                                     "inexact")
                           else np.uint8 if "unsigned" in name else np.int8,
                           getattr(snp, name)), name
+
+
+MORE = [
+    ("nanmean", (Z,), {"axis": 1}, 1), ("nanmean", (I,), {}, 1),
+    ("nanargmax", (Z,), {"axis": 1}), ("nanargmin", (Z,), {}), ("nanargmax", (I,), {}),
+    ("diff", (A3,), {}), ("diff", (X,), {"n": 2, "axis": 0}), ("ediff1d", (Y,), {}),
+    ("ediff1d", (Y,), {"to_end": 9.0, "to_begin": np.array([1.0, 2.0], np.float32)}),
+    ("cumulative_sum", (Y,), {}), ("cumulative_sum", (X,), {"axis": 1, "include_initial": True}),
+    ("cumulative_prod", (X,), {"axis": 0}), ("trapezoid", (X,), {}, 2),
+    ("trapezoid", (X,), {"dx": 0.5, "axis": 0}, 2), ("trapezoid", (Y,), {"x": P[0]}, 2),
+    ("polyval", (np.array([3.0, -1.0, 2.0], np.float32), X), {}, 1), ("modf", (SPECIAL,), {}),
+    ("vecdot", (X, X), {}, 2), ("matvec", (SQ, SQ[0]), {}, 2), ("vecmat", (SQ[0], SQ), {}, 2),
+    ("append", (X, Y), {}), ("append", (X, X), {"axis": 0}), ("real", (X,), {}),
+    ("imag", (X,), {}), ("conj", (I,), {}), ("conjugate", (X,), {}), ("isreal", (X,), {}),
+    ("iscomplex", (X,), {}), ("tril_indices", (4,), {}), ("triu_indices", (3, 1, 4), {}),
+    ("tril_indices_from", (SQ,), {}), ("triu_indices_from", (SQ, -1), {}),
+    ("diag_indices", (3,), {}), ("diag_indices_from", (SQ,), {}), ("indices", ((2, 3),), {}),
+    ("unravel_index", (np.array([5, 0, 11, -1]), (3, 4)), {}),
+]
+
+
+@covers("numpy.nanmean", "numpy.nanargmax", "numpy.nanargmin", "numpy.diff", "numpy.ediff1d",
+        "numpy.cumulative_sum", "numpy.cumulative_prod", "numpy.trapezoid", "numpy.polyval",
+        "numpy.modf", "numpy.vecdot", "numpy.matvec", "numpy.vecmat", "numpy.append",
+        "numpy.real", "numpy.imag", "numpy.conj", "numpy.conjugate", "numpy.isreal",
+        "numpy.iscomplex", "numpy.tril_indices", "numpy.triu_indices",
+        "numpy.tril_indices_from", "numpy.triu_indices_from", "numpy.diag_indices",
+        "numpy.diag_indices_from", "numpy.indices", "numpy.unravel_index")
+@pytest.mark.parametrize("i", range(len(MORE)), ids=[f"{c[0]}-{i}" for i, c in enumerate(MORE)])
+def test_still_more_functions_match_jax(i):
+    name, args, kwargs = MORE[i][:3]
+    ulps = MORE[i][3] if len(MORE[i]) > 3 else 0
+    same(getattr(snp, name)(*args, **kwargs), getattr(jnp, name)(*args, **kwargs),
+         f"{name} case {i}", ulps)
+
+
+@covers("numpy.isrealobj", "numpy.iscomplexobj", "numpy.result_type", "numpy.can_cast",
+        "numpy.s_", "numpy.index_exp")
+def test_static_helpers_match_jax():
+    assert snp.isrealobj(X) == jnp.isrealobj(X) and snp.iscomplexobj(X) == jnp.iscomplexobj(X)
+    for args in ((np.int32, np.float16), (X, I), (np.int8, np.uint8, np.int16)):
+        assert snp.result_type(*args) == jnp.result_type(*args), args
+    assert snp.can_cast(np.int8, np.int32) == jnp.can_cast(np.int8, np.int32)
+    assert snp.s_[1:2, ::3] == jnp.s_[1:2, ::3] and snp.index_exp[2] == jnp.index_exp[2]
+
+
+J = np.array([[5, -7, 0], [3, 12, -1]], np.int32)
+K = np.array([[2, 3, 1], [-4, 5, 7]], np.int32)
+SMALL = np.array([[0, 1, 2], [3, 4, 5]], np.int32)
+ELEMENTWISE = [
+    ("around", (SPECIAL,), {}), ("around", (X * 10,), {"decimals": 1}, 1), ("ceil", (SPECIAL,), {}),
+    ("floor", (SPECIAL,), {}), ("rint", (SPECIAL,), {}), ("trunc", (SPECIAL,), {}),
+    ("tanh", (X,), {}, 4), ("true_divide", (X, Y), {}, 1), ("floor_divide", (J, K), {}),
+    ("remainder", (J, K), {}), ("mod", (X, Y), {}, 1), ("fmod", (J, K), {}),
+    ("divmod", (J, K), {}), ("bitwise_and", (J, K), {}), ("bitwise_or", (J, K), {}),
+    ("bitwise_xor", (J, K), {}), ("bitwise_not", (J,), {}), ("bitwise_invert", (J,), {}),
+    ("invert", (B,), {}), ("left_shift", (J, SMALL), {}), ("right_shift", (J, SMALL), {}),
+    ("bitwise_left_shift", (J, SMALL), {}), ("bitwise_right_shift", (J, SMALL), {}),
+    ("logical_xor", (B, X < 0.5), {}), ("astype", (SPECIAL, np.int32), {}),
+    ("astype", (X, jnp.bfloat16), {}), ("broadcast_to", (Y, (4, 3)), {}),
+    ("cumprod", (X,), {"axis": 1}, 2), ("dsplit", (A3[:, :, :4], 2), {}),
+    ("empty", ((2, 3),), {}), ("empty_like", (I,), {}), ("identity", (3,), {}),
+    ("from_dlpack", (X,), {}), ("float16", (X,), {}), ("float32", (I,), {}),
+    ("float64", (X,), {}), ("int32", (X,), {}), ("int64", (I,), {}), ("uint32", (SMALL,), {}),
+    ("bool_", (I,), {}), ("bfloat16", (X,), {}),
+]
+
+
+@covers("numpy.around", "numpy.ceil", "numpy.floor", "numpy.rint", "numpy.trunc", "numpy.tanh",
+        "numpy.true_divide", "numpy.floor_divide", "numpy.remainder", "numpy.mod",
+        "numpy.fmod", "numpy.divmod", "numpy.bitwise_and", "numpy.bitwise_or",
+        "numpy.bitwise_xor", "numpy.bitwise_not", "numpy.bitwise_invert", "numpy.invert",
+        "numpy.left_shift", "numpy.right_shift", "numpy.bitwise_left_shift",
+        "numpy.bitwise_right_shift", "numpy.logical_xor", "numpy.astype", "numpy.broadcast_to",
+        "numpy.cumprod", "numpy.dsplit", "numpy.empty", "numpy.empty_like", "numpy.identity",
+        "numpy.from_dlpack", "numpy.float16", "numpy.float32", "numpy.float64", "numpy.int32",
+        "numpy.int64", "numpy.uint32", "numpy.bool_", "numpy.bfloat16")
+@pytest.mark.parametrize("i", range(len(ELEMENTWISE)),
+                         ids=[f"{c[0]}-{i}" for i, c in enumerate(ELEMENTWISE)])
+def test_the_earlier_functions_match_jax(i):
+    """spmd.numpy's functions from before issue 44, which tests/python/test_operators.py and
+    the differential table check at length, here once each beside JAX for the count."""
+    name, args, kwargs = ELEMENTWISE[i][:3]
+    ulps = ELEMENTWISE[i][3] if len(ELEMENTWISE[i]) > 3 else 0
+    same(getattr(snp, name)(*args, **kwargs), getattr(jnp, name)(*args, **kwargs),
+         f"{name} case {i}", ulps)
+
+
+@covers("numpy.ndim", "numpy.shape", "numpy.size")
+def test_shape_queries_match_jax():
+    for x in (X, A3, 3.0, [1, 2]):
+        assert snp.ndim(x) == jnp.ndim(x) and snp.shape(x) == jnp.shape(x)
+        assert snp.size(x) == jnp.size(x)
+    assert snp.size(A3, 1) == jnp.size(A3, 1)
+
+
+NEG0 = np.array([0.0, -0.0, 1.5, -2.0, np.inf, -np.inf], np.float32)
+THIRD = [
+    ("fmax", (Z, Z[::-1]), {}), ("fmin", (Z, np.float32(1.0)), {}),
+    ("logaddexp", (X, Y), {}, 4), ("logaddexp", (Z, Z), {}, 4), ("sinc", (X,), {}, 4),
+    ("sinc", (np.zeros(3, np.float32),), {}), ("hypot", (X, Y), {}, 2), ("hypot", (Z, Z), {}, 2),
+    ("signbit", (NEG0,), {}), ("signbit", (J,), {}), ("copysign", (X, NEG0[:3]), {}),
+("float_power", (P, Y), {}, 2), ("nancumsum", (Z,), {}),
+    ("nancumprod", (Z,), {"axis": 1}), ("nanprod", (Z,), {"axis": 1}), ("nanvar", (Z,), {}, 4),
+    ("nanstd", (Z,), {"axis": 1}, 4), ("rollaxis", (A3, 2), {}), ("rollaxis", (A3, 0, 2), {}),
+    ("rot90", (SQ,), {}), ("rot90", (A3, 2), {}), ("rot90", (A3, 3, (1, 2)), {}),
+    ("resize", (X, (4, 4)), {}), ("delete", (A3, 1, 1), {}), ("delete", (X, np.array([0, 2])), {}),
+    ("choose", (np.array([0, 1, 1]), [Y, Y * 2]), {}), ("isin", (J, np.array([0, 3, 12])), {}),
+    ("isin", (J, K), {"invert": True}), ("array_equiv", (X, X[0]), {}),
+    ("array_equiv", (Y, np.stack([Y, Y])), {}), ("block", ([[SQ, SQ], [SQ, SQ]],), {}),
+    ("block", ([Y, Y],), {}),
+]
+
+
+@covers("numpy.fmax", "numpy.fmin", "numpy.logaddexp", "numpy.sinc", "numpy.hypot",
+        "numpy.signbit", "numpy.copysign", "numpy.float_power",
+        "numpy.nancumsum", "numpy.nancumprod", "numpy.nanprod", "numpy.nanvar", "numpy.nanstd",
+        "numpy.rollaxis", "numpy.rot90", "numpy.resize", "numpy.delete", "numpy.choose",
+        "numpy.isin", "numpy.array_equiv", "numpy.block")
+@pytest.mark.parametrize("i", range(len(THIRD)), ids=[f"{c[0]}-{i}" for i, c in enumerate(THIRD)])
+def test_a_third_batch_matches_jax(i):
+    name, args, kwargs = THIRD[i][:3]
+    ulps = THIRD[i][3] if len(THIRD[i]) > 3 else 0
+    same(getattr(snp, name)(*args, **kwargs), getattr(jnp, name)(*args, **kwargs),
+         f"{name} case {i}", ulps)
+
+
+@covers("numpy.frombuffer", "numpy.fromiter", "numpy.fromfunction", "numpy.save",
+        "numpy.load", "numpy.get_printoptions", "numpy.set_printoptions", "numpy.printoptions",
+        "numpy.character", "numpy.flexible", "numpy.object_", "numpy.complexfloating",
+        "numpy.ComplexWarning", "numpy.isdtype", "numpy.mgrid", "numpy.ogrid", "numpy.r_",
+        "numpy.c_")
+def test_host_constructors_and_helpers_match_jax(tmp_path):
+    buf = np.arange(6, dtype=np.float32).tobytes()
+    same(snp.frombuffer(buf, np.float32), jnp.frombuffer(buf, np.float32), "frombuffer")
+    raises_like(lambda: jnp.fromiter(range(5), np.int32),
+                lambda: snp.fromiter(range(5), np.int32), "fromiter")
+    same(snp.fromfunction(lambda i, j: i * 3 + j, (2, 3), dtype=np.float32),
+         jnp.fromfunction(lambda i, j: i * 3 + j, (2, 3), dtype=np.float32), "fromfunction")
+    snp.save(tmp_path / "x.npy", snp.asarray(X))
+    same(snp.load(tmp_path / "x.npy"), jnp.load(tmp_path / "x.npy"), "save and load")
+    assert snp.get_printoptions() == jnp.get_printoptions()
+    with snp.printoptions(precision=2):
+        assert snp.get_printoptions()["precision"] == 2
+    for name in ("character", "flexible", "object_", "complexfloating", "ComplexWarning"):
+        assert getattr(snp, name) is getattr(jnp, name), name
+    snp.set_printoptions(precision=3)
+    assert np.get_printoptions()["precision"] == 3
+    snp.set_printoptions(precision=8)
+    for dt, kind in ((np.int8, "signed integer"), (np.float32, "real floating"),
+                     (jnp.bfloat16, "real floating"), (np.uint8, ("bool", "integral")),
+                     (np.float32, np.float32), (np.bool_, "numeric")):
+        assert snp.isdtype(dt, kind) == jnp.isdtype(dt, kind), (dt, kind)
+    same(snp.mgrid[0:2, 0:3], jnp.mgrid[0:2, 0:3], "mgrid")
+    same(snp.ogrid[0:2, 0:3], jnp.ogrid[0:2, 0:3], "ogrid")
+    same(snp.mgrid[0:1:5j], jnp.mgrid[0:1:5j], "mgrid with a count")
+    same(snp.r_[Y, 0, Y], jnp.r_[Y, 0, Y], "r_")
+    same(snp.c_[Y, Y], jnp.c_[Y, Y], "c_")
+
+
+V3 = RNG.standard_normal((4, 3)).astype(np.float32)
+FOURTH = [
+    ("exp2", (X,), {}, 4), ("exp2", (I,), {}, 4), ("cbrt", (SPECIAL,), {}, 4),
+    ("logaddexp2", (X, Y), {}, 4), ("hamming", (7,), {}, 8), ("hanning", (6,), {}, 8),
+    ("blackman", (5,), {}, 16), ("bartlett", (6,), {}, 2), ("hamming", (1,), {}),
+    ("vander", (np.array([1, 2, 3]),), {}), ("vander", (Y, 4), {"increasing": True}, 4),
+    ("angle", (NEG0,), {}), ("angle", (X,), {"deg": True}, 1),
+    ("ldexp", (X, np.array([1, -2, 3], np.int32)), {}), ("cross", (V3, V3[::-1]), {}, 2),
+    ("cov", (X,), {}, 4), ("cov", (SQ,), {"rowvar": False, "bias": True}, 4),
+    ("corrcoef", (SQ,), {}, 8), ("gradient", (X,), {}, 1), ("gradient", (Y, 0.5), {}, 1),
+    ("insert", (X, 1, 9.0), {"axis": 1}), ("insert", (Y, 0, 7.0), {}),
+]
+
+
+@covers("numpy.exp2", "numpy.cbrt", "numpy.logaddexp2", "numpy.hamming", "numpy.hanning",
+        "numpy.blackman", "numpy.bartlett", "numpy.vander", "numpy.angle", "numpy.ldexp",
+        "numpy.cross", "numpy.cov", "numpy.corrcoef", "numpy.gradient", "numpy.insert")
+@pytest.mark.parametrize("i", range(len(FOURTH)), ids=[f"{c[0]}-{i}" for i, c in enumerate(FOURTH)])
+def test_a_fourth_batch_matches_jax(i):
+    name, args, kwargs = FOURTH[i][:3]
+    ulps = FOURTH[i][3] if len(FOURTH[i]) > 3 else 0
+    same(getattr(snp, name)(*args, **kwargs), getattr(jnp, name)(*args, **kwargs),
+         f"{name} case {i}", ulps, atol=1e-6 if name in ("cov", "corrcoef", "blackman") else 0)
