@@ -1,8 +1,6 @@
 """spmd.nn.initializers: jax.nn.initializers' constructors, each returning init(key, shape,
-dtype) with JAX's values for the same key (spmd.random's samplers are JAX's bit for bit).
-The truncated-normal family (truncated_normal, glorot_normal, lecun_normal, he_normal) needs
-erf_inv as XLA computes it, which spmd lacks: it is not here, and variance_scaling refuses that
-distribution, saying so."""
+dtype) with JAX's values for the same key (spmd.random's samplers, truncated_normal included,
+are JAX's bit for bit)."""
 import numpy as _np
 
 from . import _core, random
@@ -67,11 +65,7 @@ def variance_scaling(scale, mode, distribution, in_axis=-2, out_axis=-1, batch_a
     "uniform"."""
     if mode not in ("fan_in", "fan_out", "fan_avg"):
         raise ValueError(f"invalid mode for variance scaling initializer: {mode}")
-    if distribution == "truncated_normal":
-        raise NotImplementedError(
-            "spmd.nn.initializers: the truncated normal distribution needs XLA's erf_inv, which "
-            "spmd does not have yet; use distribution='normal' or 'uniform'")
-    if distribution not in ("normal", "uniform"):
+    if distribution not in ("truncated_normal", "normal", "uniform"):
         raise ValueError(f"invalid distribution for variance scaling initializer: "
                          f"{distribution}")
 
@@ -81,10 +75,38 @@ def variance_scaling(scale, mode, distribution, in_axis=-2, out_axis=-1, batch_a
         denominator = {"fan_in": fan_in, "fan_out": fan_out,
                        "fan_avg": (fan_in + fan_out) / 2}[mode]
         variance = _np.asarray(scale / denominator, d)
+        if distribution == "truncated_normal":
+            # JAX's: 0.8796… is the standard deviation of a standard normal truncated to
+            # (-2, 2).
+            stddev = _np.sqrt(variance) / _np.asarray(.87962566103423978, d)
+            return random.truncated_normal(key, -2, 2, shape, d) * stddev
         if distribution == "normal":
             return random.normal(key, shape, d) * _np.sqrt(variance)
         return random.uniform(key, shape, d, -1) * _np.sqrt(_np.asarray(3, d) * variance)
     return init
+
+
+def truncated_normal(stddev=1e-2, dtype=_np.float32, lower=-2.0, upper=2.0):
+    def init(key, shape, dtype=dtype):
+        d = _dtype(dtype)
+        return random.truncated_normal(key, lower, upper, _shape(shape), d) * \
+            _np.asarray(stddev, d)
+    return init
+
+
+def glorot_normal(in_axis=-2, out_axis=-1, batch_axis=(), dtype=_np.float32):
+    return variance_scaling(1.0, "fan_avg", "truncated_normal", in_axis, out_axis, batch_axis,
+                            dtype)
+
+
+def lecun_normal(in_axis=-2, out_axis=-1, batch_axis=(), dtype=_np.float32):
+    return variance_scaling(1.0, "fan_in", "truncated_normal", in_axis, out_axis, batch_axis,
+                            dtype)
+
+
+def he_normal(in_axis=-2, out_axis=-1, batch_axis=(), dtype=_np.float32):
+    return variance_scaling(2.0, "fan_in", "truncated_normal", in_axis, out_axis, batch_axis,
+                            dtype)
 
 
 def glorot_uniform(in_axis=-2, out_axis=-1, batch_axis=(), dtype=_np.float32):
@@ -99,5 +121,5 @@ def he_uniform(in_axis=-2, out_axis=-1, batch_axis=(), dtype=_np.float32):
     return variance_scaling(2.0, "fan_in", "uniform", in_axis, out_axis, batch_axis, dtype)
 
 
-xavier_uniform = glorot_uniform
-kaiming_uniform = he_uniform
+xavier_uniform, xavier_normal = glorot_uniform, glorot_normal
+kaiming_uniform, kaiming_normal = he_uniform, he_normal

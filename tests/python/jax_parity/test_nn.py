@@ -66,7 +66,10 @@ def test_gradients_match_jax(name):
 @pytest.mark.parametrize("name,args", [("uniform", ()), ("normal", (0.5,)),
                                        ("glorot_uniform", ()), ("lecun_uniform", ()),
                                        ("he_uniform", ()), ("constant", (0.25,)),
-                                       ("variance_scaling", (2.0, "fan_out", "normal"))])
+                                       ("variance_scaling", (2.0, "fan_out", "normal")),
+                                       ("truncated_normal", (0.5,)), ("glorot_normal", ()),
+                                       ("lecun_normal", ()), ("he_normal", ()),
+                                       ("xavier_normal", ()), ("kaiming_uniform", ())])
 def test_initializers_match_jax(name, args):
     shape = (5, 3, 4, 6)
     want = getattr(jax.nn.initializers, name)(*args)(jax.random.PRNGKey(3), shape, jnp.float32)
@@ -91,6 +94,8 @@ def test_refuses_what_jax_refuses(name, args, kwargs):
                 lambda: getattr(spmd.nn, name)(*args, **kwargs), f"nn.{name}")
 
 
-def test_truncated_normal_variance_scaling_says_why_not():
-    with pytest.raises(NotImplementedError, match="erf_inv"):
-        spmd.nn.initializers.variance_scaling(1.0, "fan_in", "truncated_normal")
+def test_a_bad_variance_scaling_is_refused_as_jax_refuses_it():
+    raises_like(lambda: jax.nn.initializers.variance_scaling(1.0, "fan_in", "cauchy")(
+                    jax.random.PRNGKey(0), (2, 3)),
+                lambda: spmd.nn.initializers.variance_scaling(1.0, "fan_in", "cauchy")(
+                    spmd.random.PRNGKey(0), (2, 3)), "variance_scaling('cauchy')")
