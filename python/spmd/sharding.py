@@ -79,6 +79,20 @@ def PositionalSharding(devices):  # noqa: N802 - jax.sharding.PositionalSharding
     return _spmd.PositionalSharding(list(grid.reshape(-1)), list(grid.shape))
 
 
+def make_single_device_sharding(device, *, memory_kind=None):
+    """jax.sharding.make_single_device_sharding: the whole array on `device`."""
+    if memory_kind not in (None, "device"):
+        raise ValueError(f"make_single_device_sharding: memory_kind {memory_kind!r}; spmd's "
+                         "arrays live in device memory only")
+    return SingleDeviceSharding(device)
+
+
+def reshard(x, sharding):
+    """jax.sharding.reshard (jax.reshard): spmd.reshard."""
+    from . import reshard as top
+    return top(x, sharding)
+
+
 def get_mesh():
     """jax.sharding.get_mesh: the mesh in scope on this thread (set_mesh's, or `with mesh:`),
     or None."""
@@ -92,5 +106,6 @@ def set_mesh(mesh):
     return scoped(mesh)
 
 
-__all__ = ["AxisType", "get_mesh", "set_mesh", "Mesh", "NamedSharding", "PartitionSpec", "PositionalSharding",
+__all__ = ["AxisType", "get_mesh", "make_single_device_sharding", "reshard", "set_mesh", "Mesh",
+           "NamedSharding", "PartitionSpec", "PositionalSharding",
            "Sharding", "SingleDeviceSharding"]

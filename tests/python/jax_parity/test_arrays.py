@@ -120,3 +120,39 @@ def test_an_empty_array_split_over_devices_reshapes():
     same(snp.mean(x, ()), jnp.mean(np.zeros((0,), np.float32), ()), "mean over no axes")
     same(spmd.jit(lambda v: snp.reshape(v, (0, 5)))(x), np.zeros((0, 5), np.float32),
          "reshape to (0, 5)")
+
+
+@covers("sharding.AxisType", "sharding.Sharding", "sharding.SingleDeviceSharding",
+        "sharding.get_mesh", "sharding.set_mesh", "sharding.reshard",
+        "sharding.make_single_device_sharding", "reshard", "set_mesh")
+def test_sharding_helpers_match_jax():
+    js = jax.sharding.make_single_device_sharding(jax.devices()[1])
+    ss = spmd.sharding.make_single_device_sharding(spmd.devices()[1])
+    assert isinstance(ss, spmd.sharding.SingleDeviceSharding)
+    assert isinstance(ss, spmd.sharding.Sharding) and isinstance(js, jax.sharding.Sharding)
+    assert [d.id for d in ss.device_set] == [d.id for d in js.device_set]
+    same(spmd.device_put(X, ss), jax.device_put(X, js), "on device 1")
+    assert {t.name for t in spmd.sharding.AxisType} >= {"Auto", "Explicit"}
+    jm = jax.make_mesh((2, 4), ("a", "b"), devices=jax.devices()[:8],
+                       axis_types=(jax.sharding.AxisType.Explicit,) * 2)
+    sm = spmd.make_mesh((2, 4), ("a", "b"), axis_types=(spmd.AxisType.Explicit,) * 2)
+    with jax.sharding.set_mesh(jm), spmd.sharding.set_mesh(sm):
+        assert spmd.sharding.get_mesh().axis_names == ("a", "b")
+        jx = jax.sharding.reshard(X[:2, :4], jax.P("a"))
+        sx = spmd.sharding.reshard(X[:2, :4], spmd.P("a"))
+        same(sx, jx, "reshard to P('a')")
+        assert _spec(sx) == _spec(jx)
+        sy = spmd.jit(lambda v: spmd.reshard(v * 2, spmd.P(None, "b")))(sx)
+        jy = jax.jit(lambda v: jax.reshard(v * 2, jax.P(None, "b")))(jx)
+        same(sy, jy, "reshard inside jit")
+        assert _spec(sy) == _spec(jy)
+    assert spmd.sharding.get_mesh() is None
+
+
+def _spec(x):
+    """A result's partition spec without trailing Nones: JAX writes a resharded value's spec at
+    full rank (P('a', None, None)), spmd as given (P('a',)); the layouts are the same."""
+    spec = list(x.sharding.spec)
+    while spec and spec[-1] is None:
+        spec.pop()
+    return tuple(spec)
