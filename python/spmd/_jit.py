@@ -136,7 +136,7 @@ class _Jitted(_spmd._Jit):
         return trace
 
     def _call_slow(self, *args, **kwargs):
-        if has_traced((args, kwargs)):
+        if _may_hold_traced(args, kwargs) and has_traced((args, kwargs)):
             # Called inside another traced function: its operations join that program, as a
             # nested jax.jit's are inlined into the outer one's.
             return self._fun(*args, **kwargs)
@@ -211,6 +211,15 @@ def _signature(key):
 
 
 _SCALARS = {}  # (type, value, x64, placement) -> its Array: a loop's learning rate is made once
+
+
+_FLAT = (Array, bool, int, float, np.ndarray)
+
+
+def _may_hold_traced(args, kwargs):
+    """False when no argument can hold a traced value (each an Array, a Python scalar or NumPy
+    data): the common call needs no walk of its argument tree for has_traced."""
+    return bool(kwargs) or not all(type(a) in _FLAT for a in args)
 
 
 def _python_scalar(x, sharding=None):
