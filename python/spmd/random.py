@@ -118,11 +118,18 @@ def _shape(shape, name):
     return list(_arguments.shape_tuple(shape, name))
 
 
-def _float_dtype(dtype, name):
+def _float_dtype(dtype, name, float64=True):
+    """The sampled dtype: `dtype`, or JAX's default float (float64 under x64). A sampler that
+    does not make float64 (float64=False) refuses that default with a clear error rather than
+    give float32 where JAX would give float64."""
     d = _np.dtype(_core.dtype_of(_core.canonical_name(
         _core.default_float() if dtype is None else dtype)))
     if not (d.kind == "f" or d.name == "bfloat16"):
         raise ValueError(f"dtype argument to `{name}` must be a float dtype, got {d}")
+    if dtype is None and d == _np.float64 and not float64:
+        raise NotImplementedError(
+            f"spmd.random.{name}: with jax_enable_x64 on, JAX's default dtype is float64, which "
+            f"spmd's {name} does not sample yet; pass dtype=spmd.numpy.float32")
     return d
 
 
@@ -185,7 +192,7 @@ def bits(key, shape=(), dtype=None):
 
 def normal(key, shape=(), dtype=None):
     return _sample("normal", _r.normal, key, _shape(shape, "normal"),
-                   _core.dtype_name(_float_dtype(dtype, "normal")))
+                   _core.dtype_name(_float_dtype(dtype, "normal", float64=False)))
 
 
 def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0):
@@ -203,7 +210,7 @@ def randint(key, shape, minval, maxval, dtype=_np.int32):
 def truncated_normal(key, lower, upper, shape=(), dtype=None):
     return _sample("truncated_normal", _r.truncated_normal, key, float(lower), float(upper),
                    _shape(shape, "truncated_normal"),
-                   _core.dtype_name(_float_dtype(dtype, "truncated_normal")))
+                   _core.dtype_name(_float_dtype(dtype, "truncated_normal", float64=False)))
 
 
 def gumbel(key, shape=(), dtype=None, mode="low"):
@@ -211,7 +218,7 @@ def gumbel(key, shape=(), dtype=None, mode="low"):
         raise NotImplementedError(f"spmd.random.gumbel: mode={mode!r} (JAX's default 'low' "
                                   "only)")
     return _sample("gumbel", _r.gumbel, key, _shape(shape, "gumbel"),
-                   _core.dtype_name(_float_dtype(dtype, "gumbel")))
+                   _core.dtype_name(_float_dtype(dtype, "gumbel", float64=False)))
 
 
 def bernoulli(key, p=0.5, shape=None):
@@ -307,7 +314,7 @@ def logistic(key, shape=(), dtype=None):
 def lognormal(key, sigma=1.0, shape=None, dtype=None):
     """JAX's: exp(normal * sigma)."""
     from . import numpy as jnp
-    d = _float_dtype(dtype, "lognormal")
+    d = _float_dtype(dtype, "lognormal", float64=False)
     shape = _np.shape(sigma) if shape is None else shape
     return jnp.exp(normal(key, shape, d) * _np.asarray(sigma, d))
 

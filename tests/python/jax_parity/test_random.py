@@ -98,3 +98,22 @@ def test_bad_arguments_are_refused_as_jax_refuses_them():
                 "normal of int32")
     raises_like(lambda: jax.random.fold_in(jax.random.PRNGKey(0), 2**33),
                 lambda: spmd.random.fold_in(spmd.random.PRNGKey(0), 2**33), "fold_in 2**33")
+
+
+def test_under_x64_the_default_float_is_float64_or_a_clear_refusal():
+    """With jax_enable_x64 JAX samples float64 by default: spmd's uniform does too (JAX's
+    values); normal, gumbel and truncated_normal, which spmd samples in float32 only, refuse the
+    default with NotImplementedError naming the fix, rather than answer in float32."""
+    jax.config.update("jax_enable_x64", True)
+    spmd.config.update("jax_enable_x64", True)
+    try:
+        same(spmd.random.uniform(spmd.random.PRNGKey(4), (5,)),
+             jax.random.uniform(jax.random.PRNGKey(4), (5,)), "uniform under x64")
+        for name in ("normal", "gumbel", "lognormal"):
+            with pytest.raises(NotImplementedError, match="float64"):
+                getattr(spmd.random, name)(spmd.random.PRNGKey(4), shape=(5,))
+        same(spmd.random.normal(spmd.random.PRNGKey(4), (5,), np.float32),
+             jax.random.normal(jax.random.PRNGKey(4), (5,), jnp.float32), "normal float32")
+    finally:
+        jax.config.update("jax_enable_x64", False)
+        spmd.config.update("jax_enable_x64", False)
