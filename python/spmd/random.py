@@ -15,6 +15,7 @@ with log, log1p and exp, whose last bits follow spmd's transcendental functions 
 stated ulps of JAX's). JAX's gamma-family rejection samplers (gamma, beta, dirichlet, poisson),
 ball (generalized normal, which is gamma's), cauchy (tan), orthogonal (QR) and
 multivariate_normal (a factorization) are not here yet."""
+import functools as _functools
 import operator as _operator
 
 import numpy as _np
@@ -228,14 +229,13 @@ def bernoulli(key, p=0.5, shape=None):
                                        _np.ndim(p) == 0):
         return _sample("bernoulli", _r.bernoulli, key, float(p),
                        _shape(() if shape is None else shape, "bernoulli"))
-    return _traced("bernoulli", key, lambda k, q: _r.bernoulli(
-        k, q, None if shape is None else _shape(shape, "bernoulli")), p)
+    return _traced("bernoulli", key, _bernoulli_p, (_static_shape(shape, "bernoulli"),), p)
 
 
 def categorical(key, logits, axis=-1, shape=None):
     axis = _integer(axis, "categorical: axis")
-    return _traced("categorical", key, lambda k, x: _r.categorical(
-        k, x, axis, None if shape is None else _shape(shape, "categorical")), logits)
+    return _traced("categorical", key, _categorical,
+                   (axis, _static_shape(shape, "categorical")), logits)
 
 
 def permutation(key, x, axis=0, independent=False):
@@ -243,35 +243,69 @@ def permutation(key, x, axis=0, independent=False):
         raise NotImplementedError("spmd.random.permutation: independent=True is not supported")
     if isinstance(x, (int, _np.integer)):
         return _sample("permutation", _r.permutation, key, _integer(x, "permutation: x"))
-    axis = _integer(axis, "permutation: axis")
-    return _traced("permutation", key, lambda k, a: _r.permutation(k, a, axis), x)
+    return _traced("permutation", key, _r.permutation, (_integer(axis, "permutation: axis"),),
+                   x)
 
 
 def choice(key, a, shape=(), replace=True, p=None, axis=0):
-    shape = _shape(shape, "choice")
+    shape = tuple(_shape(shape, "choice"))
     if isinstance(a, (int, _np.integer)) and not isinstance(a, bool):
         n = _integer(a, "choice: a")
         if p is None:
-            return _sample("choice", _r.choice, key, n, shape, bool(replace))
-        return _traced("choice", key, lambda k, q: _r.choice(k, n, shape, bool(replace), q), p)
+            return _sample("choice", _r.choice, key, n, list(shape), bool(replace))
+        return _traced("choice", key, _choice_of_n, (n, shape, bool(replace)), p)
     axis = _integer(axis, "choice: axis")
     if p is None:
-        return _traced("choice", key, lambda k, x: _r.choice(k, x, shape, bool(replace), None,
-                                                             axis), a)
-    return _traced("choice", key, lambda k, x, q: _r.choice(k, x, shape, bool(replace), q,
-                                                            axis), a, p)
+        return _traced("choice", key, _choice_of_array, (shape, bool(replace), axis), a)
+    return _traced("choice", key, _choice_of_array_by_p, (shape, bool(replace), axis), a, p)
 
 
-def _traced(name, key, fn, *arrays):
-    """fn(raw key, *arrays) on Tensors: at once inside a traced function, else compiled (one
-    jit per call site's function; arrays may be NumPy data)."""
-    from ._jit import jit
+# What the array-taking samplers record: body(key, *arrays, *statics), module functions so that
+# an eager call's compiled program is found again (_compiled).
+def _bernoulli_p(k, q, shape):
+    return _r.bernoulli(k, q, None if shape is None else list(shape))
+
+
+def _categorical(k, x, axis, shape):
+    return _r.categorical(k, x, axis, None if shape is None else list(shape))
+
+
+def _choice_of_n(k, q, n, shape, replace):
+    return _r.choice(k, n, list(shape), replace, q)
+
+
+def _choice_of_array(k, x, shape, replace, axis):
+    return _r.choice(k, x, list(shape), replace, None, axis)
+
+
+def _choice_of_array_by_p(k, x, q, shape, replace, axis):
+    return _r.choice(k, x, list(shape), replace, q, axis)
+
+
+def _static_shape(shape, name):
+    return None if shape is None else tuple(_shape(shape, name))
+
+
+def _traced(name, key, body, statics, *arrays):
+    """body(raw key, *arrays, *statics): at once inside a traced function, else through a jit
+    kept per (body, statics), as spmd.numpy keeps its eager operations' (arrays may be NumPy
+    data)."""
     raw = _raw(key, name)
     if isinstance(raw, _core.Tensor) or any(isinstance(a, _core.Tensor) for a in arrays):
-        return fn(raw, *[_as_traced(a) for a in arrays])
+        return body(raw, *[_as_traced(a) for a in arrays], *statics)
     arrays = [a if isinstance(a, _core.Array) else _core.device_put(_np.asarray(a))
               for a in arrays]
-    return _like_key(jit(fn)(raw, *arrays), raw)
+    return _like_key(_compiled(body, statics)(raw, *arrays), raw)
+
+
+@_functools.lru_cache(maxsize=256)
+def _compiled(body, statics):
+    from ._jit import jit
+
+    def sample(k, *arrays):
+        return body(k, *arrays, *statics)
+    sample.__name__ = body.__name__
+    return jit(sample)
 
 
 def _as_traced(a):
