@@ -61,8 +61,8 @@ def set_mesh(mesh):
 
 
 __all__ = ["Array", "AxisType", "NamedSharding", "P", "PartitionSpec", "Shard", "Tensor",
-           "block_until_ready", "checkpoint", "config", "data", "device_count", "device_put", "devices", "distributed",
-           "errors", "experimental", "grad", "jit", "lax", "local_device_count", "local_devices",
+           "block_until_ready", "checkpoint", "config", "data", "device_count", "device_put",
+           "devices", "distributed", "errors", "experimental", "grad", "jit", "lax", "local_device_count", "local_devices",
            "make_array_from_callback", "make_array_from_process_local_data",
            "make_array_from_single_device_arrays", "make_mesh", "nn", "numpy", "optax", "pmap",
            "process_count", "process_index", "random", "reshard", "set_mesh", "shard_map",

@@ -9,7 +9,7 @@ import numpy as np
 
 from . import _arguments, _jit, _spmd
 from . import numpy as jnp
-from ._core import Array, Tensor
+from ._core import Array, Tensor, _bytes
 from ._core import canonical_name as _canonical_name
 from ._core import default_float as _default_float
 from ._core import default_int as _default_int
@@ -152,11 +152,6 @@ def eye(N, M=None, k=0, dtype=None):  # noqa: N803 - jax.numpy's names
 
 def identity(n, dtype=None):
     return eye(n, dtype=dtype)
-
-
-def _bytes(host):
-    from ._core import _bytes as b
-    return b(host)
 
 
 # --- shapes ---

@@ -6,7 +6,9 @@ import operator
 import numpy as np
 
 from . import numpy as jnp
-from ._core import Array, Tensor, _BFLOAT16
+from ._core import _BFLOAT16, Array, Tensor, _bytes
+from ._core import canonical_name as _canonical_name
+from ._core import default_float as _default_float
 
 _t = jnp._t
 _op = jnp._op
@@ -85,9 +87,7 @@ def _float(a):
 
 
 def _inexact_name(a):
-    from ._core import canonical_name, default_float
-    d = np.dtype(a.dtype)
-    return canonical_name(d if d.kind == "f" or d == _BFLOAT16 else default_float())
+    return _canonical_name(_inexact_of(a))
 
 
 def _heaviside(x1, x2):
@@ -263,11 +263,6 @@ def _flip(m, axis=None):
         n = m.shape[ax]
         m = _t.take(m, _t.constant(*_bytes(np.arange(n - 1, -1, -1, dtype=np.int32))), ax)
     return m
-
-
-def _bytes(host):
-    from ._core import _bytes as b
-    return b(host)
 
 
 flip = _op(_flip, arrays=(0,))
@@ -703,8 +698,7 @@ float_power = _op(lambda x1, x2: _t.power(_t.astype(x1, _float_name()),
 
 
 def _float_name():
-    from ._core import canonical_name
-    return canonical_name(np.float64)
+    return _canonical_name(np.float64)
 
 
 def _nan_filled(name, fill):
@@ -1008,9 +1002,9 @@ def angle(z, deg=False):
 
 
 def _inexact_of(z):
-    from ._core import default_float
+    """z's dtype when it is floating, else the default float (JAX's promote_args_inexact)."""
     d = np.dtype(z.dtype)
-    return d if d.kind == "f" or d == _BFLOAT16 else np.dtype(default_float())
+    return d if d.kind == "f" or d == _BFLOAT16 else np.dtype(_default_float())
 
 
 def ldexp(x1, x2):

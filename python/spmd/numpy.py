@@ -355,17 +355,8 @@ def _keep(out, a, axis, keepdims):
     return _t.expand_dims(out, _operator.index(axis) % len(a.shape))
 
 
-def _logical(name):
-    fn = getattr(_t, name)
-
-    def reduce(a, axis=None, keepdims=False):
-        b, axes = _over(a, axis)
-        return fn(b, axes, keepdims and b is a)
-    return _op(reduce)
-
-
-all = _logical("all")  # noqa: A001 - jax.numpy's name
-any = _logical("any")  # noqa: A001
+all = _reduction("all")  # noqa: A001 - jax.numpy's name
+any = _reduction("any")  # noqa: A001
 def _cumulative(fn):
     """jnp.cumsum/cumprod: a 0-d array counts as one element of a vector, as in JAX."""
     def scan(a, axis=None):

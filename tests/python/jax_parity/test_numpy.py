@@ -95,6 +95,15 @@ def test_matches_jax(case):
     same(got, want, f"{name}{args!r:.60}", ulps)
 
 
+def compare_case(table, i, atol=0.0):
+    """Row i of a table of (name, args, kwargs[, ulps]): np.<name>(*args, **kwargs) through
+    both libraries, compared."""
+    name, args, kwargs = table[i][:3]
+    ulps = table[i][3] if len(table[i]) > 3 else 0
+    same(getattr(snp, name)(*args, **kwargs), getattr(jnp, name)(*args, **kwargs),
+         f"{name} case {i}", ulps, atol)
+
+
 def test_inside_jit_matches_jax():
     """The same functions traced: a small chain through both jits."""
     def f(np_, x, y):
@@ -152,7 +161,8 @@ EXTRA = [
     ("dstack", ([X, X],), {}), ("column_stack", ([Y, Y],), {}),
     ("array_split", (np.arange(10), 3), {}), ("hsplit", (SQ, 2), {}), ("vsplit", (SQ, [1],), {}),
     ("flip", (A3,), {}), ("flip", (A3, (0, 2)), {}), ("fliplr", (SQ,), {}), ("flipud", (SQ,), {}),
-    ("roll", (A3, 2), {}), ("roll", (A3, -1), {"axis": 1}), ("roll", (A3, (1, 2)), {"axis": (0, 2)}),
+    ("roll", (A3, 2), {}), ("roll", (A3, -1), {"axis": 1}),
+    ("roll", (A3, (1, 2)), {"axis": (0, 2)}),
     ("tril", (SQ,), {}), ("triu", (SQ, 1), {}), ("tri", (3, 4, -1), {}), ("diagonal", (SQ,), {}),
     ("diagonal", (A3, 1, 1, 2), {}), ("trace", (SQ,), {}, 1), ("diag", (Y,), {}),
     ("diag", (SQ, -1), {}), ("inner", (X, X), {}, 2), ("vdot", (X, X), {}, 2),
@@ -178,10 +188,7 @@ EXTRA = [
         "numpy.select", "numpy.logspace")
 @pytest.mark.parametrize("i", range(len(EXTRA)), ids=[f"{c[0]}-{i}" for i, c in enumerate(EXTRA)])
 def test_more_functions_match_jax(i):
-    name, args, kwargs = EXTRA[i][:3]
-    ulps = EXTRA[i][3] if len(EXTRA[i]) > 3 else 0
-    same(getattr(snp, name)(*args, **kwargs), getattr(jnp, name)(*args, **kwargs),
-         f"{name} case {i}", ulps)
+    compare_case(EXTRA, i)
 
 
 @covers("numpy.e", "numpy.pi", "numpy.inf", "numpy.nan", "numpy.newaxis", "numpy.euler_gamma",
@@ -246,10 +253,7 @@ MORE = [
         "numpy.diag_indices_from", "numpy.indices", "numpy.unravel_index")
 @pytest.mark.parametrize("i", range(len(MORE)), ids=[f"{c[0]}-{i}" for i, c in enumerate(MORE)])
 def test_still_more_functions_match_jax(i):
-    name, args, kwargs = MORE[i][:3]
-    ulps = MORE[i][3] if len(MORE[i]) > 3 else 0
-    same(getattr(snp, name)(*args, **kwargs), getattr(jnp, name)(*args, **kwargs),
-         f"{name} case {i}", ulps)
+    compare_case(MORE, i)
 
 
 @covers("numpy.isrealobj", "numpy.iscomplexobj", "numpy.result_type", "numpy.can_cast",
@@ -298,10 +302,7 @@ ELEMENTWISE = [
 def test_the_earlier_functions_match_jax(i):
     """spmd.numpy's functions from before issue 44, which tests/python/test_operators.py and
     the differential table check at length, here once each beside JAX for the count."""
-    name, args, kwargs = ELEMENTWISE[i][:3]
-    ulps = ELEMENTWISE[i][3] if len(ELEMENTWISE[i]) > 3 else 0
-    same(getattr(snp, name)(*args, **kwargs), getattr(jnp, name)(*args, **kwargs),
-         f"{name} case {i}", ulps)
+    compare_case(ELEMENTWISE, i)
 
 
 @covers("numpy.ndim", "numpy.shape", "numpy.size")
@@ -337,10 +338,7 @@ THIRD = [
         "numpy.isin", "numpy.array_equiv", "numpy.block")
 @pytest.mark.parametrize("i", range(len(THIRD)), ids=[f"{c[0]}-{i}" for i, c in enumerate(THIRD)])
 def test_a_third_batch_matches_jax(i):
-    name, args, kwargs = THIRD[i][:3]
-    ulps = THIRD[i][3] if len(THIRD[i]) > 3 else 0
-    same(getattr(snp, name)(*args, **kwargs), getattr(jnp, name)(*args, **kwargs),
-         f"{name} case {i}", ulps)
+    compare_case(THIRD, i)
 
 
 @covers("numpy.frombuffer", "numpy.fromiter", "numpy.fromfunction", "numpy.save",
@@ -395,7 +393,4 @@ FOURTH = [
         "numpy.cross", "numpy.cov", "numpy.corrcoef", "numpy.gradient", "numpy.insert")
 @pytest.mark.parametrize("i", range(len(FOURTH)), ids=[f"{c[0]}-{i}" for i, c in enumerate(FOURTH)])
 def test_a_fourth_batch_matches_jax(i):
-    name, args, kwargs = FOURTH[i][:3]
-    ulps = FOURTH[i][3] if len(FOURTH[i]) > 3 else 0
-    same(getattr(snp, name)(*args, **kwargs), getattr(jnp, name)(*args, **kwargs),
-         f"{name} case {i}", ulps, atol=1e-6 if name in ("cov", "corrcoef", "blackman") else 0)
+    compare_case(FOURTH, i, atol=1e-6 if FOURTH[i][0] in ("cov", "corrcoef", "blackman") else 0)
