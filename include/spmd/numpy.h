@@ -222,7 +222,8 @@ Tensor concatenate(const std::vector<Tensor>& parts, int axis = 0);
 // `axis` (a flattened when absent), the result's shape a's with that axis replaced by the
 // indices' shape. A negative index counts from the end once; one still outside the axis gives
 // the fill value: NaN for floats, the lowest value of a signed integer type, the highest of an
-// unsigned one, true. No derivative yet.
+// unsigned one, true. Indices into an empty axis are InvalidArgument, as JAX refuses them (none
+// give an empty result). No derivative yet.
 Tensor take(const Tensor& a, const Tensor& indices, std::optional<int> axis = std::nullopt);
 // The arrays, of one shape, joined along a new axis `axis` of the result.
 Tensor stack(const std::vector<Tensor>& parts, int axis = 0);

@@ -21,8 +21,9 @@ using internal::normalize_axis;
 
 namespace {
 
-// jnp.take's fill value for an index out of range, by a's dtype.
-Scalar take_fill(DType t) {
+// jnp.take's fill value for an index out of range, by a's dtype (uint64's, whose highest value
+// a Scalar cannot hold, is take_fill's).
+Scalar fill_value(DType t) {
   switch (t) {
     case DType::kBool:
       return Scalar(true);
@@ -40,11 +41,15 @@ Scalar take_fill(DType t) {
       return Scalar(int64_t{UINT16_MAX});
     case DType::kUInt32:
       return Scalar(int64_t{UINT32_MAX});
-    case DType::kUInt64:
-      return Scalar(int64_t{-1});  // all ones: the highest uint64 once converted
     default:
       return Scalar(std::numeric_limits<double>::quiet_NaN());
   }
+}
+
+// The fill value of `t`, of `shape`.
+Tensor take_fill(DType t, const Shape& shape) {
+  if (t == DType::kUInt64) return invert(full(shape, Scalar(0), t));  // every bit set
+  return full(shape, fill_value(t), t);
 }
 
 }  // namespace
@@ -63,7 +68,11 @@ Tensor take(const Tensor& a, const Tensor& indices, std::optional<int> axis) {
   Shape out_shape(in.begin(), in.begin() + ax);
   out_shape.insert(out_shape.end(), index_shape.begin(), index_shape.end());
   out_shape.insert(out_shape.end(), in.begin() + ax + 1, in.end());
-  if (n == 0) return full(out_shape, take_fill(a.dtype()), a.dtype());
+  if (n == 0) {
+    if (shape_size(index_shape) == 0) return full(out_shape, Scalar(0), a.dtype());
+    throw InvalidArgument(fmt::format("take: indices into the empty axis {} of {} are out of range",
+                                      ax, compiler::type_text(a.dtype(), in)));
+  }
   Tensor i = astype(indices, DType::kInt32);
   i = where(less(i, Scalar(0)), i + Scalar(n), i);
   const Tensor gathered = compiler::lax::take(a, i, ax);
@@ -73,7 +82,7 @@ Tensor take(const Tensor& a, const Tensor& indices, std::optional<int> axis) {
   placed.resize(out_shape.size(), 1);
   const Tensor inside =
       reshape(logical_and(greater_equal(i, Scalar(0)), less(i, Scalar(n))), placed);
-  return where(inside, gathered, full(out_shape, take_fill(a.dtype()), a.dtype()));
+  return where(inside, gathered, take_fill(a.dtype(), out_shape));
 }
 
 Tensor stack(const std::vector<Tensor>& parts, int axis) {

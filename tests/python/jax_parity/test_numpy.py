@@ -394,3 +394,24 @@ FOURTH = [
 @pytest.mark.parametrize("i", range(len(FOURTH)), ids=[f"{c[0]}-{i}" for i, c in enumerate(FOURTH)])
 def test_a_fourth_batch_matches_jax(i):
     compare_case(FOURTH, i, atol=1e-6 if FOURTH[i][0] in ("cov", "corrcoef", "blackman") else 0)
+
+
+def test_take_fills_every_dtype_as_jax_and_refuses_an_empty_axis():
+    """jnp.take's fill for an index out of range in every integer width (uint64's highest value
+    is no Python scalar spmd can convert: it was 0), and its IndexError for indices into an
+    empty axis (spmd filled them)."""
+    i = np.array([1, 9, -1, -9])
+    jax.config.update("jax_enable_x64", True)
+    spmd.config.update("jax_enable_x64", True)
+    try:
+        for dt in (np.uint64, np.uint32, np.uint8, np.int64, np.int8, np.float16, np.bool_):
+            a = np.arange(4).astype(dt)
+            same(snp.take(a, i), jnp.take(a, i), f"take of {np.dtype(dt).name}")
+    finally:
+        jax.config.update("jax_enable_x64", False)
+        spmd.config.update("jax_enable_x64", False)
+    empty = np.zeros((0, 3), np.float32)
+    raises_like(lambda: jnp.take(empty, np.array([0]), axis=0),
+                lambda: snp.take(empty, np.array([0]), axis=0), "take from an empty axis")
+    same(snp.take(empty, np.zeros((0,), np.int32), axis=0),
+         jnp.take(empty, np.zeros((0,), np.int32), axis=0), "no indices into an empty axis")
