@@ -159,6 +159,17 @@ Tensor min(const Tensor& a, const AxisList& axes = {}, bool keepdims = false);
 // device (gathered where it is split); no derivative yet.
 Tensor cumsum(const Tensor& a, std::optional<int> axis = std::nullopt);
 Tensor cumprod(const Tensor& a, std::optional<int> axis = std::nullopt);
+// jnp.sort and jnp.argsort: each line along `axis` (the array flattened when absent) sorted
+// stably in JAX's order: -0 equals 0, NaN after every number, equal elements in their order.
+// argsort gives their int32 positions. descending is jnp's: sort gives the ascending result
+// reversed, argsort keeps equal elements in their order. The axis is whole on every device
+// (gathered where it is split); sort has a derivative, each value's cotangent going back to the
+// place it came from.
+Tensor sort(const Tensor& a, std::optional<int> axis = -1, bool descending = false);
+Tensor argsort(const Tensor& a, std::optional<int> axis = -1, bool descending = false);
+// lax.sort_key_val's second result: `values` (keys' shape, any dtype) in the stable ascending
+// order of `keys` along `axis`. Differentiable in `values`.
+Tensor sort_key_val(const Tensor& keys, const Tensor& values, int axis = -1);
 // The index of the first maximum along `axis` (int32); the whole array flattened when absent.
 Tensor argmax(const Tensor& a, std::optional<int> axis = std::nullopt);
 // The index of the first minimum (a NaN counts as it, as in JAX).

@@ -24,7 +24,8 @@ _METHODS = {
     "argmin": jnp.argmin, "all": jnp.all, "any": jnp.any, "cumsum": jnp.cumsum,
     "cumprod": jnp.cumprod, "clip": jnp.clip, "round": jnp.round, "dot": jnp.dot,
     "take": jnp.take, "swapaxes": jnp.swapaxes, "squeeze": jnp.squeeze, "ravel": jnp.ravel,
-    "flatten": jnp.ravel, "reshape": _reshape, "transpose": _transpose,
+    "flatten": jnp.ravel, "reshape": _reshape, "transpose": _transpose, "sort": jnp.sort,
+    "argsort": jnp.argsort,
 }
 
 

@@ -112,9 +112,41 @@ rsqrt = _numpy._op(lambda a: _spmd.tnp.rsqrt(a))
 logistic = _numpy._op(lambda a: _spmd.tnp.logistic(a))
 erf = _numpy._op(lambda a: _spmd.tnp.erf(a))
 erfc = _numpy._op(lambda a: _spmd.tnp.erfc(a))
+_sort_key_val = _numpy._op(lambda keys, values, dimension=-1:
+                           _spmd.tnp.sort_key_val(keys, values, dimension))
 
 _numpy._name_ops(globals(), "spmd.lax")
 _stop_gradient.public_name = "spmd.lax.stop_gradient"
+_sort_key_val.public_name = "spmd.lax.sort_key_val"
+
+
+def sort_key_val(keys, values, dimension=-1, is_stable=True):
+    """jax.lax.sort_key_val: (keys sorted, values in the keys' order) along `dimension`,
+    stably (is_stable=False allows any order of equal keys; this is one)."""
+    _same_shapes("sort_key_val", (keys, values))
+    return _numpy.sort(keys, axis=dimension), _sort_key_val(keys, values, dimension)
+
+
+def _same_shapes(name, operands):
+    shapes = [tuple(_np.shape(x)) for x in operands]
+    if len(set(shapes)) > 1:
+        raise TypeError(f"lax.{name}: the operands' shapes {shapes} differ; sort requires "
+                        "operands of one shape")
+
+
+def sort(operand, dimension=-1, is_stable=True, num_keys=1):
+    """jax.lax.sort of one array (sorted along `dimension`), or of a sequence of arrays of one
+    shape in the order of the first (num_keys=1), as a tuple."""
+    if not isinstance(operand, (tuple, list)):
+        return _numpy.sort(operand, axis=dimension)
+    if num_keys != 1:
+        raise NotImplementedError(f"lax.sort: num_keys={num_keys}; spmd sorts by one key")
+    if not operand:
+        raise TypeError("lax.sort: an empty sequence of operands")
+    _same_shapes("sort", operand)
+    keys = operand[0]
+    return (_numpy.sort(keys, axis=dimension),
+            *(_sort_key_val(keys, v, dimension) for v in operand[1:]))
 
 
 # Control flow, unrolled while the function is traced: spmd's programs have no loops or branches

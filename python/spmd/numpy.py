@@ -369,6 +369,32 @@ def _cumulative(fn):
 cumsum = _cumulative(_t.cumsum)
 cumprod = _cumulative(_t.cumprod)
 
+
+def _sort_arguments(name, kind, order):
+    if kind is not None:
+        raise TypeError(f"'kind' argument to {name} is not supported. Use stable=True or "
+                        "stable=False to specify sort stability.")
+    if order is not None:
+        raise TypeError(f"'order' argument to {name} is not supported.")
+
+
+def _sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
+    """jnp.sort: always stable (stable=False allows any order of equal elements; this is one)."""
+    _sort_arguments("sort", kind, order)
+    return _t.sort(a, _axis(axis), _builtins.bool(descending))
+
+
+def _argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False, dtype=None):
+    """jnp.argsort: int32 positions, JAX's default integer (int64 under x64) unless `dtype`."""
+    _sort_arguments("argsort", kind, order)
+    positions = _t.argsort(a, _axis(axis), _builtins.bool(descending))
+    want = _canonical_name(_default_int() if dtype is None else dtype)
+    return positions if want == "int32" else _t.astype(positions, want)
+
+
+sort = _op(_sort)
+argsort = _op(_argsort)
+
 # Contractions and shapes.
 def _dot(a, b):
     """jnp.dot (spmd::numpy::dot's rules); a Python scalar operand multiplies, weak."""

@@ -234,6 +234,9 @@ void bind_numpy(nb::module_& m) {
   });
   t.def("cumsum", &jnp::cumsum, nb::arg("a"), nb::arg("axis").none());
   t.def("cumprod", &jnp::cumprod, nb::arg("a"), nb::arg("axis").none());
+  t.def("sort", &jnp::sort, nb::arg("a"), nb::arg("axis").none(), nb::arg("descending"));
+  t.def("argsort", &jnp::argsort, nb::arg("a"), nb::arg("axis").none(), nb::arg("descending"));
+  t.def("sort_key_val", &jnp::sort_key_val);
   t.def("softmax", static_cast<Tensor (*)(const Tensor&, const jnp::AxisList&)>(&jnp::softmax));
   t.def("einsum",
         static_cast<Tensor (*)(const std::string&, const Tensor&, const Tensor&)>(&jnp::einsum));

@@ -103,5 +103,13 @@ Tensor search_sorted(const Tensor& sorted, const Tensor& queries);
 // x's slices along `axis` at `indices` (int32, any shape; out of range clamped), which replace
 // that dimension.
 Tensor take(const Tensor& x, const Tensor& indices, int axis);
+// A stable sort of each line along `axis` in JAX's order (kernels/ordering.h: -0 equals 0, NaN
+// last), x of an orderable dtype: x sorted; `values` (x's shape, any dtype) in the order of
+// `keys`; or x's int32 positions. `descending` as jnp's (the reverse of the ascending order for
+// sort and sort_key_val; equal keys kept in their order for argsort). sort and sort_key_val's
+// values have a derivative.
+Tensor sort(const Tensor& x, int axis, bool descending = false);
+Tensor sort_key_val(const Tensor& keys, const Tensor& values, int axis, bool descending = false);
+Tensor argsort(const Tensor& x, int axis, bool descending = false);
 
 }  // namespace spmd::compiler::lax

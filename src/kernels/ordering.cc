@@ -217,4 +217,55 @@ void take(size_t element_size, const std::byte* in, const Shape& shape, int axis
   }
 }
 
+namespace {
+
+// Copies element `from` of `src` to element `to` of `dst`, elements of `size` bytes.
+void copy_element(const std::byte* src, int64_t from, std::byte* dst, int64_t to, size_t size) {
+  std::memcpy(dst + static_cast<size_t>(to) * size, src + static_cast<size_t>(from) * size, size);
+}
+
+}  // namespace
+
+void sort(DType key_dtype, const std::byte* keys, const SortSpec& spec, const std::byte* payload,
+          std::byte* out) {
+  const Shape& shape = spec.shape;
+  const auto d = static_cast<size_t>(spec.axis);
+  const int64_t n = shape[d];
+  const int64_t inner =
+      std::accumulate(shape.begin() + spec.axis + 1, shape.end(), int64_t{1}, std::multiplies<>());
+  const int64_t outer =
+      std::accumulate(shape.begin(), shape.begin() + spec.axis, int64_t{1}, std::multiplies<>());
+  // Equal keys: the later first only for a descending sort with a payload (ordering.h).
+  const bool later_first = spec.descending && spec.payload_size > 0;
+  visit_orderable(key_dtype, [&](auto t) {
+    using T = decltype(t);
+    using Key = decltype(sort_key(T{}));
+    const T* x = reinterpret_cast<const T*>(keys);
+    std::vector<Key> line(static_cast<size_t>(n));
+    std::vector<int32_t> order(static_cast<size_t>(n));
+    const auto before = [&](int32_t a, int32_t b) {
+      const Key ka = line[static_cast<size_t>(a)], kb = line[static_cast<size_t>(b)];
+      if (ka != kb) return spec.descending ? ka > kb : ka < kb;
+      return later_first ? a > b : a < b;
+    };
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t j = 0; j < inner; ++j) {
+        const int64_t base = o * n * inner + j;
+        for (int64_t i = 0; i < n; ++i)
+          line[static_cast<size_t>(i)] = sort_key(x[base + i * inner]);
+        std::iota(order.begin(), order.end(), 0);
+        std::sort(order.begin(), order.end(), before);  // a total order: ties broken by position
+        for (int64_t i = 0; i < n; ++i) {
+          const int32_t from = order[static_cast<size_t>(i)];
+          if (spec.payload_size == 0) {
+            reinterpret_cast<int32_t*>(out)[base + i * inner] = from;
+          } else {
+            copy_element(payload, base + from * inner, out, base + i * inner, spec.payload_size);
+          }
+        }
+      }
+    }
+  });
+}
+
 }  // namespace spmd::kernels

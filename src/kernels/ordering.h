@@ -1,7 +1,8 @@
 // Kernels whose values depend on an order JAX takes from XLA's CPU programs, repeated here so that
 // they equal JAX's bit for bit: a cumulative sum and product in the order XLA's reduce-window
-// rewriter adds, jnp.searchsorted's binary search ('scan'), lax.top_k's indices, and take (a gather
-// along one axis). What jax.random.choice with probabilities is made of. Pure; thread-safe.
+// rewriter adds, jnp.searchsorted's binary search ('scan'), lax.top_k's indices, take (a gather
+// along one axis) and a stable sort along an axis (jnp.sort, jnp.argsort, lax.sort_key_val). What
+// jax.random.choice with probabilities is made of. Pure; thread-safe.
 #pragma once
 
 #include <cstddef>
@@ -41,5 +42,25 @@ void top_k(DType dtype, const std::byte* in, int64_t n, int64_t k, int32_t* out)
 // replaced by count (jnp.take). Requires shape[axis] > 0.
 void take(size_t element_size, const std::byte* in, const Shape& shape, int axis,
           const int32_t* indices, int64_t count, std::byte* out);
+
+// What sort() orders and what it writes: the lines of `shape` along `axis`, each sorted alone.
+struct SortSpec {
+  Shape shape;  // of the keys, the payload and the result
+  int axis = 0;
+  bool descending = false;
+  // Bytes per payload element; 0 for none: the result is then int32 positions along the axis.
+  size_t payload_size = 0;
+};
+
+// Sorts each line of `keys` (row-major, of key_dtype) by JAX's sort order (-0 equals 0, NaN after
+// every number), stably, and writes at each place of the line either the payload element
+// (`payload`, shaped as the keys) whose key the order puts there, or, with no payload, that key's
+// int32 position along the axis. Among equal keys the earlier comes first, except descending with
+// a payload, where the later does: that is lax.rev of the ascending order, as jnp.sort(...,
+// descending=True) gives, while jnp.argsort(..., descending=True) keeps equal keys in their order.
+// The payload may be the keys themselves (jnp.sort). Requires orderable(key_dtype) and lines of
+// fewer than 2^31 elements.
+void sort(DType key_dtype, const std::byte* keys, const SortSpec& spec, const std::byte* payload,
+          std::byte* out);
 
 }  // namespace spmd::kernels

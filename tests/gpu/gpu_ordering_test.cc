@@ -1,6 +1,7 @@
 // The CUDA backend's order-dependent kernels on a GPU (label gpu) against the CPU's, bit for bit:
-// cumsum and cumprod along each axis at lengths around XLA's rows of 16, jnp.searchsorted, and
-// lax.top_k with ties and NaN.
+// cumsum and cumprod along each axis at lengths around XLA's rows of 16, jnp.searchsorted,
+// lax.top_k with ties and NaN, and the sort along an axis (values, positions and payloads of each
+// width, both directions).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -103,6 +104,49 @@ TEST_F(GpuOrdering, TopKIsTheCpusWithTiesAndNaN) {
     EXPECT_EQ(download(out, static_cast<size_t>(k) * 4), as_bytes(want)) << n;
   }
   EXPECT_THROW(kernels::cuda::top_k(gpu(), DType::kInt8, nullptr, 4, 1, nullptr), InvalidArgument);
+}
+
+// jnp.sort, jnp.argsort and lax.sort_key_val: the CPU's results bit for bit, along each axis,
+// ascending and descending, on floats with ties, signed zeros and NaN of both signs.
+TEST_F(GpuOrdering, SortIsTheCpusAlongEachAxisBothWays) {
+  std::mt19937 rng(11);
+  const float pool[] = {0.0f, -0.0f, 1.0f, -1.0f, 2.5f, INFINITY, -INFINITY, NAN, -NAN};
+  for (const Shape& shape : {Shape{1}, Shape{17}, Shape{5, 7, 6}, Shape{3, 40000}}) {
+    const auto count = static_cast<size_t>(shape_size(shape));
+    std::vector<float> x(count);
+    for (auto& v : x) v = pool[rng() % std::size(pool)];
+    std::vector<uint16_t> payload(count);
+    for (auto& v : payload) v = static_cast<uint16_t>(rng());
+    const Bytes keys = as_bytes(x), extra = as_bytes(payload);
+    const DeviceBuffer d_keys = upload(keys), d_payload = upload(extra);
+    for (int axis = 0; axis < static_cast<int>(shape.size()); ++axis) {
+      for (const bool descending : {false, true}) {
+        // No payload (positions), a 2-byte payload, and the keys as their own payload.
+        for (const size_t width : {size_t{0}, size_t{2}, size_t{4}}) {
+          const kernels::SortSpec spec{shape, axis, descending, width};
+          const size_t out_bytes = count * (width == 0 ? 4 : width);
+          Bytes want(out_bytes);
+          kernels::sort(DType::kFloat32, keys.data(), spec,
+                        width == 2   ? extra.data()
+                        : width == 4 ? keys.data()
+                                     : nullptr,
+                        want.data());
+          DeviceBuffer out = upload(Bytes(out_bytes));
+          kernels::cuda::sort(gpu(), DType::kFloat32, d_keys.data(), spec,
+                              width == 2   ? d_payload.data()
+                              : width == 4 ? d_keys.data()
+                                           : nullptr,
+                              out.data());
+          EXPECT_EQ(download(out, out_bytes), want)
+              << "shape rank " << shape.size() << ", axis " << axis << ", descending " << descending
+              << ", payload width " << width;
+        }
+      }
+    }
+  }
+  const kernels::SortSpec bad{Shape{4}, 0, false, 3};
+  EXPECT_THROW(kernels::cuda::sort(gpu(), DType::kFloat32, nullptr, bad, nullptr, nullptr),
+               InvalidArgument);
 }
 
 // jax.random.permutation's shuffle: the CPU's order, bit for bit, along each axis.

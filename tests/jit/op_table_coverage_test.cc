@@ -50,6 +50,8 @@ const std::map<std::string, std::string> kChecked = {
     {"argmax", "Row(\"argmax\""},
     {"cumsum", "Row(\"cumsum\""},
     {"cumprod", "Row(\"cumprod\""},
+    {"sort", "Row(\"sort\""},
+    {"argsort", "Row(\"argsort\""},
     {"select", "\"where with a NaN branch under grad\""},
     {"convert", "def test_casts("},
     {"dot", "def test_a_half_contraction_split_over_devices_is_the_one_device_value("},

@@ -171,7 +171,7 @@ BINARY = [
     Row("fmin", _np("fmin"), FLOATS, arity=2),
 ]
 
-# Reductions over every axis, each axis alone, and (cumsum, cumprod) along each axis.
+# Reductions over every axis, each axis alone, and (cumsum, cumprod, sort, argsort) along each axis.
 REDUCTIONS = [
     Row("sum", _np("sum"), NUMBERS, "sum", grad=True),
     Row("mean", _np("mean"), NUMBERS, "sum", grad=True),
@@ -186,6 +186,8 @@ REDUCTIONS = [
     Row("std", _np("std"), ALL, "sum", grad=True),
     Row("cumsum", _np("cumsum"), ALL, "sum"),
     Row("cumprod", _np("cumprod"), ALL, "sum"),
+    Row("sort", _np("sort"), ALL, grad=True),
+    Row("argsort", _np("argsort"), ALL),
     Row("logsumexp", lambda ns, x, axis=None: ns.logsumexp(x, axis=axis), FLOATS, "sum",
         grad=True),
     Row("softmax", lambda ns, x, axis=-1: ns.softmax(x, axis=-1 if axis is None else axis),
@@ -254,6 +256,6 @@ ELSEWHERE |= {
     "axis_size": "not numeric", "dot_general": "contraction", "exp": "numpy's exp row",
     "log": "numpy's log row", "sin": "numpy's sin row", "cos": "numpy's cos row",
     "tanh": "numpy's tanh row", "sqrt": "numpy's sqrt row", "log1p": "numpy's log1p row",
-    "expm1": "numpy's expm1 row",
+    "expm1": "numpy's expm1 row", "sort_key_val": "numpy's sort row (tests/python/jax_parity)",
     "bitwise_left_shift": "left_shift's row", "bitwise_right_shift": "right_shift's row",
 }

@@ -1,10 +1,14 @@
 // The ordering family: operations whose values depend on an order of additions or comparisons
 // that JAX takes from XLA (kernels/ordering.h), and the gather that goes with them. What
 // jax.random.choice with probabilities, or from an array, is made of (spmd::random), and
-// spmd::numpy's cumsum, cumprod, searchsorted and take. None has a derivative yet.
+// spmd::numpy's cumsum, cumprod, searchsorted, take, sort and argsort. Of these only sort has a
+// derivative yet.
 #include <fmt/format.h>
 
+#include <limits>
+
 #include "jit/batching.h"
+#include "jit/factor_rule.h"
 #include "jit/lax.h"
 #include "jit/op_registry.h"
 #include "jit/operation.h"
@@ -31,6 +35,10 @@ class CumulativeOp final : public Operation {
   PartitionSpec type_spec(std::span<const ValueType> operands, const ValueType& result,
                           const Mesh& mesh) const override;
   void partition(Partitioner& p, int value, const Op& op) const override;
+  // Shardy's: every dimension one factor, the scanned one included (JAX's result keeps its
+  // split; partition() gathers it and splits the result again).
+  std::optional<FactorRule> factor_rule(std::span<const ValueType> operands,
+                                        const ValueType& result) const override;
   Block run(const KernelContext& device, const Step& step,
             std::span<const Block> in) const override;
   Batched batch(const Op& op, std::span<const Batched> operands, int64_t size) const override;
@@ -86,10 +94,48 @@ class TakeOp final : public Operation {
   std::string attributes() const override;  // "axis=0"
   ValueType result_type(std::span<const ValueType> operands) const override;
   void partition(Partitioner& p, int value, const Op& op) const override;
+  // Shardy's gather: operand 0's other dimensions and the indices' dimensions pass through to
+  // the result; the gathered one has no factor (JAX's result keeps the other splits).
+  std::optional<FactorRule> factor_rule(std::span<const ValueType> operands,
+                                        const ValueType& result) const override;
   Block run(const KernelContext& device, const Step& step,
             std::span<const Block> in) const override;
   // Batched indices into one operand, or one set of indices into batched slices, as one take;
   // both batched, one take per slice.
+  Batched batch(const Op& op, std::span<const Batched> operands, int64_t size) const override;
+};
+
+// "sort" and "argsort": a stable sort of each line along `axis` by operand 0's keys in JAX's order
+// (kernels/ordering.h). "sort" gives the keys sorted (lax.sort) or, with a second operand of the
+// same shape, that operand's elements in the keys' order (lax.sort_key_val's values); "argsort"
+// gives int32 positions along the axis. `descending` is jnp's: the reverse of the ascending
+// order for sort, equal keys in their order for argsort. The axis is whole on every device; the
+// other dimensions keep their split.
+class SortOp final : public Operation {
+ public:
+  SortOp(int axis, bool descending, bool indices)
+      : axis(axis), descending(descending), indices(indices) {}
+  const int axis;
+  const bool descending;
+  const bool indices;
+
+  std::string name() const override { return indices ? "argsort" : "sort"; }
+  std::string attributes() const override;  // "axis=0,descending=1"
+  ValueType result_type(std::span<const ValueType> operands) const override;
+  // The operands' (which must agree), unless the axis is split over an Explicit axis.
+  PartitionSpec type_spec(std::span<const ValueType> operands, const ValueType& result,
+                          const Mesh& mesh) const override;
+  void partition(Partitioner& p, int value, const Op& op) const override;
+  // Shardy's: every dimension one factor through operands and result, the sorted one included
+  // (the result keeps a split of it, which partition() gathers and splits again).
+  std::optional<FactorRule> factor_rule(std::span<const ValueType> operands,
+                                        const ValueType& result) const override;
+  Block run(const KernelContext& device, const Step& step,
+            std::span<const Block> in) const override;
+  // The sorted values' cotangent goes back to where each came from: g sorted by the positions
+  // the values were taken from. None reaches the keys of a sort with a payload.
+  Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
+                 const Tensor& g) const override;
   Batched batch(const Op& op, std::span<const Batched> operands, int64_t size) const override;
 };
 
@@ -146,6 +192,11 @@ void CumulativeOp::partition(Partitioner& p, int value, const Op& op) const {
   Layout in = p.layout(op.inputs[0]).settled();
   in.dims[static_cast<size_t>(axis)].clear();
   p.compute(value, {p.slot_with(op.inputs[0], in)}, in);
+}
+
+std::optional<FactorRule> CumulativeOp::factor_rule(std::span<const ValueType> operands,
+                                                    const ValueType& result) const {
+  return FactorRule::pointwise(operands, result);
 }
 
 Block CumulativeOp::run(const KernelContext& device, const Step& step,
@@ -255,6 +306,95 @@ Batched TopKOp::batch(const Op& /*op*/, std::span<const Batched> operands, int64
           0};
 }
 
+// SortOp
+
+std::string SortOp::attributes() const {
+  return fmt::format("axis={},descending={}", axis, descending ? 1 : 0);
+}
+
+ValueType SortOp::result_type(std::span<const ValueType> operands) const {
+  const std::string what = name();
+  if (operands.empty() || operands.size() > (indices ? 1U : 2U)) {
+    check_operand_count(what, operands, 1);
+  }
+  check_axis(what, axis, operands[0]);
+  check_orderable(what, operands[0]);
+  const Shape& shape = operands[0].shape;
+  if (shape[static_cast<size_t>(axis)] > std::numeric_limits<int32_t>::max()) {
+    throw InvalidArgument(fmt::format("{}: an axis of {} elements; it sorts fewer than 2^31", what,
+                                      shape[static_cast<size_t>(axis)]));
+  }
+  if (operands.size() == 2 && operands[1].shape != shape) {
+    throw InvalidArgument(fmt::format("{}: keys {} and values {} differ in shape", what,
+                                      type_text(operands[0].dtype, shape),
+                                      type_text(operands[1].dtype, operands[1].shape)));
+  }
+  return {indices ? DType::kInt32 : operands.back().dtype, shape};
+}
+
+PartitionSpec SortOp::type_spec(std::span<const ValueType> operands, const ValueType& /*result*/,
+                                const Mesh& /*mesh*/) const {
+  if (operands.size() == 2 && !(operands[0].spec == operands[1].spec)) {
+    throw ShardingTypeError(
+        fmt::format("{}: keys {} and values {} are split differently. Reshard "
+                    "one like the other first (spmd::reshard)",
+                    name(), typed_text(operands[0]), typed_text(operands[1])));
+  }
+  if (!type_entries(operands[0])[static_cast<size_t>(axis)].is_none()) {
+    throw ShardingTypeError(fmt::format(
+        "{} of {} along axis {}: the axis being sorted must not be split. Reshard it first "
+        "(spmd::reshard)",
+        name(), typed_text(operands[0]), axis));
+  }
+  return operands[0].spec;
+}
+
+void SortOp::partition(Partitioner& p, int value, const Op& op) const {
+  Layout in = p.layout(op.inputs[0]).settled();
+  in.dims[static_cast<size_t>(axis)].clear();
+  std::vector<int> slots;
+  for (int operand : op.inputs) slots.push_back(p.slot_with(operand, in));
+  p.compute(value, std::move(slots), in);
+}
+
+std::optional<FactorRule> SortOp::factor_rule(std::span<const ValueType> operands,
+                                              const ValueType& result) const {
+  return FactorRule::pointwise(operands, result);
+}
+
+Block SortOp::run(const KernelContext& device, const Step& step, std::span<const Block> in) const {
+  Block out = device.allocate(step.dtype, step.shape);
+  const kernels::SortSpec spec{in[0].shape(), axis, descending,
+                               indices ? 0 : dtype_size(in.back().dtype())};
+  device.backend.sort(in[0].dtype(), in[0].bytes().data(), spec,
+                      indices ? nullptr : in.back().bytes().data(), out.mutable_bytes().data());
+  return out;
+}
+
+Cotangents SortOp::vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
+                       const Tensor& g) const {
+  if (indices) return Operation::vjp(op, result, operands, g);
+  // Where each sorted value came from: the positions sorted as the values were.
+  const Shape& shape = operands[0].shape();
+  Shape line(shape.size(), 1);
+  line[static_cast<size_t>(axis)] = shape[static_cast<size_t>(axis)];
+  const Tensor positions = lax::broadcast(
+      lax::reshape(lax::iota(g.trace(), {DType::kInt32, {line[static_cast<size_t>(axis)]}}), line),
+      shape);
+  const Tensor from =
+      lax::bind(make_operation<SortOp>(axis, descending, false), {operands[0], positions});
+  const Tensor back = lax::bind(make_operation<SortOp>(axis, false, false), {from, g});
+  if (operands.size() == 1) return {back};
+  return {std::nullopt, back};
+}
+
+Batched SortOp::batch(const Op& /*op*/, std::span<const Batched> operands, int64_t size) const {
+  const auto shifted = make_operation<SortOp>(axis + 1, descending, indices);
+  if (operands.size() == 1) return on_slices_first(shifted, operands[0], size);
+  return {lax::bind(shifted, {batched_first(operands[0], size), batched_first(operands[1], size)}),
+          0};
+}
+
 // TakeOp
 
 std::string TakeOp::attributes() const { return fmt::format("axis={}", axis); }
@@ -298,6 +438,22 @@ Batched TakeOp::batch(const Op& /*op*/, std::span<const Batched> operands, int64
           0};
 }
 
+std::optional<FactorRule> TakeOp::factor_rule(std::span<const ValueType> operands,
+                                              const ValueType& result) const {
+  FactorRule rule;
+  rule.operands.resize(2);
+  for (size_t d = 0; d < result.shape.size(); ++d) {
+    rule.result.push_back(rule.add(result.shape[d]));
+  }
+  const auto rank = static_cast<int>(operands[0].shape.size());
+  const auto k = static_cast<int>(operands[1].shape.size());
+  for (int d = 0; d < rank; ++d) {
+    rule.operands[0].push_back(d < axis ? d : d == axis ? -1 : d + k - 1);
+  }
+  for (int d = 0; d < k; ++d) rule.operands[1].push_back(axis + d);
+  return rule;
+}
+
 Block TakeOp::run(const KernelContext& device, const Step& step, std::span<const Block> in) const {
   Block out = device.allocate(step.dtype, step.shape);
   device.backend.take(dtype_size(step.dtype), in[0].bytes().data(), in[0].shape(), axis,
@@ -318,6 +474,12 @@ const bool registered = [] {
                      [](const AttributeReader&) { return make_operation<SearchSortedOp>(); });
   register_operation(
       "top_k", [](const AttributeReader& r) { return make_operation<TopKOp>(r.integer("k")); });
+  for (const bool indices : {false, true}) {
+    register_operation(indices ? "argsort" : "sort", [indices](const AttributeReader& r) {
+      return make_operation<SortOp>(static_cast<int>(r.integer("axis")),
+                                    r.integer("descending") != 0, indices);
+    });
+  }
   register_operation("take", [](const AttributeReader& r) {
     return make_operation<TakeOp>(static_cast<int>(r.integer("axis")));
   });
@@ -345,6 +507,16 @@ Tensor search_sorted(const Tensor& sorted, const Tensor& queries) {
 
 Tensor take(const Tensor& x, const Tensor& indices, int axis) {
   return bind(make_operation<TakeOp>(axis), {x, indices});
+}
+
+Tensor sort(const Tensor& x, int axis, bool descending) {
+  return bind(make_operation<SortOp>(axis, descending, false), {x});
+}
+Tensor sort_key_val(const Tensor& keys, const Tensor& values, int axis, bool descending) {
+  return bind(make_operation<SortOp>(axis, descending, false), {keys, values});
+}
+Tensor argsort(const Tensor& x, int axis, bool descending) {
+  return bind(make_operation<SortOp>(axis, descending, true), {x});
 }
 
 }  // namespace lax

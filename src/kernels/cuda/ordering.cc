@@ -72,4 +72,22 @@ void top_k(GpuContext& gpu, DType dtype, const std::byte* in, int64_t n, int64_t
   run_top_k(gpu, dtype, in, n, k, out);
 }
 
+void sort(GpuContext& gpu, DType key_dtype, const std::byte* keys, const SortSpec& spec,
+          const std::byte* payload, std::byte* out) {
+  check_orderable(key_dtype, "sort");
+  const int64_t total = shape_size(spec.shape);
+  if (total >= INT32_MAX) {
+    throw InvalidArgument(
+        fmt::format("sort on a GPU: {} elements; it sorts fewer than 2^31 at once", total));
+  }
+  if (total == 0) return;
+  if (spec.payload_size != 0 && spec.payload_size != 1 && spec.payload_size != 2 &&
+      spec.payload_size != 4 && spec.payload_size != 8) {
+    throw InvalidArgument(fmt::format(
+        "sort on a GPU: payload elements of {} bytes (it moves 1, 2, 4 or 8)", spec.payload_size));
+  }
+  check_cuda(cudaSetDevice(gpu.ordinal()), "cudaSetDevice", gpu.ordinal());
+  run_sort(gpu, key_dtype, keys, spec, payload, out);
+}
+
 }  // namespace spmd::kernels::cuda

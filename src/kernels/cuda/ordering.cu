@@ -61,6 +61,48 @@ __global__ void __launch_bounds__(256)
   }
 }
 
+// Pass one of sort: keys[i] and flat[i] for the element at flat index f, f = i, or f = total - 1 -
+// i where `reversed` (a stable sort then puts the later of equal keys first).
+template <class T, class Key>
+__global__ void __launch_bounds__(256)
+    sort_key_kernel(const T* in, int64_t total, bool reversed, Key* keys, int32_t* flat) {
+  const int64_t stride = int64_t{gridDim.x} * blockDim.x;
+  for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < total; i += stride) {
+    const int64_t f = reversed ? total - 1 - i : i;
+    keys[i] = static_cast<Key>(scalar::sort_key(in[f]));
+    flat[i] = static_cast<int32_t>(f);
+  }
+}
+
+// Pass two's keys: the line of each flat index (lines run along an axis of length n, inner
+// elements apart).
+__global__ void __launch_bounds__(256)
+    line_kernel(const int32_t* flat, int64_t total, int64_t n, int64_t inner, uint32_t* lines) {
+  const int64_t stride = int64_t{gridDim.x} * blockDim.x;
+  for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < total; i += stride) {
+    const int64_t f = flat[i];
+    lines[i] = static_cast<uint32_t>(f / (n * inner) * inner + f % inner);
+  }
+}
+
+// The result: sorted[l·n + j] is the flat index of the element that goes to place j of line l.
+template <class E>
+__global__ void __launch_bounds__(256)
+    place_kernel(const int32_t* sorted, int64_t total, int64_t n, int64_t inner, const E* payload,
+                 E* out, int32_t* positions) {
+  const int64_t stride = int64_t{gridDim.x} * blockDim.x;
+  for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < total; i += stride) {
+    const int64_t line = i / n, j = i % n;
+    const int64_t to = line / inner * n * inner + j * inner + line % inner;
+    const int64_t from = sorted[i];
+    if (payload != nullptr) {
+      out[to] = payload[from];
+    } else {
+      positions[to] = static_cast<int32_t>(from / inner % n);
+    }
+  }
+}
+
 int blocks_for(int64_t n, int max_blocks) {
   return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>((n + 255) / 256, max_blocks)));
 }
@@ -123,6 +165,90 @@ void run_top_k(GpuContext& gpu, DType dtype, const std::byte* in, int64_t n, int
                                cudaMemcpyDeviceToDevice, gpu.stream()),
                "cudaMemcpyAsync (top_k's indices)", gpu.ordinal());
   });
+}
+
+namespace {
+
+// CUB's stable radix sort of (key, value) pairs, ascending or descending, over the low `bits` of
+// the keys; scratch from gpu's pool.
+template <class Key>
+void radix_sort_pairs(GpuContext& gpu, bool descending, const Key* k_in, Key* k_out,
+                      const int32_t* v_in, int32_t* v_out, int64_t n, int bits) {
+  const auto sort = [&](void* scratch, size_t& bytes) {
+    return descending ? cub::DeviceRadixSort::SortPairsDescending(scratch, bytes, k_in, k_out, v_in,
+                                                                  v_out, n, 0, bits, gpu.stream())
+                      : cub::DeviceRadixSort::SortPairs(scratch, bytes, k_in, k_out, v_in, v_out, n,
+                                                        0, bits, gpu.stream());
+  };
+  size_t scratch_bytes = 0;
+  check_cuda(sort(nullptr, scratch_bytes), "cub::DeviceRadixSort (size query)", gpu.ordinal());
+  DeviceBuffer scratch(gpu, scratch_bytes);
+  check_cuda(sort(scratch.data(), scratch_bytes), "cub::DeviceRadixSort", gpu.ordinal());
+}
+
+template <class E>
+void place(GpuContext& gpu, const int32_t* sorted, int64_t total, int64_t n, int64_t inner,
+           const std::byte* payload, std::byte* out) {
+  place_kernel<E><<<blocks_for(total, gpu.multiprocessors() * 8), 256, 0, gpu.stream()>>>(
+      sorted, total, n, inner, reinterpret_cast<const E*>(payload), reinterpret_cast<E*>(out),
+      reinterpret_cast<int32_t*>(out));
+  check_cuda(cudaGetLastError(), "launch of sort's place kernel", gpu.ordinal());
+}
+
+}  // namespace
+
+// Two stable passes: every element by its key (the lines mixed), then by its line, which keeps
+// each line's elements in key order. Then each goes to its place.
+void run_sort(GpuContext& gpu, DType key_dtype, const std::byte* keys, const SortSpec& spec,
+              const std::byte* payload, std::byte* out) {
+  const int64_t total = shape_size(spec.shape);
+  const int64_t n = spec.shape[static_cast<size_t>(spec.axis)];
+  const int64_t inner = total / n / [&] {
+    int64_t outer = 1;
+    for (int d = 0; d < spec.axis; ++d) outer *= spec.shape[static_cast<size_t>(d)];
+    return outer;
+  }();
+  const int blocks = blocks_for(total, gpu.multiprocessors() * 8);
+  DeviceBuffer flat(gpu, total * sizeof(int32_t)), by_key(gpu, total * sizeof(int32_t));
+  auto* flat_in = reinterpret_cast<int32_t*>(flat.data());
+  auto* flat_out = reinterpret_cast<int32_t*>(by_key.data());
+  visit_orderable(key_dtype, [&](auto zero) {
+    using T = decltype(zero);
+    using Key = decltype(scalar::sort_key(T{}));
+    DeviceBuffer k_in(gpu, total * sizeof(Key)), k_out(gpu, total * sizeof(Key));
+    sort_key_kernel<T, Key><<<blocks, 256, 0, gpu.stream()>>>(
+        reinterpret_cast<const T*>(keys), total, spec.descending && spec.payload_size > 0,
+        reinterpret_cast<Key*>(k_in.data()), flat_in);
+    check_cuda(cudaGetLastError(), "launch of sort's key kernel", gpu.ordinal());
+    radix_sort_pairs(gpu, spec.descending, reinterpret_cast<const Key*>(k_in.data()),
+                     reinterpret_cast<Key*>(k_out.data()), flat_in, flat_out, total,
+                     static_cast<int>(sizeof(Key) * 8));
+  });
+  const int64_t lines = total / n;
+  const int32_t* sorted = flat_out;
+  if (lines > 1) {
+    DeviceBuffer line_in(gpu, total * sizeof(uint32_t)), line_out(gpu, total * sizeof(uint32_t));
+    line_kernel<<<blocks, 256, 0, gpu.stream()>>>(flat_out, total, n, inner,
+                                                  reinterpret_cast<uint32_t*>(line_in.data()));
+    check_cuda(cudaGetLastError(), "launch of sort's line kernel", gpu.ordinal());
+    const int bits =
+        std::max(1, static_cast<int>(std::ceil(std::log2(static_cast<double>(lines)))));
+    radix_sort_pairs(gpu, false, reinterpret_cast<const uint32_t*>(line_in.data()),
+                     reinterpret_cast<uint32_t*>(line_out.data()), flat_out, flat_in, total, bits);
+    sorted = flat_in;
+  }
+  switch (spec.payload_size) {
+    case 0:
+      return place<int32_t>(gpu, sorted, total, n, inner, nullptr, out);
+    case 1:
+      return place<uint8_t>(gpu, sorted, total, n, inner, payload, out);
+    case 2:
+      return place<uint16_t>(gpu, sorted, total, n, inner, payload, out);
+    case 4:
+      return place<uint32_t>(gpu, sorted, total, n, inner, payload, out);
+    default:
+      return place<uint64_t>(gpu, sorted, total, n, inner, payload, out);
+  }
 }
 
 }  // namespace spmd::kernels::cuda

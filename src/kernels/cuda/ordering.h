@@ -1,7 +1,8 @@
 // ordering.h's order-dependent kernels on a GPU, equal to the CPU's (and JAX's) bit for bit:
 // cumsum and cumprod in XLA's order (kernels/scalar_order.h's online scan, one thread per line),
 // jnp.searchsorted's binary search (one thread per query), and lax.top_k (CUB's stable radix
-// sort, descending, of JAX's sort keys: the lower index first among equal values). Queued on the
+// sort, descending, of JAX's sort keys: the lower index first among equal values), and the stable
+// sort along an axis (two of CUB's stable radix sorts: by key, then by line). Queued on the
 // GPU's stream; the call returns. Pointers are device memory of `gpu`. Throws InvalidArgument
 // for a dtype orderable() refuses.
 #pragma once
@@ -10,6 +11,7 @@
 #include <cstdint>
 
 #include "kernels/cuda/gpu_context.h"
+#include "kernels/ordering.h"
 #include "spmd/dtype.h"
 #include "spmd/shape.h"
 
@@ -23,5 +25,9 @@ void search_sorted(GpuContext& gpu, DType dtype, const std::byte* sorted, int64_
                    const std::byte* queries, int64_t count, int32_t* out);
 // Uses temporary device memory of about n × 12 bytes plus CUB's scratch, from the GPU's pool.
 void top_k(GpuContext& gpu, DType dtype, const std::byte* in, int64_t n, int64_t k, int32_t* out);
+// ordering.h's sort. Uses temporary device memory of about 24 bytes an element plus CUB's scratch;
+// InvalidArgument for 2^31 elements or more in all.
+void sort(GpuContext& gpu, DType key_dtype, const std::byte* keys, const SortSpec& spec,
+          const std::byte* payload, std::byte* out);
 
 }  // namespace spmd::kernels::cuda

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import spmd
+import spmd.lax as slax
 import spmd.numpy as snp
 from parity import covers, raises_like, same
 
@@ -95,3 +96,26 @@ def test_a_while_loop_on_traced_values_says_why_not():
 def test_lax_functions_refuse_integers_as_jax():
     raises_like(lambda: jax.lax.exp(np.int32(2)), lambda: spmd.lax.exp(np.int32(2)),
                 "lax.exp of an int")
+
+
+@covers("lax.sort", "lax.sort_key_val")
+def test_sort_and_sort_key_val_match_jax():
+    """lax.sort of an array and of a tuple sorted by its first array, lax.sort_key_val along
+    each dimension, the values' gradient, and what both refuse."""
+    rng = np.random.default_rng(3)
+    keys = rng.integers(-2, 3, (4, 6)).astype(np.float32)
+    values = rng.standard_normal((4, 6)).astype(np.float32)
+    labels = rng.integers(0, 9, (4, 6)).astype(np.int32)
+    for dim in (0, 1, -1):
+        same(slax.sort(keys, dimension=dim), jax.lax.sort(keys, dimension=dim), f"sort, {dim}")
+        same(slax.sort((keys, values, labels), dimension=dim),
+             jax.lax.sort((keys, values, labels), dimension=dim), f"sort of a tuple, {dim}")
+        same(slax.sort_key_val(keys, values, dim), jax.lax.sort_key_val(keys, values, dim),
+             f"sort_key_val, {dim}")
+    same(spmd.grad(lambda v: (slax.sort_key_val(keys, v)[1] * values).sum())(values),
+         jax.grad(lambda v: (jax.lax.sort_key_val(keys, v)[1] * values).sum())(values),
+         "grad of sort_key_val's values")
+    raises_like(lambda: jax.lax.sort_key_val(keys, values[:2]),
+                lambda: slax.sort_key_val(keys, values[:2]), "keys and values of two shapes")
+    raises_like(lambda: jax.lax.sort(keys, dimension=2), lambda: slax.sort(keys, dimension=2),
+                "a dimension out of range")

@@ -415,3 +415,105 @@ def test_take_fills_every_dtype_as_jax_and_refuses_an_empty_axis():
                 lambda: snp.take(empty, np.array([0]), axis=0), "take from an empty axis")
     same(snp.take(empty, np.zeros((0,), np.int32), axis=0),
          jnp.take(empty, np.zeros((0,), np.int32), axis=0), "no indices into an empty axis")
+
+
+def _bits(x):
+    """x's bytes as unsigned integers: equal only where every element is the same bit pattern
+    (-0 is not 0, each NaN's payload counts)."""
+    x = np.asarray(x)
+    return x.view(np.dtype(f"u{x.dtype.itemsize}")) if x.dtype.itemsize in (1, 2, 4, 8) else x
+
+
+def _sort_input(dtype, shape, rng):
+    """Values of `dtype` with many ties, and for floats -0, 0, infinities and NaN of both signs."""
+    if np.dtype(dtype) == np.bool_:
+        return rng.integers(0, 2, shape).astype(np.bool_)
+    if np.dtype(dtype).kind in "iu":
+        info = np.iinfo(dtype)
+        pool = np.array([info.min, info.max, 0, 1, 2, 3], dtype)
+        return rng.choice(pool, shape)
+    pool = np.array([0.0, -0.0, 1.0, -1.0, 2.5, np.inf, -np.inf, np.nan, -np.nan], np.float64)
+    return rng.choice(pool, shape).astype(dtype)
+
+
+SORT_DTYPES = (np.float32, np.float16, jnp.bfloat16, np.int32, np.int8, np.uint8, np.uint16,
+               np.uint32, np.bool_)
+
+
+@covers("numpy.sort", "numpy.argsort")
+@pytest.mark.parametrize("dtype", SORT_DTYPES, ids=lambda d: np.dtype(d).name)
+def test_sort_and_argsort_are_jaxs_bit_for_bit(dtype):
+    """Every axis, both directions and the flattened array, on values with ties, signed zeros
+    and NaN of both signs: the sorted bits (which of two equal zeros or NaNs comes first shows)
+    and the positions."""
+    rng = np.random.default_rng(7)
+    x = _sort_input(dtype, (5, 7, 6), rng)
+    for axis in (0, 1, -1, None):
+        for descending in (False, True):
+            for fn in ("sort", "argsort"):
+                got = getattr(snp, fn)(x, axis=axis, descending=descending)
+                want = getattr(jnp, fn)(x, axis=axis, descending=descending)
+                what = f"{fn}(axis={axis}, descending={descending}) of {np.dtype(dtype).name}"
+                assert np.asarray(got).dtype == np.asarray(want).dtype, what
+                assert np.array_equal(_bits(got), _bits(want)), f"{what}:\n{got}\nJAX's:\n{want}"
+
+
+@covers("numpy.sort", "numpy.argsort")
+def test_sort_in_x64_and_of_scalars_and_bad_arguments_as_jax():
+    """float64 and int64 keys; argsort's int64 under x64 and its dtype=; a 0-d array (flattened
+    with axis=None, refused otherwise); an axis out of range; kind= and order=."""
+    rng = np.random.default_rng(8)
+    jax.config.update("jax_enable_x64", True)
+    spmd.config.update("jax_enable_x64", True)
+    try:
+        for dtype in (np.float64, np.int64, np.uint64):
+            x = _sort_input(dtype, (4, 9), rng)
+            for fn in ("sort", "argsort"):
+                got, want = getattr(snp, fn)(x, descending=True), getattr(jnp, fn)(x, descending=True)
+                assert np.asarray(got).dtype == np.asarray(want).dtype
+                assert np.array_equal(_bits(got), _bits(want)), f"{fn} of {np.dtype(dtype)}"
+        same(snp.argsort(np.arange(5)[::-1], dtype=np.int16),
+             jnp.argsort(np.arange(5)[::-1], dtype=np.int16), "argsort with dtype=")
+    finally:
+        jax.config.update("jax_enable_x64", False)
+        spmd.config.update("jax_enable_x64", False)
+    same(snp.sort(np.float32(3), axis=None), jnp.sort(np.float32(3), axis=None), "0-d, axis=None")
+    x = np.ones((2, 3), np.float32)
+    for call in (lambda lib: lib.sort(np.float32(3)), lambda lib: lib.sort(x, axis=2),
+                 lambda lib: lib.argsort(x, axis=-3), lambda lib: lib.sort(x, kind="heap"),
+                 lambda lib: lib.argsort(x, order="f")):
+        raises_like(lambda: call(jnp), lambda: call(snp), "a bad sort")
+
+
+@covers("numpy.sort")
+def test_sort_gradients_and_sharded_inputs_match_jax():
+    """The cotangent of each sorted value goes back to its place (ties included), in both
+    directions and along a split axis; a jit of a split input gives JAX's values and output
+    sharding (the split kept, as Shardy keeps it, for sort, argsort, cumsum and take)."""
+    rng = np.random.default_rng(9)
+    x = rng.integers(-3, 3, (8, 6)).astype(np.float32)  # ties
+    w = rng.standard_normal((8, 6)).astype(np.float32)
+    for axis in (0, 1):
+        for descending in (False, True):
+            def loss(lib, a):
+                return (lib.numpy.sort(a, axis=axis, descending=descending) * w).sum()
+            same(spmd.grad(lambda a: loss(spmd, a))(x), jax.grad(lambda a: loss(jax, a))(x),
+                 f"grad of sort(axis={axis}, descending={descending})")
+    jmesh, smesh = (jax.make_mesh((8,), ("x",), devices=jax.devices()[:8],
+                                  axis_types=(jax.sharding.AxisType.Auto,)),
+                    spmd.make_mesh((8,), ("x",), axis_types=(spmd.AxisType.Auto,)))
+    jx = jax.device_put(x, jax.sharding.NamedSharding(jmesh, jax.sharding.PartitionSpec("x")))
+    sx = spmd.device_put(x, spmd.NamedSharding(smesh, spmd.P("x")))
+    for axis in (0, 1):
+        for fn, extra in (("argsort", ()), ("sort", ()), ("cumsum", ()),
+                          ("take", (np.array([[1, 0], [2, 1]]),))):
+            got = spmd.jit(lambda a: getattr(snp, fn)(a, *extra, axis=axis))(sx)
+            want = jax.jit(lambda a: getattr(jnp, fn)(a, *extra, axis=axis))(jx)
+            what = f"{fn} of an array split along axis 0, along axis {axis}"
+            same(got, want, what)
+            assert tuple(got.sharding.spec) == tuple(want.sharding.spec), \
+                f"{what}: sharding {got.sharding.spec}, JAX's {want.sharding.spec}"
+    got = spmd.vmap(lambda r: snp.sort(r, descending=True))(x)
+    same(got, jax.vmap(lambda r: jnp.sort(r, descending=True))(x), "vmap of sort")
+    same(np.asarray(snp.asarray(x).argsort(axis=0)), np.asarray(jnp.asarray(x).argsort(axis=0)),
+         "the argsort method")
