@@ -57,9 +57,10 @@ Tensor tanh(const Tensor& a);
 Tensor sqrt(const Tensor& a);
 Tensor rsqrt(const Tensor& a);
 Tensor logistic(const Tensor& a);  // 1 / (1 + exp(-a)): lax.logistic, jax.nn.sigmoid
-// The C library's sin, cos, log1p, expm1, erf and erfc, as XLA's CPU backend computes them (an
+// The C library's sin, tan, cos, log1p, expm1, erf and erfc, as XLA's CPU backend computes them (an
 // integer or bool operand in the default float, as exp's).
 Tensor sin(const Tensor& a);
+Tensor tan(const Tensor& a);
 Tensor cos(const Tensor& a);
 Tensor log1p(const Tensor& a);
 Tensor expm1(const Tensor& a);

@@ -213,6 +213,7 @@ sqrt = _op(lambda a: _t.sqrt(a))
 abs = _op(lambda a: _t.abs(a))  # noqa: A001 - jax.numpy's name
 sign = _op(lambda a: _t.sign(a))
 sin = _op(lambda a: _t.sin(a))
+tan = _op(lambda a: _t.tan(a))
 cos = _op(lambda a: _t.cos(a))
 log1p = _op(lambda a: _t.log1p(a))
 expm1 = _op(lambda a: _t.expm1(a))

@@ -195,6 +195,7 @@ void bind_numpy(nb::module_& m) {
                           {"logistic", &jnp::logistic},
                           {"relu", &jnp::relu},
                           {"sin", &jnp::sin},
+                          {"tan", &jnp::tan},
                           {"cos", &jnp::cos},
                           {"log1p", &jnp::log1p},
                           {"expm1", &jnp::expm1},

@@ -147,6 +147,9 @@ void unary_typed(Unary op, const ConstMap<T>& x, Map<T> y) {
       case Unary::kErfc:
         y = x.unaryExpr([](T v) { return std::erfc(v); });
         return;
+      case Unary::kTan:
+        y = x.unaryExpr([](T v) { return std::tan(v); });
+        return;
       default:
         break;
     }
@@ -540,7 +543,8 @@ std::string_view name(Unary op) {
                                         "log1p",
                                         "expm1",
                                         "erf",
-                                        "erfc"};
+                                        "erfc",
+                                        "tan"};
   static_assert(std::size(names) == static_cast<size_t>(kLastUnary) + 1);
   return names[static_cast<int>(op)];
 }

@@ -25,9 +25,10 @@ namespace spmd::kernels {
 // (0 at -inf and where the quotient is subnormal, 1 at +inf, NaN kept). kNot is logical on bool
 // and bitwise on the integer types (lax.bitwise_not). kFloor, kCeil, kRound and kRoundEven are
 // defined on the floating types only: kRound rounds half away from zero (lax.round's default),
-// kRoundEven half to even (jnp.round's and jnp.rint's). kSin, kCos, kLog1p, kExpm1, kErf and
-// kErfc are the C library's functions element by element, as XLA's CPU backend calls them (its
-// erf is a rational approximation within a few units in the last place of the C library's).
+// kRoundEven half to even (jnp.round's and jnp.rint's). kSin, kCos, kTan, kLog1p, kExpm1, kErf
+// and kErfc are the C library's functions element by element, as XLA's CPU backend calls them
+// (its erf is a rational approximation within a few units in the last place of the C library's,
+// its tan sin/cos).
 enum class Unary : uint8_t {
   kNeg,
   kExp,
@@ -52,8 +53,9 @@ enum class Unary : uint8_t {
   kExpm1,
   kErf,
   kErfc,
+  kTan,
 };
-constexpr Unary kLastUnary = Unary::kErfc;
+constexpr Unary kLastUnary = Unary::kTan;
 // kAnd, kOr and kXor are logical on bool and bitwise on the integer types; not defined on the
 // floating types. kRem is XLA's rem: the remainder of truncating division, of the dividend's sign
 // (C's fmod on the floating types); on integers the lowest value % -1 is 0. kShiftLeft and

@@ -227,6 +227,8 @@ SPMD_HOST_DEVICE inline F unary_float(Unary op, F x) {
       return std::erf(x);
     case Unary::kErfc:
       return std::erfc(x);
+    case Unary::kTan:
+      return std::tan(x);
     default:  // kCopy, kStopGradient
       return x;
   }

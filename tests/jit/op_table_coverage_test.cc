@@ -77,6 +77,7 @@ const std::map<std::string, std::string> kChecked = {
     {"round_nearest_even", "Row(\"rint\""},
     {"sin", "Row(\"sin\""},
     {"cos", "Row(\"cos\""},
+    {"tan", "Row(\"tan\""},
     {"log1p", "Row(\"log1p\""},
     {"expm1", "Row(\"expm1\""},
     {"erf", "Row(\"erf\""},

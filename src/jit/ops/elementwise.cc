@@ -206,6 +206,8 @@ Cotangents UnaryOp::vjp(const Op& op, const Tensor& y, std::span<const Tensor> o
       return {g * (lax::unary(Unary::kExp, -(x * x)) * 1.1283791670955126)};
     case Unary::kErfc:  // JAX's: g (-2/√π exp(-x²))
       return {g * (lax::unary(Unary::kExp, -(x * x)) * -1.1283791670955126)};
+    case Unary::kTan:  // JAX's: g (1 + y²)
+      return {g * (y * y + 1.0f)};
     case Unary::kNot:
       break;
   }

@@ -114,6 +114,9 @@ Tensor sin(const Tensor& a) {
 Tensor cos(const Tensor& a) {
   return compiler::unary("cos", Unary::kCos, a, floating_of(a.dtype()));
 }
+Tensor tan(const Tensor& a) {
+  return compiler::unary("tan", Unary::kTan, a, floating_of(a.dtype()));
+}
 Tensor log1p(const Tensor& a) {
   return compiler::unary("log1p", Unary::kLog1p, a, floating_of(a.dtype()));
 }

@@ -68,7 +68,8 @@ def test_an_unbound_axis_name_is_a_name_error():
 
 
 @covers("lax.scan", "lax.fori_loop", "lax.cond", "lax.switch", "lax.while_loop",
-        "lax.stop_gradient", "lax.dot_general", "lax.rsqrt", "lax.erf", "lax.logistic")
+        "lax.stop_gradient", "lax.dot_general", "lax.rsqrt", "lax.erf", "lax.logistic",
+        "lax.tan")
 def test_control_flow_and_functions_match_jax():
     def program(lib, np_, x):
         lax = lib.lax
@@ -78,7 +79,7 @@ def test_control_flow_and_functions_match_jax():
         s = lax.switch(np_.argmax(x[0]) % 3, [lambda v: v, lambda v: -v, lambda v: v * v], z)
         d = lax.dot_general(x, ys, (((1,), (1,)), ((), ())))
         return (s, d, lax.rsqrt(np_.abs(x) + 1), lax.erf(x), lax.logistic(x),
-                lax.stop_gradient(x) * 2)
+                lax.stop_gradient(x) * 2, lax.tan(x))
     want = jax.jit(lambda x: program(jax, jnp, x))(X)
     got = spmd.jit(lambda x: program(spmd, snp, x))(X)
     same(got, want, "scan, fori_loop, cond, switch, dot_general, …", ulps=4)

@@ -29,13 +29,15 @@ CASES = [
     ("rademacher", ((12,),), {}, 0),
     ("exponential", ((50,),), {}, 2), ("laplace", ((50,),), {}, 2),
     ("logistic", ((50,),), {}, 2), ("lognormal", (0.5, (50,)), {}, 2),
+    ("cauchy", ((400,),), {}, 4), ("cauchy", ((60,),), {"dtype": np.float16}, 1),
 ]
 
 
 @covers("random.bits", "random.uniform", "random.normal", "random.truncated_normal",
         "random.bernoulli", "random.randint", "random.gumbel", "random.categorical",
         "random.permutation", "random.choice", "random.rademacher", "random.exponential",
-        "random.laplace", "random.logistic", "random.lognormal", "random.PRNGKey")
+        "random.laplace", "random.logistic", "random.lognormal", "random.cauchy",
+        "random.PRNGKey")
 @pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
 @pytest.mark.parametrize("typed", [False, True], ids=["raw", "typed"])
 def test_matches_jax(case, typed):
