@@ -44,7 +44,7 @@ CASES = [
     ("less_equal", (X, Y), {}), ("greater", (I, 0), {}), ("greater_equal", (I, 0), {}),
     ("logical_and", (B, X < 0.5), {}), ("logical_or", (B, X < 0.5), {}), ("logical_not", (B,), {}),
     ("add", (H, 2.0), {}), ("multiply", (I, 1.5), {}), ("add", (I, H), {}),
-    ("sin", (SPECIAL,), {}, 1), ("cos", (X,), {}, 1), ("log1p", (P,), {}, 1),
+    ("sin", (SPECIAL,), {}, 1), ("cos", (X,), {}, 1), ("tan", (SPECIAL,), {}, 2), ("log1p", (P,), {}, 1),
     ("expm1", (X,), {}, 2), ("square", (I,), {}),
     ("sum", (X,), {}), ("sum", (X,), {"axis": 0}), ("sum", (I,), {"axis": 1, "keepdims": True}),
     ("mean", (X,), {"axis": 1}), ("max", (X,), {"axis": 0}), ("min", (I,), {}),
@@ -77,7 +77,7 @@ CASES = [
         "numpy.power", "numpy.negative", "numpy.exp", "numpy.log", "numpy.sqrt", "numpy.abs",
         "numpy.sign", "numpy.maximum", "numpy.minimum", "numpy.equal", "numpy.not_equal",
         "numpy.less", "numpy.less_equal", "numpy.greater", "numpy.greater_equal",
-        "numpy.logical_and", "numpy.logical_or", "numpy.logical_not", "numpy.sin", "numpy.cos",
+        "numpy.logical_and", "numpy.logical_or", "numpy.logical_not", "numpy.sin", "numpy.cos", "numpy.tan",
         "numpy.log1p", "numpy.expm1", "numpy.square", "numpy.sum", "numpy.mean", "numpy.max",
         "numpy.min", "numpy.prod", "numpy.var", "numpy.std", "numpy.argmax", "numpy.argmin",
         "numpy.all", "numpy.any", "numpy.reshape", "numpy.transpose", "numpy.swapaxes",
@@ -517,3 +517,62 @@ def test_sort_gradients_and_sharded_inputs_match_jax():
     same(got, jax.vmap(lambda r: jnp.sort(r, descending=True))(x), "vmap of sort")
     same(np.asarray(snp.asarray(x).argsort(axis=0)), np.asarray(jnp.asarray(x).argsort(axis=0)),
          "the argsort method")
+
+
+MASKED = RNG.standard_normal((4, 5)).astype(np.float32)
+MASK = RNG.random((4, 5)) > 0.4
+ROW_MASK = np.array([True, False, True, True, False])
+
+
+@covers("numpy.sum", "numpy.mean", "numpy.max", "numpy.min", "numpy.prod", "numpy.var",
+        "numpy.std", "numpy.all", "numpy.any", "numpy.amax", "numpy.amin")
+@pytest.mark.parametrize("name", ["sum", "mean", "max", "min", "prod", "var", "std", "all",
+                                  "any", "amax", "amin"])
+def test_reductions_take_where_initial_dtype_and_out_as_jax(name):
+    """A mask of the array's shape and one broadcast to it, over every axis, each axis, kept;
+    initial where the reduction takes one (required with a mask by max and min); dtype=; and
+    JAX's errors for out=, a mask that does not broadcast, and a mask without initial."""
+    takes_initial = name in ("sum", "prod", "max", "min", "amax", "amin")
+    extra = {"initial": -0.5} if takes_initial and name not in ("sum", "prod") else {}
+    for mask in (MASK, ROW_MASK):
+        for axis in (None, 0, 1):
+            for keepdims in (False, True):
+                kw = dict(axis=axis, keepdims=keepdims, where=mask, **extra)
+                x = MASKED > 0 if name in ("all", "any") else MASKED
+                same(getattr(snp, name)(x, **kw), getattr(jnp, name)(x, **kw),
+                     f"{name}({kw})", ulps=2, atol=1e-5)  # sums cancel: orders differ
+    if takes_initial:
+        same(getattr(snp, name)(MASKED, axis=0, initial=0.25),
+             getattr(jnp, name)(MASKED, axis=0, initial=0.25), f"{name} with initial", ulps=2)
+    if name in ("sum", "mean", "prod", "var", "std"):
+        ints = (MASKED * 4).astype(np.int8)
+        same(getattr(snp, name)(ints, axis=1, dtype=np.float32),
+             getattr(jnp, name)(ints, axis=1, dtype=np.float32), f"{name} with dtype", ulps=2)
+        same(getattr(snp, name)(MASKED.astype(np.float16), where=MASK),
+             getattr(jnp, name)(MASKED.astype(np.float16), where=MASK), f"{name} of float16",
+             ulps=2)
+    raises_like(lambda: getattr(jnp, name)(MASKED, out=MASKED),
+                lambda: getattr(snp, name)(MASKED, out=MASKED), f"{name} with out=")
+    raises_like(lambda: getattr(jnp, name)(MASKED, where=np.ones(4, bool), **extra),
+                lambda: getattr(snp, name)(MASKED, where=np.ones(4, bool), **extra),
+                f"{name} with a mask that does not broadcast")
+    if name in ("max", "min"):
+        raises_like(lambda: getattr(jnp, name)(MASKED, where=MASK),
+                    lambda: getattr(snp, name)(MASKED, where=MASK), f"{name}: mask, no initial")
+
+
+@covers("numpy.sum", "numpy.var")
+def test_reductions_take_jaxs_positional_arguments_and_promote_integers():
+    """jnp.sum(a, axis, dtype), jnp.var(a, axis, dtype, out, ddof): the positions JAX gives them;
+    promote_integers=False keeps an int8 sum in int8; var's mean= and correction=."""
+    ints = (MASKED * 40).astype(np.int8)
+    same(snp.sum(ints, 0, np.int32), jnp.sum(ints, 0, np.int32), "sum(a, axis, dtype)")
+    same(snp.sum(ints, promote_integers=False), jnp.sum(ints, promote_integers=False),
+         "sum of int8, promote_integers=False")
+    same(snp.var(MASKED, 1, None, None, 1), jnp.var(MASKED, 1, None, None, 1),
+         "var(a, axis, dtype, out, ddof)", ulps=2)
+    centre = MASKED.mean(axis=1, keepdims=True)
+    same(snp.var(MASKED, axis=1, mean=centre), jnp.var(MASKED, axis=1, mean=centre),
+         "var with mean=", ulps=2)
+    same(snp.std(MASKED, axis=0, correction=1), jnp.std(MASKED, axis=0, correction=1),
+         "std with correction=", ulps=2)

@@ -1,0 +1,156 @@
+"""jax.numpy's reductions with their whole signatures (dtype, out, keepdims, initial, where,
+promote_integers; var and std's mean and correction) around spmd.numpy's reductions, composed as
+jax/_src/numpy/reductions.py composes them: a `where` mask, broadcast to the array's shape,
+replaces the elements it leaves out by the reduction's identity (max and min have none, so they
+take `initial` there); `initial` joins the result as one more element; a masked mean divides by
+the number of elements kept, and var and std centre on that mean. spmd.numpy re-exports them."""
+import builtins
+
+import numpy as np
+
+from . import numpy as jnp
+from ._core import default_float as _default_float
+
+_sum, _mean, _max, _min = jnp.sum, jnp.mean, jnp.max, jnp.min
+_var, _all, _any, _prod = jnp.var, jnp.all, jnp.any, jnp.prod
+
+for _core_fn, _name in ((_sum, "sum"), (_mean, "mean"), (_max, "max"), (_min, "min"),
+                        (_var, "var"), (_all, "all"), (_any, "any"), (_prod, "prod")):
+    _core_fn.public_name = f"spmd.numpy.{_name}"  # its errors name the public function
+
+__all__ = ["sum", "mean", "max", "min", "amax", "amin", "prod", "var", "std", "all", "any"]
+
+
+def _no_out(name, out):
+    if out is not None:
+        raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported.")
+
+
+def _dtype(a):
+    return np.dtype(jnp.result_type(a))
+
+
+def _masked(a, where, fill):
+    """a where `where` (broadcast to a's shape, as JAX asks) holds, else `fill` in a's dtype."""
+    mask = jnp.broadcast_to(where, jnp.shape(a))
+    return jnp.where(mask, a, jnp.full((), fill, _dtype(a)))
+
+
+def _count(a, axis, keepdims, where, dtype):
+    """How many elements each result of a reduction over `axis` takes: those `where` keeps."""
+    kept = jnp.broadcast_to(where, jnp.shape(a)) if where is not None else \
+        jnp.ones(jnp.shape(a), bool)
+    return _sum(jnp.astype(kept, dtype), axis, keepdims=keepdims)
+
+
+def _inexact(dtype):
+    """The floating type a mean of `dtype` has (the default float for bool and integers), and
+    the one it is computed in (float32 for the half types, as JAX upcasts them)."""
+    d = np.dtype(dtype)
+    out = d if d.kind == "f" or d.name == "bfloat16" else np.dtype(_default_float())
+    return out, (np.dtype(np.float32) if out.itemsize == 2 else out)
+
+
+def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None,  # noqa: A001
+        where=None, promote_integers=True):
+    _no_out("sum", out)
+    if dtype is not None:
+        a = jnp.astype(a, dtype)
+    kind = _dtype(a)
+    if where is not None:
+        a = _masked(a, where, 0)
+    result = _sum(a, axis, keepdims=keepdims)
+    if not promote_integers and dtype is None and kind.kind in "biu":
+        result = jnp.astype(result, kind)
+    return result if initial is None else result + jnp.full((), initial, _dtype(result))
+
+
+def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
+         promote_integers=True):
+    _no_out("prod", out)
+    kind = _dtype(a)
+    if where is not None:
+        a = _masked(a, where, 1)
+    result = _prod(a, axis, dtype, keepdims=keepdims)
+    if not promote_integers and dtype is None and kind.kind in "biu":
+        result = jnp.astype(result, kind)
+    return result if initial is None else result * jnp.full((), initial, _dtype(result))
+
+
+def _extreme(name, core, pick):
+    def extreme(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+        _no_out(name, out)
+        if where is not None:
+            if initial is None:
+                raise ValueError(f"reduction operation {name} does not have an identity, so to "
+                                 "use a where mask one has to specify 'initial'")
+            a = _masked(a, where, initial)
+        result = core(a, axis, keepdims=keepdims)
+        return result if initial is None else \
+            pick(result, jnp.full((), initial, _dtype(result)))
+    extreme.__name__ = extreme.__qualname__ = name
+    return extreme
+
+
+max = _extreme("max", _max, jnp.maximum)  # noqa: A001 - jax.numpy's name
+min = _extreme("min", _min, jnp.minimum)  # noqa: A001
+amax, amin = max, min
+
+
+def _logical(name, core, identity):
+    def logical(a, axis=None, out=None, keepdims=False, *, where=None):
+        _no_out(name, out)
+        if where is not None:
+            a = _masked(jnp.astype(a, bool), where, identity)
+        return core(a, axis, keepdims=keepdims)
+    logical.__name__ = logical.__qualname__ = name
+    return logical
+
+
+all = _logical("all", _all, True)  # noqa: A001
+any = _logical("any", _any, False)  # noqa: A001
+
+
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
+    _no_out("mean", out)
+    if where is None:
+        if dtype is None:
+            return _mean(a, axis, keepdims=keepdims)
+        if np.dtype(dtype).kind in "biu":
+            return jnp.astype(_mean(a, axis, keepdims=keepdims), dtype)
+        return _mean(jnp.astype(a, dtype), axis, keepdims=keepdims)
+    result, wide = _inexact(_dtype(a) if dtype is None else dtype)
+    x = _masked(jnp.astype(a, wide), where, 0)
+    total = _sum(x, axis, keepdims=keepdims)
+    return jnp.astype(total / _count(a, axis, keepdims, where, wide), result)
+
+
+_masked_mean = mean
+
+
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None,
+        correction=None):
+    _no_out("var", out)
+    if correction is not None:
+        if ddof != 0:
+            raise ValueError("ddof and correction can't be provided simultaneously.")
+        ddof = correction
+    if where is None and mean is None:
+        return _var(a, axis, dtype, ddof=ddof, keepdims=keepdims)
+    result, wide = _inexact(_dtype(a) if dtype is None else dtype)
+    x = jnp.astype(a, wide)
+    centre = _masked_mean(x, axis, keepdims=True, where=where) if mean is None else \
+        jnp.astype(mean, wide)
+    squares = (x - centre) * (x - centre)
+    if where is not None:
+        squares = _masked(squares, where, 0)
+    total = _sum(squares, axis, keepdims=keepdims)
+    count = _count(a, axis, keepdims, where, wide)
+    return jnp.astype(total / (count - builtins.float(ddof)), result)
+
+
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None,
+        correction=None):
+    _no_out("std", out)
+    return jnp.sqrt(var(a, axis, dtype, None, ddof, keepdims, where=where, mean=mean,
+                        correction=correction))
