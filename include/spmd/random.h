@@ -121,6 +121,15 @@ Tensor categorical(const Tensor& key, const Tensor& logits, int axis = -1,
                    const std::optional<Shape>& shape = std::nullopt);
 Array categorical(const Array& key, const Array& logits, int axis = -1);
 
+// Gamma(a, 1) samples (jax.random.gamma), float32 of a's shape (a float32; broadcast it to the
+// sample's shape first), or with log_space their logarithms (jax.random.loggamma), which keep
+// precision for small a. Each element is JAX's Marsaglia-Tsang loop from its own key of
+// split(key, a.size): the draws are JAX's bit for bit, the result within a few units in the last
+// place (XLA's logarithms and powf; kernels/random_samplers.h). Whole on every device; no
+// derivative yet (JAX's has one in a).
+Tensor gamma(const Tensor& key, const Tensor& a, bool log_space = false);
+Array gamma(const Array& key, const Array& a, bool log_space = false);
+
 // A random permutation of arange(n), int32 (jax.random.permutation(key, n)), or of `x` along
 // `axis`, every slice reordered alike (independent=False, JAX's default).
 Tensor permutation(const Tensor& key, int64_t n);

@@ -12,9 +12,11 @@ split, fold_in, bits, uniform, normal, truncated_normal, bernoulli, randint, gum
 permutation, choice and rademacher are bit for bit (spmd::random's own samplers, random.h says
 how); exponential, laplace, logistic and lognormal are JAX's compositions of uniform or normal
 with log, log1p and exp, whose last bits follow spmd's transcendental functions (within the
-stated ulps of JAX's). JAX's gamma-family rejection samplers (gamma, beta, dirichlet, poisson),
-ball (generalized normal, which is gamma's), cauchy (tan), orthogonal (QR) and
-multivariate_normal (a factorization) are not here yet."""
+stated ulps of JAX's); so are cauchy (tan), gamma and loggamma (spmd::random::gamma: JAX's draws
+from JAX's keys, XLA's logarithms), and what JAX composes of them: beta, dirichlet,
+generalized_normal and ball, all float32. Not here yet: poisson (its own rejection loops),
+orthogonal (QR) and multivariate_normal (a factorization), which need linear algebra spmd does
+not have."""
 import functools as _functools
 import operator as _operator
 
@@ -369,3 +371,107 @@ def rademacher(key, shape=(), dtype=None):
         _core.default_int() if dtype is None else dtype)))
     b = jnp.astype(bernoulli(key, 0.5, shape), d)
     return jnp.astype(2 * b - 1, d)
+
+
+# --- the gamma family: spmd::random's gamma, composed as JAX composes the rest ---
+
+def _gamma_dtype(dtype, name):
+    d = _float_dtype(dtype, name, float64=False)
+    if d != _np.float32:
+        raise NotImplementedError(f"spmd.random.{name}: samples float32 only ({d} is not here "
+                                  "yet); pass dtype=spmd.numpy.float32")
+    return d
+
+
+def _sample_shape(name, shape, *param_shapes):
+    """The sample's shape: `shape`, which the parameters' shapes must broadcast to (JAX's
+    _check_shape), or, with none, theirs broadcast together."""
+    if shape is None:
+        return tuple(_np.broadcast_shapes(*param_shapes))
+    shape = tuple(_shape(shape, name))
+    try:
+        joint = _np.broadcast_shapes(shape, *param_shapes)
+    except ValueError:
+        joint = None
+    if joint != shape:
+        raise ValueError(f"{name} parameter shapes must be broadcast-compatible with shape "
+                         f"argument, and the result of broadcasting the shapes must equal the "
+                         f"shape argument, but got result {joint} for shape argument {shape}.")
+    return shape
+
+
+def _gamma_body(k, a, shape, log_space):
+    from . import numpy as jnp
+    a = jnp.astype(a, "float32")
+    if tuple(a.shape) != shape:
+        a = jnp.broadcast_to(a, list(shape))
+    return _r.gamma(k, a, log_space)
+
+
+def gamma(key, a, shape=None, dtype=None):
+    """Gamma(a, 1) samples (jax.random.gamma): JAX's draws from the same keys, the values within a
+    few units in the last place of JAX's (float32; spmd::random::gamma)."""
+    _gamma_dtype(dtype, "gamma")
+    shape = _sample_shape("gamma", shape, _np.shape(a))
+    return _traced("gamma", key, _gamma_body, (shape, False), a)
+
+
+def loggamma(key, a, shape=None, dtype=None):
+    """The logarithms of Gamma(a, 1) samples, computed in log space (jax.random.loggamma)."""
+    _gamma_dtype(dtype, "loggamma")
+    shape = _sample_shape("loggamma", shape, _np.shape(a))
+    return _traced("loggamma", key, _gamma_body, (shape, True), a)
+
+
+def beta(key, a, b, shape=None, dtype=None):
+    """JAX's: the log-gammas of a and b from the two keys of split(key), then
+    exp(la - m) / (exp(la - m) + exp(lb - m)), m their maximum."""
+    from . import numpy as jnp
+    d = _gamma_dtype(dtype, "beta")
+    shape = _sample_shape("beta", shape, _np.shape(a), _np.shape(b))
+    keys = split(key)
+    log_a = loggamma(keys[0], a, shape, d)
+    log_b = loggamma(keys[1], b, shape, d)
+    top = jnp.maximum(log_a, log_b)
+    scaled_a, scaled_b = jnp.exp(log_a - top), jnp.exp(log_b - top)
+    return scaled_a / (scaled_a + scaled_b)
+
+
+def dirichlet(key, alpha, shape=None, dtype=None):
+    """JAX's: the softmax of log-gammas of alpha along its last axis."""
+    from . import nn
+    d = _gamma_dtype(dtype, "dirichlet")
+    if _np.ndim(alpha) < 1:
+        raise ValueError(f"dirichlet requires alpha.ndim >= 1, got alpha.ndim == "
+                         f"{_np.ndim(alpha)}")
+    batch = _np.shape(alpha)[:-1]
+    shape = batch if shape is None else _sample_shape("dirichlet", shape, batch)
+    return nn.softmax(loggamma(key, alpha, tuple(shape) + _np.shape(alpha)[-1:], d), axis=-1)
+
+
+def generalized_normal(key, p, shape=(), dtype=None):
+    """JAX's: r * g ** (1 / p), g gamma(1 / p) from split(key)[0], r rademacher from [1], in
+    float32 as JAX's jit computes them."""
+    from . import numpy as jnp
+    d = _gamma_dtype(dtype, "generalized_normal")
+    shape = tuple(_shape(shape, "generalized_normal"))
+    keys = split(key)
+    inverse = jnp.float32(1) / jnp.asarray(p, d)
+    g = gamma(keys[0], inverse, shape, d)
+    r = rademacher(keys[1], shape, d)
+    return r * g ** inverse
+
+
+def ball(key, d, p=2, shape=(), dtype=None):
+    """Points uniform in the d-dimensional unit p-ball (JAX's: generalized normals over their
+    p-norm grown by an exponential draw), of shape (*shape, d)."""
+    from . import numpy as jnp
+    t = _gamma_dtype(dtype, "ball")
+    d = _integer(d, "ball: d")
+    shape = tuple(_shape(shape, "ball"))
+    keys = split(key)
+    g = generalized_normal(keys[0], p, (*shape, d), t)
+    e = exponential(keys[1], shape, t)
+    power = jnp.asarray(p, t)
+    norm = (jnp.sum(jnp.abs(g) ** power, axis=-1) + e) ** (jnp.float32(1) / power)
+    return g / jnp.expand_dims(norm, -1)

@@ -77,6 +77,9 @@ void bind_random(nb::module_& m) {
         return random::bernoulli(key, p, shape);
       },
       nb::arg("key"), nb::arg("p"), nb::arg("shape").none());
+  r.def("gamma", [](const Tensor& key, const Tensor& a, bool log_space) {
+    return random::gamma(key, a, log_space);
+  });
 }
 
 }  // namespace spmd::python

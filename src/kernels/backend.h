@@ -71,6 +71,9 @@ class Backend {
                              std::byte* out) const = 0;
   virtual void random_permute(std::array<uint32_t, 2> key, size_t element_size, const std::byte* in,
                               const Shape& shape, int axis, std::byte* out) const = 0;
+  // random_samplers.h's random_gamma; `key` (two words), `alpha` and `out` in the backend's memory.
+  virtual void random_gamma(const uint32_t* key, const float* alpha, int64_t n, bool log_space,
+                            float* out) const = 0;
 
   // Batched matrix products (matmul.h).
   virtual void matmul(DType dtype, MatmulShape s, const std::byte* a, const std::byte* b,

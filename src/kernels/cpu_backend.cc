@@ -70,6 +70,11 @@ class CpuBackend final : public Backend {
     kernels::random_permute(key, element_size, in, shape, axis, out);
   }
 
+  void random_gamma(const uint32_t* key, const float* alpha, int64_t n, bool log_space,
+                    float* out) const override {
+    kernels::random_gamma({key[0], key[1]}, alpha, n, log_space, out);
+  }
+
   void matmul(DType dtype, MatmulShape s, const std::byte* a, const std::byte* b,
               std::byte* out) const override {
     kernels::matmul(dtype, s, a, b, out);

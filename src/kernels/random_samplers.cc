@@ -455,4 +455,81 @@ void random_permute(std::array<uint32_t, 2> key, size_t element_size, const std:
 
 float erf_inv(float x) { return erf_inv_f32(x); }
 
+namespace {
+
+// Key i of jax.random.split(key, m): the hash of counter (0, i), both words (random_bits.h).
+std::array<uint32_t, 2> split_key(std::array<uint32_t, 2> key, uint32_t i) {
+  return threefry_2x32(key, {0, i});
+}
+
+// The 32 bits of a one-element draw from `key`: y0 ^ y1 of counter (0, 0).
+uint32_t scalar_bits(std::array<uint32_t, 2> key) {
+  const auto y = threefry_2x32(key, {0, 0});
+  return y[0] ^ y[1];
+}
+
+// jax.random.normal(key, ()) and uniform(key, ()) in float32.
+float scalar_normal(std::array<uint32_t, 2> key) {
+  return normal_of(scale(unit_f32(scalar_bits(key)), std::nextafter(-1.0f, 0.0f), 1.0f));
+}
+float scalar_uniform(std::array<uint32_t, 2> key) { return unit_f32(scalar_bits(key)); }
+
+// JAX's _gamma_one (jax/_src/random/core.py), statement for statement. Its loops end for every
+// alpha: a NaN (from a NaN alpha, or one below -2/3 whose d is negative) fails both loops'
+// conditions, and the result is NaN, as JAX's.
+SPMD_SAMPLER_INLINE float gamma_one(std::array<uint32_t, 2> key, float alpha_orig, bool log_space) {
+  constexpr float kThird = 1.0f / 3.0f;
+  const bool boost_mask = alpha_orig >= 1.0f;
+  const float alpha = boost_mask ? alpha_orig : alpha_orig + 1.0f;
+  const float d = alpha - kThird;
+  const float c = kThird / std::sqrt(d);
+  const std::array<uint32_t, 2> subkey = split_key(key, 1);
+  key = split_key(key, 0);
+  float X = 0.0f, V = 1.0f, U = 2.0f;
+  // The loop runs while the draw is rejected (JAX's _cond_fn); products feeding a sum are fused,
+  // as XLA's CPU code contracts them.
+  const auto rejected = [&] {
+    return U >= std::fma(-0.0331f, X * X, 1.0f) &&
+           xla_log(U) >= std::fma(X, 0.5f, d * ((1.0f - V) + xla_log(V)));
+  };
+  while (rejected()) {
+    const std::array<uint32_t, 2> x_key = split_key(key, 1), u_key = split_key(key, 2);
+    key = split_key(key, 0);
+    std::array<uint32_t, 2> k = x_key;
+    float x = 0.0f, v = -1.0f;
+    while (v <= 0.0f) {
+      const std::array<uint32_t, 2> draw = split_key(k, 1);
+      k = split_key(k, 0);
+      x = scalar_normal(draw);
+      v = std::fma(x, c, 1.0f);
+    }
+    X = x * x;
+    V = (v * v) * v;
+    U = scalar_uniform(u_key);
+  }
+  if (log_space) {
+    const float log_samples = xla_log1p(-scalar_uniform(subkey));  // -exponential(subkey)
+    const float log_boost =
+        boost_mask || log_samples == 0.0f ? 0.0f : log_samples * (1.0f / alpha_orig);
+    return (xla_log(d) + xla_log(V)) + log_boost;
+  }
+  const float samples = 1.0f - scalar_uniform(subkey);
+  const float boost = boost_mask ? 1.0f : std::pow(samples, 1.0f / alpha_orig);
+  return (d * V) * boost;
+}
+
+SPMD_SAMPLER_CLONES void gamma_all(std::array<uint32_t, 2> key, const float* alpha, int64_t n,
+                                   bool log_space, float* out) {
+  for (int64_t i = 0; i < n; ++i) {
+    out[i] = gamma_one(split_key(key, static_cast<uint32_t>(i)), alpha[i], log_space);
+  }
+}
+
+}  // namespace
+
+void random_gamma(std::array<uint32_t, 2> key, const float* alpha, int64_t n, bool log_space,
+                  float* out) {
+  gamma_all(key, alpha, n, log_space, out);
+}
+
 }  // namespace spmd::kernels

@@ -85,6 +85,9 @@ class CountingBackend final : public kernels::Backend {
                (std::array<uint32_t, 2> k, size_t w, const std::byte* in, const Shape& s, int axis,
                 std::byte* o),
                (k, w, in, s, axis, o))
+  SPMD_COUNTED(random_gamma,
+               (const uint32_t* k, const float* a, int64_t n, bool log_space, float* o),
+               (k, a, n, log_space, o))
   SPMD_COUNTED(cumsum, (DType t, const std::byte* in, const Shape& s, int axis, std::byte* o),
                (t, in, s, axis, o))
   SPMD_COUNTED(cumprod, (DType t, const std::byte* in, const Shape& s, int axis, std::byte* o),

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cstdint>
 #include <span>
 #include <utility>
 
@@ -303,6 +304,53 @@ Batched RandomPermutationOp::batch(const Op& /*op*/, std::span<const Batched> op
           0};
 }
 
+// RandomGammaOp
+
+std::string RandomGammaOp::attributes() const {
+  return fmt::format("log_space={}", log_space ? 1 : 0);
+}
+
+ValueType RandomGammaOp::result_type(std::span<const ValueType> operands) const {
+  check_operand_count(name(), operands, 2);
+  if (operands[0].dtype != DType::kUInt32 || operands[0].shape != Shape{2}) {
+    throw InvalidArgument(fmt::format("random_gamma: the key must be uint32[2], not {}",
+                                      type_text(operands[0].dtype, operands[0].shape)));
+  }
+  if (operands[1].dtype != DType::kFloat32) {
+    throw InvalidArgument(fmt::format("random_gamma: a must be float32, not {}",
+                                      type_text(operands[1].dtype, operands[1].shape)));
+  }
+  if (shape_size(operands[1].shape) > int64_t{UINT32_MAX}) {
+    throw InvalidArgument(fmt::format("random_gamma: {} elements; it samples at most 2^32 - 1",
+                                      shape_size(operands[1].shape)));
+  }
+  return operands[1];
+}
+
+void RandomGammaOp::partition(Partitioner& p, int value, const Op& op) const {
+  const Layout whole = Layout::replicated(op.shape.size());
+  p.compute(value,
+            {p.slot_with(op.inputs[0], Layout::replicated(1)), p.slot_with(op.inputs[1], whole)},
+            whole);
+}
+
+Block RandomGammaOp::run(const KernelContext& device, const Step& step,
+                         std::span<const Block> in) const {
+  Block out = device.allocate(step.dtype, step.shape);
+  device.backend.random_gamma(in[0].data<uint32_t>().data(), in[1].data<float>().data(), out.size(),
+                              log_space, out.mutable_data<float>().data());
+  return out;
+}
+
+Batched RandomGammaOp::batch(const Op& /*op*/, std::span<const Batched> operands,
+                             int64_t size) const {
+  if (size == 0) return {batched_first(operands[1], size), 0};
+  const auto one = make_operation<RandomGammaOp>(log_space);
+  return {
+      per_slice(size, operands, [&](const std::vector<Tensor>& t) { return lax::bind(one, t); }),
+      0};
+}
+
 namespace {
 
 // The keys' batch (their shape without the last dimension) and the rest of the result's shape.
@@ -352,6 +400,10 @@ const OperationRegistration random_permutation_op("random_permutation",
                                                     return make_operation<RandomPermutationOp>(
                                                         static_cast<int>(r.integer("axis")));
                                                   });
+
+const OperationRegistration random_gamma_op("random_gamma", [](const AttributeReader& r) {
+  return make_operation<RandomGammaOp>(r.integer("log_space") != 0);
+});
 
 struct SampleRegistrations {
   SampleRegistrations() {

@@ -127,6 +127,26 @@ class RandomPermutationOp final : public Operation {
   Batched batch(const Op& op, std::span<const Batched> operands, int64_t size) const override;
 };
 
+// JAX's gamma (random_gamma_p): for each element of the shape parameters `a` (operand 1, float32),
+// a Gamma(a, 1) sample, or its logarithm with log_space (kernels::random_gamma), element i from
+// key i of split(key, a.size). Whole on every device: each element's rejection loop takes its
+// own number of draws.
+class RandomGammaOp final : public Operation {
+ public:
+  explicit RandomGammaOp(bool log_space) : log_space(log_space) {}
+  const bool log_space;
+
+  std::string name() const override { return "random_gamma"; }
+  std::string attributes() const override;  // "log_space=1"
+  // key u32[2], a f32[shape] -> f32[shape]
+  ValueType result_type(std::span<const ValueType> operands) const override;
+  void partition(Partitioner& p, int value, const Op& op) const override;
+  Block run(const KernelContext& device, const Step& step,
+            std::span<const Block> in) const override;
+  // One operation per slice: the kernel samples from one key.
+  Batched batch(const Op& op, std::span<const Batched> operands, int64_t size) const override;
+};
+
 // The kind that makes `dtype` (u8, u16, u32 or u64); throws InvalidArgument naming `what` for
 // any other dtype, as jax.random.bits refuses it.
 kernels::RandomBits random_bits_kind(std::string_view what, DType dtype);

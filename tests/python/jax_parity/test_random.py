@@ -12,6 +12,7 @@ from parity import covers, raises_like, same
 LOGITS = np.log(np.array([[0.1, 0.2, 0.7], [0.5, 0.25, 0.25]], np.float32))
 P = np.array([0.1, 0.0, 0.6, 0.3], np.float32)
 A = np.arange(12, dtype=np.float32).reshape(4, 3)
+GAMMA_A = np.array([[0.3, 1.0, 2.5], [0.05, 7.0, 0.9]], np.float32)
 
 # (name, args after the key, kwargs, ulps)
 CASES = [
@@ -30,6 +31,14 @@ CASES = [
     ("exponential", ((50,),), {}, 2), ("laplace", ((50,),), {}, 2),
     ("logistic", ((50,),), {}, 2), ("lognormal", (0.5, (50,)), {}, 2),
     ("cauchy", ((400,),), {}, 4), ("cauchy", ((60,),), {"dtype": np.float16}, 1),
+    # The gamma family: JAX's draws and rejections; XLA's rsqrt in c = (1/3) rsqrt(d) is a few
+    # ulps from the correctly rounded quotient spmd computes, and the sample follows it.
+    ("gamma", (GAMMA_A,), {}, 8), ("gamma", (2.0,), {"shape": (4, 5)}, 8),
+    ("loggamma", (GAMMA_A,), {}, 8), ("beta", (GAMMA_A, GAMMA_A[::-1]), {}, 8),
+    ("beta", (0.5, 2.0), {"shape": (50,)}, 8), ("dirichlet", (GAMMA_A,), {}, 8),
+    ("dirichlet", (np.array([0.2, 1.0, 4.0], np.float32),), {"shape": (7,)}, 8),
+    ("generalized_normal", (1.5, (40,)), {}, 8), ("ball", (3,), {"shape": (20,)}, 8),
+    ("ball", (2, 1.0), {"shape": (5,)}, 8),
 ]
 
 
@@ -37,7 +46,8 @@ CASES = [
         "random.bernoulli", "random.randint", "random.gumbel", "random.categorical",
         "random.permutation", "random.choice", "random.rademacher", "random.exponential",
         "random.laplace", "random.logistic", "random.lognormal", "random.cauchy",
-        "random.PRNGKey")
+        "random.gamma", "random.loggamma", "random.beta", "random.dirichlet",
+        "random.generalized_normal", "random.ball", "random.PRNGKey")
 @pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
 @pytest.mark.parametrize("typed", [False, True], ids=["raw", "typed"])
 def test_matches_jax(case, typed):
@@ -119,3 +129,27 @@ def test_under_x64_the_default_float_is_float64_or_a_clear_refusal():
     finally:
         jax.config.update("jax_enable_x64", False)
         spmd.config.update("jax_enable_x64", False)
+
+
+@covers("random.gamma", "random.loggamma")
+def test_gamma_over_a_range_of_shapes_takes_jaxs_draws_and_its_errors():
+    """Shape parameters from 1e-3 (boosted, in log space for loggamma) to 100, 300 samples:
+    every rejection loop takes JAX's draws (a wrong one would be far off, not a few ulps), the
+    values within 16 ulps (loggamma near 0 within 1e-5); a vmap over keys; JAX's errors for a
+    shape the parameters do not broadcast to and a 0-d dirichlet alpha; float16, which spmd
+    does not sample, refused by name."""
+    a = np.tile(np.array([1e-3, 0.1, 0.5, 0.9, 1.0, 1.5, 3.0, 10.0, 100.0, 0.0], np.float32), 30)
+    for name in ("gamma", "loggamma"):
+        same(getattr(spmd.random, name)(spmd.random.PRNGKey(3), a),
+             getattr(jax.random, name)(jax.random.PRNGKey(3), a), f"{name} over a range", 16,
+             atol=1e-5 if name == "loggamma" else 0.0)
+    keys = np.asarray(jax.random.split(jax.random.PRNGKey(5), 3))
+    same(spmd.vmap(lambda k: spmd.random.gamma(k, GAMMA_A))(keys),
+         jax.vmap(lambda k: jax.random.gamma(k, GAMMA_A))(keys), "vmap of gamma over keys", 8)
+    raises_like(lambda: jax.random.gamma(jax.random.PRNGKey(0), np.ones(3), shape=(2,)),
+                lambda: spmd.random.gamma(spmd.random.PRNGKey(0), np.ones(3), shape=(2,)),
+                "gamma of a shape a does not broadcast to")
+    raises_like(lambda: jax.random.dirichlet(jax.random.PRNGKey(0), 1.0),
+                lambda: spmd.random.dirichlet(spmd.random.PRNGKey(0), 1.0), "0-d dirichlet")
+    with pytest.raises(NotImplementedError, match="float32 only"):
+        spmd.random.gamma(spmd.random.PRNGKey(0), 1.0, dtype=np.float16)

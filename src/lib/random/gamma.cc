@@ -1,0 +1,39 @@
+// spmd::random's gamma family (jax.random.gamma and loggamma): one RandomGammaOp over shape
+// parameters broadcast to the sample's shape; beta and dirichlet compose it in Python as JAX
+// does.
+#include <fmt/format.h>
+
+#include "jit/lax.h"
+#include "jit/program.h"
+#include "jit/trace.h"
+#include "lib/random/ops.h"
+#include "spmd/error.h"
+#include "spmd/numpy.h"
+#include "spmd/numpy_eager.h"
+#include "spmd/random.h"
+
+namespace spmd::random {
+
+Tensor gamma(const Tensor& key, const Tensor& a, bool log_space) {
+  const char* what = log_space ? "random.loggamma" : "random.gamma";
+  compiler::trace_of(what, {&key, &a});
+  if (key.dtype() != DType::kUInt32 || key.shape() != Shape{2}) {
+    throw InvalidArgument(
+        fmt::format("{}: the key must be one raw key, uint32[2] (as PRNGKey makes it), not {}",
+                    what, compiler::type_text(key.dtype(), key.shape())));
+  }
+  if (a.dtype() != DType::kFloat32) {
+    throw InvalidArgument(fmt::format("{}: samples float32 only; a is {}", what,
+                                      compiler::type_text(a.dtype(), a.shape())));
+  }
+  return compiler::lax::bind(compiler::make_operation<compiler::RandomGammaOp>(log_space),
+                             {key, a});
+}
+
+Array gamma(const Array& key, const Array& a, bool log_space) {
+  return numpy::detail::eager(
+      log_space ? "random.loggamma" : "random.gamma", {&key, &a},
+      [log_space](const std::vector<Tensor>& t) { return gamma(t[0], t[1], log_space); });
+}
+
+}  // namespace spmd::random
