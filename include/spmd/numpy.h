@@ -235,7 +235,8 @@ Tensor concatenate(const std::vector<Tensor>& parts, int axis = 0);
 // indices' shape. A negative index counts from the end once; one still outside the axis gives
 // the fill value: NaN for floats, the lowest value of a signed integer type, the highest of an
 // unsigned one, true. Indices into an empty axis are InvalidArgument, as JAX refuses them (none
-// give an empty result). No derivative yet.
+// give an empty result). The derivative adds the cotangent back at the indices (a repeated index
+// sums them in order; one out of range, filled, contributes nothing), as JAX's scatter-add.
 Tensor take(const Tensor& a, const Tensor& indices, std::optional<int> axis = std::nullopt);
 // The arrays, of one shape, joined along a new axis `axis` of the result.
 Tensor stack(const std::vector<Tensor>& parts, int axis = 0);

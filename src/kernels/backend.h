@@ -90,6 +90,8 @@ class Backend {
                      int32_t* out) const = 0;
   virtual void take(size_t element_size, const std::byte* in, const Shape& shape, int axis,
                     const int32_t* indices, int64_t count, std::byte* out) const = 0;
+  virtual void scatter_add(DType dtype, const std::byte* updates, const Shape& shape, int axis,
+                           const int32_t* indices, int64_t count, std::byte* out) const = 0;
   virtual void sort(DType key_dtype, const std::byte* keys, const SortSpec& spec,
                     const std::byte* payload, std::byte* out) const = 0;
 };

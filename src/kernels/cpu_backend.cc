@@ -99,6 +99,10 @@ class CpuBackend final : public Backend {
             const int32_t* indices, int64_t count, std::byte* out) const override {
     kernels::take(element_size, in, shape, axis, indices, count, out);
   }
+  void scatter_add(DType dtype, const std::byte* updates, const Shape& shape, int axis,
+                   const int32_t* indices, int64_t count, std::byte* out) const override {
+    kernels::scatter_add(dtype, updates, shape, axis, indices, count, out);
+  }
   void sort(DType key_dtype, const std::byte* keys, const SortSpec& spec, const std::byte* payload,
             std::byte* out) const override {
     kernels::sort(key_dtype, keys, spec, payload, out);

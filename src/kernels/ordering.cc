@@ -3,6 +3,8 @@
 // comparison.
 #include "kernels/ordering.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -12,6 +14,9 @@
 #include <numeric>
 #include <type_traits>
 #include <vector>
+
+#include "kernels/dispatch.h"
+#include "spmd/error.h"
 
 namespace spmd::kernels {
 namespace {
@@ -215,6 +220,45 @@ void take(size_t element_size, const std::byte* in, const Shape& shape, int axis
                   in + static_cast<size_t>(o * n + at) * row, row);
     }
   }
+}
+
+void scatter_add(DType dtype, const std::byte* updates, const Shape& shape, int axis,
+                 const int32_t* indices, int64_t count, std::byte* out) {
+  const auto d = static_cast<size_t>(axis);
+  const int64_t n = shape[d];
+  const int64_t inner =
+      std::accumulate(shape.begin() + axis + 1, shape.end(), int64_t{1}, std::multiplies<>());
+  const int64_t outer =
+      std::accumulate(shape.begin(), shape.begin() + axis, int64_t{1}, std::multiplies<>());
+  visit_dtype(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    if constexpr (std::is_floating_point_v<T> || is_half<T>) {
+      const T* u = reinterpret_cast<const T*>(updates);
+      T* y = reinterpret_cast<T*>(out);
+      std::fill(y, y + outer * n * inner, T{});
+      for (int64_t o = 0; o < outer; ++o) {
+        for (int64_t i = 0; i < count; ++i) {
+          const int64_t at = std::clamp<int64_t>(indices[i], 0, n - 1);
+          T* row = y + (o * n + at) * inner;
+          const T* from = u + (o * count + i) * inner;
+          for (int64_t j = 0; j < inner; ++j) {
+            if constexpr (is_half<T>) {
+              const float sum = to_float(row[j]) + to_float(from[j]);
+              if constexpr (std::is_same_v<T, float16>) {
+                row[j] = to_float16(sum);
+              } else {
+                row[j] = to_bfloat16(sum);
+              }
+            } else {
+              row[j] += from[j];
+            }
+          }
+        }
+      }
+    } else {
+      throw InvalidArgument(fmt::format("scatter_add of {}: it adds floats", dtype_name(dtype)));
+    }
+  });
 }
 
 namespace {

@@ -43,6 +43,15 @@ void top_k(DType dtype, const std::byte* in, int64_t n, int64_t k, int32_t* out)
 void take(size_t element_size, const std::byte* in, const Shape& shape, int axis,
           const int32_t* indices, int64_t count, std::byte* out);
 
+// take's transpose, what its derivative sends back: out (`shape`, of float `dtype`) zeros, then
+// for each of outer × count × inner update elements in row-major order, out at the position
+// indices[i] along `axis` (clamped into the axis, as take clamps) += the update, each addition
+// rounded to dtype (the half types through float32), in that order as XLA's scatter adds: a
+// repeated index sums its updates in their order. `updates` has shape[axis] replaced by count.
+// Requires a floating dtype and shape[axis] > 0.
+void scatter_add(DType dtype, const std::byte* updates, const Shape& shape, int axis,
+                 const int32_t* indices, int64_t count, std::byte* out);
+
 // What sort() orders and what it writes: the lines of `shape` along `axis`, each sorted alone.
 struct SortSpec {
   Shape shape;  // of the keys, the payload and the result

@@ -1,7 +1,7 @@
 // The CUDA backend's order-dependent kernels on a GPU (label gpu) against the CPU's, bit for bit:
 // cumsum and cumprod along each axis at lengths around XLA's rows of 16, jnp.searchsorted,
-// lax.top_k with ties and NaN, and the sort along an axis (values, positions and payloads of each
-// width, both directions).
+// lax.top_k with ties and NaN, the sort along an axis (values, positions and payloads of each
+// width, both directions), and scatter_add (take's transpose) in its order.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -147,6 +147,42 @@ TEST_F(GpuOrdering, SortIsTheCpusAlongEachAxisBothWays) {
   const kernels::SortSpec bad{Shape{4}, 0, false, 3};
   EXPECT_THROW(kernels::cuda::sort(gpu(), DType::kFloat32, nullptr, bad, nullptr, nullptr),
                InvalidArgument);
+}
+
+// take's transpose: the CPU's sums bit for bit (repeated indices summed in their order, ones
+// out of range clamped), along each axis, in float32 and float16.
+TEST_F(GpuOrdering, ScatterAddIsTheCpusInOrder) {
+  std::mt19937 rng(13);
+  for (const Shape& shape : {Shape{7}, Shape{5, 300}, Shape{1000, 3}}) {
+    for (int axis = 0; axis < static_cast<int>(shape.size()); ++axis) {
+      const int64_t count = 2 * shape[static_cast<size_t>(axis)] + 3;
+      std::vector<int32_t> indices(static_cast<size_t>(count));
+      for (auto& i : indices) i = static_cast<int32_t>(rng() % 9) - 1;  // repeats, -1, past 7
+      Shape updates_shape = shape;
+      updates_shape[static_cast<size_t>(axis)] = count;
+      const auto n = static_cast<size_t>(shape_size(updates_shape));
+      std::vector<float> updates(n);
+      for (auto& v : updates) v = static_cast<float>(static_cast<int>(rng() % 2001) - 1000) / 7.0f;
+      std::vector<uint16_t> halves(n);
+      for (size_t k = 0; k < n; ++k) halves[k] = to_float16(updates[k]).bits;
+      for (const DType dtype : {DType::kFloat32, DType::kFloat16}) {
+        const Bytes in = dtype == DType::kFloat32 ? as_bytes(updates) : as_bytes(halves);
+        const size_t out_bytes = static_cast<size_t>(shape_size(shape)) * dtype_size(dtype);
+        Bytes want(out_bytes);
+        kernels::scatter_add(dtype, in.data(), shape, axis, indices.data(), count, want.data());
+        const DeviceBuffer d_in = upload(in), d_indices = upload(as_bytes(indices));
+        DeviceBuffer out = upload(Bytes(out_bytes));
+        kernels::cuda::scatter_add(gpu(), dtype, d_in.data(), shape, axis,
+                                   reinterpret_cast<const int32_t*>(d_indices.data()), count,
+                                   out.data());
+        EXPECT_EQ(download(out, out_bytes), want)
+            << dtype_name(dtype) << ", rank " << shape.size() << ", axis " << axis;
+      }
+    }
+  }
+  EXPECT_THROW(
+      kernels::cuda::scatter_add(gpu(), DType::kInt32, nullptr, Shape{4}, 0, nullptr, 1, nullptr),
+      InvalidArgument);
 }
 
 // jax.random.permutation's shuffle: the CPU's order, bit for bit, along each axis.

@@ -92,6 +92,7 @@ const std::map<std::string, std::string> kNotNumeric = {
     {"slice", "moves elements"},
     {"transpose", "moves elements"},
     {"take", "moves elements (random.choice's gather; Random.EqualsJaxBitForBit)"},
+    {"scatter_add", "take's transpose (its gradients: tests/python/jax_parity/test_numpy.py)"},
     {"reshard", "moves elements between devices"},
     {"sharding_constraint", "places elements"},
     {"shard_map_in", "places elements"},

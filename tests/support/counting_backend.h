@@ -101,6 +101,10 @@ class CountingBackend final : public kernels::Backend {
                (size_t w, const std::byte* in, const Shape& s, int axis, const int32_t* i,
                 int64_t c, std::byte* o),
                (w, in, s, axis, i, c, o))
+  SPMD_COUNTED(scatter_add,
+               (DType t, const std::byte* u, const Shape& s, int axis, const int32_t* i, int64_t c,
+                std::byte* o),
+               (t, u, s, axis, i, c, o))
   SPMD_COUNTED(sort,
                (DType t, const std::byte* k, const kernels::SortSpec& s, const std::byte* p,
                 std::byte* o),

@@ -1,10 +1,11 @@
 // The ordering family: operations whose values depend on an order of additions or comparisons
 // that JAX takes from XLA (kernels/ordering.h), and the gather that goes with them. What
 // jax.random.choice with probabilities, or from an array, is made of (spmd::random), and
-// spmd::numpy's cumsum, cumprod, searchsorted, take, sort and argsort. Of these only sort has a
-// derivative yet.
+// spmd::numpy's cumsum, cumprod, searchsorted, take (with its transpose, scatter_add), sort and
+// argsort. take, scatter_add and sort have derivatives.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "jit/batching.h"
@@ -94,6 +95,9 @@ class TakeOp final : public Operation {
   std::string attributes() const override;  // "axis=0"
   ValueType result_type(std::span<const ValueType> operands) const override;
   void partition(Partitioner& p, int value, const Op& op) const override;
+  // The operand's: g added back at the indices (scatter_add); none for the indices.
+  Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
+                 const Tensor& g) const override;
   // Shardy's gather: operand 0's other dimensions and the indices' dimensions pass through to
   // the result; the gathered one has no factor (JAX's result keeps the other splits).
   std::optional<FactorRule> factor_rule(std::span<const ValueType> operands,
@@ -137,6 +141,29 @@ class SortOp final : public Operation {
   Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
                  const Tensor& g) const override;
   Batched batch(const Op& op, std::span<const Batched> operands, int64_t size) const override;
+};
+
+// "scatter_add": take's transpose. Operand 0 (floats) shaped as take's result, operand 1 take's
+// int32 indices: the result, of operand 0's shape with the indices' dimensions replaced by one
+// of `size`, is zeros plus each slice of operand 0 added at its index along `axis` (clamped, as
+// take clamps), in order (kernels::scatter_add). Whole on every device.
+class ScatterAddOp final : public Operation {
+ public:
+  ScatterAddOp(int axis, int64_t size) : axis(axis), size(size) {}
+  const int axis;
+  const int64_t size;
+
+  std::string name() const override { return "scatter_add"; }
+  std::string attributes() const override;  // "axis=0,size=5"
+  ValueType result_type(std::span<const ValueType> operands) const override;
+  void partition(Partitioner& p, int value, const Op& op) const override;
+  Block run(const KernelContext& device, const Step& step,
+            std::span<const Block> in) const override;
+  // The updates': g taken at the indices.
+  Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
+                 const Tensor& g) const override;
+  // As take's: shared indices keep one operation, batched ones one per slice.
+  Batched batch(const Op& op, std::span<const Batched> operands, int64_t batch_size) const override;
 };
 
 namespace {
@@ -306,6 +333,65 @@ Batched TopKOp::batch(const Op& /*op*/, std::span<const Batched> operands, int64
           0};
 }
 
+// ScatterAddOp
+
+std::string ScatterAddOp::attributes() const { return fmt::format("axis={},size={}", axis, size); }
+
+ValueType ScatterAddOp::result_type(std::span<const ValueType> operands) const {
+  check_operand_count("scatter_add", operands, 2);
+  const ValueType& updates = operands[0];
+  const ValueType& indices = operands[1];
+  const auto k = static_cast<int>(indices.shape.size());
+  const auto rank = static_cast<int>(updates.shape.size());
+  if (!is_floating(updates.dtype) || indices.dtype != DType::kInt32 || axis < 0 ||
+      axis + k > rank || size <= 0 ||
+      !std::equal(indices.shape.begin(), indices.shape.end(), updates.shape.begin() + axis)) {
+    throw InvalidArgument(fmt::format(
+        "scatter_add: wants float updates holding int32 indices' shape at axis {} and a "
+        "positive size, not {} and {} (size {})",
+        axis, type_text(updates.dtype, updates.shape), type_text(indices.dtype, indices.shape),
+        size));
+  }
+  Shape out(updates.shape.begin(), updates.shape.begin() + axis);
+  out.push_back(size);
+  out.insert(out.end(), updates.shape.begin() + axis + k, updates.shape.end());
+  return {updates.dtype, out};
+}
+
+void ScatterAddOp::partition(Partitioner& p, int value, const Op& op) const {
+  partition_whole(p, value, op);
+}
+
+Block ScatterAddOp::run(const KernelContext& device, const Step& step,
+                        std::span<const Block> in) const {
+  Block out = device.allocate(step.dtype, step.shape);
+  device.backend.scatter_add(step.dtype, in[0].bytes().data(), step.shape, axis,
+                             in[1].data<int32_t>().data(), in[1].size(),
+                             out.mutable_bytes().data());
+  return out;
+}
+
+Cotangents ScatterAddOp::vjp(const Op& /*op*/, const Tensor& /*result*/,
+                             std::span<const Tensor> operands, const Tensor& g) const {
+  return {lax::bind(make_operation<TakeOp>(axis), {g, operands[1]}), std::nullopt};
+}
+
+Batched ScatterAddOp::batch(const Op& /*op*/, std::span<const Batched> operands,
+                            int64_t batch_size) const {
+  const Batched& updates = operands[0];
+  const Batched& indices = operands[1];
+  if (!indices.dim) {
+    return {lax::bind(make_operation<ScatterAddOp>(axis + 1, size),
+                      {batched_first(updates, batch_size), indices.value}),
+            0};
+  }
+  return {per_slice(batch_size, operands,
+                    [&](const std::vector<Tensor>& t) {
+                      return lax::bind(make_operation<ScatterAddOp>(axis, size), t);
+                    }),
+          0};
+}
+
 // SortOp
 
 std::string SortOp::attributes() const {
@@ -454,6 +540,12 @@ std::optional<FactorRule> TakeOp::factor_rule(std::span<const ValueType> operand
   return rule;
 }
 
+Cotangents TakeOp::vjp(const Op& /*op*/, const Tensor& /*result*/, std::span<const Tensor> operands,
+                       const Tensor& g) const {
+  const int64_t n = operands[0].shape()[static_cast<size_t>(axis)];
+  return {lax::bind(make_operation<ScatterAddOp>(axis, n), {g, operands[1]}), std::nullopt};
+}
+
 Block TakeOp::run(const KernelContext& device, const Step& step, std::span<const Block> in) const {
   Block out = device.allocate(step.dtype, step.shape);
   device.backend.take(dtype_size(step.dtype), in[0].bytes().data(), in[0].shape(), axis,
@@ -480,6 +572,9 @@ const bool registered = [] {
                                     r.integer("descending") != 0, indices);
     });
   }
+  register_operation("scatter_add", [](const AttributeReader& r) {
+    return make_operation<ScatterAddOp>(static_cast<int>(r.integer("axis")), r.integer("size"));
+  });
   register_operation("take", [](const AttributeReader& r) {
     return make_operation<TakeOp>(static_cast<int>(r.integer("axis")));
   });

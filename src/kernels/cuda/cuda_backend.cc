@@ -113,6 +113,10 @@ class CudaBackend final : public Backend {
             const int32_t* indices, int64_t count, std::byte* out) const override {
     cuda::take(gpu(), element_size, in, shape, axis, indices, count, out);
   }
+  void scatter_add(DType dtype, const std::byte* updates, const Shape& shape, int axis,
+                   const int32_t* indices, int64_t count, std::byte* out) const override {
+    cuda::scatter_add(gpu(), dtype, updates, shape, axis, indices, count, out);
+  }
   void sort(DType key_dtype, const std::byte* keys, const SortSpec& spec, const std::byte* payload,
             std::byte* out) const override {
     cuda::sort(gpu(), key_dtype, keys, spec, payload, out);

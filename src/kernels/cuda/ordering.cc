@@ -72,6 +72,22 @@ void top_k(GpuContext& gpu, DType dtype, const std::byte* in, int64_t n, int64_t
   run_top_k(gpu, dtype, in, n, k, out);
 }
 
+void scatter_add(GpuContext& gpu, DType dtype, const std::byte* updates, const Shape& shape,
+                 int axis, const int32_t* indices, int64_t count, std::byte* out) {
+  if (!is_floating(dtype)) {
+    throw InvalidArgument(
+        fmt::format("scatter_add on a GPU of {}: it adds floats", dtype_name(dtype)));
+  }
+  const auto d = static_cast<size_t>(axis);
+  if (shape[d] == 0) throw InvalidArgument("scatter_add on a GPU: into an empty axis");
+  if (count >= INT32_MAX) {
+    throw InvalidArgument(fmt::format("scatter_add on a GPU: {} indices (fewer than 2^31)", count));
+  }
+  if (shape_size(shape) == 0) return;
+  check_cuda(cudaSetDevice(gpu.ordinal()), "cudaSetDevice", gpu.ordinal());
+  run_scatter_add(gpu, dtype, updates, shape, axis, indices, count, out);
+}
+
 void sort(GpuContext& gpu, DType key_dtype, const std::byte* keys, const SortSpec& spec,
           const std::byte* payload, std::byte* out) {
   check_orderable(key_dtype, "sort");

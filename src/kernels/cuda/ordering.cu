@@ -103,6 +103,60 @@ __global__ void __launch_bounds__(256)
   }
 }
 
+// scatter_add's keys: each index clamped into [0, n), with its position.
+__global__ void __launch_bounds__(256) clamp_kernel(const int32_t* indices, int64_t count,
+                                                    int64_t n, uint32_t* keys, int32_t* positions) {
+  const int64_t stride = int64_t{gridDim.x} * blockDim.x;
+  for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count; i += stride) {
+    keys[i] = static_cast<uint32_t>(min(max(int64_t{indices[i]}, int64_t{0}), n - 1));
+    positions[i] = static_cast<int32_t>(i);
+  }
+}
+
+// The first of `count` sorted keys not below `key`.
+__device__ int64_t lower_bound(const uint32_t* keys, int64_t count, uint32_t key) {
+  int64_t low = 0, high = count;
+  while (low < high) {
+    const int64_t mid = low + (high - low) / 2;
+    if (keys[mid] < key) {
+      low = mid + 1;
+    } else {
+      high = mid;
+    }
+  }
+  return low;
+}
+
+// a + b rounded to T (the half types added in float32, as the CPU's scatter_add adds them).
+template <class T>
+__device__ T add_rounded(T a, T b) {
+  if constexpr (std::is_same_v<T, float16>) {
+    return to_float16(to_float(a) + to_float(b));
+  } else if constexpr (std::is_same_v<T, bfloat16>) {
+    return to_bfloat16(to_float(a) + to_float(b));
+  } else {
+    return a + b;
+  }
+}
+
+// One thread per result element (o, r, j): zero, plus its run of updates in their order.
+template <class T>
+__global__ void __launch_bounds__(256)
+    scatter_sum_kernel(const T* updates, int64_t outer, int64_t n, int64_t inner,
+                       const uint32_t* keys, const int32_t* positions, int64_t count, T* out) {
+  const int64_t total = outer * n * inner;
+  const int64_t stride = int64_t{gridDim.x} * blockDim.x;
+  for (int64_t k = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; k < total; k += stride) {
+    const int64_t o = k / (n * inner), r = k / inner % n, j = k % inner;
+    const auto key = static_cast<uint32_t>(r);
+    T sum{};
+    for (int64_t at = lower_bound(keys, count, key); at < count && keys[at] == key; ++at) {
+      sum = add_rounded(sum, updates[(o * count + positions[at]) * inner + j]);
+    }
+    out[k] = sum;
+  }
+}
+
 int blocks_for(int64_t n, int max_blocks) {
   return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>((n + 255) / 256, max_blocks)));
 }
@@ -196,6 +250,49 @@ void place(GpuContext& gpu, const int32_t* sorted, int64_t total, int64_t n, int
 }
 
 }  // namespace
+
+template <class T>
+void scatter_sum(GpuContext& gpu, const std::byte* updates, int64_t outer, int64_t n, int64_t inner,
+                 const uint32_t* keys, const int32_t* positions, int64_t count, std::byte* out) {
+  const int64_t total = outer * n * inner;
+  scatter_sum_kernel<T><<<blocks_for(total, gpu.multiprocessors() * 8), 256, 0, gpu.stream()>>>(
+      reinterpret_cast<const T*>(updates), outer, n, inner, keys, positions, count,
+      reinterpret_cast<T*>(out));
+  check_cuda(cudaGetLastError(), "launch of scatter_add's sum kernel", gpu.ordinal());
+}
+
+void run_scatter_add(GpuContext& gpu, DType dtype, const std::byte* updates, const Shape& shape,
+                     int axis, const int32_t* indices, int64_t count, std::byte* out) {
+  const auto d = static_cast<size_t>(axis);
+  const int64_t n = shape[d];
+  int64_t outer = 1, inner = 1;
+  for (size_t k = 0; k < d; ++k) outer *= shape[k];
+  for (size_t k = d + 1; k < shape.size(); ++k) inner *= shape[k];
+  const size_t key_bytes = static_cast<size_t>(count) * sizeof(uint32_t);
+  DeviceBuffer keys(gpu, key_bytes), sorted_keys(gpu, key_bytes);
+  DeviceBuffer positions(gpu, key_bytes), sorted_positions(gpu, key_bytes);
+  auto* k_in = reinterpret_cast<uint32_t*>(keys.data());
+  auto* k_out = reinterpret_cast<uint32_t*>(sorted_keys.data());
+  auto* p_in = reinterpret_cast<int32_t*>(positions.data());
+  auto* p_out = reinterpret_cast<int32_t*>(sorted_positions.data());
+  if (count > 0) {
+    clamp_kernel<<<blocks_for(count, gpu.multiprocessors() * 8), 256, 0, gpu.stream()>>>(
+        indices, count, n, k_in, p_in);
+    check_cuda(cudaGetLastError(), "launch of scatter_add's clamp kernel", gpu.ordinal());
+    const int bits = std::max(1, static_cast<int>(std::ceil(std::log2(static_cast<double>(n)))));
+    radix_sort_pairs(gpu, false, k_in, k_out, p_in, p_out, count, bits);
+  }
+  switch (dtype) {
+    case DType::kFloat16:
+      return scatter_sum<float16>(gpu, updates, outer, n, inner, k_out, p_out, count, out);
+    case DType::kBFloat16:
+      return scatter_sum<bfloat16>(gpu, updates, outer, n, inner, k_out, p_out, count, out);
+    case DType::kFloat64:
+      return scatter_sum<double>(gpu, updates, outer, n, inner, k_out, p_out, count, out);
+    default:
+      return scatter_sum<float>(gpu, updates, outer, n, inner, k_out, p_out, count, out);
+  }
+}
 
 // Two stable passes: every element by its key (the lines mixed), then by its line, which keeps
 // each line's elements in key order. Then each goes to its place.

@@ -25,6 +25,11 @@ void search_sorted(GpuContext& gpu, DType dtype, const std::byte* sorted, int64_
                    const std::byte* queries, int64_t count, int32_t* out);
 // Uses temporary device memory of about n × 12 bytes plus CUB's scratch, from the GPU's pool.
 void top_k(GpuContext& gpu, DType dtype, const std::byte* in, int64_t n, int64_t k, int32_t* out);
+// ordering.h's scatter_add, in its order: the indices sorted stably (CUB), then one thread per
+// result element sums its run of updates in their order. Uses about 16 bytes an index of
+// temporary memory plus CUB's scratch; InvalidArgument for a dtype that is not floating.
+void scatter_add(GpuContext& gpu, DType dtype, const std::byte* updates, const Shape& shape,
+                 int axis, const int32_t* indices, int64_t count, std::byte* out);
 // ordering.h's sort. Uses temporary device memory of about 24 bytes an element plus CUB's scratch;
 // InvalidArgument for 2^31 elements or more in all.
 void sort(GpuContext& gpu, DType key_dtype, const std::byte* keys, const SortSpec& spec,

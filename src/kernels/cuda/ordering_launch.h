@@ -23,6 +23,9 @@ cudaError_t launch_search_sorted(DType dtype, const std::byte* sorted, int64_t n
 // status.h throw.
 void run_top_k(GpuContext& gpu, DType dtype, const std::byte* in, int64_t n, int64_t k,
                int32_t* out);
+// ordering.h's scatter_add into a non-empty result, fewer than 2^31 indices.
+void run_scatter_add(GpuContext& gpu, DType dtype, const std::byte* updates, const Shape& shape,
+                     int axis, const int32_t* indices, int64_t count, std::byte* out);
 // ordering.h's sort of 1 to 2^31 - 1 elements, a payload of 0, 1, 2, 4 or 8 bytes an element.
 void run_sort(GpuContext& gpu, DType key_dtype, const std::byte* keys, const SortSpec& spec,
               const std::byte* payload, std::byte* out);

@@ -576,3 +576,53 @@ def test_reductions_take_jaxs_positional_arguments_and_promote_integers():
          "var with mean=", ulps=2)
     same(snp.std(MASKED, axis=0, correction=1), jnp.std(MASKED, axis=0, correction=1),
          "std with correction=", ulps=2)
+
+
+@covers("numpy.take", "numpy.take_along_axis", "numpy.flip")
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, jnp.bfloat16],
+                         ids=lambda d: np.dtype(d).name)
+def test_gathers_have_jaxs_gradients(dtype):
+    """take's derivative adds the cotangent back at the indices (repeats summed in order, an
+    index out of range contributing nothing), along each axis and flattened; and through what
+    is made of take: an embedding lookup by an integer array, strided and reversed slices, flip
+    and take_along_axis."""
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((5, 6)).astype(dtype)
+    idx = np.array([[4, 0, 4], [-1, 9, 4]])  # a repeat, a negative index, one out of range
+    w = rng.standard_normal((5, 6)).astype(np.float32)
+
+    def check(fn, what):
+        same(spmd.grad(lambda a: fn(snp, a))(x), jax.grad(lambda a: fn(jnp, a))(x), what)
+
+    for axis in (0, 1, None):
+        check(lambda np_, a: (np_.take(a, idx, axis=axis).astype(np.float32) ** 2).sum(),
+              f"grad of take along {axis}")
+    ids = np.array([3, 1, 3, 3, 0])
+    check(lambda np_, a: (a[ids].astype(np.float32) * w[:5]).sum(), "grad of an embedding lookup")
+    check(lambda np_, a: (a[::2, 5:0:-2].astype(np.float32) ** 2).sum(), "grad of strided slices")
+    check(lambda np_, a: (np_.flip(a, 1).astype(np.float32) * w).sum(), "grad of flip")
+    order = np.argsort(np.asarray(w), axis=1)
+    check(lambda np_, a: (np_.take_along_axis(a, order, axis=1).astype(np.float32) * w).sum(),
+          "grad of take_along_axis")
+
+
+@covers("numpy.take")
+def test_take_gradients_under_jit_and_vmap_match_jax():
+    """An embedding table's gradient from a jit of a lookup with repeated ids, the table split
+    over devices; and a vmap of take's gradient over batched indices."""
+    rng = np.random.default_rng(13)
+    table = rng.standard_normal((16, 4)).astype(np.float32)
+    ids = rng.integers(0, 16, (8, 3))
+
+    def loss(np_, t, i):
+        return (np_.take(t, i, axis=0) ** 2).sum()
+    jmesh, smesh = (jax.make_mesh((8,), ("x",), devices=jax.devices()[:8],
+                                  axis_types=(jax.sharding.AxisType.Auto,)),
+                    spmd.make_mesh((8,), ("x",), axis_types=(spmd.AxisType.Auto,)))
+    jt = jax.device_put(table, jax.sharding.NamedSharding(jmesh, jax.sharding.PartitionSpec("x")))
+    st = spmd.device_put(table, spmd.NamedSharding(smesh, spmd.P("x")))
+    same(spmd.jit(spmd.grad(lambda t: loss(snp, t, ids)))(st),
+         jax.jit(jax.grad(lambda t: loss(jnp, t, ids)))(jt), "jit of an embedding's gradient")
+    same(spmd.vmap(spmd.grad(lambda t, i: loss(snp, t, i)), in_axes=(None, 0))(table, ids),
+         jax.vmap(jax.grad(lambda t, i: loss(jnp, t, i)), in_axes=(None, 0))(table, ids),
+         "vmap of take's gradient over indices")
