@@ -384,3 +384,6 @@ tanh = _float_unary("tanh", _numpy.tanh)
 sqrt = _float_unary("sqrt", _numpy.sqrt)
 log1p = _float_unary("log1p", _numpy.log1p)
 expm1 = _float_unary("expm1", _numpy.expm1)
+
+
+from ._conv import *  # noqa: E402,F401,F403 - conv_general_dilated and its forms

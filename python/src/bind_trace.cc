@@ -6,11 +6,13 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/string_view.h>
 #include <nanobind/stl/vector.h>
 
 #include <functional>
 
 #include "bindings.h"
+#include "spmd/convolution.h"
 #include "spmd/grad.h"
 #include "spmd/jit.h"
 #include "spmd/numpy.h"
@@ -238,6 +240,21 @@ void bind_numpy(nb::module_& m) {
   t.def("sort", &jnp::sort, nb::arg("a"), nb::arg("axis").none(), nb::arg("descending"));
   t.def("argsort", &jnp::argsort, nb::arg("a"), nb::arg("axis").none(), nb::arg("descending"));
   t.def("sort_key_val", &jnp::sort_key_val);
+  t.def("conv_general_dilated",
+        [](const Tensor& lhs, const Tensor& rhs, std::vector<int64_t> strides,
+           std::vector<std::pair<int64_t, int64_t>> padding, std::vector<int64_t> lhs_dilation,
+           std::vector<int64_t> rhs_dilation, const std::string& lhs_spec,
+           const std::string& rhs_spec, const std::string& out_spec, int64_t groups) {
+          return lax::conv_general_dilated(
+              lhs, rhs,
+              {.window_strides = std::move(strides),
+               .padding = std::move(padding),
+               .lhs_dilation = std::move(lhs_dilation),
+               .rhs_dilation = std::move(rhs_dilation),
+               .dimensions = lax::ConvDimensions{lhs_spec, rhs_spec, out_spec},
+               .feature_group_count = groups});
+        });
+  t.def("padtype_to_pads", &lax::padtype_to_pads);
   t.def("softmax", static_cast<Tensor (*)(const Tensor&, const jnp::AxisList&)>(&jnp::softmax));
   t.def("einsum",
         static_cast<Tensor (*)(const std::string&, const Tensor&, const Tensor&)>(&jnp::einsum));

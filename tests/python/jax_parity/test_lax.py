@@ -120,3 +120,66 @@ def test_sort_and_sort_key_val_match_jax():
                 lambda: slax.sort_key_val(keys, values[:2]), "keys and values of two shapes")
     raises_like(lambda: jax.lax.sort(keys, dimension=2), lambda: slax.sort(keys, dimension=2),
                 "a dimension out of range")
+
+
+CONV_X = np.random.default_rng(21).standard_normal((2, 3, 9, 8)).astype(np.float32)
+CONV_K = np.random.default_rng(22).standard_normal((4, 3, 3, 2)).astype(np.float32)
+CONV_NHWC, CONV_HWIO = np.transpose(CONV_X, (0, 2, 3, 1)), np.transpose(CONV_K, (2, 3, 1, 0))
+CONV_GROUPED = np.random.default_rng(23).standard_normal((6, 1, 3, 3)).astype(np.float32)
+CONV_1D = (np.random.default_rng(24).standard_normal((2, 4, 10)).astype(np.float32),
+           np.random.default_rng(25).standard_normal((5, 4, 3)).astype(np.float32))
+# (what, lhs, rhs, window_strides, padding, keyword arguments)
+CONV_CASES = [
+    ("VALID", CONV_X, CONV_K, (1, 1), "VALID", {}),
+    ("SAME, strided", CONV_X, CONV_K, (2, 3), "SAME", {}),
+    ("explicit and negative padding, both dilations", CONV_X, CONV_K, (1, 2),
+     [(2, -1), (0, 3)], {"lhs_dilation": (2, 1), "rhs_dilation": (1, 2)}),
+    ("NHWC strings", CONV_NHWC, CONV_HWIO, (1, 1), "SAME",
+     {"dimension_numbers": ("NHWC", "HWIO", "NHWC")}),
+    ("ConvDimensionNumbers, SAME_LOWER", CONV_NHWC, CONV_HWIO, (2, 1), "SAME_LOWER",
+     {"dimension_numbers": "dn"}),
+    ("feature groups (depthwise)", CONV_X, CONV_GROUPED, (1, 1), "SAME",
+     {"feature_group_count": 3}),
+    ("1-D", *CONV_1D, (2,), "SAME", {}),
+    ("preferred_element_type", CONV_X, CONV_K, (1, 1), "VALID",
+     {"preferred_element_type": np.float32}),
+]
+
+
+@covers("lax.conv_general_dilated", "lax.conv_dimension_numbers")
+@pytest.mark.parametrize("case", CONV_CASES, ids=[c[0] for c in CONV_CASES])
+def test_conv_general_dilated_matches_jax_with_its_gradients(case):
+    """Values within the rounding of a reordered sum (XLA's convolution adds in Eigen's order,
+    spmd's in a matmul's), and both operands' gradients, under jit."""
+    what, lhs, rhs, strides, padding, kw = case
+    if kw.get("dimension_numbers") == "dn":
+        kw = dict(kw, dimension_numbers=jax.lax.conv_dimension_numbers(
+            lhs.shape, rhs.shape, ("NHWC", "HWIO", "NHWC")))
+
+    def loss(lib):
+        return lambda a, b: (lib.lax.conv_general_dilated(a, b, strides, padding, **kw) ** 2).sum()
+    same(spmd.jit(lambda a, b: spmd.lax.conv_general_dilated(a, b, strides, padding, **kw))(
+         lhs, rhs), jax.jit(lambda a, b: jax.lax.conv_general_dilated(
+             a, b, strides, padding, **kw))(lhs, rhs), what, ulps=8, atol=1e-5)
+    same(spmd.jit(spmd.grad(loss(spmd), argnums=(0, 1)))(lhs, rhs),
+         jax.jit(jax.grad(loss(jax), argnums=(0, 1)))(lhs, rhs), f"grad of {what}", ulps=8,
+         atol=2e-4)
+
+
+@covers("lax.conv", "lax.conv_with_general_padding")
+def test_conv_forms_and_bad_arguments_match_jax():
+    same(spmd.lax.conv(CONV_X, CONV_K, (1, 2), "SAME"),
+         jax.lax.conv(CONV_X, CONV_K, (1, 2), "SAME"), "lax.conv", ulps=8, atol=1e-5)
+    same(spmd.lax.conv_with_general_padding(CONV_X, CONV_K, (1, 1), [(1, 1), (0, 2)], (1, 2),
+                                            (2, 1)),
+         jax.lax.conv_with_general_padding(CONV_X, CONV_K, (1, 1), [(1, 1), (0, 2)], (1, 2),
+                                           (2, 1)), "conv_with_general_padding", ulps=8,
+         atol=1e-5)
+    for what, call in (
+            ("dtypes that differ", lambda lib: lib.lax.conv(CONV_X, CONV_K.astype(np.float16),
+                                                           (1, 1), "SAME")),
+            ("a padding name JAX does not know", lambda lib: lib.lax.conv(
+                CONV_X, CONV_K, (1, 1), "FULL")),
+            ("groups that do not divide", lambda lib: lib.lax.conv_general_dilated(
+                CONV_X, CONV_K, (1, 1), "SAME", feature_group_count=2))):
+        raises_like(lambda: call(jax), lambda: call(spmd), what)
