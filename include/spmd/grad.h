@@ -30,10 +30,12 @@
 // feeding arithmetic) throws InvalidArgument naming the operation; so does a non-scalar result for
 // grad, or a non-floating argument.
 //
-// A gradient is laid out as its primal when the primal is a jit input: the partitioner handles
-// the backward program like any other, so under data parallelism (replicated parameters, batch
-// split) the gradient of a mean loss comes out reduced across the batch axis, with no explicit
-// pmean.
+// The partitioner handles the backward program like any other, and a gradient's layout is the
+// one propagation gives it, as JAX's compiler gives it: under data parallelism (replicated
+// parameters, batch split) the gradient of a mean loss comes out replicated, reduced across the
+// batch axis with no explicit pmean; a parameter split along a dimension its use contracts (FSDP)
+// is gathered for that use, and its gradient comes out replicated as in JAX (a sharding
+// constraint or out_shardings keeps it split).
 #pragma once
 
 #include <functional>

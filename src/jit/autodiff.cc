@@ -10,7 +10,6 @@
 #include "jit/lax.h"
 #include "jit/manual.h"
 #include "jit/ops/manual.h"
-#include "jit/ops/parameter.h"
 #include "jit/sharding_in_types.h"
 #include "jit/trace.h"
 #include "spmd/error.h"
@@ -44,14 +43,6 @@ void accumulate(std::map<int, Tensor>& ct, int value, const Tensor& c) {
   } else {
     it->second = it->second + c;
   }
-}
-
-// A gradient laid out as its primal when the primal is a jit parameter.
-Tensor as_primal(const Tensor& grad, const Tensor& primal) {
-  const Op op = primal.trace()->op(primal.value());
-  const auto* param = op.as<compiler::ParameterOp>();
-  if (param == nullptr) return grad;
-  return compiler::constrained_auto(grad, *param->sharding());
 }
 
 // In a lax::shard_map with check_vma, a block invariant over an axis used by an operation whose
@@ -141,7 +132,7 @@ std::vector<Tensor> vjp_of(const Tensor& out, const std::vector<Tensor>& wrt,
     auto it = ct.find(t.value());
     const Tensor g =
         it != ct.end() ? it->second : compiler::lax::full(t.trace(), t.shape(), t.dtype(), 0);
-    grads.push_back(as_primal(g, t));
+    grads.push_back(g);
   }
   return grads;
 }

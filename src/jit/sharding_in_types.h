@@ -71,8 +71,9 @@ PartitionSpec same_type_spec(std::string_view name, std::span<const ValueType> o
 // cotangent typed as its primal, as JAX's transpose rules type theirs.
 Tensor retyped(const Tensor& x, const PartitionSpec& spec);
 // `x` constrained to `sharding`'s Auto axes only (the type holds the Explicit ones): how the
-// compiler's own constraints (a gradient laid out as its parameter) stay within what a constraint
-// may ask on a mesh with Explicit axes. `x` itself when that leaves nothing to ask on such a mesh.
+// compiler's own constraints (zeros_like of a jit input, laid out as the input) stay within what
+// a constraint may ask on a mesh with Explicit axes. `x` itself when that leaves nothing to ask on
+// such a mesh.
 Tensor constrained_auto(const Tensor& x, const NamedSharding& sharding);
 
 }  // namespace spmd::compiler

@@ -3,6 +3,7 @@ the make_array_* constructors, on the same inputs; values, shapes and shardings 
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import spmd
 import spmd.numpy as snp
@@ -72,3 +73,61 @@ def test_make_array_constructors_match_jax():
     sparts = [spmd.device_put(X[i], d) for d, i in ssh.devices_indices_map(X.shape).items()]
     same(spmd.make_array_from_single_device_arrays(X.shape, ssh, sparts),
          jax.make_array_from_single_device_arrays(X.shape, jsh, jparts), "from_single_device")
+
+
+def _grad_meshes(shape, names):
+    return (jax.make_mesh(shape, names, devices=jax.devices()[:8],
+                          axis_types=(jax.sharding.AxisType.Auto,) * len(shape)),
+            spmd.make_mesh(shape, names, axis_types=(spmd.AxisType.Auto,) * len(shape)))
+
+
+_RNG = np.random.default_rng(31)
+_W, _B = _RNG.standard_normal((16, 4)).astype(np.float32), _RNG.standard_normal(4).astype(np.float32)
+_X, _Y = _RNG.standard_normal((32, 16)).astype(np.float32), _RNG.standard_normal((32, 4)).astype(
+    np.float32)
+_W1, _W2 = _RNG.standard_normal((16, 16)).astype(np.float32), _RNG.standard_normal((16, 4)).astype(
+    np.float32)
+
+
+def _linear(np_, w, b, x, y):
+    return np_.mean((np_.dot(x, w) + b - y) ** 2)
+
+
+def _mlp(np_, w1, w2, x, y):
+    return np_.mean((np_.dot(np_.tanh(np_.dot(x, w1)), w2) - y) ** 2)
+
+
+# (what, mesh shape, axis names, loss, arrays, their specs)
+GRAD_LAYOUTS = [
+    ("data parallel", (8,), ("d",), _linear, (_W, _B, _X, _Y), ((), (), ("d",), ("d",))),
+    ("parameters split on their outputs", (8,), ("d",), _linear,
+     (np.tile(_W, (1, 2)), np.tile(_B, 2), _X, np.tile(_Y, (1, 2))),
+     ((None, "d"), ("d",), (), ())),
+    ("data and model parallel", (2, 4), ("dp", "mp"), _linear,
+     (np.tile(_W, (1, 2)), np.tile(_B, 2), _X, np.tile(_Y, (1, 2))),
+     ((None, "mp"), ("mp",), ("dp",), ("dp", "mp"))),
+    ("Megatron MLP", (2, 4), ("dp", "mp"), _mlp, (_W1, _W2, _X, _Y),
+     ((None, "mp"), ("mp", None), ("dp",), ("dp",))),
+    ("FSDP MLP", (8,), ("d",), _mlp, (_W1, _W2, _X, _Y), (("d",), ("d",), ("d",), ("d",))),
+]
+
+
+@covers("grad")
+@pytest.mark.parametrize("case", GRAD_LAYOUTS, ids=[c[0] for c in GRAD_LAYOUTS])
+def test_gradient_shardings_are_jaxs(case):
+    """jit(grad(loss)) of every argument of a loss on split inputs: the values and each
+    gradient's sharding are jax.grad's (spmd once laid each gradient out as its argument, where
+    JAX's propagation gathers an FSDP weight and splits a replicated target's gradient)."""
+    what, shape, names, loss, arrays, specs = case
+    jmesh, smesh = _grad_meshes(shape, names)
+    jargs = [jax.device_put(a, jax.sharding.NamedSharding(jmesh, jax.sharding.PartitionSpec(*s)))
+             for a, s in zip(arrays, specs)]
+    sargs = [spmd.device_put(a, spmd.NamedSharding(smesh, spmd.P(*s)))
+             for a, s in zip(arrays, specs)]
+    every = tuple(range(len(arrays)))
+    want = jax.jit(jax.grad(lambda *a: loss(jnp, *a), argnums=every))(*jargs)
+    got = spmd.jit(spmd.grad(lambda *a: loss(snp, *a), argnums=every))(*sargs)
+    same(got, want, f"gradients, {what}", ulps=4, atol=1e-6)
+    assert [tuple(g.sharding.spec) for g in got] == [tuple(w.sharding.spec) for w in want], \
+        f"{what}: gradient shardings {[g.sharding.spec for g in got]}, JAX's " \
+        f"{[w.sharding.spec for w in want]}"
