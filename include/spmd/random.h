@@ -130,6 +130,13 @@ Array categorical(const Array& key, const Array& logits, int axis = -1);
 Tensor gamma(const Tensor& key, const Tensor& a, bool log_space = false);
 Array gamma(const Array& key, const Array& a, bool log_space = false);
 
+// Poisson samples of rates `lam` (jax.random.poisson), int32 of lam's shape (lam float32;
+// broadcast it to the sample's shape first): JAX's algorithms over the whole array, the uniforms
+// JAX's bit for bit (kernels/random_samplers.h says where the values can part). Whole on every
+// device.
+Tensor poisson(const Tensor& key, const Tensor& lam);
+Array poisson(const Array& key, const Array& lam);
+
 // A random permutation of arange(n), int32 (jax.random.permutation(key, n)), or of `x` along
 // `axis`, every slice reordered alike (independent=False, JAX's default).
 Tensor permutation(const Tensor& key, int64_t n);

@@ -14,9 +14,9 @@ how); exponential, laplace, logistic and lognormal are JAX's compositions of uni
 with log, log1p and exp, whose last bits follow spmd's transcendental functions (within the
 stated ulps of JAX's); so are cauchy (tan), gamma and loggamma (spmd::random::gamma: JAX's draws
 from JAX's keys, XLA's logarithms), and what JAX composes of them: beta, dirichlet,
-generalized_normal and ball, all float32. Not here yet: poisson (its own rejection loops),
-orthogonal (QR) and multivariate_normal (a factorization), which need linear algebra spmd does
-not have."""
+generalized_normal and ball, all float32. poisson's counts equal JAX's (its Knuth and rejection
+loops over JAX's draws; spmd::random::poisson). Not here yet: orthogonal (QR) and
+multivariate_normal (a factorization), which need linear algebra spmd does not have."""
 import functools as _functools
 import operator as _operator
 
@@ -475,3 +475,24 @@ def ball(key, d, p=2, shape=(), dtype=None):
     power = jnp.asarray(p, t)
     norm = (jnp.sum(jnp.abs(g) ** power, axis=-1) + e) ** (jnp.float32(1) / power)
     return g / jnp.expand_dims(norm, -1)
+
+
+def _poisson_body(k, lam, shape):
+    from . import numpy as jnp
+    lam = jnp.astype(lam, "float32")
+    if tuple(lam.shape) != shape:
+        lam = jnp.broadcast_to(lam, list(shape))
+    return _r.poisson(k, lam)
+
+
+def poisson(key, lam, shape=None, dtype=None):
+    """Poisson samples (jax.random.poisson): JAX's Knuth and rejection algorithms over the whole
+    array from JAX's draws; int32 by default (int64 under x64), or `dtype`."""
+    from . import numpy as jnp
+    d = _np.dtype(_core.dtype_of(_core.canonical_name(
+        _core.default_int() if dtype is None else dtype)))
+    if d.kind not in "iu":
+        raise ValueError(f"dtype argument to `poisson` must be an int dtype, got {d}")
+    shape = _np.shape(lam) if shape is None else tuple(_shape(shape, "poisson"))
+    out = _traced("poisson", key, _poisson_body, (shape,), lam)
+    return out if d == _np.int32 else jnp.astype(out, d)

@@ -80,6 +80,7 @@ void bind_random(nb::module_& m) {
   r.def("gamma", [](const Tensor& key, const Tensor& a, bool log_space) {
     return random::gamma(key, a, log_space);
   });
+  r.def("poisson", [](const Tensor& key, const Tensor& lam) { return random::poisson(key, lam); });
 }
 
 }  // namespace spmd::python

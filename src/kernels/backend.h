@@ -74,6 +74,9 @@ class Backend {
   // random_samplers.h's random_gamma; `key` (two words), `alpha` and `out` in the backend's memory.
   virtual void random_gamma(const uint32_t* key, const float* alpha, int64_t n, bool log_space,
                             float* out) const = 0;
+  // random_samplers.h's random_poisson, likewise.
+  virtual void random_poisson(const uint32_t* key, const float* lam, int64_t n,
+                              int32_t* out) const = 0;
 
   // Batched matrix products (matmul.h).
   virtual void matmul(DType dtype, MatmulShape s, const std::byte* a, const std::byte* b,

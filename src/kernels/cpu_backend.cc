@@ -75,6 +75,11 @@ class CpuBackend final : public Backend {
     kernels::random_gamma({key[0], key[1]}, alpha, n, log_space, out);
   }
 
+  void random_poisson(const uint32_t* key, const float* lam, int64_t n,
+                      int32_t* out) const override {
+    kernels::random_poisson({key[0], key[1]}, lam, n, out);
+  }
+
   void matmul(DType dtype, MatmulShape s, const std::byte* a, const std::byte* b,
               std::byte* out) const override {
     kernels::matmul(dtype, s, a, b, out);

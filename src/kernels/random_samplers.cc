@@ -4,12 +4,14 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <numeric>
 #include <type_traits>
 #include <utility>
 
 #include "kernels/threefry.h"
+#include "spmd/error.h"
 
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -518,6 +520,84 @@ SPMD_SAMPLER_INLINE float gamma_one(std::array<uint32_t, 2> key, float alpha_ori
   return (d * V) * boost;
 }
 
+// jax.random.uniform(key, shape)'s element at flat index e, float32.
+float uniform_at(std::array<uint32_t, 2> key, int64_t e) {
+  const auto y = threefry_2x32(
+      key, {static_cast<uint32_t>(static_cast<uint64_t>(e) >> 32), static_cast<uint32_t>(e)});
+  return unit_f32(y[0] ^ y[1]);
+}
+
+// XLA's log, -inf at 0 (a uniform draw can be 0).
+float log_or_minus_inf(float x) {
+  return x == 0.0f ? -std::numeric_limits<float>::infinity() : xla_log(x);
+}
+
+// Knuth's count for one rate below 10: uniforms from the shared subkeys multiplied (their
+// logarithms added) until the product falls to exp(-lam) or below, less one.
+int32_t poisson_knuth(float lam, int64_t e,
+                      const std::function<std::array<uint32_t, 2>(size_t)>& subkey) {
+  int32_t k = 0;
+  float log_prod = 0.0f;
+  for (size_t t = 0; log_prod > -lam; ++t) {
+    ++k;
+    log_prod += log_or_minus_inf(uniform_at(subkey(t), e));
+  }
+  return k - 1;
+}
+
+// XLA's float-to-int32 conversion: saturating, NaN to 0.
+int32_t to_int32(float k) {
+  if (k != k) return 0;
+  if (k >= 2147483648.0f) return std::numeric_limits<int32_t>::max();
+  if (k <= -2147483648.0f) return std::numeric_limits<int32_t>::min();
+  return static_cast<int32_t>(k);
+}
+
+// Hormann's transformed rejection over all n rates, round after round until every one has
+// accepted; k_out holds each one's last accepted draw. Products feeding sums fused as XLA fuses
+// them.
+void poisson_rejection(std::array<uint32_t, 2> key, const std::vector<float>& lam,
+                       std::vector<float>& k_out) {
+  const size_t n = lam.size();
+  std::vector<float> log_lam(n), b(n), a(n), inv_alpha(n), v_r(n);
+  for (size_t e = 0; e < n; ++e) {
+    log_lam[e] = xla_log(lam[e]);
+    b[e] = std::fma(2.53f, std::sqrt(lam[e]), 0.931f);
+    a[e] = std::fma(0.02483f, b[e], -0.059f);
+    inv_alpha[e] = 1.1239f + 1.1328f / (b[e] - 3.4f);
+    v_r[e] = 0.9277f - 3.6224f / (b[e] - 2.0f);
+  }
+  std::vector<bool> accepted(n, false);
+  size_t remaining = n;
+  for (int64_t round = 0; remaining > 0; ++round) {
+    if (round == (int64_t{1} << 20)) {
+      throw InvalidArgument(
+          "random.poisson: the rejection sampler did not accept within 2^20 "
+          "rounds (an infinite rate?)");
+    }
+    const std::array<uint32_t, 2> draw_u = split_key(key, 1), draw_v = split_key(key, 2);
+    key = split_key(key, 0);
+    for (size_t e = 0; e < n; ++e) {
+      const auto i = static_cast<int64_t>(e);
+      const float u = uniform_at(draw_u, i) - 0.5f;
+      const float v = uniform_at(draw_v, i);
+      const float us = 0.5f - std::fabs(u);
+      const float k = std::floor(std::fma(2.0f * a[e] / us + b[e], u, lam[e]) + 0.43f);
+      const float s = log_or_minus_inf(v * inv_alpha[e] / (a[e] / (us * us) + b[e]));
+      const float t = std::fma(k, log_lam[e], -lam[e]) - std::lgamma(k + 1.0f);
+      const bool accept1 = us >= 0.07f && v <= v_r[e];
+      const bool reject = k < 0.0f || (us < 0.013f && v > us);
+      if (accept1 || (!reject && s <= t)) {
+        k_out[e] = k;
+        if (!accepted[e]) {
+          accepted[e] = true;
+          --remaining;
+        }
+      }
+    }
+  }
+}
+
 SPMD_SAMPLER_CLONES void gamma_all(std::array<uint32_t, 2> key, const float* alpha, int64_t n,
                                    bool log_space, float* out) {
   for (int64_t i = 0; i < n; ++i) {
@@ -530,6 +610,37 @@ SPMD_SAMPLER_CLONES void gamma_all(std::array<uint32_t, 2> key, const float* alp
 void random_gamma(std::array<uint32_t, 2> key, const float* alpha, int64_t n, bool log_space,
                   float* out) {
   gamma_all(key, alpha, n, log_space, out);
+}
+
+void random_poisson(std::array<uint32_t, 2> key, const float* lam, int64_t n, int32_t* out) {
+  // Knuth's subkeys, one per round, shared by every element: made as far as the longest needs.
+  std::vector<std::array<uint32_t, 2>> subkeys;
+  std::array<uint32_t, 2> rng = key;
+  const auto subkey = [&](size_t t) {
+    while (subkeys.size() <= t) {
+      subkeys.push_back(split_key(rng, 1));
+      rng = split_key(rng, 0);
+    }
+    return subkeys[t];
+  };
+  std::vector<float> lam_rejection(static_cast<size_t>(n));
+  bool any_rejection = false;
+  for (int64_t e = 0; e < n; ++e) {
+    const bool knuth = std::isnan(lam[e]) || lam[e] < 10.0f;
+    lam_rejection[static_cast<size_t>(e)] = knuth ? 1e5f : lam[e];
+    any_rejection |= !knuth;
+    if (knuth) out[e] = poisson_knuth(lam[e], e, subkey);
+  }
+  if (any_rejection) {
+    std::vector<float> k_out(static_cast<size_t>(n), -1.0f);
+    poisson_rejection(key, lam_rejection, k_out);
+    for (int64_t e = 0; e < n; ++e) {
+      if (!(std::isnan(lam[e]) || lam[e] < 10.0f)) out[e] = to_int32(k_out[static_cast<size_t>(e)]);
+    }
+  }
+  for (int64_t e = 0; e < n; ++e) {
+    if (lam[e] == 0.0f) out[e] = 0;
+  }
 }
 
 }  // namespace spmd::kernels

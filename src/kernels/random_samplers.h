@@ -69,6 +69,15 @@ void random_permute(std::array<uint32_t, 2> key, size_t element_size, const std:
 void random_gamma(std::array<uint32_t, 2> key, const float* alpha, int64_t n, bool log_space,
                   float* out);
 
+// jax.random.poisson's values (int32), one for each of the n rates `lam` (float32), as JAX's
+// _poisson computes them over the whole array: Knuth's products of uniforms where lam < 10 (or
+// NaN), Hormann's transformed rejection elsewhere, whose rounds run until every element has
+// accepted (an element accepted early takes its last accepted draw, as JAX's select does); the
+// uniforms JAX's bit for bit, its logarithms XLA's, lgamma the C library's (a few ulps from
+// XLA's, which can change a borderline acceptance). 0 where lam is 0, -1 where it is NaN or
+// negative. Throws InvalidArgument if the rejection rounds pass 2^20 (JAX's loop runs to 2^31).
+void random_poisson(std::array<uint32_t, 2> key, const float* lam, int64_t n, int32_t* out);
+
 // XLA's float32 erf_inv (Giles' single-precision polynomial), as JAX's erf_inv compiles on CPU.
 float erf_inv(float x);
 

@@ -88,6 +88,8 @@ class CountingBackend final : public kernels::Backend {
   SPMD_COUNTED(random_gamma,
                (const uint32_t* k, const float* a, int64_t n, bool log_space, float* o),
                (k, a, n, log_space, o))
+  SPMD_COUNTED(random_poisson, (const uint32_t* k, const float* l, int64_t n, int32_t* o),
+               (k, l, n, o))
   SPMD_COUNTED(cumsum, (DType t, const std::byte* in, const Shape& s, int axis, std::byte* o),
                (t, in, s, axis, o))
   SPMD_COUNTED(cumprod, (DType t, const std::byte* in, const Shape& s, int axis, std::byte* o),

@@ -84,6 +84,9 @@ class CudaBackend final : public Backend {
   void random_gamma(const uint32_t*, const float*, int64_t, bool, float*) const override {
     not_yet("jax.random.gamma");
   }
+  void random_poisson(const uint32_t*, const float*, int64_t, int32_t*) const override {
+    not_yet("jax.random.poisson");
+  }
   void random_permute(std::array<uint32_t, 2> key, size_t element_size, const std::byte* in,
                       const Shape& shape, int axis, std::byte* out) const override {
     cuda::random_permute(gpu(), key, element_size, in, shape, axis, out);

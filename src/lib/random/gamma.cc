@@ -1,6 +1,6 @@
-// spmd::random's gamma family (jax.random.gamma and loggamma): one RandomGammaOp over shape
-// parameters broadcast to the sample's shape; beta and dirichlet compose it in Python as JAX
-// does.
+// spmd::random's rejection samplers: gamma and loggamma (one RandomGammaOp over shape parameters
+// broadcast to the sample's shape; beta and dirichlet compose it in Python as JAX does) and
+// poisson (one RandomPoissonOp over the rates).
 #include <fmt/format.h>
 
 #include "jit/lax.h"
@@ -34,6 +34,22 @@ Array gamma(const Array& key, const Array& a, bool log_space) {
   return numpy::detail::eager(
       log_space ? "random.loggamma" : "random.gamma", {&key, &a},
       [log_space](const std::vector<Tensor>& t) { return gamma(t[0], t[1], log_space); });
+}
+
+Tensor poisson(const Tensor& key, const Tensor& lam) {
+  compiler::trace_of("random.poisson", {&key, &lam});
+  if (key.dtype() != DType::kUInt32 || key.shape() != Shape{2} || lam.dtype() != DType::kFloat32) {
+    throw InvalidArgument(fmt::format(
+        "random.poisson: wants one raw key, uint32[2], and float32 rates, not {} and {}",
+        compiler::type_text(key.dtype(), key.shape()),
+        compiler::type_text(lam.dtype(), lam.shape())));
+  }
+  return compiler::lax::bind(compiler::make_operation<compiler::RandomPoissonOp>(), {key, lam});
+}
+
+Array poisson(const Array& key, const Array& lam) {
+  return numpy::detail::eager("random.poisson", {&key, &lam},
+                              [](const std::vector<Tensor>& t) { return poisson(t[0], t[1]); });
 }
 
 }  // namespace spmd::random

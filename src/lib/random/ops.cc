@@ -351,6 +351,45 @@ Batched RandomGammaOp::batch(const Op& /*op*/, std::span<const Batched> operands
       0};
 }
 
+// RandomPoissonOp
+
+ValueType RandomPoissonOp::result_type(std::span<const ValueType> operands) const {
+  check_operand_count(name(), operands, 2);
+  if (operands[0].dtype != DType::kUInt32 || operands[0].shape != Shape{2} ||
+      operands[1].dtype != DType::kFloat32) {
+    throw InvalidArgument(
+        fmt::format("random_poisson: wants a key uint32[2] and float32 rates, not {} and {}",
+                    type_text(operands[0].dtype, operands[0].shape),
+                    type_text(operands[1].dtype, operands[1].shape)));
+  }
+  return {DType::kInt32, operands[1].shape};
+}
+
+void RandomPoissonOp::partition(Partitioner& p, int value, const Op& op) const {
+  const Layout whole = Layout::replicated(op.shape.size());
+  p.compute(value,
+            {p.slot_with(op.inputs[0], Layout::replicated(1)), p.slot_with(op.inputs[1], whole)},
+            whole);
+}
+
+Block RandomPoissonOp::run(const KernelContext& device, const Step& step,
+                           std::span<const Block> in) const {
+  Block out = device.allocate(step.dtype, step.shape);
+  device.backend.random_poisson(in[0].data<uint32_t>().data(), in[1].data<float>().data(),
+                                out.size(), out.mutable_data<int32_t>().data());
+  return out;
+}
+
+Batched RandomPoissonOp::batch(const Op& /*op*/, std::span<const Batched> operands,
+                               int64_t size) const {
+  if (size == 0)
+    return {lax::convert_element_type(batched_first(operands[1], size), DType::kInt32), 0};
+  const auto one = make_operation<RandomPoissonOp>();
+  return {
+      per_slice(size, operands, [&](const std::vector<Tensor>& t) { return lax::bind(one, t); }),
+      0};
+}
+
 namespace {
 
 // The keys' batch (their shape without the last dimension) and the rest of the result's shape.
@@ -400,6 +439,10 @@ const OperationRegistration random_permutation_op("random_permutation",
                                                     return make_operation<RandomPermutationOp>(
                                                         static_cast<int>(r.integer("axis")));
                                                   });
+
+const OperationRegistration random_poisson_op("random_poisson", [](const AttributeReader&) {
+  return make_operation<RandomPoissonOp>();
+});
 
 const OperationRegistration random_gamma_op("random_gamma", [](const AttributeReader& r) {
   return make_operation<RandomGammaOp>(r.integer("log_space") != 0);

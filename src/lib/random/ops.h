@@ -147,6 +147,20 @@ class RandomGammaOp final : public Operation {
   Batched batch(const Op& op, std::span<const Batched> operands, int64_t size) const override;
 };
 
+// JAX's poisson: for each rate of operand 1 (float32), an int32 Poisson sample
+// (kernels::random_poisson, over the whole array: its rejection rounds are shared). Whole on every
+// device.
+class RandomPoissonOp final : public Operation {
+ public:
+  std::string name() const override { return "random_poisson"; }
+  // key u32[2], lam f32[shape] -> i32[shape]
+  ValueType result_type(std::span<const ValueType> operands) const override;
+  void partition(Partitioner& p, int value, const Op& op) const override;
+  Block run(const KernelContext& device, const Step& step,
+            std::span<const Block> in) const override;
+  Batched batch(const Op& op, std::span<const Batched> operands, int64_t size) const override;
+};
+
 // The kind that makes `dtype` (u8, u16, u32 or u64); throws InvalidArgument naming `what` for
 // any other dtype, as jax.random.bits refuses it.
 kernels::RandomBits random_bits_kind(std::string_view what, DType dtype);

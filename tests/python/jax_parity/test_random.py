@@ -153,3 +153,28 @@ def test_gamma_over_a_range_of_shapes_takes_jaxs_draws_and_its_errors():
                 lambda: spmd.random.dirichlet(spmd.random.PRNGKey(0), 1.0), "0-d dirichlet")
     with pytest.raises(NotImplementedError, match="float32 only"):
         spmd.random.gamma(spmd.random.PRNGKey(0), 1.0, dtype=np.float16)
+
+
+@covers("random.poisson")
+def test_poisson_takes_jaxs_draws_in_both_algorithms():
+    """Rates below 10 (Knuth's products), above (Hormann's rejection, whose rounds all elements
+    share) and mixed in one array, 0 and a NaN rate; every count equal to JAX's, int32 and
+    int64 under x64; JAX's error for a float dtype."""
+    lam = np.array([0.0, 0.3, 2.0, 9.5, 10.0, 35.0, 1e3, 4e5, np.nan], np.float32)
+    for rates in (lam, np.tile(lam[:4], 40), np.tile(lam[4:8], 40),
+                  np.random.default_rng(6).uniform(0, 60, (5, 30)).astype(np.float32)):
+        same(spmd.random.poisson(spmd.random.PRNGKey(9), rates),
+             jax.random.poisson(jax.random.PRNGKey(9), rates), f"poisson of {rates.shape}")
+    same(spmd.random.poisson(spmd.random.PRNGKey(2), 4.0, (3, 7)),
+         jax.random.poisson(jax.random.PRNGKey(2), 4.0, (3, 7)), "a rate broadcast to a shape")
+    raises_like(lambda: jax.random.poisson(jax.random.PRNGKey(0), 1.0, dtype=np.float32),
+                lambda: spmd.random.poisson(spmd.random.PRNGKey(0), 1.0, dtype=np.float32),
+                "poisson of float32")
+    jax.config.update("jax_enable_x64", True)
+    spmd.config.update("jax_enable_x64", True)
+    try:
+        same(spmd.random.poisson(spmd.random.PRNGKey(1), lam[:7]),
+             jax.random.poisson(jax.random.PRNGKey(1), lam[:7]), "poisson under x64")
+    finally:
+        jax.config.update("jax_enable_x64", False)
+        spmd.config.update("jax_enable_x64", False)
