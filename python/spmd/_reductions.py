@@ -5,6 +5,8 @@ replaces the elements it leaves out by the reduction's identity (max and min hav
 take `initial` there); `initial` joins the result as one more element; a masked mean divides by
 the number of elements kept, and var and std centre on that mean. spmd.numpy re-exports them."""
 import builtins
+import functools
+import inspect
 
 import numpy as np
 
@@ -19,6 +21,23 @@ for _core_fn, _name in ((_sum, "sum"), (_mean, "mean"), (_max, "max"), (_min, "m
     _core_fn.public_name = f"spmd.numpy.{_name}"  # its errors name the public function
 
 __all__ = ["sum", "mean", "max", "min", "amax", "amin", "prod", "var", "std", "all", "any"]
+
+
+def _public(fn):
+    """`fn` under spmd.numpy's name: a call with missing, extra or unknown arguments is
+    Python's TypeError naming spmd.numpy.<name> and its signature (as spmd.numpy's operations
+    say it), checked only when the count or the names do not fit."""
+    signature = inspect.signature(fn)
+    params = signature.parameters.values()
+    positional = builtins.sum(p.kind is p.POSITIONAL_OR_KEYWORD for p in params)
+    known = set(signature.parameters)
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        if not args and "a" not in kwargs or len(args) > positional or kwargs.keys() - known:
+            jnp._check_binds(f"spmd.numpy.{fn.__name__}", signature, args, kwargs)
+        return fn(*args, **kwargs)
+    return call
 
 
 def _no_out(name, out):
@@ -51,6 +70,7 @@ def _inexact(dtype):
     return out, (np.dtype(np.float32) if out.itemsize == 2 else out)
 
 
+@_public
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None,  # noqa: A001
         where=None, promote_integers=True):
     _no_out("sum", out)
@@ -65,6 +85,7 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None,  # noq
     return result if initial is None else result + jnp.full((), initial, _dtype(result))
 
 
+@_public
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
          promote_integers=True):
     _no_out("prod", out)
@@ -89,7 +110,7 @@ def _extreme(name, core, pick):
         return result if initial is None else \
             pick(result, jnp.full((), initial, _dtype(result)))
     extreme.__name__ = extreme.__qualname__ = name
-    return extreme
+    return _public(extreme)
 
 
 max = _extreme("max", _max, jnp.maximum)  # noqa: A001 - jax.numpy's name
@@ -104,13 +125,14 @@ def _logical(name, core, identity):
             a = _masked(jnp.astype(a, bool), where, identity)
         return core(a, axis, keepdims=keepdims)
     logical.__name__ = logical.__qualname__ = name
-    return logical
+    return _public(logical)
 
 
 all = _logical("all", _all, True)  # noqa: A001
 any = _logical("any", _any, False)  # noqa: A001
 
 
+@_public
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     _no_out("mean", out)
     if where is None:
@@ -128,6 +150,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
 _masked_mean = mean
 
 
+@_public
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None,
         correction=None):
     _no_out("var", out)
@@ -149,6 +172,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     return jnp.astype(total / (count - builtins.float(ddof)), result)
 
 
+@_public
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None,
         correction=None):
     _no_out("std", out)

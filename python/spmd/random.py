@@ -15,8 +15,9 @@ with log, log1p and exp, whose last bits follow spmd's transcendental functions 
 stated ulps of JAX's); so are cauchy (tan), gamma and loggamma (spmd::random::gamma: JAX's draws
 from JAX's keys, XLA's logarithms), and what JAX composes of them: beta, dirichlet,
 generalized_normal and ball, all float32. poisson's counts equal JAX's (its Knuth and rejection
-loops over JAX's draws; spmd::random::poisson). Not here yet: orthogonal (QR) and
-multivariate_normal (a factorization), which need linear algebra spmd does not have."""
+loops over JAX's draws; spmd::random::poisson). orthogonal and multivariate_normal (its
+'cholesky' method) compose spmd.numpy.linalg's qr and cholesky as JAX composes LAPACK's: within a
+few ulps of JAX's values."""
 import functools as _functools
 import operator as _operator
 
@@ -496,3 +497,46 @@ def poisson(key, lam, shape=None, dtype=None):
     shape = _np.shape(lam) if shape is None else tuple(_shape(shape, "poisson"))
     out = _traced("poisson", key, _poisson_body, (shape,), lam)
     return out if d == _np.int32 else jnp.astype(out, d)
+
+
+def orthogonal(key, n, shape=(), dtype=None, m=None):
+    """JAX's: the Q of a normal matrix's QR, its columns' signs set by R's diagonal (n×m; m
+    defaults to n), float32."""
+    from . import numpy as jnp
+    d = _gamma_dtype(dtype, "orthogonal")
+    n = _integer(n, "orthogonal: n")
+    m = n if m is None else _integer(m, "orthogonal: m")
+    shape = tuple(_shape(shape, "orthogonal"))
+    z = normal(key, (*shape, max(n, m), min(n, m)), d)
+    q, r = jnp.linalg.qr(z)
+    x = q * jnp.expand_dims(jnp.sign(jnp.diagonal(r, 0, -2, -1)), -2)
+    return jnp.swapaxes(x, -1, -2) if n < m else x
+
+
+def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky"):
+    """JAX's, with its default method: mean + L z, L the Cholesky factor of cov and z standard
+    normal of shape + mean.shape[-1:], float32 ('svd' and 'eigh' are not here yet)."""
+    from . import numpy as jnp
+    d = _gamma_dtype(dtype, "multivariate_normal")
+    if method not in ("cholesky", "svd", "eigh"):
+        raise ValueError(f"method must be one of {{'svd', 'eigh', 'cholesky'}}, got {method}")
+    if method != "cholesky":
+        raise NotImplementedError(f"spmd.random.multivariate_normal: method={method!r} needs a "
+                                  "decomposition spmd does not have; the default 'cholesky' works")
+    mean, cov = jnp.asarray(mean, d), jnp.asarray(cov, d)
+    if _np.ndim(mean) < 1:
+        raise ValueError(f"multivariate_normal requires mean.ndim >= 1, got mean.ndim == "
+                         f"{_np.ndim(mean)}")
+    if _np.ndim(cov) < 2:
+        raise ValueError(f"multivariate_normal requires cov.ndim >= 2, got cov.ndim == "
+                         f"{_np.ndim(cov)}")
+    k = mean.shape[-1]
+    if tuple(cov.shape[-2:]) != (k, k):
+        raise ValueError(f"multivariate_normal requires cov.shape == (..., n, n) for n={k}, "
+                         f"but got cov.shape == {tuple(cov.shape)}.")
+    batch = (tuple(mean.shape[:-1]), tuple(cov.shape[:-2]))
+    shape = _np.broadcast_shapes(*batch) if shape is None else \
+        _sample_shape("normal", shape, *batch)
+    factor = jnp.linalg.cholesky(cov)
+    z = normal(key, tuple(shape) + (k,), d)
+    return mean + jnp.squeeze(jnp.matmul(factor, jnp.expand_dims(z, -1)), -1)

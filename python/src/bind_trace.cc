@@ -15,6 +15,7 @@
 #include "spmd/convolution.h"
 #include "spmd/grad.h"
 #include "spmd/jit.h"
+#include "spmd/linalg.h"
 #include "spmd/numpy.h"
 #include "spmd/traced_shard_map.h"
 #include "spmd/vmap.h"
@@ -255,6 +256,8 @@ void bind_numpy(nb::module_& m) {
                .feature_group_count = groups});
         });
   t.def("padtype_to_pads", &lax::padtype_to_pads);
+  t.def("cholesky", &jnp::linalg::cholesky);
+  t.def("qr", &jnp::linalg::qr);
   t.def("softmax", static_cast<Tensor (*)(const Tensor&, const jnp::AxisList&)>(&jnp::softmax));
   t.def("einsum",
         static_cast<Tensor (*)(const std::string&, const Tensor&, const Tensor&)>(&jnp::einsum));

@@ -103,6 +103,11 @@ Tensor search_sorted(const Tensor& sorted, const Tensor& queries);
 // x's slices along `axis` at `indices` (int32, any shape; out of range clamped), which replace
 // that dimension.
 Tensor take(const Tensor& x, const Tensor& indices, int axis);
+// The factorization family (ops/linalg.cc) of the matrices in the last two dimensions, float32
+// or float64: the lower Cholesky factor; the reduced QR decomposition's Q and R.
+Tensor cholesky(const Tensor& a);
+Tensor qr_q(const Tensor& a);
+Tensor qr_r(const Tensor& a);
 // A stable sort of each line along `axis` in JAX's order (kernels/ordering.h: -0 equals 0, NaN
 // last), x of an orderable dtype: x sorted; `values` (x's shape, any dtype) in the order of
 // `keys`; or x's int32 positions. `descending` as jnp's (the reverse of the ascending order for

@@ -16,6 +16,7 @@
 
 #include "kernels/chain.h"
 #include "kernels/elementwise.h"
+#include "kernels/linalg.h"
 #include "kernels/matmul.h"
 #include "kernels/ordering.h"
 #include "kernels/random_bits.h"
@@ -95,6 +96,11 @@ class Backend {
                     const int32_t* indices, int64_t count, std::byte* out) const = 0;
   virtual void scatter_add(DType dtype, const std::byte* updates, const Shape& shape, int axis,
                            const int32_t* indices, int64_t count, std::byte* out) const = 0;
+  // Factorizations (linalg.h).
+  virtual void cholesky(DType dtype, const std::byte* in, int64_t batch, int64_t n,
+                        std::byte* out) const = 0;
+  virtual void qr(DType dtype, const std::byte* in, int64_t batch, int64_t m, int64_t n,
+                  std::byte* q, std::byte* r) const = 0;
   virtual void sort(DType key_dtype, const std::byte* keys, const SortSpec& spec,
                     const std::byte* payload, std::byte* out) const = 0;
 };

@@ -108,6 +108,14 @@ class CpuBackend final : public Backend {
                    const int32_t* indices, int64_t count, std::byte* out) const override {
     kernels::scatter_add(dtype, updates, shape, axis, indices, count, out);
   }
+  void cholesky(DType dtype, const std::byte* in, int64_t batch, int64_t n,
+                std::byte* out) const override {
+    kernels::cholesky(dtype, in, batch, n, out);
+  }
+  void qr(DType dtype, const std::byte* in, int64_t batch, int64_t m, int64_t n, std::byte* q,
+          std::byte* r) const override {
+    kernels::qr(dtype, in, batch, m, n, q, r);
+  }
   void sort(DType key_dtype, const std::byte* keys, const SortSpec& spec, const std::byte* payload,
             std::byte* out) const override {
     kernels::sort(key_dtype, keys, spec, payload, out);

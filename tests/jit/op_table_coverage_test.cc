@@ -92,6 +92,8 @@ const std::map<std::string, std::string> kNotNumeric = {
     {"slice", "moves elements"},
     {"transpose", "moves elements"},
     {"take", "moves elements (random.choice's gather; Random.EqualsJaxBitForBit)"},
+    {"cholesky", "a factorization (tests/python/jax_parity/test_numpy.py, linalg)"},
+    {"qr", "a factorization (tests/python/jax_parity/test_numpy.py, linalg)"},
     {"scatter_add", "take's transpose (its gradients: tests/python/jax_parity/test_numpy.py)"},
     {"reshard", "moves elements between devices"},
     {"sharding_constraint", "places elements"},

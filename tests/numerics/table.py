@@ -259,5 +259,10 @@ ELSEWHERE |= {
     "tan": "numpy's tan row",
     "tanh": "numpy's tanh row", "sqrt": "numpy's sqrt row", "log1p": "numpy's log1p row",
     "expm1": "numpy's expm1 row", "sort_key_val": "numpy's sort row (tests/python/jax_parity)",
+    "conv_general_dilated": "contraction (tests/python/jax_parity/test_lax.py)",
+    "conv": "contraction (tests/python/jax_parity/test_lax.py)",
+    "conv_with_general_padding": "contraction (tests/python/jax_parity/test_lax.py)",
+    "conv_dimension_numbers": "not numeric", "ConvDimensionNumbers": "type",
+    "linalg": "module (factorizations: tests/python/jax_parity/test_numpy.py)",
     "bitwise_left_shift": "left_shift's row", "bitwise_right_shift": "right_shift's row",
 }

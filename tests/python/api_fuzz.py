@@ -414,6 +414,7 @@ def _array_where(x, test):
 
 POWER = ("numpy.power", "Array: a ** b", "Array: b ** a")
 DIVIDE = ("numpy.divide", "numpy.true_divide", "Array: a / b", "Array: b / a")
+MULTIPLY = ("numpy.multiply", "Array: a * b", "Array: b * a")
 FLOOR_DIVIDE = ("numpy.floor_divide", "numpy.divmod", "Array: a // b")
 
 
@@ -432,6 +433,11 @@ KNOWN = [
      "dtype; under jit (and in spmd) the operands promote",
      lambda name, args: name in POWER and isinstance(_operands(name, args)[1], np.ndarray) and
      _operands(name, args)[1].ndim == 0 and _operands(name, args)[1].dtype.kind in "iub"),
+    ("XLA rewrites a bool times x as select(b, x, 0), so JAX's False * NaN and False * inf are "
+     "0; spmd (and NumPy) give NaN, as they do for the division below",
+     lambda name, args: name in MULTIPLY and len(args) == 2 and any(
+         np.asarray(x).dtype == bool for x in args) and any(
+         _array_where(x, lambda d: ~np.isfinite(d.astype(float))) for x in args)),
     ("XLA rewrites a bool divided by x as select(b, 1 / x, 0), so JAX's False / 0 and False / "
      "NaN are 0; spmd (and NumPy) give NaN",
      lambda name, args: name in DIVIDE and np.asarray(_operands(name, args)[0]).dtype == bool and
@@ -496,7 +502,7 @@ def differential_value(name, data):
     return data.draw(strategies.get(name, operand), label=name)
 
 
-CONTRACTIONS = ("numpy.matmul", "numpy.dot")
+CONTRACTIONS = ("numpy.matmul", "numpy.dot", "Array: a @ b")
 
 
 def contraction_pair(data):
@@ -545,13 +551,13 @@ def run_differential(examples, seed_value, log, survey=None):
 
     def one(data):
         name, ours_fn, theirs_fn = data.draw(st.sampled_from(table), label="target")
-        if name.startswith("Array"):
+        if name in CONTRACTIONS and data.draw(st.booleans()):
+            args, kwargs = contraction_pair(data), {}  # (random shapes rarely line up)
+        elif name.startswith("Array"):
             params = ["a", "b"] if name[len("Array: "):] in BINARY else ["a"]
             args = [data.draw(numeric_arrays(), label="a")] + [
                 differential_value("b", data) for _ in params[1:]]
             kwargs = {}
-        elif name in CONTRACTIONS and data.draw(st.booleans()):
-            args, kwargs = contraction_pair(data), {}  # (random shapes rarely line up)
         else:
             params = parameter_names(ours_fn)
             required = [p for p in inspect.signature(ours_fn).parameters.values()

@@ -107,6 +107,12 @@ class CountingBackend final : public kernels::Backend {
                (DType t, const std::byte* u, const Shape& s, int axis, const int32_t* i, int64_t c,
                 std::byte* o),
                (t, u, s, axis, i, c, o))
+  SPMD_COUNTED(cholesky, (DType t, const std::byte* in, int64_t b, int64_t n, std::byte* o),
+               (t, in, b, n, o))
+  SPMD_COUNTED(qr,
+               (DType t, const std::byte* in, int64_t b, int64_t m, int64_t n, std::byte* q,
+                std::byte* r),
+               (t, in, b, m, n, q, r))
   SPMD_COUNTED(sort,
                (DType t, const std::byte* k, const kernels::SortSpec& s, const std::byte* p,
                 std::byte* o),

@@ -120,6 +120,13 @@ class CudaBackend final : public Backend {
                    const int32_t* indices, int64_t count, std::byte* out) const override {
     cuda::scatter_add(gpu(), dtype, updates, shape, axis, indices, count, out);
   }
+  void cholesky(DType, const std::byte*, int64_t, int64_t, std::byte*) const override {
+    not_yet("jnp.linalg.cholesky");
+  }
+  void qr(DType, const std::byte*, int64_t, int64_t, int64_t, std::byte*,
+          std::byte*) const override {
+    not_yet("jnp.linalg.qr");
+  }
   void sort(DType key_dtype, const std::byte* keys, const SortSpec& spec, const std::byte* payload,
             std::byte* out) const override {
     cuda::sort(gpu(), key_dtype, keys, spec, payload, out);

@@ -626,3 +626,41 @@ def test_take_gradients_under_jit_and_vmap_match_jax():
     same(spmd.vmap(spmd.grad(lambda t, i: loss(snp, t, i)), in_axes=(None, 0))(table, ids),
          jax.vmap(jax.grad(lambda t, i: loss(jnp, t, i)), in_axes=(None, 0))(table, ids),
          "vmap of take's gradient over indices")
+
+
+@covers("numpy.linalg.cholesky", "numpy.linalg.qr")
+def test_cholesky_and_qr_match_jax():
+    """Batches of symmetric positive definite matrices (one not: NaN, as JAX), upper=, float64
+    under x64, an integer matrix; QR of tall, wide and batched matrices and mode 'r': within a
+    few ulps of LAPACK's (the same Householder signs); Q's columns orthonormal."""
+    rng = np.random.default_rng(41)
+    g = rng.standard_normal((3, 5, 5)).astype(np.float32)
+    spd = g @ np.swapaxes(g, -1, -2) + 5 * np.eye(5, dtype=np.float32)
+    spd[2] = -np.eye(5)  # not positive definite
+    for upper in (False, True):
+        same(snp.linalg.cholesky(spd, upper=upper), jnp.linalg.cholesky(spd, upper=upper),
+             f"cholesky, upper={upper}", ulps=16, atol=1e-5)
+    same(snp.linalg.cholesky(np.array([[4, 2], [2, 3]])),
+         jnp.linalg.cholesky(np.array([[4, 2], [2, 3]])), "cholesky of integers", ulps=4)
+    for shape in ((6, 4), (4, 6), (2, 5, 5)):
+        a = rng.standard_normal(shape).astype(np.float32)
+        q, r = snp.linalg.qr(a)
+        jq, jr = jnp.linalg.qr(a)
+        same(q, jq, f"Q of {shape}", ulps=64, atol=1e-5)
+        same(r, jr, f"R of {shape}", ulps=64, atol=1e-5)
+        k = min(shape[-2:])
+        assert np.allclose(np.swapaxes(np.asarray(q), -1, -2) @ np.asarray(q), np.eye(k),
+                           atol=1e-5)
+    same(snp.linalg.qr(a, mode="r"), jnp.linalg.qr(a, mode="r"), "qr mode r", ulps=64,
+         atol=1e-5)
+    jax.config.update("jax_enable_x64", True)
+    spmd.config.update("jax_enable_x64", True)
+    try:
+        wide = spd[:2].astype(np.float64)
+        same(snp.linalg.cholesky(wide), jnp.linalg.cholesky(wide), "cholesky float64",
+             ulps=16, atol=1e-12)
+    finally:
+        jax.config.update("jax_enable_x64", False)
+        spmd.config.update("jax_enable_x64", False)
+    raises_like(lambda: jnp.linalg.cholesky(np.ones(3, np.float32)),
+                lambda: snp.linalg.cholesky(np.ones(3, np.float32)), "cholesky of a vector")

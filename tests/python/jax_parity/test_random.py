@@ -178,3 +178,26 @@ def test_poisson_takes_jaxs_draws_in_both_algorithms():
     finally:
         jax.config.update("jax_enable_x64", False)
         spmd.config.update("jax_enable_x64", False)
+
+
+@covers("random.orthogonal", "random.multivariate_normal")
+def test_orthogonal_and_multivariate_normal_match_jax():
+    """orthogonal of square, tall (m < n) and wide matrices and a batch; multivariate_normal of
+    one mean, of batched means and covariances, and a given shape: within a few ulps of JAX's (the
+    factorizations are Eigen's beside LAPACK's); JAX's errors for mismatched shapes."""
+    for n, shape, m in ((4, (), None), (5, (3,), None), (3, (), 5), (5, (2,), 3)):
+        same(spmd.random.orthogonal(spmd.random.PRNGKey(4), n, shape, m=m),
+             jax.random.orthogonal(jax.random.PRNGKey(4), n, shape, m=m),
+             f"orthogonal({n}, {shape}, m={m})", ulps=64, atol=1e-5)
+    rng = np.random.default_rng(5)
+    g = rng.standard_normal((2, 3, 3)).astype(np.float32)
+    cov = g @ np.swapaxes(g, -1, -2) + np.eye(3, dtype=np.float32)
+    mean = rng.standard_normal((2, 3)).astype(np.float32)
+    for args, kw in (((mean[0], cov[0]), {}), ((mean, cov), {}), ((mean[0], cov[0]), {"shape": (4,)}),
+                     ((mean, cov[0]), {"shape": (5, 2)})):
+        same(spmd.random.multivariate_normal(spmd.random.PRNGKey(6), *args, **kw),
+             jax.random.multivariate_normal(jax.random.PRNGKey(6), *args, **kw),
+             f"multivariate_normal of {[np.shape(a) for a in args]}, {kw}", ulps=16, atol=1e-5)
+    raises_like(lambda: jax.random.multivariate_normal(jax.random.PRNGKey(0), mean[0], cov[0, :2]),
+                lambda: spmd.random.multivariate_normal(spmd.random.PRNGKey(0), mean[0],
+                                                        cov[0, :2]), "cov of the wrong shape")
