@@ -664,3 +664,31 @@ def test_cholesky_and_qr_match_jax():
         spmd.config.update("jax_enable_x64", False)
     raises_like(lambda: jnp.linalg.cholesky(np.ones(3, np.float32)),
                 lambda: snp.linalg.cholesky(np.ones(3, np.float32)), "cholesky of a vector")
+
+
+@covers("numpy.linalg.norm")
+def test_norms_match_jax():
+    """Vector norms of every order JAX composes, matrix norms over two axes ('fro', 1, -1, inf,
+    -inf), the flattened default, keepdims, an integer input; JAX's errors for an order a vector
+    or a matrix does not have and an axis out of range."""
+    rng = np.random.default_rng(42)
+    x = rng.standard_normal((3, 4, 5)).astype(np.float32)
+    for ord_ in (None, 2, 1, 0, 3, -1, np.inf, -np.inf, 0.5):
+        for axis in (0, -1):
+            same(snp.linalg.norm(x, ord_, axis), jnp.linalg.norm(x, ord_, axis),
+                 f"vector norm ord={ord_} axis={axis}", ulps=4)
+    for ord_ in (None, "fro", 1, -1, np.inf, -np.inf):
+        for axis, keepdims in (((0, 1), False), ((2, 0), True), ((-1, -2), False)):
+            same(snp.linalg.norm(x, ord_, axis, keepdims),
+                 jnp.linalg.norm(x, ord_, axis, keepdims),
+                 f"matrix norm ord={ord_} axis={axis} keepdims={keepdims}", ulps=4)
+    same(snp.linalg.norm(x), jnp.linalg.norm(x), "flattened", ulps=4)
+    same(snp.linalg.norm(x[0], keepdims=True), jnp.linalg.norm(x[0], keepdims=True), "keepdims",
+         ulps=4)
+    same(snp.linalg.norm(np.arange(6).reshape(2, 3)), jnp.linalg.norm(np.arange(6).reshape(2, 3)),
+         "of integers", ulps=4)
+    for what, call in (("a vector order 'fro'", lambda np_: np_.linalg.norm(x, "fro", 0)),
+                       ("a matrix order 3", lambda np_: np_.linalg.norm(x, 3, (0, 1))),
+                       ("three axes", lambda np_: np_.linalg.norm(x, None, (0, 1, 2))),
+                       ("an axis out of range", lambda np_: np_.linalg.norm(x, None, 3))):
+        raises_like(lambda: call(jnp), lambda: call(snp), what)
