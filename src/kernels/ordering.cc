@@ -21,6 +21,16 @@
 namespace spmd::kernels {
 namespace {
 
+// `shape` as outer × n × inner around `axis`: the lines along it, n elements each, inner apart.
+struct Lines {
+  int64_t outer, n, inner;
+};
+Lines lines_of(const Shape& shape, int axis) {
+  const auto begin = shape.begin(), at = begin + axis;
+  return {std::accumulate(begin, at, int64_t{1}, std::multiplies<>()), *at,
+          std::accumulate(at + 1, shape.end(), int64_t{1}, std::multiplies<>())};
+}
+
 constexpr int64_t kBase = 16;  // XLA's ReduceWindowRewriter base length on CPU
 
 // XLA's two cumulative reductions: the operation and its identity.
@@ -206,12 +216,7 @@ void top_k(DType dtype, const std::byte* in, int64_t n, int64_t k, int32_t* out)
 
 void take(size_t element_size, const std::byte* in, const Shape& shape, int axis,
           const int32_t* indices, int64_t count, std::byte* out) {
-  const auto d = static_cast<size_t>(axis);
-  const int64_t n = shape[d];
-  const int64_t inner =
-      std::accumulate(shape.begin() + axis + 1, shape.end(), int64_t{1}, std::multiplies<>());
-  const int64_t outer =
-      std::accumulate(shape.begin(), shape.begin() + axis, int64_t{1}, std::multiplies<>());
+  const auto [outer, n, inner] = lines_of(shape, axis);
   const size_t row = static_cast<size_t>(inner) * element_size;
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t i = 0; i < count; ++i) {
@@ -224,12 +229,7 @@ void take(size_t element_size, const std::byte* in, const Shape& shape, int axis
 
 void scatter_add(DType dtype, const std::byte* updates, const Shape& shape, int axis,
                  const int32_t* indices, int64_t count, std::byte* out) {
-  const auto d = static_cast<size_t>(axis);
-  const int64_t n = shape[d];
-  const int64_t inner =
-      std::accumulate(shape.begin() + axis + 1, shape.end(), int64_t{1}, std::multiplies<>());
-  const int64_t outer =
-      std::accumulate(shape.begin(), shape.begin() + axis, int64_t{1}, std::multiplies<>());
+  const auto [outer, n, inner] = lines_of(shape, axis);
   visit_dtype(dtype, [&](auto zero) {
     using T = decltype(zero);
     if constexpr (std::is_floating_point_v<T> || is_half<T>) {
@@ -273,12 +273,7 @@ void copy_element(const std::byte* src, int64_t from, std::byte* dst, int64_t to
 void sort(DType key_dtype, const std::byte* keys, const SortSpec& spec, const std::byte* payload,
           std::byte* out) {
   const Shape& shape = spec.shape;
-  const auto d = static_cast<size_t>(spec.axis);
-  const int64_t n = shape[d];
-  const int64_t inner =
-      std::accumulate(shape.begin() + spec.axis + 1, shape.end(), int64_t{1}, std::multiplies<>());
-  const int64_t outer =
-      std::accumulate(shape.begin(), shape.begin() + spec.axis, int64_t{1}, std::multiplies<>());
+  const auto [outer, n, inner] = lines_of(shape, spec.axis);
   // Equal keys: the later first only for a descending sort with a payload (ordering.h).
   const bool later_first = spec.descending && spec.payload_size > 0;
   visit_orderable(key_dtype, [&](auto t) {

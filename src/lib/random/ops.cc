@@ -21,6 +21,15 @@
 namespace spmd::compiler {
 namespace {
 
+// The key (operand 0) and operand 1 whole on every device, and the result too: the kinds whose
+// kernel takes the whole operand (a permutation, a rejection sampler's loops).
+void partition_key_and_whole(Partitioner& p, int value, const Op& op) {
+  const Layout whole = Layout::replicated(op.shape.size());
+  p.compute(value,
+            {p.slot_with(op.inputs[0], Layout::replicated(1)), p.slot_with(op.inputs[1], whole)},
+            whole);
+}
+
 namespace jnp = spmd::numpy;
 using kernels::Distribution;
 using kernels::RandomBits;
@@ -275,10 +284,7 @@ ValueType RandomPermutationOp::result_type(std::span<const ValueType> operands) 
 }
 
 void RandomPermutationOp::partition(Partitioner& p, int value, const Op& op) const {
-  const Layout whole = Layout::replicated(op.shape.size());
-  p.compute(value,
-            {p.slot_with(op.inputs[0], Layout::replicated(1)), p.slot_with(op.inputs[1], whole)},
-            whole);
+  partition_key_and_whole(p, value, op);
 }
 
 Block RandomPermutationOp::run(const KernelContext& device, const Step& step,
@@ -328,10 +334,7 @@ ValueType RandomGammaOp::result_type(std::span<const ValueType> operands) const 
 }
 
 void RandomGammaOp::partition(Partitioner& p, int value, const Op& op) const {
-  const Layout whole = Layout::replicated(op.shape.size());
-  p.compute(value,
-            {p.slot_with(op.inputs[0], Layout::replicated(1)), p.slot_with(op.inputs[1], whole)},
-            whole);
+  partition_key_and_whole(p, value, op);
 }
 
 Block RandomGammaOp::run(const KernelContext& device, const Step& step,
@@ -366,10 +369,7 @@ ValueType RandomPoissonOp::result_type(std::span<const ValueType> operands) cons
 }
 
 void RandomPoissonOp::partition(Partitioner& p, int value, const Op& op) const {
-  const Layout whole = Layout::replicated(op.shape.size());
-  p.compute(value,
-            {p.slot_with(op.inputs[0], Layout::replicated(1)), p.slot_with(op.inputs[1], whole)},
-            whole);
+  partition_key_and_whole(p, value, op);
 }
 
 Block RandomPoissonOp::run(const KernelContext& device, const Step& step,

@@ -692,3 +692,10 @@ def test_norms_match_jax():
                        ("three axes", lambda np_: np_.linalg.norm(x, None, (0, 1, 2))),
                        ("an axis out of range", lambda np_: np_.linalg.norm(x, None, 3))):
         raises_like(lambda: call(jnp), lambda: call(snp), what)
+
+
+@covers("numpy.sort", "numpy.argsort")
+def test_sorts_of_empty_arrays_are_jaxs():
+    for x in (np.zeros((0,), np.float32), np.zeros((3, 0), np.float32), np.zeros((0, 4), np.int8)):
+        for fn in ("sort", "argsort"):
+            same(getattr(snp, fn)(x), getattr(jnp, fn)(x), f"{fn} of {x.shape}")

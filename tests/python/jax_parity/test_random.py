@@ -201,3 +201,14 @@ def test_orthogonal_and_multivariate_normal_match_jax():
     raises_like(lambda: jax.random.multivariate_normal(jax.random.PRNGKey(0), mean[0], cov[0, :2]),
                 lambda: spmd.random.multivariate_normal(spmd.random.PRNGKey(0), mean[0],
                                                         cov[0, :2]), "cov of the wrong shape")
+
+
+@covers("random.gamma", "random.poisson")
+def test_gamma_and_poisson_at_their_edges_are_jaxs():
+    """NaN, negative, zero and infinite parameters: the loops end and give JAX's values."""
+    a = np.array([np.nan, -0.5, -2.0, np.inf, 0.0], np.float32)
+    same(spmd.random.gamma(spmd.random.PRNGKey(1), a), jax.random.gamma(jax.random.PRNGKey(1), a),
+         "gamma at its edges", 8)
+    lam = np.array([np.inf, -1.0, 0.0, np.nan], np.float32)
+    same(spmd.random.poisson(spmd.random.PRNGKey(1), lam),
+         jax.random.poisson(jax.random.PRNGKey(1), lam), "poisson at its edges")
