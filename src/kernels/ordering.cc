@@ -216,7 +216,8 @@ void top_k(DType dtype, const std::byte* in, int64_t n, int64_t k, int32_t* out)
 
 void take(size_t element_size, const std::byte* in, const Shape& shape, int axis,
           const int32_t* indices, int64_t count, std::byte* out) {
-  const auto [outer, n, inner] = lines_of(shape, axis);
+  const Lines lines = lines_of(shape, axis);
+  const int64_t outer = lines.outer, n = lines.n, inner = lines.inner;
   const size_t row = static_cast<size_t>(inner) * element_size;
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t i = 0; i < count; ++i) {
@@ -229,7 +230,8 @@ void take(size_t element_size, const std::byte* in, const Shape& shape, int axis
 
 void scatter_add(DType dtype, const std::byte* updates, const Shape& shape, int axis,
                  const int32_t* indices, int64_t count, std::byte* out) {
-  const auto [outer, n, inner] = lines_of(shape, axis);
+  const Lines lines = lines_of(shape, axis);
+  const int64_t outer = lines.outer, n = lines.n, inner = lines.inner;
   visit_dtype(dtype, [&](auto zero) {
     using T = decltype(zero);
     if constexpr (std::is_floating_point_v<T> || is_half<T>) {
@@ -273,7 +275,8 @@ void copy_element(const std::byte* src, int64_t from, std::byte* dst, int64_t to
 void sort(DType key_dtype, const std::byte* keys, const SortSpec& spec, const std::byte* payload,
           std::byte* out) {
   const Shape& shape = spec.shape;
-  const auto [outer, n, inner] = lines_of(shape, spec.axis);
+  const Lines lines = lines_of(shape, spec.axis);
+  const int64_t outer = lines.outer, n = lines.n, inner = lines.inner;
   // Equal keys: the later first only for a descending sort with a payload (ordering.h).
   const bool later_first = spec.descending && spec.payload_size > 0;
   visit_orderable(key_dtype, [&](auto t) {
