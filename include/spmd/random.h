@@ -115,6 +115,28 @@ Array randint(const Array& key, const Shape& shape, int64_t minval, int64_t maxv
 Tensor gumbel(const Tensor& key, const Shape& shape = {}, DType dtype = DType::kFloat32);
 Array gumbel(const Array& key, const Shape& shape = {}, DType dtype = DType::kFloat32);
 
+// Functions of one uniform draw u each, as jax.random computes them: float32 (the default),
+// float16 or bfloat16, bit for bit with JAX (XLA's log, log1p and exp, kernels/xla_math.h; the C
+// library's tanf, as XLA's CPU code calls it):
+// - exponential: -log1p(-u), u on [0, 1) (jax.random.exponential);
+// - laplace: sign(u) log1p(-|u|), u on [-1 + epsneg, 1) (jax.random.laplace);
+// - logistic: log(u) - log1p(-u), u on [tiny, 1) (jax.random.logistic);
+// - cauchy: tan(pi (u - 1/2)), u on [eps, 1) (jax.random.cauchy);
+// - lognormal: exp(normal · sigma), sigma a scalar (jax.random.lognormal; an array sigma is
+//   normal(key, shape) · sigma through numpy::exp, within an ulp of JAX's).
+Tensor exponential(const Tensor& key, const Shape& shape = {}, DType dtype = DType::kFloat32);
+Array exponential(const Array& key, const Shape& shape = {}, DType dtype = DType::kFloat32);
+Tensor laplace(const Tensor& key, const Shape& shape = {}, DType dtype = DType::kFloat32);
+Array laplace(const Array& key, const Shape& shape = {}, DType dtype = DType::kFloat32);
+Tensor logistic(const Tensor& key, const Shape& shape = {}, DType dtype = DType::kFloat32);
+Array logistic(const Array& key, const Shape& shape = {}, DType dtype = DType::kFloat32);
+Tensor cauchy(const Tensor& key, const Shape& shape = {}, DType dtype = DType::kFloat32);
+Array cauchy(const Array& key, const Shape& shape = {}, DType dtype = DType::kFloat32);
+Tensor lognormal(const Tensor& key, double sigma = 1.0, const Shape& shape = {},
+                 DType dtype = DType::kFloat32);
+Array lognormal(const Array& key, double sigma = 1.0, const Shape& shape = {},
+                DType dtype = DType::kFloat32);
+
 // Indices drawn from softmax(logits) along `axis` (jax.random.categorical, with replacement):
 // int32 of `shape`, whose default is logits' shape without `axis`; a given shape ends with that.
 Tensor categorical(const Tensor& key, const Tensor& logits, int axis = -1,
@@ -124,9 +146,9 @@ Array categorical(const Array& key, const Array& logits, int axis = -1);
 // Gamma(a, 1) samples (jax.random.gamma), float32 of a's shape (a float32; broadcast it to the
 // sample's shape first), or with log_space their logarithms (jax.random.loggamma), which keep
 // precision for small a. Each element is JAX's Marsaglia-Tsang loop from its own key of
-// split(key, a.size): the draws are JAX's bit for bit, the result within a few units in the last
-// place (XLA's logarithms and powf; kernels/random_samplers.h). Whole on every device; no
-// derivative yet (JAX's has one in a).
+// split(key, a.size): the draws and the values are JAX's bit for bit (XLA's logarithms, its
+// rsqrt, which depends on the CPU as JAX's does, and the C library's powf;
+// kernels/random_samplers.h). Whole on every device; no derivative yet (JAX's has one in a).
 Tensor gamma(const Tensor& key, const Tensor& a, bool log_space = false);
 Array gamma(const Array& key, const Array& a, bool log_space = false);
 
@@ -201,6 +223,27 @@ D randint(const KeyArray<D>& key, const Shape& shape, int64_t minval, int64_t ma
 template <typename D>
 D gumbel(const KeyArray<D>& key, const Shape& shape = {}, DType dtype = DType::kFloat32) {
   return gumbel(single_key("gumbel", key), shape, dtype);
+}
+template <typename D>
+D exponential(const KeyArray<D>& key, const Shape& shape = {}, DType dtype = DType::kFloat32) {
+  return exponential(single_key("exponential", key), shape, dtype);
+}
+template <typename D>
+D laplace(const KeyArray<D>& key, const Shape& shape = {}, DType dtype = DType::kFloat32) {
+  return laplace(single_key("laplace", key), shape, dtype);
+}
+template <typename D>
+D logistic(const KeyArray<D>& key, const Shape& shape = {}, DType dtype = DType::kFloat32) {
+  return logistic(single_key("logistic", key), shape, dtype);
+}
+template <typename D>
+D cauchy(const KeyArray<D>& key, const Shape& shape = {}, DType dtype = DType::kFloat32) {
+  return cauchy(single_key("cauchy", key), shape, dtype);
+}
+template <typename D>
+D lognormal(const KeyArray<D>& key, double sigma = 1.0, const Shape& shape = {},
+            DType dtype = DType::kFloat32) {
+  return lognormal(single_key("lognormal", key), sigma, shape, dtype);
 }
 inline Tensor categorical(const KeyTensor& key, const Tensor& logits, int axis = -1,
                           const std::optional<Shape>& shape = std::nullopt) {

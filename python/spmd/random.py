@@ -9,12 +9,11 @@ as in JAX.
 
 Exactness against JAX 0.10.2 (tests/python/jax_parity/test_random.py runs both): PRNGKey, key,
 split, fold_in, bits, uniform, normal, truncated_normal, bernoulli, randint, gumbel, categorical,
-permutation, choice and rademacher are bit for bit (spmd::random's own samplers, random.h says
-how); exponential, laplace, logistic and lognormal are JAX's compositions of uniform or normal
-with log, log1p and exp, whose last bits follow spmd's transcendental functions (within the
-stated ulps of JAX's); so are cauchy (tan), gamma and loggamma (spmd::random::gamma: JAX's draws
-from JAX's keys, XLA's logarithms), and what JAX composes of them: beta, dirichlet,
-generalized_normal and ball, all float32. poisson's counts equal JAX's (its Knuth and rejection
+permutation, choice, rademacher, exponential, laplace, logistic, cauchy, lognormal (a scalar
+sigma), gamma, loggamma and generalized_normal are bit for bit (spmd::random's own samplers, with
+XLA's log, log1p, exp and rsqrt; random.h says how). beta, dirichlet and ball go on through
+spmd.numpy's exp, softmax and powers (Eigen's and the C library's), within a few ulps of JAX's;
+so does lognormal with an array sigma. poisson's counts equal JAX's (its Knuth and rejection
 loops over JAX's draws; spmd::random::poisson). orthogonal and multivariate_normal (its
 'cholesky' method) compose spmd.numpy.linalg's qr and cholesky as JAX composes LAPACK's: within a
 few ulps of JAX's values."""
@@ -325,44 +324,61 @@ def _finfo(dtype):
     return ml_dtypes.finfo(dtype)
 
 
+def _uniform_function(name, call, key, shape, dtype, composed):
+    """exponential, laplace, logistic or cauchy: spmd::random's sampler, JAX's bit for bit, for
+    float32 and the half types; under x64 a float64 one composed as JAX composes it."""
+    d = _float_dtype(dtype, name)
+    shape = _shape(shape, name)
+    if d == _np.float64:
+        return composed(d)
+    return _sample(name, call, key, shape, _core.dtype_name(d))
+
+
 def exponential(key, shape=(), dtype=None):
-    """JAX's: -log1p(-uniform)."""
-    from . import numpy as jnp
-    u = uniform(key, shape, dtype)
-    return -jnp.log1p(-u)
+    """JAX's: -log1p(-u), u uniform on [0, 1)."""
+    def composed(d):
+        from . import numpy as jnp
+        return -jnp.log1p(-uniform(key, shape, d))
+    return _uniform_function("exponential", _r.exponential, key, shape, dtype, composed)
 
 
 def laplace(key, shape=(), dtype=None):
     """JAX's: sign(u) * log1p(-|u|), u uniform on [-1 + epsneg, 1)."""
-    from . import numpy as jnp
-    d = _float_dtype(dtype, "laplace")
-    u = uniform(key, shape, d, minval=-1.0 + float(_finfo(d).epsneg), maxval=1.0)
-    return jnp.sign(u) * jnp.log1p(-jnp.abs(u))
+    def composed(d):
+        from . import numpy as jnp
+        u = uniform(key, shape, d, minval=-1.0 + float(_finfo(d).epsneg), maxval=1.0)
+        return jnp.sign(u) * jnp.log1p(-jnp.abs(u))
+    return _uniform_function("laplace", _r.laplace, key, shape, dtype, composed)
 
 
 def cauchy(key, shape=(), dtype=None):
-    """JAX's: tan(pi (u - 1/2)), u uniform on [eps, 1). The uniform is JAX's bit for bit; tan is
-    the C library's, within a few units in the last place of XLA's."""
-    from . import numpy as jnp
-    d = _float_dtype(dtype, "cauchy")
-    u = uniform(key, shape, d, minval=float(_finfo(d).eps), maxval=1.0)
-    return jnp.tan(_np.asarray(_np.pi, d) * (u - _np.asarray(0.5, d)))
+    """JAX's: tan(pi (u - 1/2)), u uniform on [eps, 1)."""
+    def composed(d):
+        from . import numpy as jnp
+        u = uniform(key, shape, d, minval=float(_finfo(d).eps), maxval=1.0)
+        return jnp.tan(_np.asarray(_np.pi, d) * (u - _np.asarray(0.5, d)))
+    return _uniform_function("cauchy", _r.cauchy, key, shape, dtype, composed)
 
 
 def logistic(key, shape=(), dtype=None):
     """JAX's: log(x) - log1p(-x), x uniform on [tiny, 1)."""
-    from . import numpy as jnp
-    d = _float_dtype(dtype, "logistic")
-    x = uniform(key, shape, d, minval=float(_finfo(d).tiny), maxval=1.0)
-    return jnp.log(x) - jnp.log1p(-x)
+    def composed(d):
+        from . import numpy as jnp
+        x = uniform(key, shape, d, minval=float(_finfo(d).tiny), maxval=1.0)
+        return jnp.log(x) - jnp.log1p(-x)
+    return _uniform_function("logistic", _r.logistic, key, shape, dtype, composed)
 
 
 def lognormal(key, sigma=1.0, shape=None, dtype=None):
-    """JAX's: exp(normal * sigma)."""
+    """JAX's: exp(normal * sigma). A scalar sigma is spmd::random's sampler, JAX's bit for bit;
+    an array sigma is normal times sigma through jnp.exp."""
     from . import numpy as jnp
     d = _float_dtype(dtype, "lognormal", float64=False)
     shape = _np.shape(sigma) if shape is None else shape
-    return jnp.exp(normal(key, shape, d) * _np.asarray(sigma, d))
+    if _np.ndim(sigma) == 0 and not isinstance(sigma, _core.Tensor):
+        return _sample("lognormal", _r.lognormal, key, float(sigma), _shape(shape, "lognormal"),
+                       _core.dtype_name(d))
+    return jnp.exp(normal(key, shape, d) * jnp.asarray(sigma, d))
 
 
 def rademacher(key, shape=(), dtype=None):
@@ -410,8 +426,8 @@ def _gamma_body(k, a, shape, log_space):
 
 
 def gamma(key, a, shape=None, dtype=None):
-    """Gamma(a, 1) samples (jax.random.gamma): JAX's draws from the same keys, the values within a
-    few units in the last place of JAX's (float32; spmd::random::gamma)."""
+    """Gamma(a, 1) samples (jax.random.gamma): JAX's draws and values, bit for bit (float32;
+    spmd::random::gamma)."""
     _gamma_dtype(dtype, "gamma")
     shape = _sample_shape("gamma", shape, _np.shape(a))
     return _traced("gamma", key, _gamma_body, (shape, False), a)

@@ -38,6 +38,21 @@ void samplers(nb::module_& r) {
   r.def("gumbel", [](const K& key, const Shape& shape, const std::string& dtype) {
     return random::gumbel(key, shape, dtype_named(dtype));
   });
+  r.def("exponential", [](const K& key, const Shape& shape, const std::string& dtype) {
+    return random::exponential(key, shape, dtype_named(dtype));
+  });
+  r.def("laplace", [](const K& key, const Shape& shape, const std::string& dtype) {
+    return random::laplace(key, shape, dtype_named(dtype));
+  });
+  r.def("logistic", [](const K& key, const Shape& shape, const std::string& dtype) {
+    return random::logistic(key, shape, dtype_named(dtype));
+  });
+  r.def("cauchy", [](const K& key, const Shape& shape, const std::string& dtype) {
+    return random::cauchy(key, shape, dtype_named(dtype));
+  });
+  r.def("lognormal", [](const K& key, double sigma, const Shape& shape, const std::string& dtype) {
+    return random::lognormal(key, sigma, shape, dtype_named(dtype));
+  });
   r.def("permutation", [](const K& key, int64_t n) { return random::permutation(key, n); });
   r.def("permutation",
         [](const K& key, const K& x, int axis) { return random::permutation(key, x, axis); });

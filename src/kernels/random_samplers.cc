@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "kernels/threefry.h"
+#include "kernels/xla_math.h"
 #include "spmd/error.h"
 
 #if defined(__x86_64__)
@@ -49,64 +50,6 @@ SPMD_SAMPLER_INLINE double unit_f64(uint64_t bits) {
 template <typename T>
 SPMD_SAMPLER_INLINE T scale(T unit, T lo, T hi) {
   return std::max(lo, std::fma(unit, hi - lo, lo));
-}
-
-// XLA's CPU logarithm of a float32 (Cephes' logf, as Eigen's plog and XLA's code generator
-// write it, multiply-adds fused): the mantissa's polynomial plus the exponent times ln 2 in two
-// parts. Values at most 0 or not finite are not handled: the callers' never are.
-SPMD_SAMPLER_INLINE float xla_log(float v) {
-  constexpr float kP[] = {7.0376836292e-2f,  -1.1514610310e-1f, 1.1676998740e-1f,
-                          -1.2420140846e-1f, 1.4249322787e-1f,  -1.6668057665e-1f,
-                          2.0000714765e-1f,  -2.4999993993e-1f, 3.3333331174e-1f};
-  // v = x 2^e with x in [0.5, 1), from the bits (v is normal after the max, as Eigen's pfrexp).
-  const uint32_t bits = std::bit_cast<uint32_t>(std::max(v, std::numeric_limits<float>::min()));
-  auto e = static_cast<float>(static_cast<int>(bits >> 23) - 126);
-  float x = std::bit_cast<float>((bits & 0x807fffffu) | 0x3f000000u);
-  // To [sqrt(1/2), sqrt(2)), less 1.
-  const bool low = x < 0.707106781186547524f;
-  e -= low ? 1.0f : 0.0f;
-  x = x - 1.0f + (low ? x : 0.0f);
-  const float x2 = x * x;
-  const float x3 = x2 * x;
-  float y = std::fma(x, kP[0], kP[1]);
-  float y1 = std::fma(x, kP[3], kP[4]);
-  float y2 = std::fma(x, kP[6], kP[7]);
-  y = std::fma(y, x, kP[2]);
-  y1 = std::fma(y1, x, kP[5]);
-  y2 = std::fma(y2, x, kP[8]);
-  y = std::fma(y, x3, y1);
-  y = std::fma(y, x3, y2);
-  // LLVM contracts (y·x³) + (e·c) into one fused multiply-add around the product y·x³.
-  y = std::fma(y, x3, -2.12194440e-4f * e);
-  x = std::fma(x2, -0.5f, x);
-  x += y;
-  return std::fma(0.693359375f, e, x);
-}
-
-// XLA's log1p of a float32: Cephes' rational approximation below sqrt(2) - 1 in magnitude,
-// log(1 + x) above.
-SPMD_SAMPLER_INLINE float xla_log1p(float x) {
-  if (!(std::fabs(x) < 0.41421356237309504880f)) return xla_log(1.0f + x);
-  constexpr float kNumerator[] = {4.5270000862445199635215e-5f, 4.9854102823193375972212e-1f,
-                                  6.5787325942061044846969e0f,  2.9911919328553073277375e1f,
-                                  6.0949667980987787057556e1f,  5.7112963590585538103336e1f,
-                                  2.0039553499201281259648e1f};
-  constexpr float kDenominator[] = {1.0f,
-                                    1.5062909083469192043167e1f,
-                                    8.3047565967967209469434e1f,
-                                    2.2176239823732856465394e2f,
-                                    3.0909872225312059774938e2f,
-                                    2.1642788614495947685003e2f,
-                                    6.0118660497603843919306e1f};
-  float n = kNumerator[0];
-  float d = kDenominator[0];
-#pragma GCC unroll 6
-  for (int k = 1; k < 7; ++k) {
-    n = std::fma(n, x, kNumerator[k]);
-    d = std::fma(d, x, kDenominator[k]);
-  }
-  const float x2 = x * x;
-  return x + std::fma(-0.5f, x2, x * x2 * (n / d));
 }
 
 // The body of erf_inv (below), inlined into the samplers.
@@ -321,6 +264,92 @@ SPMD_SAMPLER_CLONES void gumbel(const RandomBlock& b, std::byte* out) {
   });
 }
 
+// --- exponential, laplace, logistic, cauchy, lognormal: a uniform on JAX's interval, then JAX's
+// function of it. `r` rounds each operation's result to the sample's type: nothing in float32,
+// to the half type and back in float16 and bfloat16 (XLA widens each operation to float32).
+
+// JAX's interval for the uniform under each, for a type with `mantissa` bits.
+std::pair<double, double> transform_interval(Distribution d, int mantissa) {
+  switch (d) {
+    case Distribution::kLaplace:  // [-1 + epsneg, 1)
+      return {-1.0 + std::ldexp(1.0, -mantissa - 1), 1.0};
+    case Distribution::kLogistic:  // [tiny, 1)
+      return {mantissa == 10 ? std::ldexp(1.0, -14) : std::ldexp(1.0, -126), 1.0};
+    case Distribution::kCauchy:  // [eps, 1)
+      return {std::ldexp(1.0, -mantissa), 1.0};
+    default:  // exponential: [0, 1)
+      return {0.0, 1.0};
+  }
+}
+
+// JAX's function of the uniform `u` (lognormal's `u` is erf_inv of its uniform, `param`
+// sqrt(2) sigma;
+// cauchy's `param` is pi in the sample's type).
+template <Distribution D, typename R>
+SPMD_SAMPLER_INLINE float transform(float u, float param, R r) {
+  if constexpr (D == Distribution::kExponential) {
+    return -r(xla_log1p(-u));  // -log1p(-u)
+  } else if constexpr (D == Distribution::kLaplace) {
+    const float sign = u > 0.0f ? 1.0f : (u < 0.0f ? -1.0f : 0.0f);
+    return r(sign * r(xla_log1p(-std::fabs(u))));  // sign(u) log1p(-|u|)
+  } else if constexpr (D == Distribution::kLogistic) {
+    return r(r(xla_log(u)) - r(xla_log1p(-u)));  // log(u) - log1p(-u)
+  } else if constexpr (D == Distribution::kCauchy) {
+    return r(std::tan(r(param * r(u - 0.5f))));  // tan(pi (u - 1/2)), the C library's tanf
+  } else {
+    return r(xla_exp(r(u * param)));  // lognormal: exp(erf_inv(u) (sqrt(2) sigma))
+  }
+}
+
+template <Distribution D>
+SPMD_SAMPLER_CLONES void transformed(const Sampler& s, const RandomBlock& b, std::byte* out) {
+  const auto same = [](float v) { return v; };
+  if (D == Distribution::kLognormal) {
+    // sqrt(2) erf_inv(u) sigma with the constants' product folded first, as XLA folds it.
+    const float lo = std::nextafter(-1.0f, 0.0f);
+    const float scale_by = kSqrt2 * static_cast<float>(s.a);
+    return fill<float, 32>(b, out, [=](uint32_t bits) {
+      return transform<D>(erf_inv_f32(scale(unit_f32(bits), lo, 1.0f)), scale_by, same);
+    });
+  }
+  const auto [a, z] = transform_interval(D, 23);
+  const auto lo = static_cast<float>(a);
+  const auto hi = static_cast<float>(z);
+  const auto pi = static_cast<float>(M_PI);
+  fill<float, 32>(
+      b, out, [=](uint32_t bits) { return transform<D>(scale(unit_f32(bits), lo, hi), pi, same); });
+}
+
+template <Distribution D>
+void transformed_half(const Sampler& s, const RandomBlock& b, std::byte* out) {
+  with_half(s.dtype, [&](const auto& h, auto bits) {
+    const auto r = [&](float v) { return to_float(h.round(v)); };
+    if (D == Distribution::kLognormal) {
+      // Each step rounded to the half type. In float16 XLA folds sqrt(2) sigma first, as in
+      // float32; in bfloat16 it multiplies in JAX's order (seen with JAX 0.10.2).
+      const float sqrt2 = r(kSqrt2);
+      const float sigma = r(static_cast<float>(s.a));
+      const bool folded = s.dtype == DType::kFloat16;
+      const double lo = r(-1.0f) + std::ldexp(1.0, -h.mantissa - 1);
+      return half_fill<decltype(bits)::value>(h, lo, 1.0, b, out, [&](auto u) {
+        const float e = r(erf_inv_f32(to_float(u)));
+        const float v =
+            folded ? transform<D>(e, r(sqrt2 * sigma), r) : transform<D>(r(sqrt2 * e), sigma, r);
+        return h.round(v);
+      });
+    }
+    const auto [lo, hi] = transform_interval(D, h.mantissa);
+    const float pi = r(static_cast<float>(M_PI));
+    half_fill<decltype(bits)::value>(
+        h, lo, hi, b, out, [&](auto u) { return h.round(transform<D>(to_float(u), pi, r)); });
+  });
+}
+
+template <Distribution D>
+void transformed_any(const Sampler& s, const RandomBlock& b, std::byte* out) {
+  return is_half(s.dtype) ? transformed_half<D>(s, b, out) : transformed<D>(s, b, out);
+}
+
 // XLA's remainder: x % 0 is x.
 template <typename U>
 U rem(U x, U y) {
@@ -381,6 +410,16 @@ std::string_view distribution_name(Distribution d) {
       return "gumbel";
     case Distribution::kRandint:
       return "randint";
+    case Distribution::kExponential:
+      return "exponential";
+    case Distribution::kLaplace:
+      return "laplace";
+    case Distribution::kLogistic:
+      return "logistic";
+    case Distribution::kCauchy:
+      return "cauchy";
+    case Distribution::kLognormal:
+      return "lognormal";
   }
   return "?";
 }
@@ -393,11 +432,10 @@ bool supported(const Sampler& s) {
     case Distribution::kRandint:
       return s.dtype == DType::kInt32 || s.dtype == DType::kInt64 || s.dtype == DType::kUInt32 ||
              s.dtype == DType::kUInt64;
-    case Distribution::kNormal:
-    case Distribution::kGumbel:
-      return s.dtype == DType::kFloat32 || is_half(s.dtype);
-    default:
+    case Distribution::kTruncatedNormal:
       return s.dtype == DType::kFloat32;
+    default:  // normal, gumbel and the functions of a uniform
+      return s.dtype == DType::kFloat32 || is_half(s.dtype);
   }
 }
 
@@ -413,6 +451,16 @@ void random_sample(const Sampler& s, const RandomBlock& b, std::byte* out) {
       return is_half(s.dtype) ? gumbel_half(s.dtype, b, out) : gumbel(b, out);
     case Distribution::kRandint:
       return randint(s, b, out);
+    case Distribution::kExponential:
+      return transformed_any<Distribution::kExponential>(s, b, out);
+    case Distribution::kLaplace:
+      return transformed_any<Distribution::kLaplace>(s, b, out);
+    case Distribution::kLogistic:
+      return transformed_any<Distribution::kLogistic>(s, b, out);
+    case Distribution::kCauchy:
+      return transformed_any<Distribution::kCauchy>(s, b, out);
+    case Distribution::kLognormal:
+      return transformed_any<Distribution::kLognormal>(s, b, out);
   }
 }
 
@@ -484,7 +532,7 @@ SPMD_SAMPLER_INLINE float gamma_one(std::array<uint32_t, 2> key, float alpha_ori
   const bool boost_mask = alpha_orig >= 1.0f;
   const float alpha = boost_mask ? alpha_orig : alpha_orig + 1.0f;
   const float d = alpha - kThird;
-  const float c = kThird / std::sqrt(d);
+  const float c = kThird * xla_rsqrt(d);  // XLA rewrites the quotient so
   const std::array<uint32_t, 2> subkey = split_key(key, 1);
   key = split_key(key, 0);
   float X = 0.0f, V = 1.0f, U = 2.0f;

@@ -1,15 +1,16 @@
-// JAX's samplers (jax.random.uniform, normal, truncated_normal, gumbel, randint) computed from
+// JAX's samplers (jax.random.uniform, normal, truncated_normal, gumbel, randint, exponential,
+// laplace, logistic, cauchy, lognormal; gamma, loggamma and poisson below) computed from
 // the counter-based bits of random_bits.h in one pass: each element's value is a function of its
 // own flat index's hash, so, like the bits, any block of the array is computed alone and equals
 // the same elements of the whole.
 //
 // Each sampler repeats, operation for operation and in the same float type, the program JAX
 // traces for it (jax/_src/random/core.py) as XLA compiles it for CPU: the same bits, shifts,
-// fused multiply-adds, roundings and polynomials (XLA's erf_inv, its log1p and Cephes' log as
-// XLA's CPU code generator writes them). spmd/random.h states how close each comes to JAX's
-// values and why; tests/jit/random_jax_test.py measures it. The float samplers are built twice,
-// for x86-64-v3 (AVX2, FMA) and the baseline, picked at load time; both give the same values.
-// Pure; thread-safe.
+// fused multiply-adds, roundings and polynomials (XLA's erf_inv, and its log, log1p, exp and rsqrt
+// as XLA's CPU code generator writes them: xla_math.h). spmd/random.h states how close each comes
+// to JAX's values and why; tests/jit/random_jax_test.py measures it. The float samplers are built
+// twice, for x86-64-v3 (AVX2, FMA) and the baseline, picked at load time; both give the same
+// values. Pure; thread-safe.
 // Open to lib/: the random family's attributes name the distributions.
 #pragma once
 
@@ -29,12 +30,19 @@ enum class Distribution : uint8_t {
   kTruncatedNormal,  // standard normal within (a, b): float32
   kGumbel,           // standard Gumbel, JAX's "low" mode: float32, float16, bfloat16
   kRandint,          // integers in [low, high): int32, int64, uint32 or uint64
+  // JAX's functions of a uniform (lognormal: of a normal), float32, float16, bfloat16:
+  kExponential,  // -log1p(-u), u on [0, 1)
+  kLaplace,      // sign(u) log1p(-|u|), u on [-1 + epsneg, 1)
+  kLogistic,     // log(u) - log1p(-u), u on [tiny, 1)
+  kCauchy,       // tan(pi (u - 1/2)), u on [eps, 1)
+  kLognormal,    // exp(normal sigma), sigma the sampler's `a`
 };
 
 struct Sampler {
   Distribution distribution = Distribution::kUniform;
   DType dtype = DType::kFloat32;
-  double a = 0, b = 1;           // uniform's [minval, maxval); truncated normal's (lower, upper)
+  double a = 0, b = 1;           // uniform's [minval, maxval); truncated normal's (lower, upper);
+                                 // lognormal's sigma (a)
   int64_t low = 0, high = 0;     // randint's [minval, maxval), clipped to the dtype's range
   bool high_past_range = false;  // randint: maxval was above the dtype's largest value
 };
@@ -63,8 +71,9 @@ void random_permute(std::array<uint32_t, 2> key, size_t element_size, const std:
 // with log_space their logarithms (jax.random.loggamma's): value i is JAX's _gamma_one from key i
 // of split(key, n), Marsaglia and Tsang's rejection sampler (alpha < 1 boosted to alpha + 1, then
 // scaled by a uniform to the power 1 / alpha), its normal and uniform draws JAX's bit for bit from
-// the same keys, its logarithms XLA's, its products fused where XLA's CPU code fuses them. The
-// power in the boost is the C library's powf, as XLA's CPU code calls it. A NaN or non-positive
+// the same keys, its logarithms and its c = (1/3) rsqrt(d) XLA's (xla_math.h), its products
+// fused where XLA's CPU code fuses them. The power in the boost is the C library's powf, as
+// XLA's CPU code calls it. A NaN or non-positive
 // alpha gives NaN, as JAX's loop does.
 void random_gamma(std::array<uint32_t, 2> key, const float* alpha, int64_t n, bool log_space,
                   float* out);

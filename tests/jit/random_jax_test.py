@@ -4,7 +4,8 @@
 Runs random_probe (spmd's values as JSON), computes the same with JAX from the build tree's
 virtual environment (tests/requirements.txt), and fails naming the first value that differs.
 Keys, bits, integer samplers, permutations, choice, cumsum and every float sampler (uniform,
-normal, gumbel, truncated_normal) must be equal bit for bit; FLOAT_BOUNDS is where a sampler
+normal, gumbel, truncated_normal, exponential, laplace, logistic, cauchy, lognormal, in float32
+and the half types where they make them) must be equal bit for bit; FLOAT_BOUNDS is where a sampler
 would be allowed a bound instead (none is).
 Usage: random_jax_test.py PROBE   (run by the venv's python; CTest skips it, saying why, when the
 venv is missing)
@@ -107,6 +108,16 @@ def samplers(seed):
         "normal": float_bits(random.normal(key, (1 << 16,))),
         "truncated_normal": float_bits(random.truncated_normal(key, -2.0, 1.5, (1000,))),
         "gumbel": float_bits(random.gumbel(key, (1 << 16,))),
+        "exponential": float_bits(random.exponential(key, (1 << 16,))),
+        "laplace": float_bits(random.laplace(key, (1 << 16,))),
+        "logistic": float_bits(random.logistic(key, (1 << 16,))),
+        "cauchy": float_bits(random.cauchy(key, (1 << 16,))),
+        "lognormal": float_bits(random.lognormal(key, 0.7, (1 << 16,))),
+        **{f"{name}_{t}": half_bits(getattr(random, name)(key, (4000,), dtype=dtype))
+           for t, dtype in (("f16", jnp.float16), ("bf16", jnp.bfloat16))
+           for name in ("exponential", "laplace", "logistic", "cauchy")},
+        **{f"lognormal_{t}": half_bits(random.lognormal(key, 0.7, (4000,), dtype))
+           for t, dtype in (("f16", jnp.float16), ("bf16", jnp.bfloat16))},
         "bernoulli": ints(random.bernoulli(key, 0.3, (1000,))),
         "randint": ints(random.randint(key, (1000,), -5, 17)),
         "randint_u8": ints(random.randint(key, (100,), 0, 256, jnp.uint8)),

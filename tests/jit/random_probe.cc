@@ -7,6 +7,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -79,6 +80,20 @@ json samplers(const spmd::Array& key) {
   out["normal"] = float_bits(random::normal(key, {1 << 16}));
   out["truncated_normal"] = float_bits(random::truncated_normal(key, -2.0, 1.5, {1000}));
   out["gumbel"] = float_bits(random::gumbel(key, {1 << 16}));
+  // The functions of a uniform draw, in float32 and the half types.
+  out["exponential"] = float_bits(random::exponential(key, {1 << 16}));
+  out["laplace"] = float_bits(random::laplace(key, {1 << 16}));
+  out["logistic"] = float_bits(random::logistic(key, {1 << 16}));
+  out["cauchy"] = float_bits(random::cauchy(key, {1 << 16}));
+  out["lognormal"] = float_bits(random::lognormal(key, 0.7, {1 << 16}));
+  for (auto [name, dtype] : {std::pair{"f16", DType::kFloat16}, {"bf16", DType::kBFloat16}}) {
+    const std::string t(name);
+    out["exponential_" + t] = half_bits(random::exponential(key, {4000}, dtype));
+    out["laplace_" + t] = half_bits(random::laplace(key, {4000}, dtype));
+    out["logistic_" + t] = half_bits(random::logistic(key, {4000}, dtype));
+    out["cauchy_" + t] = half_bits(random::cauchy(key, {4000}, dtype));
+    out["lognormal_" + t] = half_bits(random::lognormal(key, 0.7, {4000}, dtype));
+  }
   out["bernoulli"] = ints(random::bernoulli(key, 0.3, {1000}));
   out["randint"] = ints(random::randint(key, {1000}, -5, 17));
   out["randint_u8"] = ints(random::randint(key, {100}, 0, 256, DType::kUInt8));

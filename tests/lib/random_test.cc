@@ -6,8 +6,10 @@
 #include <spmd/spmd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <functional>
+#include <numeric>
 #include <set>
 #include <string>
 #include <vector>
@@ -184,6 +186,16 @@ TEST(Random, SamplersUnderJitEqualTheEagerOnesWhateverTheShardingWithoutCommunic
        [&](const Array& k) { return random::truncated_normal(k, -1, 2, shape); }},
       {"gumbel", [&](const Tensor& k) { return random::gumbel(k, shape); },
        [&](const Array& k) { return random::gumbel(k, shape); }},
+      {"exponential", [&](const Tensor& k) { return random::exponential(k, shape); },
+       [&](const Array& k) { return random::exponential(k, shape); }},
+      {"laplace", [&](const Tensor& k) { return random::laplace(k, shape); },
+       [&](const Array& k) { return random::laplace(k, shape); }},
+      {"logistic", [&](const Tensor& k) { return random::logistic(k, shape); },
+       [&](const Array& k) { return random::logistic(k, shape); }},
+      {"cauchy", [&](const Tensor& k) { return random::cauchy(k, shape); },
+       [&](const Array& k) { return random::cauchy(k, shape); }},
+      {"lognormal", [&](const Tensor& k) { return random::lognormal(k, 0.3, shape); },
+       [&](const Array& k) { return random::lognormal(k, 0.3, shape); }},
       {"randint",
        [&](const Tensor& k) {
          return spmd::numpy::astype(random::randint(k, shape, -4, 9), DType::kFloat32);
@@ -229,6 +241,17 @@ TEST(Random, SamplersKeepToTheirRanges) {
   const double mean = sum / static_cast<double>(z.size());
   EXPECT_NEAR(mean, 0.0, 5.0 / 256.0);
   EXPECT_NEAR(squares / static_cast<double>(z.size()) - mean * mean, 1.0, 0.03);
+  // The functions of a uniform: exponential's draws positive with mean 1 (standard error
+  // 1/256), laplace's symmetric about 0, logistic's finite, lognormal's positive.
+  const std::vector<float> e = values<float>(random::exponential(key, {1 << 16}));
+  ASSERT_TRUE(std::all_of(e.begin(), e.end(), [](float v) { return v >= 0.0f; }));
+  EXPECT_NEAR(std::accumulate(e.begin(), e.end(), 0.0) / static_cast<double>(e.size()), 1.0,
+              5.0 / 256.0);
+  const std::vector<float> l = values<float>(random::laplace(key, {1 << 16}));
+  EXPECT_NEAR(std::accumulate(l.begin(), l.end(), 0.0) / static_cast<double>(l.size()), 0.0,
+              5.0 * std::sqrt(2.0) / 256.0);
+  for (float v : values<float>(random::logistic(key, {4000}))) ASSERT_TRUE(std::isfinite(v)) << v;
+  for (float v : values<float>(random::lognormal(key, 2.0, {4000}))) ASSERT_GT(v, 0.0f);
   const std::vector<bool> coin = values<bool>(random::bernoulli(key, 0.25, {4000}));
   EXPECT_NEAR(static_cast<double>(std::count(coin.begin(), coin.end(), true)) / 4000.0, 0.25, 0.03);
 }
@@ -271,6 +294,12 @@ TEST(Random, SamplerArgumentsAreCheckedAsJaxChecksThem) {
   EXPECT_NE(message([&] { random::choice(key, 3, {4}, false); }).find("larger sample"),
             std::string::npos);
   EXPECT_NE(message([&] { random::normal(random::split(key, 2), {3}); }).find("uint32[2]"),
+            std::string::npos);
+  EXPECT_NE(message([&] {
+              random::cauchy(key, {3}, DType::kFloat64);
+            }).find("float32, float16 or bfloat16"),
+            std::string::npos);
+  EXPECT_NE(message([&] { random::laplace(key, {-2}); }).find("negative dimension"),
             std::string::npos);
 }
 

@@ -42,9 +42,11 @@ constexpr std::pair<RandomBits, DType> kDTypes[] = {{RandomBits::k8, DType::kUIn
                                                     {RandomBits::k32, DType::kUInt32},
                                                     {RandomBits::k64, DType::kUInt64}};
 
-constexpr Distribution kDistributions[] = {Distribution::kUniform, Distribution::kNormal,
-                                           Distribution::kTruncatedNormal, Distribution::kGumbel,
-                                           Distribution::kRandint};
+constexpr Distribution kDistributions[] = {
+    Distribution::kUniform,  Distribution::kNormal,   Distribution::kTruncatedNormal,
+    Distribution::kGumbel,   Distribution::kRandint,  Distribution::kExponential,
+    Distribution::kLaplace,  Distribution::kLogistic, Distribution::kCauchy,
+    Distribution::kLognormal};
 
 DType dtype_of(RandomBits kind) {
   for (auto [k, dtype] : kDTypes) {
@@ -234,6 +236,8 @@ std::string RandomSampleOp::attributes() const {
       return fmt::format("minval={} maxval={}{}", sampler.a, sampler.b, blocks_text());
     case Distribution::kTruncatedNormal:
       return fmt::format("lower={} upper={}{}", sampler.a, sampler.b, blocks_text());
+    case Distribution::kLognormal:
+      return fmt::format("sigma={}{}", sampler.a, blocks_text());
     case Distribution::kRandint:
       return fmt::format("minval={} maxval={}{}{}", sampler.low, sampler.high,
                          sampler.high_past_range ? " past_range=1" : "", blocks_text());
@@ -425,6 +429,8 @@ std::shared_ptr<const Operation> parse_sample(Distribution d, const AttributeRea
   } else if (d == Distribution::kTruncatedNormal) {
     s.a = r.number("lower");
     s.b = r.number("upper");
+  } else if (d == Distribution::kLognormal) {
+    s.a = r.number("sigma");
   } else if (d == Distribution::kRandint) {
     s.low = r.integer("minval");
     s.high = r.integer("maxval");

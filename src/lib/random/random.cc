@@ -67,9 +67,10 @@ Tensor sample(std::string_view what, const Tensor& key, const Sampler& sampler,
   if (!kernels::supported(sampler)) {
     throw InvalidArgument(fmt::format(
         "random.{}: dtype {} is not one spmd samples ({})", what, dtype_name(sampler.dtype),
-        sampler.distribution == Distribution::kUniform   ? "float32 or float64"
-        : sampler.distribution == Distribution::kRandint ? "an integer type"
-                                                         : "float32, JAX's default"));
+        sampler.distribution == Distribution::kUniform           ? "float32 or float64"
+        : sampler.distribution == Distribution::kRandint         ? "an integer type"
+        : sampler.distribution == Distribution::kTruncatedNormal ? "float32, JAX's default"
+                                                                 : "float32, float16 or bfloat16"));
   }
   return compiler::lax::bind(make_operation<RandomSampleOp>(sampler, shape), {key});
 }
@@ -246,6 +247,53 @@ Array randint(const Array& key, const Shape& shape, int64_t minval, int64_t maxv
   return eager(
       fmt::format("random.randint{}{}[{},{}]", shape_key(shape), dtype_name(dtype), minval, maxval),
       key, [=](const Tensor& k) { return randint(k, shape, minval, maxval, dtype); });
+}
+
+namespace {
+
+// One of the functions of a uniform draw (spmd/random.h), by name.
+Tensor transformed(std::string_view what, Distribution d, const Tensor& key, const Shape& shape,
+                   DType dtype, double a = 0) {
+  return sample(what, key, {.distribution = d, .dtype = dtype, .a = a}, shape);
+}
+
+Array transformed(std::string_view what, Distribution d, const Array& key, const Shape& shape,
+                  DType dtype, double a = 0) {
+  return eager(fmt::format("random.{}{}{}[{}]", what, shape_key(shape), dtype_name(dtype), a), key,
+               [=](const Tensor& k) { return transformed(what, d, k, shape, dtype, a); });
+}
+
+}  // namespace
+
+Tensor exponential(const Tensor& key, const Shape& shape, DType dtype) {
+  return transformed("exponential", Distribution::kExponential, key, shape, dtype);
+}
+Array exponential(const Array& key, const Shape& shape, DType dtype) {
+  return transformed("exponential", Distribution::kExponential, key, shape, dtype);
+}
+Tensor laplace(const Tensor& key, const Shape& shape, DType dtype) {
+  return transformed("laplace", Distribution::kLaplace, key, shape, dtype);
+}
+Array laplace(const Array& key, const Shape& shape, DType dtype) {
+  return transformed("laplace", Distribution::kLaplace, key, shape, dtype);
+}
+Tensor logistic(const Tensor& key, const Shape& shape, DType dtype) {
+  return transformed("logistic", Distribution::kLogistic, key, shape, dtype);
+}
+Array logistic(const Array& key, const Shape& shape, DType dtype) {
+  return transformed("logistic", Distribution::kLogistic, key, shape, dtype);
+}
+Tensor cauchy(const Tensor& key, const Shape& shape, DType dtype) {
+  return transformed("cauchy", Distribution::kCauchy, key, shape, dtype);
+}
+Array cauchy(const Array& key, const Shape& shape, DType dtype) {
+  return transformed("cauchy", Distribution::kCauchy, key, shape, dtype);
+}
+Tensor lognormal(const Tensor& key, double sigma, const Shape& shape, DType dtype) {
+  return transformed("lognormal", Distribution::kLognormal, key, shape, dtype, sigma);
+}
+Array lognormal(const Array& key, double sigma, const Shape& shape, DType dtype) {
+  return transformed("lognormal", Distribution::kLognormal, key, shape, dtype, sigma);
 }
 
 Tensor gumbel(const Tensor& key, const Shape& shape, DType dtype) {
