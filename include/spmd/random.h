@@ -173,9 +173,8 @@ Array choice(const Array& key, int64_t n, const Shape& shape = {}, bool replace 
 // The same with probabilities `p` (n weights, float32, float64 or integer, scaled by their sum),
 // as JAX draws them: with replacement, the first index whose running sum of p (jnp.cumsum's,
 // in XLA's order) reaches sum(p) * (1 - uniform); without, the indices of the largest
-// gumbel + log(p) (the Gumbel top-k trick). Bit for bit with JAX with replacement; without it,
-// equal unless two of the n perturbed weights lie within 1 ulp: log(p) is spmd's element-wise
-// log (Eigen's), which differs from XLA's in the last place in about 1 case in 8.
+// gumbel + log(p) (the Gumbel top-k trick). Bit for bit with JAX either way (log(p) is spmd's
+// element-wise log, XLA's own for float32).
 Tensor choice(const Tensor& key, int64_t n, const Shape& shape, bool replace, const Tensor& p);
 Array choice(const Array& key, int64_t n, const Shape& shape, bool replace, const Array& p);
 // Draws of `a`'s slices along `axis` (jax.random.choice(key, a, shape, replace, p, axis)): the

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/dispatch.h"
+#include "kernels/xla_math.h"
 #include "spmd/error.h"
 
 namespace spmd::kernels {
@@ -53,8 +54,40 @@ void sqrt_f32(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = std::sqrt(x[i]);
 }
 
+// The float32 exp, log, log1p, tanh and logistic as XLA's CPU code computes them (xla_math.h), so
+// that jnp's values are JAX's bit for bit; built for x86-64-v3 (AVX2, FMA), where the loop
+// vectorises 8 wide, and the baseline, where std::fma is the C library's exact emulation (same
+// values, slower), picked at load time. Returns false for another operation.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("arch=x86-64-v3", "default"), flatten))
+#endif
+bool xla_unary_f32(Unary op, const float* x, float* y, int64_t n) {
+  switch (op) {
+    case Unary::kExp:
+      for (int64_t i = 0; i < n; ++i) y[i] = xla_exp(x[i]);
+      return true;
+    case Unary::kLog:
+      for (int64_t i = 0; i < n; ++i) y[i] = xla_log_of(x[i]);
+      return true;
+    case Unary::kLog1p:
+      for (int64_t i = 0; i < n; ++i) y[i] = xla_log1p_of(x[i]);
+      return true;
+    case Unary::kTanh:
+      for (int64_t i = 0; i < n; ++i) y[i] = xla_tanh(x[i]);
+      return true;
+    case Unary::kLogistic:
+      for (int64_t i = 0; i < n; ++i) y[i] = xla_logistic(x[i]);
+      return true;
+    default:
+      return false;
+  }
+}
+
 template <class T>
 void unary_typed(Unary op, const ConstMap<T>& x, Map<T> y) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (xla_unary_f32(op, x.data(), y.data(), x.size())) return;
+  }
   if (op == Unary::kCopy || op == Unary::kStopGradient) {
     y = x;
     return;
@@ -404,7 +437,8 @@ void logistic_half(DType dtype, Input a, std::byte* out, int64_t n) {
   std::vector<float> v = to_wide(dtype, a.data, a.elements);
   if (a.elements != n) v.assign(static_cast<size_t>(n), v.front());
   Map<float> m(v.data(), n);
-  m = (-m).exp();
+  m = -m;
+  xla_unary_f32(Unary::kExp, v.data(), v.data(), n);
   round_to(dtype, v);
   m = m + 1.0f;
   round_to(dtype, v);

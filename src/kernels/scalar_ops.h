@@ -219,8 +219,8 @@ SPMD_HOST_DEVICE inline F unary_float(Unary op, F x) {
       return std::sin(x);
     case Unary::kCos:
       return std::cos(x);
-    case Unary::kLog1p:
-      return std::log1p(x);
+    case Unary::kLog1p:  // a float32 subnormal is a zero of its sign, as in XLA
+      return std::log1p(sizeof(F) == 4 && std::fabs(x) < smallest_normal<F>() ? x * F(0) : x);
     case Unary::kExpm1:
       return std::expm1(x);
     case Unary::kErf:

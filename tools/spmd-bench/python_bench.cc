@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <spmd/spmd.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -75,6 +76,22 @@ int run_python_bench(const PythonBenchOptions& o) {
   row["step_cxx_s"] = median(cxx_s);
   row["step_python_over_cxx_median_round"] = median(step_ratio);
   row["step_python_over_cxx_rounds"] = step_ratio;
+  // exp, log, log1p, tanh and logistic on 2^22 float32s beside JAX, the median of each ratio
+  // over rounds.
+  std::map<std::string, std::vector<double>> ratios;
+  nlohmann::json last;
+  for (int r = 0; r < o.rounds; ++r) {
+    const auto t = python_row("transcendentals", o.iterations);
+    if (t.is_null()) break;
+    for (const auto& [name, v] : t.items()) {
+      ratios[name].push_back(v["spmd_ms"].get<double>() / v["jax_ms"].get<double>());
+    }
+    last = t;
+  }
+  for (const auto& [name, r] : ratios) {
+    row["transcendental_" + name + "_spmd_over_jax"] = median(r);
+    row["transcendental_" + name + "_bit_for_bit"] = last[name]["bit_for_bit"];
+  }
   if (!o.json) fmt::print("the spmd Python package beside JAX and beside C++:\n");
   fmt::print("{}\n", row.dump());
   return 0;

@@ -9,6 +9,11 @@
   step ITERATIONS      train_bench.cc's MLP step (512x512 -> 1024 relu -> 256, mean squared
                        error, Adam 1e-3) from Python with spmd on one device: median seconds
                        per step over timings of 5 steps, as the C++ side measures it.
+  transcendentals ITERATIONS
+                       jit of exp, log, log1p, tanh and logistic on 2^22 float32s (log and
+                       log1p of their absolute values), spmd on one device beside JAX's CPU
+                       backend (which may use every core for one array): median milliseconds
+                       per call, and whether the values are equal bit for bit.
 """
 import json
 import os
@@ -94,7 +99,39 @@ def mlp_step(iterations):
     return {"python_step_s": statistics.median(times), "loss": float(loss)}
 
 
+def transcendentals(iterations):
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    import jax
+    import jax.numpy as jnp
+    import spmd
+    import spmd.numpy as snp
+    spmd.distributed.initialize(num_processes=1, num_cpu_devices=1)
+    host = np.random.default_rng(0).normal(size=1 << 22).astype(np.float32)
+    ours_x = spmd.device_put(host, spmd.devices()[0])
+    theirs_x = jax.device_put(host, jax.devices()[0])
+    functions = {
+        "exp": (snp.exp, jnp.exp),
+        "log": (lambda x: snp.log(snp.abs(x)), lambda x: jnp.log(jnp.abs(x))),
+        "log1p": (lambda x: snp.log1p(snp.abs(x)), lambda x: jnp.log1p(jnp.abs(x))),
+        "tanh": (snp.tanh, jnp.tanh),
+        "logistic": (spmd.nn.sigmoid, jax.nn.sigmoid),
+    }
+    row = {}
+    for name, (ours, theirs) in functions.items():
+        ours_f, theirs_f = spmd.jit(ours), jax.jit(theirs)
+        equal = np.array_equal(np.asarray(ours_f(ours_x)), np.asarray(theirs_f(theirs_x)))
+        ours_ms, theirs_ms = [], []
+        for _ in range(iterations):
+            ours_ms.append(per_call_us(lambda: ours_f(ours_x), calls=10) / 1e3)
+            theirs_ms.append(per_call_us(lambda: theirs_f(theirs_x).block_until_ready(),
+                                         calls=10) / 1e3)
+        row[name] = {"spmd_ms": statistics.median(ours_ms),
+                     "jax_ms": statistics.median(theirs_ms), "bit_for_bit": bool(equal)}
+    return row
+
+
 if __name__ == "__main__":
     mode, iterations = sys.argv[1], int(sys.argv[2])
-    row = dispatch(iterations) if mode == "dispatch" else mlp_step(iterations)
+    modes = {"dispatch": dispatch, "step": mlp_step, "transcendentals": transcendentals}
+    row = modes[mode](iterations)
     print(json.dumps(row), flush=True)

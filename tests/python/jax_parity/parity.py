@@ -48,7 +48,8 @@ def same(got, want, what, ulps=0, atol=0.0):
             f"{what}: beyond {ulps} ulps or {atol}: {g[finite][err > bound]} vs " \
             f"{w[finite][err > bound]}"
         return
-    assert np.array_equal(g, w, equal_nan=w.dtype.kind == "f"), f"{what}:\n{g}\nJAX's:\n{w}"
+    floating = w.dtype.kind == "f" or w.dtype.name == "bfloat16"
+    assert np.array_equal(g, w, equal_nan=floating), f"{what}:\n{g}\nJAX's:\n{w}"
 
 
 def raises_like(jax_call, spmd_call, what):
