@@ -5,12 +5,14 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <optional>
 #include <set>
 
 #include "jit/batching.h"
 #include "jit/lax.h"
 #include "jit/op_registry.h"
 #include "jit/operation.h"
+#include "jit/ops/layout.h"
 #include "jit/partitioner.h"
 #include "jit/program.h"
 #include "jit/sharding_in_types.h"
@@ -309,7 +311,40 @@ namespace lax {
 
 Tensor unary(kernels::Unary fn, const Tensor& x) { return bind(make_operation<UnaryOp>(fn), {x}); }
 
+namespace {
+
+// What XLA's algebraic simplifier makes of a float division by a broadcast or a constant, and so
+// what JAX's values on CPU are: a product with the reciprocal, A / broadcast(B) as
+// A * broadcast(1 / B) (the reciprocal at B's own size) and A / C as A * (1 / C). A division by
+// a value of the quotient's own shape that is neither stays one. Returns nothing where the
+// division stays.
+std::optional<Tensor> reciprocal_divisor(const Tensor& a, const Tensor& b) {
+  if (!is_floating(b.dtype()) || b.trace() == nullptr) return std::nullopt;
+  // Copies of what is needed of b's op: binding new ops below may move the program's ops.
+  const Op& op = b.trace()->op(b.value());
+  const std::shared_ptr<const Operation> operation = op.operation;
+  const int source = op.inputs.empty() ? -1 : op.inputs.front();
+  const auto one = [&] { return full(b.trace(), Shape{}, b.dtype(), 1.0); };
+  const auto reciprocal = [&](const Tensor& d) {
+    return bind(make_operation<BinaryOp>(Binary::kDiv), {one(), d});
+  };
+  if (dynamic_cast<const BroadcastOp*>(operation.get()) != nullptr) {
+    return bind(operation, {reciprocal(Tensor(b.trace(), source))});
+  }
+  const std::string kind = operation->name();
+  const bool broadcast_scalar = b.shape().empty() && !a.shape().empty();
+  if (broadcast_scalar || kind == "full" || kind == "constant") return reciprocal(b);
+  return std::nullopt;
+}
+
+}  // namespace
+
 Tensor binary(kernels::Binary fn, const Tensor& a, const Tensor& b) {
+  if (fn == Binary::kDiv) {
+    if (const auto r = reciprocal_divisor(a, b)) {
+      return bind(make_operation<BinaryOp>(Binary::kMul), {a, *r});
+    }
+  }
   return bind(make_operation<BinaryOp>(fn), {a, b});
 }
 
