@@ -82,13 +82,36 @@ class _Jitted(_spmd._Jit):
                 f"to hash an object of type {type(bad)}, {bad!r}. The error was:\n"
                 f"{type(e).__name__}: {e}") from None
 
-    def _prepare(self, args, kwargs):
+    def _flatten(self, args, kwargs):
+        """The dynamic leaves and their tree, and the static arguments (positional, keyword)."""
         positions = {i % len(args) if -len(args) <= i < 0 else i for i in self._static}
         dynamic = [a for i, a in enumerate(args) if i not in positions]
         static = tuple((i, args[i]) for i in sorted(positions) if i < len(args))
         static_kw = tuple(sorted((k, v) for k, v in kwargs.items() if k in self._static_names))
         dynamic_kw = {k: v for k, v in kwargs.items() if k not in self._static_names}
         leaves, treedef = tree_flatten((dynamic, dynamic_kw))
+        return leaves, treedef, static, static_kw
+
+    def _flat_treedef(self, n):
+        """The tree of n positional leaves and no keywords, and its text (kept per n: a call of
+        Arrays and Python scalars only need not walk its arguments)."""
+        try:
+            return self._flat_treedefs[n]
+        except AttributeError:
+            self._flat_treedefs = {}
+        except KeyError:
+            pass
+        treedef = tree_flatten(([0] * n, {}))[1]
+        self._flat_treedefs[n] = (treedef, repr(treedef))
+        return self._flat_treedefs[n]
+
+    def _prepare(self, args, kwargs):
+        if not kwargs and not self._static and all(type(a) in _LEAVES for a in args):
+            leaves, (treedef, tree_text) = list(args), self._flat_treedef(len(args))
+            static, static_kw = (), ()
+        else:
+            leaves, treedef, static, static_kw = self._flatten(args, kwargs)
+            tree_text = repr(treedef)
         # A NumPy array is an uncommitted argument, as in JAX (placed with the others below); a
         # Python bool, int or float a rank-0 one of the default dtype, the int and float weak.
         weak = tuple(i for i, x in enumerate(leaves) if type(x) in (int, float))
@@ -105,7 +128,7 @@ class _Jitted(_spmd._Jit):
                     f"or be marked static; got a {type(leaf).__name__}")
         if not all(getattr(a, "_committed", True) for a in leaves):
             leaves = _place(leaves, self._what, self._shard_map_mesh)
-        structure = (f"{treedef!r}|static #{self._static_id(static, static_kw)} at "
+        structure = (f"{tree_text}|static #{self._static_id(static, static_kw)} at "
                      f"{[i for i, _ in static]} {[k for k, _ in static_kw]}"
                      f"{f'|weak {list(weak)}' if weak else ''}")
         # The output tree's key: what the function's Python code can branch on. (The C++ core
@@ -214,6 +237,7 @@ _SCALARS = {}  # (type, value, x64, placement) -> its Array: a loop's learning r
 
 
 _FLAT = (Array, bool, int, float, np.ndarray)
+_LEAVES = (Array, bool, int, float)  # each its own leaf of the argument tree
 
 
 def _may_hold_traced(args, kwargs):

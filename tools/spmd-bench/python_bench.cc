@@ -45,6 +45,7 @@ int run_python_cxx_step_worker(const PythonBenchOptions& o) {
 
 int run_python_bench(const PythonBenchOptions& o) {
   std::vector<double> dispatch_ratio, step_ratio, spmd_us, jax_us, jax_async_us, py_s, cxx_s;
+  std::vector<double> scalar_ratio, spmd_scalar_us, jax_scalar_us;
   std::string version;
   for (int r = 0; r < o.rounds; ++r) {
     const auto d = python_row("dispatch", o.iterations);
@@ -56,6 +57,9 @@ int run_python_bench(const PythonBenchOptions& o) {
     jax_us.push_back(d["jax_us"]);
     jax_async_us.push_back(d["jax_async_dispatch_us"]);
     dispatch_ratio.push_back(spmd_us.back() / jax_us.back());
+    spmd_scalar_us.push_back(d["spmd_scalar_us"]);
+    jax_scalar_us.push_back(d["jax_scalar_us"]);
+    scalar_ratio.push_back(spmd_scalar_us.back() / jax_scalar_us.back());
     py_s.push_back(p["python_step_s"]);
     cxx_s.push_back(c["cxx_step_s"]);
     step_ratio.push_back(py_s.back() / cxx_s.back());
@@ -72,6 +76,9 @@ int run_python_bench(const PythonBenchOptions& o) {
   row["dispatch_jax_async_us"] = median(jax_async_us);
   row["dispatch_spmd_over_jax_median_round"] = median(dispatch_ratio);
   row["dispatch_spmd_over_jax_rounds"] = dispatch_ratio;
+  row["dispatch_python_float_spmd_us"] = median(spmd_scalar_us);
+  row["dispatch_python_float_jax_us"] = median(jax_scalar_us);
+  row["dispatch_python_float_spmd_over_jax_median_round"] = median(scalar_ratio);
   row["step_python_s"] = median(py_s);
   row["step_cxx_s"] = median(cxx_s);
   row["step_python_over_cxx_median_round"] = median(step_ratio);

@@ -5,7 +5,8 @@
                        jax.jit in this one process, interleaved; median microseconds per call.
                        JAX's calls are asynchronous: its figure includes block_until_ready (the
                        whole call, as spmd's synchronous call is), and its dispatch alone (a
-                       loop of calls, then one wait) is reported beside.
+                       loop of calls, then one wait) is reported beside. Also
+                       jit(lambda x, a: x * a) called with a Python float for `a`.
   step ITERATIONS      train_bench.cc's MLP step (512x512 -> 1024 relu -> 256, mean squared
                        error, Adam 1e-3) from Python with spmd on one device: median seconds
                        per step over timings of 5 steps, as the C++ side measures it.
@@ -45,7 +46,12 @@ def dispatch(iterations):
     theirs_x = jax.device_put(host, jax.devices()[0])
     ours_f(ours_x)
     theirs_f(theirs_x).block_until_ready()
-    ours, theirs, theirs_async = [], [], []
+    # With a Python float argument too (a learning rate): JAX's weak-typed scalar.
+    ours_s = spmd.jit(lambda x, a: x * a)
+    theirs_s = jax.jit(lambda x, a: x * a)
+    ours_s(ours_x, 0.5)
+    theirs_s(theirs_x, 0.5).block_until_ready()
+    ours, theirs, theirs_async, ours_scalar, theirs_scalar = [], [], [], [], []
     for _ in range(iterations):
         ours.append(per_call_us(lambda: ours_f(ours_x)))
         theirs.append(per_call_us(lambda: theirs_f(theirs_x).block_until_ready()))
@@ -54,8 +60,12 @@ def dispatch(iterations):
             out = theirs_f(theirs_x)
         out.block_until_ready()
         theirs_async.append((time.perf_counter() - start) / 200 * 1e6)
+        ours_scalar.append(per_call_us(lambda: ours_s(ours_x, 0.5)))
+        theirs_scalar.append(per_call_us(lambda: theirs_s(theirs_x, 0.5).block_until_ready()))
     return {"spmd_us": statistics.median(ours), "jax_us": statistics.median(theirs),
-            "jax_async_dispatch_us": statistics.median(theirs_async), "jax": jax.__version__}
+            "jax_async_dispatch_us": statistics.median(theirs_async),
+            "spmd_scalar_us": statistics.median(ours_scalar),
+            "jax_scalar_us": statistics.median(theirs_scalar), "jax": jax.__version__}
 
 
 def filled(shape, seed):
