@@ -6,6 +6,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <numbers>
 #include <numeric>
 #include <type_traits>
 #include <utility>
@@ -282,9 +283,8 @@ std::pair<double, double> transform_interval(Distribution d, int mantissa) {
   }
 }
 
-// JAX's function of the uniform `u` (lognormal's `u` is erf_inv of its uniform, `param`
-// sqrt(2) sigma;
-// cauchy's `param` is pi in the sample's type).
+// JAX's function of the uniform `u`. For lognormal, `u` is erf_inv of its uniform and `param`
+// sqrt(2) sigma; for cauchy, `param` is pi in the sample's type.
 template <Distribution D, typename R>
 SPMD_SAMPLER_INLINE float transform(float u, float param, R r) {
   if constexpr (D == Distribution::kExponential) {
@@ -304,7 +304,7 @@ SPMD_SAMPLER_INLINE float transform(float u, float param, R r) {
 template <Distribution D>
 SPMD_SAMPLER_CLONES void transformed(const Sampler& s, const RandomBlock& b, std::byte* out) {
   const auto same = [](float v) { return v; };
-  if (D == Distribution::kLognormal) {
+  if constexpr (D == Distribution::kLognormal) {
     // sqrt(2) erf_inv(u) sigma with the constants' product folded first, as XLA folds it.
     const float lo = std::nextafter(-1.0f, 0.0f);
     const float scale_by = kSqrt2 * static_cast<float>(s.a);
@@ -315,7 +315,7 @@ SPMD_SAMPLER_CLONES void transformed(const Sampler& s, const RandomBlock& b, std
   const auto [a, z] = transform_interval(D, 23);
   const auto lo = static_cast<float>(a);
   const auto hi = static_cast<float>(z);
-  const auto pi = static_cast<float>(M_PI);
+  constexpr float pi = std::numbers::pi_v<float>;
   fill<float, 32>(
       b, out, [=](uint32_t bits) { return transform<D>(scale(unit_f32(bits), lo, hi), pi, same); });
 }
@@ -324,7 +324,7 @@ template <Distribution D>
 void transformed_half(const Sampler& s, const RandomBlock& b, std::byte* out) {
   with_half(s.dtype, [&](const auto& h, auto bits) {
     const auto r = [&](float v) { return to_float(h.round(v)); };
-    if (D == Distribution::kLognormal) {
+    if constexpr (D == Distribution::kLognormal) {
       // Each step rounded to the half type. In float16 XLA folds sqrt(2) sigma first, as in
       // float32; in bfloat16 it multiplies in JAX's order (seen with JAX 0.10.2).
       const float sqrt2 = r(kSqrt2);
@@ -339,7 +339,7 @@ void transformed_half(const Sampler& s, const RandomBlock& b, std::byte* out) {
       });
     }
     const auto [lo, hi] = transform_interval(D, h.mantissa);
-    const float pi = r(static_cast<float>(M_PI));
+    const float pi = r(std::numbers::pi_v<float>);
     half_fill<decltype(bits)::value>(
         h, lo, hi, b, out, [&](auto u) { return h.round(transform<D>(to_float(u), pi, r)); });
   });
