@@ -25,10 +25,13 @@ _q_and_r.public_name = "spmd.numpy.linalg.qr"
 def cholesky(a, *, upper=False, symmetrize_input=True):
     """jnp.linalg.cholesky: the lower factor (upper=True: its transpose) of each matrix of a's
     last two dimensions, a symmetrized first; NaN on and below the diagonal where one is not
-    positive definite, as JAX's.
-    symmetrize_input=False is accepted and symmetrizes all the same (the factor of a symmetric
-    input is the same)."""
+    positive definite, as JAX's. With symmetrize_input=False only the lower triangle is read,
+    as LAPACK's potrf reads it: the matrix is rebuilt from it, symmetric, so the kernel's own
+    symmetrization leaves it unchanged."""
     _matrices("cholesky", a, square=True)
+    if not symmetrize_input:
+        a = jnp.asarray(a)
+        a = jnp.tril(a) + jnp.swapaxes(jnp.tril(a, -1), -1, -2)
     return _cholesky(a, upper=bool(upper))
 
 

@@ -62,22 +62,21 @@ void sqrt_f32(const float* x, float* y, int64_t n) {
 __attribute__((target_clones("arch=x86-64-v3", "default"), flatten))
 #endif
 bool xla_unary_f32(Unary op, const float* x, float* y, int64_t n) {
+  const auto each = [&](auto f) {
+    for (int64_t i = 0; i < n; ++i) y[i] = f(x[i]);
+    return true;
+  };
   switch (op) {
     case Unary::kExp:
-      for (int64_t i = 0; i < n; ++i) y[i] = xla_exp(x[i]);
-      return true;
+      return each([](float v) { return xla_exp(v); });
     case Unary::kLog:
-      for (int64_t i = 0; i < n; ++i) y[i] = xla_log_of(x[i]);
-      return true;
+      return each([](float v) { return xla_log_of(v); });
     case Unary::kLog1p:
-      for (int64_t i = 0; i < n; ++i) y[i] = xla_log1p_of(x[i]);
-      return true;
+      return each([](float v) { return xla_log1p_of(v); });
     case Unary::kTanh:
-      for (int64_t i = 0; i < n; ++i) y[i] = xla_tanh(x[i]);
-      return true;
+      return each([](float v) { return xla_tanh(v); });
     case Unary::kLogistic:
-      for (int64_t i = 0; i < n; ++i) y[i] = xla_logistic(x[i]);
-      return true;
+      return each([](float v) { return xla_logistic(v); });
     default:
       return false;
   }

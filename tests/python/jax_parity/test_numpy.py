@@ -642,6 +642,12 @@ def test_cholesky_and_qr_match_jax():
              f"cholesky, upper={upper}", ulps=16, atol=1e-5)
     same(snp.linalg.cholesky(np.array([[4, 2], [2, 3]])),
          jnp.linalg.cholesky(np.array([[4, 2], [2, 3]])), "cholesky of integers", ulps=4)
+    # Only the lower triangle given (the upper one garbage, NaN included): JAX's potrf reads the
+    # lower one alone when told not to symmetrize.
+    lower_only = np.tril(spd[:2]) + np.triu(np.full((5, 5), np.nan, np.float32), 1)
+    same(snp.linalg.cholesky(lower_only, symmetrize_input=False),
+         jnp.linalg.cholesky(lower_only, symmetrize_input=False),
+         "cholesky of a lower triangle", ulps=16, atol=1e-5)
     for shape in ((6, 4), (4, 6), (2, 5, 5)):
         a = rng.standard_normal(shape).astype(np.float32)
         q, r = snp.linalg.qr(a)

@@ -35,6 +35,8 @@ CASES = [
     ("laplace", ((60,),), {"dtype": np.float16}, 0),
     ("logistic", ((60,),), {"dtype": jnp.bfloat16}, 0),
     ("lognormal", (1.5, (60,), np.float16), {}, 0),
+    ("exponential", ((),), {}, 0), ("laplace", ((0, 3),), {}, 0),
+    ("logistic", ((2, 0),), {"dtype": np.float16}, 0), ("lognormal", (0.0, (7,)), {}, 0),
     # An array sigma: normal times sigma through jnp.exp (XLA's).
     ("lognormal", (np.array([0.5, 1.0, 2.0], np.float32),), {}, 0),
     # The gamma family: JAX's draws, rejections and values (XLA's rsqrt in c = (1/3) rsqrt(d),
