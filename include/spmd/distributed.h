@@ -70,6 +70,11 @@ struct Options {
   // How many CPU devices this process owns (each is host memory plus a worker thread). Default 1.
   // Env: SPMD_CPU_DEVICES.
   std::optional<int> num_cpu_devices;
+  // How many threads each CPU device computes with: its own and helpers that share its
+  // products, element-wise passes and reductions (results do not depend on the count). Default:
+  // the cores this process may use (its CPU affinity and cgroup quota) divided among its CPU
+  // devices and the other processes of this host, at least 1. Env: SPMD_CPU_THREADS_PER_DEVICE.
+  std::optional<int> cpu_threads_per_device;
   // The platforms this process's devices may run on, in order of preference, comma-separated:
   // "cpu", "gpu" ("cuda" is taken for "gpu"), as JAX's JAX_PLATFORMS. The first one this process
   // has wins; none of them here is an InvalidArgument saying why. Default: GPUs when there are

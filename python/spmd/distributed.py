@@ -18,15 +18,19 @@ _pipe = None  # (read fd, write fd, the wakeup fd it replaced) while watching
 
 def initialize(coordinator_address=None, num_processes=None, process_id=None,
                local_device_ids=None, cluster_detection_method=None,
-               initialization_timeout=300, *, num_cpu_devices=None):
+               initialization_timeout=300, *, num_cpu_devices=None,
+               cpu_threads_per_device=None):
     """jax.distributed.initialize (seed 000): every argument optional under spmdrun, Slurm and
-    Open MPI; RuntimeError when called twice. num_cpu_devices is spmd's: CPU devices per
-    process (also SPMD_CPU_DEVICES)."""
+    Open MPI; RuntimeError when called twice. num_cpu_devices and cpu_threads_per_device are
+    spmd's: CPU devices per process (also SPMD_CPU_DEVICES), and the threads each computes with
+    (also SPMD_CPU_THREADS_PER_DEVICE; default: the process's cores divided among its devices and
+    the other processes of its host)."""
     if isinstance(local_device_ids, int):
         local_device_ids = [local_device_ids]
     _d.initialize(coordinator_address, num_processes, process_id,
                   None if local_device_ids is None else list(local_device_ids),
-                  cluster_detection_method, float(initialization_timeout), num_cpu_devices)
+                  cluster_detection_method, float(initialization_timeout), num_cpu_devices,
+                  cpu_threads_per_device)
     _watch_interrupts()
 
 

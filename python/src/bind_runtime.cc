@@ -27,12 +27,13 @@ std::chrono::milliseconds seconds(const char* what, double s) {
   return std::chrono::milliseconds(static_cast<int64_t>(s * 1000));
 }
 
-// jax.distributed.initialize's keywords (and spmd's num_cpu_devices); the GIL is released while
+// jax.distributed.initialize's keywords (and spmd's num_cpu_devices and
+// cpu_threads_per_device); the GIL is released while
 // the processes meet.
 void initialize(std::optional<std::string> coordinator_address, std::optional<int> num_processes,
                 std::optional<int> process_id, std::optional<std::vector<int>> local_device_ids,
                 std::optional<std::string> cluster_detection_method, double initialization_timeout,
-                std::optional<int> num_cpu_devices) {
+                std::optional<int> num_cpu_devices, std::optional<int> cpu_threads_per_device) {
   distributed::Options o;
   o.coordinator_address = std::move(coordinator_address);
   o.num_processes = num_processes;
@@ -41,6 +42,7 @@ void initialize(std::optional<std::string> coordinator_address, std::optional<in
   o.cluster_detection_method = std::move(cluster_detection_method);
   o.initialization_timeout = seconds("initialize: initialization_timeout", initialization_timeout);
   o.num_cpu_devices = num_cpu_devices;
+  o.cpu_threads_per_device = cpu_threads_per_device;
   nb::gil_scoped_release release;
   distributed::initialize(o);
 }
@@ -98,7 +100,8 @@ void bind_runtime(nb::module_& m) {
   d.def("initialize", &initialize, nb::arg("coordinator_address") = nb::none(),
         nb::arg("num_processes") = nb::none(), nb::arg("process_id") = nb::none(),
         nb::arg("local_device_ids") = nb::none(), nb::arg("cluster_detection_method") = nb::none(),
-        nb::arg("initialization_timeout") = 300.0, nb::arg("num_cpu_devices") = nb::none());
+        nb::arg("initialization_timeout") = 300.0, nb::arg("num_cpu_devices") = nb::none(),
+        nb::arg("cpu_threads_per_device") = nb::none());
   d.def("shutdown", [] {
     nb::gil_scoped_release release;
     distributed::shutdown();

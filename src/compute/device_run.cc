@@ -8,9 +8,11 @@
 #include <mutex>
 
 #include "compute/axis_context.h"
+#include "compute/device_teams.h"
 #include "compute/device_workers.h"
 #include "compute/output_check.h"
 #include "kernels/float_environment.h"
+#include "kernels/thread_team.h"
 #include "runtime/exception_message.h"
 #include "spmd/error.h"
 #include "spmd/runtime.h"
@@ -69,10 +71,12 @@ void for_each_local_device(AxisGroups& groups, const LocalMeshDevices& local, st
   const size_t n = local.ids.size();
   std::mutex error_mu;
   std::exception_ptr first_error;
+  const std::vector<kernels::ThreadTeam*> teams = device_teams()->teams_of(local.ids);
   auto guarded = [&](size_t i) {
     const AxisContext context{&groups, local.ids[i], local.coords[i]};
     try {
       const AxisContextScope scope(context);
+      const kernels::TeamScope team(teams[i]);    // the device's cores
       const kernels::FlushSubnormalsScope flush;  // as XLA runs a computation
       job(i, context);
     } catch (...) {

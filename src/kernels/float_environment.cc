@@ -31,4 +31,14 @@ FlushSubnormalsScope::~FlushSubnormalsScope() {
   if ((previous_ & kFlushBits) != kFlushBits) write_mode(previous_);
 }
 
+uint64_t float_mode() { return read_mode(); }
+
+FloatModeScope::FloatModeScope(uint64_t mode) : previous_(read_mode()) {
+  if (mode != previous_) write_mode(mode);
+}
+
+FloatModeScope::~FloatModeScope() {
+  if (read_mode() != previous_) write_mode(previous_);
+}
+
 }  // namespace spmd::kernels

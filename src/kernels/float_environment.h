@@ -29,4 +29,21 @@ class FlushSubnormalsScope {
   uint64_t previous_;
 };
 
+// The calling thread's floating-point control word (MXCSR, FPCR; 0 elsewhere).
+uint64_t float_mode();
+
+// Puts `mode` (a float_mode() of another thread) in place on the calling thread for its
+// lifetime, and restores the previous one after: a team's helper adopting its caller's
+// environment (thread_team.h).
+class FloatModeScope {
+ public:
+  explicit FloatModeScope(uint64_t mode);
+  ~FloatModeScope();
+  FloatModeScope(const FloatModeScope&) = delete;
+  FloatModeScope& operator=(const FloatModeScope&) = delete;
+
+ private:
+  uint64_t previous_;
+};
+
 }  // namespace spmd::kernels

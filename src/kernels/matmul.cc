@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernels/dispatch.h"
+#include "kernels/thread_team.h"
 #include "spmd/error.h"
 
 namespace spmd::kernels {
@@ -19,33 +20,18 @@ namespace {
 template <class T>
 using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
-// CBLAS's arguments for one product of `s`: transposes and leading dimensions.
-struct BlasCall {
-  CBLAS_TRANSPOSE ta, tb;
-  int m, n, k, lda, ldb, ldc;
-};
-
-BlasCall blas_call(const MatmulShape& s) {
-  BlasCall c{s.transpose_a ? CblasTrans : CblasNoTrans,
-             s.transpose_b ? CblasTrans : CblasNoTrans,
-             static_cast<int>(s.m),
-             static_cast<int>(s.n),
-             static_cast<int>(s.k),
-             0,
-             0,
-             0};
-  c.lda = std::max(s.transpose_a ? c.m : c.k, 1);
-  c.ldb = std::max(s.transpose_b ? c.k : c.n, 1);
-  c.ldc = std::max(c.n, 1);
-  return c;
-}
-
 // Every device thread multiplies at once. OpenBLAS's threaded build takes that (its work
 // buffers are claimed under a lock); Debian 12's sequential build (libopenblas0-serial 0.3.21)
 // does not: two threads can be handed the same buffer, and 167 of 2000 runs of 4 threads calling
 // dgemm together got a wrong product (a jit gradient on 4 devices came out as one device's
-// contribution twice). So: with a threaded build, one thread per call (each device already is a
-// thread; OPENBLAS_NUM_THREADS, when set, wins); with a sequential one, one call at a time.
+// contribution twice). So: with a threaded build, one BLAS thread per call (OPENBLAS_NUM_THREADS,
+// when set, wins), the device's team (thread_team.h) splitting a large product into calls of
+// its own; with a sequential one, one call at a time.
+//
+// Why not OpenBLAS's own threads: their count is one setting for the whole process, and its
+// threaded level-3 driver takes one call at a time (level3_lock), so devices multiplying together
+// would queue behind each other. Split by the team, each device uses its own cores and never
+// waits for another's product (DESIGN.md, "Kernels": the measurements).
 class BlasCalls {
  public:
   static const BlasCalls& get() {
@@ -69,23 +55,83 @@ class BlasCalls {
   mutable std::mutex mu_;
 };
 
-void blas(const float* a, const float* b, float* c, MatmulShape s) {
-  const BlasCall x = blas_call(s);
-  BlasCalls::get().run([&] {
-    for (int64_t i = 0; i < s.batch; ++i) {
-      cblas_sgemm(CblasRowMajor, x.ta, x.tb, x.m, x.n, x.k, 1.0f, a + i * s.m * s.k, x.lda,
-                  b + i * s.k * s.n, x.ldb, 0.0f, c + i * s.m * s.n, x.ldc);
-    }
-  });
+void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, const float* a, int lda,
+          const float* b, int ldb, float* c, int ldc) {
+  cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
 }
 
-void blas(const double* a, const double* b, double* c, MatmulShape s) {
-  const BlasCall x = blas_call(s);
+void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, const double* a, int lda,
+          const double* b, int ldb, double* c, int ldc) {
+  cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, ldc);
+}
+
+// How a large product is cut into panels: whole columns of c (a panel of b, a repacked) or whole
+// rows (a panel of a, b repacked), whichever repacks the smaller operand, in panels of at least
+// kPanel and kMinPanelWork multiply-adds. The cut depends on the shape alone, never on the team:
+// OpenBLAS rounds differently at different tile edges (a 256 × 2048 × 2048 product cut in two
+// columns differed from the uncut one in 17520 of its 524288 values), so a cut chosen by the
+// team's size would make a product's bits depend on the cores it ran on. Cut by shape, a
+// product has the same bits on every team; the team only takes the panels in turn.
+constexpr int64_t kPanel = 256;
+constexpr int64_t kMinPanelWork = int64_t{1} << 20;
+
+struct Cut {
+  bool by_rows = false;
+  int64_t width = 0, panels = 1;  // panels of `width` rows or columns (the last may be short)
+};
+
+Cut cut_of(const MatmulShape& s) {
+  const int64_t work = s.m * s.n * std::max<int64_t>(s.k, 1);
+  Cut c;
+  c.by_rows = s.m > s.n;
+  const int64_t extent = c.by_rows ? s.m : s.n;
+  c.width = extent;
+  if (work < 2 * kMinPanelWork) return c;  // one call: waking a helper would cost more
+  const int64_t least = (kMinPanelWork * extent / work + 63) / 64 * 64;
+  c.width = std::min(extent, std::max(kPanel, least));
+  c.panels = (extent + c.width - 1) / c.width;
+  return c;
+}
+
+// One row-major product of `s` (no batch): rows [r0, r1) of c from the same rows of a, or
+// columns [c0, c1) of c from the same columns of b.
+template <class T>
+void product_part(const T* a, const T* b, T* c, const MatmulShape& s, int64_t r0, int64_t r1,
+                  int64_t c0, int64_t c1) {
+  const auto ta = s.transpose_a ? CblasTrans : CblasNoTrans;
+  const auto tb = s.transpose_b ? CblasTrans : CblasNoTrans;
+  const int lda = static_cast<int>(std::max<int64_t>(s.transpose_a ? s.m : s.k, 1));
+  const int ldb = static_cast<int>(std::max<int64_t>(s.transpose_b ? s.k : s.n, 1));
+  const T* a_rows = s.transpose_a ? a + r0 : a + r0 * s.k;
+  const T* b_cols = s.transpose_b ? b + c0 * s.k : b + c0;
+  gemm(ta, tb, static_cast<int>(r1 - r0), static_cast<int>(c1 - c0), static_cast<int>(s.k), a_rows,
+       lda, b_cols, ldb, c + r0 * s.n + c0, static_cast<int>(std::max<int64_t>(s.n, 1)));
+}
+
+// Every product of the batch, cut as cut_of says, the team taking (product, panel) pairs in
+// turn: many small products go out whole in groups, a large one in panels.
+template <class T>
+void blas(const T* a, const T* b, T* c, const MatmulShape& s) {
   BlasCalls::get().run([&] {
-    for (int64_t i = 0; i < s.batch; ++i) {
-      cblas_dgemm(CblasRowMajor, x.ta, x.tb, x.m, x.n, x.k, 1.0, a + i * s.m * s.k, x.lda,
-                  b + i * s.k * s.n, x.ldb, 0.0, c + i * s.m * s.n, x.ldc);
-    }
+    const Cut cut = cut_of(s);
+    const int64_t work = s.m * s.n * std::max<int64_t>(s.k, 1);
+    const int64_t grain =
+        cut.panels > 1 ? 1 : std::max<int64_t>(1, kMinPanelWork / std::max<int64_t>(work, 1));
+    parallel_for(s.batch * cut.panels, grain, 1, [&](int64_t first, int64_t last) {
+      for (int64_t at = first; at < last; ++at) {
+        const int64_t i = at / cut.panels;
+        const int64_t p0 = at % cut.panels * cut.width;
+        const int64_t p1 = std::min(p0 + cut.width, cut.by_rows ? s.m : s.n);
+        const T* x = a + i * s.m * s.k;
+        const T* y = b + i * s.k * s.n;
+        T* z = c + i * s.m * s.n;
+        if (cut.by_rows) {
+          product_part(x, y, z, s, p0, p1, 0, s.n);
+        } else {
+          product_part(x, y, z, s, 0, s.m, p0, p1);
+        }
+      }
+    });
   });
 }
 

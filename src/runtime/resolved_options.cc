@@ -21,6 +21,8 @@ namespace {
 
 // A process owns at most this many CPU devices; each is a worker thread.
 constexpr int kMaxCpuDevices = 1024;
+// A CPU device computes with at most this many threads.
+constexpr int kMaxCpuThreads = 1024;
 
 template <typename T>
 std::optional<T> first_of(const std::optional<T>& a, const std::optional<T>& b) {
@@ -62,6 +64,10 @@ int env_signal(const EnvReader& env) {
 
 int default_cpu_device_count(const EnvReader& env) {
   return env.get_int("SPMD_CPU_DEVICES", 1, kMaxCpuDevices).value_or(1);
+}
+
+int requested_cpu_threads(const EnvReader& env) {
+  return env.get_int("SPMD_CPU_THREADS_PER_DEVICE", 1, kMaxCpuThreads).value_or(0);
 }
 
 namespace {
@@ -110,6 +116,15 @@ void resolve_devices(const distributed::Options& options, const EnvReader& env, 
   if (r.num_cpu_devices < 1 || r.num_cpu_devices > kMaxCpuDevices) {
     throw InvalidArgument(
         fmt::format("num_cpu_devices must be in 1..{}, got {}", kMaxCpuDevices, r.num_cpu_devices));
+  }
+  if (options.cpu_threads_per_device) {
+    r.cpu_threads_per_device = *options.cpu_threads_per_device;
+    if (r.cpu_threads_per_device < 1 || r.cpu_threads_per_device > kMaxCpuThreads) {
+      throw InvalidArgument(fmt::format("cpu_threads_per_device must be in 1..{}, got {}",
+                                        kMaxCpuThreads, r.cpu_threads_per_device));
+    }
+  } else if (read_env) {
+    r.cpu_threads_per_device = requested_cpu_threads(env);
   }
   if (!local_ids) {
     for (int i = 0; i < r.num_cpu_devices; ++i) r.local_device_ids.push_back(i);

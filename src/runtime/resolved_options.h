@@ -19,6 +19,7 @@ struct ResolvedOptions {
   int num_processes = 1;
   int process_id = 0;
   int num_cpu_devices = 1;
+  int cpu_threads_per_device = 0;     // 0: divide the cores (cpu_threads.h)
   std::string platform = "cpu";       // the devices' platform (platform_choice.h)
   std::vector<int> local_device_ids;  // visible local hardware ids, ascending
   std::string bind_address;           // validated host:port
@@ -35,6 +36,10 @@ struct ResolvedOptions {
 // The number of CPU devices a process owns outside a cluster, and the default inside one:
 // SPMD_CPU_DEVICES or 1. Throws InvalidArgument for a bad value.
 int default_cpu_device_count(const EnvReader& env);
+
+// Threads per CPU device asked for: SPMD_CPU_THREADS_PER_DEVICE, or 0 (divide the cores) when
+// unset. Throws InvalidArgument for a bad value.
+int requested_cpu_threads(const EnvReader& env);
 
 // Fields set in `options` win; the rest come from the detected cluster environment and SPMD_*
 // variables. Durations come from the environment only where `options` keeps the default.

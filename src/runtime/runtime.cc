@@ -409,4 +409,13 @@ int preemption_signal() {
   return r.initialized ? r.options.preemption_signal : SIGTERM;
 }
 
+int requested_cpu_threads_per_device() {
+  {
+    Runtime& r = runtime();
+    std::lock_guard lock(r.mu);
+    if (r.initialized) return r.options.cpu_threads_per_device;
+  }
+  return requested_cpu_threads(EnvReader());
+}
+
 }  // namespace spmd

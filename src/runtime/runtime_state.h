@@ -56,6 +56,10 @@ std::chrono::milliseconds wait_timeout();
 // cluster's setting, SIGTERM before initialize() or when running alone without it.
 int preemption_signal();
 
+// The threads per CPU device asked for (distributed::Options::cpu_threads_per_device,
+// SPMD_CPU_THREADS_PER_DEVICE), or 0: divide the cores (cpu_threads.h).
+int requested_cpu_threads_per_device();
+
 // The runtime session's object of type T: one per type and session, default-constructed on first
 // use, dropped by distributed::shutdown() before the coordination client goes (so what it owns —
 // sockets, shared memory — closes while the cluster is still there). The layers above keep

@@ -20,6 +20,7 @@
 #include "jit/lax.h"
 #include "jit/op_registry.h"
 #include "jit/operation.h"
+#include "jit/ops/layout.h"
 #include "jit/partitioner.h"
 #include "jit/program.h"
 #include "jit/sharding_in_types.h"
@@ -373,16 +374,43 @@ const OperationRegistration dot_op("dot", [](const AttributeReader& r) {
 
 // --- the family's builders (lax.h) ---
 
+namespace {
+
+// An operand that is a transpose of another value, x.T in a @ x.T, is read through it: the dot
+// takes the transpose's own operand, its letters permuted, and DotOp::run hands that to BLAS as
+// a transposed matrix, where the transpose would have copied it (as XLA folds a transpose into
+// its dot). An operand made otherwise is kept with its letters.
+std::pair<Tensor, std::string> through_transpose(const Tensor& t, const std::string& letters) {
+  if (t.trace() == nullptr) return {t, letters};
+  const Op& op = t.trace()->op(t.value());
+  const auto* transpose = dynamic_cast<const TransposeOp*>(op.operation.get());
+  if (transpose == nullptr || transpose->permutation.size() != letters.size()) {
+    return {t, letters};
+  }
+  std::string source(letters.size(), ' ');
+  for (size_t i = 0; i < letters.size(); ++i) {
+    source[static_cast<size_t>(transpose->permutation[i])] = letters[i];
+  }
+  return {Tensor(t.trace(), op.inputs.front()), source};
+}
+
+}  // namespace
+
 namespace lax {
 
 Tensor dot(const Tensor& a, const Tensor& b, const std::string& lhs, const std::string& rhs,
            const std::string& out, std::optional<PartitionSpec> out_sharding) {
-  return bind(make_operation<DotOp>(lhs, rhs, out, std::move(out_sharding)), {a, b});
+  const auto [x, x_letters] = through_transpose(a, lhs);
+  const auto [y, y_letters] = through_transpose(b, rhs);
+  return bind(make_operation<DotOp>(x_letters, y_letters, out, std::move(out_sharding)), {x, y});
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b, size_t batch,
               std::optional<PartitionSpec> out_sharding) {
-  return bind(matmul_operation(batch, std::move(out_sharding)), {a, b});
+  constexpr std::string_view pool = "abcdefghijlopqrstuvwxyz";  // matmul_operation's letters
+  if (batch > pool.size()) throw InvalidArgument("matmul: too many batch dimensions");
+  const std::string letters(pool.substr(0, batch));
+  return dot(a, b, letters + "mk", letters + "kn", letters + "mn", std::move(out_sharding));
 }
 
 }  // namespace lax

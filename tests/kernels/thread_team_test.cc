@@ -1,0 +1,253 @@
+// kernels::ThreadTeam (kernels/thread_team.h) and the kernels that split their work over it:
+// parallel_for covers every element once in aligned parts, rethrows a part's exception and runs
+// helpers in the caller's floating-point mode; products, reductions and element-wise chains give
+// the same bytes on teams of 1 to 4 threads; and device threads with teams of their own multiply
+// at once, thousands of times, each product checked against plain loops (Debian's sequential
+// OpenBLAS once handed two threads one buffer: kernels/matmul.cc).
+#include "kernels/thread_team.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <barrier>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "kernels/chain.h"
+#include "kernels/float_environment.h"
+#include "kernels/matmul.h"
+#include "kernels/reduce.h"
+
+namespace {
+
+using spmd::DType;
+using spmd::Shape;
+namespace k = spmd::kernels;
+
+std::vector<float> filled(size_t n, double seed) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<float>(std::sin(seed + 0.37 * double(i)));
+  return v;
+}
+
+template <class T>
+const std::byte* bytes(const std::vector<T>& v) {
+  return reinterpret_cast<const std::byte*>(v.data());
+}
+template <class T>
+std::byte* bytes(std::vector<T>& v) {
+  return reinterpret_cast<std::byte*>(v.data());
+}
+
+TEST(ThreadTeam, ParallelForCoversEveryIndexOnceInAlignedParts) {
+  for (int size : {1, 2, 3, 4}) {
+    k::ThreadTeam team(size);
+    const k::TeamScope scope(&team);
+    EXPECT_EQ(k::team_size(), size);
+    for (int64_t n : {0, 1, 63, 64, 1000, 4097}) {
+      std::vector<std::atomic<int>> seen(static_cast<size_t>(n));
+      std::mutex mu;
+      std::vector<std::pair<int64_t, int64_t>> parts;
+      k::parallel_for(n, 16, 8, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) ++seen[static_cast<size_t>(i)];
+        std::lock_guard lock(mu);
+        parts.emplace_back(begin, end);
+      });
+      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(seen[static_cast<size_t>(i)], 1) << i;
+      EXPECT_LE(parts.size(), static_cast<size_t>(size));
+      for (const auto& [begin, end] : parts) {
+        EXPECT_EQ(begin % 8, 0) << "a part starting at " << begin;
+        if (parts.size() > 1) EXPECT_GE(end - begin, 1);
+      }
+      if (n < 32) EXPECT_LE(parts.size(), 1u) << "n < 2 × grain runs as one part";
+    }
+  }
+  EXPECT_EQ(k::team_size(), 1) << "the scope restores no team";
+}
+
+TEST(ThreadTeam, APartsExceptionReachesTheCallerAfterTheOthersFinish) {
+  k::ThreadTeam team(3);
+  const k::TeamScope scope(&team);
+  std::atomic<int> finished{0};
+  EXPECT_THROW(k::parallel_for(300, 1, 1,
+                               [&](int64_t begin, int64_t) {
+                                 if (begin != 0) throw std::runtime_error("part failed");
+                                 std::this_thread::sleep_for(std::chrono::milliseconds(20));
+                                 ++finished;
+                               }),
+               std::runtime_error);
+  EXPECT_EQ(finished, 1);
+  // The team works on after a failure.
+  std::atomic<int64_t> sum{0};
+  k::parallel_for(300, 1, 1, [&](int64_t b, int64_t e) { sum += e - b; });
+  EXPECT_EQ(sum, 300);
+}
+
+TEST(ThreadTeam, HelpersComputeInTheCallersFloatingPointMode) {
+#if defined(__x86_64__) || defined(__aarch64__)
+  k::ThreadTeam team(2);
+  const k::TeamScope scope(&team);
+  std::vector<float> out(2);
+  auto halve_tiny = [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      volatile float x = std::numeric_limits<float>::min();
+      out[static_cast<size_t>(i)] = x * 0.5f;
+    }
+  };
+  {
+    const k::FlushSubnormalsScope flush;
+    k::parallel_for(2, 1, 1, halve_tiny);
+  }
+  EXPECT_EQ(out[0], 0.0f);
+  EXPECT_EQ(out[1], 0.0f) << "the helper's part did not flush the subnormal";
+  k::parallel_for(2, 1, 1, halve_tiny);
+  EXPECT_GT(out[1], 0.0f) << "the helper kept flushing after its part";
+#else
+  GTEST_SKIP() << "no flush-to-zero control on this processor";
+#endif
+}
+
+// f() on no team and on teams of 2, 3 and 4 threads: each result's bytes.
+template <class F>
+std::vector<std::vector<std::byte>> on_teams(F f) {
+  std::vector<std::vector<std::byte>> results{f()};
+  for (int size : {2, 3, 4}) {
+    k::ThreadTeam team(size);
+    const k::TeamScope scope(&team);
+    results.push_back(f());
+  }
+  return results;
+}
+
+TEST(ThreadTeam, ProductsAreTheSameBytesOnEveryTeam) {
+  struct Case {
+    k::MatmulShape s;
+    DType dtype;
+  };
+  const Case cases[] = {
+      {{.m = 256, .k = 96, .n = 80}, DType::kFloat32},
+      {{.m = 40, .k = 300, .n = 512, .transpose_b = true}, DType::kFloat32},
+      {{.m = 200, .k = 128, .n = 72, .transpose_a = true, .transpose_b = true}, DType::kFloat64},
+      {{.batch = 5, .m = 64, .k = 128, .n = 96}, DType::kFloat32},
+      {{.m = 7, .k = 5, .n = 3}, DType::kFloat32},
+  };
+  for (const Case& c : cases) {
+    const size_t width = spmd::dtype_size(c.dtype);
+    std::vector<std::byte> a(size_t(c.s.batch * c.s.m * c.s.k) * width);
+    std::vector<std::byte> b(size_t(c.s.batch * c.s.k * c.s.n) * width);
+    for (size_t i = 0; i < a.size(); ++i) a[i] = std::byte((i * 37 + 11) % 61);
+    for (size_t i = 0; i < b.size(); ++i) b[i] = std::byte((i * 53 + 5) % 59);
+    const auto results = on_teams([&] {
+      std::vector<std::byte> out(size_t(c.s.batch * c.s.m * c.s.n) * width);
+      k::matmul(c.dtype, c.s, a.data(), b.data(), out.data());
+      return out;
+    });
+    for (size_t t = 1; t < results.size(); ++t) {
+      EXPECT_EQ(results[t], results[0]) << c.s.m << "x" << c.s.k << "x" << c.s.n << ", team " << t;
+    }
+  }
+}
+
+TEST(ThreadTeam, ReductionsAreTheSameBytesOnEveryTeam) {
+  const Shape shapes[] = {{4096, 33}, {3, 20000},   {20000, 3},    {1, 70000},
+                          {70000},    {2, 5000, 7}, {8, 512, 512}, {1, 3000, 64}};
+  for (const Shape& shape : shapes) {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    std::vector<float> x = filled(static_cast<size_t>(n), static_cast<double>(shape.size()));
+    x[static_cast<size_t>(n / 3)] = -0.0f;
+    for (int axis = 0; axis < static_cast<int>(shape.size()); ++axis) {
+      for (k::Reduce op : {k::Reduce::kSum, k::Reduce::kMax, k::Reduce::kMin}) {
+        const auto results = on_teams([&] {
+          std::vector<float> out(static_cast<size_t>(n / shape[static_cast<size_t>(axis)]));
+          k::reduce(op, DType::kFloat32, bytes(x), shape, axis, DType::kFloat32, bytes(out));
+          std::vector<std::byte> raw(out.size() * sizeof(float));
+          std::memcpy(raw.data(), out.data(), raw.size());
+          return raw;
+        });
+        for (size_t t = 1; t < results.size(); ++t) {
+          EXPECT_EQ(results[t], results[0])
+              << k::name(op) << " over axis " << axis << " of a shape of " << n << ", team " << t;
+        }
+      }
+    }
+  }
+}
+
+TEST(ThreadTeam, ChainsAreTheSameBytesOnEveryTeam) {
+  const int64_t n = 300001;
+  const std::vector<float> a = filled(static_cast<size_t>(n), 1.0), b = filled(1, 2.0);
+  using Step = k::ChainStep;
+  const Step steps[] = {
+      {Step::Kind::kBinary,
+       uint8_t(k::Binary::kMul),
+       DType::kFloat32,
+       DType::kFloat32,
+       {k::chain_input(0), k::chain_input(1)}},
+      {Step::Kind::kUnary,
+       uint8_t(k::Unary::kTanh),
+       DType::kFloat32,
+       DType::kFloat32,
+       {k::chain_result(0)}},
+      {Step::Kind::kBinary,
+       uint8_t(k::Binary::kAdd),
+       DType::kFloat32,
+       DType::kFloat32,
+       {k::chain_result(1), k::chain_input(0)}},
+  };
+  const k::Input inputs[] = {{bytes(a), n}, {bytes(b), 1}};
+  const auto results = on_teams([&] {
+    std::vector<std::byte> out(static_cast<size_t>(n) * sizeof(float));
+    k::run_chain(steps, inputs, out.data(), n);
+    return out;
+  });
+  for (size_t t = 1; t < results.size(); ++t) EXPECT_EQ(results[t], results[0]) << "team " << t;
+}
+
+// Device threads, each with a team of two, multiplying at once: small products (one BLAS call
+// each) and products large enough for the team to split, every one checked against plain loops.
+TEST(ThreadTeam, DeviceThreadsMultiplyAtOnceAndEveryProductIsRight) {
+  constexpr int kDevices = 4, kProducts = 1000;
+  std::barrier start(kDevices);
+  std::vector<int> wrong(kDevices, 0);
+  auto device = [&](int d) {
+    k::ThreadTeam team(2);
+    const k::TeamScope scope(&team);
+    start.arrive_and_wait();
+    for (int p = 0; p < kProducts; ++p) {
+      const bool large = p % 10 == d % 10;
+      const k::MatmulShape s =
+          large ? k::MatmulShape{.m = 96, .k = 64, .n = 640}
+                : k::MatmulShape{.m = 6 + d, .k = 5, .n = 4 + p % 3, .transpose_b = p % 2 == 1};
+      const std::vector<double> a = [&] {
+        std::vector<double> v(size_t(s.m * s.k));
+        for (size_t i = 0; i < v.size(); ++i) v[i] = std::sin(d * 1.3 + p * 0.7 + double(i));
+        return v;
+      }();
+      std::vector<double> b(size_t(s.k * s.n)), c(size_t(s.m * s.n));
+      for (size_t i = 0; i < b.size(); ++i) b[i] = std::cos(d * 0.9 + p * 0.3 + double(i));
+      k::matmul(DType::kFloat64, s, bytes(a), bytes(b), bytes(c));
+      for (int64_t i = 0; i < s.m; ++i) {
+        for (int64_t j = 0; j < s.n; ++j) {
+          double want = 0;
+          for (int64_t q = 0; q < s.k; ++q) {
+            want += a[size_t(i * s.k + q)] *
+                    (s.transpose_b ? b[size_t(j * s.k + q)] : b[size_t(q * s.n + j)]);
+          }
+          if (std::abs(c[size_t(i * s.n + j)] - want) > 1e-9) ++wrong[static_cast<size_t>(d)];
+        }
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int d = 0; d < kDevices; ++d) threads.emplace_back(device, d);
+  for (auto& t : threads) t.join();
+  for (int d = 0; d < kDevices; ++d) EXPECT_EQ(wrong[static_cast<size_t>(d)], 0) << "device " << d;
+}
+
+}  // namespace
