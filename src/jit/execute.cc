@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "jit/ops/padding.h"
+#include "jit/ops/reduction.h"
 #include "spmd/error.h"
 #include "spmd/named_collectives.h"
 
@@ -22,18 +23,22 @@ int32_t chain_arg(const Step& f, size_t k, int slot) {
   return kernels::chain_input(static_cast<int>(at - f.inputs.begin()));
 }
 
-// A fused chain (fuse.h) as one call of the backend's chain (kernels/chain.h): the CPU runs it in
-// blocks whose intermediates stay in cache, so each input is read once and the result written
-// once.
-Block run_fused(const KernelContext& device, const Step& f, const std::vector<Block>& slots) {
+// The first `count` steps of a fused step's body as a chain (kernels/chain.h) over its inputs.
+struct Chain {
   std::vector<kernels::Input> inputs;
+  std::vector<kernels::ChainStep> steps;
+};
+
+Chain chain_of(const Step& f, size_t count, const std::vector<Block>& slots) {
+  Chain c;
+  std::vector<kernels::Input>& inputs = c.inputs;
   for (int slot : f.inputs) {
     const Block& b = slots[static_cast<size_t>(slot)];
     inputs.push_back({b.bytes().data(), b.size()});
   }
-  std::vector<kernels::ChainStep> chain;
+  std::vector<kernels::ChainStep>& chain = c.steps;
   std::vector<DType> dtypes;
-  for (size_t k = 0; k < f.body.size(); ++k) {
+  for (size_t k = 0; k < count; ++k) {
     const Step& s = f.body[k];
     std::array<int32_t, 3> args{};
     dtypes.clear();
@@ -46,9 +51,49 @@ Block run_fused(const KernelContext& device, const Step& f, const std::vector<Bl
     chain.push_back(op->chain_step(dtypes, s.dtype));
     chain.back().args = args;
   }
+  return c;
+}
+
+// A fused chain (fuse.h) as one call of the backend's chain (kernels/chain.h): the CPU runs it in
+// blocks whose intermediates stay in cache, so each input is read once and the result written
+// once.
+Block run_fused(const KernelContext& device, const Step& f, const std::vector<Block>& slots) {
+  const Chain c = chain_of(f, f.body.size(), slots);
   Block out = device.allocate(f.dtype, f.shape);
-  device.backend.chain(chain, inputs, out.mutable_bytes().data(), out.size());
+  device.backend.chain(c.steps, c.inputs, out.mutable_bytes().data(), out.size());
   return out;
+}
+
+// A chain and the reduction of its result (fuse.h: fuse_reductions): the last axis in one pass
+// where the backend fuses them, the chain then the reduction where it does not; the reduction's
+// other axes after, one at a time.
+Block run_fused_reduce(const KernelContext& device, const Step& f,
+                       const std::vector<Block>& slots) {
+  const Step& chained = f.body[f.body.size() - 2];
+  const Step& reduction = f.body.back();
+  const auto& op = static_cast<const ReduceOp&>(*reduction.operation);
+  const Chain c = chain_of(f, f.body.size() - 1, slots);
+  const Shape& shape = chained.shape;
+  const int64_t extent = shape.back();
+  const int64_t rows = shape_size(shape) / std::max<int64_t>(extent, 1);
+  Shape kept(shape.begin(), shape.end() - 1);
+  Block x = device.allocate(f.dtype, kept);
+  if (extent == 0 || !device.backend.chain_reduce(c.steps, c.inputs, rows, extent, op.fn,
+                                                  x.mutable_bytes().data())) {
+    Block whole = device.allocate(chained.dtype, shape);
+    device.backend.chain(c.steps, c.inputs, whole.mutable_bytes().data(), whole.size());
+    device.backend.reduce(op.fn, chained.dtype, whole.bytes().data(), shape,
+                          static_cast<int>(shape.size()) - 1, f.dtype, x.mutable_bytes().data());
+  }
+  for (auto it = op.axes.rbegin() + 1; it != op.axes.rend(); ++it) {
+    Shape out_shape = x.shape();
+    out_shape.erase(out_shape.begin() + *it);
+    Block out = device.allocate(f.dtype, out_shape);
+    device.backend.reduce(op.fn, f.dtype, x.bytes().data(), x.shape(), static_cast<int>(*it),
+                          f.dtype, out.mutable_bytes().data());
+    x = std::move(out);
+  }
+  return x;
 }
 
 // This device's part of a whole dimension: from axis_index × the part's length, the last parts
@@ -74,6 +119,7 @@ int64_t parts(const Step& s, const Mesh& mesh) { return axes_size(s.axes, mesh);
 Block run_step(const KernelContext& device, const Step& s, const Mesh& mesh,
                const std::vector<Block>& slots) {
   if (s.kind == StepKind::kFused) return run_fused(device, s, slots);
+  if (s.kind == StepKind::kFusedReduce) return run_fused_reduce(device, s, slots);
   std::vector<Block> in;
   in.reserve(s.inputs.size());
   for (int i : s.inputs) in.push_back(slots[static_cast<size_t>(i)]);

@@ -4,6 +4,8 @@
 #include <map>
 #include <utility>
 
+#include "jit/ops/reduction.h"
+
 namespace spmd::compiler {
 namespace {
 
@@ -71,6 +73,55 @@ void fuse_elementwise(LocalProgram& local) {
       fused.body.push_back(local.steps[m]);
     }
     steps.push_back(std::move(fused));
+  }
+  local.steps = std::move(steps);
+}
+
+namespace {
+
+constexpr int64_t kMaxFusedRow = int64_t{1} << 16;
+
+// Whether step r reduces, from the last axis on, a float32 or float64 value of its own dtype.
+bool fusable_reduction(const Step& r, const Shape& operand) {
+  const auto* op =
+      r.kind == StepKind::kCompute ? dynamic_cast<const ReduceOp*>(r.operation.get()) : nullptr;
+  if (op == nullptr || op->axes.empty() || operand.empty()) return false;
+  if (r.dtype != DType::kFloat32 && r.dtype != DType::kFloat64) return false;
+  return op->axes.back() == static_cast<int64_t>(operand.size()) - 1 &&
+         std::is_sorted(op->axes.begin(), op->axes.end()) && operand.back() <= kMaxFusedRow;
+}
+
+}  // namespace
+
+void fuse_reductions(LocalProgram& local) {
+  const std::vector<int> uses = use_counts(local);
+  std::map<int, size_t> producer;  // slot -> the step writing it
+  std::vector<bool> absorbed(local.steps.size(), false);
+  for (size_t i = 0; i < local.steps.size(); ++i) {
+    Step& r = local.steps[i];
+    producer[r.output] = i;
+    if (r.inputs.size() != 1) continue;
+    const auto at = producer.find(r.inputs[0]);
+    if (at == producer.end() || uses[static_cast<size_t>(r.inputs[0])] != 1) continue;
+    Step& p = local.steps[at->second];
+    const bool chain = p.kind == StepKind::kFused || elementwise(p);
+    if (!chain || p.dtype != r.dtype || !fusable_reduction(r, p.shape)) continue;
+    Step fused{
+        .kind = StepKind::kFusedReduce, .output = r.output, .shape = r.shape, .dtype = r.dtype};
+    if (p.kind == StepKind::kFused) {
+      fused.inputs = p.inputs;
+      fused.body = std::move(p.body);
+    } else {
+      fused.inputs = p.inputs;
+      fused.body.push_back(p);
+    }
+    fused.body.push_back(r);
+    absorbed[at->second] = true;
+    r = std::move(fused);
+  }
+  std::vector<Step> steps;
+  for (size_t i = 0; i < local.steps.size(); ++i) {
+    if (!absorbed[i]) steps.push_back(std::move(local.steps[i]));
   }
   local.steps = std::move(steps);
 }

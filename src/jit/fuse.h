@@ -12,4 +12,12 @@ namespace spmd::compiler {
 // Rewrites `local` in place (before its last uses are marked).
 void fuse_elementwise(LocalProgram& local);
 
+// After fuse_elementwise: a float32 or float64 reduction over axes that include the last one,
+// of the result of an element-wise step or chain read by nothing else, becomes one kFusedReduce
+// step: the backend runs the chain a few rows at a time and reduces each row while it is in
+// cache (kernels/chain.h: run_chain_reduce), so sum(exp(x), axis=-1) reads x once and writes
+// only the sums; the other axes are reduced after, as before. Values are unchanged. Rows longer
+// than kMaxFusedRow elements are left apart (their buffer would leave the cache).
+void fuse_reductions(LocalProgram& local);
+
 }  // namespace spmd::compiler

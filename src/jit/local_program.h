@@ -31,6 +31,7 @@ enum class StepKind : uint8_t {
   kAllToAll,     // split dimension `dim` over `axes`, gather dimension `dim2`
   kLocalSlice,   // keep this device's part of dimension `dim` along `axes` (no communication)
   kFused,        // `body`: a chain of element-wise steps run as one (fuse.h)
+  kFusedReduce,  // `body`: a chain of element-wise steps, then a reduction of its last axis first
 };
 
 struct Step {
@@ -48,6 +49,8 @@ struct Step {
   // Slots no later step reads (nor the outputs): freed once this step has run.
   std::vector<int> last_use_of;
   // kFused: the element-wise steps, in order; their intermediate slots exist only per block.
+  // kFusedReduce: those steps, then the reduction (a kCompute step of ReduceOp) of the last one's
+  // result, whose slot exists only per block too.
   std::vector<Step> body;
 };
 

@@ -119,6 +119,7 @@ LocalProgram partition(const Program& program, const Mesh& mesh, const std::stri
   result.name = name;
   result.global_text = global_text(program, p, live, name);
   fuse_elementwise(result);
+  fuse_reductions(result);
   mark_last_uses(result);
   return std::move(result);
 }

@@ -29,6 +29,8 @@ std::string_view step_name(StepKind k) {
       return "local_slice";
     case StepKind::kFused:
       return "fused";
+    case StepKind::kFusedReduce:
+      return "fused_reduce";
   }
   return "?";
 }
@@ -58,8 +60,8 @@ std::string LocalProgram::as_text() const {
   for (const Step& s : steps) {
     shapes[static_cast<size_t>(s.output)] = s.shape;
     std::string line;
-    if (s.kind == StepKind::kFused) {
-      line = fmt::format("  %{} = fused {}", s.output, type_text(s.dtype, s.shape));
+    if (s.kind == StepKind::kFused || s.kind == StepKind::kFusedReduce) {
+      line = fmt::format("  %{} = {} {}", s.output, step_name(s.kind), type_text(s.dtype, s.shape));
       for (int in : s.inputs) line += fmt::format(" %{}", in);
       text += line + " {\n";
       for (const Step& b : s.body) {

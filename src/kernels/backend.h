@@ -43,6 +43,14 @@ class Backend {
   // GPU's would be one generated kernel).
   virtual void chain(std::span<const ChainStep> steps, std::span<const Input> inputs,
                      std::byte* out, int64_t n) const = 0;
+  // A chain feeding a reduction of its result's last axis (rows × extent elements), in one pass
+  // (chain.h: run_chain_reduce); returns false, having done nothing, where this backend does not
+  // fuse them: the caller then runs the chain and the reduction apart.
+  virtual bool chain_reduce(std::span<const ChainStep> /*steps*/, std::span<const Input> /*inputs*/,
+                            int64_t /*rows*/, int64_t /*extent*/, Reduce /*op*/,
+                            std::byte* /*out*/) const {
+    return false;
+  }
   virtual void convert(DType from, DType to, Input a, std::byte* out, int64_t n) const = 0;
   // out[i] = value (converted to dtype), for n elements.
   virtual void fill(DType dtype, double value, std::byte* out, int64_t n) const = 0;

@@ -143,14 +143,18 @@ namespace {
 // (some microseconds) than the part's arithmetic saves.
 constexpr int64_t kPartGrain = int64_t{1} << 15;
 
-// Runs the chain over elements [begin, end) of n, with block buffers of its own.
+// run_chain_reduce's rows per pass hold about this many elements (16 KiB of float32, in L1).
+constexpr int64_t kChainReduceElements = 4096;
+
+// Runs the chain over elements [begin, end) of n, with block buffers of its own, writing element
+// i of the result at out[i - out_first].
 void run_range(std::span<const ChainStep> steps, std::span<const Input> inputs, std::byte* out,
-               int64_t n, int64_t begin, int64_t end) {
+               int64_t n, int64_t begin, int64_t end, int64_t out_first = 0) {
   if (steps.size() == 1) {  // one kernel call over the range: no blocks, nothing allocated
     Resolved alone = resolve(steps[0]);
     connect(alone, 0, inputs, n, {});
-    alone.dst = out;
     alone.dst_stride = static_cast<int64_t>(dtype_size(steps[0].result));
+    alone.dst = out - out_first * alone.dst_stride;
     run_block(alone, begin, end - begin);
     return;
   }
@@ -167,8 +171,8 @@ void run_range(std::span<const ChainStep> steps, std::span<const Input> inputs, 
     Resolved r = resolve(steps[k]);
     connect(r, static_cast<int>(k), inputs, n, at);
     const bool last = k + 1 == steps.size();
-    r.dst = last ? out : at[k];
     r.dst_stride = last ? static_cast<int64_t>(dtype_size(steps[k].result)) : 0;
+    r.dst = last ? out - out_first * r.dst_stride : at[k];
     resolved.push_back(r);
   }
   for (int64_t offset = begin; offset < end; offset += block) {
@@ -187,6 +191,36 @@ void run_chain(std::span<const ChainStep> steps, std::span<const Input> inputs, 
   if (n == 0) return run_range(steps, inputs, out, 0, 0, 0);  // checks the steps all the same
   parallel_for(n, kPartGrain, 64,
                [&](int64_t begin, int64_t end) { run_range(steps, inputs, out, n, begin, end); });
+}
+
+void run_chain_reduce(std::span<const ChainStep> steps, std::span<const Input> inputs, int64_t rows,
+                      int64_t extent, Reduce op, std::byte* out) {
+  if (steps.empty()) throw InvalidArgument("run_chain_reduce: a chain of no steps");
+  const DType dtype = steps.back().result;
+  if (dtype != DType::kFloat32 && dtype != DType::kFloat64) {
+    throw InvalidArgument(
+        fmt::format("run_chain_reduce: reduces float32 or float64, not {}", dtype_name(dtype)));
+  }
+  const int64_t n = rows * extent;
+  if (n == 0) {
+    run_range(steps, inputs, nullptr, 0, 0, 0);  // checks the steps all the same
+    if (rows > 0) reduce(op, dtype, nullptr, Shape{rows, 0}, 1, dtype, out);
+    return;
+  }
+  const size_t width = dtype_size(dtype);
+  // Rows per pass: enough for a few thousand elements, so short rows share a pass.
+  const int64_t group = std::max<int64_t>(1, kChainReduceElements / extent);
+  parallel_for(
+      rows, std::max<int64_t>(1, kPartGrain / extent), 1, [&](int64_t first, int64_t last) {
+        std::vector<std::byte> buffer(static_cast<size_t>(std::min(group, last - first) * extent) *
+                                      width);
+        for (int64_t r = first; r < last; r += group) {
+          const int64_t count = std::min(group, last - r);
+          run_range(steps, inputs, buffer.data(), n, r * extent, (r + count) * extent, r * extent);
+          reduce_rows(op, dtype, buffer.data(), count, extent,
+                      out + r * static_cast<int64_t>(width));
+        }
+      });
 }
 
 }  // namespace spmd::kernels

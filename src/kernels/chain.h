@@ -20,6 +20,7 @@
 #include <span>
 
 #include "kernels/elementwise.h"
+#include "kernels/reduce.h"
 #include "spmd/dtype.h"
 
 namespace spmd::kernels {
@@ -50,5 +51,14 @@ int arity(ChainStep::Kind kind);
 // kernel throws (an integer division by zero; `out` is then partly written).
 void run_chain(std::span<const ChainStep> steps, std::span<const Input> inputs, std::byte* out,
                int64_t n);
+
+// A chain feeding a reduction of its result's last axis, in one pass: the chain runs over
+// rows × extent elements a few rows at a time into a buffer that stays in cache, and each row of
+// it is reduced with `op` into out[row] (`rows` elements of the last step's result dtype, which
+// must be float32 or float64: InvalidArgument otherwise). The same values as run_chain followed
+// by reduce(op, …, axis = last), without the result's trip through memory. The calling thread's
+// team (thread_team.h) takes ranges of rows.
+void run_chain_reduce(std::span<const ChainStep> steps, std::span<const Input> inputs, int64_t rows,
+                      int64_t extent, Reduce op, std::byte* out);
 
 }  // namespace spmd::kernels

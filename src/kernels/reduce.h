@@ -25,6 +25,12 @@ std::string_view name(Reduce op);
 void reduce(Reduce op, DType dtype, const std::byte* in, const Shape& shape, int axis,
             DType out_dtype, std::byte* out);
 
+// out[r] = op over row r of the `rows` × `extent` row-major `in` (float32 or float64), on the
+// calling thread alone: the values reduce() gives over the last axis (the same summation order).
+// run_chain_reduce (chain.h) reduces its rows so, a few at a time.
+void reduce_rows(Reduce op, DType dtype, const std::byte* in, int64_t rows, int64_t extent,
+                 std::byte* out);
+
 // out (int32, shape without `axis`) = the index of the first maximum along `axis` (the first NaN
 // counts as the maximum, as in NumPy and JAX). An empty axis throws InvalidArgument.
 void argmax(DType dtype, const std::byte* in, const Shape& shape, int axis, std::byte* out);

@@ -226,7 +226,8 @@ TEST(DeviceSeam, TheExecutorReachesEveryKernelThroughItsBackend) {
       "return %4\n",
       {Block::from_vector(std::vector<float>{1, 2, 3, 4, 5, 6}, {2, 3}),
        Block::from_vector(std::vector<float>{1, 0, 0, 1, 1, 1}, {3, 2})});
-  EXPECT_EQ(run.calls, 3);  // matmul, exp, reduce: nothing around the seam
+  ASSERT_NE(run.local_text.find("fused_reduce f32[2]"), std::string::npos) << run.local_text;
+  EXPECT_EQ(run.calls, 2);  // matmul, then exp and its sum in one call: nothing around the seam
   // rows of x·w: (1+3, 2+3) and (4+6, 5+6)
   const auto got = run.out[0].data<float>();
   EXPECT_NEAR(got[0], std::exp(4.0f) + std::exp(5.0f), 1e-2);
@@ -253,6 +254,33 @@ TEST(DeviceSeam, AFusedChainReachesTheBackendAsOneCall) {
   for (size_t i = 0; i < a.size(); ++i) {
     ASSERT_NEAR(got[i], std::exp(a[i] * b[i]) + a[i], 1e-5f * (1 + std::exp(a[i] * b[i]))) << i;
   }
+}
+
+// A chain whose result only a reduction of its last axis reads reaches the backend as one call
+// (fuse.h: fuse_reductions), the other axes after it, with the values of the steps run apart.
+TEST(DeviceSeam, AChainAndTheReductionOfItsLastAxisReachTheBackendAsOneCall) {
+  std::vector<float> a(6 * 700);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(i % 17) * 0.05f - 0.4f;
+  const SeamRun run = run_on_counting_backend(
+      "%0 = parameter f32[2,3,700] index=0 sharding=PartitionSpec()\n"
+      "%1 = exp f32[2,3,700] %0\n"
+      "%2 = mul f32[2,3,700] %1 %0\n"
+      "%3 = reduce_sum f32[3] %2 axes={0,2}\n"
+      "return %3\n",
+      {Block::from_vector(a, {2, 3, 700})});
+  ASSERT_NE(run.local_text.find("fused_reduce f32[3]"), std::string::npos) << run.local_text;
+  EXPECT_EQ(run.calls, 2);  // the chain with the last axis's sums, then axis 0
+  const SeamRun apart = run_on_counting_backend(  // the product is an output too: not fused
+      "%0 = parameter f32[2,3,700] index=0 sharding=PartitionSpec()\n"
+      "%1 = exp f32[2,3,700] %0\n"
+      "%2 = mul f32[2,3,700] %1 %0\n"
+      "%3 = reduce_sum f32[3] %2 axes={0,2}\n"
+      "return %3 %2\n",
+      {Block::from_vector(a, {2, 3, 700})});
+  ASSERT_EQ(apart.local_text.find("fused_reduce"), std::string::npos) << apart.local_text;
+  const auto fused = run.out[0].data<float>();
+  const auto separate = apart.out[0].data<float>();
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(fused[i], separate[i]) << i;
 }
 
 TEST(DeviceSeam, ABackendForAPlatformThisBuildLacksIsAClearError) {

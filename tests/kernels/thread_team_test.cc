@@ -22,6 +22,7 @@
 #include "kernels/float_environment.h"
 #include "kernels/matmul.h"
 #include "kernels/reduce.h"
+#include "spmd/error.h"
 
 namespace {
 
@@ -207,6 +208,60 @@ TEST(ThreadTeam, ChainsAreTheSameBytesOnEveryTeam) {
     return out;
   });
   for (size_t t = 1; t < results.size(); ++t) EXPECT_EQ(results[t], results[0]) << "team " << t;
+}
+
+// run_chain_reduce: the chain then the reduction of each row, the same bytes as run_chain
+// followed by reduce over the last axis, for short rows sharing a pass and long ones, on every
+// team.
+TEST(ThreadTeam, AChainReducedRowByRowIsTheChainThenTheReductionOnEveryTeam) {
+  using Step = k::ChainStep;
+  for (DType dtype : {DType::kFloat32, DType::kFloat64}) {
+    const Step steps[] = {
+        {Step::Kind::kUnary, uint8_t(k::Unary::kExp), dtype, dtype, {k::chain_input(0)}},
+        {Step::Kind::kBinary,
+         uint8_t(k::Binary::kMul),
+         dtype,
+         dtype,
+         {k::chain_result(0), k::chain_input(1)}},
+    };
+    for (const auto& [rows, extent] :
+         {std::pair<int64_t, int64_t>{1000, 7}, {33, 5000}, {3, 65536}, {1, 1}, {4, 0}}) {
+      const int64_t n = rows * extent;
+      std::vector<double> wide(static_cast<size_t>(n));
+      for (size_t i = 0; i < wide.size(); ++i) wide[i] = std::sin(0.1 * double(i)) * 3;
+      wide.push_back(0.5);  // the scalar input
+      std::vector<std::byte> x((wide.size()) * spmd::dtype_size(dtype));
+      k::convert(DType::kFloat64, dtype, {bytes(wide), int64_t(wide.size())}, x.data(),
+                 int64_t(wide.size()));
+      const k::Input inputs[] = {{x.data(), n}, {x.data() + n * spmd::dtype_size(dtype), 1}};
+      for (k::Reduce op : {k::Reduce::kSum, k::Reduce::kMax}) {
+        if (extent == 0 && op == k::Reduce::kMax) continue;
+        std::vector<std::byte> whole(static_cast<size_t>(n) * spmd::dtype_size(dtype));
+        std::vector<std::byte> want(static_cast<size_t>(rows) * spmd::dtype_size(dtype));
+        k::run_chain(steps, inputs, whole.data(), n);
+        k::reduce(op, dtype, whole.data(), Shape{rows, extent}, 1, dtype, want.data());
+        const auto results = on_teams([&] {
+          std::vector<std::byte> got(want.size());
+          k::run_chain_reduce(steps, inputs, rows, extent, op, got.data());
+          return got;
+        });
+        for (size_t t = 0; t < results.size(); ++t) {
+          EXPECT_EQ(results[t], want) << spmd::dtype_name(dtype) << " " << rows << "x" << extent
+                                      << " " << k::name(op) << ", team " << t;
+        }
+      }
+    }
+  }
+  const Step ints[] = {{Step::Kind::kUnary,
+                        uint8_t(k::Unary::kNeg),
+                        DType::kInt32,
+                        DType::kInt32,
+                        {k::chain_input(0)}}};
+  const std::vector<int32_t> v(8, 1);
+  std::vector<int32_t> out(2);
+  const k::Input in[] = {{bytes(v), 8}};
+  EXPECT_THROW(k::run_chain_reduce(ints, in, 2, 4, k::Reduce::kSum, bytes(out)),
+               spmd::InvalidArgument);
 }
 
 // Device threads, each with a team of two, multiplying at once: small products (one BLAS call

@@ -48,6 +48,11 @@ class CountingBackend final : public kernels::Backend {
                (std::span<const kernels::ChainStep> s, std::span<const kernels::Input> in,
                 std::byte* o, int64_t n),
                (s, in, o, n))
+  bool chain_reduce(std::span<const kernels::ChainStep> s, std::span<const kernels::Input> in,
+                    int64_t rows, int64_t extent, kernels::Reduce op, std::byte* o) const override {
+    count("chain_reduce");
+    return cpu_.chain_reduce(s, in, rows, extent, op, o);
+  }
   SPMD_COUNTED(convert, (DType f, DType t, kernels::Input a, std::byte* o, int64_t n),
                (f, t, a, o, n))
   SPMD_COUNTED(fill, (DType t, double v, std::byte* o, int64_t n), (t, v, o, n))

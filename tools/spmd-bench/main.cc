@@ -8,6 +8,7 @@
 //   spmd-bench train -n 2 [--iterations 7] [--impls spmd,jax] [--rounds 3] [--json]
 //   spmd-bench random -n 2 [--elements 67108864] [--iterations 5] [--rounds 5] [--json]
 //   spmd-bench python [--iterations 5] [--rounds 3] [--json]
+//   spmd-bench cores [--iterations 5] [--rounds 2] [--json]
 //   spmd-bench reshard -n 2 [--bytes 268435456] [--iterations 5] [--impls spmd,jax] [--rounds 3]
 //                      [--json]
 //   spmd-bench data -n 2 [--records 1048576] [--record-floats 64] [--batch 1024] [--json]
@@ -29,6 +30,7 @@
 #ifdef SPMD_BENCH_GPU
 #include "spmd-bench/gpu_bench.h"
 #endif
+#include "spmd-bench/cores_bench.h"
 #include "spmd-bench/jit_bench.h"
 #include "spmd-bench/python_bench.h"
 #include "spmd-bench/random_bench.h"
@@ -43,6 +45,7 @@ namespace {
 using spmd::bench::CheckpointBenchOptions;
 using spmd::bench::CollectivesBenchOptions;
 using spmd::bench::CoordinatorBenchOptions;
+using spmd::bench::CoresBenchOptions;
 using spmd::bench::DataBenchOptions;
 using spmd::bench::JitBenchOptions;
 using spmd::bench::PythonBenchOptions;
@@ -231,6 +234,19 @@ void add_python(CLI::App& app, Runs& runs) {
   runs.emplace_back(w, [o] { return spmd::bench::run_python_cxx_step_worker(*o); });
 }
 
+void add_cores(CLI::App& app, Runs& runs) {
+  auto o = std::make_shared<CoresBenchOptions>();
+  auto* c = app.add_subcommand(
+      "cores",
+      "compute-bound work on every core: issue 51's table, an MLP step and a transformer block "
+      "beside JAX, with the machine's sgemm and read limits; 1x1, 1x2 and 2x1 data-parallel");
+  c->add_option("--iterations", o->iterations, "timings per measurement (median)")
+      ->check(CLI::Range(1, 1000));
+  c->add_option("--rounds", o->rounds, "rounds (median ratio)")->check(CLI::Range(1, 100));
+  c->add_flag("--json", o->json, "one JSON object on one line");
+  runs.emplace_back(c, [o] { return spmd::bench::run_cores_bench(*o); });
+}
+
 void add_train(CLI::App& app, Runs& runs) {
   auto o = std::make_shared<TrainBenchOptions>();
   auto* t = app.add_subcommand("train",
@@ -338,6 +354,7 @@ int main(int argc, char** argv) {
   add_jit(app, runs);
   add_random(app, runs);
   add_python(app, runs);
+  add_cores(app, runs);
   add_train(app, runs);
   add_checkpoint(app, runs);
   add_data(app, runs);

@@ -1,4 +1,6 @@
 // The reduction family: sums, maxima and minima over axes, and argmax along one.
+#include "jit/ops/reduction.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -16,34 +18,6 @@
 #include "spmd/error.h"
 
 namespace spmd::compiler {
-
-// "reduce_sum", "reduce_max", "reduce_min": over `axes` (ascending, distinct), which the result
-// drops; the result keeps the operand's dtype (spmd::numpy converts first where jnp widens).
-class ReduceOp final : public Operation {
- public:
-  ReduceOp(kernels::Reduce fn, std::vector<int64_t> axes) : fn(fn), axes(std::move(axes)) {}
-  const kernels::Reduce fn;
-  const std::vector<int64_t> axes;
-
-  std::string name() const override;
-  std::string attributes() const override;
-  ValueType result_type(std::span<const ValueType> operands) const override;
-  // JAX's: the operand's entries without the reduced dimensions'.
-  PartitionSpec type_spec(std::span<const ValueType> operands, const ValueType& result,
-                          const Mesh& mesh) const override;
-  // A sum over a split dimension leaves a pending sum (settled where the value is used); max and
-  // min over one reduce across the devices at once.
-  void partition(Partitioner& p, int value, const Op& op) const override;
-  // Shardy's reduce rule (a reduced dimension is a reduction factor).
-  std::optional<FactorRule> factor_rule(std::span<const ValueType> operands,
-                                        const ValueType& result) const override;
-  Block run(const KernelContext& device, const Step& step,
-            std::span<const Block> in) const override;
-  Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
-                 const Tensor& g) const override;
-  // Over the same axes of each slice.
-  Batched batch(const Op& op, std::span<const Batched> operands, int64_t size) const override;
-};
 
 // "argmax": the index (int32) of the first maximum along `axis`, which the result drops.
 class ArgmaxOp final : public Operation {
