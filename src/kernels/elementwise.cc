@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/dispatch.h"
+#include "kernels/xla_exp_avx2.h"
 #include "kernels/xla_math.h"
 #include "spmd/error.h"
 
@@ -85,6 +86,7 @@ bool xla_unary_f32(Unary op, const float* x, float* y, int64_t n) {
 template <class T>
 void unary_typed(Unary op, const ConstMap<T>& x, Map<T> y) {
   if constexpr (std::is_same_v<T, float>) {
+    if (op == Unary::kExp && xla_exp_avx2(x.data(), y.data(), x.size())) return;
     if (xla_unary_f32(op, x.data(), y.data(), x.size())) return;
   }
   if (op == Unary::kCopy || op == Unary::kStopGradient) {

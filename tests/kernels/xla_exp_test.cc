@@ -1,0 +1,61 @@
+// kernels::xla_exp_avx2 (kernels/xla_exp_avx2.h): eight at a time, the same bits as the scalar
+// xla_exp (xla_math.h, whose values are XLA's), over special values and a million random bit
+// patterns (every exponent, subnormals, infinities, NaNs), with subnormals flushed and not.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "kernels/float_environment.h"
+#include "kernels/xla_exp_avx2.h"
+#include "kernels/xla_math.h"
+
+namespace {
+
+namespace k = spmd::kernels;
+
+std::vector<float> inputs() {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  std::vector<float> x = {0.0f,   -0.0f,   1.0f,  -1.0f,  kInf,   -kInf,   NAN,     -NAN,
+                          88.7f,  88.8f,   88.9f, -87.8f, -87.9f, -104.0f, 1e-45f,  -1e-45f,
+                          88.72f, -87.33f, 0.5f,  1e-38f, 127.0f, -127.0f, 3.4e38f, -3.4e38f};
+  std::mt19937 bits(51);
+  for (int i = 0; i < 1 << 20; ++i)
+    x.push_back(std::bit_cast<float>(static_cast<uint32_t>(bits())));
+  std::uniform_real_distribution<float> near(-90.0f, 90.0f);
+  for (int i = 0; i < 1 << 18; ++i) x.push_back(near(bits));
+  return x;
+}
+
+void expect_equal_to_scalar() {
+  const std::vector<float> x = inputs();
+  std::vector<float> y(x.size());
+  if (!k::xla_exp_avx2(x.data(), y.data(), static_cast<int64_t>(x.size()))) {
+    GTEST_SKIP() << "this CPU has no AVX2 and FMA: the scalar xla_exp runs instead";
+  }
+  int differ = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const float want = k::xla_exp(x[i]);
+    const bool same = std::isnan(want)
+                          ? std::isnan(y[i])
+                          : std::bit_cast<uint32_t>(want) == std::bit_cast<uint32_t>(y[i]);
+    if (!same && ++differ <= 5) {
+      ADD_FAILURE() << "exp(" << x[i] << " = 0x" << std::hex << std::bit_cast<uint32_t>(x[i])
+                    << "): " << y[i] << ", the scalar function " << want;
+    }
+  }
+  EXPECT_EQ(differ, 0) << " of " << x.size();
+}
+
+TEST(XlaExpAvx2, EqualsTheScalarFunctionEverywhere) { expect_equal_to_scalar(); }
+
+TEST(XlaExpAvx2, EqualsTheScalarFunctionWithSubnormalsFlushed) {
+  const k::FlushSubnormalsScope flush;
+  expect_equal_to_scalar();
+}
+
+}  // namespace
