@@ -89,6 +89,7 @@ bench: build
 	$(BUILD_DIR)/tools/spmd-bench/spmd-bench jit -n 2 --rounds 3
 	$(BUILD_DIR)/tools/spmd-bench/spmd-bench train -n 2 --rounds 3
 	$(BUILD_DIR)/tools/spmd-bench/spmd-bench reshard -n 2 --rounds 3
+	$(BUILD_DIR)/tools/spmd-bench/spmd-bench cores --rounds 3
 	$(BUILD_DIR)/tools/spmd-bench/spmd-bench collectives -n 2 --ops all_reduce --sizes 8,1M,64M \
 	  --transport tcp --impls spmd,gloo
 	$(BUILD_DIR)/tools/spmd-bench/spmd-bench checkpoint -n 2 --iterations 6

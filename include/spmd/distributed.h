@@ -67,7 +67,8 @@ struct Options {
   // Where process 0's service listens. Default: every interface ("[::]") on the port of
   // coordinator_address. Env: SPMD_COORDINATOR_BIND_ADDRESS.
   std::optional<std::string> coordinator_bind_address;
-  // How many CPU devices this process owns (each is host memory plus a worker thread). Default 1.
+  // How many CPU devices this process owns (each is host memory plus a worker thread, with the
+  // helpers of cpu_threads_per_device). Default 1.
   // Env: SPMD_CPU_DEVICES.
   std::optional<int> num_cpu_devices;
   // How many threads each CPU device computes with: its own and helpers that share its
