@@ -49,6 +49,7 @@ void ThreadTeam::run(int parts, void (*part)(void*, int), void* context) {
   }
   wake_.notify_all();
   try {
+    const TeamScope inline_only(nullptr);  // a parallel_for inside a part runs inline
     part(context, 0);
   } catch (...) {
     record(std::current_exception());

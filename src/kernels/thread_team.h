@@ -38,7 +38,8 @@ class ThreadTeam {
 
   // part(context, i) for every i in [0, parts), parts ≤ size(): part 0 on the calling thread,
   // the others on helpers, concurrently; returns when all have returned. The first exception a
-  // part throws is rethrown here after the others have finished.
+  // part throws is rethrown here after the others have finished. Inside a part no thread has a
+  // team, so a kernel a part calls runs its own parallel_for inline.
   void run(int parts, void (*part)(void* context, int index), void* context);
 
  private:

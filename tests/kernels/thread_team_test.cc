@@ -89,6 +89,22 @@ TEST(ThreadTeam, APartsExceptionReachesTheCallerAfterTheOthersFinish) {
   EXPECT_EQ(sum, 300);
 }
 
+TEST(ThreadTeam, AParallelForInsideAPartRunsInline) {
+  k::ThreadTeam team(2);
+  const k::TeamScope scope(&team);
+  std::atomic<int64_t> total{0};
+  std::atomic<int> nested_teams{0};
+  k::parallel_for(4, 1, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      nested_teams += k::team_size() > 1 ? 1 : 0;
+      k::parallel_for(10000, 1, 1, [&](int64_t b, int64_t e) { total += e - b; });
+    }
+  });
+  EXPECT_EQ(total, 40000);
+  EXPECT_EQ(nested_teams, 0) << "a part saw a team of its own";
+  EXPECT_EQ(k::team_size(), 2) << "the caller's team is back after the parts";
+}
+
 TEST(ThreadTeam, HelpersComputeInTheCallersFloatingPointMode) {
 #if defined(__x86_64__) || defined(__aarch64__)
   k::ThreadTeam team(2);
