@@ -269,6 +269,15 @@ void reduce_typed(Reduce op, const T* in, Extents e, T* out) {
   }
 }
 
+// convert() over n elements, ranges of them on the team's threads (the same values).
+void convert_split(DType from, DType to, const std::byte* in, std::byte* out, int64_t n) {
+  const auto in_size = static_cast<int64_t>(dtype_size(from));
+  const auto out_size = static_cast<int64_t>(dtype_size(to));
+  parallel_for(n, kPartElements, 64, [&](int64_t begin, int64_t end) {
+    convert(from, to, {in + begin * in_size, end - begin}, out + begin * out_size, end - begin);
+  });
+}
+
 }  // namespace
 
 std::string_view name(Reduce op) {
@@ -287,13 +296,14 @@ void reduce(Reduce op, DType dtype, const std::byte* in, const Shape& shape, int
   std::vector<std::byte> widened;
   if (dtype != out_dtype) {  // a widening sum: convert first, then reduce in the wide type
     widened.resize(static_cast<size_t>(n) * dtype_size(out_dtype));
-    convert(dtype, out_dtype, {in, n}, widened.data(), n);
+    convert_split(dtype, out_dtype, in, widened.data(), n);
     in = widened.data();
   }
   visit_compute_type(out_dtype, [&](auto zero) {
     using T = decltype(zero);
     if (is_half_dtype(out_dtype)) {
-      const std::vector<float> wide = to_wide(out_dtype, in, n);
+      std::vector<float> wide(static_cast<size_t>(n));
+      convert_split(out_dtype, DType::kFloat32, in, reinterpret_cast<std::byte*>(wide.data()), n);
       std::vector<float> result(static_cast<size_t>(e.outer * e.inner));
       reduce_typed<float>(op, wide.data(), e, result.data());
       from_wide(out_dtype, result, out);

@@ -196,6 +196,33 @@ TEST(ThreadTeam, ReductionsAreTheSameBytesOnEveryTeam) {
   }
 }
 
+TEST(ThreadTeam, HalfAndWideningReductionsAreTheSameBytesOnEveryTeam) {
+  const Shape shape{64, 3000};
+  const std::vector<float> x = filled(64 * 3000, 3.0);
+  const std::vector<std::pair<DType, DType>> cases = {{DType::kFloat16, DType::kFloat16},
+                                                      {DType::kBFloat16, DType::kBFloat16},
+                                                      {DType::kFloat16, DType::kFloat32},
+                                                      {DType::kInt8, DType::kInt32}};
+  for (const auto& [in, out_dtype] : cases) {
+    std::vector<std::byte> narrow(x.size() * spmd::dtype_size(in));
+    k::convert(DType::kFloat32, in, {bytes(x), int64_t(x.size())}, narrow.data(),
+               int64_t(x.size()));
+    for (int axis : {0, 1}) {
+      const size_t out_bytes = size_t(shape[size_t(1 - axis)]) * spmd::dtype_size(out_dtype);
+      const DType from = in, to = out_dtype;
+      const auto results = on_teams([&] {
+        std::vector<std::byte> out(out_bytes);
+        k::reduce(k::Reduce::kSum, from, narrow.data(), shape, axis, to, out.data());
+        return out;
+      });
+      for (size_t t = 1; t < results.size(); ++t) {
+        EXPECT_EQ(results[t], results[0])
+            << spmd::dtype_name(from) << " to " << spmd::dtype_name(to) << " over " << axis;
+      }
+    }
+  }
+}
+
 TEST(ThreadTeam, ChainsAreTheSameBytesOnEveryTeam) {
   const int64_t n = 300001;
   const std::vector<float> a = filled(static_cast<size_t>(n), 1.0), b = filled(1, 2.0);
