@@ -36,6 +36,7 @@ struct Resolved {
   std::array<Source, 3> from{};
   std::byte* dst = nullptr;  // the block buffer, or `out` for the last step
   int64_t dst_stride = 0;    // bytes per element when writing `out`, else 0
+  int64_t dst_first = 0;     // the element `dst` holds first (run_chain_reduce's buffer)
 };
 
 // The dtype operand `i` of `s` is read as.
@@ -94,7 +95,7 @@ void run_block(const Resolved& r, int64_t offset, int64_t len) {
     const Source& s = r.from[static_cast<size_t>(i)];
     in[static_cast<size_t>(i)] = {s.base + offset * s.stride, s.scalar ? 1 : len};
   }
-  std::byte* dst = r.dst + offset * r.dst_stride;
+  std::byte* dst = r.dst + (offset - r.dst_first) * r.dst_stride;
   const ChainStep& s = *r.step;
   switch (s.kind) {
     case ChainStep::Kind::kUnary:
@@ -154,7 +155,8 @@ void run_range(std::span<const ChainStep> steps, std::span<const Input> inputs, 
     Resolved alone = resolve(steps[0]);
     connect(alone, 0, inputs, n, {});
     alone.dst_stride = static_cast<int64_t>(dtype_size(steps[0].result));
-    alone.dst = out - out_first * alone.dst_stride;
+    alone.dst = out;
+    alone.dst_first = out_first;
     run_block(alone, begin, end - begin);
     return;
   }
@@ -172,7 +174,8 @@ void run_range(std::span<const ChainStep> steps, std::span<const Input> inputs, 
     connect(r, static_cast<int>(k), inputs, n, at);
     const bool last = k + 1 == steps.size();
     r.dst_stride = last ? static_cast<int64_t>(dtype_size(steps[k].result)) : 0;
-    r.dst = last ? out - out_first * r.dst_stride : at[k];
+    r.dst = last ? out : at[k];
+    r.dst_first = last ? out_first : 0;
     resolved.push_back(r);
   }
   for (int64_t offset = begin; offset < end; offset += block) {

@@ -272,6 +272,12 @@ TEST(ThreadTeam, AChainReducedRowByRowIsTheChainThenTheReductionOnEveryTeam) {
       const int64_t n = rows * extent;
       std::vector<double> wide(static_cast<size_t>(n));
       for (size_t i = 0; i < wide.size(); ++i) wide[i] = std::sin(0.1 * double(i)) * 3;
+      if (n > 40) {  // a NaN, infinities and a signed zero in some rows
+        wide[3] = NAN;
+        wide[size_t(n / 2)] = INFINITY;
+        wide[size_t(n - 5)] = -INFINITY;
+        wide[size_t(n / 3)] = -0.0;
+      }
       wide.push_back(0.5);  // the scalar input
       std::vector<std::byte> x((wide.size()) * spmd::dtype_size(dtype));
       k::convert(DType::kFloat64, dtype, {bytes(wide), int64_t(wide.size())}, x.data(),

@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "common/subprocess.h"
 #include "spmd-bench/workers.h"
 
 namespace spmd::bench {
@@ -20,18 +19,9 @@ EnvList python_env() { return {{"PYTHONPATH", SPMD_BENCH_PYTHONPATH}, {"JAX_PLAT
 // The first JSON row of `processes` Python workers run as one spmd job with `args`; null when
 // none printed one.
 nlohmann::json job_row(int processes, const std::vector<std::string>& args) {
-  const std::string address = "127.0.0.1:" + std::to_string(tools::free_port());
-  std::vector<std::vector<std::string>> argvs;
-  std::vector<EnvList> envs;
-  for (int i = 0; i < processes; ++i) {
-    std::vector<std::string> argv = {SPMD_BENCH_PYTHON, worker_script()};
-    argv.insert(argv.end(), args.begin(), args.end());
-    argvs.push_back(std::move(argv));
-    EnvList env = python_env();
-    for (auto& kv : spmd_worker_env(address, processes, i)) env.push_back(kv);
-    envs.push_back(std::move(env));
-  }
-  const auto rows = run_workers(argvs, envs);
+  std::vector<std::string> argv = {SPMD_BENCH_PYTHON, worker_script()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const auto rows = job_rows(processes, argv, python_env());
   if (rows.empty()) return nullptr;
   return nlohmann::json::parse(rows.front(), nullptr, /*allow_exceptions=*/false);
 }

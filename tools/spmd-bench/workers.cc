@@ -129,17 +129,23 @@ double timed_phase(const std::string& id, const std::function<void()>& f) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-std::vector<std::string> spmd_job_rows(int processes, const std::vector<std::string>& worker_args) {
+std::vector<std::string> job_rows(int processes, const std::vector<std::string>& argv,
+                                  const EnvList& env) {
   const std::string address = "127.0.0.1:" + std::to_string(tools::free_port());
-  std::vector<std::vector<std::string>> argvs;
+  std::vector<std::vector<std::string>> argvs(static_cast<size_t>(processes), argv);
   std::vector<EnvList> envs;
   for (int i = 0; i < processes; ++i) {
-    std::vector<std::string> argv = {(self_dir() / "spmd-bench").string()};
-    argv.insert(argv.end(), worker_args.begin(), worker_args.end());
-    argvs.push_back(std::move(argv));
-    envs.push_back(spmd_worker_env(address, processes, i));
+    EnvList e = env;
+    for (auto& kv : spmd_worker_env(address, processes, i)) e.push_back(std::move(kv));
+    envs.push_back(std::move(e));
   }
   return run_workers(argvs, envs);
+}
+
+std::vector<std::string> spmd_job_rows(int processes, const std::vector<std::string>& worker_args) {
+  std::vector<std::string> argv = {(self_dir() / "spmd-bench").string()};
+  argv.insert(argv.end(), worker_args.begin(), worker_args.end());
+  return job_rows(processes, argv, {});
 }
 
 int run_spmd_job(int processes, const std::vector<std::string>& worker_args,

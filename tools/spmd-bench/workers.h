@@ -50,6 +50,12 @@ double timed_phase(const std::string& id, const std::function<void()>& f);
 // collects.
 void print_row(const nlohmann::ordered_json& row);
 
+// Runs `argv` as the `processes` processes of one spmd job on this machine (its coordinator on a
+// free loopback port; `env` added to each one's spmd_worker_env) and returns the JSON rows the
+// first one printed (empty when the job failed, reported on stderr).
+std::vector<std::string> job_rows(int processes, const std::vector<std::string>& argv,
+                                  const EnvList& env);
+
 // Runs `processes` spmd-bench processes with `worker_args` (the internal worker subcommand and
 // its options) as one spmd job on this machine and returns the JSON rows the first one printed
 // (empty when the job failed, reported on stderr).
