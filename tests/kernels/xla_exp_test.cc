@@ -53,6 +53,27 @@ void expect_equal_to_scalar() {
 
 TEST(XlaExpAvx2, EqualsTheScalarFunctionEverywhere) { expect_equal_to_scalar(); }
 
+// Every length up to 40 at every offset into a buffer: the sixteen-wide passes, the eight-wide
+// one and the scalar tail each meet every value, and nothing past n is written.
+TEST(XlaExpAvx2, EveryLengthAndOffsetMatchesTheScalarFunctionAndStopsAtTheEnd) {
+  std::vector<float> x(48);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = -90.0f + 3.9f * static_cast<float>(i);
+  for (int64_t offset = 0; offset < 8; ++offset) {
+    for (int64_t n = 0; n <= 40; ++n) {
+      std::vector<float> y(x.size(), -7.0f);
+      if (!k::xla_exp_avx2(x.data() + offset, y.data() + offset, n)) {
+        GTEST_SKIP() << "this CPU has no AVX2 and FMA: the scalar xla_exp runs instead";
+      }
+      for (int64_t i = 0; i < static_cast<int64_t>(y.size()); ++i) {
+        const bool inside = i >= offset && i < offset + n;
+        const float want = inside ? k::xla_exp(x[static_cast<size_t>(i)]) : -7.0f;
+        ASSERT_EQ(std::bit_cast<uint32_t>(y[static_cast<size_t>(i)]), std::bit_cast<uint32_t>(want))
+            << "n " << n << ", offset " << offset << ", element " << i;
+      }
+    }
+  }
+}
+
 TEST(XlaExpAvx2, EqualsTheScalarFunctionWithSubnormalsFlushed) {
   const k::FlushSubnormalsScope flush;
   expect_equal_to_scalar();

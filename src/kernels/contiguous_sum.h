@@ -1,0 +1,56 @@
+// The sum of n contiguous floating-point elements in a fixed order that depends on n alone:
+// kSumLanes<T> partial sums (element i into lane i mod kSumLanes, while whole groups of lanes
+// remain; the tail's elements into lanes 0, 1, … in turn), the lanes then combined as a fixed
+// pairwise tree (lane l += lane l + w for w = kSumLanes / 2, …, 1). Never on where x lies in
+// memory, so a row sums to the same bits wherever it is: in an array, or in run_chain_reduce's
+// buffer (Eigen's vector sum peels elements up to an aligned address first, so its bits moved
+// with the address).
+//
+// 256 bytes of lanes: eight AVX registers of partial sums, enough independent adds in flight to
+// cover the add's latency on both of a core's add pipes (16 lanes, two registers, left the sum
+// waiting on latency at a third of that speed). Where the CPU has AVX2 the loop is built for it;
+// elsewhere the same lanes in SSE, the same bits (ContiguousSum tests). Internal to kernels/.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+namespace spmd::kernels {
+
+template <class T>
+inline constexpr int kSumLanes = 256 / static_cast<int>(sizeof(T));
+
+// The order above, for any arithmetic T (exact for integers, where order does not matter). The
+// tail is added as one more group padded with zeros, which leaves the lanes it does not reach as
+// they were (a lane starts at +0 and so is never -0, and x + 0 is x for every other x): the
+// lanes stay in registers, never indexed by a variable.
+template <class T>
+[[gnu::always_inline]] inline T lane_sum(const T* x, int64_t n) {
+  constexpr int kLanes = kSumLanes<T>;
+  T lanes[kLanes] = {};
+  const auto add = [&lanes](const T* group) {
+    for (int l = 0; l < kLanes; ++l) lanes[l] += group[l];
+  };
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) add(x + i);
+  if (i < n) {
+    T tail[kLanes] = {};
+    for (int l = 0; i + l < n; ++l) tail[l] = x[i + l];
+    add(tail);
+  }
+  for (int width = kLanes / 2; width >= 1; width /= 2) {
+    for (int l = 0; l < width; ++l) lanes[l] += lanes[l + width];
+  }
+  return lanes[0];
+}
+
+// lane_sum, built for AVX2 where the CPU has it.
+float contiguous_sum(const float* x, int64_t n);
+double contiguous_sum(const double* x, int64_t n);
+
+template <class T>
+T contiguous_sum(const T* x, int64_t n) {
+  return lane_sum(x, n);
+}
+
+}  // namespace spmd::kernels
