@@ -4,8 +4,8 @@
 // 45 instructions per eight values where these are 24, and the loop ran at half the speed of
 // XLA's own. Sixteen values per pass, as two independent vectors: one alone left the formula's
 // chain of dependent multiply-adds waiting on latency, and sum(exp(a), 1) ran 0.9× JAX's speed
-// (1.0–1.07× with two). Bit for bit the values of xla_exp, NaN, infinities and the flush to zero included
-// (XlaExpAvx2.*, every length and offset for the tails). Internal to kernels/.
+// (1.0–1.07× with two). Bit for bit the values of xla_exp, NaN, infinities and the flush to zero
+// included (XlaExpAvx2.*, every length and offset for the tails). Internal to kernels/.
 #pragma once
 
 #include <cstdint>
