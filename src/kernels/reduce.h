@@ -3,10 +3,11 @@
 // by the caller. Accumulation is in the output dtype; float16 and bfloat16 accumulate in float32
 // and round once. Floating-point sums add in order within blocks (128 rows; 4096 elements of a
 // contiguous row, in 64 or 32 interleaved lanes: contiguous_sum.h) and combine blocks pairwise,
-// so the error grows as the logarithm of the length; the order depends on the shape alone, never on
-// the data's address or the calling thread's team (thread_team.h), which splits slabs, columns or
-// the top of the pairwise tree. Max and min propagate NaN, as jnp.max does. Pure; thread-safe. Open
-// to lib/: the reductions lax::reduce takes.
+// so the error grows as the logarithm of the length; the order depends on the shape alone,
+// never on the data's address or the calling thread's team (thread_team.h), which splits slabs,
+// columns or the top of the pairwise tree. Max and min propagate NaN, as jnp.max does. Pure;
+// thread-safe.
+// Open to lib/: the reductions lax::reduce takes.
 #pragma once
 
 #include <cstddef>

@@ -76,21 +76,20 @@ TEST(ContiguousSum, EveryLengthUpToFourGroupsSumsInTheDocumentedOrder) {
 }
 
 TEST(ContiguousSum, LongRowsSumInTheDocumentedOrderAtAnyAddress) {
-  for (size_t n : {1000, 4096, 4097, 100003}) {
-    std::vector<float> x = spread<float>(n + 7, 51);
+  for (int64_t n : {1000, 4096, 4097, 100003}) {
+    std::vector<float> x = spread<float>(static_cast<size_t>(n + 7), 51);
     const float want = reference(std::vector<float>(x.begin(), x.end() - 7));
     for (int offset = 0; offset < 8; ++offset) {
       const std::vector<float> shifted(x.begin() + offset, x.begin() + offset + n);
       std::vector<float> copy(x.size());
       std::copy(shifted.begin(), shifted.end(), copy.begin() + offset);
       if (offset == 0) {
-        EXPECT_EQ(bits(k::contiguous_sum(copy.data(), static_cast<int64_t>(n))), bits(want));
+        EXPECT_EQ(bits(k::contiguous_sum(copy.data(), n)), bits(want));
       }
-      EXPECT_EQ(bits(k::contiguous_sum(copy.data() + offset, static_cast<int64_t>(n))),
-                bits(reference(shifted)))
+      EXPECT_EQ(bits(k::contiguous_sum(copy.data() + offset, n)), bits(reference(shifted)))
           << "n " << n << " at offset " << offset;
     }
-    expect_documented_order(spread<double>(n, 52));
+    expect_documented_order(spread<double>(static_cast<size_t>(n), 52));
   }
 }
 

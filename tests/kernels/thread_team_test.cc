@@ -63,9 +63,13 @@ TEST(ThreadTeam, ParallelForCoversEveryIndexOnceInAlignedParts) {
       EXPECT_LE(parts.size(), static_cast<size_t>(size));
       for (const auto& [begin, end] : parts) {
         EXPECT_EQ(begin % 8, 0) << "a part starting at " << begin;
-        if (parts.size() > 1) EXPECT_GE(end - begin, 1);
+        if (parts.size() > 1) {
+          EXPECT_GE(end - begin, 1);
+        }
       }
-      if (n < 32) EXPECT_LE(parts.size(), 1u) << "n < 2 × grain runs as one part";
+      if (n < 32) {
+        EXPECT_LE(parts.size(), 1u) << "n < 2 × grain runs as one part";
+      }
     }
   }
   EXPECT_EQ(k::team_size(), 1) << "the scope restores no team";
