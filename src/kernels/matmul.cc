@@ -6,6 +6,7 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <type_traits>
 #include <vector>
@@ -100,12 +101,13 @@ void product_part(const T* a, const T* b, T* c, const MatmulShape& s, int64_t r0
                   int64_t c0, int64_t c1) {
   const auto ta = s.transpose_a ? CblasTrans : CblasNoTrans;
   const auto tb = s.transpose_b ? CblasTrans : CblasNoTrans;
-  const int lda = static_cast<int>(std::max<int64_t>(s.transpose_a ? s.m : s.k, 1));
-  const int ldb = static_cast<int>(std::max<int64_t>(s.transpose_b ? s.k : s.n, 1));
-  const T* a_rows = s.transpose_a ? a + r0 : a + r0 * s.k;
-  const T* b_cols = s.transpose_b ? b + c0 * s.k : b + c0;
+  const int64_t lda = leading_a(s), ldb = leading_b(s), ldc = leading_c(s);
+  const T* a_rows = s.transpose_a ? a + r0 : a + r0 * lda;
+  const T* b_cols = s.transpose_b ? b + c0 * ldb : b + c0;
   gemm(ta, tb, static_cast<int>(r1 - r0), static_cast<int>(c1 - c0), static_cast<int>(s.k), a_rows,
-       lda, b_cols, ldb, c + r0 * s.n + c0, static_cast<int>(std::max<int64_t>(s.n, 1)));
+       static_cast<int>(std::max<int64_t>(lda, 1)), b_cols,
+       static_cast<int>(std::max<int64_t>(ldb, 1)), c + r0 * ldc + c0,
+       static_cast<int>(std::max<int64_t>(ldc, 1)));
 }
 
 // Every product of the batch, cut as cut_of says, the team taking (product, panel) pairs in
@@ -119,16 +121,13 @@ void blas(const T* a, const T* b, T* c, const MatmulShape& s) {
         cut.panels > 1 ? 1 : std::max<int64_t>(1, kMinPanelWork / std::max<int64_t>(work, 1));
     parallel_for(s.batch * cut.panels, grain, 1, [&](int64_t first, int64_t last) {
       for (int64_t at = first; at < last; ++at) {
-        const int64_t i = at / cut.panels;
+        const MatmulOffsets o = member_offsets(s, at / cut.panels);
         const int64_t p0 = at % cut.panels * cut.width;
         const int64_t p1 = std::min(p0 + cut.width, cut.by_rows ? s.m : s.n);
-        const T* x = a + i * s.m * s.k;
-        const T* y = b + i * s.k * s.n;
-        T* z = c + i * s.m * s.n;
         if (cut.by_rows) {
-          product_part(x, y, z, s, p0, p1, 0, s.n);
+          product_part(a + o.a, b + o.b, c + o.out, s, p0, p1, 0, s.n);
         } else {
-          product_part(x, y, z, s, 0, s.m, p0, p1);
+          product_part(a + o.a, b + o.b, c + o.out, s, 0, s.m, p0, p1);
         }
       }
     });
@@ -155,15 +154,103 @@ void eigen_product(const T* a, const T* b, T* c, MatmulShape s) {
 
 }  // namespace
 
-void matmul(DType dtype, MatmulShape s, const std::byte* a, const std::byte* b, std::byte* out) {
+int64_t leading_a(const MatmulShape& s) { return s.lda != 0 ? s.lda : s.transpose_a ? s.m : s.k; }
+int64_t leading_b(const MatmulShape& s) { return s.ldb != 0 ? s.ldb : s.transpose_b ? s.k : s.n; }
+int64_t leading_c(const MatmulShape& s) { return s.ldc != 0 ? s.ldc : s.n; }
+
+bool is_packed(const MatmulShape& s) {
+  return s.batch_dims.empty() && leading_a(s) == (s.transpose_a ? s.m : s.k) &&
+         leading_b(s) == (s.transpose_b ? s.k : s.n) && leading_c(s) == s.n;
+}
+
+MatmulOffsets member_offsets(const MatmulShape& s, int64_t i) {
+  if (s.batch_dims.empty()) {
+    return {i * (s.transpose_a ? s.k : s.m) * leading_a(s),
+            i * (s.transpose_b ? s.n : s.k) * leading_b(s), i * s.m * leading_c(s)};
+  }
+  MatmulOffsets o;
+  for (auto d = s.batch_dims.rbegin(); d != s.batch_dims.rend(); ++d) {
+    const int64_t at = i % d->size;
+    i /= d->size;
+    o.a += at * d->a;
+    o.b += at * d->b;
+    o.out += at * d->out;
+  }
+  return o;
+}
+
+namespace {
+
+void check(const MatmulShape& s) {
   constexpr int64_t kBlasMax = 0x7fffffff;
-  if (s.m > kBlasMax || s.n > kBlasMax || s.k > kBlasMax) {
+  if (s.m > kBlasMax || s.n > kBlasMax || s.k > kBlasMax || leading_a(s) > kBlasMax ||
+      leading_b(s) > kBlasMax || leading_c(s) > kBlasMax) {
     throw InvalidArgument(
         fmt::format("matmul: ({} × {}) · ({} × {}) has a dimension past "
                     "CBLAS's int range",
                     s.m, s.k, s.k, s.n));
   }
-  if (s.m * s.n == 0) return;
+  int64_t members = 1;
+  for (const MatmulBatchDim& d : s.batch_dims) members *= d.size;
+  if (!s.batch_dims.empty() && members != s.batch) {
+    throw InvalidArgument(
+        fmt::format("matmul: batch dimensions of {} members for a batch of {}", members, s.batch));
+  }
+}
+
+// Copies `rows` rows of `cols` elements, each `ld` apart, of every member (at `offset(i)`) from
+// `in` (gather) into consecutive packed matrices, or back (scatter).
+template <class Offset>
+void repack(size_t width, int64_t batch, int64_t rows, int64_t cols, int64_t ld, Offset offset,
+            const std::byte* from, std::byte* to, bool gather) {
+  const auto bytes = static_cast<size_t>(cols) * width;
+  for (int64_t i = 0; i < batch; ++i) {
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t strided = (offset(i) + r * ld) * static_cast<int64_t>(width);
+      const int64_t packed = (i * rows + r) * cols * static_cast<int64_t>(width);
+      if (gather) {
+        std::memcpy(to + packed, from + strided, bytes);
+      } else {
+        std::memcpy(to + strided, from + packed, bytes);
+      }
+    }
+  }
+}
+
+// A strided product of a dtype BLAS does not take: the operands gathered into packed copies, the
+// packed product, its result scattered into place.
+void through_packed(DType dtype, const MatmulShape& s, const std::byte* a, const std::byte* b,
+                    std::byte* out) {
+  const size_t width = dtype_size(dtype);
+  MatmulShape packed{.batch = s.batch,
+                     .m = s.m,
+                     .k = s.k,
+                     .n = s.n,
+                     .transpose_a = s.transpose_a,
+                     .transpose_b = s.transpose_b};
+  std::vector<std::byte> x(static_cast<size_t>(s.batch * s.m * s.k) * width);
+  std::vector<std::byte> y(static_cast<size_t>(s.batch * s.k * s.n) * width);
+  std::vector<std::byte> z(static_cast<size_t>(s.batch * s.m * s.n) * width);
+  const auto at = [&](int64_t i) { return member_offsets(s, i); };
+  repack(
+      width, s.batch, s.transpose_a ? s.k : s.m, s.transpose_a ? s.m : s.k, leading_a(s),
+      [&](int64_t i) { return at(i).a; }, a, x.data(), true);
+  repack(
+      width, s.batch, s.transpose_b ? s.n : s.k, s.transpose_b ? s.k : s.n, leading_b(s),
+      [&](int64_t i) { return at(i).b; }, b, y.data(), true);
+  matmul(dtype, packed, x.data(), y.data(), z.data());
+  repack(
+      width, s.batch, s.m, s.n, leading_c(s), [&](int64_t i) { return at(i).out; }, z.data(), out,
+      false);
+}
+
+}  // namespace
+
+void matmul(DType dtype, MatmulShape s, const std::byte* a, const std::byte* b, std::byte* out) {
+  check(s);
+  if (s.m * s.n == 0 || s.batch == 0) return;
+  const bool blas_dtype = dtype == DType::kFloat32 || dtype == DType::kFloat64;
+  if (!blas_dtype && !is_packed(s)) return through_packed(dtype, s, a, b, out);
   if (is_half_dtype(dtype)) {
     const std::vector<float> x = to_wide(dtype, a, s.batch * s.m * s.k);
     const std::vector<float> y = to_wide(dtype, b, s.batch * s.k * s.n);

@@ -4,22 +4,54 @@
 // (thread_team.h) multiplies the panels, and the products of a batch, in turn, so a product's
 // bits never depend on the team's size. float16 and bfloat16 are widened to float32, multiplied
 // there and rounded once; integers multiply through Eigen 3.4 in their own type (wrapping as
-// NumPy's do); bool is "any of a and b". Throws InvalidArgument for a dimension past CBLAS's int
-// range. Pure; thread-safe: device threads multiply at once.
+// NumPy's do); bool is "any of a and b". Throws InvalidArgument for a dimension or leading
+// dimension past CBLAS's int range. Pure; thread-safe: device threads multiply at once.
+//
+// The operands and the result may lie strided in their buffers, as a permuted einsum operand
+// does (the attention's "bqhd,bkhd->bhqk" reads each head's rows H·D apart): each matrix's rows
+// `ld` elements apart, and the batch as dimensions with a stride per operand. BLAS reads them in
+// place; the other dtypes gather them into packed copies first and scatter the result.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "spmd/dtype.h"
 
 namespace spmd::kernels {
 
+// One dimension of a strided batch: its size, and the distance in elements between consecutive
+// members along it in a, b and out.
+struct MatmulBatchDim {
+  int64_t size = 1, a = 0, b = 0, out = 0;
+};
+
 struct MatmulShape {
   int64_t batch = 1, m = 0, k = 0, n = 0;
   // a is stored (k × m), b (n × k): each is read transposed.
   bool transpose_a = false, transpose_b = false;
+  // Leading dimensions: elements from one stored row of a matrix to the next (a's rows are k or,
+  // transposed, m long). 0: packed, the row's own length.
+  int64_t lda = 0, ldb = 0, ldc = 0;
+  // The batch's dimensions, outermost first, their sizes multiplying to `batch`; empty: members
+  // one after another, member i at i times a matrix's stored extent (rows × leading dimension).
+  std::vector<MatmulBatchDim> batch_dims;
 };
+
+// Leading dimensions with 0 resolved.
+int64_t leading_a(const MatmulShape& s);
+int64_t leading_b(const MatmulShape& s);
+int64_t leading_c(const MatmulShape& s);
+
+// True where every matrix is packed and the members lie one after another.
+bool is_packed(const MatmulShape& s);
+
+// Element offsets of batch member i (0 ≤ i < batch, in row-major order over batch_dims).
+struct MatmulOffsets {
+  int64_t a = 0, b = 0, out = 0;
+};
+MatmulOffsets member_offsets(const MatmulShape& s, int64_t i);
 
 void matmul(DType dtype, MatmulShape s, const std::byte* a, const std::byte* b, std::byte* out);
 

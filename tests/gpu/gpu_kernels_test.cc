@@ -253,6 +253,44 @@ TEST_F(GpuMatmul, BatchesAndTransposedOperands) {
   }
 }
 
+// The attention's "bqhd,bkhd->bhqk" read where it lies (kernels/matmul.h's strides: rows H·D
+// apart, two batch dimensions, the result's rows padded), float32 and float16, against the CPU
+// kernel on the same layout; the padding stays as it was. An empty contraction writes zeros into
+// the strided result only.
+TEST_F(GpuMatmul, StridedOperandsAndResultAsTheCpuReadsThem) {
+  const int64_t b = 2, h = 3, q = 5, keys = 4, d = 6, ldc = keys + 3;
+  MatmulShape s{.batch = b * h,
+                .m = q,
+                .k = d,
+                .n = keys,
+                .transpose_b = true,
+                .lda = h * d,
+                .ldb = h * d,
+                .ldc = ldc,
+                .batch_dims = {{b, q * h * d, keys * h * d, h * q * ldc}, {h, d, d, q * ldc}}};
+  for (DType dtype : {DType::kFloat32, DType::kFloat16}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    std::vector<double> a(size_t(b * q * h * d)), w(size_t(b * keys * h * d));
+    for (size_t i = 0; i < a.size(); ++i) a[i] = double(int(i * 5 + 1) % 7 - 3);
+    for (size_t i = 0; i < w.size(); ++i) w[i] = double(int(i * 5 + 2) % 7 - 3);
+    const ChainValue x = chain_value(dtype, a), y = chain_value(dtype, w);
+    const ChainValue padding = chain_value(dtype, std::vector<double>(size_t(b * h * q * ldc), -2));
+    Bytes want = padding.bytes;
+    kernels::matmul(dtype, s, x.bytes.data(), y.bytes.data(), want.data());
+    const DeviceBuffer dx = upload(x.bytes), dy = upload(y.bytes);
+    DeviceBuffer out = upload(padding.bytes);
+    kernels::cuda::matmul(gpu(), dtype, s, dx.data(), dy.data(), out.data());
+    EXPECT_EQ(download(out, want.size()), want) << "small integers: exact on both";
+    MatmulShape empty = s;
+    empty.k = 0;
+    DeviceBuffer zeros = upload(padding.bytes);
+    kernels::cuda::matmul(gpu(), dtype, empty, nullptr, nullptr, zeros.data());
+    Bytes expected = padding.bytes;
+    kernels::matmul(dtype, empty, nullptr, nullptr, expected.data());
+    EXPECT_EQ(download(zeros, expected.size()), expected);
+  }
+}
+
 TEST_F(GpuMatmul, AnEmptyContractionIsZeros) {
   const MatmulShape s{2, 3, 0, 4};
   const size_t out_bytes = 2 * 3 * 4 * 4;

@@ -20,6 +20,7 @@
 #include "jit/lax.h"
 #include "jit/op_registry.h"
 #include "jit/operation.h"
+#include "jit/ops/gemm_plan.h"
 #include "jit/ops/layout.h"
 #include "jit/partitioner.h"
 #include "jit/program.h"
@@ -28,12 +29,6 @@
 #include "spmd/error.h"
 
 namespace spmd::compiler {
-
-// The roles of a contraction's letters: batch in the result's order, the others in their
-// operand's.
-struct ContractionLetters {
-  std::string batch, contracting, lhs_free, rhs_free;
-};
 
 //
 // Sharding in types (JAX's dot_general rule, by letters): batch letters split alike on both sides
@@ -60,8 +55,9 @@ class DotOp final : public Operation {
   // then the contracting ones (reduction factors).
   std::optional<FactorRule> factor_rule(std::span<const ValueType> operands,
                                         const ValueType& result) const override;
-  // One batched matrix product through the backend; operands whose letters are not in matrix
-  // order are transposed first (or read transposed where BLAS can), the result after.
+  // One batched matrix product through the backend, each operand and the result read and
+  // written where they lie, through transpose flags, leading dimensions and batch strides
+  // (gemm_plan.h); only what those cannot describe is copied into matrix order.
   Block run(const KernelContext& device, const Step& step,
             std::span<const Block> in) const override;
   // Each operand's cotangent is a contraction of g with the other operand, typed as the operand
@@ -119,12 +115,6 @@ std::vector<int> permutation(const std::string& from, const std::string& to) {
   std::vector<int> perm;
   for (char c : to) perm.push_back(static_cast<int>(from.find(c)));
   return perm;
-}
-
-int64_t product(const std::string& letters, const std::map<char, int64_t>& sizes) {
-  int64_t n = 1;
-  for (char c : letters) n *= sizes.at(c);
-  return n;
 }
 
 Shape shape_of(const std::string& letters, const std::map<char, int64_t>& sizes) {
@@ -288,27 +278,16 @@ Block DotOp::run(const KernelContext& device, const Step& step, std::span<const 
   std::map<char, int64_t> sizes;
   for (size_t d = 0; d < lhs.size(); ++d) sizes[lhs[d]] = in[0].shape()[d];
   for (size_t d = 0; d < rhs.size(); ++d) sizes[rhs[d]] = in[1].shape()[d];
-  const ContractionLetters& c = letters;
-  kernels::MatmulShape m{.batch = product(c.batch, sizes),
-                         .m = product(c.lhs_free, sizes),
-                         .k = product(c.contracting, sizes),
-                         .n = product(c.rhs_free, sizes)};
-  // Each operand in matrix order, or in its transpose, which BLAS reads as it is.
-  m.transpose_a =
-      lhs == c.batch + c.contracting + c.lhs_free && lhs != c.batch + c.lhs_free + c.contracting;
-  m.transpose_b =
-      rhs == c.batch + c.rhs_free + c.contracting && rhs != c.batch + c.contracting + c.rhs_free;
-  const Block a = m.transpose_a
-                      ? in[0]
-                      : arranged(device, in[0], lhs, c.batch + c.lhs_free + c.contracting, sizes);
-  const Block b = m.transpose_b
-                      ? in[1]
-                      : arranged(device, in[1], rhs, c.batch + c.contracting + c.rhs_free, sizes);
-  const std::string product_letters = c.batch + c.lhs_free + c.rhs_free;
-  Block result = device.allocate(step.dtype, shape_of(product_letters, sizes));
-  device.backend.matmul(step.dtype, m, a.bytes().data(), b.bytes().data(),
-                        result.mutable_bytes().data());
-  return arranged(device, result, product_letters, out, sizes);
+  const GemmPlan plan = plan_gemm(lhs, rhs, out, letters, sizes);
+  const Block a =
+      plan.arrange_lhs ? arranged(device, in[0], lhs, lhs_matrix_order(letters), sizes) : in[0];
+  const Block b =
+      plan.arrange_rhs ? arranged(device, in[1], rhs, rhs_matrix_order(letters), sizes) : in[1];
+  const std::string result_letters = plan.arrange_out ? product_order(letters) : out;
+  Block result = device.allocate(step.dtype, shape_of(result_letters, sizes));
+  device.backend.matmul(step.dtype, plan.shape, (plan.swap ? b : a).bytes().data(),
+                        (plan.swap ? a : b).bytes().data(), result.mutable_bytes().data());
+  return arranged(device, result, result_letters, out, sizes);
 }
 
 Cotangents DotOp::vjp(const Op& /*op*/, const Tensor& /*result*/, std::span<const Tensor> operands,

@@ -47,19 +47,34 @@ void matmul(GpuContext& gpu, DType dtype, MatmulShape s, const std::byte* a, con
             std::byte* out) {
   const GemmTypes types = gemm_types(dtype);
   const int m = as_int(s.m, "m"), n = as_int(s.n, "n"), k = as_int(s.k, "k");
-  const int batch = as_int(s.batch, "batch");
-  if (batch == 0 || m == 0 || n == 0) return;
+  as_int(s.batch, "batch");
+  if (s.batch == 0 || m == 0 || n == 0) return;
+  const size_t width = dtype_size(dtype);
   if (k == 0) {  // a sum of nothing: zeros, without asking cuBLAS about an empty contraction
-    check_cuda(cudaMemsetAsync(out, 0, size_t(batch) * size_t(m) * size_t(n) * dtype_size(dtype),
-                               gpu.stream()),
-               "cudaMemsetAsync (matmul over k = 0)", gpu.ordinal());
+    // Each member's m rows, ldc apart; a packed batch's rows are one run of batch × m.
+    const bool packed = is_packed(s);
+    const size_t rows = packed ? size_t(s.batch) * size_t(m) : size_t(m);
+    for (int64_t i = 0; i < (packed ? 1 : s.batch); ++i) {
+      check_cuda(cudaMemset2DAsync(out + member_offsets(s, i).out * width, leading_c(s) * width, 0,
+                                   size_t(n) * width, rows, gpu.stream()),
+                 "cudaMemset2DAsync (matmul over k = 0)", gpu.ordinal());
+    }
     return;
   }
-  // Row-major out (m × n) is column-major outᵀ (n × m) = op(b)ᵀ · op(a)ᵀ: cuBLAS gets b first.
+  // Row-major out (m × n) is column-major outᵀ (n × m) = op(b)ᵀ · op(a)ᵀ: cuBLAS gets b first,
+  // each row-major leading dimension as the column-major one.
   const cublasOperation_t op_b = s.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t op_a = s.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
-  const int ldb = s.transpose_b ? k : n;
-  const int lda = s.transpose_a ? m : k;
+  const int lda = as_int(leading_a(s), "lda"), ldb = as_int(leading_b(s), "ldb");
+  const int ldc = as_int(leading_c(s), "ldc");
+  // One strided-batched call per member of the batch's outer dimensions, over the innermost
+  // (one call in all for a packed batch).
+  MatmulBatchDim inner{.size = s.batch,
+                       .a = (s.transpose_a ? s.k : s.m) * lda,
+                       .b = (s.transpose_b ? s.n : s.k) * ldb,
+                       .out = s.m * ldc};
+  if (!s.batch_dims.empty()) inner = s.batch_dims.back();
+  const int count = as_int(inner.size, "batch");
   const double one_d = 1.0, zero_d = 0.0;
   const float one_f = 1.0f, zero_f = 0.0f;
   const bool f64 = dtype == DType::kFloat64;
@@ -68,13 +83,16 @@ void matmul(GpuContext& gpu, DType dtype, MatmulShape s, const std::byte* a, con
   cublasHandle_t handle = gpu.blas();
   std::lock_guard lock(gpu.blas_mutex());
   check_cuda(cudaSetDevice(gpu.ordinal()), "cudaSetDevice", gpu.ordinal());
-  check_cublas(cublasGemmStridedBatchedEx(handle, op_b, op_a, n, m, k, alpha, b, types.data, ldb,
-                                          int64_t{k} * n, a, types.data, lda, int64_t{m} * k, beta,
-                                          out, types.data, n, int64_t{m} * n, batch, types.compute,
-                                          CUBLAS_GEMM_DEFAULT),
-               fmt::format("cublasGemmStridedBatchedEx ({} × {} × {}, batch {}, {})", m, k, n,
-                           batch, dtype_name(dtype)),
-               gpu.ordinal());
+  for (int64_t first = 0; first < s.batch; first += inner.size) {
+    const MatmulOffsets o = member_offsets(s, first);
+    check_cublas(cublasGemmStridedBatchedEx(
+                     handle, op_b, op_a, n, m, k, alpha, b + o.b * width, types.data, ldb, inner.b,
+                     a + o.a * width, types.data, lda, inner.a, beta, out + o.out * width,
+                     types.data, ldc, inner.out, count, types.compute, CUBLAS_GEMM_DEFAULT),
+                 fmt::format("cublasGemmStridedBatchedEx ({} × {} × {}, batch {}, {})", m, k, n,
+                             count, dtype_name(dtype)),
+                 gpu.ordinal());
+  }
 }
 
 }  // namespace spmd::kernels::cuda
