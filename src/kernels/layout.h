@@ -1,7 +1,9 @@
 // Layout kernels: moving elements without arithmetic, over Eigen 3.4's Tensor module. They
 // depend only on the element size, so one instantiation serves every dtype of that size. Arrays
 // are row-major; ranks up to kMaxRank (a larger rank throws InvalidArgument). Shapes are checked
-// by the caller (spmd::numpy at trace time); here they are trusted. Pure; thread-safe.
+// by the caller (spmd::numpy at trace time); here they are trusted. The calling thread's team
+// (thread_team.h) copies slabs of the result's leading dimension; the bytes are the same on any
+// team. Pure; thread-safe.
 #pragma once
 
 #include <cstddef>

@@ -20,6 +20,7 @@
 
 #include "kernels/chain.h"
 #include "kernels/float_environment.h"
+#include "kernels/layout.h"
 #include "kernels/matmul.h"
 #include "kernels/reduce.h"
 #include "spmd/error.h"
@@ -200,9 +201,113 @@ TEST(ThreadTeam, ReductionsAreTheSameBytesOnEveryTeam) {
   }
 }
 
+// Transposes, broadcasts, slices and concatenations split over the team: the same bytes on
+// every team, leading dimensions of 1, 3 and many, and a transpose against plain loops.
+TEST(ThreadTeam, LayoutChangesAreTheSameBytesOnEveryTeam) {
+  const Shape shape{6, 300, 70};
+  std::vector<uint32_t> in(size_t(6 * 300 * 70));
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint32_t>(i * 2654435761u);
+  const auto* x = reinterpret_cast<const std::byte*>(in.data());
+  const auto bytes = [](const Shape& s) { return size_t(spmd::shape_size(s)) * 4; };
+  const int perm[] = {2, 0, 1};
+  const auto transposed = on_teams([&] {
+    std::vector<std::byte> out(bytes(shape));
+    k::transpose(4, x, shape, perm, out.data());
+    return out;
+  });
+  const auto broadcast = on_teams([&] {
+    std::vector<std::byte> out(bytes({3, 6, 300, 70}));
+    k::broadcast(4, x, shape, out.data(), {3, 6, 300, 70});
+    return out;
+  });
+  const auto row_broadcast = on_teams([&] {  // a leading dimension of one, widened
+    std::vector<std::byte> out(bytes({1, 1000, 70}));
+    k::broadcast(4, x, {1, 1, 70}, out.data(), {1, 1000, 70});
+    return out;
+  });
+  const int64_t start[] = {1, 10, 5};
+  const auto sliced = on_teams([&] {
+    std::vector<std::byte> out(bytes({5, 280, 60}));
+    k::slice(4, x, shape, start, {5, 280, 60}, out.data());
+    return out;
+  });
+  const auto joined = on_teams([&] {
+    std::vector<std::byte> out(2 * bytes(shape));
+    const std::byte* parts[] = {x, x};
+    const Shape shapes[] = {shape, shape};
+    k::concatenate(4, parts, shapes, 1, out.data());
+    return out;
+  });
+  for (const auto* results : {&transposed, &broadcast, &row_broadcast, &sliced, &joined}) {
+    for (size_t t = 1; t < results->size(); ++t) EXPECT_EQ((*results)[t], (*results)[0]);
+  }
+  const auto inner_broadcast = on_teams([&] {  // the leading dimension kept, a middle one widened
+    std::vector<std::byte> out(bytes(shape));
+    k::broadcast(4, x, {6, 1, 70}, out.data(), shape);
+    return out;
+  });
+  for (const auto& result : inner_broadcast) {
+    const auto* wide = reinterpret_cast<const uint32_t*>(result.data());
+    for (int64_t a = 0; a < 6; ++a) {
+      for (int64_t b = 0; b < 300; ++b) {
+        for (int64_t c = 0; c < 70; ++c) {
+          ASSERT_EQ(wide[(a * 300 + b) * 70 + c], in[size_t(a * 70 + c)]);
+        }
+      }
+    }
+  }
+  const auto* got = reinterpret_cast<const uint32_t*>(transposed.back().data());  // team of 4
+  for (int64_t a = 0; a < 6; ++a) {
+    for (int64_t b = 0; b < 300; ++b) {
+      for (int64_t c = 0; c < 70; ++c) {
+        ASSERT_EQ(got[(c * 6 + a) * 300 + b], in[size_t((a * 300 + b) * 70 + c)]);
+      }
+    }
+  }
+}
+
+// Transposes of every kind (whole matrices, batches of them, neighbours that move together,
+// dimensions of one element, the general case) against index arithmetic, on teams of 1 to 4.
+TEST(ThreadTeam, TransposesOfEveryKindMoveEachElementWhereItBelongs) {
+  struct Case {
+    Shape shape;
+    std::vector<int> perm;
+  };
+  const Case cases[] = {{{700, 130}, {1, 0}},           {{5, 90, 70}, {0, 2, 1}},
+                        {{4, 30, 6, 64}, {0, 2, 1, 3}}, {{4, 30, 6, 64}, {0, 2, 3, 1}},
+                        {{3, 1, 50, 7}, {2, 1, 0, 3}},  {{2, 3, 4, 5, 6}, {4, 2, 0, 3, 1}},
+                        {{1, 1, 9}, {2, 0, 1}}};
+  for (const Case& c : cases) {
+    const int64_t n = spmd::shape_size(c.shape);
+    std::vector<uint16_t> in(static_cast<size_t>(n));
+    for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint16_t>(i * 40503u);
+    const auto results = on_teams([&] {
+      std::vector<std::byte> out(in.size() * 2);
+      k::transpose(2, reinterpret_cast<const std::byte*>(in.data()), c.shape, c.perm, out.data());
+      return out;
+    });
+    const size_t rank = c.shape.size();
+    std::vector<int64_t> strides(rank, 1);  // of the input
+    for (size_t d = rank - 1; d > 0; --d) strides[d - 1] = strides[d] * c.shape[d];
+    for (const auto& bytes : results) {
+      const auto* got = reinterpret_cast<const uint16_t*>(bytes.data());
+      for (int64_t o = 0; o < n; ++o) {  // result element o: its index, dimension by dimension
+        int64_t rest = o, from = 0;
+        for (size_t d = rank; d-- > 0;) {
+          const int src = c.perm[d];
+          const int64_t size = c.shape[static_cast<size_t>(src)];
+          from += rest % size * strides[static_cast<size_t>(src)];
+          rest /= size;
+        }
+        ASSERT_EQ(got[o], in[static_cast<size_t>(from)]) << "element " << o;
+      }
+    }
+  }
+}
+
 TEST(ThreadTeam, HalfAndWideningReductionsAreTheSameBytesOnEveryTeam) {
   const Shape shape{64, 3000};
-  const std::vector<float> x = filled(64 * 3000, 3.0);
+  const std::vector<float> x = filled(size_t{64} * 3000, 3.0);
   const std::vector<std::pair<DType, DType>> cases = {{DType::kFloat16, DType::kFloat16},
                                                       {DType::kBFloat16, DType::kBFloat16},
                                                       {DType::kFloat16, DType::kFloat32},
@@ -271,15 +376,16 @@ TEST(ThreadTeam, AChainReducedRowByRowIsTheChainThenTheReductionOnEveryTeam) {
          dtype,
          {k::chain_result(0), k::chain_input(1)}},
     };
-    for (const auto& [rows, extent] :
+    for (const auto& size :
          {std::pair<int64_t, int64_t>{1000, 7}, {33, 5000}, {3, 65536}, {1, 1}, {4, 0}}) {
+      const int64_t rows = size.first, extent = size.second;  // lambdas capture these
       const int64_t n = rows * extent;
       std::vector<double> wide(static_cast<size_t>(n));
       for (size_t i = 0; i < wide.size(); ++i) wide[i] = std::sin(0.1 * double(i)) * 3;
       if (n > 40) {  // a NaN, infinities and a signed zero in some rows
-        wide[3] = NAN;
-        wide[size_t(n / 2)] = INFINITY;
-        wide[size_t(n - 5)] = -INFINITY;
+        wide[3] = std::numeric_limits<double>::quiet_NaN();
+        wide[size_t(n / 2)] = std::numeric_limits<double>::infinity();
+        wide[size_t(n - 5)] = -std::numeric_limits<double>::infinity();
         wide[size_t(n / 3)] = -0.0;
       }
       wide.push_back(0.5);  // the scalar input
