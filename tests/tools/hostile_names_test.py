@@ -56,14 +56,20 @@ def is_utf8(b):
 
 
 def draw(rng):
+    """24 names beside FIXED, all distinct: each is a key of its own, set once (short text names
+    such as "</td>" alone were drawn twice in about one round in twelve, and the probe's second
+    set of the key was refused as AlreadyExists)."""
     names = list(FIXED)
-    for i in range(24):
+    i = 0
+    while len(names) < len(FIXED) + 24:
         if i % 2:  # text, but no friendlier
-            names.append("".join(rng.choice(NASTY_TEXT) for _ in range(rng.randrange(1, 12)))
-                         .encode())
+            name = "".join(rng.choice(NASTY_TEXT) for _ in range(rng.randrange(1, 12))).encode()
         else:
-            names.append(bytes(rng.choice(NASTY) if rng.random() < 0.5 else rng.randrange(256)
-                               for _ in range(rng.randrange(1, 120))))
+            name = bytes(rng.choice(NASTY) if rng.random() < 0.5 else rng.randrange(256)
+                         for _ in range(rng.randrange(1, 120)))
+        if name not in names:
+            names.append(name)
+            i += 1
     barrier = "".join(rng.choice(NASTY_TEXT) for _ in range(40)) + "y" * rng.randrange(2000)
     hosts = [bytes(rng.choice(NASTY[1:]) if rng.random() < 0.6 else rng.randrange(1, 256)
                    for _ in range(rng.randrange(1, 64))) for _ in range(PROCESSES)]
