@@ -3,12 +3,12 @@
 in one process, interleaved; prints one JSON line.
 
   ops ITERATIONS       spmd on 1 process x 1 CPU device beside JAX's CPU backend (one device,
-                       every core): a @ b and a @ b.T, the attention's two permuted einsums,
-                       sum(exp(a), 1), sum(a, 0), an element-wise chain, the MLP step and the
-                       transformer block below; and the limits of this machine measured in the
-                       same run: NumPy's sgemm of 2048^3 (its OpenBLAS, every core) and a read of
-                       the reductions' bytes on every core. Medians of milliseconds per call,
-                       each spmd timing beside a JAX one.
+                       every core): a @ b and a @ b.T, the attention's two permuted einsums, a
+                       transpose, sum(exp(a), 1), sum(a, 0), an element-wise chain, the MLP step
+                       and the transformer block below; and the limits of this machine measured
+                       in the same run: NumPy's sgemm of 2048^3 (its OpenBLAS, every core) and a
+                       read of the reductions' bytes on every core. Medians of milliseconds per
+                       call, each spmd timing beside a JAX one.
   steps DEVICES ITERATIONS
                        the MLP step and the transformer block, data-parallel: the batch split
                        over every device of every process (run under an spmd job for several
@@ -187,6 +187,8 @@ def ops(iterations):
     compare("einsum bhqk,bkhd->bqhd 8x512x8x64",
             lambda m, n: m.jit(lambda p, v: n.einsum("bhqk,bkhd->bqhd", p, v)), p, k,
             flops=2 * 8 * 8 * 512 * 512 * 64)
+    compare("transpose 4096x2048", lambda m, n: m.jit(lambda a: n.transpose(a)), x,
+            nbytes=2 * x.nbytes)
     compare("sum(exp(a),1) 4096x2048", lambda m, n: m.jit(lambda a: n.sum(n.exp(a), axis=1)), x,
             nbytes=x.nbytes)
     compare("sum(a,0) 4096x2048", lambda m, n: m.jit(lambda a: n.sum(a, axis=0)), x,
