@@ -83,6 +83,22 @@ void assign_sliced(Lhs lhs, const Rhs& rhs, const Shape& extent) {
   });
 }
 
+// Calls f(E{}) for the unsigned integer type E of `element_size` bytes (1, 2, 4 or 8): layout
+// kernels move bits, whatever the dtype.
+template <class F>
+decltype(auto) visit_element(size_t element_size, F&& f) {
+  switch (element_size) {
+    case 1:
+      return f(uint8_t{});
+    case 2:
+      return f(uint16_t{});
+    case 4:
+      return f(uint32_t{});
+    default:
+      return f(uint64_t{});
+  }
+}
+
 // A permutation with neighbouring dimensions that stay neighbours merged into one, and
 // dimensions of one element dropped: (2, 3, 4) permuted (2, 0, 1) is (6, 4) permuted (1, 0).
 struct Merged {
@@ -161,26 +177,11 @@ bool transpose_matrices(size_t element_size, const std::byte* in, const Shape& s
   } else {
     return false;
   }
-  const auto run = [&](auto zero) {
+  visit_element(element_size, [&](auto zero) {
     using E = decltype(zero);
     transpose_tiles(reinterpret_cast<const E*>(in), batch, rows, cols, reinterpret_cast<E*>(out));
-  };
-  switch (element_size) {
-    case 1:
-      run(uint8_t{});
-      return true;
-    case 2:
-      run(uint16_t{});
-      return true;
-    case 4:
-      run(uint32_t{});
-      return true;
-    case 8:
-      run(uint64_t{});
-      return true;
-    default:
-      return false;
-  }
+  });
+  return true;
 }
 
 // Calls f(E{}, std::integral_constant<int, N>{}) for the element type of `element_size` bytes and
@@ -207,16 +208,7 @@ void visit_layout(size_t element_size, size_t rank, F&& f) {
         return f(zero, std::integral_constant<int, 6>{});
     }
   };
-  switch (element_size) {
-    case 1:
-      return by_rank(uint8_t{});
-    case 2:
-      return by_rank(uint16_t{});
-    case 4:
-      return by_rank(uint32_t{});
-    default:
-      return by_rank(uint64_t{});
-  }
+  return visit_element(element_size, by_rank);
 }
 
 }  // namespace

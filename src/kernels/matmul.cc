@@ -205,8 +205,9 @@ void repack(size_t width, int64_t batch, int64_t rows, int64_t cols, int64_t ld,
             const std::byte* from, std::byte* to, bool gather) {
   const auto bytes = static_cast<size_t>(cols) * width;
   for (int64_t i = 0; i < batch; ++i) {
+    const int64_t member = offset(i);
     for (int64_t r = 0; r < rows; ++r) {
-      const int64_t strided = (offset(i) + r * ld) * static_cast<int64_t>(width);
+      const int64_t strided = (member + r * ld) * static_cast<int64_t>(width);
       const int64_t packed = (i * rows + r) * cols * static_cast<int64_t>(width);
       if (gather) {
         std::memcpy(to + packed, from + strided, bytes);

@@ -17,6 +17,7 @@
 #include "kernels/cuda/gpu_context.h"
 #include "kernels/cuda/matmul.h"
 #include "kernels/matmul.h"
+#include "kernels/matmul_cases.h"
 #include "spmd/error.h"
 
 namespace spmd::test {
@@ -258,23 +259,16 @@ TEST_F(GpuMatmul, BatchesAndTransposedOperands) {
 // kernel on the same layout; the padding stays as it was. An empty contraction writes zeros into
 // the strided result only.
 TEST_F(GpuMatmul, StridedOperandsAndResultAsTheCpuReadsThem) {
-  const int64_t b = 2, h = 3, q = 5, keys = 4, d = 6, ldc = keys + 3;
-  MatmulShape s{.batch = b * h,
-                .m = q,
-                .k = d,
-                .n = keys,
-                .transpose_b = true,
-                .lda = h * d,
-                .ldb = h * d,
-                .ldc = ldc,
-                .batch_dims = {{b, q * h * d, keys * h * d, h * q * ldc}, {h, d, d, q * ldc}}};
+  const MatmulShape s = testing::attention_product();
   for (DType dtype : {DType::kFloat32, DType::kFloat16}) {
     SCOPED_TRACE(dtype_name(dtype));
-    std::vector<double> a(size_t(b * q * h * d)), w(size_t(b * keys * h * d));
+    std::vector<double> a(size_t(testing::matmul_extent(s, 0)));
+    std::vector<double> w(size_t(testing::matmul_extent(s, 1)));
     for (size_t i = 0; i < a.size(); ++i) a[i] = double(int(i * 5 + 1) % 7 - 3);
     for (size_t i = 0; i < w.size(); ++i) w[i] = double(int(i * 5 + 2) % 7 - 3);
     const ChainValue x = chain_value(dtype, a), y = chain_value(dtype, w);
-    const ChainValue padding = chain_value(dtype, std::vector<double>(size_t(b * h * q * ldc), -2));
+    const ChainValue padding =
+        chain_value(dtype, std::vector<double>(size_t(testing::matmul_extent(s, 2)), -2));
     Bytes want = padding.bytes;
     kernels::matmul(dtype, s, x.bytes.data(), y.bytes.data(), want.data());
     const DeviceBuffer dx = upload(x.bytes), dy = upload(y.bytes);

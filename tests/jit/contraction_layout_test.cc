@@ -186,6 +186,26 @@ TEST(ContractionLayout, OnlyLettersNoStrideDescribesAreCopied) {
   EXPECT_FALSE(flat.arrange_lhs || flat.arrange_rhs || flat.arrange_out || flat.swap);
 }
 
+// A letter of no elements (an empty contraction, an empty batch, an empty free letter) in any
+// letter order: zeros where there are elements, nothing where there are none.
+TEST(ContractionLayout, EmptyLettersInAnyOrderGiveTheDefinitionsZerosOrNothing) {
+  std::mt19937 rng(7);
+  for (char empty : {'j', 'a', 'm'}) {
+    Sizes sizes{{'a', 2}, {'m', 3}, {'n', 4}, {'j', 5}};
+    sizes[empty] = 0;
+    for (int trial = 0; trial < 6; ++trial) {
+      std::string lhs = "amj", rhs = "ajn", out = "amn";
+      std::shuffle(lhs.begin(), lhs.end(), rng);
+      std::shuffle(rhs.begin(), rhs.end(), rng);
+      std::shuffle(out.begin(), out.end(), rng);
+      SCOPED_TRACE(fmt::format("'{}' empty: {},{}->{}", empty, lhs, rhs, out));
+      const Ran r = run(DType::kFloat32, lhs, rhs, out, sizes);
+      EXPECT_EQ(r.got, r.want);
+      EXPECT_EQ(r.got.size(), empty == 'j' ? 2u * 3 * 4 : 0u);
+    }
+  }
+}
+
 // Every dtype the product takes, with the letters of both operands and the result shuffled: two
 // batch letters, two contracting, one free letter on each side.
 TEST(ContractionLayout, EveryLetterOrderInEveryDtypeMatchesTheDefinition) {

@@ -12,6 +12,7 @@
 
 #include "kernels/dispatch.h"
 #include "kernels/matmul.h"
+#include "kernels/matmul_cases.h"
 #include "kernels/thread_team.h"
 
 namespace {
@@ -19,29 +20,12 @@ namespace {
 namespace k = spmd::kernels;
 using spmd::DType;
 
-// q (b 2, q 5, h 3, d 6) · k (b 2, k 4, h 3, d 6)ᵀ per (b, h), into (b, h, q, k) whose rows are
-// padded to 7 columns: "bqhd,bkhd->bhqk" read where it lies.
 k::MatmulShape attention(int64_t q = 5, int64_t keys = 4, int64_t d = 6) {
-  const int64_t b = 2, h = 3, ldc = keys + 3;
-  return {.batch = b * h,
-          .m = q,
-          .k = d,
-          .n = keys,
-          .transpose_b = true,
-          .lda = h * d,
-          .ldb = h * d,
-          .ldc = ldc,
-          .batch_dims = {{b, q * h * d, keys * h * d, h * q * ldc}, {h, d, d, q * ldc}}};
+  return spmd::testing::attention_product(q, keys, d);
 }
 
-int64_t extent(const k::MatmulShape& s, int which) {  // elements a buffer spans
-  int64_t last = 0;
-  for (const k::MatmulBatchDim& d : s.batch_dims) {
-    last += (d.size - 1) * (which == 0 ? d.a : which == 1 ? d.b : d.out);
-  }
-  if (which == 0) return last + (s.transpose_a ? s.k : s.m) * k::leading_a(s);
-  if (which == 1) return last + (s.transpose_b ? s.n : s.k) * k::leading_b(s);
-  return last + s.m * k::leading_c(s);
+int64_t extent(const k::MatmulShape& s, int which) {
+  return spmd::testing::matmul_extent(s, which);
 }
 
 // The product by its definition, where the result's elements lie; the rest left as they were.

@@ -68,12 +68,11 @@ void matmul(GpuContext& gpu, DType dtype, MatmulShape s, const std::byte* a, con
   const int lda = as_int(leading_a(s), "lda"), ldb = as_int(leading_b(s), "ldb");
   const int ldc = as_int(leading_c(s), "ldc");
   // One strided-batched call per member of the batch's outer dimensions, over the innermost
-  // (one call in all for a packed batch).
-  MatmulBatchDim inner{.size = s.batch,
-                       .a = (s.transpose_a ? s.k : s.m) * lda,
-                       .b = (s.transpose_b ? s.n : s.k) * ldb,
-                       .out = s.m * ldc};
-  if (!s.batch_dims.empty()) inner = s.batch_dims.back();
+  // (one call in all for a batch of consecutive members, whose step is member 1's offsets).
+  const MatmulOffsets step = member_offsets(s, 1);
+  const MatmulBatchDim inner = s.batch_dims.empty()
+                                   ? MatmulBatchDim{s.batch, step.a, step.b, step.out}
+                                   : s.batch_dims.back();
   const int count = as_int(inner.size, "batch");
   const double one_d = 1.0, zero_d = 0.0;
   const float one_f = 1.0f, zero_f = 0.0f;
