@@ -13,6 +13,7 @@
 
 #include "checkpoint/commit.h"
 #include "checkpoint/json_text.h"
+#include "checkpoint/orbax_checkpoint.h"
 #include "checkpoint/save_lock.h"
 #include "checkpoint/save_target.h"
 #include "runtime/runtime_state.h"
@@ -143,7 +144,11 @@ void CheckpointManager::remove_unkept(int64_t saved) const {
     }
   }
   for (int64_t s : steps) {
-    if (!keep.count(s) && s < saved) remove_checkpoint(directory(s));
+    // Only steps spmd wrote (a COMMIT file): an Orbax step in the same directory is listed and
+    // restored, never removed.
+    if (!keep.count(s) && s < saved && !is_orbax_checkpoint(directory(s))) {
+      remove_checkpoint(directory(s));
+    }
   }
 }
 

@@ -156,6 +156,34 @@ Buffer read_file(const std::string& path, uint64_t max_bytes) {
   return read_file(RegularFile::open(path), max_bytes);
 }
 
+Buffer read_range(const RegularFile& file, uint64_t offset, uint64_t length) {
+  if (offset > file.size() || length > file.size() - offset) {
+    throw Error(fmt::format(
+        "checkpoint: {} holds {} bytes; bytes [{}, {}) are past its end (it is truncated, or "
+        "what refers to it is wrong)",
+        file.path(), file.size(), offset, offset + length));
+  }
+  Buffer out;
+  try {
+    out.resize(static_cast<size_t>(length));
+  } catch (const std::bad_alloc&) {
+    throw Error(
+        fmt::format("checkpoint: cannot allocate {} bytes to read {}", length, file.path()));
+  }
+  size_t done = 0;
+  while (done < out.size()) {
+    const ssize_t n =
+        ::pread(file.fd(), out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw io_error("read", file.path());
+    }
+    if (n == 0) throw Error(fmt::format("checkpoint: {} shrank while read", file.path()));
+    done += static_cast<size_t>(n);
+  }
+  return out;
+}
+
 namespace {
 
 // read_file_into() with read(): the bytes arrive in `out` piece by piece, each hashed as it comes.

@@ -44,6 +44,10 @@ Buffer read_file(const RegularFile& file, uint64_t max_bytes);
 // The same for the regular file at `path` (RegularFile::open).
 Buffer read_file(const std::string& path, uint64_t max_bytes);
 
+// Bytes [offset, offset + length) of `file`. Throws spmd::Error naming the file when they lie
+// past its end (it is truncated, or the reference to them is wrong) or cannot be read.
+Buffer read_range(const RegularFile& file, uint64_t offset, uint64_t length);
+
 // Reads the whole file into `out`, whose size it must have exactly, and returns checksum(out),
 // computed piece by piece as the pieces arrive: from a mapping of the file from 1 MiB on (each
 // piece hashed, then copied, while in cache: mapped_copy.h), with read() below that. Throws
