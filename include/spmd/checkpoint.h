@@ -52,6 +52,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -70,6 +71,18 @@ using Tree = std::map<std::string, Array>;
 using ShardingTree = std::map<std::string, std::shared_ptr<const Sharding>>;
 
 enum class Compression { kZstd, kNone };
+
+// How a checkpoint lays its arrays out.
+enum class Format {
+  // spmd's: an array's name components are nested Zarr groups ("layer/w" in layer/w/).
+  kSpmd,
+  // Orbax's as well: a checkpoint that orbax.checkpoint restores in JAX
+  // (StandardCheckpointer().restore(path, abstract_tree)), in its Zarr v2 form without OCDBT. Each
+  // array is one directory named by its components joined by '.' ("layer.w"), as Orbax names its
+  // leaves, beside Orbax's _METADATA, _sharding, _CHECKPOINT_METADATA and commit_success.txt.
+  // Everything else is as kSpmd: spmd restores it, checksums checked, with the same call.
+  kOrbax,
+};
 
 // What a checkpoint says about itself besides its arrays.
 struct Metadata {
@@ -95,6 +108,14 @@ struct SaveOptions {
   // beside it and exchanged with it in one rename, and the old one is removed after. Without it,
   // a committed checkpoint is refused (AlreadyExists). Never replaces anything else.
   bool overwrite = false;
+  // kOrbax also writes what Orbax reads (above). Names whose '.'-joined forms coincide ("a/b" and
+  // "a.b") are then refused, as Orbax could not tell them apart.
+  Format format = Format::kSpmd;
+  // Format::kOrbax: the tree nodes, by name ("layers"), whose children are a list's elements
+  // ("layers/0", "layers/1"), so that Orbax restores a list where the saved tree had one (its
+  // restore refuses a tree whose lists and dicts differ from the checkpoint's). Python's
+  // spmd.checkpoint.save fills it from the pytree; every other node is a dict.
+  std::set<std::string> sequence_nodes;
 };
 
 // Saves `tree` to `dir` (see the file comment). Collective: every process calls it with the same

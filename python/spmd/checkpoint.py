@@ -1,5 +1,6 @@
 """spmd.checkpoint: sharded checkpoints of pytrees of Arrays over spmd/checkpoint.h (Zarr v2
-directories, committed atomically, checksummed; Orbax's role in JAX). A leaf is stored under its
+directories, committed atomically, checksummed; Orbax's role in JAX). restore() also reads the
+checkpoints Orbax writes, and save(..., format="orbax") writes ones Orbax restores. A leaf is stored under its
 path in the tree, its keys joined by '/' ({"layer": {"w": ...}} as "layer/w"), so a checkpoint
 saved from a tree restores into the same structure, onto any layout and any number of processes.
 
@@ -42,6 +43,14 @@ def _arrays(tree):
     return arrays
 
 
+def _sequence_nodes(tree):
+    """The names of the pytree's nodes whose children are a sequence's elements (integer keys):
+    an Orbax-format checkpoint types them so, and Orbax restores lists where the tree had them."""
+    pairs, _ = _tree_flatten_with_path(tree)
+    return {_name(path[:i]) for path, _ in pairs for i, k in enumerate(path)
+            if isinstance(k, int) and not isinstance(k, bool)}
+
+
 def _nested(flat):
     """{"a/b": x} as {"a": {"b": x}}."""
     out = {}
@@ -67,13 +76,15 @@ def _restore_as(names_in, read, target):
 
 @_arguments.restated("spmd.checkpoint.save")
 def save(directory, tree, *, step=None, metrics=None, user=None, compression="zstd",
-         overwrite=False):
+         overwrite=False, format="spmd"):  # noqa: A002 (the issue's and Orbax's word)
     """Saves the pytree of Arrays `tree` to `directory` (collective: every process calls it with
     the same tree). `directory` must be new or an empty directory; a committed checkpoint there is
     replaced atomically with overwrite=True, and anything else is refused with AlreadyExists
-    (nothing spmd did not write is ever deleted)."""
+    (nothing spmd did not write is ever deleted). format="orbax" also writes what Orbax reads:
+    orbax.checkpoint.StandardCheckpointer().restore(directory, abstract_tree) restores it in JAX
+    (spmd/checkpoint.h, Format::kOrbax)."""
     _c.save(_os.fspath(directory), _arrays(tree), compression, step, metrics or {}, user or {},
-            overwrite)
+            overwrite, format, _sequence_nodes(tree) if format == "orbax" else set())
 
 
 @_arguments.restated("spmd.checkpoint.restore")

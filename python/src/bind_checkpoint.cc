@@ -4,6 +4,7 @@
 // other processes.
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/set.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -99,15 +100,23 @@ void bind_checkpoint(nb::module_& m) {
       "save",
       [](const std::string& dir, const checkpoint::Tree& arrays, const std::string& compression,
          std::optional<int64_t> step, std::map<std::string, double> metrics,
-         std::map<std::string, std::string> user, bool overwrite) {
+         std::map<std::string, std::string> user, bool overwrite, const std::string& format,
+         std::set<std::string> sequence_nodes) {
         auto options = save_options(compression, step, std::move(metrics), std::move(user));
         options.overwrite = overwrite;
+        if (format == "orbax") {
+          options.format = checkpoint::Format::kOrbax;
+        } else if (format != "spmd") {
+          throw InvalidArgument("checkpoint: format is 'spmd' or 'orbax', not '" + format + "'");
+        }
+        options.sequence_nodes = std::move(sequence_nodes);
         nb::gil_scoped_release release;
         checkpoint::save(dir, arrays, options);
       },
       nb::arg("dir"), nb::arg("arrays"), nb::arg("compression") = "zstd",
       nb::arg("step").none() = nb::none(), nb::arg("metrics") = std::map<std::string, double>{},
-      nb::arg("user") = std::map<std::string, std::string>{}, nb::arg("overwrite") = false);
+      nb::arg("user") = std::map<std::string, std::string>{}, nb::arg("overwrite") = false,
+      nb::arg("format") = "spmd", nb::arg("sequence_nodes") = std::set<std::string>{});
   c.def("restore",
         [](const std::string& dir, const std::map<std::string, const Sharding*>& shardings) {
           const ShardingTree targets = targets_of(shardings);

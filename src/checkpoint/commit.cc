@@ -14,6 +14,7 @@
 
 #include "checkpoint/chunk_io.h"
 #include "checkpoint/names.h"
+#include "checkpoint/orbax_metadata.h"
 #include "spmd/error.h"
 
 namespace spmd::checkpoint {
@@ -38,12 +39,13 @@ void write_commit_file(const fs::path& dir) {
   fsync_directory(dir.string());
 }
 
-void write_zarr_metadata(const fs::path& tmp, const CheckpointRecord& record) {
+void write_zarr_metadata(const fs::path& tmp, const CheckpointRecord& record,
+                         const fs::path& final_path) {
   const std::string group = R"({"zarr_format": 2})";
   write_text(tmp / ".zgroup", group);
   for (const auto& [name, array] : record.arrays) {
     fs::path p = tmp;
-    const auto parts = name_components(name);
+    const auto parts = array_path(name, record.format);
     for (size_t i = 0; i + 1 < parts.size(); ++i) {
       p /= parts[i];
       fs::create_directories(p);
@@ -53,6 +55,12 @@ void write_zarr_metadata(const fs::path& tmp, const CheckpointRecord& record) {
     fs::create_directories(p);
     write_text(p / ".zarray", zarray_json(array));
     write_text(p / ".zattrs", zattrs_json(array));
+  }
+  if (record.format == Format::kOrbax) {
+    write_text(tmp / kOrbaxTreeMetadataFile, orbax_tree_metadata(record));
+    write_text(tmp / kOrbaxShardingFile, orbax_sharding_file(record));
+    write_text(tmp / kOrbaxStepMetadataFile, orbax_step_metadata(record));
+    write_text(tmp / kOrbaxCommitFile, orbax_commit_text(final_path.string()));
   }
   write_text(tmp / kMetadataFile, encode_record(record));
 }
@@ -126,9 +134,9 @@ void replace_committed(const fs::path& tmp, const SaveTarget& target, const std:
 
 }  // namespace
 
-std::string array_dir(const std::string& root, const std::string& name) {
+std::string array_dir(const std::string& root, const std::string& name, Format format) {
   fs::path p(root);
-  for (const auto& c : name_components(name)) p /= c;
+  for (const auto& c : array_path(name, format)) p /= c;
   return p.string();
 }
 
@@ -147,7 +155,7 @@ std::string prepare_save(const SaveTarget& target, const std::string& save_id) {
 void commit_save(const std::string& tmp_text, const SaveTarget& target, const std::string& save_id,
                  const CheckpointRecord& record) {
   const fs::path tmp(tmp_text);
-  write_zarr_metadata(tmp, record);
+  write_zarr_metadata(tmp, record, target.dir);
   fsync_tree(tmp);
   write_commit_file(tmp);
   if (target.state == TargetState::kCommitted) {

@@ -15,7 +15,8 @@ namespace spmd::checkpoint {
 // spmd::Error naming the path when the file system refuses.
 std::string prepare_save(const SaveTarget& target, const std::string& save_id);
 
-// Writes the Zarr group and array metadata and spmd_checkpoint.json into `tmp`, fsyncs every
+// Writes the Zarr group and array metadata and spmd_checkpoint.json (and, for Format::kOrbax,
+// Orbax's metadata files: orbax_metadata.h) into `tmp`, fsyncs every
 // directory under it, writes COMMIT inside it (under a temporary name, fsynced, renamed), and
 // moves it to target.dir in one rename: exchanged atomically with the committed checkpoint it
 // replaces (kCommitted; that one is removed after), else onto the absent path or empty
@@ -24,8 +25,8 @@ std::string prepare_save(const SaveTarget& target, const std::string& save_id);
 void commit_save(const std::string& tmp, const SaveTarget& target, const std::string& save_id,
                  const CheckpointRecord& record);
 
-// The directory of array `name` under `root` (its components as nested directories).
-std::string array_dir(const std::string& root, const std::string& name);
+// The directory of array `name` under `root` in `format` (names.h's array_path).
+std::string array_dir(const std::string& root, const std::string& name, Format format);
 
 // Removes a committed checkpoint so that no reader sees it half-deleted: it is marked as a
 // leftover of a save and renamed beside itself (losing its place) before its files go, so a crash

@@ -128,8 +128,9 @@ std::string encode_record(const CheckpointRecord& record) {
   for (const auto& [k, v] : record.metadata.metrics) metrics[k] = metric_json(v);
   json meta = {{"metrics", metrics}, {"user", record.metadata.user}};
   if (record.metadata.step) meta["step"] = *record.metadata.step;
-  const json doc = {
+  json doc = {
       {"format", "spmd-checkpoint"}, {"version", 1}, {"arrays", arrays}, {"metadata", meta}};
+  if (record.format == Format::kOrbax) doc["layout"] = "orbax";
   return json_text(doc, 1);
 }
 
@@ -141,6 +142,10 @@ CheckpointRecord decode_record(const std::string& text, const std::string& file)
   const json& version = field(doc, "version", file, "the document");
   if (version != 1) malformed(file, fmt::format("version {} is not 1", version.dump()));
   CheckpointRecord out;
+  if (doc.contains("layout")) {
+    if (doc.at("layout") != "orbax") malformed(file, "\"layout\" is not \"orbax\"");
+    out.format = Format::kOrbax;
+  }
   const json& arrays = field(doc, "arrays", file, "the document");
   if (!arrays.is_object()) malformed(file, "\"arrays\" is not an object");
   for (const auto& [name, a] : arrays.items()) {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 
 #include "spmd/checkpoint.h"
@@ -26,9 +27,13 @@ struct ArrayRecord {
   Compression compression = Compression::kZstd;
   std::string sharding;                          // how it was saved, for information
   std::map<std::string, std::string> checksums;  // chunk key -> checksum(), every chunk written
+  // Format::kOrbax: the sharding as Orbax serializes it into _sharding (not kept in the record).
+  std::string orbax_sharding;
 };
 
 struct CheckpointRecord {
+  Format format = Format::kSpmd;         // "layout" in the JSON ("orbax"; absent for kSpmd)
+  std::set<std::string> sequence_nodes;  // SaveOptions::sequence_nodes (not kept in the JSON)
   std::map<std::string, ArrayRecord> arrays;
   Metadata metadata;
 };

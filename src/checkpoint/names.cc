@@ -88,6 +88,22 @@ std::vector<std::string> name_components(std::string_view name) {
   }
 }
 
+std::vector<std::string> array_path(std::string_view name, Format format) {
+  std::vector<std::string> parts = name_components(name);
+  if (format == Format::kSpmd) return parts;
+  std::string joined = parts[0];
+  for (size_t i = 1; i < parts.size(); ++i) joined += "." + parts[i];
+  for (const char* reserved : {"_METADATA", "_sharding", "_CHECKPOINT_METADATA",
+                               "commit_success.txt", "array_metadatas"}) {
+    if (joined == reserved) {
+      throw InvalidArgument(fmt::format(
+          "checkpoint: the name \"{}\" is one of Orbax's own files in an Orbax-format checkpoint",
+          printable(name)));
+    }
+  }
+  return {joined};
+}
+
 std::string zarr_dtype(DType t) { return std::string(dtype_typestr(t)); }
 
 DType dtype_from_zarr(std::string_view zarr) {

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "spmd/checkpoint.h"
 #include "spmd/dtype.h"
 
 namespace spmd::checkpoint {
@@ -17,6 +18,11 @@ namespace spmd::checkpoint {
 // dot-files), or when its first component is one of the checkpoint's own files (COMMIT,
 // spmd_checkpoint.json).
 std::vector<std::string> name_components(std::string_view name);
+
+// The directories, from the checkpoint's root, that hold array `name` in `format`: its components
+// (kSpmd), or one directory of its components joined by '.' (kOrbax, Orbax's name for the leaf).
+// Throws as name_components(), and InvalidArgument when a kOrbax name is one of Orbax's own files.
+std::vector<std::string> array_path(std::string_view name, Format format);
 
 // Whether `text` is well-formed UTF-8 (what JSON, and so the metadata, can hold).
 bool is_utf8(std::string_view text);

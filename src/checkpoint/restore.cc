@@ -37,20 +37,19 @@ CheckpointRecord read_record(const std::string& dir) {
   return decode_record(std::string(text.begin(), text.end()), file.path());
 }
 
-// The file `leaf` of array `name` (its .zarray, or a chunk key) beneath `dir`.
-RegularFile open_array_file(const std::string& dir, const std::string& name,
+// The file `leaf` (its .zarray, or a chunk key) of the array in directories `path` beneath `dir`.
+RegularFile open_array_file(const std::string& dir, std::vector<std::string> path,
                             const std::string& leaf) {
-  std::vector<std::string> parts = name_components(name);
-  parts.push_back(leaf);
-  return RegularFile::open_beneath(dir, parts);
+  path.push_back(leaf);
+  return RegularFile::open_beneath(dir, path);
 }
 
 // Reads chunk `key` of array `name` (checked against its checksum) into `out`, a whole chunk's
 // bytes. A compressed chunk is read only up to the largest zstd frame of out.size() bytes.
-void read_chunk(const std::string& dir, const std::string& name, const std::string& key,
-                const ArrayRecord& a, std::span<char> out) {
+void read_chunk(const std::string& dir, const std::vector<std::string>& path,
+                const std::string& key, const ArrayRecord& a, std::span<char> out) {
   const auto sum = a.checksums.find(key);
-  const RegularFile chunk = open_array_file(dir, name, key);
+  const RegularFile chunk = open_array_file(dir, path, key);
   const std::string& file = chunk.path();
   if (sum == a.checksums.end()) {  // decode_record checked that every chunk is listed
     throw Error(fmt::format("checkpoint: {} lists no checksum for chunk {}", kMetadataFile, file));
@@ -74,19 +73,21 @@ void read_chunk(const std::string& dir, const std::string& name, const std::stri
 
 // Refuses `a` when its .zarray disagrees with the metadata (a reader of either would see another
 // array).
-void check_array_files(const std::string& dir, const std::string& name, const ArrayRecord& a) {
-  const RegularFile zarray = open_array_file(dir, name, ".zarray");
+void check_array_files(const std::string& dir, const std::vector<std::string>& path,
+                       const ArrayRecord& a) {
+  const RegularFile zarray = open_array_file(dir, path, ".zarray");
   const Buffer text = read_file(zarray, kMaxZarrayBytes);
   check_zarray(std::string(text.begin(), text.end()), a, zarray.path());
 }
 
-Array restore_array(const std::string& dir, const std::string& name, const ArrayRecord& a,
-                    const Sharding& sharding) {
-  check_array_files(dir, name, a);
+Array restore_array(const std::string& dir, const std::string& name, Format format,
+                    const ArrayRecord& a, const Sharding& sharding) {
+  const std::vector<std::string> path = array_path(name, format);
+  check_array_files(dir, path, a);
   const ChunkedArray chunked{a.dtype, a.shape, a.chunks};
   return restore_chunked(chunked, sharding, fmt::format("array \"{}\" of {}", name, dir),
                          [&](const std::vector<int64_t>& coords, std::span<char> out) {
-                           read_chunk(dir, name, chunk_key(coords), a, out);
+                           read_chunk(dir, path, chunk_key(coords), a, out);
                          });
 }
 
@@ -133,7 +134,7 @@ Tree restore(const std::string& dir, const ShardingTree& targets) {
                                         name, fmt::join(names, "\", \"")));
     }
     if (!sharding) throw InvalidArgument(fmt::format("checkpoint: no sharding for \"{}\"", name));
-    out.emplace(name, restore_array(dir, name, it->second, *sharding));
+    out.emplace(name, restore_array(dir, name, record.format, it->second, *sharding));
   }
   return out;
 }

@@ -15,6 +15,7 @@
 #include "checkpoint/commit.h"
 #include "checkpoint/json_text.h"
 #include "checkpoint/names.h"
+#include "checkpoint/orbax_metadata.h"
 #include "checkpoint/parallel_for.h"
 #include "checkpoint/save_lock.h"
 #include "checkpoint/save_plan.h"
@@ -84,8 +85,8 @@ std::vector<int64_t> chunk_coords(const std::string& name, const Index& index,
   return coords;
 }
 
-std::string chunk_file(const std::string& root, const ChunkJob& job) {
-  return (fs::path(array_dir(root, job.array)) / job.key).string();
+std::string chunk_file(const std::string& root, const ChunkJob& job, Format format) {
+  return (fs::path(array_dir(root, job.array, format)) / job.key).string();
 }
 
 // Writes one chunk (padded to the full chunk shape at the array's edge); returns its checksum.
@@ -104,7 +105,7 @@ std::string write_chunk(const std::string& root, const ChunkJob& job, const Arra
     raw = padded;
   }
   const Encoded encoded = encode_chunk(raw, options.compression, options.zstd_level);
-  return write_file_durably(chunk_file(root, job), encoded.stored);
+  return write_file_durably(chunk_file(root, job, options.format), encoded.stored);
 }
 
 // Writes every chunk of the plan under `root`; returns the checksums by array and key.
@@ -112,7 +113,7 @@ std::map<std::string, std::map<std::string, std::string>> write_chunks(const Sav
                                                                        const std::string& root,
                                                                        const SaveOptions& options) {
   std::set<std::string> dirs;
-  for (const auto& job : plan.jobs) dirs.insert(array_dir(root, job.array));
+  for (const auto& job : plan.jobs) dirs.insert(array_dir(root, job.array, plan.record.format));
   for (const auto& d : dirs) {
     std::error_code ec;
     fs::create_directories(d, ec);
@@ -194,9 +195,19 @@ void copy_shards(SavePlan& plan) {
 // Fills `plan` from `tree`; throws what this process's checks find.
 void fill_plan(SavePlan& plan, const Tree& tree, const SaveOptions& options, bool copy) {
   check_metadata(options.metadata);
+  std::map<std::string, std::string> orbax_names;  // Orbax's name for a leaf -> ours
   for (const auto& [name, array] : tree) {
     name_components(name);
     check_not_a_group(tree, name);
+    if (options.format == Format::kOrbax) {
+      const auto [it, fresh] = orbax_names.emplace(array_path(name, Format::kOrbax)[0], name);
+      if (!fresh) {
+        throw InvalidArgument(fmt::format(
+            "checkpoint: \"{}\" and \"{}\" are both \"{}\" in an Orbax-format checkpoint "
+            "(Orbax joins a leaf's keys with '.'); rename one",
+            it->second, name, it->first));
+      }
+    }
     const auto map = array.sharding().devices_indices_map(array.shape());
     ArrayRecord r;
     r.dtype = array.dtype();
@@ -204,6 +215,7 @@ void fill_plan(SavePlan& plan, const Tree& tree, const SaveOptions& options, boo
     r.chunks = chunk_shape(array, map);
     r.compression = options.compression;
     r.sharding = array.sharding().to_string();
+    if (options.format == Format::kOrbax) r.orbax_sharding = orbax_sharding(array.sharding());
     auto& writes = plan.proposal.writes[name];
     for (const auto& shard : array.addressable_shards()) {
       if (shard.replica_id != 0 || shard.data.size() == 0) continue;
@@ -224,7 +236,10 @@ SavePlan plan_save(const std::string& dir, const Tree& tree, const SaveOptions& 
                    bool copy) {
   SavePlan plan;
   plan.record.metadata = options.metadata;
+  plan.record.format = options.format;
+  plan.record.sequence_nodes = options.sequence_nodes;
   plan.proposal.path = dir;
+  plan.proposal.format = options.format;
   plan.proposal.step = options.metadata.step;
   plan.proposal.overwrite = options.overwrite;
   try {

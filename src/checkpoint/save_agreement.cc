@@ -45,6 +45,11 @@ std::optional<Verdict> compare(const SaveProposal& zero, const SaveProposal& oth
     return invalid(fmt::format("process {} saves with overwrite={}, process 0 with overwrite={}", p,
                                other.overwrite, zero.overwrite));
   }
+  if (other.format != zero.format) {
+    auto text = [](Format f) { return f == Format::kOrbax ? "Orbax's" : "spmd's"; };
+    return invalid(fmt::format("process {} saves in {} format, process 0 in {}", p,
+                               text(other.format), text(zero.format)));
+  }
   for (const auto& [name, a] : zero.arrays) {
     const auto it = other.arrays.find(name);
     if (it == other.arrays.end()) {
@@ -171,6 +176,7 @@ std::string encode_proposal(const SaveProposal& p) {
             {"error", p.vote.error},
             {"path", p.path},
             {"overwrite", p.overwrite},
+            {"orbax", p.format == Format::kOrbax},
             {"arrays", arrays},
             {"writes", p.writes}};
   if (p.step) j["step"] = *p.step;
@@ -184,6 +190,7 @@ SaveProposal decode_proposal(const std::string& wire, int process) {
     p.vote = {status_code_from_wire(j.at("kind").get<int>()), j.at("error").get<std::string>()};
     p.path = j.at("path").get<std::string>();
     p.overwrite = j.at("overwrite").get<bool>();
+    p.format = j.at("orbax").get<bool>() ? Format::kOrbax : Format::kSpmd;
     if (j.contains("step")) p.step = j.at("step").get<int64_t>();
     for (const auto& [name, a] : j.at("arrays").items()) p.arrays.emplace(name, array_from(a));
     p.writes = j.at("writes").get<std::map<std::string, std::vector<std::string>>>();

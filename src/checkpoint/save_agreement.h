@@ -38,6 +38,7 @@ struct SaveProposal {
   std::string path;  // as the caller gave it
   std::optional<int64_t> step;
   bool overwrite = false;
+  Format format = Format::kSpmd;
   // Every array's dtype, shape, chunk shape and sharding (checksums empty).
   std::map<std::string, ArrayRecord> arrays;
   // The chunk keys this process writes, per array.

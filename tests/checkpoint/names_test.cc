@@ -21,6 +21,20 @@ TEST(CheckpointNames, NamesThatCouldLeaveTheDirectoryAreRefused) {
   EXPECT_THROW(name_components(std::string("nul\0byte", 8)), InvalidArgument);
 }
 
+TEST(CheckpointNames, OrbaxJoinsComponentsWithDotsAndKeepsItsOwnFilesApart) {
+  EXPECT_EQ(array_path("params/dense/w", Format::kSpmd),
+            (std::vector<std::string>{"params", "dense", "w"}));
+  EXPECT_EQ(array_path("params/dense/w", Format::kOrbax),
+            (std::vector<std::string>{"params.dense.w"}));
+  EXPECT_EQ(array_path("w", Format::kOrbax), (std::vector<std::string>{"w"}));
+  for (const char* reserved : {"_METADATA", "_sharding", "_CHECKPOINT_METADATA",
+                               "commit_success.txt", "array_metadatas"}) {
+    EXPECT_THROW(array_path(reserved, Format::kOrbax), InvalidArgument) << reserved;
+    EXPECT_NO_THROW(array_path(reserved, Format::kSpmd)) << reserved;
+  }
+  EXPECT_THROW(array_path("a/../b", Format::kOrbax), InvalidArgument);
+}
+
 TEST(CheckpointNames, ZarrDtypesRoundTrip) {
   for (int i = 0; i <= static_cast<int>(DType::kFloat64); ++i) {
     const auto t = static_cast<DType>(i);

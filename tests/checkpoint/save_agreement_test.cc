@@ -47,6 +47,16 @@ TEST(SaveAgreement, AMissingArrayIsNamedWithItsProcess) {
   EXPECT_EQ(decide(p).error, "process 1 saves an array \"extra\" that process 0 lacks");
 }
 
+TEST(SaveAgreement, AnotherFormatIsNamedAndTravelsOnTheWire) {
+  auto p = both();
+  p[1].format = Format::kOrbax;
+  EXPECT_EQ(decide(p).error, "process 1 saves in Orbax's format, process 0 in spmd's");
+  const SaveProposal back = decode_proposal(encode_proposal(p[1]), 1);
+  EXPECT_TRUE(back.vote.ok()) << back.vote.error;
+  EXPECT_EQ(back.format, Format::kOrbax);
+  EXPECT_EQ(decode_proposal(encode_proposal(p[0]), 0).format, Format::kSpmd);
+}
+
 TEST(SaveAgreement, AnotherShapeDtypeOrShardingIsNamed) {
   auto p = both();
   p[1].arrays["w"].shape = {8, 7};

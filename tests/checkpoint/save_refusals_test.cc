@@ -60,6 +60,23 @@ class SaveRefusals : public TempDirTest {
   std::string path(const std::string& name) const { return (root_ / name).string(); }
 };
 
+TEST_F(SaveRefusals, NamesOrbaxCouldNotTellApartAreRefusedBeforeAnythingIsWritten) {
+  Tree two = tree();
+  two.emplace("a/b", two.at("w"));
+  two.emplace("a.b", two.at("w"));
+  SaveOptions orbax;
+  orbax.format = Format::kOrbax;
+  try {
+    save(path("ck"), two, orbax);
+    ADD_FAILURE() << "two leaves Orbax names alike were saved";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("are both \"a.b\""), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(root_ / "ck"));
+  save(path("ck"), two);  // spmd's own layout keeps them apart
+  EXPECT_TRUE(is_committed(path("ck")));
+}
+
 TEST_F(SaveRefusals, AUsersDirectoryIsRefusedNamingWhatItHoldsAndKeptWhole) {
   write(root_ / "run1" / "notes.txt", "my notes");
   write(root_ / "run1" / "data" / "x.bin", "bytes");
