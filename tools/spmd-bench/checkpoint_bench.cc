@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/subprocess.h"
+#include "spmd-bench/jax_baseline.h"
 #include "spmd-bench/workers.h"
 
 namespace spmd::bench {
@@ -165,6 +166,31 @@ int run_checkpoint_bench(const CheckpointBenchOptions& o) {
                   "read() of the same bytes, {} processes:",
                   o.processes),
       o.json);
+}
+
+int run_orbax_restore_bench(const CheckpointBenchOptions& o) {
+  if (!ensure_python_module("orbax.checkpoint", SPMD_BENCH_REQUIREMENTS)) return 1;
+  const ScratchDir dir(o.dir, "spmd-bench-orbax");
+  const std::string ckpt = (fs::path(dir.path()) / "orbax").string();
+  const std::string script = (self_dir() / "orbax_bench_worker.py").string();
+  const EnvList env = {{"PYTHONPATH", SPMD_BENCH_PYTHONPATH}, {"JAX_PLATFORMS", "cpu"}};
+  const std::string devices = std::to_string(o.devices);
+  if (job_rows(1, {SPMD_BENCH_PYTHON, script, "write", ckpt, std::to_string(o.bytes), devices}, env)
+          .empty()) {
+    return 1;
+  }
+  const auto rows = job_rows(
+      1, {SPMD_BENCH_PYTHON, script, "restore", ckpt, std::to_string(o.iterations), devices}, env);
+  if (rows.empty()) return 1;
+  const auto row = nlohmann::ordered_json::parse(rows.front());
+  if (!o.json) {
+    fmt::print(
+        "restoring an Orbax checkpoint (its defaults: OCDBT, Zarr v2, zstd) that Orbax "
+        "wrote, with spmd and with Orbax in JAX, interleaved, 1 process of {} devices:\n",
+        o.devices);
+  }
+  print_row(row);
+  return row.value("correct", false) ? 0 : 1;
 }
 
 }  // namespace spmd::bench

@@ -13,6 +13,7 @@
 //                      [--json]
 //   spmd-bench data -n 2 [--records 1048576] [--record-floats 64] [--batch 1024] [--json]
 //   spmd-bench checkpoint -n 2 [--bytes 1073741824] [--compression none|zstd] [--dir D] [--json]
+//   spmd-bench checkpoint --orbax [--bytes 1073741824] [--devices 2] [--iterations 3] [--json]
 //   spmd-bench strangers [-n 3] [--seconds 3] [--rounds 3] [--held 300] [--json]
 //   spmd-bench gpu [--matmul-size 8192] [--elements 268435456] [--iterations 20] [--gpu 0]
 //                  [--json]                                       (built with the CUDA backend)
@@ -278,8 +279,16 @@ void add_checkpoint(CLI::App& app, Runs& runs) {
   s->add_option("-n,--processes", o->processes, "processes")->check(CLI::Range(1, 64));
   s->add_flag("--json", o->json,
               "one JSON object: bytes, save_GBps, restore_GBps, raw_write_GBps, raw_read_GBps");
+  s->add_flag("--orbax", o->orbax,
+              "instead: restore a checkpoint Orbax wrote, with spmd and with Orbax in JAX, "
+              "interleaved (--iterations rounds)");
+  s->add_option("--devices", o->devices, "--orbax: CPU devices of the one process")
+      ->check(CLI::Range(1, 64));
   add_shared(s);
-  runs.emplace_back(s, [o] { return spmd::bench::run_checkpoint_bench(*o); });
+  runs.emplace_back(s, [o] {
+    return o->orbax ? spmd::bench::run_orbax_restore_bench(*o)
+                    : spmd::bench::run_checkpoint_bench(*o);
+  });
   auto* sw = internal(app, "checkpoint-worker", "one process of `checkpoint`");
   add_shared(sw);
   runs.emplace_back(sw, [o] { return spmd::bench::run_checkpoint_worker(*o); });
