@@ -34,8 +34,12 @@
 // must be on a file system every process sees (one host, or a shared file system).
 //
 // Restoring is not collective: each process reads only the chunk regions its devices need under
-// the target sharding — any mesh, any number of processes and devices. It trusts nothing it reads:
-// regular files only (never a FIFO or device), no symbolic link below the checkpoint, sizes
+// the target sharding — any mesh, any number of processes and devices. restore(),
+// read_array_info() and is_committed() also read the checkpoints Orbax writes (an Orbax step or
+// item directory: OCDBT or one directory per leaf, Zarr v2 or v3; a leaf's name is its keys joined
+// by '/'; a checkpoint Orbax had not finished is a FailedPrecondition), and Format::kOrbax saves
+// one that Orbax restores. README's "Coming from Orbax" says what is read and what is refused.
+// Restore trusts nothing it reads: regular files only (never a FIFO or device), no symbolic link below the checkpoint, sizes
 // checked for overflow and against the chunk grid, .zarray checked against the metadata, reads
 // and allocations bounded by what the validated metadata and the target need, every failure an
 // spmd::Error naming the file.
@@ -128,11 +132,12 @@ struct SaveOptions {
 // and file when a write fails; DeadlineExceeded naming the processes that did not arrive.
 void save(const std::string& dir, const Tree& tree, const SaveOptions& options = {});
 
-// True when `dir` holds a committed checkpoint.
+// True when `dir` holds a committed checkpoint: spmd's (COMMIT), or one Orbax finished.
 bool is_committed(const std::string& dir);
 
-// The metadata of the committed checkpoint at `dir`. Throws FailedPrecondition when `dir` is not
-// a committed checkpoint, spmd::Error naming the file when its metadata is malformed.
+// The metadata of the committed checkpoint at `dir` (empty for one Orbax wrote). Throws
+// FailedPrecondition when `dir` is not a committed checkpoint, spmd::Error naming the file when
+// its metadata is malformed.
 Metadata read_metadata(const std::string& dir);
 
 // The arrays' names, dtypes and global shapes, from the metadata.
