@@ -135,7 +135,8 @@ void save(const std::string& dir, const Tree& tree, const SaveOptions& options =
 // True when `dir` holds a committed checkpoint: spmd's (COMMIT), or one Orbax finished.
 bool is_committed(const std::string& dir);
 
-// The metadata of the committed checkpoint at `dir` (empty for one Orbax wrote). Throws
+// The metadata of the committed checkpoint at `dir` (for one Orbax wrote: the numeric metrics and
+// string custom metadata of its _CHECKPOINT_METADATA, no step). Throws
 // FailedPrecondition when `dir` is not a committed checkpoint, spmd::Error naming the file when
 // its metadata is malformed.
 Metadata read_metadata(const std::string& dir);

@@ -113,6 +113,38 @@ void check_finished(const std::string& dir) {
   }
 }
 
+// The JSON object `name` beneath `dir`; null when absent or not JSON (it then adds nothing).
+json optional_json(const std::string& dir, const std::string& name) {
+  if (!present(fs::path(dir) / name)) return nullptr;
+  try {
+    return read_json(dir, name);
+  } catch (const Error&) {
+    return nullptr;
+  }
+}
+
+// What Orbax records of a step that spmd's Metadata holds: the numeric metrics (of the "metrics"
+// item a CheckpointManager tracking the best writes, else of _CHECKPOINT_METADATA) and the string
+// entries of _CHECKPOINT_METADATA's custom_metadata.
+Metadata step_metadata(const std::string& dir) {
+  Metadata m;
+  const json step = optional_json(dir, kStepMetadata);
+  json metrics = optional_json(dir, "metrics/metrics");
+  if (!metrics.is_object() && step.is_object()) metrics = step.value("metrics", json());
+  if (metrics.is_object()) {
+    for (const auto& [k, v] : metrics.items()) {
+      if (v.is_number()) m.metrics[k] = v.get<double>();
+    }
+  }
+  const json custom = step.is_object() ? step.value("custom_metadata", json()) : json();
+  if (custom.is_object()) {
+    for (const auto& [k, v] : custom.items()) {
+      if (v.is_string()) m.user[k] = v.get<std::string>();
+    }
+  }
+  return m;
+}
+
 // The leaf's keys from its "key_metadata".
 std::vector<std::string> leaf_keys(const json& entry, const std::string& file) {
   std::vector<std::string> keys;
@@ -155,6 +187,7 @@ OrbaxCheckpoint OrbaxCheckpoint::open(const std::string& dir) {
   check_finished(dir);
   OrbaxCheckpoint out;
   out.dir_ = dir;
+  out.metadata_ = step_metadata(dir);
   std::vector<std::pair<std::string, std::string>> items;  // (name prefix, directory)
   if (present(fs::path(dir) / kTreeMetadata)) {
     items.emplace_back("", dir);

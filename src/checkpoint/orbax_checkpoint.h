@@ -41,6 +41,10 @@ class OrbaxCheckpoint {
 
   // Each array leaf's dtype and global shape, by spmd's name for it.
   const std::map<std::string, ArrayInfo>& arrays() const { return infos_; }
+  // The numeric metrics Orbax recorded for the step (a best-tracking CheckpointManager's
+  // "metrics" item, else _CHECKPOINT_METADATA's) and the string entries of its custom_metadata;
+  // Orbax keeps no step number inside.
+  const Metadata& metadata() const { return metadata_; }
   // Restores leaf `name` onto `sharding`. Throws InvalidArgument for a name the checkpoint lacks.
   Array restore(const std::string& name, const Sharding& sharding) const;
 
@@ -51,6 +55,7 @@ class OrbaxCheckpoint {
   std::string dir_;
   std::map<std::string, std::shared_ptr<const Leaf>> leaves_;
   std::map<std::string, ArrayInfo> infos_;
+  Metadata metadata_;
 };
 
 }  // namespace spmd::checkpoint

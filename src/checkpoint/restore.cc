@@ -99,10 +99,7 @@ bool is_committed(const std::string& dir) {
 }
 
 Metadata read_metadata(const std::string& dir) {
-  if (is_orbax_checkpoint(dir)) {
-    OrbaxCheckpoint::open(dir);  // refuses an unfinished one
-    return {};
-  }
+  if (is_orbax_checkpoint(dir)) return OrbaxCheckpoint::open(dir).metadata();
   return read_record(dir).metadata;
 }
 

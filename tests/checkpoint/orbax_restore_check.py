@@ -69,6 +69,8 @@ for form in FORMS:
 
 manager = ckpt.CheckpointManager(os.path.join(OUT, "manager"))
 check(manager.all_steps() == [1, 2], f"Orbax's manager kept steps 1 and 2: {manager.all_steps()}")
+check(manager.metadata(2)["metrics"] == {"loss": 1.0 / 3},
+      f"the metrics Orbax recorded: {manager.metadata(2)}")
 x = manager.restore(2, NamedSharding(line, P("x")))["x"]
 for shard in x.addressable_shards:
     check(np.array_equal(np.asarray(shard.data), np.full(6, 2.5, np.float32)[shard.index]),

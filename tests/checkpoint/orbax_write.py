@@ -11,6 +11,9 @@ orbax_interop.py to restore in spmd. Run as
       items/5   a CheckpointManager step of two items, "state" and "extra"
       unfinished.orbax-checkpoint-tmp-1  std as it stands before Orbax commits it
       expected.npz  every leaf's global value by spmd's name for it
+      ocdbt-deep, ocdbt-numbered  TensorStore's OCDBT itself, 20 commits of 20 keys into nodes of
+          at most 512 bytes (a B+tree of several levels; a version tree with interior nodes),
+          the second with numbered manifests; each key's value in ocdbt-*.json
   orbax_write.py OUT two ADDRESS ID      process ID of two JAX processes (2 CPU devices each,
       jax.distributed on ADDRESS, Gloo) writes OUT/two together with the other.
 
@@ -83,6 +86,22 @@ def unfinished_copy(src, dst):
         json.dump(meta, f)
 
 
+def write_ocdbt(path, config):
+    """An OCDBT database written by TensorStore directly, and its keys and values as JSON."""
+    import tensorstore as ts
+    shutil.rmtree(path, ignore_errors=True)
+    kv = ts.KvStore.open({"driver": "ocdbt", "base": "file://" + path, "config": config}).result()
+    expected = {}
+    for commit in range(20):
+        with ts.Transaction() as txn:
+            for i in range(commit * 20, commit * 20 + 20):
+                key = f"leaf{i % 97:03d}/chunk.{i}"
+                expected[key] = f"value {i} " * (1 + i % 40)  # inline and out-of-line values
+                kv.with_transaction(txn)[key] = expected[key].encode()
+    with open(path + ".json", "w") as f:
+        json.dump(expected, f)
+
+
 def write_one():
     mesh = Mesh(np.array(jax.devices()).reshape(2, 2), ("a", "b"))
     tree = tree_on(mesh)
@@ -97,13 +116,19 @@ def write_one():
     for d in ("manager", "items"):
         shutil.rmtree(f"{OUT}/{d}", ignore_errors=True)
     with ocp.CheckpointManager(f"{OUT}/manager",
-                               options=ocp.CheckpointManagerOptions(max_to_keep=2)) as manager:
+                               options=ocp.CheckpointManagerOptions(
+                                   max_to_keep=2, best_fn=lambda m: m["loss"], best_mode="min",
+                                   keep_checkpoints_without_metrics=False)) as manager:
         for step in range(3):
-            manager.save(step, args=ocp.args.StandardSave({"x": jnp.full((6,), step + 0.5)}))
+            manager.save(step, args=ocp.args.StandardSave({"x": jnp.full((6,), step + 0.5)}),
+                         metrics={"loss": 1.0 / (step + 1)})
     with ocp.CheckpointManager(f"{OUT}/items", item_names=("state", "extra")) as manager:
         manager.save(5, args=ocp.args.Composite(
             state=ocp.args.StandardSave({"w": tree["w"]}),
             extra=ocp.args.StandardSave({"n": jnp.arange(3, dtype=jnp.int32)})))
+    write_ocdbt(f"{OUT}/ocdbt-deep", {"max_decoded_node_bytes": 512, "version_tree_arity_log2": 2})
+    write_ocdbt(f"{OUT}/ocdbt-numbered", {"manifest_kind": "numbered",
+                                          "max_decoded_node_bytes": 512})
     expected = {k: (v.astype(np.float32) if v.dtype == jnp.bfloat16 else v)
                 for k, v in values().items()}
     np.savez(f"{OUT}/expected.npz", **expected)
