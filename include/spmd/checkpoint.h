@@ -39,10 +39,10 @@
 // item directory: OCDBT or one directory per leaf, Zarr v2 or v3; a leaf's name is its keys joined
 // by '/'; a checkpoint Orbax had not finished is a FailedPrecondition), and Format::kOrbax saves
 // one that Orbax restores. README's "Coming from Orbax" says what is read and what is refused.
-// Restore trusts nothing it reads: regular files only (never a FIFO or device), no symbolic link below the checkpoint, sizes
-// checked for overflow and against the chunk grid, .zarray checked against the metadata, reads
-// and allocations bounded by what the validated metadata and the target need, every failure an
-// spmd::Error naming the file.
+// Restore trusts nothing it reads: regular files only (never a FIFO or device), no symbolic link
+// below the checkpoint, sizes checked for overflow and against the chunk grid, .zarray checked
+// against the metadata, reads and allocations bounded by what the validated metadata and the target
+// need, every failure an spmd::Error naming the file.
 //
 // Thread safety: the functions may be called from any thread; an AsyncCheckpointer serialises its
 // own saves.
