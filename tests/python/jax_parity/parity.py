@@ -16,11 +16,23 @@ def _host(x):
     return np.asarray(x)
 
 
+def product_atol(terms, magnitude, dtype=np.float32):
+    """How far two sums of `terms` rounded products may lie apart when each adds them in its own
+    order: each is within terms * u * sum(|a*b|) of the exact sum (Higham's bound, u half an ulp
+    of 1), so twice that, per output element; `magnitude` is sum(|a*b|) per element (the product
+    of the inputs' absolute values). A contraction's order is the library's and the CPU's choice
+    (XLA's blocking differs between AVX2 and AVX-512 machines), and where the sum cancels the
+    difference is many ulps of the result, yet a wrong term or axis is off by |a*b| itself."""
+    u = float(np.finfo(dtype).eps) / 2
+    return 2 * terms * u * np.asarray(magnitude, np.float64)
+
+
 def same(got, want, what, ulps=0, atol=0.0):
     """got (spmd's) equals want (JAX's): one pytree structure, and per leaf the shape, dtype and
     values (bit for bit, NaN where NaN; for floats within `ulps` units in the last place, or
     within `atol` where a formula cancels: 1 + tanh(x) near x = -4 turns tanh's last-place
-    difference into a relative one)."""
+    difference into a relative one). `atol` may be an array of the result's shape
+    (product_atol)."""
     if isinstance(want, (list, tuple)):
         assert isinstance(got, (list, tuple)) and len(got) == len(want), \
             f"{what}: {type(got).__name__} of {len(got)} vs JAX's {len(want)}"
@@ -43,7 +55,8 @@ def same(got, want, what, ulps=0, atol=0.0):
             f"{what}: infinities differ"
         spacing = np.spacing(np.maximum(np.abs(g), np.abs(w)).astype(w.dtype)).astype(np.float64)
         err = np.abs(gw - ww)[finite]
-        bound = np.maximum(ulps * np.abs(spacing[finite]), atol)
+        bound = np.maximum(ulps * np.abs(spacing[finite]),
+                           np.broadcast_to(np.asarray(atol, np.float64), w.shape)[finite])
         assert np.all(err <= bound), \
             f"{what}: beyond {ulps} ulps or {atol}: {g[finite][err > bound]} vs " \
             f"{w[finite][err > bound]}"

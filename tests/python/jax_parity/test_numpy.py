@@ -13,7 +13,7 @@ import pytest
 
 import spmd
 import spmd.numpy as snp
-from parity import covers, raises_like, same
+from parity import covers, product_atol, raises_like, same
 
 RNG = np.random.default_rng(44)
 X = RNG.standard_normal((2, 3)).astype(np.float32)
@@ -63,8 +63,9 @@ CASES = [
     ("take", (np.arange(10.0, dtype=np.float32), np.array([0, -1, 12, 3])), {}),
     ("take", (X, np.array([2, 0])), {"axis": 1}), ("take", (I, np.array([[1, 0], [5, -7]])), {}),
     ("dot", (X, Y), {}, 1), ("matmul", (X, X.T), {}, 1), ("einsum", ("ij,kj->ik", X, X), {}, 1),
-    ("outer", (Y, Y), {}), ("tensordot", (A3, B3), {}, 4),
-    ("tensordot", (A3, B3), {"axes": ([1], [0])}, 4),
+    ("outer", (Y, Y), {}), ("tensordot", (A3, B3), {}, 4, lambda a, b: tensordot_atol(a, b, 2)),
+    ("tensordot", (A3, B3), {"axes": ([1], [0])}, 4,
+     lambda a, b, axes: tensordot_atol(a, b, axes)),
     ("cumsum", (X,), {"axis": 1}), ("clip", (SPECIAL, -1.0, 2.0), {}), ("clip", (I,), {"max": 2}),
     ("round", (SPECIAL,), {}), ("isnan", (SPECIAL,), {}), ("isfinite", (SPECIAL,), {}),
     ("nan_to_num", (SPECIAL,), {}), ("ravel", (A3,), {}),
@@ -90,9 +91,17 @@ CASES = [
 def test_matches_jax(case):
     name, args, kwargs = case[:3]
     ulps = case[3] if len(case) > 3 else 0
+    atol = case[4](*args, **kwargs) if len(case) > 4 else 0.0
     want = getattr(jnp, name)(*args, **kwargs)
     got = getattr(snp, name)(*args, **kwargs)
-    same(got, want, f"{name}{args!r:.60}", ulps)
+    same(got, want, f"{name}{args!r:.60}", ulps, atol)
+
+
+def tensordot_atol(a, b, axes):
+    """product_atol of np.tensordot(a, b, axes): its terms per output (a.size * b.size is
+    terms² * the output's size) and sum(|a*b|)."""
+    magnitude = np.tensordot(np.abs(a).astype(np.float64), np.abs(b).astype(np.float64), axes)
+    return product_atol(round(np.sqrt(a.size * b.size / magnitude.size)), magnitude)
 
 
 def compare_case(table, i, atol=0.0):
