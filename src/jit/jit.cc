@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <mutex>
@@ -21,6 +22,7 @@
 #include "spmd/config.h"
 #include "spmd/error.h"
 #include "spmd/mesh_context.h"
+#include "spmd/runtime.h"
 
 namespace spmd {
 namespace detail {
@@ -167,14 +169,30 @@ void check_constraints(const compiler::Program& program, const Mesh& mesh,
   }
 }
 
-// Once per process, at its first compile: OpenBLAS running its AVX2 kernels where AVX-512 ones
-// would serve (kernels/blas_core.h) halves every product's speed, so it is said, not left. On
-// stderr, where it cannot mix with a program's own output.
+// Whether this process has the lowest index of the processes on its host: what all of them would
+// say alike (the host's processor, its environment) it says for them.
+bool first_on_this_host() {
+  const std::vector<Device> local = local_devices();
+  if (local.empty()) return true;
+  const int me = process_index();
+  int first = me;
+  for (const Device& d : devices()) {
+    if (d.host_id() == local.front().host_id()) first = std::min(first, d.process_index());
+  }
+  return first == me;
+}
+
+// Once per host, at its first process's first compile: OpenBLAS running its AVX2 kernels where
+// AVX-512 ones would serve (kernels/blas_core.h) halves every product's speed, so it is said, not
+// left. Every process of a host loads the same OpenBLAS in the same environment, so one line
+// speaks for them all (a job of 4 processes printed it 4 times). On stderr, where it cannot mix
+// with a program's own output.
 void warn_about_blas_kernels() {
   static std::once_flag once;
   std::call_once(once, [] {
+    if (!first_on_this_host()) return;
     if (const std::string warning = kernels::blas_core_warning(); !warning.empty()) {
-      fmt::print(stderr, "spmd warning: {}\n", warning);
+      fmt::print(stderr, "spmd warning: {} (said once for every process on this host)\n", warning);
     }
   });
 }

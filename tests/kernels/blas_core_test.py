@@ -3,9 +3,12 @@
 AVX-512, a process whose OPENBLAS_CORETYPE names AVX2 kernels (Haswell) is warned, naming the
 variable; with the variable unset, OpenBLAS picks its kernels itself, and a warning comes exactly
 when they lack AVX-512.
+A job says it once per host, not once per process (issue 49, "a quiet start"): 4 processes of
+one host print one line, 4 processes on 2 simulated hosts (SPMD_HOST_ID) two, from each host's
+first process.
 Exits 77 (skipped), saying so, on a processor without AVX-512, where there is nothing to warn of.
 
-  blas_core_test.py PROBE
+  blas_core_test.py PROBE SPMDRUN JIT_PROGRAM
 """
 import os
 import re
@@ -48,6 +51,29 @@ def main():
         fail(f"OpenBLAS left to choose: {chosen}")
     print(f"forced Haswell: warned; left to choose: {chosen['core']}, "
           f"{'nothing said' if avx512 else 'warned'}")
+    once_per_host(sys.argv[2], sys.argv[3], dict(env, OPENBLAS_CORETYPE="Haswell"))
+
+
+def warned_by(spmdrun, argv, env):
+    """The process indices whose lines say the warning, in a 4-process job of `argv`."""
+    out = subprocess.run([spmdrun, "-n", "4", "--cpu-devices", "1", "--timeout", "60", "--"]
+                         + argv, capture_output=True, text=True, timeout=90, env=env)
+    if out.returncode != 0:
+        fail(f"{argv} exited {out.returncode}:\n{out.stdout}{out.stderr}")
+    lines = (out.stdout + out.stderr).splitlines()
+    return sorted(int(m.group(1)) for m in
+                  (re.match(r"\[(\d+)\] spmd warning: OpenBLAS", ln) for ln in lines) if m)
+
+
+def once_per_host(spmdrun, program, env):
+    one = warned_by(spmdrun, [program], env)
+    if one != [0]:
+        fail(f"4 processes of one host: the warning came from processes {one}, not from 0 alone")
+    two_hosts = 'SPMD_HOST_ID=host$((SPMD_PROCESS_ID / 2)) exec "$0"'
+    two = warned_by(spmdrun, ["/bin/sh", "-c", two_hosts, program], env)
+    if two != [0, 2]:
+        fail(f"4 processes on 2 hosts: the warning came from processes {two}, not from 0 and 2")
+    print("a job says it once per host: 4 processes of 1 host, 1 line; of 2 hosts, 2 lines")
 
 
 if __name__ == "__main__":
