@@ -75,27 +75,28 @@ CoordService::Impl::Impl(ServiceOptions options)
   }
   port_ = acceptors_.front().local_endpoint().port();
   if (!cx_.opts.status_http_address.empty()) {
-    http_ = std::make_unique<StatusHttpServer>(http_io_, cx_.opts.status_http_address,
-                                               cx_.opts.auth_token, [this] { return page_json(); });
+    http_ =
+        std::make_unique<StatusHttpServer>(http_io_, cx_.opts.status_http_address,
+                                           cx_.opts.auth_token, [this] { return page_table(); });
   }
 }
 
 // On the page's thread: the table is copied on the service's loop, which owns it,
 // LiveView::kRowsPerTurn rows per turn (O(N) in all, once a second at most), and made into JSON
-// here, so that neither delays a heartbeat's answer by more than a turn.
-std::string CoordService::Impl::page_json() {
+// by the page's server, so that neither delays a heartbeat's answer by more than a turn.
+std::optional<wire::StatusTable> CoordService::Impl::page_table() {
   auto table = std::make_shared<std::promise<wire::StatusTable>>();
   std::future<wire::StatusTable> copied = table->get_future();
   live_view_.status_table_in_turns(
       [table](wire::StatusTable t) { table->set_value(std::move(t)); });
   if (copied.wait_for(kPageTableWait) == std::future_status::ready) {
     try {
-      return status_json(copied.get());
+      return copied.get();
     } catch (const std::future_error&) {
       // The loop stopped before it ran the copy.
     }
   }
-  return R"({"error": "the coordination service did not hand over its table in time"})";
+  return std::nullopt;
 }
 
 void CoordService::Impl::start() {

@@ -22,6 +22,7 @@
 #include <asio.hpp>
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -71,8 +72,8 @@ class CoordService::Impl {
   void dispatch(const SessionPtr& session, const wire::ClientMessage& msg);
   void on_close(const SessionPtr& session, const std::string& reason);
   void close_everything();
-  // status.json for the page, made on the page's thread from a copy of the loop's table.
-  std::string page_json();
+  // The table for the page, copied from the loop on the page's thread.
+  std::optional<wire::StatusTable> page_table();
 
   ServiceContext cx_;
   // The jobs (each refers to those it calls; none is used before all are made).
@@ -88,7 +89,7 @@ class CoordService::Impl {
   uint16_t port_ = 0;
   FixedStackThread thread_;
   std::atomic<bool> stopped_{false};
-  // The status page, when asked for, on a thread and event loop of its own (page_json()).
+  // The status page, when asked for, on a thread and event loop of its own (page_table()).
   asio::io_context http_io_;
   std::thread http_thread_;
   std::unique_ptr<StatusHttpServer> http_;

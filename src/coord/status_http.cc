@@ -12,6 +12,8 @@
 
 #include "coord/address.h"
 #include "coord/auth_token.h"
+#include "coord/status_query.h"
+#include "coord/status_summary.h"
 #include "spmd/error.h"
 
 namespace spmd {
@@ -118,8 +120,8 @@ std::string status_page_address(const std::string& given, const std::string& wha
 }
 
 StatusHttpServer::StatusHttpServer(asio::io_context& io, const std::string& address,
-                                   std::string auth_token, std::function<std::string()> json)
-    : io_(io), acceptor_(io), token_(std::move(auth_token)), json_(std::move(json)) {
+                                   std::string auth_token, TableSource table)
+    : io_(io), acceptor_(io), token_(std::move(auth_token)), table_(std::move(table)) {
   const HostPort hp = parse_host_port(address, "the status page's address", true);
   asio::error_code ec;
   const auto ip = asio::ip::make_address(hp.host, ec);
@@ -237,17 +239,33 @@ StatusHttpServer::Answer StatusHttpServer::Answer::of(std::string whole) {
   return {std::make_shared<const std::string>(std::move(whole)), nullptr};
 }
 
-StatusHttpServer::Answer StatusHttpServer::table_answer() const {
+std::shared_ptr<const wire::StatusTable> StatusHttpServer::current_table() const {
   const auto now = std::chrono::steady_clock::now();
-  if (!json_answer_.head || now - json_built_at_ >= kJsonLifetime) {
-    json_answer_ = {};  // what viewers still write stays theirs; the rest is freed first
-    auto body = std::make_shared<const std::string>(json_());
-    json_answer_.head =
-        std::make_shared<const std::string>(head(200, "OK", "application/json", body->size()));
-    json_answer_.body = std::move(body);
-    json_built_at_ = now;
+  if (!table_taken_ || now - table_at_ >= kJsonLifetime) {
+    table_cache_ = nullptr;  // freed before the next is taken
+    std::optional<wire::StatusTable> table = table_();
+    if (table) table_cache_ = std::make_shared<const wire::StatusTable>(std::move(*table));
+    table_at_ = now;
+    table_taken_ = true;
   }
-  return json_answer_;
+  return table_cache_;
+}
+
+StatusHttpServer::Answer StatusHttpServer::json_answer(
+    Cached& cache, std::string (*make)(const wire::StatusTable&)) const {
+  const auto now = std::chrono::steady_clock::now();
+  if (!cache.answer.head || now - cache.built_at >= kJsonLifetime) {
+    cache.answer = {};  // what viewers still write stays theirs; the rest is freed first
+    const auto table = current_table();
+    auto body = std::make_shared<const std::string>(
+        table ? make(*table)
+              : R"({"error": "the coordination service did not hand over its table in time"})");
+    cache.answer.head =
+        std::make_shared<const std::string>(head(200, "OK", "application/json", body->size()));
+    cache.answer.body = std::move(body);
+    cache.built_at = now;
+  }
+  return cache.answer;
 }
 
 StatusHttpServer::Answer StatusHttpServer::respond(const std::string& request_line) const {
@@ -279,9 +297,10 @@ StatusHttpServer::Answer StatusHttpServer::respond(const std::string& request_li
   if (path == "/") {
     return Answer::of(http(200, "OK", "text/html; charset=utf-8", status_page_html()));
   }
-  if (path == "/status.json") return table_answer();
-  return Answer::of(
-      http(404, "Not Found", "text/plain", "not found: / and /status.json are served\n"));
+  if (path == "/status.json") return json_answer(full_, status_json);
+  if (path == "/summary.json") return json_answer(summary_, status_summary_json);
+  return Answer::of(http(404, "Not Found", "text/plain",
+                         "not found: /, /summary.json and /status.json are served\n"));
 }
 
 }  // namespace spmd

@@ -149,38 +149,37 @@ std::string status_text(const wire::StatusTable& table) {
   return out;
 }
 
-namespace {
-
-// `text` as a JSON string: what is not UTF-8 replaced (U+FFFD), as the processes' words may be
-// any bytes.
 void append_json_string(std::string& out, const std::string& text) {
   out += nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-}  // namespace
+void append_status_row_json(std::string& out, const wire::ProcessStatus& row) {
+  auto to = std::back_inserter(out);
+  out += R"({"call":)";
+  append_json_string(out, row.call());
+  out += R"(,"detail":)";
+  append_json_string(out, row.detail());
+  fmt::format_to(to, R"(,"heartbeat_age_ms":{},"host":)", row.heartbeat_age_ms());
+  append_json_string(out, row.hostname());
+  fmt::format_to(to, R"(,"pid":{},"process":{},"since_ms":{},"state":)", row.pid(),
+                 row.process_id(), row.since_ms());
+  append_json_string(out, std::string(StatusBoard::state_name(row.state())));
+  out += R"(,"summary":)";
+  append_json_string(out, StatusBoard::describe(row));
+  fmt::format_to(to, R"(,"waited_for_by":{},"waiting_for":[{}]}})", row.waited_for_by(),
+                 fmt::join(row.waiting_for(), ","));
+}
 
 // Written straight into one string, row by row, keys in the order nlohmann::json sorts them: a
 // tree of values for 16384 rows cost the service tens of MiB more while it was built.
 std::string status_json(const wire::StatusTable& table) {
   std::string out;
   out.reserve(64 + static_cast<size_t>(table.processes_size()) * 320);
-  auto to = std::back_inserter(out);
-  fmt::format_to(to, R"({{"num_processes":{},"processes":[)", table.num_processes());
+  fmt::format_to(std::back_inserter(out), R"({{"num_processes":{},"processes":[)",
+                 table.num_processes());
   for (int i = 0; i < table.processes_size(); ++i) {
-    const wire::ProcessStatus& row = table.processes(i);
-    out += i == 0 ? R"({"call":)" : R"(,{"call":)";
-    append_json_string(out, row.call());
-    out += R"(,"detail":)";
-    append_json_string(out, row.detail());
-    fmt::format_to(to, R"(,"heartbeat_age_ms":{},"host":)", row.heartbeat_age_ms());
-    append_json_string(out, row.hostname());
-    fmt::format_to(to, R"(,"pid":{},"process":{},"since_ms":{},"state":)", row.pid(),
-                   row.process_id(), row.since_ms());
-    append_json_string(out, std::string(StatusBoard::state_name(row.state())));
-    out += R"(,"summary":)";
-    append_json_string(out, StatusBoard::describe(row));
-    fmt::format_to(to, R"(,"waited_for_by":{},"waiting_for":[{}]}})", row.waited_for_by(),
-                   fmt::join(row.waiting_for(), ","));
+    if (i > 0) out += ',';
+    append_status_row_json(out, table.processes(i));
   }
   out += "]}";
   return out;

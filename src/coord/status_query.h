@@ -24,7 +24,15 @@ wire::StatusTable query_status(const std::string& address, const std::string& au
 // holds no control character but the newline ending each line.
 std::string status_text(const wire::StatusTable& table);
 
-// The table as JSON, for the web page (status_http.h).
+// The table as JSON, for the web page (status_http.h): {"num_processes", "processes": [row…]}.
 std::string status_json(const wire::StatusTable& table);
+
+// One row as status_json writes it: {"call", "detail", "heartbeat_age_ms", "host", "pid",
+// "process", "since_ms", "state", "summary" (StatusBoard::describe), "waited_for_by",
+// "waiting_for"}.
+void append_status_row_json(std::string& out, const wire::ProcessStatus& row);
+// `text` as a JSON string; what is not UTF-8 is replaced (U+FFFD), as the processes' words may be
+// any bytes.
+void append_json_string(std::string& out, const std::string& text);
 
 }  // namespace spmd

@@ -32,12 +32,14 @@ std::string status_line_for(uint16_t port, const std::string& request) {
 
 TEST(StatusHttp, EachRequestLineGetsItsStatus) {
   asio::io_context io;
-  StatusHttpServer server(io, "127.0.0.1:0", "", [] { return std::string("{}"); });
+  StatusHttpServer server(io, "127.0.0.1:0", "",
+                          [] { return std::optional<wire::StatusTable>(wire::StatusTable()); });
   server.start();
   auto guard = asio::make_work_guard(io);
   std::thread loop([&] { io.run(); });
   const uint16_t port = server.port();
   EXPECT_EQ(status_line_for(port, "GET /status.json HTTP/1.1\r\n\r\n"), "HTTP/1.1 200 OK");
+  EXPECT_EQ(status_line_for(port, "GET /summary.json HTTP/1.1\r\n\r\n"), "HTTP/1.1 200 OK");
   EXPECT_EQ(status_line_for(port, "GET /status.json\r\n\r\n"), "HTTP/1.1 400 Bad Request");
   EXPECT_EQ(status_line_for(port, "GET /a b HTTP/1.1\r\n\r\n"), "HTTP/1.1 400 Bad Request");
   EXPECT_EQ(status_line_for(port, "GET /status.json SPDY/3\r\n\r\n"), "HTTP/1.1 400 Bad Request");
@@ -56,7 +58,7 @@ class Served {
       : server_(io_, "127.0.0.1:0", token,
                 [this] {
                   ++builds;
-                  return std::string("{}");
+                  return std::optional<wire::StatusTable>(wire::StatusTable());
                 }),
         guard_(asio::make_work_guard(io_)) {
     server_.start();
