@@ -13,14 +13,17 @@ JOBS ?= $(shell nproc)
 # the UCX transport (the build works without it; the transport is then absent). Random123 is the
 # counter-based generator behind spmd::random; python3-venv makes the build tree's Python
 # environment, where JAX (tests/requirements.txt, pinned) serves as the tests' reference, and
-# python3-dev's headers build the spmd Python package (python/) into it.
+# python3-dev's headers build the spmd Python package (python/) into it. libssl-dev carries the
+# one HTTPS request a Kubernetes pod makes to its API server (src/cluster/k8s_api.cc); openssl
+# makes the certificate of the API server its test plays.
 PACKAGES := g++ cmake ninja-build pkg-config \
 	libasio-dev libprotobuf-dev protobuf-compiler libfmt-dev libspdlog-dev libcli11-dev \
 	libpmix-dev libxxhash-dev libzstd-dev nlohmann-json3-dev libopenblas-pthread-dev libeigen3-dev \
 	libucx-dev librandom123-dev python3-venv python3-dev \
 	libgtest-dev libgmock-dev librapidcheck-dev \
 	slurm-wlm munge openmpi-bin libopenmpi-dev mpich libgloo-dev \
-	python3-zarr python3-numpy python3-pil chromium iptables iproute2 clang-format
+	python3-zarr python3-numpy python3-pil chromium iptables iproute2 clang-format \
+	libssl-dev openssl
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 

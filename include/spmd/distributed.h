@@ -51,9 +51,10 @@ struct Options {
   // SPMD_LOCAL_DEVICE_IDS ("0,2").
   std::optional<std::vector<int>> local_device_ids;
   // Which environment to read arguments from: "env" (the SPMD_* variables spmdrun sets),
-  // "slurm" (srun), "ompi" (Open MPI's mpirun), "mpich" (MPICH's mpiexec), or "deactivate" (read
-  // nothing; every argument must be given). Naming one whose variables are absent is an error
-  // listing them. Unset: the first present, in that order.
+  // "slurm" (srun), "ompi" (Open MPI's mpirun), "mpich" (MPICH's mpiexec), "k8s" (a pod of an
+  // indexed Kubernetes Job; the count comes from the API server), or "deactivate" (read nothing;
+  // every argument must be given). Naming one whose variables are absent is an error listing
+  // them. Unset: the first present, in that order.
   std::optional<std::string> cluster_detection_method;
   // How long registration may take, from connecting to the service to all processes having
   // registered. JAX's default. Env: SPMD_INITIALIZATION_TIMEOUT (seconds).

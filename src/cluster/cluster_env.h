@@ -60,6 +60,10 @@ std::unique_ptr<ClusterEnv> make_ompi_env(EnvReader env);
 // PMI_FD. See mpich.cc.
 std::unique_ptr<ClusterEnv> make_mpich_env(EnvReader env);
 
+// Kubernetes: the pods of an indexed Job (JOB_COMPLETION_INDEX, KUBERNETES_SERVICE_HOST), the
+// process count read from the Job through the API server. See k8s.cc.
+std::unique_ptr<ClusterEnv> make_k8s_env(EnvReader env);
+
 // The coordinator port for a launcher job id: SPMD_COORDINATOR_PORT when set, else
 // id % 4096 + 61440 (the top 4096 ports, as JAX picks them). Throws InvalidArgument for a bad
 // SPMD_COORDINATOR_PORT.

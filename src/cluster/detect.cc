@@ -14,6 +14,7 @@ std::unique_ptr<ClusterEnv> detect_cluster_env(const std::optional<std::string>&
   candidates.push_back(make_slurm_env(env));
   candidates.push_back(make_ompi_env(env));
   candidates.push_back(make_mpich_env(env));
+  candidates.push_back(make_k8s_env(env));
 
   if (!method) {
     for (auto& c : candidates) {

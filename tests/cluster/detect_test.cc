@@ -26,6 +26,26 @@ TEST(Detect, SpmdVariablesAreDetectedAndRead) {
   EXPECT_EQ(env->local_device_ids(), (std::vector<int>{0, 2}));
 }
 
+TEST(Detect, AnIndexedKubernetesPodIsDetectedAfterTheLaunchers) {
+  const auto env = detect_cluster_env(std::nullopt, env_of({{"JOB_COMPLETION_INDEX", "3"},
+                                                            {"KUBERNETES_SERVICE_HOST", "10.0.0.1"},
+                                                            {"HOSTNAME", "train-3"}}));
+  ASSERT_NE(env, nullptr);
+  EXPECT_EQ(env->name(), "k8s");
+  EXPECT_EQ(env->process_id(), 3);
+  EXPECT_EQ(env->local_process_id(), 0);
+  // Outside a Job's pod, or with spmdrun's variables set, it is not what is read.
+  EXPECT_EQ(detect_cluster_env(std::nullopt, env_of({{"KUBERNETES_SERVICE_HOST", "10.0.0.1"}})),
+            nullptr);
+  EXPECT_EQ(detect_cluster_env(std::nullopt, env_of({{"JOB_COMPLETION_INDEX", "3"},
+                                                     {"KUBERNETES_SERVICE_HOST", "10.0.0.1"},
+                                                     {"SPMD_COORDINATOR_ADDRESS", "h:1"},
+                                                     {"SPMD_NUM_PROCESSES", "4"},
+                                                     {"SPMD_PROCESS_ID", "3"}}))
+                ->name(),
+            "env");
+}
+
 TEST(Detect, DeactivateReadsNothing) {
   EXPECT_EQ(detect_cluster_env("deactivate", env_of({{"SPMD_NUM_PROCESSES", "2"}})), nullptr);
 }
