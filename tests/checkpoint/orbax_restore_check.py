@@ -80,6 +80,13 @@ check(sorted(items) == ["extra/n", "state/w"], f"a step's items: {sorted(items)}
 check(np.array_equal(np.asarray(items["extra/n"].addressable_shards[0].data), np.arange(3)),
       "item extra")
 
+# Python scalars come back as 0-d arrays of Orbax's stored dtype; a string, None and {} are not
+# arrays and are left out.
+scalars = ckpt.restore(os.path.join(OUT, "scalars"), NamedSharding(line, P()))
+check(sorted(scalars) == ["lr", "step", "w"], f"the scalars checkpoint's arrays: {sorted(scalars)}")
+check(str(scalars["step"].dtype) == "int64" and int(np.asarray(scalars["step"])) == 7, "step")
+check(float(np.asarray(scalars["lr"])) == 0.125, "lr")
+
 unfinished = os.path.join(OUT, "unfinished.orbax-checkpoint-tmp-1")
 check(not ckpt.is_committed(unfinished), "an unfinished checkpoint is not committed")
 try:

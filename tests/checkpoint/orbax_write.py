@@ -10,6 +10,8 @@ orbax_interop.py to restore in spmd. Run as
       manager/  a CheckpointManager's steps 0..2, keeping 2
       items/5   a CheckpointManager step of two items, "state" and "extra"
       unfinished.orbax-checkpoint-tmp-1  std as it stands before Orbax commits it
+      scalars   PyTreeCheckpointer: Python scalars (an int, a float), a string, None, {} and an
+                array, as Orbax's handlers store each
       expected.npz  every leaf's global value by spmd's name for it
       ocdbt-deep, ocdbt-numbered  TensorStore's OCDBT itself, 20 commits of 20 keys into nodes of
           at most 512 bytes (a B+tree of several levels; a version tree with interior nodes),
@@ -113,6 +115,10 @@ def write_one():
     save(f"{OUT}/dirs3", tree, use_ocdbt=False, use_zarr3=True)
     save(f"{OUT}/mesh1x4", tree_on(Mesh(np.array(jax.devices()).reshape(1, 4), ("a", "b"))))
     unfinished_copy(f"{OUT}/std", f"{OUT}/unfinished.orbax-checkpoint-tmp-1")
+    shutil.rmtree(f"{OUT}/scalars", ignore_errors=True)
+    with ocp.PyTreeCheckpointer() as checkpointer:
+        checkpointer.save(f"{OUT}/scalars", {"step": 7, "lr": 0.125, "name": "run-1",
+                                             "none": None, "empty": {}, "w": jnp.arange(3.0)})
     for d in ("manager", "items"):
         shutil.rmtree(f"{OUT}/{d}", ignore_errors=True)
     with ocp.CheckpointManager(f"{OUT}/manager",
