@@ -13,6 +13,7 @@ Exits 77 (skipped), saying so, when chromium is not installed.
 import json
 import os
 import re
+import select
 import shutil
 import subprocess
 import sys
@@ -21,6 +22,7 @@ import urllib.request
 
 LIMIT_BYTES = 1 << 20
 LIMIT_RENDER_MS = 200.0
+DEADLINE_S = 60  # for each answer of Chromium's
 
 
 def fail(message):
@@ -77,6 +79,8 @@ def dom_of(url):
         send.flush()
         while True:
             while b"\0" not in pending:
+                if not select.select([receive], [], [], DEADLINE_S)[0]:
+                    fail(f"chromium did not answer {method} within {DEADLINE_S} s")
                 chunk = receive.read1(1 << 16)
                 if not chunk:
                     fail(f"chromium closed its pipe during {method}")
