@@ -175,7 +175,10 @@ int run_orbax_restore_bench(const CheckpointBenchOptions& o) {
   const std::string script = (self_dir() / "orbax_bench_worker.py").string();
   const EnvList env = {{"PYTHONPATH", SPMD_BENCH_PYTHONPATH}, {"JAX_PLATFORMS", "cpu"}};
   const std::string devices = std::to_string(o.devices);
-  if (job_rows(1, {SPMD_BENCH_PYTHON, script, "write", ckpt, std::to_string(o.bytes), devices}, env)
+  if (job_rows(1,
+               {SPMD_BENCH_PYTHON, script, "write", ckpt, std::to_string(o.bytes), devices,
+                std::to_string(o.leaves)},
+               env)
           .empty()) {
     return 1;
   }

@@ -19,6 +19,7 @@ struct CheckpointBenchOptions {
   bool json = false;
   bool orbax = false;  // --orbax: the Orbax restore comparison instead
   int devices = 2;     // --orbax: CPU devices of the one process, for spmd and for JAX alike
+  int leaves = 8;      // --orbax: how many leaves the bytes are split into
 };
 
 int run_checkpoint_bench(const CheckpointBenchOptions& options);

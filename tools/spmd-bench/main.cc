@@ -13,7 +13,8 @@
 //                      [--json]
 //   spmd-bench data -n 2 [--records 1048576] [--record-floats 64] [--batch 1024] [--json]
 //   spmd-bench checkpoint -n 2 [--bytes 1073741824] [--compression none|zstd] [--dir D] [--json]
-//   spmd-bench checkpoint --orbax [--bytes 1073741824] [--devices 2] [--iterations 3] [--json]
+//   spmd-bench checkpoint --orbax [--bytes 1073741824] [--devices 2] [--leaves 8] [--iterations 3]
+//     [--json]
 //   spmd-bench strangers [-n 3] [--seconds 3] [--rounds 3] [--held 300] [--json]
 //   spmd-bench gpu [--matmul-size 8192] [--elements 268435456] [--iterations 20] [--gpu 0]
 //                  [--json]                                       (built with the CUDA backend)
@@ -284,6 +285,8 @@ void add_checkpoint(CLI::App& app, Runs& runs) {
               "interleaved (--iterations rounds)");
   s->add_option("--devices", o->devices, "--orbax: CPU devices of the one process")
       ->check(CLI::Range(1, 64));
+  s->add_option("--leaves", o->leaves, "--orbax: how many leaves the bytes are split into")
+      ->check(CLI::Range(1, 100000));
   add_shared(s);
   runs.emplace_back(s, [o] {
     return o->orbax ? spmd::bench::run_orbax_restore_bench(*o)

@@ -1,10 +1,10 @@
 """spmd-bench checkpoint --orbax's Python side, run as a one-process spmd job with JAX and Orbax
 imported beside spmd (both on DEVICES CPU devices):
 
-  orbax_bench_worker.py write DIR BYTES DEVICES
-      Orbax (StandardCheckpointer, its defaults: OCDBT, Zarr v2, zstd) saves 8 float32 leaves of
-      pseudo-random values (incompressible, like trained weights) totalling BYTES, each split by
-      rows over the devices: 8 x DEVICES chunks.
+  orbax_bench_worker.py write DIR BYTES DEVICES [LEAVES]
+      Orbax (StandardCheckpointer, its defaults: OCDBT, Zarr v2, zstd) saves LEAVES (default 8)
+      float32 leaves of pseudo-random values (incompressible, like trained weights) totalling
+      BYTES, each split by rows over the devices: LEAVES x DEVICES chunks.
   orbax_bench_worker.py restore DIR ROUNDS DEVICES
       Per round, both restores of the same files onto the same layout (rows split over the
       devices), each timed until every shard is in memory, in alternating order so that a slow
@@ -31,13 +31,14 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec as P  # noqa: E402
 import spmd  # noqa: E402
 from spmd import checkpoint as ckpt  # noqa: E402
 
-LEAVES = 8
+LEAVES = int(sys.argv[5]) if len(sys.argv) > 5 else 8
 COLS = 1024
 
 
 def shape(nbytes):
-    rows = nbytes // LEAVES // 4 // COLS
-    return (rows - rows % DEVICES, COLS)
+    cols = min(COLS, max(1, nbytes // LEAVES // 4 // DEVICES))
+    rows = nbytes // LEAVES // 4 // cols
+    return (max(DEVICES, rows - rows % DEVICES), cols)
 
 
 def write(nbytes):
@@ -49,7 +50,8 @@ def write(nbytes):
         tree[f"layer{i}"] = jax.device_put(host, NamedSharding(mesh, P("x")))
     with ocp.StandardCheckpointer() as checkpointer:
         checkpointer.save(DIR, tree)
-    print(json.dumps({"wrote": DIR, "bytes": LEAVES * shape(nbytes)[0] * COLS * 4}))
+    rows, cols = shape(nbytes)
+    print(json.dumps({"wrote": DIR, "bytes": LEAVES * rows * cols * 4, "leaves": LEAVES}))
 
 
 def restore(rounds):
@@ -88,7 +90,7 @@ def restore(rounds):
                 f()
     spmd_s, orbax_s = float(np.median(times["spmd"])), float(np.median(times["orbax"]))
     print(json.dumps({
-        "bytes": nbytes, "devices": DEVICES, "rounds": rounds,
+        "bytes": nbytes, "leaves": len(meta), "devices": DEVICES, "rounds": rounds,
         "spmd_s": times["spmd"], "orbax_s": times["orbax"],
         "spmd_median_s": spmd_s, "orbax_median_s": orbax_s,
         "spmd_GBps": nbytes / spmd_s / 1e9, "orbax_GBps": nbytes / orbax_s / 1e9,
