@@ -7,6 +7,8 @@
 #include <cstring>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <utility>
 
 #include "array/box_copy.h"
 #include "checkpoint/byte_reader.h"
@@ -46,69 +48,103 @@ Shape extents(const json& j, const char* key, const std::string& file, bool posi
   return out;
 }
 
-// One element of `dtype` holding `value` (a JSON number, null, bool or "NaN"/"Infinity").
+// `value` as an integer of type T in `out`; false when it is not one T holds exactly (a fraction,
+// or out of T's range: Zarr's readers refuse those too, and a cast would be undefined).
+template <class T>
+bool put_integer(const json& value, std::vector<char>& out) {
+  T x{};
+  if (value.is_boolean()) {
+    x = static_cast<T>(value.get<bool>());
+  } else if (value.is_number_unsigned()) {
+    const auto u = value.get<uint64_t>();
+    if (!std::in_range<T>(u)) return false;
+    x = static_cast<T>(u);
+  } else if (value.is_number_integer()) {
+    const auto i = value.get<int64_t>();
+    if (!std::in_range<T>(i)) return false;
+    x = static_cast<T>(i);
+  } else if (value.is_number_float()) {
+    const double d = value.get<double>();
+    // Integral and within int64 or uint64 first, then within T.
+    if (d != std::trunc(d) || d < -0x1p63 || d >= 0x1p64) return false;
+    if (d < 0) {
+      if (!std::in_range<T>(static_cast<int64_t>(d))) return false;
+      x = static_cast<T>(static_cast<int64_t>(d));
+    } else {
+      if (!std::in_range<T>(static_cast<uint64_t>(d))) return false;
+      x = static_cast<T>(static_cast<uint64_t>(d));
+    }
+  } else {
+    return false;
+  }
+  std::memcpy(out.data(), &x, sizeof(x));
+  return true;
+}
+
+// `value` as a floating-point number: a JSON number, or Zarr's "NaN", "Infinity", "-Infinity".
+std::optional<double> float_value(const json& value) {
+  if (value.is_number()) return value.get<double>();
+  if (value.is_boolean()) return value.get<bool>() ? 1.0 : 0.0;
+  if (value == "NaN") return std::numeric_limits<double>::quiet_NaN();
+  if (value == "Infinity") return HUGE_VAL;
+  if (value == "-Infinity") return -HUGE_VAL;
+  return std::nullopt;
+}
+
+// One element of `dtype` holding `value` (null: zero).
 std::vector<char> fill_bytes(DType dtype, const json& value, const std::string& file) {
   std::vector<char> out(dtype_size(dtype), 0);
-  double v = 0;
   if (value.is_null()) return out;
-  if (value.is_boolean()) {
-    v = value.get<bool>() ? 1 : 0;
-  } else if (value.is_number()) {
-    v = value.get<double>();
-  } else if (value == "NaN") {
-    v = std::numeric_limits<double>::quiet_NaN();
-  } else if (value == "Infinity" || value == "-Infinity") {
-    v = value == "Infinity" ? HUGE_VAL : -HUGE_VAL;
-  } else {
-    refuse(file, fmt::format("has a fill_value {} that is not a number", value.dump()));
-  }
+  bool ok = true;
   auto put = [&](auto x) { std::memcpy(out.data(), &x, sizeof(x)); };
-  if (is_floating(dtype) || std::isfinite(v)) {
-    switch (dtype) {
-      case DType::kBool:
-        put(static_cast<bool>(v != 0));
-        break;
-      case DType::kInt8:
-        put(static_cast<int8_t>(v));
-        break;
-      case DType::kInt16:
-        put(static_cast<int16_t>(v));
-        break;
-      case DType::kInt32:
-        put(static_cast<int32_t>(v));
-        break;
-      case DType::kInt64:
-        put(static_cast<int64_t>(v));
-        break;
-      case DType::kUInt8:
-        put(static_cast<uint8_t>(v));
-        break;
-      case DType::kUInt16:
-        put(static_cast<uint16_t>(v));
-        break;
-      case DType::kUInt32:
-        put(static_cast<uint32_t>(v));
-        break;
-      case DType::kUInt64:
-        put(static_cast<uint64_t>(v));
-        break;
-      case DType::kFloat16:
-        put(to_float16(static_cast<float>(v)));
-        break;
-      case DType::kBFloat16:
-        put(to_bfloat16(static_cast<float>(v)));
-        break;
-      case DType::kFloat32:
-        put(static_cast<float>(v));
-        break;
-      case DType::kFloat64:
-        put(v);
-        break;
-    }
-    return out;
+  const std::optional<double> v = float_value(value);
+  switch (dtype) {
+    case DType::kBool:
+      ok = value.is_boolean() || (value.is_number() && (*v == 0 || *v == 1));
+      if (ok) put(*v != 0);
+      break;
+    case DType::kInt8:
+      ok = put_integer<int8_t>(value, out);
+      break;
+    case DType::kInt16:
+      ok = put_integer<int16_t>(value, out);
+      break;
+    case DType::kInt32:
+      ok = put_integer<int32_t>(value, out);
+      break;
+    case DType::kInt64:
+      ok = put_integer<int64_t>(value, out);
+      break;
+    case DType::kUInt8:
+      ok = put_integer<uint8_t>(value, out);
+      break;
+    case DType::kUInt16:
+      ok = put_integer<uint16_t>(value, out);
+      break;
+    case DType::kUInt32:
+      ok = put_integer<uint32_t>(value, out);
+      break;
+    case DType::kUInt64:
+      ok = put_integer<uint64_t>(value, out);
+      break;
+    case DType::kFloat16:
+      if ((ok = v.has_value())) put(to_float16(static_cast<float>(*v)));
+      break;
+    case DType::kBFloat16:
+      if ((ok = v.has_value())) put(to_bfloat16(static_cast<float>(*v)));
+      break;
+    case DType::kFloat32:
+      if ((ok = v.has_value())) put(static_cast<float>(*v));
+      break;
+    case DType::kFloat64:
+      if ((ok = v.has_value())) put(*v);
+      break;
   }
-  refuse(file,
-         fmt::format("has a fill_value {} that {} cannot hold", value.dump(), dtype_name(dtype)));
+  if (!ok) {
+    refuse(file, fmt::format("has a fill_value {} that {} cannot hold exactly", value.dump(),
+                             dtype_name(dtype)));
+  }
+  return out;
 }
 
 ZarrArray parse_v2(const json& j, const std::string& file) {

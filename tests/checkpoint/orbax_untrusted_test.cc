@@ -7,7 +7,9 @@
 #include <gtest/gtest.h>
 #include <zstd.h>
 
+#include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -353,6 +355,57 @@ TEST(OrbaxUntrusted, ChunksAndShardsCutShortAreErrors) {
               << a.name << " cut to " << n;
         }
       }
+    }
+  }
+}
+
+// A .zarray of one chunk of 2 elements of `dtype` with `fill` (JSON text), as a user's Zarr
+// array may have: what a chunk never written reads as.
+std::vector<char> filled(const std::string& dtype, const std::string& fill) {
+  const std::string text = R"({"zarr_format": 2, "shape": [2], "chunks": [2], "dtype": ")" + dtype +
+                           R"(", "compressor": null, "filters": null, "order": "C", )" +
+                           R"("fill_value": )" + fill + "}";
+  const ZarrArray a = parse_zarr_metadata(text, 2, "test/.zarray");
+  std::vector<char> out(2 * dtype_size(a.dtype));
+  decode_zarr_chunk(a, std::nullopt, out, "test/0");
+  return out;
+}
+
+template <class T>
+T first(const std::vector<char>& bytes) {
+  T x;
+  std::memcpy(&x, bytes.data(), sizeof(x));
+  return x;
+}
+
+TEST(ZarrFill, AChunkNeverWrittenReadsAsItsFillValueAtTheEdges) {
+  EXPECT_TRUE(std::isnan(to_float(first<float16>(filled("<f2", R"("NaN")")))));
+  EXPECT_EQ(to_float(first<float16>(filled("<f2", R"("-Infinity")"))), -HUGE_VALF);
+  EXPECT_EQ(to_float(first<bfloat16>(filled("bfloat16", "1.5"))), 1.5f);
+  EXPECT_EQ(first<float>(filled("<f4", R"("Infinity")")), HUGE_VALF);
+  EXPECT_TRUE(std::signbit(first<double>(filled("<f8", "-0.0"))));
+  EXPECT_EQ(first<int64_t>(filled("<i8", "9007199254740993")), 9007199254740993);  // 2^53 + 1
+  EXPECT_EQ(first<uint64_t>(filled("<u8", "18446744073709551615")), UINT64_MAX);
+  EXPECT_EQ(first<int8_t>(filled("|i1", "-128")), -128);
+  EXPECT_EQ(first<int32_t>(filled("<i4", "7.0")), 7);
+  EXPECT_EQ(first<int32_t>(filled("<i4", "null")), 0);
+  const auto both = filled("<i2", "-3");
+  EXPECT_EQ(first<int16_t>(std::vector<char>(both.begin() + 2, both.end())), -3);  // every element
+  // What the dtype cannot hold exactly is refused, naming the file, never cast.
+  for (const auto& [dtype, fill] :
+       std::vector<std::pair<std::string, std::string>>{{"|i1", "300"},
+                                                        {"|u1", "-1"},
+                                                        {"<i4", "1.5"},
+                                                        {"<i4", R"("NaN")"},
+                                                        {"<u8", "-1"},
+                                                        {"|b1", "2"},
+                                                        {"<f4", R"("nope")"},
+                                                        {"<i8", "1e30"}}) {
+    try {
+      filled(dtype, fill);
+      ADD_FAILURE() << dtype << " filled with " << fill;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("test/.zarray"), std::string::npos) << e.what();
     }
   }
 }
