@@ -63,12 +63,13 @@ def _nested(flat):
     return out
 
 
-def _restore_as(names_in, read, target):
-    """read({name: Sharding}) laid out as `target`: one Sharding for every array of the
-    checkpoint (names_in() lists them; the result a nested dict by names), or a pytree of
-    Shardings or Arrays (their shardings) naming the arrays to restore (the result that pytree)."""
+def _restore_as(read_all, read, target):
+    """The arrays laid out as `target`: one Sharding for every array of the checkpoint
+    (read_all(sharding) restores them all; the result a nested dict by names), or a pytree of
+    Shardings or Arrays (their shardings) naming the arrays to restore (read({name: Sharding});
+    the result that pytree)."""
     if isinstance(target, _spmd.Sharding):
-        return _nested(read({n: target for n in names_in()}))
+        return _nested(read_all(target))
     leaves, treedef = _named(target)
     flat = read({n: (x.sharding if isinstance(x, _Array) else x) for n, x in leaves.items()})
     return _tree_unflatten(treedef, [flat[n] for n in leaves])
@@ -93,7 +94,7 @@ def restore(directory, target):
     a nested dict by names), or a pytree of Shardings or Arrays (the result that pytree, each
     leaf restored onto the leaf's sharding). Not collective: each process reads its shards."""
     directory = _os.fspath(directory)
-    return _restore_as(lambda: _c.names(directory),
+    return _restore_as(lambda sharding: _c.restore_onto(directory, sharding),
                        lambda shardings: _c.restore(directory, shardings), target)
 
 
@@ -129,7 +130,7 @@ class CheckpointManager:
     @_arguments.restated("spmd.checkpoint.CheckpointManager.restore")
     def restore(self, step, target):
         """Step `step` laid out as `target` (see spmd.checkpoint.restore)."""
-        return _restore_as(lambda: _c.names(self._core.directory(step)),
+        return _restore_as(lambda sharding: self._core.restore_onto(step, sharding),
                            lambda shardings: self._core.restore(step, shardings), target)
 
     @_arguments.restated("spmd.checkpoint.CheckpointManager.metadata")

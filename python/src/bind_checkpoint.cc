@@ -87,6 +87,11 @@ void bind_manager(nb::module_& c) {
              nb::gil_scoped_release release;
              return m.restore(step, targets);
            })
+      .def("restore_onto",
+           [](const CheckpointManager& m, int64_t step, const Sharding& sharding) {
+             nb::gil_scoped_release release;
+             return m.restore(step, sharding);
+           })
       .def("metadata", [](const CheckpointManager& m,
                           int64_t step) { return metadata_object(m.metadata(step)); })
       .def("directory", &CheckpointManager::directory);
@@ -123,6 +128,12 @@ void bind_checkpoint(nb::module_& m) {
           nb::gil_scoped_release release;
           return checkpoint::restore(dir, targets);
         });
+  // Every array onto one sharding, the checkpoint opened once (an Orbax one's index and every
+  // leaf's Zarr metadata read once, not once for the names and again for the arrays).
+  c.def("restore_onto", [](const std::string& dir, const Sharding& sharding) {
+    nb::gil_scoped_release release;
+    return checkpoint::restore(dir, sharding);
+  });
   c.def("names", [](const std::string& dir) {
     std::vector<std::string> names;
     for (const auto& [name, info] : checkpoint::read_array_info(dir)) names.push_back(name);
