@@ -33,7 +33,8 @@ def fail(message):
 def serve(fixture, n):
     proc = subprocess.Popen([fixture, str(n)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             text=True)
-    line = proc.stdout.readline()
+    ready = select.select([proc.stdout], [], [], DEADLINE_S)[0]
+    line = proc.stdout.readline() if ready else ""
     if not line.startswith("url "):
         proc.kill()
         fail(f"status_page_fixture {n} printed {line!r}")
