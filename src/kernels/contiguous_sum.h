@@ -8,8 +8,10 @@
 //
 // 256 bytes of lanes: eight AVX registers of partial sums, enough independent adds in flight to
 // cover the add's latency on both of a core's add pipes (16 lanes, two registers, left the sum
-// waiting on latency at a third of that speed). Where the CPU has AVX2 the loop is built for it;
-// elsewhere the same lanes in SSE, the same bits (ContiguousSum tests). Internal to kernels/.
+// waiting on latency at a third of that speed). Where the CPU has AVX-512 the loop is built for
+// it (four registers of sixteen), else for AVX2 where it has that, else the same lanes in SSE:
+// the same bits from every build (ContiguousSum tests), since each lane's adds stay in order.
+// Internal to kernels/.
 #pragma once
 
 #include <cstdint>
@@ -44,9 +46,20 @@ template <class T>
   return lanes[0];
 }
 
-// lane_sum, built for AVX2 where the CPU has it.
+// The instruction sets lane_sum is built for, narrowest first.
+enum class SumBuild { kBaseline, kAvx2, kAvx512 };
+
+// The widest build this CPU runs.
+SumBuild widest_sum_build();
+
+// lane_sum, built for the widest instruction set the CPU has.
 float contiguous_sum(const float* x, int64_t n);
 double contiguous_sum(const double* x, int64_t n);
+
+// lane_sum in a given build, for the tests that each gives the same bits; `build` at most
+// widest_sum_build().
+float contiguous_sum(const float* x, int64_t n, SumBuild build);
+double contiguous_sum(const double* x, int64_t n, SumBuild build);
 
 template <class T>
 T contiguous_sum(const T* x, int64_t n) {

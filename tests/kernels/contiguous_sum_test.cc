@@ -1,8 +1,8 @@
 // kernels::contiguous_sum (kernels/contiguous_sum.h): the documented order (element i into lane
 // i mod kSumLanes while whole groups remain, the tail into lanes 0, 1, …, the lanes combined
-// pairwise), written out here independently; the same bits from the AVX2 build and the
-// baseline, at any address, for every length up to a few groups and for long rows; -0, NaN and
-// infinities as that order gives them.
+// pairwise), written out here independently; the same bits from every build the CPU runs
+// (AVX-512, AVX2, the baseline), at any address, for every length up to a few groups and for long
+// rows; -0, NaN and infinities as that order gives them.
 #include "kernels/contiguous_sum.h"
 
 #include <gtest/gtest.h>
@@ -10,6 +10,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <random>
 #include <vector>
@@ -41,19 +42,39 @@ auto bits(T v) {
   }
 }
 
+// The builds this CPU runs, the baseline first.
+std::vector<k::SumBuild> builds() {
+  std::vector<k::SumBuild> all = {k::SumBuild::kBaseline};
+  if (k::widest_sum_build() >= k::SumBuild::kAvx2) all.push_back(k::SumBuild::kAvx2);
+  if (k::widest_sum_build() >= k::SumBuild::kAvx512) all.push_back(k::SumBuild::kAvx512);
+  return all;
+}
+
+// Which builds the tests below compare, printed: a build the CPU lacks cannot run here.
+void say_which_builds() {
+  const k::SumBuild widest = k::widest_sum_build();
+  std::printf("this CPU runs the %s build of contiguous_sum%s\n",
+              widest == k::SumBuild::kAvx512 ? "AVX-512"
+              : widest == k::SumBuild::kAvx2 ? "AVX2"
+                                             : "baseline",
+              widest == k::SumBuild::kAvx512 ? "" : ": the wider ones are not tested here");
+}
+
 template <class T>
 void expect_documented_order(const std::vector<T>& x) {
   const T want = reference(x);
   const auto n = static_cast<int64_t>(x.size());
-  // The dispatched build (AVX2 where the CPU has it) and the baseline template.
-  const T got = k::contiguous_sum(x.data(), n);
-  const T baseline = k::lane_sum(x.data(), n);
-  if (std::isnan(want)) {
-    EXPECT_TRUE(std::isnan(got) && std::isnan(baseline)) << "n " << n;
-    return;
+  // The dispatched build (the widest the CPU has), each build it has, and the inline template.
+  std::vector<T> got = {k::contiguous_sum(x.data(), n), k::lane_sum(x.data(), n)};
+  for (k::SumBuild b : builds()) got.push_back(k::contiguous_sum(x.data(), n, b));
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (std::isnan(want)) {
+      EXPECT_TRUE(std::isnan(got[i])) << "n " << n << ", sum " << i;
+    } else {
+      EXPECT_EQ(bits(got[i]), bits(want))
+          << "n " << n << ", sum " << i << ": " << got[i] << ", the order gives " << want;
+    }
   }
-  EXPECT_EQ(bits(got), bits(want)) << "n " << n << ": " << got << ", the order gives " << want;
-  EXPECT_EQ(bits(baseline), bits(want)) << "n " << n;
 }
 
 template <class T>
@@ -67,6 +88,7 @@ std::vector<T> spread(size_t n, uint32_t seed) {
 }
 
 TEST(ContiguousSum, EveryLengthUpToFourGroupsSumsInTheDocumentedOrder) {
+  say_which_builds();
   for (size_t n = 0; n <= 4 * k::kSumLanes<float> + 1; ++n) {
     expect_documented_order(spread<float>(n, static_cast<uint32_t>(n)));
   }

@@ -1,6 +1,7 @@
-// kernels::xla_exp_avx2 (kernels/xla_exp_avx2.h): eight at a time, the same bits as the scalar
-// xla_exp (xla_math.h, whose values are XLA's), over special values and a million random bit
-// patterns (every exponent, subnormals, infinities, NaNs), with subnormals flushed and not.
+// kernels::xla_exp_avx2 and xla_exp_avx512 (kernels/xla_exp_avx2.h, xla_exp_avx512.h): eight
+// and sixteen at a time, the same bits as the scalar xla_exp (xla_math.h, whose values are XLA's),
+// over special values and a million random bit patterns (every exponent, subnormals, infinities,
+// NaNs), with subnormals flushed and not.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -12,6 +13,7 @@
 
 #include "kernels/float_environment.h"
 #include "kernels/xla_exp_avx2.h"
+#include "kernels/xla_exp_avx512.h"
 #include "kernels/xla_math.h"
 
 namespace {
@@ -31,12 +33,19 @@ std::vector<float> inputs() {
   return x;
 }
 
-void expect_equal_to_scalar() {
+// One of the vector loops, and what the CPU lacks when it declines to run.
+struct Loop {
+  bool (*run)(const float*, float*, int64_t);
+  const char* lacks;
+};
+
+constexpr Loop kAvx2 = {k::xla_exp_avx2, "this CPU has no AVX2 and FMA: the loop cannot run here"};
+constexpr Loop kAvx512 = {k::xla_exp_avx512, "this CPU has no AVX-512: the loop cannot run here"};
+
+void expect_equal_to_scalar(const Loop& loop) {
   const std::vector<float> x = inputs();
   std::vector<float> y(x.size());
-  if (!k::xla_exp_avx2(x.data(), y.data(), static_cast<int64_t>(x.size()))) {
-    GTEST_SKIP() << "this CPU has no AVX2 and FMA: the scalar xla_exp runs instead";
-  }
+  if (!loop.run(x.data(), y.data(), static_cast<int64_t>(x.size()))) GTEST_SKIP() << loop.lacks;
   int differ = 0;
   for (size_t i = 0; i < x.size(); ++i) {
     const float want = k::xla_exp(x[i]);
@@ -51,19 +60,15 @@ void expect_equal_to_scalar() {
   EXPECT_EQ(differ, 0) << " of " << x.size();
 }
 
-TEST(XlaExpAvx2, EqualsTheScalarFunctionEverywhere) { expect_equal_to_scalar(); }
-
-// Every length up to 40 at every offset into a buffer: the sixteen-wide passes, the eight-wide
-// one and the scalar tail each meet every value, and nothing past n is written.
-TEST(XlaExpAvx2, EveryLengthAndOffsetMatchesTheScalarFunctionAndStopsAtTheEnd) {
-  std::vector<float> x(48);
-  for (size_t i = 0; i < x.size(); ++i) x[i] = -90.0f + 3.9f * static_cast<float>(i);
-  for (int64_t offset = 0; offset < 8; ++offset) {
-    for (int64_t n = 0; n <= 40; ++n) {
+// Every length up to 72 at every offset into a buffer: the double passes, the single one and
+// the tail each meet every value, and nothing past n is written.
+void expect_every_length_and_offset(const Loop& loop) {
+  std::vector<float> x(88);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = -90.0f + 2.1f * static_cast<float>(i);
+  for (int64_t offset = 0; offset < 16; ++offset) {
+    for (int64_t n = 0; n <= 72; ++n) {
       std::vector<float> y(x.size(), -7.0f);
-      if (!k::xla_exp_avx2(x.data() + offset, y.data() + offset, n)) {
-        GTEST_SKIP() << "this CPU has no AVX2 and FMA: the scalar xla_exp runs instead";
-      }
+      if (!loop.run(x.data() + offset, y.data() + offset, n)) GTEST_SKIP() << loop.lacks;
       for (int64_t i = 0; i < static_cast<int64_t>(y.size()); ++i) {
         const bool inside = i >= offset && i < offset + n;
         const float want = inside ? k::xla_exp(x[static_cast<size_t>(i)]) : -7.0f;
@@ -74,9 +79,26 @@ TEST(XlaExpAvx2, EveryLengthAndOffsetMatchesTheScalarFunctionAndStopsAtTheEnd) {
   }
 }
 
+TEST(XlaExpAvx2, EqualsTheScalarFunctionEverywhere) { expect_equal_to_scalar(kAvx2); }
+
+TEST(XlaExpAvx2, EveryLengthAndOffsetMatchesTheScalarFunctionAndStopsAtTheEnd) {
+  expect_every_length_and_offset(kAvx2);
+}
+
 TEST(XlaExpAvx2, EqualsTheScalarFunctionWithSubnormalsFlushed) {
   const k::FlushSubnormalsScope flush;
-  expect_equal_to_scalar();
+  expect_equal_to_scalar(kAvx2);
+}
+
+TEST(XlaExpAvx512, EqualsTheScalarFunctionEverywhere) { expect_equal_to_scalar(kAvx512); }
+
+TEST(XlaExpAvx512, EveryLengthAndOffsetMatchesTheScalarFunctionAndStopsAtTheEnd) {
+  expect_every_length_and_offset(kAvx512);
+}
+
+TEST(XlaExpAvx512, EqualsTheScalarFunctionWithSubnormalsFlushed) {
+  const k::FlushSubnormalsScope flush;
+  expect_equal_to_scalar(kAvx512);
 }
 
 }  // namespace
