@@ -12,6 +12,27 @@ namespace {
 
 thread_local ThreadTeam* this_thread_team = nullptr;
 
+// Tells the processor this thread is waiting on memory (a spin's body).
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// Spins on `done` for kSpin; true if it held within that time.
+template <class Done>
+bool spin_until(Done done) {
+  const auto until = std::chrono::steady_clock::now() + ThreadTeam::kSpin;
+  while (!done()) {
+    for (int i = 0; i < 64; ++i) cpu_relax();
+    if (done()) return true;
+    if (std::chrono::steady_clock::now() > until) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 ThreadTeam::ThreadTeam(int size) {
@@ -23,7 +44,7 @@ ThreadTeam::ThreadTeam(int size) {
 ThreadTeam::~ThreadTeam() {
   {
     std::lock_guard lock(mu_);
-    stopping_ = true;
+    stopping_.store(true);
   }
   wake_.notify_all();
   for (std::thread& t : helpers_) t.join();
@@ -40,34 +61,59 @@ void ThreadTeam::run(int parts, void (*part)(void*, int), void* context) {
     if (parts == 1) part(context, 0);
     return;
   }
+  job_ = Job{part, context, float_mode(), parts};
+  error_ = nullptr;  // no helper runs a part now, so none records
+  pending_.store(static_cast<int>(helpers_.size()), std::memory_order_relaxed);
   {
+    // Under the lock, so that a helper about to sleep either sees the new generation or is
+    // already waiting when notified.
     std::lock_guard lock(mu_);
-    job_ = Job{part, context, float_mode(), parts};
-    pending_ = static_cast<int>(helpers_.size());
-    error_ = nullptr;
-    ++generation_;
+    generation_.fetch_add(1, std::memory_order_release);
   }
-  wake_.notify_all();
+  wake_.notify_all();  // no system call where every helper is still spinning
   try {
     const TeamScope inline_only(nullptr);  // a parallel_for inside a part runs inline
     part(context, 0);
   } catch (...) {
     record(std::current_exception());
   }
-  std::unique_lock lock(mu_);
-  done_.wait(lock, [&] { return pending_ == 0; });  // bounded: the parts compute, never wait
+  wait_for_helpers();
+  std::lock_guard lock(mu_);
   if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+}
+
+void ThreadTeam::wait_for_helpers() {
+  const auto finished = [&] { return pending_.load(std::memory_order_acquire) == 0; };
+  if (spin_until(finished)) return;
+  std::unique_lock lock(mu_);
+  done_.wait(lock, finished);  // bounded: the parts compute, never wait
+}
+
+bool ThreadTeam::wait_for_job(uint64_t seen) {
+  const auto ready = [&] {
+    return stopping_.load(std::memory_order_relaxed) ||
+           generation_.load(std::memory_order_acquire) != seen;
+  };
+  if (!spin_until(ready)) {
+    std::unique_lock lock(mu_);
+    wake_.wait(lock, ready);
+  }
+  return !stopping_.load();
+}
+
+void ThreadTeam::finish_part() {
+  if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    // Under the lock, so that run() either sees pending_ at 0 or is already waiting.
+    std::lock_guard lock(mu_);
+    done_.notify_one();
+  }
 }
 
 void ThreadTeam::loop(int helper) {
   uint64_t seen = 0;
-  std::unique_lock lock(mu_);
-  while (true) {
-    wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
-    if (stopping_) return;
-    seen = generation_;
+  while (wait_for_job(seen)) {
+    seen = generation_.load(std::memory_order_acquire);
     const Job job = job_;
-    lock.unlock();
     if (helper + 1 < job.parts) {  // helper h runs part h + 1
       const FloatModeScope mode(job.float_mode);
       try {
@@ -76,8 +122,7 @@ void ThreadTeam::loop(int helper) {
         record(std::current_exception());
       }
     }
-    lock.lock();
-    if (--pending_ == 0) done_.notify_one();
+    finish_part();
   }
 }
 

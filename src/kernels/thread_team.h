@@ -11,10 +11,19 @@
 // Helpers run each part in the caller's floating-point environment (float_environment.h), so a
 // part computed on a helper flushes subnormals exactly when the device's own thread would.
 //
+// The hand-off: a helper that has finished a part watches for the next one for kSpin (a spin on
+// one atomic, the processor told it is waiting) before it sleeps on a condition variable, and
+// run() watches its helpers finish the same way before it sleeps. A step's kernels follow one
+// another within microseconds, and waking a sleeping thread costs tens of them on a virtual
+// machine (sum(a, 1) over 32 MiB: 0.48 ms with a sleep per kernel, 0.36 with the spin); a team
+// left idle sleeps after kSpin and costs nothing.
+//
 // Thread-safe for one caller at a time per team (a device's thread is its only caller); helpers
 // never call back into their team.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
@@ -36,6 +45,9 @@ class ThreadTeam {
 
   int size() const { return static_cast<int>(helpers_.size()) + 1; }
 
+  // How long a helper, or run(), watches before it sleeps.
+  static constexpr std::chrono::microseconds kSpin{100};
+
   // part(context, i) for every i in [0, parts), parts ≤ size(): part 0 on the calling thread,
   // the others on helpers, concurrently; returns when all have returned. The first exception a
   // part throws is rethrown here after the others have finished. Inside a part no thread has a
@@ -50,15 +62,20 @@ class ThreadTeam {
     int parts = 0;
   };
   void loop(int helper);
+  bool wait_for_job(uint64_t seen);  // false: the team stops
+  void finish_part();
+  void wait_for_helpers();
   void record(std::exception_ptr error);
 
   std::mutex mu_;
   std::condition_variable wake_;
   std::condition_variable done_;
+  // Written by run() before generation_ is bumped, read by helpers after they see it bumped;
+  // never rewritten while a helper may read it (run() returns only when pending_ is 0).
   Job job_;
-  uint64_t generation_ = 0;  // bumped per run(): a helper runs each generation once
-  int pending_ = 0;          // helpers still running this generation's parts
-  bool stopping_ = false;
+  std::atomic<uint64_t> generation_ = 0;  // bumped per run(): a helper runs each generation once
+  std::atomic<int> pending_ = 0;          // helpers still running this generation's parts
+  std::atomic<bool> stopping_ = false;
   std::exception_ptr error_;
   std::vector<std::thread> helpers_;
 };
