@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "kernels/sgemm.h"
+
 namespace spmd::kernels {
 namespace {
 
@@ -43,10 +45,18 @@ std::string blas_core_warning() {
                 "its AVX-512 kernels) or set it to SkylakeX",
                 forced)
           : "; set OPENBLAS_CORETYPE=SkylakeX to use them";
+  bool float32_too = true;
+  try {
+    float32_too = sgemm_library() == SgemmLibrary::kOpenBlas;
+  } catch (const std::exception&) {
+    // An SPMD_CPU_SGEMM it cannot honour: the first product says so.
+  }
   return fmt::format(
       "OpenBLAS runs its {} kernels, without AVX-512, on this processor, which has AVX-512: "
-      "matrix products run at about half the speed of its AVX-512 kernels{}",
-      core, cause);
+      "{} run at about half the speed of its AVX-512 kernels{}",
+      core,
+      float32_too ? "matrix products" : "float64 matrix products (float32 ones run on oneDNN)",
+      cause);
 }
 
 }  // namespace spmd::kernels

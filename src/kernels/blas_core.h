@@ -3,7 +3,9 @@
 // OPENBLAS_CORETYPE names others; naming AVX2 ones (Haswell, as some environments do) on a
 // processor with AVX-512 halves the speed of every float32 product (here: 114 against 220
 // GFLOP/s per core). spmd cannot change the choice once OpenBLAS has loaded, and a user's setting
-// is theirs to keep, so it says so instead (jit, at its first compile). Pure; thread-safe.
+// is theirs to keep, so it says so instead (jit, at its first compile). Where oneDNN computes
+// the float32 products (sgemm.h), only float64 ones are slowed, and the warning says so.
+// Pure; thread-safe.
 #pragma once
 
 #include <string>

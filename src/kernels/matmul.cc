@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/dispatch.h"
+#include "kernels/sgemm.h"
 #include "kernels/thread_team.h"
 #include "spmd/error.h"
 
@@ -56,14 +57,17 @@ class BlasCalls {
   mutable std::mutex mu_;
 };
 
-void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, const float* a, int lda,
-          const float* b, int ldb, float* c, int ldc) {
-  cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
+// float32: oneDNN's or OpenBLAS's (sgemm.h); float64: OpenBLAS's.
+void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+          const float* b, int64_t ldb, float* c, int64_t ldc) {
+  sgemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
 }
 
-void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, const double* a, int lda,
-          const double* b, int ldb, double* c, int ldc) {
-  cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, ldc);
+void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda,
+          const double* b, int64_t ldb, double* c, int64_t ldc) {
+  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+              static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0, a,
+              static_cast<int>(lda), b, static_cast<int>(ldb), 0.0, c, static_cast<int>(ldc));
 }
 
 // How a large product is cut into panels: whole columns of c (a panel of b, a repacked) or whole
@@ -99,15 +103,11 @@ Cut cut_of(const MatmulShape& s) {
 template <class T>
 void product_part(const T* a, const T* b, T* c, const MatmulShape& s, int64_t r0, int64_t r1,
                   int64_t c0, int64_t c1) {
-  const auto ta = s.transpose_a ? CblasTrans : CblasNoTrans;
-  const auto tb = s.transpose_b ? CblasTrans : CblasNoTrans;
   const int64_t lda = leading_a(s), ldb = leading_b(s), ldc = leading_c(s);
   const T* a_rows = s.transpose_a ? a + r0 : a + r0 * lda;
   const T* b_cols = s.transpose_b ? b + c0 * ldb : b + c0;
-  gemm(ta, tb, static_cast<int>(r1 - r0), static_cast<int>(c1 - c0), static_cast<int>(s.k), a_rows,
-       static_cast<int>(std::max<int64_t>(lda, 1)), b_cols,
-       static_cast<int>(std::max<int64_t>(ldb, 1)), c + r0 * ldc + c0,
-       static_cast<int>(std::max<int64_t>(ldc, 1)));
+  gemm(s.transpose_a, s.transpose_b, r1 - r0, c1 - c0, s.k, a_rows, std::max<int64_t>(lda, 1),
+       b_cols, std::max<int64_t>(ldb, 1), c + r0 * ldc + c0, std::max<int64_t>(ldc, 1));
 }
 
 // Every product of the batch, cut as cut_of says, the team taking (product, panel) pairs in

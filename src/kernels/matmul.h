@@ -1,11 +1,12 @@
 // Matrix products: out[b] = a[b] · b[b] for each of `batch` row-major (m × k) · (k × n) pairs.
-// float32 and float64 go to CBLAS (OpenBLAS, one BLAS thread per call); a large product is cut
-// into panels of whole rows or columns by its shape alone, and the calling thread's team
-// (thread_team.h) multiplies the panels, and the products of a batch, in turn, so a product's
-// bits never depend on the team's size. float16 and bfloat16 are widened to float32, multiplied
-// there and rounded once; integers multiply through Eigen 3.4 in their own type (wrapping as
-// NumPy's do); bool is "any of a and b". Throws InvalidArgument for a dimension or leading
-// dimension past CBLAS's int range. Pure; thread-safe: device threads multiply at once.
+// float32 goes to oneDNN's sgemm or OpenBLAS's (sgemm.h), float64 to OpenBLAS's dgemm, one
+// thread per call; a large product is cut into panels of whole rows or columns by its shape
+// alone, and the calling thread's team (thread_team.h) multiplies the panels, and the products
+// of a batch, in turn, so a product's bits never depend on the team's size. float16 and bfloat16
+// are widened to float32, multiplied there and rounded once; integers multiply through Eigen 3.4 in
+// their own type (wrapping as NumPy's do); bool is "any of a and b". Throws InvalidArgument for a
+// dimension or leading dimension past CBLAS's int range. Pure; thread-safe: device threads multiply
+// at once.
 //
 // The operands and the result may lie strided in their buffers, as a permuted einsum operand
 // does (the attention's "bqhd,bkhd->bhqk" reads each head's rows H·D apart): each matrix's rows

@@ -2,7 +2,9 @@
 """OpenBLAS's kernels against the processor (src/kernels/blas_core.h): on a processor with
 AVX-512, a process whose OPENBLAS_CORETYPE names AVX2 kernels (Haswell) is warned, naming the
 variable; with the variable unset, OpenBLAS picks its kernels itself, and a warning comes exactly
-when they lack AVX-512.
+when they lack AVX-512. The warning names float64 products alone where oneDNN computes the
+float32 ones (kernels/sgemm.h, the default where it loads), and every product under
+SPMD_CPU_SGEMM=openblas.
 A job says it once per host, not once per process (issue 49, "a quiet start"): 4 processes of
 one host print one line, 4 processes on 2 simulated hosts (SPMD_HOST_ID) two, from each host's
 first process.
@@ -32,7 +34,7 @@ def probe(argv, env):
     out = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env)
     if out.returncode != 0:
         fail(f"{argv} exited {out.returncode}:\n{out.stdout}{out.stderr}")
-    found = (re.search(r"\b(core|warning)=(.*)", line) for line in out.stdout.splitlines())
+    found = (re.search(r"\b(core|warning|sgemm)=(.*)", line) for line in out.stdout.splitlines())
     return {m.group(1): m.group(2).strip() for m in found if m}
 
 
@@ -45,6 +47,13 @@ def main():
     forced = probe([probe_path], dict(env, OPENBLAS_CORETYPE="Haswell"))
     if forced["core"] != "Haswell" or "OPENBLAS_CORETYPE=Haswell" not in forced["warning"]:
         fail(f"OPENBLAS_CORETYPE=Haswell on an AVX-512 processor: {forced}")
+    said_float64 = "float64 matrix products (float32 ones run on oneDNN)" in forced["warning"]
+    if said_float64 != (forced["sgemm"] == "oneDNN"):
+        fail(f"float32 products on {forced['sgemm']}, but the warning says: {forced['warning']}")
+    both = probe([probe_path], dict(env, OPENBLAS_CORETYPE="Haswell", SPMD_CPU_SGEMM="openblas"))
+    if both["sgemm"] != "OpenBLAS" or "half the speed" not in both["warning"] \
+            or "float64 matrix products" in both["warning"]:
+        fail(f"SPMD_CPU_SGEMM=openblas with OPENBLAS_CORETYPE=Haswell: {both}")
     chosen = probe([probe_path], env)  # OpenBLAS 0.3.21 knows most AVX-512 processors
     avx512 = chosen["core"] in ("SkylakeX", "Cooperlake", "SapphireRapids")
     if avx512 == bool(chosen["warning"]):
