@@ -50,6 +50,7 @@ void ops_rounds(const CoresBenchOptions& o, nlohmann::ordered_json& out) {
   }
   if (last.is_null()) return;
   out["jax"] = last["jax"];
+  if (last.contains("environment")) out["environment"] = last["environment"];
   out["limits_last_round"] = last["limits"];
   for (const auto& [name, s] : speeds) {
     nlohmann::ordered_json r;

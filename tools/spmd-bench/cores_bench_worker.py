@@ -6,8 +6,9 @@ in one process, interleaved; prints one JSON line.
                        every core): a @ b and a @ b.T, the attention's two permuted einsums, a
                        transpose, sum(exp(a), 1), sum(a, 0), an element-wise chain, the MLP step
                        and the transformer block below; and the limits of this machine measured
-                       in the same run: NumPy's sgemm of 2048^3 (its OpenBLAS, every core) and a
-                       read of the reductions' bytes on every core. Medians of milliseconds per
+                       in the same run: the faster of NumPy's and JAX's sgemm of 2048^3 (every
+                       core; NumPy's OpenBLAS obeys OPENBLAS_CORETYPE, JAX's does not) and a read
+                       of the reductions' bytes on every core. Medians of milliseconds per
                        call, each spmd timing beside a JAX one.
   steps DEVICES ITERATIONS
                        the MLP step and the transformer block, data-parallel: the batch split
@@ -119,9 +120,14 @@ def transformer(lib, jnp, nn):
 
 # --- the limits ---
 
-def sgemm_peak_gflops(iterations):
+def sgemm_gflops(iterations, jax=None):
+    """2048^3 float32 on every core: NumPy's (OpenBLAS), or JAX's where given."""
     a, b = filled((2048, 2048), 11), filled((2048, 2048), 12)
-    ms = median_ms(lambda: a @ b, iterations, calls=2)
+    if jax is None:
+        ms = median_ms(lambda: a @ b, iterations, calls=2)
+    else:
+        f, x, y = jax.jit(lambda a, b: a @ b), jax.device_put(a), jax.device_put(b)
+        ms = median_ms(lambda: f(x, y).block_until_ready(), iterations, calls=2)
     return 2 * 2048 ** 3 / (ms / 1e3) / 1e9
 
 
@@ -205,9 +211,13 @@ def ops(iterations):
     theirs_t, _, _ = transformer(jax, jjnp, jax.nn)
     compare("transformer block fwd+bwd", lambda m, n: ours_t if m is spmd else theirs_t, tparams,
             *tdata)
-    rows["limits"] = {"sgemm_peak_gflops": sgemm_peak_gflops(iterations),
+    numpy_gflops, jax_gflops = sgemm_gflops(iterations), sgemm_gflops(iterations, jax)
+    rows["limits"] = {"sgemm_peak_gflops": max(numpy_gflops, jax_gflops),
+                      "numpy_sgemm_gflops": numpy_gflops, "jax_sgemm_gflops": jax_gflops,
                       "read_gbps": read_gbps(x.nbytes, iterations)}
     rows["jax"] = jax.__version__
+    rows["environment"] = {v: os.environ.get(v, "(unset)")
+                           for v in ("OPENBLAS_CORETYPE", "SPMD_CPU_SGEMM")}
     return rows
 
 
