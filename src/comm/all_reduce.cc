@@ -27,6 +27,25 @@ void reduce_among_processes(Call& c, const std::byte* contrib, std::byte* result
   }
 }
 
+// Several local participants and no other process, in their own dtype: the result is made in
+// the first participant's output and copied to the others'. One pass over the inputs and one
+// copy per other participant, where going through scratch added two more passes over the
+// buffer (a data-parallel MLP step's 25 MB of gradients on 1 x 2 devices: 6-7% of its time).
+// The inputs are all read before any output but the first is written, and the first output is
+// written element by element after its own input's element is read, so each output may be its
+// own participant's input.
+void all_reduce_in_process(Call& c) {
+  const size_t count = c.fp.count;
+  std::byte* result = c.local[0].out;
+  reduce_to(c.dtype, c.fp.reduce, result, c.local[0].in, c.local[1].in, count);
+  for (size_t i = 2; i < c.local.size(); ++i) {
+    reduce_into(c.dtype, c.fp.reduce, result, c.local[i].in, count);
+  }
+  for (size_t i = 1; i < c.local.size(); ++i) {
+    if (c.local[i].out != result) std::memcpy(c.local[i].out, result, c.bytes());
+  }
+}
+
 }  // namespace
 
 void run_all_reduce(Call& c) {
@@ -44,10 +63,12 @@ void run_all_reduce(Call& c) {
       reduce_into_float32(c.fp.dtype, c.fp.reduce, acc, c.local[i].in, count);
     }
     contrib = reinterpret_cast<std::byte*>(acc);
+  } else if (L > 1 && c.layout.positions() == 1) {
+    return all_reduce_in_process(c);
   } else if (L > 1) {
     std::byte* acc = c.scratch.get(ScratchRole::kWidened, bytes);
-    std::memcpy(acc, c.local[0].in, bytes);
-    for (size_t i = 1; i < L; ++i) reduce_into(c.dtype, c.fp.reduce, acc, c.local[i].in, count);
+    reduce_to(c.dtype, c.fp.reduce, acc, c.local[0].in, c.local[1].in, count);
+    for (size_t i = 2; i < L; ++i) reduce_into(c.dtype, c.fp.reduce, acc, c.local[i].in, count);
     contrib = acc;
   }
 
