@@ -13,6 +13,7 @@
 #include "comm/exchange.h"
 #include "comm/fingerprint.h"
 #include "comm/group_layout.h"
+#include "comm/local_assist.h"
 #include "spmd/communicator.h"
 
 namespace spmd {
@@ -72,6 +73,9 @@ struct Call {
   const GroupLayout& layout;
   Exchange& ex;
   Scratch& scratch;
+  // The local participants waiting for this call, to share its in-memory work with
+  // (local_assist.h); null where the process has one.
+  LocalAssist* assist = nullptr;
 
   size_t elem() const { return dtype_size(dtype); }
   size_t bytes() const { return fp.count * elem(); }  // per participant

@@ -28,7 +28,11 @@ ProcessGroup::ProcessGroup(GroupLayout layout, CommHandles handles)
       handles_(std::move(handles)),
       timeout_(handles_.options.collective_timeout),
       links_(layout_.positions()),
-      rendezvous_(layout_.local_ranks.size()) {}
+      rendezvous_(layout_.local_ranks.size()),
+      assist_([this] {
+        std::lock_guard lock(mu_);
+        cv_.notify_all();
+      }) {}
 
 std::shared_ptr<CoordClient> ProcessGroup::coord() const {
   if (!multi_process_) return nullptr;
@@ -125,6 +129,12 @@ template <class Done, class Expired>
 void ProcessGroup::wait_locally(std::unique_lock<std::mutex>& lock, Done done,
                                 std::optional<Waiter::Clock::time_point> until, Expired expired) {
   while (!done()) {
+    if (assist_.has_work()) {  // the runner shares its work: take parts of it
+      lock.unlock();
+      assist_.help();
+      lock.lock();
+      continue;
+    }
     cv_.wait_for(lock, kLocalWaitSlice);
     if (done()) return;
     Waiter(coord().get(), std::nullopt).check_abort();
@@ -237,7 +247,8 @@ void ProcessGroup::execute_locked(const Fingerprint& mine, std::span<const Reque
               requests[0].recv_segments,
               layout_,
               *exchange_,
-              scratch_};
+              scratch_,
+              requests.size() > 1 ? &assist_ : nullptr};
     run_call(call);
   } catch (const Error& e) {
     std::lock_guard lock(mu_);

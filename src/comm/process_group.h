@@ -29,6 +29,7 @@
 #include "comm/call.h"
 #include "comm/exchange.h"
 #include "comm/group_layout.h"
+#include "comm/local_assist.h"
 #include "comm/local_mailbox.h"
 #include "comm/local_rendezvous.h"
 #include "comm/peer_link.h"
@@ -130,6 +131,8 @@ class ProcessGroup {
   std::mutex mu_;
   std::condition_variable cv_;
   LocalRendezvous rendezvous_;
+  // Parts of the runner's call, taken by the participants waiting for it (in wait_locally).
+  LocalAssist assist_;
   std::string closed_;  // why the group closed, or empty
   // closed_ is not empty: read without mu_ on the one-participant path.
   std::atomic<bool> closed_flag_{false};
