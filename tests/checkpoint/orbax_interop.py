@@ -15,18 +15,14 @@ Every process runs under a deadline and is killed, by pid, when it overruns; any
 fails the test."""
 import os
 import shutil
-import socket
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from free_port import free_port  # noqa: E402 - after its folder is on the path
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEADLINE = 180
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def finish(procs):

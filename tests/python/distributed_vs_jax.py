@@ -10,20 +10,16 @@ Usage: distributed_vs_jax.py SPMDRUN PYTHON SPMD_PYTHONPATH. Every process runs 
 and is killed, by pid, when it overruns; any process failing fails the test."""
 import json
 import os
-import socket
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from free_port import free_port  # noqa: E402 - after its folder is on the path
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "train_two_by_two.py")
 DEADLINE = 120
 RTOL = 1e-5
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def finish(procs):

@@ -9,14 +9,11 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from free_port import free_port  # noqa: E402 - after its folder is on the path
+
 COORDINATOR, STATUS = sys.argv[1], sys.argv[2]
 TOKEN = "s3cret-token-42"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def run(args, env_token=None):

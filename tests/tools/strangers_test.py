@@ -17,15 +17,12 @@ import sys
 import threading
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from free_port import free_port  # noqa: E402 - after its folder is on the path
+
 PROBE, STATUS = sys.argv[1], sys.argv[2]
 JOB_DEADLINE_S = 90
 STEP_S = 7
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def clean_env():

@@ -66,8 +66,10 @@ std::optional<ExitStatus> wait_or_kill(pid_t pid, std::chrono::milliseconds time
 // (ip_local_port_range, 32768 and up by default). Ports in that range are what bind(0) and every
 // connect() take, so handing one of them out (bind to port 0, release, pass it on) races with
 // every connection a parallel test suite or a busy host opens before the port is bound again;
-// below the range only another explicit choice can collide. Throws std::runtime_error when none
-// is found.
+// below the range only another explicit choice can collide, and this one reserves the port for
+// the calling process's life (a lock file under the temporary folder, "spmd-free-ports"), so
+// other processes' free_port() (tests running at once) skip it. Throws std::runtime_error when
+// none is found.
 int free_port();
 
 // Reads everything from `fd` until EOF or `timeout`, then closes it.
