@@ -178,9 +178,13 @@ class _Jitted(_spmd._Jit):
             leaves = _place(leaves, self._what, mesh)
             outs = self._core_call(leaves, structure, trace)
         tree = self._out_trees[key]
-        flat = not kwargs and not self._static and all(type(a) is Array for a in args)
-        if flat and all(a is b for a, b in zip(leaves, args)):  # none was placed
-            self._note_flat(leaves, structure, None if tree.kind == "leaf" else tree)
+        flat = not kwargs and not self._static and all(type(a) in _LEAVES for a in args)
+        if flat and all(a is b for a, b in zip(leaves, args) if type(b) is Array):  # none placed
+            # The C++ fast path takes such calls next time, Python scalars made into Arrays as
+            # above (python/src/bind_jit.cc); scalars alone are placed by _place, and stay here.
+            kinds = "".join(_KINDS[type(a)] for a in args)
+            if "a" in kinds:
+                self._note_flat(leaves, structure, None if tree.kind == "leaf" else tree, kinds)
         return tree_unflatten(tree, committed_like(outs, leaves))
 
     def lower(self, *args, **kwargs):
@@ -238,6 +242,7 @@ _SCALARS = {}  # (type, value, x64, placement) -> its Array: a loop's learning r
 
 _FLAT = (Array, bool, int, float, np.ndarray)
 _LEAVES = (Array, bool, int, float)  # each its own leaf of the argument tree
+_KINDS = {Array: "a", bool: "b", int: "i", float: "f"}  # as the fast path tells them apart
 
 
 def _may_hold_traced(args, kwargs):

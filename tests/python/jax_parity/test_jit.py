@@ -40,6 +40,66 @@ def test_python_scalars_and_numpy_arguments_match_jax(case):
     same(got, want, f"case {CASES.index(case)}")
 
 
+# Committed arrays beside Python scalars: the second call of a kind on takes the C++ fast path
+# (python/src/bind_jit.cc), which makes each scalar's Array itself; every value, dtype and weak
+# type must stay JAX's, on one device and replicated on a mesh, with x64 off and on.
+SCALAR_CALLS = [
+    (lambda np_, a, s: a * s, X, (0.5, -2.25, 0.5, 1e30, float("nan"), 7.0)),
+    (lambda np_, a, s: a * s, H, (2.5, 1e-8, 2.5, -0.0)),
+    (lambda np_, a, s: a + s, I8, (3, -4, 3, 100, 0)),
+    (lambda np_, a, s: a * s, I8, (1.5, 0.25)),
+    (lambda np_, a, s: np_.where(s, a, -a), X, (True, False, True)),
+    (lambda np_, a, s, t: a * s + t, X, ((2, 0.5), (3, 0.5), (2, -1.0), (2**31 - 1, 0.0))),
+]
+
+
+def _scalar_calls(on_jax, on_spmd, what):
+    for fn, host, values in SCALAR_CALLS:
+        f = jax.jit(lambda a, *s, fn=fn: fn(jnp, a, *s))
+        g = spmd.jit(lambda a, *s, fn=fn: fn(snp, a, *s))
+        a, b = on_jax(host), on_spmd(host)
+        for v in values:
+            v = v if isinstance(v, tuple) else (v,)
+            for call in range(2):  # the first of a kind is the slow path's, the next the fast
+                same(g(b, *v), f(a, *v), f"{what}: {SCALAR_CALLS.index((fn, host, values))} "
+                                         f"with {v}, call {call}")
+
+
+def test_committed_arrays_beside_python_scalars_match_jax_call_after_call():
+    _scalar_calls(lambda h: jax.device_put(h, jax.devices()[0]),
+                  lambda h: spmd.device_put(h, spmd.devices()[0]), "one device")
+    jmesh, smesh = _meshes()
+    _scalar_calls(lambda h: jax.device_put(h, jax.sharding.NamedSharding(
+                      jmesh, jax.sharding.PartitionSpec())),
+                  lambda h: spmd.device_put(h, spmd.sharding.NamedSharding(
+                      smesh, spmd.sharding.PartitionSpec())), "replicated on 8")
+    jax.config.update("jax_enable_x64", True)
+    spmd.config.update("jax_enable_x64", True)
+    try:
+        _scalar_calls(lambda h: jax.device_put(h, jax.devices()[0]),
+                      lambda h: spmd.device_put(h, spmd.devices()[0]), "x64")
+        big = spmd.jit(lambda a, s: a + s)
+        i64 = np.arange(4, dtype=np.int64)
+        for s in (2**40, 2**40, -(2**62)):  # an int64 now, where it overflowed int32
+            same(big(spmd.device_put(i64, spmd.devices()[0]), s),
+                 jax.jit(lambda a, s: a + s)(jax.device_put(i64, jax.devices()[0]), s),
+                 f"x64 int {s}")
+    finally:
+        jax.config.update("jax_enable_x64", False)
+        spmd.config.update("jax_enable_x64", False)
+
+
+def test_an_int_beyond_int32_beside_a_committed_array_is_an_overflow_error_every_call():
+    f = spmd.jit(lambda a, s: a + s)
+    a = spmd.device_put(I8, spmd.devices()[0])
+    f(a, 1)
+    f(a, 1)  # the fast path has this kind of call now
+    for _ in range(2):
+        raises_like(lambda: jax.jit(lambda a, s: a + s)(jax.device_put(I8, jax.devices()[0]),
+                                                        2**40),
+                    lambda: f(a, 2**40), "jit(f)(a, 2**40)")
+
+
 def test_a_new_dtype_retraces():
     f = spmd.jit(lambda a: a * 2)
     same(f(X), jax.jit(lambda a: a * 2)(X), "float32")
