@@ -92,6 +92,7 @@ void unary_typed(Unary op, const ConstMap<T>& x, Map<T> y) {
                               xla_exp_avx2(x.data(), y.data(), x.size()))) {
       return;
     }
+    if (op == Unary::kLogistic && xla_logistic_avx512(x.data(), y.data(), x.size())) return;
     if (xla_unary_f32(op, x.data(), y.data(), x.size())) return;
   }
   if (op == Unary::kCopy || op == Unary::kStopGradient) {

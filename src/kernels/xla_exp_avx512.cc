@@ -68,9 +68,42 @@ void exp_loop(const float* x, float* y, int64_t n) {
   }
 }
 
+// xla_logistic: 1 / (1 + exp(-x)), a result below the smallest normal float flushed to +0
+// (ordered: NaN stays). The negation flips the sign bit, as the scalar -x does.
+[[gnu::always_inline]] inline __m512 logistic16(const ExpConstants& c, __m512 x) {
+  const __m512 minus = _mm512_castsi512_ps(
+      _mm512_xor_si512(_mm512_castps_si512(x), _mm512_set1_epi32(static_cast<int>(0x80000000u))));
+  const __m512 y = _mm512_div_ps(c.one, _mm512_add_ps(c.one, exp16(c, minus)));
+  const __mmask16 tiny = _mm512_cmp_ps_mask(y, c.smallest, _CMP_LT_OQ);
+  return _mm512_maskz_mov_ps(static_cast<__mmask16>(~tiny), y);
+}
+
+void logistic_loop(const float* x, float* y, int64_t n) {
+  const ExpConstants c;
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    const __m512 a = logistic16(c, _mm512_loadu_ps(x + i));
+    const __m512 b = logistic16(c, _mm512_loadu_ps(x + i + 16));
+    _mm512_storeu_ps(y + i, a);
+    _mm512_storeu_ps(y + i + 16, b);
+  }
+  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, logistic16(c, _mm512_loadu_ps(x + i)));
+  if (i < n) {
+    const auto mask = static_cast<__mmask16>((1u << (n - i)) - 1u);
+    _mm512_mask_storeu_ps(y + i, mask, logistic16(c, _mm512_maskz_loadu_ps(mask, x + i)));
+  }
+}
+
 #pragma GCC pop_options
 
 }  // namespace
+
+bool xla_logistic_avx512(const float* x, float* y, int64_t n) {
+  static const bool supported = __builtin_cpu_supports("avx512f");
+  if (!supported) return false;
+  logistic_loop(x, y, n);
+  return true;
+}
 
 bool xla_exp_avx512(const float* x, float* y, int64_t n) {
   static const bool supported = __builtin_cpu_supports("avx512f");
@@ -85,6 +118,7 @@ bool xla_exp_avx512(const float* x, float* y, int64_t n) {
 
 namespace spmd::kernels {
 bool xla_exp_avx512(const float*, float*, int64_t) { return false; }
+bool xla_logistic_avx512(const float*, float*, int64_t) { return false; }
 }  // namespace spmd::kernels
 
 #endif

@@ -37,10 +37,14 @@ std::vector<float> inputs() {
 struct Loop {
   bool (*run)(const float*, float*, int64_t);
   const char* lacks;
+  float (*scalar)(float) = k::xla_exp;  // the function it must equal
 };
 
 constexpr Loop kAvx2 = {k::xla_exp_avx2, "this CPU has no AVX2 and FMA: the loop cannot run here"};
 constexpr Loop kAvx512 = {k::xla_exp_avx512, "this CPU has no AVX-512: the loop cannot run here"};
+constexpr Loop kLogistic512 = {k::xla_logistic_avx512,
+                               "this CPU has no AVX-512: the loop cannot run here",
+                               [](float v) { return k::xla_logistic(v); }};
 
 void expect_equal_to_scalar(const Loop& loop) {
   const std::vector<float> x = inputs();
@@ -48,7 +52,7 @@ void expect_equal_to_scalar(const Loop& loop) {
   if (!loop.run(x.data(), y.data(), static_cast<int64_t>(x.size()))) GTEST_SKIP() << loop.lacks;
   int differ = 0;
   for (size_t i = 0; i < x.size(); ++i) {
-    const float want = k::xla_exp(x[i]);
+    const float want = loop.scalar(x[i]);
     const bool same = std::isnan(want)
                           ? std::isnan(y[i])
                           : std::bit_cast<uint32_t>(want) == std::bit_cast<uint32_t>(y[i]);
@@ -71,7 +75,7 @@ void expect_every_length_and_offset(const Loop& loop) {
       if (!loop.run(x.data() + offset, y.data() + offset, n)) GTEST_SKIP() << loop.lacks;
       for (int64_t i = 0; i < static_cast<int64_t>(y.size()); ++i) {
         const bool inside = i >= offset && i < offset + n;
-        const float want = inside ? k::xla_exp(x[static_cast<size_t>(i)]) : -7.0f;
+        const float want = inside ? loop.scalar(x[static_cast<size_t>(i)]) : -7.0f;
         ASSERT_EQ(std::bit_cast<uint32_t>(y[static_cast<size_t>(i)]), std::bit_cast<uint32_t>(want))
             << "n " << n << ", offset " << offset << ", element " << i;
       }
@@ -99,6 +103,17 @@ TEST(XlaExpAvx512, EveryLengthAndOffsetMatchesTheScalarFunctionAndStopsAtTheEnd)
 TEST(XlaExpAvx512, EqualsTheScalarFunctionWithSubnormalsFlushed) {
   const k::FlushSubnormalsScope flush;
   expect_equal_to_scalar(kAvx512);
+}
+
+TEST(XlaLogisticAvx512, EqualsTheScalarFunctionEverywhere) { expect_equal_to_scalar(kLogistic512); }
+
+TEST(XlaLogisticAvx512, EveryLengthAndOffsetMatchesTheScalarFunctionAndStopsAtTheEnd) {
+  expect_every_length_and_offset(kLogistic512);
+}
+
+TEST(XlaLogisticAvx512, EqualsTheScalarFunctionWithSubnormalsFlushed) {
+  const k::FlushSubnormalsScope flush;
+  expect_equal_to_scalar(kLogistic512);
 }
 
 }  // namespace
