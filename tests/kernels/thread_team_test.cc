@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <barrier>
 #include <cmath>
@@ -277,7 +278,18 @@ TEST(ThreadTeam, TransposesOfEveryKindMoveEachElementWhereItBelongs) {
                         {{4, 30, 6, 64}, {0, 2, 1, 3}}, {{4, 30, 6, 64}, {0, 2, 3, 1}},
                         {{3, 1, 50, 7}, {2, 1, 0, 3}},  {{2, 3, 4, 5, 6}, {4, 2, 0, 3, 1}},
                         {{1, 1, 9}, {2, 0, 1}}};
-  for (const Case& c : cases) {
+  // Every permutation of rank 4 (rows of 40 kept, copied row by row, or the last dimension
+  // moved, in strided tiles; odd sizes for the tiles' edges), and a few of rank 5 and 6.
+  std::vector<Case> all(std::begin(cases), std::end(cases));
+  std::vector<int> p = {0, 1, 2, 3};
+  do {
+    all.push_back({{3, 5, 19, 40}, p});
+    all.push_back({{2, 17, 3, 33}, p});
+  } while (std::next_permutation(p.begin(), p.end()));
+  all.push_back({{2, 3, 4, 5, 36}, {4, 3, 2, 1, 0}});
+  all.push_back({{2, 3, 4, 5, 36}, {1, 0, 3, 2, 4}});
+  all.push_back({{3, 2, 2, 3, 2, 40}, {5, 0, 3, 1, 4, 2}});
+  for (const Case& c : all) {
     const int64_t n = spmd::shape_size(c.shape);
     std::vector<uint16_t> in(static_cast<size_t>(n));
     for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint16_t>(i * 40503u);
@@ -299,7 +311,9 @@ TEST(ThreadTeam, TransposesOfEveryKindMoveEachElementWhereItBelongs) {
           from += rest % size * strides[static_cast<size_t>(src)];
           rest /= size;
         }
-        ASSERT_EQ(got[o], in[static_cast<size_t>(from)]) << "element " << o;
+        ASSERT_EQ(got[o], in[static_cast<size_t>(from)])
+            << "element " << o << " of shape " << ::testing::PrintToString(c.shape) << " permuted "
+            << ::testing::PrintToString(c.perm);
       }
     }
   }
