@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/thread_team.h"
+#include "kernels/xla_exp_avx512.h"
 #include "spmd/error.h"
 
 namespace spmd::kernels {
@@ -186,6 +187,34 @@ void run_range(std::span<const ChainStep> steps, std::span<const Input> inputs, 
   }
 }
 
+// sum(exp(x), -1) of float32 rows that contiguous_sum sums whole (at most kExpSumRow, its
+// block): each row's exps summed in registers in the same lanes and order
+// (xla_exp_avx512.h: xla_exp_sum_avx512), never stored; false where the chain is another, or
+// the CPU lacks AVX-512 (the general pass then runs, with the same bits).
+constexpr int64_t kExpSumRow = 4096;
+
+bool exp_sums(std::span<const ChainStep> steps, std::span<const Input> inputs, int64_t rows,
+              int64_t extent, Reduce op, std::byte* out) {
+  if (steps.size() != 1 || op != Reduce::kSum || extent > kExpSumRow) return false;
+  const ChainStep& s = steps[0];
+  if (s.kind != ChainStep::Kind::kUnary || static_cast<Unary>(s.fn) != Unary::kExp ||
+      s.dtype != DType::kFloat32 || s.result != DType::kFloat32 || s.args[0] < 0 ||
+      static_cast<size_t>(s.args[0]) >= inputs.size() ||
+      inputs[static_cast<size_t>(s.args[0])].elements != rows * extent) {
+    return false;
+  }
+  const auto* x = reinterpret_cast<const float*>(inputs[static_cast<size_t>(s.args[0])].data);
+  auto* y = reinterpret_cast<float*>(out);
+  float probe = 0;
+  if (!xla_exp_sum_avx512(x, 0, &probe)) return false;
+  parallel_for(rows, std::max<int64_t>(1, kPartGrain / extent), 1,
+               [&](int64_t first, int64_t last) {
+                 for (int64_t r = first; r < last; ++r)
+                   xla_exp_sum_avx512(x + r * extent, extent, y + r);
+               });
+  return true;
+}
+
 }  // namespace
 
 void run_chain(std::span<const ChainStep> steps, std::span<const Input> inputs, std::byte* out,
@@ -210,6 +239,7 @@ void run_chain_reduce(std::span<const ChainStep> steps, std::span<const Input> i
     if (rows > 0) reduce(op, dtype, nullptr, Shape{rows, 0}, 1, dtype, out);
     return;
   }
+  if (exp_sums(steps, inputs, rows, extent, op, out)) return;
   const size_t width = dtype_size(dtype);
   // Rows per pass: enough for a few thousand elements, so short rows share a pass.
   const int64_t group = std::max<int64_t>(1, kChainReduceElements / extent);

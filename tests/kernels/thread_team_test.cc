@@ -390,40 +390,57 @@ TEST(ThreadTeam, AChainReducedRowByRowIsTheChainThenTheReductionOnEveryTeam) {
          dtype,
          {k::chain_result(0), k::chain_input(1)}},
     };
-    for (const auto& size :
-         {std::pair<int64_t, int64_t>{1000, 7}, {33, 5000}, {3, 65536}, {1, 1}, {4, 0}}) {
-      const int64_t rows = size.first, extent = size.second;  // lambdas capture these
-      const int64_t n = rows * extent;
-      std::vector<double> wide(static_cast<size_t>(n));
-      for (size_t i = 0; i < wide.size(); ++i) wide[i] = std::sin(0.1 * double(i)) * 3;
-      if (n > 40) {  // a NaN, infinities and a signed zero in some rows
-        wide[3] = std::numeric_limits<double>::quiet_NaN();
-        wide[size_t(n / 2)] = std::numeric_limits<double>::infinity();
-        wide[size_t(n - 5)] = -std::numeric_limits<double>::infinity();
-        wide[size_t(n / 3)] = -0.0;
-      }
-      wide.push_back(0.5);  // the scalar input
-      std::vector<std::byte> x((wide.size()) * spmd::dtype_size(dtype));
-      k::convert(DType::kFloat64, dtype, {bytes(wide), int64_t(wide.size())}, x.data(),
-                 int64_t(wide.size()));
-      const k::Input inputs[] = {{x.data(), n}, {x.data() + n * spmd::dtype_size(dtype), 1}};
-      for (k::Reduce op : {k::Reduce::kSum, k::Reduce::kMax}) {
-        if (extent == 0 && op == k::Reduce::kMax) continue;
-        std::vector<std::byte> whole(static_cast<size_t>(n) * spmd::dtype_size(dtype));
-        std::vector<std::byte> want(static_cast<size_t>(rows) * spmd::dtype_size(dtype));
-        k::run_chain(steps, inputs, whole.data(), n);
-        k::reduce(op, dtype, whole.data(), Shape{rows, extent}, 1, dtype, want.data());
-        const auto results = on_teams([&] {
-          std::vector<std::byte> got(want.size());
-          k::run_chain_reduce(steps, inputs, rows, extent, op, got.data());
-          return got;
-        });
-        for (size_t t = 0; t < results.size(); ++t) {
-          EXPECT_EQ(results[t], want) << spmd::dtype_name(dtype) << " " << rows << "x" << extent
-                                      << " " << k::name(op) << ", team " << t;
+    // exp alone, summed (float32, rows up to 4096: xla_exp_sum_avx512 in registers), and exp
+    // then a product.
+    for (size_t length : {size_t{1}, size_t{2}})
+      for (const auto& size : {std::pair<int64_t, int64_t>{1000, 7},
+                               {33, 5000},
+                               {3, 65536},
+                               {1, 1},
+                               {4, 0},
+                               {9, 63},
+                               {5, 64},
+                               {7, 65},
+                               {16, 2048},
+                               {2, 4096},
+                               {2, 4097},
+                               {3, 130}}) {
+        const int64_t rows = size.first, extent = size.second;  // lambdas capture these
+        const int64_t n = rows * extent;
+        std::vector<double> wide(static_cast<size_t>(n));
+        for (size_t i = 0; i < wide.size(); ++i) wide[i] = std::sin(0.1 * double(i)) * 3;
+        if (n > 40) {  // a NaN, infinities and a signed zero in some rows
+          wide[3] = std::numeric_limits<double>::quiet_NaN();
+          wide[size_t(n / 2)] = std::numeric_limits<double>::infinity();
+          wide[size_t(n - 5)] = -std::numeric_limits<double>::infinity();
+          wide[size_t(n / 3)] = -0.0;
+          wide[size_t(n / 5)] = 100;   // exp overflows to inf
+          wide[size_t(n / 7)] = -100;  // and underflows to 0
+        }
+        wide.push_back(0.5);  // the scalar input
+        std::vector<std::byte> x((wide.size()) * spmd::dtype_size(dtype));
+        k::convert(DType::kFloat64, dtype, {bytes(wide), int64_t(wide.size())}, x.data(),
+                   int64_t(wide.size()));
+        const k::Input inputs[] = {{x.data(), n}, {x.data() + n * spmd::dtype_size(dtype), 1}};
+        for (k::Reduce op : {k::Reduce::kSum, k::Reduce::kMax}) {
+          if (extent == 0 && op == k::Reduce::kMax) continue;
+          std::vector<std::byte> whole(static_cast<size_t>(n) * spmd::dtype_size(dtype));
+          std::vector<std::byte> want(static_cast<size_t>(rows) * spmd::dtype_size(dtype));
+          const std::span<const Step> chain(steps, length);
+          k::run_chain(chain, inputs, whole.data(), n);
+          k::reduce(op, dtype, whole.data(), Shape{rows, extent}, 1, dtype, want.data());
+          const auto results = on_teams([&] {
+            std::vector<std::byte> got(want.size());
+            k::run_chain_reduce(chain, inputs, rows, extent, op, got.data());
+            return got;
+          });
+          for (size_t t = 0; t < results.size(); ++t) {
+            EXPECT_EQ(results[t], want)
+                << spmd::dtype_name(dtype) << " " << rows << "x" << extent << " " << k::name(op)
+                << ", " << length << " steps, team " << t;
+          }
         }
       }
-    }
   }
   const Step ints[] = {{Step::Kind::kUnary,
                         uint8_t(k::Unary::kNeg),
