@@ -2,6 +2,9 @@
 #include "kernels/xla_exp_avx512.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
+// GCC 12's AVX-512 intrinsics (vmaxps, vminps, vrndscaleps unmasked) pass _mm512_undefined_ps()
+// as the merge source no lane takes, and -O3 warns that it "may be used uninitialized".
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
 #include <algorithm>
@@ -51,24 +54,6 @@ struct ExpConstants {
   return _mm512_maskz_mov_ps(static_cast<__mmask16>(~tiny), result);
 }
 
-// Thirty-two values per pass, two independent vectors; the tail in one masked vector, so no
-// scalar loop and nothing read or written past n.
-void exp_loop(const float* x, float* y, int64_t n) {
-  const ExpConstants c;
-  int64_t i = 0;
-  for (; i + 32 <= n; i += 32) {
-    const __m512 a = exp16(c, _mm512_loadu_ps(x + i));
-    const __m512 b = exp16(c, _mm512_loadu_ps(x + i + 16));
-    _mm512_storeu_ps(y + i, a);
-    _mm512_storeu_ps(y + i + 16, b);
-  }
-  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, exp16(c, _mm512_loadu_ps(x + i)));
-  if (i < n) {
-    const auto mask = static_cast<__mmask16>((1u << (n - i)) - 1u);
-    _mm512_mask_storeu_ps(y + i, mask, exp16(c, _mm512_maskz_loadu_ps(mask, x + i)));
-  }
-}
-
 // xla_logistic: 1 / (1 + exp(-x)), a result below the smallest normal float flushed to +0
 // (ordered: NaN stays). The negation flips the sign bit, as the scalar -x does.
 [[gnu::always_inline]] inline __m512 logistic16(const ExpConstants& c, __m512 x) {
@@ -79,19 +64,22 @@ void exp_loop(const float* x, float* y, int64_t n) {
   return _mm512_maskz_mov_ps(static_cast<__mmask16>(~tiny), y);
 }
 
-void logistic_loop(const float* x, float* y, int64_t n) {
+// y[i] = f(x[i]): thirty-two values per pass, two independent vectors; the tail in one masked
+// vector, so no scalar loop and nothing read or written past n.
+template <__m512 (*f)(const ExpConstants&, __m512)>
+void each16(const float* x, float* y, int64_t n) {
   const ExpConstants c;
   int64_t i = 0;
   for (; i + 32 <= n; i += 32) {
-    const __m512 a = logistic16(c, _mm512_loadu_ps(x + i));
-    const __m512 b = logistic16(c, _mm512_loadu_ps(x + i + 16));
+    const __m512 a = f(c, _mm512_loadu_ps(x + i));
+    const __m512 b = f(c, _mm512_loadu_ps(x + i + 16));
     _mm512_storeu_ps(y + i, a);
     _mm512_storeu_ps(y + i + 16, b);
   }
-  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, logistic16(c, _mm512_loadu_ps(x + i)));
+  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, f(c, _mm512_loadu_ps(x + i)));
   if (i < n) {
     const auto mask = static_cast<__mmask16>((1u << (n - i)) - 1u);
-    _mm512_mask_storeu_ps(y + i, mask, logistic16(c, _mm512_maskz_loadu_ps(mask, x + i)));
+    _mm512_mask_storeu_ps(y + i, mask, f(c, _mm512_maskz_loadu_ps(mask, x + i)));
   }
 }
 
@@ -142,14 +130,14 @@ bool xla_exp_sum_avx512(const float* x, int64_t n, float* sum) {
 bool xla_logistic_avx512(const float* x, float* y, int64_t n) {
   static const bool supported = __builtin_cpu_supports("avx512f");
   if (!supported) return false;
-  logistic_loop(x, y, n);
+  each16<logistic16>(x, y, n);
   return true;
 }
 
 bool xla_exp_avx512(const float* x, float* y, int64_t n) {
   static const bool supported = __builtin_cpu_supports("avx512f");
   if (!supported) return false;
-  exp_loop(x, y, n);
+  each16<exp16>(x, y, n);
   return true;
 }
 
