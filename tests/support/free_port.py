@@ -14,7 +14,7 @@ import socket
 import tempfile
 
 _LOWEST = 10000
-_held = []  # the lock files: closing one would end its reservation
+_held = []  # the lock files' descriptors: closing one would end its reservation
 
 
 def _ephemeral_low():
@@ -39,15 +39,17 @@ def _reserve(port):
     folder = os.path.join(tempfile.gettempdir(), "spmd-free-ports")
     try:
         os.makedirs(folder, exist_ok=True)
-        f = open(os.path.join(folder, str(port)), "a+")
+        # Read-only: flock needs no more, so another user's lock file serves too.
+        fd = os.open(os.path.join(folder, str(port)), os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC,
+                     0o666)
     except OSError:
         return True  # not ours to use: no reservation, as before
     try:
-        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
-        f.close()
+        os.close(fd)
         return False  # another live process holds it
-    _held.append(f)
+    _held.append(fd)
     return True
 
 

@@ -191,7 +191,8 @@ bool reserve(int port) {
   }();
   if (folder.empty()) return true;
   const std::string path = folder + "/" + std::to_string(port);
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  // Read-only: flock needs no more, so another user's lock file (umask-limited) serves too.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CREAT | O_CLOEXEC, 0666);
   if (fd < 0) return true;  // not ours to use: no reservation
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     ::close(fd);
