@@ -2,9 +2,11 @@
 #include "kernels/xla_exp_avx512.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
-// GCC 12's AVX-512 intrinsics (vmaxps, vminps, vrndscaleps unmasked) pass _mm512_undefined_ps()
-// as the merge source no lane takes, and -O3 warns that it "may be used uninitialized".
+// GCC 12's AVX-512 intrinsics (vmaxps, vminps, vrndscaleps, vextractf64x4 unmasked) pass
+// _mm512_undefined_ps() (_mm256_undefined_pd()) as the merge source no lane takes, and -O3
+// warns that it is, or may be, used uninitialized.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
 
 #include <algorithm>
@@ -97,7 +99,7 @@ float exp_sum(const float* x, int64_t n) {
   }
   if (i < n) {  // the tail group: exp where there is an element, +0 elsewhere
     __m512* lanes[4] = {&a0, &a1, &a2, &a3};
-    for (int v = 0; v < 4; ++v) {
+    for (int64_t v = 0; v < 4; ++v) {
       const int64_t left = std::clamp<int64_t>(n - i - 16 * v, 0, 16);
       const auto mask = static_cast<__mmask16>((uint32_t{1} << left) - 1u);
       const __m512 e = exp16(c, _mm512_maskz_loadu_ps(mask, x + i + 16 * v));
