@@ -64,9 +64,9 @@ Block run_fused(const KernelContext& device, const Step& f, const std::vector<Bl
   return out;
 }
 
-// A chain and the reduction of its result (fuse.h: fuse_reductions): the last axis in one pass
-// where the backend fuses them, the chain then the reduction where it does not; the reduction's
-// other axes after, one at a time.
+// A chain and the reduction of its result (fuse.h: fuse_reductions): the reduction's last axis
+// (ReduceOp reduces its axes from the last) in one pass where the backend fuses them, the chain
+// then that axis's reduction where it does not; the reduction's other axes after, one at a time.
 Block run_fused_reduce(const KernelContext& device, const Step& f,
                        const std::vector<Block>& slots) {
   const Step& chained = f.body[f.body.size() - 2];
@@ -74,16 +74,22 @@ Block run_fused_reduce(const KernelContext& device, const Step& f,
   const auto& op = static_cast<const ReduceOp&>(*reduction.operation);
   const Chain c = chain_of(f, f.body.size() - 1, slots);
   const Shape& shape = chained.shape;
-  const int64_t extent = shape.back();
-  const int64_t rows = shape_size(shape) / std::max<int64_t>(extent, 1);
-  Shape kept(shape.begin(), shape.end() - 1);
+  const auto axis = static_cast<size_t>(op.axes.back());
+  const int64_t extent = shape[axis];
+  int64_t outer = 1, inner = 1;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (d < axis) outer *= shape[d];
+    if (d > axis) inner *= shape[d];
+  }
+  Shape kept = shape;
+  kept.erase(kept.begin() + static_cast<std::ptrdiff_t>(axis));
   Block x = device.allocate(f.dtype, kept);
-  if (extent == 0 || !device.backend.chain_reduce(c.steps, c.inputs, rows, extent, op.fn,
+  if (extent == 0 || !device.backend.chain_reduce(c.steps, c.inputs, outer, extent, inner, op.fn,
                                                   x.mutable_bytes().data())) {
     Block whole = device.allocate(chained.dtype, shape);
     device.backend.chain(c.steps, c.inputs, whole.mutable_bytes().data(), whole.size());
-    device.backend.reduce(op.fn, chained.dtype, whole.bytes().data(), shape,
-                          static_cast<int>(shape.size()) - 1, f.dtype, x.mutable_bytes().data());
+    device.backend.reduce(op.fn, chained.dtype, whole.bytes().data(), shape, static_cast<int>(axis),
+                          f.dtype, x.mutable_bytes().data());
   }
   for (auto it = op.axes.rbegin() + 1; it != op.axes.rend(); ++it) {
     Shape out_shape = x.shape();

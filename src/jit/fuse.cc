@@ -80,15 +80,22 @@ void fuse_elementwise(LocalProgram& local) {
 namespace {
 
 constexpr int64_t kMaxFusedRow = int64_t{1} << 16;
+constexpr int64_t kMinFusedColumns = 64;
 
-// Whether step r reduces, from the last axis on, a float32 or float64 value of its own dtype.
+// Whether step r reduces a float32 or float64 value of its own dtype over axes whose last is
+// either the operand's last (a row of at most kMaxFusedRow) or one with at least
+// kMinFusedColumns elements after it (fewer would make each made row a call too short to pay).
 bool fusable_reduction(const Step& r, const Shape& operand) {
   const auto* op =
       r.kind == StepKind::kCompute ? dynamic_cast<const ReduceOp*>(r.operation.get()) : nullptr;
   if (op == nullptr || op->axes.empty() || operand.empty()) return false;
   if (r.dtype != DType::kFloat32 && r.dtype != DType::kFloat64) return false;
-  return op->axes.back() == static_cast<int64_t>(operand.size()) - 1 &&
-         std::is_sorted(op->axes.begin(), op->axes.end()) && operand.back() <= kMaxFusedRow;
+  if (!std::is_sorted(op->axes.begin(), op->axes.end())) return false;
+  const auto axis = static_cast<size_t>(op->axes.back());
+  if (axis + 1 == operand.size()) return operand.back() <= kMaxFusedRow;
+  int64_t inner = 1;
+  for (size_t d = axis + 1; d < operand.size(); ++d) inner *= operand[d];
+  return inner >= kMinFusedColumns;
 }
 
 }  // namespace

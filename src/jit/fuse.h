@@ -12,12 +12,16 @@ namespace spmd::compiler {
 // Rewrites `local` in place (before its last uses are marked).
 void fuse_elementwise(LocalProgram& local);
 
-// After fuse_elementwise: a float32 or float64 reduction over axes that include the last one,
-// of the result of an element-wise step or chain read by nothing else, becomes one kFusedReduce
-// step: the backend runs the chain a few rows at a time and reduces each row while it is in
-// cache (kernels/chain.h: run_chain_reduce), so sum(exp(x), axis=-1) reads x once and writes
-// only the sums; the other axes are reduced after, as before. Values are unchanged. Rows longer
-// than kMaxFusedRow elements are left apart (their buffer would leave the cache).
+// After fuse_elementwise: a float32 or float64 reduction of the result of an element-wise step
+// or chain read by nothing else becomes one kFusedReduce step, in which the backend reduces the
+// reduction's last axis as the chain makes its values (kernels/chain.h: run_chain_reduce_axis):
+// - over the last axis, the chain runs a few rows at a time and each row is reduced while it is
+//   in cache, so sum(exp(x), axis=-1) reads x once and writes only the sums (rows longer than
+//   kMaxFusedRow elements are left apart: their buffer would leave the cache);
+// - over an earlier axis, with at least kMinFusedColumns elements after it, the chain makes each
+//   row's columns a slab at a time, added into the slab's sums, so a bias gradient's
+//   sum(dy * mask, 0) never writes dy * mask.
+// The other axes are reduced after, as before. Values are unchanged.
 void fuse_reductions(LocalProgram& local);
 
 }  // namespace spmd::compiler

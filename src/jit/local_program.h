@@ -31,7 +31,7 @@ enum class StepKind : uint8_t {
   kAllToAll,     // split dimension `dim` over `axes`, gather dimension `dim2`
   kLocalSlice,   // keep this device's part of dimension `dim` along `axes` (no communication)
   kFused,        // `body`: a chain of element-wise steps run as one (fuse.h)
-  kFusedReduce,  // `body`: a chain of element-wise steps, then a reduction of its last axis first
+  kFusedReduce,  // `body`: a chain of element-wise steps, then a reduction of its result
 };
 
 struct Step {

@@ -43,11 +43,12 @@ class Backend {
   // GPU's would be one generated kernel).
   virtual void chain(std::span<const ChainStep> steps, std::span<const Input> inputs,
                      std::byte* out, int64_t n) const = 0;
-  // A chain feeding a reduction of its result's last axis (rows × extent elements), in one pass
-  // (chain.h: run_chain_reduce); returns false, having done nothing, where this backend does not
-  // fuse them: the caller then runs the chain and the reduction apart.
+  // A chain feeding a reduction of one axis of its result (outer × extent × inner elements, the
+  // axis the extent; inner = 1 for the last), in one pass (chain.h: run_chain_reduce_axis);
+  // returns false, having done nothing, where this backend does not fuse them: the caller then
+  // runs the chain and the reduction apart.
   virtual bool chain_reduce(std::span<const ChainStep> /*steps*/, std::span<const Input> /*inputs*/,
-                            int64_t /*rows*/, int64_t /*extent*/, Reduce /*op*/,
+                            int64_t /*outer*/, int64_t /*extent*/, int64_t /*inner*/, Reduce /*op*/,
                             std::byte* /*out*/) const {
     return false;
   }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "kernels/thread_team.h"
@@ -148,43 +149,52 @@ constexpr int64_t kPartGrain = int64_t{1} << 15;
 // run_chain_reduce's rows per pass hold about this many elements (16 KiB of float32, in L1).
 constexpr int64_t kChainReduceElements = 4096;
 
+// A chain with its kernels looked up and its block buffers allocated once, to run over any
+// number of ranges of its n elements (run_chain_reduce_axis runs one per made row).
+class ChainPass {
+ public:
+  ChainPass(std::span<const ChainStep> steps, std::span<const Input> inputs, int64_t n)
+      : block_(steps.size() == 1 ? 0 : block_length(steps)), buffers_(steps.size() - 1) {
+    std::vector<std::byte*> at(steps.size() - 1);
+    for (size_t k = 0; k + 1 < steps.size(); ++k) {
+      buffers_[k].resize(static_cast<size_t>(block_) * dtype_size(steps[k].result));
+      at[k] = buffers_[k].data();
+    }
+    resolved_.reserve(steps.size());
+    for (size_t k = 0; k < steps.size(); ++k) {
+      Resolved r = resolve(steps[k]);
+      connect(r, static_cast<int>(k), inputs, n, at);
+      if (k + 1 < steps.size()) r.dst = at[k];
+      resolved_.push_back(r);
+    }
+    Resolved& last = resolved_.back();
+    last.dst_stride = static_cast<int64_t>(dtype_size(steps.back().result));
+  }
+
+  // Elements [begin, end), element i of the result written at out[i - out_first]. One step is
+  // one kernel call over the range (no blocks); more go block by block.
+  void run(std::byte* out, int64_t begin, int64_t end, int64_t out_first) {
+    Resolved& last = resolved_.back();
+    last.dst = out;
+    last.dst_first = out_first;
+    if (block_ == 0) return run_block(last, begin, end - begin);
+    for (int64_t offset = begin; offset < end; offset += block_) {
+      const int64_t len = std::min(block_, end - offset);
+      for (const Resolved& r : resolved_) run_block(r, offset, len);
+    }
+  }
+
+ private:
+  int64_t block_;  // elements per block; 0 for one step
+  std::vector<std::vector<std::byte>> buffers_;
+  std::vector<Resolved> resolved_;
+};
+
 // Runs the chain over elements [begin, end) of n, with block buffers of its own, writing element
 // i of the result at out[i - out_first].
 void run_range(std::span<const ChainStep> steps, std::span<const Input> inputs, std::byte* out,
                int64_t n, int64_t begin, int64_t end, int64_t out_first = 0) {
-  if (steps.size() == 1) {  // one kernel call over the range: no blocks, nothing allocated
-    Resolved alone = resolve(steps[0]);
-    connect(alone, 0, inputs, n, {});
-    alone.dst_stride = static_cast<int64_t>(dtype_size(steps[0].result));
-    alone.dst = out;
-    alone.dst_first = out_first;
-    run_block(alone, begin, end - begin);
-    return;
-  }
-  const int64_t block = block_length(steps);
-  std::vector<std::vector<std::byte>> buffers(steps.size() - 1);
-  std::vector<std::byte*> at(steps.size() - 1);
-  for (size_t k = 0; k + 1 < steps.size(); ++k) {
-    buffers[k].resize(static_cast<size_t>(block) * dtype_size(steps[k].result));
-    at[k] = buffers[k].data();
-  }
-  std::vector<Resolved> resolved;
-  resolved.reserve(steps.size());
-  for (size_t k = 0; k < steps.size(); ++k) {
-    Resolved r = resolve(steps[k]);
-    connect(r, static_cast<int>(k), inputs, n, at);
-    const bool last = k + 1 == steps.size();
-    r.dst_stride = last ? static_cast<int64_t>(dtype_size(steps[k].result)) : 0;
-    r.dst = last ? out : at[k];
-    r.dst_first = last ? out_first : 0;
-    resolved.push_back(r);
-  }
-  for (int64_t offset = begin; offset < end; offset += block) {
-    const int64_t len = std::min(block, end - offset);
-    for (Resolved& r : resolved) {
-      run_block(r, offset, len);
-    }
-  }
+  ChainPass(steps, inputs, n).run(out, begin, end, out_first);
 }
 
 // sum(exp(x), -1) of float32 rows that contiguous_sum sums whole (at most kExpSumRow, its
@@ -254,6 +264,55 @@ void run_chain_reduce(std::span<const ChainStep> steps, std::span<const Input> i
                       out + r * static_cast<int64_t>(width));
         }
       });
+}
+
+namespace {
+
+// Outer slab `o` of the chain's outer × extent × inner result, reduced over its rows into `out`
+// (inner elements), each part of the team making rows with a ChainPass of its own.
+void reduce_slab(std::span<const ChainStep> steps, std::span<const Input> inputs, int64_t outer,
+                 int64_t extent, int64_t inner, Reduce op, int64_t o, std::byte* out) {
+  const int64_t n = outer * extent * inner;
+  const MakeRows makers = [&]() -> MakeRow {
+    auto pass = std::make_shared<ChainPass>(steps, inputs, n);
+    return [pass, o, extent, inner](int64_t row, int64_t first, int64_t last, std::byte* dst) {
+      const int64_t at = (o * extent + row) * inner;
+      pass->run(dst, at + first, at + last, at + first);
+    };
+  };
+  reduce_made_rows(op, steps.back().result, extent, inner, makers, out);
+}
+
+}  // namespace
+
+void run_chain_reduce_axis(std::span<const ChainStep> steps, std::span<const Input> inputs,
+                           int64_t outer, int64_t extent, int64_t inner, Reduce op,
+                           std::byte* out) {
+  if (inner == 1) return run_chain_reduce(steps, inputs, outer, extent, op, out);
+  if (steps.empty()) throw InvalidArgument("run_chain_reduce_axis: a chain of no steps");
+  const DType dtype = steps.back().result;
+  if (dtype != DType::kFloat32 && dtype != DType::kFloat64) {
+    throw InvalidArgument(fmt::format("run_chain_reduce_axis: reduces float32 or float64, not {}",
+                                      dtype_name(dtype)));
+  }
+  if (outer * extent * inner == 0) {
+    run_range(steps, inputs, nullptr, 0, 0, 0);  // checks the steps all the same
+    if (outer * inner > 0) reduce(op, dtype, nullptr, Shape{outer, 0, inner}, 1, dtype, out);
+    return;
+  }
+  const auto width = static_cast<int64_t>(dtype_size(dtype));
+  const int64_t slab = extent * inner;
+  if (outer >= team_size()) {  // whole slabs to each part, as reduce() splits them
+    parallel_for(
+        outer, std::max<int64_t>(1, kPartGrain / slab), 1, [&](int64_t first, int64_t last) {
+          for (int64_t o = first; o < last; ++o)
+            reduce_slab(steps, inputs, outer, extent, inner, op, o, out + o * inner * width);
+        });
+    return;
+  }
+  for (int64_t o = 0; o < outer; ++o) {  // the team inside each slab
+    reduce_slab(steps, inputs, outer, extent, inner, op, o, out + o * inner * width);
+  }
 }
 
 }  // namespace spmd::kernels

@@ -61,4 +61,15 @@ void run_chain(std::span<const ChainStep> steps, std::span<const Input> inputs, 
 void run_chain_reduce(std::span<const ChainStep> steps, std::span<const Input> inputs, int64_t rows,
                       int64_t extent, Reduce op, std::byte* out);
 
+// A chain feeding a reduction of one axis of its result, in one pass: the result viewed as
+// outer × extent × inner, each of the `outer` slabs reduced over its `extent` rows into
+// out[o × inner + c]. With inner = 1 it is run_chain_reduce (rows = outer). Else the chain makes
+// each row as reduce_made_rows (reduce.h) needs it and it is added into the sums in reduce()'s
+// order, so a leading axis's sum, such as a bias gradient's sum(dy, 0), reads the chain's inputs
+// once and never writes its result. The same values as run_chain followed by reduce(op, …,
+// axis); float32 or float64 results only (InvalidArgument otherwise). The team takes whole slabs
+// where there are at least as many as it has threads, else it splits each slab's rows or columns.
+void run_chain_reduce_axis(std::span<const ChainStep> steps, std::span<const Input> inputs,
+                           int64_t outer, int64_t extent, int64_t inner, Reduce op, std::byte* out);
+
 }  // namespace spmd::kernels

@@ -19,9 +19,9 @@ class CpuBackend final : public Backend {
              int64_t n) const override {
     run_chain(steps, inputs, out, n);
   }
-  bool chain_reduce(std::span<const ChainStep> steps, std::span<const Input> inputs, int64_t rows,
-                    int64_t extent, Reduce op, std::byte* out) const override {
-    run_chain_reduce(steps, inputs, rows, extent, op, out);
+  bool chain_reduce(std::span<const ChainStep> steps, std::span<const Input> inputs, int64_t outer,
+                    int64_t extent, int64_t inner, Reduce op, std::byte* out) const override {
+    run_chain_reduce_axis(steps, inputs, outer, extent, inner, op, out);
     return true;
   }
   void convert(DType from, DType to, Input a, std::byte* out, int64_t n) const override {

@@ -117,45 +117,77 @@ void sum_columns(const Columns<T>& c, T* out) {
   sum_rows(c, out, scratch.data());
 }
 
-// The subtrees of sum_rows's recursion `depth` levels down (fewer where a range is one block),
-// left to right: each is summed whole by one thread.
-template <class T>
-void subtrees(const Columns<T>& c, int depth, std::vector<Columns<T>>& out) {
-  if (depth == 0 || c.rows <= c.block()) return out.push_back(c);
-  const int64_t first = first_half(c.rows, c.block());
-  subtrees(c.rows_from(0, first), depth - 1, out);
-  subtrees(c.rows_from(first, c.rows - first), depth - 1, out);
+// The row ranges (first, count) of sum_rows's recursion over rows [first, first + count)
+// `depth` levels down (fewer where a range is one block), left to right.
+void row_subtrees(int64_t first, int64_t count, int64_t block, int depth,
+                  std::vector<std::pair<int64_t, int64_t>>& out) {
+  if (depth == 0 || count <= block) return out.push_back({first, count});
+  const int64_t half = first_half(count, block);
+  row_subtrees(first, half, block, depth - 1, out);
+  row_subtrees(first + half, count - half, block, depth - 1, out);
 }
 
-// Adds up the subtrees' sums (each c.width elements, in `sums`, left to right from `next`) as
-// sum_rows's recursion adds them, into the first's row; returns it.
+// Adds up the sums of row_subtrees's ranges (each `width` elements, in `sums`, left to right from
+// `next`) as sum_rows's recursion adds them, into the first's row; returns it.
 template <class T>
-T* combine(const Columns<T>& c, int depth, std::vector<T>& sums, size_t& next) {
-  if (depth == 0 || c.rows <= c.block()) return sums.data() + c.width * (next++);
-  const int64_t first = first_half(c.rows, c.block());
-  T* left = combine(c.rows_from(0, first), depth - 1, sums, next);
-  const T* right = combine(c.rows_from(first, c.rows - first), depth - 1, sums, next);
-  Row<T>(left, c.width) += ConstRow<T>(right, c.width);
+T* combine(int64_t count, int64_t block, int depth, int64_t width, std::vector<T>& sums,
+           size_t& next) {
+  if (depth == 0 || count <= block) return sums.data() + width * static_cast<int64_t>(next++);
+  const int64_t half = first_half(count, block);
+  T* left = combine(half, block, depth - 1, width, sums, next);
+  const T* right = combine(count - half, block, depth - 1, width, sums, next);
+  Row<T>(left, width) += ConstRow<T>(right, width);
   return left;
+}
+
+// The depth of the pairwise tree whose subtrees give each of the team's threads one or more.
+int team_depth() {
+  int depth = 0;
+  while ((1 << depth) < team_size()) ++depth;
+  return depth;
 }
 
 // sum_columns with the recursion's top levels on the team's threads: the same additions in the
 // same order, so the same value, whatever the team's size.
 template <class T>
 void sum_columns_split(const Columns<T>& c, T* out) {
-  int depth = 0;
-  while ((1 << depth) < team_size()) ++depth;
-  std::vector<Columns<T>> parts;
-  subtrees(c, depth, parts);
-  std::vector<T> sums(parts.size() * static_cast<size_t>(c.width));
-  parallel_for(static_cast<int64_t>(parts.size()), 1, 1, [&](int64_t first, int64_t last) {
+  const int depth = team_depth();
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  row_subtrees(0, c.rows, c.block(), depth, ranges);
+  std::vector<T> sums(ranges.size() * static_cast<size_t>(c.width));
+  parallel_for(static_cast<int64_t>(ranges.size()), 1, 1, [&](int64_t first, int64_t last) {
     for (int64_t p = first; p < last; ++p) {
-      sum_columns(parts[static_cast<size_t>(p)], sums.data() + p * c.width);
+      const auto [from, count] = ranges[static_cast<size_t>(p)];
+      sum_columns(c.rows_from(from, count), sums.data() + p * c.width);
     }
   });
   size_t next = 0;
-  const T* total = combine(c, depth, sums, next);
+  const T* total = combine(c.rows, c.block(), depth, c.width, sums, next);
   std::copy_n(total, c.width, out);
+}
+
+// row = op(row, next), element by element: logical any/all for bool, max/min (NaN wins, as
+// jnp.max's), or a sum.
+template <class T>
+void fold_row(Reduce op, Row<T>& row, const ConstRow<T>& next) {
+  if constexpr (std::is_same_v<T, bool>) {
+    row = op == Reduce::kMin ? (row && next).eval() : (row || next).eval();
+  } else if (op == Reduce::kSum) {
+    row += next;
+  } else if constexpr (std::is_floating_point_v<T>) {  // keep a NaN, else std::max/min's
+    const auto keep = op == Reduce::kMax ? (row >= next).eval() : (row <= next).eval();
+    row = (keep || row.isNaN()).select(row, next);
+  } else {
+    row = op == Reduce::kMax ? row.max(next).eval() : row.min(next).eval();
+  }
+}
+
+// After the last fold_row: one NaN for every NaN of a float max or min.
+template <class T>
+void finish_fold(Reduce op, Row<T>& row) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (op != Reduce::kSum) row = row.isNaN().select(T(NAN), row);
+  }
 }
 
 // out (width elements) = op over c's rows, in order: logical any/all for bool, max/min (NaN
@@ -164,22 +196,114 @@ template <class T>
 void fold_columns(Reduce op, const Columns<T>& c, T* out) {
   Row<T> row(out, c.width);
   row = ConstRow<T>(c.in, c.width);
-  for (int64_t r = 1; r < c.rows; ++r) {
-    const ConstRow<T> next(c.in + r * c.stride, c.width);
-    if constexpr (std::is_same_v<T, bool>) {
-      row = op == Reduce::kMin ? (row && next).eval() : (row || next).eval();
-    } else if (op == Reduce::kSum) {
-      row += next;
-    } else if constexpr (std::is_floating_point_v<T>) {  // keep a NaN, else std::max/min's
-      const auto keep = op == Reduce::kMax ? (row >= next).eval() : (row <= next).eval();
-      row = (keep || row.isNaN()).select(row, next);
-    } else {
-      row = op == Reduce::kMax ? row.max(next).eval() : row.min(next).eval();
+  for (int64_t r = 1; r < c.rows; ++r) fold_row(op, row, ConstRow<T>(c.in + r * c.stride, c.width));
+  finish_fold(op, row);
+}
+
+// Rows [first_row, first_row + rows) of an array made on demand, columns [first, last), with a
+// buffer (`row`) for one made row: reduce_made_rows's counterpart of Columns.
+template <class T>
+struct MadeColumns {
+  const MakeRow* make;
+  int64_t first_row, rows, first, last;
+  T* row;
+  int64_t width() const { return last - first; }
+  MadeColumns rows_from(int64_t start, int64_t count) const {
+    return {make, first_row + start, count, first, last, row};
+  }
+  void make_row(int64_t r, T* dst) const {
+    (*make)(first_row + r, first, last, reinterpret_cast<std::byte*>(dst));
+  }
+};
+
+// sum_block's additions over made rows: the first row, then each next one added in order.
+template <class T>
+void sum_made_block(const MadeColumns<T>& m, T* out) {
+  m.make_row(0, out);
+  Row<T> sum(out, m.width());
+  for (int64_t r = 1; r < m.rows; ++r) {
+    m.make_row(r, m.row);
+    sum += ConstRow<T>(m.row, m.width());
+  }
+}
+
+// sum_rows's recursion over made rows (blocks of kSumBlock: a made array is never one contiguous
+// column).
+template <class T>
+void sum_made(const MadeColumns<T>& m, T* out, T* scratch) {
+  if (m.rows <= kSumBlock) return sum_made_block(m, out);
+  const int64_t first = first_half(m.rows, kSumBlock);
+  sum_made(m.rows_from(0, first), out, scratch);
+  sum_made(m.rows_from(first, m.rows - first), scratch, scratch + m.width());
+  Row<T>(out, m.width()) += Row<T>(scratch, m.width());
+}
+
+template <class T>
+void reduce_made(Reduce op, const MadeColumns<T>& m, T* out) {
+  if (op == Reduce::kSum) {
+    std::vector<T> scratch(static_cast<size_t>(sum_levels(m.rows, kSumBlock) * m.width()));
+    return sum_made(m, out, scratch.data());
+  }
+  m.make_row(0, out);
+  Row<T> row(out, m.width());
+  for (int64_t r = 1; r < m.rows; ++r) {
+    m.make_row(r, m.row);
+    fold_row(op, row, ConstRow<T>(m.row, m.width()));
+  }
+  finish_fold(op, row);
+}
+
+// Made rows are made and reduced in slabs of at most this many columns: a row of them, its sum
+// and a few levels of the pairwise tree's scratch stay in the L2 cache, and a row's columns are
+// long enough for the prefetcher to follow.
+constexpr int64_t kMadeColumns = 8192;
+
+// Rows [first_row, first_row + rows), columns [first, last) made by `make`, reduced into out.
+template <class T>
+void reduce_made_part(Reduce op, const MakeRow& make, int64_t first_row, int64_t rows,
+                      int64_t first, int64_t last, T* out) {
+  std::vector<T> row(static_cast<size_t>(std::min(kMadeColumns, last - first)));
+  for (int64_t c = first; c < last; c += kMadeColumns) {
+    const int64_t stop = std::min(last, c + kMadeColumns);
+    reduce_made(op, MadeColumns<T>{&make, first_row, rows, c, stop, row.data()}, out + (c - first));
+  }
+}
+
+// reduce_made_rows: the team takes the top of the rows' tree where there is more than one block
+// (each thread makes whole rows, in memory order), else ranges of columns, else one thread does
+// all. Max and min fold the parts' results in order, as one pass would (the first of equal values
+// stays, a NaN wins).
+template <class T>
+void reduce_made_typed(Reduce op, int64_t rows, int64_t width, const MakeRows& makers, T* out) {
+  if (team_size() > 1 && rows > kSumBlock) {
+    const int depth = team_depth();
+    std::vector<std::pair<int64_t, int64_t>> ranges;
+    row_subtrees(0, rows, kSumBlock, depth, ranges);
+    std::vector<T> parts(ranges.size() * static_cast<size_t>(width));
+    parallel_for(static_cast<int64_t>(ranges.size()), 1, 1, [&](int64_t first, int64_t last) {
+      const MakeRow make = makers();
+      for (int64_t p = first; p < last; ++p) {
+        const auto [from, count] = ranges[static_cast<size_t>(p)];
+        reduce_made_part(op, make, from, count, 0, width, parts.data() + p * width);
+      }
+    });
+    Row<T> total(out, width);
+    if (op == Reduce::kSum) {
+      size_t next = 0;
+      total = Row<T>(combine(rows, kSumBlock, depth, width, parts, next), width);
+      return;
     }
+    total = Row<T>(parts.data(), width);
+    for (size_t p = 1; p < ranges.size(); ++p) {
+      fold_row(op, total, ConstRow<T>(parts.data() + p * static_cast<size_t>(width), width));
+    }
+    finish_fold(op, total);
+    return;
   }
-  if constexpr (std::is_floating_point_v<T>) {
-    if (op != Reduce::kSum) row = row.isNaN().select(T(NAN), row);  // one NaN for every NaN
-  }
+  parallel_for(width, std::max<int64_t>(16, kPartElements / rows), 16,
+               [&](int64_t first, int64_t last) {
+                 reduce_made_part(op, makers(), 0, rows, first, last, out + first);
+               });
 }
 
 // One contiguous column (the reduced axis is the innermost): Eigen's vectorised reductions.
@@ -315,6 +439,21 @@ void reduce_rows(Reduce op, DType dtype, const std::byte* in, int64_t rows, int6
         fmt::format("reduce_rows: float32 or float64, not {}", dtype_name(dtype)));
   }
   typed(0.0);
+}
+
+void reduce_made_rows(Reduce op, DType dtype, int64_t rows, int64_t width, const MakeRows& makers,
+                      std::byte* out) {
+  if (rows <= 0 || width <= 0) {
+    throw InvalidArgument(fmt::format("reduce_made_rows: {} rows of {} columns", rows, width));
+  }
+  if (dtype == DType::kFloat32) {
+    return reduce_made_typed(op, rows, width, makers, reinterpret_cast<float*>(out));
+  }
+  if (dtype != DType::kFloat64) {
+    throw InvalidArgument(
+        fmt::format("reduce_made_rows: float32 or float64, not {}", dtype_name(dtype)));
+  }
+  reduce_made_typed(op, rows, width, makers, reinterpret_cast<double*>(out));
 }
 
 void argmax(DType dtype, const std::byte* in, const Shape& shape, int axis, std::byte* out) {

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string_view>
 
 #include "spmd/dtype.h"
@@ -34,6 +35,23 @@ void reduce(Reduce op, DType dtype, const std::byte* in, const Shape& shape, int
 // run_chain_reduce (chain.h) reduces its rows so, a few at a time.
 void reduce_rows(Reduce op, DType dtype, const std::byte* in, int64_t rows, int64_t extent,
                  std::byte* out);
+
+// Writes elements [first, last) of row `row` of an array made on demand to `dst`
+// (reduce_made_rows).
+using MakeRow = std::function<void(int64_t row, int64_t first, int64_t last, std::byte* dst)>;
+// A new MakeRow, for one thread's use: each part of a team makes its rows with its own.
+using MakeRows = std::function<MakeRow()>;
+
+// out (width elements) = op over the `rows` rows of a rows × width float32 or float64 array
+// whose rows are made as they are needed, a row's columns at a time, never the whole array at
+// once: the values reduce() gives over an axis with more than one element after it, in its order
+// (sums: kSumBlock rows in order, blocks combined pairwise; max and min in order, NaN winning).
+// The calling thread's team (thread_team.h) takes the top of the pairwise tree where there are
+// more rows than one block, each part making whole rows in memory order, else ranges of
+// columns; the values never depend on it. run_chain_reduce_axis (chain.h) makes the rows with a
+// chain. rows > 0, width > 0 (InvalidArgument otherwise).
+void reduce_made_rows(Reduce op, DType dtype, int64_t rows, int64_t width, const MakeRows& makers,
+                      std::byte* out);
 
 // out (int32, shape without `axis`) = the index of the first maximum along `axis` (the first NaN
 // counts as the maximum, as in NumPy and JAX). An empty axis throws InvalidArgument.

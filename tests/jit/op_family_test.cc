@@ -283,6 +283,34 @@ TEST(DeviceSeam, AChainAndTheReductionOfItsLastAxisReachTheBackendAsOneCall) {
   for (size_t i = 0; i < 3; ++i) EXPECT_EQ(fused[i], separate[i]) << i;
 }
 
+// A chain whose result only a reduction of a leading axis reads (a bias gradient's sum over the
+// batch) reaches the backend as one call, with the bits of the steps run apart: sums, and a max
+// and a min over the first of two axes, reduced from the last of them (axis 1) in the fused call.
+TEST(DeviceSeam, AChainAndTheReductionOfALeadingAxisReachTheBackendAsOneCall) {
+  std::vector<float> a(300 * 2 * 96), b(96);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = std::sin(0.37f * static_cast<float>(i)) * 3;
+  for (size_t i = 0; i < b.size(); ++i) b[i] = 0.25f * static_cast<float>(i % 5) - 0.5f;
+  for (const char* op : {"reduce_sum", "reduce_max", "reduce_min"}) {
+    const std::string chain = std::string(
+                                  "%0 = parameter f32[300,2,96] index=0 sharding=PartitionSpec()\n"
+                                  "%1 = parameter f32[96] index=1 sharding=PartitionSpec()\n"
+                                  "%2 = broadcast f32[300,2,96] %1 dims={2}\n"
+                                  "%3 = tanh f32[300,2,96] %0\n"
+                                  "%4 = mul f32[300,2,96] %3 %2\n"
+                                  "%5 = ") +
+                              op + " f32[96] %4 axes={0,1}\n";
+    const std::vector<Block> in{Block::from_vector(a, {300, 2, 96}), Block::from_vector(b, {96})};
+    const SeamRun run = run_on_counting_backend(chain + "return %5\n", in);
+    ASSERT_NE(run.local_text.find("fused_reduce f32[96]"), std::string::npos) << run.local_text;
+    EXPECT_EQ(run.calls, 3) << op;  // the broadcast, the chain with axis 1's sums, then axis 0
+    const SeamRun apart = run_on_counting_backend(chain + "return %5 %4\n", in);
+    ASSERT_EQ(apart.local_text.find("fused_reduce"), std::string::npos) << apart.local_text;
+    const auto fused = run.out[0].data<float>();
+    const auto separate = apart.out[0].data<float>();
+    for (size_t i = 0; i < 96; ++i) EXPECT_EQ(fused[i], separate[i]) << op << " " << i;
+  }
+}
+
 TEST(DeviceSeam, ABackendForAPlatformThisBuildLacksIsAClearError) {
   try {
     spmd::kernels::backend_for("gpu");

@@ -454,6 +454,78 @@ TEST(ThreadTeam, AChainReducedRowByRowIsTheChainThenTheReductionOnEveryTeam) {
                spmd::InvalidArgument);
 }
 
+// run_chain_reduce_axis over an axis with elements after it: the chain then reduce() of that
+// axis, byte for byte, for sums over fewer and more rows than one block (128) and than two
+// levels of the pairwise tree, slabs wider than one made slab (1024 columns), several outer
+// slabs (split by slab) and one (split by columns), with NaN, infinities and a signed zero, on
+// every team.
+TEST(ThreadTeam, AChainReducedOverALeadingAxisIsTheChainThenTheReductionOnEveryTeam) {
+  using Step = k::ChainStep;
+  struct Size {
+    int64_t outer, extent, inner;
+  };
+  for (DType dtype : {DType::kFloat32, DType::kFloat64}) {
+    const Step steps[] = {
+        {Step::Kind::kUnary, uint8_t(k::Unary::kTanh), dtype, dtype, {k::chain_input(0)}},
+        {Step::Kind::kBinary,
+         uint8_t(k::Binary::kMul),
+         dtype,
+         dtype,
+         {k::chain_result(0), k::chain_input(1)}},
+    };
+    for (size_t length : {size_t{1}, size_t{2}})
+      for (const Size& size :
+           {Size{1, 256, 2048}, Size{1, 1, 70}, Size{1, 129, 3}, Size{1, 1000, 77},
+            Size{3, 300, 1030}, Size{5, 2, 64}, Size{1, 0, 9}, Size{2, 515, 2500}, Size{7, 1, 1}}) {
+        const int64_t n = size.outer * size.extent * size.inner;
+        std::vector<double> wide(static_cast<size_t>(n));
+        for (size_t i = 0; i < wide.size(); ++i) wide[i] = std::sin(0.1 * double(i)) * 3;
+        if (n > 40) {
+          wide[3] = std::numeric_limits<double>::quiet_NaN();
+          wide[size_t(n / 2)] = std::numeric_limits<double>::infinity();
+          wide[size_t(n - 5)] = -std::numeric_limits<double>::infinity();
+          wide[size_t(n / 3)] = -0.0;
+        }
+        wide.push_back(0.5);  // the scalar input
+        std::vector<std::byte> x(wide.size() * spmd::dtype_size(dtype));
+        k::convert(DType::kFloat64, dtype, {bytes(wide), int64_t(wide.size())}, x.data(),
+                   int64_t(wide.size()));
+        const k::Input inputs[] = {{x.data(), n}, {x.data() + n * spmd::dtype_size(dtype), 1}};
+        const Shape shape{size.outer, size.extent, size.inner};
+        for (k::Reduce op : {k::Reduce::kSum, k::Reduce::kMax, k::Reduce::kMin}) {
+          if (size.extent == 0 && op != k::Reduce::kSum) continue;
+          const std::span<const Step> chain(steps, length);
+          std::vector<std::byte> whole(static_cast<size_t>(n) * spmd::dtype_size(dtype));
+          std::vector<std::byte> want(static_cast<size_t>(size.outer * size.inner) *
+                                      spmd::dtype_size(dtype));
+          k::run_chain(chain, inputs, whole.data(), n);
+          k::reduce(op, dtype, whole.data(), shape, 1, dtype, want.data());
+          const auto results = on_teams([&] {
+            std::vector<std::byte> got(want.size());
+            k::run_chain_reduce_axis(chain, inputs, size.outer, size.extent, size.inner, op,
+                                     got.data());
+            return got;
+          });
+          for (size_t t = 0; t < results.size(); ++t) {
+            EXPECT_EQ(results[t], want)
+                << spmd::dtype_name(dtype) << " " << size.outer << "x" << size.extent << "x"
+                << size.inner << " " << k::name(op) << ", " << length << " steps, team " << t;
+          }
+        }
+      }
+  }
+  const Step ints[] = {{Step::Kind::kUnary,
+                        uint8_t(k::Unary::kNeg),
+                        DType::kInt32,
+                        DType::kInt32,
+                        {k::chain_input(0)}}};
+  const std::vector<int32_t> v(8, 1);
+  std::vector<int32_t> out(4);
+  const k::Input in[] = {{bytes(v), 8}};
+  EXPECT_THROW(k::run_chain_reduce_axis(ints, in, 1, 2, 4, k::Reduce::kSum, bytes(out)),
+               spmd::InvalidArgument);
+}
+
 // Device threads, each with a team of two, multiplying at once: small products (one BLAS call
 // each) and products large enough for the team to split, every one checked against plain loops.
 TEST(ThreadTeam, DeviceThreadsMultiplyAtOnceAndEveryProductIsRight) {

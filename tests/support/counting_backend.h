@@ -49,9 +49,10 @@ class CountingBackend final : public kernels::Backend {
                 std::byte* o, int64_t n),
                (s, in, o, n))
   bool chain_reduce(std::span<const kernels::ChainStep> s, std::span<const kernels::Input> in,
-                    int64_t rows, int64_t extent, kernels::Reduce op, std::byte* o) const override {
+                    int64_t outer, int64_t extent, int64_t inner, kernels::Reduce op,
+                    std::byte* o) const override {
     count("chain_reduce");
-    return cpu_.chain_reduce(s, in, rows, extent, op, o);
+    return cpu_.chain_reduce(s, in, outer, extent, inner, op, o);
   }
   SPMD_COUNTED(convert, (DType f, DType t, kernels::Input a, std::byte* o, int64_t n),
                (f, t, a, o, n))
