@@ -3,8 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <optional>
 #include <utility>
 
+#include "jit/fuse.h"
+#include "jit/ops/layout.h"
 #include "jit/ops/padding.h"
 #include "jit/ops/reduction.h"
 #include "spmd/error.h"
@@ -13,43 +17,55 @@
 namespace spmd::compiler {
 namespace {
 
-// Where a fused step's operand comes from: an earlier step of the chain, else the fused step's
-// input reading that slot.
-int32_t chain_arg(const Step& f, size_t k, int slot) {
-  for (size_t j = 0; j < k; ++j) {
-    if (f.body[j].output == slot) return kernels::chain_result(static_cast<int>(j));
-  }
-  const auto at = std::find(f.inputs.begin(), f.inputs.end(), slot);
-  return kernels::chain_input(static_cast<int>(at - f.inputs.begin()));
-}
-
 // The first `count` steps of a fused step's body as a chain (kernels/chain.h) over its inputs.
+// A broadcast in the body (fuse.h) is one more input, its operand read in place where the
+// backend reads broadcasts so, else the broadcast made whole first (held in `made`).
 struct Chain {
   std::vector<kernels::Input> inputs;
   std::vector<kernels::ChainStep> steps;
+  std::vector<Block> made;
 };
 
-Chain chain_of(const Step& f, size_t count, const std::vector<Block>& slots) {
+Chain chain_of(const KernelContext& device, const Step& f, size_t count,
+               const std::vector<Block>& slots) {
   Chain c;
-  std::vector<kernels::Input>& inputs = c.inputs;
   for (int slot : f.inputs) {
     const Block& b = slots[static_cast<size_t>(slot)];
-    inputs.push_back({b.bytes().data(), b.size()});
+    c.inputs.push_back({b.bytes().data(), b.size()});
   }
-  std::vector<kernels::ChainStep>& chain = c.steps;
-  std::vector<DType> dtypes;
+  // Where each slot the chain reads comes from: a chain input or an earlier chain step.
+  std::map<int, int32_t> arg_of;
+  std::map<int, DType> dtype_of;
+  for (size_t i = 0; i < f.inputs.size(); ++i) {
+    arg_of[f.inputs[i]] = kernels::chain_input(static_cast<int>(i));
+    dtype_of[f.inputs[i]] = slots[static_cast<size_t>(f.inputs[i])].dtype();
+  }
   for (size_t k = 0; k < count; ++k) {
     const Step& s = f.body[k];
+    if (dynamic_cast<const BroadcastOp*>(s.operation.get()) != nullptr) {
+      const Block& from = slots[static_cast<size_t>(s.inputs[0])];
+      const std::optional<BroadcastRead> read = broadcast_read(from.shape(), s.shape);
+      if (read && device.backend.reads_broadcasts()) {
+        c.inputs.push_back({from.bytes().data(), read->period, read->repeat});
+      } else {
+        c.made.push_back(s.operation->run(device, s, {&from, 1}));
+        c.inputs.push_back({c.made.back().bytes().data(), c.made.back().size()});
+      }
+      arg_of[s.output] = kernels::chain_input(static_cast<int>(c.inputs.size()) - 1);
+      dtype_of[s.output] = s.dtype;
+      continue;
+    }
     std::array<int32_t, 3> args{};
-    dtypes.clear();
+    std::vector<DType> dtypes;
     for (size_t i = 0; i < s.inputs.size(); ++i) {
-      args[i] = chain_arg(f, k, s.inputs[i]);
-      dtypes.push_back(args[i] >= 0 ? slots[static_cast<size_t>(s.inputs[i])].dtype()
-                                    : f.body[static_cast<size_t>(-1 - args[i])].dtype);
+      args[i] = arg_of.at(s.inputs[i]);
+      dtypes.push_back(dtype_of.at(s.inputs[i]));
     }
     const auto* op = static_cast<const ElementwiseOperation*>(s.operation.get());
-    chain.push_back(op->chain_step(dtypes, s.dtype));
-    chain.back().args = args;
+    c.steps.push_back(op->chain_step(dtypes, s.dtype));
+    c.steps.back().args = args;
+    arg_of[s.output] = kernels::chain_result(static_cast<int>(c.steps.size()) - 1);
+    dtype_of[s.output] = s.dtype;
   }
   return c;
 }
@@ -58,7 +74,7 @@ Chain chain_of(const Step& f, size_t count, const std::vector<Block>& slots) {
 // blocks whose intermediates stay in cache, so each input is read once and the result written
 // once.
 Block run_fused(const KernelContext& device, const Step& f, const std::vector<Block>& slots) {
-  const Chain c = chain_of(f, f.body.size(), slots);
+  const Chain c = chain_of(device, f, f.body.size(), slots);
   Block out = device.allocate(f.dtype, f.shape);
   device.backend.chain(c.steps, c.inputs, out.mutable_bytes().data(), out.size());
   return out;
@@ -72,7 +88,7 @@ Block run_fused_reduce(const KernelContext& device, const Step& f,
   const Step& chained = f.body[f.body.size() - 2];
   const Step& reduction = f.body.back();
   const auto& op = static_cast<const ReduceOp&>(*reduction.operation);
-  const Chain c = chain_of(f, f.body.size() - 1, slots);
+  const Chain c = chain_of(device, f, f.body.size() - 1, slots);
   const Shape& shape = chained.shape;
   const auto axis = static_cast<size_t>(op.axes.back());
   const int64_t extent = shape[axis];

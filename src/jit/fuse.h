@@ -5,11 +5,26 @@
 // re-reading every intermediate.
 #pragma once
 
+#include <cstdint>
+#include <optional>
+
 #include "jit/local_program.h"
 
 namespace spmd::compiler {
 
-// Rewrites `local` in place (before its last uses are marked).
+// How a chain reads a broadcast from `from` to `to` in place (kernels/chain.h): element i of the
+// result is element (i / repeat) % period of the operand. There is one where the operand's
+// dimensions other than 1, aligned at the right, are one unbroken run of the result's (a bias
+// row, a column of row maxima, a scalar: period 1); nothing otherwise.
+struct BroadcastRead {
+  int64_t period = 1, repeat = 1;
+};
+std::optional<BroadcastRead> broadcast_read(const Shape& from, const Shape& to);
+
+// Rewrites `local` in place (before its last uses are marked). A broadcast read by nothing but
+// one step of a chain joins the chain where a chain can read it in place in runs of at least
+// kMinBroadcastRun elements (or it is a scalar's): the chain reads its operand, and the
+// broadcast is never written.
 void fuse_elementwise(LocalProgram& local);
 
 // After fuse_elementwise: a float32 or float64 reduction of the result of an element-wise step

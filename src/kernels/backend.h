@@ -43,6 +43,10 @@ class Backend {
   // GPU's would be one generated kernel).
   virtual void chain(std::span<const ChainStep> steps, std::span<const Input> inputs,
                      std::byte* out, int64_t n) const = 0;
+  // Whether chain() and chain_reduce() read a broadcast in place (chain.h: an Input with fewer
+  // elements than the chain's and more than one, or a `repeat`); where not, the caller makes the
+  // broadcast whole first.
+  virtual bool reads_broadcasts() const { return false; }
   // A chain feeding a reduction of one axis of its result (outer × extent × inner elements, the
   // axis the extent; inner = 1 for the last), in one pass (chain.h: run_chain_reduce_axis);
   // returns false, having done nothing, where this backend does not fuse them: the caller then

@@ -21,11 +21,16 @@ constexpr int64_t kMinBlock = 128;
 constexpr int64_t kBlockBytes = int64_t{16} << 10;
 
 // Where one operand of a step reads, block by block: base + offset × stride bytes, `elements`
-// per block (the block's length, or 1 for a scalar input).
+// per block (the block's length, or 1 for a scalar input). A broadcast read in place (Input's
+// `repeat`, or fewer elements than the chain's and more than one) reads element
+// (offset / repeat) % period: the block's length from there where repeat is 1, else that one
+// element; blocks never cross a boundary of its runs (ChainPass::run).
 struct Source {
   const std::byte* base = nullptr;
   int64_t stride = 0;
   bool scalar = false;
+  int64_t period = 0;  // a broadcast read in place: its elements; else 0
+  int64_t repeat = 1;
 };
 
 // A step with its kernel looked up and its operands resolved.
@@ -65,6 +70,22 @@ Resolved resolve(const ChainStep& s) {
   return r;
 }
 
+// How an input of `size`-byte elements is read by a chain over n elements (step k's operand).
+Source source(const Input& in, int64_t n, int64_t size, int k) {
+  if (in.repeat == 1 && in.elements == n) return {in.data, size, false};
+  if (in.elements == 1 && in.repeat >= 1) return {in.data, 0, true};
+  if (in.repeat < 1 || in.elements < 1 || in.elements > n) {
+    throw InvalidArgument(
+        fmt::format("run_chain: step {} reads an input of {} elements, each {} "
+                    "times, in a chain of {}",
+                    k, in.elements, in.repeat, n));
+  }
+  return {in.data, size, false, in.elements, in.repeat};
+}
+
+// The length of the runs of a broadcast read in place: a block must not cross their ends.
+int64_t run_length(const Source& s) { return s.repeat > 1 ? s.repeat : s.period; }
+
 // Step k's operands: chain inputs (at the block's offset, or their one element) or the block
 // buffers of earlier steps.
 void connect(Resolved& r, int k, std::span<const Input> inputs, int64_t n,
@@ -77,9 +98,8 @@ void connect(Resolved& r, int k, std::span<const Input> inputs, int64_t n,
             fmt::format("run_chain: step {} reads input {} of {}", k, arg, inputs.size()));
       }
       const Input& in = inputs[static_cast<size_t>(arg)];
-      const bool scalar = in.elements != n;
       const auto size = static_cast<int64_t>(dtype_size(operand_dtype(*r.step, i)));
-      r.from[static_cast<size_t>(i)] = {in.data, scalar ? 0 : size, scalar};
+      r.from[static_cast<size_t>(i)] = source(in, n, size, k);
     } else {
       const int32_t earlier = -1 - arg;
       if (earlier >= k) {
@@ -95,7 +115,13 @@ void run_block(const Resolved& r, int64_t offset, int64_t len) {
   std::array<Input, 3> in{};
   for (int i = 0; i < arity(r.step->kind); ++i) {
     const Source& s = r.from[static_cast<size_t>(i)];
-    in[static_cast<size_t>(i)] = {s.base + offset * s.stride, s.scalar ? 1 : len};
+    if (s.period == 0) {
+      in[static_cast<size_t>(i)] = {s.base + offset * s.stride, s.scalar ? 1 : len};
+    } else if (s.repeat > 1) {
+      in[static_cast<size_t>(i)] = {s.base + (offset / s.repeat) % s.period * s.stride, 1};
+    } else {
+      in[static_cast<size_t>(i)] = {s.base + offset % s.period * s.stride, len};
+    }
   }
   std::byte* dst = r.dst + (offset - r.dst_first) * r.dst_stride;
   const ChainStep& s = *r.step;
@@ -169,18 +195,26 @@ class ChainPass {
     }
     Resolved& last = resolved_.back();
     last.dst_stride = static_cast<int64_t>(dtype_size(steps.back().result));
+    for (const Resolved& r : resolved_) {
+      for (const Source& from : r.from) {
+        if (from.period > 0) runs_.push_back(run_length(from));
+      }
+    }
   }
 
   // Elements [begin, end), element i of the result written at out[i - out_first]. One step is
-  // one kernel call over the range (no blocks); more go block by block.
+  // one kernel call over the range (no blocks); more go block by block. Either way a call ends
+  // where a broadcast read in place starts a new run.
   void run(std::byte* out, int64_t begin, int64_t end, int64_t out_first) {
     Resolved& last = resolved_.back();
     last.dst = out;
     last.dst_first = out_first;
-    if (block_ == 0) return run_block(last, begin, end - begin);
-    for (int64_t offset = begin; offset < end; offset += block_) {
-      const int64_t len = std::min(block_, end - offset);
+    const int64_t block = block_ == 0 ? end - begin : block_;
+    for (int64_t offset = begin; offset < end;) {
+      int64_t len = std::min(block, end - offset);
+      for (int64_t run : runs_) len = std::min(len, run - offset % run);
       for (const Resolved& r : resolved_) run_block(r, offset, len);
+      offset += len;
     }
   }
 
@@ -188,6 +222,7 @@ class ChainPass {
   int64_t block_;  // elements per block; 0 for one step
   std::vector<std::vector<std::byte>> buffers_;
   std::vector<Resolved> resolved_;
+  std::vector<int64_t> runs_;  // the run lengths of the broadcasts read in place
 };
 
 // Runs the chain over elements [begin, end) of n, with block buffers of its own, writing element
@@ -210,7 +245,8 @@ bool exp_sums(std::span<const ChainStep> steps, std::span<const Input> inputs, i
   if (s.kind != ChainStep::Kind::kUnary || static_cast<Unary>(s.fn) != Unary::kExp ||
       s.dtype != DType::kFloat32 || s.result != DType::kFloat32 || s.args[0] < 0 ||
       static_cast<size_t>(s.args[0]) >= inputs.size() ||
-      inputs[static_cast<size_t>(s.args[0])].elements != rows * extent) {
+      inputs[static_cast<size_t>(s.args[0])].elements != rows * extent ||
+      inputs[static_cast<size_t>(s.args[0])].repeat != 1) {
     return false;
   }
   const auto* x = reinterpret_cast<const float*>(inputs[static_cast<size_t>(s.args[0])].data);

@@ -43,12 +43,16 @@ constexpr int32_t chain_result(int step) { return -1 - step; }
 // How many operands a step of `kind` reads.
 int arity(ChainStep::Kind kind);
 
-// Runs `steps` over n elements. `inputs` are the chain's operands, each of n elements or one (a
-// scalar for every element), of the dtype the steps reading them give it (select's condition:
-// bool); the last step's result, n elements of its `result` dtype, goes to `out`, which no input
-// may overlap. Equal, element for element, to running each step's kernel over all n elements in
-// order. Throws InvalidArgument for a step reading a later step or a missing input, and what a
-// kernel throws (an integer division by zero; `out` is then partly written).
+// Runs `steps` over n elements. `inputs` are the chain's operands, each of n elements, one (a
+// scalar for every element) or a broadcast read in place (elementwise.h: Input's `repeat`;
+// element i reads element (i / repeat) % elements: a row broadcast with repeat 1, a column
+// broadcast with repeat its row's length), of the dtype the steps reading them give it
+// (select's condition: bool); the last step's result, n elements of its `result` dtype, goes to
+// `out`, which no input may overlap. Blocks end where a broadcast's run ends, so runs shorter
+// than a block cost a kernel call each: fuse.h reads only runs of at least 64 in place. Equal,
+// element for element, to running each step's kernel over all n elements in order. Throws
+// InvalidArgument for a step reading a later step or a missing input, and what a kernel throws (an
+// integer division by zero; `out` is then partly written).
 void run_chain(std::span<const ChainStep> steps, std::span<const Input> inputs, std::byte* out,
                int64_t n);
 

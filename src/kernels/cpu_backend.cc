@@ -19,6 +19,7 @@ class CpuBackend final : public Backend {
              int64_t n) const override {
     run_chain(steps, inputs, out, n);
   }
+  bool reads_broadcasts() const override { return true; }
   bool chain_reduce(std::span<const ChainStep> steps, std::span<const Input> inputs, int64_t outer,
                     int64_t extent, int64_t inner, Reduce op, std::byte* out) const override {
     run_chain_reduce_axis(steps, inputs, outer, extent, inner, op, out);

@@ -90,10 +90,13 @@ std::string_view name(Unary op);
 std::string_view name(Binary op);
 constexpr bool is_comparison(Binary op) { return op >= Binary::kEq; }
 
-// One input of an element-wise kernel: `elements` is n or 1.
+// One input of an element-wise kernel: `elements` is n or 1 (and `repeat` 1). A chain's input
+// (chain.h) may also be a broadcast read in place: element i of the chain reads element
+// (i / repeat) % elements, which the chain turns into one of those two forms block by block.
 struct Input {
   const std::byte* data;
   int64_t elements;
+  int64_t repeat = 1;
 };
 
 // out[i] = op(a[i]) over n elements of `dtype`.

@@ -15,6 +15,7 @@
 
 #include "jit/batching.h"
 #include "jit/execute.h"
+#include "jit/fuse.h"
 #include "jit/op_registry.h"
 #include "jit/partition.h"
 #include "jit/partitioner.h"
@@ -302,13 +303,62 @@ TEST(DeviceSeam, AChainAndTheReductionOfALeadingAxisReachTheBackendAsOneCall) {
     const std::vector<Block> in{Block::from_vector(a, {300, 2, 96}), Block::from_vector(b, {96})};
     const SeamRun run = run_on_counting_backend(chain + "return %5\n", in);
     ASSERT_NE(run.local_text.find("fused_reduce f32[96]"), std::string::npos) << run.local_text;
-    EXPECT_EQ(run.calls, 3) << op;  // the broadcast, the chain with axis 1's sums, then axis 0
+    // the chain, reading the broadcast row in place, with axis 1's sums; then axis 0
+    EXPECT_EQ(run.calls, 2) << op;
     const SeamRun apart = run_on_counting_backend(chain + "return %5 %4\n", in);
     ASSERT_EQ(apart.local_text.find("fused_reduce"), std::string::npos) << apart.local_text;
     const auto fused = run.out[0].data<float>();
     const auto separate = apart.out[0].data<float>();
     for (size_t i = 0; i < 96; ++i) EXPECT_EQ(fused[i], separate[i]) << op << " " << i;
   }
+}
+
+// A broadcast that a chain alone reads joins it (fuse.h) and is read in place: one call, the
+// bits of the broadcast made whole; a bias row, a column of maxima and a scalar's.
+TEST(DeviceSeam, ABroadcastReadByAChainJoinsItAndIsNeverMadeWhole) {
+  std::vector<float> a(200 * 96), row(96), column(200);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = std::sin(0.37f * static_cast<float>(i)) * 3;
+  for (size_t i = 0; i < row.size(); ++i) row[i] = 0.25f * static_cast<float>(i % 5) - 0.5f;
+  for (size_t i = 0; i < column.size(); ++i) column[i] = std::cos(static_cast<float>(i));
+  const std::string body =
+      "%0 = parameter f32[200,96] index=0 sharding=PartitionSpec()\n"
+      "%1 = parameter f32[96] index=1 sharding=PartitionSpec()\n"
+      "%2 = parameter f32[200,1] index=2 sharding=PartitionSpec()\n"
+      "%3 = broadcast f32[200,96] %1\n"
+      "%4 = broadcast f32[200,96] %2\n"
+      "%5 = tanh f32[200,96] %0\n"
+      "%6 = mul f32[200,96] %5 %3\n"
+      "%7 = sub f32[200,96] %6 %4\n";
+  const std::vector<Block> in{Block::from_vector(a, {200, 96}), Block::from_vector(row, {96}),
+                              Block::from_vector(column, {200, 1})};
+  const SeamRun run = run_on_counting_backend(body + "return %7\n", in);
+  ASSERT_EQ(run.local_text.find("broadcast f32"), std::string::npos) << run.local_text;
+  ASSERT_NE(run.local_text.find(" = broadcast %1\n"), std::string::npos) << run.local_text;
+  ASSERT_NE(run.local_text.find(" = broadcast %2\n"), std::string::npos) << run.local_text;
+  EXPECT_EQ(run.calls, 1);  // the chain, reading both broadcasts in place
+  const SeamRun apart = run_on_counting_backend(body + "return %7 %3 %4\n", in);
+  ASSERT_NE(apart.local_text.find("broadcast f32"), std::string::npos) << apart.local_text;
+  const auto fused = run.out[0].data<float>();
+  const auto separate = apart.out[0].data<float>();
+  for (size_t i = 0; i < a.size(); ++i) ASSERT_EQ(fused[i], separate[i]) << i;
+}
+
+// Which broadcasts a chain reads in place, and how (fuse.h: broadcast_read).
+TEST(Fusion, ABroadcastIsReadInPlaceWhereItsOperandIsOneRunOfTheResult) {
+  using compiler::broadcast_read;
+  const auto read = [](const Shape& from, const Shape& to) {
+    const auto r = broadcast_read(from, to);
+    return r ? fmt::format("{}/{}", r->period, r->repeat) : std::string("none");
+  };
+  EXPECT_EQ(read({96}, {200, 96}), "96/1");        // a bias row
+  EXPECT_EQ(read({200, 1}, {200, 96}), "200/96");  // a column
+  EXPECT_EQ(read({4, 1}, {3, 4, 5}), "4/5");       // a middle dimension
+  EXPECT_EQ(read({1, 4, 5}, {3, 4, 5}), "20/1");   // leading ones
+  EXPECT_EQ(read({}, {3, 4}), "1/12");             // a scalar
+  EXPECT_EQ(read({1, 1}, {3, 4}), "1/12");
+  EXPECT_EQ(read({3, 4}, {3, 4}), "12/1");        // no broadcast at all
+  EXPECT_EQ(read({3, 1, 5}, {3, 4, 5}), "none");  // two runs
+  EXPECT_EQ(read({2, 3, 4}, {3, 4}), "none");     // more dimensions than the result
 }
 
 TEST(DeviceSeam, ABackendForAPlatformThisBuildLacksIsAClearError) {

@@ -6,6 +6,7 @@
 // OpenBLAS once handed two threads one buffer: kernels/matmul.cc).
 #include "kernels/thread_team.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "kernels/chain.h"
@@ -524,6 +526,72 @@ TEST(ThreadTeam, AChainReducedOverALeadingAxisIsTheChainThenTheReductionOnEveryT
   const k::Input in[] = {{bytes(v), 8}};
   EXPECT_THROW(k::run_chain_reduce_axis(ints, in, 1, 2, 4, k::Reduce::kSum, bytes(out)),
                spmd::InvalidArgument);
+}
+
+// A broadcast read in place (Input's `repeat`: element i reads (i / repeat) % elements) gives
+// the bytes of the broadcast made whole, in run_chain, run_chain_reduce and
+// run_chain_reduce_axis, on every team: a row (repeat 1), a column, a middle dimension, runs
+// shorter than a block and a scalar's, read twice in one chain.
+TEST(ThreadTeam, ABroadcastReadInPlaceEqualsTheBroadcastMadeWholeOnEveryTeam) {
+  using Step = k::ChainStep;
+  const DType f32 = DType::kFloat32;
+  const Step steps[] = {
+      {Step::Kind::kUnary, uint8_t(k::Unary::kTanh), f32, f32, {k::chain_input(0)}},
+      {Step::Kind::kBinary,
+       uint8_t(k::Binary::kMul),
+       f32,
+       f32,
+       {k::chain_result(0), k::chain_input(1)}},
+      {Step::Kind::kBinary,
+       uint8_t(k::Binary::kSub),
+       f32,
+       f32,
+       {k::chain_result(1), k::chain_input(1)}},
+  };
+  struct Case {
+    int64_t rows, extent, elements, repeat;  // the chain is rows × extent
+  };
+  for (const Case& c : {Case{300, 700, 700, 1}, Case{300, 700, 300, 700}, Case{5, 64 * 70, 64, 70},
+                        Case{40, 3, 3, 1}, Case{1, 5000, 5000, 1}, Case{64, 100, 1, 6400},
+                        Case{2, 40000, 40000, 1}}) {
+    const int64_t n = c.rows * c.extent;
+    std::vector<float> x(static_cast<size_t>(n)), b(static_cast<size_t>(c.elements));
+    for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37f * float(i)) * 2;
+    for (size_t i = 0; i < b.size(); ++i) b[i] = std::cos(0.11f * float(i)) + 0.5f;
+    std::vector<float> whole(x.size());  // the broadcast made whole, by its definition
+    for (int64_t i = 0; i < n; ++i) whole[size_t(i)] = b[size_t(i / c.repeat % c.elements)];
+    const k::Input in_place[] = {{bytes(x), n}, {bytes(b), c.elements, c.repeat}};
+    const k::Input made[] = {{bytes(x), n}, {bytes(whole), n}};
+    const std::string name =
+        fmt::format("{}x{} reading {} each {} times", c.rows, c.extent, c.elements, c.repeat);
+    std::vector<std::byte> want(x.size() * 4);
+    k::run_chain(steps, made, want.data(), n);
+    for (const auto& got : on_teams([&] {
+           std::vector<std::byte> out(x.size() * 4);
+           k::run_chain(steps, in_place, out.data(), n);
+           return out;
+         })) {
+      EXPECT_EQ(got, want) << name;
+    }
+    for (const auto& [outer, extent, inner] :
+         {std::tuple{c.rows, c.extent, int64_t{1}}, std::tuple{int64_t{1}, c.rows, c.extent}}) {
+      std::vector<std::byte> sums(static_cast<size_t>(outer * inner) * 4);
+      k::run_chain_reduce_axis(steps, made, outer, extent, inner, k::Reduce::kSum, sums.data());
+      for (const auto& got : on_teams([&] {
+             std::vector<std::byte> out(sums.size());
+             k::run_chain_reduce_axis(steps, in_place, outer, extent, inner, k::Reduce::kSum,
+                                      out.data());
+             return out;
+           })) {
+        EXPECT_EQ(got, sums) << name << ", reduced over " << extent;
+      }
+    }
+  }
+  std::vector<float> x(8), out(8);
+  const k::Input bad[][2] = {{{bytes(x), 8}, {bytes(x), 4, 0}}, {{bytes(x), 8}, {bytes(x), 9}}};
+  for (const auto& inputs : bad) {
+    EXPECT_THROW(k::run_chain(steps, inputs, bytes(out), 8), spmd::InvalidArgument);
+  }
 }
 
 // Device threads, each with a team of two, multiplying at once: small products (one BLAS call

@@ -48,6 +48,7 @@ class CountingBackend final : public kernels::Backend {
                (std::span<const kernels::ChainStep> s, std::span<const kernels::Input> in,
                 std::byte* o, int64_t n),
                (s, in, o, n))
+  bool reads_broadcasts() const override { return cpu_.reads_broadcasts(); }
   bool chain_reduce(std::span<const kernels::ChainStep> s, std::span<const kernels::Input> in,
                     int64_t outer, int64_t extent, int64_t inner, kernels::Reduce op,
                     std::byte* o) const override {
