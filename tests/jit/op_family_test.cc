@@ -207,11 +207,13 @@ struct SeamRun {
   int calls;
   std::string local_text;
 };
-SeamRun run_on_counting_backend(const std::string& text, std::vector<Block> inputs) {
+SeamRun run_on_counting_backend(const std::string& text, std::vector<Block> inputs,
+                                bool reads_broadcasts = true) {
   const spmd::Mesh one({spmd::devices()[0]}, {"x"});
   const compiler::LocalProgram local =
       compiler::partition(compiler::parse_program(text, one), one, "seam");
-  const CountingBackend backend;
+  CountingBackend backend;
+  if (!reads_broadcasts) backend.refuse_broadcasts_in_place();
   const compiler::KernelContext device{backend, backend.memory(0)};
   std::vector<Block> out = compiler::execute(local, device, inputs);
   return {std::move(out), backend.calls(), local.as_text()};
@@ -338,9 +340,16 @@ TEST(DeviceSeam, ABroadcastReadByAChainJoinsItAndIsNeverMadeWhole) {
   EXPECT_EQ(run.calls, 1);  // the chain, reading both broadcasts in place
   const SeamRun apart = run_on_counting_backend(body + "return %7 %3 %4\n", in);
   ASSERT_NE(apart.local_text.find("broadcast f32"), std::string::npos) << apart.local_text;
+  // A backend that cannot read them in place (a GPU's) is handed them made whole.
+  const SeamRun made = run_on_counting_backend(body + "return %7\n", in, false);
+  EXPECT_EQ(made.calls, 3);  // both broadcasts, then the chain
   const auto fused = run.out[0].data<float>();
   const auto separate = apart.out[0].data<float>();
-  for (size_t i = 0; i < a.size(); ++i) ASSERT_EQ(fused[i], separate[i]) << i;
+  const auto whole = made.out[0].data<float>();
+  for (size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(fused[i], separate[i]) << i;
+    ASSERT_EQ(whole[i], separate[i]) << i;
+  }
 }
 
 // Which broadcasts a chain reads in place, and how (fuse.h: broadcast_read).

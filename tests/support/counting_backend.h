@@ -18,6 +18,9 @@ class CountingBackend final : public kernels::Backend {
  public:
   explicit CountingBackend(std::string platform = "counting") : platform_(std::move(platform)) {}
 
+  // As a backend that cannot read a broadcast in place (a GPU's): the executor makes it whole.
+  void refuse_broadcasts_in_place() { reads_broadcasts_ = false; }
+
   // Calls of `method` ("chain", "matmul", ...) so far.
   int calls(const std::string& method) const {
     const std::lock_guard lock(mutex_);
@@ -48,7 +51,7 @@ class CountingBackend final : public kernels::Backend {
                (std::span<const kernels::ChainStep> s, std::span<const kernels::Input> in,
                 std::byte* o, int64_t n),
                (s, in, o, n))
-  bool reads_broadcasts() const override { return cpu_.reads_broadcasts(); }
+  bool reads_broadcasts() const override { return reads_broadcasts_ && cpu_.reads_broadcasts(); }
   bool chain_reduce(std::span<const kernels::ChainStep> s, std::span<const kernels::Input> in,
                     int64_t outer, int64_t extent, int64_t inner, kernels::Reduce op,
                     std::byte* o) const override {
@@ -134,6 +137,7 @@ class CountingBackend final : public kernels::Backend {
 
   std::string platform_;
   const kernels::Backend& cpu_ = kernels::cpu_backend();
+  bool reads_broadcasts_ = true;
   mutable std::mutex mutex_;
   mutable std::map<std::string, int> calls_;
 };
