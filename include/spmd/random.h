@@ -185,6 +185,43 @@ Tensor choice(const Tensor& key, const Tensor& a, const Shape& shape, bool repla
 Array choice(const Array& key, const Array& a, const Shape& shape, bool replace,
              const std::optional<Array>& p = std::nullopt, int axis = 0);
 
+// --- JAX's compositions of the samplers above (lib/random/compositions.cc), step for step as
+// jax.random composes them, so each value is JAX's where its steps' are. float32 samples from
+// raw keys (uint32[2]); parameters already broadcast to the sample's shape where said.
+
+// ±1 with equal probability, in `dtype`: 2 * bernoulli(key, 0.5) - 1 (jax.random.rademacher).
+Tensor rademacher(const Tensor& key, const Shape& shape = {}, DType dtype = DType::kInt32);
+Array rademacher(const Array& key, const Shape& shape = {}, DType dtype = DType::kInt32);
+// Beta(a, b), a and b float32 of the sample's shape: the log-gammas la, lb of a and b from the
+// two keys of split(key), then exp(la - m) / (exp(la - m) + exp(lb - m)), m = max(la, lb).
+Tensor beta(const Tensor& key, const Tensor& a, const Tensor& b);
+Array beta(const Array& key, const Array& a, const Array& b);
+// Dirichlet(alpha), alpha float32 of the sample's shape (…, k): the softmax of alpha's
+// log-gammas along the last axis.
+Tensor dirichlet(const Tensor& key, const Tensor& alpha);
+Array dirichlet(const Array& key, const Array& alpha);
+// The generalized normal of shape p: r * g ** (1 / p), g = gamma(1 / p) from split(key)[0] and
+// r = rademacher from split(key)[1], 1 / p rounded to float32 as a float32 division.
+Tensor generalized_normal(const Tensor& key, double p, const Shape& shape = {});
+Array generalized_normal(const Array& key, double p, const Shape& shape = {});
+// Points uniform in the d-dimensional unit p-ball, of shape (…shape, d): generalized normals g
+// (split(key)[0]) over (sum(|g| ** p, -1) + e) ** (1 / p), e exponential (split(key)[1]).
+Tensor ball(const Tensor& key, int64_t d, double p = 2, const Shape& shape = {});
+Array ball(const Array& key, int64_t d, double p = 2, const Shape& shape = {});
+// Matrices n × m (…shape, n, m) with orthonormal columns (n ≥ m) or rows: the Q of the reduced
+// QR of a normal (max(n, m) × min(n, m)) matrix, each column's sign set by R's diagonal, and
+// transposed where n < m. Q is Eigen's Householder QR's (linalg.h), within a few ulps of
+// JAX's LAPACK one, not bit for bit.
+Tensor orthogonal(const Tensor& key, int64_t n, int64_t m, const Shape& shape = {});
+Array orthogonal(const Array& key, int64_t n, int64_t m, const Shape& shape = {});
+// mean + L z, L the lower Cholesky factor of cov (…, k, k) and z standard normal of
+// (…shape, k), mean (…, k) and cov float32, their batch dimensions broadcasting with `shape`
+// (JAX's default method, "cholesky"; L as linalg.h's Cholesky gives it).
+Tensor multivariate_normal(const Tensor& key, const Tensor& mean, const Tensor& cov,
+                           const Shape& shape);
+Array multivariate_normal(const Array& key, const Array& mean, const Array& cov,
+                          const Shape& shape);
+
 // --- The samplers on typed keys (random_key.h): the values of the same sampler on the key's
 // data. Each takes a single key (shape ()), else InvalidArgument.
 

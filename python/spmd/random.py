@@ -381,13 +381,17 @@ def lognormal(key, sigma=1.0, shape=None, dtype=None):
     return jnp.exp(normal(key, shape, d) * jnp.asarray(sigma, d))
 
 
+def _rademacher_body(k, shape, dtype):
+    return _r.rademacher(k, list(shape), dtype)
+
+
 def rademacher(key, shape=(), dtype=None):
-    """±1 with equal probability (JAX's: 2 * bernoulli(0.5) - 1), int32 by default."""
-    from . import numpy as jnp
+    """±1 with equal probability (JAX's: 2 * bernoulli(0.5) - 1), int32 by default
+    (spmd::random::rademacher)."""
     d = _np.dtype(_core.dtype_of(_core.canonical_name(
         _core.default_int() if dtype is None else dtype)))
-    b = jnp.astype(bernoulli(key, 0.5, shape), d)
-    return jnp.astype(2 * b - 1, d)
+    shape = tuple(_shape(shape, "rademacher"))
+    return _traced("rademacher", key, _rademacher_body, (shape, _core.dtype_name(d)))
 
 
 # --- the gamma family: spmd::random's gamma, composed as JAX composes the rest ---
@@ -440,58 +444,60 @@ def loggamma(key, a, shape=None, dtype=None):
     return _traced("loggamma", key, _gamma_body, (shape, True), a)
 
 
+def _beta_body(k, a, b, shape):
+    from . import numpy as jnp
+    a, b = (jnp.broadcast_to(jnp.astype(x, "float32"), list(shape)) for x in (a, b))
+    return _r.beta(k, a, b)
+
+
 def beta(key, a, b, shape=None, dtype=None):
     """JAX's: the log-gammas of a and b from the two keys of split(key), then
-    exp(la - m) / (exp(la - m) + exp(lb - m)), m their maximum."""
-    from . import numpy as jnp
-    d = _gamma_dtype(dtype, "beta")
+    exp(la - m) / (exp(la - m) + exp(lb - m)), m their maximum (spmd::random::beta)."""
+    _gamma_dtype(dtype, "beta")
     shape = _sample_shape("beta", shape, _np.shape(a), _np.shape(b))
-    keys = split(key)
-    log_a = loggamma(keys[0], a, shape, d)
-    log_b = loggamma(keys[1], b, shape, d)
-    top = jnp.maximum(log_a, log_b)
-    scaled_a, scaled_b = jnp.exp(log_a - top), jnp.exp(log_b - top)
-    return scaled_a / (scaled_a + scaled_b)
+    return _traced("beta", key, _beta_body, (shape,), a, b)
+
+
+def _dirichlet_body(k, alpha, shape):
+    from . import numpy as jnp
+    return _r.dirichlet(k, jnp.broadcast_to(jnp.astype(alpha, "float32"), list(shape)))
 
 
 def dirichlet(key, alpha, shape=None, dtype=None):
-    """JAX's: the softmax of log-gammas of alpha along its last axis."""
-    from . import nn
-    d = _gamma_dtype(dtype, "dirichlet")
+    """JAX's: the softmax of log-gammas of alpha along its last axis (spmd::random::dirichlet)."""
+    _gamma_dtype(dtype, "dirichlet")
     if _np.ndim(alpha) < 1:
         raise ValueError(f"dirichlet requires alpha.ndim >= 1, got alpha.ndim == "
                          f"{_np.ndim(alpha)}")
     batch = _np.shape(alpha)[:-1]
     shape = batch if shape is None else _sample_shape("dirichlet", shape, batch)
-    return nn.softmax(loggamma(key, alpha, tuple(shape) + _np.shape(alpha)[-1:], d), axis=-1)
+    return _traced("dirichlet", key, _dirichlet_body,
+                   (tuple(shape) + _np.shape(alpha)[-1:],), alpha)
+
+
+def _generalized_normal_body(k, p, shape):
+    return _r.generalized_normal(k, p, list(shape))
 
 
 def generalized_normal(key, p, shape=(), dtype=None):
     """JAX's: r * g ** (1 / p), g gamma(1 / p) from split(key)[0], r rademacher from [1], in
-    float32 as JAX's jit computes them."""
-    from . import numpy as jnp
-    d = _gamma_dtype(dtype, "generalized_normal")
+    float32 as JAX's jit computes them (spmd::random::generalized_normal)."""
+    _gamma_dtype(dtype, "generalized_normal")
     shape = tuple(_shape(shape, "generalized_normal"))
-    keys = split(key)
-    inverse = jnp.float32(1) / jnp.asarray(p, d)
-    g = gamma(keys[0], inverse, shape, d)
-    r = rademacher(keys[1], shape, d)
-    return r * g ** inverse
+    return _traced("generalized_normal", key, _generalized_normal_body, (float(p), shape))
+
+
+def _ball_body(k, d, p, shape):
+    return _r.ball(k, d, p, list(shape))
 
 
 def ball(key, d, p=2, shape=(), dtype=None):
     """Points uniform in the d-dimensional unit p-ball (JAX's: generalized normals over their
-    p-norm grown by an exponential draw), of shape (*shape, d)."""
-    from . import numpy as jnp
-    t = _gamma_dtype(dtype, "ball")
+    p-norm grown by an exponential draw), of shape (*shape, d) (spmd::random::ball)."""
+    _gamma_dtype(dtype, "ball")
     d = _integer(d, "ball: d")
     shape = tuple(_shape(shape, "ball"))
-    keys = split(key)
-    g = generalized_normal(keys[0], p, (*shape, d), t)
-    e = exponential(keys[1], shape, t)
-    power = jnp.asarray(p, t)
-    norm = (jnp.sum(jnp.abs(g) ** power, axis=-1) + e) ** (jnp.float32(1) / power)
-    return g / jnp.expand_dims(norm, -1)
+    return _traced("ball", key, _ball_body, (d, float(p), shape))
 
 
 def _poisson_body(k, lam, shape):
@@ -515,18 +521,24 @@ def poisson(key, lam, shape=None, dtype=None):
     return out if d == _np.int32 else jnp.astype(out, d)
 
 
+def _orthogonal_body(k, n, m, shape):
+    return _r.orthogonal(k, n, m, list(shape))
+
+
 def orthogonal(key, n, shape=(), dtype=None, m=None):
     """JAX's: the Q of a normal matrix's QR, its columns' signs set by R's diagonal (n×m; m
-    defaults to n), float32."""
-    from . import numpy as jnp
-    d = _gamma_dtype(dtype, "orthogonal")
+    defaults to n), float32 (spmd::random::orthogonal)."""
+    _gamma_dtype(dtype, "orthogonal")
     n = _integer(n, "orthogonal: n")
     m = n if m is None else _integer(m, "orthogonal: m")
     shape = tuple(_shape(shape, "orthogonal"))
-    z = normal(key, (*shape, max(n, m), min(n, m)), d)
-    q, r = jnp.linalg.qr(z)
-    x = q * jnp.expand_dims(jnp.sign(jnp.diagonal(r, 0, -2, -1)), -2)
-    return jnp.swapaxes(x, -1, -2) if n < m else x
+    return _traced("orthogonal", key, _orthogonal_body, (n, m, shape))
+
+
+def _multivariate_normal_body(k, mean, cov, shape):
+    from . import numpy as jnp
+    return _r.multivariate_normal(k, jnp.astype(mean, "float32"), jnp.astype(cov, "float32"),
+                                  list(shape))
 
 
 def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky"):
@@ -553,6 +565,5 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky
     batch = (tuple(mean.shape[:-1]), tuple(cov.shape[:-2]))
     shape = _np.broadcast_shapes(*batch) if shape is None else \
         _sample_shape("normal", shape, *batch)
-    factor = jnp.linalg.cholesky(cov)
-    z = normal(key, tuple(shape) + (k,), d)
-    return mean + jnp.squeeze(jnp.matmul(factor, jnp.expand_dims(z, -1)), -1)
+    return _traced("multivariate_normal", key, _multivariate_normal_body, (tuple(shape),),
+                   mean, cov)

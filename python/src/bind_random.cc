@@ -96,6 +96,28 @@ void bind_random(nb::module_& m) {
     return random::gamma(key, a, log_space);
   });
   r.def("poisson", [](const Tensor& key, const Tensor& lam) { return random::poisson(key, lam); });
+  // JAX's compositions (spmd/random.h), on traced raw keys.
+  r.def("rademacher", [](const Tensor& key, const Shape& shape, const std::string& dtype) {
+    return random::rademacher(key, shape, dtype_named(dtype));
+  });
+  r.def("beta", [](const Tensor& key, const Tensor& a, const Tensor& b) {
+    return random::beta(key, a, b);
+  });
+  r.def("dirichlet",
+        [](const Tensor& key, const Tensor& alpha) { return random::dirichlet(key, alpha); });
+  r.def("generalized_normal", [](const Tensor& key, double p, const Shape& shape) {
+    return random::generalized_normal(key, p, shape);
+  });
+  r.def("ball", [](const Tensor& key, int64_t d, double p, const Shape& shape) {
+    return random::ball(key, d, p, shape);
+  });
+  r.def("orthogonal", [](const Tensor& key, int64_t n, int64_t m, const Shape& shape) {
+    return random::orthogonal(key, n, m, shape);
+  });
+  r.def("multivariate_normal",
+        [](const Tensor& key, const Tensor& mean, const Tensor& cov, const Shape& shape) {
+          return random::multivariate_normal(key, mean, cov, shape);
+        });
 }
 
 }  // namespace spmd::python

@@ -217,6 +217,76 @@ TEST(Random, SamplersUnderJitEqualTheEagerOnesWhateverTheShardingWithoutCommunic
   }
 }
 
+// JAX's compositions (spmd/random.h): each Array form equals its Tensor form under jit, and
+// each keeps to its definition: ±1; beta in [0, 1]; dirichlet's rows summing to 1; points inside
+// the unit ball; orthonormal columns or rows; the generalized normal's variance
+// Γ(3/p)/Γ(1/p); multivariate_normal with an identity covariance is mean + normal, bit for bit.
+TEST(Random, JaxsCompositionsKeepToTheirDefinitions) {
+  namespace jnp = spmd::numpy;
+  const Array key = random::PRNGKey(11);
+  const auto host = [](std::vector<float> v, const Shape& shape) {
+    return spmd::device_put(HostArray::from_vector(std::move(v), shape),
+                            spmd::SingleDeviceSharding(spmd::local_devices().front()));
+  };
+  const auto same_under_jit = [&](const char* name, const Array& eager,
+                                  const std::function<Tensor(const Tensor&)>& traced) {
+    EXPECT_EQ(words(spmd::jit(traced)(key)), words(eager)) << name;
+  };
+  const Array r = random::rademacher(key, {4000});
+  std::set<int32_t> signs;
+  for (int32_t v : values<int32_t>(r)) signs.insert(v);
+  EXPECT_EQ(signs, (std::set<int32_t>{-1, 1}));
+  same_under_jit("rademacher", r, [](const Tensor& k) { return random::rademacher(k, {4000}); });
+
+  const Array a = host(std::vector<float>(2000, 2.0f), {2000});
+  const Array b = host(std::vector<float>(2000, 0.5f), {2000});
+  const Array betas = random::beta(key, a, b);
+  for (float v : values<float>(betas)) ASSERT_TRUE(v >= 0.0f && v <= 1.0f) << v;
+  same_under_jit("beta", betas, [](const Tensor& k) {
+    return random::beta(k, jnp::ones({2000}) * 2.0, jnp::ones({2000}) * 0.5);
+  });
+
+  const Array alpha = host(std::vector<float>(2000, 0.7f), {500, 4});
+  const std::vector<float> d = values<float>(random::dirichlet(key, alpha));
+  for (size_t row = 0; row < 500; ++row) {
+    const float total = d[4 * row] + d[4 * row + 1] + d[4 * row + 2] + d[4 * row + 3];
+    ASSERT_NEAR(total, 1.0f, 1e-5f) << row;
+  }
+
+  const std::vector<float> points = values<float>(random::ball(key, 3, 2.0, {1000}));
+  ASSERT_EQ(points.size(), 3000u);
+  for (size_t i = 0; i < 1000; ++i) {
+    const float n2 = points[3 * i] * points[3 * i] + points[3 * i + 1] * points[3 * i + 1] +
+                     points[3 * i + 2] * points[3 * i + 2];
+    ASSERT_LE(n2, 1.0f + 1e-5f) << i;
+  }
+  same_under_jit("ball", random::ball(key, 3, 1.5, {20}),
+                 [](const Tensor& k) { return random::ball(k, 3, 1.5, {20}); });
+
+  const std::vector<float> g = values<float>(random::generalized_normal(key, 2.0, {40000}));
+  double square = 0;
+  for (float v : g) square += double(v) * v;
+  EXPECT_NEAR(square / double(g.size()), std::tgamma(1.5) / std::tgamma(0.5), 0.02);
+
+  for (const auto& [n, m] : {std::pair<int64_t, int64_t>{5, 3}, {3, 5}, {4, 4}}) {
+    const Array q = random::orthogonal(key, n, m, {2});
+    ASSERT_EQ(q.shape(), (Shape{2, n, m}));
+    const Array qt = jnp::transpose(q, {0, 2, 1});
+    const Array gram = n >= m ? jnp::matmul(qt, q) : jnp::matmul(q, qt);
+    const std::vector<float> v = values<float>(gram);
+    const int64_t k = std::min(n, m);
+    for (int64_t i = 0; i < 2 * k * k; ++i) {
+      const bool diagonal = (i % (k * k)) % (k + 1) == 0;
+      ASSERT_NEAR(v[size_t(i)], diagonal ? 1.0f : 0.0f, 1e-5f) << n << "x" << m << " at " << i;
+    }
+  }
+
+  const Array mean = host({1, -2, 0.5f}, {3});
+  const Array identity = host({1, 0, 0, 0, 1, 0, 0, 0, 1}, {3, 3});
+  const Array drawn = random::multivariate_normal(key, mean, identity, {7});
+  EXPECT_EQ(words(drawn), words(jnp::add(mean, random::normal(key, {7, 3}))));
+}
+
 TEST(Random, SamplersKeepToTheirRanges) {
   const Array key = random::PRNGKey(3);
   for (float v : values<float>(random::uniform(key, {4000}, DType::kFloat32, -2.0, 0.5))) {

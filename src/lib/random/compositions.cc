@@ -1,0 +1,182 @@
+// spmd::random's samplers that JAX composes of others (jax/_src/random: rademacher, beta,
+// dirichlet, generalized_normal, ball, orthogonal, multivariate_normal), composed here the same
+// way, step for step, so their values are JAX's where the steps' are. Written once, on Tensors;
+// the Array forms run them through an eager jit, and Python binds the Tensor forms.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "jit/lax.h"
+#include "jit/program.h"
+#include "jit/trace.h"
+#include "spmd/error.h"
+#include "spmd/linalg.h"
+#include "spmd/numpy.h"
+#include "spmd/numpy_eager.h"
+#include "spmd/random.h"
+
+namespace spmd::random {
+namespace {
+
+// Key i of a split: keys[i], a raw key (uint32[2]).
+Tensor key_at(const Tensor& keys, int64_t i) {
+  return numpy::reshape(numpy::slice(keys, {i, 0}, {i + 1, 2}), {2});
+}
+
+// A float32 constant, 0-d, in the trace `like` belongs to (as jnp.asarray(p, float32) is).
+Tensor float32_of(const Tensor& like, float value) {
+  return compiler::lax::full(like.trace(), Shape{}, DType::kFloat32, value);
+}
+
+void check_float32(std::string_view what, const Tensor& x, std::string_view name) {
+  if (x.dtype() != DType::kFloat32) {
+    throw InvalidArgument(fmt::format("random.{}: samples float32 only; {} is {}", what, name,
+                                      compiler::type_text(x.dtype(), x.shape())));
+  }
+}
+
+std::string shape_text(const Shape& shape) { return fmt::format("[{}]", fmt::join(shape, ",")); }
+
+Array eager_of(const std::string& name, std::initializer_list<const Array*> inputs,
+               const std::function<Tensor(const std::vector<Tensor>&)>& fn) {
+  return numpy::detail::eager(name, inputs, fn);
+}
+
+}  // namespace
+
+Tensor rademacher(const Tensor& key, const Shape& shape, DType dtype) {
+  const Tensor b = numpy::astype(bernoulli(key, 0.5, shape), dtype);
+  return numpy::astype(2 * b - 1, dtype);
+}
+
+Array rademacher(const Array& key, const Shape& shape, DType dtype) {
+  return eager_of(fmt::format("random.rademacher{}{}", shape_text(shape), dtype_name(dtype)),
+                  {&key},
+                  [=](const std::vector<Tensor>& t) { return rademacher(t[0], shape, dtype); });
+}
+
+Tensor beta(const Tensor& key, const Tensor& a, const Tensor& b) {
+  check_float32("beta", a, "a");
+  check_float32("beta", b, "b");
+  if (a.shape() != b.shape()) {
+    throw InvalidArgument(fmt::format("random.beta: a {} and b {} must have the sample's shape",
+                                      shape_text(a.shape()), shape_text(b.shape())));
+  }
+  const Tensor keys = split(key);
+  const Tensor log_a = gamma(key_at(keys, 0), a, true);
+  const Tensor log_b = gamma(key_at(keys, 1), b, true);
+  const Tensor top = numpy::maximum(log_a, log_b);
+  const Tensor scaled_a = numpy::exp(log_a - top);
+  const Tensor scaled_b = numpy::exp(log_b - top);
+  return scaled_a / (scaled_a + scaled_b);
+}
+
+Array beta(const Array& key, const Array& a, const Array& b) {
+  return eager_of("random.beta", {&key, &a, &b},
+                  [](const std::vector<Tensor>& t) { return beta(t[0], t[1], t[2]); });
+}
+
+Tensor dirichlet(const Tensor& key, const Tensor& alpha) {
+  check_float32("dirichlet", alpha, "alpha");
+  if (alpha.shape().empty()) {
+    throw InvalidArgument("random.dirichlet: alpha must have at least one dimension");
+  }
+  return numpy::softmax(gamma(key, alpha, true), -1);
+}
+
+Array dirichlet(const Array& key, const Array& alpha) {
+  return eager_of("random.dirichlet", {&key, &alpha},
+                  [](const std::vector<Tensor>& t) { return dirichlet(t[0], t[1]); });
+}
+
+Tensor generalized_normal(const Tensor& key, double p, const Shape& shape) {
+  const Tensor keys = split(key);
+  const Tensor inverse = float32_of(keys, 1.0f / static_cast<float>(p));
+  const Tensor g = gamma(key_at(keys, 0), numpy::broadcast_to(inverse, shape), false);
+  const Tensor r = rademacher(key_at(keys, 1), shape, DType::kFloat32);
+  return r * numpy::power(g, inverse);
+}
+
+Array generalized_normal(const Array& key, double p, const Shape& shape) {
+  return eager_of(fmt::format("random.generalized_normal{}[{}]", shape_text(shape), p), {&key},
+                  [=](const std::vector<Tensor>& t) { return generalized_normal(t[0], p, shape); });
+}
+
+Tensor ball(const Tensor& key, int64_t d, double p, const Shape& shape) {
+  if (d < 0) throw InvalidArgument(fmt::format("random.ball: d must be >= 0, not {}", d));
+  const Tensor keys = split(key);
+  Shape points = shape;
+  points.push_back(d);
+  const Tensor g = generalized_normal(key_at(keys, 0), p, points);
+  const Tensor e = exponential(key_at(keys, 1), shape, DType::kFloat32);
+  const Tensor power = float32_of(keys, static_cast<float>(p));
+  const Tensor inverse = float32_of(keys, 1.0f / static_cast<float>(p));
+  const Tensor norm =
+      numpy::power(numpy::sum(numpy::power(numpy::abs(g), power), {-1}) + e, inverse);
+  return g / numpy::expand_dims(norm, -1);
+}
+
+Array ball(const Array& key, int64_t d, double p, const Shape& shape) {
+  return eager_of(fmt::format("random.ball{}[{},{}]", shape_text(shape), d, p), {&key},
+                  [=](const std::vector<Tensor>& t) { return ball(t[0], d, p, shape); });
+}
+
+Tensor orthogonal(const Tensor& key, int64_t n, int64_t m, const Shape& shape) {
+  if (n < 0 || m < 0) {
+    throw InvalidArgument(fmt::format("random.orthogonal: n and m must be >= 0, not {}, {}", n, m));
+  }
+  Shape drawn = shape;
+  drawn.push_back(std::max(n, m));
+  drawn.push_back(std::min(n, m));
+  const auto [q, r] = numpy::linalg::qr(normal(key, drawn, DType::kFloat32));
+  // R's diagonal: each square matrix flattened, every (k + 1)th element.
+  const int64_t k = std::min(n, m);
+  Shape flat = r.shape();
+  flat.pop_back();
+  flat.back() = k * k;
+  const Tensor at = compiler::lax::iota(r.trace(), {DType::kInt32, Shape{k}}) * (k + 1);
+  const Tensor diagonal = numpy::take(numpy::reshape(r, flat), at, -1);
+  const Tensor x = q * numpy::expand_dims(numpy::sign(diagonal), -2);
+  return n < m ? numpy::swapaxes(x, -1, -2) : x;
+}
+
+Array orthogonal(const Array& key, int64_t n, int64_t m, const Shape& shape) {
+  return eager_of(fmt::format("random.orthogonal{}[{},{}]", shape_text(shape), n, m), {&key},
+                  [=](const std::vector<Tensor>& t) { return orthogonal(t[0], n, m, shape); });
+}
+
+Tensor multivariate_normal(const Tensor& key, const Tensor& mean, const Tensor& cov,
+                           const Shape& shape) {
+  check_float32("multivariate_normal", mean, "mean");
+  check_float32("multivariate_normal", cov, "cov");
+  if (mean.shape().empty() || cov.shape().size() < 2) {
+    throw InvalidArgument(fmt::format(
+        "random.multivariate_normal: mean needs at least one dimension and cov two; got {} and {}",
+        shape_text(mean.shape()), shape_text(cov.shape())));
+  }
+  const int64_t k = mean.shape().back();
+  const Shape& c = cov.shape();
+  if (c[c.size() - 1] != k || c[c.size() - 2] != k) {
+    throw InvalidArgument(fmt::format(
+        "random.multivariate_normal: cov must be (..., {}, {}) for a mean of {} values, not {}", k,
+        k, k, shape_text(c)));
+  }
+  const Tensor factor = numpy::linalg::cholesky(cov);
+  Shape drawn = shape;
+  drawn.push_back(k);
+  const Tensor z = normal(key, drawn, DType::kFloat32);
+  return mean + numpy::squeeze(numpy::matmul(factor, numpy::expand_dims(z, -1)), {-1});
+}
+
+Array multivariate_normal(const Array& key, const Array& mean, const Array& cov,
+                          const Shape& shape) {
+  return eager_of(
+      fmt::format("random.multivariate_normal{}", shape_text(shape)), {&key, &mean, &cov},
+      [=](const std::vector<Tensor>& t) { return multivariate_normal(t[0], t[1], t[2], shape); });
+}
+
+}  // namespace spmd::random
