@@ -189,6 +189,12 @@ Array choice(const Array& key, const Array& a, const Shape& shape, bool replace,
 // jax.random composes them, so each value is JAX's where its steps' are. float32 samples from
 // raw keys (uint32[2]); parameters already broadcast to the sample's shape where said.
 
+// Log-normal samples with an array of sigmas (jax.random.lognormal with a traced sigma):
+// exp(normal(key, shape, dtype) * sigma), sigma (in dtype) broadcasting to `shape`.
+Tensor lognormal(const Tensor& key, const Tensor& sigma, const Shape& shape,
+                 DType dtype = DType::kFloat32);
+Array lognormal(const Array& key, const Array& sigma, const Shape& shape,
+                DType dtype = DType::kFloat32);
 // ±1 with equal probability, in `dtype`: 2 * bernoulli(key, 0.5) - 1 (jax.random.rademacher).
 Tensor rademacher(const Tensor& key, const Shape& shape = {}, DType dtype = DType::kInt32);
 Array rademacher(const Array& key, const Shape& shape = {}, DType dtype = DType::kInt32);

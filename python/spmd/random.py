@@ -371,14 +371,18 @@ def logistic(key, shape=(), dtype=None):
 
 def lognormal(key, sigma=1.0, shape=None, dtype=None):
     """JAX's: exp(normal * sigma). A scalar sigma is spmd::random's sampler, JAX's bit for bit;
-    an array sigma is normal times sigma through jnp.exp."""
-    from . import numpy as jnp
+    an array sigma spmd::random's composition, normal times sigma through XLA's exp."""
     d = _float_dtype(dtype, "lognormal", float64=False)
     shape = _np.shape(sigma) if shape is None else shape
     if _np.ndim(sigma) == 0 and not isinstance(sigma, _core.Tensor):
         return _sample("lognormal", _r.lognormal, key, float(sigma), _shape(shape, "lognormal"),
                        _core.dtype_name(d))
-    return jnp.exp(normal(key, shape, d) * jnp.asarray(sigma, d))
+    return _traced("lognormal", key, _lognormal_body,
+                   (tuple(_shape(shape, "lognormal")), _core.dtype_name(d)), sigma)
+
+
+def _lognormal_body(k, sigma, shape, dtype):
+    return _r.lognormal_of_sigmas(k, sigma, list(shape), dtype)
 
 
 def _rademacher_body(k, shape, dtype):

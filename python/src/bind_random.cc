@@ -97,6 +97,10 @@ void bind_random(nb::module_& m) {
   });
   r.def("poisson", [](const Tensor& key, const Tensor& lam) { return random::poisson(key, lam); });
   // JAX's compositions (spmd/random.h), on traced raw keys.
+  r.def("lognormal_of_sigmas",
+        [](const Tensor& key, const Tensor& sigma, const Shape& shape, const std::string& dtype) {
+          return random::lognormal(key, sigma, shape, dtype_named(dtype));
+        });
   r.def("rademacher", [](const Tensor& key, const Shape& shape, const std::string& dtype) {
     return random::rademacher(key, shape, dtype_named(dtype));
   });

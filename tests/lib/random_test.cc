@@ -220,7 +220,8 @@ TEST(Random, SamplersUnderJitEqualTheEagerOnesWhateverTheShardingWithoutCommunic
 // JAX's compositions (spmd/random.h): each Array form equals its Tensor form under jit, and
 // each keeps to its definition: ±1; beta in [0, 1]; dirichlet's rows summing to 1; points inside
 // the unit ball; orthonormal columns or rows; the generalized normal's variance
-// Γ(3/p)/Γ(1/p); multivariate_normal with an identity covariance is mean + normal, bit for bit.
+// Γ(3/p)/Γ(1/p); multivariate_normal with an identity covariance is mean + normal, and lognormal
+// with an array of equal sigmas the scalar sampler, bit for bit.
 TEST(Random, JaxsCompositionsKeepToTheirDefinitions) {
   namespace jnp = spmd::numpy;
   const Array key = random::PRNGKey(11);
@@ -285,6 +286,11 @@ TEST(Random, JaxsCompositionsKeepToTheirDefinitions) {
   const Array identity = host({1, 0, 0, 0, 1, 0, 0, 0, 1}, {3, 3});
   const Array drawn = random::multivariate_normal(key, mean, identity, {7});
   EXPECT_EQ(words(drawn), words(jnp::add(mean, random::normal(key, {7, 3}))));
+
+  // An array of sigmas, all 0.3: the scalar sampler's values.
+  const Array sigmas = host(std::vector<float>(3, 0.3f), {3});
+  EXPECT_EQ(words(random::lognormal(key, sigmas, {7, 3})),
+            words(random::lognormal(key, 0.3, {7, 3})));
 }
 
 TEST(Random, SamplersKeepToTheirRanges) {
