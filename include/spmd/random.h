@@ -189,11 +189,10 @@ Array choice(const Array& key, const Array& a, const Shape& shape, bool replace,
 // jax.random composes them, so each value is JAX's where its steps' are. float32 samples from
 // raw keys (uint32[2]); parameters already broadcast to the sample's shape where said.
 
-// Log-normal samples with an array of sigmas (jax.random.lognormal with a traced sigma):
-// exp(normal(key, shape, dtype) * sigma), sigma (in dtype) broadcasting to `shape`, in JAX's
-// order of operations. XLA's CPU backend folds sqrt(2) · sigma into one factor first, as the
-// scalar-sigma sampler does, so where sigma is not a power of two some exponents differ from
-// JAX's in the last bit (about 1 in 20 for sigma 0.3), their exponentials by up to 8 ulps.
+// Log-normal samples with an array of sigmas (jax.random.lognormal with a traced sigma), sigma
+// (in dtype) broadcasting to `shape`: exp(erf_inv(u) (sqrt(2) sigma)), the factor folded as
+// XLA's CPU backend folds it (in bfloat16 it keeps JAX's exp(normal sigma)), so JAX's values bit
+// for bit, as with one sigma.
 Tensor lognormal(const Tensor& key, const Tensor& sigma, const Shape& shape,
                  DType dtype = DType::kFloat32);
 Array lognormal(const Array& key, const Array& sigma, const Shape& shape,

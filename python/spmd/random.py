@@ -371,8 +371,8 @@ def logistic(key, shape=(), dtype=None):
 
 def lognormal(key, sigma=1.0, shape=None, dtype=None):
     """JAX's: exp(normal * sigma). A scalar sigma is spmd::random's sampler, JAX's bit for bit;
-    an array sigma spmd::random's composition, normal times sigma through XLA's exp (XLA folds
-    sqrt(2) sigma first: a sigma other than a power of two can differ in the last bit)."""
+    an array sigma spmd::random's: erf_inv(u) times sqrt(2) sigma (folded first, as XLA folds
+    it) through XLA's exp, also JAX's bit for bit."""
     d = _float_dtype(dtype, "lognormal", float64=False)
     shape = _np.shape(sigma) if shape is None else shape
     if _np.ndim(sigma) == 0 and not isinstance(sigma, _core.Tensor):

@@ -296,6 +296,8 @@ SPMD_SAMPLER_INLINE float transform(float u, float param, R r) {
     return r(r(xla_log(u)) - r(xla_log1p(-u)));  // log(u) - log1p(-u)
   } else if constexpr (D == Distribution::kCauchy) {
     return r(std::tan(r(param * r(u - 0.5f))));  // tan(pi (u - 1/2)), the C library's tanf
+  } else if constexpr (D == Distribution::kErfInv) {
+    return u;  // erf_inv(u) itself
   } else {
     return r(xla_exp(r(u * param)));  // lognormal: exp(erf_inv(u) (sqrt(2) sigma))
   }
@@ -304,7 +306,7 @@ SPMD_SAMPLER_INLINE float transform(float u, float param, R r) {
 template <Distribution D>
 SPMD_SAMPLER_CLONES void transformed(const Sampler& s, const RandomBlock& b, std::byte* out) {
   const auto same = [](float v) { return v; };
-  if constexpr (D == Distribution::kLognormal) {
+  if constexpr (D == Distribution::kLognormal || D == Distribution::kErfInv) {
     // sqrt(2) erf_inv(u) sigma with the constants' product folded first, as XLA folds it.
     const float lo = std::nextafter(-1.0f, 0.0f);
     const float scale_by = kSqrt2 * static_cast<float>(s.a);
@@ -324,6 +326,11 @@ template <Distribution D>
 void transformed_half(const Sampler& s, const RandomBlock& b, std::byte* out) {
   with_half(s.dtype, [&](const auto& h, auto bits) {
     const auto r = [&](float v) { return to_float(h.round(v)); };
+    if constexpr (D == Distribution::kErfInv) {  // lognormal's draw, rounded to the half type
+      const double lo = r(-1.0f) + std::ldexp(1.0, -h.mantissa - 1);
+      return half_fill<decltype(bits)::value>(
+          h, lo, 1.0, b, out, [&](auto u) { return h.round(erf_inv_f32(to_float(u))); });
+    }
     if constexpr (D == Distribution::kLognormal) {
       // Each step rounded to the half type. In float16 XLA folds sqrt(2) sigma first, as in
       // float32; in bfloat16 it multiplies in JAX's order (seen with JAX 0.10.2).
@@ -420,6 +427,8 @@ std::string_view distribution_name(Distribution d) {
       return "cauchy";
     case Distribution::kLognormal:
       return "lognormal";
+    case Distribution::kErfInv:
+      return "erf_inv";
   }
   return "?";
 }
@@ -461,6 +470,8 @@ void random_sample(const Sampler& s, const RandomBlock& b, std::byte* out) {
       return transformed_any<Distribution::kCauchy>(s, b, out);
     case Distribution::kLognormal:
       return transformed_any<Distribution::kLognormal>(s, b, out);
+    case Distribution::kErfInv:
+      return transformed_any<Distribution::kErfInv>(s, b, out);
   }
 }
 

@@ -36,6 +36,9 @@ enum class Distribution : uint8_t {
   kLogistic,     // log(u) - log1p(-u), u on [tiny, 1)
   kCauchy,       // tan(pi (u - 1/2)), u on [eps, 1)
   kLognormal,    // exp(normal sigma), sigma the sampler's `a`
+  // erf_inv(u), u on (-1, 1): lognormal's draw before its factor sqrt(2) sigma, which XLA folds
+  // into one constant (random::lognormal with an array of sigmas multiplies it in after).
+  kErfInv,
 };
 
 struct Sampler {

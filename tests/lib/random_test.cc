@@ -221,7 +221,7 @@ TEST(Random, SamplersUnderJitEqualTheEagerOnesWhateverTheShardingWithoutCommunic
 // each keeps to its definition: ±1; beta in [0, 1]; dirichlet's rows summing to 1; points inside
 // the unit ball; orthonormal columns or rows; the generalized normal's variance
 // Γ(3/p)/Γ(1/p); multivariate_normal with an identity covariance is mean + normal, and lognormal
-// with an array of equal sigmas (a power of two) the scalar sampler, bit for bit.
+// with an array of equal sigmas the scalar sampler, bit for bit.
 TEST(Random, JaxsCompositionsKeepToTheirDefinitions) {
   namespace jnp = spmd::numpy;
   const Array key = random::PRNGKey(11);
@@ -287,11 +287,15 @@ TEST(Random, JaxsCompositionsKeepToTheirDefinitions) {
   const Array drawn = random::multivariate_normal(key, mean, identity, {7});
   EXPECT_EQ(words(drawn), words(jnp::add(mean, random::normal(key, {7, 3}))));
 
-  // An array of sigmas, all 0.5: the scalar sampler's values (a power of two, so XLA's folding
-  // of sqrt(2) sigma, which the scalar sampler repeats, rounds nothing differently).
-  const Array sigmas = host(std::vector<float>(3, 0.5f), {3});
-  EXPECT_EQ(words(random::lognormal(key, sigmas, {7, 3})),
-            words(random::lognormal(key, 0.5, {7, 3})));
+  // An array of sigmas, all 0.3: the scalar sampler's values (both fold sqrt(2) sigma first, as
+  // XLA does); in float16 too.
+  const Array sigmas = host(std::vector<float>(3, 0.3f), {3});
+  EXPECT_EQ(words(random::lognormal(key, sigmas, {700, 3})),
+            words(random::lognormal(key, 0.3, {700, 3})));
+  const Array halves =
+      jnp::astype(random::lognormal(key, sigmas, {700, 3}, DType::kFloat16), DType::kFloat32);
+  EXPECT_EQ(words(halves), words(jnp::astype(random::lognormal(key, 0.3, {700, 3}, DType::kFloat16),
+                                             DType::kFloat32)));
 }
 
 TEST(Random, SamplersKeepToTheirRanges) {

@@ -1,5 +1,4 @@
-// spmd::random's samplers that JAX composes of others (jax/_src/random: lognormal with an array
-// of sigmas, rademacher, beta,
+// spmd::random's samplers that JAX composes of others (jax/_src/random: rademacher, beta,
 // dirichlet, generalized_normal, ball, orthogonal, multivariate_normal), composed here the same
 // way, step for step, so their values are JAX's where the steps' are. Written once, on Tensors;
 // the Array forms run them through an eager jit, and Python binds the Tensor forms.
@@ -48,16 +47,6 @@ Array eager_of(const std::string& name, std::initializer_list<const Array*> inpu
 }
 
 }  // namespace
-
-Tensor lognormal(const Tensor& key, const Tensor& sigma, const Shape& shape, DType dtype) {
-  return numpy::exp(normal(key, shape, dtype) * numpy::astype(sigma, dtype));
-}
-
-Array lognormal(const Array& key, const Array& sigma, const Shape& shape, DType dtype) {
-  return eager_of(
-      fmt::format("random.lognormal{}{}", shape_text(shape), dtype_name(dtype)), {&key, &sigma},
-      [=](const std::vector<Tensor>& t) { return lognormal(t[0], t[1], shape, dtype); });
-}
 
 Tensor rademacher(const Tensor& key, const Shape& shape, DType dtype) {
   const Tensor b = numpy::astype(bernoulli(key, 0.5, shape), dtype);

@@ -43,10 +43,10 @@ constexpr std::pair<RandomBits, DType> kDTypes[] = {{RandomBits::k8, DType::kUIn
                                                     {RandomBits::k64, DType::kUInt64}};
 
 constexpr Distribution kDistributions[] = {
-    Distribution::kUniform,  Distribution::kNormal,   Distribution::kTruncatedNormal,
-    Distribution::kGumbel,   Distribution::kRandint,  Distribution::kExponential,
-    Distribution::kLaplace,  Distribution::kLogistic, Distribution::kCauchy,
-    Distribution::kLognormal};
+    Distribution::kUniform,   Distribution::kNormal,   Distribution::kTruncatedNormal,
+    Distribution::kGumbel,    Distribution::kRandint,  Distribution::kExponential,
+    Distribution::kLaplace,   Distribution::kLogistic, Distribution::kCauchy,
+    Distribution::kLognormal, Distribution::kErfInv};
 
 DType dtype_of(RandomBits kind) {
   for (auto [k, dtype] : kDTypes) {

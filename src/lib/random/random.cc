@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -294,6 +295,25 @@ Tensor lognormal(const Tensor& key, double sigma, const Shape& shape, DType dtyp
 }
 Array lognormal(const Array& key, double sigma, const Shape& shape, DType dtype) {
   return transformed("lognormal", Distribution::kLognormal, key, shape, dtype, sigma);
+}
+
+Tensor lognormal(const Tensor& key, const Tensor& sigma, const Shape& shape, DType dtype) {
+  if (dtype == DType::kBFloat16) {  // XLA keeps JAX's order in bfloat16
+    return numpy::exp(normal(key, shape, dtype) * numpy::astype(sigma, dtype));
+  }
+  // exp(erf_inv(u) (sqrt(2) sigma)): XLA folds sqrt(2) sigma into one factor, as the sampler
+  // with one sigma does (kernels/random_samplers.h).
+  const Tensor draw =
+      sample("lognormal", key, {.distribution = Distribution::kErfInv, .dtype = dtype}, shape);
+  const Tensor sqrt2 =
+      compiler::lax::full(key.trace(), Shape{}, dtype, static_cast<double>(std::sqrt(2.0f)));
+  return numpy::exp(draw * (sqrt2 * numpy::astype(sigma, dtype)));
+}
+
+Array lognormal(const Array& key, const Array& sigma, const Shape& shape, DType dtype) {
+  return numpy::detail::eager(
+      fmt::format("random.lognormal{}{}", shape_key(shape), dtype_name(dtype)), {&key, &sigma},
+      [=](const std::vector<Tensor>& t) { return lognormal(t[0], t[1], shape, dtype); });
 }
 
 Tensor gumbel(const Tensor& key, const Shape& shape, DType dtype) {
