@@ -41,11 +41,6 @@ void check_float32(std::string_view what, const Tensor& x, std::string_view name
 
 std::string shape_text(const Shape& shape) { return fmt::format("[{}]", fmt::join(shape, ",")); }
 
-Array eager_of(const std::string& name, std::initializer_list<const Array*> inputs,
-               const std::function<Tensor(const std::vector<Tensor>&)>& fn) {
-  return numpy::detail::eager(name, inputs, fn);
-}
-
 }  // namespace
 
 Tensor rademacher(const Tensor& key, const Shape& shape, DType dtype) {
@@ -54,9 +49,9 @@ Tensor rademacher(const Tensor& key, const Shape& shape, DType dtype) {
 }
 
 Array rademacher(const Array& key, const Shape& shape, DType dtype) {
-  return eager_of(fmt::format("random.rademacher{}{}", shape_text(shape), dtype_name(dtype)),
-                  {&key},
-                  [=](const std::vector<Tensor>& t) { return rademacher(t[0], shape, dtype); });
+  return numpy::detail::eager(
+      fmt::format("random.rademacher{}{}", shape_text(shape), dtype_name(dtype)), {&key},
+      [=](const std::vector<Tensor>& t) { return rademacher(t[0], shape, dtype); });
 }
 
 Tensor beta(const Tensor& key, const Tensor& a, const Tensor& b) {
@@ -76,8 +71,8 @@ Tensor beta(const Tensor& key, const Tensor& a, const Tensor& b) {
 }
 
 Array beta(const Array& key, const Array& a, const Array& b) {
-  return eager_of("random.beta", {&key, &a, &b},
-                  [](const std::vector<Tensor>& t) { return beta(t[0], t[1], t[2]); });
+  return numpy::detail::eager("random.beta", {&key, &a, &b},
+                              [](const std::vector<Tensor>& t) { return beta(t[0], t[1], t[2]); });
 }
 
 Tensor dirichlet(const Tensor& key, const Tensor& alpha) {
@@ -89,8 +84,8 @@ Tensor dirichlet(const Tensor& key, const Tensor& alpha) {
 }
 
 Array dirichlet(const Array& key, const Array& alpha) {
-  return eager_of("random.dirichlet", {&key, &alpha},
-                  [](const std::vector<Tensor>& t) { return dirichlet(t[0], t[1]); });
+  return numpy::detail::eager("random.dirichlet", {&key, &alpha},
+                              [](const std::vector<Tensor>& t) { return dirichlet(t[0], t[1]); });
 }
 
 Tensor generalized_normal(const Tensor& key, double p, const Shape& shape) {
@@ -102,8 +97,9 @@ Tensor generalized_normal(const Tensor& key, double p, const Shape& shape) {
 }
 
 Array generalized_normal(const Array& key, double p, const Shape& shape) {
-  return eager_of(fmt::format("random.generalized_normal{}[{}]", shape_text(shape), p), {&key},
-                  [=](const std::vector<Tensor>& t) { return generalized_normal(t[0], p, shape); });
+  return numpy::detail::eager(
+      fmt::format("random.generalized_normal{}[{}]", shape_text(shape), p), {&key},
+      [=](const std::vector<Tensor>& t) { return generalized_normal(t[0], p, shape); });
 }
 
 Tensor ball(const Tensor& key, int64_t d, double p, const Shape& shape) {
@@ -121,8 +117,9 @@ Tensor ball(const Tensor& key, int64_t d, double p, const Shape& shape) {
 }
 
 Array ball(const Array& key, int64_t d, double p, const Shape& shape) {
-  return eager_of(fmt::format("random.ball{}[{},{}]", shape_text(shape), d, p), {&key},
-                  [=](const std::vector<Tensor>& t) { return ball(t[0], d, p, shape); });
+  return numpy::detail::eager(
+      fmt::format("random.ball{}[{},{}]", shape_text(shape), d, p), {&key},
+      [=](const std::vector<Tensor>& t) { return ball(t[0], d, p, shape); });
 }
 
 Tensor orthogonal(const Tensor& key, int64_t n, int64_t m, const Shape& shape) {
@@ -145,8 +142,9 @@ Tensor orthogonal(const Tensor& key, int64_t n, int64_t m, const Shape& shape) {
 }
 
 Array orthogonal(const Array& key, int64_t n, int64_t m, const Shape& shape) {
-  return eager_of(fmt::format("random.orthogonal{}[{},{}]", shape_text(shape), n, m), {&key},
-                  [=](const std::vector<Tensor>& t) { return orthogonal(t[0], n, m, shape); });
+  return numpy::detail::eager(
+      fmt::format("random.orthogonal{}[{},{}]", shape_text(shape), n, m), {&key},
+      [=](const std::vector<Tensor>& t) { return orthogonal(t[0], n, m, shape); });
 }
 
 Tensor multivariate_normal(const Tensor& key, const Tensor& mean, const Tensor& cov,
@@ -174,7 +172,7 @@ Tensor multivariate_normal(const Tensor& key, const Tensor& mean, const Tensor& 
 
 Array multivariate_normal(const Array& key, const Array& mean, const Array& cov,
                           const Shape& shape) {
-  return eager_of(
+  return numpy::detail::eager(
       fmt::format("random.multivariate_normal{}", shape_text(shape)), {&key, &mean, &cov},
       [=](const std::vector<Tensor>& t) { return multivariate_normal(t[0], t[1], t[2], shape); });
 }
