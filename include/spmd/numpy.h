@@ -57,8 +57,9 @@ Tensor tanh(const Tensor& a);
 Tensor sqrt(const Tensor& a);
 Tensor rsqrt(const Tensor& a);
 Tensor logistic(const Tensor& a);  // 1 / (1 + exp(-a)): lax.logistic, jax.nn.sigmoid
-// The C library's sin, tan, cos, log1p, expm1, erf and erfc, as XLA's CPU backend computes them (an
-// integer or bool operand in the default float, as exp's).
+// sin, tan, cos, erf and erfc as XLA's CPU backend computes them, with the C library's; log1p and
+// the float32 expm1 with XLA's own formulas (kernels/xla_math.h). An integer or bool operand is
+// in the default float, as exp's.
 Tensor sin(const Tensor& a);
 Tensor tan(const Tensor& a);
 Tensor cos(const Tensor& a);

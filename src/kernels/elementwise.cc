@@ -56,11 +56,11 @@ void sqrt_f32(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = std::sqrt(x[i]);
 }
 
-// The float32 exp, log, log1p, tanh and logistic as XLA's CPU code computes them (xla_math.h), so
-// that jnp's values are JAX's bit for bit; built for x86-64-v4 (AVX-512), where the loop
-// vectorises 16 wide, x86-64-v3 (AVX2, FMA), 8 wide, and the baseline, where std::fma is the C
-// library's exact emulation (same values, slower), picked at load time. Returns false for
-// another operation.
+// The float32 exp, log, log1p, tanh, logistic and expm1 as XLA's CPU code computes them
+// (xla_math.h), so that jnp's values are JAX's bit for bit; built for x86-64-v4 (AVX-512), where
+// the loop vectorises 16 wide, x86-64-v3 (AVX2, FMA), 8 wide, and the baseline, where std::fma
+// is the C library's exact emulation (same values, slower), picked at load time. Returns false
+// for another operation.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), flatten))
 #endif
@@ -80,6 +80,8 @@ bool xla_unary_f32(Unary op, const float* x, float* y, int64_t n) {
       return each([](float v) { return xla_tanh(v); });
     case Unary::kLogistic:
       return each([](float v) { return xla_logistic(v); });
+    case Unary::kExpm1:
+      return each([](float v) { return xla_expm1(v); });
     default:
       return false;
   }
