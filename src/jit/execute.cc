@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
 #include <optional>
 #include <utility>
 
@@ -33,13 +32,23 @@ Chain chain_of(const KernelContext& device, const Step& f, size_t count,
     const Block& b = slots[static_cast<size_t>(slot)];
     c.inputs.push_back({b.bytes().data(), b.size()});
   }
-  // Where each slot the chain reads comes from: a chain input or an earlier chain step.
-  std::map<int, int32_t> arg_of;
-  std::map<int, DType> dtype_of;
+  // Where each slot the chain reads comes from, a chain input or an earlier chain step, and its
+  // dtype: a few entries, searched in order (no allocation per entry on this per-call path).
+  struct Source {
+    int slot;
+    int32_t arg;
+    DType dtype;
+  };
+  std::vector<Source> sources;
+  sources.reserve(f.inputs.size() + count);
   for (size_t i = 0; i < f.inputs.size(); ++i) {
-    arg_of[f.inputs[i]] = kernels::chain_input(static_cast<int>(i));
-    dtype_of[f.inputs[i]] = slots[static_cast<size_t>(f.inputs[i])].dtype();
+    sources.push_back({f.inputs[i], kernels::chain_input(static_cast<int>(i)),
+                       slots[static_cast<size_t>(f.inputs[i])].dtype()});
   }
+  const auto source_of = [&sources](int slot) {
+    return *std::find_if(sources.begin(), sources.end(),
+                         [slot](const Source& s) { return s.slot == slot; });
+  };
   for (size_t k = 0; k < count; ++k) {
     const Step& s = f.body[k];
     if (dynamic_cast<const BroadcastOp*>(s.operation.get()) != nullptr) {
@@ -51,21 +60,22 @@ Chain chain_of(const KernelContext& device, const Step& f, size_t count,
         c.made.push_back(s.operation->run(device, s, {&from, 1}));
         c.inputs.push_back({c.made.back().bytes().data(), c.made.back().size()});
       }
-      arg_of[s.output] = kernels::chain_input(static_cast<int>(c.inputs.size()) - 1);
-      dtype_of[s.output] = s.dtype;
+      sources.push_back(
+          {s.output, kernels::chain_input(static_cast<int>(c.inputs.size()) - 1), s.dtype});
       continue;
     }
     std::array<int32_t, 3> args{};
-    std::vector<DType> dtypes;
+    std::array<DType, 3> dtypes{};
     for (size_t i = 0; i < s.inputs.size(); ++i) {
-      args[i] = arg_of.at(s.inputs[i]);
-      dtypes.push_back(dtype_of.at(s.inputs[i]));
+      const Source from = source_of(s.inputs[i]);
+      args[i] = from.arg;
+      dtypes[i] = from.dtype;
     }
     const auto* op = static_cast<const ElementwiseOperation*>(s.operation.get());
-    c.steps.push_back(op->chain_step(dtypes, s.dtype));
+    c.steps.push_back(op->chain_step({dtypes.data(), s.inputs.size()}, s.dtype));
     c.steps.back().args = args;
-    arg_of[s.output] = kernels::chain_result(static_cast<int>(c.steps.size()) - 1);
-    dtype_of[s.output] = s.dtype;
+    sources.push_back(
+        {s.output, kernels::chain_result(static_cast<int>(c.steps.size()) - 1), s.dtype});
   }
   return c;
 }
