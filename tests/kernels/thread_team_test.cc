@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <barrier>
 #include <cmath>
@@ -378,20 +379,53 @@ TEST(ThreadTeam, ChainsAreTheSameBytesOnEveryTeam) {
   for (size_t t = 1; t < results.size(); ++t) EXPECT_EQ(results[t], results[0]) << "team " << t;
 }
 
+// A chain in `dtype`: `first` of input 0, then that times input 1 (the first `length` steps).
+std::array<k::ChainStep, 2> first_then_product(k::Unary first, DType dtype) {
+  using Step = k::ChainStep;
+  return {Step{Step::Kind::kUnary, uint8_t(first), dtype, dtype, {k::chain_input(0)}},
+          Step{Step::Kind::kBinary,
+               uint8_t(k::Binary::kMul),
+               dtype,
+               dtype,
+               {k::chain_result(0), k::chain_input(1)}}};
+}
+
+// n values sin(0.1 i) · 3 in `dtype`, then 0.5 (a chain's scalar input). With n > 40: a NaN,
+// ±inf and a signed zero, and with `extremes` 100 and -100 too (exp overflows and underflows).
+std::vector<std::byte> edge_values(DType dtype, int64_t n, bool extremes) {
+  std::vector<double> wide(static_cast<size_t>(n));
+  for (size_t i = 0; i < wide.size(); ++i) wide[i] = std::sin(0.1 * double(i)) * 3;
+  if (n > 40) {
+    wide[3] = std::numeric_limits<double>::quiet_NaN();
+    wide[size_t(n / 2)] = std::numeric_limits<double>::infinity();
+    wide[size_t(n - 5)] = -std::numeric_limits<double>::infinity();
+    wide[size_t(n / 3)] = -0.0;
+    if (extremes) {
+      wide[size_t(n / 5)] = 100;
+      wide[size_t(n / 7)] = -100;
+    }
+  }
+  wide.push_back(0.5);
+  std::vector<std::byte> x(wide.size() * spmd::dtype_size(dtype));
+  k::convert(DType::kFloat64, dtype, {bytes(wide), int64_t(wide.size())}, x.data(),
+             int64_t(wide.size()));
+  return x;
+}
+
+// An int32 chain, which the fused reductions refuse.
+const k::ChainStep kIntegerNegation{k::ChainStep::Kind::kUnary,
+                                    uint8_t(k::Unary::kNeg),
+                                    DType::kInt32,
+                                    DType::kInt32,
+                                    {k::chain_input(0)}};
+
 // run_chain_reduce: the chain then the reduction of each row, the same bytes as run_chain
 // followed by reduce over the last axis, for short rows sharing a pass and long ones, on every
 // team.
 TEST(ThreadTeam, AChainReducedRowByRowIsTheChainThenTheReductionOnEveryTeam) {
   using Step = k::ChainStep;
   for (DType dtype : {DType::kFloat32, DType::kFloat64}) {
-    const Step steps[] = {
-        {Step::Kind::kUnary, uint8_t(k::Unary::kExp), dtype, dtype, {k::chain_input(0)}},
-        {Step::Kind::kBinary,
-         uint8_t(k::Binary::kMul),
-         dtype,
-         dtype,
-         {k::chain_result(0), k::chain_input(1)}},
-    };
+    const auto steps = first_then_product(k::Unary::kExp, dtype);
     // exp alone, summed (float32, rows up to 4096: xla_exp_sum_avx512 in registers), and exp
     // then a product.
     for (size_t length : {size_t{1}, size_t{2}})
@@ -409,26 +443,13 @@ TEST(ThreadTeam, AChainReducedRowByRowIsTheChainThenTheReductionOnEveryTeam) {
                                {3, 130}}) {
         const int64_t rows = size.first, extent = size.second;  // lambdas capture these
         const int64_t n = rows * extent;
-        std::vector<double> wide(static_cast<size_t>(n));
-        for (size_t i = 0; i < wide.size(); ++i) wide[i] = std::sin(0.1 * double(i)) * 3;
-        if (n > 40) {  // a NaN, infinities and a signed zero in some rows
-          wide[3] = std::numeric_limits<double>::quiet_NaN();
-          wide[size_t(n / 2)] = std::numeric_limits<double>::infinity();
-          wide[size_t(n - 5)] = -std::numeric_limits<double>::infinity();
-          wide[size_t(n / 3)] = -0.0;
-          wide[size_t(n / 5)] = 100;   // exp overflows to inf
-          wide[size_t(n / 7)] = -100;  // and underflows to 0
-        }
-        wide.push_back(0.5);  // the scalar input
-        std::vector<std::byte> x((wide.size()) * spmd::dtype_size(dtype));
-        k::convert(DType::kFloat64, dtype, {bytes(wide), int64_t(wide.size())}, x.data(),
-                   int64_t(wide.size()));
+        const std::vector<std::byte> x = edge_values(dtype, n, true);
         const k::Input inputs[] = {{x.data(), n}, {x.data() + n * spmd::dtype_size(dtype), 1}};
         for (k::Reduce op : {k::Reduce::kSum, k::Reduce::kMax}) {
           if (extent == 0 && op == k::Reduce::kMax) continue;
           std::vector<std::byte> whole(static_cast<size_t>(n) * spmd::dtype_size(dtype));
           std::vector<std::byte> want(static_cast<size_t>(rows) * spmd::dtype_size(dtype));
-          const std::span<const Step> chain(steps, length);
+          const std::span<const Step> chain(steps.data(), length);
           k::run_chain(chain, inputs, whole.data(), n);
           k::reduce(op, dtype, whole.data(), Shape{rows, extent}, 1, dtype, want.data());
           const auto results = on_teams([&] {
@@ -444,59 +465,36 @@ TEST(ThreadTeam, AChainReducedRowByRowIsTheChainThenTheReductionOnEveryTeam) {
         }
       }
   }
-  const Step ints[] = {{Step::Kind::kUnary,
-                        uint8_t(k::Unary::kNeg),
-                        DType::kInt32,
-                        DType::kInt32,
-                        {k::chain_input(0)}}};
   const std::vector<int32_t> v(8, 1);
   std::vector<int32_t> out(2);
   const k::Input in[] = {{bytes(v), 8}};
-  EXPECT_THROW(k::run_chain_reduce(ints, in, 2, 4, k::Reduce::kSum, bytes(out)),
+  EXPECT_THROW(k::run_chain_reduce({&kIntegerNegation, 1}, in, 2, 4, k::Reduce::kSum, bytes(out)),
                spmd::InvalidArgument);
 }
 
 // run_chain_reduce_axis over an axis with elements after it: the chain then reduce() of that
 // axis, byte for byte, for sums over fewer and more rows than one block (128) and than two
-// levels of the pairwise tree, slabs wider than one made slab (1024 columns), several outer
-// slabs (split by slab) and one (split by columns), with NaN, infinities and a signed zero, on
-// every team.
+// levels of the pairwise tree, rows wider than one made piece (1024 columns) and than one slab
+// (16,384), several outer slabs (split by slab) and one (split by rows or columns), with NaN,
+// infinities and a signed zero, on every team.
 TEST(ThreadTeam, AChainReducedOverALeadingAxisIsTheChainThenTheReductionOnEveryTeam) {
   using Step = k::ChainStep;
   struct Size {
     int64_t outer, extent, inner;
   };
   for (DType dtype : {DType::kFloat32, DType::kFloat64}) {
-    const Step steps[] = {
-        {Step::Kind::kUnary, uint8_t(k::Unary::kTanh), dtype, dtype, {k::chain_input(0)}},
-        {Step::Kind::kBinary,
-         uint8_t(k::Binary::kMul),
-         dtype,
-         dtype,
-         {k::chain_result(0), k::chain_input(1)}},
-    };
+    const auto steps = first_then_product(k::Unary::kTanh, dtype);
     for (size_t length : {size_t{1}, size_t{2}})
-      for (const Size& size :
-           {Size{1, 256, 2048}, Size{1, 1, 70}, Size{1, 129, 3}, Size{1, 1000, 77},
-            Size{3, 300, 1030}, Size{5, 2, 64}, Size{1, 0, 9}, Size{2, 515, 2500}, Size{7, 1, 1}}) {
+      for (const Size& size : {Size{1, 256, 2048}, Size{1, 1, 70}, Size{1, 129, 3},
+                               Size{1, 1000, 77}, Size{3, 300, 1030}, Size{5, 2, 64}, Size{1, 0, 9},
+                               Size{2, 515, 2500}, Size{7, 1, 1}, Size{1, 130, 16500}}) {
         const int64_t n = size.outer * size.extent * size.inner;
-        std::vector<double> wide(static_cast<size_t>(n));
-        for (size_t i = 0; i < wide.size(); ++i) wide[i] = std::sin(0.1 * double(i)) * 3;
-        if (n > 40) {
-          wide[3] = std::numeric_limits<double>::quiet_NaN();
-          wide[size_t(n / 2)] = std::numeric_limits<double>::infinity();
-          wide[size_t(n - 5)] = -std::numeric_limits<double>::infinity();
-          wide[size_t(n / 3)] = -0.0;
-        }
-        wide.push_back(0.5);  // the scalar input
-        std::vector<std::byte> x(wide.size() * spmd::dtype_size(dtype));
-        k::convert(DType::kFloat64, dtype, {bytes(wide), int64_t(wide.size())}, x.data(),
-                   int64_t(wide.size()));
+        const std::vector<std::byte> x = edge_values(dtype, n, false);
         const k::Input inputs[] = {{x.data(), n}, {x.data() + n * spmd::dtype_size(dtype), 1}};
         const Shape shape{size.outer, size.extent, size.inner};
         for (k::Reduce op : {k::Reduce::kSum, k::Reduce::kMax, k::Reduce::kMin}) {
           if (size.extent == 0 && op != k::Reduce::kSum) continue;
-          const std::span<const Step> chain(steps, length);
+          const std::span<const Step> chain(steps.data(), length);
           std::vector<std::byte> whole(static_cast<size_t>(n) * spmd::dtype_size(dtype));
           std::vector<std::byte> want(static_cast<size_t>(size.outer * size.inner) *
                                       spmd::dtype_size(dtype));
@@ -516,16 +514,12 @@ TEST(ThreadTeam, AChainReducedOverALeadingAxisIsTheChainThenTheReductionOnEveryT
         }
       }
   }
-  const Step ints[] = {{Step::Kind::kUnary,
-                        uint8_t(k::Unary::kNeg),
-                        DType::kInt32,
-                        DType::kInt32,
-                        {k::chain_input(0)}}};
   const std::vector<int32_t> v(8, 1);
   std::vector<int32_t> out(4);
   const k::Input in[] = {{bytes(v), 8}};
-  EXPECT_THROW(k::run_chain_reduce_axis(ints, in, 1, 2, 4, k::Reduce::kSum, bytes(out)),
-               spmd::InvalidArgument);
+  EXPECT_THROW(
+      k::run_chain_reduce_axis({&kIntegerNegation, 1}, in, 1, 2, 4, k::Reduce::kSum, bytes(out)),
+      spmd::InvalidArgument);
 }
 
 // A broadcast read in place (Input's `repeat`: element i reads (i / repeat) % elements) gives

@@ -192,6 +192,33 @@ def test_poisson_takes_jaxs_draws_in_both_algorithms():
         spmd.config.update("jax_enable_x64", False)
 
 
+@covers("random.rademacher", "random.beta", "random.dirichlet", "random.generalized_normal",
+        "random.ball", "random.orthogonal", "random.multivariate_normal", "random.lognormal")
+def test_compositions_at_their_edges_are_jaxs():
+    """spmd::random's compositions at the edges: empty samples and zero dimensions, one
+    category, p = inf, a zero or NaN shape parameter, infinite and NaN sigmas, float16 signs and
+    a 0-d bfloat16 sigma; the same values, shapes and dtypes as JAX's, bit for bit."""
+    f32 = np.float32
+    cases = [
+        ("orthogonal", (0,), {}), ("orthogonal", (1,), {}), ("orthogonal", (3, (0,)), {}),
+        ("multivariate_normal", (np.zeros(0, f32), np.zeros((0, 0), f32)), {}),
+        ("multivariate_normal", (np.zeros(2, f32), np.eye(2, dtype=f32), (0,)), {}),
+        ("dirichlet", (np.ones(1, f32),), {}), ("dirichlet", (np.ones(3, f32), (0,)), {}),
+        ("dirichlet", (np.ones(0, f32),), {}),
+        ("ball", (0,), {}), ("ball", (3,), {"shape": (0,)}), ("ball", (3, np.inf, (5,)), {}),
+        ("beta", (0.5, 0.5), {}), ("beta", (0.0, 1.0, (4,)), {}), ("beta", (np.nan, 1.0, (4,)), {}),
+        ("generalized_normal", (np.inf, (4,)), {}), ("generalized_normal", (0.5, (50,)), {}),
+        ("rademacher", ((0,),), {}), ("rademacher", ((9,), jnp.float16), {}),
+        ("lognormal", (np.zeros(0, f32),), {}),
+        ("lognormal", (np.array([np.inf, np.nan, 0, -1], f32), (2, 4)), {}),
+        ("lognormal", (jnp.array(0.3, jnp.bfloat16),), {"dtype": jnp.bfloat16}),
+    ]
+    for name, args, kwargs in cases:
+        want = getattr(jax.random, name)(jax.random.PRNGKey(3), *args, **kwargs)
+        got = getattr(spmd.random, name)(spmd.random.PRNGKey(3), *args, **kwargs)
+        same(got, want, f"random.{name}{args}{kwargs}")
+
+
 @covers("random.orthogonal", "random.multivariate_normal")
 def test_orthogonal_and_multivariate_normal_match_jax():
     """orthogonal of square, tall (m < n) and wide matrices and a batch; multivariate_normal of
