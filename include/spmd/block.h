@@ -7,6 +7,11 @@
 // shard_map call returns: a function that keeps a block past that must keep a copy()
 // (everything it computes from one is a new, owning block). Not synchronised: share a Block
 // between threads only for reading.
+//
+// A block's elements live in host memory or in one device's memory (memory()). Only the
+// kernels of that memory's backend (src/kernels/backend.h) touch device memory: reading a device
+// block's elements here (data, item) is a FailedPrecondition that says to copy them to the host
+// first (to_host, to_memory), and copies, copy on write and comparison go through the backend.
 #pragma once
 
 #include <cstddef>
@@ -40,6 +45,9 @@ class Block {
   static Block zeros(DType dtype, Shape shape);
   // Contents unspecified, for code that writes every element.
   static Block uninitialized(DType dtype, Shape shape);
+  // The same in `memory`: host memory as uninitialized(), a device's from the backend whose
+  // memory it is (InvalidArgument where there is none).
+  static Block allocate(DType dtype, Shape shape, MemorySpace memory);
   // `values` in row-major order; their count must equal the shape's product.
   template <typename T>
   static Block from_vector(const std::vector<T>& values, Shape shape) {
@@ -53,28 +61,33 @@ class Block {
 
   DType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }
-  // The memory the elements live in: host memory for every block of a CPU device (the only
-  // kind this build makes); a GPU device's blocks will name its memory.
+  // The memory the elements live in: host memory for every block of a CPU device; a GPU
+  // device's blocks in jit name its memory.
   MemorySpace memory() const { return memory_; }
   int rank() const { return static_cast<int>(shape_.size()); }
   int64_t size() const;  // elements
   size_t nbytes() const { return static_cast<size_t>(size()) * dtype_size(dtype_); }
 
+  // The elements' place in memory(): the host reads them only when that is host memory; a
+  // device's are for its backend's kernels.
   std::span<const std::byte> bytes() const { return {data_, nbytes()}; }
-  // Copies the elements first when they are shared or viewed.
+  // Copies the elements first when they are shared or viewed (in the same memory).
   std::span<std::byte> mutable_bytes();
   // True when this block alone owns its elements, so that writing through it copies nothing.
   bool owns_exclusively() const { return owner_ && owner_.use_count() == 1; }
 
-  // The elements as T; throws InvalidArgument when T is not this block's dtype.
+  // The elements as T; throws InvalidArgument when T is not this block's dtype, and
+  // FailedPrecondition when they are in device memory.
   template <typename T>
   std::span<const T> data() const {
     check_type(dtype_of<T>());
+    check_host("data");
     return {reinterpret_cast<const T*>(data_), static_cast<size_t>(size())};
   }
   template <typename T>
   std::span<T> mutable_data() {
     check_type(dtype_of<T>());
+    check_host("mutable_data");
     auto b = mutable_bytes();
     return {reinterpret_cast<T*>(b.data()), static_cast<size_t>(size())};
   }
@@ -82,6 +95,7 @@ class Block {
   template <typename T>
   T item() const {
     check_item();
+    check_host("item");
     return data<T>()[0];
   }
 
@@ -89,10 +103,15 @@ class Block {
   // Shares the elements. Throws InvalidArgument when the sizes differ.
   Block reshape(Shape shape) const;
 
-  // A block that owns its elements (a copy when they are viewed or shared).
+  // A block that owns its elements (a copy, in the same memory, when they are viewed or
+  // shared).
   Block copy() const;
+  // This block when its elements are in `memory`, else a copy of them there (host to device,
+  // device to host, through the device's backend).
+  Block to_memory(MemorySpace memory) const;
 
-  // The elements as a HostArray; moves them out when this block is their only owner.
+  // The elements as a HostArray (copied from device memory); moves them out when this block is
+  // their only owner in host memory.
   HostArray to_host() const&;
   HostArray to_host() &&;
 
@@ -102,13 +121,17 @@ class Block {
   std::string to_string() const;
 
  private:
-  Block(std::shared_ptr<HostArray> owner, DType dtype, Shape shape, const std::byte* data);
+  Block(std::shared_ptr<void> owner, HostArray* host_owner, DType dtype, Shape shape,
+        const std::byte* data, MemorySpace memory);
   void check_type(DType requested) const;
   void check_item() const;
+  void check_host(const char* what) const;
+  Block to_memory_copy(MemorySpace memory) const;
 
   DType dtype_ = DType::kFloat32;
   Shape shape_;
-  std::shared_ptr<HostArray> owner_;  // null for a view
+  std::shared_ptr<void> owner_;      // keeps the elements alive; null for a view
+  HostArray* host_owner_ = nullptr;  // owner_ as a HostArray, when it is one
   const std::byte* data_ = nullptr;
   MemorySpace memory_ = MemorySpace::host();
 };

@@ -46,6 +46,7 @@ LocalMeshDevices local_mesh_devices(const Mesh& mesh) {
     if (d.process_index() != me) continue;
     local.positions.push_back(f);
     local.ids.push_back(d.id());
+    local.hardware.push_back(d.local_hardware_id());
     local.coords.push_back(mesh.coordinates(f));
   }
   if (local.positions.empty()) {

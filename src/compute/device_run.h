@@ -22,6 +22,7 @@ namespace spmd {
 struct LocalMeshDevices {
   std::vector<int64_t> positions;            // flat mesh positions
   std::vector<int> ids;                      // device ids
+  std::vector<int> hardware;                 // their local hardware ids (Device::local_hardware_id)
   std::vector<std::vector<int64_t>> coords;  // mesh coordinates
 };
 

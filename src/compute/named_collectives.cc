@@ -107,25 +107,42 @@ void check_splits(const char* op, const char* what, const Block& x, int dim, int
   }
 }
 
+// A block in device memory meets the collectives engine, which moves host memory, through a
+// host copy, and the result goes back to the block's memory: staging. (The device collectives,
+// src/comm/device_collectives.h, are not yet the engine's.)
+template <class F>
+Block staged(Block x, F&& collective) {
+  if (x.memory() == MemorySpace::host()) return collective(std::move(x));
+  const MemorySpace memory = x.memory();
+  return collective(x.to_memory(MemorySpace::host())).to_memory(memory);
+}
+
 }  // namespace
 
 namespace {
 
 // As JAX's psum: bool counts, in int32 (a sum in bool would be an "or").
-Block summable(Block x) { return x.dtype() == DType::kBool ? ops::converted(x, DType::kInt32) : x; }
+Block summable(Block x) {
+  if (x.dtype() == DType::kBool) return ops::converted(x, DType::kInt32);
+  return x;  // moved out: an exclusively owned block stays so, for the in-place reduction
+}
 
 }  // namespace
 
 Block psum(Block x, const AxisEntry& axes) {
-  return reduce("psum", summable(std::move(x)), axes, ReduceOp::kSum);
+  return staged(std::move(x), [&](Block h) {
+    return reduce("psum", summable(std::move(h)), axes, ReduceOp::kSum);
+  });
 }
 
 Block pmax(Block x, const AxisEntry& axes) {
-  return reduce("pmax", std::move(x), axes, ReduceOp::kMax);
+  return staged(std::move(x),
+                [&](Block h) { return reduce("pmax", std::move(h), axes, ReduceOp::kMax); });
 }
 
 Block pmin(Block x, const AxisEntry& axes) {
-  return reduce("pmin", std::move(x), axes, ReduceOp::kMin);
+  return staged(std::move(x),
+                [&](Block h) { return reduce("pmin", std::move(h), axes, ReduceOp::kMin); });
 }
 
 namespace {
@@ -140,6 +157,9 @@ Block divided(const Block& sum, int64_t n, DType dtype) {
 }  // namespace
 
 Block pmean(Block x, const AxisEntry& axes) {
+  if (x.memory() != MemorySpace::host()) {
+    return staged(std::move(x), [&](const Block& h) { return pmean(h, axes); });
+  }
   const int64_t n = resolve_axes(current_axis_context("pmean"), axes, "pmean").size;
   // Integers and bool (counted in int32): the sum in the integer dtype (psum), then true
   // division into float32 (JAX's default floating dtype), or float64 for 64-bit integers, whose
@@ -151,6 +171,9 @@ Block pmean(Block x, const AxisEntry& axes) {
 }
 
 Block all_gather(const Block& x, const AxisEntry& axes, int axis, bool tiled) {
+  if (x.memory() != MemorySpace::host()) {
+    return staged(x, [&](const Block& h) { return all_gather(h, axes, axis, tiled); });
+  }
   const AxisContext& context = current_axis_context("all_gather");
   const ResolvedAxes r = resolve_axes(context, axes, "all_gather");
   const int dim = normalized("all_gather", "axis", axis, x, !tiled);
@@ -180,6 +203,10 @@ Block all_gather(const Block& x, const AxisEntry& axes, int axis, bool tiled) {
 }
 
 Block psum_scatter(const Block& x, const AxisEntry& axes, int scatter_dimension, bool tiled) {
+  if (x.memory() != MemorySpace::host()) {
+    return staged(x,
+                  [&](const Block& h) { return psum_scatter(h, axes, scatter_dimension, tiled); });
+  }
   const AxisContext& context = current_axis_context("psum_scatter");
   const ResolvedAxes r = resolve_axes(context, axes, "psum_scatter");
   const int dim = normalized("psum_scatter", "scatter_dimension", scatter_dimension, x, false);
@@ -205,6 +232,10 @@ Block psum_scatter(const Block& x, const AxisEntry& axes, int scatter_dimension,
 
 Block all_to_all(const Block& x, const AxisEntry& axes, int split_axis, int concat_axis,
                  bool tiled) {
+  if (x.memory() != MemorySpace::host()) {
+    return staged(
+        x, [&](const Block& h) { return all_to_all(h, axes, split_axis, concat_axis, tiled); });
+  }
   const AxisContext& context = current_axis_context("all_to_all");
   const ResolvedAxes r = resolve_axes(context, axes, "all_to_all");
   const int split = normalized("all_to_all", "split_axis", split_axis, x, false);
@@ -242,6 +273,9 @@ Block all_to_all(const Block& x, const AxisEntry& axes, int split_axis, int conc
 
 Block ppermute(const Block& x, const AxisEntry& axes,
                const std::vector<std::pair<int, int>>& perm) {
+  if (x.memory() != MemorySpace::host()) {
+    return staged(x, [&](const Block& h) { return ppermute(h, axes, perm); });
+  }
   const AxisContext& context = current_axis_context("ppermute");
   const ResolvedAxes r = resolve_axes(context, axes, "ppermute");
   for (const auto& [source, target] : perm) {

@@ -98,7 +98,10 @@ OutputRecords encode_records(const Mesh& mesh, uint64_t call,
                                         (b.shape().size() - kMaxDims + 1) * sizeof(int64_t));
     }
     if (options.check_rep) out.compared[k] = left_out(mesh, spec);
-    if (!out.compared[k].empty()) r[kWords - 1] = XXH3_64bits(b.bytes().data(), b.nbytes());
+    if (!out.compared[k].empty()) {
+      const Block here = b.to_memory(MemorySpace::host());  // a device's block, copied to hash
+      r[kWords - 1] = XXH3_64bits(here.bytes().data(), here.nbytes());
+    }
   }
   return out;
 }

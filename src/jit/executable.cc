@@ -7,6 +7,7 @@
 #include "compute/device_run.h"
 #include "compute/output_check.h"
 #include "jit/execute.h"
+#include "kernels/backend.h"
 #include "spmd/error.h"
 #include "spmd/runtime.h"
 
@@ -52,13 +53,11 @@ std::vector<PartitionSpec> specs_of(const std::vector<Edge>& edges) {
 
 }  // namespace
 
-Executable::Executable(LocalProgram program, std::string identity, std::string platform,
-                       MemorySpace memory)
+Executable::Executable(LocalProgram program, std::string identity, std::string platform)
     : program_(std::move(program)),
       identity_(std::move(identity)),
       platform_(std::move(platform)),
       what_(fmt::format("jit({})", program_.name)),
-      memory_(memory),
       out_specs_(specs_of(program_.outputs)) {
   call_ = call_identity(identity_.c_str(), specs_of(program_.parameters), out_specs_);
   for (const auto* edges : {&program_.parameters, &program_.outputs}) {
@@ -135,9 +134,12 @@ std::vector<std::vector<Block>> Executable::run_devices(
     throw FailedPrecondition(
         fmt::format("jit({}): the runtime shut down while a call was starting", program_.name));
   }
-  const KernelContext device{kernels::backend_for(platform_), memory_};
+  const kernels::Backend& backend = kernels::backend_for(platform_);
   std::vector<std::vector<Block>> results(blocks.size());
   for_each_local_device(*groups, s.local, what_, [&](size_t i, const AxisContext& context) {
+    const KernelContext device{backend, backend.memory(s.local.hardware[i])};
+    const std::shared_ptr<void> bound = backend.bind_thread(device.memory);
+    for (Block& b : blocks[i]) b = b.to_memory(device.memory);  // host to device: staging
     results[i] = execute(program_, device, blocks[i]);
     check_outputs(context, call_, out_specs_, {.check_rep = false}, results[i]);
   });

@@ -28,9 +28,10 @@ class Executable {
  public:
   // `identity` names the program in the per-call output check, so that processes running
   // different programs whose collectives line up are told; `platform` names the backend the mesh
-  // devices compute on, looked up at each run (kernels::backend_for), and `memory` the memory
-  // their blocks are in.
-  Executable(LocalProgram program, std::string identity, std::string platform, MemorySpace memory);
+  // devices compute on, looked up at each run (kernels::backend_for). Each device computes in
+  // the memory that backend gives it (Backend::memory): where that is not host memory, its
+  // input blocks are copied there first and its outputs copied back when the arrays are made.
+  Executable(LocalProgram program, std::string identity, std::string platform);
 
   const LocalProgram& program() const { return program_; }
   const std::string& identity() const { return identity_; }
@@ -59,8 +60,7 @@ class Executable {
   LocalProgram program_;
   std::string identity_;
   std::string platform_;
-  std::string what_;  // "jit(name)", what a failed device's error names
-  MemorySpace memory_;
+  std::string what_;                      // "jit(name)", what a failed device's error names
   std::vector<PartitionSpec> out_specs_;  // the outputs' shardings' specs, for the output check
   uint64_t call_ = 0;                     // the identity hashed with every spec
   bool padded_ = false;                   // some parameter or output splits unevenly

@@ -214,16 +214,14 @@ std::shared_ptr<Compiled> compile(std::span<const Array* const> inputs,
     throw;
   }
   compiler::check_same_program(c->program, mesh, options.name);
-  // The mesh's devices' platform (one per mesh, as in JAX) and their memory: host memory on CPU
-  // devices. The executable looks its backend up at each run, so a cached program never outlives
-  // the backend it ran on (kernels::BackendOverride).
+  // The mesh's devices' platform (one per mesh, as in JAX). The executable looks its backend up
+  // at each run, so a cached program never outlives the backend it ran on
+  // (kernels::BackendOverride).
   const Device& first = mesh.devices().front();
-  const MemorySpace memory =
-      kernels::backend_for(first.platform()).memory(first.local_hardware_id());
   c->executable = std::make_unique<const compiler::Executable>(
       std::move(*local),
       fmt::format("spmd::jit({}) #{:016x}", options.name, c->program.fingerprint()),
-      std::string(first.platform()), memory);
+      std::string(first.platform()));
   return c;
 }
 

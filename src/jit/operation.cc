@@ -1,5 +1,5 @@
-// The defaults of operation.h: no hint carried back, no factor rule, no derivative, blocks in
-// host memory; and factor_rule.h's helpers.
+// The defaults of operation.h: no hint carried back, no factor rule, no derivative; blocks in
+// the device's memory; and factor_rule.h's helpers.
 #include "jit/operation.h"
 
 #include <fmt/format.h>
@@ -11,11 +11,7 @@
 namespace spmd::compiler {
 
 Block KernelContext::allocate(DType dtype, const Shape& shape) const {
-  if (memory != MemorySpace::host()) {
-    throw InvalidArgument(fmt::format("jit: no blocks in {} memory in this build (backend '{}')",
-                                      memory.to_string(), backend.platform()));
-  }
-  return Block::uninitialized(dtype, shape);
+  return Block::allocate(dtype, shape, memory);
 }
 
 void check_operand_count(std::string_view what, std::span<const ValueType> operands, size_t count) {

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string_view>
 
@@ -36,6 +37,23 @@ class Backend {
   virtual std::string_view platform() const = 0;
   // The memory its kernels read and write for the device with `local_hardware_id`.
   virtual MemorySpace memory(int local_hardware_id) const = 0;
+
+  // Device memory (a backend whose memory() is not the host's; spmd::Block keeps the result).
+  // `bytes` bytes of `memory`, given back when the last owner lets go, once the work already
+  // queued on that device is done with them. Host memory is never asked for here (Block makes
+  // it): the default, a host-memory backend's, throws InvalidArgument.
+  virtual std::shared_ptr<std::byte> allocate(MemorySpace memory, size_t bytes) const;
+  // Copies `bytes` bytes from `from` in `from_memory` to `to` in `to_memory`, each host memory
+  // or one of this backend's devices'. Returns once `from` may change; a host destination then
+  // holds the bytes, and a device's holds them for every later call of this backend on it (and
+  // a device's error reported by work queued before is thrown here, where the host waits). The
+  // default copies host to host and throws InvalidArgument for device memory.
+  virtual void copy(const std::byte* from, MemorySpace from_memory, std::byte* to,
+                    MemorySpace to_memory, size_t bytes) const;
+  // Makes the calling thread compute on the device of `memory` until the scope ends, for a
+  // backend whose kernels take no device (a GPU's: each device thread binds its GPU); the
+  // default does nothing. Scopes nest per thread.
+  virtual std::shared_ptr<void> bind_thread(MemorySpace /*memory*/) const { return nullptr; }
 
   // Element-wise (chain.h): one or more element-wise steps over n elements, every input holding
   // n elements or one, the last step's result written to `out`. One step is one kernel call; a
@@ -126,14 +144,24 @@ const Backend& cpu_backend();
 // build has none for it.
 const Backend& backend_for(std::string_view platform);
 
-// The backend whose kernels read and write `memory`: host memory is the CPU backend's. Throws
-// InvalidArgument for a device memory this build has no backend for.
+// The backend whose kernels read and write `memory`: host memory is the CPU backend's, a
+// device's the registered backend whose memory() it is. Throws InvalidArgument for a device
+// memory no backend here serves.
 const Backend& backend_of(MemorySpace memory);
 
-// While it lives, backend_for(backend.platform()) (and backend_of, for the CPU's host memory) is
-// `backend`; the one before comes back when it ends. For tests: a backend that counts or checks
-// the calls reaching it shows that nothing goes around the seam. Install and remove it when no
-// computation runs; overrides nest, the last one made ending first. `backend` must outlive it.
+// Makes `backend` the backend of its platform (backend_for) and of its devices' memory
+// (backend_of): how a backend built beside libspmd joins it, as a JAX PJRT plugin does (the
+// CUDA backend of libspmd_cuda, when the runtime loads it: runtime/platform_plugin.h).
+// `backend` lives until the process ends. Throws InvalidArgument for "cpu" or a platform that
+// already has a backend.
+void register_backend(const Backend& backend);
+
+// While it lives, backend_for("cpu") is `backend` (whose platform() must say "cpu"), and so is
+// backend_of for the memory it computes in (host memory, or device memory a test backend
+// simulates on the host); the one before comes back when it ends. For tests: a backend that
+// counts or checks the calls reaching it shows that nothing goes around the seam. Install and
+// remove it when no computation runs; overrides nest, the last one made ending first. `backend`
+// must outlive it.
 class BackendOverride {
  public:
   explicit BackendOverride(const Backend& backend);

@@ -1,6 +1,5 @@
 // The CPU backend: the device seam (backend.h) over this folder's Eigen and OpenBLAS kernels.
 #include <Eigen/Core>
-#include <atomic>
 #include <string>
 
 #include "kernels/backend.h"
@@ -134,37 +133,5 @@ const Backend& cpu_backend() {
   static const CpuBackend backend;
   return backend;
 }
-
-namespace {
-
-// The backend BackendOverride installed for the CPU's platform, or null.
-std::atomic<const Backend*> cpu_override{nullptr};
-
-}  // namespace
-
-const Backend& backend_for(std::string_view platform) {
-  if (platform == "cpu") {
-    const Backend* installed = cpu_override.load(std::memory_order_acquire);
-    return installed != nullptr ? *installed : cpu_backend();
-  }
-  throw InvalidArgument("no kernel backend for devices of platform '" + std::string(platform) +
-                        "' in this build (it has: cpu)");
-}
-
-const Backend& backend_of(MemorySpace memory) {
-  if (memory.kind == MemorySpace::Kind::kHost) return backend_for("cpu");
-  throw InvalidArgument("no kernel backend for " + memory.to_string() +
-                        " in this build (it computes in host memory only)");
-}
-
-BackendOverride::BackendOverride(const Backend& backend) {
-  if (backend.platform() != "cpu") {
-    throw InvalidArgument("BackendOverride: this build has no platform '" +
-                          std::string(backend.platform()) + "' to override (it has: cpu)");
-  }
-  previous_ = cpu_override.exchange(&backend, std::memory_order_acq_rel);
-}
-
-BackendOverride::~BackendOverride() { cpu_override.store(previous_, std::memory_order_release); }
 
 }  // namespace spmd::kernels

@@ -38,7 +38,7 @@ Block unary(kernels::Unary op, const Block& a) {
                                 .dtype = a.dtype(),
                                 .result = a.dtype(),
                                 .args = {kernels::chain_input(0)}};
-  Block out = Block::uninitialized(a.dtype(), a.shape());
+  Block out = Block::allocate(a.dtype(), a.shape(), a.memory());
   const kernels::Input inputs[] = {input_of(a)};
   backend_of(a).chain({&step, 1}, inputs, out.mutable_bytes().data(), out.size());
   return out;
@@ -51,15 +51,16 @@ Block binary(kernels::Binary op, const Block& a, const Block& b) {
                                 .dtype = a.dtype(),
                                 .result = result,
                                 .args = {kernels::chain_input(0), kernels::chain_input(1)}};
-  Block out = Block::uninitialized(result, a.shape());
-  const kernels::Input inputs[] = {input_of(a), input_of(b)};
+  Block out = Block::allocate(result, a.shape(), a.memory());
+  const Block b_there = b.to_memory(a.memory());  // a block made on the host goes to a's device
+  const kernels::Input inputs[] = {input_of(a), input_of(b_there)};
   backend_of(a).chain({&step, 1}, inputs, out.mutable_bytes().data(), out.size());
   return out;
 }
 
 Block broadcast_to(const Block& b, const Shape& shape) {
   if (b.shape() == shape) return b;
-  Block out = Block::uninitialized(b.dtype(), shape);
+  Block out = Block::allocate(b.dtype(), shape, b.memory());
   backend_of(b).broadcast(dtype_size(b.dtype()), b.bytes().data(), b.shape(),
                           out.mutable_bytes().data(), shape);
   return out;
@@ -67,7 +68,7 @@ Block broadcast_to(const Block& b, const Shape& shape) {
 
 Block converted(const Block& b, DType to) {
   if (b.dtype() == to) return b;
-  Block out = Block::uninitialized(to, b.shape());
+  Block out = Block::allocate(to, b.shape(), b.memory());
   backend_of(b).convert(b.dtype(), to, input_of(b), out.mutable_bytes().data(), b.size());
   return out;
 }
@@ -78,7 +79,7 @@ Block widened(const Block& b) {
 }
 
 Block with_scalar(kernels::Binary op, const Block& x, double s) {
-  Block scalar = Block::uninitialized(x.dtype(), {});
+  Block scalar = Block::allocate(x.dtype(), {}, x.memory());
   backend_of(x).fill(x.dtype(), s, scalar.mutable_bytes().data(), 1);
   return binary(op, x, scalar);
 }

@@ -29,11 +29,15 @@ Block matmul(const Block& a, const Block& b, bool transpose_a, bool transpose_b)
                                       describe(a), transpose_a ? "ᵀ" : "", describe(b),
                                       transpose_b ? "ᵀ" : "", k, kb));
   }
-  Block out = Block::zeros(a.dtype(), {m, n});
-  if (m == 0 || n == 0 || k == 0) return out;
+  Block out = Block::allocate(a.dtype(), {m, n}, a.memory());
+  if (m == 0 || n == 0) return out;
+  if (k == 0) {  // an empty sum
+    ops::backend_of(a).fill(a.dtype(), 0.0, out.mutable_bytes().data(), out.size());
+    return out;
+  }
   ops::backend_of(a).matmul(
       a.dtype(), {.m = m, .k = k, .n = n, .transpose_a = transpose_a, .transpose_b = transpose_b},
-      a.bytes().data(), b.bytes().data(), out.mutable_bytes().data());
+      a.bytes().data(), b.to_memory(a.memory()).bytes().data(), out.mutable_bytes().data());
   return out;
 }
 

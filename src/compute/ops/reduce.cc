@@ -25,7 +25,7 @@ Block sum_along(const Block& a, int axis) {
   const Block x = ops::widened(a);
   Shape shape = x.shape();
   shape.erase(shape.begin() + axis);
-  Block out = Block::uninitialized(x.dtype(), shape);
+  Block out = Block::allocate(x.dtype(), shape, x.memory());
   ops::backend_of(x).reduce(kernels::Reduce::kSum, x.dtype(), x.bytes().data(), x.shape(), axis,
                             x.dtype(), out.mutable_bytes().data());
   return out;

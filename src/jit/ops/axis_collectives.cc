@@ -7,7 +7,6 @@
 #include <fmt/ranges.h>
 
 #include <charconv>
-#include <cstring>
 
 #include "jit/lax.h"
 #include "jit/layout.h"
@@ -141,7 +140,7 @@ Block AxisIndexOp::run(const KernelContext& device, const Step& /*step*/,
                        std::span<const Block> /*in*/) const {
   const auto index = static_cast<int32_t>(spmd::axis_index(names_of(axes, *mesh)));
   Block out = device.allocate(DType::kInt32, Shape{});
-  std::memcpy(out.mutable_bytes().data(), &index, sizeof index);
+  device.backend.fill(DType::kInt32, index, out.mutable_bytes().data(), 1);
   return out;
 }
 

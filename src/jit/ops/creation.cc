@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 #include <xxhash.h>
 
-#include <cstring>
 #include <memory>
 
 #include "jit/lax.h"
@@ -143,11 +142,9 @@ ValueType ConstantOp::result_type(std::span<const ValueType> operands) const {
 
 Block ConstantOp::run(const KernelContext& device, const Step& step,
                       std::span<const Block> /*in*/) const {
-  Block out = device.allocate(step.dtype, step.shape);
-  if (value->nbytes() > 0) {
-    std::memcpy(out.mutable_bytes().data(), value->bytes().data(), value->nbytes());
-  }
-  return out;
+  // A copy of the program's value in the device's memory, which the step's users may write.
+  const Block held = Block::view(step.dtype, step.shape, value->bytes().data());
+  return device.memory == MemorySpace::host() ? held.copy() : held.to_memory(device.memory);
 }
 
 namespace {

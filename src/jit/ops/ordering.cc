@@ -285,7 +285,7 @@ Block SearchSortedOp::run(const KernelContext& device, const Step& step,
   Block out = device.allocate(step.dtype, step.shape);
   device.backend.search_sorted(in[0].dtype(), in[0].bytes().data(), in[0].shape()[0],
                                in[1].bytes().data(), in[1].size(),
-                               out.mutable_data<int32_t>().data());
+                               reinterpret_cast<int32_t*>(out.mutable_bytes().data()));
   return out;
 }
 
@@ -321,7 +321,7 @@ void TopKOp::partition(Partitioner& p, int value, const Op& op) const {
 Block TopKOp::run(const KernelContext& device, const Step& step, std::span<const Block> in) const {
   Block out = device.allocate(step.dtype, step.shape);
   device.backend.top_k(in[0].dtype(), in[0].bytes().data(), in[0].shape()[0], k,
-                       out.mutable_data<int32_t>().data());
+                       reinterpret_cast<int32_t*>(out.mutable_bytes().data()));
   return out;
 }
 
@@ -366,7 +366,7 @@ Block ScatterAddOp::run(const KernelContext& device, const Step& step,
                         std::span<const Block> in) const {
   Block out = device.allocate(step.dtype, step.shape);
   device.backend.scatter_add(step.dtype, in[0].bytes().data(), step.shape, axis,
-                             in[1].data<int32_t>().data(), in[1].size(),
+                             reinterpret_cast<const int32_t*>(in[1].bytes().data()), in[1].size(),
                              out.mutable_bytes().data());
   return out;
 }
@@ -549,7 +549,8 @@ Cotangents TakeOp::vjp(const Op& /*op*/, const Tensor& /*result*/, std::span<con
 Block TakeOp::run(const KernelContext& device, const Step& step, std::span<const Block> in) const {
   Block out = device.allocate(step.dtype, step.shape);
   device.backend.take(dtype_size(step.dtype), in[0].bytes().data(), in[0].shape(), axis,
-                      in[1].data<int32_t>().data(), in[1].size(), out.mutable_bytes().data());
+                      reinterpret_cast<const int32_t*>(in[1].bytes().data()), in[1].size(),
+                      out.mutable_bytes().data());
   return out;
 }
 

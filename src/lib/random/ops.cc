@@ -186,9 +186,12 @@ Block RandomOperation::run(const KernelContext& device, const Step& step,
   for (int64_t n : local) count *= n;
   Block out = device.allocate(step.dtype, step.shape);
   if (count == 0) return out;
-  const auto keys = in[0].data<uint32_t>();
+  // The keys and offsets are the kernels' parameters, read here (copied from device memory).
+  const Block keys_here = in[0].to_memory(MemorySpace::host());
+  const Block offsets_here = in.size() > 1 ? in[1].to_memory(MemorySpace::host()) : Block();
+  const auto keys = keys_here.data<uint32_t>();
   const std::span<const uint32_t> offsets =
-      in.size() > 1 ? in[1].data<uint32_t>() : std::span<const uint32_t>();
+      in.size() > 1 ? offsets_here.data<uint32_t>() : std::span<const uint32_t>();
   const std::span<std::byte> bytes = out.mutable_bytes();
   const size_t each = bytes.size() / static_cast<size_t>(count);
   for (int64_t i = 0; i < count; ++i) {
@@ -293,7 +296,8 @@ void RandomPermutationOp::partition(Partitioner& p, int value, const Op& op) con
 
 Block RandomPermutationOp::run(const KernelContext& device, const Step& step,
                                std::span<const Block> in) const {
-  const auto key = in[0].data<uint32_t>();
+  const Block key_here = in[0].to_memory(MemorySpace::host());  // the key words, read here
+  const auto key = key_here.data<uint32_t>();
   Block out = device.allocate(step.dtype, step.shape);
   device.backend.random_permute({key[0], key[1]}, dtype_size(step.dtype), in[1].bytes().data(),
                                 step.shape, axis, out.mutable_bytes().data());
@@ -344,8 +348,9 @@ void RandomGammaOp::partition(Partitioner& p, int value, const Op& op) const {
 Block RandomGammaOp::run(const KernelContext& device, const Step& step,
                          std::span<const Block> in) const {
   Block out = device.allocate(step.dtype, step.shape);
-  device.backend.random_gamma(in[0].data<uint32_t>().data(), in[1].data<float>().data(), out.size(),
-                              log_space, out.mutable_data<float>().data());
+  device.backend.random_gamma(reinterpret_cast<const uint32_t*>(in[0].bytes().data()),
+                              reinterpret_cast<const float*>(in[1].bytes().data()), out.size(),
+                              log_space, reinterpret_cast<float*>(out.mutable_bytes().data()));
   return out;
 }
 
@@ -379,8 +384,9 @@ void RandomPoissonOp::partition(Partitioner& p, int value, const Op& op) const {
 Block RandomPoissonOp::run(const KernelContext& device, const Step& step,
                            std::span<const Block> in) const {
   Block out = device.allocate(step.dtype, step.shape);
-  device.backend.random_poisson(in[0].data<uint32_t>().data(), in[1].data<float>().data(),
-                                out.size(), out.mutable_data<int32_t>().data());
+  device.backend.random_poisson(reinterpret_cast<const uint32_t*>(in[0].bytes().data()),
+                                reinterpret_cast<const float*>(in[1].bytes().data()), out.size(),
+                                reinterpret_cast<int32_t*>(out.mutable_bytes().data()));
   return out;
 }
 

@@ -1,0 +1,240 @@
+// Device memory without a device: with the simulated device backend (support/
+// simulated_device_backend.h) standing in for the CPU's, blocks live in memory the host may not
+// read, jit copies each device's inputs there and its outputs back, collectives stage through
+// the host, and every kernel is handed device pointers only. The values must be the CPU's, bit
+// for bit: a GPU's backend (src/kernels/cuda) serves the same seam.
+#include <gtest/gtest.h>
+#include <spmd/spmd.h>
+
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernels/backend.h"
+#include "support/simulated_device_backend.h"
+
+namespace {
+
+namespace jnp = spmd::numpy;
+using spmd::Array;
+using spmd::Block;
+using spmd::DType;
+using spmd::HostArray;
+using spmd::MemorySpace;
+using spmd::NamedSharding;
+using spmd::P;
+using spmd::Shape;
+using spmd::Tensor;
+using spmd::testing::SimulatedDeviceBackend;
+
+HostArray wave(const Shape& shape, double phase) {
+  std::vector<float> v(static_cast<size_t>(spmd::shape_size(shape)));
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = static_cast<float>(std::sin(0.37 * double(i) + phase));
+  return HostArray::from_vector(v, shape);
+}
+
+void expect_same_bytes(const std::vector<Array>& got, const std::vector<Array>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t k = 0; k < want.size(); ++k) {
+    const HostArray g = got[k].to_host(), w = want[k].to_host();
+    ASSERT_EQ(g.dtype(), w.dtype()) << "output " << k;
+    ASSERT_EQ(g.shape(), w.shape()) << "output " << k;
+    EXPECT_EQ(std::memcmp(g.bytes().data(), w.bytes().data(), w.nbytes()), 0) << "output " << k;
+    EXPECT_EQ(got[k].sharding().to_string(), want[k].sharding().to_string()) << "output " << k;
+  }
+}
+
+TEST(DeviceMemory, ABlockLivesInTheMemoryItWasMadeInAndTheHostReadsOnlyACopy) {
+  SimulatedDeviceBackend device;
+  const spmd::kernels::BackendOverride installed(device);
+  const Block host = Block::from_vector(std::vector<float>{1, 2, 3, 4}, {2, 2});
+  const Block there = host.to_memory(MemorySpace::device(1));
+  EXPECT_EQ(there.memory(), MemorySpace::device(1));
+  EXPECT_EQ(device.counts().host_to_device, 1);
+  try {
+    (void)there.data<float>();
+    ADD_FAILURE() << "the host read device memory";
+  } catch (const spmd::FailedPrecondition& e) {
+    EXPECT_NE(std::string(e.what()).find("device:1 memory"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("to_host()"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW((void)there.reshape({4}).item<float>(), spmd::InvalidArgument);  // 4 elements
+  EXPECT_THROW((void)there.reshape({4}).to_memory(MemorySpace::device(1)).data<float>(),
+               spmd::FailedPrecondition);
+  EXPECT_EQ(there.to_host().data<float>()[3], 4.0f);
+  EXPECT_EQ(device.counts().device_to_host, 1);
+  EXPECT_TRUE(there == host);  // compared through a host copy
+
+  // Copy on write stays in device memory: the shared elements are copied there, not to the host.
+  Block writer = there;
+  (void)writer.mutable_bytes();
+  EXPECT_EQ(device.counts().device_to_device, 1);
+  EXPECT_EQ(writer.memory(), MemorySpace::device(1));
+
+  const Block empty = Block::allocate(DType::kInt32, {0, 3}, MemorySpace::device(0));
+  EXPECT_EQ(empty.to_host().shape(), (Shape{0, 3}));
+  EXPECT_TRUE(device.violations().empty());
+}
+
+TEST(DeviceMemory, BlockOperationsOnADeviceBlockComputeThereAndFetchAHostOperand) {
+  SimulatedDeviceBackend device;
+  const spmd::kernels::BackendOverride installed(device);
+  const Block a =
+      Block::from_vector(std::vector<float>{1, 4, 9, 16}, {4}).to_memory(MemorySpace::device(0));
+  const Block b = Block::from_vector(std::vector<float>{1, 2, 3, 4}, {4});  // made on the host
+  const Block sum = spmd::add(spmd::sqrt(a), b);
+  EXPECT_EQ(sum.memory(), MemorySpace::device(0));
+  EXPECT_EQ(sum.to_host().data<float>()[3], 8.0f);
+  const Block total = spmd::sum(spmd::scale(a, 0.5));
+  EXPECT_EQ(total.memory(), MemorySpace::device(0));
+  EXPECT_EQ(total.to_host().data<float>()[0], 15.0f);
+  EXPECT_TRUE(device.violations().empty()) << device.violations().front();
+}
+
+// What the other tests lean on: a host pointer handed to a device kernel is caught, as a GPU
+// would fault on it, and so is a copy that names the wrong memory.
+TEST(DeviceMemory, TheSimulatedDeviceCatchesAHostPointerAtAKernelOrACopy) {
+  SimulatedDeviceBackend device;
+  const spmd::kernels::BackendOverride installed(device);
+  std::vector<float> host(4, 1.0f);
+  auto* host_bytes = reinterpret_cast<std::byte*>(host.data());
+  Block out = Block::allocate(DType::kFloat32, {4}, MemorySpace::device(0));
+  EXPECT_THROW(device.fill(DType::kFloat32, 2.0, host_bytes, 4), std::logic_error);
+  EXPECT_THROW(device.copy(host_bytes, MemorySpace::device(0), out.mutable_bytes().data(),
+                           MemorySpace::device(0), 16),
+               std::logic_error);
+  EXPECT_THROW(device.copy(host_bytes, MemorySpace::host(), out.mutable_bytes().data(),
+                           MemorySpace::device(1), 16),
+               std::logic_error);  // the right pointer, named as another device's
+  EXPECT_EQ(device.violations().size(), 3u);
+  device.fill(DType::kFloat32, 2.0, out.mutable_bytes().data(), 4);  // device memory: fine
+  EXPECT_EQ(out.to_host().data<float>()[2], 2.0f);
+  EXPECT_EQ(device.violations().size(), 3u);
+}
+
+std::vector<Array> families(const std::vector<Array>& in) {
+  auto f = spmd::jit([](const Tensor& x, const Tensor& w, const Tensor& idx) {
+    const Tensor y = jnp::matmul(x, w);                             // contraction over a split axis
+    const Tensor z = jnp::tanh(y) * 2.0f + jnp::exp(-jnp::abs(y));  // a fused chain
+    const Tensor rows = jnp::sum(z, {1});                             // a reduction (and its psum)
+    const Tensor cols = jnp::max(z, {0});
+    const Tensor t = jnp::transpose(z);
+    const Tensor c = jnp::concatenate({jnp::slice(t, {0, 0}, {2, 8}), t}, 0);
+    const Tensor picked = jnp::take(z, idx, 0);
+    const Tensor scan = jnp::cumsum(rows, 0);
+    const Tensor sorted = jnp::sort(cols, 0);
+    const Tensor best = jnp::argmax(z, 1);
+    const Tensor k = jnp::arange(8, DType::kInt32) * 3 +
+                     jnp::asarray(HostArray::from_vector(std::vector<int32_t>{5, 1, 4, 1, 5, 9, 2, 6},
+                                                         {8}));  // a constant of the program
+    return std::vector<Tensor>{rows, cols, c, picked, scan, sorted, best, k};
+  });
+  return f(in[0], in[1], in[2]);
+}
+
+std::vector<Array> family_inputs() {
+  const spmd::Mesh mesh(spmd::devices(), {2, 2}, {"a", "b"});
+  return {spmd::device_put(wave({8, 6}, 0.1), NamedSharding(mesh, P("a", "b"))),
+          spmd::device_put(wave({6, 4}, 0.7), NamedSharding(mesh, P("b"))),
+          spmd::device_put(HostArray::from_vector(std::vector<int32_t>{7, 0, 3, 3, 5}, {5}),
+                           NamedSharding(mesh, P()))};
+}
+
+TEST(DeviceMemory, JitRunsEachFamilyInDeviceMemoryAndGivesTheHostsValues) {
+  const std::vector<Array> in = family_inputs();
+  const std::vector<Array> want = families(in);
+  SimulatedDeviceBackend device;
+  std::vector<Array> got;
+  {
+    const spmd::kernels::BackendOverride installed(device);
+    got = families(in);
+  }
+  expect_same_bytes(got, want);
+  const auto v = device.violations();
+  EXPECT_TRUE(v.empty()) << v.front();
+  const SimulatedDeviceBackend::Counts n = device.counts();
+  EXPECT_GE(n.host_to_device, 4 * 3);  // each device's three inputs, at least
+  EXPECT_GE(n.device_to_host, 4 * 8);  // each device's eight outputs, at least
+  EXPECT_EQ(n.live, 0);                // every block in device memory given back
+  EXPECT_EQ(device.bindings_held(), 0);
+}
+
+TEST(DeviceMemory, RandomNumbersInDeviceMemoryAreTheHostsBitForBit) {
+  auto draw = [] {
+    auto f = spmd::jit([](const Tensor& key) {
+      const Tensor keys = spmd::random::split(key, 3);
+      return std::vector<Tensor>{spmd::random::normal(spmd::random::fold_in(key, 1u), {8, 4}),
+                                 spmd::random::uniform(key, {16}), spmd::random::bits(key, {4, 4}),
+                                 keys};
+    });
+    return f(spmd::random::PRNGKey(7));
+  };
+  const std::vector<Array> want = draw();
+  SimulatedDeviceBackend device;
+  std::vector<Array> got;
+  {
+    const spmd::kernels::BackendOverride installed(device);
+    got = draw();
+  }
+  expect_same_bytes(got, want);
+  EXPECT_TRUE(device.violations().empty());
+  EXPECT_GE(device.counts().host_to_device, 1);  // the key
+  EXPECT_GE(device.counts().device_to_host, 4 + 1);  // the outputs, and the key read for the draws
+}
+
+// Seed 002's step, model-parallel over ("dp", "mp"): the gradients' reductions are collectives
+// on blocks in device memory, staged through the host.
+std::vector<Array> train(int steps) {
+  const spmd::Mesh mesh(spmd::devices(), {2, 2}, {"dp", "mp"});
+  std::vector<Array> p{
+      spmd::device_put(wave({8, 16}, 0.2), NamedSharding(mesh, P(spmd::None, "mp"))),
+      spmd::device_put(wave({16}, 0.3), NamedSharding(mesh, P("mp"))),
+      spmd::device_put(wave({16, 4}, 0.4), NamedSharding(mesh, P("mp", spmd::None))),
+      spmd::device_put(wave({4}, 0.5), NamedSharding(mesh, P()))};
+  const Array x = spmd::device_put(wave({32, 8}, 0.6), NamedSharding(mesh, P("dp")));
+  const Array y = spmd::device_put(wave({32, 4}, 0.8), NamedSharding(mesh, P("dp")));
+  auto loss = [](const Tensor& w1, const Tensor& b1, const Tensor& w2, const Tensor& b2,
+                 const Tensor& xb, const Tensor& yb) {
+    const Tensor h = jnp::tanh(jnp::matmul(xb, w1) + b1);
+    return jnp::mean(jnp::power(jnp::matmul(h, w2) + b2 - yb, 2));
+  };
+  auto step = spmd::jit([&](const Tensor& w1, const Tensor& b1, const Tensor& w2, const Tensor& b2,
+                            const Tensor& xb, const Tensor& yb) {
+    auto [value, g] = spmd::value_and_grad<0, 1, 2, 3>(loss)(w1, b1, w2, b2, xb, yb);
+    return std::vector<Tensor>{w1 - 0.1f * std::get<0>(g), b1 - 0.1f * std::get<1>(g),
+                               w2 - 0.1f * std::get<2>(g), b2 - 0.1f * std::get<3>(g), value};
+  });
+  std::vector<Array> out;
+  for (int s = 0; s < steps; ++s) {
+    out = step(p[0], p[1], p[2], p[3], x, y);
+    p.assign(out.begin(), out.begin() + 4);
+  }
+  return out;
+}
+
+TEST(DeviceMemory, SeedTwosTrainStepInDeviceMemoryEndsWhereTheHostsDoes) {
+  const std::vector<Array> want = train(3);
+  SimulatedDeviceBackend device;
+  std::vector<Array> got;
+  {
+    const spmd::kernels::BackendOverride installed(device);
+    got = train(3);
+  }
+  expect_same_bytes(got, want);
+  EXPECT_TRUE(device.violations().empty());
+  EXPECT_GE(device.counts().host_to_device, 3 * 4 * 6);  // three steps of six inputs per device
+  EXPECT_EQ(device.counts().live, 0);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  spmd::distributed::initialize({.num_processes = 1, .num_cpu_devices = 4});
+  const int result = RUN_ALL_TESTS();
+  spmd::distributed::shutdown();
+  return result;
+}
