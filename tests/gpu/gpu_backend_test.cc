@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <vector>
 
 #include "gpu/gpu_fixture.h"
@@ -83,15 +84,42 @@ TEST_F(GpuBackend, MethodsRunOnTheBoundGpuAndMatchTheCpuBackend) {
       EXPECT_NEAR(g, w, 1e-5f * std::max(1.0f, std::abs(w))) << "matmul element " << k;
     }
   }
-  const kernels::Sampler normal{kernels::Distribution::kNormal};
-  try {
-    cuda.random_sample(normal, {}, nullptr);
-    FAIL() << "random_sample ran";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("jax.random.normal is not yet computed on GPUs"),
-              std::string::npos)
-        << e.what();
+  // JAX's samplers and the factorizations: the CPU's, on host copies, bit for bit.
+  {
+    const kernels::Sampler normal{kernels::Distribution::kNormal};
+    const kernels::RandomBlock block{{7, 42}, {6, 7}, {0, 0}, {6, 7}, 0};
+    auto [got, want] = both(42 * 4, [&](const kernels::Backend& b, const std::byte*, std::byte* o) {
+      b.random_sample(normal, block, o);
+    });
+    EXPECT_EQ(got, want) << "random_sample";
   }
+  {
+    auto [got, want] =
+        both((18 + 9) * 4, [&](const kernels::Backend& b, const std::byte* in, std::byte* o) {
+          b.qr(DType::kFloat32, in, 1, 6, 3, o, o + 6 * 3 * 4);  // Q 6×3, then R 3×3
+        });
+    EXPECT_EQ(got, want) << "qr";
+  }
+}
+
+// Every memory method of the seam, as jit's staging calls them: a block from the GPU's pool,
+// host to device, device to device and back, each on the GPU's stream.
+TEST_F(GpuBackend, MemoryMethodsAllocateAndCopyInTheGpusMemory) {
+  const kernels::Backend& cuda = kernels::cuda::cuda_backend();
+  const std::vector<float> host{1, 2, 3, 4, 5};
+  const size_t bytes = host.size() * sizeof(float);
+  const auto a = cuda.allocate(MemorySpace::device(0), bytes);
+  const auto b = cuda.allocate(MemorySpace::device(0), bytes);
+  ASSERT_NE(a, nullptr);
+  cuda.copy(reinterpret_cast<const std::byte*>(host.data()), MemorySpace::host(), a.get(),
+            MemorySpace::device(0), bytes);
+  cuda.copy(a.get(), MemorySpace::device(0), b.get(), MemorySpace::device(0), bytes);
+  std::vector<float> back(host.size());
+  cuda.copy(b.get(), MemorySpace::device(0), reinterpret_cast<std::byte*>(back.data()),
+            MemorySpace::host(), bytes);
+  EXPECT_EQ(back, host);
+  const std::shared_ptr<void> bound = cuda.bind_thread(MemorySpace::device(0));
+  EXPECT_EQ(&kernels::cuda::GpuScope::current(), &gpu());
 }
 
 TEST_F(GpuBackend, AThreadBoundToNoGpuIsToldSo) {

@@ -5,8 +5,10 @@
 #include <string>
 
 #include "kernels/cuda/chain.h"
+#include "kernels/cuda/device_memory.h"
 #include "kernels/cuda/fill.h"
 #include "kernels/cuda/gpu_scope.h"
+#include "kernels/cuda/host_fallback.h"
 #include "kernels/cuda/layout.h"
 #include "kernels/cuda/matmul.h"
 #include "kernels/cuda/ordering.h"
@@ -20,19 +22,20 @@ namespace {
 
 GpuContext& gpu() { return GpuScope::current(); }
 
-[[noreturn]] void not_yet(const char* what) {
-  throw Error(
-      fmt::format("{} is not yet computed on GPUs (JAX's samplers are CPU-only in spmd so far); "
-                  "run on CPUs (SPMD_PLATFORMS=cpu) or draw the numbers there",
-                  what));
-}
-
 class CudaBackend final : public Backend {
  public:
   std::string_view platform() const override { return "gpu"; }
   MemorySpace memory(int local_hardware_id) const override {
     return MemorySpace::device(local_hardware_id);
   }
+  std::shared_ptr<std::byte> allocate(MemorySpace memory, size_t bytes) const override {
+    return allocate_device(memory, bytes);
+  }
+  void copy(const std::byte* from, MemorySpace from_memory, std::byte* to, MemorySpace to_memory,
+            size_t bytes) const override {
+    copy_memory(from, from_memory, to, to_memory, bytes);
+  }
+  std::shared_ptr<void> bind_thread(MemorySpace memory) const override { return bind_gpu(memory); }
 
   void chain(std::span<const ChainStep> steps, std::span<const Input> inputs, std::byte* out,
              int64_t n) const override {
@@ -78,14 +81,17 @@ class CudaBackend final : public Backend {
   void random_bits(RandomBits kind, const RandomBlock& block, std::byte* out) const override {
     cuda::random_bits(gpu(), kind, block, out);
   }
-  void random_sample(const Sampler& sampler, const RandomBlock&, std::byte*) const override {
-    not_yet(fmt::format("jax.random.{}", distribution_name(sampler.distribution)).c_str());
+  void random_sample(const Sampler& sampler, const RandomBlock& block,
+                     std::byte* out) const override {
+    random_sample_on_host(gpu(), sampler, block, out);
   }
-  void random_gamma(const uint32_t*, const float*, int64_t, bool, float*) const override {
-    not_yet("jax.random.gamma");
+  void random_gamma(const uint32_t* key, const float* alpha, int64_t n, bool log_space,
+                    float* out) const override {
+    random_gamma_on_host(gpu(), key, alpha, n, log_space, out);
   }
-  void random_poisson(const uint32_t*, const float*, int64_t, int32_t*) const override {
-    not_yet("jax.random.poisson");
+  void random_poisson(const uint32_t* key, const float* lam, int64_t n,
+                      int32_t* out) const override {
+    random_poisson_on_host(gpu(), key, lam, n, out);
   }
   void random_permute(std::array<uint32_t, 2> key, size_t element_size, const std::byte* in,
                       const Shape& shape, int axis, std::byte* out) const override {
@@ -120,12 +126,13 @@ class CudaBackend final : public Backend {
                    const int32_t* indices, int64_t count, std::byte* out) const override {
     cuda::scatter_add(gpu(), dtype, updates, shape, axis, indices, count, out);
   }
-  void cholesky(DType, const std::byte*, int64_t, int64_t, std::byte*) const override {
-    not_yet("jnp.linalg.cholesky");
+  void cholesky(DType dtype, const std::byte* in, int64_t batch, int64_t n,
+                std::byte* out) const override {
+    cholesky_on_host(gpu(), dtype, in, batch, n, out);
   }
-  void qr(DType, const std::byte*, int64_t, int64_t, int64_t, std::byte*,
-          std::byte*) const override {
-    not_yet("jnp.linalg.qr");
+  void qr(DType dtype, const std::byte* in, int64_t batch, int64_t m, int64_t n, std::byte* q,
+          std::byte* r) const override {
+    qr_on_host(gpu(), dtype, in, batch, m, n, q, r);
   }
   void sort(DType key_dtype, const std::byte* keys, const SortSpec& spec, const std::byte* payload,
             std::byte* out) const override {

@@ -2,11 +2,14 @@
 // of the same name on the calling thread's GPU (gpu_scope.h), queued on its stream. Pointers are
 // that GPU's device memory; memory(id) is MemorySpace::device(id).
 //
-// Every method but one is the GPU's: chain, convert, fill, iota, reduce, argmax, broadcast,
+// Every method runs on the GPU: chain, convert, fill, iota, reduce, argmax, broadcast,
 // transpose, slice, concatenate, random_bits, random_permute, matmul, cumsum, cumprod,
-// search_sorted, top_k and take. random_sample (JAX's samplers, which repeat XLA's CPU code
-// operation for operation) is not yet ported: it throws spmd::Error saying so. The runtime does not
-// yet make GPU devices, so backend_for("gpu") is not this backend yet; tests/gpu calls it directly.
+// search_sorted, top_k, take, scatter_add and sort, except JAX's samplers (random_sample, gamma,
+// poisson: they repeat XLA's CPU code operation for operation) and the factorizations (cholesky,
+// qr), which the CPU computes on host copies (host_fallback.h), bit for bit as on CPU devices.
+// Its memory is the GPUs' (device_memory.h): blocks from each GPU's pool, copies as copy_plan.h
+// plans them, and each device thread bound to its GPU. The runtime loads this library as the GPU
+// platform's plugin (plugin.cc), which makes it backend_for("gpu").
 #pragma once
 
 #include "kernels/backend.h"

@@ -1,0 +1,22 @@
+// The CUDA backend's memory methods (Backend::allocate, copy and bind_thread, kernels/backend.h):
+// blocks from the GPU's stream-ordered pool (GpuContext), copies as copy_plan.h plans them, and
+// the thread's GPU bound with a GpuScope. Thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+#include "spmd/memory_space.h"
+
+namespace spmd::kernels::cuda {
+
+// `bytes` of GPU `memory.local_hardware_id`'s memory, given back to its pool (after the work
+// queued on its stream) when the last owner lets go. Null for 0 bytes.
+std::shared_ptr<std::byte> allocate_device(MemorySpace memory, size_t bytes);
+// Backend::copy's contract, for host memory and this process's GPUs.
+void copy_memory(const std::byte* from, MemorySpace from_memory, std::byte* to,
+                 MemorySpace to_memory, size_t bytes);
+// A GpuScope on the GPU of `memory`, held until the result is let go (on the same thread).
+std::shared_ptr<void> bind_gpu(MemorySpace memory);
+
+}  // namespace spmd::kernels::cuda
