@@ -24,7 +24,7 @@ class Device {
   int id() const { return id_; }
   // The index of the process that owns (can address) this device.
   int process_index() const { return process_index_; }
-  // "cpu" (CUDA devices appear with "gpu" once the build has CUDA and a GPU is present).
+  // "cpu", or "gpu" for a CUDA GPU (distributed::Options::platforms).
   const std::string& platform() const { return platform_; }
   // The id of the device within its process's hardware: 0 … K-1 for K CPU devices.
   int local_hardware_id() const { return local_hardware_id_; }

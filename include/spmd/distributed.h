@@ -80,8 +80,8 @@ struct Options {
   // The platforms this process's devices may run on, in order of preference, comma-separated:
   // "cpu", "gpu" ("cuda" is taken for "gpu"), as JAX's JAX_PLATFORMS. The first one this process
   // has wins; none of them here is an InvalidArgument saying why. Default: GPUs when there are
-  // any, else CPU. This build has CPU devices only, so "gpu" alone is refused. Env:
-  // SPMD_PLATFORMS.
+  // any, else CPU. "gpu" loads the CUDA plugin (libspmd_cuda; README, "GPUs"), and is refused,
+  // saying why, where it cannot be loaded or sees no GPU. Env: SPMD_PLATFORMS.
   std::optional<std::string> platforms;
   // A shared secret; the service refuses processes that present a different one. Env:
   // SPMD_AUTH_TOKEN.

@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "runtime/gpu_plugin.h"
 #include "spmd/error.h"
 
 namespace spmd {
@@ -28,20 +29,37 @@ std::vector<std::string> split(const std::string& list) {
 std::string missing(const std::string& platform, const PlatformSupport& support) {
   if (platform == "cpu") return "";
   if (!support.gpu_built) {
-    return "gpu: this build of spmd has no GPU support: GPUs are not yet devices of spmd's "
-           "runtime (its CUDA kernels and device collectives are built where CMake finds the "
-           "CUDA toolkit, but jit and shard_map do not run on them yet: README, \"GPUs\"); run "
-           "on CPUs";
+    return "gpu: " + (support.why_no_gpu.empty() ? std::string("this build of spmd has no GPU "
+                                                               "support")
+                                                 : support.why_no_gpu);
   }
   if (support.visible_gpus == 0) {
-    return "gpu: this process sees no GPU (check CUDA_VISIBLE_DEVICES and the driver)";
+    return fmt::format(
+        "gpu: this process sees no GPU ({}; check the driver, nvidia-smi and "
+        "CUDA_VISIBLE_DEVICES)",
+        support.why_no_gpu.empty() ? "none reported" : support.why_no_gpu);
   }
   return "";
 }
 
 }  // namespace
 
-PlatformSupport platform_support() { return {}; }
+PlatformSupport platform_support(bool gpu_requested) {
+  if (!gpu_requested && !nvidia_driver_present()) {
+    return {.why_no_gpu = "this machine has no NVIDIA driver (no /proc/driver/nvidia)"};
+  }
+  const GpuPlugin& plugin = load_gpu_plugin();
+  if (!plugin.loaded) return {.why_no_gpu = plugin.why_not_loaded};
+  return {.gpu_built = true, .visible_gpus = plugin.visible_gpus, .why_no_gpu = plugin.why_no_gpu};
+}
+
+bool names_gpu(const std::optional<std::string>& requested) {
+  if (!requested) return false;
+  for (const std::string& name : split(*requested)) {
+    if (name == "gpu" || name == "cuda") return true;
+  }
+  return false;
+}
 
 std::string choose_platform(const std::optional<std::string>& requested,
                             const PlatformSupport& support) {

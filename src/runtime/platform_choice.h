@@ -11,14 +11,18 @@ namespace spmd {
 
 // What this process could run on.
 struct PlatformSupport {
-  bool gpu_built = false;  // this build of spmd has GPU support (CUDA and NCCL found)
+  bool gpu_built = false;  // the GPU plugin (libspmd_cuda: gpu_plugin.h) is loaded
   int visible_gpus = 0;    // GPUs this process sees
+  std::string why_no_gpu;  // why there are none: no plugin, or the driver's answer
 };
 
-// This build's: no GPU devices yet (issue 45: the CUDA kernels and device collectives exist in
-// libspmd_cuda and libspmd_gpu_comm, but the runtime does not make GPU devices), so CPU devices
-// only.
-PlatformSupport platform_support();
+// This process's. The GPU plugin is loaded when `gpu_requested` (the requested list names gpu or
+// cuda), or when nothing was requested and the machine has an NVIDIA driver; otherwise there are
+// no GPUs, and CUDA is never loaded.
+PlatformSupport platform_support(bool gpu_requested);
+
+// Whether the requested list names gpu (or cuda).
+bool names_gpu(const std::optional<std::string>& requested);
 
 // The platform to run on, "cpu" or "gpu". Throws InvalidArgument for an empty list or an unknown
 // name (listing the known ones), and when none of the requested platforms is here, saying for

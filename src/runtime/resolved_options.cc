@@ -12,6 +12,7 @@
 #include "cluster/cluster_env.h"
 #include "coord/address.h"
 #include "coord/status_http.h"
+#include "runtime/gpu_plugin.h"
 #include "runtime/local_gpus.h"
 #include "runtime/platform_choice.h"
 #include "spmd/error.h"
@@ -108,7 +109,7 @@ void resolve_devices(const distributed::Options& options, const EnvReader& env, 
   const std::optional<std::vector<int>>& local_ids = args.local_ids;
   if (r.platform == "gpu") {
     r.local_device_ids = choose_local_gpus(
-        {local_ids, args.local_rank, args.launcher, platform_support().visible_gpus});
+        {local_ids, args.local_rank, args.launcher, load_gpu_plugin().visible_gpus});
     return;
   }
   r.num_cpu_devices =
@@ -221,10 +222,10 @@ ResolvedOptions resolve_options(const distributed::Options& options, const EnvRe
   const ClusterArgs args = cluster_args(options, env, read_env);
   ResolvedOptions r;
   r.source = args.source;
-  r.platform = choose_platform(options.platforms ? options.platforms
-                               : read_env        ? env.get("SPMD_PLATFORMS")
-                                                 : std::nullopt,
-                               platform_support());
+  const std::optional<std::string> requested = options.platforms ? options.platforms
+                                               : read_env        ? env.get("SPMD_PLATFORMS")
+                                                                 : std::nullopt;
+  r.platform = choose_platform(requested, platform_support(names_gpu(requested)));
   resolve_devices(options, env, read_env, args, r);
   resolve_service_settings(options, env, read_env, r);
   if (!args.address && !args.num_processes && !args.process_id) {

@@ -4,6 +4,8 @@
 
 #include <csignal>
 
+#include "kernels/backend.h"
+#include "runtime/gpu_plugin.h"
 #include "runtime/local_gpus.h"
 #include "runtime/platform_choice.h"
 #include "spmd/error.h"
@@ -134,20 +136,24 @@ TEST(ResolveOptions, LocalDeviceIdsRestrictTheVisibleDevices) {
           .empty());
 }
 
-// JAX's platform choice (platform_choice.h): the first requested platform this process has;
-// this build has CPU devices only, so a list without cpu is refused, saying why.
+// JAX's platform choice (platform_choice.h): the first requested platform this process has.
+// Asked for GPUs, the runtime loads the GPU plugin (gpu_plugin.h): a build with CUDA has one,
+// and the reason there are no GPUs here is the driver's; a build without has none, and says so.
+// This machine has no GPU either way, so a list without cpu is refused, saying why.
+std::string why_no_gpu_here() { return SPMD_TEST_CUDA_BUILT ? "sees no GPU" : "no GPU support"; }
+
 TEST(ResolveOptions, ThePlatformIsTheFirstRequestedOneThisProcessHas) {
   const distributed::Options alone{.num_processes = 1};
   EXPECT_EQ(resolve_options(alone, env_of({})).platform, "cpu");
   EXPECT_EQ(resolve_options(alone, env_of({{"SPMD_PLATFORMS", "gpu, cpu"}})).platform, "cpu");
   EXPECT_EQ(resolve_options(alone, env_of({{"SPMD_PLATFORMS", "cpu"}})).platform, "cpu");
   const std::string no_gpu = error_of(alone, env_of({{"SPMD_PLATFORMS", "cuda"}}));
-  EXPECT_NE(no_gpu.find("no GPU support"), std::string::npos) << no_gpu;
+  EXPECT_NE(no_gpu.find(why_no_gpu_here()), std::string::npos) << no_gpu;
   EXPECT_NE(no_gpu.find("Add cpu"), std::string::npos) << no_gpu;
   // Options win over the environment, and deactivate reads none of it.
   distributed::Options gpu_only = alone;
   gpu_only.platforms = "gpu";
-  EXPECT_NE(error_of(gpu_only, env_of({{"SPMD_PLATFORMS", "cpu"}})).find("no GPU support"),
+  EXPECT_NE(error_of(gpu_only, env_of({{"SPMD_PLATFORMS", "cpu"}})).find(why_no_gpu_here()),
             std::string::npos);
   EXPECT_EQ(resolve_options({.num_processes = 1, .cluster_detection_method = "deactivate"},
                             env_of({{"SPMD_PLATFORMS", "gpu"}}))
@@ -159,11 +165,43 @@ TEST(ResolveOptions, ThePlatformIsTheFirstRequestedOneThisProcessHas) {
             std::string::npos);
 }
 
+// The plugin itself, loaded for real: in a CUDA build its backend becomes backend_for("gpu"),
+// and a machine without a GPU says why (the driver's answer); without CUDA it says where it
+// looked.
+TEST(GpuPlugin, LoadsWhereBuiltAndSaysWhyThereIsNoGpu) {
+  const GpuPlugin& plugin = load_gpu_plugin();
+  EXPECT_EQ(plugin.loaded, bool(SPMD_TEST_CUDA_BUILT)) << plugin.why_not_loaded;
+  if (plugin.loaded) {
+    EXPECT_NE(plugin.path.find("libspmd_cuda.so"), std::string::npos) << plugin.path;
+    EXPECT_EQ(kernels::backend_for("gpu").platform(), "gpu");
+    EXPECT_EQ(&kernels::backend_of(MemorySpace::device(0)), &kernels::backend_for("gpu"));
+    if (plugin.visible_gpus == 0) {
+      EXPECT_FALSE(plugin.why_no_gpu.empty());
+      EXPECT_THROW(gpu_device_name(0), FailedPrecondition);
+    }
+  } else {
+    EXPECT_NE(plugin.why_not_loaded.find("libspmd_cuda.so"), std::string::npos);
+    EXPECT_THROW(kernels::backend_for("gpu"), InvalidArgument);
+  }
+  EXPECT_EQ(&load_gpu_plugin(), &plugin);  // loaded once
+}
+
 TEST(ChoosePlatform, GpusWhenBuiltAndVisibleElseCpu) {
   EXPECT_EQ(choose_platform(std::nullopt, {.gpu_built = true, .visible_gpus = 2}), "gpu");
   EXPECT_EQ(choose_platform(std::nullopt, {.gpu_built = true, .visible_gpus = 0}), "cpu");
   EXPECT_EQ(choose_platform("cpu,gpu", {.gpu_built = true, .visible_gpus = 1}), "cpu");
   EXPECT_EQ(choose_platform("cuda,cpu", {.gpu_built = true, .visible_gpus = 1}), "gpu");
+  EXPECT_TRUE(names_gpu("cpu, cuda"));
+  EXPECT_TRUE(names_gpu("gpu"));
+  EXPECT_FALSE(names_gpu("cpu"));
+  EXPECT_FALSE(names_gpu(std::nullopt));
+  // Without the plugin, the loader's reason is the refusal's.
+  try {
+    choose_platform("gpu", {.why_no_gpu = "libspmd_cuda.so: not found"});
+    ADD_FAILURE() << "a GPU-only list without the plugin was accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("libspmd_cuda.so: not found"), std::string::npos);
+  }
   try {
     choose_platform("gpu", {.gpu_built = true, .visible_gpus = 0});
     ADD_FAILURE() << "a GPU-only list without a visible GPU was accepted";

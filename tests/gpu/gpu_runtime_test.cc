@@ -1,0 +1,156 @@
+// GPU devices in the runtime (label gpu): with the platform "gpu", initialize() loads the GPU
+// plugin (src/runtime/gpu_plugin.h), the devices are the GPUs, and jit runs each device's
+// program in its memory through the CUDA backend: inputs copied there, outputs copied back,
+// collectives staged through the host. Each result is checked against the CPU backend's, which
+// block operations on host blocks still reach in the same process. Every test skips, saying
+// why, where this process sees no GPU.
+#include <gtest/gtest.h>
+#include <spmd/spmd.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "kernels/backend.h"
+
+namespace {
+
+namespace jnp = spmd::numpy;
+using spmd::Array;
+using spmd::Block;
+using spmd::DType;
+using spmd::HostArray;
+using spmd::NamedSharding;
+using spmd::P;
+using spmd::Shape;
+using spmd::Tensor;
+
+std::string& no_gpu() {
+  static std::string why;
+  return why;
+}
+
+class GpuRuntime : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!no_gpu().empty()) GTEST_SKIP() << "no GPU visible: " << no_gpu();
+  }
+};
+
+HostArray wave(const Shape& shape, double phase) {
+  std::vector<float> v(static_cast<size_t>(spmd::shape_size(shape)));
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = static_cast<float>(std::sin(0.37 * double(i) + phase));
+  return HostArray::from_vector(v, shape);
+}
+
+void expect_close(const HostArray& got, const HostArray& want, float tolerance) {
+  ASSERT_EQ(got.shape(), want.shape());
+  const auto g = got.data<float>(), w = want.data<float>();
+  for (size_t i = 0; i < w.size(); ++i) {
+    EXPECT_NEAR(g[i], w[i], tolerance * std::max(1.0f, std::abs(w[i]))) << "element " << i;
+  }
+}
+
+TEST_F(GpuRuntime, TheDevicesAreTheGpusAndTheirBackendIsCudas) {
+  const auto devices = spmd::local_devices();
+  ASSERT_FALSE(devices.empty());
+  for (const spmd::Device& d : devices) EXPECT_EQ(d.platform(), "gpu") << d.to_string();
+  EXPECT_EQ(spmd::kernels::backend_for("gpu").memory(0), spmd::MemorySpace::device(0));
+}
+
+TEST_F(GpuRuntime, JitsLayerIsTheCpuBackendsWithinFloatRounding) {
+  const spmd::Mesh mesh(spmd::devices(), {"x"});
+  const HostArray x = wave({64, 32}, 0.1), w = wave({32, 16}, 0.5), b = wave({16}, 0.9);
+  auto layer = spmd::jit([](const Tensor& x, const Tensor& w, const Tensor& b) {
+    return jnp::tanh(jnp::matmul(x, w) + b);
+  });
+  const Array y = layer(spmd::device_put(x, NamedSharding(mesh, P("x"))),
+                        spmd::device_put(w, NamedSharding(mesh, P())),
+                        spmd::device_put(b, NamedSharding(mesh, P())));
+  // The same on the host: the product and the bias with block operations (the CPU backend).
+  HostArray want = spmd::add(spmd::matmul(Block(x), Block(w)), Block(b)).to_host();
+  for (float& v : want.mutable_data<float>()) v = std::tanh(v);
+  expect_close(y.to_host(), want, 1e-5f);
+}
+
+TEST_F(GpuRuntime, ReductionsLayoutsAndOrderingMatchTheHost) {
+  const spmd::Mesh mesh(spmd::devices(), {"x"});
+  const HostArray x = wave({16, 8}, 0.3);
+  auto f = spmd::jit([](const Tensor& t) {
+    return std::vector<Tensor>{jnp::sum(t, {1}), jnp::transpose(t), jnp::cumsum(t, 0),
+                               jnp::sort(t, 1)};
+  });
+  const std::vector<Array> got = f(spmd::device_put(x, NamedSharding(mesh, P())));
+  const Block h(x);
+  expect_close(got[0].to_host(), spmd::sum(h, 1).to_host(), 1e-6f);
+  const auto t = got[1].to_host().data<float>();
+  const auto s = got[3].to_host().data<float>();
+  for (int64_t r = 0; r < 16; ++r) {
+    for (int64_t c = 0; c < 8; ++c) EXPECT_EQ(t[c * 16 + r], x.data<float>()[r * 8 + c]);
+    for (int64_t c = 1; c < 8; ++c) EXPECT_LE(s[r * 8 + c - 1], s[r * 8 + c]);
+  }
+}
+
+TEST_F(GpuRuntime, RandomNumbersOnTheGpuAreJaxsAsOnCpu) {
+  // Threefry on the GPU and JAX's samplers through the host: the values of a CPU run, which
+  // are JAX's (tests/python/jax_parity), checked here against the CPU backend directly.
+  auto f = spmd::jit([](const Tensor& key) {
+    return std::vector<Tensor>{spmd::random::bits(key, {64}), spmd::random::normal(key, {64})};
+  });
+  const std::vector<Array> got = f(spmd::random::PRNGKey(3));
+  const spmd::kernels::RandomBlock block{{0, 3}, {64}, {0}, {64}, 0};
+  std::vector<uint32_t> bits(64);
+  spmd::kernels::cpu_backend().random_bits(spmd::kernels::RandomBits::k32, block,
+                                           reinterpret_cast<std::byte*>(bits.data()));
+  const auto g = got[0].to_host().data<uint32_t>();
+  EXPECT_EQ(std::vector<uint32_t>(g.begin(), g.end()), bits);
+  for (float v : got[1].to_host().data<float>()) EXPECT_TRUE(std::isfinite(v));
+}
+
+// Seed 002's step: value_and_grad of an MLP's loss and an SGD update, the batch split over the
+// GPUs (a psum of the gradients when there are several); the loss falls.
+TEST_F(GpuRuntime, SeedTwosTrainStepLearns) {
+  const spmd::Mesh mesh(spmd::devices(), {"dp"});
+  std::vector<Array> p{spmd::device_put(wave({8, 32}, 0.2), NamedSharding(mesh, P())),
+                       spmd::device_put(wave({32}, 0.3), NamedSharding(mesh, P())),
+                       spmd::device_put(wave({32, 4}, 0.4), NamedSharding(mesh, P())),
+                       spmd::device_put(wave({4}, 0.5), NamedSharding(mesh, P()))};
+  const Array x = spmd::device_put(wave({64, 8}, 0.6), NamedSharding(mesh, P("dp")));
+  const Array y = spmd::device_put(wave({64, 4}, 0.8), NamedSharding(mesh, P("dp")));
+  auto loss = [](const Tensor& w1, const Tensor& b1, const Tensor& w2, const Tensor& b2,
+                 const Tensor& xb, const Tensor& yb) {
+    const Tensor h = jnp::tanh(jnp::matmul(xb, w1) + b1);
+    return jnp::mean(jnp::power(jnp::matmul(h, w2) + b2 - yb, 2));
+  };
+  auto step = spmd::jit([&](const Tensor& w1, const Tensor& b1, const Tensor& w2, const Tensor& b2,
+                            const Tensor& xb, const Tensor& yb) {
+    auto [value, g] = spmd::value_and_grad<0, 1, 2, 3>(loss)(w1, b1, w2, b2, xb, yb);
+    return std::vector<Tensor>{w1 - 0.1f * std::get<0>(g), b1 - 0.1f * std::get<1>(g),
+                               w2 - 0.1f * std::get<2>(g), b2 - 0.1f * std::get<3>(g), value};
+  });
+  float first = 0, last = 0;
+  for (int s = 0; s < 30; ++s) {
+    const std::vector<Array> out = step(p[0], p[1], p[2], p[3], x, y);
+    p.assign(out.begin(), out.begin() + 4);
+    last = out[4].to_host().data<float>()[0];
+    if (s == 0) first = last;
+  }
+  EXPECT_LT(last, 0.8f * first) << "first " << first << ", last " << last;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  if (GTEST_FLAG_GET(list_tests)) return RUN_ALL_TESTS();  // CTest's discovery: names only
+  try {
+    spmd::distributed::initialize({.num_processes = 1, .platforms = "gpu"});
+  } catch (const spmd::InvalidArgument& e) {
+    no_gpu() = e.what();
+    std::printf("gpu_runtime_test: skipped, no GPU: %s\n", e.what());
+  }
+  const int result = RUN_ALL_TESTS();
+  if (no_gpu().empty()) spmd::distributed::shutdown();
+  return result;
+}
