@@ -12,13 +12,15 @@ namespace spmd {
 // One device of the cluster. A small value type; equal ids mean the same device.
 class Device {
  public:
+  // `device_kind` "" is the platform's name ("cpu").
   Device(int id, int process_index, int local_hardware_id, std::string platform,
-         std::string host_id)
+         std::string host_id, std::string device_kind = "")
       : id_(id),
         process_index_(process_index),
         local_hardware_id_(local_hardware_id),
         platform_(std::move(platform)),
-        host_id_(std::move(host_id)) {}
+        host_id_(std::move(host_id)),
+        device_kind_(std::move(device_kind)) {}
 
   // The global id, dense in 0 … device_count()-1.
   int id() const { return id_; }
@@ -26,6 +28,9 @@ class Device {
   int process_index() const { return process_index_; }
   // "cpu", or "gpu" for a CUDA GPU (distributed::Options::platforms).
   const std::string& platform() const { return platform_; }
+  // What the hardware is, as JAX's Device.device_kind: "cpu" for a CPU device, the CUDA name
+  // ("NVIDIA H100 80GB HBM3") for a GPU.
+  const std::string& device_kind() const { return device_kind_.empty() ? platform_ : device_kind_; }
   // The id of the device within its process's hardware: 0 … K-1 for K CPU devices.
   int local_hardware_id() const { return local_hardware_id_; }
   // The host the device lives on: hostname plus boot id, or SPMD_HOST_ID when set. Processes
@@ -46,6 +51,7 @@ class Device {
   int local_hardware_id_;
   std::string platform_;
   std::string host_id_;
+  std::string device_kind_;
 };
 
 }  // namespace spmd

@@ -90,6 +90,7 @@ void bind_runtime(nb::module_& m) {
       .def_prop_ro("id", &Device::id)
       .def_prop_ro("process_index", &Device::process_index)
       .def_prop_ro("platform", &Device::platform)
+      .def_prop_ro("device_kind", &Device::device_kind)
       .def_prop_ro("local_hardware_id", &Device::local_hardware_id)
       .def(
           "__eq__", [](const Device& a, const Device& b) { return a == b; }, nb::is_operator())

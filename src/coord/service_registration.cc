@@ -207,6 +207,11 @@ void Registrar::form() {
   wire::Topology* topo = &topology;
   std::unordered_map<std::string, int> host_index;
   std::unordered_map<std::string, int> platform_index;
+  std::unordered_map<std::string, int> kind_index;
+  bool kinds = false;  // some device names a kind of its own
+  for (int p = 0; p < cx_.opts.num_processes && !kinds; ++p) {
+    for (const auto& d : cx_.members.info(p).devices) kinds = kinds || !d.device_kind().empty();
+  }
   for (int p = 0; p < cx_.opts.num_processes; ++p) {
     const MemberInfo& info = cx_.members.info(p);
     auto [it, inserted] = host_index.try_emplace(info.host_id, topo->hosts_size());
@@ -223,6 +228,11 @@ void Registrar::form() {
       if (new_platform) topo->add_platforms(d.platform());
       topo->add_local_hardware_id(d.local_hardware_id());
       topo->add_platform_index(pit->second);
+      if (kinds) {
+        auto [kit, new_kind] = kind_index.try_emplace(d.device_kind(), topo->device_kinds_size());
+        if (new_kind) topo->add_device_kinds(d.device_kind());
+        topo->add_device_kind_index(kit->second);
+      }
     }
   }
   pack_topology(std::move(topology), msg);

@@ -122,4 +122,8 @@ std::string gpu_device_name(int ordinal) {
   return text.data();
 }
 
+std::string device_kind_of(const std::string& platform, int local_hardware_id) {
+  return platform == "gpu" ? gpu_device_name(local_hardware_id) : "";
+}
+
 }  // namespace spmd

@@ -32,4 +32,8 @@ bool nvidia_driver_present();
 // FailedPrecondition when the plugin is not loaded or the GPU cannot be used.
 std::string gpu_device_name(int ordinal);
 
+// Device::device_kind's value for device `local_hardware_id` of `platform`: the GPU's name on
+// "gpu", "" (the platform's own name) otherwise.
+std::string device_kind_of(const std::string& platform, int local_hardware_id);
+
 }  // namespace spmd

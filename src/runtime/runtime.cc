@@ -11,6 +11,7 @@
 
 #include "coord/coord_client.h"
 #include "coord/service.h"
+#include "runtime/gpu_plugin.h"
 #include "runtime/host_id.h"
 #include "runtime/io_thread.h"
 #include "runtime/peer_failure_exit.h"
@@ -177,7 +178,7 @@ std::shared_ptr<const DeviceView> alone_view(const ResolvedOptions& opts,
   auto view = std::make_shared<DeviceView>();
   for (int hw : opts.local_device_ids) {
     view->devices.emplace_back(static_cast<int>(view->devices.size()), 0, hw, opts.platform,
-                               host_id);
+                               host_id, device_kind_of(opts.platform, hw));
   }
   view->local_devices = view->devices;
   return view;
@@ -217,6 +218,7 @@ ClientConfig client_config(const Options& options, const ResolvedOptions& opts,
     wire::DeviceInfo d;
     d.set_local_hardware_id(hw);
     d.set_platform(opts.platform);
+    d.set_device_kind(device_kind_of(opts.platform, hw));
     cc.devices.push_back(d);
   }
   cc.service_in_process_0 = !opts.external_coordinator;

@@ -17,7 +17,9 @@ std::shared_ptr<const DeviceView> view_from_topology(const wire::Topology& topo,
     throw malformed(
         fmt::format("{} processes, expected {}", topo.host_index_size(), num_processes));
   }
-  if (topo.local_hardware_id_size() != topo.platform_index_size()) {
+  if (topo.local_hardware_id_size() != topo.platform_index_size() ||
+      (topo.device_kind_index_size() != 0 &&
+       topo.device_kind_index_size() != topo.local_hardware_id_size())) {
     throw malformed("device columns differ in length");
   }
   auto view = std::make_shared<DeviceView>();
@@ -36,7 +38,14 @@ std::shared_ptr<const DeviceView> view_from_topology(const wire::Topology& topo,
     for (int i = 0; i < count; ++i, ++d) {
       const int pi = topo.platform_index(d);
       if (pi < 0 || pi >= topo.platforms_size()) throw malformed("platform index out of range");
-      view->devices.emplace_back(d, p, topo.local_hardware_id(d), topo.platforms(pi), host);
+      std::string kind;
+      if (topo.device_kind_index_size() != 0) {
+        const int ki = topo.device_kind_index(d);
+        if (ki < 0 || ki >= topo.device_kinds_size()) throw malformed("kind index out of range");
+        kind = topo.device_kinds(ki);
+      }
+      view->devices.emplace_back(d, p, topo.local_hardware_id(d), topo.platforms(pi), host,
+                                 std::move(kind));
       if (p == self) view->local_devices.push_back(view->devices.back());
     }
   }

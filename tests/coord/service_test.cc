@@ -144,6 +144,31 @@ TEST_F(ServiceTest, RegistrationGivesEveryProcessTheSameTopology) {
   EXPECT_EQ(last_topology_.local_hardware_id_size(), 6);
   EXPECT_EQ(last_topology_.pid(2), 1002);
   EXPECT_EQ(last_topology_.hosts(last_topology_.host_index(1)).hostname(), "node1");
+  EXPECT_EQ(last_topology_.device_kind_index_size(), 0);  // CPUs: each kind its platform's name
+}
+
+// A GPU's kind (its CUDA name, JAX's device_kind) reaches every process, once per kind.
+TEST_F(ServiceTest, EachDevicesKindReachesEveryProcess) {
+  start_service(2);
+  std::vector<std::shared_ptr<CoordClient>> clients;
+  std::vector<std::future<wire::Topology>> topologies;
+  for (int i = 0; i < 2; ++i) {
+    ClientConfig cc = config(i);
+    for (wire::DeviceInfo& d : cc.devices) {
+      d.set_platform("gpu");
+      d.set_device_kind(i == 0 ? "NVIDIA H100 80GB HBM3" : "NVIDIA A100-SXM4-40GB");
+    }
+    clients.push_back(CoordClient::create(io_.context(), cc));
+    topologies.push_back(
+        std::async(std::launch::async, [c = clients.back()] { return c->start(); }));
+  }
+  for (auto& t : topologies) {
+    const wire::Topology topo = t.get();
+    ASSERT_EQ(topo.device_kind_index_size(), 4);
+    EXPECT_EQ(topo.device_kinds_size(), 2);
+    EXPECT_EQ(topo.device_kinds(topo.device_kind_index(1)), "NVIDIA H100 80GB HBM3");
+    EXPECT_EQ(topo.device_kinds(topo.device_kind_index(2)), "NVIDIA A100-SXM4-40GB");
+  }
 }
 
 TEST_F(ServiceTest, KeyValueStoreServesEveryOperation) {

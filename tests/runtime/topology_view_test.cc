@@ -64,6 +64,29 @@ TEST(TopologyView, InconsistentTopologiesAreRejected) {
   leftover.add_local_hardware_id(7);
   leftover.add_platform_index(0);
   EXPECT_THROW(view_from_topology(leftover, 0, 3), Error);
+  auto short_kinds = three_processes();
+  short_kinds.add_device_kinds("NVIDIA H100 80GB HBM3");
+  short_kinds.add_device_kind_index(0);
+  EXPECT_THROW(view_from_topology(short_kinds, 0, 3), Error);
+  auto bad_kind = three_processes();
+  bad_kind.add_device_kinds("x");
+  for (int d = 0; d < 6; ++d) bad_kind.add_device_kind_index(d == 4 ? 1 : 0);
+  EXPECT_THROW(view_from_topology(bad_kind, 0, 3), Error);
+}
+
+// JAX's Device.device_kind: "cpu" on a CPU device (a topology without the column), and each
+// device's own where the column is there (a GPU's CUDA name).
+TEST(TopologyView, EachDeviceSaysItsKind) {
+  EXPECT_EQ(view_from_topology(three_processes(), 0, 3)->devices[5].device_kind(), "cpu");
+  auto gpus = three_processes();
+  gpus.set_platforms(0, "gpu");
+  gpus.add_device_kinds("NVIDIA H100 80GB HBM3");
+  gpus.add_device_kinds("NVIDIA A100-SXM4-40GB");
+  for (int d = 0; d < 6; ++d) gpus.add_device_kind_index(d < 2 ? 1 : 0);
+  const auto view = view_from_topology(gpus, 0, 3);
+  EXPECT_EQ(view->devices[1].device_kind(), "NVIDIA A100-SXM4-40GB");
+  EXPECT_EQ(view->devices[2].device_kind(), "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(view->devices[2].platform(), "gpu");
 }
 
 }  // namespace

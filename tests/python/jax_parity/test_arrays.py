@@ -156,3 +156,11 @@ def _spec(x):
     while spec and spec[-1] is None:
         spec.pop()
     return tuple(spec)
+
+
+def test_devices_say_their_platform_and_kind_as_jax():
+    """jax.devices()[i].platform and .device_kind: "cpu" and "cpu" on CPU devices."""
+    for ours, theirs in zip(spmd.devices(), jax.devices()):
+        assert ours.platform == theirs.platform
+        assert ours.device_kind == theirs.device_kind
+        assert ours.id == theirs.id
