@@ -353,7 +353,9 @@ TEST(Vmap, AMappedAxisStaysSplitWithNoCommunication) {
   for (const Shape& shape : {Shape{8, 4}, Shape{10, 4}}) {  // even, and uneven as XLA tiles it
     const Array split = f(values(shape, 1, P("x")), w);
     const Array whole = f(values(shape, 1), w);
-    expect_close(split.to_host(), whole.to_host(), 0, "split vs whole");
+    // Within rounding, not bit for bit: a block of 2 rows and one of 8 may take different GEMM
+    // kernels (oneDNN's on AVX2 do), which sum the products in other orders.
+    expect_close(split.to_host(), whole.to_host(), 1e-6, "split vs whole");
     const auto& sharding = dynamic_cast<const NamedSharding&>(split.sharding());
     EXPECT_EQ(sharding.spec(), P("x")) << sharding.spec().to_string();
     const std::string text = f.lower(values(shape, 1, P("x")), w).as_text();
