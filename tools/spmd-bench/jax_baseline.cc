@@ -58,6 +58,17 @@ bool ensure_jax() {
   return there;
 }
 
+namespace {
+
+std::string& jax_platform() {
+  static std::string platform = "cpu";
+  return platform;
+}
+
+}  // namespace
+
+void set_jax_platform(const std::string& platform) { jax_platform() = platform; }
+
 std::vector<std::string> run_jax_job(int processes, const std::string& mode,
                                      const std::vector<std::string>& args, bool bind) {
   if (!ensure_jax()) return {};
@@ -71,7 +82,7 @@ std::vector<std::string> run_jax_job(int processes, const std::string& mode,
         std::to_string(i), bind ? "1" : "0"};
     argv.insert(argv.end(), args.begin(), args.end());
     argvs.push_back(std::move(argv));
-    envs.push_back({{"JAX_PLATFORMS", "cpu"},
+    envs.push_back({{"JAX_PLATFORMS", jax_platform()},
                     {"XLA_FLAGS", "--xla_force_host_platform_device_count=1"},
                     {"PYTHONPATH", SPMD_BENCH_PYTHONPATH}});
   }

@@ -55,6 +55,9 @@ bool plot_collectives(const std::vector<std::string>& rows, const std::string& p
 // Starts `processes` jax_worker.py processes `mode ADDRESS N RANK args…` (rank i pinned to core i
 // when `bind`) and returns the JSON lines rank 0 printed; empty, having said why, when JAX is not
 // there or a process failed.
+// The platform JAX's processes run on (JAX_PLATFORMS): "cpu" unless set, for every later job.
+void set_jax_platform(const std::string& platform);
+
 std::vector<std::string> run_jax_job(int processes, const std::string& mode,
                                      const std::vector<std::string>& args, bool bind);
 

@@ -5,7 +5,8 @@
 //                          [--impls spmd,mpi,gloo,jax] [--plot FILE.png]
 //                          [--transport auto|tcp|ucx] [--hosts N] [--seconds 0.3] [--json]
 //   spmd-bench jit -n 2 [--iterations 7] [--impls spmd,jax] [--rounds 3] [--json]
-//   spmd-bench train -n 2 [--iterations 7] [--impls spmd,jax] [--rounds 3] [--json]
+//   spmd-bench train -n 2 [--iterations 7] [--impls spmd,jax] [--rounds 3] [--platform cpu|gpu]
+//                    [--json]
 //   spmd-bench random -n 2 [--elements 67108864] [--iterations 5] [--rounds 5] [--json]
 //   spmd-bench python [--iterations 5] [--rounds 3] [--json]
 //   spmd-bench cores [--iterations 5] [--rounds 2] [--json]
@@ -258,6 +259,8 @@ void add_train(CLI::App& app, Runs& runs) {
   t->add_option("--iterations", o->iterations, "timed repetitions (median reported)")
       ->check(CLI::Range(1, 1000));
   add_jax_options(t, o->impls, o->rounds);
+  t->add_option("--platform", o->platform, "cpu, or gpu: spmd and JAX on GPUs")
+      ->check(CLI::IsMember({"cpu", "gpu"}));
   t->add_flag("--json", o->json, "one JSON object");
   runs.emplace_back(t, [o] { return spmd::bench::run_train_bench(*o); });
   auto* tw = internal(app, "train-worker", "one process of `train`");

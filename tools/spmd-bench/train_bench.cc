@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -289,6 +290,10 @@ int run_train_worker(const TrainBenchOptions& o) {
 }
 
 int run_train_bench(const TrainBenchOptions& o) {
+  if (o.platform == "gpu") {
+    ::setenv("SPMD_PLATFORMS", "gpu", 1);  // inherited by the spmd processes
+    set_jax_platform("cuda");
+  }
   const std::vector<std::string> worker = {"train-worker", "--iterations",
                                            std::to_string(o.iterations)};
   if (o.impls == "spmd") {

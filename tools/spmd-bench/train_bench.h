@@ -7,6 +7,7 @@
 //   beside process 0 alone on the whole batch, with the others waiting at a barrier;
 // - compile: the train step's trace and partition time (lower() on a new jit), its first call,
 //   its second call and the median of calls 3 to 100 (the cache at work);
+// - --platform gpu: both on GPUs (README, "GPUs"), the same rows;
 // - with JAX (--impls spmd,jax, the default): the same data-parallel step with JAX and Optax on
 //   as many processes, from the same parameters and batch (jax_worker.py train), interleaved
 //   over --rounds rounds: the first 10 losses must agree within 1e-4 relative, and the row gives
@@ -23,6 +24,9 @@ struct TrainBenchOptions {
   bool json = false;
   std::string impls = "spmd,jax";
   int rounds = 3;
+  // "cpu", or "gpu": spmd's processes run with SPMD_PLATFORMS=gpu and JAX's on its CUDA
+  // backend (JAX_PLATFORMS=cuda), one process per GPU.
+  std::string platform = "cpu";
 };
 
 int run_train_bench(const TrainBenchOptions& options);
