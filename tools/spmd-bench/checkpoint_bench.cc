@@ -176,14 +176,14 @@ int run_orbax_restore_bench(const CheckpointBenchOptions& o) {
   const EnvList env = {{"PYTHONPATH", SPMD_BENCH_PYTHONPATH}, {"JAX_PLATFORMS", "cpu"}};
   const std::string devices = std::to_string(o.devices);
   if (job_rows(1,
-               {SPMD_BENCH_PYTHON, script, "write", ckpt, std::to_string(o.bytes), devices,
+               {bench_python(), script, "write", ckpt, std::to_string(o.bytes), devices,
                 std::to_string(o.leaves)},
                env)
           .empty()) {
     return 1;
   }
   const auto rows = job_rows(
-      1, {SPMD_BENCH_PYTHON, script, "restore", ckpt, std::to_string(o.iterations), devices}, env);
+      1, {bench_python(), script, "restore", ckpt, std::to_string(o.iterations), devices}, env);
   if (rows.empty()) return 1;
   const auto row = nlohmann::ordered_json::parse(rows.front());
   if (!o.json) {

@@ -19,7 +19,7 @@ EnvList python_env() { return {{"PYTHONPATH", SPMD_BENCH_PYTHONPATH}, {"JAX_PLAT
 // The first JSON row of `processes` Python workers run as one spmd job with `args`; null when
 // none printed one.
 nlohmann::json job_row(int processes, const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {SPMD_BENCH_PYTHON, worker_script()};
+  std::vector<std::string> argv = {bench_python(), worker_script()};
   argv.insert(argv.end(), args.begin(), args.end());
   const auto rows = job_rows(processes, argv, python_env());
   if (rows.empty()) return nullptr;

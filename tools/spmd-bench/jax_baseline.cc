@@ -24,9 +24,9 @@ int shell(const std::string& command, int seconds = 900) {
 }
 
 bool imports(const std::string& module) {
-  return std::filesystem::exists(SPMD_BENCH_PYTHON) &&
-         shell(fmt::format("'{}' -c 'import {}' >/dev/null 2>&1", SPMD_BENCH_PYTHON, module),
-               120) == 0;
+  return std::filesystem::exists(bench_python()) &&
+         shell(fmt::format("'{}' -c 'import {}' >/dev/null 2>&1", bench_python(), module), 120) ==
+             0;
 }
 
 }  // namespace
@@ -35,11 +35,11 @@ bool ensure_python_module(const std::string& module, const std::string& requirem
   if (imports(module)) return true;
   fmt::print(stderr, "spmd-bench: {} is not in {}; installing {} there\n", module, SPMD_BENCH_VENV,
              requirements);
-  const bool made = std::filesystem::exists(SPMD_BENCH_PYTHON) ||
+  const bool made = std::filesystem::exists(bench_python()) ||
                     shell(fmt::format("python3 -m venv '{}'", SPMD_BENCH_VENV)) == 0;
   if (made &&
       shell(fmt::format("'{}' -m pip install --quiet --disable-pip-version-check -r '{}'",
-                        SPMD_BENCH_PYTHON, requirements)) == 0 &&
+                        bench_python(), requirements)) == 0 &&
       imports(module)) {
     return true;
   }
@@ -78,7 +78,7 @@ std::vector<std::string> run_jax_job(int processes, const std::string& mode,
   std::vector<EnvList> envs;
   for (int i = 0; i < processes; ++i) {
     std::vector<std::string> argv = {
-        SPMD_BENCH_PYTHON, script,          mode, address, std::to_string(processes),
+        bench_python(),    script,          mode, address, std::to_string(processes),
         std::to_string(i), bind ? "1" : "0"};
     argv.insert(argv.end(), args.begin(), args.end());
     argvs.push_back(std::move(argv));
@@ -154,7 +154,7 @@ bool plot_collectives(const std::vector<std::string>& rows, const std::string& p
   }
   const std::string script = (self_dir() / "plot_collectives.py").string();
   const int status =
-      shell(fmt::format("'{}' '{}' '{}' '{}'", SPMD_BENCH_PYTHON, script, data.string(), png));
+      shell(fmt::format("'{}' '{}' '{}' '{}'", bench_python(), script, data.string(), png));
   std::filesystem::remove(data);
   if (status != 0) fmt::print(stderr, "spmd-bench: plot_collectives.py failed ({})\n", status);
   return status == 0;

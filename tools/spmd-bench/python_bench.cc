@@ -23,7 +23,7 @@ nlohmann::json one_row(const std::vector<std::string>& argv, const EnvList& env)
 
 nlohmann::json python_row(const std::string& mode, int iterations) {
   const std::string script = (self_dir() / "python_bench_worker.py").string();
-  return one_row({SPMD_BENCH_PYTHON, script, mode, std::to_string(iterations)},
+  return one_row({bench_python(), script, mode, std::to_string(iterations)},
                  {{"PYTHONPATH", SPMD_BENCH_PYTHONPATH}, {"JAX_PLATFORMS", "cpu"}});
 }
 

@@ -54,7 +54,7 @@ double spmd_single_round(const RandomBenchOptions& o) {
 double jax_single_round(const RandomBenchOptions& o, std::string& version) {
   const std::string script = (self_dir() / "jax_random_worker.py").string();
   const auto rows = run_workers(
-      {{SPMD_BENCH_PYTHON, script, std::to_string(o.elements), std::to_string(o.iterations)}},
+      {{bench_python(), script, std::to_string(o.elements), std::to_string(o.iterations)}},
       {{{"JAX_PLATFORMS", "cpu"}}});
   if (rows.empty()) return -1;
   const auto row = nlohmann::json::parse(rows.front());

@@ -24,6 +24,14 @@ constexpr auto kImplTimeout = std::chrono::minutes(20);
 
 }  // namespace
 
+const std::string& bench_python() {
+  static const std::string python = [] {
+    const char* named = std::getenv("SPMD_BENCH_PYTHON");
+    return std::string(named != nullptr && *named != '\0' ? named : SPMD_BENCH_PYTHON);
+  }();
+  return python;
+}
+
 fs::path self_dir() { return fs::read_symlink("/proc/self/exe").parent_path(); }
 
 bool on_path(const std::string& program) {

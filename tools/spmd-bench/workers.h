@@ -16,6 +16,11 @@ using EnvList = std::vector<std::pair<std::string, std::string>>;
 // The directory of the running spmd-bench (its workers live beside it).
 std::filesystem::path self_dir();
 
+// The Python that runs the JAX and Python workers: SPMD_BENCH_PYTHON when set (a machine the
+// programs were carried to, such as a lent GPU's, with its own JAX), else the build tree's
+// virtual environment.
+const std::string& bench_python();
+
 // True when `program` is an executable file in some PATH directory.
 bool on_path(const std::string& program);
 

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Issue 45's GPU checks in one call on a lent GPU machine, from programs built here.
+#
+#   tests/gpu/device_check.sh pack    # here, after `make build`: .device.tar.xz (about 16 MB)
+#   # the device tool: command "tests/gpu/device_check.sh run", carry [".device.tar.xz"],
+#   #                  timeout_s 560; then give_back
+#
+# pack bundles the gpu-labelled test programs, spmdrun, train_mlp and spmd-bench with their
+# libraries (../shared/tools/device-bundle; the CUDA plugin libspmd_cuda.so lands beside
+# libspmd, where initialize() looks for it) and compresses them under the carry limit. run
+# unpacks them and runs, each under its own timeout, writing every log to $OUT:
+#   1. gpu_kernels_test, gpu_runtime_test, gpu_nccl_test;
+#   2. two processes sharing GPU 0 through staging (staged_probe under spmdrun);
+#   3. train_mlp on the GPU against its CPU run (train_mlp_gpu_test.py);
+#   4. spmd-bench gpu (the matmul beside cuBLAS, `a * b + c` beside a copy);
+#   5. spmd-bench train -n 1 --platform gpu beside JAX on the same GPU (the device's python3).
+# It prints one line per step with its exit status and the log's tail, and exits nonzero when
+# any step failed.
+set -u
+here=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$here"
+
+pack() {
+  local build=${BUILD:-build}
+  local bundle=${DEVICE_BUNDLE:-../shared/tools/device-bundle}
+  rm -rf .device .device.tar.xz
+  "$bundle" .device "$build"/tests/gpu_kernels_test "$build"/tests/gpu_runtime_test \
+    "$build"/tests/gpu_nccl_test "$build"/tests/staged_probe "$build"/tools/spmdrun/spmdrun \
+    "$build"/examples/train_mlp "$build"/tools/spmd-bench/spmd-bench || exit 1
+  cp tools/spmd-bench/*.py .device/bin/  # the JAX workers spmd-bench starts beside itself
+  { git rev-parse --short HEAD; git status --porcelain | grep -q . && echo "(with changes)"; } \
+    >.device/COMMIT
+  tar -cJf .device.tar.xz .device && rm -rf .device
+  ls -la .device.tar.xz
+}
+
+failed=0
+step() {  # step NAME SECONDS COMMAND...: runs it, logs to $OUT/NAME.log, prints its tail
+  local name=$1 seconds=$2
+  shift 2
+  local log="$OUT/$name.log" start=$SECONDS
+  timeout --kill-after=10 "$seconds" "$@" >"$log" 2>&1
+  local rc=$?
+  echo "== $name: rc $rc in $((SECONDS - start)) s"
+  tail -n 6 "$log"
+  [ "$rc" -eq 0 ] || failed=1
+}
+
+run() {
+  : "${OUT:=/tmp/device_check}"
+  mkdir -p "$OUT"
+  tar -xJf .device.tar.xz || exit 1
+  local r=.device/run b=.device/bin
+  echo "commit $(tr '\n' ' ' <.device/COMMIT)"
+  nvidia-smi -L | tee "$OUT/gpus.txt"
+  step gpu_kernels_test 200 $r $b/gpu_kernels_test --gtest_brief=1
+  step gpu_runtime_test 120 $r $b/gpu_runtime_test
+  step gpu_nccl_test 120 $r $b/gpu_nccl_test --gtest_brief=1
+  step staged_probe 90 $r $b/spmdrun -n 2 --timeout 60 -- $b/staged_probe
+  step train_mlp_gpu 240 $r python3 tests/gpu/train_mlp_gpu_test.py $b/spmdrun $b/train_mlp \
+    /tmp/train_mlp_gpu
+  step bench_gpu 150 $r $b/spmd-bench gpu
+  SPMD_BENCH_PYTHON=$(command -v python3) step bench_train 240 $r $b/spmd-bench train -n 1 \
+    --platform gpu --rounds 3
+  exit $failed
+}
+
+case "${1:-}" in
+  pack) pack ;;
+  run) run ;;
+  *) sed -n '2,20p' "$0"; exit 2 ;;
+esac
