@@ -3,11 +3,16 @@
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
+#include <array>
 #include <cstring>
+#include <memory>
+#include <mutex>
+#include <vector>
 
 #include "kernels/cuda/copy_plan.h"
 #include "kernels/cuda/gpu_context.h"
 #include "kernels/cuda/gpu_scope.h"
+#include "kernels/cuda/staging_ring.h"
 #include "kernels/cuda/status.h"
 #include "spmd/error.h"
 
@@ -33,6 +38,132 @@ cudaMemcpyKind kind_of(CopyPlan::Kind kind) {
   }
 }
 
+// Copies of at least this many bytes go through the GPU's pinned staging buffers (below it,
+// CUDA's own staging of pageable memory costs less than the extra host copy).
+constexpr size_t kStagedBytes = size_t{1} << 20;
+constexpr size_t kStagingBufferBytes = size_t{4} << 20;
+constexpr int kStagingBuffers = 4;
+constexpr int kMaxGpus = 64;
+
+// The ring's view of one GPU: pinned buffers, and one event per buffer as its fence.
+class GpuStaging final : public StagingDevice {
+ public:
+  explicit GpuStaging(GpuContext& gpu) : gpu_(gpu), events_(kStagingBuffers, nullptr) {
+    for (cudaEvent_t& e : events_) {
+      check_cuda(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate",
+                 gpu.ordinal());
+    }
+  }
+  ~GpuStaging() override {
+    for (cudaEvent_t e : events_) cudaEventDestroy(e);
+  }
+  GpuStaging(const GpuStaging&) = delete;
+  GpuStaging& operator=(const GpuStaging&) = delete;
+
+  void* allocate_pinned(size_t bytes) override {
+    void* p = nullptr;
+    check_cuda(cudaHostAlloc(&p, bytes, cudaHostAllocDefault),
+               fmt::format("cudaHostAlloc of {} bytes", bytes), gpu_.ordinal());
+    return p;
+  }
+  void free_pinned(void* buffer) noexcept override { cudaFreeHost(buffer); }
+  void mark(int slot) override {
+    check_cuda(cudaEventRecord(events_.at(static_cast<size_t>(slot)), gpu_.stream()),
+               "cudaEventRecord", gpu_.ordinal());
+  }
+  bool passed(int slot) override {
+    const cudaError_t status = cudaEventQuery(events_.at(static_cast<size_t>(slot)));
+    if (status == cudaErrorNotReady) {
+      cudaGetLastError();  // not an error: clear it
+      return false;
+    }
+    check_cuda(status, "cudaEventQuery", gpu_.ordinal());
+    return true;
+  }
+  void wait(int slot) override {
+    check_cuda(cudaEventSynchronize(events_.at(static_cast<size_t>(slot))), "cudaEventSynchronize",
+               gpu_.ordinal());
+  }
+
+ private:
+  GpuContext& gpu_;
+  std::vector<cudaEvent_t> events_;
+};
+
+struct Staging {
+  explicit Staging(GpuContext& gpu)
+      : device(gpu), ring(device, kStagingBufferBytes, kStagingBuffers) {}
+  GpuStaging device;
+  StagingRing ring;
+};
+
+// GPU `gpu`'s ring, made on first use; it lives until the process ends, as the context does.
+StagingRing& staging_of(GpuContext& gpu) {
+  static std::mutex mutex;
+  static std::array<std::unique_ptr<Staging>, kMaxGpus> stagings;
+  if (gpu.ordinal() < 0 || gpu.ordinal() >= kMaxGpus) {
+    throw InvalidArgument(fmt::format("no staging buffers for GPU {}", gpu.ordinal()));
+  }
+  const std::lock_guard lock(mutex);
+  auto& slot = stagings[static_cast<size_t>(gpu.ordinal())];
+  if (!slot) slot = std::make_unique<Staging>(gpu);
+  return slot->ring;
+}
+
+void queue(GpuContext& gpu, void* to, const void* from, size_t bytes, cudaMemcpyKind kind) {
+  check_cuda(cudaMemcpyAsync(to, from, bytes, kind, gpu.stream()),
+             kind == cudaMemcpyHostToDevice ? "cudaMemcpyAsync(host to device)"
+                                            : "cudaMemcpyAsync(device to host)",
+             gpu.ordinal());
+}
+
+// Host to device in chunks through pinned buffers: each chunk is copied into a buffer and its
+// DMA queued, so the host fills the next buffer while the GPU takes the last. Returns once the
+// source is read.
+void staged_to_device(GpuContext& gpu, const std::byte* from, std::byte* to, size_t bytes) {
+  StagingRing& ring = staging_of(gpu);
+  for (const auto& [at, n] : StagingRing::chunks(bytes, ring.buffer_bytes())) {
+    const StagingRing::Slot slot = ring.acquire();
+    if (slot.data == nullptr) {  // every buffer held by other threads: CUDA's own staging
+      queue(gpu, to + at, from + at, n, cudaMemcpyHostToDevice);
+      continue;
+    }
+    std::memcpy(slot.data, from + at, n);
+    queue(gpu, to + at, slot.data, n, cudaMemcpyHostToDevice);
+    ring.release(slot);
+  }
+}
+
+// Device to host in chunks through pinned buffers, one chunk's DMA queued ahead of the one the
+// host copies out. Returns once `to` holds every byte.
+void staged_to_host(GpuContext& gpu, const std::byte* from, std::byte* to, size_t bytes) {
+  StagingRing& ring = staging_of(gpu);
+  StagingRing::Slot ahead;
+  size_t ahead_at = 0, ahead_n = 0;
+  const auto drain = [&] {
+    if (ahead.data == nullptr) return;
+    ring.wait_held(ahead);
+    std::memcpy(to + ahead_at, ahead.data, ahead_n);
+    ring.give_back(ahead);
+    ahead = {};
+  };
+  for (const auto& [at, n] : StagingRing::chunks(bytes, ring.buffer_bytes())) {
+    const StagingRing::Slot slot = ring.acquire();
+    if (slot.data == nullptr) {  // no buffer free: straight into pageable memory, in order
+      drain();
+      queue(gpu, to + at, from + at, n, cudaMemcpyDeviceToHost);
+      continue;
+    }
+    queue(gpu, slot.data, from + at, n, cudaMemcpyDeviceToHost);
+    ring.fence(slot);
+    drain();
+    ahead = slot;
+    ahead_at = at;
+    ahead_n = n;
+  }
+  drain();
+}
+
 }  // namespace
 
 std::shared_ptr<std::byte> allocate_device(MemorySpace memory, size_t bytes) {
@@ -55,6 +186,10 @@ void copy_memory(const std::byte* from, MemorySpace from_memory, std::byte* to,
       check_cuda(cudaMemcpyPeerAsync(to, to_memory.local_hardware_id, from,
                                      from_memory.local_hardware_id, bytes, gpu.stream()),
                  "cudaMemcpyPeerAsync", gpu.ordinal());
+    } else if (plan.kind == CopyPlan::Kind::kHostToDevice && bytes >= kStagedBytes) {
+      staged_to_device(gpu, from, to, bytes);
+    } else if (plan.kind == CopyPlan::Kind::kDeviceToHost && bytes >= kStagedBytes) {
+      staged_to_host(gpu, from, to, bytes);
     } else {
       check_cuda(
           cudaMemcpyAsync(to, from, bytes, kind_of(plan.kind), gpu.stream()),
