@@ -19,6 +19,11 @@ PermissionDenied = _errors.PermissionDenied
 ResourceExhausted = _errors.ResourceExhausted
 
 
+class TypePromotionError(ValueError):
+    """JAX's jax.dtypes.TypePromotionError: a value that would not cast safely to the dtype
+    asked for (a float32 parameter of a float16 sampler)."""
+
+
 # InvalidArgument raised by an operation's checks, in the type JAX raises for the same mistake
 # (its message unchanged): an axis out of range is JAX's IndexError, operand shapes an operation
 # cannot take its TypeError. Both stay InvalidArgument (and so ValueError) for spmd's own code.

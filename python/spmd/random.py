@@ -374,6 +374,7 @@ def lognormal(key, sigma=1.0, shape=None, dtype=None):
     an array sigma spmd::random's: erf_inv(u) times sqrt(2) sigma (folded first, as XLA folds
     it) through XLA's exp, also JAX's bit for bit."""
     d = _float_dtype(dtype, "lognormal", float64=False)
+    _check_all_safe_to_cast("lognormal", d, sigma)
     shape = _np.shape(sigma) if shape is None else shape
     if _np.ndim(sigma) == 0 and not isinstance(sigma, _core.Tensor):
         return _sample("lognormal", _r.lognormal, key, float(sigma), _shape(shape, "lognormal"),
@@ -400,6 +401,25 @@ def rademacher(key, shape=(), dtype=None):
 
 
 # --- the gamma family: spmd::random's gamma, composed as JAX composes the rest ---
+
+def _check_all_safe_to_cast(name, dtype, *args):
+    """JAX's check of a sampler's parameters: each must cast to the sampled `dtype` with no loss
+    under JAX's promotion, or it is a TypePromotionError. A Python scalar, or a weak traced
+    value, takes the dtype (weak); an array of float32 does not go to float16. spmd's eager arrays
+    carry no weak bit, so spmd.numpy.asarray(2.0) counts as a strong float32 here, where JAX's
+    jnp.asarray(2.0) is weak."""
+    from . import _weak, errors
+    from . import numpy as jnp
+    for a in args:
+        if isinstance(a, (bool, int, float)) or _weak.is_weak(a):
+            continue
+        src = getattr(a, "dtype", None)
+        src = _np.asarray(a).dtype if src is None else src
+        if jnp.promote_types(src, dtype) != dtype:
+            raise errors.TypePromotionError(
+                f"In arguments to {name}, cannot safely cast argument of type "
+                f"{_core.canonical_name(src)} to {_core.canonical_name(dtype)}")
+
 
 def _gamma_dtype(dtype, name):
     d = _float_dtype(dtype, name, float64=False)
@@ -458,6 +478,7 @@ def _beta_body(k, a, b, shape):
 def beta(key, a, b, shape=None, dtype=None):
     """JAX's: the log-gammas of a and b from the two keys of split(key), then
     exp(la - m) / (exp(la - m) + exp(lb - m)), m their maximum (spmd::random::beta)."""
+    _check_all_safe_to_cast("beta", _float_dtype(dtype, "beta", float64=False), a, b)
     _gamma_dtype(dtype, "beta")
     shape = _sample_shape("beta", shape, _np.shape(a), _np.shape(b))
     return _traced("beta", key, _beta_body, (shape,), a, b)

@@ -251,3 +251,21 @@ def test_gamma_and_poisson_at_their_edges_are_jaxs():
     lam = np.array([np.inf, -1.0, 0.0, np.nan], np.float32)
     same(spmd.random.poisson(spmd.random.PRNGKey(1), lam),
          jax.random.poisson(jax.random.PRNGKey(1), lam), "poisson at its edges")
+
+
+@pytest.mark.parametrize("name,args", [
+    ("lognormal", (np.float32(2.0), (3,), np.float16)),
+    ("lognormal", (jnp.array([1.0, 2.0], jnp.bfloat16), (2,), jnp.float16)),
+    ("beta", (np.float32(2.0), 1.0, (2,), np.float16)),
+])
+def test_a_parameter_that_would_not_cast_safely_is_jaxs_type_promotion_error(name, args):
+    """JAX refuses a parameter its promotion would not cast to the sampled dtype without loss
+    (float32 to float16, bfloat16 to float16: TypePromotionError, a ValueError); spmd raises
+    its TypePromotionError with JAX's message. A Python scalar is weak and takes the dtype
+    (CASES' float16 lognormal)."""
+    with pytest.raises(jax.dtypes.TypePromotionError) as theirs:
+        getattr(jax.random, name)(jax.random.PRNGKey(0), *args)
+    with pytest.raises(spmd.errors.TypePromotionError) as ours:
+        getattr(spmd.random, name)(spmd.random.PRNGKey(0), *args)
+    assert isinstance(ours.value, ValueError)
+    assert str(ours.value) == str(theirs.value)
