@@ -119,7 +119,7 @@ std::vector<Array> families(const std::vector<Array>& in) {
   auto f = spmd::jit([](const Tensor& x, const Tensor& w, const Tensor& idx) {
     const Tensor y = jnp::matmul(x, w);                             // contraction over a split axis
     const Tensor z = jnp::tanh(y) * 2.0f + jnp::exp(-jnp::abs(y));  // a fused chain
-    const Tensor rows = jnp::sum(z, {1});                             // a reduction (and its psum)
+    const Tensor rows = jnp::sum(z, {1});                           // a reduction (and its psum)
     const Tensor cols = jnp::max(z, {0});
     const Tensor t = jnp::transpose(z);
     const Tensor c = jnp::concatenate({jnp::slice(t, {0, 0}, {2, 8}), t}, 0);
@@ -127,9 +127,10 @@ std::vector<Array> families(const std::vector<Array>& in) {
     const Tensor scan = jnp::cumsum(rows, 0);
     const Tensor sorted = jnp::sort(cols, 0);
     const Tensor best = jnp::argmax(z, 1);
-    const Tensor k = jnp::arange(8, DType::kInt32) * 3 +
-                     jnp::asarray(HostArray::from_vector(std::vector<int32_t>{5, 1, 4, 1, 5, 9, 2, 6},
-                                                         {8}));  // a constant of the program
+    const Tensor k =
+        jnp::arange(8, DType::kInt32) * 3 +
+        jnp::asarray(HostArray::from_vector(std::vector<int32_t>{5, 1, 4, 1, 5, 9, 2, 6},
+                                            {8}));  // a constant of the program
     return std::vector<Tensor>{rows, cols, c, picked, scan, sorted, best, k};
   });
   return f(in[0], in[1], in[2]);
@@ -181,7 +182,7 @@ TEST(DeviceMemory, RandomNumbersInDeviceMemoryAreTheHostsBitForBit) {
   }
   expect_same_bytes(got, want);
   EXPECT_TRUE(device.violations().empty());
-  EXPECT_GE(device.counts().host_to_device, 1);  // the key
+  EXPECT_GE(device.counts().host_to_device, 1);      // the key
   EXPECT_GE(device.counts().device_to_host, 4 + 1);  // the outputs, and the key read for the draws
 }
 
