@@ -3,17 +3,19 @@
 #
 #   tests/gpu/device_check.sh pack    # here, after `make build`: .device.tar.xz (about 16 MB)
 #   # the device tool: command "tests/gpu/device_check.sh run", carry [".device.tar.xz"],
-#   #                  timeout_s 560; then give_back
+#   #                  timeout_s 590; then give_back
+#   tests/gpu/device_check.sh run runtime train   # there: only the steps named
 #
 # pack bundles the gpu-labelled test programs, spmdrun, train_mlp and spmd-bench with their
 # libraries (../shared/tools/device-bundle; the CUDA plugin libspmd_cuda.so lands beside
 # libspmd, where initialize() looks for it) and compresses them under the carry limit. run
 # unpacks them and runs, each under its own timeout, writing every log to $OUT:
-#   1. gpu_kernels_test, gpu_runtime_test, gpu_nccl_test;
-#   2. two processes sharing GPU 0 through staging (staged_probe under spmdrun);
-#   3. train_mlp on the GPU against its CPU run (train_mlp_gpu_test.py);
-#   4. spmd-bench gpu (the matmul beside cuBLAS, `a * b + c` beside a copy);
-#   5. spmd-bench train -n 1 --platform gpu beside JAX on the same GPU (the device's python3).
+#   kernels, runtime, nccl: gpu_kernels_test, gpu_runtime_test, gpu_nccl_test;
+#   staged: two processes sharing GPU 0 through staging (staged_probe under spmdrun);
+#   sanitizer: gpu_runtime_test under compute-sanitizer's memcheck;
+#   train: train_mlp on the GPU against its CPU run (train_mlp_gpu_test.py);
+#   bench: spmd-bench gpu (the matmul beside cuBLAS, `a * b + c` beside a copy), and spmd-bench
+#     train -n 1 --platform gpu beside JAX on the same GPU (the device's python3).
 # It prints one line per step with its exit status and the log's tail, and exits nonzero when
 # any step failed.
 set -u
@@ -46,6 +48,13 @@ step() {  # step NAME SECONDS COMMAND...: runs it, logs to $OUT/NAME.log, prints
   [ "$rc" -eq 0 ] || failed=1
 }
 
+want() {  # want NAME: whether this run includes step NAME (all when none were named)
+  [ ${#only[@]} -eq 0 ] && return 0
+  local n
+  for n in "${only[@]}"; do [ "$n" = "$1" ] && return 0; done
+  return 1
+}
+
 run() {
   : "${OUT:=/tmp/device_check}"
   mkdir -p "$OUT"
@@ -53,20 +62,29 @@ run() {
   local r=.device/run b=.device/bin
   echo "commit $(tr '\n' ' ' <.device/COMMIT)"
   nvidia-smi -L | tee "$OUT/gpus.txt"
-  step gpu_kernels_test 200 $r $b/gpu_kernels_test --gtest_brief=1
-  step gpu_runtime_test 120 $r $b/gpu_runtime_test
-  step gpu_nccl_test 120 $r $b/gpu_nccl_test --gtest_brief=1
-  step staged_probe 90 $r $b/spmdrun -n 2 --timeout 60 -- $b/staged_probe
-  step train_mlp_gpu 240 $r python3 tests/gpu/train_mlp_gpu_test.py $b/spmdrun $b/train_mlp \
-    /tmp/train_mlp_gpu
-  step bench_gpu 150 $r $b/spmd-bench gpu
-  SPMD_BENCH_PYTHON=$(command -v python3) step bench_train 240 $r $b/spmd-bench train -n 1 \
-    --platform gpu --rounds 3
+  # The timeouts add up to 550 s, under one device call's 600.
+  want kernels && step gpu_kernels_test 100 $r $b/gpu_kernels_test --gtest_brief=1
+  want runtime && step gpu_runtime_test 45 $r $b/gpu_runtime_test
+  want nccl && step gpu_nccl_test 45 $r $b/gpu_nccl_test --gtest_brief=1
+  want staged && step staged_probe 45 $r $b/spmdrun -n 2 --timeout 40 -- $b/staged_probe
+  local sanitizer
+  sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  want sanitizer && step sanitizer_runtime 45 $r "$sanitizer" --tool memcheck \
+    --error-exitcode 1 $b/gpu_runtime_test
+  want train && step train_mlp_gpu 90 $r python3 tests/gpu/train_mlp_gpu_test.py $b/spmdrun \
+    $b/train_mlp /tmp/train_mlp_gpu
+  want bench && step bench_gpu 60 $r $b/spmd-bench gpu
+  want bench && SPMD_BENCH_PYTHON=$(command -v python3) step bench_train 120 $r $b/spmd-bench \
+    train -n 1 --platform gpu --rounds 3
   exit $failed
 }
 
 case "${1:-}" in
   pack) pack ;;
-  run) run ;;
+  run)
+    shift
+    only=("$@")
+    run
+    ;;
   *) sed -n '2,20p' "$0"; exit 2 ;;
 esac
