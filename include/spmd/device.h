@@ -36,9 +36,13 @@ class Device {
   // The host the device lives on: hostname plus boot id, or SPMD_HOST_ID when set. Processes
   // with equal host ids share a machine.
   const std::string& host_id() const { return host_id_; }
-  // E.g. "CpuDevice(id=3, process_index=1, local_hardware_id=1)".
+  // E.g. "CpuDevice(id=3, process_index=1, local_hardware_id=1)"; a GPU is a "CudaDevice", as
+  // JAX names it.
   std::string to_string() const {
-    return std::string(platform_ == "cpu" ? "CpuDevice" : "Device") + "(id=" + std::to_string(id_) +
+    const char* name = platform_ == "cpu"   ? "CpuDevice"
+                       : platform_ == "gpu" ? "CudaDevice"
+                                            : "Device";
+    return std::string(name) + "(id=" + std::to_string(id_) +
            ", process_index=" + std::to_string(process_index_) +
            ", local_hardware_id=" + std::to_string(local_hardware_id_) + ")";
   }

@@ -87,6 +87,7 @@ TEST(TopologyView, EachDeviceSaysItsKind) {
   EXPECT_EQ(view->devices[1].device_kind(), "NVIDIA A100-SXM4-40GB");
   EXPECT_EQ(view->devices[2].device_kind(), "NVIDIA H100 80GB HBM3");
   EXPECT_EQ(view->devices[2].platform(), "gpu");
+  EXPECT_EQ(view->devices[2].to_string(), "CudaDevice(id=2, process_index=1, local_hardware_id=0)");
 }
 
 }  // namespace
