@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/backend.h"
+#include "support/sgd_mlp.h"
 
 namespace {
 
@@ -24,6 +25,7 @@ using spmd::NamedSharding;
 using spmd::P;
 using spmd::Shape;
 using spmd::Tensor;
+using spmd::testing::wave;
 
 std::string& no_gpu() {
   static std::string why;
@@ -36,13 +38,6 @@ class GpuRuntime : public ::testing::Test {
     if (!no_gpu().empty()) GTEST_SKIP() << "no GPU visible: " << no_gpu();
   }
 };
-
-HostArray wave(const Shape& shape, double phase) {
-  std::vector<float> v(static_cast<size_t>(spmd::shape_size(shape)));
-  for (size_t i = 0; i < v.size(); ++i)
-    v[i] = static_cast<float>(std::sin(0.37 * double(i) + phase));
-  return HostArray::from_vector(v, shape);
-}
 
 void expect_close(const HostArray& got, const HostArray& want, float tolerance) {
   ASSERT_EQ(got.shape(), want.shape());
@@ -112,31 +107,10 @@ TEST_F(GpuRuntime, RandomNumbersOnTheGpuAreJaxsAsOnCpu) {
 // GPUs (a psum of the gradients when there are several); the loss falls.
 TEST_F(GpuRuntime, SeedTwosTrainStepLearns) {
   const spmd::Mesh mesh(spmd::devices(), {"dp"});
-  std::vector<Array> p{spmd::device_put(wave({8, 32}, 0.2), NamedSharding(mesh, P())),
-                       spmd::device_put(wave({32}, 0.3), NamedSharding(mesh, P())),
-                       spmd::device_put(wave({32, 4}, 0.4), NamedSharding(mesh, P())),
-                       spmd::device_put(wave({4}, 0.5), NamedSharding(mesh, P()))};
-  const Array x = spmd::device_put(wave({64, 8}, 0.6), NamedSharding(mesh, P("dp")));
-  const Array y = spmd::device_put(wave({64, 4}, 0.8), NamedSharding(mesh, P("dp")));
-  auto loss = [](const Tensor& w1, const Tensor& b1, const Tensor& w2, const Tensor& b2,
-                 const Tensor& xb, const Tensor& yb) {
-    const Tensor h = jnp::tanh(jnp::matmul(xb, w1) + b1);
-    return jnp::mean(jnp::power(jnp::matmul(h, w2) + b2 - yb, 2));
-  };
-  auto step = spmd::jit([&](const Tensor& w1, const Tensor& b1, const Tensor& w2, const Tensor& b2,
-                            const Tensor& xb, const Tensor& yb) {
-    auto [value, g] = spmd::value_and_grad<0, 1, 2, 3>(loss)(w1, b1, w2, b2, xb, yb);
-    return std::vector<Tensor>{w1 - 0.1f * std::get<0>(g), b1 - 0.1f * std::get<1>(g),
-                               w2 - 0.1f * std::get<2>(g), b2 - 0.1f * std::get<3>(g), value};
-  });
-  float first = 0, last = 0;
-  for (int s = 0; s < 30; ++s) {
-    const std::vector<Array> out = step(p[0], p[1], p[2], p[3], x, y);
-    p.assign(out.begin(), out.begin() + 4);
-    last = out[4].to_host().data<float>()[0];
-    if (s == 0) first = last;
-  }
-  EXPECT_LT(last, 0.8f * first) << "first " << first << ", last " << last;
+  const std::vector<float> losses =
+      spmd::testing::sgd_steps(mesh, {P(), P(), P(), P()}, P("dp"), 64, 8, 32, 4, 30).losses;
+  EXPECT_LT(losses.back(), 0.8f * losses.front())
+      << "first " << losses.front() << ", last " << losses.back();
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernels/backend.h"
+#include "support/sgd_mlp.h"
 #include "support/simulated_device_backend.h"
 
 namespace {
@@ -28,13 +29,7 @@ using spmd::P;
 using spmd::Shape;
 using spmd::Tensor;
 using spmd::testing::SimulatedDeviceBackend;
-
-HostArray wave(const Shape& shape, double phase) {
-  std::vector<float> v(static_cast<size_t>(spmd::shape_size(shape)));
-  for (size_t i = 0; i < v.size(); ++i)
-    v[i] = static_cast<float>(std::sin(0.37 * double(i) + phase));
-  return HostArray::from_vector(v, shape);
-}
+using spmd::testing::wave;
 
 void expect_same_bytes(const std::vector<Array>& got, const std::vector<Array>& want) {
   ASSERT_EQ(got.size(), want.size());
@@ -186,34 +181,41 @@ TEST(DeviceMemory, RandomNumbersInDeviceMemoryAreTheHostsBitForBit) {
   EXPECT_GE(device.counts().device_to_host, 4 + 1);  // the outputs, and the key read for the draws
 }
 
+// The edges, in device memory as on the host: empty arrays split and whole, and float16 with
+// ±inf, NaN, a signed zero and a subnormal through a chain and a reduction.
+TEST(DeviceMemory, EmptyArraysAndFloat16SpecialValuesAreTheHostsBitForBit) {
+  const spmd::Mesh mesh(spmd::devices(), {"x"});
+  const std::vector<float> special{-INFINITY, INFINITY, NAN, -0.0f, 6e-8f, 1.5f, -2.0f, 65504.0f};
+  std::vector<spmd::float16> halves;
+  for (float v : special) halves.push_back(spmd::to_float16(v));
+  const HostArray half = HostArray::from_vector(halves, {8});
+  auto run = [&] {
+    auto f = spmd::jit([](const Tensor& e, const Tensor& h) {
+      return std::vector<Tensor>{jnp::sum(jnp::exp(e), {0}), jnp::exp(e) * 2.0f, jnp::tanh(h) + h,
+                                 jnp::max(h, {0}), jnp::cumsum(h, 0)};
+    });
+    return f(spmd::device_put(HostArray::zeros(DType::kFloat32, {0, 4}), NamedSharding(mesh, P())),
+             spmd::device_put(half, NamedSharding(mesh, P("x"))));
+  };
+  const std::vector<Array> want = run();
+  SimulatedDeviceBackend device;
+  std::vector<Array> got;
+  {
+    const spmd::kernels::BackendOverride installed(device);
+    got = run();
+  }
+  expect_same_bytes(got, want);
+  EXPECT_TRUE(device.violations().empty());
+  EXPECT_EQ(device.counts().live, 0);
+}
+
 // Seed 002's step, model-parallel over ("dp", "mp"): the gradients' reductions are collectives
 // on blocks in device memory, staged through the host.
 std::vector<Array> train(int steps) {
   const spmd::Mesh mesh(spmd::devices(), {2, 2}, {"dp", "mp"});
-  std::vector<Array> p{
-      spmd::device_put(wave({8, 16}, 0.2), NamedSharding(mesh, P(spmd::None, "mp"))),
-      spmd::device_put(wave({16}, 0.3), NamedSharding(mesh, P("mp"))),
-      spmd::device_put(wave({16, 4}, 0.4), NamedSharding(mesh, P("mp", spmd::None))),
-      spmd::device_put(wave({4}, 0.5), NamedSharding(mesh, P()))};
-  const Array x = spmd::device_put(wave({32, 8}, 0.6), NamedSharding(mesh, P("dp")));
-  const Array y = spmd::device_put(wave({32, 4}, 0.8), NamedSharding(mesh, P("dp")));
-  auto loss = [](const Tensor& w1, const Tensor& b1, const Tensor& w2, const Tensor& b2,
-                 const Tensor& xb, const Tensor& yb) {
-    const Tensor h = jnp::tanh(jnp::matmul(xb, w1) + b1);
-    return jnp::mean(jnp::power(jnp::matmul(h, w2) + b2 - yb, 2));
-  };
-  auto step = spmd::jit([&](const Tensor& w1, const Tensor& b1, const Tensor& w2, const Tensor& b2,
-                            const Tensor& xb, const Tensor& yb) {
-    auto [value, g] = spmd::value_and_grad<0, 1, 2, 3>(loss)(w1, b1, w2, b2, xb, yb);
-    return std::vector<Tensor>{w1 - 0.1f * std::get<0>(g), b1 - 0.1f * std::get<1>(g),
-                               w2 - 0.1f * std::get<2>(g), b2 - 0.1f * std::get<3>(g), value};
-  });
-  std::vector<Array> out;
-  for (int s = 0; s < steps; ++s) {
-    out = step(p[0], p[1], p[2], p[3], x, y);
-    p.assign(out.begin(), out.begin() + 4);
-  }
-  return out;
+  return spmd::testing::sgd_steps(mesh, {P(spmd::None, "mp"), P("mp"), P("mp", spmd::None), P()},
+                                  P("dp"), 32, 8, 16, 4, steps)
+      .last;
 }
 
 TEST(DeviceMemory, SeedTwosTrainStepInDeviceMemoryEndsWhereTheHostsDoes) {
