@@ -19,7 +19,6 @@ namespace {
 namespace jnp = spmd::numpy;
 using spmd::Array;
 using spmd::Block;
-using spmd::DType;
 using spmd::HostArray;
 using spmd::NamedSharding;
 using spmd::P;
