@@ -62,10 +62,11 @@ std::exception_ptr DeviceWatchdog::first_failure(Clock::time_point now) {
                                              : fmt::format("waiting in {}", pending_.front().what);
   if (!dead_.empty()) {
     const DeadPeer& d = dead_.front();
+    const std::string dead = d.rank < 0 ? d.who : fmt::format("rank {} ({})", d.rank, d.who);
     return std::make_exception_ptr(PeerFailure(fmt::format(
-        "rank {} ({}) died while {}; {} was {}, and its communicator was aborted. Restart the job "
-        "from its last checkpoint",
-        d.rank, d.who, d.doing, who_, doing)));
+        "{} died while {}; {} was {}, and its communicator was aborted. Restart the job from its "
+        "last checkpoint",
+        dead, d.doing, who_, doing)));
   }
   const DeviceCommStatus status = comm_->poll();
   if (status.state == DeviceCommState::kFailed) {

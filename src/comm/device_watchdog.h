@@ -57,7 +57,8 @@ class DeviceWatchdog {
   // queued at `now`; `done` says without blocking whether it has finished.
   void queued(uint64_t sequence, std::string what, std::function<bool()> done,
               Clock::time_point now);
-  // The coordination service reports rank `rank` (`who`) dead while doing `doing`.
+  // The coordination service reports rank `rank` (`who`) dead while doing `doing`; a rank < 0
+  // when the report names a process rather than a rank (`who` is then the whole report).
   void peer_failed(int rank, std::string who, std::string doing);
 
   // One round of checks at `now`; true when the watchdog tripped in this round.

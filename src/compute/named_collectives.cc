@@ -8,6 +8,7 @@
 
 #include "compute/axis_context.h"
 #include "compute/block_layout.h"
+#include "compute/device_route.h"
 #include "compute/ops/block_kernels.h"
 #include "kernels/elementwise.h"
 #include "spmd/error.h"
@@ -107,14 +108,87 @@ void check_splits(const char* op, const char* what, const Block& x, int dim, int
   }
 }
 
+// The device group carrying the collective `what` of a device block over `axes` (device_route.h),
+// or null where the collective stages through the host (a host block included).
+DeviceGroup* routed(const char* what, const Block& x, const AxisEntry& axes) {
+  if (x.memory() == MemorySpace::host()) return nullptr;
+  const AxisContext& context = current_axis_context(what);
+  const ResolvedAxes r = resolve_axes(context, axes, what);
+  if (r.dims.empty()) return nullptr;
+  DeviceGroup* group = device_route(axes_communicator(context, r.dims), x.memory());
+  return group != nullptr && group->carries(x.dtype()) ? group : nullptr;
+}
+
+// psum, pmax and pmin of a device block on its group's device communicator.
+Block device_reduce(const char* what, DeviceGroup& group, const Block& x, const AxisEntry& axes,
+                    ReduceOp op) {
+  Block out = Block::allocate(x.dtype(), x.shape(), x.memory());
+  engine_call(what, axes, [&] {
+    group.all_reduce(x.bytes().data(), out.mutable_bytes().data(), static_cast<size_t>(x.size()),
+                     x.dtype(), op);
+  });
+  return out;
+}
+
 // A block in device memory meets the collectives engine, which moves host memory, through a
-// host copy, and the result goes back to the block's memory: staging. (The device collectives,
-// src/comm/device_collectives.h, are not yet the engine's.)
+// host copy, and the result goes back to the block's memory: staging, for the collectives and
+// groups that no device communicator carries (device_route.h).
 template <class F>
 Block staged(Block x, F&& collective) {
   if (x.memory() == MemorySpace::host()) return collective(std::move(x));
   const MemorySpace memory = x.memory();
   return collective(x.to_memory(MemorySpace::host())).to_memory(memory);
+}
+
+// all_gather of a device block on its group's device communicator, into `out`, where the
+// gathered pieces need no rearranging (every dimension before `axis` has size 1); false, having
+// done nothing, where it stages instead. The checks of the host path run there.
+bool device_all_gather(const Block& x, const AxisEntry& axes, int axis, bool tiled, Block& out) {
+  if (tiled && x.rank() == 0) return false;
+  const int rank = x.rank() + (tiled ? 0 : 1);
+  if (axis < -rank || axis >= rank) return false;
+  const int dim = axis < 0 ? axis + rank : axis;
+  if (product(x.shape(), 0, static_cast<size_t>(dim)) != 1) return false;
+  DeviceGroup* group = routed("all_gather", x, axes);
+  if (group == nullptr) return false;
+  const int64_t n = group->size();
+  Shape shape = x.shape();
+  if (tiled) {
+    shape[static_cast<size_t>(dim)] *= n;
+  } else {
+    shape.insert(shape.begin() + dim, n);
+  }
+  out = Block::allocate(x.dtype(), std::move(shape), x.memory());
+  engine_call("all_gather", axes, [&] {
+    group->all_gather(x.bytes().data(), out.mutable_bytes().data(), static_cast<size_t>(x.size()),
+                      x.dtype());
+  });
+  return true;
+}
+
+// psum_scatter likewise: every dimension before the scattered one has size 1, so the pieces lie
+// one after another as the communicator takes them.
+bool device_psum_scatter(const Block& x, const AxisEntry& axes, int scatter_dimension, bool tiled,
+                         Block& out) {
+  if (scatter_dimension < -x.rank() || scatter_dimension >= x.rank()) return false;
+  const int dim = scatter_dimension < 0 ? scatter_dimension + x.rank() : scatter_dimension;
+  if (product(x.shape(), 0, static_cast<size_t>(dim)) != 1) return false;
+  DeviceGroup* group = routed("psum_scatter", x, axes);
+  if (group == nullptr) return false;
+  const int64_t n = group->size();
+  check_splits("psum_scatter", "dimension", x, dim, n, tiled);
+  Shape shape = x.shape();
+  if (tiled) {
+    shape[static_cast<size_t>(dim)] /= n;
+  } else {
+    shape.erase(shape.begin() + dim);
+  }
+  out = Block::allocate(x.dtype(), std::move(shape), x.memory());
+  engine_call("psum_scatter", axes, [&] {
+    group->reduce_scatter(x.bytes().data(), out.mutable_bytes().data(),
+                          static_cast<size_t>(out.size()), x.dtype(), ReduceOp::kSum);
+  });
+  return true;
 }
 
 }  // namespace
@@ -130,17 +204,30 @@ Block summable(Block x) {
 }  // namespace
 
 Block psum(Block x, const AxisEntry& axes) {
+  if (x.memory() != MemorySpace::host()) {
+    Block summed = summable(std::move(x));
+    if (DeviceGroup* group = routed("psum", summed, axes)) {
+      return device_reduce("psum", *group, summed, axes, ReduceOp::kSum);
+    }
+    x = std::move(summed);
+  }
   return staged(std::move(x), [&](Block h) {
     return reduce("psum", summable(std::move(h)), axes, ReduceOp::kSum);
   });
 }
 
 Block pmax(Block x, const AxisEntry& axes) {
+  if (DeviceGroup* group = routed("pmax", x, axes)) {
+    return device_reduce("pmax", *group, x, axes, ReduceOp::kMax);
+  }
   return staged(std::move(x),
                 [&](Block h) { return reduce("pmax", std::move(h), axes, ReduceOp::kMax); });
 }
 
 Block pmin(Block x, const AxisEntry& axes) {
+  if (DeviceGroup* group = routed("pmin", x, axes)) {
+    return device_reduce("pmin", *group, x, axes, ReduceOp::kMin);
+  }
   return staged(std::move(x),
                 [&](Block h) { return reduce("pmin", std::move(h), axes, ReduceOp::kMin); });
 }
@@ -157,9 +244,6 @@ Block divided(const Block& sum, int64_t n, DType dtype) {
 }  // namespace
 
 Block pmean(Block x, const AxisEntry& axes) {
-  if (x.memory() != MemorySpace::host()) {
-    return staged(std::move(x), [&](const Block& h) { return pmean(h, axes); });
-  }
   const int64_t n = resolve_axes(current_axis_context("pmean"), axes, "pmean").size;
   // Integers and bool (counted in int32): the sum in the integer dtype (psum), then true
   // division into float32 (JAX's default floating dtype), or float64 for 64-bit integers, whose
@@ -167,11 +251,19 @@ Block pmean(Block x, const AxisEntry& axes) {
   const DType out = is_floating(x.dtype())       ? x.dtype()
                     : dtype_size(x.dtype()) == 8 ? DType::kFloat64
                                                  : DType::kFloat32;
+  if (x.memory() != MemorySpace::host()) {
+    const Block summed = summable(x);
+    if (DeviceGroup* group = routed("pmean", summed, axes)) {
+      return divided(device_reduce("pmean", *group, summed, axes, ReduceOp::kSum), n, out);
+    }
+    return staged(std::move(x), [&](const Block& h) { return pmean(h, axes); });
+  }
   return divided(reduce("pmean", summable(std::move(x)), axes, ReduceOp::kSum), n, out);
 }
 
 Block all_gather(const Block& x, const AxisEntry& axes, int axis, bool tiled) {
   if (x.memory() != MemorySpace::host()) {
+    if (Block out; device_all_gather(x, axes, axis, tiled, out)) return out;
     return staged(x, [&](const Block& h) { return all_gather(h, axes, axis, tiled); });
   }
   const AxisContext& context = current_axis_context("all_gather");
@@ -204,6 +296,7 @@ Block all_gather(const Block& x, const AxisEntry& axes, int axis, bool tiled) {
 
 Block psum_scatter(const Block& x, const AxisEntry& axes, int scatter_dimension, bool tiled) {
   if (x.memory() != MemorySpace::host()) {
+    if (Block out; device_psum_scatter(x, axes, scatter_dimension, tiled, out)) return out;
     return staged(x,
                   [&](const Block& h) { return psum_scatter(h, axes, scatter_dimension, tiled); });
   }

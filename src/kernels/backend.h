@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string_view>
@@ -54,6 +55,18 @@ class Backend {
   // backend whose kernels take no device (a GPU's: each device thread binds its GPU); the
   // default does nothing. Scopes nest per thread.
   virtual std::shared_ptr<void> bind_thread(MemorySpace /*memory*/) const { return nullptr; }
+  // The queue the device of `memory` orders its work on (a GPU's cudaStream_t), for a library
+  // that queues its own work there (a device collective, comm/device_collectives.h); null for a
+  // backend whose kernels finish before they return, as the CPU's do.
+  virtual void* stream(MemorySpace /*memory*/) const { return nullptr; }
+  // A probe that says, without blocking, whether the work queued on the device of `memory`
+  // before this call (kernels, copies, a collective queued on stream()) has finished: a GPU's
+  // records an event on its stream and asks after it. A faulted device's probe says finished,
+  // and the fault is thrown where the host next waits (copy). The default, for a backend whose
+  // work is done when a call returns, always says finished.
+  virtual std::function<bool()> fence(MemorySpace /*memory*/) const {
+    return [] { return true; };
+  }
 
   // Element-wise (chain.h): one or more element-wise steps over n elements, every input holding
   // n elements or one, the last step's result written to `out`. One step is one kernel call; a

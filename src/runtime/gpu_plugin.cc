@@ -16,12 +16,15 @@ namespace {
 
 constexpr int kAbi = 1;
 constexpr const char* kFile = "libspmd_cuda.so";
+constexpr const char* kCommFile = "libspmd_gpu_comm.so";
 
 // The entry points of src/kernels/cuda/plugin.cc.
 using AbiFn = int (*)() noexcept;
 using VisibleFn = int (*)(char*, size_t) noexcept;
 using NameFn = int (*)(int, char*, size_t) noexcept;
 using RegisterFn = int (*)(char*, size_t) noexcept;
+// The entry point of src/comm/gpu/gpu_comm_plugin.cc.
+using CommRegisterFn = int (*)(char*, size_t, char*, size_t) noexcept;
 
 struct Loaded {
   GpuPlugin info;
@@ -72,6 +75,41 @@ std::string bind(void* handle, Loaded& l) {
   return "";
 }
 
+// Loads the device collectives from `folders` (then the loader's path) and registers them; fills
+// `info`'s collectives or why_no_collectives.
+void load_collectives(const std::vector<std::string>& folders, GpuPlugin& info) {
+  std::vector<std::string> paths;
+  for (const std::string& folder : folders) {
+    const std::filesystem::path beside = std::filesystem::path(folder) / kCommFile;
+    if (!folder.empty() && std::filesystem::exists(beside)) paths.push_back(beside.string());
+  }
+  paths.emplace_back(kCommFile);
+  std::vector<std::string> failures;
+  for (const std::string& path : paths) {
+    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
+    if (handle == nullptr) {
+      const char* why = dlerror();
+      failures.push_back(fmt::format("{}: {}", path, why ? why : "not loadable"));
+      continue;
+    }
+    auto reg = reinterpret_cast<CommRegisterFn>(dlsym(handle, "spmd_gpu_comm_register"));
+    std::array<char, 128> name{};
+    std::array<char, 512> why{};
+    if (reg == nullptr) {
+      failures.push_back(fmt::format("{}: it lacks spmd_gpu_comm_register", path));
+    } else if (reg(name.data(), name.size(), why.data(), why.size()) != 0) {
+      failures.push_back(fmt::format("{}: {}", path, why.data()));
+    } else {
+      info.collectives = name.data();
+      return;
+    }
+  }
+  info.why_no_collectives = fmt::format(
+      "the device collectives ({}) could not be loaded ({}): GPU collectives stage through the "
+      "host",
+      kCommFile, fmt::join(failures, "; "));
+}
+
 Loaded load() {
   Loaded l;
   std::vector<std::string> failures;
@@ -89,6 +127,7 @@ Loaded load() {
     }
     l.info.loaded = true;
     l.info.path = path;
+    load_collectives({std::filesystem::path(path).parent_path().string(), own_folder()}, l.info);
     return l;
   }
   l.info.why_not_loaded = fmt::format(

@@ -5,6 +5,8 @@
 //
 // Where it is looked for, in order: the file SPMD_GPU_PLUGIN names; libspmd_cuda.so in
 // libspmd's own folder (the build tree's and the installed layout); the dynamic loader's path.
+// Once it is loaded, libspmd_gpu_comm.so (the device collectives) is looked for beside it, then
+// beside libspmd, then on the loader's path.
 // Thread-safe; the plugin stays loaded until the process ends.
 #pragma once
 
@@ -18,6 +20,12 @@ struct GpuPlugin {
   std::string why_not_loaded;  // where it was looked for and what failed, when not loaded
   int visible_gpus = 0;        // GPUs this process sees (CUDA_VISIBLE_DEVICES applied)
   std::string why_no_gpu;      // the driver's answer when it sees none
+  // The device collectives (libspmd_gpu_comm, loaded beside the plugin, registers them as the
+  // GPU platform's device communicators: comm/device_comm_factory.h): their name ("NCCL
+  // 2.28.9"), or "" with the reason when they could not be loaded, and GPU collectives stage
+  // through the host engine instead.
+  std::string collectives;
+  std::string why_no_collectives;
 };
 
 // Loads the plugin on the first call and answers the same after.

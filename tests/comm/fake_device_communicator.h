@@ -23,6 +23,7 @@ class FakeDeviceCommunicator final : public DeviceCommunicator {
   struct Control {
     std::mutex mutex;
     bool joined = false;
+    bool finish_at_once = false;  // each collective is finished as soon as it is queued
     bool aborted = false;
     int aborts = 0;
     DeviceCommStatus failure;                                // kReady while there is none
@@ -80,7 +81,7 @@ class FakeDeviceCommunicator final : public DeviceCommunicator {
   void queue() {
     std::lock_guard lock(control_->mutex);
     if (control_->aborted) throw FailedPrecondition("a collective after abort");
-    control_->queued.push_back(std::make_shared<std::atomic<bool>>(false));
+    control_->queued.push_back(std::make_shared<std::atomic<bool>>(control_->finish_at_once));
   }
 
   std::shared_ptr<Control> control_;

@@ -12,6 +12,8 @@
 # unpacks them and runs, each under its own timeout, writing every log to $OUT:
 #   kernels, runtime, nccl: gpu_kernels_test, gpu_runtime_test, gpu_nccl_test;
 #   staged: two processes sharing GPU 0 through staging (staged_probe under spmdrun);
+#   route: jit's collectives of two processes on GPU blocks through the device communicators
+#     (device_route_probe gpu: staged on one GPU, NCCL on two);
 #   sanitizer: gpu_runtime_test under compute-sanitizer's memcheck;
 #   train: train_mlp on the GPU against its CPU run (train_mlp_gpu_test.py);
 #   bench: spmd-bench gpu (the matmul beside cuBLAS, `a * b + c` beside a copy), and spmd-bench
@@ -27,7 +29,8 @@ pack() {
   local bundle=${DEVICE_BUNDLE:-../shared/tools/device-bundle}
   rm -rf .device .device.tar.xz
   "$bundle" .device "$build"/tests/gpu_kernels_test "$build"/tests/gpu_runtime_test \
-    "$build"/tests/gpu_nccl_test "$build"/tests/staged_probe "$build"/tools/spmdrun/spmdrun \
+    "$build"/tests/gpu_nccl_test "$build"/tests/staged_probe "$build"/tests/device_route_probe \
+    "$build"/tools/spmdrun/spmdrun \
     "$build"/examples/train_mlp "$build"/tools/spmd-bench/spmd-bench || exit 1
   cp tools/spmd-bench/*.py .device/bin/  # the JAX workers spmd-bench starts beside itself
   { git rev-parse --short HEAD; git status --porcelain | grep -q . && echo "(with changes)"; } \
@@ -62,11 +65,13 @@ run() {
   local r=.device/run b=.device/bin
   echo "commit $(tr '\n' ' ' <.device/COMMIT)"
   nvidia-smi -L | tee "$OUT/gpus.txt"
-  # The timeouts add up to 550 s, under one device call's 600.
-  want kernels && step gpu_kernels_test 100 $r $b/gpu_kernels_test --gtest_brief=1
+  # The timeouts add up to 560 s, under one device call's 600.
+  want kernels && step gpu_kernels_test 90 $r $b/gpu_kernels_test --gtest_brief=1
   want runtime && step gpu_runtime_test 45 $r $b/gpu_runtime_test
-  want nccl && step gpu_nccl_test 45 $r $b/gpu_nccl_test --gtest_brief=1
-  want staged && step staged_probe 45 $r $b/spmdrun -n 2 --timeout 40 -- $b/staged_probe
+  want nccl && step gpu_nccl_test 40 $r $b/gpu_nccl_test --gtest_brief=1
+  want staged && step staged_probe 35 $r $b/spmdrun -n 2 --timeout 30 -- $b/staged_probe
+  want route && SPMD_PLATFORMS=gpu step device_route 35 $r $b/spmdrun -n 2 --timeout 30 -- \
+    $b/device_route_probe gpu
   local sanitizer
   sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   want sanitizer && step sanitizer_runtime 45 $r "$sanitizer" --tool memcheck \

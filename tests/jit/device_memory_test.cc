@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "comm/device_comm_factory.h"
 #include "kernels/backend.h"
 #include "support/sgd_mlp.h"
 #include "support/simulated_device_backend.h"
@@ -210,7 +211,7 @@ TEST(DeviceMemory, EmptyArraysAndFloat16SpecialValuesAreTheHostsBitForBit) {
 }
 
 // Seed 002's step, model-parallel over ("dp", "mp"): the gradients' reductions are collectives
-// on blocks in device memory, staged through the host.
+// on blocks in device memory, staged through the host (one process holds all four devices).
 std::vector<Array> train(int steps) {
   const spmd::Mesh mesh(spmd::devices(), {2, 2}, {"dp", "mp"});
   return spmd::testing::sgd_steps(mesh, {P(spmd::None, "mp"), P("mp"), P("mp", spmd::None), P()},
@@ -218,18 +219,38 @@ std::vector<Array> train(int steps) {
       .last;
 }
 
+// A device-communicator factory that must not be asked: a process whose several devices share a
+// group stages its collectives through the host (compute/device_route.h), as NCCL would need
+// grouped calls across its device threads.
+class RefusingFactory final : public spmd::DeviceCommFactory {
+ public:
+  std::string name() const override { return "refusing"; }
+  std::string make_id() const override {
+    ++asked;
+    return "";
+  }
+  std::unique_ptr<spmd::DeviceCommunicator> make(const spmd::DeviceCommSpec&) const override {
+    ++asked;
+    throw std::logic_error("a group of one process's devices was given a device communicator");
+  }
+  mutable int asked = 0;
+};
+
 TEST(DeviceMemory, SeedTwosTrainStepInDeviceMemoryEndsWhereTheHostsDoes) {
   const std::vector<Array> want = train(3);
   SimulatedDeviceBackend device;
+  RefusingFactory factory;
   std::vector<Array> got;
   {
     const spmd::kernels::BackendOverride installed(device);
+    const spmd::DeviceCommFactoryOverride comms("cpu", factory);
     got = train(3);
   }
   expect_same_bytes(got, want);
   EXPECT_TRUE(device.violations().empty());
   EXPECT_GE(device.counts().host_to_device, 3 * 4 * 6);  // three steps of six inputs per device
   EXPECT_EQ(device.counts().live, 0);
+  EXPECT_EQ(factory.asked, 0);
 }
 
 }  // namespace

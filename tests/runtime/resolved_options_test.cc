@@ -4,6 +4,7 @@
 
 #include <csignal>
 
+#include "comm/device_comm_factory.h"
 #include "kernels/backend.h"
 #include "runtime/gpu_plugin.h"
 #include "runtime/local_gpus.h"
@@ -179,6 +180,14 @@ TEST(GpuPlugin, LoadsWhereBuiltAndSaysWhyThereIsNoGpu) {
       EXPECT_FALSE(plugin.why_no_gpu.empty());
       EXPECT_THROW(gpu_device_name(0), FailedPrecondition);
     }
+    // The device collectives came with it, as the GPU platform's device communicators.
+    EXPECT_EQ(plugin.collectives.rfind(SPMD_TEST_NCCL_BUILT ? "NCCL " : "staged", 0), 0u)
+        << plugin.collectives << plugin.why_no_collectives;
+    const DeviceCommFactory* comms = device_comm_factory("gpu");
+    ASSERT_NE(comms, nullptr) << plugin.why_no_collectives;
+    EXPECT_EQ(comms->name(), plugin.collectives);
+    EXPECT_FALSE(comms->supports(DType::kInt16));  // NCCL's dtypes: no 16-bit integers
+    EXPECT_TRUE(comms->supports(DType::kBFloat16));
   } else {
     EXPECT_NE(plugin.why_not_loaded.find("libspmd_cuda.so"), std::string::npos);
     EXPECT_THROW(kernels::backend_for("gpu"), InvalidArgument);

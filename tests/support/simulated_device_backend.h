@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "kernels/backend.h"
+#include "support/simulated_stream.h"
 
 namespace spmd::testing {
 
@@ -95,6 +96,13 @@ class SimulatedDeviceBackend final : public kernels::Backend {
               const std::lock_guard lock(mutex_);
               --bindings_;
             }};
+  }
+
+  // Each device's stream: the kernels here finish before they return, but work a test queues
+  // there (a device collective) runs later, in order, as on a GPU.
+  void* stream(MemorySpace memory) const override { return &stream_of(memory); }
+  std::function<bool()> fence(MemorySpace memory) const override {
+    return stream_of(memory).fence();
   }
 
   void chain(std::span<const kernels::ChainStep> s, std::span<const kernels::Input> in,
@@ -199,7 +207,18 @@ class SimulatedDeviceBackend final : public kernels::Backend {
     cpu_.sort(t, k, s, p, o);
   }
 
+  // Throws (and records a violation) unless `p` lies in device memory this backend handed out:
+  // for a test device communicator, which a GPU would fault on the same way.
+  void check_on_device(const void* p, const char* what) const { on_device(p, what); }
+
  private:
+  SimulatedStream& stream_of(MemorySpace memory) const {
+    const std::lock_guard lock(mutex_);
+    auto& s = streams_[memory.local_hardware_id];
+    if (!s) s = std::make_unique<SimulatedStream>();
+    return *s;
+  }
+
   struct Region {
     size_t bytes = 0;
     int device = -1;
@@ -253,6 +272,8 @@ class SimulatedDeviceBackend final : public kernels::Backend {
   mutable Counts counts_;
   mutable std::vector<std::string> violations_;
   mutable int bindings_ = 0;
+  // Last, so that each stream's thread has stopped before the rest goes.
+  mutable std::map<int, std::unique_ptr<SimulatedStream>> streams_;
 };
 
 }  // namespace spmd::testing

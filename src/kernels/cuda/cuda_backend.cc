@@ -36,6 +36,8 @@ class CudaBackend final : public Backend {
     copy_memory(from, from_memory, to, to_memory, bytes);
   }
   std::shared_ptr<void> bind_thread(MemorySpace memory) const override { return bind_gpu(memory); }
+  void* stream(MemorySpace memory) const override { return gpu_stream(memory); }
+  std::function<bool()> fence(MemorySpace memory) const override { return gpu_fence(memory); }
 
   void chain(std::span<const ChainStep> steps, std::span<const Input> inputs, std::byte* out,
              int64_t n) const override {

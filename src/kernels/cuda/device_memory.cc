@@ -204,4 +204,16 @@ std::shared_ptr<void> bind_gpu(MemorySpace memory) {
   return std::make_shared<GpuScope>(gpu_of(memory));
 }
 
+void* gpu_stream(MemorySpace memory) { return gpu_of(memory).stream(); }
+
+std::function<bool()> gpu_fence(MemorySpace memory) {
+  GpuContext& gpu = gpu_of(memory);
+  cudaEvent_t event = nullptr;
+  check_cuda(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreateWithFlags",
+             gpu.ordinal());
+  std::shared_ptr<CUevent_st> owned(event, [](cudaEvent_t e) { cudaEventDestroy(e); });
+  check_cuda(cudaEventRecord(event, gpu.stream()), "cudaEventRecord", gpu.ordinal());
+  return [owned] { return cudaEventQuery(owned.get()) != cudaErrorNotReady; };
+}
+
 }  // namespace spmd::kernels::cuda

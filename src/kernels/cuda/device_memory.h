@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 
 #include "spmd/memory_space.h"
@@ -18,5 +19,10 @@ void copy_memory(const std::byte* from, MemorySpace from_memory, std::byte* to,
                  MemorySpace to_memory, size_t bytes);
 // A GpuScope on the GPU of `memory`, held until the result is let go (on the same thread).
 std::shared_ptr<void> bind_gpu(MemorySpace memory);
+// Backend::stream: the cudaStream_t of GPU `memory.local_hardware_id`.
+void* gpu_stream(MemorySpace memory);
+// Backend::fence: an event recorded on that stream now, and a probe asking whether it has
+// passed (a faulted stream's probe says passed; the fault is thrown where the host next waits).
+std::function<bool()> gpu_fence(MemorySpace memory);
 
 }  // namespace spmd::kernels::cuda
