@@ -59,8 +59,9 @@ struct DeviceGroupConfig {
   std::function<void(const char* op, uint64_t sequence)> finished;
   // The group's processes (rank order), for bootstrap messages.
   std::vector<int> processes;
-  // How often the watchdog's thread checks.
-  std::chrono::milliseconds period{5};
+  // How often the watchdog's thread checks between calls (a waiting call checks on its own,
+  // every millisecond or sooner).
+  std::chrono::milliseconds period{100};
 };
 
 class DeviceGroup {
