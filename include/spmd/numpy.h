@@ -62,6 +62,8 @@ Tensor logistic(const Tensor& a);  // 1 / (1 + exp(-a)): lax.logistic, jax.nn.si
 // in the default float, as exp's.
 Tensor sin(const Tensor& a);
 Tensor tan(const Tensor& a);
+// The real cube root (jnp.cbrt): the C library's, as XLA's CPU backend computes it.
+Tensor cbrt(const Tensor& a);
 Tensor cos(const Tensor& a);
 Tensor log1p(const Tensor& a);
 Tensor expm1(const Tensor& a);

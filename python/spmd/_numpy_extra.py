@@ -933,19 +933,9 @@ def _logaddexp2(x1, x2):
 logaddexp2 = _op(_logaddexp2)
 
 
-def _cbrt(a):
-    """The real cube root: sign(x) |x|^(1/3), refined by one Newton step (the exponent 1/3
-    rounded to the dtype is otherwise far off for large |x|), as it is at 0 and ±inf."""
-    a = _float(a)
-    x = _t.abs(a)
-    y = _t.power(x, 1.0 / 3.0)
-    ratio = ((x / y) / y) / y  # ~1, without forming y³ (it overflows near the largest x)
-    refined = y + y * (ratio - 1.0) / 3.0
-    root = _t.where(_t.logical_or(_t.equal(y, 0), _t.logical_not(_t.isfinite(y))), y, refined)
-    return _t.where(_t.less(a, 0), -root, root)
-
-
-cbrt = _op(_cbrt)
+# The real cube root: one C++ op (kernels::Unary::kCbrt), the C library's as XLA's CPU code
+# calls it, so its values are JAX's bit for bit.
+cbrt = _op(lambda a: _t.cbrt(a))
 
 
 def _window(M, formula):

@@ -199,6 +199,7 @@ void bind_numpy(nb::module_& m) {
                           {"relu", &jnp::relu},
                           {"sin", &jnp::sin},
                           {"tan", &jnp::tan},
+                          {"cbrt", &jnp::cbrt},
                           {"cos", &jnp::cos},
                           {"log1p", &jnp::log1p},
                           {"expm1", &jnp::expm1},

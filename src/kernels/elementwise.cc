@@ -192,6 +192,9 @@ void unary_typed(Unary op, const ConstMap<T>& x, Map<T> y) {
       case Unary::kTan:
         y = x.unaryExpr([](T v) { return std::tan(v); });
         return;
+      case Unary::kCbrt:
+        y = x.unaryExpr([](T v) { return std::cbrt(v); });
+        return;
       default:
         break;
     }
@@ -455,9 +458,41 @@ void logistic_half(DType dtype, Input a, std::byte* out, int64_t n) {
   from_wide(dtype, v, out);
 }
 
+// XLA computes expm1 of a float16 in float16 (bfloat16 it widens first): its formula
+// (xla_math.h's xla_expm1) with x / 2, exp(x), tanh(x / 2), exp(x) ± 1 and the product each
+// rounded to float16. Over every float16, jax.jit(jnp.expm1) gives these values; the float32
+// formula rounded once differs in 11,381 of the 65,536.
+void expm1_float16(Input a, std::byte* out, int64_t n) {
+  std::vector<float> x = to_wide(DType::kFloat16, a.data, a.elements);
+  if (a.elements != n) x.assign(static_cast<size_t>(n), x.front());
+  std::vector<float> half(x.size()), e(x.size()), t(x.size()), y(x.size());
+  for (size_t i = 0; i < x.size(); ++i) half[i] = x[i] * 0.5f;
+  round_to(DType::kFloat16, half);
+  xla_unary_f32(Unary::kExp, x.data(), e.data(), n);
+  round_to(DType::kFloat16, e);
+  xla_unary_f32(Unary::kTanh, half.data(), t.data(), n);
+  round_to(DType::kFloat16, t);
+  std::vector<float> plus(x.size()), minus(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    plus[i] = e[i] + 1.0f;
+    minus[i] = e[i] - 1.0f;
+  }
+  round_to(DType::kFloat16, plus);
+  round_to(DType::kFloat16, minus);
+  for (size_t i = 0; i < x.size(); ++i) {
+    const float small = t[i] * plus[i];  // exact in float32: two 11-bit significands
+    y[i] = half[i] == 0.0f ? x[i] : std::fabs(x[i]) > 0.5f ? minus[i] : small;
+  }
+  from_wide(DType::kFloat16, y, out);
+}
+
 void unary_half(Unary op, DType dtype, Input a, std::byte* out, int64_t n) {
   if (op == Unary::kLogistic) {
     logistic_half(dtype, a, out, n);
+    return;
+  }
+  if (op == Unary::kExpm1 && dtype == DType::kFloat16) {
+    expm1_float16(a, out, n);
     return;
   }
   const std::vector<float> wide_in = to_wide(dtype, a.data, a.elements);
@@ -587,7 +622,8 @@ std::string_view name(Unary op) {
                                         "expm1",
                                         "erf",
                                         "erfc",
-                                        "tan"};
+                                        "tan",
+                                        "cbrt"};
   static_assert(std::size(names) == static_cast<size_t>(kLastUnary) + 1);
   return names[static_cast<int>(op)];
 }

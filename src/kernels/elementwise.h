@@ -25,10 +25,12 @@ namespace spmd::kernels {
 // (0 at -inf and where the quotient is subnormal, 1 at +inf, NaN kept). kNot is logical on bool
 // and bitwise on the integer types (lax.bitwise_not). kFloor, kCeil, kRound and kRoundEven are
 // defined on the floating types only: kRound rounds half away from zero (lax.round's default),
-// kRoundEven half to even (jnp.round's and jnp.rint's). kSin, kCos, kTan, kLog1p, kExpm1, kErf
-// and kErfc are the C library's functions element by element, as XLA's CPU backend calls them
-// (its erf is a rational approximation within a few units in the last place of the C library's,
-// its tan sin/cos).
+// kRoundEven half to even (jnp.round's and jnp.rint's). kSin, kCos, kTan, kLog1p, kExpm1, kErf,
+// kErfc and kCbrt are the C library's functions element by element, as XLA's CPU backend calls
+// them (its erf is a rational approximation within a few units in the last place of the C
+// library's, its tan sin/cos; its float32 cbrt is the C library's cbrtf, run under the flushing
+// of subnormals as XLA runs it). kExpm1 of float32 and of float16 is XLA's formula
+// (xla_math.h), float16 rounding each step as XLA computes it in that type.
 enum class Unary : uint8_t {
   kNeg,
   kExp,
@@ -54,8 +56,9 @@ enum class Unary : uint8_t {
   kErf,
   kErfc,
   kTan,
+  kCbrt,
 };
-constexpr Unary kLastUnary = Unary::kTan;
+constexpr Unary kLastUnary = Unary::kCbrt;
 // kAnd, kOr and kXor are logical on bool and bitwise on the integer types; not defined on the
 // floating types. kRem is XLA's rem: the remainder of truncating division, of the dividend's sign
 // (C's fmod on the floating types); on integers the lowest value % -1 is 0. kShiftLeft and

@@ -101,6 +101,7 @@ inline bool is_uniform_float(const ScalarChain& p) {
     if (s.dtype != t || s.result != t) return false;
     if (s.kind == ChainStep::Kind::kUnary) {
       if (scalar::is_half(t) && static_cast<Unary>(s.fn) == Unary::kLogistic) return false;
+      if (t == DType::kFloat16 && static_cast<Unary>(s.fn) == Unary::kExpm1) return false;
     } else if (s.kind != ChainStep::Kind::kBinary || is_comparison(static_cast<Binary>(s.fn))) {
       return false;
     }

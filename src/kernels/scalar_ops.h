@@ -229,6 +229,8 @@ SPMD_HOST_DEVICE inline F unary_float(Unary op, F x) {
       return std::erfc(x);
     case Unary::kTan:
       return std::tan(x);
+    case Unary::kCbrt:
+      return std::cbrt(x);
     default:  // kCopy, kStopGradient
       return x;
   }
@@ -258,6 +260,18 @@ SPMD_HOST_DEVICE inline float logistic_half(DType t, float x) {
   return 1.0f / d;
 }
 
+// XLA's expm1 on a float16 (elementwise.cc's expm1_float16): its formula with every step
+// rounded to float16.
+SPMD_HOST_DEVICE inline float expm1_float16(float x) {
+  const DType t = DType::kFloat16;
+  const float half = round_to(t, make_float(x * 0.5f)).f;
+  const float e = round_to(t, make_float(std::exp(x))).f;
+  const float th = round_to(t, make_float(std::tanh(half))).f;
+  const float minus = round_to(t, make_float(e - 1.0f)).f;
+  const float plus = round_to(t, make_float(e + 1.0f)).f;
+  return half == 0.0f ? x : std::fabs(x) > 0.5f ? minus : th * plus;
+}
+
 // op applied to `x`, a value of `t`; the result is of `t` too. Only for defined(op, t).
 SPMD_HOST_DEVICE inline Slot unary(Unary op, DType t, Slot x) {
   switch (class_of(t)) {
@@ -267,6 +281,7 @@ SPMD_HOST_DEVICE inline Slot unary(Unary op, DType t, Slot x) {
       return make_int(unary_int(op, x.i));
     case Class::kFloat:
       if (op == Unary::kLogistic && is_half(t)) return make_float(logistic_half(t, x.f));
+      if (op == Unary::kExpm1 && t == DType::kFloat16) return make_float(expm1_float16(x.f));
       return make_float(unary_float<float>(op, x.f));
     case Class::kDouble:
       return make_double(unary_float<double>(op, x.d));

@@ -78,6 +78,7 @@ const std::map<std::string, std::string> kChecked = {
     {"sin", "Row(\"sin\""},
     {"cos", "Row(\"cos\""},
     {"tan", "Row(\"tan\""},
+    {"cbrt", "Row(\"cbrt\""},
     {"log1p", "Row(\"log1p\""},
     {"expm1", "Row(\"expm1\""},
     {"erf", "Row(\"erf\""},

@@ -109,8 +109,11 @@ TEST(ScalarOps, UniformFloatProgramsAreArithmeticOfOneFloatDtype) {
   for (const ChainCase& c : unary_cases()) {
     const DType t = c.steps[0].dtype;
     const bool floating = t == DType::kFloat32 || t == DType::kFloat64 || scalar::is_half(t);
-    const bool half_logistic = scalar::is_half(t) && c.name.starts_with("logistic");
-    EXPECT_EQ(uniform(c), floating && !half_logistic) << c.name;
+    // XLA rounds each step of a half type's logistic, and of a float16's expm1: those stay on
+    // the general path, whose scalar::unary repeats the steps.
+    const bool half_steps = (scalar::is_half(t) && c.name.starts_with("logistic")) ||
+                            (t == DType::kFloat16 && c.name.starts_with("expm1"));
+    EXPECT_EQ(uniform(c), floating && !half_steps) << c.name;
   }
   for (const ChainCase& c : binary_cases()) {
     const DType t = c.steps[0].dtype;

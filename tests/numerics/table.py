@@ -127,6 +127,7 @@ UNARY = [
     Row("invert", _np("invert"), ALL),
     Row("sin", _np("sin"), FLOATS, "ulp", grad=True),
     Row("tan", _np("tan"), FLOATS, "ulp", grad=True),
+    Row("cbrt", _np("cbrt"), FLOATS, "ulp", grad=True),
     Row("cos", _np("cos"), FLOATS, "ulp", grad=True),
     Row("log1p", _np("log1p"), FLOATS, "ulp", grad=True),
     Row("expm1", _np("expm1"), FLOATS, "ulp", grad=True),
@@ -206,7 +207,7 @@ CASTS = ALL  # astype from every dtype to every dtype
 COMPOSED = """
 ComplexWarning absolute all_to_all allclose amax amin angle append array_equal array_equiv
 array_split atleast_1d atleast_2d atleast_3d average bartlett blackman block bool
-broadcast_arrays broadcast_shapes can_cast cbrt character choose column_stack complexfloating
+broadcast_arrays broadcast_shapes can_cast character choose column_stack complexfloating
 concat conj conjugate copysign corrcoef count_nonzero cov cross cumulative_prod cumulative_sum
 deg2rad degrees delete diag diag_indices diag_indices_from diagonal diff double dsplit dstack
 dtype ediff1d exp2 fabs finfo flexible flip fliplr flipud float_ float_power floating

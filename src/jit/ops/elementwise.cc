@@ -210,6 +210,8 @@ Cotangents UnaryOp::vjp(const Op& op, const Tensor& y, std::span<const Tensor> o
       return {g * (lax::unary(Unary::kExp, -(x * x)) * -1.1283791670955126)};
     case Unary::kTan:  // JAX's: g (1 + y²)
       return {g * (y * y + 1.0f)};
+    case Unary::kCbrt:  // JAX's: g ((1/3) integer_pow(y, -2)), the power as 1 / (y y)
+      return {g * (lax::binary(Binary::kDiv, lax::full_like(y, 1), y * y) * (1.0 / 3.0))};
     case Unary::kNot:
       break;
   }

@@ -117,6 +117,9 @@ Tensor cos(const Tensor& a) {
 Tensor tan(const Tensor& a) {
   return compiler::unary("tan", Unary::kTan, a, floating_of(a.dtype()));
 }
+Tensor cbrt(const Tensor& a) {
+  return compiler::unary("cbrt", Unary::kCbrt, a, floating_of(a.dtype()));
+}
 Tensor log1p(const Tensor& a) {
   return compiler::unary("log1p", Unary::kLog1p, a, floating_of(a.dtype()));
 }
