@@ -1,33 +1,69 @@
-// linalg.h by Eigen: one matrix at a time, mapped in place (row-major).
+// linalg.h by OpenBLAS's LAPACK, the routines JAX's CPU backend calls (through SciPy's LAPACK):
+// potrf for Cholesky, geqrf and orgqr for QR, on column-major copies as jaxlib hands them over.
 #include "kernels/linalg.h"
 
-#include <Eigen/Cholesky>
-#include <Eigen/Dense>
-#include <Eigen/QR>
 #include <algorithm>
+#include <cstring>
 #include <limits>
+#include <vector>
+
+#include "kernels/blas_calls.h"
+
+// LAPACK's Fortran entry points (OpenBLAS exports them; Debian ships no lapacke.h with it). The
+// trailing size_t is the hidden length of a character argument, as gfortran passes it.
+extern "C" {
+void spotrf_(const char* uplo, const int* n, float* a, const int* lda, int* info, size_t);
+void dpotrf_(const char* uplo, const int* n, double* a, const int* lda, int* info, size_t);
+void sgeqrf_(const int* m, const int* n, float* a, const int* lda, float* tau, float* work,
+             const int* lwork, int* info);
+void dgeqrf_(const int* m, const int* n, double* a, const int* lda, double* tau, double* work,
+             const int* lwork, int* info);
+void sorgqr_(const int* m, const int* n, const int* k, float* a, const int* lda, const float* tau,
+             float* work, const int* lwork, int* info);
+void dorgqr_(const int* m, const int* n, const int* k, double* a, const int* lda, const double* tau,
+             double* work, const int* lwork, int* info);
+}
 
 namespace spmd::kernels {
 namespace {
 
+void potrf(int n, float* a, int* info) { spotrf_("L", &n, a, &n, info, 1); }
+void potrf(int n, double* a, int* info) { dpotrf_("L", &n, a, &n, info, 1); }
+void geqrf(int m, int n, float* a, float* tau, float* work, int lwork, int* info) {
+  sgeqrf_(&m, &n, a, &m, tau, work, &lwork, info);
+}
+void geqrf(int m, int n, double* a, double* tau, double* work, int lwork, int* info) {
+  dgeqrf_(&m, &n, a, &m, tau, work, &lwork, info);
+}
+void orgqr(int m, int k, double* a, const double* tau, double* work, int lwork, int* info) {
+  dorgqr_(&m, &k, &k, a, &m, tau, work, &lwork, info);
+}
+void orgqr(int m, int k, float* a, const float* tau, float* work, int lwork, int* info) {
+  sorgqr_(&m, &k, &k, a, &m, tau, work, &lwork, info);
+}
+
+// The rows × cols row-major matrix `in` as a column-major one (its transpose, row-major).
 template <class T>
-using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-template <class T>
-using Map = Eigen::Map<Matrix<T>>;
-template <class T>
-using ConstMap = Eigen::Map<const Matrix<T>>;
+void to_column_major(const T* in, int64_t rows, int64_t cols, T* out) {
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < cols; ++j) out[j * rows + i] = in[i * cols + j];
+  }
+}
 
 template <class T>
 void cholesky_of(const T* in, int64_t batch, int64_t n, T* out) {
+  std::vector<T> a(static_cast<size_t>(n * n));
   for (int64_t b = 0; b < batch; ++b) {
-    const ConstMap<T> a(in + b * n * n, n, n);
-    Map<T> l(out + b * n * n, n, n);
-    const Eigen::LLT<Matrix<T>, Eigen::Lower> llt(a);
-    if (llt.info() != Eigen::Success) {  // JAX's: NaN on and below the diagonal, 0 above
-      l.setZero();
-      l.template triangularView<Eigen::Lower>().setConstant(std::numeric_limits<T>::quiet_NaN());
-    } else {
-      l = llt.matrixL();
+    to_column_major(in + b * n * n, n, n, a.data());
+    int info = 0;
+    BlasCalls::get().run([&] { potrf(static_cast<int>(n), a.data(), &info); });
+    T* l = out + b * n * n;
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        // JAX's, where the matrix is not positive definite: NaN on and below the diagonal.
+        const T v = info != 0 ? std::numeric_limits<T>::quiet_NaN() : a[j * n + i];
+        l[i * n + j] = j <= i ? v : T(0);
+      }
     }
   }
 }
@@ -35,10 +71,36 @@ void cholesky_of(const T* in, int64_t batch, int64_t n, T* out) {
 template <class T>
 void qr_of(const T* in, int64_t batch, int64_t m, int64_t n, T* q, T* r) {
   const int64_t k = std::min(m, n);
+  std::vector<T> a(static_cast<size_t>(m * n)), tau(static_cast<size_t>(std::max<int64_t>(k, 1)));
+  // LAPACK's blocked algorithm needs its workspace (asked for first, as jaxlib does): with less,
+  // it falls back to the unblocked one, whose rounding differs.
+  int info = 0;
+  T size = 0;
+  geqrf(static_cast<int>(m), static_cast<int>(n), a.data(), tau.data(), &size, -1, &info);
+  T size_q = 0;
+  orgqr(static_cast<int>(m), static_cast<int>(k), a.data(), tau.data(), &size_q, -1, &info);
+  std::vector<T> work(static_cast<size_t>(std::max<T>({size, size_q, T(1)})));
+  const int lwork = static_cast<int>(work.size());
   for (int64_t b = 0; b < batch; ++b) {
-    const Eigen::HouseholderQR<Matrix<T>> qr(ConstMap<T>(in + b * m * n, m, n));
-    Map<T>(q + b * m * k, m, k) = qr.householderQ() * Matrix<T>::Identity(m, k);
-    Map<T>(r + b * k * n, k, n) = qr.matrixQR().topRows(k).template triangularView<Eigen::Upper>();
+    to_column_major(in + b * m * n, m, n, a.data());
+    BlasCalls::get().run([&] {
+      geqrf(static_cast<int>(m), static_cast<int>(n), a.data(), tau.data(), work.data(), lwork,
+            &info);
+    });
+    T* rb = r + b * k * n;
+    for (int64_t i = 0; i < k; ++i) {
+      for (int64_t j = 0; j < n; ++j) rb[i * n + j] = j >= i ? a[j * m + i] : T(0);
+    }
+    if (k > 0) {
+      BlasCalls::get().run([&] {
+        orgqr(static_cast<int>(m), static_cast<int>(k), a.data(), tau.data(), work.data(), lwork,
+              &info);
+      });
+    }
+    T* qb = q + b * m * k;
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < k; ++j) qb[i * k + j] = a[j * m + i];
+    }
   }
 }
 

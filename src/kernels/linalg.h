@@ -1,7 +1,10 @@
-// Dense factorizations of batches of small matrices, by Eigen 3.4 (its LLT and HouseholderQR):
-// what jnp.linalg.cholesky and qr compute with LAPACK's potrf and geqrf/orgqr in JAX, the same
-// algorithms (Householder reflections of LAPACK's sign convention), within a few units in the
-// last place. float32 and float64; row-major matrices, one after another. Pure; thread-safe.
+// Dense factorizations of batches of matrices, by OpenBLAS's LAPACK: potrf, and geqrf then
+// orgqr, the routines jnp.linalg.cholesky and qr call in JAX (through SciPy's LAPACK, an OpenBLAS
+// too), on the same column-major copies. Each call runs on one thread (blas_calls.h), and so
+// gives JAX's values bit for bit wherever JAX's OpenBLAS runs the routine on one thread as well
+// (below about 256 rows on the 2-core machines of bench/RESULTS.md; beyond, its threads split
+// the blocked updates and its last bits depend on the machine's core count, as JAX's own do).
+// float32 and float64; row-major matrices, one after another. Thread-safe.
 #pragma once
 
 #include <cstddef>
