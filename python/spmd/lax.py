@@ -388,3 +388,50 @@ expm1 = _float_unary("expm1", _numpy.expm1)
 
 
 from ._conv import *  # noqa: E402,F401,F403 - conv_general_dilated and its forms
+
+
+_triangular_solve = _numpy._op(
+    lambda a, b, left_side=False, lower=False, transpose_a=False, unit_diagonal=False:
+    _spmd.tnp.triangular_solve(a, b, left_side, lower, transpose_a, unit_diagonal))
+_triangular_solve.public_name = "spmd.lax.linalg.triangular_solve"
+
+
+def _solve_triangular(a, b, left_side=False, lower=False, transpose_a=False, conjugate_a=False,
+                      unit_diagonal=False):
+    """jax.lax.linalg.triangular_solve: x with op(a) x = b (left_side) or x op(a) = b, op(a) = a
+    or aᵀ (transpose_a; conjugate_a changes nothing on real dtypes), from a's lower or upper
+    triangle; a (..., k, k), b (..., m, n) with a's batch dimensions. JAX's errors for
+    operands of other ranks, batches or sizes."""
+    del conjugate_a  # real dtypes only
+    sa, sb = _numpy.shape(a), _numpy.shape(b)
+    if len(sa) < 2 or len(sb) < 2 or len(sa) != len(sb):
+        raise TypeError("All inputs to triangular_solve must have the same number of batch "
+                        f"dimensions, but got {[max(len(sa) - 2, 0), max(len(sb) - 2, 0)]} "
+                        "batch dimensions for the inputs.")
+    common = sb[-2] if left_side else sb[-1]
+    if sa[:-2] != sb[:-2] or sa[-1] != sa[-2] or sa[-1] != common:
+        raise ValueError("Incompatible shapes for arguments to triangular_solve: "
+                         f"{sa[-2:]} and {sb[-2:]}.")
+    return _triangular_solve(a, b, left_side=bool(left_side), lower=bool(lower),
+                             transpose_a=bool(transpose_a), unit_diagonal=bool(unit_diagonal))
+
+
+class _LaxLinalg:
+    """jax.lax.linalg, as much as spmd has: triangular_solve, cholesky, qr."""
+    triangular_solve = staticmethod(_solve_triangular)
+
+    @staticmethod
+    def cholesky(x, *, symmetrize_input=True):
+        from . import _linalg
+        return _linalg.cholesky(x, symmetrize_input=symmetrize_input)
+
+    @staticmethod
+    def qr(x, *, full_matrices=True):
+        from . import _linalg
+        if full_matrices and _numpy.shape(x)[-2] != _numpy.shape(x)[-1]:
+            raise NotImplementedError("spmd.lax.linalg.qr: full_matrices=True of a non-square "
+                                      "matrix; spmd has the reduced factorization")
+        return tuple(_linalg.qr(x))
+
+
+linalg = _LaxLinalg()

@@ -259,6 +259,11 @@ void bind_numpy(nb::module_& m) {
   t.def("padtype_to_pads", &lax::padtype_to_pads);
   t.def("cholesky", &jnp::linalg::cholesky);
   t.def("qr", &jnp::linalg::qr);
+  t.def("triangular_solve", [](const Tensor& a, const Tensor& b, bool left_side, bool lower,
+                               bool transpose_a, bool unit_diagonal) {
+    return spmd::lax::linalg::triangular_solve(a, b,
+                                               {left_side, lower, transpose_a, unit_diagonal});
+  });
   t.def("softmax", static_cast<Tensor (*)(const Tensor&, const jnp::AxisList&)>(&jnp::softmax));
   t.def("einsum",
         static_cast<Tensor (*)(const std::string&, const Tensor&, const Tensor&)>(&jnp::einsum));

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "kernels/elementwise.h"
+#include "kernels/linalg.h"
 #include "kernels/reduce.h"
 #include "spmd/dtype.h"
 #include "spmd/host_array.h"
@@ -108,6 +109,9 @@ Tensor take(const Tensor& x, const Tensor& indices, int axis);
 Tensor cholesky(const Tensor& a);
 Tensor qr_q(const Tensor& a);
 Tensor qr_r(const Tensor& a);
+// jax.lax.linalg.triangular_solve: x with op(a) x = b (how.left_side) or x op(a) = b, a's lower
+// or upper triangle read; a (…, k, k), b (…, m, n) of a's dtype (float32, float64) and batch.
+Tensor triangular_solve(const Tensor& a, const Tensor& b, kernels::TriangularSolve how);
 // A stable sort of each line along `axis` in JAX's order (kernels/ordering.h: -0 equals 0, NaN
 // last), x of an orderable dtype: x sorted; `values` (x's shape, any dtype) in the order of
 // `keys`; or x's int32 positions. `descending` as jnp's (the reverse of the ascending order for

@@ -145,6 +145,9 @@ class Backend {
                         std::byte* out) const = 0;
   virtual void qr(DType dtype, const std::byte* in, int64_t batch, int64_t m, int64_t n,
                   std::byte* q, std::byte* r) const = 0;
+  virtual void triangular_solve(DType dtype, const std::byte* a, const std::byte* b, int64_t batch,
+                                int64_t m, int64_t n, TriangularSolve how,
+                                std::byte* out) const = 0;
   virtual void sort(DType key_dtype, const std::byte* keys, const SortSpec& spec,
                     const std::byte* payload, std::byte* out) const = 0;
 };

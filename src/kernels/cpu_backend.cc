@@ -121,6 +121,10 @@ class CpuBackend final : public Backend {
           std::byte* r) const override {
     kernels::qr(dtype, in, batch, m, n, q, r);
   }
+  void triangular_solve(DType dtype, const std::byte* a, const std::byte* b, int64_t batch,
+                        int64_t m, int64_t n, TriangularSolve how, std::byte* out) const override {
+    kernels::triangular_solve(dtype, a, b, batch, m, n, how, out);
+  }
   void sort(DType key_dtype, const std::byte* keys, const SortSpec& spec, const std::byte* payload,
             std::byte* out) const override {
     kernels::sort(key_dtype, keys, spec, payload, out);

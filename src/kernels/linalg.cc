@@ -1,5 +1,6 @@
-// linalg.h by OpenBLAS's LAPACK, the routines JAX's CPU backend calls (through SciPy's LAPACK):
-// potrf for Cholesky, geqrf and orgqr for QR, on column-major copies as jaxlib hands them over.
+// linalg.h by OpenBLAS's LAPACK and BLAS, the routines JAX's CPU backend calls (through SciPy's):
+// potrf for Cholesky, geqrf and orgqr for QR, trsm for triangular solves, on column-major copies
+// as jaxlib hands them over.
 #include "kernels/linalg.h"
 
 #include <algorithm>
@@ -47,6 +48,39 @@ template <class T>
 void to_column_major(const T* in, int64_t rows, int64_t cols, T* out) {
   for (int64_t i = 0; i < rows; ++i) {
     for (int64_t j = 0; j < cols; ++j) out[j * rows + i] = in[i * cols + j];
+  }
+}
+
+void trsm(CBLAS_SIDE side, CBLAS_UPLO uplo, CBLAS_TRANSPOSE trans, CBLAS_DIAG diag, int m, int n,
+          const float* a, int lda, float* b, int ldb) {
+  cblas_strsm(CblasColMajor, side, uplo, trans, diag, m, n, 1.0f, a, lda, b, ldb);
+}
+void trsm(CBLAS_SIDE side, CBLAS_UPLO uplo, CBLAS_TRANSPOSE trans, CBLAS_DIAG diag, int m, int n,
+          const double* a, int lda, double* b, int ldb) {
+  cblas_dtrsm(CblasColMajor, side, uplo, trans, diag, m, n, 1.0, a, lda, b, ldb);
+}
+
+template <class T>
+void triangular_solve_of(const T* a, const T* b, int64_t batch, int64_t m, int64_t n,
+                         TriangularSolve how, T* out) {
+  const int64_t k = how.left_side ? m : n;
+  std::vector<T> ac(static_cast<size_t>(k * k)), bc(static_cast<size_t>(m * n));
+  for (int64_t i = 0; i < batch; ++i) {
+    to_column_major(a + i * k * k, k, k, ac.data());
+    to_column_major(b + i * m * n, m, n, bc.data());
+    if (m > 0 && n > 0) {
+      BlasCalls::get().run([&] {
+        trsm(how.left_side ? CblasLeft : CblasRight, how.lower ? CblasLower : CblasUpper,
+             how.transpose_a ? CblasTrans : CblasNoTrans,
+             how.unit_diagonal ? CblasUnit : CblasNonUnit, static_cast<int>(m), static_cast<int>(n),
+             ac.data(), static_cast<int>(std::max<int64_t>(k, 1)), bc.data(),
+             static_cast<int>(std::max<int64_t>(m, 1)));
+      });
+    }
+    T* x = out + i * m * n;
+    for (int64_t r = 0; r < m; ++r) {
+      for (int64_t c = 0; c < n; ++c) x[r * n + c] = bc[c * m + r];
+    }
   }
 }
 
@@ -124,6 +158,17 @@ void qr(DType dtype, const std::byte* in, int64_t batch, int64_t m, int64_t n, s
   }
   qr_of(reinterpret_cast<const float*>(in), batch, m, n, reinterpret_cast<float*>(q),
         reinterpret_cast<float*>(r));
+}
+
+void triangular_solve(DType dtype, const std::byte* a, const std::byte* b, int64_t batch, int64_t m,
+                      int64_t n, TriangularSolve how, std::byte* out) {
+  if (dtype == DType::kFloat64) {
+    return triangular_solve_of(reinterpret_cast<const double*>(a),
+                               reinterpret_cast<const double*>(b), batch, m, n, how,
+                               reinterpret_cast<double*>(out));
+  }
+  triangular_solve_of(reinterpret_cast<const float*>(a), reinterpret_cast<const float*>(b), batch,
+                      m, n, how, reinterpret_cast<float*>(out));
 }
 
 }  // namespace spmd::kernels

@@ -27,4 +27,19 @@ void cholesky(DType dtype, const std::byte* in, int64_t batch, int64_t n, std::b
 void qr(DType dtype, const std::byte* in, int64_t batch, int64_t m, int64_t n, std::byte* q,
         std::byte* r);
 
+// Which system triangular_solve solves, as jax.lax.linalg.triangular_solve's flags say: op(a) x
+// = b (left_side) or x op(a) = b, op(a) = a or aᵀ (transpose_a), a's lower or upper triangle
+// read (the other ignored), its diagonal taken as ones when unit_diagonal.
+struct TriangularSolve {
+  bool left_side = false;
+  bool lower = false;
+  bool transpose_a = false;
+  bool unit_diagonal = false;
+};
+
+// x for each of `batch` systems: b and x m×n, a m×m (left_side) or n×n. BLAS's trsm, as JAX's
+// CPU backend calls it, on column-major copies.
+void triangular_solve(DType dtype, const std::byte* a, const std::byte* b, int64_t batch, int64_t m,
+                      int64_t n, TriangularSolve how, std::byte* out);
+
 }  // namespace spmd::kernels

@@ -100,6 +100,14 @@ TEST_F(GpuBackend, MethodsRunOnTheBoundGpuAndMatchTheCpuBackend) {
         });
     EXPECT_EQ(got, want) << "qr";
   }
+  {
+    // a: the input's first 3×3 (its lower triangle read, a unit diagonal), b: its next 3×2.
+    auto [got, want] = both(3 * 2 * 4, [&](const kernels::Backend& b, const std::byte* in,
+                                           std::byte* o) {
+      b.triangular_solve(DType::kFloat32, in, in + 9 * 4, 1, 3, 2, {true, true, false, true}, o);
+    });
+    EXPECT_EQ(got, want) << "triangular_solve";
+  }
 }
 
 // Every memory method of the seam, as jit's staging calls them: a block from the GPU's pool,

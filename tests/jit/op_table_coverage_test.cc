@@ -95,6 +95,7 @@ const std::map<std::string, std::string> kNotNumeric = {
     {"take", "moves elements (random.choice's gather; Random.EqualsJaxBitForBit)"},
     {"cholesky", "a factorization (tests/python/jax_parity/test_numpy.py, linalg)"},
     {"qr", "a factorization (tests/python/jax_parity/test_numpy.py, linalg)"},
+    {"triangular_solve", "a triangular solve (tests/python/jax_parity/test_lax.py)"},
     {"scatter_add", "take's transpose (its gradients: tests/python/jax_parity/test_numpy.py)"},
     {"reshard", "moves elements between devices"},
     {"sharding_constraint", "places elements"},

@@ -123,6 +123,10 @@ class CountingBackend final : public kernels::Backend {
                (DType t, const std::byte* in, int64_t b, int64_t m, int64_t n, std::byte* q,
                 std::byte* r),
                (t, in, b, m, n, q, r))
+  SPMD_COUNTED(triangular_solve,
+               (DType t, const std::byte* a, const std::byte* b, int64_t batch, int64_t m,
+                int64_t n, kernels::TriangularSolve how, std::byte* o),
+               (t, a, b, batch, m, n, how, o))
   SPMD_COUNTED(sort,
                (DType t, const std::byte* k, const kernels::SortSpec& s, const std::byte* p,
                 std::byte* o),

@@ -192,6 +192,10 @@ class SimulatedDeviceBackend final : public kernels::Backend {
                  (DType t, const std::byte* in, int64_t b, int64_t m, int64_t n, std::byte* q,
                   std::byte* r),
                  ({in, q, r}), (t, in, b, m, n, q, r))
+  SPMD_ON_DEVICE(triangular_solve,
+                 (DType t, const std::byte* a, const std::byte* b, int64_t batch, int64_t m,
+                  int64_t n, kernels::TriangularSolve how, std::byte* o),
+                 ({a, b, o}), (t, a, b, batch, m, n, how, o))
 #undef SPMD_ON_DEVICE
   void concatenate(size_t w, std::span<const std::byte* const> in, std::span<const Shape> s,
                    int axis, std::byte* o) const override {

@@ -1,6 +1,7 @@
-// The factorization family: "cholesky" and "qr" of the matrices in the last two dimensions of a
-// float32 or float64 operand (kernels/linalg.h). The leading (batch) dimensions keep their split;
-// each matrix is whole on its device. No derivatives yet.
+// The linear-algebra family: "cholesky" and "qr" of the matrices in the last two dimensions of a
+// float32 or float64 operand, and "triangular_solve" of two such operands (kernels/linalg.h).
+// The leading (batch) dimensions keep their split; each matrix is whole on its device.
+// Derivatives: triangular_solve's and cholesky's, JAX's rules transposed; qr has none yet.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -14,6 +15,8 @@
 #include "spmd/error.h"
 
 namespace spmd::compiler {
+
+using kernels::Binary;
 
 // "cholesky": each n×n matrix's lower Cholesky factor (NaN on and below the diagonal of one
 // not positive definite).
@@ -32,7 +35,72 @@ class FactorizationOp final : public Operation {
             std::span<const Block> in) const override;
   // The kernels take leading batch dimensions: the slices become one more.
   Batched batch(const Op& op, std::span<const Batched> operands, int64_t size) const override;
+  // cholesky's: JAX's JVP, L̇ = L φ(L⁻¹ Σ̇ L⁻ᵀ) with φ the lower triangle and half the diagonal,
+  // transposed: Σ̄ = L⁻ᵀ φ(Lᵀ Ḡ) L⁻¹, by two triangular solves in the transposed order.
+  Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
+                 const Tensor& g) const override;
 };
+
+// "triangular_solve": x from a (…, k, k) and b (…, m, n), op(a) x = b (left, k = m) or
+// x op(a) = b (k = n), as jax.lax.linalg.triangular_solve (kernels::TriangularSolve's flags).
+class TriangularSolveOp final : public Operation {
+ public:
+  explicit TriangularSolveOp(kernels::TriangularSolve how) : how(how) {}
+  const kernels::TriangularSolve how;
+
+  std::string name() const override { return "triangular_solve"; }
+  std::string attributes() const override;
+  ValueType result_type(std::span<const ValueType> operands) const override;
+  void partition(Partitioner& p, int value, const Op& op) const override;
+  Block run(const KernelContext& device, const Step& step,
+            std::span<const Block> in) const override;
+  Batched batch(const Op& op, std::span<const Batched> operands, int64_t size) const override;
+  // JAX's: b̄ solves the transposed system with the cotangent; ā = -op(b̄ xᵀ) (left) or
+  // -op(xᵀ b̄), on a's triangle (its diagonal left out when it is a unit one).
+  Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
+                 const Tensor& g) const override;
+};
+
+namespace {
+
+// For each element of a matrix of `shape` (its last two dimensions), whether its row index
+// compares to its column index as `op` says (kGt: below the diagonal, kEq: on it, ...): a bool
+// mask of the whole shape.
+Tensor where_index(const Tensor& like, const Shape& shape, Binary op) {
+  const size_t rank = shape.size();
+  const int64_t rows = shape[rank - 2], cols = shape[rank - 1];
+  Shape row_shape(rank, 1), col_shape(rank, 1);
+  row_shape[rank - 2] = rows;
+  col_shape[rank - 1] = cols;
+  const Tensor r = lax::broadcast(
+      lax::reshape(lax::iota(like.trace(), {DType::kInt32, {rows}}), row_shape), shape);
+  const Tensor c = lax::broadcast(
+      lax::reshape(lax::iota(like.trace(), {DType::kInt32, {cols}}), col_shape), shape);
+  return lax::binary(op, r, c);
+}
+
+// The triangle a triangular solve reads: lower or upper, the diagonal left out when it is a
+// unit one.
+Tensor triangle(const Tensor& like, const Shape& shape, bool lower, bool strict) {
+  const Binary op =
+      lower ? (strict ? Binary::kGt : Binary::kGe) : (strict ? Binary::kLt : Binary::kLe);
+  return where_index(like, shape, op);
+}
+
+// x with its last two dimensions swapped.
+Tensor swapped(const Tensor& x) {
+  std::vector<int64_t> perm(x.shape().size());
+  for (size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<int64_t>(i);
+  std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
+  return lax::transpose(x, perm);
+}
+
+// x's entries where `mask`, zeros elsewhere.
+Tensor masked(const Tensor& mask, const Tensor& x) {
+  return lax::select(mask, x, lax::full_like(x, 0));
+}
+
+}  // namespace
 
 std::string FactorizationOp::attributes() const {
   return kind == Kind::kCholesky ? std::string() : fmt::format("r={}", kind == Kind::kR ? 1 : 0);
@@ -91,11 +159,91 @@ Batched FactorizationOp::batch(const Op& /*op*/, std::span<const Batched> operan
   return {lax::bind(make_operation<FactorizationOp>(kind), {batched_first(operands[0], size)}), 0};
 }
 
+Cotangents FactorizationOp::vjp(const Op& op, const Tensor& l, std::span<const Tensor> operands,
+                                const Tensor& g) const {
+  if (kind != Kind::kCholesky) return Operation::vjp(op, l, operands, g);
+  const size_t batch = l.shape().size() - 2;
+  // φ(Lᵀ Ḡ): the lower triangle, the diagonal halved (JAX divides by 1 + I).
+  const Tensor lt_g = lax::matmul(swapped(l), g, batch);
+  const Tensor phi = lax::select(where_index(l, l.shape(), Binary::kGt), lt_g,
+                                 masked(where_index(l, l.shape(), Binary::kEq), lt_g * 0.5));
+  const Tensor left = lax::triangular_solve(l, phi, {true, true, true, false});
+  return {lax::triangular_solve(l, left, {false, true, false, false})};
+}
+
+std::string TriangularSolveOp::attributes() const {
+  return fmt::format("left={} lower={} transpose_a={} unit={}", how.left_side ? 1 : 0,
+                     how.lower ? 1 : 0, how.transpose_a ? 1 : 0, how.unit_diagonal ? 1 : 0);
+}
+
+ValueType TriangularSolveOp::result_type(std::span<const ValueType> operands) const {
+  check_operand_count(name(), operands, 2);
+  const ValueType &a = operands[0], &b = operands[1];
+  const size_t rank = a.shape.size();
+  const bool matrices = rank >= 2 && b.shape.size() == rank && kernels::factorizable(a.dtype) &&
+                        a.dtype == b.dtype && a.shape[rank - 1] == a.shape[rank - 2] &&
+                        std::equal(a.shape.begin(), a.shape.end() - 2, b.shape.begin());
+  if (!matrices || a.shape[rank - 1] != b.shape[rank - (how.left_side ? 2 : 1)]) {
+    throw InvalidArgument(fmt::format(
+        "triangular_solve: wants a square float32 or float64 a and a b of its dtype and batch "
+        "dimensions whose {} match a's, not a {} and b {}",
+        how.left_side ? "rows" : "columns", type_text(a.dtype, a.shape),
+        type_text(b.dtype, b.shape)));
+  }
+  return {b.dtype, b.shape};
+}
+
+void TriangularSolveOp::partition(Partitioner& p, int value, const Op& op) const {
+  Layout in = p.layout(op.inputs[0]).settled();
+  const size_t rank = in.dims.size();
+  in.dims[rank - 1].clear();
+  in.dims[rank - 2].clear();
+  p.compute(value, {p.slot_with(op.inputs[0], in), p.slot_with(op.inputs[1], in)}, in);
+}
+
+Block TriangularSolveOp::run(const KernelContext& device, const Step& step,
+                             std::span<const Block> in) const {
+  const Shape& shape = in[1].shape();
+  const size_t rank = shape.size();
+  const int64_t m = shape[rank - 2], n = shape[rank - 1];
+  const int64_t batch = m * n == 0 ? 0 : in[1].size() / (m * n);
+  Block out = device.allocate(step.dtype, step.shape);
+  device.backend.triangular_solve(step.dtype, in[0].bytes().data(), in[1].bytes().data(), batch, m,
+                                  n, how, out.mutable_bytes().data());
+  return out;
+}
+
+Batched TriangularSolveOp::batch(const Op& /*op*/, std::span<const Batched> operands,
+                                 int64_t size) const {
+  return {lax::bind(make_operation<TriangularSolveOp>(how),
+                    {batched_first(operands[0], size), batched_first(operands[1], size)}),
+          0};
+}
+
+Cotangents TriangularSolveOp::vjp(const Op& /*op*/, const Tensor& x,
+                                  std::span<const Tensor> operands, const Tensor& g) const {
+  const Tensor& a = operands[0];
+  kernels::TriangularSolve back = how;
+  back.transpose_a = !how.transpose_a;
+  const Tensor gb = lax::triangular_solve(a, g, back);
+  const size_t batch = x.shape().size() - 2;
+  Tensor ga =
+      how.left_side ? lax::matmul(gb, swapped(x), batch) : lax::matmul(swapped(x), gb, batch);
+  if (how.transpose_a) ga = swapped(ga);
+  ga = -masked(triangle(a, a.shape(), how.lower, how.unit_diagonal), ga);
+  return {ga, gb};
+}
+
 namespace {
 
 const bool registered = [] {
   register_operation("cholesky", [](const AttributeReader&) {
     return make_operation<FactorizationOp>(FactorizationOp::Kind::kCholesky);
+  });
+  register_operation("triangular_solve", [](const AttributeReader& r) {
+    return make_operation<TriangularSolveOp>(
+        kernels::TriangularSolve{r.integer("left") != 0, r.integer("lower") != 0,
+                                 r.integer("transpose_a") != 0, r.integer("unit") != 0});
   });
   register_operation("qr", [](const AttributeReader& r) {
     return make_operation<FactorizationOp>(r.integer("r") != 0 ? FactorizationOp::Kind::kR
@@ -116,6 +264,9 @@ Tensor qr_q(const Tensor& a) {
 }
 Tensor qr_r(const Tensor& a) {
   return bind(make_operation<FactorizationOp>(FactorizationOp::Kind::kR), {a});
+}
+Tensor triangular_solve(const Tensor& a, const Tensor& b, kernels::TriangularSolve how) {
+  return bind(make_operation<TriangularSolveOp>(how), {a, b});
 }
 
 }  // namespace lax

@@ -136,6 +136,10 @@ class CudaBackend final : public Backend {
           std::byte* r) const override {
     qr_on_host(gpu(), dtype, in, batch, m, n, q, r);
   }
+  void triangular_solve(DType dtype, const std::byte* a, const std::byte* b, int64_t batch,
+                        int64_t m, int64_t n, TriangularSolve how, std::byte* out) const override {
+    triangular_solve_on_host(gpu(), dtype, a, b, batch, m, n, how, out);
+  }
   void sort(DType key_dtype, const std::byte* keys, const SortSpec& spec, const std::byte* payload,
             std::byte* out) const override {
     cuda::sort(gpu(), key_dtype, keys, spec, payload, out);

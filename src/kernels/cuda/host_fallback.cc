@@ -83,4 +83,18 @@ void qr_on_host(GpuContext& gpu, DType dtype, const std::byte* in, int64_t batch
   put(gpu, hr, r, r_bytes);
 }
 
+void triangular_solve_on_host(GpuContext& gpu, DType dtype, const std::byte* a, const std::byte* b,
+                              int64_t batch, int64_t m, int64_t n, TriangularSolve how,
+                              std::byte* out) {
+  const size_t width = dtype_size(dtype);
+  const int64_t k = how.left_side ? m : n;
+  const size_t a_bytes = static_cast<size_t>(batch * k * k) * width;
+  const size_t b_bytes = static_cast<size_t>(batch * m * n) * width;
+  const HostBytes ha = fetch(gpu, a, a_bytes);
+  const HostBytes hb = fetch(gpu, b, b_bytes);
+  HostBytes host(std::max<size_t>(b_bytes, 1));
+  cpu_backend().triangular_solve(dtype, ha.data(), hb.data(), batch, m, n, how, host.data());
+  put(gpu, host, out, b_bytes);
+}
+
 }  // namespace spmd::kernels::cuda

@@ -21,6 +21,9 @@ void random_poisson_on_host(GpuContext& gpu, const uint32_t* key, const float* l
                             int32_t* out);
 void cholesky_on_host(GpuContext& gpu, DType dtype, const std::byte* in, int64_t batch, int64_t n,
                       std::byte* out);
+void triangular_solve_on_host(GpuContext& gpu, DType dtype, const std::byte* a, const std::byte* b,
+                              int64_t batch, int64_t m, int64_t n, TriangularSolve how,
+                              std::byte* out);
 void qr_on_host(GpuContext& gpu, DType dtype, const std::byte* in, int64_t batch, int64_t m,
                 int64_t n, std::byte* q, std::byte* r);
 

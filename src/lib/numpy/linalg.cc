@@ -10,7 +10,7 @@
 #include "spmd/error.h"
 #include "spmd/numpy.h"
 
-namespace spmd::numpy::linalg {
+namespace spmd {
 namespace {
 
 // `a`, checked to hold matrices, in the dtype the kernels factor (float32 or float64), and the
@@ -23,16 +23,19 @@ std::pair<Tensor, DType> factorable(const char* what, const Tensor& a) {
   }
   const DType result = compiler::floating_of(a.dtype());
   const DType work = result == DType::kFloat64 ? DType::kFloat64 : DType::kFloat32;
-  return {astype(a, work), result};
+  return {numpy::astype(a, work), result};
 }
 
 // The last two dimensions exchanged.
 Tensor transposed(const Tensor& a) {
   const auto rank = static_cast<int>(a.shape().size());
-  return swapaxes(a, rank - 2, rank - 1);
+  return numpy::swapaxes(a, rank - 2, rank - 1);
 }
 
 }  // namespace
+}  // namespace spmd
+
+namespace spmd::numpy::linalg {
 
 Tensor cholesky(const Tensor& a, bool upper) {
   const auto [x, result] = factorable("linalg.cholesky", a);
@@ -51,3 +54,19 @@ std::pair<Tensor, Tensor> qr(const Tensor& a) {
 }
 
 }  // namespace spmd::numpy::linalg
+
+namespace spmd::lax::linalg {
+
+Tensor triangular_solve(const Tensor& a, const Tensor& b, const TriangularSolveOptions& options) {
+  const auto [x, a_result] = factorable("lax.linalg.triangular_solve", a);
+  const auto [y, result] = factorable("lax.linalg.triangular_solve", b);
+  const DType work = x.dtype() == DType::kFloat64 || y.dtype() == DType::kFloat64 ? DType::kFloat64
+                                                                                  : DType::kFloat32;
+  return numpy::astype(
+      compiler::lax::triangular_solve(
+          numpy::astype(x, work), numpy::astype(y, work),
+          {options.left_side, options.lower, options.transpose_a, options.unit_diagonal}),
+      a_result == DType::kFloat64 ? a_result : result);
+}
+
+}  // namespace spmd::lax::linalg
