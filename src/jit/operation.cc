@@ -27,7 +27,7 @@ PartitionSpec Operation::type_spec(std::span<const ValueType> operands, const Va
     if (t.spec.entries().empty()) continue;
     throw ShardingTypeError(fmt::format(
         "{}: has no sharding rule for operands split over Explicit mesh axes ({}); reshard them "
-        "to P() first (spmd::reshard), or make those axes Auto",
+        "to P() first (reshard: jax.sharding.reshard), or make those axes Auto",
         name(), typed_list(operands)));
   }
   return {};

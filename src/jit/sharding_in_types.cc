@@ -145,7 +145,7 @@ ValueType typed_result(const Operation& operation, std::span<const ValueType> op
     throw ShardingTypeError(fmt::format(
         "{}: operands {} give an illegally sharded result {}: mesh axis '{}' would split two "
         "of its dimensions. Give the result's sharding (out_sharding=) or reshard an operand "
-        "(spmd::reshard)",
+        "(reshard: jax.sharding.reshard)",
         operation.name(), typed_list(operands), typed_text(shown), axis));
   }
   t.spec = std::move(spec);
@@ -188,7 +188,8 @@ PartitionSpec broadcast_type_spec(std::string_view name, std::span<const ValueTy
         }
         throw ShardingTypeError(fmt::format(
             "{}: operands {} are split differently along dimension {} (got incompatible "
-            "shardings for broadcasting: {}). Reshard one of them (spmd::reshard) to the "
+            "shardings for broadcasting: {}). Reshard one of them (reshard: jax.sharding.reshard) "
+            "to the "
             "other's spec",
             name, typed_list(operands), d, fmt::join(specs, ", ")));
       }
@@ -206,7 +207,7 @@ PartitionSpec same_type_spec(std::string_view name, std::span<const ValueType> o
     if (first != nullptr && !(first->spec == t.spec)) {
       throw ShardingTypeError(fmt::format(
           "{}: operands {} are split differently; all of them must have the same sharding. "
-          "Reshard them (spmd::reshard) to one spec",
+          "Reshard them (reshard: jax.sharding.reshard) to one spec",
           name, typed_list(operands)));
     }
     if (first == nullptr) first = &t;

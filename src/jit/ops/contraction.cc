@@ -164,7 +164,7 @@ PartitionSpec DotOp::type_spec(std::span<const ValueType> operands, const ValueT
       refuse(
           fmt::format("batch dimension '{}' is split differently on the two sides (lhs batch "
                       "dimensions and rhs batch dimensions must have consistent sharding). "
-                      "Reshard one side (spmd::reshard)",
+                      "Reshard one side (reshard: jax.sharding.reshard)",
                       c));
     }
   }
@@ -174,7 +174,7 @@ PartitionSpec DotOp::type_spec(std::span<const ValueType> operands, const ValueT
       refuse(
           fmt::format("contracting dimension '{}' is split differently on the two sides "
                       "(contracting dimensions must have consistent sharding). Reshard one "
-                      "side (spmd::reshard)",
+                      "side (reshard: jax.sharding.reshard)",
                       c));
     }
     refuse(

@@ -70,7 +70,8 @@ std::optional<std::vector<Group>> split_on_one_axis(Shape from, Shape to, bool& 
 [[noreturn]] void refuse_reshape(const ValueType& in, const Shape& to) {
   throw ShardingTypeError(fmt::format(
       "reshape of {} to ({}): this reshape of a split dimension is not supported, the result's "
-      "split would be ambiguous. Reshard the operand first (spmd::reshard) so that the "
+      "split would be ambiguous. Reshard the operand first (reshard: jax.sharding.reshard) so that "
+      "the "
       "dimensions it merges or splits are whole",
       typed_text(in), fmt::join(to, ",")));
 }
@@ -207,7 +208,7 @@ PartitionSpec SliceOp::type_spec(std::span<const ValueType> operands, const Valu
     throw ShardingTypeError(fmt::format(
         "slice of {} to ({}): dimension {} becomes {}, which its {} devices do not divide "
         "(slicing on sharded dims where out dim is not divisible). Reshard the operand first "
-        "(spmd::reshard) so that dimension {} is whole",
+        "(reshard: jax.sharding.reshard) so that dimension {} is whole",
         typed_text(in), fmt::join(result.shape, ","), d, result.shape[d], parts, d));
   }
   return in.spec;

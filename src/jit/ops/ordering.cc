@@ -209,7 +209,7 @@ PartitionSpec CumulativeOp::type_spec(std::span<const ValueType> operands,
   if (!type_entries(operands[0])[static_cast<size_t>(axis)].is_none()) {
     throw ShardingTypeError(fmt::format(
         "{} of {} along axis {}: the axis being reduced must not be split (Input should be "
-        "unsharded over the axis being reduced). Reshard it first (spmd::reshard)",
+        "unsharded over the axis being reduced). Reshard it first (reshard: jax.sharding.reshard)",
         name(), typed_text(operands[0]), axis));
   }
   return operands[0].spec;
@@ -261,7 +261,7 @@ PartitionSpec SearchSortedOp::type_spec(std::span<const ValueType> operands,
   if (!operands[0].spec.entries().empty()) {
     throw ShardingTypeError(
         fmt::format("searchsorted: the sorted array {} must not be split. Reshard it to P() first "
-                    "(spmd::reshard)",
+                    "(reshard: jax.sharding.reshard)",
                     typed_text(operands[0])));
   }
   return operands[1].spec;
@@ -423,13 +423,13 @@ PartitionSpec SortOp::type_spec(std::span<const ValueType> operands, const Value
   if (operands.size() == 2 && !(operands[0].spec == operands[1].spec)) {
     throw ShardingTypeError(
         fmt::format("{}: keys {} and values {} are split differently. Reshard "
-                    "one like the other first (spmd::reshard)",
+                    "one like the other first (reshard: jax.sharding.reshard)",
                     name(), typed_text(operands[0]), typed_text(operands[1])));
   }
   if (!type_entries(operands[0])[static_cast<size_t>(axis)].is_none()) {
     throw ShardingTypeError(fmt::format(
         "{} of {} along axis {}: the axis being sorted must not be split. Reshard it first "
-        "(spmd::reshard)",
+        "(reshard: jax.sharding.reshard)",
         name(), typed_text(operands[0]), axis));
   }
   return operands[0].spec;

@@ -56,13 +56,14 @@ PartitionSpec ConstraintOp::type_spec(std::span<const ValueType> operands, const
   if (all_explicit && !(asked == operands[0].spec)) {
     throw ShardingTypeError(fmt::format(
         "with_sharding_constraint: on a mesh whose axes are all Explicit it asserts the type, "
-        "but the operand is {} and the constraint asks {}. Use spmd::reshard to move it",
+        "but the operand is {} and the constraint asks {}. Use reshard (jax.sharding.reshard) to "
+        "move it",
         typed_text(operands[0]), sharding_->spec().to_string()));
   }
   if (!all_explicit && !asked.entries().empty()) {
     throw ShardingTypeError(fmt::format(
         "with_sharding_constraint: {} names Explicit axes of {}; a constraint may only place "
-        "Auto ones (the operand is {}). Use spmd::reshard to change its type",
+        "Auto ones (the operand is {}). Use reshard (jax.sharding.reshard) to change its type",
         sharding_->spec().to_string(), mesh.to_string(), typed_text(operands[0])));
   }
   return operands[0].spec;
