@@ -1,8 +1,8 @@
 // spmd::numpy::linalg: jnp.linalg's factorizations, of the matrices in an array's last two
 // dimensions (the leading ones a batch, each keeping its split across devices; each matrix whole
 // on its device). OpenBLAS's LAPACK on CPU, the routines JAX calls: JAX's values bit for bit
-// where both run them on one thread (up to about 200 rows). cholesky and triangular_solve
-// differentiate by JAX's rules; qr does not yet.
+// where both run them on one thread (up to about 200 rows). cholesky, qr and triangular_solve
+// differentiate by JAX's rules.
 #pragma once
 
 #include <utility>

@@ -1,10 +1,11 @@
 // The linear-algebra family: "cholesky" and "qr" of the matrices in the last two dimensions of a
 // float32 or float64 operand, and "triangular_solve" of two such operands (kernels/linalg.h).
 // The leading (batch) dimensions keep their split; each matrix is whole on its device.
-// Derivatives: triangular_solve's and cholesky's, JAX's rules transposed; qr has none yet.
+// Derivatives: JAX's rules transposed, for all three.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "jit/batching.h"
 #include "jit/lax.h"
@@ -39,6 +40,10 @@ class FactorizationOp final : public Operation {
   // transposed: Σ̄ = L⁻ᵀ φ(Lᵀ Ḡ) L⁻¹, by two triangular solves in the transposed order.
   Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
                  const Tensor& g) const override;
+
+ private:
+  // qr's (Q's or R's, as `kind` says): JAX's JVP transposed, thin (m ≥ n) and wide alike.
+  Cotangents qr_vjp(const Tensor& x, const Tensor& g) const;
 };
 
 // "triangular_solve": x from a (…, k, k) and b (…, m, n), op(a) x = b (left, k = m) or
@@ -159,9 +164,65 @@ Batched FactorizationOp::batch(const Op& /*op*/, std::span<const Batched> operan
   return {lax::bind(make_operation<FactorizationOp>(kind), {batched_first(operands[0], size)}), 0};
 }
 
+namespace {
+
+// x's last dimension from `from` for `count` elements.
+Tensor columns(const Tensor& x, int64_t from, int64_t count) {
+  std::vector<int64_t> start(x.shape().size(), 0);
+  start.back() = from;
+  Shape extent = x.shape();
+  extent.back() = count;
+  return lax::slice(x, start, extent);
+}
+
+// The cotangent of x for a thin QR, x = Q R with R square (k × k), given Q's cotangent and R's
+// (either may be absent): JAX's JVP (A = dx R⁻¹, B = Qᵀ A, D = tril(B, -1) - tril(B, -1)ᵀ,
+// dq = Q (D - B) + A, dr = (B - D) R) transposed. D̄ = Qᵀ Q̄ - R̄ Rᵀ, B̄ = tril(D̄ - D̄ᵀ, -1) - D̄,
+// Ā = Q̄ + Q B̄, x̄ = Ā R⁻ᵀ.
+Tensor thin_qr_vjp(const Tensor& q, const Tensor& r, const std::optional<Tensor>& q_bar,
+                   const std::optional<Tensor>& r_bar) {
+  const size_t batch = r.shape().size() - 2;
+  std::optional<Tensor> d_bar;
+  if (q_bar) d_bar = lax::matmul(swapped(q), *q_bar, batch);
+  if (r_bar) {
+    const Tensor through_r = lax::matmul(*r_bar, swapped(r), batch);
+    d_bar = d_bar ? *d_bar - through_r : -through_r;
+  }
+  const Tensor strict = where_index(r, r.shape(), Binary::kGt);
+  const Tensor b_bar = masked(strict, *d_bar - swapped(*d_bar)) - *d_bar;
+  Tensor a_bar = lax::matmul(q, b_bar, batch);
+  if (q_bar) a_bar = *q_bar + a_bar;
+  return lax::triangular_solve(r, a_bar, {false, false, true, false});
+}
+
+}  // namespace
+
+Cotangents FactorizationOp::qr_vjp(const Tensor& x, const Tensor& g) const {
+  const Shape& shape = x.shape();
+  const size_t batch = shape.size() - 2;
+  const int64_t m = shape[batch], n = shape[batch + 1];
+  const Tensor q = lax::qr_q(x), r = lax::qr_r(x);
+  const bool is_q = kind == Kind::kQ;
+  if (m >= n) {
+    return {is_q ? thin_qr_vjp(q, r, g, std::nullopt) : thin_qr_vjp(q, r, std::nullopt, g)};
+  }
+  // Wide (JAX's rule): x = [X1 X2], R = [R1 R2] with X1 = Q R1 a square QR and R2 = Qᵀ X2, so
+  // dR2 = dQᵀ X2 + Qᵀ dX2. Transposed: Q's cotangent gains X2 R̄2ᵀ, and X2's is Q R̄2.
+  const Tensor r1 = columns(r, 0, m);
+  if (is_q) {
+    return {lax::concatenate(
+        {thin_qr_vjp(q, r1, g, std::nullopt), lax::full_like(columns(x, m, n - m), 0)},
+        static_cast<int>(batch + 1))};
+  }
+  const Tensor r1_bar = columns(g, 0, m), r2_bar = columns(g, m, n - m);
+  const Tensor x2 = columns(x, m, n - m);
+  const Tensor x1_bar = thin_qr_vjp(q, r1, lax::matmul(x2, swapped(r2_bar), batch), r1_bar);
+  return {lax::concatenate({x1_bar, lax::matmul(q, r2_bar, batch)}, static_cast<int>(batch + 1))};
+}
+
 Cotangents FactorizationOp::vjp(const Op& op, const Tensor& l, std::span<const Tensor> operands,
                                 const Tensor& g) const {
-  if (kind != Kind::kCholesky) return Operation::vjp(op, l, operands, g);
+  if (kind != Kind::kCholesky) return qr_vjp(operands[0], g);
   const size_t batch = l.shape().size() - 2;
   // φ(Lᵀ Ḡ): the lower triangle, the diagonal halved (JAX divides by 1 + I).
   const Tensor lt_g = lax::matmul(swapped(l), g, batch);
