@@ -1,7 +1,7 @@
 // The seam's methods the GPU has no kernel for yet (JAX's samplers, gamma, poisson, cholesky,
-// qr), computed by the CPU backend on host copies of their operands and copied back to the GPU:
-// JAX's values bit for bit, as on CPU devices, for the cost of the copies and a wait on the
-// GPU's stream (device_memory.h). Pointers are into `gpu`'s memory, as the seam's are.
+// qr, triangular_solve), computed by the CPU backend on host copies of their operands and copied
+// back to the GPU: JAX's values bit for bit, as on CPU devices, for the cost of the copies and a
+// wait on the GPU's stream (device_memory.h). Pointers are into `gpu`'s memory, as the seam's are.
 #pragma once
 
 #include <cstddef>
