@@ -96,7 +96,7 @@ void DeviceGroup::open() {
     watchdog_->rebuild(std::move(comm));
   } else {
     watchdog_ = std::make_unique<DeviceWatchdog>(std::move(comm), config_.deadline, config_.who);
-    watchdog_->start(config_.period);
+    if (config_.period.count() > 0) watchdog_->start(config_.period);
   }
   made_ = true;
   failure_reported_ = false;

@@ -17,7 +17,8 @@
 //   service reports a peer dead, Error for the library's asynchronous error). An error the
 //   watchdog found between calls is thrown by the next call; each trip is thrown once, and the
 //   call after it rebuilds.
-// Used by one thread at a time (the device's thread), as the seam says.
+// Used by one thread at a time (the device's thread), as the seam says; it starts no thread of
+// its own unless asked (DeviceGroupConfig::period).
 #pragma once
 
 #include <chrono>
@@ -59,9 +60,12 @@ struct DeviceGroupConfig {
   std::function<void(const char* op, uint64_t sequence)> finished;
   // The group's processes (rank order), for bootstrap messages.
   std::vector<int> processes;
-  // How often the watchdog's thread checks between calls (a waiting call checks on its own,
-  // every millisecond or sooner).
-  std::chrono::milliseconds period{100};
+  // How often a thread of the watchdog's checks between calls; 0, the default, starts none. A
+  // call waits for its collective and checks on its own, every millisecond or sooner, so
+  // nothing is pending between calls for a thread to find (a failure then, such as a peer's
+  // death, is the next call's error). Calls that return before their collectives finish will
+  // need the thread.
+  std::chrono::milliseconds period{0};
 };
 
 class DeviceGroup {
