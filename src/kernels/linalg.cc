@@ -105,7 +105,8 @@ void cholesky_of(const T* in, int64_t batch, int64_t n, T* out) {
 template <class T>
 void qr_of(const T* in, int64_t batch, int64_t m, int64_t n, T* q, T* r) {
   const int64_t k = std::min(m, n);
-  std::vector<T> a(static_cast<size_t>(m * n)), tau(static_cast<size_t>(std::max<int64_t>(k, 1)));
+  if (k == 0 || batch == 0) return;  // Q (m × 0) and R (0 × n) are empty; LAPACK wants lda ≥ 1
+  std::vector<T> a(static_cast<size_t>(m * n)), tau(static_cast<size_t>(k));
   // LAPACK's blocked algorithm needs its workspace (asked for first, as jaxlib does): with less,
   // it falls back to the unblocked one, whose rounding differs.
   int info = 0;
@@ -125,12 +126,10 @@ void qr_of(const T* in, int64_t batch, int64_t m, int64_t n, T* q, T* r) {
     for (int64_t i = 0; i < k; ++i) {
       for (int64_t j = 0; j < n; ++j) rb[i * n + j] = j >= i ? a[j * m + i] : T(0);
     }
-    if (k > 0) {
-      BlasCalls::get().run([&] {
-        orgqr(static_cast<int>(m), static_cast<int>(k), a.data(), tau.data(), work.data(), lwork,
-              &info);
-      });
-    }
+    BlasCalls::get().run([&] {
+      orgqr(static_cast<int>(m), static_cast<int>(k), a.data(), tau.data(), work.data(), lwork,
+            &info);
+    });
     T* qb = q + b * m * k;
     for (int64_t i = 0; i < m; ++i) {
       for (int64_t j = 0; j < k; ++j) qb[i * k + j] = a[j * m + i];

@@ -802,3 +802,16 @@ def test_a_division_by_a_broadcast_or_a_constant_is_xlas_product_with_its_recipr
                           ("x / a constant array", lambda x: x / jnp.asarray(full), (x,))]:
         g = f if "constant" not in what else (lambda x: x / snp.asarray(full))
         same(spmd.jit(g)(*args), jax.jit(f)(*args), f"{what} in {dtype}")
+
+
+@covers("numpy.linalg.cholesky", "numpy.linalg.qr")
+def test_empty_factorizations_are_jaxs_and_quiet(capfd):
+    """Empty matrices and empty batches: JAX's shapes, and nothing from LAPACK on stderr (an
+    empty matrix's leading dimension 0 is one LAPACK refuses, printing that it did)."""
+    for shape in ((0, 3), (3, 0), (0, 0), (2, 0, 4)):
+        a = np.zeros(shape, np.float32)
+        same(snp.linalg.qr(a), jnp.linalg.qr(a), f"qr of {shape}")
+    for shape in ((0, 0), (0, 2, 2)):
+        a = np.zeros(shape, np.float32)
+        same(snp.linalg.cholesky(a), jnp.linalg.cholesky(a), f"cholesky of {shape}")
+    assert "illegal value" not in capfd.readouterr().err
