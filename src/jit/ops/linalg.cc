@@ -43,7 +43,7 @@ class FactorizationOp final : public Operation {
 
  private:
   // qr's (Q's or R's, as `kind` says): JAX's JVP transposed, thin (m ≥ n) and wide alike.
-  Cotangents qr_vjp(const Tensor& x, const Tensor& g) const;
+  Cotangents qr_vjp(const Tensor& x, const Tensor& factor, const Tensor& g) const;
 };
 
 // "triangular_solve": x from a (…, k, k) and b (…, m, n), op(a) x = b (left, k = m) or
@@ -197,12 +197,13 @@ Tensor thin_qr_vjp(const Tensor& q, const Tensor& r, const std::optional<Tensor>
 
 }  // namespace
 
-Cotangents FactorizationOp::qr_vjp(const Tensor& x, const Tensor& g) const {
+Cotangents FactorizationOp::qr_vjp(const Tensor& x, const Tensor& factor, const Tensor& g) const {
   const Shape& shape = x.shape();
   const size_t batch = shape.size() - 2;
   const int64_t m = shape[batch], n = shape[batch + 1];
-  const Tensor q = lax::qr_q(x), r = lax::qr_r(x);
   const bool is_q = kind == Kind::kQ;
+  // This op's result is one factor; only the other is computed again.
+  const Tensor q = is_q ? factor : lax::qr_q(x), r = is_q ? lax::qr_r(x) : factor;
   if (m >= n) {
     return {is_q ? thin_qr_vjp(q, r, g, std::nullopt) : thin_qr_vjp(q, r, std::nullopt, g)};
   }
@@ -222,7 +223,7 @@ Cotangents FactorizationOp::qr_vjp(const Tensor& x, const Tensor& g) const {
 
 Cotangents FactorizationOp::vjp(const Op& op, const Tensor& l, std::span<const Tensor> operands,
                                 const Tensor& g) const {
-  if (kind != Kind::kCholesky) return qr_vjp(operands[0], g);
+  if (kind != Kind::kCholesky) return qr_vjp(operands[0], l, g);
   const size_t batch = l.shape().size() - 2;
   // φ(Lᵀ Ḡ): the lower triangle, the diagonal halved (JAX divides by 1 + I).
   const Tensor lt_g = lax::matmul(swapped(l), g, batch);
