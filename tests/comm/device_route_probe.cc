@@ -242,7 +242,11 @@ bool on_gpus() {
     std::printf("no GPU visible: %s%s\n", plugin.why_not_loaded.c_str(), plugin.why_no_gpu.c_str());
     return false;
   }
-  spmd::distributed::initialize();
+  // One GPU for the two processes: both take it (staging), as JAX's one-process-per-GPU rule
+  // would refuse; with two or more, each takes its own (NCCL).
+  spmd::distributed::Options options;
+  if (plugin.visible_gpus == 1) options.local_device_ids = std::vector<int>{0};
+  spmd::distributed::initialize(options);
   expect(spmd::devices().front().platform() == "gpu", "the devices are GPUs");
   expect(!plugin.collectives.empty(), "no device collectives: " + plugin.why_no_collectives);
   Programs p;

@@ -9,7 +9,8 @@
 # pack bundles the gpu-labelled test programs, spmdrun, train_mlp and spmd-bench with their
 # libraries (../shared/tools/device-bundle; the CUDA plugin libspmd_cuda.so lands beside
 # libspmd, where initialize() looks for it) and compresses them under the carry limit. run
-# unpacks them and runs, each under its own timeout, writing every log to $OUT:
+# unpacks them and runs, each under its own timeout, writing every log to $OUT (packed into
+# $OUT/logs.tar.gz at the end):
 #   kernels, runtime, nccl: gpu_kernels_test, gpu_runtime_test, gpu_nccl_test;
 #   staged: two processes sharing GPU 0 through staging (staged_probe under spmdrun);
 #   route: jit's collectives of two processes on GPU blocks through the device communicators
@@ -17,7 +18,9 @@
 #   sanitizer: gpu_runtime_test under compute-sanitizer's memcheck;
 #   train: train_mlp on the GPU against its CPU run (train_mlp_gpu_test.py);
 #   bench: spmd-bench gpu (the matmul beside cuBLAS, `a * b + c` beside a copy), and spmd-bench
-#     train -n 1 --platform gpu beside JAX on the same GPU (the device's python3).
+#     train -n 1 --platform gpu beside JAX on the same GPU (the device's python3);
+#   profile: that train step under Nsight Systems' nsys (CUDA calls and kernels), where the
+#     machine has nsys.
 # It prints one line per step with its exit status and the log's tail, and exits nonzero when
 # any step failed.
 set -u
@@ -65,7 +68,8 @@ run() {
   local r=.device/run b=.device/bin
   echo "commit $(tr '\n' ' ' <.device/COMMIT)"
   nvidia-smi -L | tee "$OUT/gpus.txt"
-  # The timeouts add up to 560 s, under one device call's 600.
+  # The timeouts add up to 560 s, and 650 s with the profile: name the steps of a call that
+  # must fit one device call's 600.
   want kernels && step gpu_kernels_test 90 $r $b/gpu_kernels_test --gtest_brief=1
   want runtime && step gpu_runtime_test 45 $r $b/gpu_runtime_test
   want nccl && step gpu_nccl_test 40 $r $b/gpu_nccl_test --gtest_brief=1
@@ -74,13 +78,28 @@ run() {
     $b/device_route_probe gpu
   local sanitizer
   sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  # NCCL, which the runtime loads, probes its own kernels with calls that fail on purpose: API
+  # errors are not reported, memory errors are.
   want sanitizer && step sanitizer_runtime 45 $r "$sanitizer" --tool memcheck \
-    --error-exitcode 1 $b/gpu_runtime_test
+    --report-api-errors no --error-exitcode 1 $b/gpu_runtime_test
   want train && step train_mlp_gpu 90 $r python3 tests/gpu/train_mlp_gpu_test.py $b/spmdrun \
     $b/train_mlp /tmp/train_mlp_gpu
   want bench && step bench_gpu 60 $r $b/spmd-bench gpu
   want bench && SPMD_BENCH_PYTHON=$(command -v python3) step bench_train 120 $r $b/spmd-bench \
     train -n 1 --platform gpu --rounds 3
+  local nsys
+  nsys=$(command -v nsys || ls /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys \
+    2>/dev/null | head -n 1)
+  if want profile; then
+    if [ -n "$nsys" ]; then
+      step profile_train 90 "$nsys" profile --trace cuda --stats true --force-overwrite true \
+        -o /tmp/train_profile $r $b/spmd-bench train -n 1 --platform gpu --impls spmd --rounds 1
+    else
+      echo "== profile_train: not run, no nsys on this machine"
+    fi
+  fi
+  # The device tool brings back 8 files at most: every log in one archive.
+  (cd "$OUT" && tar -czf logs.tar.gz ./*.log gpus.txt && rm -f ./*.log)
   exit $failed
 }
 

@@ -71,21 +71,21 @@ TEST_F(Gpu, AnAllocationPastTheMemoryIsResourceExhaustedAndTheGpuStaysUsable) {
 }
 
 TEST_F(Gpu, UnaryOperationsOnFloat32) {
-  expect_cases_match(unary_cases(),
+  expect_cases_match(unary_cases_on_gpu(),
                      [](const ChainCase& c) { return input_is(c, {DType::kFloat32}); });
 }
 
 TEST_F(Gpu, UnaryOperationsOnFloat64) {
-  expect_cases_match(unary_cases(),
+  expect_cases_match(unary_cases_on_gpu(),
                      [](const ChainCase& c) { return input_is(c, {DType::kFloat64}); });
 }
 
 TEST_F(Gpu, UnaryOperationsOnTheHalfTypes) {
-  expect_cases_match(unary_cases(), [](const ChainCase& c) { return input_is(c, kHalves); });
+  expect_cases_match(unary_cases_on_gpu(), [](const ChainCase& c) { return input_is(c, kHalves); });
 }
 
 TEST_F(Gpu, UnaryOperationsOnIntegersAndBool) {
-  expect_cases_match(unary_cases(), [](const ChainCase& c) {
+  expect_cases_match(unary_cases_on_gpu(), [](const ChainCase& c) {
     return input_is(c, kIntegers) || input_is(c, {DType::kBool});
   });
 }

@@ -51,7 +51,9 @@ int main() {
     std::printf("no GPU visible: %s\n", why.c_str());
     return 0;
   }
-  distributed::initialize();
+  // Both processes take GPU 0, whatever the host has (one process per GPU would refuse the
+  // second where there is one).
+  distributed::initialize({.local_device_ids = std::vector<int>{0}});
   const int rank = process_index(), size = process_count();
   GpuContext& gpu = GpuContext::get(0);
   auto comm = make_staged_communicator(world(), gpu.ordinal());

@@ -110,6 +110,16 @@ inline bool is_transcendental(Unary op) {
   return op == Unary::kExp || op == Unary::kLog || op == Unary::kTanh || op == Unary::kLogistic;
 }
 
+// The functions beyond those that a GPU computes with CUDA's libm (libdevice, which XLA:GPU
+// calls too) where the CPU kernels follow XLA:CPU's own approximations: the two agree within a
+// few units in the last place, not bit for bit. The H100 run of session 43 measured 1 or 2 ulps
+// in float32 and float64.
+inline bool gpu_libm_differs(Unary op) {
+  return is_transcendental(op) || op == Unary::kSin || op == Unary::kCos || op == Unary::kTan ||
+         op == Unary::kLog1p || op == Unary::kExpm1 || op == Unary::kErf || op == Unary::kErfc ||
+         op == Unary::kCbrt;
+}
+
 // One unary operation over the special values of every dtype that defines it.
 inline std::vector<ChainCase> unary_cases() {
   std::vector<ChainCase> cases;
@@ -126,6 +136,14 @@ inline std::vector<ChainCase> unary_cases() {
                        is_transcendental(u)});
     }
   }
+  return cases;
+}
+
+// unary_cases() as a GPU is held to them: gpu_libm_differs's functions within its tolerance.
+inline std::vector<ChainCase> unary_cases_on_gpu() {
+  std::vector<ChainCase> cases = unary_cases();
+  for (ChainCase& c : cases)
+    c.transcendental |= gpu_libm_differs(static_cast<Unary>(c.steps[0].fn));
   return cases;
 }
 
