@@ -22,12 +22,15 @@ struct Shard {
   Device device;
   Index index;         // where the data sits in the global array
   int replica_id = 0;  // 0 for the first device holding this index
+  // The shard's elements. A device that computes in its own memory (a GPU) keeps them there:
+  // `data` is then a deferred HostArray, copied to the host on its first read (host_array.h).
   HostArray data;
 };
 
 class Array {
  public:
-  // Checks every shard against the sharding (device, index, shape, dtype). Most users build
+  // Checks every shard against the sharding (device, index, shape, dtype), and keeps each in
+  // its device's memory (a GPU's: copied there now, as jax.device_put does). Most users build
   // Arrays with the make_array_* functions below.
   Array(Shape shape, DType dtype, std::shared_ptr<const Sharding> sharding,
         std::vector<Shard> addressable_shards, int process_index);

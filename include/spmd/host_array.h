@@ -1,7 +1,8 @@
 // spmd::HostArray — an N-d array in this process's memory: a dtype, a shape and contiguous
 // row-major bytes. The plain container for users' data going into and coming out of global
-// Arrays; no arithmetic. A value type: copies copy the bytes, except a borrowed array's (see
-// borrow()), which nobody writes. Not synchronised: share it between threads only for reading.
+// Arrays; no arithmetic. A value type: copies copy the bytes, except a borrowed or deferred
+// array's (see borrow(), deferred()), which nobody writes. Not synchronised: share it between
+// threads only for reading.
 #pragma once
 
 #include <cstddef>
@@ -55,7 +56,21 @@ struct BufferAllocator {
 
 using Bytes = std::vector<std::byte, BufferAllocator<std::byte>>;
 
+class DeferredBytes;  // a deferred array's bytes (HostArray::deferred), in host_array.cc
+
 }  // namespace detail
+
+// Where a deferred HostArray's bytes come from (HostArray::deferred): jit's outputs on a GPU are
+// deferred arrays whose source is the device buffer, as a jax.Array's NumPy value is copied
+// from its device when first asked for.
+class DeferredSource {
+ public:
+  virtual ~DeferredSource() = default;
+  // Writes all of the array's bytes into `out`. Called on the first read of the bytes, by
+  // whichever thread reads first while the others wait; an exception is that read's error, and
+  // the next read calls fetch again.
+  virtual void fetch(std::span<std::byte> out) const = 0;
+};
 
 class HostArray {
  public:
@@ -84,12 +99,24 @@ class HostArray {
   // True when the bytes are borrowed (borrow()), not the array's own.
   bool borrowed() const { return lent_ != nullptr; }
 
+  // An array whose bytes `source` writes when they are first read (bytes(), data(), slice(),
+  // ==, to_string()), once, then kept; dtype, shape and nbytes() need no read. Copies share the
+  // bytes, fetched or not, as a borrowed array's copies do; mutable_bytes() first copies them
+  // into memory of the array's own. Reading is thread-safe: concurrent first reads fetch once.
+  // Throws InvalidArgument for a negative dimension.
+  static HostArray deferred(DType dtype, Shape shape, std::shared_ptr<const DeferredSource> source);
+  // The source of a deferred array (whether or not its bytes were fetched yet); null for any
+  // other array, and once mutable_bytes() has made the bytes the array's own.
+  const DeferredSource* deferred_source() const;
+
   DType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }
   int64_t size() const;  // elements
-  size_t nbytes() const { return lent_ ? lent_size_ : bytes_.size(); }
+  size_t nbytes() const { return lent_ || deferred_ ? lent_size_ : bytes_.size(); }
 
+  // A deferred array's are fetched here on the first read (deferred()).
   std::span<const std::byte> bytes() const {
+    if (deferred_) return deferred_bytes();
     return lent_ ? std::span<const std::byte>(lent_, lent_size_)
                  : std::span<const std::byte>(bytes_);
   }
@@ -120,14 +147,17 @@ class HostArray {
  private:
   HostArray(DType dtype, Shape shape);
   void check_type(DType requested) const;
+  std::span<const std::byte> deferred_bytes() const;  // fetched once, then kept
 
   DType dtype_;
   Shape shape_;
-  detail::Bytes bytes_;  // the array's own, empty while borrowed
-  // Borrowed bytes (borrow()): where they are, how many, and what keeps them alive.
+  detail::Bytes bytes_;  // the array's own, empty while borrowed or deferred
+  // Borrowed bytes (borrow()): where they are, how many (also a deferred array's count), and
+  // what keeps them alive.
   const std::byte* lent_ = nullptr;
   size_t lent_size_ = 0;
   std::shared_ptr<const void> lender_;
+  std::shared_ptr<const detail::DeferredBytes> deferred_;  // deferred(): the source and bytes
 };
 
 template <typename T>

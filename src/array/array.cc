@@ -3,12 +3,23 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "array/shard_placement.h"
 #include "spmd/device.h"
 
 namespace spmd {
+namespace {
+
+// Each shard as its device keeps it (array/shard_placement.h).
+std::vector<Shard> placed(std::vector<Shard> shards) {
+  for (Shard& s : shards) s.data = place_shard(s.device, std::move(s.data));
+  return shards;
+}
+
+}  // namespace
+
 Array::Array(Shape shape, DType dtype, std::shared_ptr<const Sharding> sharding,
              std::vector<Shard> addressable_shards, int process_index)
-    : Array(std::move(shape), dtype, std::move(sharding), std::move(addressable_shards),
+    : Array(std::move(shape), dtype, std::move(sharding), placed(std::move(addressable_shards)),
             process_index, Unchecked{}) {
   std::vector<DeviceIndex> expected;
   for (auto& e : sharding_->devices_indices_map(shape_)) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <new>
 
 #include "array/box_copy.h"
@@ -77,6 +78,32 @@ size_t checked_bytes(const Shape& shape, DType dtype) {
 
 }  // namespace
 
+namespace detail {
+
+class DeferredBytes {
+ public:
+  DeferredBytes(std::shared_ptr<const DeferredSource> source, size_t size)
+      : source_(std::move(source)), size_(size) {}
+
+  std::span<const std::byte> get() const {
+    std::call_once(fetched_, [this] {
+      Bytes bytes(size_);
+      source_->fetch(bytes);
+      bytes_ = std::move(bytes);
+    });
+    return bytes_;
+  }
+  const DeferredSource* source() const { return source_.get(); }
+
+ private:
+  std::shared_ptr<const DeferredSource> source_;
+  size_t size_;
+  mutable std::once_flag fetched_;  // unset again when fetch throws
+  mutable Bytes bytes_;             // written once, under fetched_
+};
+
+}  // namespace detail
+
 HostArray::HostArray() : HostArray(DType::kFloat32, {0}) {}
 
 HostArray::HostArray(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
@@ -110,7 +137,29 @@ HostArray HostArray::borrow(DType dtype, Shape shape, std::span<const std::byte>
   return out;
 }
 
+HostArray HostArray::deferred(DType dtype, Shape shape,
+                              std::shared_ptr<const DeferredSource> source) {
+  check_dimensions(shape);
+  HostArray out(dtype, {0});
+  out.lent_size_ = checked_bytes(shape, dtype);
+  out.shape_ = std::move(shape);
+  out.deferred_ = std::make_shared<const detail::DeferredBytes>(std::move(source), out.lent_size_);
+  return out;
+}
+
+const DeferredSource* HostArray::deferred_source() const {
+  return deferred_ ? deferred_->source() : nullptr;
+}
+
+std::span<const std::byte> HostArray::deferred_bytes() const { return deferred_->get(); }
+
 std::span<std::byte> HostArray::mutable_bytes() {
+  if (deferred_) {
+    const std::span<const std::byte> from = deferred_->get();
+    bytes_.assign(from.begin(), from.end());
+    deferred_.reset();
+    lent_size_ = 0;
+  }
   if (lent_ != nullptr) {
     bytes_.assign(lent_, lent_ + lent_size_);
     lent_ = nullptr;
@@ -135,11 +184,14 @@ HostArray HostArray::slice(const Index& index) const {
   std::vector<int64_t> start;
   std::vector<int64_t> extent;
   box_of(shape_, index, start, extent);
-  if (lent_ != nullptr && whole_rows(shape_, extent)) {  // contiguous: a view of the same bytes
+  if ((lent_ != nullptr || deferred_) && whole_rows(shape_, extent) && nbytes() > 0) {
+    // Contiguous: a view of the same bytes (a deferred array's, fetched now).
     const size_t row = shape_.empty() ? nbytes() : nbytes() / static_cast<size_t>(shape_[0]);
     const size_t first = start.empty() ? 0 : static_cast<size_t>(start[0]);
     const size_t size = static_cast<size_t>(shape_size(extent)) * dtype_size(dtype_);
-    return borrow(dtype_, extent, {lent_ + first * row, size}, lender_);
+    const std::shared_ptr<const void> owner =
+        deferred_ ? std::shared_ptr<const void>(deferred_) : lender_;
+    return borrow(dtype_, extent, {bytes().data() + first * row, size}, owner);
   }
   HostArray out(dtype_, extent);
   copy_box(bytes().data(), shape_, start, out.bytes_.data(), extent,

@@ -6,11 +6,13 @@
 #include <exception>
 #include <functional>
 #include <mutex>
+#include <optional>
 
 #include "compute/axis_context.h"
 #include "compute/device_teams.h"
 #include "compute/device_workers.h"
 #include "compute/output_check.h"
+#include "compute/resident_shard.h"
 #include "kernels/float_environment.h"
 #include "kernels/thread_team.h"
 #include "runtime/exception_message.h"
@@ -29,9 +31,10 @@ bool same_layout(const Array& x, const Sharding& target) {
   return true;
 }
 
-Block block_of(const Array& x, int id, size_t input) {
+Block block_of(const Array& x, int id, size_t input, MemorySpace memory) {
   for (const auto& shard : x.addressable_shards()) {
     if (shard.device.id() == id) {
+      if (std::optional<Block> there = resident_block(shard.data, memory)) return *there;
       return Block::view(x.dtype(), shard.data.shape(), shard.data.bytes().data());
     }
   }

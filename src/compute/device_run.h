@@ -29,9 +29,10 @@ struct LocalMeshDevices {
 // True when x's shards sit where `target` puts them: the same devices, each with the same index.
 bool same_layout(const Array& x, const Sharding& target);
 
-// A view of x's shard on device `id`. Throws InvalidArgument, naming input `input`, when x has no
-// shard there.
-Block block_of(const Array& x, int id, size_t input);
+// x's shard on device `id` as a block: the device buffer it keeps when that lies in `memory`
+// (compute/resident_shard.h), else a view of its host bytes (a resident shard's copied to the
+// host first). Throws InvalidArgument, naming input `input`, when x has no shard there.
+Block block_of(const Array& x, int id, size_t input, MemorySpace memory = MemorySpace::host());
 
 // Throws InvalidArgument when this process owns no device of `mesh`.
 LocalMeshDevices local_mesh_devices(const Mesh& mesh);

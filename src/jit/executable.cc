@@ -6,6 +6,7 @@
 #include "compute/axis_groups.h"
 #include "compute/device_run.h"
 #include "compute/output_check.h"
+#include "compute/resident_shard.h"
 #include "jit/execute.h"
 #include "kernels/backend.h"
 #include "spmd/error.h"
@@ -115,10 +116,14 @@ std::vector<Array> Executable::run_laid_out(std::span<const Array* const> inputs
   std::vector<HostArray> padding;  // what padded blocks view
   padding.reserve(padded_ ? devices * inputs.size() : 0);
   std::vector<std::vector<Block>> blocks(devices);
+  const kernels::Backend& backend = kernels::backend_for(platform_);
   for (size_t i = 0; i < devices; ++i) {
     blocks[i].reserve(inputs.size());
+    // A shard already in the device's memory (an earlier call's output) is used there; padding
+    // is added on the host.
+    const MemorySpace memory = padded_ ? MemorySpace::host() : backend.memory(s->local.hardware[i]);
     for (size_t k = 0; k < inputs.size(); ++k) {
-      Block b = block_of(*inputs[k], s->local.ids[i], k);
+      Block b = block_of(*inputs[k], s->local.ids[i], k, memory);
       if (padded_) b = padded_to(b, program_.parameters[k].block, padding);
       blocks[i].push_back(std::move(b));
     }
@@ -141,6 +146,7 @@ std::vector<std::vector<Block>> Executable::run_devices(
     const std::shared_ptr<void> bound = backend.bind_thread(device.memory);
     for (Block& b : blocks[i]) b = b.to_memory(device.memory);  // host to device: staging
     results[i] = execute(program_, device, blocks[i]);
+    backend.synchronize(device.memory);  // the call ends when its device work has, errors too
     check_outputs(context, call_, out_specs_, {.check_rep = false}, results[i]);
   });
   return results;
@@ -168,7 +174,10 @@ std::vector<Array> Executable::assemble(const Session& s,
             program_.name, s.local.ids[i], dtype_name(b.dtype()), fmt::join(b.shape(), ", "), k,
             dtype_name(out.dtype), fmt::join(out.block, ", ")));
       }
-      HostArray data = std::move(results[i][k]).to_host();
+      // A device's output stays in its memory until the host reads it (resident_shard.h).
+      HostArray data = !padded_ && b.memory() != MemorySpace::host()
+                           ? resident_shard(std::move(results[i][k]))
+                           : std::move(results[i][k]).to_host();
       if (padded_) data = without_padding(std::move(data), place.index);
       shards.push_back(Shard{place.device, place.index, place.replica_id, std::move(data)});
     }

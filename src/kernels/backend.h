@@ -67,6 +67,11 @@ class Backend {
   virtual std::function<bool()> fence(MemorySpace /*memory*/) const {
     return [] { return true; };
   }
+  // Waits until the work queued on the device of `memory` has finished, and throws the error a
+  // kernel reported there (a GPU's integer division by zero, a fault): where jit's call ends
+  // with its outputs left in device memory. The default, for a backend whose work is done when
+  // a call returns, does nothing.
+  virtual void synchronize(MemorySpace /*memory*/) const {}
 
   // Element-wise (chain.h): one or more element-wise steps over n elements, every input holding
   // n elements or one, the last step's result written to `out`. One step is one kernel call; a

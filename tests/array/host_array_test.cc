@@ -4,10 +4,12 @@
 #include <malloc.h>
 #include <sys/resource.h>
 
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <numeric>
 #include <span>
+#include <thread>
 #include <vector>
 
 namespace spmd {
@@ -87,6 +89,64 @@ TEST(HostArray, ABorrowedArrayViewsItsLendersBytesAndNeverWritesThem) {
   EXPECT_EQ(reinterpret_cast<const int32_t*>(at)[0], 0);
   EXPECT_FALSE(alive.expired());  // copy and rows still view it
   EXPECT_THROW(HostArray::borrow(DType::kInt32, {5}, bytes, nullptr), InvalidArgument);
+}
+
+// A source that counts its fetches, writes an iota of int32, and fails the first `failures`.
+class CountingSource final : public DeferredSource {
+ public:
+  explicit CountingSource(int failures = 0) : failures_(failures) {}
+  void fetch(std::span<std::byte> out) const override {
+    ++fetches;
+    if (failures_-- > 0) throw ResourceExhausted("the device is busy");
+    std::vector<int32_t> v(out.size() / sizeof(int32_t));
+    std::iota(v.begin(), v.end(), 0);
+    std::memcpy(out.data(), v.data(), out.size());
+  }
+  mutable std::atomic<int> fetches = 0;
+
+ private:
+  mutable std::atomic<int> failures_;
+};
+
+TEST(HostArray, ADeferredArrayFetchesItsBytesOnTheFirstReadOnly) {
+  auto source = std::make_shared<CountingSource>();
+  HostArray a = HostArray::deferred(DType::kInt32, {3, 4}, source);
+  EXPECT_EQ(a.deferred_source(), source.get());
+  EXPECT_EQ(a.nbytes(), 48u);  // shape, dtype and size need no read
+  EXPECT_EQ(a.shape(), (Shape{3, 4}));
+  EXPECT_EQ(source->fetches, 0);
+  const HostArray copy = a;  // copies share the bytes, fetched or not
+  EXPECT_EQ(a, iota({3, 4}));
+  EXPECT_EQ(copy.data<int32_t>()[11], 11);
+  EXPECT_EQ(a.slice({{1, 3}, {0, 4}}), iota({3, 4}).slice({{1, 3}, {0, 4}}));  // a view of rows
+  EXPECT_EQ(a.slice({{0, 3}, {1, 2}}), iota({3, 4}).slice({{0, 3}, {1, 2}}));  // a copied box
+  EXPECT_EQ(source->fetches, 1);
+  a.mutable_data<int32_t>()[0] = 99;  // the array's own bytes now: the copy keeps the fetched
+  EXPECT_EQ(a.deferred_source(), nullptr);
+  EXPECT_EQ(copy.data<int32_t>()[0], 0);
+  EXPECT_EQ(source->fetches, 1);
+  EXPECT_THROW(HostArray::deferred(DType::kInt32, {-1}, source), InvalidArgument);
+}
+
+TEST(HostArray, AFailedFetchIsThatReadsErrorAndTheNextReadTriesAgain) {
+  auto source = std::make_shared<CountingSource>(1);
+  const HostArray a = HostArray::deferred(DType::kInt32, {5}, source);
+  EXPECT_THROW((void)a.bytes(), ResourceExhausted);
+  EXPECT_EQ(a.data<int32_t>()[4], 4);
+  EXPECT_EQ(source->fetches, 2);
+}
+
+TEST(HostArray, ConcurrentFirstReadsOfADeferredArrayFetchOnce) {
+  auto source = std::make_shared<CountingSource>();
+  const HostArray a = HostArray::deferred(DType::kInt32, {1 << 16}, source);
+  std::vector<std::thread> readers;
+  std::atomic<int64_t> total = 0;
+  for (int t = 0; t < 8; ++t) {
+    readers.emplace_back([&] { total += a.data<int32_t>()[(1 << 16) - 1]; });
+  }
+  for (std::thread& r : readers) r.join();
+  EXPECT_EQ(total, 8 * ((1 << 16) - 1));
+  EXPECT_EQ(source->fetches, 1);
 }
 
 TEST(HostArray, PrintsLikeNumpy) {

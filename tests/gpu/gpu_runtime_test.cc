@@ -1,9 +1,9 @@
 // GPU devices in the runtime (label gpu): with the platform "gpu", initialize() loads the GPU
 // plugin (src/runtime/gpu_plugin.h), the devices are the GPUs, and jit runs each device's
-// program in its memory through the CUDA backend: inputs copied there, outputs copied back,
-// collectives staged through the host. Each result is checked against the CPU backend's, which
-// block operations on host blocks still reach in the same process. Every test skips, saying
-// why, where this process sees no GPU.
+// program in its memory through the CUDA backend: arrays stay there between calls until the host
+// reads them, and collectives go through the device communicators or the host. Each result is
+// checked against the CPU backend's, which block operations on host blocks still reach in the same
+// process. Every test skips, saying why, where this process sees no GPU.
 #include <gtest/gtest.h>
 #include <spmd/spmd.h>
 
@@ -78,8 +78,11 @@ TEST_F(GpuRuntime, ReductionsLayoutsAndOrderingMatchTheHost) {
   const std::vector<Array> got = f(spmd::device_put(x, NamedSharding(mesh, P())));
   const Block h(x);
   expect_close(got[0].to_host(), spmd::sum(h, 1).to_host(), 1e-6f);
-  const auto t = got[1].to_host().data<float>();
-  const auto s = got[3].to_host().data<float>();
+  // Each copy named: on a GPU, to_host() copies into a new HostArray, and a span into a
+  // temporary one would dangle (on the CPU it shares the array's own buffer).
+  const HostArray transposed = got[1].to_host(), sorted = got[3].to_host();
+  const auto t = transposed.data<float>();
+  const auto s = sorted.data<float>();
   for (int64_t r = 0; r < 16; ++r) {
     for (int64_t c = 0; c < 8; ++c) EXPECT_EQ(t[c * 16 + r], x.data<float>()[r * 8 + c]);
     for (int64_t c = 1; c < 8; ++c) EXPECT_LE(s[r * 8 + c - 1], s[r * 8 + c]);
@@ -97,9 +100,28 @@ TEST_F(GpuRuntime, RandomNumbersOnTheGpuAreJaxsAsOnCpu) {
   std::vector<uint32_t> bits(64);
   spmd::kernels::cpu_backend().random_bits(spmd::kernels::RandomBits::k32, block,
                                            reinterpret_cast<std::byte*>(bits.data()));
-  const auto g = got[0].to_host().data<uint32_t>();
+  const HostArray host_bits = got[0].to_host();
+  const auto g = host_bits.data<uint32_t>();
   EXPECT_EQ(std::vector<uint32_t>(g.begin(), g.end()), bits);
   for (float v : got[1].to_host().data<float>()) EXPECT_TRUE(std::isfinite(v));
+}
+
+// Arrays stay in GPU memory (compute/resident_shard.h): device_put puts each shard there, jit's
+// outputs stay there between calls, and the host's first read copies a shard back.
+TEST_F(GpuRuntime, ArraysStayOnTheGpuBetweenCallsUntilTheHostReadsThem) {
+  const spmd::Mesh mesh(spmd::devices(), {"x"});
+  const HostArray host = wave({64, 8}, 0.2);
+  Array y = spmd::device_put(host, NamedSharding(mesh, P("x")));
+  auto step = spmd::jit([](const Tensor& t) { return jnp::tanh(t) * 0.5f + t; });
+  HostArray want = host;
+  for (int i = 0; i < 5; ++i) {
+    y = step(y);
+    for (float& v : want.mutable_data<float>()) v = std::tanh(v) * 0.5f + v;
+  }
+  for (const spmd::Shard& shard : y.addressable_shards()) {
+    EXPECT_NE(shard.data.deferred_source(), nullptr) << shard.device.to_string();
+  }
+  expect_close(y.to_host(), want, 1e-5f);
 }
 
 // Seed 002's step: value_and_grad of an MLP's loss and an SGD update, the batch split over the

@@ -17,6 +17,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "kernels/backend.h"
@@ -32,6 +33,7 @@ class SimulatedDeviceBackend final : public kernels::Backend {
     int device_to_device = 0;
     int allocations = 0;  // made so far
     int live = 0;         // not yet given back
+    int synchronizations = 0;
   };
 
   Counts counts() const {
@@ -103,6 +105,13 @@ class SimulatedDeviceBackend final : public kernels::Backend {
   void* stream(MemorySpace memory) const override { return &stream_of(memory); }
   std::function<bool()> fence(MemorySpace memory) const override {
     return stream_of(memory).fence();
+  }
+  // Waits for the device's stream, as a GPU's backend does at the end of a jit call.
+  void synchronize(MemorySpace memory) const override {
+    const std::function<bool()> passed = stream_of(memory).fence();
+    while (!passed()) std::this_thread::yield();
+    const std::lock_guard lock(mutex_);
+    ++counts_.synchronizations;
   }
 
   void chain(std::span<const kernels::ChainStep> s, std::span<const kernels::Input> in,

@@ -38,6 +38,7 @@ class CudaBackend final : public Backend {
   std::shared_ptr<void> bind_thread(MemorySpace memory) const override { return bind_gpu(memory); }
   void* stream(MemorySpace memory) const override { return gpu_stream(memory); }
   std::function<bool()> fence(MemorySpace memory) const override { return gpu_fence(memory); }
+  void synchronize(MemorySpace memory) const override { gpu_synchronize(memory); }
 
   void chain(std::span<const ChainStep> steps, std::span<const Input> inputs, std::byte* out,
              int64_t n) const override {

@@ -206,6 +206,8 @@ std::shared_ptr<void> bind_gpu(MemorySpace memory) {
 
 void* gpu_stream(MemorySpace memory) { return gpu_of(memory).stream(); }
 
+void gpu_synchronize(MemorySpace memory) { gpu_of(memory).synchronize(); }
+
 std::function<bool()> gpu_fence(MemorySpace memory) {
   GpuContext& gpu = gpu_of(memory);
   cudaEvent_t event = nullptr;

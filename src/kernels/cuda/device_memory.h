@@ -24,5 +24,7 @@ void* gpu_stream(MemorySpace memory);
 // Backend::fence: an event recorded on that stream now, and a probe asking whether it has
 // passed (a faulted stream's probe says passed; the fault is thrown where the host next waits).
 std::function<bool()> gpu_fence(MemorySpace memory);
+// Backend::synchronize: waits for that stream and throws the error its kernels reported.
+void gpu_synchronize(MemorySpace memory);
 
 }  // namespace spmd::kernels::cuda

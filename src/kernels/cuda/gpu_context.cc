@@ -32,7 +32,9 @@ int visible_gpus(std::string* why_none) {
 
 GpuContext& GpuContext::get(int ordinal) {
   static std::mutex mutex;
-  static std::array<std::unique_ptr<GpuContext>, kMaxGpus> contexts;
+  // Never destroyed: an array's device buffers can outlive static destruction (a global, a
+  // Python object let go at exit), and their deleters give them back through their context.
+  static auto& contexts = *new std::array<std::unique_ptr<GpuContext>, kMaxGpus>;
   std::string why;
   const int count = visible_gpus(&why);
   if (ordinal < 0 || ordinal >= count || ordinal >= kMaxGpus) {
