@@ -8,6 +8,7 @@
 #include "compute/output_check.h"
 #include "compute/resident_shard.h"
 #include "jit/execute.h"
+#include "jit/step_profile.h"
 #include "kernels/backend.h"
 #include "spmd/error.h"
 #include "spmd/runtime.h"
@@ -96,6 +97,7 @@ std::vector<Array> Executable::run(std::span<const Array* const> inputs) const {
                                       program_.name, inputs.size(), program_.parameters.size()));
   }
   if (program_.outputs.empty()) return {};  // nothing to compute (an empty tree)
+  const ProfiledScope timed(StepProfile::active(), "call: the executable, whole");
   std::vector<Array> resharded;
   resharded.reserve(inputs.size());
   std::vector<const Array*> laid(inputs.begin(), inputs.end());
@@ -128,7 +130,12 @@ std::vector<Array> Executable::run_laid_out(std::span<const Array* const> inputs
       blocks[i].push_back(std::move(b));
     }
   }
-  std::vector<std::vector<Block>> results = run_devices(*s, blocks);
+  std::vector<std::vector<Block>> results;
+  {
+    const ProfiledScope timed(StepProfile::active(), "call: on the device threads");
+    results = run_devices(*s, blocks);
+  }
+  const ProfiledScope timed(StepProfile::active(), "call: outputs assembled");
   return assemble(*s, results);
 }
 
@@ -144,9 +151,17 @@ std::vector<std::vector<Block>> Executable::run_devices(
   for_each_local_device(*groups, s.local, what_, [&](size_t i, const AxisContext& context) {
     const KernelContext device{backend, backend.memory(s.local.hardware[i])};
     const std::shared_ptr<void> bound = backend.bind_thread(device.memory);
-    for (Block& b : blocks[i]) b = b.to_memory(device.memory);  // host to device: staging
+    StepProfile* const profile = StepProfile::active();
+    {
+      const ProfiledScope timed(profile, "call: inputs to the device");
+      for (Block& b : blocks[i]) b = b.to_memory(device.memory);  // host to device: staging
+    }
     results[i] = execute(program_, device, blocks[i]);
-    backend.synchronize(device.memory);  // the call ends when its device work has, errors too
+    {
+      const ProfiledScope timed(profile, "call: wait for the device");
+      backend.synchronize(device.memory);  // the call ends when its device work has, errors too
+    }
+    const ProfiledScope timed(profile, "call: output check");
     check_outputs(context, call_, out_specs_, {.check_rep = false}, results[i]);
   });
   return results;

@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <optional>
+#include <string>
 #include <utility>
 
 #include "jit/fuse.h"
 #include "jit/ops/layout.h"
 #include "jit/ops/padding.h"
 #include "jit/ops/reduction.h"
+#include "jit/step_profile.h"
 #include "spmd/error.h"
 #include "spmd/named_collectives.h"
 
@@ -182,6 +184,33 @@ Block run_step(const KernelContext& device, const Step& s, const Mesh& mesh,
   }
 }
 
+// What a step is, for the profile (step_profile.h).
+std::string step_name(const Step& s) {
+  switch (s.kind) {
+    case StepKind::kCompute:
+      return s.operation->name();
+    case StepKind::kPsum:
+      return "psum";
+    case StepKind::kPmax:
+      return "pmax";
+    case StepKind::kPmin:
+      return "pmin";
+    case StepKind::kAllGather:
+      return "all_gather";
+    case StepKind::kPsumScatter:
+      return "psum_scatter";
+    case StepKind::kAllToAll:
+      return "all_to_all";
+    case StepKind::kLocalSlice:
+      return "local slice";
+    case StepKind::kFused:
+      return fmt::format("fused chain of {}", s.body.size());
+    case StepKind::kFusedReduce:
+      return fmt::format("fused chain of {} and its reduction", s.body.size() - 1);
+  }
+  return "step";
+}
+
 }  // namespace
 
 std::vector<Block> execute(const LocalProgram& local, const KernelContext& device,
@@ -195,8 +224,13 @@ std::vector<Block> execute(const LocalProgram& local, const KernelContext& devic
     }
     slots[static_cast<size_t>(local.parameters[i].slot)] = std::move(inputs[i]);
   }
+  StepProfile* const profile = StepProfile::active();
   for (const Step& s : local.steps) {
-    slots[static_cast<size_t>(s.output)] = run_step(device, s, local.mesh, slots);
+    {
+      const std::string what = profile ? step_name(s) : std::string();
+      const ProfiledScope timed(profile, what);
+      slots[static_cast<size_t>(s.output)] = run_step(device, s, local.mesh, slots);
+    }
     // Values no later step reads go now, so a device holds only what is still ahead of it.
     for (int done : s.last_use_of) slots[static_cast<size_t>(done)] = Block();
   }
