@@ -19,8 +19,8 @@
 #   train: train_mlp on the GPU against its CPU run (train_mlp_gpu_test.py);
 #   bench: spmd-bench gpu (the matmul beside cuBLAS, `a * b + c` beside a copy), and spmd-bench
 #     train -n 1 --platform gpu beside JAX on the same GPU (the device's python3);
-#   profile: that train step under Nsight Systems' nsys (CUDA calls and kernels), where the
-#     machine has nsys.
+#   profile: that train step under SPMD_JIT_PROFILE=1 (each operation's host time; the GPU
+#     machine has no nsys).
 # It prints one line per step with its exit status and the log's tail, and exits nonzero when
 # any step failed.
 set -u
@@ -68,7 +68,7 @@ run() {
   local r=.device/run b=.device/bin
   echo "commit $(tr '\n' ' ' <.device/COMMIT)"
   nvidia-smi -L | tee "$OUT/gpus.txt"
-  # The timeouts add up to 560 s, and 650 s with the profile: name the steps of a call that
+  # The timeouts add up to 560 s, and 620 s with the profile: name the steps of a call that
   # must fit one device call's 600.
   want kernels && step gpu_kernels_test 90 $r $b/gpu_kernels_test --gtest_brief=1
   want runtime && step gpu_runtime_test 45 $r $b/gpu_runtime_test
@@ -87,17 +87,9 @@ run() {
   want bench && step bench_gpu 60 $r $b/spmd-bench gpu
   want bench && SPMD_BENCH_PYTHON=$(command -v python3) step bench_train 120 $r $b/spmd-bench \
     train -n 1 --platform gpu --rounds 3
-  local nsys
-  nsys=$(command -v nsys || ls /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys \
-    2>/dev/null | head -n 1)
-  if want profile; then
-    if [ -n "$nsys" ]; then
-      step profile_train 90 "$nsys" profile --trace cuda --stats true --force-overwrite true \
-        -o /tmp/train_profile $r $b/spmd-bench train -n 1 --platform gpu --impls spmd --rounds 1
-    else
-      echo "== profile_train: not run, no nsys on this machine"
-    fi
-  fi
+  # spmd's own profile of the train step: each operation's and each phase's host time.
+  want profile && SPMD_JIT_PROFILE=1 step profile_train 60 $r $b/spmd-bench train -n 1 \
+    --platform gpu --impls spmd --rounds 1
   # The device tool brings back 8 files at most: every log in one archive.
   (cd "$OUT" && tar -czf logs.tar.gz ./*.log gpus.txt && rm -f ./*.log)
   exit $failed
