@@ -97,7 +97,6 @@ std::vector<Array> Executable::run(std::span<const Array* const> inputs) const {
                                       program_.name, inputs.size(), program_.parameters.size()));
   }
   if (program_.outputs.empty()) return {};  // nothing to compute (an empty tree)
-  const ProfiledScope timed(StepProfile::active(), "call: the executable, whole");
   std::vector<Array> resharded;
   resharded.reserve(inputs.size());
   std::vector<const Array*> laid(inputs.begin(), inputs.end());
@@ -113,6 +112,7 @@ std::vector<Array> Executable::run(std::span<const Array* const> inputs) const {
 
 std::vector<Array> Executable::run_laid_out(std::span<const Array* const> inputs) const {
   if (program_.outputs.empty()) return {};
+  const ProfiledScope whole(StepProfile::active(), "call: the executable, whole");
   const std::shared_ptr<const Session> s = session();
   const size_t devices = s->local.ids.size();
   std::vector<HostArray> padding;  // what padded blocks view
