@@ -54,7 +54,7 @@ void engine_call(const char* what, const AxisEntry& axes, F&& f) {
 Block reduce(const char* what, Block x, const AxisEntry& axes, ReduceOp op) {
   const AxisContext& context = current_axis_context(what);
   const ResolvedAxes r = resolve_axes(context, axes, what);
-  if (r.dims.empty()) return x;
+  if (r.size == 1) return x;  // one device along the axes: nothing to combine
   Communicator c = axes_communicator(context, r.dims);
   if (x.owns_exclusively()) {
     const auto buf = x.mutable_bytes();
@@ -76,7 +76,7 @@ Block reduce(const char* what, Block x, const AxisEntry& axes, ReduceOp op) {
 // first non-trivial one.
 Block pieces_first(const Block& x, int dim, int64_t n) {
   const int64_t outer = product(x.shape(), 0, dim);
-  if (outer == 1) return x;
+  if (outer == 1 || n == 1) return x;
   Block out = Block::uninitialized(x.dtype(), x.shape());
   const size_t inner =
       static_cast<size_t>(product(x.shape(), dim, x.shape().size()) / n) * dtype_size(x.dtype());
@@ -88,7 +88,7 @@ Block pieces_first(const Block& x, int dim, int64_t n) {
 // the result has `out_shape`, and each block's rows of prod(shape[dim:]) elements alternate.
 Block join_at(const Block& stacked, const Shape& shape, int dim, int64_t n, Shape out_shape) {
   const int64_t outer = product(shape, 0, dim);
-  if (outer == 1) return stacked.reshape(std::move(out_shape));
+  if (outer == 1 || n == 1) return stacked.reshape(std::move(out_shape));
   Block out = Block::uninitialized(stacked.dtype(), std::move(out_shape));
   const size_t inner =
       static_cast<size_t>(product(shape, dim, shape.size())) * dtype_size(stacked.dtype());
@@ -106,6 +106,12 @@ void check_splits(const char* op, const char* what, const Block& x, int dim, int
         fmt::format("{}: {} {} of {} has size {}, which must {} the {} devices along the axes", op,
                     what, dim, describe(x), extent, tiled ? "be divisible by" : "equal", n));
   }
+}
+
+// True when `axes` hold one device (axes of size 1, or none): the collective is the identity, up
+// to a reshape, and a device block takes the path that moves nothing, where it lies.
+bool on_one_device(const char* what, const AxisEntry& axes) {
+  return resolve_axes(current_axis_context(what), axes, what).size == 1;
 }
 
 // The device group carrying the collective `what` of a device block over `axes` (device_route.h),
@@ -204,19 +210,21 @@ Block summable(Block x) {
 }  // namespace
 
 Block psum(Block x, const AxisEntry& axes) {
-  if (x.memory() != MemorySpace::host()) {
-    Block summed = summable(std::move(x));
-    if (DeviceGroup* group = routed("psum", summed, axes)) {
-      return device_reduce("psum", *group, summed, axes, ReduceOp::kSum);
-    }
-    x = std::move(summed);
+  if (x.memory() == MemorySpace::host() || on_one_device("psum", axes)) {
+    return reduce("psum", summable(std::move(x)), axes, ReduceOp::kSum);
   }
-  return staged(std::move(x), [&](Block h) {
-    return reduce("psum", summable(std::move(h)), axes, ReduceOp::kSum);
-  });
+  Block summed = summable(std::move(x));
+  if (DeviceGroup* group = routed("psum", summed, axes)) {
+    return device_reduce("psum", *group, summed, axes, ReduceOp::kSum);
+  }
+  return staged(std::move(summed),
+                [&](Block h) { return reduce("psum", std::move(h), axes, ReduceOp::kSum); });
 }
 
 Block pmax(Block x, const AxisEntry& axes) {
+  if (x.memory() == MemorySpace::host() || on_one_device("pmax", axes)) {
+    return reduce("pmax", std::move(x), axes, ReduceOp::kMax);
+  }
   if (DeviceGroup* group = routed("pmax", x, axes)) {
     return device_reduce("pmax", *group, x, axes, ReduceOp::kMax);
   }
@@ -225,6 +233,9 @@ Block pmax(Block x, const AxisEntry& axes) {
 }
 
 Block pmin(Block x, const AxisEntry& axes) {
+  if (x.memory() == MemorySpace::host() || on_one_device("pmin", axes)) {
+    return reduce("pmin", std::move(x), axes, ReduceOp::kMin);
+  }
   if (DeviceGroup* group = routed("pmin", x, axes)) {
     return device_reduce("pmin", *group, x, axes, ReduceOp::kMin);
   }
@@ -251,7 +262,7 @@ Block pmean(Block x, const AxisEntry& axes) {
   const DType out = is_floating(x.dtype())       ? x.dtype()
                     : dtype_size(x.dtype()) == 8 ? DType::kFloat64
                                                  : DType::kFloat32;
-  if (x.memory() != MemorySpace::host()) {
+  if (x.memory() != MemorySpace::host() && n > 1) {
     const Block summed = summable(x);
     if (DeviceGroup* group = routed("pmean", summed, axes)) {
       return divided(device_reduce("pmean", *group, summed, axes, ReduceOp::kSum), n, out);
@@ -262,7 +273,7 @@ Block pmean(Block x, const AxisEntry& axes) {
 }
 
 Block all_gather(const Block& x, const AxisEntry& axes, int axis, bool tiled) {
-  if (x.memory() != MemorySpace::host()) {
+  if (x.memory() != MemorySpace::host() && !on_one_device("all_gather", axes)) {
     if (Block out; device_all_gather(x, axes, axis, tiled, out)) return out;
     return staged(x, [&](const Block& h) { return all_gather(h, axes, axis, tiled); });
   }
@@ -283,8 +294,8 @@ Block all_gather(const Block& x, const AxisEntry& axes, int axis, bool tiled) {
   Shape stacked_shape = x.shape();
   stacked_shape.insert(stacked_shape.begin(), n);
   Block stacked =
-      r.dims.empty() ? x.reshape(stacked_shape) : Block::uninitialized(x.dtype(), stacked_shape);
-  if (!r.dims.empty()) {
+      n == 1 ? x.reshape(stacked_shape) : Block::uninitialized(x.dtype(), stacked_shape);
+  if (n > 1) {
     engine_call("all_gather", axes, [&] {
       axes_communicator(context, r.dims)
           .all_gather(x.dtype(), x.bytes().data(), stacked.mutable_bytes().data(),
@@ -295,7 +306,7 @@ Block all_gather(const Block& x, const AxisEntry& axes, int axis, bool tiled) {
 }
 
 Block psum_scatter(const Block& x, const AxisEntry& axes, int scatter_dimension, bool tiled) {
-  if (x.memory() != MemorySpace::host()) {
+  if (x.memory() != MemorySpace::host() && !on_one_device("psum_scatter", axes)) {
     if (Block out; device_psum_scatter(x, axes, scatter_dimension, tiled, out)) return out;
     return staged(x,
                   [&](const Block& h) { return psum_scatter(h, axes, scatter_dimension, tiled); });
@@ -312,7 +323,7 @@ Block psum_scatter(const Block& x, const AxisEntry& axes, int scatter_dimension,
   } else {
     out_shape.erase(out_shape.begin() + dim);
   }
-  if (r.dims.empty()) return x.reshape(std::move(out_shape));
+  if (n == 1) return x.reshape(std::move(out_shape));
   const Block send = pieces_first(x, dim, n);
   Block out = Block::uninitialized(x.dtype(), std::move(out_shape));
   engine_call("psum_scatter", axes, [&] {
@@ -325,7 +336,7 @@ Block psum_scatter(const Block& x, const AxisEntry& axes, int scatter_dimension,
 
 Block all_to_all(const Block& x, const AxisEntry& axes, int split_axis, int concat_axis,
                  bool tiled) {
-  if (x.memory() != MemorySpace::host()) {
+  if (x.memory() != MemorySpace::host() && !on_one_device("all_to_all", axes)) {
     return staged(
         x, [&](const Block& h) { return all_to_all(h, axes, split_axis, concat_axis, tiled); });
   }
@@ -353,8 +364,8 @@ Block all_to_all(const Block& x, const AxisEntry& axes, int split_axis, int conc
     out_shape.insert(out_shape.begin() + concat, n);
   }
   const Block send = pieces_first(x, split, n);
-  Block received = r.dims.empty() ? send : Block::uninitialized(x.dtype(), x.shape());
-  if (!r.dims.empty()) {
+  Block received = n == 1 ? send : Block::uninitialized(x.dtype(), x.shape());
+  if (n > 1) {
     engine_call("all_to_all", axes, [&] {
       axes_communicator(context, r.dims)
           .all_to_all(x.dtype(), send.bytes().data(), received.mutable_bytes().data(),
