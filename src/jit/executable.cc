@@ -20,6 +20,7 @@ struct Executable::Session {
   LocalMeshDevices local;
   int process_index = 0;
   std::vector<std::vector<DeviceIndex>> places;  // [output][local device]
+  std::unique_ptr<KeptSteps[]> kept;             // [local device]: constant steps' blocks
 };
 
 namespace {
@@ -82,6 +83,7 @@ std::shared_ptr<const Executable::Session> Executable::session() const {
   s->groups = axis_groups_for(program_.mesh);
   s->local = local_mesh_devices(program_.mesh);
   s->process_index = process_index();
+  s->kept = std::make_unique<KeptSteps[]>(s->local.ids.size());
   for (const Edge& out : program_.outputs) {
     std::vector<DeviceIndex> map = out.sharding->devices_indices_map(out.shape);
     auto& places = s->places.emplace_back();
@@ -156,7 +158,7 @@ std::vector<std::vector<Block>> Executable::run_devices(
       const ProfiledScope timed(profile, "call: inputs to the device");
       for (Block& b : blocks[i]) b = b.to_memory(device.memory);  // host to device: staging
     }
-    results[i] = execute(program_, device, blocks[i]);
+    results[i] = execute(program_, device, blocks[i], &s.kept[i]);
     {
       const ProfiledScope timed(profile, "call: wait for the device");
       backend.synchronize(device.memory);  // the call ends when its device work has, errors too

@@ -211,10 +211,37 @@ std::string step_name(const Step& s) {
   return "step";
 }
 
+// Step `k`'s block, from `kept` when it gives the same block at every call.
+Block run_or_kept(const KernelContext& device, const LocalProgram& local, size_t k,
+                  const std::vector<Block>& slots, KeptSteps* kept) {
+  const Step& s = local.steps[k];
+  const bool constant = kept != nullptr && s.kind == StepKind::kCompute && s.inputs.empty() &&
+                        s.operation->same_at_every_call();
+  if (!constant) return run_step(device, s, local.mesh, slots);
+  if (std::optional<Block> there = kept->find(k, device.memory)) return *there;
+  Block made = run_step(device, s, local.mesh, slots);
+  if (made.nbytes() <= KeptSteps::kKeptBytes) kept->keep(k, made);
+  return made;
+}
+
 }  // namespace
 
+std::optional<Block> KeptSteps::find(size_t step, MemorySpace memory) const {
+  const std::lock_guard lock(mu_);
+  if (step >= blocks_.size() || !blocks_[step] || blocks_[step]->memory() != memory) {
+    return std::nullopt;
+  }
+  return blocks_[step];
+}
+
+void KeptSteps::keep(size_t step, const Block& block) {
+  const std::lock_guard lock(mu_);
+  if (blocks_.size() <= step) blocks_.resize(step + 1);
+  blocks_[step] = block;
+}
+
 std::vector<Block> execute(const LocalProgram& local, const KernelContext& device,
-                           std::vector<Block>& inputs) {
+                           std::vector<Block>& inputs, KeptSteps* kept) {
   std::vector<Block> slots(static_cast<size_t>(local.slots));
   for (size_t i = 0; i < local.parameters.size(); ++i) {
     if (inputs[i].memory() != device.memory) {
@@ -225,11 +252,12 @@ std::vector<Block> execute(const LocalProgram& local, const KernelContext& devic
     slots[static_cast<size_t>(local.parameters[i].slot)] = std::move(inputs[i]);
   }
   StepProfile* const profile = StepProfile::active();
-  for (const Step& s : local.steps) {
+  for (size_t k = 0; k < local.steps.size(); ++k) {
+    const Step& s = local.steps[k];
     {
       const std::string what = profile ? step_name(s) : std::string();
       const ProfiledScope timed(profile, what);
-      slots[static_cast<size_t>(s.output)] = run_step(device, s, local.mesh, slots);
+      slots[static_cast<size_t>(s.output)] = run_or_kept(device, local, k, slots, kept);
     }
     // Values no later step reads go now, so a device holds only what is still ahead of it.
     for (int done : s.last_use_of) slots[static_cast<size_t>(done)] = Block();

@@ -108,6 +108,9 @@ class Operation {
   // step holds the local result type). Calls kernels only through `device.backend`.
   virtual Block run(const KernelContext& device, const Step& step,
                     std::span<const Block> in) const = 0;
+  // True when run() takes no operands and gives the same block at every call (full, iota,
+  // constant): the executor keeps a device's block after its first call (execute.h).
+  virtual bool same_at_every_call() const { return false; }
 
   // The sharding this operation names (a parameter's, a constraint's, a shard_map boundary's),
   // whose mesh must be the jit's; null for most.

@@ -182,7 +182,8 @@ void register_backend(const Backend& backend);
 // simulates on the host); the one before comes back when it ends. For tests: a backend that
 // counts or checks the calls reaching it shows that nothing goes around the seam. Install and
 // remove it when no computation runs; overrides nest, the last one made ending first. `backend`
-// must outlive it.
+// must outlive it, and every block made in its memory: an Array's shards, and the constants a
+// jitted function keeps (jit/execute.h), so declare a test's backend before its jitted functions.
 class BackendOverride {
  public:
   explicit BackendOverride(const Backend& backend);

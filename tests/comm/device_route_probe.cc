@@ -106,10 +106,10 @@ bool same_bytes(const HostArray& a, const HostArray& b) {
 }
 
 void values() {
+  SimulatedDeviceBackend device;  // first: the programs keep constants in its memory
+  KvDeviceCommFactory factory(device);
   Programs p;
   const std::vector<HostArray> want = p.run();  // the host engine's
-  SimulatedDeviceBackend device;
-  KvDeviceCommFactory factory(device);
   std::vector<HostArray> got;
   {
     const spmd::kernels::BackendOverride backend(device);
@@ -130,9 +130,9 @@ void values() {
 }
 
 void stall() {
-  Programs p;
-  SimulatedDeviceBackend device;
+  SimulatedDeviceBackend device;  // first: the programs keep constants in its memory
   KvDeviceCommFactory factory(device);
+  Programs p;
   const spmd::kernels::BackendOverride backend(device);
   const spmd::DeviceCommFactoryOverride comms("cpu", factory);
   const HostArray first = spmd::multihost::process_allgather(p.sum(p.rows));

@@ -219,12 +219,12 @@ TEST(DeviceMemory, EmptyArraysAndFloat16SpecialValuesAreTheHostsBitForBit) {
 // them there with no copy, and the host's first read of a shard copies it once. Each call waits
 // for its devices before it returns.
 TEST(DeviceMemory, OutputsStayInDeviceMemoryUntilTheHostReadsThem) {
+  SimulatedDeviceBackend device;  // first: the jitted function keeps blocks in its memory
   const spmd::Mesh mesh(spmd::devices(), {"x"});
   const Array x = spmd::device_put(wave({8, 4}, 0.3), NamedSharding(mesh, P("x")));
   auto step = spmd::jit([](const Tensor& t) { return t * 2.0f + 1.0f; });
   Array want = x;
   for (int i = 0; i < 6; ++i) want = step(want);
-  SimulatedDeviceBackend device;
   Array y = x;
   {
     const spmd::kernels::BackendOverride installed(device);
@@ -239,7 +239,6 @@ TEST(DeviceMemory, OutputsStayInDeviceMemoryUntilTheHostReadsThem) {
     EXPECT_EQ(device.counts().host_to_device, 4);  // the later calls found their input there
     EXPECT_EQ(device.counts().device_to_host, 0);
     EXPECT_EQ(device.counts().synchronizations, 6 * 4);
-    EXPECT_EQ(device.counts().live, 4);  // the last call's outputs; the others were given back
   }
   // Read after the override has ended: the shards come from the backend that made them.
   expect_same_bytes({y}, {want});
@@ -247,18 +246,19 @@ TEST(DeviceMemory, OutputsStayInDeviceMemoryUntilTheHostReadsThem) {
   EXPECT_EQ(y.to_host(), want.to_host());
   EXPECT_EQ(device.counts().device_to_host, 4);  // fetched once
   EXPECT_TRUE(device.violations().empty());
+  const int live = device.counts().live;  // the last call's outputs, and the kept constants
   y = x;
-  EXPECT_EQ(device.counts().live, 0);
+  EXPECT_EQ(device.counts().live, live - 4);
 }
 
 // Data entering an Array on such a device goes to its memory once (array/shard_placement.h), as
 // jax.device_put puts a buffer on its device: jit then copies nothing to the device.
 TEST(DeviceMemory, DevicePutKeepsEachShardInItsDevicesMemory) {
+  SimulatedDeviceBackend device;  // first: the jitted function may keep blocks in its memory
   const spmd::Mesh mesh(spmd::devices(), {"x"});
   const HostArray host = wave({8, 4}, 0.6);
   auto f = spmd::jit([](const Tensor& t) { return jnp::exp(t); });
   (void)f(spmd::device_put(host, NamedSharding(mesh, P("x"))));  // compiled on the host
-  SimulatedDeviceBackend device;
   {
     const spmd::kernels::BackendOverride installed(device);
     const Array x = spmd::device_put(host, NamedSharding(mesh, P("x")));
@@ -302,6 +302,68 @@ class RefusingFactory final : public spmd::DeviceCommFactory {
   }
   mutable int asked = 0;
 };
+
+// Steps that give the same block at every call (full, arange, a captured constant) are made at a
+// device's first call and shared by the later ones (jit/execute.h's KeptSteps): no launch and no
+// allocation after the first, and a later step never writes into them (each call's values are
+// the host's).
+TEST(DeviceMemory, ConstantStepsAreMadeAtTheFirstCallAndShared) {
+  SimulatedDeviceBackend device;  // first: the jitted function keeps blocks in its memory
+  const spmd::Mesh mesh(spmd::devices(), {"x"});
+  const HostArray captured = wave({8, 4}, 0.9);
+  auto f = spmd::jit([&](const Tensor& t) {
+    const Tensor c = jnp::full({8, 4}, 3.0f) + jnp::asarray(captured);
+    const Tensor r = jnp::arange(4, DType::kFloat32);
+    return std::vector<Tensor>{t * c + r, c};
+  });
+  std::vector<HostArray> inputs;
+  std::vector<std::vector<Array>> want;
+  for (int i = 0; i < 3; ++i) {
+    inputs.push_back(wave({8, 4}, 0.1 * (i + 1)));
+    want.push_back(f(spmd::device_put(inputs.back(), NamedSharding(mesh, P("x")))));
+  }
+  std::vector<int> allocations{0};
+  std::vector<std::vector<Array>> got;
+  {
+    const spmd::kernels::BackendOverride installed(device);
+    for (int i = 0; i < 3; ++i) {
+      const Array x = spmd::device_put(inputs[static_cast<size_t>(i)], NamedSharding(mesh, P("x")));
+      got.push_back(f(x));
+      allocations.push_back(device.counts().allocations);
+    }
+  }
+  for (size_t i = 0; i < 3; ++i) expect_same_bytes(got[i], want[i]);
+  const int first = allocations[1] - allocations[0], second = allocations[2] - allocations[1],
+            third = allocations[3] - allocations[2];
+  EXPECT_EQ(second, third);
+  EXPECT_LT(second, first) << "the constants were made again";
+  EXPECT_TRUE(device.violations().empty());
+}
+
+// A collective over one device is the identity where the block lies: a sum over a dimension
+// split along a mesh axis of size 1 (a train step on one GPU sums its gradients so) stages
+// nothing through the host and asks no device communicator.
+TEST(DeviceMemory, CollectivesOverOneDeviceMoveNothing) {
+  SimulatedDeviceBackend device;  // first: the jitted function keeps blocks in its memory
+  const spmd::Mesh mesh(std::vector<spmd::Device>{spmd::devices()[0]}, {"dp"});
+  const HostArray host = wave({8, 4}, 0.4);
+  auto f = spmd::jit([](const Tensor& t) {
+    return std::vector<Tensor>{jnp::sum(t, {0}), jnp::max(t, {0}), jnp::mean(t, {0})};
+  });
+  const std::vector<Array> want = f(spmd::device_put(host, NamedSharding(mesh, P("dp"))));
+  RefusingFactory factory;
+  std::vector<Array> got;
+  {
+    const spmd::kernels::BackendOverride installed(device);
+    const spmd::DeviceCommFactoryOverride comms("cpu", factory);
+    got = f(spmd::device_put(host, NamedSharding(mesh, P("dp"))));
+    EXPECT_EQ(device.counts().host_to_device, 1);  // x, put on the device
+    EXPECT_EQ(device.counts().device_to_host, 0);  // nothing staged
+  }
+  expect_same_bytes(got, want);
+  EXPECT_TRUE(device.violations().empty());
+  EXPECT_EQ(factory.asked, 0);
+}
 
 TEST(DeviceMemory, SeedTwosTrainStepInDeviceMemoryEndsWhereTheHostsDoes) {
   const std::vector<Array> want = train(3);

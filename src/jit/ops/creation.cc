@@ -23,6 +23,7 @@ namespace spmd::compiler {
 class CreationOperation : public Operation {
  public:
   void partition(Partitioner& p, int value, const Op& op) const final;
+  bool same_at_every_call() const final { return true; }
 };
 
 // "full": every element `value`, converted to the result's dtype (as jnp.full).
