@@ -15,10 +15,9 @@ void run_chain(GpuContext& gpu, std::span<const ChainStep> steps, std::span<cons
   constexpr int kThreads = 256;  // chain_kernel.cu's launch bounds
   const int64_t tile = int64_t{kThreads} * chain_elements_per_thread(program);
   const int64_t wanted = (n + tile - 1) / tile;
-  const int blocks =
-      static_cast<int>(std::min<int64_t>(wanted, int64_t{gpu.multiprocessors()} * 8));
   check_cuda(cudaSetDevice(gpu.ordinal()), "cudaSetDevice", gpu.ordinal());
-  check_cuda(launch_chain(program, gpu.error_word(), blocks, kThreads, gpu.stream()),
+  check_cuda(launch_chain(program, gpu.error_word(), wanted, gpu.multiprocessors(), kThreads,
+                          gpu.stream()),
              "launch of the element-wise chain kernel", gpu.ordinal());
 }
 

@@ -1,5 +1,7 @@
 // The element-wise chain kernel: each thread carries its elements through every step
 // (scalar_chain.h's run_element, the code the CPU tests run).
+#include <algorithm>
+#include <cstdint>
 #include <type_traits>
 #include <utility>
 
@@ -182,14 +184,42 @@ __global__ void __launch_bounds__(256)
   }
 }
 
+// The blocks of `threads` threads that Kernel keeps resident on one multiprocessor (its
+// registers decide: 40 a thread allow 6 blocks of 256, not 8), asked once per kernel; 8 when
+// CUDA cannot say.
+template <auto Kernel>
+int resident_blocks(int threads) {
+  static const int per_multiprocessor = [threads] {
+    int n = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, Kernel, threads, 0) != cudaSuccess) {
+      cudaGetLastError();  // not sticky: the launch's own check must not see it
+      return 8;
+    }
+    return n > 0 ? n : 8;
+  }();
+  return per_multiprocessor;
+}
+
+// Kernel over at most `wanted` blocks, and no more than the GPU holds at once: a grid-stride
+// kernel's blocks past one wave would run after the rest, at low occupancy (ncu on the H100:
+// 1.33 waves of uniform_chain_kernel, 1056 blocks where 792 fit).
+template <auto Kernel, class... Args>
+void launch_grid(int64_t wanted, int multiprocessors, int threads, cudaStream_t stream,
+                 Args... args) {
+  const int64_t wave = int64_t{multiprocessors} * resident_blocks<Kernel>(threads);
+  const int blocks = static_cast<int>(std::max<int64_t>(1, std::min(wanted, wave)));
+  Kernel<<<blocks, threads, 0, stream>>>(args...);
+}
+
 template <DType D>
-void launch_uniform(const ScalarChain& program, int blocks, int threads, cudaStream_t stream) {
+void launch_uniform(const ScalarChain& program, int64_t wanted, int multiprocessors, int threads,
+                    cudaStream_t stream) {
   if (program.steps <= 2) {
-    uniform_chain_kernel<D, 2, 4><<<blocks, threads, 0, stream>>>(program);
+    launch_grid<&uniform_chain_kernel<D, 2, 4>>(wanted, multiprocessors, threads, stream, program);
   } else if (program.steps <= 4) {
-    uniform_chain_kernel<D, 4, 4><<<blocks, threads, 0, stream>>>(program);
+    launch_grid<&uniform_chain_kernel<D, 4, 4>>(wanted, multiprocessors, threads, stream, program);
   } else {
-    uniform_chain_kernel<D, 8, 4><<<blocks, threads, 0, stream>>>(program);
+    launch_grid<&uniform_chain_kernel<D, 8, 4>>(wanted, multiprocessors, threads, stream, program);
   }
 }
 
@@ -199,31 +229,32 @@ int chain_elements_per_thread(const ScalarChain& program) {
   return program.steps <= 8 && is_uniform_float(program) ? 4 : 1;
 }
 
-cudaError_t launch_chain(const ScalarChain& program, int* error, int blocks, int threads,
-                         cudaStream_t stream) {
+cudaError_t launch_chain(const ScalarChain& program, int* error, int64_t wanted,
+                         int multiprocessors, int threads, cudaStream_t stream) {
+  const int m = multiprocessors;
   if (program.steps <= 8 && is_uniform_float(program)) {
     switch (program.step[0].dtype) {
       case DType::kFloat32:
-        launch_uniform<DType::kFloat32>(program, blocks, threads, stream);
+        launch_uniform<DType::kFloat32>(program, wanted, m, threads, stream);
         break;
       case DType::kFloat64:
-        launch_uniform<DType::kFloat64>(program, blocks, threads, stream);
+        launch_uniform<DType::kFloat64>(program, wanted, m, threads, stream);
         break;
       case DType::kBFloat16:
-        launch_uniform<DType::kBFloat16>(program, blocks, threads, stream);
+        launch_uniform<DType::kBFloat16>(program, wanted, m, threads, stream);
         break;
       default:
-        launch_uniform<DType::kFloat16>(program, blocks, threads, stream);
+        launch_uniform<DType::kFloat16>(program, wanted, m, threads, stream);
         break;
     }
   } else if (program.steps <= 2) {
-    short_chain_kernel<2><<<blocks, threads, 0, stream>>>(program, error);
+    launch_grid<&short_chain_kernel<2>>(wanted, m, threads, stream, program, error);
   } else if (program.steps <= 4) {
-    short_chain_kernel<4><<<blocks, threads, 0, stream>>>(program, error);
+    launch_grid<&short_chain_kernel<4>>(wanted, m, threads, stream, program, error);
   } else if (program.steps <= 8) {
-    short_chain_kernel<8><<<blocks, threads, 0, stream>>>(program, error);
+    launch_grid<&short_chain_kernel<8>>(wanted, m, threads, stream, program, error);
   } else {
-    chain_kernel<<<blocks, threads, 0, stream>>>(program, error);
+    launch_grid<&chain_kernel>(wanted, m, threads, stream, program, error);
   }
   return cudaGetLastError();
 }

@@ -4,6 +4,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
+
 #include "kernels/scalar_chain.h"
 
 namespace spmd::kernels::cuda {
@@ -11,9 +13,11 @@ namespace spmd::kernels::cuda {
 // How many elements each thread of a launch for `program` takes per tile.
 int chain_elements_per_thread(const ScalarChain& program);
 
-// Queues the kernel over program.n elements with `blocks` blocks of `threads` on `stream`; a
-// thread that divides an integer by zero sets *error to 1. Returns cudaGetLastError().
-cudaError_t launch_chain(const ScalarChain& program, int* error, int blocks, int threads,
-                         cudaStream_t stream);
+// Queues the kernel over program.n elements in blocks of `threads` on `stream`: `wanted` blocks
+// (one tile each), or as many as a GPU of `multiprocessors` holds at once, each block then
+// striding over several tiles. A thread that divides an integer by zero sets *error to 1.
+// Returns cudaGetLastError().
+cudaError_t launch_chain(const ScalarChain& program, int* error, int64_t wanted,
+                         int multiprocessors, int threads, cudaStream_t stream);
 
 }  // namespace spmd::kernels::cuda
