@@ -23,7 +23,9 @@ class StepProfile {
 
   // Adds one timing of `what`. Thread-safe: device threads add at once.
   void add(std::string_view what, Clock::duration time);
-  // The table: per entry its count, total and mean in microseconds, largest total first.
+  // The table: per entry its count, its total, its first timing and the mean of the later ones
+  // in microseconds (the first holds one-time setup: a cuBLAS handle, a communicator), largest
+  // total first.
   std::string table() const;
 
  private:
