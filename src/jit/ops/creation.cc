@@ -143,7 +143,8 @@ ValueType ConstantOp::result_type(std::span<const ValueType> operands) const {
 
 Block ConstantOp::run(const KernelContext& device, const Step& step,
                       std::span<const Block> /*in*/) const {
-  // A copy of the program's value in the device's memory, which the step's users may write.
+  // A copy of the program's value in the device's memory. The executor keeps it for later calls
+  // (same_at_every_call), so a step that writes to it copies it first (copy on write).
   const Block held = Block::view(step.dtype, step.shape, value->bytes().data());
   return device.memory == MemorySpace::host() ? held.copy() : held.to_memory(device.memory);
 }
