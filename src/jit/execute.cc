@@ -184,31 +184,19 @@ Block run_step(const KernelContext& device, const Step& s, const Mesh& mesh,
   }
 }
 
-// What a step is, for the profile (step_profile.h).
+// What a step is, for the profile (step_profile.h): its operation, a fused chain's length, or
+// its kind's name in the program's text.
 std::string step_name(const Step& s) {
   switch (s.kind) {
     case StepKind::kCompute:
       return s.operation->name();
-    case StepKind::kPsum:
-      return "psum";
-    case StepKind::kPmax:
-      return "pmax";
-    case StepKind::kPmin:
-      return "pmin";
-    case StepKind::kAllGather:
-      return "all_gather";
-    case StepKind::kPsumScatter:
-      return "psum_scatter";
-    case StepKind::kAllToAll:
-      return "all_to_all";
-    case StepKind::kLocalSlice:
-      return "local slice";
     case StepKind::kFused:
       return fmt::format("fused chain of {}", s.body.size());
     case StepKind::kFusedReduce:
       return fmt::format("fused chain of {} and its reduction", s.body.size() - 1);
+    default:
+      return std::string(step_kind_name(s.kind));
   }
-  return "step";
 }
 
 // Step `k`'s block, from `kept` when it gives the same block at every call.

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -83,6 +84,10 @@ struct LocalProgram {
   // global type, the steps with their local types, and the outputs' shardings.
   std::string as_text() const;
 };
+
+// A step kind's name in as_text() ("psum", "local_slice", "fused"; "" for kCompute, which
+// prints its operation).
+std::string_view step_kind_name(StepKind k);
 
 // True for a step that communicates.
 constexpr bool communicates(StepKind k) {

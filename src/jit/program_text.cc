@@ -9,7 +9,14 @@
 namespace spmd::compiler {
 namespace {
 
-std::string_view step_name(StepKind k) {
+// An edge's sharding as the partitioner's texts print a layout.
+std::string edge_layout_text(const Edge& e, const Mesh& mesh) {
+  return layout_text(layout_of(*e.sharding, e.shape.size()), mesh);
+}
+
+}  // namespace
+
+std::string_view step_kind_name(StepKind k) {
   switch (k) {
     case StepKind::kCompute:
       return "";
@@ -35,13 +42,6 @@ std::string_view step_name(StepKind k) {
   return "?";
 }
 
-// An edge's sharding as the partitioner's texts print a layout.
-std::string edge_layout_text(const Edge& e, const Mesh& mesh) {
-  return layout_text(layout_of(*e.sharding, e.shape.size()), mesh);
-}
-
-}  // namespace
-
 std::string LocalProgram::as_text() const {
   std::vector<std::string> axes;
   for (size_t i = 0; i < mesh.axis_names().size(); ++i) {
@@ -61,7 +61,8 @@ std::string LocalProgram::as_text() const {
     shapes[static_cast<size_t>(s.output)] = s.shape;
     std::string line;
     if (s.kind == StepKind::kFused || s.kind == StepKind::kFusedReduce) {
-      line = fmt::format("  %{} = {} {}", s.output, step_name(s.kind), type_text(s.dtype, s.shape));
+      line = fmt::format("  %{} = {} {}", s.output, step_kind_name(s.kind),
+                         type_text(s.dtype, s.shape));
       for (int in : s.inputs) line += fmt::format(" %{}", in);
       text += line + " {\n";
       for (const Step& b : s.body) {
@@ -76,7 +77,7 @@ std::string LocalProgram::as_text() const {
       line =
           fmt::format("  %{} = {} {}", s.output, s.operation->name(), type_text(s.dtype, s.shape));
     } else {
-      line = fmt::format("  %{} = {}[{}]", s.output, step_name(s.kind),
+      line = fmt::format("  %{} = {}[{}]", s.output, step_kind_name(s.kind),
                          fmt::join(axis_names(s.axes, mesh), ","));
       if (s.dim >= 0) line += fmt::format(" dim={}", s.dim);
       if (s.dim2 >= 0) line += fmt::format(" from_dim={}", s.dim2);
