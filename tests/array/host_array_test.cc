@@ -126,6 +126,11 @@ TEST(HostArray, ADeferredArrayFetchesItsBytesOnTheFirstReadOnly) {
   EXPECT_EQ(copy.data<int32_t>()[0], 0);
   EXPECT_EQ(source->fetches, 1);
   EXPECT_THROW(HostArray::deferred(DType::kInt32, {-1}, source), InvalidArgument);
+  // Empty: nothing to fetch, equal to an empty array of its own.
+  const HostArray empty = HostArray::deferred(DType::kInt32, {0, 4}, source);
+  EXPECT_EQ(empty.nbytes(), 0u);
+  EXPECT_EQ(empty, HostArray::zeros(DType::kInt32, {0, 4}));
+  EXPECT_EQ(empty.slice({{0, 0}, {0, 4}}).shape(), (Shape{0, 4}));
 }
 
 TEST(HostArray, AFailedFetchIsThatReadsErrorAndTheNextReadTriesAgain) {

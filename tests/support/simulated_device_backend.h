@@ -10,6 +10,7 @@
 // device's program in "device" memory. Thread-safe: device threads share it.
 #pragma once
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "kernels/backend.h"
+#include "spmd/error.h"
 #include "support/simulated_stream.h"
 
 namespace spmd::testing {
@@ -106,10 +108,19 @@ class SimulatedDeviceBackend final : public kernels::Backend {
   std::function<bool()> fence(MemorySpace memory) const override {
     return stream_of(memory).fence();
   }
-  // Waits for the device's stream, as a GPU's backend does at the end of a jit call.
+  // Waits for the device's stream, as a GPU's backend does at the end of a jit call: at most a
+  // minute (a test communicator's collective on the stream waits until aborted), then
+  // DeadlineExceeded.
   void synchronize(MemorySpace memory) const override {
     const std::function<bool()> passed = stream_of(memory).fence();
-    while (!passed()) std::this_thread::yield();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+    while (!passed()) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        throw DeadlineExceeded("the simulated device's stream " + memory.to_string() +
+                               " did not drain within a minute");
+      }
+      std::this_thread::yield();
+    }
     const std::lock_guard lock(mutex_);
     ++counts_.synchronizations;
   }
