@@ -6,6 +6,7 @@
 
 #include "jit/ops/layout.h"
 #include "jit/ops/reduction.h"
+#include "kernels/chain.h"
 
 namespace spmd::compiler {
 
@@ -71,6 +72,32 @@ std::vector<int> use_counts(const LocalProgram& local) {
   return uses;
 }
 
+struct ChainSize {
+  int steps = 0, inputs = 0;
+};
+
+// The steps and inputs of the chain that `members` (indices into `steps`) would make: a broadcast
+// member is one more input (execute.cc reads its operand in place or makes it whole), any other
+// member a step; the inputs also count each slot read from outside the members once.
+ChainSize chain_size(const std::vector<Step>& steps, const std::vector<size_t>& members) {
+  ChainSize size;
+  std::vector<int> inside, outside;
+  for (size_t m : members) inside.push_back(steps[m].output);
+  for (size_t m : members) {
+    const Step& s = steps[m];
+    if (broadcast(s)) ++size.inputs;
+    if (!broadcast(s)) ++size.steps;
+    for (int in : s.inputs) {
+      if (std::find(inside.begin(), inside.end(), in) == inside.end() &&
+          std::find(outside.begin(), outside.end(), in) == outside.end()) {
+        outside.push_back(in);
+      }
+    }
+  }
+  size.inputs += static_cast<int>(outside.size());
+  return size;
+}
+
 }  // namespace
 
 void fuse_elementwise(LocalProgram& local) {
@@ -87,19 +114,25 @@ void fuse_elementwise(LocalProgram& local) {
       group_of_result[s.output] = {i};
       continue;
     }
-    if (!elementwise(s) || shape_size(s.shape) < 2) continue;
-    std::vector<size_t> members;
+    if (!elementwise(s) || shape_size(s.shape) < 1) continue;
+    std::vector<size_t> members{i};
     for (int in : s.inputs) {
       auto it = group_of_result.find(in);
-      const bool joins = it != group_of_result.end() && uses[static_cast<size_t>(in)] == 1 &&
-                         shape_size(local.steps[it->second.back()].shape) == shape_size(s.shape);
-      if (!joins) continue;
-      members.insert(members.end(), it->second.begin(), it->second.end());
+      if (it == group_of_result.end() || uses[static_cast<size_t>(in)] != 1) continue;
+      // A group of the same size joins; so does a scalar one, which each element recomputes
+      // (the CPU's chain computes such a step once a call: kernels/chain_hoist.h).
+      const int64_t size = shape_size(local.steps[it->second.back()].shape);
+      if (size != shape_size(s.shape) && size != 1) continue;
+      std::vector<size_t> joined = members;
+      joined.insert(joined.end(), it->second.begin(), it->second.end());
+      const ChainSize would = chain_size(local.steps, joined);
+      if (would.steps > kernels::kMaxChainSteps || would.inputs > kernels::kMaxChainInputs)
+        continue;
+      members = std::move(joined);
       group_of_result.erase(it);
     }
     std::sort(members.begin(), members.end());
-    for (size_t m : members) absorbed[m] = true;
-    members.push_back(i);
+    for (size_t m : members) absorbed[m] = m != i;
     group_of_result[s.output] = std::move(members);
   }
   std::vector<Step> steps;

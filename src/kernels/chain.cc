@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "kernels/chain_hoist.h"
 #include "kernels/thread_team.h"
 #include "kernels/xla_exp_avx512.h"
 #include "spmd/error.h"
@@ -263,28 +264,34 @@ bool exp_sums(std::span<const ChainStep> steps, std::span<const Input> inputs, i
 
 }  // namespace
 
-void run_chain(std::span<const ChainStep> steps, std::span<const Input> inputs, std::byte* out,
-               int64_t n) {
-  if (steps.empty()) throw InvalidArgument("run_chain: a chain of no steps");
-  if (n == 0) return run_range(steps, inputs, out, 0, 0, 0);  // checks the steps all the same
-  parallel_for(n, kPartGrain, 64,
-               [&](int64_t begin, int64_t end) { run_range(steps, inputs, out, n, begin, end); });
+void run_chain(std::span<const ChainStep> all_steps, std::span<const Input> all_inputs,
+               std::byte* out, int64_t n) {
+  if (all_steps.empty()) throw InvalidArgument("run_chain: a chain of no steps");
+  if (n == 0)
+    return run_range(all_steps, all_inputs, out, 0, 0, 0);  // checks the steps all the same
+  const HoistedChain h = hoist_uniform_steps(all_steps, all_inputs, n);
+  parallel_for(n, kPartGrain, 64, [&](int64_t begin, int64_t end) {
+    run_range(h.steps, h.inputs, out, n, begin, end);
+  });
 }
 
-void run_chain_reduce(std::span<const ChainStep> steps, std::span<const Input> inputs, int64_t rows,
-                      int64_t extent, Reduce op, std::byte* out) {
-  if (steps.empty()) throw InvalidArgument("run_chain_reduce: a chain of no steps");
-  const DType dtype = steps.back().result;
+void run_chain_reduce(std::span<const ChainStep> all_steps, std::span<const Input> all_inputs,
+                      int64_t rows, int64_t extent, Reduce op, std::byte* out) {
+  if (all_steps.empty()) throw InvalidArgument("run_chain_reduce: a chain of no steps");
+  const DType dtype = all_steps.back().result;
   if (dtype != DType::kFloat32 && dtype != DType::kFloat64) {
     throw InvalidArgument(
         fmt::format("run_chain_reduce: reduces float32 or float64, not {}", dtype_name(dtype)));
   }
   const int64_t n = rows * extent;
   if (n == 0) {
-    run_range(steps, inputs, nullptr, 0, 0, 0);  // checks the steps all the same
+    run_range(all_steps, all_inputs, nullptr, 0, 0, 0);  // checks the steps all the same
     if (rows > 0) reduce(op, dtype, nullptr, Shape{rows, 0}, 1, dtype, out);
     return;
   }
+  const HoistedChain h = hoist_uniform_steps(all_steps, all_inputs, n);
+  const std::span<const ChainStep> steps = h.steps;
+  const std::span<const Input> inputs = h.inputs;
   if (exp_sums(steps, inputs, rows, extent, op, out)) return;
   const size_t width = dtype_size(dtype);
   // Rows per pass: enough for a few thousand elements, so short rows share a pass.
@@ -321,21 +328,24 @@ void reduce_slab(std::span<const ChainStep> steps, std::span<const Input> inputs
 
 }  // namespace
 
-void run_chain_reduce_axis(std::span<const ChainStep> steps, std::span<const Input> inputs,
+void run_chain_reduce_axis(std::span<const ChainStep> all_steps, std::span<const Input> all_inputs,
                            int64_t outer, int64_t extent, int64_t inner, Reduce op,
                            std::byte* out) {
-  if (inner == 1) return run_chain_reduce(steps, inputs, outer, extent, op, out);
-  if (steps.empty()) throw InvalidArgument("run_chain_reduce_axis: a chain of no steps");
-  const DType dtype = steps.back().result;
+  if (inner == 1) return run_chain_reduce(all_steps, all_inputs, outer, extent, op, out);
+  if (all_steps.empty()) throw InvalidArgument("run_chain_reduce_axis: a chain of no steps");
+  const DType dtype = all_steps.back().result;
   if (dtype != DType::kFloat32 && dtype != DType::kFloat64) {
     throw InvalidArgument(fmt::format("run_chain_reduce_axis: reduces float32 or float64, not {}",
                                       dtype_name(dtype)));
   }
   if (outer * extent * inner == 0) {
-    run_range(steps, inputs, nullptr, 0, 0, 0);  // checks the steps all the same
+    run_range(all_steps, all_inputs, nullptr, 0, 0, 0);  // checks the steps all the same
     if (outer * inner > 0) reduce(op, dtype, nullptr, Shape{outer, 0, inner}, 1, dtype, out);
     return;
   }
+  const HoistedChain h = hoist_uniform_steps(all_steps, all_inputs, outer * extent * inner);
+  const std::span<const ChainStep> steps = h.steps;
+  const std::span<const Input> inputs = h.inputs;
   const auto width = static_cast<int64_t>(dtype_size(dtype));
   const int64_t slab = extent * inner;
   if (outer >= team_size()) {  // whole slabs to each part, as reduce() splits them

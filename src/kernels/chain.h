@@ -37,6 +37,11 @@ struct ChainStep {
   std::array<int32_t, 3> args{};
 };
 
+// The most steps and inputs one chain takes, on every backend: a GPU launch carries the chain
+// as its parameters (scalar_chain.h). jit's fusion (jit/fuse.h) makes no longer chain.
+constexpr int kMaxChainSteps = 32;
+constexpr int kMaxChainInputs = 16;
+
 constexpr int32_t chain_input(int i) { return i; }
 constexpr int32_t chain_result(int step) { return -1 - step; }
 
@@ -52,7 +57,9 @@ int arity(ChainStep::Kind kind);
 // than a block cost a kernel call each: fuse.h reads only runs of at least 64 in place. Equal,
 // element for element, to running each step's kernel over all n elements in order. Throws
 // InvalidArgument for a step reading a later step or a missing input, and what a kernel throws (an
-// integer division by zero; `out` is then partly written).
+// integer division by zero; `out` is then partly written). Steps that read only scalars (a
+// scalar computation jit fused into the chain) run once a call, not per element
+// (chain_hoist.h); so do they in the two reductions below.
 void run_chain(std::span<const ChainStep> steps, std::span<const Input> inputs, std::byte* out,
                int64_t n);
 

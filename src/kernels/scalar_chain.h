@@ -18,8 +18,8 @@
 namespace spmd::kernels {
 
 // The most steps and inputs one program takes (a GPU launch carries it as its parameters).
-constexpr int kMaxScalarChainSteps = 32;
-constexpr int kMaxScalarChainInputs = 16;
+constexpr int kMaxScalarChainSteps = kMaxChainSteps;
+constexpr int kMaxScalarChainInputs = kMaxChainInputs;
 
 struct ScalarChain {
   int32_t steps = 0;

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <spmd/spmd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <string>
@@ -257,6 +258,72 @@ TEST(DeviceSeam, AFusedChainReachesTheBackendAsOneCall) {
   for (size_t i = 0; i < a.size(); ++i) {
     ASSERT_NEAR(got[i], std::exp(a[i] * b[i]) + a[i], 1e-5f * (1 + std::exp(a[i] * b[i]))) << i;
   }
+}
+
+// Adam's bias correction, a scalar computation read by one update chain, joins that chain: the
+// convert, pow and sub are no launches of their own (on a GPU each cost a launch), with the bits
+// of the scalar steps run apart.
+TEST(DeviceSeam, AScalarComputationJoinsTheChainThatReadsIt) {
+  std::vector<float> m(3000);
+  for (size_t i = 0; i < m.size(); ++i) m[i] = static_cast<float>(i % 29) * 0.03f;
+  const std::string program =
+      "%0 = parameter i32[] index=0 sharding=PartitionSpec()\n"
+      "%1 = parameter f32[3000] index=1 sharding=PartitionSpec()\n"
+      "%2 = full f32[] value=0.999\n"
+      "%3 = convert f32[] %0\n"
+      "%4 = pow f32[] %2 %3\n"
+      "%5 = full f32[] value=1\n"
+      "%6 = sub f32[] %5 %4\n"
+      "%7 = div f32[3000] %1 %6\n"
+      "%8 = sqrt f32[3000] %7\n";
+  const std::vector<Block> inputs = {Block::from_vector(std::vector<int32_t>{7}, {}),
+                                     Block::from_vector(m, {3000})};
+  const SeamRun run = run_on_counting_backend(program + "return %8\n", inputs);
+  ASSERT_NE(run.local_text.find("fused f32[3000]"), std::string::npos) << run.local_text;
+  EXPECT_EQ(run.local_text.find("= pow f32[]"), std::string::npos) << run.local_text;
+  EXPECT_EQ(run.local_text.find("fused f32[]"), std::string::npos) << run.local_text;
+  // 1 - b^t an output too: it is made apart, its three steps one scalar chain of their own.
+  const SeamRun apart = run_on_counting_backend(program + "return %8 %6\n", inputs);
+  ASSERT_NE(apart.local_text.find("fused f32[]"), std::string::npos) << apart.local_text;
+  EXPECT_EQ(run.calls + 1, apart.calls);
+  const auto fused = run.out[0].data<float>();
+  const auto separate = apart.out[0].data<float>();
+  for (size_t i = 0; i < m.size(); ++i) ASSERT_EQ(fused[i], separate[i]) << i;
+}
+
+// No chain passes what a GPU launch carries (kernels/chain.h: kMaxChainSteps steps,
+// kMaxChainInputs inputs): a longer one is cut into chains that each fit, with the same values.
+TEST(DeviceSeam, NoFusedChainPassesTheBackendsLimits) {
+  const int64_t n = 100;
+  std::string text;
+  std::vector<Block> inputs;
+  for (int i = 0; i < 20; ++i) {
+    text += fmt::format("%{} = parameter f32[{}] index={} sharding=PartitionSpec()\n", i, n, i);
+    inputs.push_back(Block::from_vector(std::vector<float>(n, static_cast<float>(i + 1)), {n}));
+  }
+  int last = 0;  // 45 adds: the first 19 read a parameter each, the rest parameter 0 again
+  for (int k = 1; k <= 45; ++k) {
+    const int next = 19 + k;
+    text += fmt::format("%{} = add f32[{}] %{} %{}\n", next, n, last, k < 20 ? k : 0);
+    last = next;
+  }
+  const SeamRun run = run_on_counting_backend(text + fmt::format("return %{}\n", last), inputs);
+  // The chains' bodies, each at most 32 steps and 16 inputs.
+  size_t chains = 0;
+  for (size_t at = run.local_text.find("= fused "); at != std::string::npos;
+       at = run.local_text.find("= fused ", at + 1)) {
+    ++chains;
+    const size_t open = run.local_text.find('{', at), close = run.local_text.find('}', at);
+    const std::string head = run.local_text.substr(at, open - at);
+    const std::string body = run.local_text.substr(open, close - open);
+    EXPECT_LE(std::count(body.begin(), body.end(), '\n') - 1, 32) << body;
+    EXPECT_LE(std::count(head.begin(), head.end(), '%'), 16) << head;
+  }
+  EXPECT_GE(chains, 2u) << run.local_text;
+  EXPECT_EQ(static_cast<size_t>(run.calls), chains) << run.local_text;
+  // 1 + 2 + … + 20, then 26 more of parameter 0's 1.
+  const float want = 20.0f * 21.0f / 2.0f + 26.0f;
+  for (float v : run.out[0].data<float>()) ASSERT_EQ(v, want);
 }
 
 // A chain whose result only a reduction of its last axis reads reaches the backend as one call

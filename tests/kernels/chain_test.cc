@@ -13,6 +13,7 @@
 #include <limits>
 #include <vector>
 
+#include "kernels/chain_hoist.h"
 #include "spmd/error.h"
 
 namespace {
@@ -172,6 +173,71 @@ TEST(Chain, AStepReadingALaterStepOrAMissingInputIsRefused) {
                                            {0, 1}}};
   EXPECT_THROW(spmd::kernels::run_chain(missing, inputs, out.data(), 4), spmd::InvalidArgument);
   EXPECT_THROW(spmd::kernels::run_chain({}, inputs, out.data(), 4), spmd::InvalidArgument);
+}
+
+// Adam's bias correction inside its update, m / (1 - b^float(t)), as jit fuses it: the scalar
+// steps are computed once (chain_hoist.h) and the chain's values are those of every step run
+// over all the elements.
+TEST(Chain, ScalarStepsAreComputedOnceWithTheSameValues) {
+  const int64_t n = 3000;
+  Value t = make_value(DType::kInt32, 1, 3);
+  reinterpret_cast<int32_t*>(t.bytes.data())[0] = 7;
+  Value b = make_value(DType::kFloat32, 1, 0), one = make_value(DType::kFloat32, 1, 0);
+  reinterpret_cast<float*>(b.bytes.data())[0] = 0.999f;
+  reinterpret_cast<float*>(one.bytes.data())[0] = 1.0f;
+  const Value m = make_value(DType::kFloat32, n, 1);
+  const std::vector<Value> values = {t, b, one, m};
+  const auto binary = [](Binary op, int32_t x, int32_t y) {
+    return ChainStep{
+        Kind::kBinary, static_cast<uint8_t>(op), DType::kFloat32, DType::kFloat32, {x, y}};
+  };
+  using spmd::kernels::chain_result;
+  const std::vector<ChainStep> steps = {{Kind::kConvert, 0, DType::kInt32, DType::kFloat32, {0}},
+                                        binary(Binary::kPow, 1, chain_result(0)),
+                                        binary(Binary::kSub, 2, chain_result(1)),
+                                        binary(Binary::kDiv, 3, chain_result(2)),
+                                        {Kind::kUnary,
+                                         static_cast<uint8_t>(Unary::kNeg),
+                                         DType::kFloat32,
+                                         DType::kFloat32,
+                                         {chain_result(3)}}};
+  std::vector<Input> inputs;
+  for (const Value& v : values) inputs.push_back(v.input());
+  const spmd::kernels::HoistedChain h = spmd::kernels::hoist_uniform_steps(steps, inputs, n);
+  EXPECT_EQ(h.hoisted, 3);
+  ASSERT_EQ(h.steps.size(), 2u);
+  EXPECT_EQ(h.inputs.size(), inputs.size() + 3);
+  EXPECT_EQ(h.steps[0].args[1], 6);  // the third hoisted value, 1 - b^t
+  EXPECT_EQ(h.steps[1].args[0], chain_result(0));
+  Bytes got(static_cast<size_t>(n) * 4);
+  spmd::kernels::run_chain(steps, inputs, got.data(), n);
+  const Bytes want = step_by_step(steps, values, n);
+  EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size()), 0);
+  // The last step is never hoisted, though it reads only scalars: it writes all n elements.
+  const std::vector<ChainStep> all_scalar(steps.begin(), steps.begin() + 3);
+  EXPECT_EQ(spmd::kernels::hoist_uniform_steps(all_scalar, inputs, n).steps.size(), 1u);
+  spmd::kernels::run_chain(all_scalar, inputs, got.data(), n);
+  const Bytes scalar_want = step_by_step(all_scalar, values, n);
+  EXPECT_EQ(std::memcmp(got.data(), scalar_want.data(), got.size()), 0);
+  // One element: nothing to save, nothing hoisted.
+  EXPECT_EQ(spmd::kernels::hoist_uniform_steps(steps, inputs, 1).hoisted, 0);
+}
+
+// A hoisted integer division by zero is the chain's error, as it is unhoisted.
+TEST(Chain, AHoistedDivisionByZeroIsTheChainsError) {
+  Value zero = make_value(DType::kInt32, 1, 5);  // (5 % 11) - 5 = 0
+  ASSERT_EQ(reinterpret_cast<const int32_t*>(zero.bytes.data())[0], 0);
+  const Value a = make_value(DType::kInt32, 1, 8), x = make_value(DType::kInt32, 100, 1);
+  const std::vector<Input> inputs = {a.input(), zero.input(), x.input()};
+  const std::vector<ChainStep> steps = {
+      {Kind::kBinary, static_cast<uint8_t>(Binary::kDiv), DType::kInt32, DType::kInt32, {0, 1}},
+      {Kind::kBinary,
+       static_cast<uint8_t>(Binary::kAdd),
+       DType::kInt32,
+       DType::kInt32,
+       {2, spmd::kernels::chain_result(0)}}};
+  Bytes out(400);
+  EXPECT_THROW(spmd::kernels::run_chain(steps, inputs, out.data(), 100), spmd::InvalidArgument);
 }
 
 TEST(Chain, AnIntegerDivisionByZeroInsideAChainIsAnError) {
