@@ -19,23 +19,37 @@ void compute_once(const ChainStep& s, std::span<const Input> operands, std::byte
   }
 }
 
+// Whether some step before the last reads nothing but scalar inputs: the first step any hoisting
+// starts from. Most chains have none, and then nothing is copied.
+bool reads_only_scalars(std::span<const ChainStep> steps, std::span<const Input> inputs) {
+  for (size_t k = 0; k + 1 < steps.size(); ++k) {
+    bool all = true;
+    for (int i = 0; i < arity(steps[k].kind); ++i) {
+      const int32_t arg = steps[k].args[static_cast<size_t>(i)];
+      all = all && arg >= 0 && static_cast<size_t>(arg) < inputs.size() &&
+            inputs[static_cast<size_t>(arg)].elements == 1;
+    }
+    if (all) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 HoistedChain hoist_uniform_steps(std::span<const ChainStep> steps, std::span<const Input> inputs,
                                  int64_t n) {
   const auto unhoisted = [&] {
     HoistedChain whole;
-    whole.inputs.assign(inputs.begin(), inputs.end());
-    whole.steps.assign(steps.begin(), steps.end());
+    whole.steps = steps;
+    whole.inputs = inputs;
     return whole;
   };
-  if (n <= 1 || steps.size() < 2) return unhoisted();
+  if (n <= 1 || steps.size() < 2 || !reads_only_scalars(steps, inputs)) return unhoisted();
   HoistedChain h;
-  h.inputs.assign(inputs.begin(), inputs.end());
+  h.own_inputs.assign(inputs.begin(), inputs.end());
   // Step k's value: a new scalar input where it is hoisted, else its index among the kept steps.
   std::vector<std::optional<int32_t>> hoisted_input(steps.size());
   std::vector<int32_t> kept_index(steps.size(), -1);
-  std::vector<ChainStep> kept;
   h.values.reserve(steps.size());  // values' addresses go into inputs: no reallocation
   for (size_t k = 0; k < steps.size(); ++k) {
     ChainStep s = steps[k];
@@ -53,7 +67,7 @@ HoistedChain hoist_uniform_steps(std::span<const ChainStep> steps, std::span<con
       if (earlier >= k) return unhoisted();
       if (hoisted_input[earlier]) {
         arg = *hoisted_input[earlier];
-        operands[static_cast<size_t>(i)] = h.inputs[static_cast<size_t>(arg)];
+        operands[static_cast<size_t>(i)] = h.own_inputs[static_cast<size_t>(arg)];
       } else {
         uniform = false;
         arg = chain_result(kept_index[earlier]);
@@ -62,15 +76,16 @@ HoistedChain hoist_uniform_steps(std::span<const ChainStep> steps, std::span<con
     if (uniform) {
       h.values.emplace_back();
       compute_once(s, operands, h.values.back().bytes.data());
-      hoisted_input[k] = static_cast<int32_t>(h.inputs.size());
-      h.inputs.push_back({h.values.back().bytes.data(), 1});
+      hoisted_input[k] = static_cast<int32_t>(h.own_inputs.size());
+      h.own_inputs.push_back({h.values.back().bytes.data(), 1});
       ++h.hoisted;
     } else {
-      kept_index[k] = static_cast<int32_t>(kept.size());
-      kept.push_back(s);
+      kept_index[k] = static_cast<int32_t>(h.own_steps.size());
+      h.own_steps.push_back(s);
     }
   }
-  h.steps = std::move(kept);
+  h.steps = h.own_steps;
+  h.inputs = h.own_inputs;
   return h;
 }
 

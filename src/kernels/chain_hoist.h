@@ -22,25 +22,29 @@ namespace spmd::kernels {
 // scalar input (one element) or a uniform step's result. The last step is never hoisted (it
 // writes the n elements). `steps` and `inputs` are the chain to run in place of the original:
 // the original inputs, then one scalar input per hoisted step (its value in `values`), and the
-// remaining steps in their order, their operands renumbered.
+// remaining steps in their order, their operands renumbered. With nothing hoisted they are the
+// original spans, and nothing was allocated.
 struct HoistedChain {
   struct alignas(16) Value {
     std::array<std::byte, 16> bytes;  // one element of any dtype
   };
-  std::vector<ChainStep> steps;
-  std::vector<Input> inputs;
-  std::vector<Value> values;  // one per hoisted step: its result, which `inputs` points into
+  std::span<const ChainStep> steps;
+  std::span<const Input> inputs;
   int hoisted = 0;
+  std::vector<ChainStep> own_steps;  // what `steps` shows where something was hoisted
+  std::vector<Input> own_inputs;     // what `inputs` shows where something was hoisted
+  std::vector<Value> values;         // one per hoisted step: its result, which `inputs` points into
 
   HoistedChain() = default;
   HoistedChain(HoistedChain&&) = default;  // a vector's move keeps its elements where they are
   HoistedChain& operator=(HoistedChain&&) = default;
-  HoistedChain(const HoistedChain&) = delete;  // a copy's inputs would point into the original
+  HoistedChain(const HoistedChain&) = delete;  // a copy's spans would show the original's
   HoistedChain& operator=(const HoistedChain&) = delete;
 };
 
 // The chain `steps` over `inputs` with its uniform steps computed, for a chain of n > 1 elements
-// (with n ≤ 1 nothing is hoisted: each step runs once anyway). A malformed chain (a step reading
+// (with n ≤ 1 nothing is hoisted: each step runs once anyway). The result's spans may show
+// `steps` and `inputs`, which must outlive it. A malformed chain (a step reading
 // a later step or a missing input) is returned unhoisted for run_chain to refuse. Throws what a
 // hoisted step's kernel throws (an integer division by zero), as running the chain would.
 HoistedChain hoist_uniform_steps(std::span<const ChainStep> steps, std::span<const Input> inputs,

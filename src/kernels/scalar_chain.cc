@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <vector>
 
 #include "spmd/error.h"
 
@@ -42,6 +43,52 @@ void check_and_type(std::span<const ChainStep> steps, ScalarChain& p) {
   }
 }
 
+// Moves the steps before the last that read only scalar inputs and each other into p's
+// prologue (scalar_chain.h), renumbering every operand, if the other steps read at most
+// kMaxHoistedValues of their values; else leaves p as it is. `steps` are checked.
+void split_prologue(std::span<const ChainStep> steps, ScalarChain& p) {
+  const size_t count = steps.size();
+  std::vector<bool> uniform(count, false);
+  for (size_t k = 0; k + 1 < count; ++k) {
+    bool all = true;
+    for (int a = 0; a < arity(steps[k].kind); ++a) {
+      const int32_t arg = steps[k].args[static_cast<size_t>(a)];
+      all = all && (arg >= 0 ? p.input_elements[arg] == 1 : uniform[static_cast<size_t>(-1 - arg)]);
+    }
+    uniform[k] = all;
+  }
+  // Each step's index in its own list; each prologue step's hoisted index, if the rest reads it.
+  std::vector<int32_t> index(count), hoisted(count, -1);
+  int32_t prologue = 0, rest = 0, read = 0;
+  for (size_t k = 0; k < count; ++k) index[k] = uniform[k] ? prologue++ : rest++;
+  if (prologue == 0) return;
+  for (size_t k = 0; k < count; ++k) {
+    if (uniform[k]) continue;
+    for (int a = 0; a < arity(steps[k].kind); ++a) {
+      const int32_t arg = steps[k].args[static_cast<size_t>(a)];
+      if (arg < 0 && uniform[static_cast<size_t>(-1 - arg)] &&
+          hoisted[static_cast<size_t>(-1 - arg)] < 0) {
+        if (read == kMaxHoistedValues) return;
+        hoisted[static_cast<size_t>(-1 - arg)] = read++;
+      }
+    }
+  }
+  p.prologue = prologue;
+  p.steps = rest;
+  p.hoisted = read;
+  for (size_t k = 0; k < count; ++k) {
+    ChainStep s = steps[k];
+    for (int a = 0; a < arity(s.kind); ++a) {
+      int32_t& arg = s.args[static_cast<size_t>(a)];
+      if (arg >= 0) continue;
+      const auto from = static_cast<size_t>(-1 - arg);
+      arg = !uniform[k] && uniform[from] ? p.inputs + hoisted[from] : chain_result(index[from]);
+    }
+    p.step[uniform[k] ? rest + index[k] : index[k]] = s;
+    if (uniform[k] && hoisted[k] >= 0) p.hoisted_from[hoisted[k]] = static_cast<int8_t>(index[k]);
+  }
+}
+
 }  // namespace
 
 ScalarChain make_scalar_chain(std::span<const ChainStep> steps, std::span<const Input> inputs,
@@ -62,6 +109,7 @@ ScalarChain make_scalar_chain(std::span<const ChainStep> steps, std::span<const 
     p.input_elements[i] = inputs[i].elements;
   }
   check_and_type(steps, p);
+  if (n > 1) split_prologue(steps, p);
   p.out = out;
   p.n = n;
   return p;

@@ -2,10 +2,12 @@
 // backend's chain kernel (cuda/chain_kernel.cu), written once for the host and the GPU so that
 // the CPU tests (tests/kernels/scalar_ops_test.cc) run, element for element, what the GPU runs.
 //
-// make_scalar_chain() checks the steps on the host and fixes each input's dtype; run_element()
-// then computes one element through every step in scalar_ops.h's arithmetic, each step's
-// result rounded to its dtype (a half type, an integer's width) as that step's own kernel would
-// store it. Pure; thread-safe.
+// make_scalar_chain() checks the steps on the host and fixes each input's dtype; run_prologue()
+// computes, once a thread, the steps that read only scalars (jit's fusion puts a scalar
+// computation such as Adam's bias correction into the chain that reads it: jit/fuse.h), and
+// run_element() then computes one element through the other steps in scalar_ops.h's
+// arithmetic, each step's result rounded to its dtype (a half type, an integer's width) as that
+// step's own kernel would store it. Pure; thread-safe.
 #pragma once
 
 #include <cstddef>
@@ -17,14 +19,27 @@
 
 namespace spmd::kernels {
 
-// The most steps and inputs one program takes (a GPU launch carries it as its parameters).
+// The most steps and inputs one program takes (a GPU launch carries it as its parameters), and
+// the most prologue values the per-element steps read (a thread keeps them in registers).
 constexpr int kMaxScalarChainSteps = kMaxChainSteps;
 constexpr int kMaxScalarChainInputs = kMaxChainInputs;
+constexpr int kMaxHoistedValues = 8;
 
+// The steps are in two lists, one after the other in `step` (so that the launch's parameters are
+// no larger than a chain without a prologue):
+// - step[0, steps): the steps computed per element, the chain's last step last. Their operands:
+//   an input (0 ≤ arg < inputs), a prologue value (arg = inputs + h: prologue step
+//   hoisted_from[h]'s result), or an earlier step of this list (chain_result(k)).
+// - step[steps, steps + prologue): the prologue, steps that read only scalar inputs (one
+//   element) and earlier prologue steps, computed once a thread. Their operands: an input
+//   (arg ≥ 0) or an earlier prologue step (chain_result(k), k counted from the prologue's first).
 struct ScalarChain {
   int32_t steps = 0;
   int32_t inputs = 0;
+  int32_t prologue = 0;
+  int32_t hoisted = 0;
   ChainStep step[kMaxScalarChainSteps];
+  int8_t hoisted_from[kMaxHoistedValues];
   const std::byte* input[kMaxScalarChainInputs];
   int64_t input_elements[kMaxScalarChainInputs];  // n or 1
   DType input_dtype[kMaxScalarChainInputs];
@@ -32,7 +47,14 @@ struct ScalarChain {
   int64_t n = 0;
 };
 
-// The program for run_chain(steps, inputs, out, n) (chain.h). Throws InvalidArgument for a step
+// The prologue's values that the per-element steps read, as run_prologue() leaves them.
+struct HoistedValues {
+  scalar::Slot value[kMaxHoistedValues];
+};
+
+// The program for run_chain(steps, inputs, out, n) (chain.h). Where n > 1, the steps before the
+// last that read only scalar inputs and each other go to the prologue, if the other steps read
+// at most kMaxHoistedValues of their values (else none does). Throws InvalidArgument for a step
 // that reads a later step or a missing input, an operation elementwise.h does not define on its
 // dtype, uint64 (scalar_ops.h does not compute in it), or more steps or inputs than the limits.
 ScalarChain make_scalar_chain(std::span<const ChainStep> steps, std::span<const Input> inputs,
@@ -68,11 +90,25 @@ SPMD_HOST_DEVICE inline scalar::Slot apply_step(const ChainStep& s, scalar::Slot
   return r;
 }
 
-// One step of element e, its operands read through `result(k)` (step k's value).
+// Prologue value h (0 ≤ h < kMaxHoistedValues), picked by comparing indices rather than by a
+// computed address, which on a GPU would put the values in local memory.
+SPMD_HOST_DEVICE inline scalar::Slot hoisted_value(const HoistedValues& hoisted, int32_t h) {
+  scalar::Slot v = hoisted.value[0];
+  SPMD_UNROLL
+  for (int i = 1; i < kMaxHoistedValues; ++i) {
+    if (i == h) v = hoisted.value[i];
+  }
+  return v;
+}
+
+// One step of element e, its operands read through `result(k)` (step k's value of its list) and
+// `hoisted` (the prologue's values; unread for a prologue step).
 template <class Result>
 SPMD_HOST_DEVICE inline scalar::Slot run_step(const ScalarChain& p, const ChainStep& s, int64_t e,
-                                              const Result& result, bool* divided_by_zero) {
+                                              const Result& result, const HoistedValues& hoisted,
+                                              bool* divided_by_zero) {
   const auto operand = [&](int32_t arg) {
+    if (arg >= p.inputs) return hoisted_value(hoisted, arg - p.inputs);
     if (arg >= 0) {
       return scalar::load(p.input_dtype[arg], p.input[arg], p.input_elements[arg] == 1 ? 0 : e);
     }
@@ -85,11 +121,24 @@ SPMD_HOST_DEVICE inline scalar::Slot run_step(const ScalarChain& p, const ChainS
   return apply_step(s, a, b, c, divided_by_zero);
 }
 
-// Whether every step of `p` is a unary or binary arithmetic step (no comparison, select or
-// conversion) of one floating-point dtype, reading inputs of that dtype: such a program computes
-// in plain float (or double) values, which the CUDA backend runs without scalar_ops.h's per-value
-// dtype dispatch (chain_kernel.cu). logistic of a half type, whose intermediate roundings are
-// its own, is left to the general path.
+// Computes the prologue's steps (once a thread) and keeps the values the per-element steps read;
+// an integer division by zero among them stores 0 and sets *divided_by_zero.
+SPMD_HOST_DEVICE inline void run_prologue(const ScalarChain& p, HoistedValues& hoisted,
+                                          bool* divided_by_zero) {
+  scalar::Slot results[kMaxScalarChainSteps];
+  const auto result = [&](int32_t j) { return results[j]; };
+  for (int32_t k = 0; k < p.prologue; ++k) {
+    results[k] = run_step(p, p.step[p.steps + k], 0, result, hoisted, divided_by_zero);
+  }
+  for (int32_t h = 0; h < p.hoisted; ++h) hoisted.value[h] = results[p.hoisted_from[h]];
+}
+
+// Whether every per-element step of `p` is a unary or binary arithmetic step (no comparison,
+// select or conversion) of one floating-point dtype, reading inputs and prologue values of that
+// dtype: such a program computes in plain float (or double) values, which the CUDA backend runs
+// without scalar_ops.h's per-value dtype dispatch (chain_kernel.cu). The prologue may hold any
+// steps (it runs once a thread, through run_prologue). logistic of a half type, whose
+// intermediate roundings are its own, is left to the general path.
 inline bool is_uniform_float(const ScalarChain& p) {
   const DType t = p.step[0].dtype;
   if (scalar::class_of(t) != scalar::Class::kFloat &&
@@ -105,19 +154,25 @@ inline bool is_uniform_float(const ScalarChain& p) {
     } else if (s.kind != ChainStep::Kind::kBinary || is_comparison(static_cast<Binary>(s.fn))) {
       return false;
     }
+    for (int a = 0; a < operand_count(s.kind); ++a) {
+      const int32_t arg = s.args[static_cast<size_t>(a)];
+      if (arg >= 0 && arg < p.inputs && p.input_dtype[arg] != t) return false;
+    }
   }
-  for (int32_t i = 0; i < p.inputs; ++i) {
-    if (p.input_dtype[i] != t) return false;
+  for (int32_t h = 0; h < p.hoisted; ++h) {
+    if (p.step[p.steps + p.hoisted_from[h]].result != t) return false;
   }
   return true;
 }
 
-// Computes element e (0 ≤ e < p.n) and stores it in p.out; an integer division by zero stores 0
-// and sets *divided_by_zero. For a program of at most N steps: the steps' results stay in
+// Computes element e (0 ≤ e < p.n) through the per-element steps, `hoisted` the prologue's
+// values, and stores it in p.out; an integer division by zero stores 0 and sets
+// *divided_by_zero. For a program of at most N per-element steps: the steps' results stay in
 // registers (the loop is unrolled and a result is picked by comparing indices, never by a
 // computed address, which on a GPU would put them in local memory). N of 8 or less.
 template <int N>
 SPMD_HOST_DEVICE inline void run_element_short(const ScalarChain& p, int64_t e,
+                                               const HoistedValues& hoisted,
                                                bool* divided_by_zero) {
   scalar::Slot results[N];
   const auto result = [&](int32_t j) {
@@ -131,17 +186,18 @@ SPMD_HOST_DEVICE inline void run_element_short(const ScalarChain& p, int64_t e,
   SPMD_UNROLL
   for (int k = 0; k < N; ++k) {
     if (k >= p.steps) break;
-    results[k] = run_step(p, p.step[k], e, result, divided_by_zero);
+    results[k] = run_step(p, p.step[k], e, result, hoisted, divided_by_zero);
   }
   scalar::store(p.step[p.steps - 1].result, p.out, e, result(p.steps - 1));
 }
 
 // The same for a program of any length (up to kMaxScalarChainSteps), its results in an array.
-SPMD_HOST_DEVICE inline void run_element(const ScalarChain& p, int64_t e, bool* divided_by_zero) {
+SPMD_HOST_DEVICE inline void run_element(const ScalarChain& p, int64_t e,
+                                         const HoistedValues& hoisted, bool* divided_by_zero) {
   scalar::Slot results[kMaxScalarChainSteps];
   const auto result = [&](int32_t j) { return results[j]; };
   for (int32_t k = 0; k < p.steps; ++k) {
-    results[k] = run_step(p, p.step[k], e, result, divided_by_zero);
+    results[k] = run_step(p, p.step[k], e, result, hoisted, divided_by_zero);
   }
   scalar::store(p.step[p.steps - 1].result, p.out, e, results[p.steps - 1]);
 }

@@ -249,6 +249,37 @@ inline std::vector<ChainCase> mixed_cases() {
     c.steps[4].args = {chain_result(3)};
     cases.push_back(std::move(c));
   }
+  // Adam's bias correction inside its update, -(m / (1 - b^float(t))), as jit fuses it: the
+  // steps that read only scalars form the GPU kernel's prologue (scalar_chain.h), run once a
+  // thread, and the rest reads their value.
+  for (DType t : {DType::kFloat32, DType::kFloat64}) {
+    ChainCase c{fmt_name("adam_bias_correction", t),
+                {},
+                {chain_value(t, a), chain_value(DType::kInt32, {7}), chain_value(t, {0.999}),
+                 chain_value(t, {1})},
+                1000,
+                true};  // pow
+    c.steps = {{ChainStep::Kind::kConvert, 0, DType::kInt32, t, {chain_input(1)}},
+               binary_step(Binary::kPow, t, chain_input(2), chain_result(0)),
+               binary_step(Binary::kSub, t, chain_input(3), chain_result(1)),
+               binary_step(Binary::kDiv, t, chain_input(0), chain_result(2)),
+               unary_step(Unary::kNeg, t)};
+    c.steps[4].args = {chain_result(3)};
+    cases.push_back(std::move(c));
+  }
+  // Nine scalar values read per element, more than a thread keeps (kMaxHoistedValues): no
+  // prologue, every step per element. x + -1 + -2 + … + -9.
+  ChainCase nine{"nine_hoisted_values", {}, {chain_value(DType::kFloat32, a)}, 1000, false};
+  for (int k = 0; k < 9; ++k) {
+    nine.inputs.push_back(chain_value(DType::kFloat32, {k + 1.0}));
+    nine.steps.push_back(unary_step(Unary::kNeg, DType::kFloat32));
+    nine.steps.back().args = {chain_input(k + 1)};
+  }
+  for (int k = 0; k < 9; ++k) {
+    const int32_t x = k == 0 ? chain_input(0) : chain_result(8 + k);
+    nine.steps.push_back(binary_step(Binary::kAdd, DType::kFloat32, x, chain_result(k)));
+  }
+  cases.push_back(std::move(nine));
   // 32 steps, the most one program takes: x + 1, then * 1.5, … alternately.
   ChainCase long_chain{"thirty_two_steps",
                        {},

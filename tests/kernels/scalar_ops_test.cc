@@ -21,11 +21,13 @@ Bytes scalar_result(const ChainCase& c) {
     Bytes out(bytes);
     kernels::ScalarChain program = kernels::make_scalar_chain(c.steps, inputs, out.data(), c.n);
     bool divided_by_zero = false;
-    for (int64_t e = 0; e < c.n; ++e) element(program, e, &divided_by_zero);
+    kernels::HoistedValues hoisted{};
+    kernels::run_prologue(program, hoisted, &divided_by_zero);
+    for (int64_t e = 0; e < c.n; ++e) element(program, e, hoisted, &divided_by_zero);
     EXPECT_FALSE(divided_by_zero) << c.name;
     return out;
   };
-  const Bytes generic = run(&kernels::run_element);
+  Bytes generic = run(&kernels::run_element);
   const size_t steps = c.steps.size();
   if (steps <= 2) {
     EXPECT_EQ(run(&kernels::run_element_short<2>), generic) << c.name;
@@ -99,12 +101,14 @@ TEST(ScalarOps, UniformFloatProgramsAreArithmeticOfOneFloatDtype) {
   };
   int yes = 0, no = 0;
   for (const ChainCase& c : mixed_cases()) {
+    // Adam's case: a conversion in the prologue, plain float arithmetic after it.
     const bool expected =
-        c.name.starts_with("eight_uniform_steps") || c.name.starts_with("thirty_two_steps");
+        c.name.starts_with("eight_uniform_steps") || c.name.starts_with("thirty_two_steps") ||
+        c.name.starts_with("adam_bias_correction") || c.name == "nine_hoisted_values";
     EXPECT_EQ(uniform(c), expected) << c.name;
     (expected ? yes : no) += 1;
   }
-  EXPECT_EQ(yes, 5);
+  EXPECT_EQ(yes, 8);
   EXPECT_GT(no, 0);
   for (const ChainCase& c : unary_cases()) {
     const DType t = c.steps[0].dtype;
@@ -132,11 +136,49 @@ TEST(ScalarOps, AnIntegerDivisionByZeroIsReportedNotComputed) {
   const Input inputs[] = {x.input(), y.input()};
   const auto program = kernels::make_scalar_chain({&step, 1}, inputs, out.data(), 2);
   bool divided_by_zero = false;
-  kernels::run_element(program, 0, &divided_by_zero);
+  const kernels::HoistedValues none{};
+  kernels::run_element(program, 0, none, &divided_by_zero);
   EXPECT_FALSE(divided_by_zero);
-  kernels::run_element(program, 1, &divided_by_zero);
+  kernels::run_element(program, 1, none, &divided_by_zero);
   EXPECT_TRUE(divided_by_zero);
   EXPECT_EQ(scalar::load(DType::kInt32, out.data(), 0).i, 3);
+}
+
+// Steps that read only scalars go to the prologue, computed once a thread; the per-element steps
+// read their values as inputs past the chain's own. The chain's last step stays per element.
+TEST(ScalarOps, StepsReadingOnlyScalarsFormThePrologue) {
+  for (const ChainCase& c : mixed_cases()) {
+    std::vector<Input> inputs;
+    for (const ChainValue& v : c.inputs) inputs.push_back(v.input());
+    const auto p = kernels::make_scalar_chain(c.steps, inputs, nullptr, c.n);
+    if (c.name.starts_with("adam_bias_correction")) {
+      EXPECT_EQ(p.prologue, 3) << c.name;  // convert, pow, sub
+      EXPECT_EQ(p.hoisted, 1) << c.name;
+      ASSERT_EQ(p.steps, 2) << c.name;                   // div, neg
+      EXPECT_EQ(p.step[0].args[1], p.inputs) << c.name;  // 1 - b^t, the first hoisted value
+      EXPECT_EQ(p.hoisted_from[0], 2) << c.name;
+      EXPECT_EQ(kernels::make_scalar_chain(c.steps, inputs, nullptr, 1).prologue, 0) << c.name;
+    } else {
+      EXPECT_EQ(p.prologue, 0) << c.name;  // nine_hoisted_values: nine are more than fit
+      EXPECT_EQ(p.steps, static_cast<int32_t>(c.steps.size())) << c.name;
+    }
+  }
+}
+
+TEST(ScalarOps, AnIntegerDivisionByZeroInThePrologueIsReported) {
+  const ChainValue x = chain_value(DType::kInt32, {1, 2});
+  const ChainValue seven = chain_value(DType::kInt32, {7});
+  const ChainValue zero = chain_value(DType::kInt32, {0});
+  const ChainStep steps[] = {binary_step(Binary::kDiv, DType::kInt32, 1, 2),
+                             binary_step(Binary::kAdd, DType::kInt32, 0, kernels::chain_result(0))};
+  Bytes out(8);
+  const Input inputs[] = {x.input(), seven.input(), zero.input()};
+  const auto program = kernels::make_scalar_chain(steps, inputs, out.data(), 2);
+  ASSERT_EQ(program.prologue, 1);
+  bool divided_by_zero = false;
+  kernels::HoistedValues hoisted{};
+  kernels::run_prologue(program, hoisted, &divided_by_zero);
+  EXPECT_TRUE(divided_by_zero);
 }
 
 // The lowest value of a signed type over -1 has no quotient in the type; XLA wraps it to itself.

@@ -14,9 +14,11 @@ namespace {
 __global__ void __launch_bounds__(256)
     chain_kernel(const __grid_constant__ ScalarChain program, int* error) {
   bool divided_by_zero = false;
+  HoistedValues hoisted{};
+  run_prologue(program, hoisted, &divided_by_zero);
   const int64_t stride = int64_t{gridDim.x} * blockDim.x;
   for (int64_t e = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; e < program.n; e += stride) {
-    run_element(program, e, &divided_by_zero);
+    run_element(program, e, hoisted, &divided_by_zero);
   }
   if (divided_by_zero) atomicExch(error, 1);
 }
@@ -27,9 +29,11 @@ template <int N>
 __global__ void __launch_bounds__(256, 4)
     short_chain_kernel(const __grid_constant__ ScalarChain program, int* error) {
   bool divided_by_zero = false;
+  HoistedValues hoisted{};
+  run_prologue(program, hoisted, &divided_by_zero);
   const int64_t stride = int64_t{gridDim.x} * blockDim.x;
   for (int64_t e = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; e < program.n; e += stride) {
-    run_element_short<N>(program, e, &divided_by_zero);
+    run_element_short<N>(program, e, hoisted, &divided_by_zero);
   }
   if (divided_by_zero) atomicExch(error, 1);
 }
@@ -113,16 +117,38 @@ __device__ __forceinline__ void binary_k(Binary op, const F (&a)[K], const F (&b
   }
 }
 
-// Uniform floating-point programs (scalar_chain.h's is_uniform_float) of at most N steps, K
-// elements a thread: plain F values in registers, one switch on the operation per step and K
-// elements, the same unary_float/binary_float arithmetic as scalar_ops.h's unary/binary.
-template <DType D, int N, int K>
+// A prologue value (a Slot of float's or double's class) as F.
+template <class F>
+__device__ __forceinline__ F slot_value(scalar::Slot v) {
+  if constexpr (std::is_same_v<F, double>) {
+    return v.d;
+  } else {
+    return v.f;
+  }
+}
+
+// Uniform floating-point programs (scalar_chain.h's is_uniform_float) of at most N per-element
+// steps, K elements a thread: plain F values in registers, one switch on the operation per step
+// and K elements, the same unary_float/binary_float arithmetic as scalar_ops.h's unary/binary.
+// With H > 0, the prologue (any steps) runs once a thread through scalar_chain.h's general
+// path and its values (at most H) wait in registers as F; with H = 0 the program has none, and
+// the registers are not spent (ptxas: 32 a thread for float32's N = 8, 40 with H = 8).
+template <DType D, int N, int K, int H>
 __global__ void __launch_bounds__(256)
-    uniform_chain_kernel(const __grid_constant__ ScalarChain program) {
+    uniform_chain_kernel(const __grid_constant__ ScalarChain program, int* error) {
   using U = Uniform<D>;
   using F = typename U::F;
   using Storage = typename U::Storage;
   constexpr bool kHalf = scalar::is_half(D);
+  F hoisted[H > 0 ? H : 1];
+  if constexpr (H > 0) {
+    bool divided_by_zero = false;
+    HoistedValues values{};
+    run_prologue(program, values, &divided_by_zero);
+    if (divided_by_zero) atomicExch(error, 1);
+#pragma unroll
+    for (int h = 0; h < H; ++h) hoisted[h] = slot_value<F>(values.value[h]);
+  }
   const int64_t width = blockDim.x;
   const int64_t tile = width * K;
   for (int64_t base = blockIdx.x * tile + threadIdx.x; base < program.n;
@@ -137,6 +163,16 @@ __global__ void __launch_bounds__(256)
     }
     F results[N][K];
     const auto operand = [&](int32_t arg, F* out) {
+      if (H > 0 && arg >= program.inputs) {  // a prologue value, picked without an address
+        F v = hoisted[0];
+#pragma unroll
+        for (int h = 1; h < H; ++h) {
+          if (h == arg - program.inputs) v = hoisted[h];
+        }
+#pragma unroll
+        for (int j = 0; j < K; ++j) out[j] = v;
+        return;
+      }
       if (arg >= 0) {
         const Storage* in =
             static_cast<const Storage*>(static_cast<const void*>(program.input[arg]));
@@ -212,14 +248,18 @@ void launch_grid(int64_t wanted, int multiprocessors, int threads, cudaStream_t 
 }
 
 template <DType D>
-void launch_uniform(const ScalarChain& program, int64_t wanted, int multiprocessors, int threads,
-                    cudaStream_t stream) {
-  if (program.steps <= 2) {
-    launch_grid<&uniform_chain_kernel<D, 2, 4>>(wanted, multiprocessors, threads, stream, program);
+void launch_uniform(const ScalarChain& program, int* error, int64_t wanted, int multiprocessors,
+                    int threads, cudaStream_t stream) {
+  const int m = multiprocessors;
+  if (program.prologue > 0) {  // one kernel for every length: prologues are rare
+    launch_grid<&uniform_chain_kernel<D, 8, 4, kMaxHoistedValues>>(wanted, m, threads, stream,
+                                                                    program, error);
+  } else if (program.steps <= 2) {
+    launch_grid<&uniform_chain_kernel<D, 2, 4, 0>>(wanted, m, threads, stream, program, error);
   } else if (program.steps <= 4) {
-    launch_grid<&uniform_chain_kernel<D, 4, 4>>(wanted, multiprocessors, threads, stream, program);
+    launch_grid<&uniform_chain_kernel<D, 4, 4, 0>>(wanted, m, threads, stream, program, error);
   } else {
-    launch_grid<&uniform_chain_kernel<D, 8, 4>>(wanted, multiprocessors, threads, stream, program);
+    launch_grid<&uniform_chain_kernel<D, 8, 4, 0>>(wanted, m, threads, stream, program, error);
   }
 }
 
@@ -235,16 +275,16 @@ cudaError_t launch_chain(const ScalarChain& program, int* error, int64_t wanted,
   if (program.steps <= 8 && is_uniform_float(program)) {
     switch (program.step[0].dtype) {
       case DType::kFloat32:
-        launch_uniform<DType::kFloat32>(program, wanted, m, threads, stream);
+        launch_uniform<DType::kFloat32>(program, error, wanted, m, threads, stream);
         break;
       case DType::kFloat64:
-        launch_uniform<DType::kFloat64>(program, wanted, m, threads, stream);
+        launch_uniform<DType::kFloat64>(program, error, wanted, m, threads, stream);
         break;
       case DType::kBFloat16:
-        launch_uniform<DType::kBFloat16>(program, wanted, m, threads, stream);
+        launch_uniform<DType::kBFloat16>(program, error, wanted, m, threads, stream);
         break;
       default:
-        launch_uniform<DType::kFloat16>(program, wanted, m, threads, stream);
+        launch_uniform<DType::kFloat16>(program, error, wanted, m, threads, stream);
         break;
     }
   } else if (program.steps <= 2) {
