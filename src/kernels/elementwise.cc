@@ -12,6 +12,7 @@
 #include "kernels/dispatch.h"
 #include "kernels/xla_exp_avx2.h"
 #include "kernels/xla_exp_avx512.h"
+#include "kernels/xla_log_avx2.h"
 #include "kernels/xla_math.h"
 #include "spmd/error.h"
 
@@ -87,6 +88,16 @@ bool xla_unary_f32(Unary op, const float* x, float* y, int64_t n) {
   }
 }
 
+// Whether the CPU runs xla_unary_f32's x86-64-v4 (AVX-512) clone.
+bool avx512_clone_runs() {
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+  static const bool v4 = __builtin_cpu_supports("x86-64-v4") != 0;
+  return v4;
+#else
+  return false;
+#endif
+}
+
 template <class T>
 void unary_typed(Unary op, const ConstMap<T>& x, Map<T> y) {
   if constexpr (std::is_same_v<T, float>) {
@@ -94,7 +105,16 @@ void unary_typed(Unary op, const ConstMap<T>& x, Map<T> y) {
                               xla_exp_avx2(x.data(), y.data(), x.size()))) {
       return;
     }
-    if (op == Unary::kLogistic && xla_logistic_avx512(x.data(), y.data(), x.size())) return;
+    if (op == Unary::kLogistic && (xla_logistic_avx512(x.data(), y.data(), x.size()) ||
+                                   xla_logistic_avx2(x.data(), y.data(), x.size()))) {
+      return;
+    }
+    // Where xla_unary_f32's x86-64-v4 clone runs (16 wide), it is left to: the AVX2 loops were
+    // written for machines without AVX-512 and have not been timed on one.
+    if (!avx512_clone_runs()) {
+      if (op == Unary::kLog && xla_log_avx2(x.data(), y.data(), x.size())) return;
+      if (op == Unary::kLog1p && xla_log1p_avx2(x.data(), y.data(), x.size())) return;
+    }
     if (xla_unary_f32(op, x.data(), y.data(), x.size())) return;
   }
   if (op == Unary::kCopy || op == Unary::kStopGradient) {

@@ -51,29 +51,51 @@ struct ExpConstants {
   return _mm256_andnot_ps(tiny, result);
 }
 
+// xla_logistic: 1 / (1 + exp(-x)), a result below the smallest normal float flushed to +0 (a
+// NaN compares false and stays).
+[[gnu::always_inline]] inline __m256 logistic8(const ExpConstants& c, __m256 x) {
+  const __m256 minus = _mm256_xor_ps(x, _mm256_castsi256_ps(_mm256_set1_epi32(INT32_MIN)));
+  const __m256 y = _mm256_div_ps(c.one, _mm256_add_ps(c.one, exp8(c, minus)));
+  return _mm256_andnot_ps(_mm256_cmp_ps(y, c.smallest, _CMP_LT_OQ), y);
+}
+
 // Sixteen values per pass, two independent vectors, so that more of the formula's long chain
-// of dependent multiply-adds is in flight at once.
-void exp_loop(const float* x, float* y, int64_t n) {
+// of dependent multiply-adds is in flight at once; the tail through the scalar function.
+template <__m256 (*F)(const ExpConstants&, __m256), float (*Scalar)(float)>
+void each8(const float* x, float* y, int64_t n) {
   const ExpConstants c;
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
-    const __m256 a = exp8(c, _mm256_loadu_ps(x + i));
-    const __m256 b = exp8(c, _mm256_loadu_ps(x + i + 8));
+    const __m256 a = F(c, _mm256_loadu_ps(x + i));
+    const __m256 b = F(c, _mm256_loadu_ps(x + i + 8));
     _mm256_storeu_ps(y + i, a);
     _mm256_storeu_ps(y + i + 8, b);
   }
-  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, exp8(c, _mm256_loadu_ps(x + i)));
-  for (; i < n; ++i) y[i] = xla_exp(x[i]);
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, F(c, _mm256_loadu_ps(x + i)));
+  for (; i < n; ++i) y[i] = Scalar(x[i]);
 }
 
+float scalar_exp(float v) { return xla_exp(v); }
+float scalar_logistic(float v) { return xla_logistic(v); }
+
 #pragma GCC pop_options
+
+bool avx2_and_fma() {
+  static const bool supported = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return supported;
+}
 
 }  // namespace
 
 bool xla_exp_avx2(const float* x, float* y, int64_t n) {
-  static const bool supported = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  if (!supported) return false;
-  exp_loop(x, y, n);
+  if (!avx2_and_fma()) return false;
+  each8<exp8, scalar_exp>(x, y, n);
+  return true;
+}
+
+bool xla_logistic_avx2(const float* x, float* y, int64_t n) {
+  if (!avx2_and_fma()) return false;
+  each8<logistic8, scalar_logistic>(x, y, n);
   return true;
 }
 
@@ -83,6 +105,7 @@ bool xla_exp_avx2(const float* x, float* y, int64_t n) {
 
 namespace spmd::kernels {
 bool xla_exp_avx2(const float*, float*, int64_t) { return false; }
+bool xla_logistic_avx2(const float*, float*, int64_t) { return false; }
 }  // namespace spmd::kernels
 
 #endif

@@ -14,6 +14,7 @@
 #include "kernels/float_environment.h"
 #include "kernels/xla_exp_avx2.h"
 #include "kernels/xla_exp_avx512.h"
+#include "kernels/xla_log_avx2.h"
 #include "kernels/xla_math.h"
 
 namespace {
@@ -30,6 +31,13 @@ std::vector<float> inputs() {
     x.push_back(std::bit_cast<float>(static_cast<uint32_t>(bits())));
   std::uniform_real_distribution<float> near(-90.0f, 90.0f);
   for (int i = 0; i < 1 << 18; ++i) x.push_back(near(bits));
+  // log's and log1p's usual domains: around 1, and both sides of log1p's sqrt(2) - 1.
+  std::uniform_real_distribution<float> around_one(-1.0f, 4.0f);
+  for (int i = 0; i < 1 << 18; ++i) x.push_back(around_one(bits));
+  for (float v : {0.41421356f, -0.41421356f, 0.41421357f, -0.41421357f, -1.0f, -0.99999994f,
+                  1.17549435e-38f, -1.17549435e-38f, 0.70710677f, 0.70710683f}) {
+    x.push_back(v);
+  }
   return x;
 }
 
@@ -45,6 +53,11 @@ constexpr Loop kAvx512 = {k::xla_exp_avx512, "this CPU has no AVX-512: the loop 
 constexpr Loop kLogistic512 = {k::xla_logistic_avx512,
                                "this CPU has no AVX-512: the loop cannot run here",
                                [](float v) { return k::xla_logistic(v); }};
+constexpr const char* kNoAvx2 = "this CPU has no AVX2 and FMA: the loop cannot run here";
+constexpr Loop kLogistic2 = {k::xla_logistic_avx2, kNoAvx2,
+                             [](float v) { return k::xla_logistic(v); }};
+constexpr Loop kLog2 = {k::xla_log_avx2, kNoAvx2, [](float v) { return k::xla_log_of(v); }};
+constexpr Loop kLog1p2 = {k::xla_log1p_avx2, kNoAvx2, [](float v) { return k::xla_log1p_of(v); }};
 
 void expect_equal_to_scalar(const Loop& loop) {
   const std::vector<float> x = inputs();
@@ -114,6 +127,30 @@ TEST(XlaLogisticAvx512, EveryLengthAndOffsetMatchesTheScalarFunctionAndStopsAtTh
 TEST(XlaLogisticAvx512, EqualsTheScalarFunctionWithSubnormalsFlushed) {
   const k::FlushSubnormalsScope flush;
   expect_equal_to_scalar(kLogistic512);
+}
+
+// The logistic, log and log1p loops of AVX2 machines (xla_exp_avx2.h, xla_log_avx2.h).
+TEST(XlaLogisticAvx2, EqualsTheScalarFunctionEverywhere) { expect_equal_to_scalar(kLogistic2); }
+
+TEST(XlaLogisticAvx2, EveryLengthAndOffsetMatchesTheScalarFunctionAndStopsAtTheEnd) {
+  expect_every_length_and_offset(kLogistic2);
+}
+
+TEST(XlaLogAvx2, EqualsTheScalarFunctionEverywhere) {
+  expect_equal_to_scalar(kLog2);
+  expect_equal_to_scalar(kLog1p2);
+}
+
+TEST(XlaLogAvx2, EveryLengthAndOffsetMatchesTheScalarFunctionAndStopsAtTheEnd) {
+  expect_every_length_and_offset(kLog2);
+  expect_every_length_and_offset(kLog1p2);
+}
+
+TEST(XlaLogAvx2, EqualsTheScalarFunctionWithSubnormalsFlushed) {
+  const k::FlushSubnormalsScope flush;
+  expect_equal_to_scalar(kLogistic2);
+  expect_equal_to_scalar(kLog2);
+  expect_equal_to_scalar(kLog1p2);
 }
 
 }  // namespace
