@@ -12,12 +12,6 @@
 namespace spmd::kernels {
 namespace {
 
-bool has_avx512() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512f") != 0 && __builtin_cpu_supports("avx512bw") != 0 &&
-         __builtin_cpu_supports("avx512dq") != 0 && __builtin_cpu_supports("avx512vl") != 0;
-}
-
 // OpenBLAS's kernels that use AVX-512.
 bool avx512_kernels(std::string_view core) {
   constexpr std::array<std::string_view, 3> kCores = {"SkylakeX", "Cooperlake", "SapphireRapids"};
@@ -34,9 +28,15 @@ std::string blas_core() {
   return name != nullptr ? name : "";
 }
 
+bool processor_has_avx512() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") != 0 && __builtin_cpu_supports("avx512bw") != 0 &&
+         __builtin_cpu_supports("avx512dq") != 0 && __builtin_cpu_supports("avx512vl") != 0;
+}
+
 std::string blas_core_warning() {
   const std::string core = blas_core();
-  if (!has_avx512() || avx512_kernels(core) || core.empty()) return "";
+  if (!processor_has_avx512() || avx512_kernels(core) || core.empty()) return "";
   const char* forced = std::getenv("OPENBLAS_CORETYPE");
   const std::string cause =
       forced != nullptr

@@ -12,6 +12,9 @@
 
 namespace spmd::kernels {
 
+// Whether the processor has AVX-512 (F, BW, DQ and VL).
+bool processor_has_avx512();
+
 // OpenBLAS's name for the kernels this process runs ("Haswell", "SkylakeX", "Cooperlake", …).
 std::string blas_core();
 

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "kernels/blas_core.h"
 #include "spmd/error.h"
 
 namespace spmd::kernels {
@@ -121,9 +122,25 @@ std::string_view sgemm_library_name(SgemmLibrary library) {
   return library == SgemmLibrary::kOneDnn ? "oneDNN" : "OpenBLAS";
 }
 
+SgemmLibrary product_library(SgemmLibrary process, bool by_hand, bool avx512, bool transpose_a,
+                             bool transpose_b, int64_t m, int64_t n, int64_t k) {
+  const bool weight_gradient = transpose_a && !transpose_b && m * n * k >= kLargeProduct;
+  if (process == SgemmLibrary::kOneDnn && !by_hand && !avx512 && weight_gradient) {
+    return SgemmLibrary::kOpenBlas;
+  }
+  return process;
+}
+
 void sgemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, const float* a,
            int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) {
-  sgemm(sgemm_library(), transpose_a, transpose_b, m, n, k, a, lda, b, ldb, c, ldc);
+  static const bool by_hand = [] {
+    const char* setting = std::getenv("SPMD_CPU_SGEMM");
+    return setting != nullptr && *setting != '\0';
+  }();
+  static const bool avx512 = processor_has_avx512();
+  const SgemmLibrary library =
+      product_library(sgemm_library(), by_hand, avx512, transpose_a, transpose_b, m, n, k);
+  sgemm(library, transpose_a, transpose_b, m, n, k, a, lda, b, ldb, c, ldc);
 }
 
 void sgemm(SgemmLibrary library, bool transpose_a, bool transpose_b, int64_t m, int64_t n,

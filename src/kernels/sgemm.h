@@ -10,6 +10,15 @@
 // time, not linked: a program built here still runs where oneDNN is absent (the GPU machine's
 // bundle carries no 40 MB library it would not use), on OpenBLAS.
 //
+// One exception, where the library was not chosen by hand (product_library): on a processor
+// without AVX-512, a large product of a transposed left operand by a plain right one (a weight
+// gradient, x^T dy) goes to OpenBLAS. oneDNN's AVX2 kernels took twice OpenBLAS's time for it on
+// session 44's Zen 3 (512 x 256 x 2048 with two threads: 28.7-33.8 ms against 13.9-24.9), and
+// issue 51's MLP step took 86-90 ms against 62-66 with every product on OpenBLAS. Small products
+// stay on oneDNN: with every product on OpenBLAS, JAX-parity tests of small factorizations'
+// gradients (cholesky's, bit for bit) no longer matched JAX, whose products sum in oneDNN's
+// order there.
+//
 // Each call computes on the calling thread alone: oneDNN's OpenMP threads are held to one for
 // the call (the caller's OpenMP setting is put back afterwards, so a user's own OpenMP code on
 // that thread is untouched), as OpenBLAS's are (matmul.cc); the device's team splits large
@@ -31,6 +40,13 @@ SgemmLibrary sgemm_library();
 // The library a setting of SPMD_CPU_SGEMM (nullptr: unset) chooses in this process; throws
 // InvalidArgument, naming the variable and what to do, for one it cannot honour.
 SgemmLibrary sgemm_library_for(const char* setting);
+
+// The library one product takes (see above): `process`, the process's (sgemm_library()), unless
+// it is oneDNN not chosen by hand, the processor lacks AVX-512, op(a) is transposed and op(b)
+// not, and m·n·k is at least kLargeProduct.
+constexpr int64_t kLargeProduct = int64_t{1} << 24;
+SgemmLibrary product_library(SgemmLibrary process, bool by_hand, bool avx512, bool transpose_a,
+                             bool transpose_b, int64_t m, int64_t n, int64_t k);
 
 // Whether oneDNN loads in this process, and if not, why (the loader's words).
 bool onednn_loads(std::string* why_not = nullptr);

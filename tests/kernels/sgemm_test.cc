@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "kernels/blas_core.h"
 #include "spmd/error.h"
 
 namespace {
@@ -86,6 +87,24 @@ TEST(Sgemm, OneDnnLoadsWhereInstalledAndServesFloat32ByDefault) {
   EXPECT_EQ(k::sgemm_library_for(nullptr), k::SgemmLibrary::kOneDnn);
   EXPECT_EQ(k::sgemm_library_for(""), k::SgemmLibrary::kOneDnn);
   EXPECT_EQ(k::sgemm_library_for("onednn"), k::SgemmLibrary::kOneDnn);
+}
+
+// A large x^T dy goes to OpenBLAS where oneDNN was not chosen by hand and the processor lacks
+// AVX-512 (sgemm.h says why); every other product stays on the process's library.
+TEST(Sgemm, ALargeTransposedLeftProductWithoutAvx512GoesToOpenBlas) {
+  const auto one_dnn = k::SgemmLibrary::kOneDnn, open_blas = k::SgemmLibrary::kOpenBlas;
+  const auto pick = [&](k::SgemmLibrary process, bool by_hand, bool avx512, bool ta, bool tb,
+                        int64_t m) {
+    return k::product_library(process, by_hand, avx512, ta, tb, m, 256, 2048);
+  };
+  EXPECT_EQ(pick(one_dnn, false, false, true, false, 512), open_blas);
+  EXPECT_EQ(pick(one_dnn, false, false, true, false, 8), one_dnn);   // 8 x 256 x 2048: small
+  EXPECT_EQ(pick(one_dnn, false, true, true, false, 512), one_dnn);  // AVX-512
+  EXPECT_EQ(pick(one_dnn, true, false, true, false, 512), one_dnn);  // SPMD_CPU_SGEMM=onednn
+  EXPECT_EQ(pick(one_dnn, false, false, false, false, 512), one_dnn);
+  EXPECT_EQ(pick(one_dnn, false, false, false, true, 512), one_dnn);
+  EXPECT_EQ(pick(one_dnn, false, false, true, true, 512), one_dnn);
+  EXPECT_EQ(pick(open_blas, false, true, false, false, 512), open_blas);
 }
 
 TEST(Sgemm, TheSettingChoosesAndABadOneIsRefusedNamingTheVariable) {
