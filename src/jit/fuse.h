@@ -24,7 +24,12 @@ std::optional<BroadcastRead> broadcast_read(const Shape& from, const Shape& to);
 // Rewrites `local` in place (before its last uses are marked). A broadcast read by nothing but
 // one step of a chain joins the chain where a chain can read it in place in runs of at least
 // kMinBroadcastRun elements (or it is a scalar's): the chain reads its operand, and the
-// broadcast is never written.
+// broadcast is never written. One-element steps chain too, and a scalar chain read by nothing
+// but one larger chain joins it (Adam's bias corrections ride in its update): each element
+// computes its steps, which the CPU's chain computes once a call (kernels/chain_hoist.h) and a
+// GPU thread once before its elements (kernels/scalar_chain.h). No chain passes
+// kernels::kMaxChainSteps steps or kMaxChainInputs inputs (a broadcast read in place counts as
+// one); a longer run of element-wise steps becomes several chains.
 void fuse_elementwise(LocalProgram& local);
 
 // After fuse_elementwise: a float32 or float64 reduction of the result of an element-wise step
