@@ -124,7 +124,11 @@ std::string_view sgemm_library_name(SgemmLibrary library) {
 
 SgemmLibrary product_library(SgemmLibrary process, bool by_hand, bool avx512, bool transpose_a,
                              bool transpose_b, int64_t m, int64_t n, int64_t k) {
-  const bool weight_gradient = transpose_a && !transpose_b && m * n * k >= kLargeProduct;
+  // In double: m·n·k of dimensions within int's range may pass int64_t's.
+  const bool weight_gradient =
+      transpose_a && !transpose_b &&
+      static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) >=
+          static_cast<double>(kLargeProduct);
   if (process == SgemmLibrary::kOneDnn && !by_hand && !avx512 && weight_gradient) {
     return SgemmLibrary::kOpenBlas;
   }

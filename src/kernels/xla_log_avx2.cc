@@ -68,22 +68,11 @@ __m256 splat(float v) { return _mm256_set1_ps(v); }
 // xla_log1p_of: Cephes' rational form where |x| < sqrt(2) - 1, log_of(1 + x) elsewhere, a zero
 // or subnormal x as a zero of its sign.
 [[gnu::always_inline]] inline __m256 log1p_of8(__m256 x) {
-  constexpr float kNumerator[] = {4.5270000862445199635215e-5f, 4.9854102823193375972212e-1f,
-                                  6.5787325942061044846969e0f,  2.9911919328553073277375e1f,
-                                  6.0949667980987787057556e1f,  5.7112963590585538103336e1f,
-                                  2.0039553499201281259648e1f};
-  constexpr float kDenominator[] = {1.0f,
-                                    1.5062909083469192043167e1f,
-                                    8.3047565967967209469434e1f,
-                                    2.2176239823732856465394e2f,
-                                    3.0909872225312059774938e2f,
-                                    2.1642788614495947685003e2f,
-                                    6.0118660497603843919306e1f};
-  __m256 n = splat(kNumerator[0]);
-  __m256 d = splat(kDenominator[0]);
+  __m256 n = splat(kXlaLog1pNumerator[0]);
+  __m256 d = splat(kXlaLog1pDenominator[0]);
   for (int k = 1; k < 7; ++k) {
-    n = _mm256_fmadd_ps(n, x, splat(kNumerator[k]));
-    d = _mm256_fmadd_ps(d, x, splat(kDenominator[k]));
+    n = _mm256_fmadd_ps(n, x, splat(kXlaLog1pNumerator[k]));
+    d = _mm256_fmadd_ps(d, x, splat(kXlaLog1pDenominator[k]));
   }
   const __m256 x2 = _mm256_mul_ps(x, x);
   const __m256 r = _mm256_mul_ps(_mm256_mul_ps(x, x2), _mm256_div_ps(n, d));

@@ -68,27 +68,30 @@ XLA_MATH_INLINE float xla_log(float v) {
   return std::fma(0.693359375f, e, x);
 }
 
+// Cephes' log1pf's rational approximation, numerator and denominator from the highest power
+// (xla_log1p; xla_log_avx2.cc computes the same).
+inline constexpr float kXlaLog1pNumerator[] = {
+    4.5270000862445199635215e-5f, 4.9854102823193375972212e-1f, 6.5787325942061044846969e0f,
+    2.9911919328553073277375e1f,  6.0949667980987787057556e1f,  5.7112963590585538103336e1f,
+    2.0039553499201281259648e1f};
+inline constexpr float kXlaLog1pDenominator[] = {1.0f,
+                                                 1.5062909083469192043167e1f,
+                                                 8.3047565967967209469434e1f,
+                                                 2.2176239823732856465394e2f,
+                                                 3.0909872225312059774938e2f,
+                                                 2.1642788614495947685003e2f,
+                                                 6.0118660497603843919306e1f};
+
 // XLA's log1p of a float32: Cephes' rational approximation below sqrt(2) - 1 in magnitude,
 // log(1 + x) above.
 XLA_MATH_INLINE float xla_log1p(float x) {
   if (!(std::fabs(x) < 0.41421356237309504880f)) return xla_log(1.0f + x);
-  constexpr float kNumerator[] = {4.5270000862445199635215e-5f, 4.9854102823193375972212e-1f,
-                                  6.5787325942061044846969e0f,  2.9911919328553073277375e1f,
-                                  6.0949667980987787057556e1f,  5.7112963590585538103336e1f,
-                                  2.0039553499201281259648e1f};
-  constexpr float kDenominator[] = {1.0f,
-                                    1.5062909083469192043167e1f,
-                                    8.3047565967967209469434e1f,
-                                    2.2176239823732856465394e2f,
-                                    3.0909872225312059774938e2f,
-                                    2.1642788614495947685003e2f,
-                                    6.0118660497603843919306e1f};
-  float n = kNumerator[0];
-  float d = kDenominator[0];
+  float n = kXlaLog1pNumerator[0];
+  float d = kXlaLog1pDenominator[0];
 #pragma GCC unroll 6
   for (int k = 1; k < 7; ++k) {
-    n = std::fma(n, x, kNumerator[k]);
-    d = std::fma(d, x, kDenominator[k]);
+    n = std::fma(n, x, kXlaLog1pNumerator[k]);
+    d = std::fma(d, x, kXlaLog1pDenominator[k]);
   }
   const float x2 = x * x;
   return x + std::fma(-0.5f, x2, x * x2 * (n / d));

@@ -105,6 +105,9 @@ TEST(Sgemm, ALargeTransposedLeftProductWithoutAvx512GoesToOpenBlas) {
   EXPECT_EQ(pick(one_dnn, false, false, false, true, 512), one_dnn);
   EXPECT_EQ(pick(one_dnn, false, false, true, true, 512), one_dnn);
   EXPECT_EQ(pick(open_blas, false, true, false, false, 512), open_blas);
+  // Dimensions at int's edge: m·n·k passes int64_t's range, and is still large.
+  constexpr int64_t kInt = std::numeric_limits<int>::max();
+  EXPECT_EQ(k::product_library(one_dnn, false, false, true, false, kInt, kInt, kInt), open_blas);
 }
 
 TEST(Sgemm, TheSettingChoosesAndABadOneIsRefusedNamingTheVariable) {
