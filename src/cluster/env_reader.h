@@ -5,11 +5,15 @@
 
 #include <chrono>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace spmd {
+
+// The widest upper bound for get_int and require_int: any non-negative int.
+inline constexpr int kMaxInt = std::numeric_limits<int>::max();
 
 class EnvReader {
  public:

@@ -17,7 +17,6 @@
 #include <fmt/format.h>
 
 #include <fstream>
-#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -28,7 +27,6 @@
 namespace spmd {
 namespace {
 
-constexpr int kMaxInt = std::numeric_limits<int>::max();
 constexpr const char* kAccount = "var/run/secrets/kubernetes.io/serviceaccount/";
 // How long reading the Job may take: the API server answers in milliseconds when reachable.
 constexpr std::chrono::seconds kApiTimeout{30};

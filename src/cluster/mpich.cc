@@ -9,8 +9,6 @@
 // over the same socket.
 #include <fmt/format.h>
 
-#include <limits>
-
 #include "cluster/cluster_env.h"
 #include "cluster/pmi1_client.h"
 #include "cluster/published_address.h"
@@ -18,8 +16,6 @@
 
 namespace spmd {
 namespace {
-
-constexpr int kMaxInt = std::numeric_limits<int>::max();
 
 class MpichEnv : public ClusterEnv {
  public:

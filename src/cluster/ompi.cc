@@ -12,8 +12,6 @@
 //   back. This needs no assumption about where rank 0 runs, and JAX has no equivalent.
 #include <fmt/format.h>
 
-#include <limits>
-
 #include "cluster/cluster_env.h"
 #include "cluster/ompi_uri.h"
 #include "cluster/pmix_exchange.h"
@@ -22,8 +20,6 @@
 
 namespace spmd {
 namespace {
-
-constexpr int kMaxInt = std::numeric_limits<int>::max();
 
 class OmpiEnv : public ClusterEnv {
  public:

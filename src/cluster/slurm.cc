@@ -11,16 +11,12 @@
 // all (CPU devices are not one per task).
 #include <fmt/format.h>
 
-#include <limits>
-
 #include "cluster/cluster_env.h"
 #include "cluster/slurm_nodelist.h"
 #include "spmd/error.h"
 
 namespace spmd {
 namespace {
-
-constexpr int kMaxInt = std::numeric_limits<int>::max();
 
 class SlurmEnv : public ClusterEnv {
  public:

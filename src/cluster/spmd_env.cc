@@ -1,12 +1,9 @@
 // The environment spmdrun (and anyone launching by hand) sets: SPMD_* variables.
-#include <limits>
 
 #include "cluster/cluster_env.h"
 
 namespace spmd {
 namespace {
-
-constexpr int kMaxInt = std::numeric_limits<int>::max();
 
 class SpmdEnv : public ClusterEnv {
  public:

@@ -7,19 +7,19 @@ namespace spmd {
 namespace {
 
 // The registry: written when a plugin loads or a test overrides, read at a group's creation.
-struct Registry {
+struct FactoryRegistry {
   std::mutex mutex;
   std::map<std::string, const DeviceCommFactory*, std::less<>> factories;
 };
 
-Registry& registry() {
-  static Registry r;
+FactoryRegistry& factory_registry() {
+  static FactoryRegistry r;
   return r;
 }
 
 const DeviceCommFactory* replace_factory(std::string_view platform,
                                          const DeviceCommFactory* factory) {
-  Registry& r = registry();
+  FactoryRegistry& r = factory_registry();
   std::lock_guard lock(r.mutex);
   auto it = r.factories.find(platform);
   const DeviceCommFactory* before = it == r.factories.end() ? nullptr : it->second;
@@ -38,7 +38,7 @@ void register_device_comm_factory(std::string_view platform, const DeviceCommFac
 }
 
 const DeviceCommFactory* device_comm_factory(std::string_view platform) {
-  Registry& r = registry();
+  FactoryRegistry& r = factory_registry();
   std::lock_guard lock(r.mutex);
   auto it = r.factories.find(platform);
   return it == r.factories.end() ? nullptr : it->second;

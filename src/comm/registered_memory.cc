@@ -11,7 +11,7 @@ struct Buffer {
   void* handle = nullptr;  // the registration, once made
 };
 
-struct Registry {
+struct PoolRegistry {
   std::mutex mu;
   std::map<uintptr_t, Buffer> buffers;  // by base address
   MemoryRegistrar* registrar = nullptr;
@@ -19,22 +19,22 @@ struct Registry {
 };
 
 // Never destroyed: pool buffers are freed by other static destructors at exit.
-Registry& registry() {
-  static auto* r = new Registry;
+PoolRegistry& pool_registry() {
+  static auto* r = new PoolRegistry;
   return *r;
 }
 
 }  // namespace
 
 void note_pool_buffer(void* base, size_t size) {
-  Registry& r = registry();
+  PoolRegistry& r = pool_registry();
   std::lock_guard lock(r.mu);
   r.buffers[reinterpret_cast<uintptr_t>(base)] = Buffer{size, nullptr};
   r.stats.pool_buffers = r.buffers.size();
 }
 
 void forget_pool_buffer(void* base, size_t size) {
-  Registry& r = registry();
+  PoolRegistry& r = pool_registry();
   std::lock_guard lock(r.mu);
   const auto it = r.buffers.find(reinterpret_cast<uintptr_t>(base));
   if (it == r.buffers.end()) return;
@@ -47,13 +47,13 @@ void forget_pool_buffer(void* base, size_t size) {
 }
 
 void set_memory_registrar(MemoryRegistrar* registrar) {
-  Registry& r = registry();
+  PoolRegistry& r = pool_registry();
   std::lock_guard lock(r.mu);
   if (r.registrar == nullptr) r.registrar = registrar;
 }
 
 void* registration_for(const void* data, size_t n) {
-  Registry& r = registry();
+  PoolRegistry& r = pool_registry();
   std::lock_guard lock(r.mu);
   if (r.registrar == nullptr) return nullptr;
   const auto at = reinterpret_cast<uintptr_t>(data);
@@ -77,7 +77,7 @@ void* registration_for(const void* data, size_t n) {
 }
 
 RegistrationStats registration_stats() {
-  Registry& r = registry();
+  PoolRegistry& r = pool_registry();
   std::lock_guard lock(r.mu);
   return r.stats;
 }

@@ -26,7 +26,7 @@ std::string descr_of(DType t) {
   return std::string(dtype_typestr(t));
 }
 
-[[noreturn]] void malformed(const std::string& file, size_t offset, const std::string& what) {
+[[noreturn]] void malformed_npy(const std::string& file, size_t offset, const std::string& what) {
   throw Error(fmt::format("data: {} is not a valid .npy file at byte {}: {}", file, offset, what));
 }
 
@@ -43,20 +43,20 @@ std::string dict_value(const std::string& header, const std::string& key, const 
                        size_t base) {
   const std::string quoted = "'" + key + "'";
   const size_t at = header.find(quoted);
-  if (at == std::string::npos) malformed(file, base, "the header has no " + quoted);
+  if (at == std::string::npos) malformed_npy(file, base, "the header has no " + quoted);
   size_t p = header.find(':', at + quoted.size());
-  if (p == std::string::npos) malformed(file, base + at, "no ':' after " + quoted);
+  if (p == std::string::npos) malformed_npy(file, base + at, "no ':' after " + quoted);
   ++p;
   while (p < header.size() && header[p] == ' ') ++p;
   size_t end = p;
   if (p < header.size() && header[p] == '(') {
     end = header.find(')', p);
-    if (end == std::string::npos) malformed(file, base + p, "unterminated shape tuple");
+    if (end == std::string::npos) malformed_npy(file, base + p, "unterminated shape tuple");
     return header.substr(p, end - p + 1);
   }
   if (p < header.size() && header[p] == '\'') {
     end = header.find('\'', p + 1);
-    if (end == std::string::npos) malformed(file, base + p, "unterminated string");
+    if (end == std::string::npos) malformed_npy(file, base + p, "unterminated string");
     return header.substr(p + 1, end - p - 1);
   }
   while (end < header.size() && header[end] != ',' && header[end] != '}') ++end;
@@ -69,7 +69,7 @@ NpyFile open_npy(const std::string& path) {
   const auto b = f.map->bytes();
   static const unsigned char kMagic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
   if (b.size() < 10 || std::memcmp(b.data(), kMagic, 6) != 0) {
-    malformed(path, 0, "no \\x93NUMPY magic");
+    malformed_npy(path, 0, "no \\x93NUMPY magic");
   }
   const auto major = static_cast<unsigned>(b[6]);
   size_t header_len = 0;
@@ -78,15 +78,15 @@ NpyFile open_npy(const std::string& path) {
     header_len = static_cast<size_t>(b[8]) | (static_cast<size_t>(b[9]) << 8);
     header_at = 10;
   } else if (major == 2 || major == 3) {
-    if (b.size() < 12) malformed(path, 8, "the file ends inside the header length");
+    if (b.size() < 12) malformed_npy(path, 8, "the file ends inside the header length");
     header_len = 0;
     for (int i = 3; i >= 0; --i) header_len = (header_len << 8) | static_cast<size_t>(b[8 + i]);
     header_at = 12;
   } else {
-    malformed(path, 6, fmt::format("format version {} is not 1, 2 or 3", major));
+    malformed_npy(path, 6, fmt::format("format version {} is not 1, 2 or 3", major));
   }
   if (header_len > b.size() - header_at) {
-    malformed(
+    malformed_npy(
         path, 8,
         fmt::format("a header of {} bytes does not fit in the file's {}", header_len, b.size()));
   }
@@ -105,18 +105,20 @@ NpyFile open_npy(const std::string& path) {
     }
   }
   if (!found) {
-    malformed(path, header_at,
-              fmt::format("dtype '{}' is not supported (big-endian or not a "
-                          "number: convert it with astype('<f4') etc.)",
-                          descr));
+    malformed_npy(path, header_at,
+                  fmt::format("dtype '{}' is not supported (big-endian or not a "
+                              "number: convert it with astype('<f4') etc.)",
+                              descr));
   }
   const std::string order = dict_value(header, "fortran_order", path, header_at);
   if (order.rfind("True", 0) == 0) {
-    malformed(path, header_at, "the array is in Fortran order; save it with np.ascontiguousarray");
+    malformed_npy(path, header_at,
+                  "the array is in Fortran order; save it with np.ascontiguousarray");
   }
-  if (order.rfind("False", 0) != 0) malformed(path, header_at, "fortran_order is not a bool");
+  if (order.rfind("False", 0) != 0) malformed_npy(path, header_at, "fortran_order is not a bool");
   const std::string tuple = dict_value(header, "shape", path, header_at);
-  if (tuple.size() < 2 || tuple.front() != '(') malformed(path, header_at, "shape is not a tuple");
+  if (tuple.size() < 2 || tuple.front() != '(')
+    malformed_npy(path, header_at, "shape is not a tuple");
   size_t p = 1;
   while (p < tuple.size() - 1) {
     while (p < tuple.size() - 1 && (tuple[p] == ' ' || tuple[p] == ',')) ++p;
@@ -124,20 +126,20 @@ NpyFile open_npy(const std::string& path) {
     int64_t v = 0;
     size_t digits = 0;
     while (p < tuple.size() - 1 && tuple[p] >= '0' && tuple[p] <= '9') {
-      if (++digits > 15) malformed(path, header_at, "a dimension is too large");
+      if (++digits > 15) malformed_npy(path, header_at, "a dimension is too large");
       v = v * 10 + (tuple[p] - '0');
       ++p;
     }
-    if (digits == 0) malformed(path, header_at, "shape holds something other than integers");
+    if (digits == 0) malformed_npy(path, header_at, "shape holds something other than integers");
     f.shape.push_back(v);
   }
-  if (f.shape.empty()) malformed(path, header_at, "a 0-d array has no records (rows)");
+  if (f.shape.empty()) malformed_npy(path, header_at, "a 0-d array has no records (rows)");
   f.data_offset = header_at + header_len;
   const size_t needed = static_cast<size_t>(shape_size(f.shape)) * dtype_size(f.dtype);
   if (b.size() - f.data_offset < needed) {
-    malformed(path, f.data_offset,
-              fmt::format("the header promises {} bytes of data, the file holds {}", needed,
-                          b.size() - f.data_offset));
+    malformed_npy(path, f.data_offset,
+                  fmt::format("the header promises {} bytes of data, the file holds {}", needed,
+                              b.size() - f.data_offset));
   }
   return f;
 }

@@ -37,7 +37,8 @@ void put_u32(std::string& out, uint32_t v) {
   for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
 }
 
-[[noreturn]] void malformed(const std::string& file, uint64_t offset, const std::string& what) {
+[[noreturn]] void malformed_record(const std::string& file, uint64_t offset,
+                                   const std::string& what) {
   throw Error(
       fmt::format("data: {} is not a valid record file at byte {}: {}", file, offset, what));
 }
@@ -48,44 +49,44 @@ class RecordFileSource : public Source {
     const auto b = map_.bytes();
     const uint64_t size = b.size();
     if (size < 16 || std::memcmp(b.data(), kHeaderMagic, 8) != 0) {
-      malformed(path, 0, "no SPMDREC1 magic");
+      malformed_record(path, 0, "no SPMDREC1 magic");
     }
     const uint32_t dtype = load_u32(b.data() + 8);
     const uint32_t rank = load_u32(b.data() + 12);
-    if (dtype > static_cast<uint32_t>(DType::kFloat64)) malformed(path, 8, "unknown dtype");
-    if (rank > kMaxRank) malformed(path, 12, fmt::format("rank {} is over 32", rank));
+    if (dtype > static_cast<uint32_t>(DType::kFloat64)) malformed_record(path, 8, "unknown dtype");
+    if (rank > kMaxRank) malformed_record(path, 12, fmt::format("rank {} is over 32", rank));
     const uint64_t header_end = 16 + uint64_t{8} * rank;
-    if (size < header_end + 16) malformed(path, 16, "the file ends inside the header");
+    if (size < header_end + 16) malformed_record(path, 16, "the file ends inside the header");
     dtype_ = static_cast<DType>(dtype);
     for (uint32_t i = 0; i < rank; ++i) {
       const uint64_t d = load_u64(b.data() + 16 + size_t{8} * i);
       if (d > (uint64_t{1} << 40))
-        malformed(path, 16 + uint64_t{8} * i, "a dimension is too large");
+        malformed_record(path, 16 + uint64_t{8} * i, "a dimension is too large");
       record_shape_.push_back(static_cast<int64_t>(d));
     }
     record_bytes_ = static_cast<uint64_t>(shape_size(record_shape_)) * dtype_size(dtype_);
     if (std::memcmp(b.data() + size - 8, kFooterMagic, 8) != 0) {
-      malformed(path, size - 8, "no SPMDIDX1 footer (the writer was not closed?)");
+      malformed_record(path, size - 8, "no SPMDIDX1 footer (the writer was not closed?)");
     }
     const uint64_t count = load_u64(b.data() + size - 16);
     // Each term of the index's bounds is checked on its own, so no sum can wrap around.
     if (count > (size - 16 - header_end) / 8) {
-      malformed(path, size - 16, fmt::format("an index of {} records does not fit", count));
+      malformed_record(path, size - 16, fmt::format("an index of {} records does not fit", count));
     }
     index_at_ = size - 16 - 8 * count;
     for (uint64_t i = 0; i < count; ++i) {
       const uint64_t off = load_u64(b.data() + index_at_ + 8 * i);
       if (off < header_end || off > index_at_ || index_at_ - off < 8 ||
           index_at_ - off - 8 < record_bytes_) {
-        malformed(
+        malformed_record(
             path, index_at_ + 8 * i,
             fmt::format("record {} is said to start at byte {}, outside the records", i, off));
       }
       const uint64_t length = load_u64(b.data() + off);
       if (length != record_bytes_) {
-        malformed(path, off,
-                  fmt::format("record {} holds {} bytes, the header's shape {} bytes", i, length,
-                              record_bytes_));
+        malformed_record(path, off,
+                         fmt::format("record {} holds {} bytes, the header's shape {} bytes", i,
+                                     length, record_bytes_));
       }
       offsets_.push_back(off + 8);
     }

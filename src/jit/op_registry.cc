@@ -79,6 +79,13 @@ int64_t AttributeReader::integer(const std::string& key) const {
   return v;
 }
 
+bool AttributeReader::boolean(const std::string& key, bool absent) const {
+  if (!has(key)) return absent;
+  const std::string& s = text(key);
+  if (s != "true" && s != "false") refuse(key, "is not true or false: " + s);
+  return s == "true";
+}
+
 double AttributeReader::number(const std::string& key) const {
   const std::string& s = text(key);
   size_t used = 0;

@@ -37,6 +37,8 @@ class AttributeReader {
   const std::string& text(const std::string& key) const;
   int64_t integer(const std::string& key) const;
   double number(const std::string& key) const;
+  // "true" or "false"; `absent` when the line leaves the attribute out.
+  bool boolean(const std::string& key, bool absent) const;
   // "{0,1}"
   std::vector<int64_t> integers(const std::string& key) const;
   // "PartitionSpec('a', None)", as PartitionSpec::to_string() prints it.

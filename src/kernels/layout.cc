@@ -185,7 +185,7 @@ bool transpose_matrices(size_t element_size, const std::byte* in, const Shape& s
 }
 
 // Row-major strides of `shape`, in elements.
-std::vector<int64_t> strides_of(const Shape& shape) {
+std::vector<int64_t> row_major_strides(const Shape& shape) {
   std::vector<int64_t> strides(shape.size(), 1);
   for (size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * shape[d];
   return strides;
@@ -201,8 +201,8 @@ struct Placed {
 Placed placed(const Merged& m) {
   Placed p;
   for (int d : m.perm) p.to.push_back(m.shape[static_cast<size_t>(d)]);
-  p.in_strides = strides_of(m.shape);
-  const std::vector<int64_t> out_strides = strides_of(p.to);
+  p.in_strides = row_major_strides(m.shape);
+  const std::vector<int64_t> out_strides = row_major_strides(p.to);
   p.out_strides_of_in.resize(m.shape.size());
   for (size_t k = 0; k < m.perm.size(); ++k) {
     p.out_strides_of_in[static_cast<size_t>(m.perm[k])] = out_strides[k];

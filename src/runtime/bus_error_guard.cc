@@ -10,23 +10,24 @@ namespace {
 // Where this thread's innermost guard resumes after a SIGBUS; null outside one.
 thread_local sigjmp_buf* t_resume = nullptr;
 
-struct sigaction g_previous {};
+struct sigaction g_previous_bus_handler {};
 std::once_flag g_installed;
 
 // Ours: back into the guard. Anyone else's: the previous disposition.
 void on_sigbus(int sig, siginfo_t* info, void* context) {
   if (t_resume != nullptr) siglongjmp(*t_resume, 1);
-  if ((g_previous.sa_flags & SA_SIGINFO) != 0 && g_previous.sa_sigaction != nullptr) {
-    g_previous.sa_sigaction(sig, info, context);
+  if ((g_previous_bus_handler.sa_flags & SA_SIGINFO) != 0 &&
+      g_previous_bus_handler.sa_sigaction != nullptr) {
+    g_previous_bus_handler.sa_sigaction(sig, info, context);
     return;
   }
-  if (g_previous.sa_handler == SIG_IGN) return;
-  if (g_previous.sa_handler == SIG_DFL) {
+  if (g_previous_bus_handler.sa_handler == SIG_IGN) return;
+  if (g_previous_bus_handler.sa_handler == SIG_DFL) {
     // The default kills the process: restore it; returning re-runs the faulting access.
     ::signal(SIGBUS, SIG_DFL);
     return;
   }
-  g_previous.sa_handler(sig);
+  g_previous_bus_handler.sa_handler(sig);
 }
 
 void install() {
@@ -34,7 +35,7 @@ void install() {
   action.sa_sigaction = on_sigbus;
   action.sa_flags = SA_SIGINFO | SA_NODEFER;
   sigemptyset(&action.sa_mask);
-  ::sigaction(SIGBUS, &action, &g_previous);
+  ::sigaction(SIGBUS, &action, &g_previous_bus_handler);
 }
 
 }  // namespace

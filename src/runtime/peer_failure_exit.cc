@@ -31,7 +31,7 @@ constexpr std::chrono::milliseconds kUncaughtWait = kNoticeFlushTimeout + std::c
 
 std::atomic<bool> g_armed{false};
 std::atomic<int> g_self{-1};
-std::terminate_handler g_previous = nullptr;
+std::terminate_handler g_previous_terminate = nullptr;
 
 void write_stop_line(int self, const std::string& why) {
   const std::string line = fmt::format("spmd: process {} stops: {} (exit code {})\n", self, why,
@@ -64,7 +64,7 @@ std::string uncaught_peer_failure() {
       std::_Exit(distributed::kPeerFailureExitCode);
     }
   }
-  if (g_previous != nullptr) g_previous();
+  if (g_previous_terminate != nullptr) g_previous_terminate();
   std::abort();
 }
 
@@ -72,7 +72,7 @@ std::string uncaught_peer_failure() {
 
 void arm_peer_failure_exit(int self) {
   static std::once_flag once;
-  std::call_once(once, [] { g_previous = std::set_terminate(on_terminate); });
+  std::call_once(once, [] { g_previous_terminate = std::set_terminate(on_terminate); });
   g_self.store(self);
   g_armed.store(true);
 }

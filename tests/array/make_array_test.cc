@@ -15,7 +15,7 @@ std::vector<Device> local_cpu(int n) {
   return out;
 }
 
-HostArray iota(Shape shape) {
+HostArray make_iota(Shape shape) {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
   std::vector<float> v(static_cast<size_t>(n));
@@ -25,7 +25,7 @@ HostArray iota(Shape shape) {
 
 TEST(MakeArray, FromProcessLocalDataInOneProcessIsTheWholeArray) {
   NamedSharding grid(Mesh(local_cpu(4), {2, 2}, {"x", "y"}), P("x", "y"));
-  const HostArray global = iota({4, 6});
+  const HostArray global = make_iota({4, 6});
   Array a = make_array_from_process_local_data(grid, global);
   EXPECT_EQ(a.shape(), (Shape{4, 6}));
   EXPECT_EQ(a.dtype(), DType::kFloat32);
@@ -39,21 +39,22 @@ TEST(MakeArray, FromProcessLocalDataInOneProcessIsTheWholeArray) {
 
 TEST(MakeArray, FromSingleDeviceArraysChecksEachShape) {
   NamedSharding rows(Mesh(local_cpu(2), {"x"}), P("x"));
-  const HostArray global = iota({4, 2});
+  const HostArray global = make_iota({4, 2});
   Array a = make_array_from_single_device_arrays(
       {4, 2}, rows, {global.slice({{0, 2}, {0, 2}}), global.slice({{2, 4}, {0, 2}})});
   EXPECT_EQ(a.to_host(), global);
   try {
-    make_array_from_single_device_arrays({4, 2}, rows, {iota({2, 2}), iota({3, 2})});
+    make_array_from_single_device_arrays({4, 2}, rows, {make_iota({2, 2}), make_iota({3, 2})});
     FAIL();
   } catch (const InvalidArgument& e) {
     EXPECT_NE(std::string(e.what()).find("CpuDevice(id=1"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(make_array_from_single_device_arrays({4, 2}, rows, {iota({2, 2})}), InvalidArgument);
+  EXPECT_THROW(make_array_from_single_device_arrays({4, 2}, rows, {make_iota({2, 2})}),
+               InvalidArgument);
 }
 
 TEST(MakeArray, FromCallbackAsksOncePerDistinctIndex) {
-  const HostArray global = iota({4, 4});
+  const HostArray global = make_iota({4, 4});
   int calls = 0;
   auto fn = [&](const Index& index) {
     ++calls;
@@ -68,7 +69,7 @@ TEST(MakeArray, FromCallbackAsksOncePerDistinctIndex) {
   NamedSharding replicated(Mesh(local_cpu(4), {"x"}), P());
   make_array_from_callback({4, 4}, replicated, fn);
   EXPECT_EQ(calls, 1);
-  EXPECT_THROW(make_array_from_callback({4, 4}, rows, [](const Index&) { return iota({1}); }),
+  EXPECT_THROW(make_array_from_callback({4, 4}, rows, [](const Index&) { return make_iota({1}); }),
                InvalidArgument);
 }
 
@@ -77,7 +78,7 @@ TEST(MakeArray, AProcessHoldingNoShardMustNameTheDtype) {
   NamedSharding elsewhere(Mesh({Device(1, 1, 0, "cpu", "b")}, {"x"}), P("x"));
   auto never = [](const Index&) -> HostArray {
     ADD_FAILURE() << "asked for an index this process does not hold";
-    return iota({4});
+    return make_iota({4});
   };
   for (auto make :
        {std::function<Array()>(
@@ -99,7 +100,7 @@ TEST(MakeArray, AProcessHoldingNoShardMustNameTheDtype) {
 
 TEST(MakeArray, AGivenDtypeMustMatchEveryShard) {
   NamedSharding rows(Mesh(local_cpu(2), {"x"}), P("x"));
-  const HostArray global = iota({4, 2});
+  const HostArray global = make_iota({4, 2});
   EXPECT_EQ(make_array_from_callback(
                 {4, 2}, rows, [&](const Index& i) { return global.slice(i); }, DType::kFloat32)
                 .dtype(),
@@ -116,7 +117,7 @@ TEST(MakeArray, AGivenDtypeMustMatchEveryShard) {
 TEST(Array, ToHostOfAnArraySpanningOtherProcessesPointsToProcessAllgather) {
   std::vector<Device> two{Device(0, 0, 0, "cpu", "a"), Device(1, 1, 0, "cpu", "b")};
   NamedSharding rows(Mesh(two, {"x"}), P("x"));
-  Array a = make_array_from_process_local_data(rows, iota({2, 3}));
+  Array a = make_array_from_process_local_data(rows, make_iota({2, 3}));
   EXPECT_EQ(a.shape(), (Shape{4, 3}));
   EXPECT_FALSE(a.is_fully_addressable());
   ASSERT_EQ(a.addressable_shards().size(), 1u);
@@ -132,7 +133,7 @@ TEST(Array, ToHostOfAnArraySpanningOtherProcessesPointsToProcessAllgather) {
 TEST(Array, ToHostOfAReplicatedArraySpanningOtherProcessesIsThisProcesssCopy) {
   std::vector<Device> two{Device(0, 0, 0, "cpu", "a"), Device(1, 1, 0, "cpu", "b")};
   NamedSharding replicated(Mesh(two, {"x"}), P());
-  const HostArray value = iota({2, 3});
+  const HostArray value = make_iota({2, 3});
   Array a = make_array_from_callback({2, 3}, replicated, [&](const Index&) { return value; });
   EXPECT_FALSE(a.is_fully_addressable());
   EXPECT_EQ(a.to_host(), value);

@@ -23,7 +23,7 @@ namespace {
 using testing::CountingBackend;
 
 template <typename T>
-std::vector<T> values(const Block& b) {
+std::vector<T> seam_values(const Block& b) {
   const auto d = b.data<T>();
   return {d.begin(), d.end()};
 }
@@ -37,11 +37,11 @@ class BlockSeam : public ::testing::Test {
 TEST_F(BlockSeam, ElementwiseOperationsAreOneChainCallEach) {
   const Block a = Block::from_vector(std::vector<float>{1, 4, 9, 16}, {2, 2});
   const Block b = Block::from_vector(std::vector<float>{1, 2, 3, 4}, {2, 2});
-  EXPECT_EQ(values<float>(add(a, b)), (std::vector<float>{2, 6, 12, 20}));
-  EXPECT_EQ(values<float>(sub(a, b)), (std::vector<float>{0, 2, 6, 12}));
-  EXPECT_EQ(values<float>(mul(a, b)), (std::vector<float>{1, 8, 27, 64}));
-  EXPECT_EQ(values<float>(div(a, b)), (std::vector<float>{1, 2, 3, 4}));
-  EXPECT_EQ(values<float>(sqrt(a)), (std::vector<float>{1, 2, 3, 4}));
+  EXPECT_EQ(seam_values<float>(add(a, b)), (std::vector<float>{2, 6, 12, 20}));
+  EXPECT_EQ(seam_values<float>(sub(a, b)), (std::vector<float>{0, 2, 6, 12}));
+  EXPECT_EQ(seam_values<float>(mul(a, b)), (std::vector<float>{1, 8, 27, 64}));
+  EXPECT_EQ(seam_values<float>(div(a, b)), (std::vector<float>{1, 2, 3, 4}));
+  EXPECT_EQ(seam_values<float>(sqrt(a)), (std::vector<float>{1, 2, 3, 4}));
   EXPECT_EQ(counting.calls("chain"), 5);
   EXPECT_EQ(counting.calls(), 5);
 }
@@ -49,7 +49,7 @@ TEST_F(BlockSeam, ElementwiseOperationsAreOneChainCallEach) {
 TEST_F(BlockSeam, BroadcastingGoesThroughTheBackendsBroadcast) {
   const Block m = Block::from_vector(std::vector<int32_t>{1, 2, 3, 4, 5, 6}, {2, 3});
   const Block row = Block::from_vector(std::vector<int32_t>{10, 20, 30}, {3});
-  EXPECT_EQ(values<int32_t>(add(m, row)), (std::vector<int32_t>{11, 22, 33, 14, 25, 36}));
+  EXPECT_EQ(seam_values<int32_t>(add(m, row)), (std::vector<int32_t>{11, 22, 33, 14, 25, 36}));
   EXPECT_EQ(counting.calls("broadcast"), 1);  // the row; m has the result's shape already
   EXPECT_EQ(counting.calls("chain"), 1);
 }
@@ -67,8 +67,8 @@ TEST_F(BlockSeam, ScaleOfAHalfTypeWidensAndRoundsBackThroughTheBackend) {
 
 TEST_F(BlockSeam, SumsAndMeansReduceThroughTheBackend) {
   const Block a = Block::from_vector(std::vector<double>{1, 2, 3, 4, 5, 6}, {2, 3});
-  EXPECT_EQ(values<double>(sum(a, 1)), (std::vector<double>{6, 15}));
-  EXPECT_EQ(values<double>(mean(a, 0)), (std::vector<double>{2.5, 3.5, 4.5}));
+  EXPECT_EQ(seam_values<double>(sum(a, 1)), (std::vector<double>{6, 15}));
+  EXPECT_EQ(seam_values<double>(mean(a, 0)), (std::vector<double>{2.5, 3.5, 4.5}));
   EXPECT_EQ(sum(a).item<double>(), 21.0);
   EXPECT_EQ(counting.calls("reduce"), 3);
   EXPECT_EQ(counting.calls("chain"), 1);  // the mean's division
@@ -77,8 +77,8 @@ TEST_F(BlockSeam, SumsAndMeansReduceThroughTheBackend) {
 TEST_F(BlockSeam, MatmulIsTheBackendsMatmul) {
   const Block a = Block::from_vector(std::vector<float>{1, 2, 3, 4, 5, 6}, {2, 3});
   const Block b = Block::from_vector(std::vector<float>{1, 0, 0, 1, 1, 1}, {3, 2});
-  EXPECT_EQ(values<float>(matmul(a, b)), (std::vector<float>{4, 5, 10, 11}));
-  EXPECT_EQ(values<float>(matmul(a, a, false, true)), (std::vector<float>{14, 32, 32, 77}));
+  EXPECT_EQ(seam_values<float>(matmul(a, b)), (std::vector<float>{4, 5, 10, 11}));
+  EXPECT_EQ(seam_values<float>(matmul(a, a, false, true)), (std::vector<float>{14, 32, 32, 77}));
   EXPECT_EQ(counting.calls("matmul"), 2);
   EXPECT_EQ(counting.calls(), 2);
 }

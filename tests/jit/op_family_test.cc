@@ -111,7 +111,7 @@ const compiler::OperationRegistration flip_registration("test_flip",
 
 // --- helpers ---
 
-const spmd::Mesh& mesh() {
+const spmd::Mesh& family_mesh() {
   static const spmd::Mesh m(spmd::devices(), {2, 2}, {"a", "b"});
   return m;
 }
@@ -147,21 +147,22 @@ void expect_equal(const HostArray& got, const HostArray& want) {
 TEST(OperationFamily, AToyFamilyDefinedInATestIsTracedPartitionedAndRun) {
   const HostArray x = counting({8, 4});
   auto f = spmd::jit([](const Tensor& t) { return flip(t, 0) * 2.0; });
-  const Array in = spmd::device_put(x, NamedSharding(mesh(), P("a", "b")));
+  const Array in = spmd::device_put(x, NamedSharding(family_mesh(), P("a", "b")));
   const std::string text = f.lower(in).as_text();
   EXPECT_NE(text.find("test_flip f64[8,2]"), std::string::npos) << text;  // axis 0 whole
   EXPECT_NE(text.find("all_gather[a] dim=0"), std::string::npos) << text;
   HostArray want = flipped(x, 0);
   for (double& v : want.mutable_data<double>()) v *= 2;
   expect_equal(spmd::multihost::process_allgather(f(in)), want);
-  EXPECT_EQ(f(in).sharding().to_string(), NamedSharding(mesh(), P(spmd::None, "b")).to_string());
+  EXPECT_EQ(f(in).sharding().to_string(),
+            NamedSharding(family_mesh(), P(spmd::None, "b")).to_string());
 }
 
 TEST(OperationFamily, AToyFamilysDerivativeServesGrad) {
   const HostArray x = counting({8, 4});
   const HostArray w = counting({4, 8});
-  const Array xs = spmd::device_put(x, NamedSharding(mesh(), P("a")));
-  const Array ws = spmd::device_put(w, NamedSharding(mesh(), P()));
+  const Array xs = spmd::device_put(x, NamedSharding(family_mesh(), P("a")));
+  const Array ws = spmd::device_put(w, NamedSharding(family_mesh(), P()));
   // d/dx sum(flip(x, 1) * flip(w^T, 1)) is flip(flip(w^T, 1), 1) = w^T.
   auto loss = [](const Tensor& t, const Tensor& u) {
     return jnp::sum(flip(t, 1) * flip(jnp::transpose(u), 1));
@@ -177,7 +178,7 @@ TEST(OperationFamily, AToyFamilysDerivativeServesGrad) {
 
 TEST(OperationFamily, AToyFamilysBatchingRuleServesVmap) {
   const HostArray x = counting({8, 4});
-  const Array in = spmd::device_put(x, NamedSharding(mesh(), P("a")));
+  const Array in = spmd::device_put(x, NamedSharding(family_mesh(), P("a")));
   // Rows mapped over axis 0 (each row a slice of 4), flipped along their only axis.
   auto rows = spmd::jit(spmd::vmap([](const Tensor& r) { return flip(r, 0); }));
   expect_equal(spmd::multihost::process_allgather(rows(in)), flipped(x, 1));
@@ -190,9 +191,9 @@ TEST(OperationFamily, AToyFamilyIsReadFromProgramTextByItsRegisteredName) {
   const compiler::Program program = compiler::parse_program(
       "%0 = parameter f32[8,4] index=0 sharding=PartitionSpec(None, 'b')\n"
       "%1 = test_flip f32[8,4] %0 axis=1\nreturn %1\n",
-      mesh());
+      family_mesh());
   EXPECT_EQ(program.lines()[1], "%1 = test_flip f32[8,4] %0 axis=1");
-  const compiler::LocalProgram local = compiler::partition(program, mesh(), "toy");
+  const compiler::LocalProgram local = compiler::partition(program, family_mesh(), "toy");
   const std::string text = local.as_text();
   EXPECT_NE(text.find("all_gather[b] dim=1 f32[8,4]"), std::string::npos) << text;
 }
@@ -474,8 +475,10 @@ TEST(DeviceSeam, ContractionsInAnyLetterOrderMatchTheirDefinition) {
        {Case{"ij,jk->ik", false, false, false}, Case{"ji,jk->ik", true, false, false},
         Case{"ij,kj->ik", false, true, false}, Case{"ji,kj->ki", true, true, true}}) {
     SCOPED_TRACE(c.spec);
-    const Array x = spmd::device_put(c.a_t ? transposed(a) : a, NamedSharding(mesh(), P("a")));
-    const Array y = spmd::device_put(c.b_t ? transposed(b) : b, NamedSharding(mesh(), P("b")));
+    const Array x =
+        spmd::device_put(c.a_t ? transposed(a) : a, NamedSharding(family_mesh(), P("a")));
+    const Array y =
+        spmd::device_put(c.b_t ? transposed(b) : b, NamedSharding(family_mesh(), P("b")));
     auto f = spmd::jit([&](const Tensor& p, const Tensor& q) { return jnp::einsum(c.spec, p, q); });
     HostArray got = spmd::multihost::process_allgather(f(x, y));
     if (c.out_t) got = transposed(got);

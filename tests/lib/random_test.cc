@@ -27,7 +27,7 @@ using spmd::P;
 using spmd::Shape;
 using spmd::Tensor;
 
-const spmd::Mesh& mesh() {
+const spmd::Mesh& random_mesh() {
   static const spmd::Mesh m(spmd::devices(), {2, 2}, {"a", "b"});
   return m;
 }
@@ -95,7 +95,7 @@ TEST(Random, FoldInDataIsAValueNotPartOfTheProgram) {
 }
 
 TEST(Random, BitsUnderJitEqualTheEagerOnesWhateverTheShardingWithoutCommunication) {
-  const Array key = spmd::device_put(random::PRNGKey(1701), NamedSharding(mesh(), P()));
+  const Array key = spmd::device_put(random::PRNGKey(1701), NamedSharding(random_mesh(), P()));
   const std::vector<uint32_t> eager = words(random::bits(random::PRNGKey(1701), {8, 6}));
   for (const P& spec :
        {P(), P("a"), P(spmd::None, "b"), P("a", "b"), P("b", "a"), P(spmd::Axes{"a", "b"})}) {
@@ -104,13 +104,13 @@ TEST(Random, BitsUnderJitEqualTheEagerOnesWhateverTheShardingWithoutCommunicatio
         [](const Tensor& k) {
           return random::bits(k, {8, 6});
         },
-        {.out_shardings = {NamedSharding(mesh(), spec)}});
+        {.out_shardings = {NamedSharding(random_mesh(), spec)}});
     const std::string text = f.lower(key).as_text();
     for (const char* collective : {"psum", "all_gather", "all_to_all", "pmax", "local_slice"}) {
       EXPECT_EQ(text.find(collective), std::string::npos) << text;
     }
     const Array out = f(key);
-    EXPECT_EQ(out.sharding().to_string(), NamedSharding(mesh(), spec).to_string());
+    EXPECT_EQ(out.sharding().to_string(), NamedSharding(random_mesh(), spec).to_string());
     EXPECT_EQ(words(out), eager);
   }
 }
@@ -168,7 +168,7 @@ void expect_no_collective(const std::string& text) {
 // and no collective.
 TEST(Random, SamplersUnderJitEqualTheEagerOnesWhateverTheShardingWithoutCommunication) {
   const Array host_key = random::PRNGKey(7);
-  const Array key = spmd::device_put(host_key, NamedSharding(mesh(), P()));
+  const Array key = spmd::device_put(host_key, NamedSharding(random_mesh(), P()));
   struct Case {
     const char* name;
     std::function<Tensor(const Tensor&)> traced;
@@ -208,10 +208,10 @@ TEST(Random, SamplersUnderJitEqualTheEagerOnesWhateverTheShardingWithoutCommunic
     const std::vector<float> eager = values<float>(c.eager(host_key));
     for (const P& spec : {P("a"), P(spmd::None, "b"), P("b", "a")}) {
       SCOPED_TRACE(std::string(c.name) + " " + spec.to_string());
-      auto f = spmd::jit(c.traced, {.out_shardings = {NamedSharding(mesh(), spec)}});
+      auto f = spmd::jit(c.traced, {.out_shardings = {NamedSharding(random_mesh(), spec)}});
       expect_no_collective(f.lower(key).as_text());
       const Array out = f(key);
-      EXPECT_EQ(out.sharding().to_string(), NamedSharding(mesh(), spec).to_string());
+      EXPECT_EQ(out.sharding().to_string(), NamedSharding(random_mesh(), spec).to_string());
       EXPECT_EQ(values<float>(out), eager);
     }
   }
@@ -409,8 +409,8 @@ TEST(Random, TypedKeysUnderJitAreWrappedAndIndexedThere) {
         const random::KeyTensor keys = random::split(random::wrap_key_data(data), 4);
         return random::uniform(keys[3], {16, 4});
       },
-      {.out_shardings = {NamedSharding(mesh(), P("a", "b"))}});
-  const Array data = spmd::device_put(random::PRNGKey(7), NamedSharding(mesh(), P()));
+      {.out_shardings = {NamedSharding(random_mesh(), P("a", "b"))}});
+  const Array data = spmd::device_put(random::PRNGKey(7), NamedSharding(random_mesh(), P()));
   const Array eager = random::uniform(random::split(random::key(7), 4)[3], {16, 4});
   const std::string text = draw.lower(data).as_text();
   for (const char* collective : {"psum", "all_gather", "all_to_all", "pmax"}) {
@@ -444,16 +444,16 @@ TEST(Random, WeightedChoiceUnderJitIsEachDevicesOwnSearch) {
   // With replacement, each draw searches the running sum of p at its own uniform: split over the
   // mesh it equals the eager draws with no collective (p, replicated, is searched whole).
   const Array host_key = random::PRNGKey(11);
-  const Array key = spmd::device_put(host_key, NamedSharding(mesh(), P()));
+  const Array key = spmd::device_put(host_key, NamedSharding(random_mesh(), P()));
   const Array host_p = random::uniform(random::PRNGKey(3), {20});
-  const Array p = spmd::device_put(host_p, NamedSharding(mesh(), P()));
+  const Array p = spmd::device_put(host_p, NamedSharding(random_mesh(), P()));
   const std::vector<int32_t> eager =
       values<int32_t>(random::choice(host_key, 20, {8, 6}, true, host_p));
   auto f = spmd::jit(
       [](const Tensor& k, const Tensor& w) {
         return random::choice(k, 20, {8, 6}, true, w);
       },
-      {.out_shardings = {NamedSharding(mesh(), P("a", "b"))}});
+      {.out_shardings = {NamedSharding(random_mesh(), P("a", "b"))}});
   expect_no_collective(f.lower(key, p).as_text());
   EXPECT_EQ(values<int32_t>(f(key, p)), eager);
   // A zero weight is never drawn; every draw is a valid index.

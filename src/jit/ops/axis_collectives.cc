@@ -170,10 +170,6 @@ std::shared_ptr<const Mesh> mesh_of(const AttributeReader& r) {
   return std::make_shared<const Mesh>(r.mesh());
 }
 
-bool checks_vma(const AttributeReader& r) {
-  return !r.has("check_vma") || r.text("check_vma") != "false";
-}
-
 std::vector<int> axes_of(const AttributeReader& r) {
   const std::vector<int64_t> axes = r.integers("axes");
   return {axes.begin(), axes.end()};
@@ -207,22 +203,24 @@ std::vector<std::pair<int, int>> perm_of(const AttributeReader& r) {
   return out;
 }
 
-const bool registered = [] {
+const bool axis_collectives_registered = [] {
   for (const bool scatter : {false, true}) {
-    register_operation(
-        scatter ? "psum_scatter" : "all_gather", [scatter](const AttributeReader& r) {
-          return make_operation<AxisGatherOp>(scatter, mesh_of(r), axes_of(r),
-                                              static_cast<int>(r.integer("dim")), checks_vma(r));
-        });
+    register_operation(scatter ? "psum_scatter" : "all_gather",
+                       [scatter](const AttributeReader& r) {
+                         return make_operation<AxisGatherOp>(scatter, mesh_of(r), axes_of(r),
+                                                             static_cast<int>(r.integer("dim")),
+                                                             r.boolean("check_vma", true));
+                       });
   }
   register_operation("ppermute", [](const AttributeReader& r) {
-    return make_operation<AxisPermuteOp>(mesh_of(r), axes_of(r), perm_of(r), checks_vma(r));
+    return make_operation<AxisPermuteOp>(mesh_of(r), axes_of(r), perm_of(r),
+                                         r.boolean("check_vma", true));
   });
   register_operation("axis_index", [](const AttributeReader& r) {
-    return make_operation<AxisIndexOp>(mesh_of(r), axes_of(r), checks_vma(r));
+    return make_operation<AxisIndexOp>(mesh_of(r), axes_of(r), r.boolean("check_vma", true));
   });
   register_operation("pvary", [](const AttributeReader& r) {
-    return make_operation<AxisVaryOp>(mesh_of(r), axes_of(r), checks_vma(r));
+    return make_operation<AxisVaryOp>(mesh_of(r), axes_of(r), r.boolean("check_vma", true));
   });
   return true;
 }();

@@ -151,7 +151,7 @@ Block ConstantOp::run(const KernelContext& device, const Step& step,
 
 namespace {
 
-const bool registered = [] {
+const bool creation_registered = [] {
   register_operation("full", [](const AttributeReader& r) {
     return make_operation<FullOp>(r.number("value"), with_out_sharding(r));
   });

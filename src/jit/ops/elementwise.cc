@@ -291,7 +291,7 @@ Cotangents BinaryOp::vjp(const Op& op, const Tensor& y, std::span<const Tensor> 
 namespace {
 
 // Every unary and binary function by its name.
-const bool registered = [] {
+const bool elementwise_registered = [] {
   for (int f = 0; f <= static_cast<int>(kernels::kLastUnary); ++f) {
     const auto fn = static_cast<Unary>(f);
     register_operation(kernels::name(fn),

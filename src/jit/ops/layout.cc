@@ -423,7 +423,7 @@ Batched ConcatenateOp::batch(const Op& /*op*/, std::span<const Batched> operands
 
 namespace {
 
-const bool registered = [] {
+const bool layout_registered = [] {
   register_operation("broadcast", [](const AttributeReader& r) {
     return make_operation<BroadcastOp>(r.result().shape);
   });

@@ -298,7 +298,7 @@ Cotangents TriangularSolveOp::vjp(const Op& /*op*/, const Tensor& x,
 
 namespace {
 
-const bool registered = [] {
+const bool linalg_registered = [] {
   register_operation("cholesky", [](const AttributeReader&) {
     return make_operation<FactorizationOp>(FactorizationOp::Kind::kCholesky);
   });

@@ -158,10 +158,6 @@ std::shared_ptr<const NamedSharding> spec_on_mesh(const AttributeReader& r) {
   return std::make_shared<const NamedSharding>(r.mesh(), r.spec("spec"));
 }
 
-bool checks_vma(const AttributeReader& r) {
-  return !r.has("check_vma") || r.text("check_vma") != "false";
-}
-
 void register_reduce(const char* name, AxisReduceOp::Kind kind) {
   register_operation(name, [kind](const AttributeReader& r) {
     const std::vector<int64_t> axes = r.integers("axes");
@@ -170,12 +166,12 @@ void register_reduce(const char* name, AxisReduceOp::Kind kind) {
   });
 }
 
-const bool registered = [] {
+const bool manual_registered = [] {
   register_operation("shard_map_in", [](const AttributeReader& r) {
-    return make_operation<ManualInOp>(spec_on_mesh(r), checks_vma(r));
+    return make_operation<ManualInOp>(spec_on_mesh(r), r.boolean("check_vma", true));
   });
   register_operation("shard_map_out", [](const AttributeReader& r) {
-    return make_operation<ManualOutOp>(spec_on_mesh(r), checks_vma(r));
+    return make_operation<ManualOutOp>(spec_on_mesh(r), r.boolean("check_vma", true));
   });
   register_reduce("psum", AxisReduceOp::Kind::kSum);
   register_reduce("pmax", AxisReduceOp::Kind::kMax);

@@ -556,7 +556,7 @@ Block TakeOp::run(const KernelContext& device, const Step& step, std::span<const
 
 namespace {
 
-const bool registered = [] {
+const bool ordering_registered = [] {
   register_operation("cumsum", [](const AttributeReader& r) {
     return make_operation<CumulativeOp>(false, static_cast<int>(r.integer("axis")));
   });

@@ -112,7 +112,7 @@ std::shared_ptr<const NamedSharding> on_mesh(const AttributeReader& r) {
   return std::make_shared<const NamedSharding>(r.mesh(), r.spec("sharding"));
 }
 
-const bool registered = [] {
+const bool parameter_registered = [] {
   register_operation("parameter", [](const AttributeReader& r) {
     return make_operation<ParameterOp>(static_cast<int>(r.integer("index")), r.result(),
                                        on_mesh(r));

@@ -212,7 +212,7 @@ Batched ArgmaxOp::batch(const Op& /*op*/, std::span<const Batched> operands, int
 
 namespace {
 
-const bool registered = [] {
+const bool reduction_registered = [] {
   for (auto fn : {kernels::Reduce::kSum, kernels::Reduce::kMax, kernels::Reduce::kMin}) {
     register_operation("reduce_" + std::string(kernels::name(fn)), [fn](const AttributeReader& r) {
       return make_operation<ReduceOp>(fn, r.integers("axes"));

@@ -11,10 +11,6 @@
 namespace spmd::kernels::cuda {
 namespace {
 
-int blocks_for(const GpuContext& gpu, int64_t n) {
-  return static_cast<int>(std::min<int64_t>((n + 255) / 256, int64_t{gpu.multiprocessors()} * 8));
-}
-
 void check_dtype(DType dtype, const char* what) {
   if (!scalar::computes_in(dtype)) {
     throw InvalidArgument(
@@ -30,7 +26,7 @@ void fill(GpuContext& gpu, DType dtype, double value, std::byte* out, int64_t n)
   const scalar::Slot converted =
       scalar::convert(DType::kFloat64, dtype, scalar::make_double(value));
   check_cuda(cudaSetDevice(gpu.ordinal()), "cudaSetDevice", gpu.ordinal());
-  check_cuda(launch_fill(dtype, converted, out, n, blocks_for(gpu, n), gpu.stream()),
+  check_cuda(launch_fill(dtype, converted, out, n, gpu.grid_blocks(n), gpu.stream()),
              "launch of the fill kernel", gpu.ordinal());
 }
 
@@ -38,7 +34,7 @@ void iota(GpuContext& gpu, DType dtype, std::byte* out, int64_t n) {
   check_dtype(dtype, "iota");
   if (n == 0) return;
   check_cuda(cudaSetDevice(gpu.ordinal()), "cudaSetDevice", gpu.ordinal());
-  check_cuda(launch_iota(dtype, out, n, blocks_for(gpu, n), gpu.stream()),
+  check_cuda(launch_iota(dtype, out, n, gpu.grid_blocks(n), gpu.stream()),
              "launch of the iota kernel", gpu.ordinal());
 }
 

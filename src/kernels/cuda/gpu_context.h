@@ -15,7 +15,9 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -36,6 +38,12 @@ class GpuContext {
   // The CUDA device name ("NVIDIA H100 80GB HBM3"), JAX's device_kind.
   const std::string& name() const { return name_; }
   int multiprocessors() const { return multiprocessors_; }
+  // Blocks of 256 threads for a grid-stride loop over `n` elements: one per 256 elements, at most
+  // 8 per multiprocessor, at least 1.
+  int grid_blocks(int64_t n) const {
+    const int64_t most = int64_t{multiprocessors_} * 8;
+    return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>((n + 255) / 256, most)));
+  }
   cudaStream_t stream() const { return stream_; }
   // The stream's cuBLAS handle (made on first use); calls on it must hold blas_mutex().
   cublasHandle_t blas();

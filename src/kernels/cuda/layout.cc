@@ -19,15 +19,11 @@ void check_element_size(size_t element_size, const char* what) {
   }
 }
 
-int blocks_for(const GpuContext& gpu, int64_t n) {
-  return static_cast<int>(std::min<int64_t>((n + 255) / 256, int64_t{gpu.multiprocessors()} * 8));
-}
-
 void run(GpuContext& gpu, const StridedCopy& plan, size_t element_size, const std::byte* from,
          std::byte* to, const char* what) {
   check_element_size(element_size, what);
   if (plan.count == 0) return;
-  const int blocks = blocks_for(gpu, plan.count);
+  const int blocks = gpu.grid_blocks(plan.count);
   check_cuda(cudaSetDevice(gpu.ordinal()), "cudaSetDevice", gpu.ordinal());
   check_cuda(launch_strided_copy(plan, element_size, from, to, blocks, gpu.stream()),
              fmt::format("launch of the {} kernel", what), gpu.ordinal());
@@ -70,7 +66,7 @@ void take(GpuContext& gpu, size_t element_size, const std::byte* in, const Shape
   if (shape[d] == 0) throw InvalidArgument("take on a GPU: from an empty axis");
   check_cuda(cudaSetDevice(gpu.ordinal()), "cudaSetDevice", gpu.ordinal());
   check_cuda(launch_take(element_size, in, outer, shape[d], inner, indices, count, out,
-                         blocks_for(gpu, total), gpu.stream()),
+                         gpu.grid_blocks(total), gpu.stream()),
              "launch of the take kernel", gpu.ordinal());
 }
 

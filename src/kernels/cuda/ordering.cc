@@ -19,11 +19,6 @@ void check_orderable(DType dtype, const char* what) {
   }
 }
 
-int blocks_for(const GpuContext& gpu, int64_t n) {
-  return static_cast<int>(
-      std::max<int64_t>(1, std::min<int64_t>((n + 255) / 256, int64_t{gpu.multiprocessors()} * 8)));
-}
-
 void scan(GpuContext& gpu, bool multiply, DType dtype, const std::byte* in, const Shape& shape,
           int axis, std::byte* out) {
   check_orderable(dtype, multiply ? "cumprod" : "cumsum");
@@ -34,7 +29,7 @@ void scan(GpuContext& gpu, bool multiply, DType dtype, const std::byte* in, cons
   if (outer * inner * shape[d] == 0) return;
   check_cuda(cudaSetDevice(gpu.ordinal()), "cudaSetDevice", gpu.ordinal());
   check_cuda(launch_scan(multiply, dtype, in, outer, shape[d], inner, out,
-                         blocks_for(gpu, outer * inner), gpu.stream()),
+                         gpu.grid_blocks(outer * inner), gpu.stream()),
              multiply ? "launch of the cumprod kernel" : "launch of the cumsum kernel",
              gpu.ordinal());
 }
@@ -57,7 +52,7 @@ void search_sorted(GpuContext& gpu, DType dtype, const std::byte* sorted, int64_
   if (n <= 0) throw InvalidArgument("search_sorted on a GPU: an empty sorted array");
   if (count == 0) return;
   check_cuda(cudaSetDevice(gpu.ordinal()), "cudaSetDevice", gpu.ordinal());
-  check_cuda(launch_search_sorted(dtype, sorted, n, queries, count, out, blocks_for(gpu, count),
+  check_cuda(launch_search_sorted(dtype, sorted, n, queries, count, out, gpu.grid_blocks(count),
                                   gpu.stream()),
              "launch of the search_sorted kernel", gpu.ordinal());
 }

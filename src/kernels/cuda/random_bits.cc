@@ -12,8 +12,7 @@ void random_bits(GpuContext& gpu, RandomBits kind, const RandomBlock& block, std
   // The block as a box of the whole array: element j reads "from" its flat index.
   const StridedCopy indices = random_block_plan(block);
   if (indices.count == 0) return;
-  const int blocks = static_cast<int>(
-      std::min<int64_t>((indices.count + 255) / 256, int64_t{gpu.multiprocessors()} * 8));
+  const int blocks = gpu.grid_blocks(indices.count);
   check_cuda(cudaSetDevice(gpu.ordinal()), "cudaSetDevice", gpu.ordinal());
   check_cuda(launch_random_bits(kind, block.key, indices, out, blocks, gpu.stream()),
              "launch of the random bits kernel", gpu.ordinal());

@@ -39,7 +39,9 @@ void check_float32(std::string_view what, const Tensor& x, std::string_view name
   }
 }
 
-std::string shape_text(const Shape& shape) { return fmt::format("[{}]", fmt::join(shape, ",")); }
+std::string bracketed_shape(const Shape& shape) {
+  return fmt::format("[{}]", fmt::join(shape, ","));
+}
 
 }  // namespace
 
@@ -50,7 +52,7 @@ Tensor rademacher(const Tensor& key, const Shape& shape, DType dtype) {
 
 Array rademacher(const Array& key, const Shape& shape, DType dtype) {
   return numpy::detail::eager(
-      fmt::format("random.rademacher{}{}", shape_text(shape), dtype_name(dtype)), {&key},
+      fmt::format("random.rademacher{}{}", bracketed_shape(shape), dtype_name(dtype)), {&key},
       [=](const std::vector<Tensor>& t) { return rademacher(t[0], shape, dtype); });
 }
 
@@ -59,7 +61,7 @@ Tensor beta(const Tensor& key, const Tensor& a, const Tensor& b) {
   check_float32("beta", b, "b");
   if (a.shape() != b.shape()) {
     throw InvalidArgument(fmt::format("random.beta: a {} and b {} must have the sample's shape",
-                                      shape_text(a.shape()), shape_text(b.shape())));
+                                      bracketed_shape(a.shape()), bracketed_shape(b.shape())));
   }
   const Tensor keys = split(key);
   const Tensor log_a = gamma(key_at(keys, 0), a, true);
@@ -98,7 +100,7 @@ Tensor generalized_normal(const Tensor& key, double p, const Shape& shape) {
 
 Array generalized_normal(const Array& key, double p, const Shape& shape) {
   return numpy::detail::eager(
-      fmt::format("random.generalized_normal{}[{}]", shape_text(shape), p), {&key},
+      fmt::format("random.generalized_normal{}[{}]", bracketed_shape(shape), p), {&key},
       [=](const std::vector<Tensor>& t) { return generalized_normal(t[0], p, shape); });
 }
 
@@ -118,7 +120,7 @@ Tensor ball(const Tensor& key, int64_t d, double p, const Shape& shape) {
 
 Array ball(const Array& key, int64_t d, double p, const Shape& shape) {
   return numpy::detail::eager(
-      fmt::format("random.ball{}[{},{}]", shape_text(shape), d, p), {&key},
+      fmt::format("random.ball{}[{},{}]", bracketed_shape(shape), d, p), {&key},
       [=](const std::vector<Tensor>& t) { return ball(t[0], d, p, shape); });
 }
 
@@ -143,7 +145,7 @@ Tensor orthogonal(const Tensor& key, int64_t n, int64_t m, const Shape& shape) {
 
 Array orthogonal(const Array& key, int64_t n, int64_t m, const Shape& shape) {
   return numpy::detail::eager(
-      fmt::format("random.orthogonal{}[{},{}]", shape_text(shape), n, m), {&key},
+      fmt::format("random.orthogonal{}[{},{}]", bracketed_shape(shape), n, m), {&key},
       [=](const std::vector<Tensor>& t) { return orthogonal(t[0], n, m, shape); });
 }
 
@@ -154,14 +156,14 @@ Tensor multivariate_normal(const Tensor& key, const Tensor& mean, const Tensor& 
   if (mean.shape().empty() || cov.shape().size() < 2) {
     throw InvalidArgument(fmt::format(
         "random.multivariate_normal: mean needs at least one dimension and cov two; got {} and {}",
-        shape_text(mean.shape()), shape_text(cov.shape())));
+        bracketed_shape(mean.shape()), bracketed_shape(cov.shape())));
   }
   const int64_t k = mean.shape().back();
   const Shape& c = cov.shape();
   if (c[c.size() - 1] != k || c[c.size() - 2] != k) {
     throw InvalidArgument(fmt::format(
         "random.multivariate_normal: cov must be (..., {}, {}) for a mean of {} values, not {}", k,
-        k, k, shape_text(c)));
+        k, k, bracketed_shape(c)));
   }
   const Tensor factor = numpy::linalg::cholesky(cov);
   Shape drawn = shape;
@@ -173,7 +175,7 @@ Tensor multivariate_normal(const Tensor& key, const Tensor& mean, const Tensor& 
 Array multivariate_normal(const Array& key, const Array& mean, const Array& cov,
                           const Shape& shape) {
   return numpy::detail::eager(
-      fmt::format("random.multivariate_normal{}", shape_text(shape)), {&key, &mean, &cov},
+      fmt::format("random.multivariate_normal{}", bracketed_shape(shape)), {&key, &mean, &cov},
       [=](const std::vector<Tensor>& t) { return multivariate_normal(t[0], t[1], t[2], shape); });
 }
 

@@ -15,7 +15,7 @@
 namespace spmd::random {
 namespace {
 
-std::string shape_text(const Shape& shape) {
+std::string python_tuple(const Shape& shape) {
   return fmt::format("({}{})", fmt::join(shape, ", "), shape.size() == 1 ? "," : "");
 }
 
@@ -42,7 +42,7 @@ const Data& single(std::string_view what, const KeyArray<Data>& key) {
     throw InvalidArgument(
         fmt::format("random.{} accepts a single key, but was given a key array of shape {} != (); "
                     "index it (keys[i]) or split each key on its own",
-                    what, shape_text(key.shape())));
+                    what, python_tuple(key.shape())));
   }
   return key.data();
 }
