@@ -198,6 +198,26 @@ TEST(OperationFamily, AToyFamilyIsReadFromProgramTextByItsRegisteredName) {
   EXPECT_NE(text.find("all_gather[b] dim=1 f32[8,4]"), std::string::npos) << text;
 }
 
+TEST(OperationFamily, ABooleanAttributeIsTrueOrFalseAndNothingElse) {
+  const std::string head =
+      "%0 = parameter f32[8,4] index=0 sharding=PartitionSpec('a',)\n"
+      "%1 = shard_map_in f32[4,4] %0 spec=PartitionSpec('a',)";
+  const compiler::Program unchecked =
+      compiler::parse_program(head + " check_vma=false\nreturn %1\n", family_mesh());
+  EXPECT_EQ(unchecked.lines()[1],
+            "%1 = shard_map_in f32[4,4] %0 spec=PartitionSpec('a',) check_vma=false");
+  const compiler::Program checked = compiler::parse_program(head + "\nreturn %1\n", family_mesh());
+  EXPECT_EQ(checked.lines()[1], "%1 = shard_map_in f32[4,4] %0 spec=PartitionSpec('a',)");
+  try {
+    compiler::parse_program(head + " check_vma=flase\nreturn %1\n", family_mesh());
+    ADD_FAILURE() << "check_vma=flase was read";
+  } catch (const spmd::InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("attribute 'check_vma' is not true or false: flase"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 // --- the device seam ---
 
 using spmd::testing::CountingBackend;
