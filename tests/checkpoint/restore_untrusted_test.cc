@@ -94,8 +94,8 @@ TEST_F(RestoreUntrusted, ChunksLargerThanTheArrayAreAnError) {
 }
 
 TEST_F(RestoreUntrusted, AFifoInPlaceOfAFileIsAnErrorNotAHang) {
-  for (const fs::path p : {root_ / "ck" / "spmd_checkpoint.json", root_ / "ck" / "w" / "0.0",
-                           root_ / "ck" / "w" / ".zarray"}) {
+  for (const fs::path& p : {root_ / "ck" / "spmd_checkpoint.json", root_ / "ck" / "w" / "0.0",
+                            root_ / "ck" / "w" / ".zarray"}) {
     const fs::path saved = p.string() + ".saved";
     fs::rename(p, saved);
     ASSERT_EQ(::mkfifo(p.c_str(), 0644), 0);

@@ -74,7 +74,9 @@ TEST(CudaStatus, AFailedCallNamesTheCallTheGpuTheProcessAndWhatToDo) {
 TEST(CudaStatus, AGpuThatIsNotThereIsRefusedSayingWhy) {
   std::string why;
   const int gpus = visible_gpus(&why);
-  if (gpus == 0) EXPECT_FALSE(why.empty());
+  if (gpus == 0) {
+    EXPECT_FALSE(why.empty());
+  }
   try {
     GpuContext::get(gpus);
     FAIL() << "GPU " << gpus << " of " << gpus << " was given";
@@ -83,7 +85,9 @@ TEST(CudaStatus, AGpuThatIsNotThereIsRefusedSayingWhy) {
     EXPECT_NE(message.find("GPU " + std::to_string(gpus) + " of "), std::string::npos) << message;
     EXPECT_NE(message.find("sees " + std::to_string(gpus) + " GPU(s)"), std::string::npos)
         << message;
-    if (gpus == 0) EXPECT_NE(message.find(why), std::string::npos) << message;
+    if (gpus == 0) {
+      EXPECT_NE(message.find(why), std::string::npos) << message;
+    }
   }
 }
 

@@ -109,7 +109,7 @@ TEST(Linalg, CholeskyFactorsReadTheLowerTriangleAndANonPositiveMatrixIsNaN) {
 }
 
 TEST(Linalg, QrGivesOrthonormalColumnsAndAnUpperFactorOfTallAndWideMatrices) {
-  for (const auto [m, n] : {std::pair<int64_t, int64_t>{7, 4}, {4, 7}, {5, 5}}) {
+  for (const auto& [m, n] : {std::pair<int64_t, int64_t>{7, 4}, {4, 7}, {5, 5}}) {
     const int64_t k = std::min(m, n);
     const std::vector<float> a = random_matrix(m, n, 5);
     std::vector<float> q(static_cast<size_t>(m * k)), r(static_cast<size_t>(k * n));

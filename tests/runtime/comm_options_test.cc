@@ -66,7 +66,9 @@ TEST(CommOptions, EveryTransportIsReadWhenTheBuildHasUcx) {
                                              {"tcp", T::kTcp},        {"ucx", T::kUcx}};
   for (const auto& [name, t] : names) {
     EXPECT_EQ(read_comm_options(env_of({{"SPMD_TRANSPORT", name}}), true).transport, t) << name;
-    if (t != T::kAuto) EXPECT_STREQ(transport_name(t), name);
+    if (t != T::kAuto) {
+      EXPECT_STREQ(transport_name(t), name);
+    }
   }
   EXPECT_TRUE(CommOptions::shm_within_host(T::kShmUcx));
   EXPECT_FALSE(CommOptions::shm_within_host(T::kUcx));
