@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/strided_copy.h"
 #include "kernels/thread_team.h"
 #include "spmd/error.h"
 
@@ -182,13 +183,6 @@ bool transpose_matrices(size_t element_size, const std::byte* in, const Shape& s
     transpose_tiles(reinterpret_cast<const E*>(in), batch, rows, cols, reinterpret_cast<E*>(out));
   });
   return true;
-}
-
-// Row-major strides of `shape`, in elements.
-std::vector<int64_t> row_major_strides(const Shape& shape) {
-  std::vector<int64_t> strides(shape.size(), 1);
-  for (size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * shape[d];
-  return strides;
 }
 
 // For a merged permutation: the result's shape, and for each input dimension the stride of the

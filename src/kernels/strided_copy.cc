@@ -16,19 +16,12 @@ void check_rank(size_t rank) {
   }
 }
 
-// Row-major strides of `shape`, in elements.
-std::vector<int64_t> strides_of(const Shape& shape) {
-  std::vector<int64_t> strides(shape.size(), 1);
-  for (size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * shape[d];
-  return strides;
-}
-
 // A plan over the box `extent`, written row-major into a buffer of that shape.
 StridedCopy dense_output(const Shape& extent) {
   check_rank(extent.size());
   StridedCopy c;
   c.rank = static_cast<int32_t>(extent.size());
-  const std::vector<int64_t> to = strides_of(extent);
+  const std::vector<int64_t> to = row_major_strides(extent);
   for (size_t d = 0; d < extent.size(); ++d) {
     c.extent[d] = extent[d];
     c.to_stride[d] = to[d];
@@ -39,10 +32,16 @@ StridedCopy dense_output(const Shape& extent) {
 
 }  // namespace
 
+std::vector<int64_t> row_major_strides(const Shape& shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * shape[d];
+  return strides;
+}
+
 StridedCopy broadcast_plan(const Shape& from, const Shape& to) {
   StridedCopy c = dense_output(to);
   check_rank(from.size());
-  const std::vector<int64_t> strides = strides_of(from);
+  const std::vector<int64_t> strides = row_major_strides(from);
   const size_t offset = to.size() - from.size();
   for (size_t d = 0; d < from.size(); ++d) {
     c.from_stride[offset + d] = from[d] == 1 ? 0 : strides[d];
@@ -54,7 +53,7 @@ StridedCopy transpose_plan(const Shape& shape, std::span<const int> perm) {
   Shape out(shape.size());
   for (size_t d = 0; d < shape.size(); ++d) out[d] = shape[static_cast<size_t>(perm[d])];
   StridedCopy c = dense_output(out);
-  const std::vector<int64_t> strides = strides_of(shape);
+  const std::vector<int64_t> strides = row_major_strides(shape);
   for (size_t d = 0; d < shape.size(); ++d)
     c.from_stride[d] = strides[static_cast<size_t>(perm[d])];
   return c;
@@ -62,7 +61,7 @@ StridedCopy transpose_plan(const Shape& shape, std::span<const int> perm) {
 
 StridedCopy slice_plan(const Shape& shape, std::span<const int64_t> start, const Shape& extent) {
   StridedCopy c = dense_output(extent);
-  const std::vector<int64_t> strides = strides_of(shape);
+  const std::vector<int64_t> strides = row_major_strides(shape);
   for (size_t d = 0; d < shape.size(); ++d) {
     c.from_stride[d] = strides[d];
     c.from_base += start[d] * strides[d];
@@ -77,12 +76,12 @@ std::vector<StridedCopy> concatenate_plans(std::span<const Shape> shapes, int ax
   out[static_cast<size_t>(axis)] = 0;
   for (const Shape& s : shapes) out[static_cast<size_t>(axis)] += s[static_cast<size_t>(axis)];
   check_rank(out.size());
-  const std::vector<int64_t> out_strides = strides_of(out);
+  const std::vector<int64_t> out_strides = row_major_strides(out);
   int64_t position = 0;  // along axis
   for (const Shape& s : shapes) {
     StridedCopy c;
     c.rank = static_cast<int32_t>(s.size());
-    const std::vector<int64_t> in_strides = strides_of(s);
+    const std::vector<int64_t> in_strides = row_major_strides(s);
     for (size_t d = 0; d < s.size(); ++d) {
       c.extent[d] = s[d];
       c.from_stride[d] = in_strides[d];
@@ -98,7 +97,7 @@ std::vector<StridedCopy> concatenate_plans(std::span<const Shape> shapes, int ax
 
 StridedCopy random_block_plan(const RandomBlock& block) {
   StridedCopy c = dense_output(block.extent);
-  const std::vector<int64_t> strides = strides_of(block.shape);
+  const std::vector<int64_t> strides = row_major_strides(block.shape);
   uint64_t base = block.offset;
   for (size_t d = 0; d < block.shape.size(); ++d) {
     c.from_stride[d] = strides[d];

@@ -45,6 +45,9 @@ SPMD_HOST_DEVICE inline void strided_offsets(const StridedCopy& c, int64_t i, in
   *to = t;
 }
 
+// Row-major strides of `shape`, in elements (the last dimension's is 1).
+std::vector<int64_t> row_major_strides(const Shape& shape);
+
 // The plans of layout.h's four kernels, for the same arguments (shapes trusted, as there).
 // InvalidArgument for a rank above kMaxStridedRank.
 StridedCopy broadcast_plan(const Shape& from, const Shape& to);
