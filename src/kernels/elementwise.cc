@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/dispatch.h"
+#include "kernels/mask_ops.h"
 #include "kernels/xla_exp_avx2.h"
 #include "kernels/xla_exp_avx512.h"
 #include "kernels/xla_log_avx2.h"
@@ -336,21 +337,12 @@ void arithmetic(Binary op, const X& x, const Y& y, Map<T> out) {
         return;
       case Binary::kMax:
       case Binary::kMin:
-        if constexpr (std::is_floating_point_v<T>) {
-          // IEEE 754-2019's maximum and minimum, as jnp.maximum's: NaN wins (Eigen's own max
-          // leaves it to the instruction), and -0 < +0 whichever side each is on: between two
-          // zeros, max is x + y (+0 unless both are -0) and min is -(-x - y).
-          // One lazy expression per op: no temporaries (relu runs this in every MLP step).
-          const auto zeros = (x == T(0)) && (y == T(0));
-          if (op == Binary::kMax) {
-            out = (x != x).select(x, (y != y).select(y, zeros.select(x + y, x.max(y))));
-          } else {
-            out = (x != x).select(x, (y != y).select(y, zeros.select(-(-x - y), x.min(y))));
-          }
-        } else {
+        // Floating-point types never reach here: binary_of gives them to ieee_max_min.
+        if constexpr (!std::is_floating_point_v<T>) {
           out = op == Binary::kMax ? x.max(y).eval() : x.min(y).eval();
+          return;
         }
-        return;
+        break;
       default:
         break;
     }
@@ -525,6 +517,14 @@ void unary_half(Unary op, DType dtype, Input a, std::byte* out, int64_t n) {
 
 template <class T>
 void binary_of(Binary op, DType /*dtype*/, Input a, Input b, std::byte* out, int64_t n) {
+  if constexpr (std::is_floating_point_v<T>) {
+    // IEEE 754-2019's maximum and minimum, as jnp.maximum's (mask_ops.h): NaN wins, where
+    // Eigen's own max leaves it to the instruction, and -0 < +0 whichever side each is on.
+    if ((op == Binary::kMax || op == Binary::kMin) &&
+        ieee_max_min(op == Binary::kMax, dtype_of<T>(), a, b, out, n)) {
+      return;
+    }
+  }
   if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
     if (op == Binary::kDiv || op == Binary::kRem) {
       integer_divide<T>(op, a, b, out, n);
@@ -556,14 +556,12 @@ void binary_half(Binary op, DType dtype, Input a, Input b, std::byte* out, int64
   from_wide(dtype, wide_out, out);
 }
 
-template <class T>
-void select_of(DType /*dtype*/, Input cond, Input a, Input b, std::byte* out, int64_t n) {
-  with_operand(reinterpret_cast<const bool*>(cond.data), cond.elements, n, [&](const auto& c) {
-    with_operand(reinterpret_cast<const T*>(a.data), a.elements, n, [&](const auto& x) {
-      with_operand(reinterpret_cast<const T*>(b.data), b.elements, n,
-                   [&](const auto& y) { Map<T>(reinterpret_cast<T*>(out), n) = c.select(x, y); });
-    });
-  });
+// Moves bits, whatever the dtype (mask_ops.h: Eigen's select is one branch per element).
+void select_any(DType dtype, Input cond, Input a, Input b, std::byte* out, int64_t n) {
+  if (!select_bits(dtype_size(dtype), cond, a, b, out, n)) {
+    throw InvalidArgument(
+        fmt::format("kernels::select: no select of {}-byte elements", dtype_size(dtype)));
+  }
 }
 
 // A floating-point value as the integer type U, saturating as XLA's conversion does: NaN is 0,
@@ -580,6 +578,9 @@ U saturating_cast(F v) {
 
 template <class F, class U>
 void convert_of(DType /*from*/, DType /*to*/, Input a, std::byte* out, int64_t n) {
+  if constexpr (std::is_same_v<F, bool> && !std::is_same_v<U, bool>) {
+    if (convert_from_bool(dtype_of<U>(), a, out, n)) return;  // mask_ops.h: vectorised
+  }
   with_operand(reinterpret_cast<const F*>(a.data), a.elements, n, [&](const auto& x) {
     if constexpr (std::is_same_v<U, bool>) {
       Map<bool>(reinterpret_cast<bool*>(out), n) = x != F(0);
@@ -668,9 +669,7 @@ BinaryKernel binary_kernel(DType dtype) {
                             [](auto zero) -> BinaryKernel { return &binary_of<decltype(zero)>; });
 }
 
-SelectKernel select_kernel(DType dtype) {
-  return visit_dtype(dtype, [](auto zero) -> SelectKernel { return &select_of<decltype(zero)>; });
-}
+SelectKernel select_kernel(DType /*dtype*/) { return &select_any; }
 
 ConvertKernel convert_kernel(DType from, DType to) {
   if (is_half_dtype(from) || is_half_dtype(to)) return &convert_half;
