@@ -8,6 +8,7 @@
 
 #include "kernels/chain_hoist.h"
 #include "kernels/thread_team.h"
+#include "kernels/xla_exp_avx2.h"
 #include "kernels/xla_exp_avx512.h"
 #include "spmd/error.h"
 
@@ -235,8 +236,8 @@ void run_range(std::span<const ChainStep> steps, std::span<const Input> inputs, 
 
 // sum(exp(x), -1) of float32 rows that contiguous_sum sums whole (at most kExpSumRow, its
 // block): each row's exps summed in registers in the same lanes and order
-// (xla_exp_avx512.h: xla_exp_sum_avx512), never stored; false where the chain is another, or
-// the CPU lacks AVX-512 (the general pass then runs, with the same bits).
+// (xla_exp_sum_avx512, else xla_exp_sum_avx2), never stored; false where the chain is another,
+// or the CPU lacks both (the general pass then runs, with the same bits).
 constexpr int64_t kExpSumRow = 4096;
 
 bool exp_sums(std::span<const ChainStep> steps, std::span<const Input> inputs, int64_t rows,
@@ -253,11 +254,14 @@ bool exp_sums(std::span<const ChainStep> steps, std::span<const Input> inputs, i
   const auto* x = reinterpret_cast<const float*>(inputs[static_cast<size_t>(s.args[0])].data);
   auto* y = reinterpret_cast<float*>(out);
   float probe = 0;
-  if (!xla_exp_sum_avx512(x, 0, &probe)) return false;
+  bool (*const exp_sum)(const float*, int64_t, float*) =
+      xla_exp_sum_avx512(x, 0, &probe) ? &xla_exp_sum_avx512
+      : xla_exp_sum_avx2(x, 0, &probe) ? &xla_exp_sum_avx2
+                                       : nullptr;
+  if (exp_sum == nullptr) return false;
   parallel_for(rows, std::max<int64_t>(1, kPartGrain / extent), 1,
                [&](int64_t first, int64_t last) {
-                 for (int64_t r = first; r < last; ++r)
-                   xla_exp_sum_avx512(x + r * extent, extent, y + r);
+                 for (int64_t r = first; r < last; ++r) exp_sum(x + r * extent, extent, y + r);
                });
   return true;
 }
