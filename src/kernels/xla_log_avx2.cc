@@ -65,9 +65,8 @@ __m256 splat(float v) { return _mm256_set1_ps(v); }
   return pick(tiny(v), splat(-kInf), y);
 }
 
-// xla_log1p_of: Cephes' rational form where |x| < sqrt(2) - 1, log_of(1 + x) elsewhere, a zero
-// or subnormal x as a zero of its sign.
-[[gnu::always_inline]] inline __m256 log1p_of8(__m256 x) {
+// Cephes' rational form of log1p near 0 (xla_log1p's first branch).
+[[gnu::always_inline]] inline __m256 log1p_near8(__m256 x) {
   __m256 n = splat(kXlaLog1pNumerator[0]);
   __m256 d = splat(kXlaLog1pDenominator[0]);
   for (int k = 1; k < 7; ++k) {
@@ -76,11 +75,24 @@ __m256 splat(float v) { return _mm256_set1_ps(v); }
   }
   const __m256 x2 = _mm256_mul_ps(x, x);
   const __m256 r = _mm256_mul_ps(_mm256_mul_ps(x, x2), _mm256_div_ps(n, d));
-  const __m256 near = _mm256_add_ps(x, _mm256_fmadd_ps(splat(-0.5f), x2, r));
-  const __m256 far = log_of8(_mm256_add_ps(splat(1.0f), x));
+  return _mm256_add_ps(x, _mm256_fmadd_ps(splat(-0.5f), x2, r));
+}
+
+// xla_log1p_of: Cephes' rational form where |x| < sqrt(2) - 1, log_of(1 + x) elsewhere, a zero
+// or subnormal x as a zero of its sign. Each form is computed only where some lane takes it:
+// values of one side (a log1p of small probabilities, of a loss near 0) cost one form, not two.
+[[gnu::always_inline]] inline __m256 log1p_of8(__m256 x) {
   const __m256 magnitude = _mm256_and_ps(x, _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff)));
-  const __m256 y =
-      pick(_mm256_cmp_ps(magnitude, splat(0.41421356237309504880f), _CMP_LT_OQ), near, far);
+  const __m256 near = _mm256_cmp_ps(magnitude, splat(0.41421356237309504880f), _CMP_LT_OQ);
+  const int lanes_near = _mm256_movemask_ps(near);
+  __m256 y;
+  if (lanes_near == 0xff) {
+    y = log1p_near8(x);
+  } else if (lanes_near == 0) {
+    y = log_of8(_mm256_add_ps(splat(1.0f), x));
+  } else {
+    y = pick(near, log1p_near8(x), log_of8(_mm256_add_ps(splat(1.0f), x)));
+  }
   return pick(tiny(x), _mm256_mul_ps(x, splat(0.0f)), y);
 }
 
