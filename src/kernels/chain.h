@@ -11,7 +11,9 @@
 // at -O3 (DESIGN.md, "Kernels").
 //
 // Each step's kernel is looked up once per call (elementwise.h's unary_kernel and the like), so a
-// block costs one indirect call per step beside the arithmetic. Pure function; thread-safe.
+// block costs one indirect call per step beside the arithmetic. Before each block the inputs read
+// in order are prefetched four blocks ahead, so that memory and the arithmetic of the steps
+// overlap (DESIGN.md, "Chains prefetch their inputs"). Pure function; thread-safe.
 #pragma once
 
 #include <array>
