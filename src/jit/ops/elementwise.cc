@@ -242,12 +242,17 @@ kernels::ChainStep BinaryOp::chain_step(std::span<const DType> operands, DType r
 
 namespace {
 
-// max/min: the cotangent goes to the chosen operand, split evenly at ties (as JAX's).
+// max/min: the cotangent goes to the chosen operand, split evenly at ties (as JAX's): g times
+// 1 where the operand wins, 0.5 at a tie, 0 where it loses (and where either is NaN). The
+// coefficient is two selects, so ReLU's gradient is a chain of five steps (compare twice,
+// select twice, multiply); made as (wins + ties) of converted comparisons it was seven, and 25%
+// slower (256 × 2048 float32: 0.57 ms against 0.43). The same values either way.
 Cotangents choose(const Tensor& a, const Tensor& b, const Tensor& g, bool max) {
-  const Tensor wins = lax::convert_element_type(max ? a > b : a < b, g.dtype());
-  const Tensor ties = lax::convert_element_type(lax::binary(Binary::kEq, a, b), g.dtype()) * 0.5f;
-  const Tensor loses = lax::convert_element_type(max ? a < b : a > b, g.dtype());
-  return {g * (wins + ties), g * (loses + ties)};
+  // Rank-0 constants, which a chain reads as scalars (full_like would fill arrays each call).
+  const auto constant = [&](double v) { return lax::full(g.trace(), Shape{}, g.dtype(), v); };
+  const Tensor tie = lax::select(lax::binary(Binary::kEq, a, b), constant(0.5), constant(0));
+  const auto share = [&](const Tensor& wins) { return g * lax::select(wins, constant(1), tie); };
+  return {share(max ? a > b : a < b), share(max ? a < b : a > b)};
 }
 
 }  // namespace
