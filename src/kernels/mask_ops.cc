@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/dispatch.h"
+
 namespace spmd::kernels {
 namespace {
 
@@ -140,40 +142,9 @@ bool select_bits(size_t size, Input cond, Input a, Input b, std::byte* out, int6
 
 SPMD_MASK_OPS_CLONES
 bool convert_from_bool(DType to, Input a, std::byte* out, int64_t n) {
-  switch (to) {
-    case DType::kInt8:
-      from_bool<int8_t>(a, out, n);
-      return true;
-    case DType::kInt16:
-      from_bool<int16_t>(a, out, n);
-      return true;
-    case DType::kInt32:
-      from_bool<int32_t>(a, out, n);
-      return true;
-    case DType::kInt64:
-      from_bool<int64_t>(a, out, n);
-      return true;
-    case DType::kUInt8:
-      from_bool<uint8_t>(a, out, n);
-      return true;
-    case DType::kUInt16:
-      from_bool<uint16_t>(a, out, n);
-      return true;
-    case DType::kUInt32:
-      from_bool<uint32_t>(a, out, n);
-      return true;
-    case DType::kUInt64:
-      from_bool<uint64_t>(a, out, n);
-      return true;
-    case DType::kFloat32:
-      from_bool<float>(a, out, n);
-      return true;
-    case DType::kFloat64:
-      from_bool<double>(a, out, n);
-      return true;
-    default:
-      return false;
-  }
+  if (to == DType::kBool || is_half_dtype(to)) return false;
+  visit_compute_type(to, [&](auto zero) { from_bool<decltype(zero)>(a, out, n); });
+  return true;
 }
 
 SPMD_MASK_OPS_CLONES
