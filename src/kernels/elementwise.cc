@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/dispatch.h"
+#include "kernels/float_arithmetic.h"
 #include "kernels/mask_ops.h"
 #include "kernels/xla_exp_avx2.h"
 #include "kernels/xla_exp_avx512.h"
@@ -117,6 +118,10 @@ void unary_typed(Unary op, const ConstMap<T>& x, Map<T> y) {
       if (op == Unary::kLog1p && xla_log1p_avx2(x.data(), y.data(), x.size())) return;
     }
     if (xla_unary_f32(op, x.data(), y.data(), x.size())) return;
+  }
+  if (float_unary(op, dtype_of<T>(), Input{reinterpret_cast<const std::byte*>(x.data()), x.size()},
+                  reinterpret_cast<std::byte*>(y.data()), x.size())) {
+    return;
   }
   if (op == Unary::kCopy || op == Unary::kStopGradient) {
     y = x;
@@ -522,6 +527,11 @@ void binary_of(Binary op, DType /*dtype*/, Input a, Input b, std::byte* out, int
     // Eigen's own max leaves it to the instruction, and -0 < +0 whichever side each is on.
     if ((op == Binary::kMax || op == Binary::kMin) &&
         ieee_max_min(op == Binary::kMax, dtype_of<T>(), a, b, out, n)) {
+      return;
+    }
+    // The arithmetic and comparisons in the CPU's widest vectors (float_arithmetic.h).
+    if (float_arithmetic(op, dtype_of<T>(), a, b, out, n) ||
+        float_comparison(op, dtype_of<T>(), a, b, out, n)) {
       return;
     }
   }

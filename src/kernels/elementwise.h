@@ -1,4 +1,7 @@
-// Element-wise kernels over contiguous buffers, vectorised by Eigen 3.4 (Eigen::Array maps).
+// Element-wise kernels over contiguous buffers, vectorised by Eigen 3.4 (Eigen::Array maps),
+// except what runs faster as loops the compiler vectorises for the CPU it finds: float
+// arithmetic, comparisons and signs (float_arithmetic.h), selects, bool conversions and maxima
+// (mask_ops.h), and XLA's transcendentals (xla_math.h and the AVX loops beside it).
 //
 // Every input holds either `n` elements or one (a scalar, applied to all n): NumPy broadcasting
 // of other shapes is done before, by broadcast() (layout.h). Inputs and outputs share the

@@ -2,9 +2,9 @@
 
 #include <Eigen/Core>
 #include <algorithm>
-#include <cstring>
 
 #include "kernels/dispatch.h"
+#include "kernels/operand_reader.h"
 
 namespace spmd::kernels {
 namespace {
@@ -15,31 +15,6 @@ using Bits8 = uint8_t;
 using Bits16 [[gnu::may_alias]] = uint16_t;
 using Bits32 [[gnu::may_alias]] = uint32_t;
 using Bits64 [[gnu::may_alias]] = uint64_t;
-
-// An operand read element by element: its buffer, or its one element repeated.
-template <class T>
-struct Stream {
-  const T* data;
-  T operator[](int64_t i) const { return data[i]; }
-};
-template <class T>
-struct Repeated {
-  T value;
-  T operator[](int64_t /*i*/) const { return value; }
-};
-
-// Calls f with a reader of `in` as T: a Stream where it has n elements, else its first one
-// Repeated (elementwise.h's operands: n elements or one).
-template <class T, class F>
-void with_reader(Input in, int64_t n, F&& f) {
-  if (in.elements == n) {
-    f(Stream<T>{reinterpret_cast<const T*>(in.data)});
-  } else {
-    T value;
-    std::memcpy(&value, in.data, sizeof value);
-    f(Repeated<T>{value});
-  }
-}
 
 template <class U>
 void select_as(Input cond, Input a, Input b, std::byte* out, int64_t n) {

@@ -1,0 +1,137 @@
+#include "kernels/float_arithmetic.h"
+
+#include <cmath>
+#include <functional>
+
+#include "kernels/operand_reader.h"
+
+namespace spmd::kernels {
+namespace {
+
+// out[i] = f(a[i], b[i]) over n elements of F read as F, written as R. `ivdep`: out is an
+// operand's buffer exactly or overlaps none (the header's contract), so the compiler need not
+// guard the vector loop with an overlap test, which fails at equal addresses and would fall
+// back to one element at a time.
+template <class F, class R, class Op>
+void apply(Input a, Input b, std::byte* out, int64_t n, Op f) {
+  auto* target = reinterpret_cast<R*>(out);
+  with_reader<F>(a, n, [&](auto x) {
+    with_reader<F>(b, n, [&](auto y) {
+#pragma GCC ivdep
+      for (int64_t i = 0; i < n; ++i) target[i] = static_cast<R>(f(x[i], y[i]));
+    });
+  });
+}
+
+template <class F>
+bool arithmetic_of(Binary op, Input a, Input b, std::byte* out, int64_t n) {
+  switch (op) {
+    case Binary::kAdd:
+      apply<F, F>(a, b, out, n, std::plus<F>());
+      return true;
+    case Binary::kSub:
+      apply<F, F>(a, b, out, n, std::minus<F>());
+      return true;
+    case Binary::kMul:
+      apply<F, F>(a, b, out, n, std::multiplies<F>());
+      return true;
+    case Binary::kDiv:
+      apply<F, F>(a, b, out, n, std::divides<F>());
+      return true;
+    default:
+      return false;
+  }
+}
+
+template <class F>
+bool comparison_of(Binary op, Input a, Input b, std::byte* out, int64_t n) {
+  switch (op) {
+    case Binary::kEq:
+      apply<F, bool>(a, b, out, n, std::equal_to<F>());
+      return true;
+    case Binary::kNe:
+      apply<F, bool>(a, b, out, n, std::not_equal_to<F>());
+      return true;
+    case Binary::kLt:
+      apply<F, bool>(a, b, out, n, std::less<F>());
+      return true;
+    case Binary::kLe:
+      apply<F, bool>(a, b, out, n, std::less_equal<F>());
+      return true;
+    case Binary::kGt:
+      apply<F, bool>(a, b, out, n, std::greater<F>());
+      return true;
+    case Binary::kGe:
+      apply<F, bool>(a, b, out, n, std::greater_equal<F>());
+      return true;
+    default:
+      return false;
+  }
+}
+
+// out[i] = f(a[i]) over n elements of F.
+template <class F, class Op>
+void apply(Input a, std::byte* out, int64_t n, Op f) {
+  auto* target = reinterpret_cast<F*>(out);
+  with_reader<F>(a, n, [&](auto x) {
+#pragma GCC ivdep
+    for (int64_t i = 0; i < n; ++i) target[i] = f(x[i]);
+  });
+}
+
+template <class F>
+bool unary_of(Unary op, Input a, std::byte* out, int64_t n) {
+  switch (op) {
+    case Unary::kNeg:
+      apply<F>(a, out, n, std::negate<F>());
+      return true;
+    case Unary::kAbs:
+      apply<F>(a, out, n, [](F x) { return std::fabs(x); });
+      return true;
+    case Unary::kRelu:
+      // x > 0 is false for NaN (kept: x != x), for -0, and for a subnormal read as zero (+0).
+      apply<F>(a, out, n, [](F x) { return x > F(0) ? x : x != x ? x : F(0); });
+      return true;
+    case Unary::kSign:
+      // ±1, else x * 0: the zero's own sign (a subnormal read as zero counts as one), NaN kept.
+      apply<F>(a, out, n, [](F x) { return x > F(0) ? F(1) : x < F(0) ? F(-1) : x * F(0); });
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+// Each entry point is built for x86-64-v3 (AVX2) and the baseline (SSE2), picked at load time,
+// with the loops it calls inlined into each (as mask_ops.cc's).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define SPMD_FLOAT_ARITHMETIC_CLONES \
+  __attribute__((target_clones("arch=x86-64-v3", "default"), flatten))
+#else
+#define SPMD_FLOAT_ARITHMETIC_CLONES
+#endif
+
+SPMD_FLOAT_ARITHMETIC_CLONES
+bool float_arithmetic(Binary op, DType dtype, Input a, Input b, std::byte* out, int64_t n) {
+  if (dtype == DType::kFloat32) return arithmetic_of<float>(op, a, b, out, n);
+  if (dtype == DType::kFloat64) return arithmetic_of<double>(op, a, b, out, n);
+  return false;
+}
+
+SPMD_FLOAT_ARITHMETIC_CLONES
+bool float_comparison(Binary op, DType dtype, Input a, Input b, std::byte* out, int64_t n) {
+  if (dtype == DType::kFloat32) return comparison_of<float>(op, a, b, out, n);
+  if (dtype == DType::kFloat64) return comparison_of<double>(op, a, b, out, n);
+  return false;
+}
+
+SPMD_FLOAT_ARITHMETIC_CLONES
+bool float_unary(Unary op, DType dtype, Input a, std::byte* out, int64_t n) {
+  if (dtype == DType::kFloat32) return unary_of<float>(op, a, out, n);
+  if (dtype == DType::kFloat64) return unary_of<double>(op, a, out, n);
+  return false;
+}
+
+}  // namespace spmd::kernels
+#undef SPMD_FLOAT_ARITHMETIC_CLONES
