@@ -1,24 +1,21 @@
 #include "kernels/dispatch.h"
 
-#include <cstring>
+#include "kernels/half_convert.h"
+#include "spmd/error.h"
 
 namespace spmd::kernels {
 
 std::vector<float> to_wide(DType t, const std::byte* data, int64_t n) {
   std::vector<float> wide(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) {
-    uint16_t bits;
-    std::memcpy(&bits, data + i * 2, 2);
-    wide[i] = t == DType::kFloat16 ? to_float(float16{bits}) : to_float(bfloat16{bits});
+  if (!widen_half(t, data, wide.data(), n)) {
+    throw InvalidArgument("to_wide: not a half type");
   }
   return wide;
 }
 
 void from_wide(DType t, std::span<const float> wide, std::byte* out) {
-  for (size_t i = 0; i < wide.size(); ++i) {
-    const uint16_t bits =
-        t == DType::kFloat16 ? to_float16(wide[i]).bits : to_bfloat16(wide[i]).bits;
-    std::memcpy(out + i * 2, &bits, 2);
+  if (!narrow_half(t, wide.data(), out, static_cast<int64_t>(wide.size()))) {
+    throw InvalidArgument("from_wide: not a half type");
   }
 }
 
