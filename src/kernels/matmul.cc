@@ -7,12 +7,14 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <type_traits>
 #include <vector>
 
 #include "kernels/blas_calls.h"
 #include "kernels/dispatch.h"
+#include "kernels/half_convert.h"
 #include "kernels/sgemm.h"
 #include "kernels/thread_team.h"
 #include "spmd/error.h"
@@ -184,6 +186,19 @@ void repack(size_t width, int64_t batch, int64_t rows, int64_t cols, int64_t ld,
   }
 }
 
+// A half-type product runs in float32 (dispatch.h): its operands widened and its result rounded
+// by the team in parts of at least this many elements, into buffers that are not zeroed first
+// (they are written whole before they are read).
+constexpr int64_t kConvertGrain = int64_t{1} << 16;
+
+std::unique_ptr<float[]> widened(DType dtype, const std::byte* in, int64_t n) {
+  std::unique_ptr<float[]> wide(new float[static_cast<size_t>(n)]);
+  parallel_for(n, kConvertGrain, 64, [&](int64_t first, int64_t last) {
+    widen_half(dtype, in + first * 2, wide.get() + first, last - first);
+  });
+  return wide;
+}
+
 // A strided product of a dtype BLAS does not take: the operands gathered into packed copies, the
 // packed product, its result scattered into place.
 void through_packed(DType dtype, const MatmulShape& s, const std::byte* a, const std::byte* b,
@@ -219,11 +234,13 @@ void matmul(DType dtype, MatmulShape s, const std::byte* a, const std::byte* b, 
   const bool blas_dtype = dtype == DType::kFloat32 || dtype == DType::kFloat64;
   if (!blas_dtype && !is_packed(s)) return through_packed(dtype, s, a, b, out);
   if (is_half_dtype(dtype)) {
-    const std::vector<float> x = to_wide(dtype, a, s.batch * s.m * s.k);
-    const std::vector<float> y = to_wide(dtype, b, s.batch * s.k * s.n);
-    std::vector<float> z(static_cast<size_t>(s.batch * s.m * s.n));
-    blas(x.data(), y.data(), z.data(), s);
-    from_wide(dtype, z, out);
+    const std::unique_ptr<float[]> x = widened(dtype, a, s.batch * s.m * s.k);
+    const std::unique_ptr<float[]> y = widened(dtype, b, s.batch * s.k * s.n);
+    const std::unique_ptr<float[]> z(new float[static_cast<size_t>(s.batch * s.m * s.n)]);
+    blas(x.get(), y.get(), z.get(), s);
+    parallel_for(s.batch * s.m * s.n, kConvertGrain, 64, [&](int64_t first, int64_t last) {
+      narrow_half(dtype, z.get() + first, out + first * 2, last - first);
+    });
     return;
   }
   visit_dtype(dtype, [&](auto zero) {

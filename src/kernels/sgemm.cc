@@ -122,14 +122,12 @@ std::string_view sgemm_library_name(SgemmLibrary library) {
   return library == SgemmLibrary::kOneDnn ? "oneDNN" : "OpenBLAS";
 }
 
-SgemmLibrary product_library(SgemmLibrary process, bool by_hand, bool avx512, bool transpose_a,
-                             bool transpose_b, int64_t m, int64_t n, int64_t k) {
+SgemmLibrary product_library(SgemmLibrary process, bool by_hand, bool avx512, int64_t m, int64_t n,
+                             int64_t k) {
   // In double: m·n·k of dimensions within int's range may pass int64_t's.
-  const bool weight_gradient =
-      transpose_a && !transpose_b &&
-      static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) >=
-          static_cast<double>(kLargeProduct);
-  if (process == SgemmLibrary::kOneDnn && !by_hand && !avx512 && weight_gradient) {
+  const bool large = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) >=
+                     static_cast<double>(kLargeProduct);
+  if (process == SgemmLibrary::kOneDnn && !by_hand && !avx512 && large) {
     return SgemmLibrary::kOpenBlas;
   }
   return process;
@@ -142,8 +140,7 @@ void sgemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, 
     return setting != nullptr && *setting != '\0';
   }();
   static const bool avx512 = processor_has_avx512();
-  const SgemmLibrary library =
-      product_library(sgemm_library(), by_hand, avx512, transpose_a, transpose_b, m, n, k);
+  const SgemmLibrary library = product_library(sgemm_library(), by_hand, avx512, m, n, k);
   sgemm(library, transpose_a, transpose_b, m, n, k, a, lda, b, ldb, c, ldc);
 }
 

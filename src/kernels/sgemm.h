@@ -11,13 +11,16 @@
 // bundle carries no 40 MB library it would not use), on OpenBLAS.
 //
 // One exception, where the library was not chosen by hand (product_library): on a processor
-// without AVX-512, a large product of a transposed left operand by a plain right one (a weight
-// gradient, x^T dy) goes to OpenBLAS. oneDNN's AVX2 kernels took twice OpenBLAS's time for it on
-// session 44's Zen 3 (512 x 256 x 2048 with two threads: 28.7-33.8 ms against 13.9-24.9), and
-// issue 51's MLP step took 86-90 ms against 62-66 with every product on OpenBLAS. Small products
-// stay on oneDNN: with every product on OpenBLAS, JAX-parity tests of small factorizations'
-// gradients (cholesky's, bit for bit) no longer matched JAX, whose products sum in oneDNN's
-// order there.
+// without AVX-512, a large product (a call of at least kLargeProduct multiply-adds: a panel of a
+// large product, matmul.cc) goes to OpenBLAS. oneDNN's AVX2 kernels took twice OpenBLAS's time
+// for a weight gradient, x^T dy, on session 44's Zen 3 (512 x 256 x 2048 with two threads:
+// 28.7-33.8 ms against 13.9-24.9), which was the exception's first form; session 47 found the
+// same for plain products whose operands lie in 2 MiB-aligned buffers, as every large jit
+// intermediate does (array/buffer_pool.h): one thread, 256 x 2048 x 2048, oneDNN 49-53 ms
+// against 30 in malloc's buffers, OpenBLAS 24.5-27 in either; 256 x 512 x 2048 11.7-13 against
+// 6.8, OpenBLAS 6.0-6.3. Small products stay on oneDNN: with every product on OpenBLAS,
+// JAX-parity tests of small factorizations' gradients (cholesky's, bit for bit) no longer matched
+// JAX, whose products sum in oneDNN's order there.
 //
 // Each call computes on the calling thread alone: oneDNN's OpenMP threads are held to one for
 // the call (the caller's OpenMP setting is put back afterwards, so a user's own OpenMP code on
@@ -42,11 +45,11 @@ SgemmLibrary sgemm_library();
 SgemmLibrary sgemm_library_for(const char* setting);
 
 // The library one product takes (see above): `process`, the process's (sgemm_library()), unless
-// it is oneDNN not chosen by hand, the processor lacks AVX-512, op(a) is transposed and op(b)
-// not, and m·n·k is at least kLargeProduct.
+// it is oneDNN not chosen by hand, the processor lacks AVX-512, and m·n·k is at least
+// kLargeProduct.
 constexpr int64_t kLargeProduct = int64_t{1} << 24;
-SgemmLibrary product_library(SgemmLibrary process, bool by_hand, bool avx512, bool transpose_a,
-                             bool transpose_b, int64_t m, int64_t n, int64_t k);
+SgemmLibrary product_library(SgemmLibrary process, bool by_hand, bool avx512, int64_t m, int64_t n,
+                             int64_t k);
 
 // Whether oneDNN loads in this process, and if not, why (the loader's words).
 bool onednn_loads(std::string* why_not = nullptr);

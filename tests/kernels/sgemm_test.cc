@@ -89,25 +89,25 @@ TEST(Sgemm, OneDnnLoadsWhereInstalledAndServesFloat32ByDefault) {
   EXPECT_EQ(k::sgemm_library_for("onednn"), k::SgemmLibrary::kOneDnn);
 }
 
-// A large x^T dy goes to OpenBLAS where oneDNN was not chosen by hand and the processor lacks
-// AVX-512 (sgemm.h says why); every other product stays on the process's library.
-TEST(Sgemm, ALargeTransposedLeftProductWithoutAvx512GoesToOpenBlas) {
+// A large product goes to OpenBLAS where oneDNN was not chosen by hand and the processor lacks
+// AVX-512 (sgemm.h says why), whatever its transposes; a small one, or any with AVX-512, stays on
+// the process's library.
+TEST(Sgemm, ALargeProductWithoutAvx512GoesToOpenBlas) {
   const auto one_dnn = k::SgemmLibrary::kOneDnn, open_blas = k::SgemmLibrary::kOpenBlas;
-  const auto pick = [&](k::SgemmLibrary process, bool by_hand, bool avx512, bool ta, bool tb,
-                        int64_t m) {
-    return k::product_library(process, by_hand, avx512, ta, tb, m, 256, 2048);
+  const auto pick = [&](k::SgemmLibrary process, bool by_hand, bool avx512, int64_t m) {
+    return k::product_library(process, by_hand, avx512, m, 256, 2048);
   };
-  EXPECT_EQ(pick(one_dnn, false, false, true, false, 512), open_blas);
-  EXPECT_EQ(pick(one_dnn, false, false, true, false, 8), one_dnn);   // 8 x 256 x 2048: small
-  EXPECT_EQ(pick(one_dnn, false, true, true, false, 512), one_dnn);  // AVX-512
-  EXPECT_EQ(pick(one_dnn, true, false, true, false, 512), one_dnn);  // SPMD_CPU_SGEMM=onednn
-  EXPECT_EQ(pick(one_dnn, false, false, false, false, 512), one_dnn);
-  EXPECT_EQ(pick(one_dnn, false, false, false, true, 512), one_dnn);
-  EXPECT_EQ(pick(one_dnn, false, false, true, true, 512), one_dnn);
-  EXPECT_EQ(pick(open_blas, false, true, false, false, 512), open_blas);
+  EXPECT_EQ(pick(one_dnn, false, false, 512), open_blas);
+  EXPECT_EQ(pick(one_dnn, false, false, 32), open_blas);  // 32 x 256 x 2048 = 2^24: large
+  EXPECT_EQ(pick(one_dnn, false, false, 31), one_dnn);    // just below: small
+  EXPECT_EQ(pick(one_dnn, false, false, 8), one_dnn);     // 8 x 256 x 2048: small
+  EXPECT_EQ(pick(one_dnn, false, true, 512), one_dnn);    // AVX-512
+  EXPECT_EQ(pick(one_dnn, true, false, 512), one_dnn);    // SPMD_CPU_SGEMM=onednn
+  EXPECT_EQ(pick(open_blas, false, true, 512), open_blas);
+  EXPECT_EQ(pick(open_blas, false, false, 8), open_blas);
   // Dimensions at int's edge: m·n·k passes int64_t's range, and is still large.
   constexpr int64_t kInt = std::numeric_limits<int>::max();
-  EXPECT_EQ(k::product_library(one_dnn, false, false, true, false, kInt, kInt, kInt), open_blas);
+  EXPECT_EQ(k::product_library(one_dnn, false, false, kInt, kInt, kInt), open_blas);
 }
 
 TEST(Sgemm, TheSettingChoosesAndABadOneIsRefusedNamingTheVariable) {
