@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <memory>
 #include <type_traits>
 #include <vector>
 
@@ -413,19 +414,21 @@ void reduce(Reduce op, DType dtype, const std::byte* in, const Shape& shape, int
         fmt::format("{} over an empty axis: a reduction with no identity", name(op)));
   }
   const int64_t n = e.outer * e.extent * e.inner;
-  std::vector<std::byte> widened;
+  // Converted copies are written whole before they are read: not zeroed first (a bfloat16 sum
+  // over 4096 x 2048 spent longer zeroing its 32 MiB float32 copy than summing it).
+  std::unique_ptr<std::byte[]> widened;
   if (dtype != out_dtype) {  // a widening sum: convert first, then reduce in the wide type
-    widened.resize(static_cast<size_t>(n) * dtype_size(out_dtype));
-    convert_split(dtype, out_dtype, in, widened.data(), n);
-    in = widened.data();
+    widened.reset(new std::byte[static_cast<size_t>(n) * dtype_size(out_dtype)]);
+    convert_split(dtype, out_dtype, in, widened.get(), n);
+    in = widened.get();
   }
   visit_compute_type(out_dtype, [&](auto zero) {
     using T = decltype(zero);
     if (is_half_dtype(out_dtype)) {
-      std::vector<float> wide(static_cast<size_t>(n));
-      convert_split(out_dtype, DType::kFloat32, in, reinterpret_cast<std::byte*>(wide.data()), n);
+      const std::unique_ptr<float[]> wide(new float[static_cast<size_t>(n)]);
+      convert_split(out_dtype, DType::kFloat32, in, reinterpret_cast<std::byte*>(wide.get()), n);
       std::vector<float> result(static_cast<size_t>(e.outer * e.inner));
-      reduce_typed<float>(op, wide.data(), e, result.data());
+      reduce_typed<float>(op, wide.get(), e, result.data());
       from_wide(out_dtype, result, out);
       return;
     }
