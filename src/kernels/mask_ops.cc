@@ -3,6 +3,10 @@
 #include <Eigen/Core>
 #include <algorithm>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 #include "kernels/dispatch.h"
 #include "kernels/operand_reader.h"
 
@@ -84,6 +88,84 @@ void max_min_as(Input a, Input b, std::byte* out, int64_t n) {
   std::copy_n(rs, n - i, target + i);
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#define SPMD_MASK_OPS_AVX2 1
+// max_min_packet's operations in AVX's eight float32 (four float64) lanes, the same instructions
+// Eigen's SSE packets name, operands in the same order (pmax(x, y) is maxps(y, x)): Eigen picks
+// its packets when this file is compiled, for the baseline, so its packets are four lanes even
+// in the x86-64-v3 build. A float16 maximum, widened a block at a time, ran at 0.3x JAX's speed
+// through them (spmd-bench cores).
+struct Avx2Float {
+  using P = __m256;
+  static constexpr int64_t kLanes = 8;
+  [[gnu::target("avx2")]] static P load(const float* p) { return _mm256_loadu_ps(p); }
+  [[gnu::target("avx2")]] static P set1(float v) { return _mm256_set1_ps(v); }
+  [[gnu::target("avx2")]] static void store(float* p, P v) { _mm256_storeu_ps(p, v); }
+  [[gnu::target("avx2")]] static P eq(P a, P b) { return _mm256_cmp_ps(a, b, _CMP_EQ_OQ); }
+  [[gnu::target("avx2")]] static P both(P a, P b) { return _mm256_and_ps(a, b); }
+  [[gnu::target("avx2")]] static P add(P a, P b) { return _mm256_add_ps(a, b); }
+  [[gnu::target("avx2")]] static P sub(P a, P b) { return _mm256_sub_ps(a, b); }
+  [[gnu::target("avx2")]] static P neg(P a) { return _mm256_xor_ps(a, _mm256_set1_ps(-0.0f)); }
+  [[gnu::target("avx2")]] static P max(P a, P b) { return _mm256_max_ps(b, a); }
+  [[gnu::target("avx2")]] static P min(P a, P b) { return _mm256_min_ps(b, a); }
+  [[gnu::target("avx2")]] static P select(P mask, P a, P b) { return _mm256_blendv_ps(b, a, mask); }
+};
+struct Avx2Double {
+  using P = __m256d;
+  static constexpr int64_t kLanes = 4;
+  [[gnu::target("avx2")]] static P load(const double* p) { return _mm256_loadu_pd(p); }
+  [[gnu::target("avx2")]] static P set1(double v) { return _mm256_set1_pd(v); }
+  [[gnu::target("avx2")]] static void store(double* p, P v) { _mm256_storeu_pd(p, v); }
+  [[gnu::target("avx2")]] static P eq(P a, P b) { return _mm256_cmp_pd(a, b, _CMP_EQ_OQ); }
+  [[gnu::target("avx2")]] static P both(P a, P b) { return _mm256_and_pd(a, b); }
+  [[gnu::target("avx2")]] static P add(P a, P b) { return _mm256_add_pd(a, b); }
+  [[gnu::target("avx2")]] static P sub(P a, P b) { return _mm256_sub_pd(a, b); }
+  [[gnu::target("avx2")]] static P neg(P a) { return _mm256_xor_pd(a, _mm256_set1_pd(-0.0)); }
+  [[gnu::target("avx2")]] static P max(P a, P b) { return _mm256_max_pd(b, a); }
+  [[gnu::target("avx2")]] static P min(P a, P b) { return _mm256_min_pd(b, a); }
+  [[gnu::target("avx2")]] static P select(P mask, P a, P b) { return _mm256_blendv_pd(b, a, mask); }
+};
+
+// max_min_packet, step for step.
+template <bool kMaximum, class V>
+[[gnu::target("avx2"), gnu::always_inline]] inline typename V::P max_min_avx2(typename V::P x,
+                                                                              typename V::P y) {
+  const auto zero = V::set1(0);
+  const auto both_zero = V::both(V::eq(x, zero), V::eq(y, zero));
+  const auto zeros = kMaximum ? V::add(x, y) : V::neg(V::sub(V::neg(x), y));
+  const auto r = V::select(both_zero, zeros, kMaximum ? V::max(x, y) : V::min(x, y));
+  return V::select(V::eq(x, x), V::select(V::eq(y, y), r, y), x);
+}
+
+// max_min_as in AVX's lanes, the tail as one packet padded with zeros.
+template <class F, bool kMaximum, class V>
+[[gnu::target("avx2")]] void max_min_avx2_as(Input a, Input b, std::byte* out, int64_t n) {
+  const auto* x = reinterpret_cast<const F*>(a.data);
+  const auto* y = reinterpret_cast<const F*>(b.data);
+  auto* target = reinterpret_cast<F*>(out);
+  const bool x_all = a.elements == n, y_all = b.elements == n;
+  int64_t i = 0;
+  for (; i + V::kLanes <= n; i += V::kLanes) {
+    const auto px = x_all ? V::load(x + i) : V::set1(x[0]);
+    const auto py = y_all ? V::load(y + i) : V::set1(y[0]);
+    V::store(target + i, max_min_avx2<kMaximum, V>(px, py));
+  }
+  if (i == n) return;
+  F xs[V::kLanes] = {}, ys[V::kLanes] = {}, rs[V::kLanes];
+  for (int64_t l = 0; i + l < n; ++l) {
+    xs[l] = x_all ? x[i + l] : x[0];
+    ys[l] = y_all ? y[i + l] : y[0];
+  }
+  V::store(rs, max_min_avx2<kMaximum, V>(V::load(xs), V::load(ys)));
+  std::copy_n(rs, n - i, target + i);
+}
+
+bool avx2_runs() {
+  static const bool runs = __builtin_cpu_supports("avx2");
+  return runs;
+}
+#endif
+
 }  // namespace
 
 // Each entry point is built for x86-64-v3 (AVX2: eight float32 lanes and a blend instruction)
@@ -124,6 +206,18 @@ bool convert_from_bool(DType to, Input a, std::byte* out, int64_t n) {
 
 SPMD_MASK_OPS_CLONES
 bool ieee_max_min(bool maximum, DType dtype, Input a, Input b, std::byte* out, int64_t n) {
+#ifdef SPMD_MASK_OPS_AVX2
+  if (avx2_runs() && dtype == DType::kFloat32) {
+    (maximum ? &max_min_avx2_as<float, true, Avx2Float>
+             : &max_min_avx2_as<float, false, Avx2Float>)(a, b, out, n);
+    return true;
+  }
+  if (avx2_runs() && dtype == DType::kFloat64) {
+    (maximum ? &max_min_avx2_as<double, true, Avx2Double>
+             : &max_min_avx2_as<double, false, Avx2Double>)(a, b, out, n);
+    return true;
+  }
+#endif
   if (dtype == DType::kFloat32) {
     (maximum ? &max_min_as<float, true> : &max_min_as<float, false>)(a, b, out, n);
     return true;
@@ -137,3 +231,4 @@ bool ieee_max_min(bool maximum, DType dtype, Input a, Input b, std::byte* out, i
 
 }  // namespace spmd::kernels
 #undef SPMD_MASK_OPS_CLONES
+#undef SPMD_MASK_OPS_AVX2

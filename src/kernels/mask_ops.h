@@ -13,7 +13,8 @@
 // The maximum and minimum are Eigen's packet operations (its max instruction, compares and
 // blends), the same operations the scalar expression made, so that a subnormal is flushed where
 // the thread treats denormals as zero exactly as before (the numerics table checks it against
-// JAX: a select of bits would keep it).
+// JAX: a select of bits would keep it). Where the CPU has AVX2 the same instructions run in its
+// eight lanes (Eigen's packets are the baseline's four, chosen when this file is compiled).
 //
 // Every operand is an Input (elementwise.h) of n elements or of one, repeated. Pure functions;
 // thread-safe. Internal to kernels/.

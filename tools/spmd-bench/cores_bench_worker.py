@@ -201,6 +201,12 @@ def ops(iterations):
             nbytes=x.nbytes)
     compare("tanh(a*1.5+0.25)*a 4096x2048",
             lambda m, n: m.jit(lambda a: n.tanh(a * 1.5 + 0.25) * a), x)
+    # Mixed precision: the half types compute in float32 a block at a time (DESIGN.md, "Kernels").
+    xb, xh = x.astype(jjnp.bfloat16), x.astype(jjnp.float16)
+    compare("bfloat16 a*b+a 4096x2048", lambda m, n: m.jit(lambda a, b: a * b + a), xb, xb * 0.5)
+    compare("float16 maximum(a,0) 4096x2048", lambda m, n: m.jit(lambda a: n.maximum(a, 0)), xh)
+    compare("bfloat16 a@b 256x2048x2048", lambda m, n: m.jit(lambda a, b: a @ b),
+            a.astype(jjnp.bfloat16), b.astype(jjnp.bfloat16), flops=2 * 256 * 2048 * 2048)
     # Forward, the weights' gradients and the hidden layers' (not the input's): 8 products.
     mlp_flops = 2 * 256 * (2 * 512 * 2048 + 3 * 2048 * 2048 + 3 * 2048 * 512)
     ours_step, params, data = mlp(spmd, snp)
