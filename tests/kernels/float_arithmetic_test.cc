@@ -127,8 +127,8 @@ void expect_arithmetic(DType dtype) {
   for (Binary op : {Binary::kAdd, Binary::kSub, Binary::kMul, Binary::kDiv}) {
     for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{7}, int64_t{9}, int64_t{17}, int64_t{33},
                       int64_t{70}, most}) {
-      for (int scalars = 0; scalars < 3; ++scalars) {  // 1: x is one element, 2: y is
-        const bool x1 = scalars == 1, y1 = scalars == 2;
+      for (int scalars = 0; scalars < 4; ++scalars) {  // bit 0: x is one element, bit 1: y is
+        const bool x1 = (scalars & 1) != 0, y1 = (scalars & 2) != 0;
         std::vector<F> out(static_cast<size_t>(n) + 1, F(7));
         ASSERT_TRUE(k::float_arithmetic(op, dtype, operand(x, x1 ? 1 : n), operand(y, y1 ? 1 : n),
                                         reinterpret_cast<std::byte*>(out.data()), n));
@@ -156,8 +156,8 @@ void expect_comparisons(DType dtype) {
   const auto most = static_cast<int64_t>(x.size());
   for (Binary op : {Binary::kEq, Binary::kNe, Binary::kLt, Binary::kLe, Binary::kGt, Binary::kGe}) {
     for (int64_t n : {int64_t{0}, int64_t{5}, int64_t{33}, int64_t{65}, most}) {
-      for (int scalars = 0; scalars < 3; ++scalars) {
-        const bool x1 = scalars == 1, y1 = scalars == 2;
+      for (int scalars = 0; scalars < 4; ++scalars) {  // as in expect_arithmetic
+        const bool x1 = (scalars & 1) != 0, y1 = (scalars & 2) != 0;
         std::vector<uint8_t> out(static_cast<size_t>(n) + 1, 7);
         ASSERT_TRUE(k::float_comparison(op, dtype, operand(x, x1 ? 1 : n), operand(y, y1 ? 1 : n),
                                         reinterpret_cast<std::byte*>(out.data()), n));
@@ -213,7 +213,7 @@ void expect_unary(DType dtype) {
   }
 }
 
-TEST(FloatArithmetic, EachOperationIsTheScalarExpressionsBitsForEveryOperandForm) {
+void expect_every_operation() {
   expect_arithmetic<float>(DType::kFloat32);
   expect_arithmetic<double>(DType::kFloat64);
   expect_comparisons<float>(DType::kFloat32);
@@ -222,20 +222,25 @@ TEST(FloatArithmetic, EachOperationIsTheScalarExpressionsBitsForEveryOperandForm
   expect_unary<double>(DType::kFloat64);
 }
 
+TEST(FloatArithmetic, EachOperationIsTheScalarExpressionsBitsForEveryOperandForm) {
+  expect_every_operation();
+}
+
 TEST(FloatArithmetic, SubnormalsAreReadAsZeroWhereTheThreadDoes) {
   const k::FlushSubnormalsScope flush;
-  expect_arithmetic<float>(DType::kFloat32);
-  expect_arithmetic<double>(DType::kFloat64);
-  expect_comparisons<float>(DType::kFloat32);
-  expect_comparisons<double>(DType::kFloat64);
-  expect_unary<float>(DType::kFloat32);
-  expect_unary<double>(DType::kFloat64);
+  expect_every_operation();
   // Spelled out: a subnormal equals zero there, and a product that would be one is zero.
   const std::vector<float> tiny = {std::numeric_limits<float>::denorm_min()}, zero = {0.0F};
   std::vector<uint8_t> equal(1);
   ASSERT_TRUE(k::float_comparison(Binary::kEq, DType::kFloat32, operand(tiny, 1), operand(zero, 1),
                                   reinterpret_cast<std::byte*>(equal.data()), 1));
   EXPECT_EQ(equal[0], 1);
+  const std::vector<float> smallest = {std::numeric_limits<float>::min()}, half = {0.5F};
+  std::vector<float> product(1, 7.0F);
+  ASSERT_TRUE(k::float_arithmetic(Binary::kMul, DType::kFloat32, operand(smallest, 1),
+                                  operand(half, 1), reinterpret_cast<std::byte*>(product.data()),
+                                  1));
+  EXPECT_EQ(std::bit_cast<uint32_t>(product[0]), 0U) << "min() * 0.5 is flushed to +0";
 }
 
 TEST(FloatArithmetic, OtherOperationsAndDtypesAreDeclined) {
