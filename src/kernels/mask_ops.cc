@@ -218,6 +218,11 @@ bool ieee_max_min(bool maximum, DType dtype, Input a, Input b, std::byte* out, i
     return true;
   }
 #endif
+  return ieee_max_min_portable(maximum, dtype, a, b, out, n);
+}
+
+SPMD_MASK_OPS_CLONES
+bool ieee_max_min_portable(bool maximum, DType dtype, Input a, Input b, std::byte* out, int64_t n) {
   if (dtype == DType::kFloat32) {
     (maximum ? &max_min_as<float, true> : &max_min_as<float, false>)(a, b, out, n);
     return true;

@@ -41,5 +41,7 @@ bool convert_from_bool(DType to, Input a, std::byte* out, int64_t n);
 // both are), -0 below +0 whichever side each is on, else the larger or smaller value. False,
 // with nothing written, for another dtype.
 bool ieee_max_min(bool maximum, DType dtype, Input a, Input b, std::byte* out, int64_t n);
+// The same in Eigen's four-lane packets, as CPUs without AVX2 run it; the tests compare both.
+bool ieee_max_min_portable(bool maximum, DType dtype, Input a, Input b, std::byte* out, int64_t n);
 
 }  // namespace spmd::kernels

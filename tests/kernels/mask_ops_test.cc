@@ -166,8 +166,10 @@ std::vector<F> special_values() {
   return v;
 }
 
+using MaxMin = bool (*)(bool, DType, k::Input, k::Input, std::byte*, int64_t);
+
 template <class F>
-void expect_ieee_max_min(DType dtype, bool daz) {
+void expect_ieee_max_min(DType dtype, bool daz, MaxMin ieee_max_min) {
   using U = std::conditional_t<sizeof(F) == 4, uint32_t, uint64_t>;
   const std::vector<F> special = special_values<F>();
   // Every pair of special values, in long and short arrays, and each as a scalar operand.
@@ -181,8 +183,8 @@ void expect_ieee_max_min(DType dtype, bool daz) {
   for (bool maximum : {true, false}) {
     for (int64_t n : {int64_t(x.size()), int64_t{1}, int64_t{3}, int64_t{5}, int64_t{9}}) {
       std::vector<F> out(static_cast<size_t>(n));
-      ASSERT_TRUE(k::ieee_max_min(maximum, dtype, input(x, n), input(y, n),
-                                  reinterpret_cast<std::byte*>(out.data()), n));
+      ASSERT_TRUE(ieee_max_min(maximum, dtype, input(x, n), input(y, n),
+                               reinterpret_cast<std::byte*>(out.data()), n));
       for (int64_t i = 0; i < n; ++i) {
         const auto at = static_cast<size_t>(i);
         const F want = reference(maximum, x[at], y[at], daz);
@@ -195,8 +197,8 @@ void expect_ieee_max_min(DType dtype, bool daz) {
       const std::vector<F> scalar = {special[s]};
       const auto n = static_cast<int64_t>(special.size());
       std::vector<F> out(special.size());
-      ASSERT_TRUE(k::ieee_max_min(maximum, dtype, input(special, n), input(scalar, 1),
-                                  reinterpret_cast<std::byte*>(out.data()), n));
+      ASSERT_TRUE(ieee_max_min(maximum, dtype, input(special, n), input(scalar, 1),
+                               reinterpret_cast<std::byte*>(out.data()), n));
       for (size_t i = 0; i < special.size(); ++i) {
         ASSERT_EQ(std::bit_cast<U>(out[i]),
                   std::bit_cast<U>(reference(maximum, special[i], special[s], daz)))
@@ -206,15 +208,19 @@ void expect_ieee_max_min(DType dtype, bool daz) {
   }
 }
 
-TEST(MaskOps, MaximumAndMinimumAreJaxsOnEveryPairOfSpecialValues) {
-  expect_ieee_max_min<float>(DType::kFloat32, false);
-  expect_ieee_max_min<double>(DType::kFloat64, false);
+// Both builds: AVX2's lanes where the CPU has them, and Eigen's four as CPUs without AVX2 run.
+void expect_both_builds(bool daz) {
+  for (MaxMin f : {&k::ieee_max_min, &k::ieee_max_min_portable}) {
+    expect_ieee_max_min<float>(DType::kFloat32, daz, f);
+    expect_ieee_max_min<double>(DType::kFloat64, daz, f);
+  }
 }
+
+TEST(MaskOps, MaximumAndMinimumAreJaxsOnEveryPairOfSpecialValues) { expect_both_builds(false); }
 
 TEST(MaskOps, MaximumAndMinimumReadSubnormalsAsZeroWhereTheThreadDoes) {
   const k::FlushSubnormalsScope flush;
-  expect_ieee_max_min<float>(DType::kFloat32, true);
-  expect_ieee_max_min<double>(DType::kFloat64, true);
+  expect_both_builds(true);
   const std::vector<int32_t> ints(1);
   std::vector<int32_t> out(1);
   EXPECT_FALSE(k::ieee_max_min(true, DType::kInt32, input(ints, 1), input(ints, 1),
