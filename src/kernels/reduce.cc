@@ -13,6 +13,7 @@
 #include "kernels/contiguous_sum.h"
 #include "kernels/dispatch.h"
 #include "kernels/elementwise.h"
+#include "kernels/extremes.h"
 #include "kernels/thread_team.h"
 #include "spmd/error.h"
 
@@ -175,9 +176,8 @@ void fold_row(Reduce op, Row<T>& row, const ConstRow<T>& next) {
     row = op == Reduce::kMin ? (row && next).eval() : (row || next).eval();
   } else if (op == Reduce::kSum) {
     row += next;
-  } else if constexpr (std::is_floating_point_v<T>) {  // keep a NaN, else std::max/min's
-    const auto keep = op == Reduce::kMax ? (row >= next).eval() : (row <= next).eval();
-    row = (keep || row.isNaN()).select(row, next);
+  } else if constexpr (std::is_floating_point_v<T>) {  // extremes.h: NaN wins, +0 over -0
+    fold_extremes(op == Reduce::kMax, row.data(), next.data(), row.size());
   } else {
     row = op == Reduce::kMax ? row.max(next).eval() : row.min(next).eval();
   }
@@ -195,6 +195,23 @@ void finish_fold(Reduce op, Row<T>& row) {
 // wins, as jnp.max's), or an integer sum (exact in any order).
 template <class T>
 void fold_columns(Reduce op, const Columns<T>& c, T* out) {
+  if constexpr (std::is_floating_point_v<T>) {
+    // The running extremes kept 2 KiB away from the rows' addresses modulo 4 KiB: where they
+    // coincided, every load of a row waited on the store to the same columns of `out` before it
+    // (4K aliasing), and jnp.max over 4096 x 2048 took 4.2 ms one call and 1.7 the next.
+    constexpr int64_t kPad = 4096 / sizeof(T);
+    std::vector<T> buffer(static_cast<size_t>(c.width + kPad));
+    const auto apart =
+        (reinterpret_cast<uintptr_t>(c.in) + 2048 - reinterpret_cast<uintptr_t>(buffer.data())) %
+        4096 / sizeof(T);
+    T* acc = buffer.data() + apart;
+    std::copy_n(c.in, c.width, acc);
+    fold_extreme_rows(op == Reduce::kMax, acc, c.in + c.stride, c.rows - 1, c.stride, c.width);
+    Row<T> row(acc, c.width);
+    finish_fold(op, row);
+    std::copy_n(acc, c.width, out);
+    return;
+  }
   Row<T> row(out, c.width);
   row = ConstRow<T>(c.in, c.width);
   for (int64_t r = 1; r < c.rows; ++r) fold_row(op, row, ConstRow<T>(c.in + r * c.stride, c.width));
@@ -285,8 +302,7 @@ void reduce_made_part(Reduce op, const MakeRow& make, int64_t first_row, int64_t
 
 // reduce_made_rows: the team takes the top of the rows' tree where there is more than one block
 // (each thread makes whole rows, in memory order), else ranges of columns, else one thread does
-// all. Max and min fold the parts' results in order, as one pass would (the first of equal values
-// stays, a NaN wins).
+// all. Max and min fold the parts' results (extremes.h: the order does not change them).
 template <class T>
 void reduce_made_typed(Reduce op, int64_t rows, int64_t width, const MakeRows& makers, T* out) {
   if (team_size() > 1 && rows > kSumBlock) {
@@ -329,13 +345,7 @@ T fold_contiguous(Reduce op, const T* in, int64_t n) {
   } else {
     if (op == Reduce::kSum) return x.sum();
     if constexpr (std::is_floating_point_v<T>) {
-      if (x.isNaN().any()) return NAN;
-      // In order, as std::max/min: of equal values (0 and -0) the first stays.
-      T best = x[0];
-      for (int64_t i = 1; i < n; ++i) {
-        best = op == Reduce::kMax ? std::max(best, x[i]) : std::min(best, x[i]);
-      }
-      return best;
+      return extreme_of(op == Reduce::kMax, in, n);
     } else {
       return op == Reduce::kMax ? x.maxCoeff() : x.minCoeff();
     }
@@ -397,6 +407,59 @@ void convert_split(DType from, DType to, const std::byte* in, std::byte* out, in
   parallel_for(n, kPartElements, 64, [&](int64_t begin, int64_t end) {
     convert(from, to, {in + begin * in_size, end - begin}, out + begin * out_size, end - begin);
   });
+}
+
+// argmax over contiguous rows (inner == 1): whole rows per thread. Else each outer slab's columns
+// in chunks, each chunk's rows folded in memory order (extremes.h's fold_first_max) while its
+// running maxima stay in the L1 cache.
+template <class T>
+void argmax_floating(const T* x, Extents e, int32_t* result) {
+  if (e.inner == 1) {
+    const int64_t grain = std::max<int64_t>(1, kPartElements / e.extent);
+    parallel_for(e.outer, grain, 1, [&](int64_t first, int64_t last) {
+      for (int64_t o = first; o < last; ++o) {
+        result[o] = static_cast<int32_t>(first_max_of(x + o * e.extent, e.extent));
+      }
+    });
+    return;
+  }
+  constexpr int64_t kChunk = 2048;
+  const int64_t split = (e.inner + team_size() - 1) / team_size();
+  const int64_t chunk = std::clamp<int64_t>((split + 15) / 16 * 16, 16, kChunk);
+  const int64_t chunks = (e.inner + chunk - 1) / chunk;
+  const int64_t grain = std::max<int64_t>(1, kPartElements / (e.extent * chunk));
+  parallel_for(e.outer * chunks, grain, 1, [&](int64_t first, int64_t last) {
+    std::vector<T> best(static_cast<size_t>(chunk));
+    for (int64_t item = first; item < last; ++item) {
+      const int64_t o = item / chunks, column = item % chunks * chunk;
+      const int64_t width = std::min(chunk, e.inner - column);
+      const T* base = x + o * e.extent * e.inner + column;
+      int32_t* index = result + o * e.inner + column;
+      std::copy_n(base, width, best.data());
+      std::fill_n(index, width, 0);
+      for (int64_t r = 1; r < e.extent; ++r) {
+        fold_first_max(best.data(), index, base + r * e.inner, width, static_cast<int32_t>(r));
+      }
+    }
+  });
+}
+
+// argmax of integers and bools (no NaN, no signed zeros): Eigen's maxCoeff, the first maximum.
+template <class T>
+void argmax_exact(const T* x, Extents e, int32_t* result) {
+  using Column = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>, 0, Eigen::InnerStride<>>;
+  for (int64_t o = 0; o < e.outer; ++o) {
+    for (int64_t i = 0; i < e.inner; ++i) {
+      const Column column(x + o * e.extent * e.inner + i, e.extent, Eigen::InnerStride<>(e.inner));
+      Eigen::Index best = 0;
+      if constexpr (std::is_same_v<T, bool>) {
+        column.template cast<uint8_t>().maxCoeff(&best);
+      } else {
+        column.maxCoeff(&best);
+      }
+      result[o * e.inner + i] = static_cast<int32_t>(best);
+    }
+  }
 }
 
 }  // namespace
@@ -475,32 +538,20 @@ void reduce_made_rows(Reduce op, DType dtype, int64_t rows, int64_t width, const
 void argmax(DType dtype, const std::byte* in, const Shape& shape, int axis, std::byte* out) {
   const Extents e = extents_of(shape, axis);
   if (e.extent == 0) throw InvalidArgument("argmax over an empty axis");
-  const int64_t n = e.outer * e.extent * e.inner;
-  std::vector<float> wide;
-  if (is_half_dtype(dtype)) wide = to_wide(dtype, in, n);
+  auto* result = reinterpret_cast<int32_t*>(out);
+  std::unique_ptr<float[]> wide;  // a half type's values widened (exactly) to float32
+  if (is_half_dtype(dtype)) {
+    const int64_t n = e.outer * e.extent * e.inner;
+    wide.reset(new float[static_cast<size_t>(n)]);
+    convert_split(dtype, DType::kFloat32, in, reinterpret_cast<std::byte*>(wide.get()), n);
+    return argmax_floating(wide.get(), e, result);
+  }
   visit_compute_type(dtype, [&](auto zero) {
     using T = decltype(zero);
-    const T* x =
-        wide.empty() ? reinterpret_cast<const T*>(in) : reinterpret_cast<const T*>(wide.data());
-    auto* result = reinterpret_cast<int32_t*>(out);
-    using Column = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>, 0, Eigen::InnerStride<>>;
-    for (int64_t o = 0; o < e.outer; ++o) {
-      for (int64_t i = 0; i < e.inner; ++i) {
-        const Column column(x + o * e.extent * e.inner + i, e.extent,
-                            Eigen::InnerStride<>(e.inner));
-        Eigen::Index best = 0;
-        if constexpr (std::is_same_v<T, bool>) {
-          column.template cast<uint8_t>().maxCoeff(&best);
-        } else {
-          column.maxCoeff(&best);
-          if constexpr (std::is_floating_point_v<T>) {  // the first NaN, if any, is the maximum
-            if (column.isNaN().any()) {
-              for (best = 0; !std::isnan(column[best]);) ++best;
-            }
-          }
-        }
-        result[o * e.inner + i] = static_cast<int32_t>(best);
-      }
+    if constexpr (std::is_floating_point_v<T>) {
+      argmax_floating(reinterpret_cast<const T*>(in), e, result);
+    } else {
+      argmax_exact(reinterpret_cast<const T*>(in), e, result);
     }
   });
 }

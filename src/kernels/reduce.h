@@ -5,8 +5,9 @@
 // contiguous row, in 64 or 32 interleaved lanes: contiguous_sum.h) and combine blocks pairwise,
 // so the error grows as the logarithm of the length; the order depends on the shape alone,
 // never on the data's address or the calling thread's team (thread_team.h), which splits slabs,
-// columns or the top of the pairwise tree. Max and min propagate NaN, as jnp.max does. Pure;
-// thread-safe.
+// columns or the top of the pairwise tree. Max and min propagate NaN, as jnp.max does, and give
+// +0 (max) or -0 (min) of zeros of both signs, as jnp.maximum/minimum of the two do, whatever
+// the order (extremes.h: AVX2's lanes). Pure; thread-safe.
 // Open to lib/: the reductions lax::reduce takes.
 #pragma once
 
@@ -45,7 +46,7 @@ using MakeRows = std::function<MakeRow()>;
 // out (width elements) = op over the `rows` rows of a rows × width float32 or float64 array
 // whose rows are made as they are needed, a row's columns at a time, never the whole array at
 // once: the values reduce() gives over an axis with more than one element after it, in its order
-// (sums: kSumBlock rows in order, blocks combined pairwise; max and min in order, NaN winning).
+// (sums: kSumBlock rows in order, blocks combined pairwise; max and min as above).
 // The calling thread's team (thread_team.h) takes the top of the pairwise tree where there are
 // more rows than one block, each part making whole rows in memory order, else ranges of
 // columns; the values never depend on it. run_chain_reduce_axis (chain.h) makes the rows with a

@@ -1,0 +1,427 @@
+#include "kernels/extremes.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define SPMD_EXTREMES_AVX2 1
+#endif
+
+namespace spmd::kernels {
+namespace {
+
+template <class F>
+using Bits = std::conditional_t<sizeof(F) == 4, uint32_t, uint64_t>;
+
+// The larger (smaller) of two values that are not NaN; of equal ones (0 and -0, or the same
+// bits) the AND (OR) of their bits: +0 (-0) for zeros of two signs, else the value itself.
+template <class F>
+F pick(bool maximum, F a, F b) {
+  if (a == b) {
+    const auto x = std::bit_cast<Bits<F>>(a), y = std::bit_cast<Bits<F>>(b);
+    return std::bit_cast<F>(maximum ? Bits<F>(x & y) : Bits<F>(x | y));
+  }
+  return maximum ? std::max(a, b) : std::min(a, b);
+}
+
+template <class F>
+F pick_or_nan(bool maximum, F a, F b) {
+  if (std::isnan(a)) return a;
+  if (std::isnan(b)) return b;
+  return pick(maximum, a, b);
+}
+
+template <class F>
+F extreme_scalar(bool maximum, const F* x, int64_t n) {
+  F acc = x[0];
+  for (int64_t i = 0; i < n; ++i) {
+    if (std::isnan(x[i])) return std::numeric_limits<F>::quiet_NaN();
+    acc = pick(maximum, acc, x[i]);
+  }
+  return acc;
+}
+
+template <class F>
+void fold_extremes_scalar(bool maximum, F* acc, const F* row, int64_t width) {
+  for (int64_t j = 0; j < width; ++j) acc[j] = pick_or_nan(maximum, acc[j], row[j]);
+}
+
+template <class F>
+void fold_extreme_rows_scalar(bool maximum, F* acc, const F* rows, int64_t count, int64_t stride,
+                              int64_t width) {
+  for (int64_t r = 0; r < count; ++r) fold_extremes_scalar(maximum, acc, rows + r * stride, width);
+}
+
+// Whether `x` (the element at a later index) replaces `best` as the first maximum.
+template <class F>
+bool replaces(F x, F best) {
+  return x > best || (std::isnan(x) && !std::isnan(best));
+}
+
+template <class F>
+int64_t first_max_scalar(const F* x, int64_t n) {
+  int64_t index = 0;
+  for (int64_t i = 1; i < n; ++i) {
+    if (replaces(x[i], x[index])) index = i;
+  }
+  return index;
+}
+
+template <class F>
+void fold_first_max_scalar(F* best, int32_t* index, const F* row, int64_t width, int32_t r) {
+  for (int64_t j = 0; j < width; ++j) {
+    if (replaces(row[j], best[j])) {
+      best[j] = row[j];
+      index[j] = r;
+    }
+  }
+}
+
+#ifdef SPMD_EXTREMES_AVX2
+// AVX's float32 and float64 lanes, with an integer lane of the same width beside each value for
+// argmax's passes.
+struct ExtremeLanesF32 {
+  using F = float;
+  using P = __m256;
+  using Index = int32_t;
+  static constexpr int64_t kLanes = 8;
+  [[gnu::target("avx2")]] static P load(const F* p) { return _mm256_loadu_ps(p); }
+  [[gnu::target("avx2")]] static void store(F* p, P v) { _mm256_storeu_ps(p, v); }
+  // a > b ? a : b: b where they are equal or either is NaN (maxps).
+  [[gnu::target("avx2")]] static P max(P a, P b) { return _mm256_max_ps(a, b); }
+  [[gnu::target("avx2")]] static P min(P a, P b) { return _mm256_min_ps(a, b); }
+  [[gnu::target("avx2")]] static P eq(P a, P b) { return _mm256_cmp_ps(a, b, _CMP_EQ_OQ); }
+  [[gnu::target("avx2")]] static P gt(P a, P b) { return _mm256_cmp_ps(a, b, _CMP_GT_OQ); }
+  [[gnu::target("avx2")]] static P nan(P a) { return _mm256_cmp_ps(a, a, _CMP_UNORD_Q); }
+  [[gnu::target("avx2")]] static P both(P a, P b) { return _mm256_and_ps(a, b); }
+  [[gnu::target("avx2")]] static P either(P a, P b) { return _mm256_or_ps(a, b); }
+  [[gnu::target("avx2")]] static P first_not_second(P a, P b) { return _mm256_andnot_ps(b, a); }
+  // mask ? a : b, lane by lane.
+  [[gnu::target("avx2")]] static P select(P mask, P a, P b) { return _mm256_blendv_ps(b, a, mask); }
+  [[gnu::target("avx2")]] static bool any(P mask) { return _mm256_movemask_ps(mask) != 0; }
+  [[gnu::target("avx2")]] static P set1(F v) { return _mm256_set1_ps(v); }
+  [[gnu::target("avx2")]] static P flip(P a, P bits) { return _mm256_xor_ps(a, bits); }
+  [[gnu::target("avx2")]] static P unordered(P a, P b) { return _mm256_cmp_ps(a, b, _CMP_UNORD_Q); }
+  // Integer lanes, carried in the float type for select().
+  [[gnu::target("avx2")]] static P integers(Index v) {
+    return _mm256_castsi256_ps(_mm256_set1_epi32(v));
+  }
+  [[gnu::target("avx2")]] static P add_integers(P a, P b) {
+    return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(a), _mm256_castps_si256(b)));
+  }
+  [[gnu::target("avx2")]] static void store_integers(Index* p, P v) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm256_castps_si256(v));
+  }
+};
+
+struct ExtremeLanesF64 {
+  using F = double;
+  using P = __m256d;
+  using Index = int64_t;
+  static constexpr int64_t kLanes = 4;
+  [[gnu::target("avx2")]] static P load(const F* p) { return _mm256_loadu_pd(p); }
+  [[gnu::target("avx2")]] static void store(F* p, P v) { _mm256_storeu_pd(p, v); }
+  [[gnu::target("avx2")]] static P max(P a, P b) { return _mm256_max_pd(a, b); }
+  [[gnu::target("avx2")]] static P min(P a, P b) { return _mm256_min_pd(a, b); }
+  [[gnu::target("avx2")]] static P eq(P a, P b) { return _mm256_cmp_pd(a, b, _CMP_EQ_OQ); }
+  [[gnu::target("avx2")]] static P gt(P a, P b) { return _mm256_cmp_pd(a, b, _CMP_GT_OQ); }
+  [[gnu::target("avx2")]] static P nan(P a) { return _mm256_cmp_pd(a, a, _CMP_UNORD_Q); }
+  [[gnu::target("avx2")]] static P both(P a, P b) { return _mm256_and_pd(a, b); }
+  [[gnu::target("avx2")]] static P either(P a, P b) { return _mm256_or_pd(a, b); }
+  [[gnu::target("avx2")]] static P first_not_second(P a, P b) { return _mm256_andnot_pd(b, a); }
+  [[gnu::target("avx2")]] static P select(P mask, P a, P b) { return _mm256_blendv_pd(b, a, mask); }
+  [[gnu::target("avx2")]] static bool any(P mask) { return _mm256_movemask_pd(mask) != 0; }
+  [[gnu::target("avx2")]] static P set1(F v) { return _mm256_set1_pd(v); }
+  [[gnu::target("avx2")]] static P flip(P a, P bits) { return _mm256_xor_pd(a, bits); }
+  [[gnu::target("avx2")]] static P unordered(P a, P b) { return _mm256_cmp_pd(a, b, _CMP_UNORD_Q); }
+  [[gnu::target("avx2")]] static P integers(Index v) {
+    return _mm256_castsi256_pd(_mm256_set1_epi64x(v));
+  }
+  [[gnu::target("avx2")]] static P add_integers(P a, P b) {
+    return _mm256_castsi256_pd(_mm256_add_epi64(_mm256_castpd_si256(a), _mm256_castpd_si256(b)));
+  }
+  [[gnu::target("avx2")]] static void store_integers(Index* p, P v) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm256_castpd_si256(v));
+  }
+};
+
+// The minimum of two vectors with NaN and signed zeros as pick_or_nan's, in three instructions:
+// minps gives its second operand where the two are equal or either is NaN, so the OR of both
+// orders is the minimum where they differ, -0 of two zeros of different signs, and a NaN (all
+// exponent bits, the quiet bit) where either is one.
+template <class V>
+[[gnu::target("avx2"), gnu::always_inline]] inline typename V::P min_lanes(typename V::P a,
+                                                                           typename V::P b) {
+  return V::either(V::min(a, b), V::min(b, a));
+}
+
+// Four vectors of lanes at a time, each folded by min_lanes; a maximum as the minimum of the
+// negated values (-max(x) = min(-x), +0 of zeros of both signs). Then the lanes and the tail by
+// pick(); a NaN anywhere makes the result NaN.
+template <class V, bool kMaximum>
+[[gnu::target("avx2")]] typename V::F extreme_avx2(const typename V::F* x, int64_t n) {
+  using F = typename V::F;
+  constexpr int64_t kStep = 4 * V::kLanes;
+  if (n < kStep) return extreme_scalar(kMaximum, x, n);
+  const auto sign = V::set1(kMaximum ? F(-0.0) : F(0.0));  // XOR: negation for a maximum
+  typename V::P acc[4];
+  for (int k = 0; k < 4; ++k) acc[k] = V::flip(V::load(x + k * V::kLanes), sign);
+  int64_t i = kStep;
+  for (; i + kStep <= n; i += kStep) {
+    for (int k = 0; k < 4; ++k) {
+      acc[k] = min_lanes<V>(acc[k], V::flip(V::load(x + i + k * V::kLanes), sign));
+    }
+  }
+  acc[0] = min_lanes<V>(min_lanes<V>(acc[0], acc[1]), min_lanes<V>(acc[2], acc[3]));
+  F lanes[V::kLanes];
+  V::store(lanes, V::flip(acc[0], sign));
+  const F result = extreme_scalar(kMaximum, lanes, V::kLanes);
+  if (i == n || std::isnan(result)) return result;
+  const F tail = extreme_scalar(kMaximum, x + i, n - i);
+  return std::isnan(tail) ? tail : pick(kMaximum, result, tail);
+}
+
+// max(a, x) lane by lane, a NaN in x taken (one in a is kept by maxps).
+template <class V, bool kMaximum>
+[[gnu::target("avx2"), gnu::always_inline]] inline typename V::P fold_lanes(typename V::P a,
+                                                                            typename V::P x) {
+  const auto equal_bits = kMaximum ? V::both(a, x) : V::either(a, x);
+  auto r = kMaximum ? V::max(x, a) : V::min(x, a);
+  r = V::select(V::eq(a, x), equal_bits, r);
+  return V::select(V::nan(x), x, r);
+}
+
+template <class V, bool kMaximum>
+[[gnu::target("avx2")]] void fold_extremes_avx2(typename V::F* acc, const typename V::F* row,
+                                                int64_t width) {
+  int64_t j = 0;
+  for (; j + V::kLanes <= width; j += V::kLanes) {
+    V::store(acc + j, fold_lanes<V, kMaximum>(V::load(acc + j), V::load(row + j)));
+  }
+  fold_extremes_scalar(kMaximum, acc + j, row + j, width - j);
+}
+
+template <class V, bool kMaximum>
+[[gnu::target("avx2")]] void fold_extreme_rows_avx2(typename V::F* acc, const typename V::F* rows,
+                                                    int64_t count, int64_t stride, int64_t width) {
+  int64_t r = 0;
+  for (; r + 4 <= count; r += 4) {
+    const auto* row = rows + r * stride;
+    int64_t j = 0;
+    for (; j + V::kLanes <= width; j += V::kLanes) {
+      auto a = V::load(acc + j);
+      for (int k = 0; k < 4; ++k) a = fold_lanes<V, kMaximum>(a, V::load(row + k * stride + j));
+      V::store(acc + j, a);
+    }
+    for (int k = 0; k < 4; ++k) {
+      fold_extremes_scalar(kMaximum, acc + j, row + k * stride + j, width - j);
+    }
+  }
+  for (; r < count; ++r) fold_extremes_avx2<V, kMaximum>(acc, rows + r * stride, width);
+}
+
+// Four vectors of (value, pass) lanes, each lane keeping its first maximum and the pass that
+// found it (the element's index is pass * 4 lanes' worth + the lane), NaN noted apart: a row
+// with a NaN is scanned again for its first. Then the lanes' first maximum (the smallest index
+// among equal values), then the scalar tail after them.
+template <class V>
+[[gnu::target("avx2")]] int64_t first_max_avx2(const typename V::F* x, int64_t n) {
+  using F = typename V::F;
+  using Index = typename V::Index;
+  constexpr int64_t kStep = 4 * V::kLanes;
+  if (n < 2 * kStep || n / kStep > std::numeric_limits<Index>::max()) {
+    return first_max_scalar(x, n);
+  }
+  typename V::P best[4], pass[4];
+  for (int k = 0; k < 4; ++k) {
+    best[k] = V::load(x + k * V::kLanes);
+    pass[k] = V::integers(0);
+  }
+  auto nan = V::either(V::unordered(best[0], best[1]), V::unordered(best[2], best[3]));
+  auto at = V::integers(1);
+  const auto one = V::integers(1);
+  int64_t i = kStep;
+  for (; i + kStep <= n; i += kStep) {
+    typename V::P v[4];
+    for (int k = 0; k < 4; ++k) {
+      v[k] = V::load(x + i + k * V::kLanes);
+      const auto take = V::gt(v[k], best[k]);
+      best[k] = V::select(take, v[k], best[k]);
+      pass[k] = V::select(take, at, pass[k]);
+    }
+    nan = V::either(nan, V::either(V::unordered(v[0], v[1]), V::unordered(v[2], v[3])));
+    at = V::add_integers(at, one);
+  }
+  if (V::any(nan)) return first_max_scalar(x, n);
+  F values[kStep];
+  Index passes[kStep];
+  for (int k = 0; k < 4; ++k) {
+    V::store(values + k * V::kLanes, best[k]);
+    V::store_integers(passes + k * V::kLanes, pass[k]);
+  }
+  auto index = [&](int64_t lane) { return int64_t{passes[lane]} * kStep + lane; };
+  int64_t lane = 0;  // the lane holding the first maximum of the lanes
+  for (int64_t l = 1; l < kStep; ++l) {
+    if (values[l] > values[lane] || (values[l] == values[lane] && index(l) < index(lane))) {
+      lane = l;
+    }
+  }
+  int64_t result = index(lane);
+  if (i < n) {
+    const int64_t tail = i + first_max_scalar(x + i, n - i);
+    if (replaces(x[tail], x[result])) result = tail;
+  }
+  return result;
+}
+
+// fold_first_max_scalar in float32 lanes (the indices are int32 lanes beside them).
+[[gnu::target("avx2")]] void fold_first_max_avx2(float* best, int32_t* index, const float* row,
+                                                 int64_t width, int32_t r) {
+  using V = ExtremeLanesF32;
+  const auto at = _mm256_castsi256_ps(_mm256_set1_epi32(r));
+  int64_t j = 0;
+  for (; j + V::kLanes <= width; j += V::kLanes) {
+    const auto b = V::load(best + j), x = V::load(row + j);
+    const auto take = V::either(V::gt(x, b), V::first_not_second(V::nan(x), V::nan(b)));
+    V::store(best + j, V::select(take, x, b));
+    auto* slot = reinterpret_cast<__m256i*>(index + j);
+    const auto old = _mm256_castsi256_ps(_mm256_loadu_si256(slot));
+    _mm256_storeu_si256(slot, _mm256_castps_si256(V::select(take, at, old)));
+  }
+  fold_first_max_scalar(best + j, index + j, row + j, width - j, r);
+}
+
+bool extremes_avx2_runs() {
+  static const bool runs = __builtin_cpu_supports("avx2");
+  return runs;
+}
+#endif
+
+}  // namespace
+
+namespace portable {
+float extreme_of(bool maximum, const float* x, int64_t n) { return extreme_scalar(maximum, x, n); }
+double extreme_of(bool maximum, const double* x, int64_t n) {
+  return extreme_scalar(maximum, x, n);
+}
+void fold_extremes(bool maximum, float* acc, const float* row, int64_t width) {
+  fold_extremes_scalar(maximum, acc, row, width);
+}
+void fold_extremes(bool maximum, double* acc, const double* row, int64_t width) {
+  fold_extremes_scalar(maximum, acc, row, width);
+}
+void fold_extreme_rows(bool maximum, float* acc, const float* rows, int64_t count, int64_t stride,
+                       int64_t width) {
+  fold_extreme_rows_scalar(maximum, acc, rows, count, stride, width);
+}
+void fold_extreme_rows(bool maximum, double* acc, const double* rows, int64_t count, int64_t stride,
+                       int64_t width) {
+  fold_extreme_rows_scalar(maximum, acc, rows, count, stride, width);
+}
+int64_t first_max_of(const float* x, int64_t n) { return first_max_scalar(x, n); }
+int64_t first_max_of(const double* x, int64_t n) { return first_max_scalar(x, n); }
+void fold_first_max(float* best, int32_t* index, const float* row, int64_t width, int32_t r) {
+  fold_first_max_scalar(best, index, row, width, r);
+}
+void fold_first_max(double* best, int32_t* index, const double* row, int64_t width, int32_t r) {
+  fold_first_max_scalar(best, index, row, width, r);
+}
+}  // namespace portable
+
+#ifdef SPMD_EXTREMES_AVX2
+namespace {
+template <class V>
+typename V::F extreme_dispatch(bool maximum, const typename V::F* x, int64_t n) {
+  if (!extremes_avx2_runs()) return portable::extreme_of(maximum, x, n);
+  return maximum ? extreme_avx2<V, true>(x, n) : extreme_avx2<V, false>(x, n);
+}
+template <class V>
+void fold_dispatch(bool maximum, typename V::F* acc, const typename V::F* row, int64_t width) {
+  if (!extremes_avx2_runs()) return portable::fold_extremes(maximum, acc, row, width);
+  if (maximum) return fold_extremes_avx2<V, true>(acc, row, width);
+  fold_extremes_avx2<V, false>(acc, row, width);
+}
+template <class V>
+void fold_rows_dispatch(bool maximum, typename V::F* acc, const typename V::F* rows, int64_t count,
+                        int64_t stride, int64_t width) {
+  if (!extremes_avx2_runs()) {
+    return portable::fold_extreme_rows(maximum, acc, rows, count, stride, width);
+  }
+  if (maximum) return fold_extreme_rows_avx2<V, true>(acc, rows, count, stride, width);
+  fold_extreme_rows_avx2<V, false>(acc, rows, count, stride, width);
+}
+template <class V>
+int64_t first_max_dispatch(const typename V::F* x, int64_t n) {
+  return extremes_avx2_runs() ? first_max_avx2<V>(x, n) : portable::first_max_of(x, n);
+}
+}  // namespace
+
+float extreme_of(bool maximum, const float* x, int64_t n) {
+  return extreme_dispatch<ExtremeLanesF32>(maximum, x, n);
+}
+double extreme_of(bool maximum, const double* x, int64_t n) {
+  return extreme_dispatch<ExtremeLanesF64>(maximum, x, n);
+}
+void fold_extremes(bool maximum, float* acc, const float* row, int64_t width) {
+  fold_dispatch<ExtremeLanesF32>(maximum, acc, row, width);
+}
+void fold_extremes(bool maximum, double* acc, const double* row, int64_t width) {
+  fold_dispatch<ExtremeLanesF64>(maximum, acc, row, width);
+}
+void fold_extreme_rows(bool maximum, float* acc, const float* rows, int64_t count, int64_t stride,
+                       int64_t width) {
+  fold_rows_dispatch<ExtremeLanesF32>(maximum, acc, rows, count, stride, width);
+}
+void fold_extreme_rows(bool maximum, double* acc, const double* rows, int64_t count, int64_t stride,
+                       int64_t width) {
+  fold_rows_dispatch<ExtremeLanesF64>(maximum, acc, rows, count, stride, width);
+}
+int64_t first_max_of(const float* x, int64_t n) {
+  return first_max_dispatch<ExtremeLanesF32>(x, n);
+}
+int64_t first_max_of(const double* x, int64_t n) {
+  return first_max_dispatch<ExtremeLanesF64>(x, n);
+}
+void fold_first_max(float* best, int32_t* index, const float* row, int64_t width, int32_t r) {
+  if (!extremes_avx2_runs()) return portable::fold_first_max(best, index, row, width, r);
+  fold_first_max_avx2(best, index, row, width, r);
+}
+void fold_first_max(double* best, int32_t* index, const double* row, int64_t width, int32_t r) {
+  portable::fold_first_max(best, index, row, width, r);
+}
+#else
+float extreme_of(bool maximum, const float* x, int64_t n) {
+  return portable::extreme_of(maximum, x, n);
+}
+double extreme_of(bool maximum, const double* x, int64_t n) {
+  return portable::extreme_of(maximum, x, n);
+}
+void fold_extremes(bool maximum, float* acc, const float* row, int64_t width) {
+  portable::fold_extremes(maximum, acc, row, width);
+}
+void fold_extremes(bool maximum, double* acc, const double* row, int64_t width) {
+  portable::fold_extremes(maximum, acc, row, width);
+}
+void fold_extreme_rows(bool maximum, float* acc, const float* rows, int64_t count, int64_t stride,
+                       int64_t width) {
+  portable::fold_extreme_rows(maximum, acc, rows, count, stride, width);
+}
+void fold_extreme_rows(bool maximum, double* acc, const double* rows, int64_t count, int64_t stride,
+                       int64_t width) {
+  portable::fold_extreme_rows(maximum, acc, rows, count, stride, width);
+}
+int64_t first_max_of(const float* x, int64_t n) { return portable::first_max_of(x, n); }
+int64_t first_max_of(const double* x, int64_t n) { return portable::first_max_of(x, n); }
+void fold_first_max(float* best, int32_t* index, const float* row, int64_t width, int32_t r) {
+  portable::fold_first_max(best, index, row, width, r);
+}
+void fold_first_max(double* best, int32_t* index, const double* row, int64_t width, int32_t r) {
+  portable::fold_first_max(best, index, row, width, r);
+}
+#endif
+
+}  // namespace spmd::kernels

@@ -1,0 +1,68 @@
+// The largest and smallest element of float32 and float64 data, and the index of the first
+// largest: jnp.max, jnp.min and jnp.argmax's kernels (reduce.h), along one contiguous row or
+// folded across the rows of a slab, in AVX2's lanes where the CPU has them.
+//
+// The values are JAX's and do not depend on the order of folding, so lanes, threads and shards
+// may take the elements in any order and the bits stay the same:
+// - max (min) is NaN when any element is NaN; else the largest (smallest) value; where that is
+//   zero and zeros of both signs occur, +0 (-0), as jnp.maximum (jnp.minimum) of the two and
+//   XLA's reductions of small arrays give (XLA's vectorised reductions of long rows may give
+//   either sign; we keep the one answer).
+// - argmax is the index of the first NaN when there is one, else the first index whose value
+//   equals the maximum (0 and -0 are equal: the first zero).
+//
+// Before, the contiguous fold was a scalar loop after a separate NaN scan, and a fold across rows
+// an Eigen select that allocated per row: jnp.max over 4096 x 2048 float32 took 4.5-7 ms against
+// JAX's 1.0-1.5, and argmax over the leading axis 90 ms against 31 (one thread, strided columns).
+//
+// Pure functions of their arguments; thread-safe. Internal to kernels/ (reduce.cc).
+#pragma once
+
+#include <cstdint>
+
+namespace spmd::kernels {
+
+// max (`maximum`) or min over x[0, n), n >= 1, as above; a NaN result is the default quiet NaN.
+float extreme_of(bool maximum, const float* x, int64_t n);
+double extreme_of(bool maximum, const double* x, int64_t n);
+
+// acc[j] = max (or min) of acc[j] and row[j] for j < width, by the same rule. A NaN in either
+// leaves acc[j] a NaN whose sign and payload are unspecified: canonicalise after the last row.
+void fold_extremes(bool maximum, float* acc, const float* row, int64_t width);
+void fold_extremes(bool maximum, double* acc, const double* row, int64_t width);
+
+// fold_extremes of `count` rows in turn, row r at rows + r * stride: four rows per pass over acc,
+// a quarter of its loads and stores.
+void fold_extreme_rows(bool maximum, float* acc, const float* rows, int64_t count, int64_t stride,
+                       int64_t width);
+void fold_extreme_rows(bool maximum, double* acc, const double* rows, int64_t count, int64_t stride,
+                       int64_t width);
+
+// The index of the first maximum of x[0, n), n >= 1, as above.
+int64_t first_max_of(const float* x, int64_t n);
+int64_t first_max_of(const double* x, int64_t n);
+
+// Row `r` of a slab folded into a running argmax across rows: where row[j] is a NaN and best[j]
+// is not, or row[j] > best[j], best[j] = row[j] and index[j] = r. Rows folded in order from
+// best = row 0, index = 0 give every column's first maximum (the first NaN, if any).
+void fold_first_max(float* best, int32_t* index, const float* row, int64_t width, int32_t r);
+void fold_first_max(double* best, int32_t* index, const double* row, int64_t width, int32_t r);
+
+// The same functions in plain C++, one element at a time: the build a CPU without AVX2 runs,
+// exposed so that tests compare the two on every machine.
+namespace portable {
+float extreme_of(bool maximum, const float* x, int64_t n);
+double extreme_of(bool maximum, const double* x, int64_t n);
+void fold_extremes(bool maximum, float* acc, const float* row, int64_t width);
+void fold_extremes(bool maximum, double* acc, const double* row, int64_t width);
+void fold_extreme_rows(bool maximum, float* acc, const float* rows, int64_t count, int64_t stride,
+                       int64_t width);
+void fold_extreme_rows(bool maximum, double* acc, const double* rows, int64_t count, int64_t stride,
+                       int64_t width);
+int64_t first_max_of(const float* x, int64_t n);
+int64_t first_max_of(const double* x, int64_t n);
+void fold_first_max(float* best, int32_t* index, const float* row, int64_t width, int32_t r);
+void fold_first_max(double* best, int32_t* index, const double* row, int64_t width, int32_t r);
+}  // namespace portable
+
+}  // namespace spmd::kernels

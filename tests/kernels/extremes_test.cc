@@ -1,0 +1,189 @@
+// kernels/extremes.h against definitions written out here from its contract, on both builds
+// (the AVX2 one where the CPU has it, and `portable`): every length through the four-vector
+// bodies' tails, NaN, infinities, subnormals and zeros of both signs at random places, float32
+// and float64.
+#include "kernels/extremes.h"
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <type_traits>
+#include <vector>
+
+namespace {
+
+namespace k = spmd::kernels;
+
+// Values from a small set, so that equal values, signed zeros and special values recur; `nan`
+// chooses whether NaN is among them.
+template <class F>
+std::vector<F> values(int64_t n, uint32_t seed, bool nan) {
+  const F specials[] = {F(0.0),
+                        F(-0.0),
+                        std::numeric_limits<F>::infinity(),
+                        -std::numeric_limits<F>::infinity(),
+                        std::numeric_limits<F>::denorm_min(),
+                        -std::numeric_limits<F>::denorm_min(),
+                        F(1.5),
+                        F(-2.25),
+                        F(7),
+                        std::numeric_limits<F>::quiet_NaN()};
+  std::mt19937 bits(seed);
+  std::vector<F> v(static_cast<size_t>(n));
+  for (F& x : v) {
+    const auto pick = bits() % (nan ? 10 : 9);
+    x = bits() % 4 == 0 ? specials[pick] : static_cast<F>(static_cast<int>(bits() % 2001) - 1000);
+  }
+  return v;
+}
+
+// Only zeros of both signs and negative numbers: the maximum is a zero; and the mirror image.
+template <class F>
+std::vector<F> zeros(int64_t n, uint32_t seed, bool negative) {
+  std::mt19937 bits(seed);
+  std::vector<F> v(static_cast<size_t>(n));
+  for (F& x : v) {
+    const auto r = bits() % 3;
+    x = r == 0 ? F(0.0) : r == 1 ? F(-0.0) : negative ? F(-3) : F(3);
+  }
+  return v;
+}
+
+// The contract: NaN if any; else the largest (smallest) value, +0 (-0) when that is zero and
+// some zero has that sign.
+template <class F>
+F expected_extreme(bool maximum, const F* x, int64_t n) {
+  F best = x[0];
+  bool positive_zero = false, negative_zero = false;
+  for (int64_t i = 0; i < n; ++i) {
+    if (std::isnan(x[i])) return std::numeric_limits<F>::quiet_NaN();
+    if (maximum ? x[i] > best : x[i] < best) best = x[i];
+    if (x[i] == 0) (std::signbit(x[i]) ? negative_zero : positive_zero) = true;
+  }
+  if (best != 0) return best;
+  if (maximum) return positive_zero ? F(0.0) : F(-0.0);
+  return negative_zero ? F(-0.0) : F(0.0);
+}
+
+template <class F>
+int64_t expected_first_max(const F* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    if (std::isnan(x[i])) return i;
+  }
+  int64_t best = 0;
+  for (int64_t i = 1; i < n; ++i) {
+    if (x[i] > x[best]) best = i;
+  }
+  return best;
+}
+
+template <class F>
+using Bits = std::conditional_t<sizeof(F) == 4, uint32_t, uint64_t>;
+
+// Equal bits, or both NaN.
+template <class F>
+::testing::AssertionResult same(F got, F want) {
+  if (std::isnan(want) ? std::isnan(got)
+                       : std::bit_cast<Bits<F>>(got) == std::bit_cast<Bits<F>>(want)) {
+    return ::testing::AssertionSuccess();
+  }
+  return ::testing::AssertionFailure()
+         << "got " << got << " (sign " << std::signbit(got) << "), want " << want << " (sign "
+         << std::signbit(want) << ")";
+}
+
+std::vector<int64_t> lengths() {
+  std::vector<int64_t> n;
+  for (int64_t i = 1; i <= 140; ++i) n.push_back(i);
+  for (int64_t i : {255, 256, 257, 1000, 4097}) n.push_back(i);
+  return n;
+}
+
+template <class F>
+void check_extreme_of() {
+  uint32_t seed = 1;
+  for (int64_t n : lengths()) {
+    for (int variant = 0; variant < 4; ++variant) {
+      const std::vector<F> x =
+          variant < 2 ? values<F>(n, ++seed, variant == 1) : zeros<F>(n, ++seed, variant == 2);
+      for (bool maximum : {true, false}) {
+        const F want = expected_extreme(maximum, x.data(), n);
+        EXPECT_TRUE(same(k::extreme_of(maximum, x.data(), n), want))
+            << (maximum ? "max" : "min") << " of " << n << ", variant " << variant;
+        EXPECT_TRUE(same(k::portable::extreme_of(maximum, x.data(), n), want))
+            << "portable " << (maximum ? "max" : "min") << " of " << n << ", variant " << variant;
+      }
+      EXPECT_EQ(k::first_max_of(x.data(), n), expected_first_max(x.data(), n))
+          << "argmax of " << n << ", variant " << variant;
+      EXPECT_EQ(k::portable::first_max_of(x.data(), n), expected_first_max(x.data(), n))
+          << "portable argmax of " << n << ", variant " << variant;
+    }
+  }
+}
+
+TEST(Extremes, AlongARowNaNWinsAndZerosOfBothSignsGivePlusZeroForMaxMinusForMin) {
+  check_extreme_of<float>();
+  check_extreme_of<double>();
+}
+
+// Rows folded into running extremes, one at a time and four at a time, against the contract
+// per column; NaN results compared as NaN (their sign and payload are unspecified).
+template <class F>
+void check_folds(bool portable) {
+  auto fold = [&](auto... a) {
+    portable ? k::portable::fold_extremes(a...) : k::fold_extremes(a...);
+  };
+  auto fold_rows = [&](auto... a) {
+    portable ? k::portable::fold_extreme_rows(a...) : k::fold_extreme_rows(a...);
+  };
+  auto fold_first = [&](auto... a) {
+    portable ? k::portable::fold_first_max(a...) : k::fold_first_max(a...);
+  };
+  uint32_t seed = 100;
+  for (int64_t width : {1, 3, 7, 8, 9, 31, 33, 100}) {
+    for (int64_t rows : {1, 2, 4, 5, 9}) {
+      const int64_t stride = width + 3;
+      ++seed;
+      std::vector<F> x = values<F>(rows * stride, seed, seed % 2 == 0);
+      for (bool maximum : {true, false}) {
+        std::vector<F> one(x.begin(), x.begin() + width), four = one;
+        for (int64_t r = 1; r < rows; ++r) {
+          fold(maximum, one.data(), x.data() + r * stride, width);
+        }
+        fold_rows(maximum, four.data(), x.data() + stride, rows - 1, stride, width);
+        for (int64_t j = 0; j < width; ++j) {
+          std::vector<F> column;
+          for (int64_t r = 0; r < rows; ++r) column.push_back(x[r * stride + j]);
+          const F want = expected_extreme(maximum, column.data(), rows);
+          EXPECT_TRUE(same(one[j], want)) << "fold_extremes, column " << j << " of " << width;
+          EXPECT_TRUE(same(four[j], want)) << "fold_extreme_rows, column " << j << " of " << width;
+        }
+      }
+      std::vector<F> best(x.begin(), x.begin() + width);
+      std::vector<int32_t> index(width, 0);
+      for (int64_t r = 1; r < rows; ++r) {
+        fold_first(best.data(), index.data(), x.data() + r * stride, width,
+                   static_cast<int32_t>(r));
+      }
+      for (int64_t j = 0; j < width; ++j) {
+        std::vector<F> column;
+        for (int64_t r = 0; r < rows; ++r) column.push_back(x[r * stride + j]);
+        EXPECT_EQ(index[j], expected_first_max(column.data(), rows))
+            << "fold_first_max, column " << j << " of " << width << ", " << rows << " rows";
+      }
+    }
+  }
+}
+
+TEST(Extremes, AcrossRowsEachColumnIsItsOwnReduction) {
+  for (bool portable : {false, true}) {
+    check_folds<float>(portable);
+    check_folds<double>(portable);
+  }
+}
+
+}  // namespace
