@@ -1,5 +1,6 @@
 #include "comm/reduce_kernels.h"
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -7,6 +8,16 @@
 
 namespace spmd {
 namespace {
+
+// The max (min) of two equal floats: the AND (OR) of their bits, +0 (-0) of zeros of both signs
+// and the value itself otherwise, so that pmax and pmin, like jnp.max (kernels/extremes.h), give
+// jnp.maximum's answer in whatever order the contributions arrive.
+template <typename T>
+T equal_bits(ReduceOp op, T a, T b) {
+  using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+  const auto x = std::bit_cast<Bits>(a), y = std::bit_cast<Bits>(b);
+  return std::bit_cast<T>(op == ReduceOp::kMax ? Bits(x & y) : Bits(x | y));
+}
 
 // Combines two values of an arithmetic type T.
 template <typename T>
@@ -35,9 +46,11 @@ T combine(ReduceOp op, T a, T b) {
         return a * b;
       case ReduceOp::kMin:
         if (std::isnan(a) || std::isnan(b)) return std::isnan(a) ? a : b;
+        if (a == b) return equal_bits(op, a, b);
         return a < b ? a : b;
       case ReduceOp::kMax:
         if (std::isnan(a) || std::isnan(b)) return std::isnan(a) ? a : b;
+        if (a == b) return equal_bits(op, a, b);
         return a > b ? a : b;
     }
     return a;

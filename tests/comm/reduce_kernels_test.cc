@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 namespace spmd {
@@ -91,6 +92,47 @@ TEST(ReduceKernels, FloatMinAndMaxPropagateNan) {
     reduce_into(DType::kFloat32, op, &b, &two, 1);
     EXPECT_TRUE(std::isnan(b)) << reduce_op_name(op);
   }
+}
+
+// pmax of +0 and -0 is +0 and pmin -0, whichever arrives first, as jnp.maximum/minimum; in
+// float32, float64 and through the half types' float32 accumulator.
+template <typename T>
+T from_float(float x) {
+  if constexpr (std::is_same_v<T, float16>) return to_float16(x);
+  if constexpr (std::is_same_v<T, bfloat16>) return to_bfloat16(x);
+  if constexpr (std::is_floating_point_v<T>) return T(x);
+}
+
+template <typename T>
+bool sign_of(T x) {
+  if constexpr (std::is_floating_point_v<T>) return std::signbit(x);
+  if constexpr (!std::is_floating_point_v<T>) return std::signbit(to_float(x));
+}
+
+template <typename T>
+void check_signed_zeros() {
+  const DType dtype = dtype_of<T>();
+  for (bool positive_first : {true, false}) {
+    const T first = from_float<T>(positive_first ? 0.0f : -0.0f);
+    const T second = from_float<T>(positive_first ? -0.0f : 0.0f);
+    for (ReduceOp op : {ReduceOp::kMin, ReduceOp::kMax}) {
+      T into = first, out = first;
+      reduce_into(dtype, op, &into, &second, 1);
+      reduce_to(dtype, op, &out, &first, &second, 1);
+      for (T got : {into, out}) {
+        EXPECT_EQ(sign_of(got), op == ReduceOp::kMin)
+            << dtype_name(dtype) << " " << reduce_op_name(op)
+            << (positive_first ? " of +0, -0" : " of -0, +0");
+      }
+    }
+  }
+}
+
+TEST(ReduceKernels, ZerosOfBothSignsGivePlusZeroForMaxAndMinusZeroForMin) {
+  check_signed_zeros<float>();
+  check_signed_zeros<double>();
+  check_signed_zeros<float16>();
+  check_signed_zeros<bfloat16>();
 }
 
 TEST(ReduceKernels, HalfTypesCombineInFloat32AndRoundToNearestEven) {

@@ -4,6 +4,7 @@ cases of issue 54 (half-precision means, long sums, inf and NaN, -inf masks, kin
 arguments, collectives of bool) on 1 x 1, 1 x 4, 4 x 1 and 2 x 2, where also the result must not
 depend on the mesh. How values are compared: table.py's docstring."""
 import contextlib
+import functools
 
 import jax
 import jax.numpy as jnp
@@ -356,6 +357,47 @@ ROWS = [
                                                            ns.np.zeros(4))))(x),
      [_f(-1, 0, 4, 9)], "exact"),
 ]
+
+
+# Zeros of both signs: `neg` holds only zeros and negatives (rows of -0 only, of both signs, of
+# +0 only), `pos` its mirror, so that every max of `neg` and min of `pos` is a zero.
+SIGNED_ZEROS = [np.array([[-0.0, -0.0, -1, -2] * 2, [-0.0, 0.0, -3, -0.0] * 2,
+                          [0.0, 0.0, -1, -4] * 2, [-5, -0.0, 0.0, -0.0] * 2], np.float32)]
+SIGNED_ZEROS.append(-SIGNED_ZEROS[0])
+
+
+def _folded(ns, fold, x, axis):
+    """fold (jnp.maximum or minimum) applied across `axis` of x (None: every element), slice by
+    slice."""
+    x = ns.np.reshape(x, (-1,)) if axis is None else x
+    axis = 0 if axis is None else axis
+    return functools.reduce(fold, [ns.np.take(x, i, axis=axis) for i in range(x.shape[axis])])
+
+
+@pytest.mark.parametrize("mesh", list(MESHES))
+def test_max_and_min_of_zeros_of_both_signs_are_maximum_and_minimum_folded(mesh):
+    """jnp.max over zeros of both signs is +0 and jnp.min -0 along every axis and on every mesh:
+    the fold of jnp.maximum (minimum) over the axis. XLA's own reductions are not consistent
+    here: the column [-0, 0, 0, -0] gives +0 in a jit of its max alone and -0 in a jit that also
+    reduces the other axis, and where the rows are split over devices (meshes 4x1 and 2x2) its
+    cross-device combination keeps either sign, even of a fold written with jnp.minimum. So spmd
+    keeps the one answer jnp.maximum defines, whatever the order of folding (extremes.h): equal
+    to JAX's fold where the rows are on one device, and to spmd's own 1 x 1 result on every
+    mesh. argmax and argmin take the first zero, as JAX's do."""
+    specs = [("a",), ("a",)]
+    for axis in (None, 0, 1):
+        def want(ns, neg, pos):
+            return [_folded(ns, ns.np.maximum, neg, axis), _folded(ns, ns.np.minimum, pos, axis),
+                    ns.np.argmax(neg, axis=axis), ns.np.argmin(pos, axis=axis)]
+
+        def got(ns, neg, pos):
+            return [ns.np.max(neg, axis=axis), ns.np.min(pos, axis=axis),
+                    ns.np.argmax(neg, axis=axis), ns.np.argmin(pos, axis=axis)]
+        what = f"max, min, argmax and argmin along {axis} of signed zeros on {mesh}"
+        result = run(Spmd, got, SIGNED_ZEROS, MESHES[mesh], specs)
+        compare(result, run(Spmd, got, SIGNED_ZEROS, (1, 1), specs), "exact", what + " (1x1)")
+        if MESHES[mesh][0] == 1:
+            compare(result, run(Jax, want, SIGNED_ZEROS, MESHES[mesh], specs), "exact", what)
 
 
 @pytest.mark.parametrize("name,call,inputs,tolerance", ROWS,
