@@ -7,6 +7,7 @@
 #include "kernels/thread_team.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include <limits>
 #include <mutex>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <tuple>
 #include <vector>
@@ -344,6 +346,61 @@ TEST(ThreadTeam, HalfAndWideningReductionsAreTheSameBytesOnEveryTeam) {
       for (size_t t = 1; t < results.size(); ++t) {
         EXPECT_EQ(results[t], results[0])
             << spmd::dtype_name(from) << " to " << spmd::dtype_name(to) << " over " << axis;
+      }
+    }
+  }
+}
+
+// A float16 or bfloat16 reduction, which widens rows or pieces of rows as it goes (never the
+// whole array where the shape allows), equals the float32 reduction of the widened array,
+// rounded once, on every team: contiguous rows, rows made a piece at a time, and the whole copy
+// (few long rows, many small slabs). argmax likewise.
+TEST(ThreadTeam, AHalfReductionIsTheFloat32ReductionOfItsWidenedValues) {
+  const std::vector<Shape> shapes = {{64, 3000}, {3, 5, 4}, {2, 40000}, {1, 300000}, {40, 3, 9}};
+  for (const Shape& shape : shapes) {
+    const int64_t n = spmd::shape_size(shape);
+    std::vector<float> x = filled(static_cast<size_t>(n), 5.0);
+    x[7] = -0.0f;
+    x[static_cast<size_t>(n) / 2] = NAN;  // one NaN: max and min NaN along it, the rest not
+    for (DType half : {DType::kFloat16, DType::kBFloat16}) {
+      std::vector<std::byte> narrow(x.size() * 2);
+      k::convert(DType::kFloat32, half, {bytes(x), n}, narrow.data(), n);
+      std::vector<float> wide(x.size());
+      k::convert(half, DType::kFloat32, {narrow.data(), n}, bytes(wide), n);
+      for (int axis = 0; axis < static_cast<int>(shape.size()); ++axis) {
+        const int64_t outputs = n / shape[static_cast<size_t>(axis)];
+        const std::string what = fmt::format("{} over axis {} of ({})", spmd::dtype_name(half),
+                                             axis, fmt::join(shape, ", "));
+        for (auto op : {k::Reduce::kSum, k::Reduce::kMax, k::Reduce::kMin}) {
+          std::vector<float> want(static_cast<size_t>(outputs));
+          k::reduce(op, DType::kFloat32, bytes(wide), shape, axis, DType::kFloat32, bytes(want));
+          std::vector<std::byte> want_half(want.size() * 2);
+          k::convert(DType::kFloat32, half, {bytes(want), outputs}, want_half.data(), outputs);
+          const auto same = on_teams([&] {
+            std::vector<std::byte> out(want_half.size());
+            k::reduce(op, half, narrow.data(), shape, axis, half, out.data());
+            return out;
+          });
+          for (const auto& got : same) EXPECT_EQ(got, want_half) << k::name(op) << " of " << what;
+          if (op != k::Reduce::kSum) continue;
+          const auto widening = on_teams([&] {
+            std::vector<std::byte> out(want.size() * 4);
+            k::reduce(op, half, narrow.data(), shape, axis, DType::kFloat32, out.data());
+            return out;
+          });
+          const std::vector<std::byte> want_bytes(bytes(want), bytes(want) + want.size() * 4);
+          for (const auto& got : widening) EXPECT_EQ(got, want_bytes) << "float32 sum of " << what;
+        }
+        std::vector<int32_t> want_index(static_cast<size_t>(outputs));
+        k::argmax(DType::kFloat32, bytes(wide), shape, axis, bytes(want_index));
+        const auto indices = on_teams([&] {
+          std::vector<std::byte> out(want_index.size() * 4);
+          k::argmax(half, narrow.data(), shape, axis, out.data());
+          return out;
+        });
+        const std::vector<std::byte> want_bytes(bytes(want_index),
+                                                bytes(want_index) + want_index.size() * 4);
+        for (const auto& got : indices) EXPECT_EQ(got, want_bytes) << "argmax of " << what;
       }
     }
   }
