@@ -88,6 +88,36 @@ void max_min_as(Input a, Input b, std::byte* out, int64_t n) {
   std::copy_n(rs, n - i, target + i);
 }
 
+// float16 bits as an int16 whose order is the values' (NaN aside): negative values' magnitude
+// bits flipped, so that -0 (0x8000) becomes -1, just below +0. Its own inverse.
+inline uint16_t float16_key(uint16_t h) {
+  return static_cast<uint16_t>(h ^ ((static_cast<int16_t>(h) >> 15) & 0x7fff));
+}
+
+inline uint16_t float16_quiet_nan(uint16_t h) {
+  return static_cast<uint16_t>((h & 0x8000) | 0x7e00);
+}
+
+inline bool float16_is_nan(uint16_t h) { return (h & 0x7fff) > 0x7c00; }
+
+template <bool kMaximum>
+void float16_max_min_as(Input a, Input b, std::byte* out, int64_t n) {
+  auto* target = reinterpret_cast<uint16_t*>(out);
+  with_reader<uint16_t>(a, n, [&](auto x) {
+    with_reader<uint16_t>(b, n, [&](auto y) {
+#pragma GCC ivdep
+      for (int64_t i = 0; i < n; ++i) {
+        const auto kx = static_cast<int16_t>(float16_key(x[i]));
+        const auto ky = static_cast<int16_t>(float16_key(y[i]));
+        uint16_t r =
+            float16_key(static_cast<uint16_t>(kMaximum ? std::max(kx, ky) : std::min(kx, ky)));
+        r = float16_is_nan(y[i]) ? float16_quiet_nan(y[i]) : r;
+        target[i] = float16_is_nan(x[i]) ? float16_quiet_nan(x[i]) : r;
+      }
+    });
+  });
+}
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #define SPMD_MASK_OPS_AVX2 1
 // max_min_packet's operations in AVX's eight float32 (four float64) lanes, the same instructions
@@ -232,6 +262,11 @@ bool ieee_max_min_portable(bool maximum, DType dtype, Input a, Input b, std::byt
     return true;
   }
   return false;
+}
+
+SPMD_MASK_OPS_CLONES
+void float16_max_min(bool maximum, Input a, Input b, std::byte* out, int64_t n) {
+  (maximum ? &float16_max_min_as<true> : &float16_max_min_as<false>)(a, b, out, n);
 }
 
 }  // namespace spmd::kernels

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kernels/float_environment.h"
+#include "kernels/half_convert.h"
 
 namespace {
 
@@ -225,6 +226,53 @@ TEST(MaskOps, MaximumAndMinimumReadSubnormalsAsZeroWhereTheThreadDoes) {
   std::vector<int32_t> out(1);
   EXPECT_FALSE(k::ieee_max_min(true, DType::kInt32, input(ints, 1), input(ints, 1),
                                reinterpret_cast<std::byte*>(out.data()), 1));
+}
+
+// float16_max_min on the bits equals widening both operands to float32, ieee_max_min and
+// rounding back, for every float16 `a` against special and random `b` (and the swap, and
+// scalar operands), with subnormals read as zero by the thread and not.
+void expect_float16_max_min_is_the_widened_one() {
+  std::vector<uint16_t> every(65536);
+  for (size_t i = 0; i < every.size(); ++i) every[i] = static_cast<uint16_t>(i);
+  std::vector<uint16_t> others = {0x0000, 0x8000, 0x0001, 0x8001, 0x03ff, 0x3c00, 0xbc00, 0x7bff,
+                                  0xfbff, 0x7c00, 0xfc00, 0x7e00, 0xfe00, 0x7c01, 0xfd55};
+  std::mt19937 bits(7);
+  for (int i = 0; i < 16; ++i) others.push_back(static_cast<uint16_t>(bits()));
+  const int64_t n = static_cast<int64_t>(every.size());
+  auto as_bytes = [](const auto& v) { return reinterpret_cast<const std::byte*>(v.data()); };
+  for (uint16_t other : others) {
+    const std::vector<uint16_t> b(every.size(), other), one = {other};
+    for (bool maximum : {true, false}) {
+      for (int form = 0; form < 3; ++form) {  // b a buffer after a, before a, a scalar after a
+        const k::Input x = form == 1 ? k::Input{as_bytes(b), n} : k::Input{as_bytes(every), n};
+        const k::Input y = form == 1   ? k::Input{as_bytes(every), n}
+                           : form == 0 ? k::Input{as_bytes(b), n}
+                                       : k::Input{as_bytes(one), 1};
+        std::vector<float> wx(every.size()), wy(every.size()), wide(every.size());
+        k::widen_half(DType::kFloat16, x.data, wx.data(), n);
+        k::widen_half(DType::kFloat16, y.elements == n ? y.data : as_bytes(b), wy.data(), n);
+        k::ieee_max_min_portable(maximum, DType::kFloat32, {as_bytes(wx), n}, {as_bytes(wy), n},
+                                 reinterpret_cast<std::byte*>(wide.data()), n);
+        std::vector<uint16_t> want(every.size()), got(every.size());
+        k::narrow_half(DType::kFloat16, wide.data(), reinterpret_cast<std::byte*>(want.data()), n);
+        k::float16_max_min(maximum, x, y, reinterpret_cast<std::byte*>(got.data()), n);
+        int64_t wrong = 0, first = -1;
+        for (int64_t i = 0; i < n; ++i) {
+          if (got[i] != want[i] && wrong++ == 0) first = i;
+        }
+        EXPECT_EQ(wrong, 0) << (maximum ? "max" : "min") << " against 0x" << std::hex << other
+                            << " (form " << form << "), first at 0x" << first << ": got 0x"
+                            << got[first < 0 ? 0 : first] << ", want 0x"
+                            << want[first < 0 ? 0 : first];
+      }
+    }
+  }
+}
+
+TEST(MaskOps, Float16MaximumAndMinimumOnTheBitsAreTheWidenedOnes) {
+  expect_float16_max_min_is_the_widened_one();
+  const k::FlushSubnormalsScope flush;
+  expect_float16_max_min_is_the_widened_one();
 }
 
 }  // namespace
