@@ -104,6 +104,10 @@ struct ExtremeLanesF32 {
   [[gnu::target("avx2")]] static P select(P mask, P a, P b) { return _mm256_blendv_ps(b, a, mask); }
   [[gnu::target("avx2")]] static bool any(P mask) { return _mm256_movemask_ps(mask) != 0; }
   [[gnu::target("avx2")]] static P set1(F v) { return _mm256_set1_ps(v); }
+  [[gnu::target("avx2")]] static F first(P v) { return _mm256_cvtss_f32(v); }
+  [[gnu::target("avx2")]] static P swap_halves(P v) { return _mm256_permute2f128_ps(v, v, 1); }
+  [[gnu::target("avx2")]] static P swap_pairs(P v) { return _mm256_permute_ps(v, 0x4e); }
+  [[gnu::target("avx2")]] static P swap_neighbours(P v) { return _mm256_permute_ps(v, 0xb1); }
   [[gnu::target("avx2")]] static P flip(P a, P bits) { return _mm256_xor_ps(a, bits); }
   [[gnu::target("avx2")]] static P unordered(P a, P b) { return _mm256_cmp_ps(a, b, _CMP_UNORD_Q); }
   // Integer lanes, carried in the float type for select().
@@ -136,6 +140,9 @@ struct ExtremeLanesF64 {
   [[gnu::target("avx2")]] static P select(P mask, P a, P b) { return _mm256_blendv_pd(b, a, mask); }
   [[gnu::target("avx2")]] static bool any(P mask) { return _mm256_movemask_pd(mask) != 0; }
   [[gnu::target("avx2")]] static P set1(F v) { return _mm256_set1_pd(v); }
+  [[gnu::target("avx2")]] static F first(P v) { return _mm256_cvtsd_f64(v); }
+  [[gnu::target("avx2")]] static P swap_halves(P v) { return _mm256_permute2f128_pd(v, v, 1); }
+  [[gnu::target("avx2")]] static P swap_neighbours(P v) { return _mm256_permute_pd(v, 0x5); }
   [[gnu::target("avx2")]] static P flip(P a, P bits) { return _mm256_xor_pd(a, bits); }
   [[gnu::target("avx2")]] static P unordered(P a, P b) { return _mm256_cmp_pd(a, b, _CMP_UNORD_Q); }
   [[gnu::target("avx2")]] static P integers(Index v) {
@@ -159,9 +166,19 @@ template <class V>
   return V::either(V::min(a, b), V::min(b, a));
 }
 
+// min_lanes of every lane of v, in lane 0 (and the others): halves, then pairs, then neighbours
+// swapped and folded, in registers (a row's lanes stored and folded one by one cost about as
+// much as a 512-element row's loads).
+template <class V>
+[[gnu::target("avx2"), gnu::always_inline]] inline typename V::P min_across(typename V::P v) {
+  v = min_lanes<V>(v, V::swap_halves(v));
+  if constexpr (V::kLanes == 8) v = min_lanes<V>(v, V::swap_pairs(v));
+  return min_lanes<V>(v, V::swap_neighbours(v));
+}
+
 // Four vectors of lanes at a time, each folded by min_lanes; a maximum as the minimum of the
-// negated values (-max(x) = min(-x), +0 of zeros of both signs). Then the lanes and the tail by
-// pick(); a NaN anywhere makes the result NaN.
+// negated values (-max(x) = min(-x), +0 of zeros of both signs). The tail as the last four
+// vectors again, then the lanes across; a NaN anywhere makes the result NaN.
 template <class V, bool kMaximum>
 [[gnu::target("avx2")]] typename V::F extreme_avx2(const typename V::F* x, int64_t n) {
   using F = typename V::F;
@@ -176,13 +193,15 @@ template <class V, bool kMaximum>
       acc[k] = min_lanes<V>(acc[k], V::flip(V::load(x + i + k * V::kLanes), sign));
     }
   }
-  acc[0] = min_lanes<V>(min_lanes<V>(acc[0], acc[1]), min_lanes<V>(acc[2], acc[3]));
-  F lanes[V::kLanes];
-  V::store(lanes, V::flip(acc[0], sign));
-  const F result = extreme_scalar(kMaximum, lanes, V::kLanes);
-  if (i == n || std::isnan(result)) return result;
-  const F tail = extreme_scalar(kMaximum, x + i, n - i);
-  return std::isnan(tail) ? tail : pick(kMaximum, result, tail);
+  if (i <
+      n) {  // the last four vectors again, overlapping: folding an element twice changes nothing
+    for (int k = 0; k < 4; ++k) {
+      acc[k] = min_lanes<V>(acc[k], V::flip(V::load(x + n - kStep + k * V::kLanes), sign));
+    }
+  }
+  const auto all = min_lanes<V>(min_lanes<V>(acc[0], acc[1]), min_lanes<V>(acc[2], acc[3]));
+  const F result = V::first(V::flip(min_across<V>(all), sign));
+  return std::isnan(result) ? std::numeric_limits<F>::quiet_NaN() : result;
 }
 
 // max(a, x) lane by lane, a NaN in x taken (one in a is kept by maxps).

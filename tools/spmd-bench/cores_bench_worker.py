@@ -4,8 +4,9 @@ in one process, interleaved; prints one JSON line.
 
   ops ITERATIONS       spmd on 1 process x 1 CPU device beside JAX's CPU backend (one device,
                        every core): a @ b and a @ b.T, the attention's two permuted einsums, a
-                       transpose, sum(exp(a), 1), sum(a, 0), an element-wise chain, the MLP step
-                       and the transformer block below; and the limits of this machine measured
+                       transpose, sum(exp(a), 1), sum(a, 0), max(a, 1), argmax(a, 0), an
+                       element-wise chain, the half types' rows, the MLP step and the
+                       transformer block below; and the limits of this machine measured
                        in the same run: the faster of NumPy's and JAX's sgemm of 2048^3 (every
                        core; NumPy's OpenBLAS obeys OPENBLAS_CORETYPE, JAX's does not) and a read
                        of the reductions' bytes on every core. Medians of milliseconds per
@@ -199,12 +200,19 @@ def ops(iterations):
             nbytes=x.nbytes)
     compare("sum(a,0) 4096x2048", lambda m, n: m.jit(lambda a: n.sum(a, axis=0)), x,
             nbytes=x.nbytes)
+    # Reductions other than sums: the row maxima (softmax's first pass) and argmax down columns.
+    compare("max(a,1) 4096x2048", lambda m, n: m.jit(lambda a: n.max(a, axis=1)), x,
+            nbytes=x.nbytes)
+    compare("argmax(a,0) 4096x2048", lambda m, n: m.jit(lambda a: n.argmax(a, axis=0)), x,
+            nbytes=x.nbytes)
     compare("tanh(a*1.5+0.25)*a 4096x2048",
             lambda m, n: m.jit(lambda a: n.tanh(a * 1.5 + 0.25) * a), x)
     # Mixed precision: the half types compute in float32 a block at a time (DESIGN.md, "Kernels").
     xb, xh = x.astype(jjnp.bfloat16), x.astype(jjnp.float16)
     compare("bfloat16 a*b+a 4096x2048", lambda m, n: m.jit(lambda a, b: a * b + a), xb, xb * 0.5)
     compare("float16 maximum(a,0) 4096x2048", lambda m, n: m.jit(lambda a: n.maximum(a, 0)), xh)
+    compare("bfloat16 sum(a,1) 4096x2048", lambda m, n: m.jit(lambda a: n.sum(a, axis=1)), xb,
+            nbytes=xb.nbytes)
     compare("bfloat16 a@b 256x2048x2048", lambda m, n: m.jit(lambda a, b: a @ b),
             a.astype(jjnp.bfloat16), b.astype(jjnp.bfloat16), flops=2 * 256 * 2048 * 2048)
     # Forward, the weights' gradients and the hidden layers' (not the input's): 8 products.
