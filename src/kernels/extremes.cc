@@ -320,7 +320,86 @@ bool extremes_avx2_runs() {
 }
 #endif
 
+template <class T>
+[[gnu::always_inline]] inline void fold_integer_rows_as(bool maximum, std::byte* acc_bytes,
+                                                        const std::byte* rows_bytes, int64_t count,
+                                                        int64_t stride, int64_t width) {
+  auto* acc = reinterpret_cast<T*>(acc_bytes);
+  const auto* rows = reinterpret_cast<const T*>(rows_bytes);
+  for (int64_t r = 0; r < count; ++r) {
+    const T* row = rows + r * stride;
+    if (maximum) {
+      for (int64_t j = 0; j < width; ++j) acc[j] = std::max(acc[j], row[j]);
+    } else {
+      for (int64_t j = 0; j < width; ++j) acc[j] = std::min(acc[j], row[j]);
+    }
+  }
+}
+
+template <class T>
+[[gnu::always_inline]] inline void fold_integer_first_max_as(std::byte* best_bytes, int32_t* index,
+                                                             const std::byte* row_bytes,
+                                                             int64_t width, int32_t r) {
+  auto* best = reinterpret_cast<T*>(best_bytes);
+  const auto* row = reinterpret_cast<const T*>(row_bytes);
+  for (int64_t j = 0; j < width; ++j) {
+    const bool take = row[j] > best[j];
+    best[j] = take ? row[j] : best[j];
+    index[j] = take ? r : index[j];
+  }
+}
+
+// Calls f with a null pointer of dtype's integer type; false for another dtype.
+template <class F>
+[[gnu::always_inline]] inline bool with_integer_type(DType dtype, F f) {
+  switch (dtype) {
+    case DType::kInt8:
+      return f(static_cast<int8_t*>(nullptr)), true;
+    case DType::kInt16:
+      return f(static_cast<int16_t*>(nullptr)), true;
+    case DType::kInt32:
+      return f(static_cast<int32_t*>(nullptr)), true;
+    case DType::kInt64:
+      return f(static_cast<int64_t*>(nullptr)), true;
+    case DType::kUInt8:
+      return f(static_cast<uint8_t*>(nullptr)), true;
+    case DType::kUInt16:
+      return f(static_cast<uint16_t*>(nullptr)), true;
+    case DType::kUInt32:
+      return f(static_cast<uint32_t*>(nullptr)), true;
+    case DType::kUInt64:
+      return f(static_cast<uint64_t*>(nullptr)), true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define SPMD_EXTREMES_CLONES __attribute__((target_clones("arch=x86-64-v3", "default"), flatten))
+#else
+#define SPMD_EXTREMES_CLONES
+#endif
+
+SPMD_EXTREMES_CLONES
+bool fold_integer_rows(bool maximum, DType dtype, std::byte* acc, const std::byte* rows,
+                       int64_t count, int64_t stride, int64_t width) {
+  return with_integer_type(dtype, [&](auto* type) {
+    fold_integer_rows_as<std::remove_pointer_t<decltype(type)>>(maximum, acc, rows, count, stride,
+                                                                width);
+  });
+}
+
+SPMD_EXTREMES_CLONES
+bool fold_integer_first_max(DType dtype, std::byte* best, int32_t* index, const std::byte* row,
+                            int64_t width, int32_t r) {
+  return with_integer_type(dtype, [&](auto* type) {
+    fold_integer_first_max_as<std::remove_pointer_t<decltype(type)>>(best, index, row, width, r);
+  });
+}
+
+#undef SPMD_EXTREMES_CLONES
 
 namespace portable {
 float extreme_of(bool maximum, const float* x, int64_t n) { return extreme_scalar(maximum, x, n); }

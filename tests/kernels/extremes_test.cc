@@ -1,13 +1,15 @@
 // kernels/extremes.h against definitions written out here from its contract, on both builds
 // (the AVX2 one where the CPU has it, and `portable`): every length through the four-vector
 // bodies' tails, NaN, infinities, subnormals and zeros of both signs at random places, float32
-// and float64.
+// and float64; and its integer loops against std::max, std::min and > on every integer type.
 #include "kernels/extremes.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <random>
@@ -184,6 +186,64 @@ TEST(Extremes, AcrossRowsEachColumnIsItsOwnReduction) {
     check_folds<float>(portable);
     check_folds<double>(portable);
   }
+}
+
+// The integer loops against std::max/min and > per column, every integer type, every width
+// through the vector bodies' tails, the type's extremes among the values.
+template <class T>
+void check_integer_folds() {
+  const spmd::DType dtype = spmd::dtype_of<T>();
+  std::mt19937_64 bits(static_cast<uint64_t>(dtype) + 1);
+  for (int64_t width : {1, 5, 16, 31, 33, 64, 100}) {
+    const int64_t rows = 7, stride = width + 2;
+    std::vector<T> x(static_cast<size_t>(rows * stride));
+    for (T& v : x) {
+      const auto r = bits() % 8;
+      v = r == 0   ? std::numeric_limits<T>::max()
+          : r == 1 ? std::numeric_limits<T>::min()
+                   : static_cast<T>(bits());
+    }
+    const auto* in = reinterpret_cast<const std::byte*>(x.data());
+    for (bool maximum : {true, false}) {
+      std::vector<T> acc(x.begin(), x.begin() + width);
+      ASSERT_TRUE(k::fold_integer_rows(maximum, dtype, reinterpret_cast<std::byte*>(acc.data()),
+                                       in + stride * sizeof(T), rows - 1, stride, width));
+      for (int64_t j = 0; j < width; ++j) {
+        T want = x[j];
+        for (int64_t r = 1; r < rows; ++r) {
+          want = maximum ? std::max(want, x[r * stride + j]) : std::min(want, x[r * stride + j]);
+        }
+        EXPECT_EQ(acc[j], want) << spmd::dtype_name(dtype) << " column " << j << " of " << width;
+      }
+    }
+    std::vector<T> best(x.begin(), x.begin() + width);
+    std::vector<int32_t> index(width, 0);
+    for (int64_t r = 1; r < rows; ++r) {
+      ASSERT_TRUE(k::fold_integer_first_max(dtype, reinterpret_cast<std::byte*>(best.data()),
+                                            index.data(), in + r * stride * sizeof(T), width,
+                                            static_cast<int32_t>(r)));
+    }
+    for (int64_t j = 0; j < width; ++j) {
+      int32_t want = 0;
+      for (int32_t r = 1; r < rows; ++r) {
+        if (x[r * stride + j] > x[want * stride + j]) want = r;
+      }
+      EXPECT_EQ(index[j], want) << spmd::dtype_name(dtype) << " argmax, column " << j;
+    }
+  }
+}
+
+TEST(Extremes, IntegerRowsFoldIntoMaxMinAndTheFirstMaximum) {
+  check_integer_folds<int8_t>();
+  check_integer_folds<int16_t>();
+  check_integer_folds<int32_t>();
+  check_integer_folds<int64_t>();
+  check_integer_folds<uint8_t>();
+  check_integer_folds<uint16_t>();
+  check_integer_folds<uint32_t>();
+  check_integer_folds<uint64_t>();
+  std::byte unused[4] = {};
+  EXPECT_FALSE(k::fold_integer_rows(true, spmd::DType::kFloat32, unused, unused, 1, 1, 1));
 }
 
 }  // namespace
