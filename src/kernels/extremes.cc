@@ -17,37 +17,55 @@ namespace {
 template <class F>
 using Bits = std::conditional_t<sizeof(F) == 4, uint32_t, uint64_t>;
 
-// The larger (smaller) of two values that are not NaN; of equal ones (0 and -0, or the same
-// bits) the AND (OR) of their bits: +0 (-0) for zeros of two signs, else the value itself.
+// A value with its sign bit flipped: bits only, so a subnormal stays one (as a vector XOR).
 template <class F>
-F pick(bool maximum, F a, F b) {
-  if (a == b) {
-    const auto x = std::bit_cast<Bits<F>>(a), y = std::bit_cast<Bits<F>>(b);
-    return std::bit_cast<F>(maximum ? Bits<F>(x & y) : Bits<F>(x | y));
-  }
-  return maximum ? std::max(a, b) : std::min(a, b);
+F flip(F x) {
+  return std::bit_cast<F>(Bits<F>(std::bit_cast<Bits<F>>(x) ^ (Bits<F>(1) << (sizeof(F) * 8 - 1))));
 }
 
+// The one fold every path of this file takes, here for one element: the OR of the minimum in
+// both operand orders, as minss/minsd give it (the second operand where the two are equal or
+// either is NaN), so -0 of zeros of both signs and a NaN where either is one. On x86 the scalar
+// instructions themselves, so that a subnormal is read as zero and the result flushed where the
+// thread says so, exactly as in the vector lanes: a row's extreme may not depend on whether a
+// lane or a tail met its subnormal (float_environment.h; XLA flushes them, JAX's
+// max([1e-45] * 3) is 0).
+inline float min_or(float a, float b) {
+#ifdef SPMD_EXTREMES_AVX2
+  const __m128 x = _mm_set_ss(a), y = _mm_set_ss(b);
+  return _mm_cvtss_f32(_mm_or_ps(_mm_min_ss(x, y), _mm_min_ss(y, x)));
+#else
+  const float m = a < b ? a : b, n = b < a ? b : a;
+  return std::bit_cast<float>(std::bit_cast<uint32_t>(m) | std::bit_cast<uint32_t>(n));
+#endif
+}
+
+inline double min_or(double a, double b) {
+#ifdef SPMD_EXTREMES_AVX2
+  const __m128d x = _mm_set_sd(a), y = _mm_set_sd(b);
+  return _mm_cvtsd_f64(_mm_or_pd(_mm_min_sd(x, y), _mm_min_sd(y, x)));
+#else
+  const double m = a < b ? a : b, n = b < a ? b : a;
+  return std::bit_cast<double>(std::bit_cast<uint64_t>(m) | std::bit_cast<uint64_t>(n));
+#endif
+}
+
+// max (as the negated minimum of the negated values) or min, by min_or.
 template <class F>
-F pick_or_nan(bool maximum, F a, F b) {
-  if (std::isnan(a)) return a;
-  if (std::isnan(b)) return b;
-  return pick(maximum, a, b);
+F fold_one(bool maximum, F a, F b) {
+  return maximum ? flip(min_or(flip(a), flip(b))) : min_or(a, b);
 }
 
 template <class F>
 F extreme_scalar(bool maximum, const F* x, int64_t n) {
   F acc = x[0];
-  for (int64_t i = 0; i < n; ++i) {
-    if (std::isnan(x[i])) return std::numeric_limits<F>::quiet_NaN();
-    acc = pick(maximum, acc, x[i]);
-  }
-  return acc;
+  for (int64_t i = 1; i < n; ++i) acc = fold_one(maximum, acc, x[i]);
+  return std::isnan(acc) ? std::numeric_limits<F>::quiet_NaN() : acc;
 }
 
 template <class F>
 void fold_extremes_scalar(bool maximum, F* acc, const F* row, int64_t width) {
-  for (int64_t j = 0; j < width; ++j) acc[j] = pick_or_nan(maximum, acc[j], row[j]);
+  for (int64_t j = 0; j < width; ++j) acc[j] = fold_one(maximum, acc[j], row[j]);
 }
 
 template <class F>
@@ -156,7 +174,7 @@ struct ExtremeLanesF64 {
   }
 };
 
-// The minimum of two vectors with NaN and signed zeros as pick_or_nan's, in three instructions:
+// The minimum of two vectors with NaN and signed zeros as fold_one's, in three instructions:
 // minps gives its second operand where the two are equal or either is NaN, so the OR of both
 // orders is the minimum where they differ, -0 of two zeros of different signs, and a NaN (all
 // exponent bits, the quiet bit) where either is one.
@@ -204,14 +222,13 @@ template <class V, bool kMaximum>
   return std::isnan(result) ? std::numeric_limits<F>::quiet_NaN() : result;
 }
 
-// max(a, x) lane by lane, a NaN in x taken (one in a is kept by maxps).
+// fold_one in lanes: min_lanes, on negated values for a maximum.
 template <class V, bool kMaximum>
 [[gnu::target("avx2"), gnu::always_inline]] inline typename V::P fold_lanes(typename V::P a,
                                                                             typename V::P x) {
-  const auto equal_bits = kMaximum ? V::both(a, x) : V::either(a, x);
-  auto r = kMaximum ? V::max(x, a) : V::min(x, a);
-  r = V::select(V::eq(a, x), equal_bits, r);
-  return V::select(V::nan(x), x, r);
+  if constexpr (!kMaximum) return min_lanes<V>(a, x);
+  const auto sign = V::set1(typename V::F(-0.0));
+  return V::flip(min_lanes<V>(V::flip(a, sign), V::flip(x, sign)), sign);
 }
 
 template <class V, bool kMaximum>

@@ -8,6 +8,10 @@
 //   zero and zeros of both signs occur, +0 (-0), as jnp.maximum (jnp.minimum) of the two and
 //   XLA's reductions of small arrays give (XLA's vectorised reductions of long rows may give
 //   either sign; we keep the one answer).
+// - Where the calling thread reads subnormals as zero (as jit runs: float_environment.h), every
+//   path compares and returns them as zeros of their sign, as XLA's max does (JAX's
+//   max([1e-45] * 3) is 0), whether a vector lane or a row's tail meets them; a single element
+//   is returned as it is.
 // - argmax is the index of the first NaN when there is one, else the first index whose value
 //   equals the maximum (0 and -0 are equal: the first zero).
 //

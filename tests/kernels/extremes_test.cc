@@ -16,6 +16,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/float_environment.h"
+
 namespace {
 
 namespace k = spmd::kernels;
@@ -186,6 +188,51 @@ TEST(Extremes, AcrossRowsEachColumnIsItsOwnReduction) {
     check_folds<float>(portable);
     check_folds<double>(portable);
   }
+}
+
+// Where the thread reads subnormals as zero (as jit runs: float_environment.h), every path
+// returns the extreme of the values read so, a subnormal's zero of its sign and never its bits,
+// whether a lane or a tail meets it: JAX's max([1e-45] * 3) is 0, min([-1e-45, 1]) -0 (and
+// max([1e-45]) 1e-45: one element is not compared).
+template <class F>
+void check_subnormals_read_as_zero() {
+  const k::FlushSubnormalsScope flush;
+  const F tiny = std::numeric_limits<F>::denorm_min();
+  const F choices[] = {tiny, -tiny, 3 * tiny, -2 * tiny, F(0.0), F(-0.0)};
+  std::mt19937 bits(11);
+  auto read_as_zero = [](F x) {
+    return std::fpclassify(x) == FP_SUBNORMAL ? F(std::signbit(x) ? -0.0 : 0.0) : x;
+  };
+  for (int64_t n = 1; n <= 80; ++n) {
+    std::vector<F> x(static_cast<size_t>(n)), flushed(x.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+      x[i] = choices[bits() % 6];
+      flushed[i] = read_as_zero(x[i]);
+    }
+    for (bool maximum : {true, false}) {
+      // One element is moved, not compared, as XLA's reduction of one element is a copy.
+      const F want = n == 1 ? x[0] : expected_extreme(maximum, flushed.data(), n);
+      EXPECT_TRUE(same(k::extreme_of(maximum, x.data(), n), want))
+          << (maximum ? "max" : "min") << " of " << n << " subnormals and zeros";
+      EXPECT_TRUE(same(k::portable::extreme_of(maximum, x.data(), n), want))
+          << "portable " << (maximum ? "max" : "min") << " of " << n;
+      // The same values as n rows of one column... and of width n, folded across two rows.
+      std::vector<F> acc(x), acc4(x), zero(x.size(), F(0.0));
+      k::fold_extremes(maximum, acc.data(), zero.data(), n);
+      k::fold_extreme_rows(maximum, acc4.data(), zero.data(), 1, 0, n);
+      for (int64_t j = 0; j < n; ++j) {
+        const F pair[] = {flushed[j], F(0.0)};
+        const F column = expected_extreme(maximum, pair, 2);
+        EXPECT_TRUE(same(acc[j], column)) << "fold_extremes, column " << j << " of " << n;
+        EXPECT_TRUE(same(acc4[j], column)) << "fold_extreme_rows, column " << j << " of " << n;
+      }
+    }
+  }
+}
+
+TEST(Extremes, SubnormalsReadAsZeroWhereTheThreadDoesOnEveryPath) {
+  check_subnormals_read_as_zero<float>();
+  check_subnormals_read_as_zero<double>();
 }
 
 // The integer loops against std::max/min and > per column, every integer type, every width

@@ -400,6 +400,25 @@ def test_max_and_min_of_zeros_of_both_signs_are_maximum_and_minimum_folded(mesh)
             compare(result, run(Jax, want, SIGNED_ZEROS, MESHES[mesh], specs), "exact", what)
 
 
+@pytest.mark.parametrize("mesh", ["1x1", "1x4"])
+def test_max_and_min_read_subnormals_as_zero(mesh):
+    """jit reads subnormals as zero (float_environment.h): a max or min over several elements is
+    that of the values so read, a zero of the subnormal's sign, whether a vector lane or a row's
+    tail meets it (JAX's max([1e-45] * 3) is 0). Rows of 3 and 40 elements: a tail alone, and
+    lanes then a tail."""
+    tiny = np.float32(1.4e-45)
+    values = np.array([tiny, -tiny, 3 * tiny, -2 * tiny, 0.0, -0.0], np.float32)
+    rng = np.random.default_rng(3)
+    for width in (3, 40):
+        x = values[rng.integers(0, len(values), (4, width))]
+        for axis in (None, 0, 1):
+            def call(ns, v):
+                return [ns.np.max(v, axis=axis), ns.np.min(v, axis=axis)]
+            compare(run(Spmd, call, [x], MESHES[mesh], [("a",)]),
+                    run(Jax, call, [x], MESHES[mesh], [("a",)]), "exact",
+                    f"max and min along {axis} of 4 x {width} subnormals and zeros on {mesh}")
+
+
 @pytest.mark.parametrize("name,call,inputs,tolerance", ROWS,
                          ids=[getattr(r, "values", r)[0] for r in ROWS])
 @pytest.mark.parametrize("mesh", list(MESHES))
