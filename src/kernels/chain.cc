@@ -291,6 +291,26 @@ bool exp_sums(std::span<const ChainStep> steps, std::span<const Input> inputs, i
   return true;
 }
 
+// A sum whose chain is one widening convert of a half type (float16 or bfloat16 into float32,
+// spmd::numpy's sum of a half array) over the whole outer × extent × inner input, in its
+// order: reduce() itself, which widens a row or a piece at a time into the same float32 values
+// and adds them in the same order, so the bits are those of the chain's pass; false where the
+// chain is another (the general pass runs).
+bool widened_sums(std::span<const ChainStep> steps, std::span<const Input> inputs, int64_t outer,
+                  int64_t extent, int64_t inner, Reduce op, std::byte* out) {
+  if (steps.size() != 1 || op != Reduce::kSum) return false;
+  const ChainStep& s = steps[0];
+  if (s.kind != ChainStep::Kind::kConvert || !is_half_dtype(s.dtype) ||
+      s.result != DType::kFloat32 || s.args[0] < 0 ||
+      static_cast<size_t>(s.args[0]) >= inputs.size()) {
+    return false;
+  }
+  const Input& in = inputs[static_cast<size_t>(s.args[0])];
+  if (in.elements != outer * extent * inner || in.repeat != 1) return false;
+  reduce(op, s.dtype, in.data, Shape{outer, extent, inner}, 1, s.result, out);
+  return true;
+}
+
 }  // namespace
 
 void run_chain(std::span<const ChainStep> all_steps, std::span<const Input> all_inputs,
@@ -322,6 +342,7 @@ void run_chain_reduce(std::span<const ChainStep> all_steps, std::span<const Inpu
   const std::span<const ChainStep> steps = h.steps;
   const std::span<const Input> inputs = h.inputs;
   if (exp_sums(steps, inputs, rows, extent, op, out)) return;
+  if (widened_sums(steps, inputs, rows, extent, 1, op, out)) return;
   const size_t width = dtype_size(dtype);
   // Rows per pass: enough for a few thousand elements, so short rows share a pass.
   const int64_t group = std::max<int64_t>(1, kChainReduceElements / extent);
@@ -375,6 +396,7 @@ void run_chain_reduce_axis(std::span<const ChainStep> all_steps, std::span<const
   const HoistedChain h = hoist_uniform_steps(all_steps, all_inputs, outer * extent * inner);
   const std::span<const ChainStep> steps = h.steps;
   const std::span<const Input> inputs = h.inputs;
+  if (widened_sums(steps, inputs, outer, extent, inner, op, out)) return;
   const auto width = static_cast<int64_t>(dtype_size(dtype));
   const int64_t slab = extent * inner;
   if (outer >= team_size()) {  // whole slabs to each part, as reduce() splits them
