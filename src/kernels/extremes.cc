@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
@@ -366,6 +367,21 @@ template <class T>
   }
 }
 
+// One running extreme, which GCC vectorises as a reduction (vpmaxsb and the like: a latency of
+// one cycle, so one register keeps up with the loads).
+template <class T>
+[[gnu::always_inline]] inline T integer_extreme_as(bool maximum, const std::byte* x_bytes,
+                                                   int64_t n) {
+  const auto* x = reinterpret_cast<const T*>(x_bytes);
+  T best = x[0];
+  if (maximum) {
+    for (int64_t i = 1; i < n; ++i) best = std::max(best, x[i]);
+  } else {
+    for (int64_t i = 1; i < n; ++i) best = std::min(best, x[i]);
+  }
+  return best;
+}
+
 // Calls f with a null pointer of dtype's integer type; false for another dtype.
 template <class F>
 [[gnu::always_inline]] inline bool with_integer_type(DType dtype, F f) {
@@ -413,6 +429,15 @@ bool fold_integer_first_max(DType dtype, std::byte* best, int32_t* index, const 
                             int64_t width, int32_t r) {
   return with_integer_type(dtype, [&](auto* type) {
     fold_integer_first_max_as<std::remove_pointer_t<decltype(type)>>(best, index, row, width, r);
+  });
+}
+
+SPMD_EXTREMES_CLONES
+bool integer_extreme_of(bool maximum, DType dtype, const std::byte* x, int64_t n, std::byte* out) {
+  return with_integer_type(dtype, [&](auto* type) {
+    using T = std::remove_pointer_t<decltype(type)>;
+    const T best = integer_extreme_as<T>(maximum, x, n);
+    std::memcpy(out, &best, sizeof(T));
   });
 }
 

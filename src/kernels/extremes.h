@@ -65,6 +65,11 @@ bool fold_integer_rows(bool maximum, DType dtype, std::byte* acc, const std::byt
                        int64_t count, int64_t stride, int64_t width);
 bool fold_integer_first_max(DType dtype, std::byte* best, int32_t* index, const std::byte* row,
                             int64_t width, int32_t r);
+// *out = max (or min) of the n >= 1 integers of `dtype` at x, a plain loop built the same ways:
+// Eigen's maxCoeff has no int8 or int16 packets and folded one element at a time (jnp.max along
+// the rows of an int8 4096 x 2048 took 0.37-0.57 ms, JAX's 0.17-0.19). False, with nothing
+// written, for another dtype.
+bool integer_extreme_of(bool maximum, DType dtype, const std::byte* x, int64_t n, std::byte* out);
 
 // The same functions in plain C++, one element at a time: the build a CPU without AVX2 runs,
 // exposed so that tests compare the two on every machine.

@@ -235,7 +235,8 @@ TEST(Extremes, SubnormalsReadAsZeroWhereTheThreadDoesOnEveryPath) {
   check_subnormals_read_as_zero<double>();
 }
 
-// The integer loops against std::max/min and > per column, every integer type, every width
+// The integer loops against std::max/min and > per column (and the contiguous fold against
+// std::max_element), every integer type, every width
 // through the vector bodies' tails, the type's extremes among the values.
 template <class T>
 void check_integer_folds() {
@@ -278,6 +279,26 @@ void check_integer_folds() {
       EXPECT_EQ(index[j], want) << spmd::dtype_name(dtype) << " argmax, column " << j;
     }
   }
+  // The contiguous fold, over every length through the vector bodies and their tails (an int8
+  // vector is 32 elements, a uint64 one 4), the extremes anywhere.
+  std::vector<T> x(300);
+  for (T& v : x) v = static_cast<T>(bits() % 3 == 0 ? bits() : bits() % 17);
+  for (int64_t n = 1; n <= 300; ++n) {
+    for (int64_t at : {int64_t{0}, n / 2, n - 1}) {
+      std::vector<T> y(x.begin(), x.begin() + n);
+      for (bool maximum : {true, false}) {
+        y[at] = maximum ? std::numeric_limits<T>::max() - T(n % 2) : std::numeric_limits<T>::min();
+        T got{};
+        ASSERT_TRUE(k::integer_extreme_of(maximum, dtype,
+                                          reinterpret_cast<const std::byte*>(y.data()), n,
+                                          reinterpret_cast<std::byte*>(&got)));
+        const T want =
+            maximum ? *std::max_element(y.begin(), y.end()) : *std::min_element(y.begin(), y.end());
+        EXPECT_EQ(got, want) << spmd::dtype_name(dtype) << " " << (maximum ? "max" : "min")
+                             << " of " << n << ", extreme at " << at;
+      }
+    }
+  }
 }
 
 TEST(Extremes, IntegerRowsFoldIntoMaxMinAndTheFirstMaximum) {
@@ -291,6 +312,7 @@ TEST(Extremes, IntegerRowsFoldIntoMaxMinAndTheFirstMaximum) {
   check_integer_folds<uint64_t>();
   std::byte unused[4] = {};
   EXPECT_FALSE(k::fold_integer_rows(true, spmd::DType::kFloat32, unused, unused, 1, 1, 1));
+  EXPECT_FALSE(k::integer_extreme_of(true, spmd::DType::kFloat32, unused, 1, unused));
 }
 
 }  // namespace
