@@ -169,14 +169,56 @@ void sum_columns_split(const Columns<T>& c, T* out) {
   std::copy_n(total, c.width, out);
 }
 
-// row = op(row, next), element by element: logical any/all for bool, max/min (NaN wins, as
-// jnp.max's), or a sum.
+// The type a product of T is computed in: T for floats, an unsigned type of at least 32 bits for
+// integers, so that they wrap (as XLA's and jnp.prod's do) without signed overflow.
+template <class T, bool = std::is_integral_v<T>>
+struct MultipliedAs {
+  using type = T;
+};
+template <class T>
+struct MultipliedAs<T, true> {
+  using type = std::conditional_t<(sizeof(T) < 4), uint32_t, std::make_unsigned_t<T>>;
+};
+template <class T>
+using Multiplied = typename MultipliedAs<T>::type;
+
+// acc[j] *= row[j] for j < n, each product rounded (floats) or wrapped (integers).
+template <class T>
+void multiply_into(T* acc, const T* row, int64_t n) {
+  using M = Multiplied<T>;
+  for (int64_t j = 0; j < n; ++j) acc[j] = static_cast<T>(M(acc[j]) * M(row[j]));
+}
+
+// The product of x[0, n) in 32 lanes (lane l takes elements l, l + 32, …), the lanes then
+// multiplied in order, then the tail: an order set by n alone (Eigen's prod() starts its lanes
+// where the data is aligned), vectorised by the compiler. Integers wrap as multiply_into's.
+template <class T>
+T contiguous_product(const T* x, int64_t n) {
+  using M = Multiplied<T>;
+  constexpr int64_t kLanes = 32;
+  M lanes[kLanes];
+  std::fill_n(lanes, kLanes, M(1));
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int64_t l = 0; l < kLanes; ++l) lanes[l] *= M(x[i + l]);
+  }
+  M total(1);
+  for (int64_t l = 0; l < kLanes; ++l) total *= lanes[l];
+  for (; i < n; ++i) total *= M(x[i]);
+  return static_cast<T>(total);
+}
+
+// row = op(row, next), element by element: logical any/all for bool (a product is all), max/min
+// (NaN wins, as jnp.max's), a sum or a product.
 template <class T>
 void fold_row(Reduce op, Row<T>& row, const ConstRow<T>& next) {
   if constexpr (std::is_same_v<T, bool>) {
-    row = op == Reduce::kMin ? (row && next).eval() : (row || next).eval();
+    const bool all = op == Reduce::kMin || op == Reduce::kProd;
+    row = all ? (row && next).eval() : (row || next).eval();
   } else if (op == Reduce::kSum) {
     row += next;
+  } else if (op == Reduce::kProd) {
+    multiply_into(row.data(), next.data(), row.size());
   } else if constexpr (std::is_floating_point_v<T>) {  // extremes.h: NaN wins, +0 over -0
     fold_extremes(op == Reduce::kMax, row.data(), next.data(), row.size());
   } else {
@@ -188,7 +230,7 @@ void fold_row(Reduce op, Row<T>& row, const ConstRow<T>& next) {
 template <class T>
 void finish_fold(Reduce op, Row<T>& row) {
   if constexpr (std::is_floating_point_v<T>) {
-    if (op != Reduce::kSum) row = row.isNaN().select(T(NAN), row);
+    if (op == Reduce::kMax || op == Reduce::kMin) row = row.isNaN().select(T(NAN), row);
   }
 }
 
@@ -201,11 +243,16 @@ void fold_integer_sum(const Columns<T>& c, T* out) {
 }
 
 // out (width elements) = op over c's rows, in order: logical any/all for bool, max/min (NaN
-// wins, as jnp.max's), or an integer sum (exact in any order).
+// wins, as jnp.max's), an integer sum (exact in any order) or a product (row by row, in order).
 template <class T>
 void fold_columns(Reduce op, const Columns<T>& c, T* out) {
   if constexpr (!std::is_same_v<T, bool>) {
     if (std::is_integral_v<T> && op == Reduce::kSum) return fold_integer_sum(c, out);
+    if (op == Reduce::kProd) {
+      std::copy_n(c.in, c.width, out);
+      for (int64_t r = 1; r < c.rows; ++r) multiply_into(out, c.in + r * c.stride, c.width);
+      return;
+    }
     // The running extremes kept 2 KiB away from the rows' addresses modulo 4 KiB: where they
     // coincided, every load of a row waited on the store to the same columns of `out` before it
     // (4K aliasing), and jnp.max over 4096 x 2048 took 4.2 ms one call and 1.7 the next.
@@ -320,7 +367,8 @@ void reduce_made_part(Reduce op, const MakeRow& make, int64_t first_row, int64_t
 // all. Max and min fold the parts' results (extremes.h: the order does not change them).
 template <class T>
 void reduce_made_typed(Reduce op, int64_t rows, int64_t width, const MakeRows& makers, T* out) {
-  if (team_size() > 1 && rows > kSumBlock) {
+  // A product's rows are not split: products of parts would round as the team's size says.
+  if (team_size() > 1 && rows > kSumBlock && op != Reduce::kProd) {
     const int depth = team_depth();
     std::vector<std::pair<int64_t, int64_t>> ranges;
     row_subtrees(0, rows, kSumBlock, depth, ranges);
@@ -356,13 +404,17 @@ template <class T>
 T fold_contiguous(Reduce op, const T* in, int64_t n) {
   const Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>> x(in, n);
   if constexpr (std::is_same_v<T, bool>) {
-    return op == Reduce::kMin ? x.all() : x.any();
+    return op == Reduce::kMin || op == Reduce::kProd ? x.all() : x.any();
   } else {
     if (op == Reduce::kSum) return x.sum();
+    if (op == Reduce::kProd) return contiguous_product(in, n);
     if constexpr (std::is_floating_point_v<T>) {
       return extreme_of(op == Reduce::kMax, in, n);
-    } else {
-      return op == Reduce::kMax ? x.maxCoeff() : x.minCoeff();
+    } else {  // extremes.h's integer loop (n >= 1: an empty axis was refused before)
+      T best{};
+      integer_extreme_of(op == Reduce::kMax, dtype_of<T>(), reinterpret_cast<const std::byte*>(in),
+                         n, reinterpret_cast<std::byte*>(&best));
+      return best;
     }
   }
 }
@@ -480,16 +532,18 @@ struct FloatReader {
 };
 
 // The first maximum along a contiguous row, and a row folded into running first maxima
-// (extremes.h for floats; Eigen's maxCoeff, which keeps the first of equal values, and
-// extremes.h's integer loop for integers).
+// (extremes.h for floats; for integers, extremes.h's vectorised maximum and then the first
+// element equal to it, two passes that each outrun Eigen's maxCoeff(&index), one element at a
+// time).
 template <class T>
 int64_t first_max_in(const T* x, int64_t n) {
   if constexpr (std::is_floating_point_v<T>) {
     return first_max_of(x, n);
   } else {
-    Eigen::Index best = 0;
-    Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>(x, n).maxCoeff(&best);
-    return best;
+    T best{};
+    integer_extreme_of(true, dtype_of<T>(), reinterpret_cast<const std::byte*>(x), n,
+                       reinterpret_cast<std::byte*>(&best));
+    return std::find(x, x + n, best) - x;
   }
 }
 
@@ -542,40 +596,29 @@ void argmax_along(FloatReader<T> x, Extents e, int32_t* result) {
   });
 }
 
-// argmax of bools: Eigen's maxCoeff over each column, the first maximum.
-template <class T>
-void argmax_exact(const T* x, Extents e, int32_t* result) {
-  using Column = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>, 0, Eigen::InnerStride<>>;
-  for (int64_t o = 0; o < e.outer; ++o) {
-    for (int64_t i = 0; i < e.inner; ++i) {
-      const Column column(x + o * e.extent * e.inner + i, e.extent, Eigen::InnerStride<>(e.inner));
-      Eigen::Index best = 0;
-      if constexpr (std::is_same_v<T, bool>) {
-        column.template cast<uint8_t>().maxCoeff(&best);
-      } else {
-        column.maxCoeff(&best);
-      }
-      result[o * e.inner + i] = static_cast<int32_t>(best);
-    }
-  }
-}
-
 }  // namespace
 
 std::string_view name(Reduce op) {
-  constexpr std::string_view names[] = {"sum", "max", "min"};
+  constexpr std::string_view names[] = {"sum", "max", "min", "prod"};
   return names[static_cast<int>(op)];
 }
 
 void reduce(Reduce op, DType dtype, const std::byte* in, const Shape& shape, int axis,
             DType out_dtype, std::byte* out) {
   const Extents e = extents_of(shape, axis);
-  if (e.extent == 0 && op != Reduce::kSum) {
+  if (e.extent == 0 && (op == Reduce::kMax || op == Reduce::kMin)) {
     throw InvalidArgument(
         fmt::format("{} over an empty axis: a reduction with no identity", name(op)));
   }
-  if (is_half_dtype(dtype) && e.extent > 0 &&
-      (out_dtype == dtype || out_dtype == DType::kFloat32)) {
+  if (e.extent == 0) {  // the identity in every dtype: an empty sum is 0, an empty product 1
+    const std::vector<double> identity(static_cast<size_t>(e.outer * e.inner),
+                                       op == Reduce::kProd ? 1.0 : 0.0);
+    const auto count = static_cast<int64_t>(identity.size());
+    convert(DType::kFloat64, out_dtype,
+            {reinterpret_cast<const std::byte*>(identity.data()), count}, out, count);
+    return;
+  }
+  if (is_half_dtype(dtype) && (out_dtype == dtype || out_dtype == DType::kFloat32)) {
     std::vector<float> result;
     float* target = reinterpret_cast<float*>(out);
     if (out_dtype == dtype) {
@@ -604,10 +647,6 @@ void reduce(Reduce op, DType dtype, const std::byte* in, const Shape& shape, int
       std::vector<float> result(static_cast<size_t>(e.outer * e.inner));
       reduce_typed<float>(op, wide.get(), e, result.data());
       from_wide(out_dtype, result, out);
-      return;
-    }
-    if (e.extent == 0) {
-      std::fill_n(reinterpret_cast<T*>(out), e.outer * e.inner, T{});
       return;
     }
     reduce_typed<T>(op, reinterpret_cast<const T*>(in), e, reinterpret_cast<T*>(out));
@@ -651,13 +690,11 @@ void argmax(DType dtype, const std::byte* in, const Shape& shape, int axis, std:
   if (e.extent == 0) throw InvalidArgument("argmax over an empty axis");
   auto* result = reinterpret_cast<int32_t*>(out);
   if (is_half_dtype(dtype)) return argmax_along(FloatReader<float>{in, dtype}, e, result);
+  // bools are bytes of 0 or 1: their first maximum is uint8's, on the team as the others.
+  if (dtype == DType::kBool) return argmax_along(FloatReader<uint8_t>{in, dtype}, e, result);
   visit_compute_type(dtype, [&](auto zero) {
     using T = decltype(zero);
-    if constexpr (!std::is_same_v<T, bool>) {
-      argmax_along(FloatReader<T>{in, dtype}, e, result);
-    } else {
-      argmax_exact(reinterpret_cast<const T*>(in), e, result);
-    }
+    if constexpr (!std::is_same_v<T, bool>) argmax_along(FloatReader<T>{in, dtype}, e, result);
   });
 }
 

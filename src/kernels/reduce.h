@@ -7,7 +7,9 @@
 // never on the data's address or the calling thread's team (thread_team.h), which splits slabs,
 // columns or the top of the pairwise tree. Max and min propagate NaN, as jnp.max does, and give
 // +0 (max) or -0 (min) of zeros of both signs, as jnp.maximum/minimum of the two do, whatever
-// the order (extremes.h: AVX2's lanes). Pure; thread-safe.
+// the order (extremes.h: AVX2's lanes). Products multiply each column's rows in order, a
+// contiguous row in 32 lanes (an order set by the shape alone), integers wrapping as XLA's do;
+// the team never splits one product's rows. Pure; thread-safe.
 // Open to lib/: the reductions lax::reduce takes.
 #pragma once
 
@@ -21,13 +23,14 @@
 
 namespace spmd::kernels {
 
-enum class Reduce : uint8_t { kSum, kMax, kMin };
+enum class Reduce : uint8_t { kSum, kMax, kMin, kProd };
 std::string_view name(Reduce op);
 
 // out (shape: `shape` without `axis`, dtype `out_dtype`) = op over `axis` of in (dtype `dtype`).
-// kSum may widen (out_dtype of the same kind, at least as wide); kMax/kMin keep the dtype.
-// Reducing an empty axis gives 0 for kSum and throws InvalidArgument for kMax/kMin (NumPy's
-// "zero-size array to reduction operation maximum which has no identity").
+// kSum may widen (out_dtype of the same kind, at least as wide); kMax/kMin/kProd keep the dtype
+// (float16 and bfloat16 computed in float32, rounded once; bool's product is all()).
+// Reducing an empty axis gives 0 for kSum, 1 for kProd, and throws InvalidArgument for
+// kMax/kMin (NumPy's "zero-size array to reduction operation maximum which has no identity").
 void reduce(Reduce op, DType dtype, const std::byte* in, const Shape& shape, int axis,
             DType out_dtype, std::byte* out);
 

@@ -27,19 +27,42 @@ SPMD_HOST_DEVICE inline scalar::Slot reduce_element(const ReducePlan& p, const v
   return p.dtype == p.out_dtype ? x : scalar::convert(p.dtype, p.out_dtype, x);
 }
 
-// Two partial results combined: a + b, or the maximum or minimum with NaN winning
-// (scalar_ops.h's binary: -0 < +0 for floats).
+// Two partial results combined: a + b, a × b (integers wrapping), or the maximum or minimum with
+// NaN winning (scalar_ops.h's binary: -0 < +0 for floats).
 SPMD_HOST_DEVICE inline scalar::Slot reduce_combine(const ReducePlan& p, scalar::Slot a,
                                                     scalar::Slot b) {
-  const Binary op = p.op == Reduce::kSum   ? Binary::kAdd
-                    : p.op == Reduce::kMax ? Binary::kMax
-                                           : Binary::kMin;
+  const Binary op = p.op == Reduce::kSum    ? Binary::kAdd
+                    : p.op == Reduce::kProd ? Binary::kMul
+                    : p.op == Reduce::kMax  ? Binary::kMax
+                                            : Binary::kMin;
   bool unused = false;
   return scalar::binary(op, p.out_dtype, a, b, &unused);
 }
 
+// The result of an empty axis, in the output dtype's class: 1 for a product (true for bool),
+// else 0 (only sums and products have one).
+SPMD_HOST_DEVICE inline scalar::Slot reduce_identity(const ReducePlan& p) {
+  scalar::Slot s{};
+  if (p.op != Reduce::kProd) return s;
+  switch (scalar::class_of(p.out_dtype)) {
+    case scalar::Class::kBool:
+      s.b = true;
+      break;
+    case scalar::Class::kInt:
+      s.i = 1;
+      break;
+    case scalar::Class::kFloat:
+      s.f = 1;
+      break;
+    case scalar::Class::kDouble:
+      s.d = 1;
+      break;
+  }
+  return s;
+}
+
 // The reduction of elements begin, begin + step, … (< end) of output (o, i), which must be at
-// least one; kSum starts from zero.
+// least one.
 SPMD_HOST_DEVICE inline scalar::Slot reduce_range(const ReducePlan& p, const void* in, int64_t o,
                                                   int64_t i, int64_t begin, int64_t end,
                                                   int64_t step) {

@@ -1,8 +1,8 @@
 // kernels/scalar_reduce.h, the accumulation of the CUDA backend's reductions, run here on the
-// host against reduce.h's CPU kernels: sum, max, min and argmax along each axis, over every dtype
-// the GPU computes in, with widening sums, NaN, signed zeros and empty axes. Integer results and
-// argmax agree bit for bit; floating-point sums within rounding (the CPU adds pairwise, this in
-// order); max and min may differ in the sign of a zero.
+// host against reduce.h's CPU kernels: sum, max, min, prod and argmax along each axis, over every
+// dtype the GPU computes in, with widening sums, NaN, signed zeros and empty axes. Integer results
+// and argmax agree bit for bit; floating-point sums and products within rounding (the CPU adds
+// pairwise, this in order); max and min may differ in the sign of a zero.
 #include "kernels/scalar_reduce.h"
 
 #include <gtest/gtest.h>
@@ -32,7 +32,7 @@ Bytes host_reduce(const ReducePlan& p, const ChainValue& in) {
   for (int64_t o = 0; o < p.outer; ++o) {
     for (int64_t i = 0; i < p.inner; ++i) {
       const scalar::Slot v = p.extent == 0
-                                 ? scalar::Slot{}
+                                 ? kernels::reduce_identity(p)
                                  : kernels::reduce_range(p, in.bytes.data(), o, i, 0, p.extent, 1);
       scalar::store(p.out_dtype, out.data(), o * p.inner + i, v);
     }
@@ -55,9 +55,9 @@ Bytes host_reduce(const ReducePlan& p, const ChainValue& in) {
     }
     const double x = p.out_dtype == DType::kFloat64 ? g.d : g.f;
     const double y = p.out_dtype == DType::kFloat64 ? w.d : w.f;
-    if (std::isnan(x) && std::isnan(y)) continue;
-    const double tolerance =
-        p.op == Reduce::kSum ? (scalar::is_half(p.out_dtype) ? 1e-2 : 1e-5) : 0.0;
+    if ((std::isnan(x) && std::isnan(y)) || x == y) continue;
+    const bool rounds = p.op == Reduce::kSum || p.op == Reduce::kProd;
+    const double tolerance = rounds ? (scalar::is_half(p.out_dtype) ? 1e-2 : 1e-5) : 0.0;
     if (std::abs(x - y) <= tolerance * std::max(1.0, std::abs(y))) continue;
     return ::testing::AssertionFailure() << "output " << k << ": " << x << " vs " << y;
   }
@@ -73,11 +73,11 @@ std::vector<double> values(int64_t n, DType t) {
   return v;
 }
 
-TEST(ScalarReduce, SumMaxMinAlongEachAxisAreTheCpuKernels) {
+TEST(ScalarReduce, SumMaxMinProdAlongEachAxisAreTheCpuKernels) {
   const Shape shape{3, 5, 4};
   for (DType t : chain_dtypes()) {
     const ChainValue in = chain_value(t, values(shape_size(shape), t));
-    for (Reduce op : {Reduce::kSum, Reduce::kMax, Reduce::kMin}) {
+    for (Reduce op : {Reduce::kSum, Reduce::kMax, Reduce::kMin, Reduce::kProd}) {
       for (int axis = 0; axis < 3; ++axis) {
         const ReducePlan p = plan_of(op, t, t, shape, axis);
         Bytes want(static_cast<size_t>(p.outer * p.inner) * dtype_size(t));
@@ -103,7 +103,7 @@ TEST(ScalarReduce, AWideningSumConvertsEachElementFirst) {
   }
 }
 
-TEST(ScalarReduce, NaNWinsAndAnEmptySumIsZero) {
+TEST(ScalarReduce, NaNWinsAndAnEmptySumIsZeroAndAnEmptyProductOne) {
   const ChainValue in = chain_value(DType::kFloat32, {1, NAN, 3, -INFINITY, 5, 6});
   for (Reduce op : {Reduce::kSum, Reduce::kMax, Reduce::kMin}) {
     const ReducePlan p = plan_of(op, DType::kFloat32, DType::kFloat32, {2, 3}, 1);
@@ -114,6 +114,20 @@ TEST(ScalarReduce, NaNWinsAndAnEmptySumIsZero) {
   const ReducePlan empty = plan_of(Reduce::kSum, DType::kFloat32, DType::kFloat32, {2, 0}, 1);
   const Bytes zeros = host_reduce(empty, chain_value(DType::kFloat32, {}));
   EXPECT_EQ(scalar::load(DType::kFloat32, zeros.data(), 1).f, 0.0f);
+  // An empty product is one in every class, as the CPU kernel's.
+  for (DType t : chain_dtypes()) {
+    const ReducePlan p = plan_of(Reduce::kProd, t, t, {2, 0}, 1);
+    const Bytes ones = host_reduce(p, chain_value(t, {}));
+    Bytes want(2 * dtype_size(t));
+    kernels::reduce(Reduce::kProd, t, nullptr, {2, 0}, 1, t, want.data());
+    EXPECT_EQ(ones, want) << dtype_name(t);
+    const scalar::Slot one = scalar::load(t, ones.data(), 1);
+    const double value = scalar::class_of(t) == scalar::Class::kBool    ? one.b
+                         : scalar::class_of(t) == scalar::Class::kInt   ? double(one.i)
+                         : scalar::class_of(t) == scalar::Class::kFloat ? one.f
+                                                                        : one.d;
+    EXPECT_EQ(value, 1.0) << dtype_name(t);
+  }
 }
 
 TEST(ScalarReduce, ArgmaxIsTheCpuKernelsFirstMaximumAndFirstNaN) {

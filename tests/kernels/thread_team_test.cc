@@ -18,6 +18,7 @@
 #include <cstring>
 #include <limits>
 #include <mutex>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -406,6 +407,152 @@ TEST(ThreadTeam, AHalfReductionIsTheFloat32ReductionOfItsWidenedValues) {
   }
 }
 
+// argmax of bools and integers (the first maximum, a vectorised maximum and then a search along
+// contiguous rows, a fold down columns otherwise) is a plain loop's first maximum, on every team:
+// rows with no true element, with one late in the row, and many; few long rows and many short.
+TEST(ThreadTeam, ABoolOrIntegerArgmaxIsTheFirstMaximumOnEveryTeam) {
+  const std::vector<Shape> shapes = {{64, 3000}, {3, 5, 4}, {2, 40000}, {1, 300000}, {300, 2, 700}};
+  std::mt19937 bits(7);
+  for (const Shape& shape : shapes) {
+    const int64_t n = spmd::shape_size(shape);
+    for (DType dtype : {DType::kBool, DType::kInt8, DType::kUInt16, DType::kInt64}) {
+      const size_t size = spmd::dtype_size(dtype);
+      std::vector<std::byte> x(static_cast<size_t>(n) * size);
+      for (int64_t i = 0; i < n; ++i) {  // bools true one time in 5,000; integers in [-50, 50)
+        const int64_t v = dtype == DType::kBool ? (bits() % 5000 == 0) : int64_t(bits() % 100) - 50;
+        std::memcpy(x.data() + i * size, &v, size);  // little-endian: the low bytes
+      }
+      const auto value = [&](int64_t i) {
+        int64_t v = 0;
+        std::memcpy(&v, x.data() + i * size, size);
+        if (dtype == DType::kInt8) return int64_t(int8_t(v));
+        return v;
+      };
+      for (int axis = 0; axis < static_cast<int>(shape.size()); ++axis) {
+        int64_t outer = 1, inner = 1;
+        for (int d = 0; d < axis; ++d) outer *= shape[static_cast<size_t>(d)];
+        for (size_t d = static_cast<size_t>(axis) + 1; d < shape.size(); ++d) inner *= shape[d];
+        const int64_t extent = shape[static_cast<size_t>(axis)];
+        std::vector<int32_t> want(static_cast<size_t>(outer * inner));
+        for (int64_t o = 0; o < outer; ++o) {
+          for (int64_t i = 0; i < inner; ++i) {
+            int32_t best = 0;
+            for (int32_t r = 1; r < extent; ++r) {
+              if (value((o * extent + r) * inner + i) > value((o * extent + best) * inner + i))
+                best = r;
+            }
+            want[static_cast<size_t>(o * inner + i)] = best;
+          }
+        }
+        const std::vector<std::byte> want_bytes(bytes(want), bytes(want) + want.size() * 4);
+        const auto got = on_teams([&] {
+          std::vector<std::byte> out(want.size() * 4);
+          k::argmax(dtype, x.data(), shape, axis, out.data());
+          return out;
+        });
+        for (const auto& g : got) {
+          EXPECT_EQ(g, want_bytes)
+              << "argmax of " << spmd::dtype_name(dtype) << " over axis " << axis << " of ("
+              << fmt::format("{}", fmt::join(shape, ", ")) << ")";
+        }
+      }
+    }
+  }
+}
+
+// reduce(kProd): along every axis of shapes that take each of reduce()'s paths (contiguous rows in
+// lanes, columns folded row by row, split by slabs or by columns, half types in pieces), the
+// same bytes on every team; integers (int8 and int64) wrap exactly as a plain loop's product
+// modulo 2^k; floats are within n roundings of the float64 product, with a zero, an infinity and
+// a NaN where placed; and an empty axis gives 1.
+TEST(ThreadTeam, AProductIsTheSameOnEveryTeamIntegersWrapAndFloatsRoundOncePerFactor) {
+  const std::vector<Shape> shapes = {{64, 3000},  {3, 5, 4},     {2, 40000},
+                                     {1, 300000}, {300, 2, 700}, {5, 1, 33}};
+  std::mt19937 bits(11);
+  for (const Shape& shape : shapes) {
+    const int64_t n = spmd::shape_size(shape);
+    std::vector<double> x(static_cast<size_t>(n));
+    // One factor in 50 within 10% of 1, the rest 1 (products of 300,000 stay far from
+    // overflow); integers in [-3, 4) for the integer types.
+    for (double& v : x) v = bits() % 50 == 0 ? 1.0 + (double(bits() % 2001) - 1000.0) * 1e-4 : 1.0;
+    std::vector<int64_t> xi(static_cast<size_t>(n));
+    for (int64_t& v : xi) v = int64_t(bits() % 7) - 3;
+    for (DType dtype :
+         {DType::kFloat32, DType::kFloat64, DType::kBFloat16, DType::kInt8, DType::kInt64}) {
+      const bool integer = dtype == DType::kInt8 || dtype == DType::kInt64;
+      const size_t size = spmd::dtype_size(dtype);
+      std::vector<std::byte> in(static_cast<size_t>(n) * size);
+      if (integer) {
+        k::convert(DType::kInt64, dtype, {bytes(xi), n}, in.data(), n);
+      } else {
+        k::convert(DType::kFloat64, dtype, {bytes(x), n}, in.data(), n);
+      }
+      std::vector<double> exact(static_cast<size_t>(n));  // the values as stored
+      if (!integer) k::convert(dtype, DType::kFloat64, {in.data(), n}, bytes(exact), n);
+      for (int axis = 0; axis < static_cast<int>(shape.size()); ++axis) {
+        int64_t outer = 1, inner = 1;
+        for (int d = 0; d < axis; ++d) outer *= shape[static_cast<size_t>(d)];
+        for (size_t d = static_cast<size_t>(axis) + 1; d < shape.size(); ++d) inner *= shape[d];
+        const int64_t extent = shape[static_cast<size_t>(axis)], outputs = outer * inner;
+        const auto got = on_teams([&] {
+          std::vector<std::byte> out(static_cast<size_t>(outputs) * size);
+          k::reduce(k::Reduce::kProd, dtype, in.data(), shape, axis, dtype, out.data());
+          return out;
+        });
+        const std::string what = fmt::format("prod of {} over axis {} of ({})",
+                                             spmd::dtype_name(dtype), axis, fmt::join(shape, ", "));
+        for (const auto& g : got) EXPECT_EQ(g, got[0]) << what << ": another team's bytes";
+        std::vector<double> result(static_cast<size_t>(outputs));
+        if (!integer)
+          k::convert(dtype, DType::kFloat64, {got[0].data(), outputs}, bytes(result), outputs);
+        std::vector<int64_t> result_int(static_cast<size_t>(outputs));
+        if (integer)
+          k::convert(dtype, DType::kInt64, {got[0].data(), outputs}, bytes(result_int), outputs);
+        const double eps = dtype == DType::kFloat32    ? 0x1p-24
+                           : dtype == DType::kBFloat16 ? 0x1p-24  // in float32, rounded once
+                                                       : 0x1p-53;
+        const double rounded = dtype == DType::kBFloat16 ? 0x1p-8 : 0.0;
+        for (int64_t o = 0; o < outer; ++o) {
+          for (int64_t i = 0; i < inner; ++i) {
+            const auto at = [&](int64_t r) { return size_t((o * extent + r) * inner + i); };
+            const size_t k = size_t(o * inner + i);
+            if (integer) {
+              uint64_t want = 1;
+              for (int64_t r = 0; r < extent; ++r) want *= uint64_t(xi[at(r)]);
+              const int64_t wrapped = dtype == DType::kInt8 ? int64_t(int8_t(want)) : int64_t(want);
+              ASSERT_EQ(result_int[k], wrapped) << what << ", output " << k;
+              continue;
+            }
+            double want = 1;
+            for (int64_t r = 0; r < extent; ++r) want *= exact[at(r)];
+            const double bound = (double(extent) * eps + rounded) * std::abs(want) * 1.01;
+            ASSERT_LE(std::abs(result[k] - want), bound) << what << ", output " << k;
+          }
+        }
+      }
+    }
+  }
+  // Special values: a zero and an infinity make NaN, a NaN stays, zeros keep the sign of the
+  // count of negative factors; an empty axis is 1 in every dtype.
+  const std::vector<float> special = {0.0f,  INFINITY, 2.0f, 2.0f,  NAN,  3.0f,  -0.0f, 5.0f,
+                                      -2.0f, 0.0f,     7.0f, -1.0f, 2.0f, -3.0f, 0.5f,  0.25f};
+  std::vector<float> out(4);
+  k::reduce(k::Reduce::kProd, DType::kFloat32, bytes(special), Shape{4, 4}, 1, DType::kFloat32,
+            bytes(out));
+  EXPECT_TRUE(std::isnan(out[0]));
+  EXPECT_TRUE(std::isnan(out[1]));
+  EXPECT_EQ(out[2], 0.0f);
+  EXPECT_FALSE(std::signbit(out[2]));  // -2 · 0 · 7 · -1: two negative factors, +0
+  EXPECT_EQ(out[3], 2.0f * -3.0f * 0.5f * 0.25f);
+  for (DType dtype : {DType::kFloat32, DType::kBFloat16, DType::kInt8, DType::kBool}) {
+    std::vector<std::byte> ones(6 * spmd::dtype_size(dtype)), want(ones.size());
+    k::reduce(k::Reduce::kProd, dtype, nullptr, Shape{2, 0, 3}, 1, dtype, ones.data());
+    const std::vector<double> one(6, 1.0);
+    k::convert(DType::kFloat64, dtype, {bytes(one), 6}, want.data(), 6);
+    EXPECT_EQ(ones, want) << "empty prod of " << spmd::dtype_name(dtype);
+  }
+}
+
 TEST(ThreadTeam, ChainsAreTheSameBytesOnEveryTeam) {
   const int64_t n = 300001;
   const std::vector<float> a = filled(static_cast<size_t>(n), 1.0), b = filled(1, 2.0);
@@ -577,6 +724,50 @@ TEST(ThreadTeam, AChainReducedOverALeadingAxisIsTheChainThenTheReductionOnEveryT
   EXPECT_THROW(
       k::run_chain_reduce_axis({&kIntegerNegation, 1}, in, 1, 2, 4, k::Reduce::kSum, bytes(out)),
       spmd::InvalidArgument);
+}
+
+// A sum of a half type widened into float32 (spmd::numpy's sum of a float16 or bfloat16 array,
+// which run_chain_reduce and run_chain_reduce_axis hand to reduce() whole): the same bytes as the
+// convert run over every element, then reduce() of the float32 values, for the last axis (short
+// rows, rows longer than one contiguous block, many and few of them) and leading ones (one slab
+// and many, wider than a made piece), with NaN, infinities and a signed zero, on every team; and
+// a row broadcast read in place, which the general pass takes.
+TEST(ThreadTeam, AWidenedHalfSumIsTheConvertThenTheFloat32SumOnEveryTeam) {
+  using Step = k::ChainStep;
+  struct Size {
+    int64_t outer, extent, inner;
+  };
+  for (DType half : {DType::kFloat16, DType::kBFloat16}) {
+    const Step widen{Step::Kind::kConvert, 0, half, DType::kFloat32, {k::chain_input(0)}};
+    for (const Size& size :
+         {Size{1000, 7, 1}, Size{3, 65536, 1}, Size{16, 2048, 1}, Size{2, 4097, 1}, Size{1, 1, 1},
+          Size{1, 256, 2048}, Size{3, 300, 1030}, Size{2, 515, 2500}, Size{1, 130, 16500},
+          Size{7, 1, 5}}) {
+      const int64_t n = size.outer * size.extent * size.inner;
+      const std::vector<std::byte> x = edge_values(half, n, false);
+      for (bool broadcast : {false, true}) {  // the whole input, or one slab read by every one
+        if (broadcast && size.outer == 1) continue;
+        const int64_t elements = broadcast ? size.extent * size.inner : n;
+        const k::Input inputs[] = {{x.data(), elements}};
+        std::vector<std::byte> wide(static_cast<size_t>(n) * 4);
+        std::vector<std::byte> want(static_cast<size_t>(size.outer * size.inner) * 4);
+        k::run_chain({&widen, 1}, inputs, wide.data(), n);
+        k::reduce(k::Reduce::kSum, DType::kFloat32, wide.data(),
+                  Shape{size.outer, size.extent, size.inner}, 1, DType::kFloat32, want.data());
+        const auto results = on_teams([&] {
+          std::vector<std::byte> got(want.size());
+          k::run_chain_reduce_axis({&widen, 1}, inputs, size.outer, size.extent, size.inner,
+                                   k::Reduce::kSum, got.data());
+          return got;
+        });
+        for (size_t t = 0; t < results.size(); ++t) {
+          EXPECT_EQ(results[t], want)
+              << spmd::dtype_name(half) << " " << size.outer << "x" << size.extent << "x"
+              << size.inner << " of " << elements << " elements, team " << t;
+        }
+      }
+    }
+  }
 }
 
 // A broadcast read in place (Input's `repeat`: element i reads (i / repeat) % elements) gives

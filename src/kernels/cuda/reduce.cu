@@ -35,8 +35,8 @@ __global__ void __launch_bounds__(kThreads)
     if (mine.some) mine.value = reduce_range(p, in, o, 0, threadIdx.x, p.extent, kThreads);
     const Partial total = BlockReduce(storage).Reduce(mine, Combine{p});
     if (threadIdx.x == 0) {
-      // An empty sum is zero (only kSum reaches here with extent 0).
-      scalar::store(p.out_dtype, out, o, total.some ? total.value : scalar::Slot{});
+      // An empty sum or product is its identity (only they reach here with extent 0).
+      scalar::store(p.out_dtype, out, o, total.some ? total.value : reduce_identity(p));
     }
     __syncthreads();  // storage is reused by the next output
   }
@@ -50,7 +50,7 @@ __global__ void __launch_bounds__(kThreads)
   for (int64_t k = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; k < outputs; k += stride) {
     const int64_t o = k / p.inner, i = k % p.inner;
     const scalar::Slot value =
-        p.extent == 0 ? scalar::Slot{} : reduce_range(p, in, o, i, 0, p.extent, 1);
+        p.extent == 0 ? reduce_identity(p) : reduce_range(p, in, o, i, 0, p.extent, 1);
     scalar::store(p.out_dtype, out, k, value);
   }
 }
