@@ -149,6 +149,10 @@ Tensor astype(const Tensor& a, DType dtype);
 
 // Reductions over `axes` (every axis when empty); keepdims keeps them with size 1.
 Tensor sum(const Tensor& a, const AxisList& axes = {}, bool keepdims = false);
+// jnp.prod: the dtypes of sum (bool and narrow integers multiply in 32 bits, integers wrap; half
+// types multiply in float32 and round once); an empty axis gives 1. Its derivative is JAX's:
+// the product of the other elements, exact where some are zero.
+Tensor prod(const Tensor& a, const AxisList& axes = {}, bool keepdims = false);
 Tensor mean(const Tensor& a, const AxisList& axes = {}, bool keepdims = false);
 // jnp.var: the mean squared deviation from the mean over `axes`, divided by n - ddof (NaN
 // where that is not positive); integers and bools give float32 (float64 for 64-bit ones under

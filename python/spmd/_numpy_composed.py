@@ -1,7 +1,8 @@
 """jax.numpy's functions that jax.numpy itself composes of others: creation (the *_like family,
-linspace, eye), shapes (split, tile, repeat, ravel), products (outer, tensordot, prod), take,
+linspace, eye), shapes (split, tile, repeat, ravel), products (outer, tensordot), take,
 nan_to_num. Each is composed here exactly as jax/_src/numpy composes it, of spmd.numpy's
-functions on traced values, so its rounding is JAX's; spmd.numpy re-exports them."""
+functions on traced values, so its rounding is JAX's; spmd.numpy re-exports them. And prod:
+spmd::numpy::prod (a reduction of the core's own) behind jnp.prod's dtype argument."""
 import builtins
 import operator
 
@@ -12,7 +13,6 @@ from . import numpy as jnp
 from ._core import Array, Tensor, _bytes
 from ._core import canonical_name as _canonical_name
 from ._core import default_float as _default_float
-from ._core import default_int as _default_int
 
 _t = _spmd.tnp
 _op = jnp._op
@@ -302,30 +302,15 @@ take = _op(_take, arrays=(0, 1))
 
 
 def _prod(a, axis=None, dtype=None, keepdims=False):
-    """jnp.prod: the product over `axis` (bool and narrow integers in 32 bits, as jnp.sum); the
-    reduced axes moved last, flattened, and the cumulative product's last element taken."""
-    kind = a.dtype
+    """jnp.prod: spmd::numpy::prod over `axis` (bool and narrow integers in 32 bits, half types
+    in float32 and rounded once), after a cast to `dtype` where one is given; axis=() is the
+    product over a new axis of one element, as jnp.sum's."""
     if dtype is not None:
         a = _t.astype(a, _canonical_name(dtype))
-    elif kind.kind == "b" or (kind.kind in "iu" and kind.itemsize < 4):
-        a = _t.astype(a, "uint32" if kind.kind == "u" else _canonical_name(_default_int()))
-    rank = len(a.shape)
-    axes = list(range(rank)) if axis is None else sorted(
-        operator.index(x) % rank for x in _arguments.axis_list(axis))
-    kept = [d for d in range(rank) if d not in axes]
-    x = _t.transpose(a, kept + axes) if rank else a
-    outer_shape = [a.shape[d] for d in kept]
-    count = int(np.prod([a.shape[d] for d in axes], dtype=np.int64))
-    x = _t.reshape(x, outer_shape + [count])
-    if count == 0:
-        out = _t.full(outer_shape, 1, _canonical_name(x.dtype))
-    else:
-        x = _t.cumprod(x, len(outer_shape))
-        x = _t.slice(x, [0] * len(outer_shape) + [count - 1], outer_shape + [count])
-        out = _t.reshape(x, outer_shape)
-    if keepdims:
-        out = _t.reshape(out, [1 if d in axes else a.shape[d] for d in range(rank)])
-    return out
+    axes = _arguments.axis_list(axis)
+    if axis is not None and not axes:
+        return _t.prod(_t.expand_dims(a, 0), [0], False)
+    return _t.prod(a, axes, keepdims)
 
 
 prod = _op(_prod, arrays=(0,))

@@ -211,6 +211,7 @@ void bind_numpy(nb::module_& m) {
   }
   using Reduction = Tensor (*)(const Tensor&, const jnp::AxisList&, bool);
   for (auto [name, fn] : {std::pair{"sum", static_cast<Reduction>(&jnp::sum)},
+                          {"prod", static_cast<Reduction>(&jnp::prod)},
                           {"mean", static_cast<Reduction>(&jnp::mean)},
                           {"max", static_cast<Reduction>(&jnp::max)},
                           {"min", static_cast<Reduction>(&jnp::min)},

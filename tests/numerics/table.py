@@ -181,7 +181,7 @@ REDUCTIONS = [
     Row("min", _np("min"), NUMBERS, grad=True),
     Row("argmax", _np("argmax"), NUMBERS),
     Row("argmin", _np("argmin"), NUMBERS),
-    Row("prod", _np("prod"), NUMBERS, "sum"),
+    Row("prod", _np("prod"), NUMBERS, "sum", grad=True),
     Row("all", _np("all"), ALL),
     Row("any", _np("any"), ALL),
     Row("var", _np("var"), ALL, "sum", grad=True),

@@ -1,4 +1,4 @@
-// The reduction family: sums, maxima and minima over axes, and argmax along one.
+// The reduction family: sums, maxima, minima and products over axes, and argmax along one.
 #include "jit/ops/reduction.h"
 
 #include <fmt/format.h>
@@ -113,6 +113,15 @@ void ReduceOp::partition(Partitioner& p, int value, const Op& op) const {
       out.dims.push_back(in.dims[d]);
     }
   }
+  if (fn == kernels::Reduce::kProd && !across.empty()) {
+    // A product over a split dimension gathers it first (no all-reduce multiplies): each
+    // device then multiplies the whole axis in the one order reduce() takes on one device, so
+    // every mesh gives the same bits.
+    Layout whole = in;
+    for (int64_t axis : axes) whole.dims[static_cast<size_t>(axis)].clear();
+    p.compute(value, {p.slot_with(op.inputs[0], whole)}, out);
+    return;
+  }
   // An uneven split's padding holds the reduction's identity before the local reduction.
   const PaddingFill identity = fn == kernels::Reduce::kSum   ? PaddingFill::kZero
                                : fn == kernels::Reduce::kMax ? PaddingFill::kLowest
@@ -159,9 +168,83 @@ Block ReduceOp::run(const KernelContext& device, const Step& step,
   return x;
 }
 
+namespace {
+
+// The cotangent of a product over `axes` of x, for the cotangent g of the product: g times the
+// product of every other element, as JAX's reduce_prod derivative computes it (lax.py's
+// _reduce_jvp): the reduced axes moved last and flattened to n, then halved repeatedly, the
+// first ceil(n/2) elements times the rest (padded with a 1), down to one; each element's
+// cotangent goes back down the same tree, times its partner at every level. Exact where
+// elements are zero (no division), JAX's products in JAX's order (its zeros' signs too), and
+// built of slices, concatenations, products and a sum, so it has derivatives of its own.
+Tensor product_cotangent(const Tensor& x, const std::vector<int64_t>& axes, const Tensor& g) {
+  const auto rank = static_cast<int64_t>(x.shape().size());
+  std::vector<int64_t> perm, inverse(static_cast<size_t>(rank));
+  Shape kept, moved;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!std::binary_search(axes.begin(), axes.end(), d)) perm.push_back(d);
+  }
+  for (int64_t d : perm) kept.push_back(x.shape()[static_cast<size_t>(d)]);
+  perm.insert(perm.end(), axes.begin(), axes.end());
+  for (int64_t i = 0; i < rank; ++i) {
+    inverse[static_cast<size_t>(perm[static_cast<size_t>(i)])] = i;
+    moved.push_back(x.shape()[static_cast<size_t>(perm[static_cast<size_t>(i)])]);
+  }
+  int64_t n = 1;
+  for (int64_t axis : axes) n *= x.shape()[static_cast<size_t>(axis)];
+  if (n == 0) return lax::full(x.trace(), x.shape(), x.dtype(), 0.0);  // no elements to reach
+  const int last = static_cast<int>(kept.size());
+  const auto shape_with = [&](int64_t length) {
+    Shape s = kept;
+    s.push_back(length);
+    return s;
+  };
+  const auto part = [&](const Tensor& t, int64_t first, int64_t length) {
+    std::vector<int64_t> start(kept.size() + 1, 0);
+    start.back() = first;
+    return lax::slice(t, start, shape_with(length));
+  };
+  struct Level {
+    Tensor first, second;  // the halves multiplied, the second padded with a 1 where odd
+    int64_t second_length;
+  };
+  std::vector<Level> levels;
+  Tensor level = lax::reshape(lax::transpose(x, perm), shape_with(n));
+  while (n > 1) {
+    const int64_t n1 = (n + 1) / 2, n2 = n - n1;
+    Tensor second = part(level, n1, n2);
+    if (n2 != n1) {
+      second =
+          lax::concatenate({second, lax::full(x.trace(), shape_with(1), x.dtype(), 1.0)}, last);
+    }
+    levels.push_back({part(level, 0, n1), second, n2});
+    level = levels.back().first * levels.back().second;
+    n = n1;
+  }
+  Tensor cotangent = lax::reshape(g, shape_with(1));
+  for (auto it = levels.rbegin(); it != levels.rend(); ++it) {
+    const Tensor spread = lax::broadcast(cotangent, it->first.shape());
+    Tensor to_second = spread * it->first;
+    if (it->second_length != it->first.shape().back()) {
+      to_second = part(to_second, 0, it->second_length);
+    }
+    cotangent = lax::concatenate({spread * it->second, to_second}, last);
+  }
+  // JAX's slices transpose to pads of +0 added together, so its cotangents are never -0 once the
+  // tree has a level: + 0 makes ours the same.
+  if (!levels.empty()) {
+    cotangent = lax::binary(kernels::Binary::kAdd, cotangent,
+                            lax::full(x.trace(), cotangent.shape(), x.dtype(), 0.0));
+  }
+  return lax::transpose(lax::reshape(cotangent, moved), inverse);
+}
+
+}  // namespace
+
 Cotangents ReduceOp::vjp(const Op& /*op*/, const Tensor& y, std::span<const Tensor> operands,
                          const Tensor& g) const {
   const Tensor& x = operands[0];
+  if (fn == kernels::Reduce::kProd) return {product_cotangent(x, axes, g)};
   Shape kept = x.shape();
   for (int64_t axis : axes) kept[static_cast<size_t>(axis)] = 1;
   const Tensor spread = lax::broadcast(lax::reshape(g, kept), x.shape());
@@ -213,7 +296,8 @@ Batched ArgmaxOp::batch(const Op& /*op*/, std::span<const Batched> operands, int
 namespace {
 
 const bool reduction_registered = [] {
-  for (auto fn : {kernels::Reduce::kSum, kernels::Reduce::kMax, kernels::Reduce::kMin}) {
+  for (auto fn : {kernels::Reduce::kSum, kernels::Reduce::kMax, kernels::Reduce::kMin,
+                  kernels::Reduce::kProd}) {
     register_operation("reduce_" + std::string(kernels::name(fn)), [fn](const AttributeReader& r) {
       return make_operation<ReduceOp>(fn, r.integers("axes"));
     });

@@ -1,4 +1,4 @@
-// The reduction family's sum, max and min, declared for the fusion pass (jit/fuse.h), which
+// The reduction family's sum, max, min and prod, declared for the fusion pass (jit/fuse.h), which
 // hands a reduction of a chain's last axis to the backend with the chain.
 #pragma once
 
@@ -9,8 +9,9 @@
 
 namespace spmd::compiler {
 
-// "reduce_sum", "reduce_max", "reduce_min": over `axes` (ascending, distinct), which the result
-// drops; the result keeps the operand's dtype (spmd::numpy converts first where jnp widens).
+// "reduce_sum", "reduce_max", "reduce_min", "reduce_prod": over `axes` (ascending, distinct),
+// which the result drops; the result keeps the operand's dtype (spmd::numpy converts first where
+// jnp widens).
 class ReduceOp final : public Operation {
  public:
   ReduceOp(kernels::Reduce fn, std::vector<int64_t> axes) : fn(fn), axes(std::move(axes)) {}
@@ -24,13 +25,15 @@ class ReduceOp final : public Operation {
   PartitionSpec type_spec(std::span<const ValueType> operands, const ValueType& result,
                           const Mesh& mesh) const override;
   // A sum over a split dimension leaves a pending sum (settled where the value is used); max and
-  // min over one reduce across the devices at once.
+  // min over one reduce across the devices at once; a product gathers the dimension first.
   void partition(Partitioner& p, int value, const Op& op) const override;
   // Shardy's reduce rule (a reduced dimension is a reduction factor).
   std::optional<FactorRule> factor_rule(std::span<const ValueType> operands,
                                         const ValueType& result) const override;
   Block run(const KernelContext& device, const Step& step,
             std::span<const Block> in) const override;
+  // sum: g spread; max/min: g shared among the elements equal to the result; prod: g times the
+  // product of the other elements, in JAX's tree of halves (exact at zeros; differentiable again).
   Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
                  const Tensor& g) const override;
   // Over the same axes of each slice.

@@ -103,6 +103,46 @@ Tensor sum(const Tensor& a, const AxisList& axes, bool keepdims) {
 
 namespace {
 
+// The product over `axes` of x (already in the dtype it multiplies in) as one reduction of one
+// axis: several reduced axes moved last and flattened, so that each result multiplies its
+// factors in their row-major order (XLA's order, where a reduction of one axis after another
+// rounds apart from it by several ulps).
+Tensor product_over(const Tensor& x, const std::vector<int64_t>& axes) {
+  if (axes.size() <= 1) return lax::reduce(kernels::Reduce::kProd, x, axes);
+  const auto rank = static_cast<int64_t>(x.shape().size());
+  std::vector<int64_t> perm;
+  Shape flat;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!std::binary_search(axes.begin(), axes.end(), d)) {
+      perm.push_back(d);
+      flat.push_back(x.shape()[static_cast<size_t>(d)]);
+    }
+  }
+  const auto kept = static_cast<int64_t>(perm.size());
+  int64_t n = 1;
+  for (int64_t d : axes) n *= x.shape()[static_cast<size_t>(d)];
+  perm.insert(perm.end(), axes.begin(), axes.end());
+  flat.push_back(n);
+  return lax::reduce(kernels::Reduce::kProd, lax::reshape(lax::transpose(x, perm), flat), {kept});
+}
+
+}  // namespace
+
+Tensor prod(const Tensor& a, const AxisList& axes, bool keepdims) {
+  compiler::trace_of("prod", {&a});
+  const std::vector<int64_t> r = internal::reduced_axes("prod", axes, a.shape());
+  // Half types multiply in float32 and round once, as jnp.prod upcasts them.
+  const DType dtype = is_half_dtype(a.dtype()) ? DType::kFloat32 : sum_dtype(a.dtype());
+  Tensor out = lax::convert_element_type(product_over(lax::convert_element_type(a, dtype), r),
+                                         is_half_dtype(a.dtype()) ? a.dtype() : dtype);
+  if (!keepdims) return out;
+  Shape kept = a.shape();
+  for (int64_t axis : r) kept[static_cast<size_t>(axis)] = 1;
+  return lax::reshape(out, kept);
+}
+
+namespace {
+
 // jnp.cumsum and jnp.cumprod: the dtype kept (an int8 sum wraps in int8), bool counted in int32.
 // Narrow types scan in their 32-bit kind: integers wrap back to the same bits (sums and products
 // modulo 2^k agree), half types round once.
