@@ -10,7 +10,7 @@ import numpy as _np
 
 from . import _arguments, _jit, _spmd, _weak
 from . import errors as _errors
-from ._core import _BFLOAT16, Array, Tensor, _check_host
+from ._core import _BFLOAT16, Array, Tensor, _bytes, _check_host
 from ._core import device_put as _device_put
 from ._core import dtype_name as _dtype_name
 from ._core import dtype_of as _dtype_of
@@ -504,11 +504,28 @@ def ones(shape, dtype=None):
     return full(shape, 1, _default_float() if dtype is None else dtype)
 
 
-def arange(stop, dtype=None):
-    name = _canonical_name(_default_int() if dtype is None else dtype)
+def arange(start, stop=None, step=None, dtype=None):
+    """jnp.arange of concrete numbers: arange(stop) and arange(0, stop) an iota of ceil(stop)
+    elements, any other start or step NumPy's arange as a constant, as JAX builds them; the
+    dtype, when not given, that of the arguments (an int the default integer, a float the
+    default float)."""
+    given = [x for x in (start, stop, step) if x is not None]
+    for x in given:
+        if isinstance(x, (Array, Tensor)):
+            raise TypeError("spmd.numpy.arange: start, stop and step must be concrete numbers "
+                            f"(got {type(x).__name__}), as jnp.arange's must be")
+    name = _canonical_name(_np.result_type(*given) if dtype is None else dtype)
+    if stop is None and step is None:
+        start, stop = 0, start
+    if step is None and start == 0:
+        count = _builtins.max(int(_np.ceil(stop)), 0)
+        if _jit.tracing():
+            return _t.arange(count, name)
+        return _device_put(_np.arange(count, dtype=_dtype_of(name)))
+    host = _np.arange(start, stop, step, dtype=_dtype_of(name))
     if _jit.tracing():
-        return _t.arange(stop, name)
-    return _device_put(_np.arange(stop, dtype=_dtype_of(name)))
+        return _t.constant(*_bytes(host))
+    return _device_put(host)
 
 
 def asarray(a, dtype=None, copy=None):
