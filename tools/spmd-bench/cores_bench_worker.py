@@ -205,6 +205,18 @@ def ops(iterations):
             nbytes=x.nbytes)
     compare("argmax(a,0) 4096x2048", lambda m, n: m.jit(lambda a: n.argmax(a, axis=0)), x,
             nbytes=x.nbytes)
+    # Products (factors near 1, so that they neither overflow nor pass through subnormals), the
+    # integer extremes and bool's first true element.
+    near_one = (1 + x * 0.01).astype(np.float32)
+    compare("prod(a,1) 4096x2048", lambda m, n: m.jit(lambda a: n.prod(a, axis=1)), near_one,
+            nbytes=x.nbytes)
+    compare("prod(a,0) 4096x2048", lambda m, n: m.jit(lambda a: n.prod(a, axis=0)), near_one,
+            nbytes=x.nbytes)
+    xi8 = (x * 2000).astype(np.int8)
+    compare("int8 max(a,1) 4096x2048", lambda m, n: m.jit(lambda a: n.max(a, axis=1)), xi8,
+            nbytes=xi8.nbytes)
+    compare("bool argmax(a,1) 4096x2048", lambda m, n: m.jit(lambda a: n.argmax(a, axis=1)),
+            x > 0.15, nbytes=x.size)
     compare("tanh(a*1.5+0.25)*a 4096x2048",
             lambda m, n: m.jit(lambda a: n.tanh(a * 1.5 + 0.25) * a), x)
     # Mixed precision: the half types compute in float32 a block at a time (DESIGN.md, "Kernels").
