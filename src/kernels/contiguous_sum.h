@@ -26,24 +26,31 @@ inline constexpr int kSumLanes = 256 / static_cast<int>(sizeof(T));
 // tail is added as one more group padded with zeros, which leaves the lanes it does not reach as
 // they were (a lane starts at +0 and so is never -0, and x + 0 is x for every other x): the
 // lanes stay in registers, never indexed by a variable.
-template <class T>
-[[gnu::always_inline]] inline T lane_sum(const T* x, int64_t n) {
+// lane_sum_of reads element i as widen(x[i]): the same lanes and order as lane_sum over the
+// widened values, so the same bits, without storing them first.
+template <class T, class Source, class Widen>
+[[gnu::always_inline]] inline T lane_sum_of(const Source* x, int64_t n, Widen widen) {
   constexpr int kLanes = kSumLanes<T>;
   T lanes[kLanes] = {};
-  const auto add = [&lanes](const T* group) {
-    for (int l = 0; l < kLanes; ++l) lanes[l] += group[l];
+  const auto add = [&lanes, widen](const Source* group) {
+    for (int l = 0; l < kLanes; ++l) lanes[l] += widen(group[l]);
   };
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes) add(x + i);
   if (i < n) {
     T tail[kLanes] = {};
-    for (int l = 0; i + l < n; ++l) tail[l] = x[i + l];
-    add(tail);
+    for (int l = 0; i + l < n; ++l) tail[l] = widen(x[i + l]);
+    for (int l = 0; l < kLanes; ++l) lanes[l] += tail[l];
   }
   for (int width = kLanes / 2; width >= 1; width /= 2) {
     for (int l = 0; l < width; ++l) lanes[l] += lanes[l + width];
   }
   return lanes[0];
+}
+
+template <class T>
+[[gnu::always_inline]] inline T lane_sum(const T* x, int64_t n) {
+  return lane_sum_of<T>(x, n, [](T v) { return v; });
 }
 
 // The instruction sets lane_sum is built for, narrowest first.
@@ -55,6 +62,12 @@ SumBuild widest_sum_build();
 // lane_sum, built for the widest instruction set the CPU has.
 float contiguous_sum(const float* x, int64_t n);
 double contiguous_sum(const double* x, int64_t n);
+
+// lane_sum of n bfloat16 values (their bits) widened to float32 as they are read, in the widest
+// build: the bits contiguous_sum gives over the widened row (a bfloat16 is a float32's upper
+// half, so widening is exact), with no widened copy (jnp.sum of a bfloat16 array).
+float contiguous_sum_bfloat16(const uint16_t* x, int64_t n);
+float contiguous_sum_bfloat16(const uint16_t* x, int64_t n, SumBuild build);
 
 // lane_sum in a given build, for the tests that each gives the same bits; `build` at most
 // widest_sum_build().

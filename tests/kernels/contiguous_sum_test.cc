@@ -131,6 +131,43 @@ TEST(ContiguousSum, SignedZerosNaNAndInfinities) {
   expect_documented_order(x);
 }
 
+// The bfloat16 sum widens each element as it reads it: the bits of the documented order over
+// the widened values, in every build, for every length up to four groups and a block's, with a
+// NaN, infinities and -0 among them (and rows of -0 alone, which sum to +0).
+TEST(ContiguousSum, ABfloat16RowSumsAsItsWidenedFloat32Row) {
+  for (size_t n = 0; n <= 4 * k::kSumLanes<float> + 1; n += (n < 140 ? 1 : 37)) {
+    for (int special = 0; special < 3; ++special) {
+      std::vector<float> x = spread<float>(n, static_cast<uint32_t>(n) + 90);
+      if (special == 1 && n > 5) {
+        x[n / 2] = std::numeric_limits<float>::infinity();
+        x[n - 1] = -0.0f;
+      } else if (special == 2 && n > 5) {
+        x[n / 3] = std::numeric_limits<float>::quiet_NaN();
+      }
+      std::vector<uint16_t> narrow(n);
+      std::vector<float> wide(n);
+      for (size_t i = 0; i < n; ++i) {  // the upper halves: bfloat16 values, truncated
+        narrow[i] = static_cast<uint16_t>(bits(x[i]) >> 16);
+        wide[i] = std::bit_cast<float>(static_cast<uint32_t>(narrow[i]) << 16);
+      }
+      const float want = reference(wide);
+      const auto count = static_cast<int64_t>(n);
+      std::vector<float> got = {k::contiguous_sum_bfloat16(narrow.data(), count)};
+      for (k::SumBuild b : builds())
+        got.push_back(k::contiguous_sum_bfloat16(narrow.data(), count, b));
+      for (size_t i = 0; i < got.size(); ++i) {
+        if (std::isnan(want)) {
+          EXPECT_TRUE(std::isnan(got[i])) << "n " << n << ", sum " << i;
+        } else {
+          EXPECT_EQ(bits(got[i]), bits(want)) << "n " << n << ", sum " << i << ", case " << special;
+        }
+      }
+    }
+  }
+  const std::vector<uint16_t> negative_zeros(4096, 0x8000);
+  EXPECT_EQ(bits(k::contiguous_sum_bfloat16(negative_zeros.data(), 4096)), bits(0.0f));
+}
+
 TEST(ContiguousSum, IntegersAreExact) {
   std::vector<int32_t> x(1000);
   for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<int32_t>(i * 7) - 3000;
