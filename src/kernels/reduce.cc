@@ -189,11 +189,30 @@ void multiply_into(T* acc, const T* row, int64_t n) {
   for (int64_t j = 0; j < n; ++j) acc[j] = static_cast<T>(M(acc[j]) * M(row[j]));
 }
 
-// The product of x[0, n) in 32 lanes (lane l takes elements l, l + 32, …), the lanes then
-// multiplied in order, then the tail: an order set by n alone (Eigen's prod() starts its lanes
-// where the data is aligned), vectorised by the compiler. Integers wrap as multiply_into's.
+// multiply_into of `count` rows in turn, row r at rows + r * stride: four rows per pass over acc
+// (the same products in the same order, left to right; integers wrap alike whether truncated
+// after each product or once), a quarter of its loads and stores.
 template <class T>
-T contiguous_product(const T* x, int64_t n) {
+void multiply_rows(T* acc, const T* rows, int64_t count, int64_t stride, int64_t width) {
+  using M = Multiplied<T>;
+  int64_t r = 0;
+  for (; r + 4 <= count; r += 4) {
+    const T *a = rows + r * stride, *b = a + stride, *c = b + stride, *d = c + stride;
+    for (int64_t j = 0; j < width; ++j) {
+      acc[j] = static_cast<T>(M(acc[j]) * M(a[j]) * M(b[j]) * M(c[j]) * M(d[j]));
+    }
+  }
+  for (; r < count; ++r) multiply_into(acc, rows + r * stride, width);
+}
+
+// The product of x[0, n), n <= kProductChunk, in 32 lanes (lane l takes elements l, l + 32, …),
+// the lanes then multiplied in order, then the tail: an order set by n alone (Eigen's prod()
+// starts its lanes where the data is aligned), vectorised by the compiler. Integers wrap as
+// multiply_into's.
+constexpr int64_t kProductChunk = int64_t{1} << 16;
+
+template <class T>
+T lanes_product(const T* x, int64_t n) {
   using M = Multiplied<T>;
   constexpr int64_t kLanes = 32;
   M lanes[kLanes];
@@ -205,6 +224,25 @@ T contiguous_product(const T* x, int64_t n) {
   M total(1);
   for (int64_t l = 0; l < kLanes; ++l) total *= lanes[l];
   for (; i < n; ++i) total *= M(x[i]);
+  return static_cast<T>(total);
+}
+
+// The product of a contiguous row: the products of its chunks of kProductChunk (lanes_product),
+// multiplied in order; the chunks on the calling thread's team where there are several (the
+// same products in the same order, so the same value on any team).
+template <class T>
+T contiguous_product(const T* x, int64_t n) {
+  if (n <= kProductChunk) return lanes_product(x, n);
+  const int64_t chunks = (n + kProductChunk - 1) / kProductChunk;
+  std::vector<T> parts(static_cast<size_t>(chunks));
+  parallel_for(chunks, 1, 1, [&](int64_t first, int64_t last) {
+    for (int64_t c = first; c < last; ++c) {
+      const int64_t at = c * kProductChunk;
+      parts[static_cast<size_t>(c)] = lanes_product(x + at, std::min(kProductChunk, n - at));
+    }
+  });
+  Multiplied<T> total(1);
+  for (const T& p : parts) total *= Multiplied<T>(p);
   return static_cast<T>(total);
 }
 
@@ -248,14 +286,9 @@ template <class T>
 void fold_columns(Reduce op, const Columns<T>& c, T* out) {
   if constexpr (!std::is_same_v<T, bool>) {
     if (std::is_integral_v<T> && op == Reduce::kSum) return fold_integer_sum(c, out);
-    if (op == Reduce::kProd) {
-      std::copy_n(c.in, c.width, out);
-      for (int64_t r = 1; r < c.rows; ++r) multiply_into(out, c.in + r * c.stride, c.width);
-      return;
-    }
-    // The running extremes kept 2 KiB away from the rows' addresses modulo 4 KiB: where they
-    // coincided, every load of a row waited on the store to the same columns of `out` before it
-    // (4K aliasing), and jnp.max over 4096 x 2048 took 4.2 ms one call and 1.7 the next.
+    // The running extremes (products) kept 2 KiB away from the rows' addresses modulo 4 KiB:
+    // where they coincided, every load of a row waited on the store to the same columns of `out`
+    // before it (4K aliasing), and jnp.max over 4096 x 2048 took 4.2 ms one call and 1.7 the next.
     constexpr int64_t kPad = 4096 / sizeof(T);
     std::vector<T> buffer(static_cast<size_t>(c.width + kPad));
     const auto apart =
@@ -263,7 +296,9 @@ void fold_columns(Reduce op, const Columns<T>& c, T* out) {
         4096 / sizeof(T);
     T* acc = buffer.data() + apart;
     std::copy_n(c.in, c.width, acc);
-    if constexpr (std::is_floating_point_v<T>) {
+    if (op == Reduce::kProd) {
+      multiply_rows(acc, c.in + c.stride, c.rows - 1, c.stride, c.width);
+    } else if constexpr (std::is_floating_point_v<T>) {
       fold_extreme_rows(op == Reduce::kMax, acc, c.in + c.stride, c.rows - 1, c.stride, c.width);
       Row<T> row(acc, c.width);
       finish_fold(op, row);
@@ -480,9 +515,17 @@ bool reduce_half_in_pieces(Reduce op, DType dtype, const std::byte* in, Extents 
   const int64_t slab = e.extent * e.inner;
   if (e.inner == 1 && (e.outer >= team_size() || e.outer * slab < 2 * kPartElements)) {
     const int64_t grain = std::max<int64_t>(1, kPartElements / slab);
+    // A bfloat16 row that contiguous_sum sums whole (one block) needs no widened copy.
+    const bool bfloat16_row_sum =
+        op == Reduce::kSum && dtype == DType::kBFloat16 && e.extent <= kContiguousBlock;
     parallel_for(e.outer, grain, 1, [&](int64_t first, int64_t last) {
-      std::vector<float> row(static_cast<size_t>(e.extent));
+      std::vector<float> row(bfloat16_row_sum ? 0 : static_cast<size_t>(e.extent));
       for (int64_t o = first; o < last; ++o) {
+        if (bfloat16_row_sum) {  // widened as read: the same lanes, so the same bits
+          out[o] = contiguous_sum_bfloat16(reinterpret_cast<const uint16_t*>(in + o * slab * size),
+                                           e.extent);
+          continue;
+        }
         widen_half(dtype, in + o * slab * size, row.data(), e.extent);
         reduce_columns(op, Columns<float>{row.data(), e.extent, 1, 1}, out + o);
       }
