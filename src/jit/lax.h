@@ -59,8 +59,8 @@ Tensor argmax(const Tensor& x, int axis);
 Tensor cumsum(const Tensor& x, int axis);
 Tensor cumprod(const Tensor& x, int axis);
 
-// --- layout (no arithmetic; reshape, broadcast and slice return `x` itself where nothing
-// changes) ---
+// --- layout (no arithmetic; reshape, broadcast, transpose and slice return `x` itself where
+// nothing changes) ---
 // The same elements in `shape` (no -1).
 Tensor reshape(const Tensor& x, const Shape& shape);
 // NumPy's broadcast of `x` to `shape` (aligned at the right).

@@ -465,6 +465,10 @@ Tensor expand_dims(const Tensor& x, int axis) {
 }
 
 Tensor transpose(const Tensor& x, const std::vector<int64_t>& perm) {
+  bool identity = perm.size() == x.shape().size();
+  for (size_t i = 0; identity && i < perm.size(); ++i)
+    identity = perm[i] == static_cast<int64_t>(i);
+  if (identity) return x;  // nothing moves (the operation checks a wrong perm's length)
   return bind(make_operation<TransposeOp>(perm), {x});
 }
 
