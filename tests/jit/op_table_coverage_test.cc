@@ -46,6 +46,7 @@ const std::map<std::string, std::string> kChecked = {
     {"ge", "Row(\"greater_equal\""},
     {"reduce_sum", "Row(\"sum\""},
     {"reduce_max", "Row(\"max\""},
+    {"reduce_prod", "Row(\"prod\""},
     {"reduce_min", "Row(\"min\""},
     {"argmax", "Row(\"argmax\""},
     {"cumsum", "Row(\"cumsum\""},
