@@ -570,8 +570,9 @@ void binary_of(Binary op, DType /*dtype*/, Input a, Input b, std::byte* out, int
 }
 
 void binary_half(Binary op, DType dtype, Input a, Input b, std::byte* out, int64_t n) {
-  if (dtype == DType::kFloat16 && (op == Binary::kMax || op == Binary::kMin)) {
-    return float16_max_min(op == Binary::kMax, a, b, out, n);
+  if (op == Binary::kMax || op == Binary::kMin) {  // mask_ops.h: on the bits
+    return (dtype == DType::kFloat16 ? float16_max_min : bfloat16_max_min)(op == Binary::kMax, a, b,
+                                                                           out, n);
   }
   WideBlock wide_a, wide_b, wide_out;  // not initialised: written before they are read
   by_blocks(n, [&](int64_t first, int64_t len) {

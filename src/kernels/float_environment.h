@@ -32,6 +32,10 @@ class FlushSubnormalsScope {
 // The calling thread's floating-point control word (MXCSR, FPCR; 0 elsewhere).
 uint64_t float_mode();
 
+// Whether the calling thread's arithmetic reads subnormal inputs as zero (MXCSR's DAZ, FPCR's
+// FZ): what a kernel working on the bits must do by hand to give arithmetic's answer.
+bool subnormals_read_as_zero();
+
 // Puts `mode` (a float_mode() of another thread) in place on the calling thread for its
 // lifetime, and restores the previous one after: a team's helper adopting its caller's
 // environment (thread_team.h).

@@ -8,6 +8,7 @@
 #endif
 
 #include "kernels/dispatch.h"
+#include "kernels/float_environment.h"
 #include "kernels/operand_reader.h"
 
 namespace spmd::kernels {
@@ -88,31 +89,58 @@ void max_min_as(Input a, Input b, std::byte* out, int64_t n) {
   std::copy_n(rs, n - i, target + i);
 }
 
-// float16 bits as an int16 whose order is the values' (NaN aside): negative values' magnitude
-// bits flipped, so that -0 (0x8000) becomes -1, just below +0. Its own inverse.
-inline uint16_t float16_key(uint16_t h) {
+// A 16-bit float's bits (float16's or bfloat16's) as an int16 whose order is the values' (NaN
+// aside): negative values' magnitude bits flipped, so that -0 (0x8000) becomes -1, just below
+// +0. Its own inverse.
+inline uint16_t half_key(uint16_t h) {
   return static_cast<uint16_t>(h ^ ((static_cast<int16_t>(h) >> 15) & 0x7fff));
 }
 
-inline uint16_t float16_quiet_nan(uint16_t h) {
-  return static_cast<uint16_t>((h & 0x8000) | 0x7e00);
+// A 16-bit float format's bits: float16's (5 exponent bits; a NaN through float32 and back
+// becomes the one quiet NaN of its sign) or bfloat16's (8; a NaN keeps its payload, made quiet:
+// widening and rounding it back are shifts).
+struct Float16Bits {
+  static constexpr uint16_t kExponent = 0x7c00, kQuiet = 0x0200;
+  static constexpr bool kKeepsPayload = false;
+};
+struct BFloat16Bits {
+  static constexpr uint16_t kExponent = 0x7f80, kQuiet = 0x0040;
+  static constexpr bool kKeepsPayload = true;
+};
+
+template <class F>
+inline bool half_is_nan(uint16_t h) {
+  return (h & 0x7fff) > F::kExponent;
 }
 
-inline bool float16_is_nan(uint16_t h) { return (h & 0x7fff) > 0x7c00; }
+// What widening, a float32 operation returning the NaN operand and rounding back give h.
+template <class F>
+inline uint16_t half_quiet_nan(uint16_t h) {
+  if constexpr (F::kKeepsPayload) return static_cast<uint16_t>(h | F::kQuiet);
+  return static_cast<uint16_t>((h & 0x8000) | F::kExponent | F::kQuiet);
+}
 
-template <bool kMaximum>
-void float16_max_min_as(Input a, Input b, std::byte* out, int64_t n) {
+// The max or min of two 16-bit floats on their keys. With kFlush, a subnormal operand is read
+// as the zero of its sign, as float32 arithmetic reads a widened bfloat16 subnormal (a float32
+// subnormal) on a thread that reads subnormals as zero; its result is then that zero too.
+template <class F, bool kMaximum, bool kFlush>
+void half_max_min_as(Input a, Input b, std::byte* out, int64_t n) {
   auto* target = reinterpret_cast<uint16_t*>(out);
   with_reader<uint16_t>(a, n, [&](auto x) {
     with_reader<uint16_t>(b, n, [&](auto y) {
 #pragma GCC ivdep
       for (int64_t i = 0; i < n; ++i) {
-        const auto kx = static_cast<int16_t>(float16_key(x[i]));
-        const auto ky = static_cast<int16_t>(float16_key(y[i]));
+        // A subnormal (exponent bits 0) loses its magnitude where the thread flushes.
+        const auto fx =
+            static_cast<uint16_t>(kFlush && (x[i] & F::kExponent) == 0 ? x[i] & 0x8000 : x[i]);
+        const auto fy =
+            static_cast<uint16_t>(kFlush && (y[i] & F::kExponent) == 0 ? y[i] & 0x8000 : y[i]);
+        const auto kx = static_cast<int16_t>(half_key(fx));
+        const auto ky = static_cast<int16_t>(half_key(fy));
         uint16_t r =
-            float16_key(static_cast<uint16_t>(kMaximum ? std::max(kx, ky) : std::min(kx, ky)));
-        r = float16_is_nan(y[i]) ? float16_quiet_nan(y[i]) : r;
-        target[i] = float16_is_nan(x[i]) ? float16_quiet_nan(x[i]) : r;
+            half_key(static_cast<uint16_t>(kMaximum ? std::max(kx, ky) : std::min(kx, ky)));
+        r = half_is_nan<F>(y[i]) ? half_quiet_nan<F>(y[i]) : r;
+        target[i] = half_is_nan<F>(x[i]) ? half_quiet_nan<F>(x[i]) : r;
       }
     });
   });
@@ -266,7 +294,18 @@ bool ieee_max_min_portable(bool maximum, DType dtype, Input a, Input b, std::byt
 
 SPMD_MASK_OPS_CLONES
 void float16_max_min(bool maximum, Input a, Input b, std::byte* out, int64_t n) {
-  (maximum ? &float16_max_min_as<true> : &float16_max_min_as<false>)(a, b, out, n);
+  (maximum ? &half_max_min_as<Float16Bits, true, false>
+           : &half_max_min_as<Float16Bits, false, false>)(a, b, out, n);
+}
+
+SPMD_MASK_OPS_CLONES
+void bfloat16_max_min(bool maximum, Input a, Input b, std::byte* out, int64_t n) {
+  if (subnormals_read_as_zero()) {
+    return (maximum ? &half_max_min_as<BFloat16Bits, true, true>
+                    : &half_max_min_as<BFloat16Bits, false, true>)(a, b, out, n);
+  }
+  (maximum ? &half_max_min_as<BFloat16Bits, true, false>
+           : &half_max_min_as<BFloat16Bits, false, false>)(a, b, out, n);
 }
 
 }  // namespace spmd::kernels

@@ -49,8 +49,13 @@ bool ieee_max_min_portable(bool maximum, DType dtype, Input a, Input b, std::byt
 // (a's where both are) giving float16's one quiet NaN of its sign, in sixteen lanes where the
 // CPU has AVX2. The bits of widening both to float32, ieee_max_min and rounding back (as every
 // other float16 operation does: elementwise.cc), which ran at 0.5-0.8x JAX's speed over 4096 x
-// 2048 (spmd-bench cores) for two conversions and a float32 pass per block of 1,024. Not for
-// bfloat16, whose subnormals are float32 subnormals that the thread may read as zero.
+// 2048 (spmd-bench cores) for two conversions and a float32 pass per block of 1,024.
 void float16_max_min(bool maximum, Input a, Input b, std::byte* out, int64_t n);
+// The same for bfloat16, whose subnormals widen to float32 subnormals: where the calling thread
+// reads subnormals as zero (float_environment.h, as jit's threads do), a subnormal operand is
+// read, compared and returned as the zero of its sign, as the widened float32 maximum gives;
+// elsewhere it is compared as the value it is. The bits of widening, ieee_max_min and rounding
+// back, in either mode (MaskOps.BFloat16…).
+void bfloat16_max_min(bool maximum, Input a, Input b, std::byte* out, int64_t n);
 
 }  // namespace spmd::kernels

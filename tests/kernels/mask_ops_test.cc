@@ -231,11 +231,19 @@ TEST(MaskOps, MaximumAndMinimumReadSubnormalsAsZeroWhereTheThreadDoes) {
 // float16_max_min on the bits equals widening both operands to float32, ieee_max_min and
 // rounding back, for every float16 `a` against special and random `b` (and the swap, and
 // scalar operands), with subnormals read as zero by the thread and not.
-void expect_float16_max_min_is_the_widened_one() {
+// Every value of the 16-bit format against special and random ones, both operand orders and a
+// scalar, max and min: the bits on the bits (mask_ops.h) against widening both, the float32
+// maximum (ieee_max_min_portable) and rounding back.
+void expect_half_max_min_is_the_widened_one(DType dtype) {
+  const bool bf16 = dtype == DType::kBFloat16;
   std::vector<uint16_t> every(65536);
   for (size_t i = 0; i < every.size(); ++i) every[i] = static_cast<uint16_t>(i);
-  std::vector<uint16_t> others = {0x0000, 0x8000, 0x0001, 0x8001, 0x03ff, 0x3c00, 0xbc00, 0x7bff,
-                                  0xfbff, 0x7c00, 0xfc00, 0x7e00, 0xfe00, 0x7c01, 0xfd55};
+  std::vector<uint16_t> others =
+      bf16 ? std::vector<uint16_t>{0x0000, 0x8000, 0x0001, 0x8001, 0x007f, 0x807f,
+                                   0x0080, 0x3f80, 0xbf80, 0x7f7f, 0xff7f, 0x7f80,
+                                   0xff80, 0x7fc0, 0xffc0, 0x7f81, 0xfd55}
+           : std::vector<uint16_t>{0x0000, 0x8000, 0x0001, 0x8001, 0x03ff, 0x3c00, 0xbc00, 0x7bff,
+                                   0xfbff, 0x7c00, 0xfc00, 0x7e00, 0xfe00, 0x7c01, 0xfd55};
   std::mt19937 bits(7);
   for (int i = 0; i < 16; ++i) others.push_back(static_cast<uint16_t>(bits()));
   const int64_t n = static_cast<int64_t>(every.size());
@@ -249,30 +257,39 @@ void expect_float16_max_min_is_the_widened_one() {
                            : form == 0 ? k::Input{as_bytes(b), n}
                                        : k::Input{as_bytes(one), 1};
         std::vector<float> wx(every.size()), wy(every.size()), wide(every.size());
-        k::widen_half(DType::kFloat16, x.data, wx.data(), n);
-        k::widen_half(DType::kFloat16, y.elements == n ? y.data : as_bytes(b), wy.data(), n);
+        k::widen_half(dtype, x.data, wx.data(), n);
+        k::widen_half(dtype, y.elements == n ? y.data : as_bytes(b), wy.data(), n);
         k::ieee_max_min_portable(maximum, DType::kFloat32, {as_bytes(wx), n}, {as_bytes(wy), n},
                                  reinterpret_cast<std::byte*>(wide.data()), n);
         std::vector<uint16_t> want(every.size()), got(every.size());
-        k::narrow_half(DType::kFloat16, wide.data(), reinterpret_cast<std::byte*>(want.data()), n);
-        k::float16_max_min(maximum, x, y, reinterpret_cast<std::byte*>(got.data()), n);
+        k::narrow_half(dtype, wide.data(), reinterpret_cast<std::byte*>(want.data()), n);
+        (bf16 ? k::bfloat16_max_min : k::float16_max_min)(
+            maximum, x, y, reinterpret_cast<std::byte*>(got.data()), n);
         int64_t wrong = 0, first = -1;
         for (int64_t i = 0; i < n; ++i) {
           if (got[i] != want[i] && wrong++ == 0) first = i;
         }
-        EXPECT_EQ(wrong, 0) << (maximum ? "max" : "min") << " against 0x" << std::hex << other
-                            << " (form " << form << "), first at 0x" << first << ": got 0x"
-                            << got[first < 0 ? 0 : first] << ", want 0x"
-                            << want[first < 0 ? 0 : first];
+        EXPECT_EQ(wrong, 0) << spmd::dtype_name(dtype) << " " << (maximum ? "max" : "min")
+                            << " against 0x" << std::hex << other << " (form " << form
+                            << "), first at 0x" << first << ": got 0x" << got[first < 0 ? 0 : first]
+                            << ", want 0x" << want[first < 0 ? 0 : first];
       }
     }
   }
 }
 
 TEST(MaskOps, Float16MaximumAndMinimumOnTheBitsAreTheWidenedOnes) {
-  expect_float16_max_min_is_the_widened_one();
+  expect_half_max_min_is_the_widened_one(DType::kFloat16);
   const k::FlushSubnormalsScope flush;
-  expect_float16_max_min_is_the_widened_one();
+  expect_half_max_min_is_the_widened_one(DType::kFloat16);
+}
+
+// bfloat16's subnormals are float32 subnormals: compared as values on a thread that keeps them,
+// as zeros of their sign (and returned so) on one that reads them as zero, as jit's threads do.
+TEST(MaskOps, BFloat16MaximumAndMinimumOnTheBitsAreTheWidenedOnesInEitherMode) {
+  expect_half_max_min_is_the_widened_one(DType::kBFloat16);
+  const k::FlushSubnormalsScope flush;
+  expect_half_max_min_is_the_widened_one(DType::kBFloat16);
 }
 
 }  // namespace
