@@ -599,7 +599,8 @@ void select_any(DType dtype, Input cond, Input a, Input b, std::byte* out, int64
 // values beyond U's range (infinities included) are its extremes, the rest truncate toward zero.
 template <class F, class U>
 U saturating_cast(F v) {
-  constexpr F kAbove = static_cast<F>(std::numeric_limits<U>::max() / 2 + 1) * F(2);  // 2^digits
+  constexpr U kHalfWay = std::numeric_limits<U>::max() / 2 + 1;            // 2^(digits - 1), exact
+  constexpr F kAbove = static_cast<F>(kHalfWay) * F(2);                    // 2^digits
   constexpr F kLowest = static_cast<F>(std::numeric_limits<U>::lowest());  // 0 or -2^digits
   if (v != v) return U{0};
   if (v >= kAbove) return std::numeric_limits<U>::max();
