@@ -14,6 +14,7 @@
 #include "jit/program.h"
 #include "jit/trace.h"
 #include "spmd/error.h"
+#include "spmd/grad.h"
 #include "spmd/linalg.h"
 #include "spmd/numpy.h"
 #include "spmd/numpy_eager.h"
@@ -77,12 +78,40 @@ Array beta(const Array& key, const Array& a, const Array& b) {
                               [](const std::vector<Tensor>& t) { return beta(t[0], t[1], t[2]); });
 }
 
+namespace {
+
+// The longest last axis XLA's CPU backend sums element by element in dirichlet's program; from
+// 32 on its vectorised order differs from any we tried (a few ulps; tests/python/jax_parity).
+constexpr int64_t kSequentialRow = 31;
+
+// jax.random's _softmax along the last axis as JAX's jit computes it: exp(x - max), its sum
+// added element by element in order, and the division turned into a product by the sum's
+// reciprocal (XLA's simplifier rewrites A / broadcast(B) so): JAX's bits for rows up to
+// kSequentialRow, where jnp.softmax's divide and pairwise sum were up to 8 ulps away.
+Tensor softmax_as_jax_random(const Tensor& x) {
+  const int64_t k = x.shape().back();
+  if (k == 0 || k > kSequentialRow) return numpy::softmax(x, -1);
+  const Tensor u = numpy::exp(x - spmd::lax::stop_gradient(numpy::max(x, {-1}, true)));
+  const auto column = [&](int64_t j) {  // u[..., j:j + 1]
+    const Shape shape = x.shape();
+    std::vector<int64_t> start(shape.size(), 0), stop(shape.begin(), shape.end());
+    start.back() = j;
+    stop.back() = j + 1;
+    return numpy::slice(u, start, stop);
+  };
+  Tensor total = column(0);
+  for (int64_t j = 1; j < k; ++j) total = total + column(j);
+  return u * numpy::broadcast_to(1 / total, x.shape());
+}
+
+}  // namespace
+
 Tensor dirichlet(const Tensor& key, const Tensor& alpha) {
   check_float32("dirichlet", alpha, "alpha");
   if (alpha.shape().empty()) {
     throw InvalidArgument("random.dirichlet: alpha must have at least one dimension");
   }
-  return numpy::softmax(gamma(key, alpha, true), -1);
+  return softmax_as_jax_random(gamma(key, alpha, true));
 }
 
 Array dirichlet(const Array& key, const Array& alpha) {
