@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <type_traits>
 #include <vector>
@@ -733,7 +734,21 @@ void argmax(DType dtype, const std::byte* in, const Shape& shape, int axis, std:
   if (e.extent == 0) throw InvalidArgument("argmax over an empty axis");
   auto* result = reinterpret_cast<int32_t*>(out);
   if (is_half_dtype(dtype)) return argmax_along(FloatReader<float>{in, dtype}, e, result);
-  // bools are bytes of 0 or 1: their first maximum is uint8's, on the team as the others.
+  // bools are bytes of 0 or 1: along a row the first true byte (memchr, which stops there), else
+  // uint8's first maximum, on the team as the others.
+  if (dtype == DType::kBool && e.inner == 1) {
+    parallel_for(e.outer, std::max<int64_t>(1, kPartElements / e.extent), 1,
+                 [&](int64_t first, int64_t last) {
+                   for (int64_t o = first; o < last; ++o) {
+                     const auto* row = reinterpret_cast<const char*>(in + o * e.extent);
+                     const void* hit = std::memchr(row, 1, static_cast<size_t>(e.extent));
+                     result[o] = hit == nullptr
+                                     ? 0
+                                     : static_cast<int32_t>(static_cast<const char*>(hit) - row);
+                   }
+                 });
+    return;
+  }
   if (dtype == DType::kBool) return argmax_along(FloatReader<uint8_t>{in, dtype}, e, result);
   visit_compute_type(dtype, [&](auto zero) {
     using T = decltype(zero);
