@@ -477,6 +477,24 @@ def test_where_broadcasts_its_operands_to_their_joint_sharding_on_an_explicit_me
     assert got_spec == want_spec == ("dp", "mp")
 
 
+def test_a_products_gradient_keeps_an_explicit_split_of_the_other_dimension():
+    """grad of sum(prod(a, axis=1)) with a's rows split over an Explicit axis: the one-device
+    gradient (zeros among the factors), laid out as a. JAX 0.10.2 refuses this program (its
+    derivative's reshape "is not supported" on an Explicit split), so the reference is spmd on
+    one device."""
+    a = np.random.default_rng(4).uniform(-2, 2, (4, 6)).astype(np.float32)
+    a[1, 2] = a[3, 0] = a[3, 5] = 0
+
+    def grad_of(ns, v):
+        return ns.grad(lambda u: ns.np.sum(ns.np.prod(u, axis=1)))(v)
+    mesh = spmd.make_mesh((2, 2), ("dp", "mp"), axis_types=(spmd.AxisType.Explicit,) * 2)
+    with spmd.set_mesh(mesh):
+        out = spmd.jit(lambda v: grad_of(Spmd, v))(Spmd.put(a, mesh, ("dp",)))
+    alone = run(Spmd, grad_of, [a], (1, 1), [()])
+    compare(np.asarray(out), alone, "exact", "grad of prod on an Explicit 2 x 2 mesh")
+    assert tuple(out.sharding.spec) == ("dp",)
+
+
 def test_a_scalar_from_process_local_data_is_the_scalar_on_every_device():
     """make_array_from_process_local_data of a rank-0 value on a replicated sharding (it also
     carries pmap's in_axes=None for a scalar) gives the scalar, as JAX does."""

@@ -192,7 +192,7 @@ Tensor product_cotangent(const Tensor& x, const std::vector<int64_t>& axes, cons
   }
   int64_t n = 1;
   for (int64_t axis : axes) n *= x.shape()[static_cast<size_t>(axis)];
-  if (n == 0) return lax::full(x.trace(), x.shape(), x.dtype(), 0.0);  // no elements to reach
+  if (n == 0) return lax::full_like(x, 0.0);  // no elements to reach
   const int last = static_cast<int>(kept.size());
   const auto shape_with = [&](int64_t length) {
     Shape s = kept;
@@ -214,8 +214,8 @@ Tensor product_cotangent(const Tensor& x, const std::vector<int64_t>& axes, cons
     const int64_t n1 = (n + 1) / 2, n2 = n - n1;
     Tensor second = part(level, n1, n2);
     if (n2 != n1) {
-      second =
-          lax::concatenate({second, lax::full(x.trace(), shape_with(1), x.dtype(), 1.0)}, last);
+      // A 1 typed as the level's column (its sharding in types), so that the two concatenate.
+      second = lax::concatenate({second, lax::full_like(part(level, 0, 1), 1.0)}, last);
     }
     levels.push_back({part(level, 0, n1), second, n2});
     level = levels.back().first * levels.back().second;
@@ -233,8 +233,7 @@ Tensor product_cotangent(const Tensor& x, const std::vector<int64_t>& axes, cons
   // JAX's slices transpose to pads of +0 added together, so its cotangents are never -0 once the
   // tree has a level: + 0 makes ours the same.
   if (!levels.empty()) {
-    cotangent = lax::binary(kernels::Binary::kAdd, cotangent,
-                            lax::full(x.trace(), cotangent.shape(), x.dtype(), 0.0));
+    cotangent = lax::binary(kernels::Binary::kAdd, cotangent, lax::full_like(cotangent, 0.0));
   }
   return lax::transpose(lax::reshape(cotangent, moved), inverse);
 }
