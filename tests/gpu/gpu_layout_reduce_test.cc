@@ -157,10 +157,11 @@ TEST_F(GpuLayout, FillAndIotaConvertAsTheCpuDoes) {
     }
     const double x = out == DType::kFloat64 ? g.d : g.f, y = out == DType::kFloat64 ? w.d : w.f;
     if (std::isnan(x) && std::isnan(y)) continue;
-    const double tolerance = op != kernels::Reduce::kSum ? 0.0
-                             : scalar::is_half(out)      ? 1e-2
-                             : out == DType::kFloat32    ? 1e-5
-                                                         : 1e-12;
+    const bool rounds = op == kernels::Reduce::kSum || op == kernels::Reduce::kProd;
+    const double tolerance = !rounds                  ? 0.0
+                             : scalar::is_half(out)   ? 1e-2
+                             : out == DType::kFloat32 ? 1e-5
+                                                      : 1e-12;
     if (std::abs(x - y) <= tolerance * std::max(1.0, std::abs(y))) continue;
     return ::testing::AssertionFailure()
            << kernels::name(op) << " of " << dtype_name(dtype) << " along " << axis << ", output "
@@ -186,6 +187,26 @@ TEST_F(GpuReduce, SumMaxMinOfEveryDtypeAlongEachAxis) {
         EXPECT_TRUE(reduce_matches(*this, op, t, t, shape, axis, mixed(shape_size(shape), t)));
       }
     }
+  }
+}
+
+// Products of ±1, 2, 0.5 and 3 (integers wrapping, floats within rounding: the GPU multiplies in
+// a tree, the CPU in order), along each axis of every dtype, and an empty axis's 1.
+TEST_F(GpuReduce, ProductsOfEveryDtypeAlongEachAxisAreTheCpus) {
+  const Shape shape{3, 12, 5};
+  const double factors[] = {1, -1, 2, 0.5, 3, -1, 1};
+  for (DType t : chain_dtypes()) {
+    std::vector<double> v(static_cast<size_t>(shape_size(shape)));
+    for (size_t k = 0; k < v.size(); ++k) {
+      v[k] = t == DType::kBool ? double(k % 5 != 0) : factors[k % 7];
+      if (scalar::class_of(t) == scalar::Class::kInt && v[k] == 0.5) v[k] = 2;
+    }
+    for (int axis = 0; axis < 3; ++axis) {
+      EXPECT_TRUE(reduce_matches(*this, kernels::Reduce::kProd, t, t, shape, axis, v))
+          << dtype_name(t) << " along " << axis;
+    }
+    EXPECT_TRUE(reduce_matches(*this, kernels::Reduce::kProd, t, t, {3, 0}, 1, {}))
+        << "an empty product of " << dtype_name(t);
   }
 }
 
