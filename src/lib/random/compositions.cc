@@ -80,28 +80,63 @@ Array beta(const Array& key, const Array& a, const Array& b) {
 
 namespace {
 
-// The longest last axis XLA's CPU backend sums element by element in dirichlet's program; from
-// 32 on its vectorised order differs from any we tried (a few ulps; tests/python/jax_parity).
+// XLA's CPU program (JAX 0.10.2's jit) sums a row of up to kSequentialRow elements element by
+// element; a longer one its TreeReductionRewriter cuts into windows of kWindow, the row padded
+// with zeros to a multiple of kWindow (half the padding, rounded down, before it), each window
+// summed in order, then the windows' sums the same way. Measured against jax.random.dirichlet's
+// optimised program (XLA_FLAGS=--xla_dump_to) and its values. Arrays of 4,096 elements or more
+// go to YNNPACK instead, whose exp and sums are its own: there we are a few ulps away.
 constexpr int64_t kSequentialRow = 31;
+constexpr int64_t kWindow = 32;
 
-// jax.random's _softmax along the last axis as JAX's jit computes it: exp(x - max), its sum
-// added element by element in order, and the division turned into a product by the sum's
-// reciprocal (XLA's simplifier rewrites A / broadcast(B) so): JAX's bits for rows up to
-// kSequentialRow, where jnp.softmax's divide and pairwise sum were up to 8 ulps away.
+// x[..., j:j + 1].
+Tensor last_axis_column(const Tensor& x, int64_t j) {
+  const Shape shape = x.shape();
+  std::vector<int64_t> start(shape.size(), 0), stop(shape.begin(), shape.end());
+  start.back() = j;
+  stop.back() = j + 1;
+  return numpy::slice(x, start, stop);
+}
+
+// The sum of x's last axis, element by element, kept as an axis of 1.
+Tensor sequential_sum(const Tensor& x) {
+  Tensor total = last_axis_column(x, 0);
+  for (int64_t j = 1; j < x.shape().back(); ++j) total = total + last_axis_column(x, j);
+  return total;
+}
+
+// The sum of x's last axis (kept as an axis of 1 with `keepdims`) in XLA's order, above.
+Tensor in_order_sum(const Tensor& x, bool keepdims = false) {
+  const Shape shape = x.shape();
+  const int64_t k = shape.back();
+  if (k == 0) return numpy::sum(x, {-1}, keepdims);
+  Tensor total;
+  if (k <= kSequentialRow) {
+    total = sequential_sum(x);
+  } else {
+    const int64_t windows = (k + kWindow - 1) / kWindow, pad = windows * kWindow - k;
+    Shape low = shape, high = shape, split = shape;
+    low.back() = pad / 2;
+    high.back() = pad - pad / 2;
+    split.back() = windows;
+    split.push_back(kWindow);
+    const Tensor padded =
+        numpy::concatenate({numpy::zeros(low, x.dtype()), x, numpy::zeros(high, x.dtype())}, -1);
+    // Each window in order ([..., windows, 1] squeezed to [..., windows]), then the windows.
+    const Tensor sums = numpy::squeeze(sequential_sum(numpy::reshape(padded, split)), {-1});
+    total = in_order_sum(sums, true);
+  }
+  return keepdims ? total : numpy::squeeze(total, {-1});
+}
+
+// jax.random's _softmax along the last axis as JAX's jit computes it: exp(x - max), its sum in
+// XLA's order, and the division turned into a product by the sum's reciprocal (XLA's
+// simplifier rewrites A / broadcast(B) so), where jnp.softmax's divide and pairwise sum were
+// up to 8 ulps away.
 Tensor softmax_as_jax_random(const Tensor& x) {
-  const int64_t k = x.shape().back();
-  if (k == 0 || k > kSequentialRow) return numpy::softmax(x, -1);
+  if (x.shape().back() == 0) return numpy::softmax(x, -1);
   const Tensor u = numpy::exp(x - spmd::lax::stop_gradient(numpy::max(x, {-1}, true)));
-  const auto column = [&](int64_t j) {  // u[..., j:j + 1]
-    const Shape shape = x.shape();
-    std::vector<int64_t> start(shape.size(), 0), stop(shape.begin(), shape.end());
-    start.back() = j;
-    stop.back() = j + 1;
-    return numpy::slice(u, start, stop);
-  };
-  Tensor total = column(0);
-  for (int64_t j = 1; j < k; ++j) total = total + column(j);
-  return u * numpy::broadcast_to(1 / total, x.shape());
+  return u * numpy::broadcast_to(1 / in_order_sum(u, true), x.shape());
 }
 
 }  // namespace
@@ -141,10 +176,11 @@ Tensor ball(const Tensor& key, int64_t d, double p, const Shape& shape) {
   const Tensor g = generalized_normal(key_at(keys, 0), p, points);
   const Tensor e = exponential(key_at(keys, 1), shape, DType::kFloat32);
   const Tensor power = float32_of(keys, static_cast<float>(p));
-  const Tensor inverse = float32_of(keys, 1.0f / static_cast<float>(p));
-  const Tensor norm =
-      numpy::power(numpy::sum(numpy::power(numpy::abs(g), power), {-1}) + e, inverse);
-  return g / numpy::expand_dims(norm, -1);
+  // g / (sum |g|^p + e)^(1/p) as XLA computes it (its optimised program): the sum in order for
+  // up to kSequentialRow coordinates, and the division a product by (sum + e)^(-(1/p)).
+  const Tensor negated_inverse = float32_of(keys, -(1.0f / static_cast<float>(p)));
+  const Tensor total = in_order_sum(numpy::power(numpy::abs(g), power)) + e;
+  return g * numpy::expand_dims(numpy::power(total, negated_inverse), -1);
 }
 
 Array ball(const Array& key, int64_t d, double p, const Shape& shape) {

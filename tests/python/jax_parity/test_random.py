@@ -44,17 +44,21 @@ CASES = [
     ("lognormal", (np.array([0.3, 0.7, 1.9], np.float16), (400, 3), np.float16), {}, 0),
     ("lognormal", (jnp.array([0.3, 0.7, 1.9], jnp.bfloat16), (400, 3), jnp.bfloat16), {}, 0),
     # The gamma family: JAX's draws, rejections and values (XLA's rsqrt in c = (1/3) rsqrt(d),
-    # and its exp, kernels/xla_math.h). dirichlet's softmax is XLA's (the sum in order, times
-    # its reciprocal) up to 31 categories, JAX's bits; from 32 XLA's vectorised sum is not
-    # ours, a few ulps. ball's norm sums in another order: a few ulps.
+    # and its exp, kernels/xla_math.h). dirichlet's softmax and ball's norm are XLA's (rows
+    # summed in order up to 31, in windows of 32 beyond; a product by the reciprocal or by
+    # (sum + e)^(-1/p)): JAX's bits below 4,096 elements. From 4,096 XLA hands the fusion to
+    # YNNPACK, whose exp and sums are its own: tens of ulps for dirichlet, a few for ball.
     ("gamma", (GAMMA_A,), {}, 0), ("gamma", (2.0,), {"shape": (4, 5)}, 0),
     ("loggamma", (GAMMA_A,), {}, 0), ("beta", (GAMMA_A, GAMMA_A[::-1]), {}, 0),
     ("beta", (0.5, 2.0), {"shape": (50,)}, 0), ("dirichlet", (GAMMA_A,), {}, 0),
     ("dirichlet", (np.array([0.2, 1.0, 4.0], np.float32),), {"shape": (7,)}, 0),
     ("dirichlet", (np.linspace(0.3, 3.0, 31).astype(np.float32),), {"shape": (6,)}, 0),
-    ("dirichlet", (np.linspace(0.3, 3.0, 40).astype(np.float32),), {"shape": (6,)}, 8),
-    ("generalized_normal", (1.5, (40,)), {}, 0), ("ball", (3,), {"shape": (20,)}, 8),
-    ("ball", (2, 1.0), {"shape": (5,)}, 8),
+    ("dirichlet", (np.linspace(0.3, 3.0, 40).astype(np.float32),), {"shape": (6,)}, 0),
+    ("dirichlet", (np.linspace(0.3, 3.0, 100).astype(np.float32),), {"shape": (30,)}, 0),
+    ("dirichlet", (np.linspace(0.3, 3.0, 3).astype(np.float32),), {"shape": (3000,)}, 32),
+    ("generalized_normal", (1.5, (40,)), {}, 0), ("ball", (3,), {"shape": (20,)}, 0),
+    ("ball", (2, 1.0), {"shape": (5,)}, 0), ("ball", (40, 1.5), {"shape": (6,)}, 0),
+    ("ball", (5, 3.0), {"shape": (40,)}, 0), ("ball", (3,), {"shape": (2000,)}, 4),
 ]
 
 
