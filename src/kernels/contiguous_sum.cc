@@ -13,59 +13,42 @@ namespace {
   return std::bit_cast<float>(static_cast<uint32_t>(h) << 16);
 }
 
+// The lanes' sum of each element type this file serves: float32 and float64 as they are,
+// uint16_t as bfloat16 bits widened to float32.
+[[gnu::always_inline]] inline float lanes(const float* x, int64_t n) { return lane_sum(x, n); }
+[[gnu::always_inline]] inline double lanes(const double* x, int64_t n) { return lane_sum(x, n); }
+[[gnu::always_inline]] inline float lanes(const uint16_t* x, int64_t n) {
+  return lane_sum_of<float>(x, n, widen_bfloat16);
+}
+
 #if defined(__x86_64__) && defined(__GNUC__)
-__attribute__((target("avx2"))) float sum_avx2(const float* x, int64_t n) { return lane_sum(x, n); }
-__attribute__((target("avx2"))) double sum_avx2(const double* x, int64_t n) {
-  return lane_sum(x, n);
+template <class S>
+__attribute__((target("avx2"))) auto sum_avx2(const S* x, int64_t n) {
+  return lanes(x, n);
 }
-__attribute__((target("avx512f"))) float sum_avx512(const float* x, int64_t n) {
-  return lane_sum(x, n);
-}
-__attribute__((target("avx512f"))) double sum_avx512(const double* x, int64_t n) {
-  return lane_sum(x, n);
-}
-__attribute__((target("avx2"))) float bf16_sum_avx2(const uint16_t* x, int64_t n) {
-  return lane_sum_of<float>(x, n, widen_bfloat16);
-}
-__attribute__((target("avx512f"))) float bf16_sum_avx512(const uint16_t* x, int64_t n) {
-  return lane_sum_of<float>(x, n, widen_bfloat16);
+template <class S>
+__attribute__((target("avx512f"))) auto sum_avx512(const S* x, int64_t n) {
+  return lanes(x, n);
 }
 SumBuild widest() {
   if (__builtin_cpu_supports("avx512f")) return SumBuild::kAvx512;
   return __builtin_cpu_supports("avx2") ? SumBuild::kAvx2 : SumBuild::kBaseline;
 }
 #else
-template <class T>
-T sum_avx2(const T* x, int64_t n) {
-  return lane_sum(x, n);
+template <class S>
+auto sum_avx2(const S* x, int64_t n) {
+  return lanes(x, n);
 }
-template <class T>
-T sum_avx512(const T* x, int64_t n) {
-  return lane_sum(x, n);
-}
-float bf16_sum_avx2(const uint16_t* x, int64_t n) {
-  return lane_sum_of<float>(x, n, widen_bfloat16);
-}
-float bf16_sum_avx512(const uint16_t* x, int64_t n) {
-  return lane_sum_of<float>(x, n, widen_bfloat16);
+template <class S>
+auto sum_avx512(const S* x, int64_t n) {
+  return lanes(x, n);
 }
 SumBuild widest() { return SumBuild::kBaseline; }
 #endif
 
-float bf16_sum_in(const uint16_t* x, int64_t n, SumBuild build) {
-  switch (build) {
-    case SumBuild::kAvx512:
-      return bf16_sum_avx512(x, n);
-    case SumBuild::kAvx2:
-      return bf16_sum_avx2(x, n);
-    case SumBuild::kBaseline:
-      break;
-  }
-  return lane_sum_of<float>(x, n, widen_bfloat16);
-}
-
-template <class T>
-T sum_in(const T* x, int64_t n, SumBuild build) {
+// The sum of x in `build` (at most the widest the CPU runs).
+template <class S>
+auto sum_in(const S* x, int64_t n, SumBuild build) {
   switch (build) {
     case SumBuild::kAvx512:
       return sum_avx512(x, n);
@@ -74,7 +57,7 @@ T sum_in(const T* x, int64_t n, SumBuild build) {
     case SumBuild::kBaseline:
       break;
   }
-  return lane_sum(x, n);
+  return lanes(x, n);
 }
 
 }  // namespace
@@ -97,11 +80,11 @@ double contiguous_sum(const double* x, int64_t n, SumBuild build) {
 }
 
 float contiguous_sum_bfloat16(const uint16_t* x, int64_t n) {
-  return bf16_sum_in(x, n, widest_sum_build());
+  return sum_in(x, n, widest_sum_build());
 }
 
 float contiguous_sum_bfloat16(const uint16_t* x, int64_t n, SumBuild build) {
-  return bf16_sum_in(x, n, std::min(build, widest_sum_build()));
+  return sum_in(x, n, std::min(build, widest_sum_build()));
 }
 
 }  // namespace spmd::kernels

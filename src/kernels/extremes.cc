@@ -7,6 +7,8 @@
 #include <limits>
 #include <type_traits>
 
+#include "kernels/dispatch.h"
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define SPMD_EXTREMES_AVX2 1
@@ -382,29 +384,19 @@ template <class T>
   return best;
 }
 
-// Calls f with a null pointer of dtype's integer type; false for another dtype.
+// Calls f with a null pointer of dtype's integer type (dispatch.h's visit_dtype); false, with f
+// not called, for another dtype.
 template <class F>
 [[gnu::always_inline]] inline bool with_integer_type(DType dtype, F f) {
-  switch (dtype) {
-    case DType::kInt8:
-      return f(static_cast<int8_t*>(nullptr)), true;
-    case DType::kInt16:
-      return f(static_cast<int16_t*>(nullptr)), true;
-    case DType::kInt32:
-      return f(static_cast<int32_t*>(nullptr)), true;
-    case DType::kInt64:
-      return f(static_cast<int64_t*>(nullptr)), true;
-    case DType::kUInt8:
-      return f(static_cast<uint8_t*>(nullptr)), true;
-    case DType::kUInt16:
-      return f(static_cast<uint16_t*>(nullptr)), true;
-    case DType::kUInt32:
-      return f(static_cast<uint32_t*>(nullptr)), true;
-    case DType::kUInt64:
-      return f(static_cast<uint64_t*>(nullptr)), true;
-    default:
+  return visit_dtype(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      f(static_cast<T*>(nullptr));
+      return true;
+    } else {
       return false;
-  }
+    }
+  });
 }
 
 }  // namespace
