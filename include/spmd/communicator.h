@@ -38,6 +38,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <ranges>
 #include <span>
@@ -62,6 +63,17 @@ struct MutableSegment {
   void* data;
   size_t bytes;
 };
+
+// What all_reduce_then() does to the reduced values on their way to the outputs: reads `n`
+// values at `reduced`, elements [first, first + n) of the reduction, and writes the final values
+// of those elements at `out`, which does not overlap `reduced`; both hold the call's dtype. It
+// must be an element-wise function that computes the same value for an element in every
+// participant (it may read other buffers at the same elements, when those hold the same values
+// in every participant): the engine calls one participant's epilogue for each range and hands the
+// result to all. It may be called from several threads at once, on disjoint ranges, and must not
+// call a collective.
+using AllReduceEpilogue =
+    std::function<void(const std::byte* reduced, std::byte* out, size_t first, size_t n)>;
 
 class Communicator {
  public:
@@ -153,6 +165,15 @@ class Communicator {
   // The dtype-tagged forms the layers above use; `count` is elements per participant (per block
   // for all_to_all; of `in` for all_gather, of `out` for reduce_scatter).
   void all_reduce(DType dtype, const void* in, void* out, size_t count, ReduceOp op);
+  // all_reduce, then `then` applied to the result in the same pass (jit's psum followed by an
+  // element-wise chain, such as a gradient's SGD update): each range of the result is reduced,
+  // passed through `then` while it is in cache and written to every output, so a process's
+  // participants compute the epilogue once between them and each process only on its share of
+  // the elements, where a separate pass would read and write the whole result again in every
+  // participant. Every participant must pass an epilogue (one without is a different call:
+  // CollectiveMismatch). float16 and bfloat16 results get it after their rounding.
+  void all_reduce_then(DType dtype, const void* in, void* out, size_t count, ReduceOp op,
+                       const AllReduceEpilogue& then);
   void all_gather(DType dtype, const void* in, void* out, size_t count);
   void reduce_scatter(DType dtype, const void* in, void* out, size_t count, ReduceOp op);
   void all_to_all(DType dtype, const void* in, void* out, size_t count);

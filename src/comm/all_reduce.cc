@@ -4,6 +4,7 @@
 // float16/bfloat16 go through float32 end to end and are rounded once.
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "comm/call.h"
 #include "comm/reduce_kernels.h"
@@ -14,18 +15,27 @@ namespace {
 
 // Past the one-shot sizes: through every process's comm memory where the group can, else by
 // reduce-scatter and all-gather, within hosts first where the group spans several with
-// neighbours.
-void reduce_among_processes(Call& c, const std::byte* contrib, std::byte* result) {
+// neighbours. `then`, when not null, is applied by the mapped and the reduce-scatter algorithms to
+// this process's share (true returned), not by the hierarchical one (false).
+bool reduce_among_processes(Call& c, const std::byte* contrib, std::byte* result,
+                            const AllReduceEpilogue* then) {
   const Members all = Members::all(c.layout);
   if (c.bytes() >= kByReferenceMin && maps_every_peer(c, all) &&
-      mapped_all_reduce(c, all, contrib, result)) {
-    return;
+      mapped_all_reduce(c, all, contrib, result, then)) {
+    return then != nullptr;
   }
   if (spans_hosts_with_neighbours(c.layout)) {
     hierarchical_all_reduce(c, contrib, result);
-  } else {
-    reduce_scatter_all_gather_all_reduce(c, all, contrib, result);
+    return false;
   }
+  reduce_scatter_all_gather_all_reduce(c, all, contrib, result, then);
+  return then != nullptr;
+}
+
+// A buffer of this thread's of kEpilogueTile bytes, 8-byte aligned, kept for the thread's life.
+std::byte* epilogue_tile() {
+  thread_local std::vector<double> tile(kEpilogueTile / sizeof(double));
+  return reinterpret_cast<std::byte*>(tile.data());
 }
 
 // Several local participants and no other process, in their own dtype: the result is made in
@@ -37,6 +47,29 @@ void reduce_among_processes(Call& c, const std::byte* contrib, std::byte* result
 // read before the same elements of the outputs are written, so each output may be its own
 // participant's input.
 constexpr size_t kInProcessPart = size_t{1} << 20;
+
+// Elements [first, first + n) of an in-process all-reduce with an epilogue, a tile at a time: the
+// sum in this thread's tile, the epilogue from it into the first participant's output (which may
+// be its input: the tile's inputs are read by then), copied from there to the others' while it
+// is in cache. Every participant's output is written once, and the epilogue runs once for all.
+void reduce_part_then(const Call& c, const AllReduceEpilogue& then, size_t first, size_t n) {
+  const size_t elem = c.elem();
+  const size_t per_tile = kEpilogueTile / elem;
+  std::byte* tile = epilogue_tile();
+  for (size_t done = 0; done < n; done += per_tile) {
+    const size_t k = std::min(per_tile, n - done);
+    const size_t at = (first + done) * elem;
+    reduce_to(c.dtype, c.fp.reduce, tile, c.local[0].in + at, c.local[1].in + at, k);
+    for (size_t i = 2; i < c.local.size(); ++i) {
+      reduce_into(c.dtype, c.fp.reduce, tile, c.local[i].in + at, k);
+    }
+    std::byte* result = c.local[0].out + at;
+    then(tile, result, first + done, k);
+    for (size_t i = 1; i < c.local.size(); ++i) {
+      if (c.local[i].out != c.local[0].out) std::memcpy(c.local[i].out + at, result, k * elem);
+    }
+  }
+}
 
 void all_reduce_in_process(Call& c) {
   const size_t elem = c.elem();
@@ -52,6 +85,7 @@ void all_reduce_in_process(Call& c) {
     const size_t first = static_cast<size_t>(p) * step;
     if (first >= count) return;
     const size_t n = std::min(step, count - first);
+    if (const AllReduceEpilogue* then = epilogue_of(c)) return reduce_part_then(c, *then, first, n);
     const size_t at = first * elem;
     std::byte* result = c.local[0].out + at;
     reduce_to(c.dtype, c.fp.reduce, result, c.local[0].in + at, c.local[1].in + at, n);
@@ -94,21 +128,52 @@ void run_all_reduce(Call& c) {
 
   // The result lands in the first participant's buffer, or, when it must be narrowed, in scratch.
   std::byte* result = widen ? c.scratch.get(ScratchRole::kWidenedResult, bytes) : c.local[0].out;
+  bool applied = false;  // the epilogue, by the algorithm among processes
   if (c.layout.positions() == 1) {
     if (result != contrib) std::memcpy(result, contrib, bytes);
   } else if (bytes <= kOneShotAllReduceMax || count < static_cast<size_t>(c.layout.positions())) {
     one_shot_all_reduce(c, Members::all(c.layout), contrib, result);
   } else {
-    reduce_among_processes(c, contrib, result);
+    // A widened call's epilogue reads the rounded values: it runs after the rounding, below.
+    applied = reduce_among_processes(c, contrib, result, widen ? nullptr : epilogue_of(c));
   }
 
-  for (size_t i = 0; i < L; ++i) {
-    if (widen) {
-      narrow_from_float32(c.fp.dtype, reinterpret_cast<const float*>(result), c.local[i].out,
-                          count);
-    } else if (c.local[i].out != result) {
-      std::memcpy(c.local[i].out, result, bytes);
+  const AllReduceEpilogue* then = applied ? nullptr : epilogue_of(c);
+  if (then == nullptr) {
+    for (size_t i = 0; i < L; ++i) {
+      if (widen) {
+        narrow_from_float32(c.fp.dtype, reinterpret_cast<const float*>(result), c.local[i].out,
+                            count);
+      } else if (c.local[i].out != result) {
+        std::memcpy(c.local[i].out, result, bytes);
+      }
     }
+    return;
+  }
+  // The epilogue the algorithm did not apply: on the first participant's output (after rounding),
+  // copied from there to the others'.
+  std::byte* first = c.local[0].out;
+  const size_t elem = dtype_size(c.fp.dtype);
+  if (widen) {
+    narrow_from_float32(c.fp.dtype, reinterpret_cast<const float*>(result), first, count);
+  } else if (first != result) {
+    std::memcpy(first, result, bytes);
+  }
+  apply_in_place(*then, first, 0, count, elem);
+  for (size_t i = 1; i < L; ++i) {
+    if (c.local[i].out != first) std::memcpy(c.local[i].out, first, count * elem);
+  }
+}
+
+void apply_in_place(const AllReduceEpilogue& then, std::byte* values, size_t first, size_t count,
+                    size_t elem) {
+  const size_t per_tile = kEpilogueTile / elem;
+  std::byte* tile = epilogue_tile();
+  for (size_t done = 0; done < count; done += per_tile) {
+    const size_t k = std::min(per_tile, count - done);
+    std::byte* at = values + done * elem;
+    then(at, tile, first + done, k);
+    std::memcpy(at, tile, k * elem);
   }
 }
 

@@ -25,6 +25,9 @@ namespace spmd {
 struct LocalBuffers {
   const std::byte* in = nullptr;
   std::byte* out = nullptr;
+  // all_reduce_then: the participant's epilogue (every participant of the call has one, the
+  // fingerprint says so); null otherwise.
+  const AllReduceEpilogue* then = nullptr;
 };
 
 // Reusable memory of a group, grown on demand and kept across calls.
@@ -105,11 +108,15 @@ inline std::pair<size_t, size_t> balanced_block(size_t begin, size_t count, int 
 // mismatched call fails in every participant.
 void run_all_reduce(Call& c);  // picks one of the three below
 void one_shot_all_reduce(Call& c, Members m, const std::byte* in, std::byte* out);
-void reduce_scatter_all_gather_all_reduce(Call& c, Members m, const std::byte* in, std::byte* out);
+// Those two, and the mapped one below, apply `then` (when not null) to this process's share of
+// the result before they hand it on, so that `out` ends with the epilogue's values everywhere.
+void reduce_scatter_all_gather_all_reduce(Call& c, Members m, const std::byte* in, std::byte* out,
+                                          const AllReduceEpilogue* then = nullptr);
 // Straight through every process's comm memory, where all of them map each other's buffers
 // (maps_every_peer); false, having exchanged only offers, when some process's buffers are not
 // all comm memory, for the caller to run another algorithm.
-bool mapped_all_reduce(Call& c, Members m, const std::byte* in, std::byte* out);
+bool mapped_all_reduce(Call& c, Members m, const std::byte* in, std::byte* out,
+                       const AllReduceEpilogue* then = nullptr);
 // Whether this process reaches the comm memory of every other member and they reach its own: the
 // same answer in every member (group_setup.cc agrees on it per host).
 bool maps_every_peer(const Call& c, Members m);
@@ -129,6 +136,21 @@ void run_all_to_all_v(Call& c);  // with counts, or with segments when they are 
 // output overlaps some local input (in-place all_to_all and permute, whose local copies or
 // receives would otherwise clobber an input another participant still has to send).
 std::vector<const std::byte*> unaliased_inputs(Call& c, size_t bytes);
+
+// The epilogue of an all_reduce_then call (the first local participant's), or null.
+inline const AllReduceEpilogue* epilogue_of(const Call& c) {
+  return c.local.empty() ? nullptr : c.local[0].then;
+}
+
+// `then` over elements [first, first + count) held at `values`, in place: a tile at a time
+// through a buffer of this thread's, so that no call's input and output overlap.
+void apply_in_place(const AllReduceEpilogue& then, std::byte* values, size_t first, size_t count,
+                    size_t elem);
+
+// The bytes of a tile an epilogue runs on: the sum and the epilogue's values stay in the L2
+// cache, and each call of the epilogue (a chain of kernels, looked up per call) covers enough
+// elements to pay for itself.
+inline constexpr size_t kEpilogueTile = size_t{128} << 10;
 
 // Runs the call with its op's algorithm (the one dispatch of every collective).
 void run_call(Call& c);

@@ -93,6 +93,13 @@ void Communicator::all_reduce(DType dtype, const void* in, void* out, size_t cou
   group_->run(local_, request(CollectiveOp::kAllReduce, dtype, op, -1, count, in, out));
 }
 
+void Communicator::all_reduce_then(DType dtype, const void* in, void* out, size_t count,
+                                   ReduceOp op, const AllReduceEpilogue& then) {
+  Request r = request(CollectiveOp::kAllReduce, dtype, op, -1, count, in, out);
+  r.buffers.then = &then;
+  group_->run(local_, r);
+}
+
 void Communicator::all_gather(DType dtype, const void* in, void* out, size_t count) {
   group_->run(local_, request(CollectiveOp::kAllGather, dtype, ReduceOp::kSum, -1, count, in, out));
 }

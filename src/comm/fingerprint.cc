@@ -41,7 +41,7 @@ const char* op_name(CollectiveOp op) { return kOpNames[static_cast<int>(op)]; }
 std::string Fingerprint::describe() const {
   std::string detail;
   if (reduces(op)) {
-    detail = fmt::format("{}, ", reduce_op_name(reduce));
+    detail = fmt::format("{}{}, ", reduce_op_name(reduce), then ? " then an epilogue" : "");
   } else if (op == CollectiveOp::kBroadcast) {
     detail = fmt::format("root {}, ", root);
   }
@@ -50,7 +50,8 @@ std::string Fingerprint::describe() const {
                      dtype_name(dtype), count);
 }
 
-// Layout: sequence u64 | group u64 | count u64 | root i32 | op u8 | dtype u8 | reduce u8 | 0 u8
+// Layout: sequence u64 | group u64 | count u64 | root i32 | op u8 | dtype u8 | reduce u8 |
+// flags u8 (bit 0: then; the others 0)
 FingerprintBytes encode(const Fingerprint& f) {
   FingerprintBytes b{};
   put(b, 0, f.sequence);
@@ -60,14 +61,14 @@ FingerprintBytes encode(const Fingerprint& f) {
   b[28] = static_cast<uint8_t>(f.op);
   b[29] = static_cast<uint8_t>(f.dtype);
   b[30] = static_cast<uint8_t>(f.reduce);
-  b[31] = 0;
+  b[31] = f.then ? 1 : 0;
   return b;
 }
 
 std::optional<Fingerprint> decode(const FingerprintBytes& b) {
   if (b[28] > static_cast<uint8_t>(CollectiveOp::kAllToAllV) ||
       b[29] > static_cast<uint8_t>(DType::kFloat64) ||
-      b[30] > static_cast<uint8_t>(ReduceOp::kMax) || b[31] != 0) {
+      b[30] > static_cast<uint8_t>(ReduceOp::kMax) || b[31] > 1) {
     return std::nullopt;
   }
   Fingerprint f;
@@ -78,6 +79,7 @@ std::optional<Fingerprint> decode(const FingerprintBytes& b) {
   f.op = static_cast<CollectiveOp>(b[28]);
   f.dtype = static_cast<DType>(b[29]);
   f.reduce = static_cast<ReduceOp>(b[30]);
+  f.then = b[31] == 1;
   return f;
 }
 
@@ -90,6 +92,7 @@ std::string mismatch_message(const Fingerprint& mine, int my_process, const Fing
   if (mine.dtype != theirs.dtype) differ.emplace_back("dtype");
   if (mine.count != theirs.count) differ.emplace_back("element count");
   if (mine.reduce != theirs.reduce && reduces(mine.op)) differ.emplace_back("reduce op");
+  if (mine.then != theirs.then) differ.emplace_back("epilogue");
   if (mine.root != theirs.root && mine.op == CollectiveOp::kBroadcast) {
     differ.emplace_back("root");
   }

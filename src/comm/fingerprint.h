@@ -36,6 +36,7 @@ struct Fingerprint {
   ReduceOp reduce = ReduceOp::kSum;  // meaningful for reducing ops only
   int32_t root = -1;                 // meaningful for broadcast only
   uint64_t count = 0;                // elements per participant
+  bool then = false;                 // all_reduce with an epilogue (all_reduce_then)
 
   bool operator==(const Fingerprint&) const = default;
   // "all_reduce #7 (sum, float32 x 1024)", "broadcast #3 (root 0, int32 x 16)".

@@ -12,13 +12,19 @@
 // whole and its input no longer read. In place works: block p of any input is read and written by
 // process p alone, a tile read before it is written.
 //
+// With an epilogue (all_reduce_then), process p applies it to block p between the sum and the
+// stores, a tile at a time, so every output receives the epilogue's values and each process
+// computes it on 1/P of the elements.
+//
 // After a failure the output is undefined, as for every collective, and a peer may still be
 // writing its block into it for as long as its share of the work takes (milliseconds).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "comm/call.h"
+#include "comm/reduce_kernels.h"
 #include "comm/streaming_store.h"
 #include "runtime/bus_error_guard.h"
 #include "spmd/error.h"
@@ -70,6 +76,36 @@ std::vector<Offer> exchange_offers(Call& c, Members m, const std::byte* in, std:
   return offers;
 }
 
+// reduce_to_all_streaming with `then` between the sum and the stores, over the `count` elements
+// from element `first` of the result: a tile of kEpilogueTile bytes at a time, the sum into one
+// buffer of this thread's and the epilogue's values into another, streamed from there to every
+// output. Each touch of a peer's memory is guarded on its own (the epilogue is not plain code,
+// bus_error_guard.h, and reads only this process's memory); false when one ended in a SIGBUS.
+bool reduce_then_to_all(DType dtype, ReduceOp op, std::span<const std::byte* const> ins,
+                        std::span<std::byte* const> outs, const AllReduceEpilogue& then,
+                        size_t first, size_t count) {
+  thread_local std::vector<double> buffers(2 * kEpilogueTile / sizeof(double));
+  auto* sum = reinterpret_cast<std::byte*>(buffers.data());
+  std::byte* values = sum + kEpilogueTile;
+  const size_t elem = dtype_size(dtype);
+  const size_t per_tile = kEpilogueTile / elem;
+  for (size_t done = 0; done < count; done += per_tile) {
+    const size_t k = std::min(per_tile, count - done);
+    const size_t at = done * elem;
+    const bool read = catching_bus_errors([&] {
+      reduce_to(dtype, op, sum, ins[0] + at, ins[1] + at, k);
+      for (size_t q = 2; q < ins.size(); ++q) reduce_into(dtype, op, sum, ins[q] + at, k);
+    });
+    if (!read) return false;
+    then(sum, values, first + done, k);
+    const bool written = catching_bus_errors([&] {
+      for (std::byte* o : outs) stream_copy(o + at, values, k * elem);
+    });
+    if (!written) return false;
+  }
+  return true;
+}
+
 // The peers, for an error that cannot tell which of them freed a buffer.
 std::string peer_names(const Call& c, Members m) {
   std::string names;
@@ -90,7 +126,8 @@ bool maps_every_peer(const Call& c, Members m) {
   return m.size() > 1;
 }
 
-bool mapped_all_reduce(Call& c, Members m, const std::byte* in, std::byte* out) {
+bool mapped_all_reduce(Call& c, Members m, const std::byte* in, std::byte* out,
+                       const AllReduceEpilogue* then) {
   const int P = m.size();
   const std::vector<Offer> offers = exchange_offers(c, m, in, out);
   for (const Offer& o : offers) {
@@ -117,7 +154,11 @@ bool mapped_all_reduce(Call& c, Members m, const std::byte* in, std::byte* out) 
   const DType dtype = c.dtype;
   const ReduceOp op = c.fp.reduce;
   const size_t count = last - first;
-  if (!catching_bus_errors([&] { reduce_to_all_streaming(dtype, op, ins, outs, count); })) {
+  const bool whole =
+      then != nullptr
+          ? reduce_then_to_all(dtype, op, ins, outs, *then, first, count)
+          : catching_bus_errors([&] { reduce_to_all_streaming(dtype, op, ins, outs, count); });
+  if (!whole) {
     throw Error(
         fmt::format("a peer freed a buffer it shared while this process reduced into it, "
                     "during {} (peers: {})",

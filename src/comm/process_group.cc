@@ -122,6 +122,7 @@ Fingerprint ProcessGroup::fingerprint(uint64_t sequence, const Request& request)
   fp.reduce = request.reduce;
   fp.root = request.root;
   fp.count = request.count;
+  fp.then = request.buffers.then != nullptr;
   return fp;
 }
 

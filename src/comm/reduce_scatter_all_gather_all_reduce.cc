@@ -3,6 +3,9 @@
 // 2(P-1)/P of the buffer and reduces 1/P of it P-1 times — a ring's traffic, in two steps instead
 // of 2(P-1), which suits the all-pairs links of shared memory and small clusters.
 //
+// With an epilogue (all_reduce_then), each process applies it to its reduced block of a chunk
+// before the all-gather sends the block on, so the epilogue runs on 1/P of the elements here.
+//
 // Chunked and pipelined: the buffer goes in chunks, and one step of the engine carries the
 // reduce-scatter of chunk k together with the all-gather of chunk k-1, so a reduced block is sent
 // on while it is still in cache and both directions of every link stay busy. Payloads stream
@@ -23,21 +26,28 @@ namespace {
 constexpr size_t kChunkBytes = size_t{1} << 20;
 
 // Two processes: each block is written once here and read next by the peer (or, at this size,
-// by this process much later), so it goes straight to memory (streaming_store.h).
+// by this process much later), so it goes straight to memory (streaming_store.h) — unless an
+// epilogue reads it next, here, while it is still in cache.
 struct ReduceSink {
   const std::byte* mine;
   std::byte* out;
   DType dtype;
   ReduceOp op;
   size_t elem;
+  bool cached;
   void operator()(size_t offset, const std::byte* data, size_t n) const {
-    reduce_to_streaming(dtype, op, out + offset, mine + offset, data, n / elem);
+    if (cached) {
+      reduce_to(dtype, op, out + offset, mine + offset, data, n / elem);
+    } else {
+      reduce_to_streaming(dtype, op, out + offset, mine + offset, data, n / elem);
+    }
   }
 };
 
 }  // namespace
 
-void reduce_scatter_all_gather_all_reduce(Call& c, Members m, const std::byte* in, std::byte* out) {
+void reduce_scatter_all_gather_all_reduce(Call& c, Members m, const std::byte* in, std::byte* out,
+                                          const AllReduceEpilogue* then) {
   const int P = m.size();
   const size_t elem = c.elem();
   const size_t count = c.fp.count;
@@ -81,7 +91,8 @@ void reduce_scatter_all_gather_all_reduce(Call& c, Members m, const std::byte* i
         const auto [first, last] = balanced_block(begin, n, P, q);
         c.ex.send(peer, in + first * elem, (last - first) * elem);
         if (P == 2) {
-          sink = {in + mine_first * elem, out + mine_first * elem, dtype, op, elem};
+          sink = {in + mine_first * elem, out + mine_first * elem, dtype, op, elem,
+                  then != nullptr};
           c.ex.recv(peer, mine_bytes, elem, sink);
         } else {
           c.ex.recv_into(peer, theirs + q * mine_bytes, mine_bytes);
@@ -103,6 +114,10 @@ void reduce_scatter_all_gather_all_reduce(Call& c, Members m, const std::byte* i
       for (int q = 1; q < P; ++q) {
         reduce_into(dtype, op, dst, theirs + q * mine_bytes, mine_bytes / elem);
       }
+    }
+    // The epilogue on this process's reduced block, before the next step gathers it.
+    if (scatter && then != nullptr) {
+      apply_in_place(*then, out + mine_first * elem, mine_first, mine_bytes / elem, elem);
     }
   }
 }

@@ -303,6 +303,10 @@ TEST(Collectives, ADifferentOrderRaisesCollectiveMismatchInAll) {
   expect_mismatch_everywhere("order", "barrier #1");
 }
 
+TEST(Collectives, AnEpilogueOnSomeParticipantsOnlyRaisesCollectiveMismatchInAll) {
+  expect_mismatch_everywhere("epilogue", "(different epilogue)");
+}
+
 TEST(Collectives, ADifferentRootRaisesCollectiveMismatchInAll) {
   expect_mismatch_everywhere("root", "(different root)");
 }

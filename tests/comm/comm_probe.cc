@@ -6,7 +6,7 @@
 //   comm_probe verify [--large] [--comm-memory [--except-last]]  every op x dtypes x counts, world
 //                                and all-devices groups; with --comm-memory every buffer is comm
 //                                memory (but the last process's, with --except-last)
-//   comm_probe mismatch-{count,large-count,op,dtype,order,root}  the last process differs
+//   comm_probe mismatch-{count,large-count,op,dtype,order,root,epilogue}  the last process differs
 //   comm_probe kill [--comm-memory]  the last process dies in the middle of an all_reduce
 //   comm_probe absent            after one all_reduce together, the last process skips the next
 //                                (run with SPMD_COLLECTIVE_TIMEOUT)
@@ -18,6 +18,7 @@
 #include <spmd/spmd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -198,6 +199,46 @@ Buf<T> input(int r, size_t n, size_t salt = 0) {
   return v;
 }
 
+// all_reduce_then with the epilogue out = 2 * sum + w, w the same on every participant, out of
+// place and in place: every element must come out with the epilogue applied, and no element may
+// pass through this participant's epilogue twice (the engine runs one participant's epilogue per
+// range of a process's share).
+template <class T>
+void all_reduce_then(Communicator& c, size_t count, const std::string& where) {
+  // Signed and floating types: an unsigned one's wrapped values would leave int64's range here.
+  if constexpr (!std::is_same_v<T, bool> && !std::is_unsigned_v<T>) {
+    const int n = c.size();
+    const Buf<T> w = input<T>(1000, count);
+    std::vector<int> seen(count, 0);
+    const spmd::AllReduceEpilogue then = [&](const std::byte* sum, std::byte* out, size_t first,
+                                             size_t k) {
+      const auto* s = reinterpret_cast<const T*>(sum);
+      auto* o = reinterpret_cast<T*>(out);
+      for (size_t i = 0; i < k; ++i) {
+        o[i] = to<T>(2 * from(s[i]) + from(w[first + i]));
+        ++seen[first + i];
+      }
+    };
+    const auto want = [&](size_t i) {
+      return to<T>(2 * from(reduce_ref<T>(ReduceOp::kSum, n, i)) + from(w[i]));
+    };
+    const auto twice = [&] {
+      return std::count_if(seen.begin(), seen.end(), [](int v) { return v > 1; });
+    };
+    Buf<T> in = input<T>(c.rank(), count);
+    Buf<T> out(count);
+    c.all_reduce_then(spmd::dtype_of<T>(), in.p, out.p, count, ReduceOp::kSum, then);
+    expect<T>(out, want, where + " all_reduce_then");
+    if (twice() != 0) {
+      ++failures;
+      say("FAIL " + where + " all_reduce_then: an element passed through the epilogue twice");
+    }
+    std::fill(seen.begin(), seen.end(), 0);
+    c.all_reduce_then(spmd::dtype_of<T>(), in.p, in.p, count, ReduceOp::kSum, then);
+    expect<T>(in, want, where + " all_reduce_then in place");
+  }
+}
+
 // Every op on one participant's handle, for dtype T and `count` elements per participant.
 template <class T>
 void every_op(Communicator& c, size_t count, const std::string& tag) {
@@ -217,6 +258,7 @@ void every_op(Communicator& c, size_t count, const std::string& tag) {
     expect<T>(
         in, [&](size_t i) { return reduce_ref<T>(op, n, i); }, name + " in place");
   }
+  all_reduce_then<T>(c, count, where);
   {
     Buf<T> in = input<T>(r, count);
     Buf<T> out(count * n);
@@ -367,6 +409,13 @@ void mismatch(const std::string& how) {
     if (how == "op") odd ? w.all_gather(a, gathered) : w.all_reduce(a);
     if (how == "dtype") odd ? w.all_reduce(ints) : w.all_reduce(a);
     if (how == "root") w.broadcast(a, odd ? 0 : 1);
+    if (how == "epilogue") {
+      const spmd::AllReduceEpilogue then = [](const std::byte* sum, std::byte* out, size_t,
+                                              size_t k) { std::memcpy(out, sum, k * 4); };
+      odd ? w.all_reduce(a)
+          : w.all_reduce_then(spmd::DType::kFloat32, a.data(), a.data(), a.size(), ReduceOp::kSum,
+                              then);
+    }
     if (how == "order") {
       if (odd) {
         w.barrier();

@@ -27,6 +27,10 @@ TEST(Fingerprint, RoundTripsThroughItsWireForm) {
   b.count = uint64_t{1} << 40;
   b.sequence = ~uint64_t{0};
   EXPECT_EQ(decode(encode(b)), b);
+  Fingerprint then = all_reduce(8, 64);
+  then.then = true;
+  EXPECT_EQ(decode(encode(then)), then);
+  EXPECT_NE(encode(then), encode(all_reduce(8, 64)));
 }
 
 TEST(Fingerprint, OutOfRangeWireFieldsAreRejected) {
@@ -36,6 +40,9 @@ TEST(Fingerprint, OutOfRangeWireFieldsAreRejected) {
     bad[at] = 0xff;
     EXPECT_FALSE(decode(bad).has_value()) << "byte " << at;
   }
+  FingerprintBytes unknown_flag = good;
+  unknown_flag[31] = 2;  // bit 0 is the epilogue's; the others are reserved
+  EXPECT_FALSE(decode(unknown_flag).has_value());
 }
 
 TEST(Fingerprint, DescriptionsNameTheCall) {
@@ -61,6 +68,11 @@ TEST(Fingerprint, MismatchMessagesNameBothCallsAndWhatDiffers) {
   gather.dtype = DType::kInt8;
   const std::string two = mismatch_message(all_reduce(5, 1024), 1, gather, 0);
   EXPECT_NE(two.find("different operation, dtype"), std::string::npos) << two;
+  Fingerprint then = all_reduce(5, 1024);
+  then.then = true;
+  EXPECT_EQ(then.describe(), "all_reduce #5 (sum then an epilogue, float32 x 1024)");
+  const std::string three = mismatch_message(then, 0, all_reduce(5, 1024), 1);
+  EXPECT_NE(three.find("(different epilogue)"), std::string::npos) << three;
 }
 
 }  // namespace
