@@ -10,6 +10,7 @@
 #include "compute/block_layout.h"
 #include "compute/device_route.h"
 #include "compute/ops/block_kernels.h"
+#include "compute/psum_then.h"
 #include "kernels/elementwise.h"
 #include "spmd/error.h"
 
@@ -219,6 +220,28 @@ Block psum(Block x, const AxisEntry& axes) {
   }
   return staged(std::move(summed),
                 [&](Block h) { return reduce("psum", std::move(h), axes, ReduceOp::kSum); });
+}
+
+Block psum_then(Block x, const AxisEntry& axes, const AllReduceEpilogue& then) {
+  if (x.memory() == MemorySpace::host() && x.dtype() != DType::kBool) {
+    const AxisContext& context = current_axis_context("psum");
+    const ResolvedAxes r = resolve_axes(context, axes, "psum");
+    if (r.size > 1) {
+      Communicator c = axes_communicator(context, r.dims);
+      const bool in_place = x.owns_exclusively();
+      Block out = in_place ? std::move(x) : Block::uninitialized(x.dtype(), x.shape());
+      const std::byte* in = in_place ? out.bytes().data() : x.bytes().data();
+      engine_call("psum", axes, [&] {
+        c.all_reduce_then(out.dtype(), in, out.mutable_bytes().data(),
+                          static_cast<size_t>(out.size()), ReduceOp::kSum, then);
+      });
+      return out;
+    }
+  }
+  const Block sum = psum(std::move(x), axes);
+  Block out = Block::allocate(sum.dtype(), sum.shape(), sum.memory());
+  then(sum.bytes().data(), out.mutable_bytes().data(), 0, static_cast<size_t>(sum.size()));
+  return out;
 }
 
 Block pmax(Block x, const AxisEntry& axes) {
