@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "compute/psum_then.h"
 #include "jit/fuse.h"
 #include "jit/ops/layout.h"
 #include "jit/ops/padding.h"
@@ -23,6 +24,7 @@ namespace {
 // backend reads broadcasts so, else the broadcast made whole first (held in `made`).
 struct Chain {
   std::vector<kernels::Input> inputs;
+  std::vector<size_t> input_bytes;  // each input's element size
   std::vector<kernels::ChainStep> steps;
   std::vector<Block> made;
 };
@@ -33,6 +35,7 @@ Chain chain_of(const KernelContext& device, const Step& f, size_t count,
   for (int slot : f.inputs) {
     const Block& b = slots[static_cast<size_t>(slot)];
     c.inputs.push_back({b.bytes().data(), b.size()});
+    c.input_bytes.push_back(dtype_size(b.dtype()));
   }
   // Where each slot the chain reads comes from, a chain input or an earlier chain step, and its
   // dtype: a few entries, searched in order (no allocation per entry on this per-call path).
@@ -62,6 +65,7 @@ Chain chain_of(const KernelContext& device, const Step& f, size_t count,
         c.made.push_back(s.operation->run(device, s, {&from, 1}));
         c.inputs.push_back({c.made.back().bytes().data(), c.made.back().size()});
       }
+      c.input_bytes.push_back(dtype_size(s.dtype));
       sources.push_back(
           {s.output, kernels::chain_input(static_cast<int>(c.inputs.size()) - 1), s.dtype});
       continue;
@@ -130,6 +134,27 @@ Block run_fused_reduce(const KernelContext& device, const Step& f,
   return x;
 }
 
+// A psum and the chain reading it, run in the all-reduce (fuse.h: fuse_psum_chains): the chain
+// over each range of the sum the all-reduce hands it, reading the same range of its whole-size
+// inputs (its other inputs are single elements).
+Block run_psum_then(const KernelContext& device, const Step& f, const Mesh& mesh,
+                    const std::vector<Block>& slots) {
+  const Chain c = chain_of(device, f, f.body.size(), slots);  // input 0 stands for the sum
+  const int64_t whole = shape_size(f.shape);
+  const AllReduceEpilogue then = [&](const std::byte* sum, std::byte* out, size_t first, size_t n) {
+    std::vector<kernels::Input> in = c.inputs;
+    in[0] = {sum, static_cast<int64_t>(n)};
+    for (size_t k = 1; k < in.size(); ++k) {
+      if (in[k].elements != whole || in[k].repeat != 1) continue;
+      in[k].data += first * c.input_bytes[k];
+      in[k].elements = static_cast<int64_t>(n);
+    }
+    device.backend.chain(c.steps, in, out, static_cast<int64_t>(n));
+  };
+  return psum_then(slots[static_cast<size_t>(f.inputs[0])], AxisEntry(axis_names(f.axes, mesh)),
+                   then);
+}
+
 // This device's part of a whole dimension: from axis_index × the part's length, the last parts
 // of an uneven split ending in zeros.
 Block local_slice(const KernelContext& device, const Step& s, const Block& x,
@@ -154,6 +179,7 @@ Block run_step(const KernelContext& device, const Step& s, const Mesh& mesh,
                const std::vector<Block>& slots) {
   if (s.kind == StepKind::kFused) return run_fused(device, s, slots);
   if (s.kind == StepKind::kFusedReduce) return run_fused_reduce(device, s, slots);
+  if (s.kind == StepKind::kPsumThen) return run_psum_then(device, s, mesh, slots);
   std::vector<Block> in;
   in.reserve(s.inputs.size());
   for (int i : s.inputs) in.push_back(slots[static_cast<size_t>(i)]);
@@ -194,6 +220,8 @@ std::string step_name(const Step& s) {
       return fmt::format("fused chain of {}", s.body.size());
     case StepKind::kFusedReduce:
       return fmt::format("fused chain of {} and its reduction", s.body.size() - 1);
+    case StepKind::kPsumThen:
+      return fmt::format("psum and a chain of {}", s.body.size());
     default:
       return std::string(step_kind_name(s.kind));
   }

@@ -224,4 +224,102 @@ void fuse_reductions(LocalProgram& local) {
   local.steps = std::move(steps);
 }
 
+namespace {
+
+// A smaller psum stays a step of its own: below it the all-reduce's time is its latency, and the
+// chain after it costs microseconds either way.
+constexpr int64_t kMinPsumThenBytes = int64_t{64} << 10;
+
+// The axes of a step as the bits of LocalProgram::varying.
+uint64_t axes_bits(const std::vector<int>& axes) {
+  uint64_t bits = 0;
+  for (int a : axes) bits |= uint64_t{1} << a;
+  return bits;
+}
+
+// Whether chain step `c` (a kFused step or one element-wise step) can run in the all-reduce of
+// psum step `p`, whose result it reads: the same dtype and size, the sum read by no broadcast,
+// the psum's operand not read itself, and every other input the same on every device along the
+// psum's axes and either whole-size or one element (an epilogue reads a range of each:
+// execute.cc).
+bool chain_fits_psum(const LocalProgram& local, const std::map<int, Shape>& shapes, const Step& p,
+                     const Step& c) {
+  const int64_t n = shape_size(p.shape);
+  if (c.dtype != p.dtype || shape_size(c.shape) != n) return false;
+  const uint64_t axes = axes_bits(p.axes);
+  for (int in : c.inputs) {
+    if (in == p.output) continue;
+    if (in == p.inputs[0]) return false;
+    const auto slot = static_cast<size_t>(in);
+    if (slot >= local.varying.size() || (local.varying[slot] & axes) != 0) return false;
+    const auto shape = shapes.find(in);
+    if (shape == shapes.end()) return false;
+    const int64_t size = shape_size(shape->second);
+    if (size != n && size != 1) return false;
+  }
+  for (const Step& b : c.body) {
+    if (!broadcast(b)) continue;
+    if (b.inputs[0] == p.output) return false;
+    const auto from = shapes.find(b.inputs[0]);
+    if (from == shapes.end() || shape_size(from->second) != 1) return false;
+  }
+  return true;
+}
+
+// `c` with its read of `p`'s result taken into the all-reduce (LocalProgram's kPsumThen).
+Step psum_then(const Step& p, Step c) {
+  Step fused{.kind = StepKind::kPsumThen,
+             .inputs = {p.inputs[0]},
+             .output = c.output,
+             .shape = c.shape,
+             .dtype = c.dtype,
+             .axes = p.axes};
+  for (int in : c.inputs) {
+    if (in != p.output) fused.inputs.push_back(in);
+  }
+  if (c.kind == StepKind::kFused) {
+    fused.body = std::move(c.body);
+  } else {
+    fused.body.push_back(std::move(c));
+  }
+  for (Step& b : fused.body) {
+    std::replace(b.inputs.begin(), b.inputs.end(), p.output, p.inputs[0]);
+  }
+  return fused;
+}
+
+}  // namespace
+
+void fuse_psum_chains(LocalProgram& local) {
+  if (local.varying.empty()) return;
+  const std::vector<int> uses = use_counts(local);
+  const std::map<int, Shape> shapes = slot_shapes(local);
+  std::map<int, size_t> psum_at;  // a psum's result slot -> its step
+  std::vector<bool> absorbed(local.steps.size(), false);
+  for (size_t i = 0; i < local.steps.size(); ++i) {
+    Step& c = local.steps[i];
+    if (c.kind == StepKind::kPsum && (c.dtype == DType::kFloat32 || c.dtype == DType::kFloat64) &&
+        shape_size(c.shape) * static_cast<int64_t>(dtype_size(c.dtype)) >= kMinPsumThenBytes) {
+      psum_at[c.output] = i;
+      continue;
+    }
+    if (c.kind != StepKind::kFused && !elementwise(c)) continue;
+    for (int in : c.inputs) {
+      const auto at = psum_at.find(in);
+      if (at == psum_at.end() || uses[static_cast<size_t>(in)] != 1) continue;
+      const Step& p = local.steps[at->second];
+      if (!chain_fits_psum(local, shapes, p, c)) continue;
+      c = psum_then(p, std::move(c));
+      absorbed[at->second] = true;
+      psum_at.erase(at);
+      break;
+    }
+  }
+  std::vector<Step> steps;
+  for (size_t i = 0; i < local.steps.size(); ++i) {
+    if (!absorbed[i]) steps.push_back(std::move(local.steps[i]));
+  }
+  local.steps = std::move(steps);
+}
+
 }  // namespace spmd::compiler

@@ -44,4 +44,15 @@ void fuse_elementwise(LocalProgram& local);
 // The other axes are reduced after, as before. Values are unchanged.
 void fuse_reductions(LocalProgram& local);
 
+// After fuse_reductions: a float32 or float64 psum of at least 64 KiB read by nothing but one
+// element-wise step or chain of the same size and dtype, whose other inputs hold the same values on
+// every device along the psum's axes (LocalProgram::varying) and are whole-size or single elements
+// (a scalar's broadcast included), becomes one kPsumThen step at the chain's place: the all-reduce
+// applies the chain to each range of the sum while it is in cache (compute/psum_then.h), so the
+// devices of a process compute it once between them, and each process only its share of the
+// elements, instead of every device reading the sum back and computing the whole chain. A
+// data-parallel step's gradient all-reduce and its SGD update are the case: p - lr * psum(g).
+// Values are unchanged: every element is the chain of the same sum and operands.
+void fuse_psum_chains(LocalProgram& local);
+
 }  // namespace spmd::compiler

@@ -33,6 +33,7 @@ enum class StepKind : uint8_t {
   kLocalSlice,   // keep this device's part of dimension `dim` along `axes` (no communication)
   kFused,        // `body`: a chain of element-wise steps run as one (fuse.h)
   kFusedReduce,  // `body`: a chain of element-wise steps, then a reduction of its result
+  kPsumThen,     // `body`: a chain of element-wise steps over the psum of inputs[0] over `axes`
 };
 
 struct Step {
@@ -52,6 +53,8 @@ struct Step {
   // kFused: the element-wise steps, in order; their intermediate slots exist only per block.
   // kFusedReduce: those steps, then the reduction (a kCompute step of ReduceOp) of the last one's
   // result, whose slot exists only per block too.
+  // kPsumThen: the chain's steps, which read the sum of inputs[0] as slot inputs[0]; the other
+  // inputs hold the same values on every device along `axes` (fuse.h: fuse_psum_chains).
   std::vector<Step> body;
 };
 
@@ -77,6 +80,11 @@ struct LocalProgram {
   int slots = 0;
   std::vector<Edge> parameters;  // by flat argument
   std::vector<Edge> outputs;
+  // Per slot, the mesh axes along which its blocks may differ (bit a: mesh axis a): those its
+  // layout splits or leaves a pending sum over, and inside a shard_map the axes its value varies
+  // over (manual.h: varying_axes); every bit for a slot the partitioner did not record (an
+  // intermediate of a resharding). Empty for a program not made by partition().
+  std::vector<uint64_t> varying;
   // The traced program with each value's layout (Lowered::global_text()).
   std::string global_text;
 

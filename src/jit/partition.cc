@@ -11,6 +11,7 @@
 
 #include "jit/fuse.h"
 #include "jit/hints.h"
+#include "jit/manual.h"
 #include "jit/ops/parameter.h"
 #include "jit/partitioner.h"
 #include "jit/propagation.h"
@@ -80,6 +81,23 @@ std::shared_ptr<const NamedSharding> output_sharding(const Output& out, const La
   return std::make_shared<const NamedSharding>(mesh, spec_of(layout, mesh));
 }
 
+// LocalProgram::varying: each recorded slot's layout axes, and its value's manual variation
+// inside a shard_map (where the partitioner sees blocks as replicated).
+void record_variation(const Program& program, const Partitioner& p, LocalProgram& local) {
+  const std::vector<Varying> manual = varying_axes(program);
+  std::vector<bool> known(static_cast<size_t>(local.slots), false);
+  local.varying.assign(static_cast<size_t>(local.slots), 0);
+  for (size_t v = 0; v < program.ops.size(); ++v) {
+    for (const auto& [layout, slot] : p.versions(static_cast<int>(v))) {
+      known[static_cast<size_t>(slot)] = true;
+      local.varying[static_cast<size_t>(slot)] |= axis_bits(layout.used_axes()) | manual[v].axes;
+    }
+  }
+  for (size_t slot = 0; slot < known.size(); ++slot) {
+    if (!known[slot]) local.varying[slot] = ~uint64_t{0};
+  }
+}
+
 }  // namespace
 
 LocalProgram partition(const Program& program, const Mesh& mesh, const std::string& name) {
@@ -118,8 +136,10 @@ LocalProgram partition(const Program& program, const Mesh& mesh, const std::stri
   }
   result.name = name;
   result.global_text = global_text(program, p, live, name);
+  record_variation(program, p, result);
   fuse_elementwise(result);
   fuse_reductions(result);
+  fuse_psum_chains(result);
   mark_last_uses(result);
   return std::move(result);
 }

@@ -72,6 +72,10 @@ class Partitioner {
     natural_[v] = want;
   }
   int new_slot() { return result_.slots++; }
+  // Every (layout, slot) `value` has been made in so far.
+  const std::vector<std::pair<Layout, int>>& versions(int value) const {
+    return versions_[static_cast<size_t>(value)];
+  }
   // The layout a later constraint or out_sharding asks of `value`, carried back to it (hints.cc);
   // rules use it where forward propagation has nothing to say (every operand replicated).
   const std::optional<Layout>& hint(int value) const { return hints_[static_cast<size_t>(value)]; }

@@ -38,6 +38,8 @@ std::string_view step_kind_name(StepKind k) {
       return "fused";
     case StepKind::kFusedReduce:
       return "fused_reduce";
+    case StepKind::kPsumThen:
+      return "psum_then";
   }
   return "?";
 }
@@ -60,11 +62,22 @@ std::string LocalProgram::as_text() const {
   for (const Step& s : steps) {
     shapes[static_cast<size_t>(s.output)] = s.shape;
     std::string line;
-    if (s.kind == StepKind::kFused || s.kind == StepKind::kFusedReduce) {
-      line = fmt::format("  %{} = {} {}", s.output, step_kind_name(s.kind),
-                         type_text(s.dtype, s.shape));
+    if (s.kind == StepKind::kFused || s.kind == StepKind::kFusedReduce ||
+        s.kind == StepKind::kPsumThen) {
+      line = fmt::format("  %{} = {}", s.output, step_kind_name(s.kind));
+      // The body reads the sum of its first input under that input's name.
+      if (s.kind == StepKind::kPsumThen) {
+        line += fmt::format("[{}]", fmt::join(axis_names(s.axes, mesh), ","));
+      }
+      line += " " + type_text(s.dtype, s.shape);
       for (int in : s.inputs) line += fmt::format(" %{}", in);
-      text += line + " {\n";
+      line += " {";
+      if (s.kind == StepKind::kPsumThen) {
+        const Shape& in = shapes[static_cast<size_t>(s.inputs[0])];
+        line +=
+            fmt::format("   # {} B", shape_size(in) * static_cast<int64_t>(dtype_size(s.dtype)));
+      }
+      text += line + "\n";
       for (const Step& b : s.body) {
         std::string inner = fmt::format("      %{} = {}", b.output, b.operation->name());
         for (int in : b.inputs) inner += fmt::format(" %{}", in);
