@@ -228,9 +228,9 @@ Block psum_then(Block x, const AxisEntry& axes, const AllReduceEpilogue& then) {
     const ResolvedAxes r = resolve_axes(context, axes, "psum");
     if (r.size > 1) {
       Communicator c = axes_communicator(context, r.dims);
-      const bool in_place = x.owns_exclusively();
-      Block out = in_place ? std::move(x) : Block::uninitialized(x.dtype(), x.shape());
-      const std::byte* in = in_place ? out.bytes().data() : x.bytes().data();
+      // Into a block of its own: the executor's operand is still held by its slot.
+      Block out = Block::uninitialized(x.dtype(), x.shape());
+      const std::byte* in = x.bytes().data();
       engine_call("psum", axes, [&] {
         c.all_reduce_then(out.dtype(), in, out.mutable_bytes().data(),
                           static_cast<size_t>(out.size()), ReduceOp::kSum, then);
