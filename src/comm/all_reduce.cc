@@ -32,12 +32,6 @@ bool reduce_among_processes(Call& c, const std::byte* contrib, std::byte* result
   return then != nullptr;
 }
 
-// A buffer of this thread's of kEpilogueTile bytes, 8-byte aligned, kept for the thread's life.
-std::byte* epilogue_tile() {
-  thread_local std::vector<double> tile(kEpilogueTile / sizeof(double));
-  return reinterpret_cast<std::byte*>(tile.data());
-}
-
 // Several local participants and no other process, in their own dtype: the result is made in
 // the first participant's output and copied to the others', one pass over the inputs and one
 // copy per other participant (through scratch, two more passes over the buffer). In parts of
@@ -55,7 +49,7 @@ constexpr size_t kInProcessPart = size_t{1} << 20;
 void reduce_part_then(const Call& c, const AllReduceEpilogue& then, size_t first, size_t n) {
   const size_t elem = c.elem();
   const size_t per_tile = kEpilogueTile / elem;
-  std::byte* tile = epilogue_tile();
+  std::byte* tile = epilogue_tiles();
   for (size_t done = 0; done < n; done += per_tile) {
     const size_t k = std::min(per_tile, n - done);
     const size_t at = (first + done) * elem;
@@ -165,10 +159,15 @@ void run_all_reduce(Call& c) {
   }
 }
 
+std::byte* epilogue_tiles() {
+  thread_local std::vector<double> tiles(2 * kEpilogueTile / sizeof(double));
+  return reinterpret_cast<std::byte*>(tiles.data());
+}
+
 void apply_in_place(const AllReduceEpilogue& then, std::byte* values, size_t first, size_t count,
                     size_t elem) {
   const size_t per_tile = kEpilogueTile / elem;
-  std::byte* tile = epilogue_tile();
+  std::byte* tile = epilogue_tiles();
   for (size_t done = 0; done < count; done += per_tile) {
     const size_t k = std::min(per_tile, count - done);
     std::byte* at = values + done * elem;

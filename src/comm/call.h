@@ -152,6 +152,10 @@ void apply_in_place(const AllReduceEpilogue& then, std::byte* values, size_t fir
 // elements to pay for itself.
 inline constexpr size_t kEpilogueTile = size_t{128} << 10;
 
+// Two tiles of kEpilogueTile bytes of the calling thread's, one after the other, 8-byte aligned,
+// kept for the thread's life: the sum and the epilogue's values.
+std::byte* epilogue_tiles();
+
 // Runs the call with its op's algorithm (the one dispatch of every collective).
 void run_call(Call& c);
 

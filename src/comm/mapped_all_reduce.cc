@@ -78,14 +78,13 @@ std::vector<Offer> exchange_offers(Call& c, Members m, const std::byte* in, std:
 
 // reduce_to_all_streaming with `then` between the sum and the stores, over the `count` elements
 // from element `first` of the result: a tile of kEpilogueTile bytes at a time, the sum into one
-// buffer of this thread's and the epilogue's values into another, streamed from there to every
-// output. Each touch of a peer's memory is guarded on its own (the epilogue is not plain code,
-// bus_error_guard.h, and reads only this process's memory); false when one ended in a SIGBUS.
+// of this thread's epilogue tiles and the epilogue's values into the other, streamed from there
+// to every output. Each touch of a peer's memory is guarded on its own (the epilogue is not plain
+// code, bus_error_guard.h, and reads only this process's memory); false when one ended in a SIGBUS.
 bool reduce_then_to_all(DType dtype, ReduceOp op, std::span<const std::byte* const> ins,
                         std::span<std::byte* const> outs, const AllReduceEpilogue& then,
                         size_t first, size_t count) {
-  thread_local std::vector<double> buffers(2 * kEpilogueTile / sizeof(double));
-  auto* sum = reinterpret_cast<std::byte*>(buffers.data());
+  std::byte* sum = epilogue_tiles();
   std::byte* values = sum + kEpilogueTile;
   const size_t elem = dtype_size(dtype);
   const size_t per_tile = kEpilogueTile / elem;

@@ -4,6 +4,7 @@
 #include <map>
 #include <utility>
 
+#include "jit/manual.h"
 #include "jit/ops/layout.h"
 #include "jit/ops/reduction.h"
 #include "kernels/chain.h"
@@ -230,13 +231,6 @@ namespace {
 // chain after it costs microseconds either way.
 constexpr int64_t kMinPsumThenBytes = int64_t{64} << 10;
 
-// The axes of a step as the bits of LocalProgram::varying.
-uint64_t axes_bits(const std::vector<int>& axes) {
-  uint64_t bits = 0;
-  for (int a : axes) bits |= uint64_t{1} << a;
-  return bits;
-}
-
 // Whether chain step `c` (a kFused step or one element-wise step) can run in the all-reduce of
 // psum step `p`, whose result it reads: the same dtype and size, the sum read by no broadcast,
 // the psum's operand not read itself, and every other input the same on every device along the
@@ -246,7 +240,7 @@ bool chain_fits_psum(const LocalProgram& local, const std::map<int, Shape>& shap
                      const Step& c) {
   const int64_t n = shape_size(p.shape);
   if (c.dtype != p.dtype || shape_size(c.shape) != n) return false;
-  const uint64_t axes = axes_bits(p.axes);
+  const uint64_t axes = axis_bits(p.axes);
   for (int in : c.inputs) {
     if (in == p.output) continue;
     if (in == p.inputs[0]) return false;
