@@ -387,6 +387,104 @@ log1p = _float_unary("log1p", _numpy.log1p)
 expm1 = _float_unary("expm1", _numpy.expm1)
 
 
+def _reduction_axes(operand, axes):
+    """lax's reduction axes: distinct dimensions of `operand`, none negative (JAX's errors)."""
+    shape, dtype = _numpy.shape(operand), _numpy.result_type(operand)
+    axes = tuple(int(a) for a in axes)
+    if any(a < 0 or a >= len(shape) for a in axes):
+        dims = ",".join(str(d) for d in shape)
+        raise ValueError(f"reduction axes {axes} contains out-of-bounds indices for "
+                         f"{_np.dtype(dtype).name}[{dims}].")
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"duplicate value in 'axes' of reduction: {axes}")
+    return axes
+
+
+def _number_reduction(name, reduce):
+    """lax.reduce_sum and reduce_prod: a number's reduction in its own dtype (JAX's TypeError for
+    bool)."""
+    def reduction(operand, axes):
+        x = _numpy.asarray(operand)
+        axes = _reduction_axes(x, axes)
+        if x.dtype == _np.bool_:
+            raise TypeError(f"{name} does not accept dtype bool. Accepted dtypes are subtypes "
+                            "of number.")
+        return reduce(x, axis=axes, dtype=x.dtype)
+    reduction.__name__ = name
+    return reduction
+
+
+reduce_sum = _number_reduction("reduce_sum", _numpy.sum)
+reduce_prod = _number_reduction("reduce_prod", _numpy.prod)
+
+
+def _extreme_reduction(name, reduce, lowest):
+    """lax.reduce_max and reduce_min: over `axes` (none: the operand itself); over an empty axis
+    the reduction's identity, as XLA's (the dtype's lowest value for max: -inf, its minimum,
+    False; its highest for min), where jax.numpy's max refuses."""
+    def reduction(operand, axes):
+        x = _numpy.asarray(operand)
+        axes = _reduction_axes(x, axes)
+        if not axes:
+            return x
+        shape = _numpy.shape(x)
+        if any(shape[a] == 0 for a in axes):
+            d = _np.dtype(x.dtype)
+            if d.kind == "b":
+                fill = not lowest
+            elif d.kind in "iu":
+                fill = _np.iinfo(d).min if lowest else _np.iinfo(d).max
+            else:
+                fill = -_np.inf if lowest else _np.inf
+            kept = tuple(n for i, n in enumerate(shape) if i not in axes)
+            return _numpy.full(kept, fill, dtype=x.dtype)
+        return reduce(x, axis=axes)
+    reduction.__name__ = name
+    return reduction
+
+
+reduce_max = _extreme_reduction("reduce_max", _numpy.max, lowest=True)
+reduce_min = _extreme_reduction("reduce_min", _numpy.min, lowest=False)
+
+
+def _bitwise_reduction(name, combine, identity):
+    """lax.reduce_and, reduce_or and reduce_xor over bool or integer operands: the reduced axes
+    moved last and flattened, then halved by `combine` until one element is left (exact in any
+    order: the operations are associative and commutative); an empty axis gives `identity`
+    (all bits set for and)."""
+    def reduction(operand, axes):
+        x = _numpy.asarray(operand)
+        axes = _reduction_axes(x, axes)
+        kind = _np.dtype(x.dtype).kind
+        if kind not in "biu":
+            raise TypeError("logical reduction requires operand dtype bool or int, got "
+                            f"{_np.dtype(x.dtype).name}.")
+        if not axes:
+            return x
+        shape = _numpy.shape(x)
+        kept = [d for d in range(len(shape)) if d not in axes]
+        x = _numpy.transpose(x, kept + list(axes))
+        n = int(_np.prod([shape[a] for a in axes]))
+        x = _numpy.reshape(x, tuple(shape[d] for d in kept) + (n,))
+        if n == 0:
+            fill = identity if kind == "b" or identity == 0 else (
+                _np.iinfo(x.dtype).max if kind == "u" else -1)
+            return _numpy.full(tuple(shape[d] for d in kept), fill, dtype=x.dtype)
+        while n > 1:
+            half = n // 2
+            folded = combine(x[..., :half], x[..., half:2 * half])
+            x = _numpy.concatenate([folded, x[..., 2 * half:]], axis=-1) if n % 2 else folded
+            n = half + n % 2
+        return _numpy.reshape(x, tuple(shape[d] for d in kept))
+    reduction.__name__ = name
+    return reduction
+
+
+reduce_and = _bitwise_reduction("reduce_and", _numpy.bitwise_and, True)
+reduce_or = _bitwise_reduction("reduce_or", _numpy.bitwise_or, 0)
+reduce_xor = _bitwise_reduction("reduce_xor", _numpy.bitwise_xor, 0)
+
+
 from ._conv import *  # noqa: E402,F401,F403 - conv_general_dilated and its forms
 
 

@@ -288,3 +288,64 @@ def test_qrs_gradient_matches_jax():
         same(spmd.grad(lambda x: snp.sum(snp.linalg.qr(x, mode="r") * wr))(x),
              jax.grad(lambda x: jnp.sum(jnp.linalg.qr(x, mode="r") * wr))(x),
              f"R's alone, of {shape}", ulps=16, atol=1e-5)
+
+
+LAX_REDUCTIONS = ("reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and",
+                  "reduce_or", "reduce_xor")
+REDUCTION_SHAPES = (((4096,), (0,)), ((64, 300), (1,)), ((64, 300), (0,)), ((8, 16, 33), (0, 2)),
+                    ((3, 5), ()), ((3, 0, 2), (1,)), ((5, 7), (0, 1)))
+
+
+def _reduced(x, axes):
+    """How many elements make each result element, and the sum of their magnitudes."""
+    n = int(np.prod([x.shape[a] for a in axes])) if axes else 1
+    magnitude = np.abs(x.astype(np.float64)).sum(axis=axes) if axes else np.abs(x)
+    return n, magnitude
+
+
+@covers("lax.reduce_sum", "lax.reduce_prod", "lax.reduce_max", "lax.reduce_min",
+        "lax.reduce_and", "lax.reduce_or", "lax.reduce_xor")
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "int8", "int32", "uint8",
+                                   "bool"])
+def test_lax_reductions_match_jax(dtype):
+    """Every lax reduction over the shapes and axes above, the result's dtype JAX's (no
+    promotion: int8 sums wrap in int8), its values JAX's bit for bit where the order cannot
+    matter (integers, bool, max and min) and within a sum's or a product's rounding where it
+    can. XLA sums half types in the half type itself, spmd in float32 (as jnp.sum): spmd's is the
+    closer to the exact sum, so a half sum is held to the bound of n half-precision additions.
+    Errors (bool sums and products, float bitwise reductions) are JAX's."""
+    rng = np.random.default_rng(5)
+    for shape, axes in REDUCTION_SHAPES:
+        x = np.asarray(jnp.asarray(rng.normal(scale=20, size=shape).astype(np.float32))
+                       .astype(dtype))
+        for name in LAX_REDUCTIONS:
+            what = f"lax.{name}({dtype}{list(shape)}, {axes})"
+            try:
+                want = getattr(jax.lax, name)(x, axes)
+            except TypeError:
+                raises_like(lambda: getattr(jax.lax, name)(x, axes),
+                            lambda: getattr(slax, name)(x, axes), what)
+                continue
+            got = getattr(slax, name)(x, axes)
+            kind = np.dtype(x.dtype).kind
+            if name in ("reduce_sum", "reduce_prod") and (kind == "f" or dtype == "bfloat16"):
+                n, magnitude = _reduced(x, axes)
+                if name == "reduce_sum":
+                    half = dtype in ("float16", "bfloat16")
+                    same(got, want, what, ulps=1,
+                         atol=product_atol(n, magnitude, np.float16 if half else np.float32))
+                else:
+                    same(got, want, what, ulps=2 * n)
+            else:
+                same(got, want, what)
+
+
+def test_lax_reductions_refuse_bad_axes_as_jax():
+    x = np.zeros((3, 4), np.float32)
+    for axes in ((2,), (0, 0), (-1,)):
+        err = raises_like(lambda: jax.lax.reduce_sum(x, axes),
+                          lambda: slax.reduce_sum(x, axes), f"reduce_sum axes {axes}")
+        try:
+            jax.lax.reduce_sum(x, axes)
+        except ValueError as e:
+            assert str(err) == str(e), f"axes {axes}: {err!r}, JAX's {e!r}"
