@@ -224,6 +224,8 @@ def finite_reduction_input(dtype):
 
 RED_CASES = [(row, dtype, axis, mesh) for row in table.REDUCTIONS for dtype in row.dtypes
              for axis in (None, 0, 1) for mesh in ("1x4", "2x2")]
+LAX_RED_CASES = [(row, dtype, axis) for row in table.LAX_REDUCTIONS for dtype in row.dtypes
+                 for axis in (None, 0, 1)]
 
 
 @pytest.mark.parametrize("row,dtype,axis,mesh", RED_CASES,
@@ -233,17 +235,24 @@ def test_reduction(row, dtype, axis, mesh):
         check_reduction(row, dtype, axis, mesh)
 
 
+@pytest.mark.parametrize("row,dtype,axis", LAX_RED_CASES,
+                         ids=[f"{r.name}-{d}-axis{a}" for r, d, a in LAX_RED_CASES])
+def test_lax_reduction(row, dtype, axis):
+    with x64(dtype in table.WIDE):
+        check_reduction(row, dtype, axis, "1x1")
+
+
 def check_reduction(row, dtype, axis, mesh):
     def call(ns, x):
         return row.call(ns, x, axis=axis)
     for inputs in ([reduction_input(dtype)], [finite_reduction_input(dtype)]):
         x = inputs[0].astype(np.float64) if dtype != "bool" else inputs[0]
         scale = None
-        if row.name in ("sum", "mean", "cumsum") and dtype in table.FLOATS:
+        if row.name in ("sum", "mean", "cumsum", "lax_reduce_sum") and dtype in table.FLOATS:
             a = np.abs(x)
             scale = (np.cumsum(a, axis=axis) if axis is not None else np.cumsum(a))
             if row.name != "cumsum":
-                scale = np.sum(a, axis=axis) / (1 if row.name == "sum" else
+                scale = np.sum(a, axis=axis) / (1 if row.name in ("sum", "lax_reduce_sum") else
                                                   (a.size if axis is None else a.shape[axis]))
         want = run(Jax, call, inputs, MESHES[mesh], [SPEC2])
         got = run(Spmd, call, inputs, MESHES[mesh], [SPEC2])
@@ -451,7 +460,8 @@ def test_named_cases(name, call, inputs, tolerance, mesh):
 
 def test_every_numeric_name_has_a_row():
     """A new element-wise or reduction operation without a row fails here."""
-    rows = {r.spmd_name for r in table.UNARY + table.BINARY + table.REDUCTIONS}
+    rows = {r.spmd_name for r in
+            table.UNARY + table.BINARY + table.REDUCTIONS + table.LAX_REDUCTIONS}
     public = {n for m in (spmd.numpy, spmd.lax, spmd.nn) for n in dir(m)
               if not n.startswith("_") and callable(getattr(m, n))}
     missing = sorted(public - rows - set(table.ELSEWHERE))
