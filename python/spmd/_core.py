@@ -62,7 +62,7 @@ def _numpy(self, dtype=None, copy=None):
     if not self.is_fully_addressable:
         raise RuntimeError(
             "spmd.Array spans devices of other processes, so this process cannot read all of it; "
-            "use spmd.experimental.multihost_utils.process_allgather(x) to gather it first")
+            "use spmd.experimental.multihost_utils.process_allgather(x, tiled=True) to gather it first")
     data = self._host_bytes().view(dtype_of(self._dtype)).reshape(self.shape)
     return data if dtype is None else data.astype(dtype)
 

@@ -167,6 +167,16 @@ void bind_array(nb::module_& m) {
           }
           return owned_bytes(std::move(out));
         });
+  m.def("_process_allgather_host",
+        [](const HostBytes& bytes, const Shape& shape, const std::string& dtype, bool tiled) {
+          const HostArray local = host_view(bytes, shape, dtype);
+          HostArray out;
+          {
+            nb::gil_scoped_release release;
+            out = multihost::process_allgather(local, tiled);
+          }
+          return owned_bytes(std::move(out));
+        });
   m.def("_assert_equal", [](const HostBytes& bytes, const Shape& shape, const std::string& dtype,
                             const std::string& what) {
     const HostArray value = host_view(bytes, shape, dtype);

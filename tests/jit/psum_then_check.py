@@ -33,7 +33,7 @@ def host(a):
     if getattr(a, "is_fully_addressable", True):
         return np.asarray(a)
     from spmd.experimental import multihost_utils
-    return np.asarray(multihost_utils.process_allgather(a))
+    return np.asarray(multihost_utils.process_allgather(a, tiled=True))
 
 
 def trimmed(spec):

@@ -26,7 +26,7 @@ def run_across_processes(fn, inputs, specs):
     except Exception as e:  # noqa: BLE001 - the class is compared with JAX's
         return type(e)
     outs = out if isinstance(out, (tuple, list)) else [out]
-    got = [np.asarray(multihost_utils.process_allgather(o)) for o in outs]
+    got = [np.asarray(multihost_utils.process_allgather(o, tiled=True)) for o in outs]
     return got if isinstance(out, (tuple, list)) else got[0]
 
 

@@ -41,8 +41,22 @@ got = float(np.asarray(total))
 check(abs(got - (np.arange(12).sum() * 2 + 100 * 12 + whole.sum())) < 1e-3,
       f"jit across processes: {got}")
 
-gathered = multihost_utils.process_allgather(arr)
+gathered = multihost_utils.process_allgather(arr, tiled=True)
 check(gathered.shape == (8, 3) and gathered[4, 0] == 100.0, "process_allgather")
+try:
+    multihost_utils.process_allgather(arr)  # JAX: a global array needs tiled=True
+    check(False, "process_allgather of a global array without tiled=True is refused")
+except ValueError as e:
+    check("only supports tiled=True" in str(e), f"the refusal says tiled=True: {e}")
+# Host values: each process's own, stacked or concatenated, in a pytree; a scalar is stacked.
+mine = np.full((2, 3), jax.process_index(), np.int64)  # canonicalized to int32, as JAX's
+host = multihost_utils.process_allgather({"a": mine, "s": 7.5 + jax.process_index()})
+check(host["a"].shape == (2, 2, 3) and host["a"].dtype == np.int32 and host["a"][1, 0, 0] == 1,
+      f"process_allgather of host values stacks them: {host['a'].shape} {host['a'].dtype}")
+check(host["s"].shape == (2,) and list(host["s"]) == [7.5, 8.5], f"scalars stacked: {host['s']}")
+tiled = multihost_utils.process_allgather([mine, 3.0], tiled=True)
+check(tiled[0].shape == (4, 3) and tiled[0][2, 0] == 1 and tiled[1].shape == (2,),
+      "process_allgather(tiled=True) concatenates host values (a scalar still stacks)")
 try:
     np.asarray(arr)
     check(False, "np.asarray of an array spanning processes is refused")
@@ -68,7 +82,8 @@ checkpoint.save(directory, {"w": arr, "b": from_cb})
 back = checkpoint.restore(directory, {"w": NamedSharding(mesh, P(None, None)),
                                       "b": NamedSharding(mesh, P("devices"))})
 check(np.array_equal(np.asarray(back["w"]), gathered), "checkpoint restored replicated")
-check(np.array_equal(multihost_utils.process_allgather(back["b"]), whole), "checkpoint restored")
+check(np.array_equal(multihost_utils.process_allgather(back["b"], tiled=True), whole),
+      "checkpoint restored")
 multihost_utils.sync_global_devices("restored")
 if jax.process_index() == 0:
     import shutil  # noqa: E402

@@ -26,7 +26,7 @@ def main():
     for row in vma_table.ROWS:
         want = vma_table.outcome(jax_ns, row, namespaces.jax_host)
         got = vma_table.outcome(spmd_ns, row,
-                                lambda a: np.asarray(multihost_utils.process_allgather(a)))
+                                lambda a: np.asarray(multihost_utils.process_allgather(a, tiled=True)))
         try:
             vma_table.compare(got, want, row)
         except AssertionError as e:

@@ -6,11 +6,32 @@ from .. import _spmd
 from .._core import Array, _bytes, _host, dtype_of
 
 
-def process_allgather(x):
-    """The whole of Array `x` as a NumPy array on every process."""
-    if not isinstance(x, Array):
-        raise TypeError(f"process_allgather takes an spmd.Array, not {type(x).__name__}")
-    return x._gathered_bytes().view(dtype_of(x._dtype)).reshape(x.shape)
+def process_allgather(in_tree, tiled=False):
+    """jax.experimental.multihost_utils.process_allgather: each leaf of `in_tree` gathered from
+    every process, as NumPy arrays. A global Array this process cannot address whole comes back
+    whole, with tiled=True only (JAX's ValueError otherwise); any other leaf (a NumPy array, a
+    scalar, an Array this process holds whole) is each process's own value, stacked along a new
+    first axis (tiled=False, and always for a scalar between processes) or concatenated along the
+    first (tiled=True). Every process must pass leaves of the same shapes and dtypes."""
+    from ..tree_util import tree_map
+
+    def one(leaf):
+        if isinstance(leaf, Array) and not leaf.is_fully_addressable:
+            if not tiled:
+                raise ValueError("Gathering global non-fully-addressable arrays only supports"
+                                 " tiled=True")
+            return leaf._gathered_bytes().view(dtype_of(leaf._dtype)).reshape(leaf.shape)
+        host = _np.asarray(leaf)
+        if _spmd.process_count() == 1:
+            return host if tiled else host[None]
+        if host.ndim == 0 or not tiled:
+            host = host[None]
+        host = _host(host)  # JAX's canonical dtypes, as the global array it makes has
+        data = _spmd._process_allgather_host(*_bytes(host), True)
+        shape = (host.shape[0] * _spmd.process_count(),) + host.shape[1:]
+        return data.view(host.dtype).reshape(shape)
+
+    return tree_map(one, in_tree)
 
 
 def broadcast_one_to_all(in_tree, is_source=None):

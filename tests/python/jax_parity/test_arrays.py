@@ -164,3 +164,19 @@ def test_devices_say_their_platform_and_kind_as_jax():
         assert ours.platform == theirs.platform
         assert ours.device_kind == theirs.device_kind
         assert ours.id == theirs.id
+
+
+@covers("experimental.multihost_utils.process_allgather")
+def test_process_allgather_in_one_process_matches_jax():
+    """One process: each leaf as NumPy, stacked on a new first axis (tiled=False) or as it is
+    (tiled=True); a global Array is whole. (Across processes: multiprocess_check.py.)"""
+    from jax.experimental import multihost_utils as jmu
+    from spmd.experimental import multihost_utils as smu
+    tree = {"a": np.arange(6, dtype=np.int32).reshape(2, 3), "s": 7.5,
+            "l": [np.ones(2, np.float32)]}
+    for tiled in (False, True):
+        same(smu.process_allgather(tree, tiled=tiled), jmu.process_allgather(tree, tiled=tiled),
+             f"process_allgather(tiled={tiled})")
+    x = np.arange(8, dtype=np.float32).reshape(4, 2)
+    same(smu.process_allgather(spmd.device_put(x), tiled=True),
+         jmu.process_allgather(jax.device_put(x), tiled=True), "a global array")
