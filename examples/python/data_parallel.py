@@ -59,8 +59,8 @@ for step in range(20):
     w_map, loss_map = map_step(w_map, X, Y)
     a, b = float(np.asarray(loss_jit)), float(np.asarray(loss_map))
     assert abs(a - b) <= 1e-5 * max(1.0, abs(a)), f"step {step}: jit loss {a}, shard_map loss {b}"
-final = np.asarray(multihost_utils.process_allgather(w_jit))
-np.testing.assert_allclose(np.asarray(multihost_utils.process_allgather(w_map)), final,
+final = np.asarray(multihost_utils.process_allgather(w_jit, tiled=True))
+np.testing.assert_allclose(np.asarray(multihost_utils.process_allgather(w_map, tiled=True)), final,
                            rtol=1e-5, atol=1e-6)
 print(f"[{jax.process_index()}] 20 steps: jit loss {a:.6f}, shard_map loss {b:.6f} "
       f"(learning rate {LR} and {LR}/{n}): the same trajectory")

@@ -62,7 +62,7 @@ is_local = global_array.is_fully_addressable  # True if all shards are local
 
 for name, a in [("device_put", sharded_array), ("process-local data", same_from_local),
                 ("single-device arrays", global_array)]:
-    whole = multihost_utils.process_allgather(a)
+    whole = multihost_utils.process_allgather(a, tiled=True)
     print(f"{name}: shape {a.shape}, fully addressable {a.is_fully_addressable}, "
           f"equal to the full array {bool((whole == FULL).all())}")
 for shard in global_array.addressable_shards:
