@@ -447,11 +447,11 @@ reduce_max = _extreme_reduction("reduce_max", _numpy.max, lowest=True)
 reduce_min = _extreme_reduction("reduce_min", _numpy.min, lowest=False)
 
 
-def _bitwise_reduction(name, combine, identity):
+def _bitwise_reduction(name, combine, all_ones):
     """lax.reduce_and, reduce_or and reduce_xor over bool or integer operands: the reduced axes
     moved last and flattened, then halved by `combine` until one element is left (exact in any
-    order: the operations are associative and commutative); an empty axis gives `identity`
-    (all bits set for and)."""
+    order: the operations are associative and commutative); an empty axis gives the identity,
+    every bit set (`all_ones`: True, -1, the unsigned maximum) or none."""
     def reduction(operand, axes):
         x = _numpy.asarray(operand)
         axes = _reduction_axes(x, axes)
@@ -467,8 +467,8 @@ def _bitwise_reduction(name, combine, identity):
         n = int(_np.prod([shape[a] for a in axes]))
         x = _numpy.reshape(x, tuple(shape[d] for d in kept) + (n,))
         if n == 0:
-            fill = identity if kind == "b" or identity == 0 else (
-                _np.iinfo(x.dtype).max if kind == "u" else -1)
+            fill = (True if kind == "b" else _np.iinfo(x.dtype).max if kind == "u" else -1) \
+                if all_ones else 0
             return _numpy.full(tuple(shape[d] for d in kept), fill, dtype=x.dtype)
         while n > 1:
             half = n // 2
@@ -480,9 +480,9 @@ def _bitwise_reduction(name, combine, identity):
     return reduction
 
 
-reduce_and = _bitwise_reduction("reduce_and", _numpy.bitwise_and, True)
-reduce_or = _bitwise_reduction("reduce_or", _numpy.bitwise_or, 0)
-reduce_xor = _bitwise_reduction("reduce_xor", _numpy.bitwise_xor, 0)
+reduce_and = _bitwise_reduction("reduce_and", _numpy.bitwise_and, all_ones=True)
+reduce_or = _bitwise_reduction("reduce_or", _numpy.bitwise_or, all_ones=False)
+reduce_xor = _bitwise_reduction("reduce_xor", _numpy.bitwise_xor, all_ones=False)
 
 
 from ._conv import *  # noqa: E402,F401,F403 - conv_general_dilated and its forms

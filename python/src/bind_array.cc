@@ -28,6 +28,22 @@ nb::ndarray<nb::numpy, uint8_t, nb::ndim<1>> owned_bytes(HostArray host) {
   return {owned->mutable_bytes().data(), {owned->nbytes()}, owner};
 }
 
+// `collective` (a multihost_utils call every process makes) on the host value of `bytes`, the GIL
+// released while the processes meet; its result's bytes as NumPy's.
+template <class F>
+nb::ndarray<nb::numpy, uint8_t, nb::ndim<1>> host_collective(const HostBytes& bytes,
+                                                             const Shape& shape,
+                                                             const std::string& dtype,
+                                                             F&& collective) {
+  const HostArray in = host_view(bytes, shape, dtype);
+  HostArray out;
+  {
+    nb::gil_scoped_release release;
+    out = collective(in);
+  }
+  return owned_bytes(std::move(out));
+}
+
 // The array's sharding as its own Python class (NamedSharding, SingleDeviceSharding or
 // PositionalSharding), a copy.
 nb::object sharding_object(const Array& a) {
@@ -159,23 +175,15 @@ void bind_array(nb::module_& m) {
   // multihost_utils over host values: each releases the GIL while the processes meet.
   m.def("_broadcast_one_to_all",
         [](const HostBytes& bytes, const Shape& shape, const std::string& dtype, bool is_source) {
-          const HostArray in = host_view(bytes, shape, dtype);
-          HostArray out;
-          {
-            nb::gil_scoped_release release;
-            out = multihost::broadcast_one_to_all(in, is_source);
-          }
-          return owned_bytes(std::move(out));
+          return host_collective(bytes, shape, dtype, [&](const HostArray& in) {
+            return multihost::broadcast_one_to_all(in, is_source);
+          });
         });
   m.def("_process_allgather_host",
         [](const HostBytes& bytes, const Shape& shape, const std::string& dtype, bool tiled) {
-          const HostArray local = host_view(bytes, shape, dtype);
-          HostArray out;
-          {
-            nb::gil_scoped_release release;
-            out = multihost::process_allgather(local, tiled);
-          }
-          return owned_bytes(std::move(out));
+          return host_collective(bytes, shape, dtype, [&](const HostArray& local) {
+            return multihost::process_allgather(local, tiled);
+          });
         });
   m.def("_assert_equal", [](const HostBytes& bytes, const Shape& shape, const std::string& dtype,
                             const std::string& what) {
