@@ -1,0 +1,123 @@
+#include "kernels/ynn_reduce.h"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "kernels/ynn_math.h"
+
+namespace spmd::kernels {
+namespace {
+
+constexpr int64_t kLanes = 16;
+constexpr int64_t kGroup = 4 * kLanes;  // elements one partial sum reads
+using Lanes = std::array<float, kLanes>;
+
+// acc += the group at x (n <= kGroup elements, the rest read as zeros), lane-wise in four steps.
+void add_group(const float* x, int64_t n, Lanes& acc) {
+  Lanes local{};
+  for (int64_t step = 0; step < 4; ++step) {
+    for (int l = 0; l < kLanes; ++l) {
+      const int64_t i = step * kLanes + l;
+      local[l] = local[l] + (i < n ? x[i] : 0.0f);
+    }
+  }
+  for (int l = 0; l < kLanes; ++l) acc[l] = acc[l] + local[l];
+}
+
+// The accumulator tree's state, lane-wise.
+struct Tree {
+  Lanes first{}, second{}, third{}, error{};
+
+  // Kahan's step: third += second, compensated; an error that is not finite is dropped.
+  void compensate() {
+    for (int l = 0; l < kLanes; ++l) {
+      const float y = second[l] - error[l];
+      const float t = third[l] + y;
+      const float e = (t - third[l]) - y;
+      error[l] = std::isfinite(e) ? e : 0.0f;
+      third[l] = t;
+      second[l] = 0.0f;
+    }
+  }
+
+  // YNNPACK's accumulate(clock): first into second on every sixteenth tick, second into third
+  // on every 256th (clock 0, the flush, is both).
+  void tick(uint64_t clock) {
+    if ((clock & 15u) != 0) return;
+    for (int l = 0; l < kLanes; ++l) {
+      second[l] = second[l] + first[l];
+      first[l] = 0.0f;
+    }
+    if ((clock & 255u) == 0) compensate();
+  }
+};
+
+float halve(Lanes lanes) {
+  for (int width = kLanes / 2; width >= 1; width /= 2) {
+    for (int l = 0; l < width; ++l) lanes[l] = lanes[l] + lanes[l + width];
+  }
+  return lanes[0];
+}
+
+// Orders a float's bits as its value (sign and magnitude to two's complement): YNNPACK's max.
+int32_t max_key(float v) {
+  const auto bits = std::bit_cast<int32_t>(v);
+  return bits >= 0 ? bits : bits ^ 0x7fffffff;
+}
+
+float row_max(const float* x, int64_t k) {
+  float best = -std::numeric_limits<float>::infinity();
+  for (int64_t j = 0; j < k; ++j) {
+    if (max_key(x[j]) > max_key(best)) best = x[j];
+  }
+  return best;
+}
+
+}  // namespace
+
+float ynn_row_sum(const float* x, int64_t k) {
+  Tree tree;
+  uint64_t clock = 0;
+  while (k >= 4 * kGroup) {
+    for (int g = 0; g < 4; ++g, x += kGroup) add_group(x, kGroup, tree.first);
+    k -= 4 * kGroup;
+    clock += 4 * kLanes;
+    tree.tick(clock);
+  }
+  while (k >= kGroup) {
+    add_group(x, kGroup, tree.first);
+    x += kGroup;
+    k -= kGroup;
+    clock += kLanes;
+    tree.tick(clock);
+  }
+  if (k > 0) add_group(x, k, tree.first);
+  tree.tick(0);
+  Lanes total{};
+  for (int l = 0; l < kLanes; ++l) total[l] = total[l] + tree.third[l];
+  return 0.0f + halve(total);
+}
+
+void ynn_softmax_rows(const float* x, int64_t rows, int64_t k, float* out) {
+  for (int64_t i = 0; i < rows; ++i, x += k, out += k) {
+    const float top = row_max(x, k);
+    for (int64_t j = 0; j < k; ++j) out[j] = ynn_exp(x[j] - top);
+    const float scale = 1.0f / ynn_row_sum(out, k);
+    for (int64_t j = 0; j < k; ++j) out[j] = out[j] * scale;
+  }
+}
+
+void ynn_power_sum_rows(const float* g, int64_t rows, int64_t k, float p, float* out) {
+  std::vector<float> powers(static_cast<size_t>(k));
+  for (int64_t i = 0; i < rows; ++i, g += k) {
+    for (int64_t j = 0; j < k; ++j) powers[static_cast<size_t>(j)] = std::pow(std::fabs(g[j]), p);
+    out[i] = ynn_row_sum(powers.data(), k);
+  }
+}
+
+}  // namespace spmd::kernels

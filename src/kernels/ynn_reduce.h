@@ -1,0 +1,33 @@
+// Row reductions in YNNPACK's order, and the two programs jax.random runs through them, so that
+// dirichlet and ball of 4,096 values or more give JAX 0.10.2's bits on CPU (ynn_math.h says
+// when XLA hands a reduction to YNNPACK).
+//
+// ynn_row_sum is YNNPACK's float32 sum of one contiguous row as XLA asks for it (consistent
+// arithmetic): sixteen lanes; each group of 64 elements (the last padded with zeros) summed
+// lane-wise in four steps of sixteen into a local vector, added to a first accumulator; that one
+// added into a second after every group of 64 (after every four, while 256 or more are left);
+// the second added into a third by Kahan's compensated sum each time 256 groups' worth of clock
+// has passed, and once more at the end; the third's sixteen lanes then halved pairwise (lane l +
+// lane l + 8, then + 4, + 2, + 1). Checked against jax.jit(lambda a: jnp.sum(jnp.exp(a), 1))
+// (a "__ynn_fusion") on rows of 4, 100, 1,000, 2,048 and 5,000 elements: no sum differs.
+// Internal to kernels/.
+#pragma once
+
+#include <cstdint>
+
+namespace spmd::kernels {
+
+// YNNPACK's sum of x[0..k) (above), +0 for k = 0.
+float ynn_row_sum(const float* x, int64_t k);
+
+// jax.random.dirichlet's normalisation of `rows` rows of k log-space gamma samples `x`, as JAX's
+// CPU program runs it from 4,096 values: each row's maximum (YNNPACK's: NaN's sign decides,
+// +NaN above every number and -NaN below), u = ynn_exp(x - max), s = ynn_row_sum(u), and out =
+// u · (1 / s) (XLA's divide of one, then its product).
+void ynn_softmax_rows(const float* x, int64_t rows, int64_t k, float* out);
+
+// jax.random.ball's sums from 4,096 values: out[i] = ynn_row_sum(powf(|g[i, :]|, p)) over `rows`
+// rows of k values (YNNPACK's power is the C library's powf).
+void ynn_power_sum_rows(const float* g, int64_t rows, int64_t k, float p, float* out);
+
+}  // namespace spmd::kernels
