@@ -122,8 +122,13 @@ class Backend {
   virtual void random_permute(std::array<uint32_t, 2> key, size_t element_size, const std::byte* in,
                               const Shape& shape, int axis, std::byte* out) const = 0;
   // random_samplers.h's random_gamma; `key` (two words), `alpha` and `out` in the backend's memory.
-  virtual void random_gamma(const uint32_t* key, const float* alpha, int64_t n, bool log_space,
+  virtual void random_gamma(const uint32_t* key, const float* alpha, int64_t n, GammaForm form,
                             float* out) const = 0;
+  // ynn_reduce.h's ynn_softmax_rows and ynn_power_sum_rows; every pointer (`p` one float) in the
+  // backend's memory.
+  virtual void ynn_softmax_rows(const float* x, int64_t rows, int64_t k, float* out) const = 0;
+  virtual void ynn_power_sum_rows(const float* g, int64_t rows, int64_t k, const float* p,
+                                  float* out) const = 0;
   // random_samplers.h's random_poisson, likewise.
   virtual void random_poisson(const uint32_t* key, const float* lam, int64_t n,
                               int32_t* out) const = 0;

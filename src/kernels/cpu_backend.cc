@@ -4,6 +4,7 @@
 
 #include "kernels/backend.h"
 #include "kernels/layout.h"
+#include "kernels/ynn_reduce.h"
 #include "spmd/error.h"
 
 namespace spmd::kernels {
@@ -75,9 +76,18 @@ class CpuBackend final : public Backend {
     kernels::random_permute(key, element_size, in, shape, axis, out);
   }
 
-  void random_gamma(const uint32_t* key, const float* alpha, int64_t n, bool log_space,
+  void random_gamma(const uint32_t* key, const float* alpha, int64_t n, GammaForm form,
                     float* out) const override {
-    kernels::random_gamma({key[0], key[1]}, alpha, n, log_space, out);
+    kernels::random_gamma({key[0], key[1]}, alpha, n, form, out);
+  }
+
+  void ynn_softmax_rows(const float* x, int64_t rows, int64_t k, float* out) const override {
+    kernels::ynn_softmax_rows(x, rows, k, out);
+  }
+
+  void ynn_power_sum_rows(const float* g, int64_t rows, int64_t k, const float* p,
+                          float* out) const override {
+    kernels::ynn_power_sum_rows(g, rows, k, *p, out);
   }
 
   void random_poisson(const uint32_t* key, const float* lam, int64_t n,

@@ -13,6 +13,7 @@
 
 #include "kernels/threefry.h"
 #include "kernels/xla_math.h"
+#include "kernels/ynn_math.h"
 #include "spmd/error.h"
 
 #if defined(__x86_64__)
@@ -538,7 +539,7 @@ float scalar_uniform(std::array<uint32_t, 2> key) { return unit_f32(scalar_bits(
 // JAX's _gamma_one (jax/_src/random/core.py), statement for statement. Its loops end for every
 // alpha: a NaN (from a NaN alpha, or one below -2/3 whose d is negative) fails both loops'
 // conditions, and the result is NaN, as JAX's.
-SPMD_SAMPLER_INLINE float gamma_one(std::array<uint32_t, 2> key, float alpha_orig, bool log_space) {
+SPMD_SAMPLER_INLINE float gamma_one(std::array<uint32_t, 2> key, float alpha_orig, GammaForm form) {
   constexpr float kThird = 1.0f / 3.0f;
   const bool boost_mask = alpha_orig >= 1.0f;
   const float alpha = boost_mask ? alpha_orig : alpha_orig + 1.0f;
@@ -568,10 +569,11 @@ SPMD_SAMPLER_INLINE float gamma_one(std::array<uint32_t, 2> key, float alpha_ori
     V = (v * v) * v;
     U = scalar_uniform(u_key);
   }
-  if (log_space) {
+  if (form != GammaForm::kSample) {
     const float log_samples = xla_log1p(-scalar_uniform(subkey));  // -exponential(subkey)
     const float log_boost =
         boost_mask || log_samples == 0.0f ? 0.0f : log_samples * (1.0f / alpha_orig);
+    if (form == GammaForm::kLogAsYnn) return (ynn_log(d) + ynn_log(V)) + log_boost;
     return (xla_log(d) + xla_log(V)) + log_boost;
   }
   const float samples = 1.0f - scalar_uniform(subkey);
@@ -658,17 +660,17 @@ void poisson_rejection(std::array<uint32_t, 2> key, const std::vector<float>& la
 }
 
 SPMD_SAMPLER_CLONES void gamma_all(std::array<uint32_t, 2> key, const float* alpha, int64_t n,
-                                   bool log_space, float* out) {
+                                   GammaForm form, float* out) {
   for (int64_t i = 0; i < n; ++i) {
-    out[i] = gamma_one(split_key(key, static_cast<uint32_t>(i)), alpha[i], log_space);
+    out[i] = gamma_one(split_key(key, static_cast<uint32_t>(i)), alpha[i], form);
   }
 }
 
 }  // namespace
 
-void random_gamma(std::array<uint32_t, 2> key, const float* alpha, int64_t n, bool log_space,
+void random_gamma(std::array<uint32_t, 2> key, const float* alpha, int64_t n, GammaForm form,
                   float* out) {
-  gamma_all(key, alpha, n, log_space, out);
+  gamma_all(key, alpha, n, form, out);
 }
 
 void random_poisson(std::array<uint32_t, 2> key, const float* lam, int64_t n, int32_t* out) {

@@ -70,15 +70,20 @@ std::vector<int64_t> random_permutation(std::array<uint32_t, 2> key, int64_t n);
 void random_permute(std::array<uint32_t, 2> key, size_t element_size, const std::byte* in,
                     const Shape& shape, int axis, std::byte* out);
 
+// What random_gamma gives: the samples, their logarithms with XLA's log (jax.random.loggamma's),
+// or their logarithms with YNNPACK's log (ynn_math.h: jax.random.dirichlet's from 4,096 values,
+// whose logarithms XLA fuses into the reduction it hands YNNPACK).
+enum class GammaForm : uint8_t { kSample, kLog, kLogAsYnn };
+
 // jax.random.gamma's float32 values, one for each of the n shape parameters `alpha` (> 0), or
-// with log_space their logarithms (jax.random.loggamma's): value i is JAX's _gamma_one from key i
+// their logarithms (`form`): value i is JAX's _gamma_one from key i
 // of split(key, n), Marsaglia and Tsang's rejection sampler (alpha < 1 boosted to alpha + 1, then
 // scaled by a uniform to the power 1 / alpha), its normal and uniform draws JAX's bit for bit from
 // the same keys, its logarithms and its c = (1/3) rsqrt(d) XLA's (xla_math.h), its products
 // fused where XLA's CPU code fuses them. The power in the boost is the C library's powf, as
 // XLA's CPU code calls it. A NaN or non-positive
 // alpha gives NaN, as JAX's loop does.
-void random_gamma(std::array<uint32_t, 2> key, const float* alpha, int64_t n, bool log_space,
+void random_gamma(std::array<uint32_t, 2> key, const float* alpha, int64_t n, GammaForm form,
                   float* out);
 
 // jax.random.poisson's values (int32), one for each of the n rates `lam` (float32), as JAX's

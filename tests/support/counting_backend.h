@@ -96,8 +96,13 @@ class CountingBackend final : public kernels::Backend {
                 std::byte* o),
                (k, w, in, s, axis, o))
   SPMD_COUNTED(random_gamma,
-               (const uint32_t* k, const float* a, int64_t n, bool log_space, float* o),
-               (k, a, n, log_space, o))
+               (const uint32_t* k, const float* a, int64_t n, kernels::GammaForm f, float* o),
+               (k, a, n, f, o))
+  SPMD_COUNTED(ynn_softmax_rows, (const float* x, int64_t rows, int64_t k, float* o),
+               (x, rows, k, o))
+  SPMD_COUNTED(ynn_power_sum_rows,
+               (const float* g, int64_t rows, int64_t k, const float* p, float* o),
+               (g, rows, k, p, o))
   SPMD_COUNTED(random_poisson, (const uint32_t* k, const float* l, int64_t n, int32_t* o),
                (k, l, n, o))
   SPMD_COUNTED(cumsum, (DType t, const std::byte* in, const Shape& s, int axis, std::byte* o),

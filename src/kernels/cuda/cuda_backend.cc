@@ -88,9 +88,16 @@ class CudaBackend final : public Backend {
                      std::byte* out) const override {
     random_sample_on_host(gpu(), sampler, block, out);
   }
-  void random_gamma(const uint32_t* key, const float* alpha, int64_t n, bool log_space,
+  void random_gamma(const uint32_t* key, const float* alpha, int64_t n, GammaForm form,
                     float* out) const override {
-    random_gamma_on_host(gpu(), key, alpha, n, log_space, out);
+    random_gamma_on_host(gpu(), key, alpha, n, form, out);
+  }
+  void ynn_softmax_rows(const float* x, int64_t rows, int64_t k, float* out) const override {
+    ynn_softmax_rows_on_host(gpu(), x, rows, k, out);
+  }
+  void ynn_power_sum_rows(const float* g, int64_t rows, int64_t k, const float* p,
+                          float* out) const override {
+    ynn_power_sum_rows_on_host(gpu(), g, rows, k, p, out);
   }
   void random_poisson(const uint32_t* key, const float* lam, int64_t n,
                       int32_t* out) const override {

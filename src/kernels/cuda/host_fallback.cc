@@ -37,14 +37,36 @@ void random_sample_on_host(GpuContext& gpu, const Sampler& sampler, const Random
 }
 
 void random_gamma_on_host(GpuContext& gpu, const uint32_t* key, const float* alpha, int64_t n,
-                          bool log_space, float* out) {
+                          GammaForm form, float* out) {
   const size_t bytes = static_cast<size_t>(n) * sizeof(float);
   const HostBytes k = fetch(gpu, key, 2 * sizeof(uint32_t));
   const HostBytes a = fetch(gpu, alpha, bytes);
   HostBytes host(std::max<size_t>(bytes, 1));
   cpu_backend().random_gamma(reinterpret_cast<const uint32_t*>(k.data()),
-                             reinterpret_cast<const float*>(a.data()), n, log_space,
+                             reinterpret_cast<const float*>(a.data()), n, form,
                              reinterpret_cast<float*>(host.data()));
+  put(gpu, host, out, bytes);
+}
+
+void ynn_softmax_rows_on_host(GpuContext& gpu, const float* x, int64_t rows, int64_t k,
+                              float* out) {
+  const size_t bytes = static_cast<size_t>(rows * k) * sizeof(float);
+  const HostBytes in = fetch(gpu, x, bytes);
+  HostBytes host(std::max<size_t>(bytes, 1));
+  cpu_backend().ynn_softmax_rows(reinterpret_cast<const float*>(in.data()), rows, k,
+                                 reinterpret_cast<float*>(host.data()));
+  put(gpu, host, out, bytes);
+}
+
+void ynn_power_sum_rows_on_host(GpuContext& gpu, const float* g, int64_t rows, int64_t k,
+                                const float* p, float* out) {
+  const HostBytes in = fetch(gpu, g, static_cast<size_t>(rows * k) * sizeof(float));
+  const HostBytes power = fetch(gpu, p, sizeof(float));
+  const size_t bytes = static_cast<size_t>(rows) * sizeof(float);
+  HostBytes host(std::max<size_t>(bytes, 1));
+  cpu_backend().ynn_power_sum_rows(reinterpret_cast<const float*>(in.data()), rows, k,
+                                   reinterpret_cast<const float*>(power.data()),
+                                   reinterpret_cast<float*>(host.data()));
   put(gpu, host, out, bytes);
 }
 

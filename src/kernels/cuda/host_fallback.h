@@ -1,7 +1,8 @@
-// The seam's methods the GPU has no kernel for yet (JAX's samplers, gamma, poisson, cholesky,
-// qr, triangular_solve), computed by the CPU backend on host copies of their operands and copied
-// back to the GPU: JAX's values bit for bit, as on CPU devices, for the cost of the copies and a
-// wait on the GPU's stream (device_memory.h). Pointers are into `gpu`'s memory, as the seam's are.
+// The seam's methods the GPU has no kernel for yet (JAX's samplers, gamma, poisson, YNNPACK's
+// row programs, cholesky, qr, triangular_solve), computed by the CPU backend on host copies of
+// their operands and copied back to the GPU: JAX's values bit for bit, as on CPU devices, for the
+// cost of the copies and a wait on the GPU's stream (device_memory.h). Pointers are into `gpu`'s
+// memory, as the seam's are.
 #pragma once
 
 #include <cstddef>
@@ -16,7 +17,10 @@ namespace spmd::kernels::cuda {
 void random_sample_on_host(GpuContext& gpu, const Sampler& sampler, const RandomBlock& block,
                            std::byte* out);
 void random_gamma_on_host(GpuContext& gpu, const uint32_t* key, const float* alpha, int64_t n,
-                          bool log_space, float* out);
+                          GammaForm form, float* out);
+void ynn_softmax_rows_on_host(GpuContext& gpu, const float* x, int64_t rows, int64_t k, float* out);
+void ynn_power_sum_rows_on_host(GpuContext& gpu, const float* g, int64_t rows, int64_t k,
+                                const float* p, float* out);
 void random_poisson_on_host(GpuContext& gpu, const uint32_t* key, const float* lam, int64_t n,
                             int32_t* out);
 void cholesky_on_host(GpuContext& gpu, DType dtype, const std::byte* in, int64_t batch, int64_t n,

@@ -13,6 +13,8 @@
 #include "jit/lax.h"
 #include "jit/program.h"
 #include "jit/trace.h"
+#include "lib/random/gamma_form.h"
+#include "lib/random/ops.h"
 #include "spmd/error.h"
 #include "spmd/grad.h"
 #include "spmd/linalg.h"
@@ -84,10 +86,14 @@ namespace {
 // element; a longer one its TreeReductionRewriter cuts into windows of kWindow, the row padded
 // with zeros to a multiple of kWindow (half the padding, rounded down, before it), each window
 // summed in order, then the windows' sums the same way. Measured against jax.random.dirichlet's
-// optimised program (XLA_FLAGS=--xla_dump_to) and its values. Arrays of 4,096 elements or more
-// go to YNNPACK instead, whose exp and sums are its own: there we are a few ulps away.
+// optimised program (XLA_FLAGS=--xla_dump_to) and its values. A reduction whose input holds
+// kYnnElements or more goes to YNNPACK instead (XLA's IsInstructionPreferredByYnn), with the
+// element-wise work fused around it: there the YNN ops (kernels/ynn_reduce.h) compute it.
 constexpr int64_t kSequentialRow = 31;
 constexpr int64_t kWindow = 32;
+constexpr int64_t kYnnElements = 4096;
+
+bool reduced_by_ynn(const Shape& shape) { return shape_size(shape) >= kYnnElements; }
 
 // x[..., j:j + 1].
 Tensor last_axis_column(const Tensor& x, int64_t j) {
@@ -146,6 +152,12 @@ Tensor dirichlet(const Tensor& key, const Tensor& alpha) {
   if (alpha.shape().empty()) {
     throw InvalidArgument("random.dirichlet: alpha must have at least one dimension");
   }
+  // From kYnnElements, YNNPACK takes the gamma samples' logarithms as well as the softmax: XLA
+  // fuses them into the reduction's program.
+  if (reduced_by_ynn(alpha.shape()) && alpha.shape().back() > 0) {
+    const Tensor log_samples = gamma_in_form(key, alpha, kernels::GammaForm::kLogAsYnn);
+    return compiler::lax::bind(compiler::make_operation<compiler::YnnSoftmaxOp>(), {log_samples});
+  }
   return softmax_as_jax_random(gamma(key, alpha, true));
 }
 
@@ -179,7 +191,11 @@ Tensor ball(const Tensor& key, int64_t d, double p, const Shape& shape) {
   // g / (sum |g|^p + e)^(1/p) as XLA computes it (its optimised program): the sum in order for
   // up to kSequentialRow coordinates, and the division a product by (sum + e)^(-(1/p)).
   const Tensor negated_inverse = float32_of(keys, -(1.0f / static_cast<float>(p)));
-  const Tensor total = in_order_sum(numpy::power(numpy::abs(g), power)) + e;
+  const Tensor sum =
+      reduced_by_ynn(points) && d > 0
+          ? compiler::lax::bind(compiler::make_operation<compiler::YnnPowerSumOp>(), {g, power})
+          : in_order_sum(numpy::power(numpy::abs(g), power));
+  const Tensor total = sum + e;
   return g * numpy::expand_dims(numpy::power(total, negated_inverse), -1);
 }
 

@@ -6,6 +6,7 @@
 #include "jit/lax.h"
 #include "jit/program.h"
 #include "jit/trace.h"
+#include "lib/random/gamma_form.h"
 #include "lib/random/ops.h"
 #include "spmd/error.h"
 #include "spmd/numpy.h"
@@ -14,8 +15,8 @@
 
 namespace spmd::random {
 
-Tensor gamma(const Tensor& key, const Tensor& a, bool log_space) {
-  const char* what = log_space ? "random.loggamma" : "random.gamma";
+Tensor gamma_in_form(const Tensor& key, const Tensor& a, kernels::GammaForm form) {
+  const char* what = form == kernels::GammaForm::kSample ? "random.gamma" : "random.loggamma";
   compiler::trace_of(what, {&key, &a});
   if (key.dtype() != DType::kUInt32 || key.shape() != Shape{2}) {
     throw InvalidArgument(
@@ -26,8 +27,11 @@ Tensor gamma(const Tensor& key, const Tensor& a, bool log_space) {
     throw InvalidArgument(fmt::format("{}: samples float32 only; a is {}", what,
                                       compiler::type_text(a.dtype(), a.shape())));
   }
-  return compiler::lax::bind(compiler::make_operation<compiler::RandomGammaOp>(log_space),
-                             {key, a});
+  return compiler::lax::bind(compiler::make_operation<compiler::RandomGammaOp>(form), {key, a});
+}
+
+Tensor gamma(const Tensor& key, const Tensor& a, bool log_space) {
+  return gamma_in_form(key, a, log_space ? kernels::GammaForm::kLog : kernels::GammaForm::kSample);
 }
 
 Array gamma(const Array& key, const Array& a, bool log_space) {

@@ -321,7 +321,15 @@ Batched RandomPermutationOp::batch(const Op& /*op*/, std::span<const Batched> op
 // RandomGammaOp
 
 std::string RandomGammaOp::attributes() const {
-  return fmt::format("log_space={}", log_space ? 1 : 0);
+  switch (form) {
+    case kernels::GammaForm::kSample:
+      return "log_space=0";
+    case kernels::GammaForm::kLog:
+      return "log_space=1";
+    case kernels::GammaForm::kLogAsYnn:
+      return "log_space=1, ynn_log=1";
+  }
+  return "";
 }
 
 ValueType RandomGammaOp::result_type(std::span<const ValueType> operands) const {
@@ -350,17 +358,96 @@ Block RandomGammaOp::run(const KernelContext& device, const Step& step,
   Block out = device.allocate(step.dtype, step.shape);
   device.backend.random_gamma(reinterpret_cast<const uint32_t*>(in[0].bytes().data()),
                               reinterpret_cast<const float*>(in[1].bytes().data()), out.size(),
-                              log_space, reinterpret_cast<float*>(out.mutable_bytes().data()));
+                              form, reinterpret_cast<float*>(out.mutable_bytes().data()));
   return out;
 }
 
 Batched RandomGammaOp::batch(const Op& /*op*/, std::span<const Batched> operands,
                              int64_t size) const {
   if (size == 0) return {batched_first(operands[1], size), 0};
-  const auto one = make_operation<RandomGammaOp>(log_space);
+  const auto one = make_operation<RandomGammaOp>(form);
   return {
       per_slice(size, operands, [&](const std::vector<Tensor>& t) { return lax::bind(one, t); }),
       0};
+}
+
+// YnnSoftmaxOp
+
+ValueType YnnSoftmaxOp::result_type(std::span<const ValueType> operands) const {
+  check_operand_count(name(), operands, 1);
+  if (operands[0].dtype != DType::kFloat32 || operands[0].shape.empty()) {
+    throw InvalidArgument(fmt::format("random_ynn_softmax: x must be float32 with an axis, not {}",
+                                      type_text(operands[0].dtype, operands[0].shape)));
+  }
+  return operands[0];
+}
+
+void YnnSoftmaxOp::partition(Partitioner& p, int value, const Op& op) const {
+  const Layout whole = Layout::replicated(op.shape.size());
+  p.compute(value, {p.slot_with(op.inputs[0], whole)}, whole);
+}
+
+Block YnnSoftmaxOp::run(const KernelContext& device, const Step& step,
+                        std::span<const Block> in) const {
+  Block out = device.allocate(step.dtype, step.shape);
+  const int64_t k = step.shape.back();
+  device.backend.ynn_softmax_rows(reinterpret_cast<const float*>(in[0].bytes().data()),
+                                  k == 0 ? 0 : shape_size(step.shape) / k, k,
+                                  reinterpret_cast<float*>(out.mutable_bytes().data()));
+  return out;
+}
+
+Batched YnnSoftmaxOp::batch(const Op& op, std::span<const Batched> operands, int64_t size) const {
+  return {lax::bind(op.operation, {batched_first(operands[0], size)}), 0};
+}
+
+// YnnPowerSumOp
+
+ValueType YnnPowerSumOp::result_type(std::span<const ValueType> operands) const {
+  check_operand_count(name(), operands, 2);
+  if (operands[0].dtype != DType::kFloat32 || operands[0].shape.empty() ||
+      operands[1].dtype != DType::kFloat32 || !operands[1].shape.empty()) {
+    throw InvalidArgument(fmt::format(
+        "random_ynn_power_sum: g must be float32 with an axis and p a float32 scalar, not {} and "
+        "{}",
+        type_text(operands[0].dtype, operands[0].shape),
+        type_text(operands[1].dtype, operands[1].shape)));
+  }
+  Shape rows = operands[0].shape;
+  rows.pop_back();
+  return {DType::kFloat32, rows};
+}
+
+void YnnPowerSumOp::partition(Partitioner& p, int value, const Op& op) const {
+  const Layout whole = Layout::replicated(op.shape.size());
+  p.compute(value,
+            {p.slot_with(op.inputs[0], Layout::replicated(op.shape.size() + 1)),
+             p.slot_with(op.inputs[1], Layout::replicated(0))},
+            whole);
+}
+
+Block YnnPowerSumOp::run(const KernelContext& device, const Step& step,
+                         std::span<const Block> in) const {
+  Block out = device.allocate(step.dtype, step.shape);
+  const Shape& g = in[0].shape();
+  device.backend.ynn_power_sum_rows(reinterpret_cast<const float*>(in[0].bytes().data()),
+                                    shape_size(step.shape), g.back(),
+                                    reinterpret_cast<const float*>(in[1].bytes().data()),
+                                    reinterpret_cast<float*>(out.mutable_bytes().data()));
+  return out;
+}
+
+Batched YnnPowerSumOp::batch(const Op& op, std::span<const Batched> operands, int64_t size) const {
+  if (!operands[1].dim) {
+    return {lax::bind(op.operation, {batched_first(operands[0], size), operands[1].value}), 0};
+  }
+  if (size == 0)
+    return {lax::bind(op.operation,
+                      {batched_first(operands[0], size), numpy::zeros({}, DType::kFloat32)}),
+            0};
+  return {per_slice(size, operands,
+                    [&](const std::vector<Tensor>& t) { return lax::bind(op.operation, t); }),
+          0};
 }
 
 // RandomPoissonOp
@@ -457,8 +544,21 @@ const OperationRegistration random_poisson_op("random_poisson", [](const Attribu
 });
 
 const OperationRegistration random_gamma_op("random_gamma", [](const AttributeReader& r) {
-  return make_operation<RandomGammaOp>(r.integer("log_space") != 0);
+  if (r.integer("log_space") == 0)
+    return make_operation<RandomGammaOp>(kernels::GammaForm::kSample);
+  const bool ynn = r.has("ynn_log") && r.integer("ynn_log") != 0;
+  return make_operation<RandomGammaOp>(ynn ? kernels::GammaForm::kLogAsYnn
+                                           : kernels::GammaForm::kLog);
 });
+
+const OperationRegistration random_ynn_softmax_op("random_ynn_softmax", [](const AttributeReader&) {
+  return make_operation<YnnSoftmaxOp>();
+});
+
+const OperationRegistration random_ynn_power_sum_op("random_ynn_power_sum",
+                                                    [](const AttributeReader&) {
+                                                      return make_operation<YnnPowerSumOp>();
+                                                    });
 
 struct SampleRegistrations {
   SampleRegistrations() {

@@ -128,22 +128,52 @@ class RandomPermutationOp final : public Operation {
 };
 
 // JAX's gamma (random_gamma_p): for each element of the shape parameters `a` (operand 1, float32),
-// a Gamma(a, 1) sample, or its logarithm with log_space (kernels::random_gamma), element i from
-// key i of split(key, a.size). Whole on every device: each element's rejection loop takes its
-// own number of draws.
+// a Gamma(a, 1) sample, or its logarithm (kernels::random_gamma's `form`), element i from key i
+// of split(key, a.size). Whole on every device: each element's rejection loop takes its own
+// number of draws.
 class RandomGammaOp final : public Operation {
  public:
-  explicit RandomGammaOp(bool log_space) : log_space(log_space) {}
-  const bool log_space;
+  explicit RandomGammaOp(kernels::GammaForm form) : form(form) {}
+  const kernels::GammaForm form;
 
   std::string name() const override { return "random_gamma"; }
-  std::string attributes() const override;  // "log_space=1"
+  // "log_space=0", "log_space=1", or "log_space=1, ynn_log=1"
+  std::string attributes() const override;
   // key u32[2], a f32[shape] -> f32[shape]
   ValueType result_type(std::span<const ValueType> operands) const override;
   void partition(Partitioner& p, int value, const Op& op) const override;
   Block run(const KernelContext& device, const Step& step,
             std::span<const Block> in) const override;
   // One operation per slice: the kernel samples from one key.
+  Batched batch(const Op& op, std::span<const Batched> operands, int64_t size) const override;
+};
+
+// jax.random.dirichlet's normalisation along the last axis of float32 log-space samples as JAX's
+// CPU program computes it from 4,096 values, through YNNPACK (kernels::ynn_softmax_rows). Whole
+// on every device.
+class YnnSoftmaxOp final : public Operation {
+ public:
+  std::string name() const override { return "random_ynn_softmax"; }
+  // x f32[..., k] -> f32[..., k]
+  ValueType result_type(std::span<const ValueType> operands) const override;
+  void partition(Partitioner& p, int value, const Op& op) const override;
+  Block run(const KernelContext& device, const Step& step,
+            std::span<const Block> in) const override;
+  // Rows are rows: the batch axis leads and joins them.
+  Batched batch(const Op& op, std::span<const Batched> operands, int64_t size) const override;
+};
+
+// jax.random.ball's sum of |g|^p along the last axis as JAX's CPU program computes it from 4,096
+// values, through YNNPACK (kernels::ynn_power_sum_rows). Whole on every device.
+class YnnPowerSumOp final : public Operation {
+ public:
+  std::string name() const override { return "random_ynn_power_sum"; }
+  // g f32[..., k], p f32[] -> f32[...]
+  ValueType result_type(std::span<const ValueType> operands) const override;
+  void partition(Partitioner& p, int value, const Op& op) const override;
+  Block run(const KernelContext& device, const Step& step,
+            std::span<const Block> in) const override;
+  // A batched g leads with its batch axis; a batched p takes one operation per slice.
   Batched batch(const Op& op, std::span<const Batched> operands, int64_t size) const override;
 };
 

@@ -46,8 +46,9 @@ CASES = [
     # The gamma family: JAX's draws, rejections and values (XLA's rsqrt in c = (1/3) rsqrt(d),
     # and its exp, kernels/xla_math.h). dirichlet's softmax and ball's norm are XLA's (rows
     # summed in order up to 31, in windows of 32 beyond; a product by the reciprocal or by
-    # (sum + e)^(-1/p)): JAX's bits below 4,096 elements. From 4,096 XLA hands the fusion to
-    # YNNPACK, whose exp and sums are its own: tens of ulps for dirichlet, a few for ball.
+    # (sum + e)^(-1/p)) below 4,096 elements. From 4,096 XLA hands the reduction, and the
+    # logarithms and exp fused around it, to YNNPACK: its exp, log and sum order
+    # (kernels/ynn_reduce.h), over rows of 3, 4, 300 and 5,000 values. JAX's bits throughout.
     ("gamma", (GAMMA_A,), {}, 0), ("gamma", (2.0,), {"shape": (4, 5)}, 0),
     ("loggamma", (GAMMA_A,), {}, 0), ("beta", (GAMMA_A, GAMMA_A[::-1]), {}, 0),
     ("beta", (0.5, 2.0), {"shape": (50,)}, 0), ("dirichlet", (GAMMA_A,), {}, 0),
@@ -55,10 +56,15 @@ CASES = [
     ("dirichlet", (np.linspace(0.3, 3.0, 31).astype(np.float32),), {"shape": (6,)}, 0),
     ("dirichlet", (np.linspace(0.3, 3.0, 40).astype(np.float32),), {"shape": (6,)}, 0),
     ("dirichlet", (np.linspace(0.3, 3.0, 100).astype(np.float32),), {"shape": (30,)}, 0),
-    ("dirichlet", (np.linspace(0.3, 3.0, 3).astype(np.float32),), {"shape": (3000,)}, 32),
+    ("dirichlet", (np.linspace(0.3, 3.0, 3).astype(np.float32),), {"shape": (3000,)}, 0),
+    ("dirichlet", (np.linspace(0.3, 3.0, 3).astype(np.float32),), {"shape": (1365,)}, 0),
+    ("dirichlet", (np.linspace(0.2, 5.0, 4).astype(np.float32),), {"shape": (1024,)}, 0),
+    ("dirichlet", (np.linspace(0.1, 3.0, 300).astype(np.float32),), {"shape": (14,)}, 0),
+    ("dirichlet", (np.linspace(0.5, 2.0, 5000).astype(np.float32),), {}, 0),
     ("generalized_normal", (1.5, (40,)), {}, 0), ("ball", (3,), {"shape": (20,)}, 0),
     ("ball", (2, 1.0), {"shape": (5,)}, 0), ("ball", (40, 1.5), {"shape": (6,)}, 0),
-    ("ball", (5, 3.0), {"shape": (40,)}, 0), ("ball", (3,), {"shape": (2000,)}, 4),
+    ("ball", (5, 3.0), {"shape": (40,)}, 0), ("ball", (3,), {"shape": (2000,)}, 0),
+    ("ball", (300, 1.5), {"shape": (14,)}, 0), ("ball", (4096, 3.0), {}, 0),
 ]
 
 
@@ -114,6 +120,19 @@ def test_sharded_samples_under_jit_equal_unsharded_jax():
     assert tuple(got[0].sharding.spec) == ("x",)
     same(got, (jax.random.normal(jax.random.PRNGKey(5), (16, 3)),
                jax.random.uniform(jax.random.PRNGKey(5), (16,))), "sharded normal, uniform")
+
+
+def test_sharded_dirichlet_and_ball_of_4096_values_under_jit_equal_unsharded_jax():
+    # YNNPACK's exp, log and sums (kernels/ynn_reduce.h) inside a sharded program.
+    mesh = spmd.make_mesh((8,), ("x",))
+    alpha = np.linspace(0.2, 5.0, 4).astype(np.float32)
+    f = spmd.jit(lambda key: (spmd.random.dirichlet(key, alpha, (1024,)),
+                              spmd.random.ball(key, 4, 2.0, (1024,))),
+                 out_shardings=spmd.NamedSharding(mesh, spmd.P("x")))
+    got = f(spmd.random.PRNGKey(9))
+    assert tuple(got[0].sharding.spec) == ("x",)
+    same(got, (jax.random.dirichlet(jax.random.PRNGKey(9), alpha, (1024,)),
+               jax.random.ball(jax.random.PRNGKey(9), 4, 2.0, (1024,))), "sharded dirichlet, ball")
 
 
 @pytest.mark.parametrize("name,args", [("normal", ((2,),)), ("uniform", ((2,),)),
