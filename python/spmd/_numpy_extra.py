@@ -9,6 +9,8 @@ from . import numpy as jnp
 from ._core import _BFLOAT16, Array, Tensor, _bytes
 from ._core import canonical_name as _canonical_name
 from ._core import default_float as _default_float
+from ._core import default_int as _default_int
+from ._weak import _target as _weak_target
 
 _t = jnp._t
 _op = jnp._op
@@ -625,12 +627,28 @@ def unravel_index(indices, shape):
 
 
 def result_type(*args):
-    """jnp.result_type of dtypes and arrays: JAX's promotion (promote_types), pairwise."""
-    dtypes = [a if isinstance(a, (type, np.dtype, str)) else getattr(a, "dtype", None) or
-              np.asarray(a).dtype for a in args]
-    out = np.dtype(dtypes[0]) if dtypes[0] is not _BFLOAT16 else dtypes[0]
-    for d in dtypes[1:]:
+    """jnp.result_type of dtypes, arrays and Python scalars: JAX's promotion (promote_types)
+    over the dtypes and arrays, with a Python int or float weak, as in JAX: it takes the other
+    operands' dtype where its kind joins theirs (an int beside any number type but bool, a float
+    beside a floating type), else its kind's default dtype (int32 or float32, 64 with x64). Of
+    Python scalars alone, the default dtype of the highest kind among them. A Python bool is
+    strong (bool), as in JAX."""
+    strong, weak = [], []
+    for a in args:
+        if isinstance(a, (builtins.int, builtins.float)) and not isinstance(a, builtins.bool):
+            default = _default_float() if isinstance(a, builtins.float) else _default_int()
+            weak.append(np.dtype(default))
+        elif isinstance(a, (type, np.dtype, str)) or a is _BFLOAT16:
+            strong.append(a)
+        else:
+            strong.append(getattr(a, "dtype", None) or np.asarray(a).dtype)
+    if not strong:
+        return max(weak, key=lambda d: d.kind == "f")
+    out = np.dtype(strong[0]) if strong[0] is not _BFLOAT16 else strong[0]
+    for d in strong[1:]:
         out = promote_types(out, d)
+    for w in weak:
+        out = _weak_target(out, w)
     return out
 
 

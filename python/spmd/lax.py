@@ -1,7 +1,11 @@
 """spmd.lax: the collectives of a shard_map body over named mesh axes (psum, pmean, pmax, pmin,
 all_gather, psum_scatter, ppermute, axis_index, pcast), with_sharding_constraint, stop_gradient,
-rsqrt and logistic. Inside a shard_map with check_vma (the default) values are typed by the axes
+rsqrt and logistic, lax's element-wise functions (_lax_elementwise.py: add, select, clamp, …;
+this module's max, min, abs, round and pow are lax's, so its own code calls builtins' by name).
+Inside a shard_map with check_vma (the default) values are typed by the axes
 they vary over, as in JAX 0.10.2 (include/spmd/traced_shard_map.h)."""
+import builtins
+
 import numpy as _np
 
 from . import _arguments, _spmd, numpy as _numpy
@@ -292,7 +296,7 @@ def switch(index, branches, *operands):
         raise ValueError("Empty branch sequence")
     if not isinstance(index, _Tensor):
         i = int(_np.asarray(index))
-        return branches[min(max(i, 0), len(branches) - 1)](*operands)
+        return branches[builtins.min(builtins.max(i, 0), len(branches) - 1)](*operands)
     index = _numpy.clip(index, 0, len(branches) - 1)
     outs = [tree_flatten(b(*operands)) for b in branches]
     tree = outs[0][1]
@@ -486,6 +490,7 @@ reduce_xor = _bitwise_reduction("reduce_xor", _numpy.bitwise_xor, all_ones=False
 
 
 from ._conv import *  # noqa: E402,F401,F403 - conv_general_dilated and its forms
+from ._lax_elementwise import *  # noqa: E402,F401,F403 - add, select, clamp and the rest
 
 
 _triangular_solve = _numpy._op(
@@ -504,7 +509,8 @@ def _solve_triangular(a, b, left_side=False, lower=False, transpose_a=False, con
     sa, sb = _numpy.shape(a), _numpy.shape(b)
     if len(sa) < 2 or len(sb) < 2 or len(sa) != len(sb):
         raise TypeError("All inputs to triangular_solve must have the same number of batch "
-                        f"dimensions, but got {[max(len(sa) - 2, 0), max(len(sb) - 2, 0)]} "
+                        "dimensions, but got "
+                        f"{[builtins.max(len(sa) - 2, 0), builtins.max(len(sb) - 2, 0)]} "
                         "batch dimensions for the inputs.")
     common = sb[-2] if left_side else sb[-1]
     if sa[:-2] != sb[:-2] or sa[-1] != sa[-2] or sa[-1] != common:

@@ -4,6 +4,7 @@ import functools
 
 import jax
 import jax.numpy as jnp
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -349,3 +350,143 @@ def test_lax_reductions_refuse_bad_axes_as_jax():
             jax.lax.reduce_sum(x, axes)
         except ValueError as e:
             assert str(err) == str(e), f"axes {axes}: {err!r}, JAX's {e!r}"
+
+
+# --- element-wise functions: values on every dtype they take (special values included: NaN,
+# infinities, -0, the integer extremes, division by zero), under jit too, and lax's refusals:
+# mixed dtypes (a Python scalar is its kind's default dtype, not weak), a dtype a function does
+# not take, ranks and shapes that do not broadcast, a list.
+
+F32 = np.array([0.0, -0.0, 1.5, -2.5, 0.5, -0.5, 2.5, 3.0, np.inf, -np.inf, np.nan, 1e-40,
+                7.0, -7.0, 65504.0, 1e30], np.float32)
+G32 = np.array([2.0, 0.0, -0.0, 2.0, -3.0, 0.5, np.nan, 1.0, np.inf, 2.0, 1.0, -1.0,
+                0.0, -2.0, 3.0, -np.inf], np.float32)
+I32 = np.array([7, -7, 0, 1, -1, 2**31 - 1, -2**31, 3, 40, -40, 5, 31, 32, 33, -2, 100], np.int32)
+J32 = np.array([2, 2, 0, 0, -1, 2, -1, 33, 3, -3, 31, 1, 0, 7, -2, 0], np.int32)
+
+
+def _inputs(dtype):
+    if dtype in ("float32", "float16", "bfloat16"):
+        d = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.dtype(dtype)
+        return F32.astype(d), G32.astype(d)
+    if dtype == "bool":
+        return I32 > 0, J32 > 0
+    info = np.iinfo(np.dtype(dtype))
+    return (np.clip(I32, info.min, info.max).astype(dtype),
+            np.clip(J32, info.min, info.max).astype(dtype))
+
+
+BINARY = {
+    "add": ("float32", "bfloat16", "int32", "uint8", "int8"),
+    "sub": ("float32", "int32", "uint8"),
+    "mul": ("float32", "float16", "int32", "uint8"),
+    "div": ("float32", "int32", "int8", "uint8"),
+    "rem": ("float32", "int32", "int8", "uint8"),
+    "max": ("float32", "int32", "bool"), "min": ("float32", "uint8", "bool"),
+    "eq": ("float32", "int32", "bool"), "ne": ("float32", "int32"), "lt": ("float32", "int32"),
+    "le": ("float32", "uint8"), "gt": ("float32", "int32"), "ge": ("float32", "bool"),
+    "bitwise_and": ("int32", "bool"), "bitwise_or": ("uint8", "bool"),
+    "bitwise_xor": ("int32", "bool"),
+    "shift_left": ("int32", "uint8"), "shift_right_arithmetic": ("int32", "int8"),
+    "shift_right_logical": ("int32", "uint8", "int8"),
+    "pow": ("float32",),
+}
+UNARY = {
+    "neg": ("float32", "int32", "uint8"), "sign": ("float32", "int32", "uint8"),
+    "floor": ("float32", "bfloat16"), "ceil": ("float32",), "is_finite": ("float32", "float16"),
+    "exp2": ("float32",), "bitwise_not": ("int32", "uint8", "bool"), "abs": ("float32", "int32"),
+    "square": ("float32", "int32"), "reciprocal": ("float32",), "round": ("float32", "bfloat16"),
+}
+CASES = [(n, d) for n, ds in BINARY.items() for d in ds]
+UNARY_CASES = [(n, d) for n, ds in UNARY.items() for d in ds]
+
+
+@covers("lax.add", "lax.sub", "lax.mul", "lax.div", "lax.rem", "lax.max", "lax.min", "lax.eq",
+        "lax.ne", "lax.lt", "lax.le", "lax.gt", "lax.ge", "lax.bitwise_and", "lax.bitwise_or",
+        "lax.bitwise_xor", "lax.shift_left", "lax.shift_right_arithmetic",
+        "lax.shift_right_logical", "lax.pow")
+@pytest.mark.parametrize("name,dtype", CASES, ids=[f"{n}-{d}" for n, d in CASES])
+def test_binary_functions_match_jax(name, dtype):
+    x, y = _inputs(dtype)
+    same(getattr(slax, name)(x, y), getattr(jax.lax, name)(x, y), f"lax.{name} {dtype}")
+
+
+@covers("lax.neg", "lax.sign", "lax.floor", "lax.ceil", "lax.is_finite", "lax.exp2",
+        "lax.bitwise_not", "lax.abs", "lax.square", "lax.reciprocal", "lax.round",
+        "lax.RoundingMethod")
+@pytest.mark.parametrize("name,dtype", UNARY_CASES, ids=[f"{n}-{d}" for n, d in UNARY_CASES])
+def test_unary_functions_match_jax(name, dtype):
+    x, _ = _inputs(dtype)
+    same(getattr(slax, name)(x), getattr(jax.lax, name)(x), f"lax.{name} {dtype}")
+    if name == "round":
+        same(slax.round(x, slax.RoundingMethod.TO_NEAREST_EVEN),
+             jax.lax.round(x, jax.lax.RoundingMethod.TO_NEAREST_EVEN), "round to even")
+
+
+@covers("lax.integer_pow", "lax.clamp", "lax.select", "lax.select_n",
+        "lax.convert_element_type")
+def test_powers_selections_and_conversions_match_jax():
+    x, y = _inputs("float32")
+    i, _ = _inputs("int32")
+    for n in (0, 1, 2, 3, 5, 8, -1, -3):
+        same(slax.integer_pow(x, n), jax.lax.integer_pow(x, n), f"integer_pow(x, {n})")
+    same(slax.integer_pow(i, 3), jax.lax.integer_pow(i, 3), "integer_pow of int32")
+    same(slax.clamp(np.float32(-1), x, np.float32(2)), jax.lax.clamp(np.float32(-1), x,
+                                                                     np.float32(2)), "clamp")
+    same(slax.clamp(y, x, y + 1), jax.lax.clamp(y, x, y + 1), "clamp by arrays")
+    same(slax.select(x > y, x, y), jax.lax.select(x > y, x, y), "select")
+    same(slax.select(True, x, y), jax.lax.select(True, x, y), "select by a scalar")
+    which = np.arange(16, dtype=np.int32) % 3
+    same(slax.select_n(which, x, y, x * 2), jax.lax.select_n(which, x, y, x * 2), "select_n")
+    for dtype in (np.int32, np.uint8, np.int8, np.float16, bool):
+        same(slax.convert_element_type(x, dtype), jax.lax.convert_element_type(x, dtype),
+             f"convert_element_type to {np.dtype(dtype).name}")
+    # Python scalars and NumPy values: their kind's default dtype, NumPy's canonical one.
+    same(slax.add(x, 1.0), jax.lax.add(x, 1.0), "add of a Python float")
+    same(slax.mul(np.ones(16), x), jax.lax.mul(np.ones(16), x), "a float64 NumPy array")
+    same(slax.add(x, np.ones(1, np.float32)), jax.lax.add(x, np.ones(1, np.float32)),
+         "a dimension of 1")
+
+
+@covers("lax.add", "lax.select", "lax.clamp", "lax.div", "lax.rem")
+def test_lax_functions_under_jit_match_jax():
+    def f(lax, x, y, i, j):
+        return (lax.select(lax.gt(x, y), lax.add(x, y), lax.clamp(-1.0, x, 1.0)),
+                lax.div(i, j), lax.rem(i, j), lax.shift_right_logical(i, j))
+    x, y = _inputs("float32")
+    i, j = _inputs("int32")
+    same(spmd.jit(lambda *a: f(slax, *a))(x, y, i, j),
+         jax.jit(lambda *a: f(jax.lax, *a))(x, y, i, j), "lax under jit")
+
+
+BAD = [
+    ("mixed dtypes", lambda lax: lax.add(np.ones(3, np.float32), np.ones(3, np.int32))),
+    ("a Python int beside int8", lambda lax: lax.add(np.ones(3, np.int8), 1)),
+    ("a Python float beside float16", lambda lax: lax.mul(np.ones(3, np.float16), 2.0)),
+    ("a Python float beside int32", lambda lax: lax.sub(np.ones(3, np.int32), 1.5)),
+    ("bool in add", lambda lax: lax.add(np.ones(3, bool), np.ones(3, bool))),
+    ("ranks", lambda lax: lax.add(np.ones(3, np.float32), np.ones((2, 3), np.float32))),
+    ("shapes", lambda lax: lax.max(np.ones(3, np.float32), np.ones(4, np.float32))),
+    ("a list", lambda lax: lax.add([1.0, 2.0], np.ones(2, np.float32))),
+    ("an integer base", lambda lax: lax.pow(np.ones(3, np.int32), np.ones(3, np.int32))),
+    ("a negative integer power", lambda lax: lax.integer_pow(np.ones(3, np.int32), -2)),
+    ("an integer reciprocal", lambda lax: lax.reciprocal(np.ones(3, np.int32))),
+    ("a float shift", lambda lax: lax.shift_left(np.ones(3, np.float32), np.ones(3, np.float32))),
+    ("a float and", lambda lax: lax.bitwise_and(np.ones(3, np.float32), np.ones(3, np.float32))),
+    ("floor of an int", lambda lax: lax.floor(np.ones(3, np.int32))),
+    ("clamp's shape", lambda lax: lax.clamp(np.zeros(2, np.float32), np.ones(3, np.float32),
+                                            np.float32(1))),
+    ("clamp's dtypes", lambda lax: lax.clamp(0, np.ones(3, np.float32), 1)),
+    ("select's float predicate", lambda lax: lax.select(np.ones(3, np.float32),
+                                                        np.ones(3, np.float32),
+                                                        np.ones(3, np.float32))),
+    ("select's predicate shape", lambda lax: lax.select(np.ones(1, bool), np.ones(3, np.float32),
+                                                        np.ones(3, np.float32))),
+    ("select_n of three by a bool", lambda lax: lax.select_n(np.ones(3, bool),
+                                                             *[np.ones(3, np.float32)] * 3)),
+]
+
+
+@pytest.mark.parametrize("what,call", BAD, ids=[b[0] for b in BAD])
+def test_lax_refuses_what_jax_refuses(what, call):
+    raises_like(lambda: call(jax.lax), lambda: call(slax), what)

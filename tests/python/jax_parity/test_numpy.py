@@ -8,6 +8,7 @@ reciprocal (JAX's x / y[None] is then 1 ulp from the correctly rounded quotient,
 NumPy give); transcendental functions are the C library's in spmd and XLA's polynomials in JAX."""
 import jax
 import jax.numpy as jnp
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -271,7 +272,11 @@ def test_still_more_functions_match_jax(i):
         "numpy.s_", "numpy.index_exp")
 def test_static_helpers_match_jax():
     assert snp.isrealobj(X) == jnp.isrealobj(X) and snp.iscomplexobj(X) == jnp.iscomplexobj(X)
-    for args in ((np.int32, np.float16), (X, I), (np.int8, np.uint8, np.int16)):
+    # A Python int or float is weak: it takes the others' dtype where its kind joins theirs.
+    for args in ((np.int32, np.float16), (X, I), (np.int8, np.uint8, np.int16),
+                 (np.int8, 1), (np.float16, 1.0), (np.int32, 1.5), (np.uint8, 2),
+                 (ml_dtypes.bfloat16, 3), (np.bool_, 1), (np.bool_, 1.0), (1, 2.0), (3,),
+                 (True, 1), (np.float16, 1, 2.0), (np.int8, np.int16, 7)):
         assert snp.result_type(*args) == jnp.result_type(*args), args
     assert snp.can_cast(np.int8, np.int32) == jnp.can_cast(np.int8, np.int32)
     assert snp.s_[1:2, ::3] == jnp.s_[1:2, ::3] and snp.index_exp[2] == jnp.index_exp[2]
