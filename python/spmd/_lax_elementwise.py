@@ -1,8 +1,9 @@
 """jax.lax's element-wise functions over spmd.numpy's, with lax's rules in place of NumPy's: no
 type promotion (the operands share one dtype; a Python scalar is its kind's default dtype, a
 NumPy array its canonical one), shapes equal up to dimensions of 1 or of rank 0, each function's
-accepted dtypes, and XLA's integer division (x / 0 is -1, x % 0 is x). JAX's TypeErrors, named
-after the primitive."""
+accepted dtypes, and XLA's integer division (toward zero). JAX's TypeErrors, named after the
+primitive. An integer division or remainder by zero raises InvalidArgument when the program runs,
+as spmd.numpy's floor_divide does, where XLA returns -1 (or x) without a word."""
 import enum
 
 import numpy as _np
@@ -97,15 +98,14 @@ def _is_unsigned(x):
 
 
 def _truncating_quotient(x, y):
-    """x / y rounded toward zero, as XLA divides integers: -1 (all ones) where y is 0, and the
-    most negative value divided by -1 that value."""
-    safe = _numpy.where(y == 0, _numpy.ones_like(y), y)
-    q = _numpy.floor_divide(x, safe)
-    if not _is_unsigned(x):
-        inexact = (x - q * safe) != 0
-        q = _numpy.where(inexact & ((x < 0) != (safe < 0)), q + 1, q)
-    return _numpy.where(y == 0, _numpy.full_like(q, -1) if not _is_unsigned(x)
-                        else _numpy.full_like(q, _np.iinfo(_np.dtype(x.dtype)).max), q)
+    """x / y rounded toward zero, as XLA divides integers (the most negative value divided by -1
+    is that value). A zero divisor raises InvalidArgument when the program runs (floor_divide's
+    check), where XLA would return -1 without a word."""
+    q = _numpy.floor_divide(x, y)
+    if _is_unsigned(x):
+        return q
+    inexact = (x - q * y) != 0
+    return _numpy.where(inexact & ((x < 0) != (y < 0)), q + 1, q)
 
 
 def _div(x, y):
@@ -115,10 +115,9 @@ def _div(x, y):
 
 
 def _rem(x, y):
-    """C's remainder (the dividend's sign); x where y is 0, as XLA's integer remainder."""
+    """C's remainder (the dividend's sign); an integer zero divisor raises, as in _div."""
     if _np.dtype(x.dtype).kind in "iu":
-        r = x - _truncating_quotient(x, y) * y
-        return _numpy.where(y == 0, x, r)
+        return x - _truncating_quotient(x, y) * y
     return _numpy.fmod(x, y)
 
 
@@ -163,9 +162,11 @@ def _shift_right(x, y, arithmetic):
     zeros in (0 past the width), on the same bits whatever the dtype's sign."""
     bits = _np.dtype(x.dtype).itemsize * 8
     past = (y < 0) | (y >= bits)
-    if arithmetic:
+    if arithmetic:  # on the bits read as signed, an unsigned operand's too
+        signed = _np.dtype(f"int{bits}")
         clamped = _numpy.where(past, _numpy.full_like(y, bits - 1), y)
-        return _numpy.right_shift(x, clamped)
+        shifted = _numpy.right_shift(_numpy.astype(x, signed), _numpy.astype(clamped, signed))
+        return _numpy.astype(shifted, x.dtype)
     unsigned = _np.dtype(f"uint{bits}")
     ux = _numpy.astype(x, unsigned)
     shifted = _numpy.right_shift(ux, _numpy.astype(_numpy.where(past, 0, y), unsigned))

@@ -353,7 +353,8 @@ def test_lax_reductions_refuse_bad_axes_as_jax():
 
 
 # --- element-wise functions: values on every dtype they take (special values included: NaN,
-# infinities, -0, the integer extremes, division by zero), under jit too, and lax's refusals:
+# infinities, -0, the integer extremes, the most negative over -1), under jit too, and lax's
+# refusals:
 # mixed dtypes (a Python scalar is its kind's default dtype, not weak), a dtype a function does
 # not take, ranks and shapes that do not broadcast, a list.
 
@@ -387,7 +388,7 @@ BINARY = {
     "le": ("float32", "uint8"), "gt": ("float32", "int32"), "ge": ("float32", "bool"),
     "bitwise_and": ("int32", "bool"), "bitwise_or": ("uint8", "bool"),
     "bitwise_xor": ("int32", "bool"),
-    "shift_left": ("int32", "uint8"), "shift_right_arithmetic": ("int32", "int8"),
+    "shift_left": ("int32", "uint8"), "shift_right_arithmetic": ("int32", "int8", "uint8"),
     "shift_right_logical": ("int32", "uint8", "int8"),
     "pow": ("float32",),
 }
@@ -408,6 +409,8 @@ UNARY_CASES = [(n, d) for n, ds in UNARY.items() for d in ds]
 @pytest.mark.parametrize("name,dtype", CASES, ids=[f"{n}-{d}" for n, d in CASES])
 def test_binary_functions_match_jax(name, dtype):
     x, y = _inputs(dtype)
+    if name in ("div", "rem") and dtype != "float32":
+        y = np.where(y == 0, np.ones_like(y), y)  # an integer zero divisor raises (below)
     same(getattr(slax, name)(x, y), getattr(jax.lax, name)(x, y), f"lax.{name} {dtype}")
 
 
@@ -455,6 +458,7 @@ def test_lax_functions_under_jit_match_jax():
                 lax.div(i, j), lax.rem(i, j), lax.shift_right_logical(i, j))
     x, y = _inputs("float32")
     i, j = _inputs("int32")
+    j = np.where(j == 0, np.ones_like(j), j)
     same(spmd.jit(lambda *a: f(slax, *a))(x, y, i, j),
          jax.jit(lambda *a: f(jax.lax, *a))(x, y, i, j), "lax under jit")
 
@@ -485,6 +489,19 @@ BAD = [
     ("select_n of three by a bool", lambda lax: lax.select_n(np.ones(3, bool),
                                                              *[np.ones(3, np.float32)] * 3)),
 ]
+
+
+@covers("lax.div", "lax.rem")
+def test_an_integer_division_by_zero_raises_where_jax_returns_a_value():
+    """XLA's x / 0 is -1 and x % 0 is x, without a word; spmd raises InvalidArgument saying
+    so when the program runs, as its floor_divide does."""
+    x, y = np.array([7, -7], np.int32), np.array([0, 2], np.int32)
+    assert np.asarray(jax.lax.div(x, y))[0] == -1
+    for name in ("div", "rem"):
+        with pytest.raises(spmd.errors.InvalidArgument, match="integer division by zero"):
+            np.asarray(getattr(slax, name)(x, y))
+        with pytest.raises(spmd.errors.InvalidArgument, match="integer division by zero"):
+            np.asarray(spmd.jit(getattr(slax, name))(x, y))
 
 
 @pytest.mark.parametrize("what,call", BAD, ids=[b[0] for b in BAD])
