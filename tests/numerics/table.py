@@ -322,3 +322,7 @@ ELSEWHERE |= {
     "linalg": "module (factorizations: tests/python/jax_parity/test_numpy.py)",
     "bitwise_left_shift": "left_shift's row", "bitwise_right_shift": "right_shift's row",
 }
+ELSEWHERE |= {name: "shape (tests/python/jax_parity/test_lax.py)" for name in (
+    "broadcast", "broadcast_in_dim", "broadcasted_iota", "dynamic_index_in_dim", "dynamic_slice",
+    "dynamic_slice_in_dim", "dynamic_update_index_in_dim", "dynamic_update_slice",
+    "dynamic_update_slice_in_dim", "index_in_dim", "iota", "rev", "slice", "slice_in_dim")}

@@ -507,3 +507,98 @@ def test_an_integer_division_by_zero_raises_where_jax_returns_a_value():
 @pytest.mark.parametrize("what,call", BAD, ids=[b[0] for b in BAD])
 def test_lax_refuses_what_jax_refuses(what, call):
     raises_like(lambda: call(jax.lax), lambda: call(slax), what)
+
+
+# --- shape functions: broadcasts, reshapes, static and dynamic slices (traced starts clamped as
+# XLA clamps them, negative ones from the end), window updates, padding (interior and cropping),
+# iotas, fills, cumulative sums and arg extremes.
+
+A = np.arange(24, dtype=np.float32).reshape(2, 3, 4) - 7.5
+SHAPE_CASES = {
+    "broadcast": lambda lax, a: lax.broadcast(a, (2,)),
+    "broadcast_in_dim": lambda lax, a: lax.broadcast_in_dim(a[:, :1, 0], (2, 5, 3), (0, 2)),
+    "reshape": lambda lax, a: lax.reshape(a, (4, 6)),
+    "reshape_dimensions": lambda lax, a: lax.reshape(a, (6, 4), dimensions=(2, 0, 1)),
+    "squeeze": lambda lax, a: lax.squeeze(a[:, :1], (1,)),
+    "expand_dims": lambda lax, a: lax.expand_dims(a, (0, 2)),
+    "concatenate": lambda lax, a: lax.concatenate([a, a * 2], 1),
+    "transpose": lambda lax, a: lax.transpose(a, (2, 0, 1)),
+    "rev": lambda lax, a: lax.rev(a, (0, 2)),
+    "slice": lambda lax, a: lax.slice(a, (0, 1, 0), (2, 3, 4), (1, 1, 3)),
+    "slice_in_dim": lambda lax, a: lax.slice_in_dim(a, 1, None, 2, axis=2),
+    "index_in_dim": lambda lax, a: lax.index_in_dim(a, -1, axis=1, keepdims=False),
+    "pad": lambda lax, a: lax.pad(a, np.float32(-1), [(1, 0, 0), (0, 2, 1), (-1, 1, 2)]),
+    "pad_crop": lambda lax, a: lax.pad(a, np.float32(9), [(0, -1, 0), (-1, -1, 0), (2, 0, 0)]),
+    "iota": lambda lax, a: lax.iota(np.int32, 5),
+    "broadcasted_iota": lambda lax, a: lax.broadcasted_iota(np.float32, (2, 3), 1),
+    "full": lambda lax, a: lax.full((2, 2), 3.5),
+    "full_like": lambda lax, a: lax.full_like(a, 2, np.int32),
+    "cumsum": lambda lax, a: lax.cumsum(a, axis=2),
+    "cumsum_reverse": lambda lax, a: lax.cumsum(a, axis=1, reverse=True),
+    "cumprod": lambda lax, a: lax.cumprod(a / 8, axis=0, reverse=True),
+    "argmax": lambda lax, a: lax.argmax(a, 1, np.int32),
+    "argmin": lambda lax, a: lax.argmin(a, 2, np.uint8),
+}
+
+
+@covers("lax.broadcast", "lax.broadcast_in_dim", "lax.reshape", "lax.squeeze",
+        "lax.expand_dims", "lax.concatenate", "lax.transpose", "lax.rev", "lax.slice",
+        "lax.slice_in_dim", "lax.index_in_dim", "lax.pad", "lax.iota", "lax.broadcasted_iota",
+        "lax.full", "lax.full_like", "lax.cumsum", "lax.cumprod", "lax.argmax", "lax.argmin")
+@pytest.mark.parametrize("name", list(SHAPE_CASES))
+def test_shape_functions_match_jax(name):
+    call = SHAPE_CASES[name]
+    same(call(slax, A), call(jax.lax, A), name)
+    same(spmd.jit(lambda a: call(slax, a))(A), jax.jit(lambda a: call(jax.lax, a))(A),
+         f"{name} under jit")
+
+
+@covers("lax.dynamic_slice", "lax.dynamic_slice_in_dim", "lax.dynamic_index_in_dim",
+        "lax.dynamic_update_slice", "lax.dynamic_update_slice_in_dim",
+        "lax.dynamic_update_index_in_dim")
+@pytest.mark.parametrize("i,j", [(0, 0), (1, 2), (5, 9), (-1, -2), (-9, 1)])
+def test_dynamic_slices_at_traced_starts_match_jax(i, j):
+    """Starts past the end are clamped so the window fits, negative ones count from the end
+    (and are clamped too), under jit where the starts are traced."""
+    update = np.full((1, 2, 2), 100.0, np.float32)
+    row = np.full((3, 4), 50.0, np.float32)
+
+    def f(lax, a, i, j):
+        return (lax.dynamic_slice(a, (i, j, 1), (1, 2, 3)),
+                lax.dynamic_slice_in_dim(a, j, 2, axis=2),
+                lax.dynamic_index_in_dim(a, i, axis=0, keepdims=False),
+                lax.dynamic_update_slice(a, update, (i, j, j)),
+                lax.dynamic_update_slice_in_dim(a, update, j, axis=1),
+                lax.dynamic_update_index_in_dim(a, row, i, axis=0))
+    i32, j32 = np.int32(i), np.int32(j)
+    same(spmd.jit(lambda *x: f(slax, *x))(A, i32, j32),
+         jax.jit(lambda *x: f(jax.lax, *x))(A, i32, j32), f"dynamic slices at ({i}, {j})")
+    same(f(slax, A, i, j), f(jax.lax, A, i, j), f"dynamic slices at Python ({i}, {j})")
+
+
+def test_dynamic_update_slice_has_jaxs_gradient():
+    def loss(lax, a, u):
+        return (lax.dynamic_update_slice(a, u, (0, 1, 1)) ** 2).sum()
+    u = np.ones((1, 2, 2), np.float32)
+    same(spmd.grad(lambda a, u: loss(slax, a, u), argnums=(0, 1))(A, u),
+         jax.grad(lambda a, u: loss(jax.lax, a, u), argnums=(0, 1))(A, u), "its gradient")
+
+
+SHAPE_BAD = [
+    ("reshape's size", lambda lax: lax.reshape(A, (5, 5))),
+    ("broadcast_in_dim's sizes", lambda lax: lax.broadcast_in_dim(A, (2, 4, 4), (0, 1, 2))),
+    ("squeeze of a dimension of 3", lambda lax: lax.squeeze(A, (1,))),
+    ("concatenate's dtypes", lambda lax: lax.concatenate([A, A.astype(np.int32)], 0)),
+    ("transpose's permutation", lambda lax: lax.transpose(A, (0, 0, 1))),
+    ("slice past the end", lambda lax: lax.slice(A, (0, 0, 0), (2, 3, 5))),
+    ("dynamic_update_slice's dtype",
+     lambda lax: lax.dynamic_update_slice(A, np.ones((1, 1, 1), np.int32), (0, 0, 0))),
+    ("pad's value dtype", lambda lax: lax.pad(A, np.int32(0), [(0, 0, 0)] * 3)),
+    ("full of an array", lambda lax: lax.full((2,), np.ones(2, np.float32))),
+    ("argmax's index dtype", lambda lax: lax.argmax(A, 0, np.float32)),
+]
+
+
+@pytest.mark.parametrize("what,call", SHAPE_BAD, ids=[b[0] for b in SHAPE_BAD])
+def test_shape_functions_refuse_what_jax_refuses(what, call):
+    raises_like(lambda: call(jax.lax), lambda: call(slax), what)
