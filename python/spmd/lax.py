@@ -1,8 +1,9 @@
 """spmd.lax: the collectives of a shard_map body over named mesh axes (psum, pmean, pmax, pmin,
 all_gather, psum_scatter, ppermute, axis_index, pcast), with_sharding_constraint, stop_gradient,
 rsqrt and logistic, lax's element-wise functions (_lax_elementwise.py: add, select, clamp, …;
-_lax_shapes.py: reshape, dynamic_slice, pad, …; this module's max, min, abs, round, pow and
-slice are lax's, so its own code calls builtins' by name).
+_lax_shapes.py: reshape, dynamic_slice, pad, …; _lax_combinators.py: reduce, cummax, top_k, dot,
+map; this module's max, min, abs, round, pow, slice and map are lax's, so its own code calls
+builtins' by name).
 Inside a shard_map with check_vma (the default) values are typed by the axes
 they vary over, as in JAX 0.10.2 (include/spmd/traced_shard_map.h)."""
 import builtins
@@ -493,6 +494,7 @@ reduce_xor = _bitwise_reduction("reduce_xor", _numpy.bitwise_xor, all_ones=False
 from ._conv import *  # noqa: E402,F401,F403 - conv_general_dilated and its forms
 from ._lax_elementwise import *  # noqa: E402,F401,F403 - add, select, clamp and the rest
 from ._lax_shapes import *  # noqa: E402,F401,F403 - reshape, dynamic_slice, pad and the rest
+from ._lax_combinators import *  # noqa: E402,F401,F403 - reduce, cummax, top_k, dot, map
 
 
 _triangular_solve = _numpy._op(

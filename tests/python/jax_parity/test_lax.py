@@ -602,3 +602,69 @@ SHAPE_BAD = [
 @pytest.mark.parametrize("what,call", SHAPE_BAD, ids=[b[0] for b in SHAPE_BAD])
 def test_shape_functions_refuse_what_jax_refuses(what, call):
     raises_like(lambda: call(jax.lax), lambda: call(slax), what)
+
+
+# --- reductions by a computation, running extremes, top_k, dot, batch_matmul and map.
+
+R = np.array([[1.0, np.nan, 3.0, -0.0, 0.0, 3.0, -np.inf, 2.0],
+              [0.0, -0.0, 1e-45, 0.0, 5.0, -1.0, 5.0, np.inf]], np.float32)
+RI = np.array([[3, -7, 3, 0, 9, 9, -2, 1], [0, 1, 2, 3, 4, 5, 6, 7]], np.int32)
+
+
+@covers("lax.reduce", "lax.cummax", "lax.cummin", "lax.top_k", "lax.dot", "lax.batch_matmul",
+        "lax.map")
+def test_reduce_running_extremes_top_k_dot_and_map_match_jax():
+    for lib_op, init, dims in (("add", 0.0, (1,)), ("max", -np.inf, (0,)), ("min", 2.0, (1,)),
+                               ("mul", 1.0, (0, 1))):
+        same(slax.reduce(np.abs(R[:, 2:]), np.float32(init), getattr(slax, lib_op), dims),
+             jax.lax.reduce(np.abs(R[:, 2:]), np.float32(init), getattr(jax.lax, lib_op), dims),
+             f"reduce by {lib_op}")
+    same(slax.reduce(RI, np.int32(0), jax.lax.bitwise_or, (1,)),
+         jax.lax.reduce(RI, np.int32(0), jax.lax.bitwise_or, (1,)), "reduce by JAX's or")
+    for name in ("cummax", "cummin"):
+        for x in (R, RI):
+            for axis, reverse in ((1, False), (1, True), (0, False)):
+                same(getattr(slax, name)(x, axis, reverse), getattr(jax.lax, name)(x, axis,
+                                                                                   reverse),
+                     f"{name}({x.dtype}, {axis}, reverse={reverse})")
+    # top_k: spmd's ties zeros of either sign and subnormals (JAX's total order separates
+    # them: _lax_combinators.top_k), so the float rows keep one zero each.
+    top = np.array([[1.0, np.nan, 3.0, -0.5, 0.0, 3.0, -np.inf, 2.0],
+                    [7.0, -2.0, 2.5, 1e30, 5.0, -1.0, 5.0, np.inf]], np.float32)
+    for x in (top, RI):
+        for k in (0, 3, 8):
+            same(slax.top_k(x, k), jax.lax.top_k(x, k), f"top_k({x.dtype}, {k})")
+    same(slax.top_k(RI, 1, axis=0), jax.lax.top_k(RI, 1, axis=0), "top_k along axis 0")
+    m, v = X[:3, :4], X[0, :4]
+    for a, b in ((m, v), (v, v), (m, m.T), (v, m.T)):
+        same(slax.dot(a, b), jax.lax.dot(a, b), f"dot {a.shape} {b.shape}", ulps=1,
+             atol=product_atol(a.shape[-1], np.abs(a).astype(np.float64) @ np.abs(b)))
+    b3, t3 = X.reshape(2, 4, 8), np.swapaxes(X.reshape(2, 4, 8), 1, 2)
+    same(slax.batch_matmul(b3, t3), jax.lax.batch_matmul(b3, t3), "batch_matmul", ulps=1,
+         atol=product_atol(8, np.abs(b3).astype(np.float64) @ np.abs(t3)))
+    same(slax.map(lambda r: r * 2 + 1, X), jax.lax.map(lambda r: r * 2 + 1, X), "map")
+    same(spmd.jit(lambda x: slax.cummax(x, 1))(R), jax.jit(lambda x: jax.lax.cummax(x, 1))(R),
+         "cummax under jit")
+
+
+COMB_BAD = [
+    ("reduce by a lambda", lambda lax: lax.reduce(RI, 0, lambda a, b: a + b, (1,)),
+     NotImplementedError),
+    ("reduce of two operands together",
+     lambda lax: lax.reduce([RI, RI], [0, 0], lambda a, b: (a[0] + b[0], a[1] + b[1]), (1,)),
+     NotImplementedError),
+    ("dot of rank 3", lambda lax: lax.dot(X.reshape(2, 4, 8), X[0]), ValueError),
+    ("top_k past the size", lambda lax: lax.top_k(RI, 9), None),
+]
+
+
+@pytest.mark.parametrize("what,call,ours", COMB_BAD, ids=[b[0] for b in COMB_BAD])
+def test_reduce_dot_and_top_k_refuse_bad_arguments(what, call, ours):
+    """JAX's errors, and a clear NotImplementedError where JAX would run a computation spmd
+    cannot reduce by (JAX traces it; spmd takes lax's monoids only)."""
+    if ours is NotImplementedError:
+        call(jax.lax)  # JAX runs it
+        with pytest.raises(NotImplementedError, match="lax.reduce"):
+            call(slax)
+        return
+    raises_like(lambda: call(jax.lax), lambda: call(slax), what)
