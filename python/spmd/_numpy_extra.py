@@ -662,10 +662,22 @@ fmax = _op(lambda x1, x2: _t.where(_t.logical_or(_t.greater(x1, x2), _t.isnan(x2
 fmin = _op(lambda x1, x2: _t.where(_t.logical_or(_t.less(x1, x2), _t.isnan(x2)), x1, x2))
 
 
+def _beside(value, other):
+    """A Python scalar operand traced beside the array `other`: weak, so in other's floating
+    dtype (JAX's promote_args_inexact); an array stays as it is."""
+    if isinstance(value, (builtins.int, builtins.float)):
+        return _t.full([], builtins.float(value), _inexact_name(other))
+    return value
+
+
 def _logaddexp(x1, x2):
-    """JAX's: max + log1p(exp(-|x1 - x2|)), or x1 + x2 where that difference is NaN."""
+    """JAX's: max + log1p(exp(-|x1 - x2|)), or x1 + x2 where that difference is NaN. The max is
+    a select of x1 where x1 >= x2 (the same value once the logarithm is added), so that at
+    x1 == x2 each operand's derivative is 1/2, as JAX's custom JVP gives it (a balanced max with
+    |x|'s derivative 1 at 0 gave 0 and 1)."""
+    x1, x2 = _beside(x1, x2), _beside(x2, x1)
     x1, x2 = _float(x1), _float(x2)
-    amax = _t.maximum(x1, x2)
+    amax = _t.where(_t.greater_equal(x1, x2), x1, x2)
     delta = x1 - x2
     return _t.where(_t.isnan(delta), x1 + x2, amax + _t.log1p(_t.exp(-_t.abs(delta))))
 

@@ -1,6 +1,8 @@
 """spmd.nn: jax.nn's activations and normalisers over spmd.numpy, each composed as jax.nn composes
-it (so with JAX's rounding), with JAX's values and derivatives at the edges (relu's is 0 at 0;
-logsumexp of a row of -inf is -inf). spmd.nn.initializers holds the initializers."""
+it (so with JAX's rounding; relu6's and hard_tanh's derivatives JAX's), with JAX's values and
+derivatives at the edges (relu's is 0 at 0; logsumexp of a row of -inf is -inf).
+spmd.nn.initializers holds the initializers. Not here: dot_product_attention and the scaled
+(fp8) dot functions."""
 import operator as _operator
 
 import numpy as _np
@@ -94,6 +96,107 @@ def _one_hot(x, num_classes, dtype=None, axis=-1):
     return _t.astype(hot, dtype or ("float64" if _spmd._x64_enabled() else "float32"))
 
 
+def _jnp():
+    from . import numpy as jnp
+    return jnp
+
+
+def _relu6(x):
+    """jax.nn.relu6: min(max(x, 0), 6), its derivative 1 strictly inside (0, 6) and 0 elsewhere
+    (JAX's custom JVP), from a select between x and the clipped value held constant."""
+    jnp = _jnp()
+    clipped = jnp.minimum(jnp.maximum(x, 0), 6.0)
+    return jnp.where((x > 0) & (x < 6), x, _spmd.stop_gradient(clipped))
+
+
+def _softplus(x):
+    return _jnp().logaddexp(x, 0)
+
+
+def _sparse_plus(x):
+    jnp = _jnp()
+    return jnp.where(x <= -1.0, 0.0, jnp.where(x >= 1.0, x, (x + 1.0) ** 2 / 4))
+
+
+def _soft_sign(x):
+    return x / (_jnp().abs(x) + 1)
+
+
+def _sparse_sigmoid(x):
+    return 0.5 * _jnp().clip(x + 1.0, 0.0, 2.0)
+
+
+def _mish(x):
+    return x * _jnp().tanh(_softplus(x))
+
+
+def _log_sigmoid(x):
+    return -_softplus(-x)
+
+
+def _elu(x, alpha=1.0):
+    jnp = _jnp()
+    return jnp.where(x > 0, x, alpha * jnp.expm1(jnp.where(x > 0, 0.0, x)))
+
+
+def _leaky_relu(x, negative_slope=1e-2):
+    return _jnp().where(x >= 0, x, negative_slope * x)
+
+
+def _hard_tanh(x):
+    """jax.nn.hard_tanh: x held to [-1, 1]. XLA makes JAX's nested selects a clamp, whose max and
+    min read a subnormal as 0: so is the value here; the derivative stays the selects' (1 on
+    [-1, 1], the ends included, and at NaN)."""
+    jnp = _jnp()
+    clamped = jnp.minimum(jnp.maximum(x, -1), 1)
+    inside = jnp.where((x > -1) & (x < 1), clamped, x)  # x itself at ±1 and NaN
+    return jnp.where((x > 1) | (x < -1), _spmd.stop_gradient(clamped), inside)
+
+
+def _celu(x, alpha=1.0):
+    jnp = _jnp()
+    return jnp.maximum(x, 0.0) + alpha * jnp.expm1(jnp.minimum(x, 0.0) / alpha)
+
+
+def _selu(x):
+    return 1.0507009873554804934193349852946 * _elu(x, 1.6732632423543772848170429916717)
+
+
+def _hard_sigmoid(x):
+    return _relu6(x + 3.0) / 6.0
+
+
+def _hard_silu(x):
+    return x * _hard_sigmoid(x)
+
+
+def _squareplus(x, b=4):
+    jnp = _jnp()
+    return (x + jnp.sqrt(jnp.square(x) + b)) / 2
+
+
+def _log1mexp(x):
+    """jax.nn.log1mexp: log(1 - exp(-x)) as log(-expm1(-x)) below log 2, log1p(-exp(-x)) from
+    there (its derivative differentiates these, equal to JAX's 1 / expm1(x) up to rounding)."""
+    jnp = _jnp()
+    return jnp.where(x < jnp.log(2.0), jnp.log(-jnp.expm1(-x)), jnp.log1p(-jnp.exp(-x)))
+
+
+def _glu(x, axis=-1):
+    """jax.nn.glu: the first half of `axis` times the sigmoid of the second."""
+    jnp = _jnp()
+    if x.shape[axis] % 2:
+        raise AssertionError("axis size must be divisible by 2")
+    x1, x2 = jnp.split(x, 2, axis)
+    return x1 * _t.logistic(x2)
+
+
+def _axes_of(axis, rank):
+    if axis is None:
+        return range(rank)
+    return [a % rank for a in (axis if isinstance(axis, (tuple, list)) else (axis,))]
+
+
 relu = _op(lambda x: _t.relu(x))
 sigmoid = _op(lambda x: _t.logistic(x))  # jax.nn.sigmoid is lax.logistic
 softmax = _op(_softmax)
@@ -102,6 +205,39 @@ gelu = _op(_gelu)
 silu = swish = _op(_silu)
 log_softmax = _op(_log_softmax)
 standardize = _op(_standardize, arrays=(0,))
+relu6 = _op(_relu6)
+softplus = _op(_softplus)
+sparse_plus = _op(_sparse_plus)
+soft_sign = _op(_soft_sign)
+sparse_sigmoid = _op(_sparse_sigmoid)
+mish = _op(_mish)
+log_sigmoid = _op(_log_sigmoid)
+elu = _op(_elu)
+leaky_relu = _op(_leaky_relu)
+hard_tanh = _op(_hard_tanh)
+celu = _op(_celu)
+selu = _op(_selu)
+hard_sigmoid = _op(_hard_sigmoid)
+hard_silu = hard_swish = _op(_hard_silu)
+squareplus = _op(_squareplus)
+log1mexp = _op(_log1mexp)
+glu = _op(_glu)
+tanh = _op(lambda x: _t.tanh(x))
+identity = _op(lambda x: x)
+
+
+def logmeanexp(x, axis=None, where=None, keepdims=False):
+    """jax.nn.logmeanexp: logsumexp over `axis` less the log of the count of its elements (of
+    those `where` keeps)."""
+    from . import numpy as jnp
+    x = jnp.asarray(x) if not hasattr(x, "shape") else x
+    if where is None:
+        lse = logsumexp(x, axis=axis, keepdims=keepdims)
+        count = _np.prod([x.shape[a] for a in _axes_of(axis, len(x.shape))], dtype=_np.float64)
+        return lse - jnp.log(jnp.asarray(count, lse.dtype))
+    kept = jnp.broadcast_to(where, x.shape)
+    lse = logsumexp(jnp.where(kept, x, -_np.inf), axis=axis, keepdims=keepdims)
+    return lse - jnp.log(jnp.sum(jnp.astype(kept, lse.dtype), axis=axis, keepdims=keepdims))
 _one_hot_op = _op(_one_hot, arrays=(0,))
 
 

@@ -101,6 +101,10 @@ def _np(name):
     return lambda ns, *xs: getattr(ns.np, name)(*xs)
 
 
+def _nn(name):
+    return lambda ns, *xs: getattr(ns.nn, name)(*xs)
+
+
 def _lax(name):
     return lambda ns, *xs: getattr(ns.lax, name)(*xs)
 
@@ -129,6 +133,26 @@ UNARY = [
     Row("abs", _np("abs"), SIGNED, grad=True),
     Row("sign", _np("sign"), SIGNED, grad=True),
     Row("relu", lambda ns, x: ns.relu(x), FLOATS, grad=True),
+    # jax.nn's activations composed of the rows here, each as JAX composes it. sparse_plus's
+    # gradient is not compared: at ±inf JAX's is NaN (0 times the untaken branch's infinite
+    # derivative), spmd's the taken branch's. hard_sigmoid and hard_silu leave out bfloat16:
+    # XLA computes their chain in float32 and rounds once (excess precision), spmd per step.
+    Row("relu6", _nn("relu6"), FLOATS, grad=True),
+    Row("softplus", _nn("softplus"), FLOATS, "ulp", grad=True),
+    Row("sparse_plus", _nn("sparse_plus"), FLOATS),
+    Row("soft_sign", _nn("soft_sign"), FLOATS, grad=True),
+    Row("sparse_sigmoid", _nn("sparse_sigmoid"), FLOATS, grad=True),
+    Row("mish", _nn("mish"), FLOATS, "ulp", grad=True),
+    Row("log_sigmoid", _nn("log_sigmoid"), FLOATS, "ulp", grad=True),
+    Row("elu", _nn("elu"), FLOATS, "ulp", grad=True),
+    Row("leaky_relu", _nn("leaky_relu"), FLOATS, grad=True),
+    Row("hard_tanh", _nn("hard_tanh"), FLOATS, grad=True),
+    Row("celu", _nn("celu"), FLOATS, "ulp", grad=True),
+    Row("selu", _nn("selu"), FLOATS, "ulp", grad=True),
+    Row("hard_sigmoid", _nn("hard_sigmoid"), ["float16", "float32", "float64"], grad=True),
+    Row("hard_silu", _nn("hard_silu"), ["float16", "float32", "float64"], grad=True),
+    Row("nn_tanh", _nn("tanh"), FLOATS, "ulp", grad=True, spmd_name="tanh"),
+    Row("identity", _nn("identity"), ALL),
     Row("stop_gradient", _lax("stop_gradient"), ALL),
     Row("floor", _np("floor"), ALL, grad=True),
     Row("ceil", _np("ceil"), ALL, grad=True),
@@ -327,6 +351,10 @@ ELSEWHERE |= {name: "shape (tests/python/jax_parity/test_lax.py)" for name in (
     "dynamic_slice_in_dim", "dynamic_update_index_in_dim", "dynamic_update_slice",
     "dynamic_update_slice_in_dim", "index_in_dim", "iota", "rev", "slice", "slice_in_dim")}
 ELSEWHERE |= {
+    "hard_swish": "hard_silu's row", "glu": "tests/python/jax_parity/test_nn.py",
+    "logmeanexp": "tests/python/jax_parity/test_nn.py",
+    "log1mexp": "tests/python/jax_parity/test_nn.py (its domain, x >= 0)",
+    "squareplus": "tests/python/jax_parity/test_nn.py (XLA fuses x * x + b, which cancels)",
     "batch_matmul": "contraction", "map": "control flow",
     "reduce": "lax.reduce_sum and the rest's rows (tests/python/jax_parity/test_lax.py)",
     "cummax": "tests/python/jax_parity/test_lax.py (special values)",

@@ -24,11 +24,30 @@ CASES = [
     ("standardize", (M,), {}, 4), ("standardize", (M,), {"axis": 0}, 4),
     ("one_hot", (np.array([0, 2, -1, 5, 1]), 3), {}, 0),
     ("one_hot", (np.array([[0, 1], [2, 0]]), 3), {"axis": 0, "dtype": jnp.int32}, 0),
+    # The rest of jax.nn's activations, each composed as JAX composes it: JAX's bits.
+    ("relu6", (X,), {}, 0), ("softplus", (X,), {}, 0), ("sparse_plus", (X,), {}, 0),
+    ("soft_sign", (X,), {}, 0), ("sparse_sigmoid", (X,), {}, 0), ("mish", (X,), {}, 0),
+    ("log_sigmoid", (X,), {}, 0), ("elu", (X,), {}, 0), ("elu", (X,), {"alpha": 0.5}, 0),
+    ("leaky_relu", (X,), {}, 0), ("leaky_relu", (X,), {"negative_slope": 0.2}, 0),
+    ("hard_tanh", (X,), {}, 0), ("celu", (X,), {}, 0), ("celu", (X,), {"alpha": 2.0}, 0),
+    ("selu", (X,), {}, 0), ("hard_sigmoid", (X,), {}, 0), ("hard_silu", (X,), {}, 0),
+    ("hard_swish", (X,), {}, 0), ("tanh", (X,), {}, 0), ("identity", (X,), {}, 0),
+    ("log1mexp", (np.abs(X[:40]) + 0.01,), {}, 0), ("glu", (M,), {}, 0),
+    ("glu", (M,), {"axis": 0}, 0), ("logmeanexp", (M,), {}, 0),
+    ("logmeanexp", (M,), {"axis": 1, "keepdims": True}, 0),
+    ("logmeanexp", (M,), {"axis": 1, "where": M > 0}, 2),
+    # XLA fuses x * x + b into one multiply-add before the square root, and x + sqrt(...)
+    # cancels for negative x: a few float32 epsilons absolute.
+    ("squareplus", (X,), {}, 4, 4e-6), ("squareplus", (X,), {"b": 1.0}, 4, 4e-6),
 ]
 
 
 @covers("nn.relu", "nn.sigmoid", "nn.gelu", "nn.silu", "nn.softmax", "nn.log_softmax",
-        "nn.logsumexp", "nn.standardize", "nn.one_hot")
+        "nn.logsumexp", "nn.standardize", "nn.one_hot", "nn.relu6", "nn.softplus",
+        "nn.sparse_plus", "nn.soft_sign", "nn.sparse_sigmoid", "nn.mish", "nn.log_sigmoid",
+        "nn.elu", "nn.leaky_relu", "nn.hard_tanh", "nn.celu", "nn.selu", "nn.hard_sigmoid",
+        "nn.hard_silu", "nn.hard_swish", "nn.tanh", "nn.identity", "nn.log1mexp", "nn.glu",
+        "nn.logmeanexp", "nn.squareplus", "nn.swish")
 @pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
 def test_matches_jax(case):
     name, args, kwargs, ulps = case[:4]
@@ -44,12 +63,15 @@ def test_matches_jax(case):
 
 @covers("grad", "value_and_grad")
 @pytest.mark.parametrize("name", ["relu", "sigmoid", "gelu", "silu", "log_softmax",
-                                  "standardize"])
+                                  "standardize", "relu6", "softplus", "elu", "leaky_relu",
+                                  "hard_tanh", "log_sigmoid", "mish", "celu", "selu",
+                                  "hard_silu", "glu", "soft_sign"])
 def test_gradients_match_jax(name):
     w = np.linspace(0.5, 1.5, M.size, dtype=np.float32).reshape(M.shape)
 
     def loss(ns, np_):
-        return lambda x: np_.sum(getattr(ns.nn, name)(x) * w)
+        out_w = w[:, :3] if name == "glu" else w  # glu halves the last axis
+        return lambda x: np_.sum(getattr(ns.nn, name)(x) * out_w)
     want = jax.grad(loss(jax, jnp))(M)
     # Within 8 ulps, or 2^-20 of the largest gradient where the two differ by cancellation (the
     # numerics table's gradient tolerance); standardize's backward pass subtracts means of
@@ -88,6 +110,8 @@ def test_zeros_and_ones_initializers():
     ("one_hot", (np.array([0, 1]), 3), {"axis": 2}),
     ("softmax", (M,), {"axis": 2}),
     ("relu", ("x",), {}),
+    ("glu", (M[:, :5],), {}),
+    ("softplus", ("x",), {}),
 ])
 def test_refuses_what_jax_refuses(name, args, kwargs):
     raises_like(lambda: getattr(jax.nn, name)(*args, **kwargs),
