@@ -4,19 +4,11 @@ spmd.lax's reductions; cummax and cummin by doubling (max and min are exact, so 
 gives XLA's values); top_k by a stable descending argsort (zeros of either sign and subnormals
 tie, which JAX's total order separates); dot and batch_matmul by dot_general
 and matmul; map by scan."""
-import builtins
-
 import numpy as _np
 
 from . import numpy as _numpy
 from . import _lax_elementwise as _elementwise
-
-
-def _array(x):
-    if hasattr(x, "shape") and hasattr(x, "dtype") and not isinstance(x, (_np.ndarray,
-                                                                          _np.generic)):
-        return x
-    return _numpy.asarray(x)
+from ._lax_shapes import _array, slice_in_dim
 
 
 def _monoid(computation):
@@ -30,6 +22,7 @@ def _monoid(computation):
 
 
 def _identity(name, dtype):
+    """The identity of lax's monoid `name` in `dtype` (lax.py's empty reductions use it too)."""
     d = _np.dtype(dtype)
     if name == "add" or name in ("bitwise_or", "bitwise_xor"):
         return 0
@@ -95,8 +88,8 @@ def _running(name, combine, identity_of):
         x = combine(x, _numpy.full((), identity_of(x.dtype), x.dtype))
         n, shift = x.shape[axis], 1
         while shift < n:
-            head = _lax_slice(x, 0, shift, axis)
-            body = combine(_lax_slice(x, shift, n, axis), _lax_slice(x, 0, n - shift, axis))
+            head = slice_in_dim(x, 0, shift, 1, axis)
+            body = combine(slice_in_dim(x, shift, n, 1, axis), slice_in_dim(x, 0, n - shift, 1, axis))
             x = _numpy.concatenate([head, body], axis=axis)
             shift *= 2
         return _numpy.flip(x, axis) if reverse else x
@@ -104,12 +97,6 @@ def _running(name, combine, identity_of):
     running.__doc__ = f"jax.lax.{name}: the running {name[3:]} along `axis` (`reverse`: from " \
                       "the end)."
     return running
-
-
-def _lax_slice(x, start, stop, axis):
-    index = [builtins.slice(None)] * len(x.shape)
-    index[axis] = builtins.slice(start, stop)
-    return x[tuple(index)]
 
 
 cummax = _running("cummax", _numpy.maximum, lambda d: _identity("max", d))
@@ -130,7 +117,7 @@ def top_k(operand, k, *, axis=-1):
         raise ValueError(f"k argument to top_k must be nonnegative and no larger than the "
                          f"operand's dimension {x.shape[axis]}, got {k}")
     order = _numpy.argsort(x, axis=axis, stable=True, descending=True)
-    indices = _lax_slice(order, 0, int(k), axis)
+    indices = slice_in_dim(order, 0, int(k), 1, axis)
     return [_numpy.take_along_axis(x, indices, axis=axis), _numpy.astype(indices, _np.int32)]
 
 

@@ -435,13 +435,7 @@ def _extreme_reduction(name, reduce, lowest):
             return x
         shape = _numpy.shape(x)
         if any(shape[a] == 0 for a in axes):
-            d = _np.dtype(x.dtype)
-            if d.kind == "b":
-                fill = not lowest
-            elif d.kind in "iu":
-                fill = _np.iinfo(d).min if lowest else _np.iinfo(d).max
-            else:
-                fill = -_np.inf if lowest else _np.inf
+            fill = _identity("max" if lowest else "min", x.dtype)
             kept = tuple(n for i, n in enumerate(shape) if i not in axes)
             return _numpy.full(kept, fill, dtype=x.dtype)
         return reduce(x, axis=axes)
@@ -473,8 +467,7 @@ def _bitwise_reduction(name, combine, all_ones):
         n = int(_np.prod([shape[a] for a in axes]))
         x = _numpy.reshape(x, tuple(shape[d] for d in kept) + (n,))
         if n == 0:
-            fill = (True if kind == "b" else _np.iinfo(x.dtype).max if kind == "u" else -1) \
-                if all_ones else 0
+            fill = _identity("bitwise_and" if all_ones else "bitwise_or", x.dtype)
             return _numpy.full(tuple(shape[d] for d in kept), fill, dtype=x.dtype)
         while n > 1:
             half = n // 2
@@ -495,6 +488,7 @@ from ._conv import *  # noqa: E402,F401,F403 - conv_general_dilated and its form
 from ._lax_elementwise import *  # noqa: E402,F401,F403 - add, select, clamp and the rest
 from ._lax_shapes import *  # noqa: E402,F401,F403 - reshape, dynamic_slice, pad and the rest
 from ._lax_combinators import *  # noqa: E402,F401,F403 - reduce, cummax, top_k, dot, map
+from ._lax_combinators import _identity  # noqa: E402 - the empty reductions' fill
 
 
 _triangular_solve = _numpy._op(
