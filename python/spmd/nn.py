@@ -1,8 +1,7 @@
 """spmd.nn: jax.nn's activations and normalisers over spmd.numpy, each composed as jax.nn composes
 it (so with JAX's rounding; relu6's and hard_tanh's derivatives JAX's), with JAX's values and
 derivatives at the edges (relu's is 0 at 0; logsumexp of a row of -inf is -inf).
-spmd.nn.initializers holds the initializers. Not here: dot_product_attention and the scaled
-(fp8) dot functions."""
+spmd.nn.initializers holds the initializers. Not here: the scaled (fp8) dot functions."""
 import operator as _operator
 
 import numpy as _np
@@ -249,6 +248,116 @@ def one_hot(x, num_classes, *, dtype=None, axis=-1):
                       DeprecationWarning, stacklevel=2)
     return _one_hot_op(x, num_classes, dtype=None if dtype is None else _dtype_key(dtype),
                        axis=axis)
+
+
+def dot_product_attention(query, key, value, bias=None, mask=None, *, scale=None,
+                          is_causal=False, query_seq_lengths=None, key_value_seq_lengths=None,
+                          local_window_size=None, implementation=None, return_residual=False):
+    """jax.nn.dot_product_attention, its XLA form (implementation None or 'xla'): softmax(q kᵀ ·
+    scale + bias, masked) v per head, query heads in groups over the key/value heads (B, T, N, H
+    against B, S, K, H; N a multiple of K); logits in float32 at least, the softmax in float32;
+    `mask`, `is_causal`, the sequence lengths and `local_window_size` mask logits with JAX's large
+    negative number. With return_residual, also the softmax's logsumexp (B, T, N), no gradient.
+    'cudnn' is NotImplementedError (no cuDNN here)."""
+    from . import numpy as jnp
+    if implementation == "cudnn":
+        raise NotImplementedError("spmd: dot_product_attention(implementation='cudnn') needs "
+                                  "cuDNN; use implementation=None or 'xla'")
+    if implementation not in (None, "xla"):
+        raise ValueError(f"Unsupported implementation option: {implementation}")
+    output_shape = tuple(jnp.shape(query))
+    q, k, v = (_four(jnp, t) for t in (query, key, value))
+    bias = None if bias is None else _four(jnp, bias)
+    mask = None if mask is None else _four(jnp, mask)
+    B, S, K, H = k.shape
+    _check_attention(q, k, v, bias, mask, query_seq_lengths, key_value_seq_lengths)
+    T, N = q.shape[1], q.shape[2]
+    G = N // K
+    logits_dtype = jnp.promote_types(q.dtype, _np.float32)
+    q5 = jnp.reshape(jnp.astype(q, logits_dtype), (B, T, K, G, H))
+    logits = jnp.einsum("btkgh,bskh->bkgts", q5, jnp.astype(k, logits_dtype))
+    logits = logits * jnp.asarray(1.0 / _np.sqrt(H) if scale is None else scale, logits.dtype)
+    if bias is not None:
+        logits = jnp.astype(logits + _grouped(jnp, bias, K, G), logits.dtype)
+    padded = _masked(jnp, logits, mask, K, G, is_causal, query_seq_lengths,
+                     key_value_seq_lengths, local_window_size)
+    probs = jnp.astype(softmax(jnp.astype(padded, _np.float32), axis=-1), k.dtype)
+    encoded = jnp.einsum("bkgts,bskh->btkgh", probs, v)
+    if query_seq_lengths is not None:
+        live = jnp.arange(T)[None, :] < jnp.asarray(query_seq_lengths)[:, None]
+        encoded = encoded * jnp.astype(live[:, :, None, None, None], encoded.dtype)
+    out = jnp.reshape(jnp.reshape(encoded, (B, T, N, H)), output_shape)
+    if not return_residual:
+        return out
+    lse = jnp.astype(logsumexp(padded, axis=-1), k.dtype)  # B K G T
+    lse = jnp.reshape(jnp.transpose(lse, (0, 3, 1, 2)), (B, T, N))
+    from . import lax
+    return out, lax.stop_gradient(jnp.reshape(lse, output_shape[:-1]))
+
+
+def _four(jnp, t):
+    t = jnp.asarray(t) if not hasattr(t, "shape") else t
+    missing = 4 - len(t.shape)
+    return jnp.expand_dims(t, tuple(range(missing))) if missing > 0 else t
+
+
+def _check_attention(q, k, v, bias, mask, q_lengths, kv_lengths):
+    B, S, K, H = k.shape
+
+    def check(t, shape, dtype, name):
+        if t is None:
+            return
+        t_shape = tuple(_np.shape(t)) if not hasattr(t, "shape") else tuple(t.shape)
+        if len(t_shape) != len(shape):
+            raise ValueError(f"{name} ndim should be {len(shape)}, but got {len(t_shape)}")
+        t_dtype = _np.dtype(t.dtype if hasattr(t, "dtype") else _np.asarray(t).dtype)
+        if dtype is not None and t_dtype != _np.dtype(dtype):
+            raise ValueError(f"{name} dtype should be {_np.dtype(dtype)}, but got {t_dtype}")
+        if any(want != -1 and got != want for got, want in zip(t_shape, shape)):
+            raise ValueError(f"{name} shape should be {shape}: but got {t_shape}")
+    check(v, [B, S, K, H], k.dtype, "value")
+    check(q, [B, -1, -1, H], k.dtype, "query")
+    check(mask, [-1] * 4, bool, "mask")
+    check(bias, [-1] * 4, None, "bias")
+    check(q_lengths, [B], _np.int32, "query_seq_lengths")
+    check(kv_lengths, [B], _np.int32, "key_value_seq_lengths")
+    if q.shape[-2] % K:
+        raise ValueError("The number of query heads must be a multiple of key/value heads, but "
+                         f"got {q.shape[-2]} vs {K}")
+
+
+def _grouped(jnp, t, K, G):
+    """A (B, N or 1, T, S) bias or mask as (B, K or 1, G or 1, T, S), against the grouped heads."""
+    tB, tN, tT, tS = t.shape
+    if tN == 1:
+        return jnp.reshape(t, (tB, 1, 1, tT, tS))
+    return jnp.reshape(t, (tB, K, G, tT, tS))
+
+
+def _masked(jnp, logits, mask, K, G, is_causal, q_lengths, kv_lengths, window):
+    """logits where every mask keeps them, JAX's large negative number elsewhere."""
+    if mask is None and not is_causal and q_lengths is None and kv_lengths is None and \
+            window is None:
+        return logits
+    T, S = logits.shape[-2], logits.shape[-1]
+    keep = jnp.ones(logits.shape, bool)
+    if mask is not None:
+        keep = keep & _grouped(jnp, mask, K, G)
+    if is_causal:
+        keep = keep & jnp.tril(jnp.ones((T, S), bool))
+    if window is not None:
+        left, right = (window, window) if isinstance(window, int) else window
+        t_pos, s_pos = jnp.arange(T)[:, None], jnp.arange(S)[None, :]
+        keep = keep & (t_pos <= s_pos + left) & (t_pos >= s_pos - right)
+    if q_lengths is not None or kv_lengths is not None:
+        live = jnp.ones((logits.shape[0], T, S), bool)
+        if q_lengths is not None:
+            live = live & (jnp.arange(T)[None, :, None] < jnp.asarray(q_lengths)[:, None, None])
+        if kv_lengths is not None:
+            live = live & (jnp.arange(S)[None, None, :] < jnp.asarray(kv_lengths)[:, None, None])
+        keep = keep & live[:, None, None, :, :]
+    top = min(float(jnp.finfo(logits.dtype).max), float(_np.finfo(_np.float32).max))
+    return jnp.where(keep, logits, jnp.asarray(-0.7 * top, logits.dtype))
 
 
 def _dtype_key(dtype):

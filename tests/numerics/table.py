@@ -352,6 +352,7 @@ ELSEWHERE |= {name: "shape (tests/python/jax_parity/test_lax.py)" for name in (
     "dynamic_update_slice_in_dim", "index_in_dim", "iota", "rev", "slice", "slice_in_dim")}
 ELSEWHERE |= {
     "hard_swish": "hard_silu's row", "glu": "tests/python/jax_parity/test_nn.py",
+    "dot_product_attention": "contraction (tests/python/jax_parity/test_nn.py)",
     "logmeanexp": "tests/python/jax_parity/test_nn.py",
     "log1mexp": "tests/python/jax_parity/test_nn.py (its domain, x >= 0)",
     "squareplus": "tests/python/jax_parity/test_nn.py (XLA fuses x * x + b, which cancels)",

@@ -123,3 +123,45 @@ def test_a_bad_variance_scaling_is_refused_as_jax_refuses_it():
                     jax.random.PRNGKey(0), (2, 3)),
                 lambda: spmd.nn.initializers.variance_scaling(1.0, "fan_in", "cauchy")(
                     spmd.random.PRNGKey(0), (2, 3)), "variance_scaling('cauchy')")
+
+
+ATT = np.random.default_rng(3)
+Q = ATT.standard_normal((2, 5, 4, 8)).astype(np.float32)
+K_ = ATT.standard_normal((2, 7, 2, 8)).astype(np.float32)
+V = ATT.standard_normal((2, 7, 2, 8)).astype(np.float32)
+ATTENTION = [
+    {}, {"bias": ATT.standard_normal((2, 1, 5, 7)).astype(np.float32)},
+    {"mask": ATT.random((2, 4, 5, 7)) > 0.3}, {"is_causal": True},
+    {"scale": 0.3, "local_window_size": (2, 1)},
+    {"query_seq_lengths": np.array([3, 5], np.int32),
+     "key_value_seq_lengths": np.array([7, 4], np.int32)},
+    {"is_causal": True, "return_residual": True},
+]
+
+
+@covers("nn.dot_product_attention")
+@pytest.mark.parametrize("kw", ATTENTION, ids=[",".join(k) or "plain" for k in ATTENTION])
+def test_dot_product_attention_matches_jax(kw):
+    """Grouped query heads (4 over 2), each mask form, the residual, and rank-3 inputs: within
+    the rounding of the two contractions' orders (a few float32 epsilons); its gradient too."""
+    same(spmd.nn.dot_product_attention(Q, K_, V, **kw),
+         jax.nn.dot_product_attention(Q, K_, V, **kw), f"dot_product_attention {sorted(kw)}",
+         ulps=4, atol=1e-6)
+    if not kw:
+        same(spmd.nn.dot_product_attention(Q[0], K_[0], V[0]),
+             jax.nn.dot_product_attention(Q[0], K_[0], V[0]), "of rank 3", ulps=4, atol=1e-6)
+
+        def loss(ns):
+            return lambda q: (ns.nn.dot_product_attention(q, K_, V, is_causal=True) ** 2).sum()
+        same(spmd.grad(loss(spmd))(Q), jax.grad(loss(jax))(Q), "its gradient", ulps=8, atol=1e-5)
+
+
+@pytest.mark.parametrize("what,call", [
+    ("heads not a multiple", lambda nn: nn.dot_product_attention(Q[:, :, :3], K_, V)),
+    ("value's shape", lambda nn: nn.dot_product_attention(Q, K_, V[:, :6])),
+    ("a float mask", lambda nn: nn.dot_product_attention(Q, K_, V, mask=np.ones((2, 4, 5, 7)))),
+    ("an unknown implementation", lambda nn: nn.dot_product_attention(Q, K_, V,
+                                                                      implementation="x")),
+])
+def test_dot_product_attention_refuses_what_jax_refuses(what, call):
+    raises_like(lambda: call(jax.nn), lambda: call(spmd.nn), what)
