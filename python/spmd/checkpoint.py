@@ -10,6 +10,7 @@ import os as _os
 
 from . import _arguments, _spmd
 from ._core import Array as _Array
+from ._tree_keys import plain_key as _plain_key
 from .tree_util import tree_flatten_with_path as _tree_flatten_with_path
 from .tree_util import tree_unflatten as _tree_unflatten
 
@@ -17,7 +18,7 @@ _c = _spmd.checkpoint
 
 
 def _name(path):
-    return "/".join(str(k) for k in path)
+    return "/".join(str(_plain_key(k)) for k in path)
 
 
 def _named(tree):
@@ -48,7 +49,7 @@ def _sequence_nodes(tree):
     an Orbax-format checkpoint types them so, and Orbax restores lists where the tree had them."""
     pairs, _ = _tree_flatten_with_path(tree)
     return {_name(path[:i]) for path, _ in pairs for i, k in enumerate(path)
-            if isinstance(k, int) and not isinstance(k, bool)}
+            if isinstance(_plain_key(k), int) and not isinstance(_plain_key(k), bool)}
 
 
 def _nested(flat):

@@ -1,5 +1,10 @@
 """jax.tree_util over spmd's values: dicts (keys sorted, as JAX), lists, tuples, namedtuples and
-None, and classes registered with register_pytree_node. Every other object is a leaf."""
+None, and classes registered with register_pytree_node. Every other object is a leaf. Paths are
+tuples of JAX's key entries (_tree_keys.py: DictKey, SequenceKey, GetAttrKey,
+FlattenedIndexKey)."""
+from ._tree_keys import (DictKey, FlattenedIndexKey, GetAttrKey, KeyEntry, KeyPath,  # noqa: F401
+                         SequenceKey, keystr)
+
 _REGISTRY = {}
 _FIELD_NAMES = {}  # registered dataclass -> its data fields' names (the keys of its paths)
 
@@ -155,20 +160,23 @@ def _paths_into(d, path, paths):
         paths.append(path)
         return
     if d.kind == "dict":
-        keys = d.aux
+        keys = [DictKey(k) for k in d.aux]
     elif isinstance(d.kind, type) and hasattr(d.kind, "_fields"):
-        keys = d.kind._fields
+        keys = [GetAttrKey(f) for f in d.kind._fields]
     elif d.kind in _FIELD_NAMES:  # a registered dataclass: its data fields' names, as JAX's
-        keys = _FIELD_NAMES[d.kind]
+        keys = [GetAttrKey(f) for f in _FIELD_NAMES[d.kind]]
+    elif d.kind in ("list", "tuple"):
+        keys = [SequenceKey(i) for i in range(len(d.children))]
     else:
-        keys = range(len(d.children))
+        keys = [FlattenedIndexKey(i) for i in range(len(d.children))]
     for k, c in zip(keys, d.children):
         _paths_into(c, path + (k,), paths)
 
 
 def tree_flatten_with_path(tree, is_leaf=None):
-    """([(path, leaf)], treedef): each path a tuple of the keys leading to the leaf (dict keys,
-    sequence indices, namedtuple field names, a registered node's child positions)."""
+    """([(path, leaf)], treedef): each path a tuple of JAX's key entries leading to the leaf
+    (DictKey of a dict's key, SequenceKey of an index, GetAttrKey of a namedtuple's or a
+    registered dataclass's field, FlattenedIndexKey of a registered node's child)."""
     leaves, treedef = tree_flatten(tree, is_leaf)
     paths = []
     _paths_into(treedef, (), paths)
@@ -268,7 +276,27 @@ def register_dataclass(nodetype, data_fields=None, meta_fields=None, drop_fields
     return nodetype
 
 
-__all__ = ["PyTreeDef", "register_dataclass", "register_pytree_node",
+def treedef_is_leaf(treedef):
+    """jax.tree_util.treedef_is_leaf: whether the structure is one node without children (a
+    leaf, or None)."""
+    return not treedef.children
+
+
+def treedef_children(treedef):
+    """jax.tree_util.treedef_children: the structures of the root's children."""
+    return list(treedef.children)
+
+
+def all_leaves(iterable, is_leaf=None):
+    """jax.tree_util.all_leaves: whether every element of `iterable` is a leaf."""
+    items = list(iterable)
+    return tree_leaves(items, is_leaf) == items if is_leaf is None else all(
+        is_leaf(x) or _node(x)[0] == "leaf" for x in items)
+
+
+__all__ = ["DictKey", "FlattenedIndexKey", "GetAttrKey", "KeyEntry", "KeyPath", "SequenceKey",
+           "all_leaves", "keystr", "treedef_children", "treedef_is_leaf",
+           "PyTreeDef", "register_dataclass", "register_pytree_node",
            "register_pytree_node_class", "tree_all", "tree_flatten", "tree_flatten_with_path",
            "tree_leaves", "tree_leaves_with_path", "tree_map", "tree_map_with_path",
            "tree_reduce", "tree_structure", "tree_unflatten"]

@@ -76,8 +76,46 @@ def test_reduce_of_no_leaves_without_initializer_is_a_type_error():
 
 def test_map_with_path_gives_each_leafs_keys():
     tree = {"a": [5, 6], "b": Point(1, 2)}
+    su = spmd.tree_util
     got = spmd.tree.map_with_path(lambda p, v: (p, v), tree)
-    assert got["a"][1] == (("a", 1), 6) and got["b"].y == (("b", "y"), 2)
+    assert got["a"][1] == ((su.DictKey("a"), su.SequenceKey(1)), 6)
+    assert got["b"].y == ((su.DictKey("b"), su.GetAttrKey("y")), 2)
+
+
+@covers("tree_util.DictKey", "tree_util.SequenceKey", "tree_util.GetAttrKey",
+        "tree_util.FlattenedIndexKey", "tree_util.keystr", "tree_util.KeyEntry",
+        "tree_util.KeyPath", "tree_util.treedef_is_leaf", "tree_util.treedef_children",
+        "tree_util.all_leaves")
+def test_paths_are_jaxs_key_entries():
+    """Each entry prints, compares and reads (.key, .idx, .name) as JAX's; keystr joins them as
+    JAX's does, plainly with simple=True."""
+
+    class Pair:
+        def __init__(self, x, y):
+            self.x, self.y = x, y
+
+    tree = {"a": [1, (2, 3)], "b": Layer(4, 5), "c": None, "d": Point(6, 7), "e": Pair(8, 9)}
+    ju, su = jax.tree_util, spmd.tree_util
+    for lib in (ju, su):
+        lib.register_pytree_node(Pair, lambda p: ((p.x, p.y), None), lambda _, c: Pair(*c))
+    want, got = ju.tree_leaves_with_path(tree), su.tree_leaves_with_path(tree)
+    assert [repr(p) for p, _ in got] == [repr(p) for p, _ in want]
+    assert [v for _, v in got] == [v for _, v in want]
+    for (gp, _), (wp, _) in zip(got, want):
+        assert su.keystr(gp) == ju.keystr(wp)
+        assert su.keystr(gp, simple=True, separator="/") == ju.keystr(wp, simple=True,
+                                                                     separator="/")
+        assert [str(k) for k in gp] == [str(k) for k in wp]
+    assert su.DictKey("a") == su.DictKey("a") and hash(su.DictKey("a")) == hash(su.DictKey("a"))
+    assert su.DictKey("a") != su.GetAttrKey("a") and su.DictKey("a") != "a"
+    assert su.SequenceKey(3).idx == 3 and su.GetAttrKey("x").name == "x"
+    s_def, j_def = su.tree_structure(tree), ju.tree_structure(tree)
+    assert len(su.treedef_children(s_def)) == len(ju.treedef_children(j_def)) == 5
+    for x in (1, None, [1], {"a": 1}):
+        assert su.treedef_is_leaf(su.tree_structure(x)) == \
+            ju.treedef_is_leaf(ju.tree_structure(x)), x
+    for items in ([1, 2.0, "s"], [1, [2]], [None]):
+        assert su.all_leaves(items) == ju.all_leaves(items), items
 
 
 @covers("tree_util.tree_map", "tree_util.tree_leaves", "tree_util.tree_flatten",
@@ -96,17 +134,14 @@ def test_tree_util_names_match_jax():
     assert su.tree_structure(tree).num_leaves == ju.tree_structure(tree).num_leaves
     assert su.tree_reduce(operator.mul, tree) == ju.tree_reduce(operator.mul, tree)
     assert su.tree_all(tree) == ju.tree_all(tree)
-    # Paths: the same leaves in the same order; spmd's keys are the plain keys ("a", 0), JAX's
-    # key objects (DictKey('a'), SequenceKey(0)) whose .key / .idx / .name are those.
-    def plain(path):
-        return tuple(getattr(k, "key", getattr(k, "idx", getattr(k, "name", k))) for k in path)
-    jp = [(plain(p), v) for p, v in ju.tree_leaves_with_path(tree)]
-    assert su.tree_leaves_with_path(tree) == jp
-    assert spmd.tree.leaves_with_path(tree) == jp
-    assert [(p, v) for p, v in su.tree_flatten_with_path(tree)[0]] == jp
-    assert [(p, v) for p, v in spmd.tree.flatten_with_path(tree)[0]] == jp
+    # Paths: the same leaves in the same order, printed as JAX's key entries.
+    jp = [(repr(p), v) for p, v in ju.tree_leaves_with_path(tree)]
+    assert [(repr(p), v) for p, v in su.tree_leaves_with_path(tree)] == jp
+    assert [(repr(p), v) for p, v in spmd.tree.leaves_with_path(tree)] == jp
+    assert [(repr(p), v) for p, v in su.tree_flatten_with_path(tree)[0]] == jp
+    assert [(repr(p), v) for p, v in spmd.tree.flatten_with_path(tree)[0]] == jp
     got = su.tree_map_with_path(lambda p, v: repr(p), tree)
-    assert su.tree_leaves(got) == [repr(p) for p, _ in jp]
+    assert su.tree_leaves(got) == [p for p, _ in jp]
     assert spmd.tree.map_with_path(lambda p, v: v * 2, tree) == \
         jax.tree.map_with_path(lambda p, v: v * 2, tree)
 

@@ -1,0 +1,89 @@
+"""The entries of a pytree path, as jax.tree_util has them: DictKey (a dict's key), SequenceKey (a
+list's or tuple's index), GetAttrKey (a namedtuple's or a registered dataclass's field),
+FlattenedIndexKey (a registered node's child position); keystr to print a path. Equal and hashed
+by their kind and value, printed as JAX prints them."""
+from typing import Any, Tuple, Union
+
+
+class _Key:
+    __slots__ = ()
+    _field = ""
+
+    def _value(self):
+        return getattr(self, self._field)
+
+    def __eq__(self, other):
+        return type(self) is type(other) and self._value() == other._value()
+
+    def __hash__(self):
+        return hash((type(self).__name__, self._value()))
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self._field}={self._value()!r})"
+
+
+class DictKey(_Key):
+    """A dict's entry: `key`."""
+    __slots__ = ("key",)
+    __match_args__ = ("key",)
+    _field = "key"
+
+    def __init__(self, key):
+        self.key = key
+
+    def __str__(self):
+        return f"[{self.key!r}]"
+
+
+class SequenceKey(_Key):
+    """A list's or tuple's element: `idx`."""
+    __slots__ = ("idx",)
+    __match_args__ = ("idx",)
+    _field = "idx"
+
+    def __init__(self, idx):
+        self.idx = idx
+
+    def __str__(self):
+        return f"[{self.idx!r}]"
+
+
+class GetAttrKey(_Key):
+    """A namedtuple's or registered dataclass's field: `name`."""
+    __slots__ = ("name",)
+    __match_args__ = ("name",)
+    _field = "name"
+
+    def __init__(self, name):
+        self.name = name
+
+    def __str__(self):
+        return f".{self.name}"
+
+
+class FlattenedIndexKey(_Key):
+    """A registered node's child, by its position among the children: `key`."""
+    __slots__ = ("key",)
+    __match_args__ = ("key",)
+    _field = "key"
+
+    def __init__(self, key):
+        self.key = key
+
+    def __str__(self):
+        return f"[<flat index {self.key}>]"
+
+
+KeyEntry = Union[DictKey, SequenceKey, GetAttrKey, FlattenedIndexKey, Any]
+KeyPath = Tuple[KeyEntry, ...]
+
+
+def plain_key(entry):
+    """The key, index or name an entry holds (the entry itself if it is none of the four)."""
+    return entry._value() if isinstance(entry, _Key) else entry
+
+
+def keystr(keys, *, simple=False, separator=""):
+    """jax.tree_util.keystr: the path's entries as JAX prints them ("['a'][0].x"), or with
+    simple=True their plain keys ("a", "0", "x"), joined by `separator`."""
+    return separator.join(str(plain_key(k)) if simple else str(k) for k in keys)
