@@ -276,6 +276,52 @@ def register_dataclass(nodetype, data_fields=None, meta_fields=None, drop_fields
     return nodetype
 
 
+def tree_transpose(outer_treedef, inner_treedef, pytree_to_transpose):
+    """jax.tree_util.tree_transpose: a tree of structure outer_treedef whose leaves are trees of
+    structure inner_treedef (None: the first one's) as a tree of inner_treedef's structure whose
+    leaves are trees of outer_treedef's. A TypeError, as JAX's, when the tree is not outer
+    composed with inner."""
+    if inner_treedef is None:
+        first = pytree_to_transpose
+        for _ in range(_depth_to_first_leaf(outer_treedef)):
+            first = _node(first)[2][0]
+        inner_treedef = tree_structure(first)
+    leaves = tree_leaves(pytree_to_transpose)
+    n_outer, n_inner = outer_treedef.num_leaves, inner_treedef.num_leaves
+    outer_parts = []
+    try:
+        _up_to(outer_treedef, pytree_to_transpose, (), outer_parts)
+    except ValueError:
+        outer_parts = None
+    if outer_parts is None or len(leaves) != n_outer * n_inner or any(
+            tree_structure(part) != inner_treedef for part in outer_parts):
+        raise TypeError(f"Mismatch\n{outer_treedef}\n composed with \n{inner_treedef}\n != "
+                        f"\n{tree_structure(pytree_to_transpose)}")
+    columns = [tree_unflatten(outer_treedef, leaves[i::n_inner]) for i in range(n_inner)]
+    return tree_unflatten(inner_treedef, columns)
+
+
+def _depth_to_first_leaf(treedef):
+    depth = 0
+    while treedef.kind != "leaf":
+        if not treedef.children:
+            raise TypeError("tree_transpose: the outer tree has no leaves to infer "
+                            "inner_treedef from; pass it")
+        treedef, depth = treedef.children[0], depth + 1
+    return depth
+
+
+def tree_broadcast(prefix_tree, full_tree, is_leaf=None):
+    """jax.tree_util.tree_broadcast: prefix_tree with each of its leaves repeated over the
+    subtree of full_tree at its place (prefix_tree is a prefix of full_tree: a ValueError naming
+    where not)."""
+    prefix_leaves, prefix_def = tree_flatten(prefix_tree, is_leaf)
+    subtrees = []
+    _up_to(prefix_def, full_tree, (), subtrees)
+    return tree_unflatten(prefix_def, [tree_map(lambda _, v=v: v, sub, is_leaf=is_leaf)
+                                       for v, sub in zip(prefix_leaves, subtrees)])
+
+
 def treedef_is_leaf(treedef):
     """jax.tree_util.treedef_is_leaf: whether the structure is one node without children (a
     leaf, or None)."""
@@ -295,7 +341,8 @@ def all_leaves(iterable, is_leaf=None):
 
 
 __all__ = ["DictKey", "FlattenedIndexKey", "GetAttrKey", "KeyEntry", "KeyPath", "SequenceKey",
-           "all_leaves", "keystr", "treedef_children", "treedef_is_leaf",
+           "all_leaves", "keystr", "tree_broadcast", "tree_transpose", "treedef_children",
+           "treedef_is_leaf",
            "PyTreeDef", "register_dataclass", "register_pytree_node",
            "register_pytree_node_class", "tree_all", "tree_flatten", "tree_flatten_with_path",
            "tree_leaves", "tree_leaves_with_path", "tree_map", "tree_map_with_path",

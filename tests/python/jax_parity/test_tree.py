@@ -8,7 +8,7 @@ import jax
 import pytest
 
 import spmd
-from parity import covers
+from parity import covers, raises_like
 
 Point = collections.namedtuple("Point", "x y")
 
@@ -164,3 +164,24 @@ def test_tree_util_names_match_jax():
     assert su.tree_leaves([Pair(1, 2)]) == ju.tree_leaves([Pair(1, 2)]) == [1, 2]
     with pytest.raises(TypeError):
         su.register_dataclass(None)
+
+
+@covers("tree.transpose", "tree.broadcast", "tree_util.tree_transpose",
+        "tree_util.tree_broadcast")
+def test_transpose_and_broadcast_match_jax():
+    t = [{"a": 1, "b": (2, None)}, {"a": 3, "b": (4, None)}, {"a": 5, "b": (6, None)}]
+    for lib in (jax, spmd):
+        outer = lib.tree.structure([0, 0, 0])
+        inner = lib.tree.structure({"a": 0, "b": (0, None)})
+        assert lib.tree.transpose(outer, inner, t) == {"a": [1, 3, 5], "b": ([2, 4, 6], None)}
+        assert lib.tree.transpose(outer, None, t) == lib.tree_util.tree_transpose(outer, inner, t)
+    raises_like(lambda: jax.tree.transpose(jax.tree.structure([0, 0, 0]),
+                                           jax.tree.structure({"a": 0}), t),
+                lambda: spmd.tree.transpose(spmd.tree.structure([0, 0, 0]),
+                                            spmd.tree.structure({"a": 0}), t), "a wrong inner")
+    prefix, full = [1, {"x": 2}, 3], [(5, 6), {"x": [7, {"y": 8}]}, None]
+    assert spmd.tree.broadcast(prefix, full) == jax.tree.broadcast(prefix, full)
+    assert spmd.tree_util.tree_broadcast(prefix, full) == jax.tree_util.tree_broadcast(prefix,
+                                                                                       full)
+    raises_like(lambda: jax.tree.broadcast([1, 2], [1, 2, 3]),
+                lambda: spmd.tree.broadcast([1, 2], [1, 2, 3]), "not a prefix")
