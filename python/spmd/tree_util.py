@@ -276,11 +276,19 @@ def register_dataclass(nodetype, data_fields=None, meta_fields=None, drop_fields
     return nodetype
 
 
+def _check_treedef(name, treedef, allow_none=False):
+    if not (isinstance(treedef, PyTreeDef) or (allow_none and treedef is None)):
+        raise TypeError(f"{name}: expected a PyTreeDef (tree_structure's), got "
+                        f"{type(treedef).__name__}")
+
+
 def tree_transpose(outer_treedef, inner_treedef, pytree_to_transpose):
     """jax.tree_util.tree_transpose: a tree of structure outer_treedef whose leaves are trees of
     structure inner_treedef (None: the first one's) as a tree of inner_treedef's structure whose
     leaves are trees of outer_treedef's. A TypeError, as JAX's, when the tree is not outer
     composed with inner."""
+    _check_treedef("tree_transpose", outer_treedef)
+    _check_treedef("tree_transpose", inner_treedef, allow_none=True)
     if inner_treedef is None:
         first = pytree_to_transpose
         for _ in range(_depth_to_first_leaf(outer_treedef)):
@@ -325,11 +333,13 @@ def tree_broadcast(prefix_tree, full_tree, is_leaf=None):
 def treedef_is_leaf(treedef):
     """jax.tree_util.treedef_is_leaf: whether the structure is one node without children (a
     leaf, or None)."""
+    _check_treedef("treedef_is_leaf", treedef)
     return not treedef.children
 
 
 def treedef_children(treedef):
     """jax.tree_util.treedef_children: the structures of the root's children."""
+    _check_treedef("treedef_children", treedef)
     return list(treedef.children)
 
 
