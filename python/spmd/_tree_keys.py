@@ -6,8 +6,15 @@ from typing import Any, Tuple, Union
 
 
 class _Key:
+    """An entry holding one value in the attribute `_field`, printed by `_text` in str()."""
     __slots__ = ()
     _field = ""
+    _text = ""
+
+    def __init__(self, *value, **named):
+        if len(value) + len(named) != 1 or (named and self._field not in named):
+            raise TypeError(f"{type(self).__name__}() takes one argument, {self._field}")
+        setattr(self, self._field, value[0] if value else named[self._field])
 
     def _value(self):
         return getattr(self, self._field)
@@ -21,57 +28,32 @@ class _Key:
     def __repr__(self):
         return f"{type(self).__name__}({self._field}={self._value()!r})"
 
+    def __str__(self):
+        return self._text.format(self._value())
+
 
 class DictKey(_Key):
     """A dict's entry: `key`."""
-    __slots__ = ("key",)
-    __match_args__ = ("key",)
-    _field = "key"
-
-    def __init__(self, key):
-        self.key = key
-
-    def __str__(self):
-        return f"[{self.key!r}]"
+    __slots__ = __match_args__ = ("key",)
+    _field, _text = "key", "[{!r}]"
 
 
 class SequenceKey(_Key):
     """A list's or tuple's element: `idx`."""
-    __slots__ = ("idx",)
-    __match_args__ = ("idx",)
-    _field = "idx"
-
-    def __init__(self, idx):
-        self.idx = idx
-
-    def __str__(self):
-        return f"[{self.idx!r}]"
+    __slots__ = __match_args__ = ("idx",)
+    _field, _text = "idx", "[{!r}]"
 
 
 class GetAttrKey(_Key):
     """A namedtuple's or registered dataclass's field: `name`."""
-    __slots__ = ("name",)
-    __match_args__ = ("name",)
-    _field = "name"
-
-    def __init__(self, name):
-        self.name = name
-
-    def __str__(self):
-        return f".{self.name}"
+    __slots__ = __match_args__ = ("name",)
+    _field, _text = "name", ".{}"
 
 
 class FlattenedIndexKey(_Key):
     """A registered node's child, by its position among the children: `key`."""
-    __slots__ = ("key",)
-    __match_args__ = ("key",)
-    _field = "key"
-
-    def __init__(self, key):
-        self.key = key
-
-    def __str__(self):
-        return f"[<flat index {self.key}>]"
+    __slots__ = __match_args__ = ("key",)
+    _field, _text = "key", "[<flat index {}>]"
 
 
 KeyEntry = Union[DictKey, SequenceKey, GetAttrKey, FlattenedIndexKey, Any]

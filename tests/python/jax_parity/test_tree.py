@@ -109,6 +109,8 @@ def test_paths_are_jaxs_key_entries():
     assert su.DictKey("a") == su.DictKey("a") and hash(su.DictKey("a")) == hash(su.DictKey("a"))
     assert su.DictKey("a") != su.GetAttrKey("a") and su.DictKey("a") != "a"
     assert su.SequenceKey(3).idx == 3 and su.GetAttrKey("x").name == "x"
+    assert su.DictKey(key="a") == su.DictKey("a") and su.SequenceKey(idx=2).idx == 2
+    raises_like(lambda: ju.DictKey(), lambda: su.DictKey(), "a DictKey of nothing")
     s_def, j_def = su.tree_structure(tree), ju.tree_structure(tree)
     assert len(su.treedef_children(s_def)) == len(ju.treedef_children(j_def)) == 5
     for x in (1, None, [1], {"a": 1}):
