@@ -135,6 +135,18 @@ def test_sharded_dirichlet_and_ball_of_4096_values_under_jit_equal_unsharded_jax
                jax.random.ball(jax.random.PRNGKey(9), 4, 2.0, (1024,))), "sharded dirichlet, ball")
 
 
+def test_dirichlet_and_ball_of_4096_values_at_their_edges_are_jaxs():
+    """From 4,096 values (YNNPACK's program): NaN, inf, 0, negative and tiny alphas give JAX's
+    NaN rows and values, and a p below 1 its powers."""
+    alpha = np.tile(np.array([0.5, np.nan, 2.0, 1e-30], np.float32), 1024).reshape(1024, 4)
+    alpha[5], alpha[6], alpha[7] = [np.inf, 1, 1, 1], [0, 1, 1, 1], [-1, 1, 1, 1]
+    alpha[8] = [3.0, 1.0, 0.7, 2.5]
+    same(spmd.random.dirichlet(spmd.random.PRNGKey(3), alpha),
+         jax.random.dirichlet(jax.random.PRNGKey(3), alpha), "dirichlet at its edges")
+    same(spmd.random.ball(spmd.random.PRNGKey(3), 4, 0.5, (1024,)),
+         jax.random.ball(jax.random.PRNGKey(3), 4, 0.5, (1024,)), "ball with p = 0.5")
+
+
 @pytest.mark.parametrize("name,args", [("normal", ((2,),)), ("uniform", ((2,),)),
                                        ("split", ())])
 def test_a_bad_key_is_refused_as_jax_refuses_it(name, args):
