@@ -75,6 +75,25 @@ TEST_F(GpuBackend, MethodsRunOnTheBoundGpuAndMatchTheCpuBackend) {
   }
   {
     auto [got, want] =
+        both(42 * 4, [&](const kernels::Backend& b, const std::byte* in, std::byte* o) {
+          b.ynn_softmax_rows(reinterpret_cast<const float*>(in), 6, 7, reinterpret_cast<float*>(o));
+        });
+    EXPECT_EQ(got, want) << "ynn_softmax_rows (the host fallback)";
+  }
+  {
+    const float p = 1.5f;
+    const DeviceBuffer d_p = upload(Bytes(reinterpret_cast<const std::byte*>(&p),
+                                          reinterpret_cast<const std::byte*>(&p) + sizeof p));
+    auto [got, want] =
+        both(6 * 4, [&](const kernels::Backend& b, const std::byte* in, std::byte* o) {
+          const auto* power = &b == &cpu ? &p : reinterpret_cast<const float*>(d_p.data());
+          b.ynn_power_sum_rows(reinterpret_cast<const float*>(in), 6, 7, power,
+                               reinterpret_cast<float*>(o));
+        });
+    EXPECT_EQ(got, want) << "ynn_power_sum_rows (the host fallback)";
+  }
+  {
+    auto [got, want] =
         both(6 * 6 * 4, [&](const kernels::Backend& b, const std::byte* in, std::byte* o) {
           b.matmul(DType::kFloat32, {1, 6, 7, 6, false, true}, in, in, o);
         });
