@@ -1,6 +1,8 @@
 // The CUDA backend's layout changes and reductions on a GPU (label gpu), against the CPU
 // kernels: layout bit for bit; integer reductions and argmax bit for bit, floating-point sums
 // within rounding, max and min up to the sign of a zero.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -220,6 +222,39 @@ TEST_F(GpuReduce, ALongContiguousAxisAndAWideningSum) {
                              mixed(shape_size(shape), DType::kInt8)));
   EXPECT_TRUE(reduce_matches(*this, kernels::Reduce::kSum, DType::kBFloat16, DType::kFloat32, shape,
                              1, mixed(shape_size(shape), DType::kBFloat16)));
+}
+
+// Axes that a one-pass launch would leave to a few blocks are cut into chunks and reduced in two
+// passes: a bias gradient's sum over a batch (512 rows of 1024 or 256 columns) and a loss's sum
+// of 131,072 elements. Integer values make every order's sum exact, so the CPU's is the answer;
+// then a sum whose rounding depends on the order is the same bits at every run.
+TEST_F(GpuReduce, ShortWideAndLongNarrowAxesSplitIntoChunksAreTheCpusAtEveryRun) {
+  const auto whole = [](int64_t n) {
+    std::vector<double> v(static_cast<size_t>(n));
+    for (int64_t k = 0; k < n; ++k) v[static_cast<size_t>(k)] = static_cast<double>(k * 5 % 11 - 5);
+    return v;
+  };
+  for (const Shape& shape : {Shape{512, 1024}, Shape{512, 256}, Shape{131072}, Shape{3, 40000}}) {
+    for (auto op : {kernels::Reduce::kSum, kernels::Reduce::kMax}) {
+      EXPECT_TRUE(reduce_matches(*this, op, DType::kFloat32, DType::kFloat32, shape, 0,
+                                 whole(shape_size(shape))));
+    }
+    EXPECT_TRUE(reduce_matches(*this, kernels::Reduce::kSum, DType::kInt8, DType::kInt32, shape, 0,
+                               whole(shape_size(shape))));
+    const ChainValue in = chain_value(DType::kFloat32, mixed(shape_size(shape), DType::kFloat32));
+    const DeviceBuffer d_in = upload(in.bytes);
+    const size_t bytes = static_cast<size_t>(shape_size(shape) / shape[0]) * 4;
+    Bytes first;
+    for (int run = 0; run < 3; ++run) {
+      DeviceBuffer out = upload(Bytes(bytes, std::byte{0xEE}));
+      kernels::cuda::reduce(gpu(), kernels::Reduce::kSum, DType::kFloat32, d_in.data(), shape, 0,
+                            DType::kFloat32, out.data());
+      const Bytes got = download(out, bytes);
+      if (run == 0) first = got;
+      EXPECT_EQ(got, first) << "run " << run << " of the sum along 0 of ("
+                            << fmt::format("{}", fmt::join(shape, ", ")) << ")";
+    }
+  }
 }
 
 TEST_F(GpuReduce, NaNWinsAnEmptySumIsZerosAndAnEmptyMaxIsRefused) {

@@ -2,9 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
 #include "kernels/cuda/reduce_launch.h"
 #include "kernels/cuda/status.h"
 #include "kernels/scalar_reduce.h"
+#include "spmd/dtype.h"
 #include "spmd/error.h"
 
 namespace spmd::kernels::cuda {
@@ -21,6 +26,19 @@ ReducePlan plan_of(Reduce op, DType dtype, const Shape& shape, int axis, DType o
   return p;
 }
 
+// The chunk length along the axis at which a reduction splits into two passes, or the extent
+// when one pass has blocks enough: outputs (or 32-column tiles) fewer than four blocks a
+// multiprocessor leave most of the GPU idle while a few threads walk a long axis (a bias
+// gradient's sum over a batch of 512 had 4 blocks). Chunks keep a thread at least 8 elements.
+int64_t chunk_length(const ReducePlan& p, int multiprocessors) {
+  const int64_t blocks = p.inner == 1 ? p.outer : p.outer * ((p.inner + 31) / 32);
+  const int64_t per_block = p.inner == 1 ? 256 * 8 : 8 * 8;  // threads down the axis, 8 each
+  const int64_t wanted = int64_t{multiprocessors} * 4;
+  if (blocks >= wanted || p.extent < 2 * per_block) return std::max<int64_t>(p.extent, 1);
+  const int64_t chunks = (wanted + blocks - 1) / blocks;
+  return std::max((p.extent + chunks - 1) / chunks, per_block);
+}
+
 }  // namespace
 
 void reduce(GpuContext& gpu, Reduce op, DType dtype, const std::byte* in, const Shape& shape,
@@ -32,8 +50,22 @@ void reduce(GpuContext& gpu, Reduce op, DType dtype, const std::byte* in, const 
   }
   if (p.outer * p.inner == 0) return;
   check_cuda(cudaSetDevice(gpu.ordinal()), "cudaSetDevice", gpu.ordinal());
-  check_cuda(launch_reduce(p, in, out, gpu.multiprocessors() * 8, gpu.stream()),
-             fmt::format("launch of the {} kernel", name(op)), gpu.ordinal());
+  const int max_blocks = gpu.multiprocessors() * 8;
+  const int64_t chunk = chunk_length(p, gpu.multiprocessors());
+  const std::string what = fmt::format("launch of the {} kernel", name(op));
+  if (chunk >= p.extent) {
+    check_cuda(launch_reduce(p, chunk, in, out, max_blocks, gpu.stream()), what, gpu.ordinal());
+    return;
+  }
+  // Two passes: each chunk's result, in the output's dtype, then those results reduced in order.
+  const int64_t chunks = (p.extent + chunk - 1) / chunk;
+  const DeviceBuffer partial(
+      gpu, static_cast<size_t>(p.outer * chunks * p.inner) * dtype_size(p.out_dtype));
+  check_cuda(launch_reduce(p, chunk, in, partial.data(), max_blocks, gpu.stream()), what,
+             gpu.ordinal());
+  const ReducePlan rest{op, p.out_dtype, p.out_dtype, p.outer, chunks, p.inner};
+  check_cuda(launch_reduce(rest, chunks, partial.data(), out, max_blocks, gpu.stream()), what,
+             gpu.ordinal());
 }
 
 void argmax(GpuContext& gpu, DType dtype, const std::byte* in, const Shape& shape, int axis,
