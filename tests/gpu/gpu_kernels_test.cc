@@ -144,6 +144,37 @@ TEST_F(Gpu, EveryElementOfALargeChainIsWritten) {
   EXPECT_TRUE(chain_values_match(c, gpu_chain_result(c), cpu_chain_result(c)));
 }
 
+// A uniform chain reads and writes K neighbours with one vector access where every array is
+// aligned to it, and element by element where one is not (an array starting one element into its
+// buffer, as a slice's view does): both, with a tail of n % 4 elements, are the CPU's values.
+TEST_F(Gpu, UniformChainsOfAlignedAndMisalignedArraysAreTheCpus) {
+  const int64_t n = 4099;
+  for (DType t : {DType::kFloat32, DType::kFloat64, DType::kBFloat16}) {
+    std::vector<double> x(static_cast<size_t>(n) + 1), y(x.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+      x[i] = std::fmod(static_cast<double>(i) * 0.37, 9.0) - 4.5;
+      y[i] = static_cast<double>(i % 13) * 0.25;
+    }
+    const ChainStep steps[] = {binary_step(Binary::kMul, t, 0, 1),
+                               binary_step(Binary::kAdd, t, kernels::chain_result(0), 2)};
+    const ChainValue xs = chain_value(t, x), ys = chain_value(t, y), c = chain_value(t, {0.5});
+    const DeviceBuffer dx = upload(xs.bytes), dy = upload(ys.bytes), dc = upload(c.bytes);
+    const size_t size = dtype_size(t), bytes = static_cast<size_t>(n) * size;
+    for (size_t skip : {size_t{0}, size_t{1}}) {  // elements skipped at the start of x's buffer
+      const kernels::Input inputs[] = {
+          {dx.data() + skip * size, n}, {dy.data(), n}, {dc.data(), 1}};
+      DeviceBuffer out = upload(Bytes(bytes, std::byte{0xA5}));
+      kernels::cuda::run_chain(gpu(), steps, inputs, out.data(), n);
+      const Bytes got = download(out, bytes);
+      Bytes want(bytes);
+      const kernels::Input host[] = {
+          {xs.bytes.data() + skip * size, n}, {ys.bytes.data(), n}, {c.bytes.data(), 1}};
+      kernels::run_chain(steps, host, want.data(), n);
+      EXPECT_EQ(got, want) << dtype_name(t) << ", x from element " << skip;
+    }
+  }
+}
+
 TEST_F(Gpu, AnIntegerDivisionByZeroIsReportedAtSynchronizeAndThenCleared) {
   ChainCase c{"div",
               {binary_step(Binary::kDiv, DType::kInt32, 0, 1)},

@@ -14,9 +14,10 @@ namespace spmd::kernels::cuda {
 int chain_elements_per_thread(const ScalarChain& program);
 
 // Queues the kernel over program.n elements in blocks of `threads` on `stream`: `wanted` blocks
-// (one tile each), or as many as a GPU of `multiprocessors` holds at once, each block then
-// striding over several tiles. A thread that divides an integer by zero sets *error to 1.
-// Returns cudaGetLastError().
+// (one tile each) for a uniform float program without a prologue; otherwise as many as a GPU of
+// `multiprocessors` holds at once, each block then striding over several tiles (so that each
+// thread runs the prologue once for many elements). A thread that divides an integer by zero
+// sets *error to 1. Returns cudaGetLastError().
 cudaError_t launch_chain(const ScalarChain& program, int* error, int64_t wanted,
                          int multiprocessors, int threads, cudaStream_t stream);
 
