@@ -102,6 +102,10 @@ class Block {
   // The same elements in another shape of the same size (one entry may be -1: inferred).
   // Shares the elements. Throws InvalidArgument when the sizes differ.
   Block reshape(Shape shape) const;
+  // The same bytes read as `dtype`, in `shape` (whose size times dtype's equals nbytes()):
+  // jax.lax.bitcast_convert_type. Shares the elements; their start must be aligned to dtype's
+  // size where a kernel reads them. Throws InvalidArgument when the byte counts differ.
+  Block bitcast(DType dtype, Shape shape) const;
 
   // A block that owns its elements (a copy, in the same memory, when they are viewed or
   // shared).

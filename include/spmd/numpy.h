@@ -279,3 +279,13 @@ Tensor logsumexp(const Tensor& a, const AxisList& axes = {}, bool keepdims = fal
 DType promote_types(DType a, DType b);
 
 }  // namespace spmd::numpy
+
+namespace spmd::lax {
+
+// a's bits read as `dtype` (jax.lax.bitcast_convert_type): a's shape for a dtype of its width, a
+// last dimension of the width ratio added for a narrower one (each element's bytes, little-end
+// first), a's last dimension (one element's bytes) dropped for a wider one. InvalidArgument for
+// bool to or from another dtype, or a last dimension of the wrong size.
+Tensor bitcast_convert_type(const Tensor& a, DType dtype);
+
+}  // namespace spmd::lax

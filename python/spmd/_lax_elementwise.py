@@ -8,6 +8,7 @@ import enum
 
 import numpy as _np
 
+from . import _core
 from . import numpy as _numpy
 
 _INT = ("integer",)
@@ -285,8 +286,37 @@ def convert_element_type(operand, new_dtype):
     return _numpy.astype(_value("convert_element_type", operand), new_dtype)
 
 
+_bitcast = _numpy._op(lambda a, dtype: _numpy._t.bitcast_convert_type(a, dtype), arrays=(0,))
+_bitcast.public_name = "lax.bitcast_convert_type"
+
+
+def bitcast_convert_type(operand, new_dtype):
+    """jax.lax.bitcast_convert_type: operand's bits read as new_dtype (canonical: 64-bit types
+    are their 32-bit ones unless x64 is on). A dtype of operand's width keeps the shape; a
+    narrower one adds a last dimension of the width ratio (each element's bytes, little-endian);
+    a wider one drops operand's last dimension, which must hold one element's bytes. Bool only
+    to bool (TypeError), and a last dimension of the wrong size is ValueError, as in JAX."""
+    x = _value("bitcast_convert_type", operand)
+    new = _core.canonical_dtype(new_dtype)
+    old = _np.dtype(x.dtype)
+    if (old.kind == "b" or new.kind == "b") and old != new:
+        raise TypeError("lax.bitcast_convert_type does not support bool or complex values unless "
+                        "the operand and destination types match. Got operand "
+                        f"dtype={old.name}, new_dtype={new.name}. Consider using the arr.view() "
+                        "method instead.")
+    if new.itemsize > old.itemsize:
+        last = x.shape[-1] if x.shape else 1
+        if last * old.itemsize != new.itemsize:
+            raise ValueError(f"Attempting to convert array of shape {tuple(x.shape)} from "
+                             f"{old.name} of size {old.itemsize * 8} bits to {new.name} of size "
+                             f"{new.itemsize * 8}, bits but {last} * {old.itemsize * 8} != "
+                             f"{new.itemsize * 8}")
+    return _bitcast(x, _core.dtype_name(new))
+
+
 __all__ = ["add", "sub", "mul", "div", "rem", "max", "min", "eq", "ne", "lt", "le", "gt", "ge",
            "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "shift_left",
            "shift_right_arithmetic", "shift_right_logical", "neg", "sign", "floor", "ceil",
            "is_finite", "exp2", "abs", "pow", "integer_pow", "square", "reciprocal",
-           "RoundingMethod", "round", "clamp", "select_n", "select", "convert_element_type"]
+           "RoundingMethod", "round", "clamp", "select_n", "select", "convert_element_type",
+           "bitcast_convert_type"]

@@ -232,6 +232,9 @@ void bind_numpy(nb::module_& m) {
   t.def("astype", [](const Tensor& a, const std::string& dtype) {
     return jnp::astype(a, dtype_named(dtype));
   });
+  t.def("bitcast_convert_type", [](const Tensor& a, const std::string& dtype) {
+    return lax::bitcast_convert_type(a, dtype_named(dtype));
+  });
   t.def("argmax", &jnp::argmax, nb::arg("a"), nb::arg("axis").none());
   t.def("argmin", &jnp::argmin, nb::arg("a"), nb::arg("axis").none());
   t.def("clip", static_cast<Tensor (*)(const Tensor&, const Tensor&, const Tensor&)>(&jnp::clip));

@@ -67,6 +67,16 @@ Block Block::reshape(Shape shape) const {
   return Block(owner_, host_owner_, dtype_, reshaped(shape_, std::move(shape)), data_, memory_);
 }
 
+Block Block::bitcast(DType dtype, Shape shape) const {
+  const auto bytes = static_cast<size_t>(shape_size(shape)) * dtype_size(dtype);
+  if (bytes != nbytes()) {
+    throw InvalidArgument(fmt::format("bitcast of {} bytes to {}[{}]: {} bytes", nbytes(),
+                                      dtype_name(dtype), fmt::join(shape, ", "), bytes));
+  }
+  // No HostArray owner: to_host() && then copies, rather than move out one typed as before.
+  return Block(owner_, nullptr, dtype, std::move(shape), data_, memory_);
+}
+
 Block Block::copy() const {
   if (memory_ == MemorySpace::host()) {
     HostArray out = HostArray::uninitialized(dtype_, shape_);

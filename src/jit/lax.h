@@ -49,6 +49,11 @@ Tensor unary(kernels::Unary fn, const Tensor& x);
 Tensor binary(kernels::Binary fn, const Tensor& a, const Tensor& b);
 // which ? a : b; `which` is bool.
 Tensor select(const Tensor& which, const Tensor& a, const Tensor& b);
+// x's bits read as `dtype` (jax.lax.bitcast_convert_type): the same shape for a dtype of x's
+// width, a last dimension of the width ratio added for a narrower one, x's last dimension (which
+// must hold one element's bytes) dropped for a wider one. InvalidArgument for bool to or from
+// another dtype.
+Tensor bitcast_convert_type(const Tensor& x, DType dtype);
 
 // --- reductions ---
 // Over `axes` (sorted, distinct), which leave the result; `x` itself when there are none.

@@ -229,11 +229,11 @@ Tensor constrained_auto(const Tensor& x, const NamedSharding& sharding) {
   auto trace = trace_of("with_sharding_constraint", {&x});
   const Mesh* mesh = trace->mesh();
   if (mesh == nullptr || !has_explicit_axes(*mesh)) {
-    return lax::with_sharding_constraint(x, sharding);
+    return spmd::lax::with_sharding_constraint(x, sharding);
   }
   const PartitionSpec rest = auto_part(sharding.spec(), sharding.mesh());
   if (rest.entries().empty()) return x;
-  return lax::with_sharding_constraint(x, NamedSharding(sharding.mesh(), rest));
+  return spmd::lax::with_sharding_constraint(x, NamedSharding(sharding.mesh(), rest));
 }
 
 }  // namespace spmd::compiler

@@ -43,6 +43,23 @@ TEST(Block, ReshapeSharesAndInfersOneDimension) {
   EXPECT_THROW(a.reshape({4, 2}), InvalidArgument);
 }
 
+// A bitcast shares the bytes under another dtype; moving it to the host copies them rather than
+// hand over the owner, which is still typed as before.
+TEST(Block, BitcastSharesTheBytesAsAnotherDtype) {
+  Block a = Block::from_vector(std::vector<float>{1.0f, -0.0f}, {2});
+  Block b = a.bitcast(DType::kUInt16, {2, 2});
+  EXPECT_EQ(static_cast<const void*>(b.data<uint16_t>().data()),
+            static_cast<const void*>(a.data<float>().data()));
+  EXPECT_EQ(b.data<uint16_t>()[1], 0x3F80);  // 1.0f's high half, little-endian
+  EXPECT_EQ(b.data<uint16_t>()[3], 0x8000);  // -0.0f's sign
+  EXPECT_THROW(a.bitcast(DType::kFloat64, {2}), InvalidArgument);
+  a = Block();
+  const HostArray h = std::move(b).to_host();
+  EXPECT_EQ(h.dtype(), DType::kUInt16);
+  EXPECT_EQ(h.shape(), (Shape{2, 2}));
+  EXPECT_EQ(h.data<uint16_t>()[1], 0x3F80);
+}
+
 TEST(Block, ToHostMovesTheElementsOfAnExclusiveBlock) {
   Block a = Block::from_vector(std::vector<double>{1, 2, 3, 4}, {4});
   const double* where = a.data<double>().data();

@@ -229,6 +229,10 @@ BINARY = [
         spmd_name="select_n"),
     Row("lax_clamp", lambda ns, x: ns.lax.clamp(np.zeros((), x.dtype), x, np.ones((), x.dtype)),
         NUMBERS, spmd_name="clamp"),
+    # The bits as the unsigned integer of their width: -0, NaN's payload and subnormals kept.
+    Row("lax_bitcast_convert_type", lambda ns, x: ns.lax.bitcast_convert_type(
+        x, "uint%d" % (8 * np.dtype(x.dtype).itemsize)), NUMBERS,
+        spmd_name="bitcast_convert_type"),
 ]
 
 # Reductions over every axis, each axis alone, and (cumsum, cumprod, sort, argsort) along each axis.

@@ -199,3 +199,12 @@ Tensor astype(const Tensor& a, DType dtype) {
 }
 
 }  // namespace spmd::numpy
+
+namespace spmd::lax {
+
+Tensor bitcast_convert_type(const Tensor& a, DType dtype) {
+  compiler::trace_of("bitcast_convert_type", {&a});
+  return compiler::lax::bitcast_convert_type(a, dtype);
+}
+
+}  // namespace spmd::lax

@@ -451,6 +451,59 @@ def test_powers_selections_and_conversions_match_jax():
          "a dimension of 1")
 
 
+@covers("lax.bitcast_convert_type")
+def test_bitcast_convert_type_matches_jax():
+    """The bits of every dtype read as each of its width, narrower and wider (a last dimension
+    added or dropped), special floats among them, eagerly, under jit, vmap and grad, and sharded
+    over a mesh; bool and a wrong last dimension are JAX's errors."""
+    f32 = np.array([0.0, -0.0, 1.5, -2.25, np.inf, -np.inf, np.nan, 1e-40, 65504.0, 7.0],
+                   np.float32)
+    values = {np.float32: f32, np.int32: f32.view(np.int32), np.uint32: f32.view(np.uint32),
+              np.float16: f32.astype(np.float16), ml_dtypes.bfloat16: f32.astype(ml_dtypes.bfloat16),
+              np.int16: f32.view(np.int16), np.uint8: f32.view(np.uint8), np.int8: f32.view(np.int8)}
+    for source, x in values.items():
+        for target in values:
+            size, new = np.dtype(source).itemsize, np.dtype(target).itemsize
+            y = x if new <= size else x.reshape(-1, new // size)
+            what = f"{np.dtype(source).name} to {np.dtype(target).name}"
+            same(slax.bitcast_convert_type(y, target), jax.lax.bitcast_convert_type(y, target),
+                 what)
+            same(spmd.jit(lambda v, t=target: slax.bitcast_convert_type(v, t))(y),
+                 jax.jit(lambda v, t=target: jax.lax.bitcast_convert_type(v, t))(y),
+                 f"{what} under jit")
+    # Chained with arithmetic (a fused program reads the bits), over a vmap, and its gradient.
+    chained = lambda lax, np_: lambda v: lax.bitcast_convert_type(
+        lax.bitcast_convert_type(v * 2, np.int32) + 1, np.float32) - v
+    same(spmd.jit(chained(slax, snp))(f32), jax.jit(chained(jax.lax, jnp))(f32), "chained")
+    same(spmd.vmap(lambda v: slax.bitcast_convert_type(v, np.uint8))(f32.reshape(5, 2)),
+         jax.vmap(lambda v: jax.lax.bitcast_convert_type(v, np.uint8))(f32.reshape(5, 2)), "vmap")
+    loss = lambda lax, np_: lambda v: np_.sum(
+        v * lax.bitcast_convert_type(lax.bitcast_convert_type(v, np.int32) ^ 1, np.float32))
+    g = np.array([0.5, 1.0, 2.0, 3.0], np.float32)
+    same(spmd.grad(loss(slax, snp))(g), jax.grad(loss(jax.lax, jnp))(g), "grad (zero through bits)")
+    # Sharded: narrowing keeps the split and adds a whole last dimension; widening a whole one.
+    mesh = spmd.make_mesh((2, 4), ("a", "b"), axis_types=(spmd.AxisType.Auto,) * 2)
+    jmesh = jax.make_mesh((2, 4), ("a", "b"), devices=jax.devices()[:8],
+                          axis_types=(jax.sharding.AxisType.Auto,) * 2)
+    x = np.arange(64, dtype=np.float32).reshape(8, 8) - 20.5
+    xs = spmd.device_put(x, spmd.NamedSharding(mesh, spmd.P("a", "b")))
+    xj = jax.device_put(x, jax.sharding.NamedSharding(jmesh, jax.sharding.PartitionSpec("a", "b")))
+    narrow = lambda lax: lambda v: lax.bitcast_convert_type(v, np.uint16)
+    got, want = spmd.jit(narrow(slax))(xs), jax.jit(narrow(jax.lax))(xj)
+    same(got, want, "sharded narrowing")
+    wide = lambda lax: lambda v: lax.bitcast_convert_type(lax.bitcast_convert_type(v, np.uint8),
+                                                           np.float32)
+    same(spmd.jit(wide(slax))(xs), jax.jit(wide(jax.lax))(xj), "sharded there and back")
+    raises_like(lambda: jax.lax.bitcast_convert_type(f32, bool),
+                lambda: slax.bitcast_convert_type(f32, bool), "float32 to bool")
+    raises_like(lambda: jax.lax.bitcast_convert_type(f32 > 0, np.int8),
+                lambda: slax.bitcast_convert_type(f32 > 0, np.int8), "bool to int8")
+    raises_like(lambda: jax.lax.bitcast_convert_type(f32.view(np.uint8)[:6].reshape(2, 3),
+                                                     np.float32),
+                lambda: slax.bitcast_convert_type(f32.view(np.uint8)[:6].reshape(2, 3),
+                                                  np.float32), "a last dimension of 3 bytes")
+
+
 @covers("lax.add", "lax.select", "lax.clamp", "lax.div", "lax.rem")
 def test_lax_functions_under_jit_match_jax():
     def f(lax, x, y, i, j):
