@@ -103,11 +103,24 @@ cummax = _running("cummax", _numpy.maximum, lambda d: _identity("max", d))
 cummin = _running("cummin", _numpy.minimum, lambda d: _identity("min", d))
 
 
+def _total_order_key(x):
+    """A float array's values as signed integers ordered as IEEE 754's total order (the sign and
+    magnitude bits, a negative value's magnitude bits flipped): -NaN < -inf < … < -0 < +0 < … <
+    +inf < +NaN. Other dtypes as they are."""
+    d = _np.dtype(x.dtype)
+    if d.kind != "f" and d.name != "bfloat16":
+        return x
+    from . import lax
+    bits = lax.bitcast_convert_type(x, {2: _np.int16, 4: _np.int32, 8: _np.int64}[d.itemsize])
+    magnitude = (1 << (8 * d.itemsize - 1)) - 1
+    return bits ^ ((bits >> (8 * d.itemsize - 1)) & magnitude)
+
+
 def top_k(operand, k, *, axis=-1):
-    """jax.lax.top_k: the k largest along `axis` and their indices (int32), largest first, NaN
-    above everything, the lower index first among equals. One difference: zeros of either sign
-    and subnormals compare equal here (a stable argsort under the kernels' float mode), where
-    JAX's total order puts +0 above -0 and a subnormal above 0; they then come in index order."""
+    """jax.lax.top_k: the k largest along `axis` and their indices (int32), largest first, the
+    lower index first among equal bits. Floats are ordered as XLA's TopK orders them, by IEEE
+    754's total order: NaN first, then +inf … +0, -0 … -inf, and a NaN with its sign bit set
+    last; a subnormal above zero."""
     x = _array(operand)
     rank = len(x.shape)
     axis = int(axis) + rank if int(axis) < 0 else int(axis)
@@ -116,7 +129,7 @@ def top_k(operand, k, *, axis=-1):
     if not 0 <= int(k) <= x.shape[axis]:
         raise ValueError(f"k argument to top_k must be nonnegative and no larger than the "
                          f"operand's dimension {x.shape[axis]}, got {k}")
-    order = _numpy.argsort(x, axis=axis, stable=True, descending=True)
+    order = _numpy.argsort(_total_order_key(x), axis=axis, stable=True, descending=True)
     indices = slice_in_dim(order, 0, int(k), 1, axis)
     return [_numpy.take_along_axis(x, indices, axis=axis), _numpy.astype(indices, _np.int32)]
 

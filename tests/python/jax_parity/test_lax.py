@@ -680,11 +680,13 @@ def test_reduce_running_extremes_top_k_dot_and_map_match_jax():
                 same(getattr(slax, name)(x, axis, reverse), getattr(jax.lax, name)(x, axis,
                                                                                    reverse),
                      f"{name}({x.dtype}, {axis}, reverse={reverse})")
-    # top_k: spmd's ties zeros of either sign and subnormals (JAX's total order separates
-    # them: _lax_combinators.top_k), so the float rows keep one zero each.
+    # top_k: XLA's total order: NaN first, +0 above -0, a subnormal above 0, a NaN with its sign
+    # bit set last, and the lower index first among equal bits.
     top = np.array([[1.0, np.nan, 3.0, -0.5, 0.0, 3.0, -np.inf, 2.0],
                     [7.0, -2.0, 2.5, 1e30, 5.0, -1.0, 5.0, np.inf]], np.float32)
-    for x in (top, RI):
+    edges = np.array([[0.0, -0.0, 1e-40, -1e-40, -np.nan, np.nan, 0.0, -0.0],
+                      [-np.inf, 1e-45, -0.0, 3.0, 0.0, -1e-45, np.inf, 3.0]], np.float32)
+    for x in (top, RI, edges, edges.astype(np.float16), edges.astype(ml_dtypes.bfloat16)):
         for k in (0, 3, 8):
             same(slax.top_k(x, k), jax.lax.top_k(x, k), f"top_k({x.dtype}, {k})")
     same(slax.top_k(RI, 1, axis=0), jax.lax.top_k(RI, 1, axis=0), "top_k along axis 0")
