@@ -69,6 +69,15 @@ Tensor log1p(const Tensor& a);
 Tensor expm1(const Tensor& a);
 Tensor erf(const Tensor& a);
 Tensor erfc(const Tensor& a);  // 1 - erf(a), without the cancellation for large a
+// sinh, cosh, arcsinh, arccosh and arctanh composed of exp, expm1, log, log1p and sqrt as XLA
+// expands JAX's (so JAX's values), each with JAX's own derivative (sinh's g · cosh(x), arctanh's
+// (1 / (1 + x)) · g / (1 - x), …) rather than its composition's. arctanh is NaN beyond 1 in
+// magnitude, arccosh below 1. An integer or bool operand is in the default float.
+Tensor sinh(const Tensor& a);
+Tensor cosh(const Tensor& a);
+Tensor arcsinh(const Tensor& a);
+Tensor arccosh(const Tensor& a);
+Tensor arctanh(const Tensor& a);
 Tensor abs(const Tensor& a);
 Tensor sign(const Tensor& a);
 Tensor relu(const Tensor& a);  // maximum(a, 0), jax.nn.relu (a bool as the integer 0 or 1)

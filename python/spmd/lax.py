@@ -391,6 +391,11 @@ tanh = _float_unary("tanh", _numpy.tanh)
 sqrt = _float_unary("sqrt", _numpy.sqrt)
 log1p = _float_unary("log1p", _numpy.log1p)
 expm1 = _float_unary("expm1", _numpy.expm1)
+sinh = _float_unary("sinh", _numpy.sinh)
+cosh = _float_unary("cosh", _numpy.cosh)
+asinh = _float_unary("asinh", _numpy.arcsinh)
+acosh = _float_unary("acosh", _numpy.arccosh)
+atanh = _float_unary("atanh", _numpy.arctanh)
 
 
 def _reduction_axes(operand, axes):

@@ -205,6 +205,11 @@ void bind_numpy(nb::module_& m) {
                           {"expm1", &jnp::expm1},
                           {"erf", &jnp::erf},
                           {"erfc", &jnp::erfc},
+                          {"sinh", &jnp::sinh},
+                          {"cosh", &jnp::cosh},
+                          {"arcsinh", &jnp::arcsinh},
+                          {"arccosh", &jnp::arccosh},
+                          {"arctanh", &jnp::arctanh},
                           {"isnan", &jnp::isnan},
                           {"isfinite", &jnp::isfinite}}) {
     t.def(name, static_cast<Tensor (*)(const Tensor&)>(fn));

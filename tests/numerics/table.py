@@ -169,6 +169,14 @@ UNARY = [
     Row("expm1", _np("expm1"), FLOATS, "ulp", grad=True),
     Row("erf", _lax("erf"), FLOATS, "ulp", grad=True),
     Row("erfc", _lax("erfc"), FLOATS, "wide_ulp", grad=True),
+    # XLA's expansions of JAX's hyperbolic functions (src/lib/numpy/hyperbolic.cc), with JAX's
+    # own derivatives: float32 and the half types bit for bit but for arcsinh's and arctanh's
+    # contracted steps (tests/python/jax_parity/test_numpy.py); float64 within its exp and log.
+    Row("sinh", _np("sinh"), FLOATS, "ulp", grad=True),
+    Row("cosh", _np("cosh"), FLOATS, "ulp", grad=True),
+    Row("arcsinh", _np("arcsinh"), FLOATS, "ulp", grad=True),
+    Row("arccosh", _np("arccosh"), FLOATS, "ulp", grad=True),
+    Row("arctanh", _np("arctanh"), FLOATS, "ulp", grad=True),
     Row("square", _np("square"), NUMBERS, grad=True),
     Row("isnan", _np("isnan"), ALL),
     Row("nan_to_num", _np("nan_to_num"), ALL),
@@ -347,6 +355,8 @@ ELSEWHERE |= {
     "conv_with_general_padding": "contraction (tests/python/jax_parity/test_lax.py)",
     "conv_dimension_numbers": "not numeric", "ConvDimensionNumbers": "type",
     "RoundingMethod": "type", "convert_element_type": "astype's casts (the same function)",
+    "asinh": "numpy's arcsinh row", "acosh": "numpy's arccosh row",
+    "atanh": "numpy's arctanh row",
     "linalg": "module (factorizations: tests/python/jax_parity/test_numpy.py)",
     "bitwise_left_shift": "left_shift's row", "bitwise_right_shift": "right_shift's row",
 }

@@ -31,6 +31,21 @@ std::vector<int64_t> reduced_axes(std::string_view what, const AxisList& axes, c
 PartitionSpec out_sharding_spec(const compiler::Trace& trace, std::string_view what,
                                 const PartitionSpec& out_sharding, size_t rank);
 
+// The largest finite value of a floating dtype, as a double (bfloat16's is 3.39e38, below
+// float32's).
+inline double largest_finite(DType t) {
+  switch (t) {
+    case DType::kFloat16:
+      return 65504.0;
+    case DType::kBFloat16:
+      return 3.3895313892515355e38;
+    case DType::kFloat32:
+      return 3.4028234663852886e38;
+    default:
+      return 1.7976931348623157e308;
+  }
+}
+
 // `code` over `axes` of `a` converted to `dtype` (keepdims keeps them at size 1).
 Tensor reduce(std::string_view what, kernels::Reduce code, const Tensor& a, const AxisList& axes,
               bool keepdims, DType dtype);

@@ -3,12 +3,12 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <limits>
 
 #include "jit/lax.h"
 #include "jit/program.h"
 #include "jit/tensor_arithmetic.h"
 #include "jit/trace.h"
+#include "lib/numpy/internal.h"
 #include "spmd/config.h"
 #include "spmd/error.h"
 #include "spmd/numpy.h"
@@ -24,19 +24,6 @@ namespace {
 Tensor rounded(std::string_view what, Unary code, const Tensor& a) {
   compiler::trace_of(what, {&a});
   return is_floating(a.dtype()) ? lax::unary(code, a) : a;
-}
-
-// The largest finite value of a floating dtype, as a double.
-double largest(DType t) {
-  switch (t) {
-    case DType::kFloat16:
-      return 65504.0;
-    case DType::kBFloat16:
-    case DType::kFloat32:
-      return std::numeric_limits<float>::max();
-    default:
-      return std::numeric_limits<double>::max();
-  }
 }
 
 }  // namespace
@@ -72,7 +59,8 @@ Tensor round(const Tensor& a, int decimals) {
     return a;
   }
   if (decimals == 0) return lax::unary(Unary::kRoundEven, a);
-  if (decimals > std::log10(largest(a.dtype()))) return a;  // beyond the precision: as it is
+  if (decimals > std::log10(internal::largest_finite(a.dtype())))
+    return a;  // beyond the precision: as it is
   // JAX's rescaling (float16 through float32, as JAX converts it), then the division by the
   // factor as XLA simplifies it: a product with its reciprocal, rounded once to the dtype (for
   // bfloat16 a float32 reciprocal and product). round(1.7588102, 1) is 1.8000001 in float32.
