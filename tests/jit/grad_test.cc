@@ -73,6 +73,30 @@ TEST(Grad, UnaryOperationsMatchFiniteDifferences) {
   }
 }
 
+// Composed of exp, expm1, log1p and sqrt with derivatives of their own (lax::with_vjp): each
+// rule's gradient is the function's, on both sides of the compositions' branch points.
+TEST(Grad, HyperbolicFunctionsHaveTheirOwnDerivatives) {
+  const std::vector<std::pair<std::string, std::function<Tensor(const Tensor&)>>> ops = {
+      {"sinh", [](const Tensor& t) { return jnp::sinh(t); }},
+      {"cosh", [](const Tensor& t) { return jnp::cosh(t); }},
+      {"arcsinh", [](const Tensor& t) { return jnp::arcsinh(t * 3.0); }},
+      {"arccosh", [](const Tensor& t) { return jnp::arccosh(jnp::abs(t) + 1.25); }},
+      {"arctanh", [](const Tensor& t) { return jnp::arctanh(t * 0.4); }},
+      {"sinh of sinh", [](const Tensor& t) { return jnp::sinh(jnp::sinh(t)); }},
+  };
+  for (const auto& [name, op] : ops) {
+    expect_matches_finite_differences(
+        name, [op = op](const Tensor& x) { return weighted(op(x)); }, kX);
+  }
+  // The first derivative differentiated again: sinh'' = sinh.
+  const auto first = spmd::grad([](const Tensor& t) { return jnp::sinh(t); });
+  const auto second = spmd::grad([&](const Tensor& t) { return first(t); });
+  for (double x : {-2.0, -0.5, 0.25, 1.5}) {
+    const HostArray h = second(on_device({x}, {})).to_host();
+    EXPECT_NEAR(h.data<double>()[0], std::sinh(x), 1e-12) << "sinh'' at " << x;
+  }
+}
+
 TEST(Grad, AFloatConvertPassesTheCotangentBackInTheInputsDtype) {
   // Not by finite differences: float32 rounding would drown a step of 1e-6.
   const HostArray g =
