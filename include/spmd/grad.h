@@ -42,6 +42,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <tuple>
@@ -67,6 +68,17 @@ namespace lax {
 // jax.lax.stop_gradient: the value `x`, which differentiation treats as a constant (its
 // cotangent is dropped). Any dtype; no cost once compiled beyond the value itself.
 Tensor stop_gradient(const Tensor& x);
+
+// jax.custom_vjp's core: `value` (computed from `inputs` by any traced operations), whose
+// cotangents for `inputs` grad takes from rule(inputs, g), one per input (nullopt for none),
+// rather than from the operations that computed it. `name` names it in the program's text. The
+// rule's operations are traced like user code (so they are differentiated again for a second
+// derivative). With `batchable`, vmap calls the rule on batched inputs; without, a derivative
+// through a vmapped call is an InvalidArgument.
+using CustomVjpRule =
+    std::function<std::vector<std::optional<Tensor>>(const std::vector<Tensor>&, const Tensor&)>;
+Tensor custom_vjp(const std::string& name, const std::vector<Tensor>& inputs, const Tensor& value,
+                  CustomVjpRule rule, bool batchable = true);
 }  // namespace lax
 
 namespace detail {

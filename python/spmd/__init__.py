@@ -9,6 +9,7 @@ from . import (_arguments, _spmd, checkpoint, data, distributed, errors, experim
 from ._config import config
 from ._core import (Array, Shard, Tensor, device_put, make_array_from_callback,
                     make_array_from_process_local_data, make_array_from_single_device_arrays)
+from ._custom_vjp import custom_vjp
 from ._jit import grad, jit, value_and_grad, vjp
 from ._transforms import pmap, shard_map, vmap
 from .sharding import AxisType, NamedSharding, PartitionSpec
@@ -61,7 +62,8 @@ def set_mesh(mesh):
 
 
 __all__ = ["Array", "AxisType", "NamedSharding", "P", "PartitionSpec", "Shard", "Tensor",
-           "block_until_ready", "checkpoint", "config", "data", "device_count", "device_put",
+           "block_until_ready", "checkpoint", "config", "custom_vjp", "data", "device_count",
+           "device_put",
            "devices", "distributed", "errors", "experimental", "grad", "jit", "lax", "local_device_count", "local_devices",
            "make_array_from_callback", "make_array_from_process_local_data",
            "make_array_from_single_device_arrays", "make_mesh", "nn", "numpy", "optax", "pmap",

@@ -352,6 +352,24 @@ void bind_traced_calls(nb::module_& m) {
   m.def("with_sharding_constraint", &lax::with_sharding_constraint, nb::arg("x"),
         nb::arg("shardings"));
   m.def("stop_gradient", &lax::stop_gradient);
+  // jax.custom_vjp (python/spmd/_custom_vjp.py): the rule is a Python callable, called with the
+  // GIL while grad walks back (it reads residuals traced for one call: not batchable).
+  m.def("with_vjp", [](const std::string& name, const std::vector<Tensor>& inputs,
+                       const Tensor& value, nb::callable rule) {
+    // Copies of the rule (the operation's, vmap's) share one reference, released with the GIL.
+    const std::shared_ptr<nb::callable> held(new nb::callable(std::move(rule)),
+                                             [](nb::callable* r) {
+                                               nb::gil_scoped_acquire gil;
+                                               delete r;
+                                             });
+    return lax::custom_vjp(
+        name, inputs, value,
+        [held](const std::vector<Tensor>& in, const Tensor& g) {
+          nb::gil_scoped_acquire gil;
+          return nb::cast<std::vector<std::optional<Tensor>>>((*held)(in, g));
+        },
+        /*batchable=*/false);
+  });
   m.def("copy_traced", &detail::distinct_copy);
   m.def("reshard_traced", static_cast<Tensor (*)(const Tensor&, const NamedSharding&)>(&reshard));
   m.def("vjp_of",

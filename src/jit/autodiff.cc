@@ -141,6 +141,12 @@ namespace lax {
 Tensor stop_gradient(const Tensor& x) {
   return compiler::lax::unary(kernels::Unary::kStopGradient, x);
 }
+
+Tensor custom_vjp(const std::string& name, const std::vector<Tensor>& inputs, const Tensor& value,
+                  CustomVjpRule rule, bool batchable) {
+  for (const Tensor& t : inputs) compiler::trace_of("custom_vjp", {&value, &t});
+  return compiler::lax::with_vjp(name, inputs, value, std::move(rule), batchable);
+}
 }  // namespace lax
 
 namespace detail {

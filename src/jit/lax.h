@@ -54,12 +54,14 @@ Tensor select(const Tensor& which, const Tensor& a, const Tensor& b);
 // whose cotangents for `inputs` grad takes from `rule(inputs, g)` (one per input, nullopt for
 // none) instead of differentiating the composition, as a JAX primitive's own JVP rule gives
 // them. `function` names it in the program's text. The rule is traced like user code, so it is
-// differentiated again for higher derivatives; under vmap it is called on the batched inputs,
-// so it must hold for any leading dimensions (element-wise rules do).
+// differentiated again for higher derivatives. With `batchable`, vmap calls it on the batched
+// inputs, so it must hold for any leading dimensions (element-wise rules do); without (a rule
+// that reads values traced for one slice, as jax.custom_vjp's residuals), vmap batches the value
+// and a derivative taken through the batched result is an InvalidArgument saying why.
 using VjpRule =
     std::function<std::vector<std::optional<Tensor>>(const std::vector<Tensor>&, const Tensor&)>;
 Tensor with_vjp(const std::string& function, const std::vector<Tensor>& inputs, const Tensor& value,
-                VjpRule rule);
+                VjpRule rule, bool batchable = true);
 // x's bits read as `dtype` (jax.lax.bitcast_convert_type): the same shape for a dtype of x's
 // width, a last dimension of the width ratio added for a narrower one, x's last dimension (which
 // must hold one element's bytes) dropped for a wider one. InvalidArgument for bool to or from

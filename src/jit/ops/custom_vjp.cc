@@ -22,8 +22,8 @@ namespace {
 // Operands: the function's inputs, then the value. The result is the value.
 class CustomVjpOp final : public Operation {
  public:
-  CustomVjpOp(std::string function, lax::VjpRule rule)
-      : function_(std::move(function)), rule_(std::move(rule)) {}
+  CustomVjpOp(std::string function, lax::VjpRule rule, bool batchable)
+      : function_(std::move(function)), rule_(std::move(rule)), batchable_(batchable) {}
 
   std::string name() const override { return "custom_vjp"; }
   // The function's name: two functions with rules of their own never print alike.
@@ -63,16 +63,28 @@ class CustomVjpOp final : public Operation {
     return c;
   }
   // Every operand's slices first, and the same rule (which with_vjp's callers write for any
-  // leading dimensions: element-wise functions).
+  // leading dimensions: element-wise functions); a rule that is not batchable is replaced by one
+  // that refuses, so that no derivative comes from the composition without a word.
   Batched batch(const Op& /*op*/, std::span<const Batched> operands, int64_t size) const override {
     std::vector<Tensor> moved;
     for (const Batched& b : operands) moved.push_back(batched_first(b, size));
-    return {lax::bind(make_operation<CustomVjpOp>(function_, rule_), moved), 0};
+    lax::VjpRule rule = rule_;
+    if (!batchable_) {
+      rule = [function = function_](const std::vector<Tensor>& /*inputs*/,
+                                    const Tensor& /*g*/) -> std::vector<std::optional<Tensor>> {
+        throw InvalidArgument(fmt::format(
+            "grad of {} under vmap: its custom_vjp rule reads values traced for one slice, "
+            "which vmap cannot batch; take the gradient inside the vmapped function instead",
+            function));
+      };
+    }
+    return {lax::bind(make_operation<CustomVjpOp>(function_, rule, true), moved), 0};
   }
 
  private:
   std::string function_;
   lax::VjpRule rule_;
+  bool batchable_;
 };
 
 }  // namespace
@@ -80,10 +92,10 @@ class CustomVjpOp final : public Operation {
 namespace lax {
 
 Tensor with_vjp(const std::string& function, const std::vector<Tensor>& inputs, const Tensor& value,
-                VjpRule rule) {
+                VjpRule rule, bool batchable) {
   std::vector<Tensor> operands = inputs;
   operands.push_back(value);
-  return lax::bind(make_operation<CustomVjpOp>(function, std::move(rule)), operands);
+  return lax::bind(make_operation<CustomVjpOp>(function, std::move(rule), batchable), operands);
 }
 
 }  // namespace lax
