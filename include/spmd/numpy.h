@@ -78,6 +78,14 @@ Tensor cosh(const Tensor& a);
 Tensor arcsinh(const Tensor& a);
 Tensor arccosh(const Tensor& a);
 Tensor arctanh(const Tensor& a);
+// arctan2 is the C library's atan2 (XLA's CPU backend calls it), a and b promoted to their
+// floating dtype; arctan, arcsin and arccos are composed of it as XLA expands JAX's (atan2(x, 1),
+// 2·atan2(x, 1 + √((1 - x)(x + 1))), atan2(√((1 - x)(x + 1)), x); XLA's half-type rounding), each
+// with JAX's derivative. arcsin and arccos are NaN beyond 1 in magnitude.
+Tensor arctan2(const Tensor& a, const Tensor& b);
+Tensor arctan(const Tensor& a);
+Tensor arcsin(const Tensor& a);
+Tensor arccos(const Tensor& a);
 Tensor abs(const Tensor& a);
 Tensor sign(const Tensor& a);
 Tensor relu(const Tensor& a);  // maximum(a, 0), jax.nn.relu (a bool as the integer 0 or 1)

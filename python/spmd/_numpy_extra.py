@@ -711,6 +711,15 @@ def _hypot(x1, x2):
 hypot = _op(_hypot)
 
 
+def _arctan2(x1, x2):
+    """jnp.arctan2: the C library's atan2 (what XLA's CPU backend calls) of both operands
+    promoted to a float; a Python scalar is weak beside the other."""
+    return _t.arctan2(_beside(x1, x2), _beside(x2, x1))
+
+
+arctan2 = _op(_arctan2)
+
+
 def _signbit(x):
     """Whether x's sign bit is set: x < 0, or a zero whose reciprocal is -inf (-0). A NaN's sign
     bit cannot be read without a bit cast, which spmd lacks: False for every NaN."""

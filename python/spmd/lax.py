@@ -396,6 +396,9 @@ cosh = _float_unary("cosh", _numpy.cosh)
 asinh = _float_unary("asinh", _numpy.arcsinh)
 acosh = _float_unary("acosh", _numpy.arccosh)
 atanh = _float_unary("atanh", _numpy.arctanh)
+atan = _float_unary("atan", _numpy.arctan)
+asin = _float_unary("asin", _numpy.arcsin)
+acos = _float_unary("acos", _numpy.arccos)
 
 
 def _reduction_axes(operand, axes):

@@ -210,6 +210,9 @@ void bind_numpy(nb::module_& m) {
                           {"arcsinh", &jnp::arcsinh},
                           {"arccosh", &jnp::arccosh},
                           {"arctanh", &jnp::arctanh},
+                          {"arctan", &jnp::arctan},
+                          {"arcsin", &jnp::arcsin},
+                          {"arccos", &jnp::arccos},
                           {"isnan", &jnp::isnan},
                           {"isfinite", &jnp::isfinite}}) {
     t.def(name, static_cast<Tensor (*)(const Tensor&)>(fn));
@@ -234,6 +237,7 @@ void bind_numpy(nb::module_& m) {
   t.def("where", [](const Tensor& c, nb::handle s, const Tensor& b) {
     return jnp::where(c, scalar_of(s), b);
   });
+  t.def("arctan2", &jnp::arctan2);
   t.def("astype", [](const Tensor& a, const std::string& dtype) {
     return jnp::astype(a, dtype_named(dtype));
   });

@@ -381,6 +381,10 @@ void arithmetic(Binary op, const X& x, const Y& y, Map<T> out) {
         out = x.binaryExpr(y, [](T a, T b) { return std::fmod(a, b); });
         return;
       }
+      if (op == Binary::kAtan2) {
+        out = x.binaryExpr(y, [](T a, T b) { return std::atan2(a, b); });
+        return;
+      }
     } else {
       if (op == Binary::kPow) {
         out = x.binaryExpr(y, [](T b, T e) { return integer_pow(b, e); });
@@ -694,8 +698,8 @@ std::string_view name(Unary op) {
 
 std::string_view name(Binary op) {
   constexpr std::string_view names[] = {
-      "add", "sub",        "mul",         "div", "pow", "max", "min", "and", "or", "xor",
-      "rem", "shift_left", "shift_right", "eq",  "ne",  "lt",  "le",  "gt",  "ge"};
+      "add", "sub",        "mul",         "div",   "pow", "max", "min", "and", "or", "xor",
+      "rem", "shift_left", "shift_right", "atan2", "eq",  "ne",  "lt",  "le",  "gt", "ge"};
   static_assert(std::size(names) == static_cast<size_t>(Binary::kGe) + 1);
   return names[static_cast<int>(op)];
 }

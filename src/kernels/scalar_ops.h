@@ -331,6 +331,8 @@ SPMD_HOST_DEVICE inline F binary_float(Binary op, F x, F y) {
       return max_min(true, x, y);
     case Binary::kRem:
       return std::fmod(x, y);
+    case Binary::kAtan2:
+      return std::atan2(x, y);
     default:  // kMin
       return max_min(false, x, y);
   }
@@ -471,7 +473,7 @@ SPMD_HOST_DEVICE constexpr bool defined(Binary op, DType t) {
       return op == Binary::kAdd || op == Binary::kMax || op == Binary::kOr || op == Binary::kMul ||
              op == Binary::kMin || op == Binary::kAnd || op == Binary::kXor;
     case Class::kInt:
-      return true;
+      return op != Binary::kAtan2;
     default:
       return op != Binary::kAnd && op != Binary::kOr && op != Binary::kXor &&
              op != Binary::kShiftLeft && op != Binary::kShiftRight;

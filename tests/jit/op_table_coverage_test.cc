@@ -56,6 +56,7 @@ const std::map<std::string, std::string> kChecked = {
     {"select", "\"where with a NaN branch under grad\""},
     {"convert", "def test_casts("},
     {"bitcast_convert_type", "Row(\"lax_bitcast_convert_type\""},
+    {"atan2", "Row(\"arctan2\""},
     {"dot", "def test_a_half_contraction_split_over_devices_is_the_one_device_value("},
     {"psum", "(\"psum of bool\""},
     // shard_map's collectives: tests/shard_map/vma_table.py, beside JAX on 1 x 4 and 2 x 2.

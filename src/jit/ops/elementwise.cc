@@ -283,6 +283,10 @@ Cotangents BinaryOp::vjp(const Op& op, const Tensor& y, std::span<const Tensor> 
           lax::unary(Unary::kSign, q) * lax::unary(Unary::kFloor, lax::unary(Unary::kAbs, q));
       return {g, -(g * truncated)};
     }
+    case Binary::kAtan2: {  // JAX's: g · b / (a² + b²) in a, g · -a / (a² + b²) in b
+      const Tensor squares = a * a + b * b;
+      return {g * (b / squares), g * (-a / squares)};
+    }
     case Binary::kMax:
       return choose(a, b, g, true);
     case Binary::kMin:

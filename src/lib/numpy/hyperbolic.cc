@@ -14,6 +14,12 @@
 #include "spmd/numpy.h"
 
 namespace spmd::numpy {
+
+Tensor internal::floating(const char* what, const Tensor& a) {
+  compiler::trace_of(what, {&a});
+  return compiler::lax::convert_element_type(a, compiler::floating_of(a.dtype()));
+}
+
 namespace {
 
 namespace lax = compiler::lax;
@@ -23,21 +29,6 @@ using kernels::Unary;
 Tensor un(Unary fn, const Tensor& x) { return lax::unary(fn, x); }
 Tensor bin(Binary fn, const Tensor& a, const Tensor& b) { return lax::binary(fn, a, b); }
 Tensor constant(const Tensor& x, double v) { return lax::full_like(x, v); }
-
-// `a` in its floating dtype (integers and bool in the default float), traced for `what`.
-Tensor floating(const char* what, const Tensor& a) {
-  compiler::trace_of(what, {&a});
-  return lax::convert_element_type(a, compiler::floating_of(a.dtype()));
-}
-
-// f on x, computed in float32 for a half type and rounded once at the end, as XLA's CPU backend
-// computes a fused chain of float16 or bfloat16 steps (per-step rounding differed from JAX's
-// sinh and cosh in most float16 and bfloat16 values).
-template <class F>
-Tensor in_float32(const Tensor& x, F f) {
-  if (!is_half_dtype(x.dtype())) return f(x);
-  return lax::convert_element_type(f(lax::convert_element_type(x, DType::kFloat32)), x.dtype());
-}
 
 // XLA's cosh: exp(x + log ½) + exp(log ½ - x).
 Tensor cosh_value(const Tensor& x) {
@@ -58,25 +49,27 @@ Tensor sinh_value(const Tensor& x) {
 
 Tensor sinh_of(const Tensor& x);
 Tensor cosh_of(const Tensor& x) {
-  return lax::with_vjp("cosh", {x}, in_float32(x, cosh_value), [](const auto& in, const Tensor& g) {
-    return std::vector<std::optional<Tensor>>{g * sinh_of(in[0])};
-  });
+  return lax::with_vjp("cosh", {x}, internal::in_float32(x, cosh_value),
+                       [](const auto& in, const Tensor& g) {
+                         return std::vector<std::optional<Tensor>>{g * sinh_of(in[0])};
+                       });
 }
 Tensor sinh_of(const Tensor& x) {
-  return lax::with_vjp("sinh", {x}, in_float32(x, sinh_value), [](const auto& in, const Tensor& g) {
-    return std::vector<std::optional<Tensor>>{g * cosh_of(in[0])};
-  });
+  return lax::with_vjp("sinh", {x}, internal::in_float32(x, sinh_value),
+                       [](const auto& in, const Tensor& g) {
+                         return std::vector<std::optional<Tensor>>{g * cosh_of(in[0])};
+                       });
 }
 
 }  // namespace
 
-Tensor sinh(const Tensor& a) { return sinh_of(floating("sinh", a)); }
-Tensor cosh(const Tensor& a) { return cosh_of(floating("cosh", a)); }
+Tensor sinh(const Tensor& a) { return sinh_of(internal::floating("sinh", a)); }
+Tensor cosh(const Tensor& a) { return cosh_of(internal::floating("cosh", a)); }
 
 // XLA's asinh: sign(x) · (log|x| + log 2 from √max on, else log1p(|x| + x² / (√(x² + 1) + 1))).
 // JAX's derivative: g · rsqrt(x² + 1).
 Tensor arcsinh(const Tensor& a) {
-  const Tensor x = floating("arcsinh", a);
+  const Tensor x = internal::floating("arcsinh", a);
   const Tensor one = constant(x, 1.0);
   const Tensor ax = un(Unary::kAbs, x);
   const Tensor square = x * x;
@@ -94,7 +87,7 @@ Tensor arcsinh(const Tensor& a) {
 // XLA's acosh: log x + log 2 from max/2 on, else log1p(√(x - 1) · (√(x + 1) + √(x - 1))).
 // JAX's derivative: g · rsqrt(x² - 1).
 Tensor arccosh(const Tensor& a) {
-  const Tensor x = floating("arccosh", a);
+  const Tensor x = internal::floating("arccosh", a);
   const Tensor below = un(Unary::kSqrt, x + constant(x, -1.0));
   const Tensor above = un(Unary::kSqrt, x + constant(x, 1.0));
   const Tensor small = un(Unary::kLog1p, below * (above + below));
@@ -110,7 +103,7 @@ Tensor arccosh(const Tensor& a) {
 // XLA's atanh: NaN beyond 1 in magnitude, else (log1p(x) - log1p(-x)) · ½. JAX's derivative:
 // (1 / (1 + x)) · g / (1 - x).
 Tensor arctanh(const Tensor& a) {
-  const Tensor x = floating("arctanh", a);
+  const Tensor x = internal::floating("arctanh", a);
   const Tensor half_sum =
       (un(Unary::kLog1p, x) - un(Unary::kLog1p, un(Unary::kNeg, x))) * constant(x, 0.5);
   const Tensor outside = bin(Binary::kGt, un(Unary::kAbs, x), constant(x, 1.0));

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "jit/lax.h"
 #include "kernels/reduce.h"
 #include "spmd/numpy.h"
 #include "spmd/partition_spec.h"
@@ -44,6 +45,19 @@ inline double largest_finite(DType t) {
     default:
       return 1.7976931348623157e308;
   }
+}
+
+// `a` in its floating dtype (integers and bool in the default float), traced for `what`.
+Tensor floating(const char* what, const Tensor& a);
+
+// f on x, computed in float32 for a half type and rounded once at the end, as XLA's CPU backend
+// computes a fused chain of float16 or bfloat16 steps (per-step rounding differed from JAX's
+// sinh and cosh in most float16 and bfloat16 values).
+template <class F>
+Tensor in_float32(const Tensor& x, F f) {
+  if (!is_half_dtype(x.dtype())) return f(x);
+  namespace lax = compiler::lax;
+  return lax::convert_element_type(f(lax::convert_element_type(x, DType::kFloat32)), x.dtype());
 }
 
 // `code` over `axes` of `a` converted to `dtype` (keepdims keeps them at size 1).
