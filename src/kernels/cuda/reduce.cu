@@ -26,9 +26,9 @@ struct Combine {
   }
 };
 
-// Output b of reduction `p` cut into chunks of `chunk` elements along its axis: output
+// Reduction `p`'s axis cut into `count` chunks of `chunk` elements (the last one shorter): output
 // (o, c, i) reduces elements c·chunk … (c + 1)·chunk of column (o, i), so `out` has shape
-// (outer, chunks, inner). A chunk of `extent` or more is the whole reduction.
+// (outer, count, inner). A chunk of `extent` or more is the whole reduction.
 struct Chunks {
   int64_t chunk, count;
   __device__ int64_t begin(int64_t c) const { return c * chunk; }
