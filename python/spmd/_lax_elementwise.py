@@ -128,6 +128,7 @@ mul = _binary("mul", _numpy.multiply, _NUMBER)
 div = _binary("div", _div, _NUMBER)
 rem = _binary("rem", _rem, _NUMBER)
 atan2 = _binary("atan2", _numpy.arctan2, _FLOAT)
+nextafter = _binary("nextafter", _numpy.nextafter, _FLOAT)
 max = _binary("max", _numpy.maximum, _NUMBER + ("bool",))  # noqa: A001 - jax.lax's name
 min = _binary("min", _numpy.minimum, _NUMBER + ("bool",))  # noqa: A001 - jax.lax's name
 eq = _binary("eq", _numpy.equal, _NUMBER + ("bool",))
@@ -315,7 +316,7 @@ def bitcast_convert_type(operand, new_dtype):
     return _bitcast(x, _core.dtype_name(new))
 
 
-__all__ = ["add", "sub", "mul", "div", "rem", "atan2", "max", "min", "eq", "ne", "lt", "le", "gt", "ge",
+__all__ = ["add", "sub", "mul", "div", "rem", "atan2", "nextafter", "max", "min", "eq", "ne", "lt", "le", "gt", "ge",
            "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "shift_left",
            "shift_right_arithmetic", "shift_right_logical", "neg", "sign", "floor", "ceil",
            "is_finite", "exp2", "abs", "pow", "integer_pow", "square", "reciprocal",

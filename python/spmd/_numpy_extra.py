@@ -13,6 +13,7 @@ from ._core import default_int as _default_int
 from ._weak import _target as _weak_target
 
 _t = jnp._t
+_spmd = jnp._spmd
 _op = jnp._op
 
 # --- constants and dtypes ---
@@ -720,6 +721,37 @@ def _arctan2(x1, x2):
 arctan2 = _op(_arctan2)
 
 
+def _nextafter(x1, x2):
+    """jnp.nextafter: the float next to x1 toward x2, by its bits (XLA's NextAfter): x2 where
+    the two are equal, NaN where either is; from a zero the smallest subnormal of x2's sign; a
+    step toward zero from the smallest subnormal reaches a zero of x1's sign. Both promoted to a
+    float (a Python scalar weak beside the other)."""
+    x1, x2 = _beside(x1, x2), _beside(x2, x1)
+    name = _canonical_name(_inexact_of_dtype(promote_types(x1.dtype, x2.dtype)))
+    a, b = _t.astype(x1, name), _t.astype(x2, name)
+    width = np.dtype(_BFLOAT16 if name == "bfloat16" else name).itemsize * 8
+    bits = "int%d" % width
+    ia, ib = _t.bitcast_convert_type(a, bits), _t.bitcast_convert_type(b, bits)
+    magnitude = (1 << (width - 1)) - 1
+    ma, mb = ia & magnitude, ib & magnitude
+    away = _t.logical_or(ma > mb, (ia ^ ib) < 0)  # a step down in magnitude (or across zero)
+    stepped = _t.where(away, ia - 1, ia + 1)
+    from_zero = (ib & ~magnitude) | 1  # the smallest subnormal with b's sign
+    result = _t.bitcast_convert_type(_t.where(ma == 0, from_zero, stepped), name)
+    result = _t.where(a == b, b, result)
+    value = _t.where(_t.logical_or(_t.isnan(a), _t.isnan(b)), np.nan, result)
+    return _spmd.with_vjp("nextafter", [a, b], value, _no_nextafter_derivative)
+
+
+def _no_nextafter_derivative(inputs, g):
+    """JAX defines no derivative for nextafter; grad through it is its NotImplementedError, not
+    the derivative of the bit arithmetic above."""
+    raise NotImplementedError("Differentiation rule for 'nextafter' not implemented")
+
+
+nextafter = _op(_nextafter)
+
+
 def _signbit(x):
     """Whether x's sign bit is set: x < 0, or a zero whose reciprocal is -inf (-0). A NaN's sign
     bit cannot be read without a bit cast, which spmd lacks: False for every NaN."""
@@ -1028,6 +1060,12 @@ def angle(z, deg=False):
     out = jnp.astype(out, _inexact_of(z))
     out = jnp.where(jnp.isnan(z), z, out) if np.dtype(z.dtype).kind == "f" else out
     return out * (180 / np.pi) if deg else out
+
+
+def _inexact_of_dtype(d):
+    """d when it is a floating dtype, else the default float."""
+    d = np.dtype(d)
+    return d if d.kind == "f" or d == _BFLOAT16 else np.dtype(_default_float())
 
 
 def _inexact_of(z):

@@ -183,6 +183,7 @@ UNARY = [
     Row("arctan", _np("arctan"), FLOATS, "ulp", grad=True),
     Row("arcsin", _np("arcsin"), FLOATS, "ulp", grad=True),
     Row("arccos", _np("arccos"), FLOATS, "ulp", grad=True),
+    Row("nextafter", _np("nextafter"), FLOATS, arity=2),
     Row("square", _np("square"), NUMBERS, grad=True),
     Row("isnan", _np("isnan"), ALL),
     Row("nan_to_num", _np("nan_to_num"), ALL),

@@ -923,3 +923,29 @@ def test_inverse_trigonometric_functions_are_jaxs_values_and_derivatives():
              f"lax.{lax_name}", ulps=1)
     raises_like(lambda: jax.lax.atan2(np.arange(3), np.arange(3)),
                 lambda: spmd.lax.atan2(np.arange(3), np.arange(3)), "lax.atan2 of integers")
+
+
+@covers("numpy.nextafter", "lax.nextafter")
+def test_nextafter_is_jaxs_bit_for_bit():
+    """jnp.nextafter by the bits (through bitcast_convert_type), beside JAX over every pair of
+    20 edge values (signed zeros, the smallest subnormals, the smallest normals, the largest
+    finite values, inf, NaN) in float32, float16 and bfloat16, eagerly and under jit; integers
+    in the default float, a weak Python scalar; no derivative, as in JAX."""
+    vals = [0.0, -0.0, 1.0, -1.0, 2.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 3e-45, 1e-40,
+            -1e-40, 1.17549435e-38, -1.17549435e-38, 3.4028235e38, -3.4028235e38, 0.5, 6e-8,
+            -6e-8]
+    x = np.array([a for a in vals for _ in vals])
+    y = np.array([b for _ in vals for b in vals])
+    for dtype in (np.float32, np.float16, ml_dtypes.bfloat16):
+        with np.errstate(over="ignore"):
+            a, b = x.astype(dtype), y.astype(dtype)
+        what = f"nextafter({np.dtype(dtype).name})"
+        same(snp.nextafter(a, b), jnp.nextafter(a, b), what)
+        same(spmd.jit(snp.nextafter)(a, b), jax.jit(jnp.nextafter)(a, b), f"{what} under jit")
+        same(spmd.lax.nextafter(a, b), jax.lax.nextafter(a, b), f"lax.{what}")
+    h = np.array([0.0, 1.0, -3.0], np.float16)
+    same(snp.nextafter(h, 1.0), jnp.nextafter(h, 1.0), "a weak Python scalar keeps float16")
+    same(snp.nextafter(np.arange(3), 5), jnp.nextafter(np.arange(3), 5), "integers")
+    f32 = np.array([1.0, 2.0], np.float32)
+    raises_like(lambda: jax.grad(lambda v: jnp.sum(jnp.nextafter(v, 3.0)))(f32),
+                lambda: spmd.grad(lambda v: snp.sum(snp.nextafter(v, 3.0)))(f32), "grad")
