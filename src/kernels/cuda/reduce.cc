@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <string>
 
 #include "kernels/cuda/reduce_launch.h"
 #include "kernels/cuda/status.h"
@@ -52,20 +51,23 @@ void reduce(GpuContext& gpu, Reduce op, DType dtype, const std::byte* in, const 
   check_cuda(cudaSetDevice(gpu.ordinal()), "cudaSetDevice", gpu.ordinal());
   const int max_blocks = gpu.multiprocessors() * 8;
   const int64_t chunk = chunk_length(p, gpu.multiprocessors());
-  const std::string what = fmt::format("launch of the {} kernel", name(op));
+  // A launch's status; its message is made only when it failed (a call's host time is the step's).
+  const auto launched = [&](cudaError_t status) {
+    if (status != cudaSuccess) {
+      check_cuda(status, fmt::format("launch of the {} kernel", name(op)), gpu.ordinal());
+    }
+  };
   if (chunk >= p.extent) {
-    check_cuda(launch_reduce(p, chunk, in, out, max_blocks, gpu.stream()), what, gpu.ordinal());
+    launched(launch_reduce(p, chunk, in, out, max_blocks, gpu.stream()));
     return;
   }
   // Two passes: each chunk's result, in the output's dtype, then those results reduced in order.
   const int64_t chunks = (p.extent + chunk - 1) / chunk;
   const DeviceBuffer partial(
       gpu, static_cast<size_t>(p.outer * chunks * p.inner) * dtype_size(p.out_dtype));
-  check_cuda(launch_reduce(p, chunk, in, partial.data(), max_blocks, gpu.stream()), what,
-             gpu.ordinal());
+  launched(launch_reduce(p, chunk, in, partial.data(), max_blocks, gpu.stream()));
   const ReducePlan rest{op, p.out_dtype, p.out_dtype, p.outer, chunks, p.inner};
-  check_cuda(launch_reduce(rest, chunks, partial.data(), out, max_blocks, gpu.stream()), what,
-             gpu.ordinal());
+  launched(launch_reduce(rest, chunks, partial.data(), out, max_blocks, gpu.stream()));
 }
 
 void argmax(GpuContext& gpu, DType dtype, const std::byte* in, const Shape& shape, int axis,
