@@ -494,6 +494,12 @@ def test_bitcast_convert_type_matches_jax():
     wide = lambda lax: lambda v: lax.bitcast_convert_type(lax.bitcast_convert_type(v, np.uint8),
                                                            np.float32)
     same(spmd.jit(wide(slax))(xs), jax.jit(wide(jax.lax))(xj), "sharded there and back")
+    # Empty arrays keep their shape rule: no elements, a last dimension added or dropped.
+    for empty, target in ((np.zeros((0,), np.float32), np.uint8),
+                          (np.zeros((0, 4), np.uint8), np.float32),
+                          (np.zeros((3, 0), np.int16), np.float16)):
+        same(slax.bitcast_convert_type(empty, target),
+             jax.lax.bitcast_convert_type(empty, target), f"empty {empty.shape} to {target}")
     raises_like(lambda: jax.lax.bitcast_convert_type(f32, bool),
                 lambda: slax.bitcast_convert_type(f32, bool), "float32 to bool")
     raises_like(lambda: jax.lax.bitcast_convert_type(f32 > 0, np.int8),
