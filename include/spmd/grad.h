@@ -73,8 +73,9 @@ Tensor stop_gradient(const Tensor& x);
 // cotangents for `inputs` grad takes from rule(inputs, g), one per input (nullopt for none),
 // rather than from the operations that computed it. `name` names it in the program's text. The
 // rule's operations are traced like user code (so they are differentiated again for a second
-// derivative). With `batchable`, vmap calls the rule on batched inputs; without, a derivative
-// through a vmapped call is an InvalidArgument.
+// derivative). With `batchable`, vmap calls the rule on batched inputs (so it must hold for any
+// leading dimensions, as element-wise rules do); without, vmap maps the rule itself, tracing it
+// on one slice of the inputs and the cotangent, as JAX batches a custom rule.
 using CustomVjpRule =
     std::function<std::vector<std::optional<Tensor>>(const std::vector<Tensor>&, const Tensor&)>;
 Tensor custom_vjp(const std::string& name, const std::vector<Tensor>& inputs, const Tensor& value,

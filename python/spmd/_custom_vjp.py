@@ -19,8 +19,9 @@ class custom_vjp:  # noqa: N801 - jax's name
     fwd(*args) returns (fun(*args), residuals) and bwd(*nondiff_args, residuals, g) returns one
     cotangent per differentiable argument (a pytree like it, or None for zeros).
 
-    Differences from JAX, each a clear error: outputs of more than one dtype (they travel as
-    one value), and vmap of the function (its rule reads residuals traced for one slice)."""
+    Under vmap, bwd is traced on one example's residuals and cotangent and batched, as JAX
+    batches it. Difference from JAX, a clear error: outputs of more than one dtype (they travel
+    as one value)."""
 
     def __init__(self, fun, nondiff_argnums=()):
         _arguments.check_callable(fun)
@@ -76,7 +77,8 @@ class custom_vjp:  # noqa: N801 - jax's name
         extra = [held[k] for k in traced_at]
         constants = [None if isinstance(leaf, Tensor) else leaf for leaf in held]
         split = len(nondiff_leaves)
-        arg_trees = [(tree, [isinstance(leaf, Tensor) for leaf in leaves]) for leaves, tree in flat]
+        arg_trees = [(tree, [_type_of(leaf) if isinstance(leaf, Tensor) else None
+                             for leaf in leaves]) for leaves, tree in flat]
         count, unheld = len(inputs), [None] * len(extra)
         del flat, held, nondiff, nondiff_leaves, res_leaves, residuals, out, out_leaves
         bwd = self.bwd
@@ -98,11 +100,31 @@ class custom_vjp:  # noqa: N801 - jax's name
                 if len(ct_leaves) != len(traced):
                     raise TypeError(f"custom_vjp {name}: a cotangent's structure differs from "
                                     "its argument's")
-                result.extend(c for c, is_traced in zip(ct_leaves, traced) if is_traced)
+                result.extend(_checked(name, c, want) for c, want in zip(ct_leaves, traced)
+                              if want is not None)
             return result + unheld
 
         value = _spmd.with_vjp(name, inputs + extra, packed, rule)
         return tree_unflatten(out_tree, _unpack(value, shapes))
+
+
+def _type_of(x):
+    return tuple(x.shape), str(x.dtype)
+
+
+def _checked(name, ct, want):
+    """The cotangent `ct` of an argument of type `want` ((shape, dtype)), else JAX's ValueError
+    (a cotangent of another shape would be broadcast or summed into a wrong gradient)."""
+    if ct is None:
+        return None
+    got = _type_of(ct) if isinstance(ct, Tensor) else None
+    if got != want:
+        shape, dtype = want
+        shown = f"{got[1]}{list(got[0])}" if got else repr(ct)
+        raise ValueError(f"custom_vjp {name}: the bwd rule must produce an output with the same "
+                         f"type as the args tuple of the primal function, but it produced "
+                         f"{shown} for an input of type {dtype}{list(shape)}")
+    return ct
 
 
 def _unpack(value, shapes):

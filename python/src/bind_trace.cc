@@ -357,7 +357,8 @@ void bind_traced_calls(nb::module_& m) {
         nb::arg("shardings"));
   m.def("stop_gradient", &lax::stop_gradient);
   // jax.custom_vjp (python/spmd/_custom_vjp.py): the rule is a Python callable, called with the
-  // GIL while grad walks back (it reads residuals traced for one call: not batchable).
+  // GIL while grad walks back. It is written for one call's shapes (not batchable): under vmap it
+  // is traced on one slice and replayed over all.
   m.def("with_vjp", [](const std::string& name, const std::vector<Tensor>& inputs,
                        const Tensor& value, nb::callable rule) {
     // Copies of the rule (the operation's, vmap's) share one reference, released with the GIL.

@@ -56,8 +56,8 @@ Tensor select(const Tensor& which, const Tensor& a, const Tensor& b);
 // them. `function` names it in the program's text. The rule is traced like user code, so it is
 // differentiated again for higher derivatives. With `batchable`, vmap calls it on the batched
 // inputs, so it must hold for any leading dimensions (element-wise rules do); without (a rule
-// that reads values traced for one slice, as jax.custom_vjp's residuals), vmap batches the value
-// and a derivative taken through the batched result is an InvalidArgument saying why.
+// written for one slice, as jax.custom_vjp's bwd), vmap batches the rule itself: it is traced on
+// one slice of the inputs and the cotangent, then replayed over all of them, as JAX batches it.
 using VjpRule =
     std::function<std::vector<std::optional<Tensor>>(const std::vector<Tensor>&, const Tensor&)>;
 Tensor with_vjp(const std::string& function, const std::vector<Tensor>& inputs, const Tensor& value,

@@ -15,9 +15,35 @@
 #include "jit/partitioner.h"
 #include "jit/program.h"
 #include "spmd/error.h"
+#include "spmd/vmap.h"
 
 namespace spmd::compiler {
 namespace {
+
+// `rule` over inputs and a cotangent that all carry a leading batch dimension: traced on one
+// slice of each, then batched (spmd/vmap.h). A cotangent the rule gives as none stays none.
+lax::VjpRule vmapped(lax::VjpRule rule) {
+  return [rule = std::move(rule)](const std::vector<Tensor>& inputs, const Tensor& g) {
+    std::vector<Tensor> leaves = inputs;
+    leaves.push_back(g);
+    std::vector<std::string> labels;
+    for (size_t i = 0; i < inputs.size(); ++i) labels.push_back(fmt::format("input {}", i));
+    labels.emplace_back("cotangent");
+    spmd::detail::VmapCall call(leaves, VmapAxes(leaves.size(), 0), labels);
+    const std::vector<Tensor>& slices = call.slices();
+    Cotangents c = rule({slices.begin(), slices.end() - 1}, slices.back());
+    std::vector<Tensor> present;
+    for (const auto& t : c) {
+      if (t) present.push_back(*t);
+    }
+    const std::vector<Tensor> batched = call.results(present, VmapAxes{0});
+    size_t at = 0;
+    for (auto& t : c) {
+      if (t) t = batched[at++];
+    }
+    return c;
+  };
+}
 
 // Operands: the function's inputs, then the value. The result is the value.
 class CustomVjpOp final : public Operation {
@@ -62,23 +88,15 @@ class CustomVjpOp final : public Operation {
     c.emplace_back(std::nullopt);  // none through the composition that computed the value
     return c;
   }
-  // Every operand's slices first, and the same rule (which with_vjp's callers write for any
-  // leading dimensions: element-wise functions); a rule that is not batchable is replaced by one
-  // that refuses, so that no derivative comes from the composition without a word.
+  // Every operand's slices first. A batchable rule (written for any leading dimensions:
+  // element-wise functions) takes them as they are; any other is itself vmapped, as JAX batches
+  // a custom rule: traced once on one slice of the inputs and cotangent, then replayed over all.
   Batched batch(const Op& /*op*/, std::span<const Batched> operands, int64_t size) const override {
     std::vector<Tensor> moved;
     for (const Batched& b : operands) moved.push_back(batched_first(b, size));
-    lax::VjpRule rule = rule_;
-    if (!batchable_) {
-      rule = [function = function_](const std::vector<Tensor>& /*inputs*/,
-                                    const Tensor& /*g*/) -> std::vector<std::optional<Tensor>> {
-        throw InvalidArgument(fmt::format(
-            "grad of {} under vmap: its custom_vjp rule reads values traced for one slice, "
-            "which vmap cannot batch; take the gradient inside the vmapped function instead",
-            function));
-      };
-    }
-    return {lax::bind(make_operation<CustomVjpOp>(function_, rule, true), moved), 0};
+    lax::VjpRule rule = batchable_ ? rule_ : vmapped(rule_);
+    return {lax::bind(make_operation<CustomVjpOp>(function_, std::move(rule), batchable_), moved),
+            0};
   }
 
  private:

@@ -207,16 +207,65 @@ def test_custom_vjp_rules_are_jaxs():
         return v
     raises_like(lambda: jax.custom_vjp(lambda v: v)(x), lambda: undefined(x),
                 "no defvjp")
-    # vmap batches the value; a derivative through the batched call is refused, saying why
-    # (JAX batches the rule too).
+    def wrong_shape(lib, jnp_):
+        f = lib.custom_vjp(lambda v: v * 2.0)
+        f.defvjp(lambda v: (v * 2.0, None), lambda r, g: (jnp_.ones((7,), jnp_.float32),))
+        return lambda v: jnp_.sum(f(v))
+    raises_like(lambda: jax.grad(wrong_shape(jax, jnp))(x),
+                lambda: spmd.grad(wrong_shape(spmd, snp))(x), "a cotangent of another shape")
+    raises_like(lambda: jax.grad(lambda v: jnp.sum(jax.vmap(wrong_shape(jax, jnp))(v)))(y[:, None]),
+                lambda: spmd.grad(lambda v: snp.sum(spmd.vmap(wrong_shape(spmd, snp))(v)))(
+                    y[:, None]), "a cotangent of another shape, under vmap")
+    # vmap batches the value and the rule (traced on one example), both ways round.
     same(spmd.vmap(s_soft)(x.reshape(5, 1)), jax.vmap(j_soft)(x.reshape(5, 1)), "vmap")
-    with pytest.raises(spmd.errors.InvalidArgument, match="under vmap"):
-        spmd.grad(lambda v: snp.sum(spmd.vmap(s_soft)(v)))(x.reshape(5, 1))
+    batched = lambda lib, f: lambda v: lib.numpy.sum(lib.vmap(f)(v))
+    same(spmd.grad(batched(spmd, s_soft))(x.reshape(5, 1)),
+         jax.grad(batched(jax, j_soft))(x.reshape(5, 1)), "grad of vmap")
+
+
+@covers("custom_vjp", "vmap")
+def test_custom_vjp_rules_are_batched_per_example_as_jaxs():
+    """A bwd rule written for one example's shapes (a dot product over the example, an outer
+    product) is batched by vmap: grad of vmap, vmap of grad, and a shared (unmapped) argument
+    whose cotangent sums over the batch, beside JAX."""
+    def make(lib, jnp_):
+        @lib.custom_vjp
+        def scaled(w, x):  # x: one example, f32[3]; w: f32[3]
+            return x * jnp_.dot(w, x)
+
+        def fwd(w, x):
+            return scaled(w, x), (w, x)
+
+        def bwd(res, g):
+            w, x = res
+            s = jnp_.dot(w, x)
+            return (jnp_.dot(g, x) * x * 0.5, g * s + jnp_.dot(g, x) * w)
+        scaled.defvjp(fwd, bwd)
+        return scaled
+
+    s_f, j_f = make(spmd, snp), make(jax, jnp)
+    rng = np.random.default_rng(4)
+    w = rng.standard_normal(3).astype(np.float32)
+    xs = rng.standard_normal((4, 3)).astype(np.float32)
+    loss = lambda lib, f: lambda w_, v: lib.numpy.sum(lib.vmap(f, in_axes=(None, 0))(w_, v) ** 2)
+    same(spmd.grad(loss(spmd, s_f), argnums=(0, 1))(w, xs),
+         jax.grad(loss(jax, j_f), argnums=(0, 1))(w, xs), "grad of vmap", ulps=4)
+    per_example = lambda lib, f: lib.vmap(lib.grad(lambda w_, v: lib.numpy.sum(f(w_, v))),
+                                          in_axes=(None, 0))
+    same(per_example(spmd, s_f)(w, xs), per_example(jax, j_f)(w, xs), "vmap of grad", ulps=4)
+    same(spmd.jit(per_example(spmd, s_f))(w, xs), jax.jit(per_example(jax, j_f))(w, xs),
+         "vmap of grad under jit", ulps=4)
+    nested = lambda lib, f: lambda w_, v: lib.numpy.sum(
+        lib.vmap(lib.vmap(f, in_axes=(None, 0)), in_axes=(None, 0))(w_, v))
+    xss = xs.reshape(2, 2, 3)
+    same(spmd.grad(nested(spmd, s_f), argnums=(0, 1))(w, xss),
+         jax.grad(nested(jax, j_f), argnums=(0, 1))(w, xss), "grad of vmap of vmap", ulps=4)
 
 
 def test_custom_vjp_leaves_no_cycle_through_the_trace():
     """The rule's closure holds no traced value (residuals travel as the operation's operands):
-    a process that differentiates, vmaps and fails under vmap frees every Tensor by its exit,
+    a process that differentiates, vmaps, differentiates through vmap and fails in a trace frees
+    every Tensor by its exit,
     which nanobind checks and reports on stderr."""
     import subprocess
     import sys
@@ -228,9 +277,12 @@ def test_custom_vjp_leaves_no_cycle_through_the_trace():
         x = np.array([[1.0], [2.0]], np.float32)
         spmd.grad(lambda v: snp.sum(f(v)))(x)
         spmd.vmap(f)(x)
+        spmd.grad(lambda v: snp.sum(spmd.vmap(f)(v)))(x)
+        bad = spmd.custom_vjp(lambda x: x * 2.0)  # a rule that fails, under vmap
+        bad.defvjp(lambda x: (x * 2.0, x), lambda r, g: (snp.reshape(g, (7,)),))
         try:
-            spmd.grad(lambda v: snp.sum(spmd.vmap(f)(v)))(x)
-        except spmd.errors.InvalidArgument:
+            spmd.grad(lambda v: snp.sum(spmd.vmap(bad)(v)))(x)
+        except (spmd.errors.Error, TypeError, ValueError):
             print("refused")
     """)
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
