@@ -185,6 +185,15 @@ TEST(Grad, ReductionsContractionsAndShapesMatchFiniteDifferences) {
          return jnp::logsumexp(jnp::reshape(t, {3, 4}), {1});
        }},
       {"expand-squeeze", [](const Tensor& t) { return jnp::squeeze(jnp::expand_dims(t, 0)); }},
+      {"cumsum-rows",
+       [](const Tensor& t) {
+         return jnp::cumsum(jnp::reshape(t, {3, 4}), 1);
+       }},
+      {"cumsum-columns",
+       [](const Tensor& t) {
+         return jnp::cumsum(jnp::reshape(t, {3, 4}), 0);
+       }},
+      {"cumsum-flat", [](const Tensor& t) { return jnp::cumsum(t); }},
   };
   for (const auto& [name, op] : ops) {
     expect_matches_finite_differences(

@@ -42,6 +42,10 @@ class CumulativeOp final : public Operation {
                                         const ValueType& result) const override;
   Block run(const KernelContext& device, const Step& step,
             std::span<const Block> in) const override;
+  // cumsum's transpose, as JAX's: the running sum from the end, g flipped, summed and flipped
+  // back. cumprod has none here (JAX differentiates its associative scan): an InvalidArgument.
+  Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
+                 const Tensor& g) const override;
   Batched batch(const Op& op, std::span<const Batched> operands, int64_t size) const override;
 };
 
@@ -233,6 +237,15 @@ Block CumulativeOp::run(const KernelContext& device, const Step& step,
   (device.backend.*scan)(step.dtype, in[0].bytes().data(), in[0].shape(), axis,
                          out.mutable_bytes().data());
   return out;
+}
+
+Cotangents CumulativeOp::vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
+                             const Tensor& g) const {
+  if (product) return Operation::vjp(op, result, operands, g);
+  const int64_t n = g.shape()[static_cast<size_t>(axis)];
+  const Tensor last_first = lax::iota(g.trace(), {DType::kInt32, Shape{n}}) * -1 + (n - 1);
+  const auto flipped = [&](const Tensor& x) { return lax::take(x, last_first, axis); };
+  return {flipped(lax::cumsum(flipped(g), axis))};
 }
 
 Batched CumulativeOp::batch(const Op& /*op*/, std::span<const Batched> operands,
