@@ -9,8 +9,11 @@ from . import (_arguments, _spmd, checkpoint, data, distributed, errors, experim
 from ._config import config
 from ._core import (Array, Shard, Tensor, device_put, make_array_from_callback,
                     make_array_from_process_local_data, make_array_from_single_device_arrays)
+from ._custom_jvp import custom_jvp
 from ._custom_vjp import custom_vjp
-from ._jit import grad, jit, value_and_grad, vjp
+from ._forward import jvp, linear_transpose, linearize
+from ._jacobians import hessian, jacfwd, jacobian, jacrev
+from ._jit import clear_caches, grad, jit, value_and_grad, vjp
 from ._transforms import pmap, shard_map, vmap
 from .sharding import AxisType, NamedSharding, PartitionSpec
 from .tree_util import tree_map
@@ -62,9 +65,10 @@ def set_mesh(mesh):
 
 
 __all__ = ["Array", "AxisType", "NamedSharding", "P", "PartitionSpec", "Shard", "Tensor",
-           "block_until_ready", "checkpoint", "config", "custom_vjp", "data", "device_count",
-           "device_put",
-           "devices", "distributed", "errors", "experimental", "grad", "jit", "lax", "local_device_count", "local_devices",
+           "block_until_ready", "checkpoint", "clear_caches", "config", "custom_jvp", "custom_vjp",
+           "data", "device_count", "device_put", "devices", "distributed", "errors",
+           "experimental", "grad", "hessian", "jacfwd", "jacobian", "jacrev", "jit", "jvp", "lax",
+           "linear_transpose", "linearize", "local_device_count", "local_devices",
            "make_array_from_callback", "make_array_from_process_local_data",
            "make_array_from_single_device_arrays", "make_mesh", "nn", "numpy", "optax", "pmap",
            "process_count", "process_index", "random", "reshard", "set_mesh", "shard_map",

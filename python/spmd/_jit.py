@@ -1,5 +1,6 @@
 """jit, grad and value_and_grad over spmd's C++ compiler: a Python function is traced once per
 signature on spmd.Tensor leaves (through the pytree of its arguments), then runs compiled."""
+import atexit
 import functools
 import inspect
 import threading
@@ -371,6 +372,7 @@ def _own_leaves(args, nums):
 def value_and_grad(fun, argnums=0, has_aux=False):
     """jax.value_and_grad: inside a traced function, reverse mode on the trace; called with
     Arrays, the same compiled by jit."""
+    from ._forward import split_aux
     _arguments.check_callable(fun)
     single = isinstance(argnums, int)
     nums = (argnums,) if single else tuple(argnums)
@@ -378,7 +380,7 @@ def value_and_grad(fun, argnums=0, has_aux=False):
     def traced(*args):
         args = _own_leaves(args, nums)
         out = fun(*args)
-        value, aux = out if has_aux else (out, None)
+        value, aux = split_aux(out, has_aux)
         if not isinstance(value, Tensor) or value.shape != ():
             raise TypeError("spmd.grad: the function must return a scalar (a rank-0 value), not "
                             f"{value!r}")
@@ -403,29 +405,53 @@ def value_and_grad(fun, argnums=0, has_aux=False):
     return functools.wraps(fun)(wrapped)
 
 
-def vjp(fun, *primals):
-    """jax.vjp: (fun(*primals), vjp_fn), vjp_fn(cotangent) giving one cotangent per primal; fun
-    returns one value. Inside a traced function it extends the trace; called with Arrays, the
-    primal and each vjp_fn call run compiled (vjp_fn recomputes the primal inside its jit, as
-    the compiled backward pass needs it)."""
+def vjp(fun, *primals, has_aux=False):
+    """jax.vjp: (fun(*primals), vjp_fn), or with has_aux (out, vjp_fn, aux); vjp_fn(cotangent),
+    the cotangent shaped like fun's output pytree, gives one cotangent per primal. Inside a
+    traced function it extends the trace; called with Arrays, the primal and each vjp_fn call
+    run compiled (vjp_fn recomputes the primal inside its jit, as the compiled backward pass
+    needs it), so aux must then be arrays."""
     _arguments.check_callable(fun)
     if not has_traced(primals):
-        return _eager_vjp(fun, primals)
-    out = fun(*primals)
-    if not isinstance(out, Tensor):
-        raise TypeError(f"spmd.vjp: the function must return one traced value, not {out!r}")
+        return _eager_vjp(fun, primals, has_aux)
+    from ._forward import lift, pullback_of, split_aux
     flat = [tree_flatten(p) for p in primals]
+    lifted = [[lift(leaf) for leaf in leaves] for leaves, _ in flat]
+    out = fun(*(tree_unflatten(tree, leaves) for (_, tree), leaves in zip(flat, lifted)))
+    out, aux = split_aux(out, has_aux)
+    out_leaves, out_tree = tree_flatten(out)
+    out_leaves = [lift(o) for o in out_leaves]
+    out = tree_unflatten(out_tree, out_leaves)
+    pullback = pullback_of(out_leaves, [leaf for leaves in lifted for leaf in leaves])
+    name = getattr(fun, "__name__", "fn")
 
     def vjp_fn(cotangent):
-        wrt = [leaf for leaves, _ in flat for leaf in leaves]
-        cts = _spmd.vjp_with(out, wrt, cotangent)
+        cts = pullback(_checked_cotangent(name, cotangent, out_leaves, out_tree))
         result, at = [], 0
         for leaves, tree in flat:
             result.append(tree_unflatten(tree, cts[at:at + len(leaves)]))
             at += len(leaves)
         return tuple(result)
 
-    return out, vjp_fn
+    return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
+
+
+def _checked_cotangent(name, cotangent, out_leaves, out_tree):
+    """The cotangent's leaves, each of its output's shape and dtype; JAX's ValueError if not."""
+    from ._forward import lift
+    leaves, tree = tree_flatten(cotangent)
+    if tree != out_tree:
+        raise ValueError(f"unexpected tree structure: the argument to a VJP function returned "
+                         f"by vjp must match the pytree structure of the differentiated function "
+                         f"{name}'s output, {out_tree}, but it is {tree}")
+    lifted = [lift(c) for c in leaves]
+    for o, c in zip(out_leaves, lifted):
+        if tuple(o.shape) != tuple(c.shape) or o.dtype != c.dtype:
+            raise ValueError(f"unexpected JAX type (e.g. shape/dtype) for argument to VJP "
+                             f"function: got {c.dtype}{list(c.shape)}, but expected "
+                             f"{o.dtype}{list(o.shape)} because the corresponding output of the "
+                             f"differentiated function had JAX type {o.dtype}{list(o.shape)}")
+    return lifted
 
 
 # Per function: its compiled forward pass and vjp_fn(primals, cotangent), each traced once per
@@ -434,33 +460,47 @@ def vjp(fun, *primals):
 _EAGER_VJP = weakref.WeakKeyDictionary()
 
 
-def _eager_programs(fun):
+def clear_caches():
+    """jax.clear_caches: drops the programs spmd keeps per function for vjp and jvp called with
+    arrays (each is traced again on its next call). A jit-compiled function's own programs live
+    as long as it does. Also run at exit, before the extension module checks for leaks."""
+    from . import _forward
+    _EAGER_VJP.clear()
+    _forward.clear_caches()
+
+
+atexit.register(clear_caches)
+
+
+def _eager_programs(fun, has_aux):
     ref = weakref.ref(fun)
 
     def forward(*primals):
-        return ref()(*primals)
+        from ._forward import split_aux
+        return split_aux(ref()(*primals), has_aux) if has_aux else ref()(*primals)
 
     def backward(primals, cotangent):
-        return vjp(ref(), *primals)[1](cotangent)
+        return vjp(ref(), *primals, has_aux=has_aux)[1](cotangent)
 
     name = getattr(fun, "__name__", "fn")
     forward.__name__, backward.__name__ = name, f"vjp({name})"
     return jit(forward), jit(backward)
 
 
-def _eager_vjp(fun, primals):
-    if fun not in _EAGER_VJP:
-        _EAGER_VJP[fun] = _eager_programs(fun)
-    forward, backward = _EAGER_VJP[fun]
+def _eager_vjp(fun, primals, has_aux):
+    programs = _EAGER_VJP.setdefault(fun, {})
+    if has_aux not in programs:
+        programs[has_aux] = _eager_programs(fun, has_aux)
+    forward, backward = programs[has_aux]
     out = forward(*primals)
+    if has_aux:
+        out, aux = out
 
     def vjp_fn(cotangent):
-        if not isinstance(cotangent, Array):
-            cotangent = device_put(cotangent)
         return backward(primals, cotangent)
 
     vjp_fn.__wrapped__ = fun  # alive while vjp_fn is: the backward pass's first call traces it
-    return out, vjp_fn
+    return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
 
 
 def grad(fun, argnums=0, has_aux=False):
