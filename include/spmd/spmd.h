@@ -16,6 +16,7 @@
 #include "spmd/distributed.h"
 #include "spmd/dtype.h"
 #include "spmd/error.h"
+#include "spmd/eval_shape.h"
 #include "spmd/grad.h"
 #include "spmd/host_array.h"
 #include "spmd/jit.h"

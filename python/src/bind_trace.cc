@@ -7,12 +7,14 @@
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/string_view.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include <functional>
 
 #include "bindings.h"
 #include "spmd/convolution.h"
+#include "spmd/eval_shape.h"
 #include "spmd/grad.h"
 #include "spmd/jit.h"
 #include "spmd/linalg.h"
@@ -381,6 +383,23 @@ void bind_traced_calls(nb::module_& m) {
         static_cast<std::vector<Tensor> (*)(const Tensor&, const std::vector<Tensor>&)>(&vjp_of));
   m.def("vjp_with", static_cast<std::vector<Tensor> (*)(const Tensor&, const std::vector<Tensor>&,
                                                         const Tensor&)>(&vjp_of));
+  // jax.eval_shape (python/spmd/_shapes.py): inputs as (shape, dtype name, sharding or None),
+  // results as the same; fn is called once, with the GIL, on the parameters.
+  using Spec = std::tuple<Shape, std::string, std::optional<NamedSharding>>;
+  m.def("_eval_shape", [](const std::vector<Spec>& inputs, nb::callable fn) {
+    std::vector<ShapeDtypeStruct> types;
+    for (const auto& [shape, dtype, sharding] : inputs) {
+      types.push_back({shape, dtype_named(dtype), sharding});
+    }
+    std::vector<Spec> out;
+    const auto traced = [&fn](std::vector<Tensor>& params) {
+      return nb::cast<std::vector<Tensor>>(fn(params));
+    };
+    for (const ShapeDtypeStruct& t : eval_shape(traced, types)) {
+      out.emplace_back(t.shape, std::string(dtype_name(t.dtype)), t.sharding);
+    }
+    return out;
+  });
 }
 
 }  // namespace

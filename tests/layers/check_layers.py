@@ -65,7 +65,7 @@ PUBLIC = {
     "tensor.h": "jit", "jit.h": "jit", "config.h": "jit", "grad.h": "jit", "traced_shard_map.h": "jit",
     "numpy.h": "lib", "numpy_eager.h": "lib", "optim.h": "lib", "random.h": "lib",
     "random_key.h": "lib", "convolution.h": "lib", "linalg.h": "lib",
-    "tensor_leaves.h": "jit", "vmap.h": "jit", "mesh_context.h": "sharding",
+    "tensor_leaves.h": "jit", "vmap.h": "jit", "eval_shape.h": "jit", "mesh_context.h": "sharding",
     "multihost.h": "multihost",
     "checkpoint.h": "checkpoint", "checkpoint_manager.h": "checkpoint",
     "data_loader.h": "data", "data_source.h": "data",
