@@ -2,6 +2,8 @@
 None, and classes registered with register_pytree_node. Every other object is a leaf. Paths are
 tuples of JAX's key entries (_tree_keys.py: DictKey, SequenceKey, GetAttrKey,
 FlattenedIndexKey)."""
+import functools
+
 from ._tree_keys import (DictKey, FlattenedIndexKey, GetAttrKey, KeyEntry, KeyPath,  # noqa: F401
                          SequenceKey, keystr)
 
@@ -337,6 +339,19 @@ def treedef_is_leaf(treedef):
     return not treedef.children
 
 
+class Partial(functools.partial):
+    """jax.tree_util.Partial: functools.partial as a pytree. Its positional and keyword
+    arguments are its children (arrays among them are traced when it is passed to a jitted
+    function), its function the static part of its structure."""
+
+    def __repr__(self):
+        return f"Partial({self.func!r}, *{self.args!r}, **{self.keywords!r})"
+
+
+register_pytree_node(Partial, lambda p: ((p.args, p.keywords), p.func),
+                     lambda func, children: Partial(func, *children[0], **children[1]))
+
+
 def treedef_children(treedef):
     """jax.tree_util.treedef_children: the structures of the root's children."""
     _check_treedef("treedef_children", treedef)
@@ -350,7 +365,8 @@ def all_leaves(iterable, is_leaf=None):
         is_leaf(x) or _node(x)[0] == "leaf" for x in items)
 
 
-__all__ = ["DictKey", "FlattenedIndexKey", "GetAttrKey", "KeyEntry", "KeyPath", "SequenceKey",
+__all__ = ["DictKey", "FlattenedIndexKey", "GetAttrKey", "KeyEntry", "KeyPath", "Partial",
+           "SequenceKey",
            "all_leaves", "keystr", "tree_broadcast", "tree_transpose", "treedef_children",
            "treedef_is_leaf",
            "PyTreeDef", "register_dataclass", "register_pytree_node",

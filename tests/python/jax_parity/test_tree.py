@@ -2,12 +2,16 @@
 registered dataclasses and None, with is_leaf; and the same errors."""
 import collections
 import dataclasses
+import functools
 import operator
 
 import jax
+import jax.numpy as jnp
+import numpy as np
 import pytest
 
 import spmd
+import spmd.numpy as snp
 from parity import covers, raises_like
 
 Point = collections.namedtuple("Point", "x y")
@@ -187,3 +191,21 @@ def test_transpose_and_broadcast_match_jax():
                                                                                        full)
     raises_like(lambda: jax.tree.broadcast([1, 2], [1, 2, 3]),
                 lambda: spmd.tree.broadcast([1, 2], [1, 2, 3]), "not a prefix")
+
+
+@covers("tree_util.Partial")
+def test_partial_is_a_pytree_of_its_arguments_as_jaxs():
+    """Partial's arguments are its leaves (traced when it is passed to jit), its function the
+    static part; calling it, and rebuilding it from its leaves, as JAX's."""
+    def check(lib, np_):
+        p = lib.tree_util.Partial(lambda a, b, scale=1.0: (a + b) * scale, np_.arange(3.0),
+                                  scale=np_.float32(2.0))
+        leaves, tree = lib.tree_util.tree_flatten(p)
+        rebuilt = lib.tree_util.tree_unflatten(tree, [x * 2 for x in leaves])
+        return ([np.asarray(x) for x in leaves], np.asarray(p(1.0)),
+                np.asarray(lib.jit(lambda q, v: q(v))(p, np.float32(3.0))),
+                np.asarray(rebuilt(0.0)), isinstance(p, functools.partial))
+    got, want = check(spmd, snp), check(jax, jnp)
+    assert len(got[0]) == len(want[0])
+    for g, w in zip(got[0] + list(got[1:]), want[0] + list(want[1:])):
+        np.testing.assert_array_equal(g, w)
