@@ -105,11 +105,19 @@ std::vector<Tensor> vjp_of(const Tensor& out, const std::vector<Tensor>& wrt,
   const int last = out.value();
   const std::vector<bool> active = active_values(trace->program(), last, wrt);
   const std::vector<compiler::Varying> varying = compiler::varying_axes(trace->program());
+  // The values differentiated with respect to are independent variables, as JAX's vjp takes its
+  // primals: the walk stops at them, and a wrt value computed from another (vjp(f, y, x) with y
+  // made from x) passes nothing on to it.
+  std::vector<bool> independent(static_cast<size_t>(last) + 1, false);
+  for (const Tensor& t : wrt) {
+    if (t.value() <= last) independent[static_cast<size_t>(t.value())] = true;
+  }
   std::map<int, Tensor> ct;
   ct.emplace(last, cotangent);
   for (int v = last; v >= 0; --v) {
     auto it = ct.find(v);
     if (it == ct.end() || !active[static_cast<size_t>(v)]) continue;
+    if (independent[static_cast<size_t>(v)]) continue;
     const Op op = trace->op(v);  // a copy: the rules append to the program
     std::vector<Tensor> inputs;
     for (int in : op.inputs) inputs.emplace_back(trace, in);
