@@ -214,6 +214,9 @@ std::shared_ptr<Compiled> compile(std::span<const Array* const> inputs,
     throw;
   }
   compiler::check_same_program(c->program, mesh, options.name);
+  // Nothing differentiates or batches a compiled program: custom rules (Python callables that
+  // may hold this jitted function) are let go, so that no cycle through C++ outlives its users.
+  for (const compiler::Op& op : c->program.ops) op.operation->release_tracing_state();
   // The mesh's devices' platform (one per mesh, as in JAX). The executable looks its backend up
   // at each run, so a cached program never outlives the backend it ran on
   // (kernels::BackendOverride).

@@ -123,6 +123,12 @@ class Operation {
   virtual Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
                          const Tensor& g) const;
 
+  // Lets go of what only tracing uses (a custom rule's callable), called once the program is
+  // compiled, when no derivative or batch will be asked of it again. A rule written in Python
+  // holds the user's functions, which may hold the jitted function whose cache holds this
+  // program: a cycle through C++ that Python's collector cannot see. The default holds nothing.
+  virtual void release_tracing_state() const {}
+
   // Batching rule: this operation applied to each of `size` slices of `operands` (at least one
   // batched), as new operations appended to their trace, and the dimension of the result that
   // indexes the slices. Written like vjp, so that what it appends is traced, differentiated and

@@ -78,6 +78,7 @@ class CustomVjpOp final : public Operation {
   }
   Cotangents vjp(const Op& /*op*/, const Tensor& /*result*/, std::span<const Tensor> operands,
                  const Tensor& g) const override {
+    check_held();
     const std::vector<Tensor> inputs(operands.begin(), operands.end() - 1);
     Cotangents c = rule_(inputs, g);
     if (c.size() != inputs.size()) {
@@ -92,6 +93,7 @@ class CustomVjpOp final : public Operation {
   // element-wise functions) takes them as they are; any other is itself vmapped, as JAX batches
   // a custom rule: traced once on one slice of the inputs and cotangent, then replayed over all.
   Batched batch(const Op& /*op*/, std::span<const Batched> operands, int64_t size) const override {
+    check_held();
     std::vector<Tensor> moved;
     for (const Batched& b : operands) moved.push_back(batched_first(b, size));
     lax::VjpRule rule = batchable_ ? rule_ : vmapped(rule_);
@@ -99,9 +101,20 @@ class CustomVjpOp final : public Operation {
             0};
   }
 
+  void release_tracing_state() const override { rule_ = nullptr; }
+
  private:
+  void check_held() const {
+    if (!rule_) {
+      throw InvalidArgument(fmt::format(
+          "custom_vjp of {}: its rule was let go when its program was compiled; differentiate "
+          "or vmap the function itself, not a compiled program",
+          function_));
+    }
+  }
+
   std::string function_;
-  lax::VjpRule rule_;
+  mutable lax::VjpRule rule_;  // released after compilation (release_tracing_state)
   bool batchable_;
 };
 
