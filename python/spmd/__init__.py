@@ -14,6 +14,8 @@ from ._custom_vjp import custom_vjp
 from ._forward import jvp, linear_transpose, linearize
 from ._jacobians import hessian, jacfwd, jacobian, jacrev
 from ._jit import clear_caches, grad, jit, value_and_grad, vjp
+from ._remat import checkpoint as remat
+from ._remat import checkpoint_policies
 from ._shapes import ShapeDtypeStruct, eval_shape
 from ._utilities import (default_backend, device_get, ensure_compile_time_eval, named_call,
                          named_scope, process_indices)
@@ -68,13 +70,14 @@ def set_mesh(mesh):
 
 
 __all__ = ["Array", "AxisType", "NamedSharding", "P", "PartitionSpec", "ShapeDtypeStruct",
-           "Shard", "Tensor", "block_until_ready", "checkpoint", "clear_caches", "config",
-           "custom_jvp", "custom_vjp", "data", "default_backend", "device_count", "device_get",
-           "device_put", "devices", "distributed", "ensure_compile_time_eval", "errors",
-           "eval_shape", "experimental", "grad", "hessian", "jacfwd", "jacobian", "jacrev",
-           "jit", "jvp", "lax", "linear_transpose", "linearize", "local_device_count",
-           "local_devices", "make_array_from_callback", "make_array_from_process_local_data",
-           "make_array_from_single_device_arrays", "make_mesh", "named_call", "named_scope",
-           "nn", "numpy", "optax", "pmap", "process_count", "process_index", "process_indices",
-           "random", "reshard", "set_mesh", "shard_map", "sharding", "tree", "tree_map",
-           "tree_util", "value_and_grad", "vjp", "vmap"]
+           "Shard", "Tensor", "block_until_ready", "checkpoint", "checkpoint_policies",
+           "clear_caches", "config", "custom_jvp", "custom_vjp", "data", "default_backend",
+           "device_count", "device_get", "device_put", "devices", "distributed",
+           "ensure_compile_time_eval", "errors", "eval_shape", "experimental", "grad", "hessian",
+           "jacfwd", "jacobian", "jacrev", "jit", "jvp", "lax", "linear_transpose", "linearize",
+           "local_device_count", "local_devices", "make_array_from_callback",
+           "make_array_from_process_local_data", "make_array_from_single_device_arrays",
+           "make_mesh", "named_call", "named_scope", "nn", "numpy", "optax", "pmap",
+           "process_count", "process_index", "process_indices", "random", "remat", "reshard",
+           "set_mesh", "shard_map", "sharding", "tree", "tree_map", "tree_util",
+           "value_and_grad", "vjp", "vmap"]

@@ -14,6 +14,11 @@ class NoRuleError(AttributeError, TypeError):
     the function cannot take yet) for code that catches misuse as such."""
 
 
+class SeveralDtypesError(NotImplementedError):
+    """The function's outputs are of several dtypes, which the custom_vjp operation cannot carry
+    as its one value."""
+
+
 class custom_vjp:  # noqa: N801 - jax's name
     """jax.custom_vjp(fun, nondiff_argnums=()): define the rule with defvjp(fwd, bwd), where
     fwd(*args) returns (fun(*args), residuals) and bwd(*nondiff_args, residuals, g) returns one
@@ -60,7 +65,7 @@ class custom_vjp:  # noqa: N801 - jax's name
             raise TypeError(f"custom_vjp {name}: fwd must return traced arrays as its output")
         dtypes = {str(o.dtype) for o in out_leaves}
         if len(dtypes) > 1:
-            raise NotImplementedError(
+            raise SeveralDtypesError(
                 f"spmd: custom_vjp {name} returns outputs of several dtypes ({sorted(dtypes)}); "
                 "spmd carries them as one value of one dtype")
         shapes = [tuple(o.shape) for o in out_leaves]

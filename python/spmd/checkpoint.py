@@ -4,9 +4,13 @@ checkpoints Orbax writes, and save(..., format="orbax") writes ones Orbax restor
 path in the tree, its keys joined by '/' ({"layer": {"w": ...}} as "layer/w"), so a checkpoint
 saved from a tree restores into the same structure, onto any layout and any number of processes.
 
-(jax.checkpoint is JAX's rematerialisation decorator; this module is spmd's checkpointing, named
-by the issue that asked for it. Write `from spmd import checkpoint as ckpt` where both meet.)"""
+jax.checkpoint is JAX's rematerialisation decorator; this module is spmd's checkpointing, named
+by the issue that asked for it. So that `import spmd as jax` keeps JAX's meaning, the module is
+also callable: `spmd.checkpoint(f, policy=...)` is spmd.remat (_remat.py), and its attributes
+are this module's functions.)"""
 import os as _os
+import sys as _sys
+import types as _types
 
 from . import _arguments, _spmd
 from ._core import Array as _Array
@@ -140,3 +144,16 @@ class CheckpointManager:
 
 
 __all__ = ["CheckpointManager", "is_committed", "read_metadata", "restore", "save"]
+
+
+class _CallableModule(_types.ModuleType):
+    """This module's type: calling it is jax.checkpoint (rematerialisation)."""
+
+    def __call__(self, fun=None, **options):
+        from ._remat import checkpoint as remat
+        if fun is None:  # @spmd.checkpoint(policy=...) as a decorator factory
+            return lambda f: remat(f, **options)
+        return remat(fun, **options)
+
+
+_sys.modules[__name__].__class__ = _CallableModule
