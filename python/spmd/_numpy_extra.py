@@ -698,9 +698,23 @@ def _sinc(x):
 sinc = _op(_sinc)
 
 
+_PYTHON_SCALARS = (type(True), type(0), type(0.0))  # (bool is jnp.bool here)
+
+
+def _floats_beside(x1, x2):
+    """x1 and x2 as floating Tensors: a Python scalar (weak) in the other's floating dtype."""
+    if type(x1) in _PYTHON_SCALARS:
+        x2 = _float(x2)
+        return _t.full([], float(x1), _canonical_name(x2.dtype)), x2
+    if type(x2) in _PYTHON_SCALARS:
+        x1 = _float(x1)
+        return x1, _t.full([], float(x2), _canonical_name(x1.dtype))
+    return _float(x1), _float(x2)
+
+
 def _hypot(x1, x2):
     """JAX's: the larger magnitude times sqrt(1 + (smaller / larger)²); inf where either is."""
-    x1, x2 = _t.abs(_float(x1)), _t.abs(_float(x2))
+    x1, x2 = (_t.abs(x) for x in _floats_beside(x1, x2))
     inf = _t.logical_or(_t.equal(x1, np.inf), _t.equal(x2, np.inf))
     x1, x2 = _t.maximum(x1, x2), _t.minimum(x1, x2)
     zero = _t.equal(x1, 0)

@@ -284,6 +284,11 @@ def _add_leading(block):
 
 
 def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0):
-    """jax.pmap (see _Pmapped)."""
+    """jax.pmap (see _Pmapped). axis_name is a string or None (JAX takes any hashable name, and
+    fails at the call for one that is not a string)."""
     _arguments.check_callable(fun)
+    if axis_name is not None and not isinstance(axis_name, str):
+        hash(axis_name)  # an unhashable name is JAX's TypeError, at once
+        raise TypeError(f"pmap: axis_name must be a string (it names a mesh axis), not "
+                        f"{axis_name!r}")
     return _Pmapped(fun, axis_name, in_axes, out_axes)

@@ -334,6 +334,7 @@ THIRD = [
     ("fmax", (Z, Z[::-1]), {}), ("fmin", (Z, np.float32(1.0)), {}),
     ("logaddexp", (X, Y), {}, 4), ("logaddexp", (Z, Z), {}, 4), ("sinc", (X,), {}, 4),
     ("sinc", (np.zeros(3, np.float32),), {}), ("hypot", (X, Y), {}, 2), ("hypot", (Z, Z), {}, 2),
+    ("hypot", (X.astype(np.float16), 4.0), {}, 2), ("hypot", (2.0, Y), {}, 2),
     ("signbit", (NEG0,), {}), ("signbit", (J,), {}), ("copysign", (X, NEG0[:3]), {}),
 ("float_power", (P, Y), {}, 2), ("nancumsum", (Z,), {}),
     ("nancumprod", (Z,), {"axis": 1}), ("nanprod", (Z,), {"axis": 1}), ("nanvar", (Z,), {}, 4),
