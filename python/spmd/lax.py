@@ -2,7 +2,7 @@
 all_gather, psum_scatter, ppermute, axis_index, pcast), with_sharding_constraint, stop_gradient,
 rsqrt and logistic, lax's element-wise functions (_lax_elementwise.py: add, select, clamp, …;
 _lax_shapes.py: reshape, dynamic_slice, pad, …; _lax_combinators.py: reduce, cummax, top_k, dot,
-map; this module's max, min, abs, round, pow, slice and map are lax's, so its own code calls
+map; _lax_windows.py: associative_scan, reduce_window; this module's max, min, abs, round, pow, slice and map are lax's, so its own code calls
 builtins' by name).
 Inside a shard_map with check_vma (the default) values are typed by the axes
 they vary over, as in JAX 0.10.2 (include/spmd/traced_shard_map.h)."""
@@ -497,6 +497,8 @@ from ._lax_elementwise import *  # noqa: E402,F401,F403 - add, select, clamp and
 from ._lax_shapes import *  # noqa: E402,F401,F403 - reshape, dynamic_slice, pad and the rest
 from ._lax_combinators import *  # noqa: E402,F401,F403 - reduce, cummax, top_k, dot, map
 from ._lax_combinators import _identity  # noqa: E402 - the empty reductions' fill
+from ._lax_windows import (associative_scan, padtype_to_pads,  # noqa: E402,F401
+                           reduce_window)
 
 
 _triangular_solve = _numpy._op(

@@ -729,3 +729,108 @@ def test_reduce_dot_and_top_k_refuse_bad_arguments(what, call, ours):
             call(slax)
         return
     raises_like(lambda: call(jax.lax), lambda: call(slax), what)
+
+
+# --- associative_scan, reduce_window, padtype_to_pads (_lax_windows.py) ---
+
+_WIN_RNG = np.random.default_rng(51)
+
+
+@covers("lax.associative_scan")
+@pytest.mark.parametrize("n,axis,reverse", [(1, 0, False), (2, 0, False), (5, 0, True),
+                                            (8, 1, False), (13, 1, True), (16, -1, False)])
+def test_associative_scan_is_jaxs_bit_for_bit(n, axis, reverse):
+    """Sums (JAX's pairing order, so bit for bit), a pytree recurrence (a linear recurrence's
+    pairs; within rounding: XLA contracts its multiply-add into one fused operation), and bools
+    combined by or (interleaved with or, not +)."""
+    shape = [3, 3]
+    shape[axis] = n
+    x = _WIN_RNG.standard_normal(shape).astype(np.float32)
+    got = spmd.lax.associative_scan(snp.add, x, reverse=reverse, axis=axis)
+    want = jax.lax.associative_scan(jnp.add, x, reverse=reverse, axis=axis)
+    same(got, want, "sum")
+
+    def recurrence(np_):
+        def combine(p, q):
+            return (p[0] * q[0], p[1] * q[0] + q[1])
+        return combine
+    a = (_WIN_RNG.uniform(0.5, 1.0, shape)).astype(np.float32)
+    same(spmd.jit(lambda u, v: spmd.lax.associative_scan(recurrence(snp), (u, v),
+                                                          reverse=reverse, axis=axis))(a, x),
+         jax.jit(lambda u, v: jax.lax.associative_scan(recurrence(jnp), (u, v),
+                                                        reverse=reverse, axis=axis))(a, x),
+         "a pytree under jit", ulps=4, atol=1e-6)  # XLA fuses p1 * q0 + q1 into one FMA
+    flags = x > 0.5
+    same(spmd.lax.associative_scan(snp.logical_or, flags, reverse=reverse, axis=axis),
+         jax.lax.associative_scan(jnp.logical_or, flags, reverse=reverse, axis=axis), "bools")
+
+
+@covers("lax.associative_scan")
+def test_associative_scan_errors_are_jaxs():
+    x = np.ones((3, 4), np.float32)
+    raises_like(lambda: jax.lax.associative_scan(jnp.add, (x, x[:2])),
+                lambda: spmd.lax.associative_scan(snp.add, (x, x[:2])), "lengths differ")
+
+
+_POOL = _WIN_RNG.standard_normal((2, 7, 6, 3)).astype(np.float32)
+_RELU = np.maximum(_POOL, 0)  # ties of zeros in most windows
+_WINDOW_CASES = [
+    ("max 2x2/2 VALID", "max", (1, 2, 2, 1), (1, 2, 2, 1), "VALID", None, None),
+    ("max 3x3/1 SAME", "max", (1, 3, 3, 1), (1, 1, 1, 1), "SAME", None, None),
+    ("min 2x3/2 SAME_LOWER", "min", (1, 2, 3, 1), (1, 2, 2, 1), "SAME_LOWER", None, None),
+    ("sum 3x3/2 SAME", "add", (1, 3, 3, 1), (1, 2, 2, 1), "SAME", None, None),
+    ("sum pairs", "add", (1, 2, 2, 1), (1, 1, 1, 1), ((0, 0), (1, 2), (0, 1), (0, 0)), None,
+     None),
+    ("max dilated window", "max", (1, 2, 2, 1), (1, 1, 1, 1), "VALID", None, (1, 2, 2, 1)),
+    ("sum dilated base", "add", (1, 2, 2, 1), (1, 1, 1, 1), "VALID", (1, 2, 1, 1), None),
+]
+
+
+def _window_call(lib, kind, window, strides, padding, base, dilation, x, init=None):
+    op = {"max": lib.lax.max, "min": lib.lax.min, "add": lib.lax.add}[kind]
+    if init is None:
+        init = {"max": -np.inf, "min": np.inf, "add": 0.0}[kind]
+    return lib.lax.reduce_window(x, np.float32(init), op, window, strides, padding, base,
+                                 dilation)
+
+
+@covers("lax.reduce_window")
+@pytest.mark.parametrize("case", _WINDOW_CASES, ids=[c[0] for c in _WINDOW_CASES])
+def test_reduce_window_and_its_gradient_are_jaxs(case):
+    """Pooling as flax writes it: values bit for bit, and gradients (a max's to the first
+    maximum of each window, as JAX's select-and-scatter, on ReLU outputs full of ties)."""
+    name, kind, *spec = case
+    # Sums add in XLA's window order, which is row-major except where XLA picks another (seen
+    # with uneven padding): within rounding. Maxima and minima are exact.
+    ulps = 2 if kind == "add" else 0
+    same(_window_call(spmd, kind, *spec, _POOL), _window_call(jax, kind, *spec, _POOL), name,
+         ulps=ulps, atol=1e-6 if ulps else 0.0)
+    w = _WIN_RNG.standard_normal(np.shape(_window_call(jax, kind, *spec, _POOL))).astype(
+        np.float32)
+
+    def loss(lib, np_):
+        return lambda v: np_.sum(_window_call(lib, kind, *spec, v) * w)
+    if spec[-1] is not None:  # JAX has no derivative of a max over a dilated window
+        return
+    same(spmd.jit(spmd.grad(loss(spmd, snp)))(_RELU), jax.jit(jax.grad(loss(jax, jnp)))(_RELU),
+         f"grad of {name}", ulps=ulps, atol=1e-6 if ulps else 0.0)
+
+
+@covers("lax.reduce_window")
+def test_reduce_window_of_any_computation_and_init_is_jaxs():
+    """A product with init 1, a sum with an init of 5 and padding (padding is skipped, not
+    combined with the init), on integers too."""
+    x = _WIN_RNG.integers(-3, 4, (5, 6)).astype(np.int32)
+    for lib_op, init, padding in ((lambda lib: lib.lax.mul, 1, "VALID"),
+                                  (lambda lib: lib.lax.add, 5, "SAME"),
+                                  (lambda lib: lib.lax.max, 2, ((1, 1), (0, 2)))):
+        got = spmd.lax.reduce_window(x, np.int32(init), lib_op(spmd), (2, 3), (1, 2), padding)
+        want = jax.lax.reduce_window(x, np.int32(init), lib_op(jax), (2, 3), (1, 2), padding)
+        same(got, want, f"init {init}, padding {padding}")
+
+
+@covers("lax.padtype_to_pads")
+def test_padtype_to_pads_is_jaxs():
+    for padding in ("VALID", "SAME", "SAME_LOWER", "same"):
+        assert spmd.lax.padtype_to_pads((7, 6, 5), (3, 2, 4), (2, 1, 3), padding) == \
+            list(jax.lax.padtype_to_pads((7, 6, 5), (3, 2, 4), (2, 1, 3), padding)), padding
