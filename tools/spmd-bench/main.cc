@@ -225,7 +225,7 @@ void add_python(CLI::App& app, Runs& runs) {
   auto* p = app.add_subcommand(
       "python",
       "the Python package: a cached jit call beside JAX's, the MLP step beside C++, "
-      "transcendentals beside JAX's");
+      "transcendentals, forward mode and rematerialisation beside JAX's");
   p->add_option("--iterations", o->iterations, "timings per measurement (median)")
       ->check(CLI::Range(1, 1000));
   p->add_option("--rounds", o->rounds, "interleaved rounds (median ratio)")
