@@ -11,7 +11,7 @@ from . import _arguments, _spmd
 from . import numpy as snp
 from ._core import Tensor
 from ._custom_vjp import custom_vjp
-from ._forward import floating
+from ._forward import argument_cotangents, floating, weighted_sum
 from .tree_util import tree_flatten, tree_map, tree_unflatten
 
 
@@ -106,20 +106,9 @@ def _transpose(jvp, nondiff_args, primals, g, fun):
         name = getattr(fun, "__name__", "fn")
         raise TypeError(f"Custom JVP rule {name} must produce a pair (list or tuple of length "
                         f"two) representing primal and tangent outputs, but got {result!r}.")
-    t_leaves = tree_flatten(result[1])[0]
-    g_leaves = tree_flatten(g)[0]
-    pairs = [(t, c) for t, c in zip(t_leaves, g_leaves)
+    pairs = [(t, c) for t, c in zip(tree_flatten(result[1])[0], tree_flatten(g)[0])
              if isinstance(t, Tensor) and floating(t)]
-    total = None
-    for t, c in pairs:
-        term = snp.sum(t * c)
-        total = term if total is None else total + term
+    total = weighted_sum(pairs)
     found = iter(_spmd.vjp_of(total, wrt) if total is not None and wrt else
                  [snp.zeros_like(w) for w in wrt])
-    cts = []
-    for leaves, tree in flat:
-        live = [isinstance(x, Tensor) and floating(x) for x in leaves]
-        cts.append(tree_unflatten(tree, [
-            next(found) if is_live else snp.zeros_like(x) for x, is_live in zip(leaves, live)])
-            if any(live) else None)  # None: no cotangent for an argument of no floating leaf
-    return tuple(cts)
+    return argument_cotangents(primals, lambda i, j: next(found))

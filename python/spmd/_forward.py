@@ -34,7 +34,22 @@ def floating(x):
     return np.dtype(x.dtype).name.startswith(("float", "bfloat"))
 
 
-def _weighted_sum(pairs):
+def argument_cotangents(primals, found):
+    """One cotangent per primal pytree for a custom rule to return: None for a primal with no
+    floating traced leaf (it gets none, as an integer argument), else the primal's structure
+    with found(i, j) at its floating traced leaf j (primal i) and zeros of the leaf's dtype at
+    the others."""
+    cts = []
+    for i, primal in enumerate(primals):
+        leaves, tree = tree_flatten(primal)
+        live = [isinstance(x, Tensor) and floating(x) for x in leaves]
+        cts.append(tree_unflatten(tree, [found(i, j) if is_live else snp.zeros_like(x)
+                                         for j, (x, is_live) in enumerate(zip(leaves, live))])
+                   if any(live) else None)
+    return tuple(cts)
+
+
+def weighted_sum(pairs):
     """sum over (a, b) of sum(a * b), a scalar of the widest dtype; None for no pairs."""
     total = None
     for a, b in pairs:
@@ -58,7 +73,7 @@ def pullback_of(out_leaves, wrt):
         if len(pairs) == 1 and pairs[0][0].shape == tuple(pairs[0][1].shape):
             found = _spmd.vjp_with(pairs[0][0], picked, lift(pairs[0][1]))
         else:
-            found = _spmd.vjp_of(_weighted_sum(pairs), picked)
+            found = _spmd.vjp_of(weighted_sum(pairs), picked)
         for i, g in zip(live, found):
             grads[i] = g
         return grads
@@ -80,7 +95,7 @@ def tangents_of(fun, primal_leaves, in_tree, tangent_leaves, has_aux):
     out_leaves = [lift(o) for o in out_leaves]
     us = [_spmd.copy_traced(snp.zeros_like(o)) if floating(o) else None for o in out_leaves]
     transposed = pullback_of(out_leaves, xs)(us)
-    total = _weighted_sum((g, lift(t)) for g, t, x in zip(transposed, tangent_leaves, xs)
+    total = weighted_sum((g, lift(t)) for g, t, x in zip(transposed, tangent_leaves, xs)
                           if floating(x))
     live = [u for u in us if u is not None]
     found = iter(_spmd.vjp_of(total, live) if total is not None and live else

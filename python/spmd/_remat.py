@@ -17,10 +17,9 @@ import functools
 import inspect
 
 from . import _arguments
-from ._core import Tensor
 from ._custom_vjp import SeveralDtypesError, custom_vjp
-from ._forward import floating
-from .tree_util import tree_flatten, tree_unflatten
+from ._forward import argument_cotangents
+from .tree_util import tree_flatten
 
 
 def _saveable(*_, **__):
@@ -130,18 +129,5 @@ def _recomputed_cotangents(fun, statics, static_values, primals, g):
         for i in range(len(diff) + len(static_values)):
             full.append(next(statics_it) if i in statics else next(it))
         return fun(*full)
-    cts = vjp(on_primals, *primals)[1](g)
-    result = []
-    for primal, ct in zip(primals, cts):
-        leaves, tree = tree_flatten(primal)
-        ct_leaves = tree_flatten(ct)[0]
-        live = [isinstance(x, Tensor) and floating(x) for x in leaves]
-        result.append(tree_unflatten(tree, [
-            c if is_live else _zero_like(x) for x, c, is_live in zip(leaves, ct_leaves, live)])
-            if any(live) else None)
-    return tuple(result)
-
-
-def _zero_like(x):
-    from . import numpy as snp
-    return snp.zeros_like(x)
+    cts = [tree_flatten(ct)[0] for ct in vjp(on_primals, *primals)[1](g)]
+    return argument_cotangents(primals, lambda i, j: cts[i][j])
