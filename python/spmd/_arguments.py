@@ -63,7 +63,7 @@ def axis_list(axis):
 
 _NANOBIND_TYPES = [
     (r"spmd\._spmd\.(\w+\.)*Tensor", "Array"), (r"spmd\._spmd\.(\w+\.)*(\w+)", r"\2"),
-    (r"collections\.abc\.", ""), (r"numpy\.typing\.", ""), (r"\\0", "..."),
+    (r"collections\.abc\.", ""), (r"numpy\.typing\.", ""), (r"\\\d+", "..."),
 ]
 
 

@@ -53,6 +53,8 @@ def _exit(mesh, *exc):
 _scopes = __import__("threading").local()
 _axis_names = _spmd.Mesh.axis_names
 _spmd.Mesh.axis_names = property(lambda self: tuple(_axis_names.__get__(self)))
+_axis_types = _spmd.Mesh.axis_types
+_spmd.Mesh.axis_types = property(lambda self: tuple(_axis_types.__get__(self)))
 _spmd.Mesh.devices = property(_devices_grid)
 _spmd.Mesh.shape = property(lambda self: dict(zip(self.axis_names, self.axis_sizes)))
 _spmd.Mesh.size = property(lambda self: int(_np.prod(self.axis_sizes, dtype=_np.int64)))

@@ -119,10 +119,14 @@ void bind_sharding(nb::module_& m) {
   m.def(
       "make_mesh",
       [](const std::vector<int64_t>& shape, std::vector<std::string> names,
-         const std::optional<std::vector<AxisType>>& types) {
-        return make_mesh(shape, std::move(names), types.value_or(std::vector<AxisType>{}));
+         const std::optional<std::vector<AxisType>>& types,
+         const std::optional<std::vector<Device>>& devices) {
+        std::vector<AxisType> axis_types = types.value_or(std::vector<AxisType>{});
+        if (devices) return make_mesh(shape, std::move(names), std::move(axis_types), *devices);
+        return make_mesh(shape, std::move(names), std::move(axis_types));
       },
-      nb::arg("axis_shapes"), nb::arg("axis_names"), nb::arg("axis_types") = nb::none());
+      nb::arg("axis_shapes"), nb::arg("axis_names"), nb::arg("axis_types") = nb::none(),
+      nb::kw_only(), nb::arg("devices") = nb::none());
   m.def(
       "_set_mesh", [](std::optional<Mesh> mesh) { set_mesh(std::move(mesh)); },
       nb::arg("mesh").none());

@@ -104,6 +104,15 @@ def test_array_attributes_match_jax():
     assert spmd.device_count() == spmd.local_device_count() == len(spmd.local_devices()) == \
         len(spmd.devices()) == 8 and spmd.process_index() == 0 and spmd.process_count() == 1
     assert [d.id for d in spmd.make_mesh((2, 4), ("a", "b")).devices.flat] == list(range(8))
+    for shape, pick in (((2,), slice(2, 4)), ((2, 2), slice(4, 8))):
+        jmesh = jax.make_mesh(shape, tuple("xy"[:len(shape)]), devices=jax.devices()[pick])
+        smesh = spmd.make_mesh(shape, tuple("xy"[:len(shape)]), devices=spmd.devices()[pick])
+        assert [d.id for d in smesh.devices.flat] == [d.id for d in jmesh.devices.flat]
+        assert smesh.axis_types == tuple(getattr(spmd.AxisType, t.name) for t in
+                                         jmesh.axis_types)
+    raises_like(lambda: jax.make_mesh((2,), ("x",), devices=jax.devices()[:1]),
+                lambda: spmd.make_mesh((2,), ("x",), devices=spmd.devices()[:1]),
+                "fewer devices than the mesh holds")
     s.delete()
     assert s.is_deleted()
     with pytest.raises(Exception, match="deleted"):
