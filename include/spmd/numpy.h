@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -192,6 +193,12 @@ Tensor cumprod(const Tensor& a, std::optional<int> axis = std::nullopt);
 // place it came from.
 Tensor sort(const Tensor& a, std::optional<int> axis = -1, bool descending = false);
 Tensor argsort(const Tensor& a, std::optional<int> axis = -1, bool descending = false);
+// jnp.searchsorted: for each element of `v`, its int32 insertion index into the ascending rank-1
+// `a` (both promoted to one dtype), in JAX's sort order (-0 equals 0, NaN after every number):
+// side "left", the first position whose element is not less than it; "right", the first whose
+// element is greater. An empty `a` gives zeros. InvalidArgument for `a` of another rank or
+// another side. `a` is whole on every device; the result is laid out as `v`.
+Tensor searchsorted(const Tensor& a, const Tensor& v, std::string_view side = "left");
 // lax.sort_key_val's second result: `values` (keys' shape, any dtype) in the stable ascending
 // order of `keys` along `axis`. Differentiable in `values`.
 Tensor sort_key_val(const Tensor& keys, const Tensor& values, int axis = -1);

@@ -887,6 +887,45 @@ def isin(element, test_elements, invert=False):
     return jnp.logical_not(out) if invert else out
 
 
+_searchsorted = _op(lambda a, v, side: _t.searchsorted(a, v, side), arrays=(0, 1))
+_SEARCH_METHODS = ("scan", "scan_unrolled", "sort", "compare_all")
+
+
+def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
+    """jnp.searchsorted: the int32 insertion index of each element of v into the ascending
+    rank-1 a (a[sorter] with a sorter), side 'left' or 'right', in JAX's sort order (-0 equals
+    0, NaN after every number). Every method gives the same indices; spmd has one binary search,
+    as JAX's 'scan'."""
+    if side not in ("left", "right"):
+        raise ValueError(f"{side!r} is an invalid value for keyword 'side'. Expected one of "
+                         "['left', 'right']")
+    if method not in _SEARCH_METHODS:
+        raise ValueError(f"{method!r} is an invalid value for keyword 'method'. Expected one "
+                         f"of {list(_SEARCH_METHODS)}")
+    if sorter is not None:
+        a = jnp.take(a, sorter)
+    if np.ndim(a) != 1:
+        raise ValueError("a should be 1-dimensional")
+    if type(v) in _PYTHON_SCALARS:  # weak: a's dtype where it can
+        v = jnp.asarray(v, dtype=jnp.result_type(a, v))
+    return _searchsorted(a, v, side)
+
+
+def digitize(x, bins, right=False, *, method=None):
+    """jnp.digitize: the bin of each element of x among the monotonic edges `bins` (increasing
+    or decreasing), through searchsorted, as JAX composes it."""
+    if np.ndim(bins) != 1:
+        raise ValueError(f"digitize: bins must be a 1-dimensional array; got bins={bins!r}")
+    if np.shape(bins)[0] == 0:
+        return jnp.zeros_like(x, dtype=jnp.int32)
+    side = "right" if not right else "left"
+    kwds = {} if method is None else {"method": method}
+    reverse = jnp.flip(bins, 0)
+    return jnp.where(jnp.asarray(bins)[-1] >= jnp.asarray(bins)[0],
+                     searchsorted(bins, x, side=side, **kwds),
+                     np.shape(bins)[0] - searchsorted(reverse, x, side=side, **kwds))
+
+
 def array_equiv(a1, a2):
     try:
         shape = np.broadcast_shapes(np.shape(a1), np.shape(a2))

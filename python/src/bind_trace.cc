@@ -256,6 +256,12 @@ void bind_numpy(nb::module_& m) {
   t.def("cumprod", &jnp::cumprod, nb::arg("a"), nb::arg("axis").none());
   t.def("sort", &jnp::sort, nb::arg("a"), nb::arg("axis").none(), nb::arg("descending"));
   t.def("argsort", &jnp::argsort, nb::arg("a"), nb::arg("axis").none(), nb::arg("descending"));
+  t.def(
+      "searchsorted",
+      [](const Tensor& a, const Tensor& v, const std::string& side) {
+        return jnp::searchsorted(a, v, side);
+      },
+      nb::arg("a"), nb::arg("v"), nb::arg("side"));
   t.def("sort_key_val", &jnp::sort_key_val);
   t.def("conv_general_dilated",
         [](const Tensor& lhs, const Tensor& rhs, std::vector<int64_t> strides,

@@ -144,6 +144,44 @@ TEST(Numpy, ComparisonsWhereAndAstype) {
   }
 }
 
+// searchsorted's sides against counting: left counts the elements below each query, right
+// those not above it (ties, -0 against 0, infinities, NaN last, integers at their maximum).
+TEST(Numpy, SearchsortedCountsAsBothSidesSay) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> sorted = {-inf, -2.0f, -0.0f, 0.0f, 1.5f, 1.5f, 3.0f, inf, nan};
+  const std::vector<float> queries = {-inf, -3.0f, 0.0f, -0.0f, 1.5f, 2.0f, inf, nan, 9.0f};
+  const auto before = [](float e, float q) {  // e sorts before q in JAX's order
+    if (std::isnan(q)) return !std::isnan(e);
+    return !std::isnan(e) && e < q;
+  };
+  for (const char* side : {"left", "right"}) {
+    SCOPED_TRACE(side);
+    const HostArray got =
+        run2([side](const Tensor& a, const Tensor& v) { return jnp::searchsorted(a, v, side); },
+             host(sorted, {9}), host(queries, {9}));
+    ASSERT_EQ(got.dtype(), DType::kInt32);
+    for (size_t k = 0; k < queries.size(); ++k) {
+      int32_t want = 0;
+      for (const float e : sorted) {
+        const bool equal = (std::isnan(e) && std::isnan(queries[k])) || e == queries[k];
+        want += before(e, queries[k]) || (std::string(side) == "right" && equal);
+      }
+      EXPECT_EQ(got.data<int32_t>()[k], want) << "query " << queries[k];
+    }
+  }
+  const int32_t top = std::numeric_limits<int32_t>::max();
+  const HostArray ints =
+      run2([](const Tensor& a, const Tensor& v) { return jnp::searchsorted(a, v, "right"); },
+           host(std::vector<int32_t>{0, 3, 3, top}, {4}), host(std::vector<int32_t>{3, top}, {2}));
+  EXPECT_EQ(ints.data<int32_t>()[0], 3);
+  EXPECT_EQ(ints.data<int32_t>()[1], 4);
+  EXPECT_THROW(
+      run2([](const Tensor& a, const Tensor& v) { return jnp::searchsorted(a, v, "middle"); },
+           host(sorted, {9}), host(queries, {9})),
+      spmd::InvalidArgument);
+}
+
 TEST(Numpy, ReductionsOverAxesWithAndWithoutKeepdims) {
   std::vector<float> v(24);
   for (int k = 0; k < 24; ++k) v[k] = static_cast<float>((k * 5) % 7);

@@ -386,4 +386,6 @@ ELSEWHERE |= {
     "associative_scan": "tests/python/jax_parity/test_lax.py (sums bit for bit, a recurrence)",
     "reduce_window": "tests/python/jax_parity/test_lax.py (pooling, gradients at ties)",
     "padtype_to_pads": "tests/python/jax_parity/test_lax.py (no values: padding sizes)",
+    "searchsorted": "tests/python/jax_parity/test_numpy.py (sort order's edges, both sides)",
+    "digitize": "tests/python/jax_parity/test_numpy.py (through searchsorted)",
 }

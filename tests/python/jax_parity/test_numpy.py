@@ -950,3 +950,43 @@ def test_nextafter_is_jaxs_bit_for_bit():
     f32 = np.array([1.0, 2.0], np.float32)
     raises_like(lambda: jax.grad(lambda v: jnp.sum(jnp.nextafter(v, 3.0)))(f32),
                 lambda: spmd.grad(lambda v: snp.sum(snp.nextafter(v, 3.0)))(f32), "grad")
+
+
+_SORTED_EDGES = np.sort(np.array([-np.inf, -2.0, -1.2e-38, -0.0, 0.0, 1e-40, 0.0, 1.2e-38, 1.5,
+                                  1.5, 3.0, np.inf, np.nan], np.float32))
+_QUERIES = np.array([[-np.inf, -3, -1.2e-38, -0.0, 0.0, 1e-45, 1e-40, 1.2e-38],
+                     [1.5, 2, np.inf, np.nan, -np.nan, 3.0, -2.0, 7.0]], np.float32)
+
+
+@covers("numpy.searchsorted", "numpy.digitize")
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_searchsorted_and_digitize_match_jax(side):
+    """Both sides over JAX's sort order (±0 equal, subnormals as zero on CPU, NaN last, ties),
+    integers at their extremes, a half type with a Python scalar, a sorter, an empty array,
+    under jit; digitize over increasing and decreasing edges."""
+    cases = [(_SORTED_EDGES, _QUERIES), (np.array([0, 3, 3, 2 ** 31 - 1], np.int32),
+                                         np.array([-2 ** 31, 3, 2 ** 31 - 1, 4], np.int32)),
+             (np.array([False, True, True]), np.array([True, False])),
+             (np.float16([1, 2, 2]), 2.0), (np.zeros(0, np.float32), np.ones(3, np.float32))]
+    for a, v in cases:
+        same(snp.searchsorted(a, v, side), jnp.searchsorted(a, v, side), f"{a.dtype} {side}")
+    same(spmd.jit(lambda a, v: snp.searchsorted(a, v, side=side))(_SORTED_EDGES, _QUERIES),
+         jax.jit(lambda a, v: jnp.searchsorted(a, v, side=side))(_SORTED_EDGES, _QUERIES),
+         "under jit")
+    unsorted, order = np.array([3, 1, 2], np.int32), np.array([1, 2, 0], np.int32)
+    same(snp.searchsorted(unsorted, 2, side, sorter=order),
+         jnp.searchsorted(unsorted, 2, side, sorter=order), "a sorter")
+    x = np.float32([0.2, 6.4, 3.0, 1.6, 4.0, -1.0])
+    for bins in (np.float32([0, 1, 2.5, 4, 10]), np.float32([10, 4, 2.5, 1, 0])):
+        same(snp.digitize(x, bins, right=side == "right"),
+             jnp.digitize(x, bins, right=side == "right"), f"digitize over {bins}")
+
+
+@covers("numpy.searchsorted", "numpy.digitize")
+def test_searchsorted_and_digitize_errors_match_jax():
+    a = np.arange(4, dtype=np.float32)
+    for call, what in ((lambda np_: np_.searchsorted(a, 1.0, side="middle"), "a side"),
+                       (lambda np_: np_.searchsorted(a, 1.0, method="fast"), "a method"),
+                       (lambda np_: np_.searchsorted(a.reshape(2, 2), 1.0), "a of rank 2"),
+                       (lambda np_: np_.digitize(a, a.reshape(2, 2)), "bins of rank 2")):
+        raises_like(lambda: call(jnp), lambda: call(snp), what)
