@@ -44,7 +44,7 @@ Tensor sort_keys(const Tensor& a) {
 // above v (an integer's maximum, where v + 1 wraps; NaN).
 Tensor next_up(const Tensor& v, Tensor& last) {
   if (!is_floating(v.dtype())) {
-    const Tensor up = v + 1;
+    Tensor up = v + 1;
     last = up < v;
     return up;
   }
