@@ -182,8 +182,8 @@ Tensor min(const Tensor& a, const AxisList& axes = {}, bool keepdims = false);
 // absent), in a's dtype (an int8 sum wraps in int8; bool counts in int32). Floats combine in the
 // order XLA combines them on CPU, so float32 and float64 results equal JAX's bit for bit;
 // float16 and bfloat16 scan in float32 and round each result once. The axis is whole on every
-// device (gathered where it is split). cumsum's derivative is JAX's (the running sum from the
-// end; XLA sums it in another order, so within rounding); cumprod has none.
+// device (gathered where it is split). cumsum's derivative is JAX's, bit for bit (the running
+// sum from the end in XLA's order, lax::reverse_cumsum); cumprod has none.
 Tensor cumsum(const Tensor& a, std::optional<int> axis = std::nullopt);
 Tensor cumprod(const Tensor& a, std::optional<int> axis = std::nullopt);
 // jnp.sort and jnp.argsort: each line along `axis` (the array flattened when absent) sorted

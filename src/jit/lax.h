@@ -76,6 +76,10 @@ Tensor argmax(const Tensor& x, int axis);
 // Running sums and products along `axis`, in x's dtype.
 Tensor cumsum(const Tensor& x, int axis);
 Tensor cumprod(const Tensor& x, int axis);
+// The running sum from the end along `axis` (JAX's reverse cumsum, cumsum's transpose), in the
+// order XLA's CPU backend sums it, each addition in x's dtype (a half type rounds at every
+// step, as XLA's does): composed of slices and additions, so it is differentiable and batchable.
+Tensor reverse_cumsum(const Tensor& x, int axis);
 
 // --- layout (no arithmetic; reshape, broadcast, transpose and slice return `x` itself where
 // nothing changes) ---

@@ -239,13 +239,60 @@ Block CumulativeOp::run(const KernelContext& device, const Step& step,
   return out;
 }
 
+namespace {
+
+constexpr int64_t kScanBase = 16;  // XLA's ReduceWindowRewriter base length on CPU
+
+// `x`'s elements [from, from + count) along `axis`, then `zeros` zeros.
+Tensor shifted(const Tensor& x, int axis, int64_t from, int64_t count, int64_t zeros) {
+  std::vector<int64_t> start(x.shape().size(), 0);
+  Shape extent = x.shape();
+  start[static_cast<size_t>(axis)] = from;
+  extent[static_cast<size_t>(axis)] = count;
+  std::vector<Tensor> parts = {lax::slice(x, start, extent)};
+  if (zeros > 0) {
+    extent[static_cast<size_t>(axis)] = zeros;
+    parts.push_back(lax::full(x.trace(), extent, x.dtype(), 0));
+  }
+  return lax::concatenate(parts, axis);
+}
+
+// The running sum from the end along `axis`, in the order XLA's CPU backend computes JAX's
+// reverse cumsum (a reduce-window padded at the end): a line of at most 16 elements as each
+// element's window summed from it onwards, ((0 + x_i) + x_i+1) + …; a longer one zero-padded to
+// rows of 16, each row so, plus the sum from the end of the later rows' totals (the same scan,
+// one row up), added last.
+Tensor reverse_running_sum(const Tensor& x, int axis) {  // NOLINT(misc-no-recursion)
+  const Shape shape = x.shape();
+  const int64_t n = shape[static_cast<size_t>(axis)];
+  if (n <= kScanBase) {
+    Tensor acc = lax::full_like(x, 0);
+    for (int64_t d = 0; d < n; ++d) acc = acc + shifted(x, axis, d, n - d, d);
+    return acc;
+  }
+  const int64_t rows = (n + kScanBase - 1) / kScanBase;
+  Shape tiled = shape;
+  tiled[static_cast<size_t>(axis)] = rows;
+  tiled.insert(tiled.begin() + axis + 1, kScanBase);
+  const Tensor padded = shifted(x, axis, 0, n, rows * kScanBase - n);
+  const Tensor within = reverse_running_sum(lax::reshape(padded, tiled), axis + 1);
+  Shape totals_shape = tiled;
+  totals_shape.erase(totals_shape.begin() + axis + 1);
+  const Tensor totals = lax::reshape(shifted(within, axis + 1, 0, 1, 0), totals_shape);
+  // The later rows' totals: the inclusive scan of the totals, one row on.
+  const Tensor later = shifted(reverse_running_sum(totals, axis), axis, 1, rows - 1, 1);
+  const Tensor sum = within + lax::broadcast(lax::expand_dims(later, axis + 1), tiled);
+  Shape flat = shape;
+  flat[static_cast<size_t>(axis)] = rows * kScanBase;
+  return shifted(lax::reshape(sum, flat), axis, 0, n, 0);
+}
+
+}  // namespace
+
 Cotangents CumulativeOp::vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
                              const Tensor& g) const {
   if (product) return Operation::vjp(op, result, operands, g);
-  const int64_t n = g.shape()[static_cast<size_t>(axis)];
-  const Tensor last_first = lax::iota(g.trace(), {DType::kInt32, Shape{n}}) * -1 + (n - 1);
-  const auto flipped = [&](const Tensor& x) { return lax::take(x, last_first, axis); };
-  return {flipped(lax::cumsum(flipped(g), axis))};
+  return {reverse_running_sum(g, axis)};
 }
 
 Batched CumulativeOp::batch(const Op& /*op*/, std::span<const Batched> operands,
@@ -607,6 +654,7 @@ Tensor cumsum(const Tensor& x, int axis) {
 Tensor cumprod(const Tensor& x, int axis) {
   return bind(make_operation<CumulativeOp>(true, axis), {x});
 }
+Tensor reverse_cumsum(const Tensor& x, int axis) { return reverse_running_sum(x, axis); }
 
 Tensor top_k(const Tensor& x, int64_t k) { return bind(make_operation<TopKOp>(k), {x}); }
 

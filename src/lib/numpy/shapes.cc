@@ -153,7 +153,16 @@ Tensor cumulative(const char* what, const Tensor& a, std::optional<int> axis, bo
   const DType dtype = a.dtype() == DType::kBool ? DType::kInt32 : a.dtype();
   const DType scan = is_half_dtype(dtype) ? DType::kFloat32 : sum_dtype(dtype);
   const Tensor wide = lax::convert_element_type(x, scan);
-  return lax::convert_element_type(product ? lax::cumprod(wide, ax) : lax::cumsum(wide, ax), dtype);
+  Tensor value =
+      lax::convert_element_type(product ? lax::cumprod(wide, ax) : lax::cumsum(wide, ax), dtype);
+  if (product || !is_half_dtype(dtype)) return value;
+  // JAX's half-type cumsum is one primitive whose transpose sums in the half type itself, step
+  // by step (XLA's reduce-window), not in float32 as the value is.
+  return lax::with_vjp(what, {a}, value, [ax, axis](const auto& in, const Tensor& g) {
+    const Tensor flat = axis ? g : reshape(g, {g.size()});
+    const Tensor back = lax::reverse_cumsum(flat, ax);
+    return std::vector<std::optional<Tensor>>{axis ? back : reshape(back, in[0].shape())};
+  });
 }
 
 }  // namespace
