@@ -270,6 +270,12 @@ Tensor concatenate(const std::vector<Tensor>& parts, int axis = 0);
 // give an empty result). The derivative adds the cotangent back at the indices (a repeated index
 // sums them in order; one out of range, filled, contributes nothing), as JAX's scatter-add.
 Tensor take(const Tensor& a, const Tensor& indices, std::optional<int> axis = std::nullopt);
+// x.at[indices].add(values) for integer `indices` into the leading axis of the floating `a`:
+// `values` (broadcast to indices' shape + a's other dimensions) added at each index, a repeated
+// index adding each in order; a negative index counts from the end once, one still outside is
+// dropped, as JAX's scatter. The updates are summed first and added to `a` last (JAX adds each
+// to `a` in turn: with repeated indices the sums round apart). InvalidArgument for other types.
+Tensor add_at(const Tensor& a, const Tensor& indices, const Tensor& values);
 // The arrays, of one shape, joined along a new axis `axis` of the result.
 Tensor stack(const std::vector<Tensor>& parts, int axis = 0);
 // transpose exchanging two axes; moving axis `source` to position `destination`, the others in

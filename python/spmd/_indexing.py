@@ -10,6 +10,7 @@ import operator
 
 import numpy as np
 
+from . import _spmd
 from . import numpy as jnp
 from ._core import Array, Tensor
 
@@ -154,7 +155,9 @@ class _At:
 
 class _AtIndex:
     """jax's _IndexUpdateRef for static integers, slices of step 1, Ellipsis and None-free
-    indices: set, add, multiply (mul), min, max, get."""
+    indices: set, add, multiply (mul), min, max, get; and add at an integer array indexing the
+    leading axis of a floating array (a scatter-add: repeated indices add up, indices out of
+    range are dropped, as JAX's)."""
 
     def __init__(self, x, index):
         self._x, self._index = x, index
@@ -169,7 +172,8 @@ class _AtIndex:
         for dim, (p, n) in enumerate(zip(parts, shape)):
             if p is None or _is_index_array(p):
                 raise NotImplementedError("spmd: .at[] with None or an integer array is not "
-                                          "supported (static integers and slices are)")
+                                          "supported here (static integers and slices are; "
+                                          ".add takes an integer array on the leading axis)")
             if _is_int(p):
                 i = operator.index(p)
                 if not -n <= i < n:
@@ -207,7 +211,23 @@ class _AtIndex:
         v, mask = self._placed(values, 0)
         return jnp.where(mask, v, self._x)
 
+    def _leading_index_array(self):
+        """The integer array indexing the leading axis, when the index is one (alone, or
+        followed by whole slices and Ellipsis); else None."""
+        parts = self._index if isinstance(self._index, tuple) else (self._index,)
+        if not parts or isinstance(parts[0], tuple) or not _is_index_array(parts[0]):
+            return None
+        rest = parts[1:]
+        if not all(p is Ellipsis or (isinstance(p, slice) and p == slice(None)) for p in rest):
+            return None
+        return np.asarray(parts[0]) if isinstance(parts[0], list) else parts[0]
+
     def add(self, values, **kwargs):
+        indices = self._leading_index_array()
+        if indices is not None:  # a scatter-add (numpy.add_at); dropped out of range, as JAX's
+            if not isinstance(values, (Array, Tensor)):
+                values = jnp.asarray(values, dtype=self._x.dtype)
+            return _add_at(self._x, indices, values)
         v, _ = self._placed(values, 0)
         return self._x + v
 
@@ -224,6 +244,10 @@ class _AtIndex:
     def max(self, values, **kwargs):  # noqa: A003
         v, mask = self._placed(values, 0)
         return jnp.where(mask, jnp.maximum(self._x, v), self._x)
+
+
+_add_at = jnp._op(lambda a, i, v: _spmd.tnp.add_at(a, i, v), arrays=(0, 1, 2))
+_add_at.public_name = "spmd.Array.at[].add"
 
 
 def _pad(v, axis, before, after, fill):

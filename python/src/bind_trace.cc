@@ -256,6 +256,7 @@ void bind_numpy(nb::module_& m) {
   t.def("cumprod", &jnp::cumprod, nb::arg("a"), nb::arg("axis").none());
   t.def("sort", &jnp::sort, nb::arg("a"), nb::arg("axis").none(), nb::arg("descending"));
   t.def("argsort", &jnp::argsort, nb::arg("a"), nb::arg("axis").none(), nb::arg("descending"));
+  t.def("add_at", &jnp::add_at, nb::arg("a"), nb::arg("indices"), nb::arg("values"));
   t.def(
       "searchsorted",
       [](const Tensor& a, const Tensor& v, const std::string& side) {

@@ -126,6 +126,10 @@ Tensor search_sorted(const Tensor& sorted, const Tensor& queries);
 // x's slices along `axis` at `indices` (int32, any shape; out of range clamped), which replace
 // that dimension.
 Tensor take(const Tensor& x, const Tensor& indices, int axis);
+// take's transpose: zeros of `size` along `axis` (float `updates`' shape with the int32
+// `indices`' dimensions at `axis` replaced by it), each slice of `updates` added at its index
+// (clamped), in order.
+Tensor scatter_add(const Tensor& updates, const Tensor& indices, int axis, int64_t size);
 // The factorization family (ops/linalg.cc) of the matrices in the last two dimensions, float32
 // or float64: the lower Cholesky factor; the reduced QR decomposition's Q and R.
 Tensor cholesky(const Tensor& a);

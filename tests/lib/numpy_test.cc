@@ -182,6 +182,26 @@ TEST(Numpy, SearchsortedCountsAsBothSidesSay) {
       spmd::InvalidArgument);
 }
 
+// add_at (x.at[indices].add) against a loop: repeated indices add up, a negative one counts
+// from the end, one out of range is dropped.
+TEST(Numpy, AddAtScattersIntoTheLeadingAxis) {
+  const std::vector<float> x = {1, 2, 3, 4, 5, 6};  // 3 x 2
+  const std::vector<int32_t> at = {0, 2, 0, -1, 7};
+  const std::vector<float> v = {10, 20, 30, 40, 50, 60, 70, 80, 90, 100};  // 5 x 2
+  std::vector<float> want = x;
+  for (size_t k = 0; k < at.size(); ++k) {
+    const int32_t i = at[k] < 0 ? at[k] + 3 : at[k];
+    if (i < 0 || i >= 3) continue;
+    for (int j = 0; j < 2; ++j) want[static_cast<size_t>(i * 2 + j)] += v[k * 2 + j];
+  }
+  const HostArray got =
+      spmd::jit([](const Tensor& a, const Tensor& i, const Tensor& u) {
+        return jnp::add_at(a, i, u);
+      })(on_device(host(x, {3, 2})), on_device(host(at, {5})), on_device(host(v, {5, 2})))
+          .to_host();
+  for (size_t k = 0; k < want.size(); ++k) EXPECT_EQ(got.data<float>()[k], want[k]) << k;
+}
+
 TEST(Numpy, ReductionsOverAxesWithAndWithoutKeepdims) {
   std::vector<float> v(24);
   for (int k = 0; k < 24; ++k) v[k] = static_cast<float>((k * 5) % 7);

@@ -656,6 +656,10 @@ Tensor cumprod(const Tensor& x, int axis) {
 }
 Tensor reverse_cumsum(const Tensor& x, int axis) { return reverse_running_sum(x, axis); }
 
+Tensor scatter_add(const Tensor& updates, const Tensor& indices, int axis, int64_t size) {
+  return bind(make_operation<ScatterAddOp>(axis, size), {updates, indices});
+}
+
 Tensor top_k(const Tensor& x, int64_t k) { return bind(make_operation<TopKOp>(k), {x}); }
 
 Tensor search_sorted(const Tensor& sorted, const Tensor& queries) {

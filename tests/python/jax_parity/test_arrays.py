@@ -37,6 +37,26 @@ def test_at_updates_match_jax(index, values):
     same(grad, jax.grad(lambda a: jnp.sum(a.at[index].set(values) * a))(X), "its gradient")
 
 
+@pytest.mark.parametrize("index,values", [
+    (np.array([0, 3, 2], np.int32), np.float32([[1, 2, 3, 4, 5]])),
+    ((np.array([[1, 2], [-1, 0]]), slice(None)), 2.5),
+    (np.array([0, 9, -9, 1], np.int32), np.arange(20, dtype=np.float32).reshape(4, 5)),
+    (([2, 2, 1],), np.float32([1.0, 2.0, 4.0, 8.0, 16.0]))])
+def test_at_add_at_integer_arrays_matches_jax(index, values):
+    """x.at[integer array].add: a scatter-add into the leading axis (embedding gradients),
+    negative indices from the end, out-of-range ones dropped, repeated ones summed (added to x
+    after their own sum: within rounding of JAX's, which adds each to x in turn); eagerly, under
+    jit, and its gradient (the cotangent taken at the indices)."""
+    same(snp.asarray(X).at[index].add(values), jnp.asarray(X).at[index].add(values),
+         f"x.at[{index!r}].add", ulps=1)
+    same(spmd.jit(lambda a, v: a.at[index].add(v))(X, values),
+         jax.jit(lambda a, v: a.at[index].add(v))(X, values), "under jit", ulps=1)
+    if not isinstance(values, float):
+        loss = lambda np_: lambda a, v: np_.sum(a.at[index].add(v) ** 2)
+        same(spmd.grad(loss(snp), argnums=(0, 1))(X, values),
+             jax.grad(loss(jnp), argnums=(0, 1))(X, values), "its gradient", ulps=1)
+
+
 def test_array_methods_match_jax():
     s, j = snp.asarray(X), jnp.asarray(X)
     for name, args in (("sum", ()), ("mean", (1,)), ("max", ()), ("argmin", (2,)),
