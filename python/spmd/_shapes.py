@@ -44,8 +44,9 @@ class ShapeDtypeStruct:
         return isinstance(other, ShapeDtypeStruct) and self._key() == other._key()
 
     def __hash__(self):
-        return hash((self.shape, self.dtype, id(self.sharding) if self.sharding is not None
-                     else None, self.weak_type))
+        # Equal structs hash alike: equal shardings may be distinct objects, so the sharding
+        # (compared by __eq__) stays out of the hash.
+        return hash((self.shape, self.dtype, self.weak_type))
 
     def __repr__(self):
         extra = f", sharding={self.sharding}" if self.sharding is not None else ""

@@ -84,6 +84,10 @@ def test_shape_dtype_struct_and_eval_shape_errors_are_jaxs():
     assert s == spmd.ShapeDtypeStruct((4, 3), np.float32) and hash(s) == hash(
         spmd.ShapeDtypeStruct((4, 3), np.float32))
     assert s != spmd.ShapeDtypeStruct((4, 3), np.int32)
+    mesh = spmd.make_mesh((8,), ("x",))
+    split = [spmd.ShapeDtypeStruct((8,), np.float32, sharding=spmd.NamedSharding(mesh, spmd.P("x")))
+             for _ in range(2)]  # equal shardings, distinct objects: equal, one hash
+    assert split[0] == split[1] and len(set(split)) == 1
     raises_like(lambda: jax.eval_shape(lambda a: a * 2, "x"),
                 lambda: spmd.eval_shape(lambda a: a * 2, "x"), "a string argument")
     raises_like(lambda: jax.eval_shape(lambda a: a.reshape(5), X),
