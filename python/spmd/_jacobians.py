@@ -109,13 +109,17 @@ def _compiled_when_concrete(traced, fun):
     return functools.wraps(fun)(wrapped)
 
 
+def _check_transform(name, fun, holomorphic):
+    _arguments.check_callable(fun)
+    if holomorphic:
+        raise NotImplementedError(f"spmd.{name}: holomorphic=True needs complex dtypes, which "
+                                  "spmd does not have")
+
+
 def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     """jax.jacrev: the Jacobian by reverse mode, one vector-Jacobian product per output element
     (vmapped). holomorphic needs complex dtypes, which spmd lacks."""
-    _arguments.check_callable(fun)
-    if holomorphic:
-        raise NotImplementedError("spmd.jacrev: holomorphic=True needs complex dtypes, which "
-                                  "spmd does not have")
+    _check_transform("jacrev", fun, holomorphic)
 
     def traced(*args):
         nums = _check_argnums("jacrev", argnums, len(args))
@@ -144,10 +148,7 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
 def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
     """jax.jacfwd: the Jacobian by forward mode (spmd's jvp), one Jacobian-vector product per
     input element (vmapped). holomorphic needs complex dtypes, which spmd lacks."""
-    _arguments.check_callable(fun)
-    if holomorphic:
-        raise NotImplementedError("spmd.jacfwd: holomorphic=True needs complex dtypes, which "
-                                  "spmd does not have")
+    _check_transform("jacfwd", fun, holomorphic)
 
     def traced(*args):
         nums = _check_argnums("jacfwd", argnums, len(args))
@@ -158,19 +159,13 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
             return _call_with(fun, args, nums, trees, list(xs))
         pushed = functools.partial(_pushforward, at, leaves, has_aux)
         basis = _basis([x.shape for x in leaves], [x.dtype for x in leaves])
-        out, _, aux = tangents_of(at, leaves, tree_flatten(tuple(leaves))[1], _zero_tangents(basis),
-                                  has_aux)
+        out, aux = split_aux(at(*leaves), has_aux)  # the primal pass, for the output's types
         out_leaves, out_tree = tree_flatten(out)
         cols = _mapped(pushed, basis, [(o.shape, o.dtype) for o in out_leaves])
         jac = _arranged(cols, [lift(o) for o in out_leaves], out_tree, leaves, trees,
                         isinstance(argnums, int), False)
         return (jac, aux) if has_aux else jac
     return _compiled_when_concrete(traced, fun)
-
-
-def _zero_tangents(basis):
-    """Zero tangents of each leaf's shape (the primal pass needs some)."""
-    return [snp.zeros(b.shape[1:], b.dtype) for b in basis]
 
 
 def _pushforward(at, leaves, has_aux, *tangents):
