@@ -6,6 +6,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "spmd-bench/train_bench.h"
@@ -25,6 +26,23 @@ nlohmann::json python_row(const std::string& mode, int iterations) {
   const std::string script = (self_dir() / "python_bench_worker.py").string();
   return one_row({bench_python(), script, mode, std::to_string(iterations)},
                  {{"PYTHONPATH", SPMD_BENCH_PYTHONPATH}, {"JAX_PLATFORMS", "cpu"}});
+}
+
+// Per name in `mode`'s rows ({name: {spmd_ms, jax_ms, …}}), spmd's time over JAX's in each of
+// o.rounds fresh processes (fewer where one printed nothing), and the last row.
+std::pair<std::map<std::string, std::vector<double>>, nlohmann::json> ratios_over_rounds(
+    const std::string& mode, const PythonBenchOptions& o) {
+  std::map<std::string, std::vector<double>> ratios;
+  nlohmann::json last;
+  for (int r = 0; r < o.rounds; ++r) {
+    const auto t = python_row(mode, o.iterations);
+    if (t.is_null()) break;
+    for (const auto& [name, v] : t.items()) {
+      ratios[name].push_back(v["spmd_ms"].get<double>() / v["jax_ms"].get<double>());
+    }
+    last = t;
+  }
+  return {ratios, last};
 }
 
 nlohmann::json cxx_step_row(int iterations) {
@@ -85,37 +103,20 @@ int run_python_bench(const PythonBenchOptions& o) {
   row["step_python_over_cxx_rounds"] = step_ratio;
   // exp, log, log1p, tanh and logistic on 2^22 float32s beside JAX, the median of each ratio
   // over rounds.
-  std::map<std::string, std::vector<double>> ratios;
-  nlohmann::json last;
-  for (int r = 0; r < o.rounds; ++r) {
-    const auto t = python_row("transcendentals", o.iterations);
-    if (t.is_null()) break;
-    for (const auto& [name, v] : t.items()) {
-      ratios[name].push_back(v["spmd_ms"].get<double>() / v["jax_ms"].get<double>());
-    }
-    last = t;
-  }
+  const auto [ratios, last] = ratios_over_rounds("transcendentals", o);
   for (const auto& [name, r] : ratios) {
     row["transcendental_" + name + "_spmd_over_jax"] = median(r);
     row["transcendental_" + name + "_bit_for_bit"] = last[name]["bit_for_bit"];
   }
-  // Forward mode (spmd's double vjp) and rematerialisation beside JAX: the median of each
-  // ratio over rounds, and the values' largest relative difference from JAX's.
-  std::map<std::string, std::vector<double>> derivative_ratios;
-  nlohmann::json derivative_last;
-  for (int r = 0; r < o.rounds; ++r) {
-    const auto t = python_row("derivatives", o.iterations);
-    if (t.is_null()) break;
-    for (const auto& [name, v] : t.items()) {
-      derivative_ratios[name].push_back(v["spmd_ms"].get<double>() / v["jax_ms"].get<double>());
-    }
-    derivative_last = t;
-  }
+  // Forward mode (spmd's double vjp) and rematerialisation beside JAX, likewise, with the
+  // values' largest relative difference from JAX's.
+  const auto [derivative_ratios, derivative_last] = ratios_over_rounds("derivatives", o);
   for (const auto& [name, r] : derivative_ratios) {
+    const nlohmann::json& v = derivative_last[name];
     row["derivative_" + name + "_spmd_over_jax"] = median(r);
-    row["derivative_" + name + "_spmd_ms"] = derivative_last[name]["spmd_ms"];
-    row["derivative_" + name + "_jax_ms"] = derivative_last[name]["jax_ms"];
-    row["derivative_" + name + "_largest_difference"] = derivative_last[name]["largest_difference"];
+    row["derivative_" + name + "_spmd_ms"] = v["spmd_ms"];
+    row["derivative_" + name + "_jax_ms"] = v["jax_ms"];
+    row["derivative_" + name + "_largest_difference"] = v["largest_difference"];
   }
   if (!o.json) fmt::print("the spmd Python package beside JAX and beside C++:\n");
   fmt::print("{}\n", row.dump());
