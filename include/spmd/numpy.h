@@ -270,11 +270,23 @@ Tensor concatenate(const std::vector<Tensor>& parts, int axis = 0);
 // give an empty result). The derivative adds the cotangent back at the indices (a repeated index
 // sums them in order; one out of range, filled, contributes nothing), as JAX's scatter-add.
 Tensor take(const Tensor& a, const Tensor& indices, std::optional<int> axis = std::nullopt);
-// x.at[indices].add(values) for integer `indices` into the leading axis of the floating `a`:
-// `values` (broadcast to indices' shape + a's other dimensions) added at each index, a repeated
-// index adding each in order; a negative index counts from the end once, one still outside is
-// dropped, as JAX's scatter. The updates are summed first and added to `a` last (JAX adds each
-// to `a` in turn: with repeated indices the sums round apart). InvalidArgument for other types.
+// How x.at[indices] meets its values: jnp's .set, .add, .multiply, .min and .max.
+enum class IndexUpdate { kSet, kAdd, kMultiply, kMin, kMax };
+// x.at[indices].set/add/multiply/min/max(values) for integer `indices` (any shape) into the
+// leading axis of `a` (rank >= 1), as JAX's scatter: `values` broadcast to indices' shape + a's
+// other dimensions; a and values promote and the updates apply in that dtype, the result
+// converted back to a's (an int array added 1.7 truncates, as JAX's). Updates apply in their
+// order: at a repeated index set's last stays, add and multiply round step by step, min and max
+// are jnp.minimum's and jnp.maximum's (NaN wins); bool takes set, min (and) and max (or), and
+// add and multiply of bool are DTypeError, as JAX refuses them. A negative index counts from the
+// end once; one still outside the axis is dropped (JAX's default mode), or clamped into it with
+// `clip` (mode='clip'). `unique_indices` is the caller's promise that no index repeats (JAX's): the
+// derivative of multiply needs it, as JAX's does (InvalidArgument from grad without it).
+// Derivatives are JAX's: set's goes to the update that stayed, min's and max's are shared equally
+// among the ties.
+Tensor update_at(const Tensor& a, const Tensor& indices, const Tensor& values, IndexUpdate how,
+                 bool clip = false, bool unique_indices = false);
+// update_at(a, indices, values, IndexUpdate::kAdd).
 Tensor add_at(const Tensor& a, const Tensor& indices, const Tensor& values);
 // The arrays, of one shape, joined along a new axis `axis` of the result.
 Tensor stack(const std::vector<Tensor>& parts, int axis = 0);

@@ -76,15 +76,15 @@ Tensor unbroadcast(const Tensor& g, const Shape& shape) {
   return lax::reshape(lax::reduce(kernels::Reduce::kSum, g, axes), shape);
 }
 
-Cotangents vjp_rule(const Op& op, const Tensor& out, const std::vector<Tensor>& in,
-                    const Tensor& g) {
+Cotangents vjp_rule(const Op& op, const Tensor& out, const std::vector<Tensor>& in, const Tensor& g,
+                    const std::vector<bool>& wanted) {
   if (in.empty()) return {};  // leaves: parameters, constants, fills, iota
   if (!is_floating(op.dtype)) {
     throw InvalidArgument(fmt::format(
         "grad: differentiating through {} ({}): integer and bool operations have no derivative",
         op_name(op), type_text(op.dtype, op.shape)));
   }
-  Cotangents c = op.operation->vjp(op, out, in, g);
+  Cotangents c = op.operation->vjp_wanted(op, out, in, g, wanted);
   for (size_t i = 0; i < c.size(); ++i) {
     if (c[i])
       c[i] = retyped(unbroadcast(*c[i], in[i].shape()), in[i].trace()->op(in[i].value()).spec);
@@ -120,8 +120,12 @@ std::vector<Tensor> vjp_of(const Tensor& out, const std::vector<Tensor>& wrt,
     if (independent[static_cast<size_t>(v)]) continue;
     const Op op = trace->op(v);  // a copy: the rules append to the program
     std::vector<Tensor> inputs;
-    for (int in : op.inputs) inputs.emplace_back(trace, in);
-    const auto contributions = compiler::vjp_rule(op, Tensor(trace, v), inputs, it->second);
+    std::vector<bool> wanted;
+    for (int in : op.inputs) {
+      inputs.emplace_back(trace, in);
+      wanted.push_back(active[static_cast<size_t>(in)]);
+    }
+    const auto contributions = compiler::vjp_rule(op, Tensor(trace, v), inputs, it->second, wanted);
     for (size_t i = 0; i < op.inputs.size(); ++i) {
       if (contributions[i] && active[static_cast<size_t>(op.inputs[i])]) {
         accumulate(ct, op.inputs[i],

@@ -13,10 +13,11 @@
 namespace spmd::compiler {
 
 // The cotangents of `inputs` (one per input of `op`, nullopt for an input that gets none) given
-// the cotangent `g` of op's result `out`. Throws InvalidArgument for an operation without a
-// derivative (integer and bool results).
+// the cotangent `g` of op's result `out`; `wanted` marks the inputs whose cotangents are used
+// (Operation::vjp_wanted). Throws InvalidArgument for an operation without a derivative (integer
+// and bool results).
 Cotangents vjp_rule(const Op& op, const Tensor& out, const std::vector<Tensor>& inputs,
-                    const Tensor& g);
+                    const Tensor& g, const std::vector<bool>& wanted);
 
 // `g` summed down to `shape` (the inverse of NumPy broadcasting).
 Tensor unbroadcast(const Tensor& g, const Shape& shape);

@@ -23,6 +23,7 @@
 #include "kernels/elementwise.h"
 #include "kernels/linalg.h"
 #include "kernels/reduce.h"
+#include "kernels/scatter.h"
 #include "spmd/dtype.h"
 #include "spmd/host_array.h"
 #include "spmd/partition_spec.h"
@@ -130,6 +131,11 @@ Tensor take(const Tensor& x, const Tensor& indices, int axis);
 // `indices`' dimensions at `axis` replaced by it), each slice of `updates` added at its index
 // (clamped), in order.
 Tensor scatter_add(const Tensor& updates, const Tensor& indices, int axis, int64_t size);
+// x with each slice of `updates` (x's shape, shape[axis] replaced by the count of the 1-D int32
+// `indices`) combined at its index along `axis` in order, those outside the axis dropped
+// (ops/scatter.cc, kernels/scatter.h). `unique`: the caller promises no index repeats.
+Tensor scatter(kernels::ScatterCombine how, const Tensor& x, const Tensor& indices,
+               const Tensor& updates, int axis, bool unique = false);
 // The factorization family (ops/linalg.cc) of the matrices in the last two dimensions, float32
 // or float64: the lower Cholesky factor; the reduced QR decomposition's Q and R.
 Tensor cholesky(const Tensor& a);

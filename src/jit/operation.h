@@ -122,6 +122,14 @@ class Operation {
   // (autodiff.cc) gives them no cotangents.
   virtual Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
                          const Tensor& g) const;
+  // vjp() when only the operands `wanted` marks need a cotangent (the others are constants to
+  // the derivative, and their entries may be nullopt): for an operation whose derivative exists
+  // for some operands only (scatter-mul's, for updates at repeated indices). The default is vjp().
+  virtual Cotangents vjp_wanted(const Op& op, const Tensor& result,
+                                std::span<const Tensor> operands, const Tensor& g,
+                                const std::vector<bool>& /*wanted*/) const {
+    return vjp(op, result, operands, g);
+  }
 
   // Lets go of what only tracing uses (a custom rule's callable), called once the program is
   // compiled, when no derivative or batch will be asked of it again. A rule written in Python

@@ -4,7 +4,8 @@
 // backend of the devices it runs on and never calls a kernel function directly, so a second kind
 // of device (CUDA: issue "GPUs") is a second implementation of this class, not a branch at every
 // call. Each method's contract is the CPU kernel's of the same name (elementwise.h, reduce.h,
-// layout.h, matmul.h, random_bits.h, random_samplers.h; chain() is chain.h's run_chain); pointers
+// layout.h, matmul.h, random_bits.h, random_samplers.h, ordering.h, scatter.h; chain() is
+// chain.h's run_chain); pointers
 // are into memory() and shapes are trusted (checked at trace time). Implementations are stateless
 // and thread-safe: every device thread calls the same backend.
 #pragma once
@@ -24,6 +25,7 @@
 #include "kernels/random_bits.h"
 #include "kernels/random_samplers.h"
 #include "kernels/reduce.h"
+#include "kernels/scatter.h"
 #include "spmd/dtype.h"
 #include "spmd/memory_space.h"
 #include "spmd/shape.h"
@@ -150,6 +152,10 @@ class Backend {
                     const int32_t* indices, int64_t count, std::byte* out) const = 0;
   virtual void scatter_add(DType dtype, const std::byte* updates, const Shape& shape, int axis,
                            const int32_t* indices, int64_t count, std::byte* out) const = 0;
+  // scatter.h's scatter: `out` holds the operand on entry.
+  virtual void scatter(ScatterCombine how, DType dtype, const std::byte* updates,
+                       const Shape& shape, int axis, const int32_t* indices, int64_t count,
+                       std::byte* out) const = 0;
   // Factorizations (linalg.h).
   virtual void cholesky(DType dtype, const std::byte* in, int64_t batch, int64_t n,
                         std::byte* out) const = 0;

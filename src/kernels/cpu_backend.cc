@@ -123,6 +123,10 @@ class CpuBackend final : public Backend {
                    const int32_t* indices, int64_t count, std::byte* out) const override {
     kernels::scatter_add(dtype, updates, shape, axis, indices, count, out);
   }
+  void scatter(ScatterCombine how, DType dtype, const std::byte* updates, const Shape& shape,
+               int axis, const int32_t* indices, int64_t count, std::byte* out) const override {
+    kernels::scatter(how, dtype, updates, shape, axis, indices, count, out);
+  }
   void cholesky(DType dtype, const std::byte* in, int64_t batch, int64_t n,
                 std::byte* out) const override {
     kernels::cholesky(dtype, in, batch, n, out);

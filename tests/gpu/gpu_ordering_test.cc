@@ -1,7 +1,8 @@
 // The CUDA backend's order-dependent kernels on a GPU (label gpu) against the CPU's, bit for bit:
 // cumsum and cumprod along each axis at lengths around XLA's rows of 16, jnp.searchsorted,
 // lax.top_k with ties and NaN, the sort along an axis (values, positions and payloads of each
-// width, both directions), and scatter_add (take's transpose) in its order.
+// width, both directions), scatter_add (take's transpose) in its order, and the scatter with a
+// combiner (x.at[].set/add/mul/min/max, computed on the host for now) with repeats and drops.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,10 +11,12 @@
 #include <vector>
 
 #include "gpu/gpu_fixture.h"
+#include "kernels/cuda/host_fallback.h"
 #include "kernels/cuda/ordering.h"
 #include "kernels/cuda/random_permute.h"
 #include "kernels/ordering.h"
 #include "kernels/random_samplers.h"
+#include "kernels/scatter.h"
 #include "spmd/error.h"
 
 namespace spmd::test {
@@ -183,6 +186,28 @@ TEST_F(GpuOrdering, ScatterAddIsTheCpusInOrder) {
   EXPECT_THROW(
       kernels::cuda::scatter_add(gpu(), DType::kInt32, nullptr, Shape{4}, 0, nullptr, 1, nullptr),
       InvalidArgument);
+}
+
+TEST_F(GpuOrdering, ScatterWithACombinerIsTheCpus) {
+  const Shape shape{3, 5, 2};
+  const std::vector<int32_t> indices = {4, 0, 4, -1, 9, 2, 4};
+  const auto count = static_cast<int64_t>(indices.size());
+  std::vector<float> x(30), updates(static_cast<size_t>(3 * count * 2));
+  std::iota(x.begin(), x.end(), -7.0F);
+  for (size_t k = 0; k < updates.size(); ++k) updates[k] = static_cast<float>(k % 7) - 2.5F;
+  using kernels::ScatterCombine;
+  for (const ScatterCombine how : {ScatterCombine::kSet, ScatterCombine::kAdd, ScatterCombine::kMul,
+                                   ScatterCombine::kMin, ScatterCombine::kMax}) {
+    Bytes want = as_bytes(x);
+    kernels::scatter(how, DType::kFloat32, as_bytes(updates).data(), shape, 1, indices.data(),
+                     count, want.data());
+    const DeviceBuffer d_updates = upload(as_bytes(updates)), d_indices = upload(as_bytes(indices));
+    DeviceBuffer out = upload(as_bytes(x));
+    kernels::cuda::scatter_on_host(gpu(), how, DType::kFloat32, d_updates.data(), shape, 1,
+                                   reinterpret_cast<const int32_t*>(d_indices.data()), count,
+                                   out.data());
+    EXPECT_EQ(download(out, want.size()), want) << kernels::scatter_combine_name(how);
+  }
 }
 
 // jax.random.permutation's shuffle: the CPU's order, bit for bit, along each axis.

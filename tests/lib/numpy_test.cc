@@ -3,11 +3,14 @@
 #include <gtest/gtest.h>
 #include <spmd/spmd.h>
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
 #include <numeric>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -200,6 +203,67 @@ TEST(Numpy, AddAtScattersIntoTheLeadingAxis) {
       })(on_device(host(x, {3, 2})), on_device(host(at, {5})), on_device(host(v, {5, 2})))
           .to_host();
   for (size_t k = 0; k < want.size(); ++k) EXPECT_EQ(got.data<float>()[k], want[k]) << k;
+}
+
+// update_at's five updates against a loop, in int32 (wrapping) and float32: updates apply in
+// order (set's last stays), a negative index counts from the end, one out of range is dropped,
+// or clamped with clip; values of another dtype promote and the result keeps a's.
+TEST(Numpy, UpdateAtCombinesInOrderAsJaxScatters) {
+  const std::vector<int32_t> x = {5, -2, 7, 0, 3, 9};  // 3 x 2
+  const std::vector<int32_t> at = {0, 2, 0, -1, 7, -5};
+  const std::vector<int32_t> v = {4, -8, 1, 6, 2147483647, 2, -3, 5, 11, 12, 13, 14};  // 6 x 2
+  using Combine = std::function<int32_t(int32_t, int32_t)>;
+  const std::vector<std::pair<jnp::IndexUpdate, Combine>> kinds = {
+      {jnp::IndexUpdate::kSet, [](int32_t, int32_t b) { return b; }},
+      {jnp::IndexUpdate::kAdd,
+       [](int32_t a, int32_t b) {
+         return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
+       }},
+      {jnp::IndexUpdate::kMultiply,
+       [](int32_t a, int32_t b) {
+         return static_cast<int32_t>(static_cast<uint32_t>(a) * static_cast<uint32_t>(b));
+       }},
+      {jnp::IndexUpdate::kMin, [](int32_t a, int32_t b) { return std::min(a, b); }},
+      {jnp::IndexUpdate::kMax, [](int32_t a, int32_t b) { return std::max(a, b); }}};
+  for (const bool clip : {false, true}) {
+    for (const auto& [how, combine] : kinds) {
+      std::vector<int32_t> want = x;
+      for (size_t k = 0; k < at.size(); ++k) {
+        int32_t i = at[k] < 0 ? at[k] + 3 : at[k];
+        if (clip) i = std::clamp(i, 0, 2);
+        if (i < 0 || i >= 3) continue;
+        for (size_t j = 0; j < 2; ++j) {
+          int32_t& slot = want[static_cast<size_t>(i) * 2 + j];
+          slot = combine(slot, v[k * 2 + j]);
+        }
+      }
+      const HostArray got =
+          spmd::jit([how = how, clip](const Tensor& a, const Tensor& i, const Tensor& u) {
+            return jnp::update_at(a, i, u, how, clip);
+          })(on_device(host(x, {3, 2})), on_device(host(at, {6})), on_device(host(v, {6, 2})))
+              .to_host();
+      ASSERT_EQ(got.dtype(), DType::kInt32);
+      for (size_t k = 0; k < want.size(); ++k)
+        EXPECT_EQ(got.data<int32_t>()[k], want[k]) << static_cast<int>(how) << " " << clip;
+    }
+  }
+  // int32 x updated with float32 1.5: added in float32, then truncated back (as JAX's).
+  const HostArray added =
+      spmd::jit([](const Tensor& a, const Tensor& i, const Tensor& u) {
+        return jnp::update_at(a, i, u, jnp::IndexUpdate::kAdd);
+      })(on_device(host(x, {3, 2})), on_device(host(std::vector<int32_t>{1, 1}, {2})),
+         on_device(host(std::vector<float>{1.5F}, {})))
+          .to_host();
+  EXPECT_EQ(added.dtype(), DType::kInt32);
+  EXPECT_EQ(added.data<int32_t>()[2], 10);  // 7 + 1.5 + 1.5
+  EXPECT_EQ(added.data<int32_t>()[3], 3);
+  const auto bool_add = [](const Tensor& a, const Tensor& i) {
+    const Tensor b = jnp::greater(a, Scalar(0));
+    return jnp::update_at(b, i, b, jnp::IndexUpdate::kAdd);
+  };
+  EXPECT_THROW(spmd::jit(bool_add)(on_device(host(std::vector<int32_t>{1}, {1})),
+                                   on_device(host(std::vector<int32_t>{0}, {1}))),
+               spmd::DTypeError);
 }
 
 TEST(Numpy, ReductionsOverAxesWithAndWithoutKeepdims) {

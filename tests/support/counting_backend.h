@@ -122,6 +122,10 @@ class CountingBackend final : public kernels::Backend {
                (DType t, const std::byte* u, const Shape& s, int axis, const int32_t* i, int64_t c,
                 std::byte* o),
                (t, u, s, axis, i, c, o))
+  SPMD_COUNTED(scatter,
+               (kernels::ScatterCombine h, DType t, const std::byte* u, const Shape& s, int axis,
+                const int32_t* i, int64_t c, std::byte* o),
+               (h, t, u, s, axis, i, c, o))
   SPMD_COUNTED(cholesky, (DType t, const std::byte* in, int64_t b, int64_t n, std::byte* o),
                (t, in, b, n, o))
   SPMD_COUNTED(qr,

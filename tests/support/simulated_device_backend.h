@@ -211,6 +211,10 @@ class SimulatedDeviceBackend final : public kernels::Backend {
                  (DType t, const std::byte* u, const Shape& s, int axis, const int32_t* i,
                   int64_t c, std::byte* o),
                  ({u, i, o}), (t, u, s, axis, i, c, o))
+  SPMD_ON_DEVICE(scatter,
+                 (kernels::ScatterCombine h, DType t, const std::byte* u, const Shape& s, int axis,
+                  const int32_t* i, int64_t c, std::byte* o),
+                 ({u, i, o}), (h, t, u, s, axis, i, c, o))
   SPMD_ON_DEVICE(cholesky, (DType t, const std::byte* in, int64_t b, int64_t n, std::byte* o),
                  ({in, o}), (t, in, b, n, o))
   SPMD_ON_DEVICE(qr,

@@ -136,6 +136,10 @@ class CudaBackend final : public Backend {
                    const int32_t* indices, int64_t count, std::byte* out) const override {
     cuda::scatter_add(gpu(), dtype, updates, shape, axis, indices, count, out);
   }
+  void scatter(ScatterCombine how, DType dtype, const std::byte* updates, const Shape& shape,
+               int axis, const int32_t* indices, int64_t count, std::byte* out) const override {
+    scatter_on_host(gpu(), how, dtype, updates, shape, axis, indices, count, out);
+  }
   void cholesky(DType dtype, const std::byte* in, int64_t batch, int64_t n,
                 std::byte* out) const override {
     cholesky_on_host(gpu(), dtype, in, batch, n, out);

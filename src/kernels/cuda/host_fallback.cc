@@ -119,4 +119,19 @@ void triangular_solve_on_host(GpuContext& gpu, DType dtype, const std::byte* a, 
   put(gpu, host, out, b_bytes);
 }
 
+void scatter_on_host(GpuContext& gpu, ScatterCombine how, DType dtype, const std::byte* updates,
+                     const Shape& shape, int axis, const int32_t* indices, int64_t count,
+                     std::byte* out) {
+  const size_t out_bytes = elements(shape) * dtype_size(dtype);
+  const size_t update_bytes =
+      out_bytes / static_cast<size_t>(std::max<int64_t>(shape[static_cast<size_t>(axis)], 1)) *
+      static_cast<size_t>(count);
+  HostBytes host = fetch(gpu, out, out_bytes);
+  const HostBytes u = fetch(gpu, updates, update_bytes);
+  const HostBytes i = fetch(gpu, indices, static_cast<size_t>(count) * sizeof(int32_t));
+  cpu_backend().scatter(how, dtype, u.data(), shape, axis,
+                        reinterpret_cast<const int32_t*>(i.data()), count, host.data());
+  put(gpu, host, out, out_bytes);
+}
+
 }  // namespace spmd::kernels::cuda

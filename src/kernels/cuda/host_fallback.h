@@ -1,8 +1,8 @@
 // The seam's methods the GPU has no kernel for yet (JAX's samplers, gamma, poisson, YNNPACK's
-// row programs, cholesky, qr, triangular_solve), computed by the CPU backend on host copies of
-// their operands and copied back to the GPU: JAX's values bit for bit, as on CPU devices, for the
-// cost of the copies and a wait on the GPU's stream (device_memory.h). Pointers are into `gpu`'s
-// memory, as the seam's are.
+// row programs, cholesky, qr, triangular_solve, scatter with a combiner), computed by the CPU
+// backend on host copies of their operands and copied back to the GPU: JAX's values bit for bit, as
+// on CPU devices, for the cost of the copies and a wait on the GPU's stream (device_memory.h).
+// Pointers are into `gpu`'s memory, as the seam's are.
 #pragma once
 
 #include <cstddef>
@@ -11,6 +11,7 @@
 #include "kernels/cuda/gpu_context.h"
 #include "kernels/linalg.h"
 #include "kernels/random_samplers.h"
+#include "kernels/scatter.h"
 
 namespace spmd::kernels::cuda {
 
@@ -30,5 +31,10 @@ void triangular_solve_on_host(GpuContext& gpu, DType dtype, const std::byte* a, 
                               std::byte* out);
 void qr_on_host(GpuContext& gpu, DType dtype, const std::byte* in, int64_t batch, int64_t m,
                 int64_t n, std::byte* q, std::byte* r);
+
+// `out` holds the operand on entry, as scatter.h's.
+void scatter_on_host(GpuContext& gpu, ScatterCombine how, DType dtype, const std::byte* updates,
+                     const Shape& shape, int axis, const int32_t* indices, int64_t count,
+                     std::byte* out);
 
 }  // namespace spmd::kernels::cuda

@@ -85,33 +85,6 @@ Tensor take(const Tensor& a, const Tensor& indices, std::optional<int> axis) {
   return where(inside, gathered, take_fill(a.dtype(), out_shape));
 }
 
-Tensor add_at(const Tensor& a, const Tensor& indices, const Tensor& values) {
-  compiler::trace_of("add_at", {&a, &indices, &values});
-  if (!is_floating(a.dtype()) || a.ndim() == 0 || is_floating(indices.dtype()) ||
-      indices.dtype() == DType::kBool) {
-    throw InvalidArgument(fmt::format(
-        "x.at[indices].add: spmd adds at integer indices into a floating array of rank >= 1, "
-        "not {} at {}",
-        compiler::type_text(a.dtype(), a.shape()),
-        compiler::type_text(indices.dtype(), indices.shape())));
-  }
-  const Shape shape = a.shape();
-  const Shape index_shape = indices.shape();
-  const int64_t n = shape[0];
-  Shape updates_shape = index_shape;
-  updates_shape.insert(updates_shape.end(), shape.begin() + 1, shape.end());
-  if (n == 0 || shape_size(updates_shape) == 0) return a;
-  Tensor i = astype(indices, DType::kInt32);
-  i = where(less(i, Scalar(0)), i + Scalar(n), i);
-  const Tensor inside = logical_and(greater_equal(i, Scalar(0)), less(i, Scalar(n)));
-  Shape placed = index_shape;
-  placed.resize(updates_shape.size(), 1);
-  const Tensor v = astype(broadcast_to(values, updates_shape), a.dtype());
-  // JAX drops updates out of range (scatter's FILL_OR_DROP): they add zero at index 0 here.
-  const Tensor kept = where(reshape(inside, placed), v, Scalar(0.0));
-  return a + compiler::lax::scatter_add(kept, where(inside, i, Scalar(0)), 0, n);
-}
-
 Tensor stack(const std::vector<Tensor>& parts, int axis) {
   if (parts.empty()) throw InvalidArgument("stack: no arrays to stack");
   const Shape& shape = parts[0].shape();
