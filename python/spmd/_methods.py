@@ -1,7 +1,7 @@
 """jax.Array's methods on spmd's Arrays and traced values: x.sum(), x.astype(), x.reshape(),
 x.T, x.at[...] and the others below, each the spmd.numpy function of the same name; a traced
 value's x[...] (_indexing.py)."""
-from . import _indexing
+from . import _at, _indexing
 from . import numpy as jnp
 from ._core import Array, Tensor
 
@@ -34,7 +34,7 @@ def _bind():
         for name, fn in _METHODS.items():
             setattr(cls, name, fn)
         cls.T = property(lambda x: jnp.transpose(x))
-        cls.at = property(_indexing.at)
+        cls.at = property(_at.at)
     # An Array's len, iteration and indexing are _core's (NumPy's indexing of its host value,
     # boolean masks included); a traced value's are these.
     Tensor.__getitem__ = _indexing.getitem

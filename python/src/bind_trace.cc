@@ -11,6 +11,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <functional>
+#include <map>
 
 #include "bindings.h"
 #include "spmd/convolution.h"
@@ -256,7 +257,22 @@ void bind_numpy(nb::module_& m) {
   t.def("cumprod", &jnp::cumprod, nb::arg("a"), nb::arg("axis").none());
   t.def("sort", &jnp::sort, nb::arg("a"), nb::arg("axis").none(), nb::arg("descending"));
   t.def("argsort", &jnp::argsort, nb::arg("a"), nb::arg("axis").none(), nb::arg("descending"));
-  t.def("add_at", &jnp::add_at, nb::arg("a"), nb::arg("indices"), nb::arg("values"));
+  t.def(
+      "update_at",
+      [](const Tensor& a, const Tensor& indices, const Tensor& values, const std::string& how,
+         bool clip, bool unique_indices) {
+        static const std::map<std::string, jnp::IndexUpdate> kinds = {
+            {"set", jnp::IndexUpdate::kSet},
+            {"add", jnp::IndexUpdate::kAdd},
+            {"multiply", jnp::IndexUpdate::kMultiply},
+            {"min", jnp::IndexUpdate::kMin},
+            {"max", jnp::IndexUpdate::kMax}};
+        const auto kind = kinds.find(how);
+        if (kind == kinds.end()) throw InvalidArgument("update_at: unknown update '" + how + "'");
+        return jnp::update_at(a, indices, values, kind->second, clip, unique_indices);
+      },
+      nb::arg("a"), nb::arg("indices"), nb::arg("values"), nb::arg("how"), nb::arg("clip"),
+      nb::arg("unique_indices"));
   t.def(
       "searchsorted",
       [](const Tensor& a, const Tensor& v, const std::string& side) {
