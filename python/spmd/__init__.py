@@ -5,7 +5,7 @@ import contextlib
 from . import _operators  # noqa: F401 - binds Python's operators on Arrays and Tensors
 from . import _methods  # noqa: F401 - binds jax.Array's methods (sum, astype, [], .at) on them
 from . import (_arguments, _spmd, checkpoint, data, distributed, errors, experimental, lax, nn,
-               numpy, optax, random, sharding, tree, tree_util)
+               numpy, ops, optax, random, sharding, tree, tree_util)
 from ._config import config
 from ._core import (Array, Shard, Tensor, device_put, make_array_from_callback,
                     make_array_from_process_local_data, make_array_from_single_device_arrays)

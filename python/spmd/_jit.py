@@ -138,6 +138,17 @@ class _Jitted(_spmd._Jit):
         key = (structure, tuple((a.shape, a._dtype) for a in leaves), _spmd._x64_enabled())
         return leaves, treedef, static, static_kw, structure, key, weak
 
+    def _constant(self, leaf):
+        """A concrete result (an Array, a NumPy array, a Python number) as a constant of the
+        program, as JAX returns one from jit; anything else is a TypeError."""
+        from ._core import _bytes
+        from . import numpy as jnp
+        if not isinstance(leaf, (Array, np.ndarray, np.generic, bool, int, float)):
+            raise TypeError(f"{self._what}: the function returned a {type(leaf).__name__}, "
+                            "not an array")
+        host = np.asarray(jnp.asarray(leaf), order="C")
+        return _spmd.tnp.constant(*_bytes(host))
+
     def _trace_fn(self, treedef, static, static_kw, key, weak=()):
         def trace(tensors):
             dynamic, dynamic_kw = tree_unflatten(treedef, tensors)
@@ -151,10 +162,8 @@ class _Jitted(_spmd._Jit):
             finally:
                 _state.depth -= 1
             leaves, out_tree = tree_flatten(out)
-            for leaf in leaves:
-                if not isinstance(leaf, Tensor):
-                    raise TypeError(f"{self._what}: the function returned a "
-                                    f"{type(leaf).__name__}, not a traced value")
+            leaves = [leaf if isinstance(leaf, Tensor) else self._constant(leaf)
+                      for leaf in leaves]
             self._out_trees[key] = out_tree
             return leaves
         return trace

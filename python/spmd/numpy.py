@@ -570,6 +570,8 @@ def _check_arraylike_one(name, a):
 from ._numpy_composed import *  # noqa: E402,F401,F403 - composed as jax.numpy composes them
 from ._numpy_extra import *  # noqa: E402,F401,F403 - constants, dtypes, aliases, compositions
 from ._reductions import *  # noqa: E402,F401,F403 - where=, initial=, dtype=, out=
+from ._numpy_statistics import *  # noqa: E402,F401,F403 - quantile, percentile, median
+from ._numpy_histograms import *  # noqa: E402,F401,F403 - bincount, histogram
 from . import _linalg as linalg  # noqa: E402 - jnp.linalg's factorizations
 
 # Python's operators on Arrays and Tensors: _operators.py.

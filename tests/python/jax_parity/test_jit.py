@@ -107,6 +107,18 @@ def test_a_new_dtype_retraces():
     same(f(2), jax.jit(lambda a: a * 2)(2), "a weak int, traced again")
 
 
+def test_concrete_results_come_back_as_arrays_as_in_jax():
+    """A jitted function may return values that do not depend on its arguments (a NumPy array,
+    a Python number, an array computed from constants): JAX returns them as arrays, and so does
+    spmd; anything else is a TypeError."""
+    f = lambda np_: lambda x: (x * 2, np.ones((2, 3), np.float32), 7, 2.5, np_.arange(4) * 3)
+    x = np.float32([1.0, 2.0])
+    same(spmd.jit(f(snp))(x), jax.jit(f(jnp))(x), "constant results")
+    for bad in ("text", object()):
+        with pytest.raises(TypeError):
+            spmd.jit(lambda v: (v, bad))(x)
+
+
 def test_an_int_beyond_int32_is_an_overflow_error():
     raises_like(lambda: jax.jit(lambda a: a)(2**40), lambda: spmd.jit(lambda a: a)(2**40),
                 "jit(f)(2**40)")
