@@ -13,7 +13,8 @@ from ._custom_jvp import custom_jvp
 from ._custom_vjp import custom_vjp
 from ._forward import jvp, linear_transpose, linearize
 from ._jacobians import hessian, jacfwd, jacobian, jacrev
-from ._jit import clear_caches, grad, jit, value_and_grad, vjp
+from ._jit import clear_caches, disable_jit, grad, value_and_grad, vjp
+from ._jit import user_jit as jit
 from ._remat import checkpoint as remat
 from ._remat import checkpoint_policies
 from ._shapes import ShapeDtypeStruct, eval_shape
@@ -29,7 +30,18 @@ device_count = _arguments.public("spmd.device_count", _spmd.device_count)
 local_device_count = _arguments.public("spmd.local_device_count", _spmd.local_device_count)
 process_index = _arguments.public("spmd.process_index", _spmd.process_index)
 process_count = _arguments.public("spmd.process_count", _spmd.process_count)
-make_mesh = _arguments.public("spmd.make_mesh", _spmd.make_mesh)
+_make_mesh = _arguments.public("spmd.make_mesh", _spmd.make_mesh)
+
+
+def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None):
+    """jax.make_mesh: a mesh of the devices shaped axis_shapes, named axis_names (a str names
+    one axis, as JAX's)."""
+    if isinstance(axis_names, str):
+        axis_names = (axis_names,)
+    given = (axis_shapes, axis_names) + (() if axis_types is None else (axis_types,))
+    return _make_mesh(*given, **({} if devices is None else {"devices": devices}))
+
+
 P = PartitionSpec
 
 
@@ -72,12 +84,12 @@ def set_mesh(mesh):
 __all__ = ["Array", "AxisType", "NamedSharding", "P", "PartitionSpec", "ShapeDtypeStruct",
            "Shard", "Tensor", "block_until_ready", "checkpoint", "checkpoint_policies",
            "clear_caches", "config", "custom_jvp", "custom_vjp", "data", "default_backend",
-           "device_count", "device_get", "device_put", "devices", "distributed",
+           "device_count", "device_get", "device_put", "devices", "disable_jit", "distributed",
            "ensure_compile_time_eval", "errors", "eval_shape", "experimental", "grad", "hessian",
            "jacfwd", "jacobian", "jacrev", "jit", "jvp", "lax", "linear_transpose", "linearize",
            "local_device_count", "local_devices", "make_array_from_callback",
            "make_array_from_process_local_data", "make_array_from_single_device_arrays",
-           "make_mesh", "named_call", "named_scope", "nn", "numpy", "optax", "pmap",
+           "make_mesh", "named_call", "named_scope", "nn", "numpy", "ops", "optax", "pmap",
            "process_count", "process_index", "process_indices", "random", "remat", "reshard",
            "set_mesh", "shard_map", "sharding", "tree", "tree_map", "tree_util",
            "value_and_grad", "vjp", "vmap"]

@@ -1,6 +1,7 @@
 """jit, grad and value_and_grad over spmd's C++ compiler: a Python function is traced once per
 signature on spmd.Tensor leaves (through the pytree of its arguments), then runs compiled."""
 import atexit
+import contextlib
 import functools
 import inspect
 import threading
@@ -59,6 +60,7 @@ class _Jitted(_spmd._Jit):
         if isinstance(static_argnames, str):
             static_argnames = (static_argnames,)
         self._fun = fun
+        self._user = False  # made by the public spmd.jit: disable_jit() runs it as Python
         # What errors name: spmd.jit(f), or an eager operation's own name (numpy.py).
         self._what = f"spmd.jit({getattr(fun, '__name__', 'fn')})"
         self._static = _checked_static_argnums(fun, tuple(static_argnums))
@@ -169,6 +171,8 @@ class _Jitted(_spmd._Jit):
         return trace
 
     def _call_slow(self, *args, **kwargs):
+        if self._user and _spmd._jit_disabled():
+            return self._fun(*args, **kwargs)
         if _may_hold_traced(args, kwargs) and has_traced((args, kwargs)):
             # Called inside another traced function: its operations join that program, as a
             # nested jax.jit's are inlined into the outer one's.
@@ -357,6 +361,33 @@ def jit(fun=None, in_shardings=None, out_shardings=None, static_argnums=(), stat
         return _Jitted(fun, static_argnums, static_argnames)
     from ._jit_options import ShardedJitted
     return ShardedJitted(fun, **options)
+
+
+def user_jit(fun=None, **options):
+    """spmd.jit as the package exports it: jit(), whose functions disable_jit() runs as plain
+    Python (spmd's own transformations jit with jit() itself, and keep compiling)."""
+    if fun is None:
+        return lambda f: user_jit(f, **options)
+    jitted = jit(fun, **options)
+    jitted._user = True
+    return jitted
+
+
+user_jit.__doc__ = jit.__doc__
+user_jit.__signature__ = inspect.signature(jit)
+
+
+@contextlib.contextmanager
+def disable_jit(disable=True):
+    """jax.disable_jit: while the context lasts, functions jitted with spmd.jit run as plain
+    Python on their arguments, each operation at once (a debugger and print see values). The
+    switch is the process's, not the thread's (JAX's is the thread's)."""
+    before = _spmd._jit_disabled()
+    _spmd._set_jit_disabled(bool(disable))
+    try:
+        yield
+    finally:
+        _spmd._set_jit_disabled(before)
 
 
 def _own_leaves(args, nums):

@@ -11,6 +11,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <atomic>
 #include <cstring>
 #include <functional>
 #include <limits>
@@ -253,7 +254,19 @@ class PyJit {
 
 }  // namespace
 
+namespace {
+
+// jax.disable_jit: while set, every call takes the slow path, where a function jitted by the
+// user runs as plain Python (_jit.py).
+std::atomic<bool> jit_disabled{
+    false};  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
+
+}  // namespace
+
 void bind_jit(nb::module_& m) {
+  m.def("_jit_disabled", [] { return jit_disabled.load(std::memory_order_relaxed); });
+  m.def("_set_jit_disabled",
+        [](bool disabled) { jit_disabled.store(disabled, std::memory_order_relaxed); });
   nb::class_<Lowered>(m, "Lowered")
       .def("as_text", &Lowered::as_text)
       .def("global_text", &Lowered::global_text);
@@ -261,7 +274,9 @@ void bind_jit(nb::module_& m) {
       .def(nb::init<const std::string&>())
       .def("__call__",
            [](nb::pointer_and_handle<PyJit> self, const nb::args& args, const nb::kwargs& kwargs) {
-             if (auto out = self.p->fast(args, kwargs)) return std::move(*out);
+             if (!jit_disabled.load(std::memory_order_relaxed)) {
+               if (auto out = self.p->fast(args, kwargs)) return std::move(*out);
+             }
              return self.h.attr("_call_slow")(*args, **kwargs);
            })
       .def("_core_call", &PyJit::call)

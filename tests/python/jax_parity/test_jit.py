@@ -119,6 +119,32 @@ def test_concrete_results_come_back_as_arrays_as_in_jax():
             spmd.jit(lambda v: (v, bad))(x)
 
 
+@covers("disable_jit", "make_mesh")
+def test_disable_jit_runs_the_function_as_python_as_in_jax():
+    """Under disable_jit a jitted function sees its arguments' values: Python control flow on
+    them works (inside jit it is JAX's TracerBoolConversionError), and grad and vmap still
+    work; the config option is the same switch. make_mesh takes a str as one axis name."""
+    def f(np_):
+        return lambda x: np_.sin(x) if x > 0 else np_.cos(x)
+    for mine, theirs in ((spmd, jax),):
+        with pytest.raises(TypeError):
+            mine.jit(f(snp))(1.5)
+        with mine.disable_jit(), theirs.disable_jit():
+            for v in (1.5, -0.5):
+                same(mine.jit(f(snp))(np.float32(v)), theirs.jit(f(jnp))(np.float32(v)),
+                     f"f({v})")
+            same(mine.grad(lambda x: x ** 3)(2.0), theirs.grad(lambda x: x ** 3)(2.0), "grad")
+            same(mine.vmap(lambda x: x * 2)(X), theirs.vmap(lambda x: x * 2)(X), "vmap")
+        mine.config.update("jax_disable_jit", True)
+        try:
+            assert mine.config.jax_disable_jit
+            same(mine.jit(f(snp))(np.float32(-2)), jnp.cos(np.float32(-2)), "by config")
+        finally:
+            mine.config.update("jax_disable_jit", False)
+        assert not mine.config.jax_disable_jit
+    assert spmd.make_mesh((1,), "x").axis_names == jax.make_mesh((1,), "x").axis_names
+
+
 def test_an_int_beyond_int32_is_an_overflow_error():
     raises_like(lambda: jax.jit(lambda a: a)(2**40), lambda: spmd.jit(lambda a: a)(2**40),
                 "jit(f)(2**40)")
