@@ -25,7 +25,9 @@ _METHODS = {
     "cumprod": jnp.cumprod, "clip": jnp.clip, "round": jnp.round, "dot": jnp.dot,
     "take": jnp.take, "swapaxes": jnp.swapaxes, "squeeze": jnp.squeeze, "ravel": jnp.ravel,
     "flatten": jnp.ravel, "reshape": _reshape, "transpose": _transpose, "sort": jnp.sort,
-    "argsort": jnp.argsort,
+    "argsort": jnp.argsort, "nonzero": jnp.nonzero, "compress": lambda x, condition, *a, **k:
+    jnp.compress(condition, x, *a, **k), "searchsorted": jnp.searchsorted, "ptp": jnp.ptp,
+    "diagonal": jnp.diagonal, "trace": jnp.trace, "repeat": jnp.repeat, "conj": jnp.conj,
 }
 
 
