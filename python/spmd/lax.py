@@ -497,6 +497,7 @@ from ._lax_elementwise import *  # noqa: E402,F401,F403 - add, select, clamp and
 from ._lax_shapes import *  # noqa: E402,F401,F403 - reshape, dynamic_slice, pad and the rest
 from ._lax_combinators import *  # noqa: E402,F401,F403 - reduce, cummax, top_k, dot, map
 from ._lax_combinators import _identity  # noqa: E402 - the empty reductions' fill
+from ._lax_scatter import *  # noqa: E402,F401,F403 - gather, scatter and their dimension numbers
 from ._lax_windows import (associative_scan, padtype_to_pads,  # noqa: E402,F401
                            reduce_window)
 
