@@ -9,11 +9,46 @@ from ._tree_keys import (DictKey, FlattenedIndexKey, GetAttrKey, KeyEntry, KeyPa
 
 _REGISTRY = {}
 _FIELD_NAMES = {}  # registered dataclass -> its data fields' names (the keys of its paths)
+_KEYED = {}  # node type -> its flatten_with_keys: x -> ((key, child) pairs, aux)
 
 
-def register_pytree_node(nodetype, flatten_func, unflatten_func):
-    """Registers `nodetype`: flatten_func(x) -> (children, aux), unflatten_func(aux, children)."""
+def register_pytree_node(nodetype, flatten_func, unflatten_func, flatten_with_keys_func=None):
+    """Registers `nodetype`: flatten_func(x) -> (children, aux), unflatten_func(aux, children);
+    flatten_with_keys_func(x) -> ((key, child) pairs, aux) gives its children's path keys
+    (FlattenedIndexKey by position without it)."""
     _REGISTRY[nodetype] = (flatten_func, unflatten_func)
+    if flatten_with_keys_func is not None:
+        _KEYED[nodetype] = flatten_with_keys_func
+
+
+def register_pytree_with_keys(nodetype, flatten_with_keys, unflatten_func, flatten_func=None):
+    """Registers `nodetype` by its keyed flatten: flatten_with_keys(x) -> ((key, child) pairs,
+    aux); flatten_func, when given, flattens without the keys (faster)."""
+    if flatten_func is None:
+        def flatten_func(x):
+            pairs, aux = flatten_with_keys(x)
+            return [child for _, child in pairs], aux
+    register_pytree_node(nodetype, flatten_func, unflatten_func, flatten_with_keys)
+
+
+def register_pytree_with_keys_class(cls):
+    """A class decorator: cls.tree_flatten_with_keys(self) -> ((key, child) pairs, aux) and the
+    classmethod cls.tree_unflatten(aux, children); cls.tree_flatten too when it has one."""
+    if not isinstance(cls, type) or not hasattr(cls, "tree_flatten_with_keys") or \
+            not hasattr(cls, "tree_unflatten"):
+        raise TypeError("register_pytree_with_keys_class: a class with tree_flatten_with_keys "
+                        f"and tree_unflatten expected, got {cls!r:.80}")
+    flatten = (lambda x: x.tree_flatten()) if hasattr(cls, "tree_flatten") else None
+    register_pytree_with_keys(cls, lambda x: x.tree_flatten_with_keys(), cls.tree_unflatten,
+                              flatten)
+    return cls
+
+
+def register_static(cls):
+    """Makes instances of `cls` part of a tree's structure, with no children (their own aux
+    data, so they must be hashable): as JAX's, a decorator."""
+    register_pytree_with_keys(cls, lambda x: ((), x), lambda aux, _: aux)
+    return cls
 
 
 class PyTreeDef:
@@ -157,32 +192,144 @@ def _up_to(d, x, path, out):
         _up_to(c, child, path + (k,), out)
 
 
-def _paths_into(d, path, paths):
-    if d.kind == "leaf":
-        paths.append(path)
-        return
-    if d.kind == "dict":
-        keys = [DictKey(k) for k in d.aux]
-    elif isinstance(d.kind, type) and hasattr(d.kind, "_fields"):
-        keys = [GetAttrKey(f) for f in d.kind._fields]
-    elif d.kind in _FIELD_NAMES:  # a registered dataclass: its data fields' names, as JAX's
-        keys = [GetAttrKey(f) for f in _FIELD_NAMES[d.kind]]
-    elif d.kind in ("list", "tuple"):
-        keys = [SequenceKey(i) for i in range(len(d.children))]
-    else:
-        keys = [FlattenedIndexKey(i) for i in range(len(d.children))]
-    for k, c in zip(keys, d.children):
-        _paths_into(c, path + (k,), paths)
+def _child_keys(kind, aux, count):
+    """The path keys of a node's children from its kind and aux data (JAX's key entries)."""
+    if kind == "dict":
+        return [DictKey(k) for k in aux]
+    if isinstance(kind, type) and hasattr(kind, "_fields"):
+        return [GetAttrKey(f) for f in kind._fields]
+    if kind in _FIELD_NAMES:  # a registered dataclass: its data fields' names, as JAX's
+        return [GetAttrKey(f) for f in _FIELD_NAMES[kind]]
+    if kind in ("list", "tuple"):
+        return [SequenceKey(i) for i in range(count)]
+    return [FlattenedIndexKey(i) for i in range(count)]
+
+
+def _keyed_children(x):
+    """(kind, aux, [(key, child)]) of one node of a tree; kind "leaf" for a leaf."""
+    if type(x) in _KEYED:
+        pairs, aux = _KEYED[type(x)](x)
+        return type(x), aux, [(k, c) for k, c in pairs]
+    kind, aux, children = _node(x)
+    if kind == "leaf":
+        return kind, aux, None
+    return kind, aux, list(zip(_child_keys(kind, aux, len(children)), children))
+
+
+def _flatten_with_paths(x, path, out, is_leaf):
+    if is_leaf is not None and is_leaf(x):
+        out.append((path, x))
+        return _LEAF
+    kind, aux, pairs = _keyed_children(x)
+    if kind == "leaf":
+        out.append((path, x))
+        return _LEAF
+    return _treedef(kind, aux, tuple(_flatten_with_paths(c, path + (k,), out, is_leaf)
+                                     for k, c in pairs))
 
 
 def tree_flatten_with_path(tree, is_leaf=None):
     """([(path, leaf)], treedef): each path a tuple of JAX's key entries leading to the leaf
     (DictKey of a dict's key, SequenceKey of an index, GetAttrKey of a namedtuple's or a
-    registered dataclass's field, FlattenedIndexKey of a registered node's child)."""
-    leaves, treedef = tree_flatten(tree, is_leaf)
-    paths = []
-    _paths_into(treedef, (), paths)
-    return list(zip(paths, leaves)), treedef
+    registered dataclass's field, a keyed node's own keys, FlattenedIndexKey of another
+    registered node's child)."""
+    pairs = []
+    treedef = _flatten_with_paths(tree, (), pairs, is_leaf)
+    return pairs, treedef
+
+
+def flatten_one_level(tree):
+    """(the root's children, its aux data); a ValueError for a leaf, as JAX's."""
+    kind, aux, children = _node(tree)
+    if kind == "leaf":
+        raise ValueError(f"can't tree-flatten type: {type(tree)}")
+    if kind == "none":
+        return (), None
+    if isinstance(kind, type) and hasattr(kind, "_fields"):
+        return list(children), kind
+    if kind in ("list", "tuple"):
+        return (list(children) if kind == "list" else tuple(children)), None
+    return (tuple(children) if kind == "dict" else children), aux
+
+
+def flatten_one_level_with_keys(tree):
+    """((key, child) pairs of the root, its aux data); a ValueError for a leaf."""
+    _, aux = flatten_one_level(tree)
+    kind, _, pairs = _keyed_children(tree)
+    return tuple(pairs) if kind in ("dict", "list", "tuple", "none") else pairs, aux
+
+
+def is_tree_node(typ):
+    """Whether values of type `typ` are tree nodes (containers, None, namedtuples, registered
+    classes) rather than leaves."""
+    return (typ in (dict, list, tuple, type(None)) or typ in _REGISTRY or
+            (isinstance(typ, type) and issubclass(typ, tuple) and hasattr(typ, "_fields")) or
+            (isinstance(typ, type) and issubclass(typ, dict)))
+
+
+def treedef_tuple(treedefs):
+    """The structure of a tuple whose elements have the given structures."""
+    treedefs = tuple(treedefs)
+    for d in treedefs:
+        _check_treedef("treedef_tuple", d)
+    return _treedef("tuple", len(treedefs), treedefs)
+
+
+_NO_IDENTITY = object()
+
+
+def tree_reduce_associative(operation, tree, *, identity=_NO_IDENTITY, is_leaf=None):
+    """The leaves combined by the associative `operation` as a balanced tree, the first half's
+    result with the second's (JAX's order); `identity` when there are none (a TypeError without
+    it)."""
+    leaves = tree_leaves(tree, is_leaf)
+    if not leaves:
+        if identity is _NO_IDENTITY:
+            raise TypeError("Must specify identity for parallel reduction of empty sequence.")
+        return identity
+    return _reduce_halves(operation, leaves)
+
+
+def _reduce_halves(operation, items):
+    if len(items) == 1:
+        return items[0]
+    half = len(items) // 2
+    return operation(_reduce_halves(operation, items[:half]),
+                     _reduce_halves(operation, items[half:]))
+
+
+class _Registry:
+    """jax.tree_util.default_registry: the registry's flatten and register calls as methods."""
+
+    def flatten(self, tree, leaf_predicate=None):
+        return tree_flatten(tree, leaf_predicate)
+
+    def flatten_with_path(self, tree, leaf_predicate=None):
+        return tree_flatten_with_path(tree, leaf_predicate)
+
+    def flatten_one_level(self, tree):
+        try:
+            return flatten_one_level(tree)
+        except ValueError:
+            return None
+
+    def flatten_one_level_with_keys(self, tree):
+        try:
+            return flatten_one_level_with_keys(tree)
+        except ValueError:
+            return None
+
+    def is_node(self, typ):
+        return is_tree_node(typ)
+
+    def register_node(self, nodetype, flatten_func, unflatten_func, flatten_with_keys=None):
+        register_pytree_node(nodetype, flatten_func, unflatten_func, flatten_with_keys)
+
+    def register_dataclass_node(self, nodetype, data_fields, meta_fields):
+        register_dataclass(nodetype, data_fields, meta_fields)
+
+
+default_registry = _Registry()
 
 
 def tree_leaves(tree, is_leaf=None):
@@ -366,7 +513,9 @@ def all_leaves(iterable, is_leaf=None):
 
 
 __all__ = ["DictKey", "FlattenedIndexKey", "GetAttrKey", "KeyEntry", "KeyPath", "Partial",
-           "SequenceKey",
+           "SequenceKey", "default_registry", "flatten_one_level", "flatten_one_level_with_keys",
+           "is_tree_node", "register_pytree_with_keys", "register_pytree_with_keys_class",
+           "register_static", "tree_reduce_associative", "treedef_tuple",
            "all_leaves", "keystr", "tree_broadcast", "tree_transpose", "treedef_children",
            "treedef_is_leaf",
            "PyTreeDef", "register_dataclass", "register_pytree_node",

@@ -209,3 +209,81 @@ def test_partial_is_a_pytree_of_its_arguments_as_jaxs():
     assert len(got[0]) == len(want[0])
     for g, w in zip(got[0] + list(got[1:]), want[0] + list(want[1:])):
         np.testing.assert_array_equal(g, w)
+
+
+class Keyed:
+    """A node registered with keys: its children's paths are its own key entries."""
+
+    def __init__(self, w, b, name):
+        self.w, self.b, self.name = w, b, name
+
+    def __eq__(self, other):
+        return isinstance(other, Keyed) and (self.w, self.b, self.name) == \
+            (other.w, other.b, other.name)
+
+
+for _tu in (jax.tree_util, spmd.tree_util):
+    _tu.register_pytree_with_keys(
+        Keyed, lambda k, tu=_tu: (((tu.GetAttrKey("w"), k.w), (tu.GetAttrKey("b"), k.b)),
+                                  k.name),
+        lambda name, children: Keyed(*children, name))
+
+
+@covers("tree_util.register_pytree_with_keys", "tree_util.register_static",
+        "tree_util.flatten_one_level", "tree_util.flatten_one_level_with_keys",
+        "tree_util.is_tree_node", "tree_util.treedef_tuple", "tree_util.tree_reduce_associative",
+        "tree_util.register_pytree_with_keys_class", "tree.reduce_associative")
+def test_keyed_nodes_static_nodes_and_one_level_flattening_match_jax():
+    tree = {"layer": Keyed(1.0, 2.0, "dense"), "steps": [3, 4]}
+    mine, theirs = spmd.tree_util, jax.tree_util
+    assert [(mine.keystr(p), x) for p, x in mine.tree_flatten_with_path(tree)[0]] == \
+        [(theirs.keystr(p), x) for p, x in theirs.tree_flatten_with_path(tree)[0]]
+    assert mine.tree_map(lambda x: x * 2, tree) == theirs.tree_map(lambda x: x * 2, tree)
+
+    @mine.register_static
+    @theirs.register_static
+    @dataclasses.dataclass(frozen=True)
+    class Config:
+        depth: int
+
+    both = (Config(3), 5.0)
+    assert mine.tree_leaves(both) == theirs.tree_leaves(both) == [5.0]
+    assert mine.tree_unflatten(mine.tree_structure(both), [6.0]) == (Config(3), 6.0)
+    Point = collections.namedtuple("Point", "x y")
+    for node in ({"b": 1, "a": 2}, [1, 2], (1, 2), Point(1, 2), None):
+        assert mine.flatten_one_level(node) == theirs.flatten_one_level(node), node
+        assert [(type(k).__name__, v) for k, v in mine.flatten_one_level_with_keys(node)[0]] == \
+            [(type(k).__name__, v) for k, v in theirs.flatten_one_level_with_keys(node)[0]]
+    raises_like(lambda: theirs.flatten_one_level(3), lambda: mine.flatten_one_level(3), "a leaf")
+    for typ in (dict, list, tuple, Point, type(None), int, Keyed):
+        assert mine.is_tree_node(typ) == theirs.is_tree_node(typ), typ
+    assert mine.is_tree_node(mine.Partial) and theirs.is_tree_node(theirs.Partial)
+    defs = [mine.tree_structure([1, 2]), mine.tree_structure({"a": 1})]
+    assert mine.tree_unflatten(mine.treedef_tuple(defs), [1, 2, 3]) == \
+        theirs.tree_unflatten(theirs.treedef_tuple([theirs.tree_structure([1, 2]),
+                                                    theirs.tree_structure({"a": 1})]),
+                              [1, 2, 3])
+    join = lambda a, b: f"({a}+{b})"
+    for leaves in ([1], [1, 2, 3, 4, 5], {"a": [1, 2], "b": (3, 4, 5, 6, 7, 8)}):
+        assert mine.tree_reduce_associative(join, leaves) == \
+            theirs.tree_reduce_associative(join, leaves)
+    assert spmd.tree.reduce_associative(operator.add, [], identity=0) == 0
+    raises_like(lambda: theirs.tree_reduce_associative(operator.add, []),
+                lambda: mine.tree_reduce_associative(operator.add, []), "no leaves")
+
+    @mine.register_pytree_with_keys_class
+    class Pair:
+        def __init__(self, left, right):
+            self.left, self.right = left, right
+
+        def tree_flatten_with_keys(self):
+            return ((mine.GetAttrKey("left"), self.left),
+                    (mine.GetAttrKey("right"), self.right)), None
+
+        @classmethod
+        def tree_unflatten(cls, aux, children):
+            return cls(*children)
+
+    pairs, treedef = mine.tree_flatten_with_path(Pair(1, [2]))
+    assert [(mine.keystr(p), x) for p, x in pairs] == [(".left", 1), (".right[0]", 2)]
+    assert mine.tree_unflatten(treedef, [5, 6]).right == [6]
