@@ -389,3 +389,19 @@ ELSEWHERE |= {
     "searchsorted": "tests/python/jax_parity/test_numpy.py (sort order's edges, both sides)",
     "digitize": "tests/python/jax_parity/test_numpy.py (through searchsorted)",
 }
+ELSEWHERE |= {name: "order statistics: tests/python/jax_parity/test_statistics.py (NaN, every "
+                    "method, bit for bit)"
+              for name in ("quantile", "nanquantile", "percentile", "nanpercentile", "median",
+                           "nanmedian")}
+ELSEWHERE |= {name: "scatter-add counts: tests/python/jax_parity/test_statistics.py"
+              for name in ("bincount", "histogram", "histogram_bin_edges")}
+ELSEWHERE |= {name: "XLA's gather and scatters: tests/python/jax_parity/test_gather_scatter.py "
+                    "(every mode, repeats; the combiners are x.at[]'s, test_at.py)"
+              for name in ("gather", "scatter", "scatter_add", "scatter_sub", "scatter_mul",
+                           "scatter_min", "scatter_max", "GatherDimensionNumbers",
+                           "ScatterDimensionNumbers", "GatherScatterMode")}
+ELSEWHERE |= {name: "value-dependent selection: tests/python/jax_parity/test_sets.py (NaN, "
+                    "signed zeros, empty input)"
+              for name in ("nonzero", "flatnonzero", "argwhere", "compress", "extract", "lexsort",
+                           "unique", "unique_all", "unique_counts", "unique_inverse",
+                           "unique_values")}
