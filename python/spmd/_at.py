@@ -128,7 +128,11 @@ class _AtIndex:
         if basic is not None:
             return _dense(how, x, values, basic, dtype) if basic else x
         rows = _leading_rows(parts)
-        if rows is not None and wrap_negative_indices:
+        if rows is not None:
+            if not wrap_negative_indices:  # a negative index is then out of range, not wrapped
+                xp = np if isinstance(rows, np.ndarray) else jnp
+                n = x.shape[0]
+                rows = xp.clip(rows, 0, n - 1) if mode == "clip" else xp.where(rows < 0, n, rows)
             return _update_at(x, rows, values, how, mode == "clip", unique_indices)
         where = positions(tuple(x.shape), tuple(parts), mode=mode,
                           wrap_negative=wrap_negative_indices)

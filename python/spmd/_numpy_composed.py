@@ -291,10 +291,7 @@ def _take(a, indices, axis=None, mode=None):
     if mode == "clip":
         if axis is None:
             a, axis = _t.reshape(a, [-1]), 0
-        n = a.shape[operator.index(axis)]
-        i = _t.astype(indices, "int32")
-        i = _t.clip(_t.where(_t.less(i, 0), i + n, i), 0, builtins.max(n - 1, 0))
-        return _t.take(a, i, operator.index(axis))
+        return _t.take_clipped(a, indices, operator.index(axis))
     return _t.take(a, indices, None if axis is None else operator.index(axis))
 
 

@@ -313,6 +313,7 @@ void bind_numpy(nb::module_& m) {
   t.def("concatenate", &jnp::concatenate);
   t.def("stack", &jnp::stack);
   t.def("take", &jnp::take, nb::arg("a"), nb::arg("indices"), nb::arg("axis").none());
+  t.def("take_clipped", &jnp::take_clipped, nb::arg("a"), nb::arg("indices"), nb::arg("axis"));
   t.def("swapaxes", &jnp::swapaxes);
   t.def("moveaxis", &jnp::moveaxis);
   t.def("slice", &jnp::slice);

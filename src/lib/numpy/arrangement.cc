@@ -85,6 +85,23 @@ Tensor take(const Tensor& a, const Tensor& indices, std::optional<int> axis) {
   return where(inside, gathered, take_fill(a.dtype(), out_shape));
 }
 
+Tensor take_clipped(const Tensor& a, const Tensor& indices, int axis) {
+  compiler::trace_of("take", {&a, &indices});
+  if (is_floating(indices.dtype()) || indices.dtype() == DType::kBool) {
+    throw InvalidArgument(fmt::format("take: indices must be integers, not {}",
+                                      compiler::type_text(indices.dtype(), indices.shape())));
+  }
+  const int ax = normalize_axis("take", axis, a.shape());
+  const int64_t n = a.shape()[static_cast<size_t>(ax)];
+  if (n == 0) {
+    throw InvalidArgument(fmt::format("take: indices into the empty axis {} of {}", ax,
+                                      compiler::type_text(a.dtype(), a.shape())));
+  }
+  Tensor i = astype(indices, DType::kInt32);
+  i = where(less(i, Scalar(0)), i + Scalar(n), i);
+  return compiler::lax::take(a, i, ax);  // which clamps into the axis
+}
+
 Tensor stack(const std::vector<Tensor>& parts, int axis) {
   if (parts.empty()) throw InvalidArgument("stack: no arrays to stack");
   const Shape& shape = parts[0].shape();
