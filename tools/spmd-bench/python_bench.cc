@@ -118,6 +118,16 @@ int run_python_bench(const PythonBenchOptions& o) {
     row["derivative_" + name + "_jax_ms"] = v["jax_ms"];
     row["derivative_" + name + "_largest_difference"] = v["largest_difference"];
   }
+  // Indexed updates, gathers and order statistics beside JAX, likewise, with bit-for-bit
+  // equality of the values.
+  const auto [index_ratios, index_last] = ratios_over_rounds("indexing", o);
+  for (const auto& [name, r] : index_ratios) {
+    const nlohmann::json& v = index_last[name];
+    row["indexing_" + name + "_spmd_over_jax"] = median(r);
+    row["indexing_" + name + "_spmd_ms"] = v["spmd_ms"];
+    row["indexing_" + name + "_jax_ms"] = v["jax_ms"];
+    row["indexing_" + name + "_bit_for_bit"] = v["bit_for_bit"];
+  }
   if (!o.json) fmt::print("the spmd Python package beside JAX and beside C++:\n");
   fmt::print("{}\n", row.dump());
   return 0;
