@@ -400,6 +400,9 @@ ELSEWHERE |= {name: "XLA's gather and scatters: tests/python/jax_parity/test_gat
               for name in ("gather", "scatter", "scatter_add", "scatter_sub", "scatter_mul",
                            "scatter_min", "scatter_max", "GatherDimensionNumbers",
                            "ScatterDimensionNumbers", "GatherScatterMode")}
+ELSEWHERE |= {name: "placements made of x.at[]: tests/python/jax_parity/test_at.py"
+              for name in ("put", "put_along_axis", "fill_diagonal", "diagflat",
+                           "ravel_multi_index", "ix_")}
 ELSEWHERE |= {name: "value-dependent selection: tests/python/jax_parity/test_sets.py (NaN, "
                     "signed zeros, empty input)"
               for name in ("nonzero", "flatnonzero", "argwhere", "compress", "extract", "lexsort",

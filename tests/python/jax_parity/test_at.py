@@ -201,3 +201,52 @@ def test_advanced_indexing_matches_jax(index):
              f"traced x[{index!r}]")
     same(spmd.grad(lambda a: snp.sum(a[index] ** 2))(X),
          jax.grad(lambda a: jnp.sum(a[index] ** 2))(X), f"grad of x[{index!r}]")
+
+
+@covers("numpy.put", "numpy.put_along_axis", "numpy.fill_diagonal", "numpy.diagflat",
+        "numpy.ravel_multi_index", "numpy.ix_", "numpy.acos", "numpy.asin", "numpy.atan",
+        "numpy.atan2", "numpy.acosh", "numpy.asinh", "numpy.atanh")
+def test_functional_placements_match_jax():
+    """NumPy's in-place placements in JAX's functional form (inplace=False), made of x.at[]."""
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    for mode in (None, "clip", "wrap"):
+        for v in (np.float32([7, 8]), 7.0):
+            same(snp.put(a, np.array([0, 5, 99, -1]), v, mode=mode, inplace=False),
+                 jnp.put(a, np.array([0, 5, 99, -1]), v, mode=mode, inplace=False),
+                 f"put(mode={mode!r})")
+    raises_like(lambda: jnp.put(a, np.array([0]), 1.0), lambda: snp.put(a, np.array([0]), 1.0),
+                "put in place")
+    idx = np.array([[1], [0], [3]])
+    same(snp.put_along_axis(a, idx, 9.0, axis=1, inplace=False),
+         jnp.put_along_axis(a, idx, 9.0, axis=1, inplace=False), "put_along_axis")
+    same(snp.put_along_axis(a, np.array([2, 11]), np.float32([5, 6]), axis=None,
+                            inplace=False),
+         jnp.put_along_axis(a, np.array([2, 11]), np.float32([5, 6]), axis=None,
+                            inplace=False), "put_along_axis flattened")
+    for val in (np.float32(5), np.float32([5, 6])):
+        same(snp.fill_diagonal(a, val, inplace=False), jnp.fill_diagonal(a, val, inplace=False),
+             "fill_diagonal")
+    for k in (0, 2, -1):
+        same(snp.diagflat(np.float32([[1, 2], [3, 4]]), k),
+             jnp.diagflat(np.float32([[1, 2], [3, 4]]), k), f"diagflat(k={k})")
+    coords = (np.array([1, 2, 5]), np.array([3, 0, -1]))
+    for mode in ("clip", "wrap"):
+        for order in ("C", "F"):
+            same(snp.ravel_multi_index(coords, (3, 4), mode=mode, order=order),
+                 jnp.ravel_multi_index(coords, (3, 4), mode=mode, order=order),
+                 f"ravel_multi_index({mode}, {order})")
+    raises_like(lambda: jnp.ravel_multi_index(coords, (3, 4)),
+                lambda: snp.ravel_multi_index(coords, (3, 4)), "out of range under 'raise'")
+    same(snp.ix_(np.array([0, 2]), np.array([1, 3])), jnp.ix_(np.array([0, 2]), np.array([1, 3])),
+         "ix_")
+    same(snp.asarray(a)[snp.ix_(np.array([0, 2]), np.array([1, 3]))],
+         jnp.asarray(a)[jnp.ix_(np.array([0, 2]), np.array([1, 3]))], "indexing with ix_")
+    # The array-API names are spmd's arc functions: the C library's, correctly rounded here,
+    # within 2 ulps of XLA's approximations (the numerics table's tolerance for them).
+    x = np.float32([-0.5, 0.25, 0.9])
+    for name in ("acos", "asin", "atan", "asinh"):
+        same(getattr(snp, name)(x), getattr(jnp, name)(x), name, ulps=2)
+        assert getattr(snp, name) is getattr(snp, "arc" + name[1:])
+    same(snp.acosh(x + 2), jnp.acosh(x + 2), "acosh", ulps=2)
+    same(snp.atanh(x), jnp.atanh(x), "atanh", ulps=2)
+    same(snp.atan2(x, x[::-1]), jnp.atan2(x, x[::-1]), "atan2", ulps=2)
