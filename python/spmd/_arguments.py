@@ -33,6 +33,16 @@ def check_arraylike(name, *args, first=0):
                             f"position {first + i}.")
 
 
+def concrete(x, what):
+    """x as a NumPy array; JAX's ConcretizationTypeError, naming `what`, when it is traced (a
+    shape or a length that depends on it cannot be known while tracing)."""
+    if isinstance(x, _spmd.Tensor):
+        from .errors import ConcretizationTypeError
+        raise ConcretizationTypeError(
+            f"Abstract tracer value encountered where concrete value is expected: {what}")
+    return np.asarray(x)
+
+
 def check_callable(fun):
     """JAX's check on a transformation's function, with its message."""
     if not callable(fun):

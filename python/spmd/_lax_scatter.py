@@ -15,8 +15,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import _spmd
 from . import numpy as jnp
+from ._at import _default_fill, _update_at
 
 
 class GatherDimensionNumbers(NamedTuple):
@@ -130,21 +130,11 @@ def gather(operand, start_indices, dimension_numbers, slice_sizes, *, unique_ind
     taken = jnp.take(jnp.reshape(operand, (-1,)), jnp.reshape(w.flat, (-1,)), mode="clip")
     out = jnp.reshape(taken, tuple(w.flat.shape))
     if w.inside is not None:
-        fill = _fill(operand.dtype) if fill_value is None else fill_value
+        fill = _default_fill(operand.dtype) if fill_value is None else fill_value
         out = jnp.where(w.inside, out, jnp.asarray(fill, dtype=operand.dtype))
     rank = out.ndim
     order = _batch_major(rank, tuple(dn.offset_dims))
     return jnp.transpose(out, tuple(int(i) for i in np.argsort(order)))
-
-
-def _fill(dtype):
-    name = str(dtype)
-    if name == "bfloat16" or np.dtype(name).kind == "f":
-        return np.nan
-    if name == "bool":
-        return True
-    info = np.iinfo(np.dtype(name))
-    return info.min if info.min < 0 else info.max
 
 
 def _scatter(how, operand, scatter_indices, updates, dimension_numbers, unique_indices, mode):
@@ -173,13 +163,8 @@ def _scatter(how, operand, scatter_indices, updates, dimension_numbers, unique_i
     flat = w.flat if w.inside is None else jnp.where(w.inside, w.flat, int(np.prod(shape)))
     values = jnp.transpose(updates, tuple(_batch_major(updates.ndim, windows)))
     out = _update_at(jnp.reshape(operand, (-1,)), jnp.reshape(flat, (-1,)),
-                     jnp.reshape(values, (-1,)), how, unique_indices)
+                     jnp.reshape(values, (-1,)), how, False, unique_indices)
     return jnp.reshape(out, shape)
-
-
-_update_at = jnp._op(lambda a, i, v, how, unique:
-                     _spmd.tnp.update_at(a, i, v, how, False, unique), arrays=(0, 1, 2))
-_update_at.public_name = "spmd.lax.scatter"
 
 
 def scatter(operand, scatter_indices, updates, dimension_numbers, *, indices_are_sorted=False,

@@ -6,17 +6,10 @@ import operator
 
 import numpy as np
 
-from . import _arguments, errors
+from . import _arguments
 from . import numpy as jnp
+from ._arguments import concrete as _concrete
 from ._core import Tensor
-
-
-def _concrete(x, what):
-    """x, refused with JAX's ConcretizationTypeError when it is traced."""
-    if isinstance(x, Tensor):
-        raise errors.ConcretizationTypeError(
-            f"Abstract tracer value encountered where concrete value is expected: {what}")
-    return x
 
 
 def bincount(x, weights=None, minlength=0, *, length=None, out_sharding=None):
@@ -33,9 +26,8 @@ def bincount(x, weights=None, minlength=0, *, length=None, out_sharding=None):
         raise ValueError("only 1-dimensional input supported.")
     minlength = operator.index(minlength)
     if length is None:
-        values = np.asarray(_concrete(x, "The error occurred because of argument 'x' of "
-                                         "jnp.bincount. To avoid this error, pass a static "
-                                         "`length` argument."))
+        values = _concrete(x, "The error occurred because of argument 'x' of jnp.bincount. To "
+                              "avoid this error, pass a static `length` argument.")
         length = builtins.max(minlength, values.size and int(builtins.max(0, values.max())) + 1)
     else:
         length = operator.index(length)

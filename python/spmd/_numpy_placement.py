@@ -9,7 +9,6 @@ import numpy as np
 
 from . import _arguments
 from . import numpy as jnp
-from ._core import Tensor
 
 acos, asin, atan, atan2 = jnp.arccos, jnp.arcsin, jnp.arctan, jnp.arctan2
 acosh, asinh, atanh = jnp.arccosh, jnp.arcsinh, jnp.arctanh
@@ -118,11 +117,10 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C", *, dtype=None)
                          f"flattened index for dims={dims}. Use the dtype argument to pass a "
                          "suitable dtype (e.g. dtype=np.min_scalar_type(prod(dims))).")
     for index in indices:
-        if mode == "raise" and isinstance(index, Tensor):
-            raise TypeError("Abstract tracer value encountered where concrete value is "
-                            "expected: The error occurred because ravel_multi_index was "
-                            "jit-compiled with mode='raise'. Use mode='wrap' or mode='clip' "
-                            "instead.")
+        if mode == "raise":
+            _arguments.concrete(index, "The error occurred because ravel_multi_index was "
+                                       "jit-compiled with mode='raise'. Use mode='wrap' or "
+                                       "mode='clip' instead.")
         if not jnp.issubdtype(index.dtype, jnp.integer):
             raise TypeError("only int indices permitted")
     if mode == "raise":

@@ -11,20 +11,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import _arguments, errors
+from . import _arguments
 from . import numpy as jnp
-from ._core import Tensor
+from ._arguments import concrete as _concrete
 
 _SIZE_HINT = ("To make jnp.unique() compatible with JIT and other transforms, you can specify a "
               "concrete value for the size argument, which will determine the output size.")
-
-
-def _concrete(x, what):
-    """x as a NumPy array; JAX's ConcretizationTypeError when it is traced."""
-    if isinstance(x, Tensor):
-        raise errors.ConcretizationTypeError(
-            f"Abstract tracer value encountered where concrete value is expected: {what}")
-    return np.asarray(x)
 
 
 def lexsort(keys, axis=-1):

@@ -6,9 +6,8 @@ bucket_size, the rows are scattered into buckets of that many and the buckets re
 JAX's."""
 import numpy as np
 
-from . import _arguments, errors
+from . import _arguments
 from . import numpy as jnp
-from ._core import Tensor
 
 _IDENTITY = {"add": (0, 0, False), "multiply": (1, 1, True),
              "min": (np.inf, "max", True), "max": (-np.inf, "min", False)}
@@ -31,11 +30,9 @@ def _segment(name, how, reduce, data, segment_ids, num_segments, indices_are_sor
     _arguments.check_arraylike(name, data, segment_ids)
     data, segment_ids = jnp.asarray(data), jnp.asarray(segment_ids)
     if num_segments is None:
-        if isinstance(segment_ids, Tensor):
-            raise errors.ConcretizationTypeError(
-                f"Abstract tracer value encountered where concrete value is expected: {name}() "
-                "`num_segments` argument: pass a static num_segments inside jit")
-        num_segments = int(np.max(np.asarray(segment_ids))) + 1
+        ids = _arguments.concrete(segment_ids, f"{name}() `num_segments` argument: pass a static "
+                                               "num_segments inside jit")
+        num_segments = int(np.max(ids)) + 1
     num_segments = int(num_segments)
     if num_segments < 0:
         raise ValueError("num_segments must be non-negative.")
