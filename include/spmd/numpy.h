@@ -271,7 +271,8 @@ Tensor concatenate(const std::vector<Tensor>& parts, int axis = 0);
 // sums them in order; one out of range, filled, contributes nothing), as JAX's scatter-add.
 Tensor take(const Tensor& a, const Tensor& indices, std::optional<int> axis = std::nullopt);
 // jnp.take in mode "clip" (and what [] reads at an index array): a negative index counts from
-// the end once, then every index is clamped into the axis; no fill. A single gather.
+// the end once, then every index is clamped into the axis; no fill. A single gather. Indices
+// into an empty axis are InvalidArgument, unless there are none (an empty result).
 Tensor take_clipped(const Tensor& a, const Tensor& indices, int axis);
 // How x.at[indices] meets its values: jnp's .set, .add, .multiply, .min and .max.
 enum class IndexUpdate { kSet, kAdd, kMultiply, kMin, kMax };

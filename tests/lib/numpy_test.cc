@@ -266,6 +266,33 @@ TEST(Numpy, UpdateAtCombinesInOrderAsJaxScatters) {
                spmd::DTypeError);
 }
 
+// take_clipped (jnp.take's clip mode): a negative index from the end once, then clamped into
+// the axis; no indices into an empty axis give an empty result, some are refused.
+TEST(Numpy, TakeClippedWrapsOnceThenClamps) {
+  const std::vector<float> x = {10, 11, 12, 13, 14, 15};  // 3 x 2
+  const std::vector<int32_t> at = {2, -1, -3, -7, 9, 0};
+  const HostArray got = spmd::jit([](const Tensor& a, const Tensor& i) {
+                          return jnp::take_clipped(a, i, 0);
+                        })(on_device(host(x, {3, 2})), on_device(host(at, {6})))
+                            .to_host();
+  ASSERT_EQ(got.shape(), (Shape{6, 2}));
+  const std::vector<int> rows = {2, 2, 0, 0, 2, 0};
+  for (size_t k = 0; k < rows.size(); ++k) {
+    EXPECT_EQ(got.data<float>()[k * 2], x[static_cast<size_t>(rows[k]) * 2]) << k;
+  }
+  const HostArray none = spmd::jit([](const Tensor& a, const Tensor& i) {
+                           return jnp::take_clipped(a, i, 0);
+                         })(on_device(host(std::vector<float>{}, {0, 3})),
+                            on_device(host(std::vector<int32_t>{}, {0})))
+                             .to_host();
+  EXPECT_EQ(none.shape(), (Shape{0, 3}));
+  EXPECT_THROW(spmd::jit([](const Tensor& a, const Tensor& i) {
+                 return jnp::take_clipped(a, i, 0);
+               })(on_device(host(std::vector<float>{}, {0, 3})),
+                  on_device(host(std::vector<int32_t>{1}, {1}))),
+               spmd::InvalidArgument);
+}
+
 TEST(Numpy, ReductionsOverAxesWithAndWithoutKeepdims) {
   std::vector<float> v(24);
   for (int k = 0; k < 24; ++k) v[k] = static_cast<float>((k * 5) % 7);

@@ -92,10 +92,18 @@ Tensor take_clipped(const Tensor& a, const Tensor& indices, int axis) {
                                       compiler::type_text(indices.dtype(), indices.shape())));
   }
   const int ax = normalize_axis("take", axis, a.shape());
-  const int64_t n = a.shape()[static_cast<size_t>(ax)];
-  if (n == 0) {
-    throw InvalidArgument(fmt::format("take: indices into the empty axis {} of {}", ax,
-                                      compiler::type_text(a.dtype(), a.shape())));
+  const Shape in = a.shape();
+  const int64_t n = in[static_cast<size_t>(ax)];
+  if (n == 0) {  // nothing to take from: only no indices have an answer
+    const Shape index_shape = indices.shape();
+    if (shape_size(index_shape) != 0) {
+      throw InvalidArgument(fmt::format("take: indices into the empty axis {} of {}", ax,
+                                        compiler::type_text(a.dtype(), in)));
+    }
+    Shape out(in.begin(), in.begin() + ax);
+    out.insert(out.end(), index_shape.begin(), index_shape.end());
+    out.insert(out.end(), in.begin() + ax + 1, in.end());
+    return full(out, Scalar(0), a.dtype());
   }
   Tensor i = astype(indices, DType::kInt32);
   i = where(less(i, Scalar(0)), i + Scalar(n), i);
