@@ -379,6 +379,72 @@ def _arg_extreme(name, fn):
     return arg
 
 
+def broadcast_shapes(*shapes):
+    """jax.lax.broadcast_shapes: the shape the given shapes broadcast to (NumPy's rule)."""
+    return tuple(_np.broadcast_shapes(*(tuple(s) for s in shapes)))
+
+
+def broadcast_to_rank(x, rank):
+    """x with leading dimensions of size 1 up to `rank` (unchanged when it has as many)."""
+    x = _array(x)
+    return x if x.ndim >= rank else _numpy.reshape(x, (1,) * (rank - x.ndim) + tuple(x.shape))
+
+
+def collapse(operand, start_dimension, stop_dimension=None):
+    """jax.lax.collapse: dimensions start … stop - 1 (to the end without stop) merged into one."""
+    x = _array(operand)
+    shape = tuple(x.shape)
+    stop = len(shape) if stop_dimension is None else stop_dimension
+    start, stop = builtins.slice(start_dimension, stop).indices(len(shape))[:2]
+    merged = int(_np.prod(shape[start:stop], dtype=_np.int64))
+    return _numpy.reshape(x, shape[:start] + (merged,) + shape[stop:])
+
+
+def split(operand, sizes, axis=0):
+    """jax.lax.split: consecutive pieces of the given sizes along `axis` (summing to its
+    length)."""
+    x = _array(operand)
+    sizes = tuple(int(n) for n in sizes)
+    axis = int(axis) % x.ndim
+    if any(n < 0 for n in sizes) or sum(sizes) != x.shape[axis]:
+        raise ValueError(f"Sum of sizes {sum(sizes)} must be equal to dimension {x.shape[axis]} "
+                         f"of the operand shape {tuple(x.shape)}")
+    pieces, at = [], 0
+    for n in sizes:
+        pieces.append(slice_in_dim(x, at, at + n, axis=axis))
+        at += n
+    return pieces
+
+
+def stack(operands, axis=0):
+    """jax.lax.stack: the operands, of one shape, along a new dimension `axis`."""
+    return _numpy.stack([_array(x) for x in operands], axis=axis)
+
+
+def unstack(x, axis=0):
+    """jax.lax.unstack: the slices of x along `axis`, that dimension removed."""
+    x = _array(x)
+    axis = int(axis) % x.ndim
+    return tuple(index_in_dim(x, i, axis, keepdims=False) for i in range(x.shape[axis]))
+
+
+def tile(operand, reps):
+    """jax.lax.tile: operand repeated reps[i] times along dimension i."""
+    return _numpy.tile(_array(operand), tuple(int(r) for r in reps))
+
+
+def optimization_barrier(operand, /):
+    """jax.lax.optimization_barrier: the operand (a pytree) unchanged. spmd's compiler moves no
+    computation across values, so there is nothing to stop."""
+    return operand
+
+
+def empty(shape, dtype, *, out_sharding=None):
+    """jax.lax.empty: an array of the shape and dtype whose values are unspecified (zeros)."""
+    _no_sharding("empty", out_sharding)
+    return _numpy.zeros(tuple(shape), dtype)
+
+
 argmax = _arg_extreme("argmax", _numpy.argmax)
 argmin = _arg_extreme("argmin", _numpy.argmin)
 
@@ -386,4 +452,6 @@ __all__ = ["broadcast", "broadcast_in_dim", "reshape", "squeeze", "expand_dims",
            "transpose", "rev", "slice", "slice_in_dim", "index_in_dim", "dynamic_slice",
            "dynamic_slice_in_dim", "dynamic_index_in_dim", "dynamic_update_slice",
            "dynamic_update_slice_in_dim", "dynamic_update_index_in_dim", "pad", "iota",
-           "broadcasted_iota", "full", "full_like", "cumsum", "cumprod", "argmax", "argmin"]
+           "broadcasted_iota", "full", "full_like", "cumsum", "cumprod", "argmax", "argmin",
+           "broadcast_shapes", "broadcast_to_rank", "collapse", "split", "stack", "unstack",
+           "tile", "optimization_barrier", "empty"]

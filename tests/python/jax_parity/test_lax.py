@@ -834,3 +834,27 @@ def test_padtype_to_pads_is_jaxs():
     for padding in ("VALID", "SAME", "SAME_LOWER", "same"):
         assert spmd.lax.padtype_to_pads((7, 6, 5), (3, 2, 4), (2, 1, 3), padding) == \
             list(jax.lax.padtype_to_pads((7, 6, 5), (3, 2, 4), (2, 1, 3), padding)), padding
+
+
+@covers("lax.broadcast_shapes", "lax.broadcast_to_rank", "lax.collapse", "lax.split",
+        "lax.stack", "lax.unstack", "lax.tile", "lax.optimization_barrier", "lax.empty")
+def test_more_shape_functions_match_jax():
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    assert spmd.lax.broadcast_shapes((2, 1), (3,)) == jax.lax.broadcast_shapes((2, 1), (3,))
+    same(spmd.lax.broadcast_to_rank(x[0, 0], 3), jax.lax.broadcast_to_rank(x[0, 0], 3), "rank")
+    for start, stop in ((1, None), (0, 2), (0, 3), (-2, None)):
+        same(spmd.lax.collapse(x, start, stop), jax.lax.collapse(x, start, stop),
+             f"collapse({start}, {stop})")
+    for sizes, axis in (((1, 1), 0), ((1, 0, 2), 1), ((4,), -1)):
+        same(spmd.lax.split(x, sizes, axis), jax.lax.split(x, sizes, axis), f"split {sizes}")
+        same(spmd.jit(lambda a: spmd.lax.split(a, sizes, axis))(x),
+             jax.jit(lambda a: jax.lax.split(a, sizes, axis))(x), "split under jit")
+    raises_like(lambda: jax.lax.split(x, (1, 1), 1), lambda: spmd.lax.split(x, (1, 1), 1),
+                "sizes that do not sum")
+    for axis in (0, 1, -1):
+        same(spmd.lax.stack([x, x + 1], axis), jax.lax.stack([x, x + 1], axis), "stack")
+        same(spmd.lax.unstack(x, axis), jax.lax.unstack(x, axis), "unstack")
+    same(spmd.lax.tile(x, (1, 2, 3)), jax.lax.tile(x, (1, 2, 3)), "tile")
+    tree = {"a": x, "b": (x[0],)}
+    same(spmd.lax.optimization_barrier(tree), jax.lax.optimization_barrier(tree), "barrier")
+    assert spmd.lax.empty((2, 3), np.int32).shape == jax.lax.empty((2, 3), np.int32).shape
