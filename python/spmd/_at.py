@@ -93,9 +93,26 @@ class _AtIndex:
     def max(self, values, **kwargs):  # noqa: A003
         return self._update("max", values, **kwargs)
 
-    def apply(self, func, **kwargs):
-        raise NotImplementedError("spmd: x.at[idx].apply is not supported; use "
-                                  "x.at[idx].set(func(x[idx])) where no index repeats")
+    def apply(self, func, *, indices_are_sorted=False, unique_indices=False, mode=None,
+              wrap_negative_indices=True):
+        """func (element-wise, unary) applied at the indexed elements, once per time each is
+        indexed, as JAX's scatter_apply: round k applies it where an element is indexed k
+        times or more. The indices must be static (their repeats decide the rounds)."""
+        x = self._x
+        shape = tuple(x.shape)
+        where = positions(shape, self._index, mode=_mode(mode),
+                          wrap_negative=wrap_negative_indices)
+        if where.traced:
+            raise NotImplementedError("spmd: x.at[idx].apply takes static indices (NumPy "
+                                      "arrays, lists, integers, slices): a traced index's "
+                                      "repeats are not known while tracing")
+        size = int(np.prod(shape, dtype=np.int64))
+        flat = np.asarray(where.flat).reshape(-1)
+        counts = np.bincount(flat[flat < size], minlength=size)
+        out = jnp.reshape(x, (-1,))
+        for k in range(1, int(counts.max(initial=0)) + 1):
+            out = jnp.where(counts >= k, jnp.astype(func(out), x.dtype), out)
+        return jnp.reshape(out, shape)
 
     def _values(self, values):
         """values as JAX's scatter takes them: a Python int that x's integer dtype holds takes

@@ -250,3 +250,17 @@ def test_functional_placements_match_jax():
     same(snp.acosh(x + 2), jnp.acosh(x + 2), "acosh", ulps=2)
     same(snp.atanh(x), jnp.atanh(x), "atanh", ulps=2)
     same(snp.atan2(x, x[::-1]), jnp.atan2(x, x[::-1]), "atan2", ulps=2)
+
+
+def test_apply_matches_jax():
+    """x.at[idx].apply: the function once per time an element is indexed (repeats apply it
+    again), at every static index kind, eagerly and under jit; a traced index is refused."""
+    f = lambda np_: lambda v: v * 2 + 1
+    for index in (np.array([0, 0, 1, 7]), (slice(1, 3),), (slice(None, None, -2), 1),
+                  (0, np.array([2, 2, 2])), np.array([True, False, True, True])):
+        same(snp.asarray(X).at[index].apply(f(snp)), jnp.asarray(X).at[index].apply(f(jnp)),
+             f"x.at[{index!r}].apply")
+        same(spmd.jit(lambda a: a.at[index].apply(snp.sin))(X),
+             jax.jit(lambda a: a.at[index].apply(jnp.sin))(X), "under jit", ulps=1)
+    with pytest.raises(NotImplementedError, match="static indices"):
+        spmd.jit(lambda a, i: a.at[i].apply(snp.sin))(X, np.array([0, 1]))
