@@ -1,5 +1,5 @@
 """x.at[index]: jax.Array's indexed updates (set, add, subtract, multiply, divide, power, min,
-max) and get, for every index x[index] takes: integers, slices of any step, None, Ellipsis,
+max, apply) and get, for every index x[index] takes: integers, slices of any step, None, Ellipsis,
 integer arrays and concrete boolean masks. As JAX's scatter: x and the values promote, the
 update applies in that dtype and the result has x's dtype; values broadcast to x[index].shape;
 updates at a repeated position apply one after another in their order (set's last stays); an
