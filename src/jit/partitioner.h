@@ -42,6 +42,15 @@ class Partitioner {
                const std::shared_ptr<const Operation>& local = nullptr) {
     define(value, emit_compute(value, std::move(inputs), out, local), out);
   }
+  // Emits program op `value` with every operand whole on every device and its result whole
+  // too: the rule of the kinds whose kernel needs the whole array (sort, take, scatter).
+  void compute_whole(int value) {
+    const Op& op = this->op(value);
+    std::vector<int> slots;
+    for (int in : op.inputs)
+      slots.push_back(slot_with(in, Layout::replicated(this->op(in).shape.size())));
+    compute(value, std::move(slots), Layout::replicated(op.shape.size()));
+  }
   // The same step, its slot returned without defining the value by it (a step follows).
   int emit_compute(int value, std::vector<int> inputs, const Layout& out,
                    const std::shared_ptr<const Operation>& local = nullptr);

@@ -186,14 +186,6 @@ void check_axis(std::string_view what, int axis, const ValueType& t) {
   }
 }
 
-// Every operand whole on every device, and the result too.
-void partition_whole(Partitioner& p, int value, const Op& op) {
-  std::vector<int> slots;
-  for (int in : op.inputs)
-    slots.push_back(p.slot_with(in, Layout::replicated(p.op(in).shape.size())));
-  p.compute(value, std::move(slots), Layout::replicated(op.shape.size()));
-}
-
 }  // namespace
 
 // CumulativeOp
@@ -374,8 +366,8 @@ ValueType TopKOp::result_type(std::span<const ValueType> operands) const {
   return {DType::kInt32, {k}};
 }
 
-void TopKOp::partition(Partitioner& p, int value, const Op& op) const {
-  partition_whole(p, value, op);
+void TopKOp::partition(Partitioner& p, int value, const Op& /*op*/) const {
+  p.compute_whole(value);
 }
 
 Block TopKOp::run(const KernelContext& device, const Step& step, std::span<const Block> in) const {
@@ -418,8 +410,8 @@ ValueType ScatterAddOp::result_type(std::span<const ValueType> operands) const {
   return {updates.dtype, out};
 }
 
-void ScatterAddOp::partition(Partitioner& p, int value, const Op& op) const {
-  partition_whole(p, value, op);
+void ScatterAddOp::partition(Partitioner& p, int value, const Op& /*op*/) const {
+  p.compute_whole(value);
 }
 
 Block ScatterAddOp::run(const KernelContext& device, const Step& step,
@@ -563,8 +555,8 @@ ValueType TakeOp::result_type(std::span<const ValueType> operands) const {
   return {operands[0].dtype, out};
 }
 
-void TakeOp::partition(Partitioner& p, int value, const Op& op) const {
-  partition_whole(p, value, op);
+void TakeOp::partition(Partitioner& p, int value, const Op& /*op*/) const {
+  p.compute_whole(value);
 }
 
 Batched TakeOp::batch(const Op& /*op*/, std::span<const Batched> operands, int64_t size) const {

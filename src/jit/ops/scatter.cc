@@ -165,11 +165,8 @@ ValueType ScatterOp::result_type(std::span<const ValueType> operands) const {
   return x;
 }
 
-void ScatterOp::partition(Partitioner& p, int value, const Op& op) const {
-  std::vector<int> slots;
-  for (int in : op.inputs)
-    slots.push_back(p.slot_with(in, Layout::replicated(p.op(in).shape.size())));
-  p.compute(value, std::move(slots), Layout::replicated(op.shape.size()));
+void ScatterOp::partition(Partitioner& p, int value, const Op& /*op*/) const {
+  p.compute_whole(value);
 }
 
 Block ScatterOp::run(const KernelContext& device, const Step& step,
