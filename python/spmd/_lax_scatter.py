@@ -175,12 +175,6 @@ def scatter(operand, scatter_indices, updates, dimension_numbers, *, indices_are
                     unique_indices, mode)
 
 
-def scatter_add(operand, scatter_indices, updates, dimension_numbers, *,
-                indices_are_sorted=False, unique_indices=False, mode=None):
-    return _scatter("add", operand, scatter_indices, updates, dimension_numbers,
-                    unique_indices, mode)
-
-
 def scatter_sub(operand, scatter_indices, updates, dimension_numbers, *,
                 indices_are_sorted=False, unique_indices=False, mode=None):
     """operand - updates at the indices, as operand + (-updates) (the same in every dtype)."""
@@ -192,22 +186,22 @@ def scatter_sub(operand, scatter_indices, updates, dimension_numbers, *,
                     unique_indices, mode)
 
 
-def scatter_mul(operand, scatter_indices, updates, dimension_numbers, *,
-                indices_are_sorted=False, unique_indices=False, mode=None):
-    return _scatter("multiply", operand, scatter_indices, updates, dimension_numbers,
-                    unique_indices, mode)
+def _combining(name, how):
+    """jax.lax.scatter_<name>: each update window combined with the operand's at its index,
+    repeated ones in turn."""
+    def combined(operand, scatter_indices, updates, dimension_numbers, *,
+                 indices_are_sorted=False, unique_indices=False, mode=None):
+        return _scatter(how, operand, scatter_indices, updates, dimension_numbers,
+                        unique_indices, mode)
+    combined.__name__ = combined.__qualname__ = f"scatter_{name}"
+    combined.__doc__ = _combining.__doc__.replace("<name>", name)
+    return combined
 
 
-def scatter_min(operand, scatter_indices, updates, dimension_numbers, *,
-                indices_are_sorted=False, unique_indices=False, mode=None):
-    return _scatter("min", operand, scatter_indices, updates, dimension_numbers,
-                    unique_indices, mode)
-
-
-def scatter_max(operand, scatter_indices, updates, dimension_numbers, *,
-                indices_are_sorted=False, unique_indices=False, mode=None):
-    return _scatter("max", operand, scatter_indices, updates, dimension_numbers,
-                    unique_indices, mode)
+scatter_add = _combining("add", "add")
+scatter_mul = _combining("mul", "multiply")
+scatter_min = _combining("min", "min")
+scatter_max = _combining("max", "max")
 
 
 __all__ = ["GatherDimensionNumbers", "ScatterDimensionNumbers", "GatherScatterMode", "gather",

@@ -48,25 +48,18 @@ def _segment(name, how, reduce, data, segment_ids, num_segments, indices_are_sor
     return jnp.astype(reduce(out, axis=0), data.dtype)
 
 
-def segment_sum(data, segment_ids, num_segments=None, indices_are_sorted=False,
+def _reduction(name, how, reduce):
+    """jax.ops.segment_<name>: the data's rows reduced per segment id."""
+    def segment(data, segment_ids, num_segments=None, indices_are_sorted=False,
                 unique_indices=False, bucket_size=None, mode=None, out_sharding=None):
-    return _segment("segment_sum", "add", jnp.sum, data, segment_ids, num_segments,
-                    indices_are_sorted, unique_indices, bucket_size, mode)
+        return _segment(f"segment_{name}", how, reduce, data, segment_ids, num_segments,
+                        indices_are_sorted, unique_indices, bucket_size, mode)
+    segment.__name__ = segment.__qualname__ = f"segment_{name}"
+    segment.__doc__ = _reduction.__doc__.replace("<name>", name)
+    return segment
 
 
-def segment_prod(data, segment_ids, num_segments=None, indices_are_sorted=False,
-                 unique_indices=False, bucket_size=None, mode=None, out_sharding=None):
-    return _segment("segment_prod", "multiply", jnp.prod, data, segment_ids, num_segments,
-                    indices_are_sorted, unique_indices, bucket_size, mode)
-
-
-def segment_max(data, segment_ids, num_segments=None, indices_are_sorted=False,
-                unique_indices=False, bucket_size=None, mode=None, out_sharding=None):
-    return _segment("segment_max", "max", jnp.max, data, segment_ids, num_segments,
-                    indices_are_sorted, unique_indices, bucket_size, mode)
-
-
-def segment_min(data, segment_ids, num_segments=None, indices_are_sorted=False,
-                unique_indices=False, bucket_size=None, mode=None, out_sharding=None):
-    return _segment("segment_min", "min", jnp.min, data, segment_ids, num_segments,
-                    indices_are_sorted, unique_indices, bucket_size, mode)
+segment_sum = _reduction("sum", "add", jnp.sum)
+segment_prod = _reduction("prod", "multiply", jnp.prod)
+segment_max = _reduction("max", "max", jnp.max)
+segment_min = _reduction("min", "min", jnp.min)
