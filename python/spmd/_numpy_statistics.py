@@ -23,9 +23,22 @@ def _inexact(x):
     return x if jnp.issubdtype(x.dtype, jnp.inexact) else jnp.asarray(x, jnp.float32)
 
 
+class _NoValues(TypeError, IndexError):
+    """A quantile over no values. JAX refuses it by accident of its gather (TypeError) or of its
+    indexing (IndexError, for some NaN-skipping forms); this is both."""
+
+
 def _lines(a, axis, keepdims):
     """(a with the reduced axes flattened into its last, the shape a keepdims result has after
-    q's dimensions, or None without keepdims)."""
+    q's dimensions, or None without keepdims); _NoValues when the axes hold none."""
+    lines, shape = _flattened(a, axis, keepdims)
+    if lines.shape[-1] == 0:
+        raise _NoValues(f"quantile: the reduced axes of an array of shape {tuple(a.shape)} hold "
+                        "no values to take a quantile of")
+    return lines, shape
+
+
+def _flattened(a, axis, keepdims):
     if axis is None:
         return jnp.reshape(a, (-1,)), ((1,) * a.ndim if keepdims else None)
     axes = (axis,) if isinstance(axis, int) else tuple(axis)

@@ -83,7 +83,9 @@ def test_python_scalars_and_other_dtypes_promote_as_jax(op):
 def test_nan_and_signed_zeros_as_jax():
     x = np.float32([0.0, -0.0, 1.0, np.nan, 2.0])
     for index, v in ((np.array([0, 1, 1, 3]), np.float32([-0.0, 0.0, np.nan, 5.0])),
-                     (np.array([2, 2, 4]), np.float32([np.nan, 1.0, -np.inf]))):
+                     (np.array([2, 2, 4]), np.float32([np.nan, 1.0, -np.inf])),
+                     (np.array([0, 4, 4, 2]), np.float32([np.inf, 0.0, np.inf, -np.inf])),
+                     (np.zeros(0, np.int32), np.zeros(0, np.float32))):
         for op in ("min", "max", "add", "multiply"):
             same(getattr(snp.asarray(x).at[index], op)(v),
                  getattr(jnp.asarray(x).at[index], op)(v), f".{op} at {index!r}")

@@ -55,6 +55,15 @@ def test_median_and_percentile_match_jax():
                 lambda: snp.quantile(A, 0.5, method="middle"), "an unknown method")
     raises_like(lambda: jnp.quantile(A, np.float32([[0.5]])),
                 lambda: snp.quantile(A, np.float32([[0.5]])), "q of rank 2")
+    for empty, axis in ((np.zeros(0, np.float32), None), (np.zeros((2, 0), np.float32), 1)):
+        for name in ("quantile", "nanquantile"):
+            raises_like(lambda: getattr(jnp, name)(empty, 0.5, axis=axis),
+                        lambda: getattr(snp, name)(empty, 0.5, axis=axis), f"{name} of nothing")
+    same(snp.median(np.zeros((0, 3), np.float32), axis=1),
+         jnp.median(np.zeros((0, 3), np.float32), axis=1), "no lines")
+    same(snp.quantile(np.float32([1, np.inf, -np.inf, 2]), np.float32([0, 0.3, 0.5, 1])),
+         jnp.quantile(np.float32([1, np.inf, -np.inf, 2]), np.float32([0, 0.3, 0.5, 1])),
+         "infinities")
 
 
 def test_weighted_inverted_cdf_matches_jax():
