@@ -90,4 +90,11 @@ class ResourceExhausted : public Error {
   using Error::Error;
 };
 
+// A case the library does not implement, where JAX raises NotImplementedError (vmap of a pure
+// callback without a vmap_method); in Python the class derives from NotImplementedError as well.
+class Unimplemented : public Error {
+ public:
+  using Error::Error;
+};
+
 }  // namespace spmd

@@ -19,6 +19,7 @@
 #include "spmd/eval_shape.h"
 #include "spmd/grad.h"
 #include "spmd/host_array.h"
+#include "spmd/host_callback.h"
 #include "spmd/jit.h"
 #include "spmd/mesh.h"
 #include "spmd/mesh_context.h"

@@ -4,8 +4,9 @@ import contextlib
 
 from . import _operators  # noqa: F401 - binds Python's operators on Arrays and Tensors
 from . import _methods  # noqa: F401 - binds jax.Array's methods (sum, astype, [], .at) on them
-from . import (_arguments, _spmd, checkpoint, data, distributed, errors, experimental, lax, nn,
-               numpy, ops, optax, random, sharding, tree, tree_util)
+from . import (_arguments, _spmd, checkpoint, data, debug, distributed, errors, experimental, lax,
+               nn, numpy, ops, optax, random, sharding, tree, tree_util)
+from ._callbacks import pure_callback
 from ._config import config
 from ._core import (Array, Shard, Tensor, device_put, make_array_from_callback,
                     make_array_from_process_local_data, make_array_from_single_device_arrays)
@@ -18,8 +19,8 @@ from ._jit import user_jit as jit
 from ._remat import checkpoint as remat
 from ._remat import checkpoint_policies
 from ._shapes import ShapeDtypeStruct, eval_shape
-from ._utilities import (default_backend, device_get, ensure_compile_time_eval, named_call,
-                         named_scope, process_indices)
+from ._utilities import (default_backend, device_get, effects_barrier, ensure_compile_time_eval,
+                         named_call, named_scope, process_indices)
 from ._transforms import pmap, shard_map, vmap
 from .sharding import AxisType, NamedSharding, PartitionSpec
 from .tree_util import tree_map

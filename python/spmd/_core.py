@@ -108,8 +108,15 @@ def _str(self):
     return str(np.asarray(self))
 
 
+def _format(self, format_spec):
+    """JAX's: a rank-0 Array formats as its value does ("{:.2f}"), others as NumPy's array."""
+    values = np.asarray(self)
+    return format(values[()] if values.ndim == 0 else values, format_spec)
+
+
 Array.__repr__ = _repr
 Array.__str__ = _str
+Array.__format__ = _format
 def _scalar(self):
     """The one value of a rank-0 Array, as JAX's check_scalar_conversion allows it."""
     if self.shape:

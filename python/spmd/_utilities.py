@@ -49,6 +49,12 @@ def named_call(fun, *, name=None):
     return named
 
 
+def effects_barrier():
+    """jax.effects_barrier: waits until the callbacks (jax.debug.print and the like) of the
+    calls made so far have run. A call of spmd returns once its devices are done, its callbacks
+    with them, so there is nothing left to wait for."""
+
+
 @contextlib.contextmanager
 def ensure_compile_time_eval():
     """jax.ensure_compile_time_eval: within it JAX computes operations on concrete values

@@ -19,14 +19,14 @@
 #include "spmd/runtime.h"
 
 namespace spmd::python {
-namespace {
 
-// The host array's bytes as a NumPy uint8 array that owns it.
 nb::ndarray<nb::numpy, uint8_t, nb::ndim<1>> owned_bytes(HostArray host) {
   auto* owned = new HostArray(std::move(host));
   nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<HostArray*>(p); });
   return {owned->mutable_bytes().data(), {owned->nbytes()}, owner};
 }
+
+namespace {
 
 // `collective` (a multihost_utils call every process makes) on the host value of `bytes`, the GIL
 // released while the processes meet; its result's bytes as NumPy's.

@@ -1,6 +1,7 @@
 // spmd's errors in Python: spmd.errors.Error derives from RuntimeError (JAX raises RuntimeError
 // for a second initialize()), InvalidArgument also from ValueError, DTypeError also from
-// TypeError and OverflowError also from Python's OverflowError (JAX's classes for the same
+// TypeError, OverflowError also from Python's OverflowError and Unimplemented also from
+// NotImplementedError (JAX's classes for the same
 // mistakes), and each other class from Error, so that `except RuntimeError` catches them all and
 // the C++ message is kept.
 #include <nanobind/nanobind.h>
@@ -27,6 +28,8 @@ void bind_errors(nb::module_& m) {
   static nb::exception<AlreadyExists> exists(errors, "AlreadyExists", error.ptr());
   static nb::exception<PermissionDenied> denied(errors, "PermissionDenied", error.ptr());
   static nb::exception<ResourceExhausted> exhausted(errors, "ResourceExhausted", error.ptr());
+  static nb::exception<Unimplemented> unimplemented(
+      errors, "Unimplemented", nb::make_tuple(error, nb::handle(PyExc_NotImplementedError)).ptr());
 }
 
 }  // namespace spmd::python

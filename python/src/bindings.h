@@ -27,6 +27,9 @@ void bind_array(nb::module_& m);
 // Tensor (a traced value), spmd::numpy over Tensors, shard_map's and the collectives' traced
 // forms, and vjp; then bind_jit.
 void bind_trace(nb::module_& m);
+// Host callbacks in traced programs (spmd/host_callback.h): _spmd.debug_callback,
+// _spmd.pure_callback, _spmd.tracing (python/spmd/_callbacks.py).
+void bind_callbacks(nb::module_& m);
 // jit's core (_Jit, the base of spmd.jit's functions) with its call's fast path.
 void bind_jit(nb::module_& m);
 // spmd::random on raw keys, Arrays and Tensors.
@@ -55,6 +58,9 @@ HostArray host_of(const HostBytes& bytes, const Shape& shape, const std::string&
 // keeps it alive. For data the caller lends, as JAX's device_put does by default on CPU: it must
 // not change while any spmd array made from it lives.
 HostArray host_view(const HostBytes& bytes, const Shape& shape, const std::string& dtype);
+
+// The host array's bytes as a NumPy uint8 array that owns them (moved in, not copied).
+nb::ndarray<nb::numpy, uint8_t, nb::ndim<1>> owned_bytes(HostArray host);
 
 // One entry of a PartitionSpec or a collective's axis_name, as Python spells it: None (no axis;
 // only where `none_ok`), a mesh axis name, or a tuple of names. Anything else is a TypeError

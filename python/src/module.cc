@@ -85,6 +85,7 @@ NB_MODULE(_spmd, m) {
   bind_sharding(m);
   bind_array(m);
   bind_trace(m);
+  bind_callbacks(m);
   bind_random(m);
   bind_optim(m);
   bind_checkpoint(m);

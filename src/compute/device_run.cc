@@ -72,6 +72,14 @@ uint64_t call_identity(const char* program, const std::vector<PartitionSpec>& in
 
 void for_each_local_device(AxisGroups& groups, const LocalMeshDevices& local, std::string_view what,
                            const std::function<void(size_t, const AxisContext&)>& job) {
+  if (in_axis_context()) {  // this thread is a device's, in a job of the same workers: no end
+    throw FailedPrecondition(fmt::format(
+        "{}: called on a device's thread while it runs (inside a shard_map or pmap function, or "
+        "in a host callback such as jax.debug.callback or jax.pure_callback), where it would "
+        "wait for that device forever; compute with NumPy on a callback's values "
+        "(np.asarray(x)) instead",
+        what));
+  }
   const size_t n = local.ids.size();
   std::mutex error_mu;
   std::exception_ptr first_error;

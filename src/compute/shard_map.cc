@@ -20,8 +20,10 @@ void check_call(std::span<const Array* const> inputs, const std::vector<Partitio
                 const std::vector<PartitionSpec>& out_specs, const Mesh& mesh) {
   if (in_axis_context()) {
     throw InvalidArgument(
-        "shard_map/pmap: called inside the function of another shard_map or pmap; nesting is "
-        "not supported: use the named-axis collectives of the outer mesh instead");
+        "shard_map/pmap: called inside the function of another shard_map or pmap (or in a host "
+        "callback such as jax.debug.callback, on the device's thread); nesting is not "
+        "supported: use the named-axis collectives of the outer mesh instead, or NumPy on the "
+        "callback's values");
   }
   if (inputs.size() != in_specs.size()) {
     throw InvalidArgument(

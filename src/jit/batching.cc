@@ -59,12 +59,15 @@ Tensor per_slice(int64_t size, std::span<const Batched> operands,
 
 namespace {
 
-// needed[v - first]: `outputs` depend on value v (first ≤ v < end).
-std::vector<bool> needed_values(const Trace& trace, int first, int end,
-                                const std::vector<int>& outputs) {
+// needed[v - first]: `outputs` or the effects traced since `first` depend on value v
+// (first ≤ v < end).
+std::vector<bool> needed_values(Trace& trace, int first, int end, const std::vector<int>& outputs) {
   std::vector<bool> needed(static_cast<size_t>(end - first), false);
   for (int out : outputs) {
     if (out >= first && out < end) needed[static_cast<size_t>(out - first)] = true;
+  }
+  for (int e : trace.program().effects) {
+    if (e >= first && e < end) needed[static_cast<size_t>(e - first)] = true;
   }
   for (int v = end - 1; v >= first; --v) {
     if (!needed[static_cast<size_t>(v - first)]) continue;
@@ -93,7 +96,10 @@ void batch_values(Trace& trace, int first, const std::vector<int>& outputs,
       any = any || it != batched.end();
       operands.push_back(it != batched.end() ? it->second : Batched{Tensor(self, in), {}});
     }
-    if (any) batched.emplace(v, op.operation->batch(op, operands, size));
+    if (!any) continue;
+    batched.emplace(v, op.operation->batch(op, operands, size));
+    // An effect traced on one slice: the copies its rule made for every slice stand in its place.
+    if (op.operation->has_effect()) std::erase(trace.program().effects, v);
   }
 }
 

@@ -98,7 +98,8 @@ std::vector<Array> Executable::run(std::span<const Array* const> inputs) const {
     throw InvalidArgument(fmt::format("jit({}): {} inputs for a program of {} parameters",
                                       program_.name, inputs.size(), program_.parameters.size()));
   }
-  if (program_.outputs.empty()) return {};  // nothing to compute (an empty tree)
+  // Nothing to compute: an empty tree, and no effect (a debug callback) to run.
+  if (program_.outputs.empty() && program_.steps.empty()) return {};
   std::vector<Array> resharded;
   resharded.reserve(inputs.size());
   std::vector<const Array*> laid(inputs.begin(), inputs.end());
@@ -113,7 +114,7 @@ std::vector<Array> Executable::run(std::span<const Array* const> inputs) const {
 }
 
 std::vector<Array> Executable::run_laid_out(std::span<const Array* const> inputs) const {
-  if (program_.outputs.empty()) return {};
+  if (program_.outputs.empty() && program_.steps.empty()) return {};
   const ProfiledScope whole(StepProfile::active(), "call: the executable, whole");
   const std::shared_ptr<const Session> s = session();
   const size_t devices = s->local.ids.size();
@@ -164,7 +165,9 @@ std::vector<std::vector<Block>> Executable::run_devices(
       backend.synchronize(device.memory);  // the call ends when its device work has, errors too
     }
     const ProfiledScope timed(profile, "call: output check");
-    check_outputs(context, call_, out_specs_, {.check_rep = false}, results[i]);
+    // A program of effects alone (debug callbacks) has no outputs to check.
+    if (!program_.outputs.empty())
+      check_outputs(context, call_, out_specs_, {.check_rep = false}, results[i]);
   });
   return results;
 }

@@ -111,6 +111,10 @@ class Operation {
   // True when run() takes no operands and gives the same block at every call (full, iota,
   // constant): the executor keeps a device's block after its first call (execute.h).
   virtual bool same_at_every_call() const { return false; }
+  // True for an operation the program keeps though no output depends on it (a debug callback):
+  // the trace lists its value among the program's effects, and its result is a token nothing
+  // reads.
+  virtual bool has_effect() const { return false; }
 
   // The sharding this operation names (a parameter's, a constraint's, a shard_map boundary's),
   // whose mesh must be the jit's; null for most.

@@ -61,6 +61,7 @@ uint64_t Program::fingerprint() const {
 std::vector<bool> live_values(const Program& program) {
   std::vector<bool> live(program.ops.size(), false);
   for (const Output& out : program.outputs) live[static_cast<size_t>(out.value)] = true;
+  for (int v : program.effects) live[static_cast<size_t>(v)] = true;
   for (size_t v = program.ops.size(); v-- > 0;) {
     if (!live[v]) continue;
     for (int in : program.ops[v].inputs) live[static_cast<size_t>(in)] = true;

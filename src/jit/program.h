@@ -52,6 +52,9 @@ struct Output {
 struct Program {
   std::vector<Op> ops;
   std::vector<Output> outputs;  // in order
+  // The values of operations kept for their effect (Operation::has_effect), in trace order; vmap
+  // replaces one by its per-slice copies.
+  std::vector<int> effects;
   int parameters = 0;
 
   // One line per operation, "%3 = reduce_sum f32[8] %1 axes={1}", and a final
@@ -62,9 +65,10 @@ struct Program {
   uint64_t fingerprint() const;
 };
 
-// Per value, whether the outputs depend on it. The rest is never lowered: a traced function's
-// unused values, and in a backward program the cotangents nobody asked for (grad of the weights
-// does not need the input's gradient, nor the forward results the rules do not read).
+// Per value, whether the outputs or the effects depend on it. The rest is never lowered: a
+// traced function's unused values, and in a backward program the cotangents nobody asked for
+// (grad of the weights does not need the input's gradient, nor the forward results the rules do
+// not read).
 std::vector<bool> live_values(const Program& program);
 // The layout of each parameter, by flat argument, as its ParameterOp's sharding gives it.
 std::vector<Layout> parameter_layouts(const Program& program);

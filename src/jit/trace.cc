@@ -19,12 +19,15 @@ Tensor Trace::apply(std::shared_ptr<const Operation> operation, std::vector<int>
   types.reserve(inputs.size());
   for (int in : inputs) types.push_back(op(in).type());
   ValueType result = typed_result(*operation, types, mesh());
+  const bool effect = operation->has_effect();
   program_.ops.push_back(Op{.operation = std::move(operation),
                             .inputs = std::move(inputs),
                             .shape = std::move(result.shape),
                             .dtype = result.dtype,
                             .spec = std::move(result.spec)});
-  return Tensor(shared_from_this(), static_cast<int>(program_.ops.size()) - 1);
+  const int value = static_cast<int>(program_.ops.size()) - 1;
+  if (effect) program_.effects.push_back(value);
+  return Tensor(shared_from_this(), value);
 }
 
 std::shared_ptr<Trace> Trace::current(std::string_view what) {
@@ -35,6 +38,8 @@ std::shared_ptr<Trace> Trace::current(std::string_view what) {
   }
   return current_trace;
 }
+
+std::shared_ptr<Trace> Trace::current_or_null() { return current_trace; }
 
 TraceScope::TraceScope(std::shared_ptr<Trace> trace)
     : trace_(std::move(trace)), previous_(std::exchange(current_trace, trace_)) {}

@@ -35,6 +35,8 @@ class Trace : public std::enable_shared_from_this<Trace> {
   // The trace being recorded on this thread (for zeros(), asarray() …); throws InvalidArgument
   // naming `what` outside a jit trace.
   static std::shared_ptr<Trace> current(std::string_view what);
+  // The same, or null outside a jit trace.
+  static std::shared_ptr<Trace> current_or_null();
 
  private:
   friend class TraceScope;
