@@ -139,6 +139,8 @@ def _print_message(fmt, printoptions, placeholders, record, *args, **kwargs):
 
 
 def _debug_print(fmt, args, kwargs, partitioned, skip_format_check, use_logging):
+    if not isinstance(fmt, str):
+        raise TypeError(f"jax.debug.print: the format must be a str, not {type(fmt).__name__}")
     if not skip_format_check:
         _FormatChecker().format(fmt, *args, **kwargs)
     placeholders = False
@@ -183,6 +185,9 @@ _VMAP_METHODS = ["sequential", "sequential_unrolled", "expand_dims", "broadcast_
 
 
 def _result_type(leaf):
+    if not (hasattr(leaf, "shape") and hasattr(leaf, "dtype")):
+        raise TypeError("pure_callback: result_shape_dtypes holds objects with .shape and .dtype "
+                        f"(jax.ShapeDtypeStruct), not {type(leaf).__name__}")
     dtype = np.dtype(leaf.dtype)
     if canonical_dtype(dtype) != dtype:
         raise ValueError("result_shape_dtypes cannot specify 64-bit types when `jax_enable_x64` "
@@ -210,6 +215,9 @@ def pure_callback(callback, result_shape_dtypes, *args, sharding=None, vmap_meth
     vmap as vmap_method says ('sequential', 'expand_dims', 'broadcast_all'; none:
     NotImplementedError). `sharding` is accepted and unused (the callback's values are whole)."""
     del sharding
+    if not callable(callback):
+        raise TypeError(f"pure_callback: the callback must be callable, not "
+                        f"{type(callback).__name__}")
     if vmap_method not in _VMAP_METHODS:
         raise ValueError(f"vmap_method must be on of the allowed methods {_VMAP_METHODS}, but "
                          f"got: {vmap_method}")

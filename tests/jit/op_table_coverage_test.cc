@@ -103,6 +103,12 @@ const std::map<std::string, std::string> kNotNumeric = {
     {"scatter",
      "indexed updates, NaN and signed zeros included, bit for bit beside JAX "
      "(tests/python/jax_parity/test_at.py)"},
+    {"debug_callback",
+     "calls a host function, computes nothing (tests/jit/host_callback_test.cc, "
+     "tests/python/jax_parity/test_callbacks.py)"},
+    {"pure_callback",
+     "its values are the host function's (tests/jit/host_callback_test.cc, "
+     "tests/python/jax_parity/test_callbacks.py)"},
     {"reshard", "moves elements between devices"},
     {"sharding_constraint", "places elements"},
     {"shard_map_in", "places elements"},
