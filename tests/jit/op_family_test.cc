@@ -187,6 +187,22 @@ TEST(OperationFamily, AToyFamilysBatchingRuleServesVmap) {
   expect_equal(spmd::multihost::process_allgather(cols(in)), flipped(x, 0));
 }
 
+// Operations with several attributes print them as separate words, which the program's reader
+// takes back: each line below reads to an operation that prints the same line.
+TEST(OperationFamily, OperationsWithSeveralAttributesReadBackFromTheirText) {
+  const std::vector<std::string> lines = {
+      "%0 = parameter f32[8,4] index=0 sharding=PartitionSpec()",
+      "%1 = parameter i32[8] index=1 sharding=PartitionSpec()",
+      "%2 = sort f32[8,4] %0 axis=0 descending=1",
+      "%3 = argsort i32[8,4] %0 axis=1 descending=0",
+      "%4 = scatter_add f32[8,4] %2 %1 axis=0 size=8",
+      "%5 = scatter f32[8,4] %4 %1 %0 combine=max axis=0 unique=false",
+      "return %5 %3"};
+  std::string text;
+  for (const std::string& line : lines) text += line + "\n";
+  EXPECT_EQ(compiler::parse_program(text, family_mesh()).lines(), lines);
+}
+
 TEST(OperationFamily, AToyFamilyIsReadFromProgramTextByItsRegisteredName) {
   const compiler::Program program = compiler::parse_program(
       "%0 = parameter f32[8,4] index=0 sharding=PartitionSpec(None, 'b')\n"

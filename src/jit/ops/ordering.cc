@@ -387,7 +387,7 @@ Batched TopKOp::batch(const Op& /*op*/, std::span<const Batched> operands, int64
 
 // ScatterAddOp
 
-std::string ScatterAddOp::attributes() const { return fmt::format("axis={},size={}", axis, size); }
+std::string ScatterAddOp::attributes() const { return fmt::format("axis={} size={}", axis, size); }
 
 ValueType ScatterAddOp::result_type(std::span<const ValueType> operands) const {
   check_operand_count("scatter_add", operands, 2);
@@ -447,7 +447,7 @@ Batched ScatterAddOp::batch(const Op& /*op*/, std::span<const Batched> operands,
 // SortOp
 
 std::string SortOp::attributes() const {
-  return fmt::format("axis={},descending={}", axis, descending ? 1 : 0);
+  return fmt::format("axis={} descending={}", axis, descending ? 1 : 0);
 }
 
 ValueType SortOp::result_type(std::span<const ValueType> operands) const {

@@ -34,7 +34,7 @@ class ScatterOp final : public Operation {
   const bool unique;
 
   std::string name() const override { return "scatter"; }
-  std::string attributes() const override;  // "combine=add,axis=0,unique=false"
+  std::string attributes() const override;  // "combine=add axis=0 unique=false"
   ValueType result_type(std::span<const ValueType> operands) const override;
   void partition(Partitioner& p, int value, const Op& op) const override;
   Block run(const KernelContext& device, const Step& step,
@@ -140,7 +140,7 @@ Cotangents extremal_vjp(const Tensor& x, const Tensor& u, const Placement& at, c
 }  // namespace
 
 std::string ScatterOp::attributes() const {
-  return fmt::format("combine={},axis={},unique={}", kernels::scatter_combine_name(how), axis,
+  return fmt::format("combine={} axis={} unique={}", kernels::scatter_combine_name(how), axis,
                      unique ? "true" : "false");
 }
 
