@@ -76,7 +76,7 @@ void sqrt_f32(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = std::sqrt(x[i]);
 }
 
-// The float32 exp, log, log1p, tanh, logistic and expm1 as XLA's CPU code computes them
+// The float32 exp, log, log1p, tanh, logistic, expm1, erf and erfc as XLA's CPU code computes them
 // (xla_math.h), so that jnp's values are JAX's bit for bit; built for x86-64-v4 (AVX-512), where
 // the loop vectorises 16 wide, x86-64-v3 (AVX2, FMA), 8 wide, and the baseline, where std::fma
 // is the C library's exact emulation (same values, slower), picked at load time. Returns false
@@ -102,6 +102,10 @@ bool xla_unary_f32(Unary op, const float* x, float* y, int64_t n) {
       return each([](float v) { return xla_logistic(v); });
     case Unary::kExpm1:
       return each([](float v) { return xla_expm1(v); });
+    case Unary::kErf:
+      return each([](float v) { return xla_erf(v); });
+    case Unary::kErfc:
+      return each([](float v) { return xla_erfc(v); });
     default:
       return false;
   }

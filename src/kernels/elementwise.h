@@ -30,10 +30,11 @@ namespace spmd::kernels {
 // defined on the floating types only: kRound rounds half away from zero (lax.round's default),
 // kRoundEven half to even (jnp.round's and jnp.rint's). kSin, kCos, kTan, kLog1p, kExpm1, kErf,
 // kErfc and kCbrt are the C library's functions element by element, as XLA's CPU backend calls
-// them (its erf is a rational approximation within a few units in the last place of the C
-// library's, its tan sin/cos; its float32 cbrt is the C library's cbrtf, run under the flushing
-// of subnormals as XLA runs it). kExpm1 of float32 and of float16 is XLA's formula
-// (xla_math.h), float16 rounding each step as XLA computes it in that type.
+// them (its tan is sin/cos; its float32 cbrt is the C library's cbrtf, run under the flushing
+// of subnormals as XLA runs it), but for float32 (and the half types, computed in it) where XLA
+// has its own: kLog1p, kExpm1, kErf (Eigen's rational interpolant) and kErfc (Cephes' erfcf, as
+// JAX's CHLO decomposition writes it) are XLA's formulas (xla_math.h), float16 expm1 rounding
+// each step as XLA computes it in that type.
 enum class Unary : uint8_t {
   kNeg,
   kExp,

@@ -106,8 +106,11 @@ inline ChainStep binary_step(Binary op, DType t, int32_t a, int32_t b) {
           {a, b}};
 }
 
+// The functions whose CPU kernels are XLA's own float32 approximations (xla_math.h), where the
+// scalar arithmetic calls the C library's.
 inline bool is_transcendental(Unary op) {
-  return op == Unary::kExp || op == Unary::kLog || op == Unary::kTanh || op == Unary::kLogistic;
+  return op == Unary::kExp || op == Unary::kLog || op == Unary::kTanh || op == Unary::kLogistic ||
+         op == Unary::kErf || op == Unary::kErfc;
 }
 
 // The functions beyond those that a GPU computes with CUDA's libm (libdevice, which XLA:GPU
