@@ -486,10 +486,16 @@ def stack(arrays, axis=0):
 
 
 def full(shape, fill_value, dtype=None):
+    """jax.numpy.full: `fill_value` everywhere; of its own dtype when `dtype` is None (a NumPy
+    scalar's or an array's, canonical; a Python bool, int or float the default of its kind); an
+    array fill_value is broadcast to `shape`."""
     shape = list(_arguments.shape_tuple(shape, "full"))
     if _builtins.any(d < 0 for d in shape):
         raise _errors.ShapeError(f"full: shape must have every element be nonnegative, got "
                                  f"{tuple(shape)}")
+    if isinstance(fill_value, (Tensor, Array, list, tuple)) or _np.ndim(fill_value) > 0:
+        values = asarray(fill_value) if dtype is None else asarray(fill_value, dtype)
+        return broadcast_to(values, tuple(shape))
     if not isinstance(fill_value, (_builtins.bool, int, float, _np.number, _np.bool_)):
         kind = getattr(_np.asarray(fill_value), "dtype", None)
         if kind is None or kind.kind not in "biuf":
@@ -497,7 +503,8 @@ def full(shape, fill_value, dtype=None):
                             "numbers are supported")
     if dtype is None:
         dtype = (_np.bool_ if isinstance(fill_value, _builtins.bool) else
-                 _default_float() if isinstance(fill_value, float) else _default_int())
+                 _default_float() if isinstance(fill_value, float) else
+                 _default_int() if isinstance(fill_value, int) else _np.asarray(fill_value).dtype)
     name = _canonical_name(dtype)
     if _jit.tracing():
         return _t.full(shape, fill_value, name)

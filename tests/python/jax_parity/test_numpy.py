@@ -31,6 +31,10 @@ B3 = RNG.standard_normal((4, 5, 2)).astype(np.float32)
 CASES = [
     ("zeros", ((2, 3),), {}), ("zeros", ((2,), np.int32), {}), ("ones", ((3,),), {}),
     ("full", ((2, 2), 3.5), {}), ("full", ((2,), 7), {}), ("zeros_like", (X,), {}),
+    # A NumPy scalar or array fill value keeps its dtype (an array broadcast to the shape).
+    ("full", ((2, 2), np.float32(np.inf)), {}), ("full", ((3,), np.float16(1.5)), {}),
+    ("full", ((2,), np.int16(3)), {}), ("full", ((2,), np.array(2.5)), {}),
+    ("full", ((3, 2), np.array([0.5, 1.5])), {}), ("full", ((2,), np.uint8(7)), {}),
     ("ones_like", (X,), {"dtype": np.int32}), ("full_like", (I, 2.7), {}),
     ("arange", (5,), {}), ("arange", (5,), {"dtype": np.float32}), ("arange", (1.0, 5.0), {}),
     ("arange", (2, 10, 3), {}), ("arange", (0, 2.5), {}), ("arange", (3, 0, -1), {}),
