@@ -498,6 +498,7 @@ from ._lax_shapes import *  # noqa: E402,F401,F403 - reshape, dynamic_slice, pad
 from ._lax_combinators import *  # noqa: E402,F401,F403 - reduce, cummax, top_k, dot, map
 from ._lax_combinators import _identity  # noqa: E402 - the empty reductions' fill
 from ._lax_scatter import *  # noqa: E402,F401,F403 - gather, scatter and their dimension numbers
+from ._lax_special import digamma, erf_inv, lgamma  # noqa: E402,F401 - XLA's compositions
 from ._lax_windows import (associative_scan, padtype_to_pads,  # noqa: E402,F401
                            reduce_window)
 

@@ -199,7 +199,43 @@ def _axes_of(axis, rank):
 relu = _op(lambda x: _t.relu(x))
 sigmoid = _op(lambda x: _t.logistic(x))  # jax.nn.sigmoid is lax.logistic
 softmax = _op(_softmax)
-logsumexp = _op(_logsumexp)
+_plain_logsumexp = _op(_logsumexp)
+
+
+def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=None):
+    """jax.nn.logsumexp (jax.scipy.special.logsumexp): log(sum(b * exp(a))) over `axis`, with
+    weights `b`, the sign of the sum (return_sign: (log|sum|, sign)) and a mask `where`, JAX's
+    composition; without them, one fused operation (over no elements: -inf). With `b` and no
+    return_sign, a negative sum gives NaN."""
+    if b is None and not return_sign and where is None:
+        return _plain_logsumexp(a, axis=axis, keepdims=keepdims)
+    return _weighted_logsumexp(a, axis, b, keepdims, return_sign, where)
+
+
+def _weighted_logsumexp(a, axis, b, keepdims, return_sign, where):
+    from . import lax, numpy as jnp
+    from .scipy.special import _inexact
+    if where is not None:
+        a = jnp.where(where, a, 0)
+    if b is not None:
+        a, b = _inexact("logsumexp", a, b)
+        a = jnp.where(b != 0, a, -_np.inf)
+    else:
+        (a,) = _inexact("logsumexp", a)
+    dims = tuple(range(a.ndim)) if axis is None else tuple(
+        sorted(d % a.ndim for d in (axis if isinstance(axis, (tuple, list)) else (axis,))))
+    amax = jnp.max(a, axis=dims, keepdims=keepdims, where=where, initial=-_np.inf)
+    amax = lax.stop_gradient(jnp.where(jnp.isfinite(amax), amax, 0))
+    with_dims = amax if keepdims else jnp.expand_dims(amax, dims)
+    exp_a = jnp.exp(a - with_dims)
+    if b is not None:
+        exp_a = exp_a * b
+    total = jnp.sum(exp_a, axis=dims, keepdims=keepdims, where=where)
+    sign = jnp.sign(total)
+    out = jnp.log(jnp.abs(total)) + amax
+    if return_sign:
+        return out, sign
+    return jnp.where(sign < 0, _np.nan, out) if b is not None else out
 gelu = _op(_gelu)
 silu = swish = _op(_silu)
 log_softmax = _op(_log_softmax)
@@ -366,5 +402,6 @@ def _dtype_key(dtype):
 
 
 _name_ops(globals(), "spmd.nn")
+_plain_logsumexp.public_name = "spmd.nn.logsumexp"
 
 from . import initializers  # noqa: E402,F401 - jax.nn.initializers

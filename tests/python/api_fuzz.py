@@ -29,6 +29,8 @@ from hypothesis import strategies as st
 
 import spmd
 import spmd.lax
+import spmd.scipy.special
+import spmd.scipy.stats
 import spmd.nn
 import spmd.numpy as snp
 import spmd.random
@@ -103,7 +105,10 @@ def targets():
     for module, prefix in ((spmd, "spmd"), (snp, "spmd.numpy"), (spmd.random, "spmd.random"),
                            (spmd.lax, "spmd.lax"), (spmd.tree_util, "spmd.tree_util"),
                            (spmd.sharding, "spmd.sharding"), (spmd.nn, "spmd.nn"),
-                           (spmd.checkpoint, "spmd.checkpoint")):
+                           (spmd.checkpoint, "spmd.checkpoint"), (spmd.debug, "spmd.debug"),
+                           (spmd.scipy.special, "spmd.scipy.special"),
+                           *[(getattr(spmd.scipy.stats, d), f"spmd.scipy.stats.{d}")
+                             for d in spmd.scipy.stats.__all__]):
         found += _public(module, prefix)
     found = [t for t in found if t[0] not in EXCLUDED]
     found += [(f"Array: {op}", op) for op in OPERATORS]

@@ -38,7 +38,7 @@ def same_text(capsys, fn, sort=False):
     assert got == want, f"spmd printed:\n{got}\nJAX printed:\n{want}"
 
 
-@covers("debug", "effects_barrier")
+@covers("debug", "debug.print", "debug.callback", "effects_barrier")
 def test_print_under_jit_formats_as_jax(capsys):
     def fn(jx, np_):
         def f(x, n):  # ordered: JAX's unordered prints come in the order XLA schedules them
@@ -96,6 +96,16 @@ def test_print_keeps_the_print_options_it_was_traced_with(capsys):
             f(X)
         f(X)  # traced above: still two digits
     same_text(capsys, fn)
+
+
+@covers("debug.log")
+def test_debug_log_writes_a_record(caplog):
+    for jx in (jax, spmd):
+        with caplog.at_level("INFO"):
+            jx.jit(lambda x: (jx.debug.log("logged {}", x), x)[1])(X[:2])
+            jx.effects_barrier()
+    messages = [r.getMessage() for r in caplog.records if "logged" in r.getMessage()]
+    assert len(messages) == 2 and messages[0] == messages[1], messages
 
 
 def test_debug_callback_passes_arrays_and_static_values(capsys):
