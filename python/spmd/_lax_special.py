@@ -2,12 +2,12 @@
 it on CPU (JAX 0.10.2), operation for operation: the CHLO decomposition (Lanczos' approximation
 with g = 7 and nine coefficients and Euler's reflection for lgamma and digamma; Giles'
 polynomials for erf_inv) after XLA's simplifier (a division by a constant made a multiplication
-by its reciprocal), with the multiply-adds LLVM fuses computed as fused (float32: in float64, the
-product exact, then rounded), float16 and bfloat16 computed in float32. With spmd's log and
-log1p, XLA's own, the float32 values are JAX's bit for bit but for a double rounding in about one
-multiply-add in 2^29 (tests/python/jax_parity/test_scipy.py). lgamma's and erf_inv's derivatives
-are JAX's rules (digamma; sqrt(pi)/2 exp(erf_inv(x)^2)); digamma's is its composition's (JAX's
-uses polygamma, which spmd lacks)."""
+by its reciprocal), with the multiply-adds LLVM fuses computed as fused (_fused.py), float16 and
+bfloat16 computed in float32. With spmd's log and log1p, XLA's own, the float32 values are
+JAX's bit for bit but for a double rounding in about one multiply-add in 2^29
+(tests/python/jax_parity/test_scipy.py). lgamma's and erf_inv's derivatives are JAX's rules
+(digamma; sqrt(pi)/2 exp(erf_inv(x)^2)); digamma's is its composition's (JAX's uses polygamma,
+which spmd lacks)."""
 import math
 
 import numpy as _np
@@ -15,6 +15,7 @@ import numpy as _np
 from . import _core
 from . import numpy as _numpy
 from ._custom_jvp import custom_jvp
+from ._fused import fma as _fma
 from ._lax_elementwise import _operands
 
 _LANCZOS_G = 7.0
@@ -33,29 +34,12 @@ def _in_float32(fn, x):
     return _numpy.astype(fn(_numpy.astype(x, _np.float32)), dtype)
 
 
-def _fma(a, b, c):
-    """a * b + c as LLVM fuses it in XLA's CPU code. float32: in float64, the product exact and
-    the sum rounded to float64 and then to float32. float64: the product's rounding error
-    recovered by Dekker's splitting and added after the sum, so that a cancelling sum is what
-    the fused one gives (within an ulp elsewhere)."""
-    if isinstance(c, float):
-        c = _numpy.full_like(a, c)
-    if str(a.dtype) == "float32":
-        t = _numpy._t
-        wide = [t.astype(v, "float64") for v in (a, b, c)]
-        return t.astype(t.add(t.multiply(wide[0], wide[1]), wide[2]), "float32")
-    product = a * b
-    a_hi, a_lo = _halves(a)
-    b_hi, b_lo = _halves(b)
-    error = ((a_hi * b_hi - product) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
-    return (product + c) + error
-
-
-def _halves(v):
-    """v as high + low halves of its mantissa (Veltkamp's splitting, float64)."""
-    scaled = v * 134217729.0  # 2^27 + 1
-    high = scaled - (scaled - v)
-    return high, v - high
+def _lanczos_sum(z):
+    """a(z), Lanczos' sum, in XLA's order: c1 / (z + 1) + base, then each c_k / (z + k)."""
+    a = _LANCZOS[0] / (z + 1.0) + _LANCZOS_BASE
+    for i, c in enumerate(_LANCZOS[1:], start=2):
+        a = a + c / (z + float(i))
+    return a
 
 
 def _lanczos_terms(x):
@@ -69,9 +53,7 @@ def _lanczos_terms(x):
 
 def _lgamma(x):
     reflect, z, t, log_t = _lanczos_terms(x)
-    a = _LANCZOS[0] / (z + 1.0) + _LANCZOS_BASE
-    for i, c in enumerate(_LANCZOS[1:], start=2):
-        a = a + c / (z + float(i))
+    a = _lanczos_sum(z)
     r = _fma((z + 0.5) - t / log_t, log_t, (math.log(2) + math.log(math.pi)) / 2)
     lgamma = r + _numpy.log(a)
     frac = _numpy.abs(x) - _numpy.floor(_numpy.abs(x))
@@ -89,9 +71,7 @@ def _digamma(x):
     for i, c in enumerate(_LANCZOS, start=1):
         term = z + float(i)
         a_prime = a_prime - c / (term * term)
-    a = _LANCZOS[0] / (z + 1.0) + _LANCZOS_BASE
-    for i, c in enumerate(_LANCZOS[1:], start=2):
-        a = a + c / (z + float(i))
+    a = _lanczos_sum(z)
     digamma = (log_t + a_prime / a) - _LANCZOS_G / t
     angle = (x + _numpy.abs(_numpy.floor(x + 0.5))) * math.pi
     reflected = digamma - (_numpy.cos(angle) * math.pi) / _numpy.sin(angle)

@@ -14,6 +14,7 @@ import numpy as np
 
 from . import _arguments, lax
 from . import numpy as jnp
+from ._fused import fma
 
 _METHODS = ("linear", "lower", "higher", "midpoint", "nearest", "inverted_cdf")
 
@@ -102,9 +103,7 @@ def _fma_lerp(low, low_weight, high, high_weight, high_fused=False):
         return t.add(t.multiply(low, low_weight), t.multiply(high, high_weight))
     if high_fused:
         low, low_weight, high, high_weight = high, high_weight, low, low_weight
-    wide = [t.astype(x, "float64") for x in (low, low_weight)]
-    rest = t.astype(t.multiply(high, high_weight), "float64")
-    return t.astype(t.add(t.multiply(wide[0], wide[1]), rest), "float32")
+    return fma(low, low_weight, t.multiply(high, high_weight))
 
 
 _fused_lerp = jnp._op(_fma_lerp)
