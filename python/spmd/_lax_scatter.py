@@ -106,12 +106,21 @@ def _batch_major(rank, window_positions):
     return batch + list(window_positions)
 
 
+def _dimension_numbers(what, dn, kind):
+    """dn as `kind` (a GatherDimensionNumbers or ScatterDimensionNumbers, or anything with its
+    fields); TypeError naming `what` for anything else."""
+    if isinstance(dn, kind) or all(hasattr(dn, f) for f in kind._fields[:3]):
+        return dn
+    raise TypeError(f"{what}: dimension_numbers must be a {kind.__name__}, not "
+                    f"{type(dn).__name__}")
+
+
 def gather(operand, start_indices, dimension_numbers, slice_sizes, *, unique_indices=False,
            indices_are_sorted=False, mode=None, fill_value=None):
     """jax.lax.gather: the window of `slice_sizes` at each start index vector (the last
     dimension of start_indices), collapsed and batching dimensions dropped, the windows'
     dimensions at `offset_dims` of the result."""
-    dn = dimension_numbers
+    dn = _dimension_numbers("gather", dimension_numbers, GatherDimensionNumbers)
     mode = GatherScatterMode.from_any(GatherScatterMode.PROMISE_IN_BOUNDS if mode is None
                                       else mode)
     if mode == GatherScatterMode.ONE_HOT:
@@ -138,7 +147,7 @@ def gather(operand, start_indices, dimension_numbers, slice_sizes, *, unique_ind
 
 
 def _scatter(how, operand, scatter_indices, updates, dimension_numbers, unique_indices, mode):
-    dn = dimension_numbers
+    dn = _dimension_numbers(f"scatter {how}", dimension_numbers, ScatterDimensionNumbers)
     mode = GatherScatterMode.from_any(mode)
     if mode == GatherScatterMode.ONE_HOT:
         raise NotImplementedError("spmd.lax.scatter: mode ONE_HOT is not supported")
