@@ -593,3 +593,6 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky
         _sample_shape("normal", shape, *batch)
     return _traced("multivariate_normal", key, _multivariate_normal_body, (tuple(shape),),
                    mean, cov)
+
+
+from ._random_composed import *  # noqa: E402,F401,F403 - chisquare, f, t, pareto and the rest

@@ -309,3 +309,63 @@ def test_a_parameter_that_would_not_cast_safely_is_jaxs_type_promotion_error(nam
         getattr(spmd.random, name)(spmd.random.PRNGKey(0), *args)
     assert isinstance(ours.value, ValueError)
     assert str(ours.value) == str(theirs.value)
+
+
+DF = np.array([[0.7, 1.0, 3.0], [5.5, 12.0, 40.0]], np.float32)
+# (name, args after the key, kwargs, ulps, relative tolerance): JAX's draws throughout. maxwell's
+# norm and double_sided_maxwell's scale-and-shift round as XLA's fused multiply-adds do not
+# here (a last place, 8 after the scaling); wald's x = mean + mean² y / 2 - mean / 2 sqrt(...)
+# cancels, so that such a last place grows (1e-5 of the values' largest).
+COMPOSED = [
+    ("chisquare", (DF,), {}, 0, 0), ("chisquare", (3.0, (500,)), {}, 0, 0),
+    ("f", (DF, DF[::-1]), {}, 0, 0), ("f", (3.0, 5.0, (500,)), {}, 0, 0),
+    ("t", (DF,), {}, 0, 0), ("t", (4.0, (500,)), {}, 0, 0),
+    ("t", (DF[0], (4, 3)), {}, 0, 0), ("pareto", (2.0, (500,)), {}, 0, 0),
+    ("pareto", (DF,), {}, 0, 0), ("rayleigh", (1.5, (500,)), {}, 0, 0),
+    ("rayleigh", (DF,), {}, 0, 0), ("weibull_min", (1.5, 2.0, (500,)), {}, 0, 0),
+    ("weibull_min", (DF, 1.5), {}, 0, 0), ("geometric", (0.3, (500,)), {}, 0, 0),
+    ("geometric", (DF / 50,), {}, 0, 0), ("geometric", (0.5, (9,), np.int16), {}, 0, 0),
+    ("triangular", (0.0, 0.3, 1.0, (500,)), {}, 0, 0),
+    ("triangular", (-DF, 0.0, DF), {}, 0, 0),
+    ("maxwell", ((500,),), {}, 1, 0), ("double_sided_maxwell", (0.5, 2.0, (500,)), {}, 8, 0),
+    ("double_sided_maxwell", (DF[0], 2.0), {}, 8, 0), ("wald", (1.5, (500,)), {}, 0, 1e-5),
+    ("wald", (DF,), {}, 0, 1e-5),
+]
+
+
+@covers("random.chisquare", "random.f", "random.t", "random.pareto", "random.rayleigh",
+        "random.weibull_min", "random.geometric", "random.triangular", "random.maxwell",
+        "random.double_sided_maxwell", "random.wald")
+@pytest.mark.parametrize("case", COMPOSED, ids=[f"{c[0]}-{i}" for i, c in enumerate(COMPOSED)])
+def test_composed_samplers_take_jaxs_draws(case):
+    name, args, kwargs, ulps, rtol = case
+    traced = [i for i, a in enumerate(args) if isinstance(a, (float, np.ndarray))]
+
+    def sample(m, k, *values):
+        full = list(args)
+        for i, v in zip(traced, values):
+            full[i] = v
+        return getattr(m.random, name)(k, *full, **kwargs)
+    # Under jit the parameters are the program's arguments (as constants each compiler folds
+    # them its own way: XLA's rewrites of divisions by constants are not spmd's).
+    values = [args[i] for i in traced]
+    for how, got, want in (
+            ("eagerly", sample(spmd, spmd.random.key(3)), sample(jax, jax.random.key(3))),
+            ("under jit", spmd.jit(lambda k, *v: sample(spmd, k, *v))(spmd.random.key(3),
+                                                                        *values),
+             jax.jit(lambda k, *v: sample(jax, k, *v))(jax.random.key(3), *values))):
+        atol = rtol * float(np.nanmax(np.abs(np.asarray(want)))) if rtol else 0.0
+        same(got, want, f"random.{name} {how}", ulps, atol)
+
+
+def test_composed_samplers_refuse_as_jax_does():
+    cases = {
+        "an int dtype for t": lambda m: m.random.t(m.random.key(0), 3.0, (2,), np.int32),
+        "a float dtype for geometric": lambda m: m.random.geometric(m.random.key(0), 0.5, (2,),
+                                                                    np.float32),
+        "a shape the parameters do not broadcast to": lambda m: m.random.chisquare(
+            m.random.key(0), DF, (5,)),
+        "not a key": lambda m: m.random.pareto(3, 2.0),
+    }
+    for case, fn in cases.items():
+        raises_like(lambda: fn(jax), lambda: fn(spmd), case)
