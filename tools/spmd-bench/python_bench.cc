@@ -128,6 +128,15 @@ int run_python_bench(const PythonBenchOptions& o) {
     row["indexing_" + name + "_jax_ms"] = v["jax_ms"];
     row["indexing_" + name + "_bit_for_bit"] = v["bit_for_bit"];
   }
+  // Special functions (XLA's compositions) and a debug callback's call beside JAX, likewise.
+  const auto [special_ratios, special_last] = ratios_over_rounds("special", o);
+  for (const auto& [name, r] : special_ratios) {
+    const nlohmann::json& v = special_last[name];
+    row["special_" + name + "_spmd_over_jax"] = median(r);
+    row["special_" + name + "_spmd_ms"] = v["spmd_ms"];
+    row["special_" + name + "_jax_ms"] = v["jax_ms"];
+    row["special_" + name + "_bit_for_bit"] = v["bit_for_bit"];
+  }
   if (!o.json) fmt::print("the spmd Python package beside JAX and beside C++:\n");
   fmt::print("{}\n", row.dump());
   return 0;

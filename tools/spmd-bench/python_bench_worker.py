@@ -28,6 +28,11 @@
                        1024 segments), of x[i, j] at 2^20 index pairs and of quantile
                        (1024 x 1024, three q along rows); median milliseconds per call, and
                        whether the values are equal bit for bit.
+  special ITERATIONS   special functions and callbacks beside JAX, on one device: jit of
+                       lax.lgamma, digamma, erf_inv, erf and erfc, scipy.stats.norm.logcdf and
+                       scipy.special.xlogy on 2^22 float32s, and a cached call of a jitted
+                       function holding a jax.debug.callback (float32[8]); median milliseconds
+                       per call, and whether the values are equal bit for bit.
 """
 import json
 import os
@@ -257,9 +262,58 @@ def indexing(iterations):
     return row
 
 
+def _special_programs(lib):
+    special, stats = lib.scipy.special, lib.scipy.stats
+
+    def quiet(x):
+        lib.debug.callback(lambda v: None, x)
+        return x + 1
+    return {
+        "lgamma": lib.jit(lib.lax.lgamma),
+        "digamma": lib.jit(lib.lax.digamma),
+        "erf_inv": lib.jit(lambda x: lib.lax.erf_inv(x * 0.99)),
+        "erf": lib.jit(lib.lax.erf),
+        "erfc": lib.jit(lib.lax.erfc),
+        "norm_logcdf": lib.jit(stats.norm.logcdf),
+        "xlogy": lib.jit(lambda x: special.xlogy(x, x + 1)),
+        "debug_callback": lib.jit(quiet),
+    }
+
+
+def special(iterations):
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    import jax
+    import jax.scipy.special  # noqa: F401
+    import jax.scipy.stats  # noqa: F401
+    import spmd
+    spmd.distributed.initialize(num_processes=1, num_cpu_devices=1)
+    rng = np.random.default_rng(0)
+    big = rng.uniform(-4, 12, 1 << 22).astype(np.float32)
+    unit = rng.uniform(-1, 1, 1 << 22).astype(np.float32)
+    small = np.arange(8, dtype=np.float32)
+    args = {"lgamma": big, "digamma": big, "erf_inv": unit, "erf": big, "erfc": big,
+            "norm_logcdf": big, "xlogy": np.abs(big), "debug_callback": small}
+    ours, theirs = _special_programs(spmd), _special_programs(jax)
+    row = {}
+    for name in ours:
+        mine = spmd.device_put(args[name], spmd.devices()[0])
+        jaxs = jax.device_put(args[name], jax.devices()[0])
+        got, want = np.asarray(ours[name](mine)), np.asarray(theirs[name](jaxs))
+        equal = np.array_equal(got, want, equal_nan=True)
+        calls = 200 if name == "debug_callback" else 5
+        ours_ms, theirs_ms = [], []
+        for _ in range(iterations):
+            ours_ms.append(per_call_us(lambda: ours[name](mine), calls=calls) / 1e3)
+            theirs_ms.append(per_call_us(lambda: theirs[name](jaxs).block_until_ready(),
+                                         calls=calls) / 1e3)
+        row[name] = {"spmd_ms": statistics.median(ours_ms),
+                     "jax_ms": statistics.median(theirs_ms), "bit_for_bit": bool(equal)}
+    return row
+
+
 if __name__ == "__main__":
     mode, iterations = sys.argv[1], int(sys.argv[2])
     modes = {"dispatch": dispatch, "step": mlp_step, "transcendentals": transcendentals,
-             "derivatives": derivatives, "indexing": indexing}
+             "derivatives": derivatives, "indexing": indexing, "special": special}
     row = modes[mode](iterations)
     print(json.dumps(row), flush=True)
