@@ -102,6 +102,25 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
     return result if initial is None else result * jnp.full((), initial, _dtype(result))
 
 
+def _initial_only(a, axis, keepdims, initial):
+    """`initial` in the reduction's shape where the reduced axes hold no elements (JAX's max
+    and min then give it), else None."""
+    a = a if hasattr(a, "shape") and hasattr(a, "dtype") else jnp.asarray(a)
+    shape = tuple(a.shape)
+    if axis is None:
+        axes = set(range(len(shape)))
+    else:
+        given = axis if isinstance(axis, (tuple, list)) else (axis,)
+        if not builtins.all(isinstance(d, (int, np.integer)) and -len(shape) <= d < len(shape)
+                   for d in given):
+            return None  # the reduction itself names the bad axis
+        axes = {int(d) % len(shape) for d in given}
+    if not builtins.any(shape[d] == 0 for d in axes):
+        return None
+    out = [1 if d in axes else n for d, n in enumerate(shape) if keepdims or d not in axes]
+    return jnp.full(out, initial, _dtype(a))
+
+
 def _extreme(name, core, pick):
     def extreme(a, axis=None, out=None, keepdims=False, initial=None, where=None):
         _no_out(name, out)
@@ -110,6 +129,10 @@ def _extreme(name, core, pick):
                 raise ValueError(f"reduction operation {name} does not have an identity, so to "
                                  "use a where mask one has to specify 'initial'")
             a = _masked(a, where, initial)
+        if initial is not None:
+            empty = _initial_only(a, axis, keepdims, initial)
+            if empty is not None:
+                return empty
         result = core(a, axis, keepdims=keepdims)
         return result if initial is None else \
             pick(result, jnp.full((), initial, _dtype(result)))

@@ -31,6 +31,10 @@ B3 = RNG.standard_normal((4, 5, 2)).astype(np.float32)
 CASES = [
     ("zeros", ((2, 3),), {}), ("zeros", ((2,), np.int32), {}), ("ones", ((3,),), {}),
     ("full", ((2, 2), 3.5), {}), ("full", ((2,), 7), {}), ("zeros_like", (X,), {}),
+    # max and min over no elements give `initial` (the fuzzer's find: spmd raised).
+    ("max", (np.zeros(0, np.float32),), {"initial": 0.0}),
+    ("min", (np.zeros((0, 3), np.int32),), {"axis": 0, "initial": 5}),
+    ("max", (np.zeros((2, 0), np.float32),), {"axis": 1, "initial": -1.5, "keepdims": True}),
     # A NumPy scalar or array fill value keeps its dtype (an array broadcast to the shape).
     ("full", ((2, 2), np.float32(np.inf)), {}), ("full", ((3,), np.float16(1.5)), {}),
     ("full", ((2,), np.int16(3)), {}), ("full", ((2,), np.array(2.5)), {}),
