@@ -25,10 +25,10 @@ __all__ = ["beta", "betaln", "boxcox", "boxcox1p", "comb", "digamma", "entr", "e
 def _inexact(name, *args):
     """JAX's promote_args_inexact: the operands in their promoted dtype (Python scalars weak),
     an integer or bool one in the default float."""
-    for a in args:
+    for i, a in enumerate(args):
         if isinstance(a, (list, tuple, str)) or a is None:
             raise TypeError(f"{name} requires ndarray or scalar arguments, got {type(a).__name__} "
-                            "at position 0.")
+                            f"at position {i}.")
     dtype = _np.dtype(_core.canonical_dtype(_jnp.result_type(*args)))
     if dtype.kind == "c":
         raise ValueError(f"{name} does not support complex-valued inputs.")
