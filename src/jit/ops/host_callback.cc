@@ -32,8 +32,9 @@ using spmd::lax::VmapMethod;
 
 namespace {
 
-// What the operations of one callback share: the function, its results' types, and per device
-// thread the last operands it was called with and what it returned (pure callbacks only).
+// What the operations of one callback share: the function, its results' types, and, for a pure
+// callback of several results, per device thread the last operands it was called with and what
+// it returned (one call's values per device thread, kept until the program goes).
 struct Callback {
   std::string name;
   HostFunction fn;
@@ -178,6 +179,7 @@ void HostCallbackOp::partition(Partitioner& p, int value, const Op& op) const {
 
 std::vector<HostArray> HostCallbackOp::results_for(std::vector<HostArray> operands) const {
   const Callback& cb = *callback;
+  if (cb.results.size() == 1) return call(cb, std::move(operands), /*pure=*/true);  // no sharing
   const std::thread::id me = std::this_thread::get_id();
   {
     const std::lock_guard lock(cb.mu);
