@@ -4,8 +4,9 @@ import contextlib
 
 from . import _operators  # noqa: F401 - binds Python's operators on Arrays and Tensors
 from . import _methods  # noqa: F401 - binds jax.Array's methods (sum, astype, [], .at) on them
-from . import (_arguments, _spmd, checkpoint, data, debug, distributed, errors, experimental, lax,
-               nn, numpy, ops, optax, random, scipy, sharding, tree, tree_util)
+from . import (_arguments, _spmd, checkpoint, data, debug, distributed, dtypes, errors,
+               experimental, lax, nn, numpy, ops, optax, random, scipy, sharding, tree, tree_util,
+               typing)
 from ._callbacks import pure_callback
 from ._config import config
 from ._core import (Array, Shard, Tensor, device_put, make_array_from_callback,

@@ -49,7 +49,20 @@ def promote_types(a, b):
 
 
 def issubdtype(arg1, arg2):
+    """jnp.issubdtype: NumPy's, with bfloat16 a floating type, as JAX has it (NumPy sees an
+    opaque ml_dtypes type)."""
+    if _is_bfloat16(arg1):
+        if isinstance(arg2, type) and issubclass(np.floating, arg2):
+            return True  # np.floating, np.inexact, np.number, np.generic
+        return _is_bfloat16(arg2)
     return np.issubdtype(arg1, arg2)
+
+
+def _is_bfloat16(x):
+    try:
+        return _BFLOAT16 is not None and np.dtype(x) == _BFLOAT16
+    except TypeError:
+        return False
 
 
 def isscalar(element):

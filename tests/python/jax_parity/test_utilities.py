@@ -124,3 +124,27 @@ def test_scopes_change_nothing_as_in_jax():
         with lib.named_scope(3):
             pass
     raises_like(lambda: bad(jax), lambda: bad(spmd), "a name that is not a string")
+
+
+@covers("dtypes", "typing")
+def test_dtypes_helpers_and_typing_annotations_match_jax():
+    for d in ("float64", "int64", "uint64", "float16", "bool", np.int8, jnp.bfloat16):
+        assert spmd.dtypes.canonicalize_dtype(d) == jax.dtypes.canonicalize_dtype(d), d
+        assert spmd.dtypes.itemsize_bits(d) == jax.dtypes.itemsize_bits(d), d
+    for args in ((np.float16(1), 2.0), (2.0, 3), (np.int8(1), np.uint8(2)), (True, 1)):
+        assert (spmd.dtypes.result_type(*args, return_weak_type_flag=True)
+                == jax.dtypes.result_type(*args, return_weak_type_flag=True)), args
+    for x in (np.float32(1), np.int16(2), True, 3.0, np.complex64(1)):
+        assert spmd.dtypes.scalar_type_of(x) is jax.dtypes.scalar_type_of(x), x
+    assert spmd.dtypes.float0 == jax.dtypes.float0
+    assert spmd.dtypes.bfloat16 == jax.dtypes.bfloat16
+    for a, b in ((np.float32, np.floating), (np.int8, np.signedinteger), (jnp.bfloat16,
+                                                                          np.floating)):
+        assert spmd.dtypes.issubdtype(a, b) == jax.dtypes.issubdtype(a, b), (a, b)
+    assert spmd.dtypes.finfo(np.float16).eps == jax.dtypes.finfo(np.float16).eps
+    assert spmd.dtypes.iinfo(np.int16).max == jax.dtypes.iinfo(np.int16).max
+    assert issubclass(spmd.dtypes.TypePromotionError, ValueError)
+    import typing
+    arrays = set(typing.get_args(spmd.typing.ArrayLike))
+    assert {spmd.Array, np.ndarray, bool, int, float, complex} <= arrays
+    assert str in typing.get_args(spmd.typing.DTypeLike)
