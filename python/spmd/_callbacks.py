@@ -97,12 +97,17 @@ def debug_callback(callback=None, *args, ordered=False, partitioned=False, **kwa
 
     def call(callback, *c_args, **c_kwargs):
         _debug_callback(callback, c_args, c_kwargs, partitioned)
+    return _one_or_two_calls("debug_callback", call, callback, args, kwargs)
 
-    if callback is not None:
-        call(callback, *args, **kwargs)
+
+def _one_or_two_calls(name, call, first, args, kwargs):
+    """JAX's two forms: call(first, *args, **kwargs) at once, or, with no `first`, `call` for a
+    second call (TypeError for arguments given to the first)."""
+    if first is not None:
+        call(first, *args, **kwargs)
         return None
     if args or kwargs:
-        raise TypeError("debug_callback received unexpected arguments in the two-call form: "
+        raise TypeError(f"{name} received unexpected arguments in the two-call form: "
                         f"{args=} {kwargs=}")
     return call
 
@@ -167,14 +172,7 @@ def debug_print(fmt=None, *args, ordered=False, partitioned=False, skip_format_c
 
     def call(fmt, *c_args, **c_kwargs):
         _debug_print(fmt, c_args, c_kwargs, partitioned, skip_format_check, _use_logging)
-
-    if fmt is not None:
-        call(fmt, *args, **kwargs)
-        return None
-    if args or kwargs:
-        raise TypeError("debug_print received unexpected arguments in the two-call form: "
-                        f"{args=} {kwargs=}")
-    return call
+    return _one_or_two_calls("debug_print", call, fmt, args, kwargs)
 
 
 debug_log = functools.partial(debug_print, _use_logging=True)

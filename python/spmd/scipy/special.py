@@ -184,34 +184,29 @@ def expit(x):
     return _lax.logistic(x)
 
 
-@custom_jvp
-def _xlogy(x, y):
-    return _jnp.where((x != 0.0) | _jnp.isnan(y), x * _jnp.log(y), _jnp.zeros_like(x))
+def _x_times_log(log, denominator):
+    """x * log(y), 0 where x = 0 unless y is NaN (xlogy with log, xlog1py with log1p), with
+    JAX's derivative dx log(y) + dy x / denominator(y)."""
+    @custom_jvp
+    def value(x, y):
+        return _jnp.where((x != 0.0) | _jnp.isnan(y), x * log(y), _jnp.zeros_like(x))
+
+    @value.defjvp
+    def _jvp(primals, tangents):
+        (x, y), (dx, dy) = primals, tangents
+        out = value(x, y)
+        return out, _jnp.astype(dx * log(y) + dy * x / denominator(y), out.dtype)
+    return value
 
 
-@_xlogy.defjvp
-def _xlogy_jvp(primals, tangents):
-    (x, y), (dx, dy) = primals, tangents
-    out = _xlogy(x, y)
-    return out, _jnp.astype(dx * _jnp.log(y) + dy * x / y, out.dtype)
+_xlogy = _x_times_log(_jnp.log, lambda y: y)
+_xlog1py = _x_times_log(_jnp.log1p, lambda y: 1 + y)
 
 
 def xlogy(x, y):
     """jax.scipy.special.xlogy: x log y, 0 where x = 0 (unless y is NaN)."""
     x, y = _inexact("xlogy", x, y)
     return _xlogy(x, y)
-
-
-@custom_jvp
-def _xlog1py(x, y):
-    return _jnp.where((x != 0.0) | _jnp.isnan(y), x * _jnp.log1p(y), _jnp.zeros_like(x))
-
-
-@_xlog1py.defjvp
-def _xlog1py_jvp(primals, tangents):
-    (x, y), (dx, dy) = primals, tangents
-    out = _xlog1py(x, y)
-    return out, _jnp.astype(dx * _jnp.log1p(y) + dy * x / (1 + y), out.dtype)
 
 
 def xlog1py(x, y):

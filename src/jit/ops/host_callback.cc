@@ -278,20 +278,16 @@ std::shared_ptr<Trace> trace_for(const char* what, const std::vector<Tensor>& ar
   return t;
 }
 
-const OperationRegistration debug_registration("debug_callback", [](const AttributeReader& r) {
+// Neither kind reads back from text: the function is the tracing process's.
+std::shared_ptr<const Operation> refuse_text(const AttributeReader& r) {
   throw InvalidArgument(fmt::format(
       "{}: a host callback ('{}') is a function of the process that traced it, which a program's "
       "text cannot carry",
       r.op(), r.text("callback")));
-  return std::shared_ptr<const Operation>();
-});
-const OperationRegistration pure_registration("pure_callback", [](const AttributeReader& r) {
-  throw InvalidArgument(fmt::format(
-      "{}: a host callback ('{}') is a function of the process that traced it, which a program's "
-      "text cannot carry",
-      r.op(), r.text("callback")));
-  return std::shared_ptr<const Operation>();
-});
+}
+
+const OperationRegistration debug_registration("debug_callback", refuse_text);
+const OperationRegistration pure_registration("pure_callback", refuse_text);
 
 }  // namespace
 }  // namespace spmd::compiler
