@@ -32,7 +32,7 @@ namespace spmd {
 
 class Block {
  public:
-  // An empty float32 block of shape (0).
+  // An empty float32 block of shape (0), which allocates nothing for its elements.
   Block();
   // Owns `data`.
   explicit Block(HostArray data);

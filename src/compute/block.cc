@@ -11,7 +11,8 @@
 
 namespace spmd {
 
-Block::Block() : Block(HostArray()) {}
+// A view of no elements: nothing to allocate but the shape (jit's program slots start so).
+Block::Block() : shape_{0} {}
 
 Block::Block(HostArray data) : dtype_(data.dtype()), shape_(data.shape()) {
   auto owner = std::make_shared<HostArray>(std::move(data));

@@ -175,14 +175,30 @@ Block local_slice(const KernelContext& device, const Step& s, const Block& x,
 // The devices a collective step's axes span.
 int64_t parts(const Step& s, const Mesh& mesh) { return axes_size(s.axes, mesh); }
 
+// The blocks step `s` reads: moved out of the slots it reads last (s.last_use_of, which are
+// freed after it anyway), so that they are not copied and are owned by the step alone; copied
+// from the others.
+std::vector<Block> step_inputs(const Step& s, std::vector<Block>& slots) {
+  std::vector<Block> in;
+  in.reserve(s.inputs.size());
+  for (size_t j = 0; j < s.inputs.size(); ++j) {
+    const int i = s.inputs[j];
+    const bool last =
+        std::find(s.last_use_of.begin(), s.last_use_of.end(), i) != s.last_use_of.end() &&
+        std::find(s.inputs.begin() + static_cast<std::ptrdiff_t>(j) + 1, s.inputs.end(), i) ==
+            s.inputs.end();
+    Block& slot = slots[static_cast<size_t>(i)];
+    in.push_back(last ? std::move(slot) : slot);
+  }
+  return in;
+}
+
 Block run_step(const KernelContext& device, const Step& s, const Mesh& mesh,
-               const std::vector<Block>& slots) {
+               std::vector<Block>& slots) {
   if (s.kind == StepKind::kFused) return run_fused(device, s, slots);
   if (s.kind == StepKind::kFusedReduce) return run_fused_reduce(device, s, slots);
   if (s.kind == StepKind::kPsumThen) return run_psum_then(device, s, mesh, slots);
-  std::vector<Block> in;
-  in.reserve(s.inputs.size());
-  for (int i : s.inputs) in.push_back(slots[static_cast<size_t>(i)]);
+  const std::vector<Block> in = step_inputs(s, slots);
   if (s.kind == StepKind::kCompute) return s.operation->run(device, s, in);
   const AxisEntry axes(axis_names(s.axes, mesh));
   switch (s.kind) {
@@ -229,7 +245,7 @@ std::string step_name(const Step& s) {
 
 // Step `k`'s block, from `kept` when it gives the same block at every call.
 Block run_or_kept(const KernelContext& device, const LocalProgram& local, size_t k,
-                  const std::vector<Block>& slots, KeptSteps* kept) {
+                  std::vector<Block>& slots, KeptSteps* kept) {
   const Step& s = local.steps[k];
   const bool constant = kept != nullptr && s.kind == StepKind::kCompute && s.inputs.empty() &&
                         s.operation->same_at_every_call();

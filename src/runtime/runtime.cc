@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -157,6 +158,15 @@ std::unique_ptr<SessionWork> SessionWork::begin(const std::string& what,
   return std::make_unique<SessionWork>(r.work, id, r.view->process_index, r.view->process_count,
                                        r.io, r.client);
 }
+
+namespace {
+
+// session_generation(): 0 is no session's, so a thread's empty cache never matches.
+std::atomic<uint64_t> generation{1};  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
+
+}  // namespace
+
+uint64_t session_generation() { return generation.load(std::memory_order_acquire); }
 
 std::shared_ptr<void> session_slot(std::type_index type,
                                    const std::function<std::shared_ptr<void>()>& make) {
@@ -338,6 +348,7 @@ void shutdown() {
   // Take the parts out so the barrier below does not hold the lock device queries need.
   auto attachments = std::move(r.attachments);
   r.attachments.clear();
+  generation.fetch_add(1, std::memory_order_acq_rel);  // threads' kept objects are stale now
   auto public_client = std::move(r.public_client);
   auto client = std::move(r.client);
   auto service = std::move(r.service);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -76,11 +77,26 @@ std::shared_ptr<T> session_object();
 std::shared_ptr<void> session_slot(std::type_index type,
                                    const std::function<std::shared_ptr<void>()>& make);
 
+// The session's number: it changes whenever shutdown() drops the session's objects, so a copy
+// kept under an older number is not the session's any more.
+uint64_t session_generation();
+
 template <class T>
 std::shared_ptr<T> session_object() {
+  // Each thread keeps what it got last for the session that made it: every jit call asks for
+  // several of these, and session_slot takes the runtime's lock and searches a map.
+  thread_local uint64_t kept_generation = 0;
+  thread_local std::weak_ptr<T> kept;
+  const uint64_t generation = session_generation();
+  if (kept_generation == generation) {
+    if (std::shared_ptr<T> there = kept.lock()) return there;
+  }
   // The key is T itself, so the slot holds a T: the cast cannot be wrong.
-  return std::static_pointer_cast<T>(
+  std::shared_ptr<T> made = std::static_pointer_cast<T>(
       session_slot(std::type_index(typeid(T)), [] { return std::make_shared<T>(); }));
+  kept = made;
+  kept_generation = generation;
+  return made;
 }
 
 }  // namespace spmd

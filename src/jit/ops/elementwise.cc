@@ -5,8 +5,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <array>
 #include <optional>
 #include <set>
+#include <tuple>
 
 #include "jit/batching.h"
 #include "jit/lax.h"
@@ -107,15 +109,22 @@ std::optional<FactorRule> ElementwiseOperation::factor_rule(std::span<const Valu
 Block ElementwiseOperation::run(const KernelContext& device, const Step& step,
                                 std::span<const Block> in) const {
   Block out = device.allocate(step.dtype, step.shape);
-  std::vector<DType> dtypes;
-  std::vector<kernels::Input> inputs;
-  for (const Block& b : in) {
-    dtypes.push_back(b.dtype());
-    inputs.push_back({b.bytes().data(), b.size()});
+  // One to three operands (a select's): kept here rather than allocated, as a cached call of a
+  // small program spends its time on such things.
+  constexpr size_t kMost = std::tuple_size_v<decltype(kernels::ChainStep::args)>;
+  if (in.size() > kMost) {
+    throw InvalidArgument(fmt::format("{}: {} operands, at most {}", name(), in.size(), kMost));
   }
-  kernels::ChainStep alone = chain_step(dtypes, step.dtype);
+  std::array<DType, kMost> dtypes{};
+  std::array<kernels::Input, kMost> inputs{};
+  for (size_t i = 0; i < in.size(); ++i) {
+    dtypes[i] = in[i].dtype();
+    inputs[i] = {in[i].bytes().data(), in[i].size()};
+  }
+  kernels::ChainStep alone = chain_step({dtypes.data(), in.size()}, step.dtype);
   for (size_t i = 0; i < in.size(); ++i) alone.args[i] = kernels::chain_input(static_cast<int>(i));
-  device.backend.chain({&alone, 1}, inputs, out.mutable_bytes().data(), out.size());
+  device.backend.chain({&alone, 1}, {inputs.data(), in.size()}, out.mutable_bytes().data(),
+                       out.size());
   return out;
 }
 
