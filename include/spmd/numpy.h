@@ -70,6 +70,17 @@ Tensor log1p(const Tensor& a);
 Tensor expm1(const Tensor& a);
 Tensor erf(const Tensor& a);
 Tensor erfc(const Tensor& a);  // 1 - erf(a), without the cancellation for large a
+// jax.lax's lgamma (log|Γ(a)|, jax.scipy.special.gammaln), digamma (ψ(a) = d/da log Γ(a)) and
+// erf_inv (the inverse of erf on (-1, 1)): each the program XLA compiles for JAX's
+// decomposition, so float32 and the half types are JAX's values bit for bit (float64 within a
+// few units in the last place: XLA's float64 log1p is not the C library's). lgamma is +inf at the
+// poles 0, -1, -2, …, digamma NaN there; erf_inv is ±inf at ±1 and NaN beyond. Derivatives:
+// JAX's for lgamma (digamma) and erf_inv ((√π/2) exp(erf_inv(a)²)); digamma's is its own
+// formula's (JAX's is XLA's zeta series: a few units in the last place apart). An integer or bool
+// operand is refused, as jax.lax refuses it.
+Tensor lgamma(const Tensor& a);
+Tensor digamma(const Tensor& a);
+Tensor erf_inv(const Tensor& a);
 // sinh, cosh, arcsinh, arccosh and arctanh composed of exp, expm1, log, log1p and sqrt as XLA
 // expands JAX's (so JAX's values), each with JAX's own derivative (sinh's g · cosh(x), arctanh's
 // (1 / (1 + x)) · g / (1 - x), …) rather than its composition's. arctanh is NaN beyond 1 in

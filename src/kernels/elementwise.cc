@@ -19,6 +19,7 @@
 #include "kernels/xla_exp_avx512.h"
 #include "kernels/xla_log_avx2.h"
 #include "kernels/xla_math.h"
+#include "kernels/xla_special.h"
 #include "spmd/error.h"
 
 namespace spmd::kernels {
@@ -76,6 +77,67 @@ void sqrt_f32(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = std::sqrt(x[i]);
 }
 
+// The policy of xla_special.h with XLA's float32 log and log1p, under which its functions give
+// JAX's float32 values; sine and cosine the C library's, as XLA's CPU code calls them.
+struct XlaFloat32Math {
+  XLA_MATH_INLINE static float log(float x) { return xla_log_of(x); }
+  XLA_MATH_INLINE static float log1p(float x) { return xla_log1p_of(x); }
+  XLA_MATH_INLINE static float sin(float x) { return std::sin(x); }
+  XLA_MATH_INLINE static float cos(float x) { return std::cos(x); }
+};
+
+// lgamma and digamma of float32s in xla_special.h's three parts.
+struct LgammaF32 {
+  XLA_MATH_INLINE static float unreflected(float v) {
+    return special::lgamma_unreflected<float, XlaFloat32Math>(
+        special::lanczos_terms<float, XlaFloat32Math>(v));
+  }
+  XLA_MATH_INLINE static float angle(float v) { return special::lgamma_angle(v); }
+  static void trigonometry(float angle, float& sine, float& /*cosine*/) { sine = std::sin(angle); }
+  XLA_MATH_INLINE static float from(float v, float unreflected, float sine, float /*cosine*/) {
+    return special::lgamma_from<float, XlaFloat32Math>(v, unreflected, sine);
+  }
+};
+struct DigammaF32 {
+  XLA_MATH_INLINE static float unreflected(float v) {
+    return special::digamma_unreflected<float, XlaFloat32Math>(
+        special::lanczos_terms<float, XlaFloat32Math>(v));
+  }
+  XLA_MATH_INLINE static float angle(float v) { return special::digamma_angle(v); }
+  static void trigonometry(float angle, float& sine, float& cosine) {
+    sine = std::sin(angle);
+    cosine = std::cos(angle);
+  }
+  XLA_MATH_INLINE static float from(float v, float unreflected, float sine, float cosine) {
+    return special::digamma_from(v, unreflected, sine, cosine);
+  }
+};
+
+// Fn (LgammaF32 or DigammaF32) of n float32s, block by block: the unreflected formula and the
+// reflection's angle in a vectorised loop, the C library's sine (and cosine) where x < 1/2, then
+// the values in another vectorised loop. y may be x.
+template <class Fn>
+XLA_MATH_INLINE void lanczos_f32(const float* x, float* y, int64_t n) {
+  constexpr int64_t kBlock = 256;
+  float unreflected[kBlock], angle[kBlock], sine[kBlock], cosine[kBlock];
+  for (int64_t first = 0; first < n; first += kBlock) {
+    const int64_t len = std::min(kBlock, n - first);
+    const float* in = x + first;
+    for (int64_t i = 0; i < len; ++i) {
+      unreflected[i] = Fn::unreflected(in[i]);
+      angle[i] = Fn::angle(in[i]);
+    }
+    for (int64_t i = 0; i < len; ++i) {
+      sine[i] = 1.0f;
+      cosine[i] = 0.0f;
+      if (in[i] < 0.5f) Fn::trigonometry(angle[i], sine[i], cosine[i]);
+    }
+    for (int64_t i = 0; i < len; ++i) {
+      y[first + i] = Fn::from(in[i], unreflected[i], sine[i], cosine[i]);
+    }
+  }
+}
+
 // The float32 exp, log, log1p, tanh, logistic, expm1, erf and erfc as XLA's CPU code computes them
 // (xla_math.h), so that jnp's values are JAX's bit for bit; built for x86-64-v4 (AVX-512), where
 // the loop vectorises 16 wide, x86-64-v3 (AVX2, FMA), 8 wide, and the baseline, where std::fma
@@ -106,6 +168,15 @@ bool xla_unary_f32(Unary op, const float* x, float* y, int64_t n) {
       return each([](float v) { return xla_erf(v); });
     case Unary::kErfc:
       return each([](float v) { return xla_erfc(v); });
+    case Unary::kErfInv:
+      for (int64_t i = 0; i < n; ++i) y[i] = special::erf_inv<XlaFloat32Math>(x[i]);
+      return true;
+    case Unary::kLgamma:
+      lanczos_f32<LgammaF32>(x, y, n);
+      return true;
+    case Unary::kDigamma:
+      lanczos_f32<DigammaF32>(x, y, n);
+      return true;
     default:
       return false;
   }
@@ -241,6 +312,16 @@ void unary_typed(Unary op, const ConstMap<T>& x, Map<T> y) {
         return;
       case Unary::kCbrt:
         y = x.unaryExpr([](T v) { return std::cbrt(v); });
+        return;
+      // float64 (float32 went to xla_unary_f32): JAX's decompositions with the C library's log.
+      case Unary::kLgamma:
+        y = x.unaryExpr([](T v) { return special::lgamma<T, special::StdMath>(v); });
+        return;
+      case Unary::kDigamma:
+        y = x.unaryExpr([](T v) { return special::digamma<T, special::StdMath>(v); });
+        return;
+      case Unary::kErfInv:
+        y = x.unaryExpr([](T v) { return special::erf_inv<special::StdMath>(v); });
         return;
       default:
         break;
@@ -695,7 +776,10 @@ std::string_view name(Unary op) {
                                         "erf",
                                         "erfc",
                                         "tan",
-                                        "cbrt"};
+                                        "cbrt",
+                                        "lgamma",
+                                        "digamma",
+                                        "erf_inv"};
   static_assert(std::size(names) == static_cast<size_t>(kLastUnary) + 1);
   return names[static_cast<int>(op)];
 }

@@ -34,7 +34,9 @@ namespace spmd::kernels {
 // of subnormals as XLA runs it), but for float32 (and the half types, computed in it) where XLA
 // has its own: kLog1p, kExpm1, kErf (Eigen's rational interpolant) and kErfc (Cephes' erfcf, as
 // JAX's CHLO decomposition writes it) are XLA's formulas (xla_math.h), float16 expm1 rounding
-// each step as XLA computes it in that type.
+// each step as XLA computes it in that type. kLgamma, kDigamma and kErfInv are jax.lax's lgamma,
+// digamma and erf_inv as XLA compiles JAX's decompositions (xla_special.h): float32 and the
+// half types JAX's bit for bit, float64 with the C library's log and log1p.
 enum class Unary : uint8_t {
   kNeg,
   kExp,
@@ -61,8 +63,11 @@ enum class Unary : uint8_t {
   kErfc,
   kTan,
   kCbrt,
+  kLgamma,
+  kDigamma,
+  kErfInv,
 };
-constexpr Unary kLastUnary = Unary::kCbrt;
+constexpr Unary kLastUnary = Unary::kErfInv;
 // kAnd, kOr and kXor are logical on bool and bitwise on the integer types; not defined on the
 // floating types. kRem is XLA's rem: the remainder of truncating division, of the dividend's sign
 // (C's fmod on the floating types); on integers the lowest value % -1 is 0. kShiftLeft and

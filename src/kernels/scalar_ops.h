@@ -20,6 +20,7 @@
 #include <cstdint>
 
 #include "kernels/elementwise.h"
+#include "kernels/xla_special.h"
 #include "spmd/dtype.h"
 
 #if defined(__CUDACC__)
@@ -231,6 +232,12 @@ SPMD_HOST_DEVICE inline F unary_float(Unary op, F x) {
       return std::tan(x);
     case Unary::kCbrt:
       return std::cbrt(x);
+    case Unary::kLgamma:
+      return special::lgamma<F, special::StdMath>(x);
+    case Unary::kDigamma:
+      return special::digamma<F, special::StdMath>(x);
+    case Unary::kErfInv:
+      return special::erf_inv<special::StdMath>(x);
     default:  // kCopy, kStopGradient
       return x;
   }

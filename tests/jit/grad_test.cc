@@ -97,6 +97,68 @@ TEST(Grad, HyperbolicFunctionsHaveTheirOwnDerivatives) {
   }
 }
 
+// ψ'(x) by its series (recurrence up to x + 20, then the asymptotic expansion) and Euler's
+// reflection below 1/2: an independent reference for the second derivative of lgamma.
+double trigamma_reference(double x) {
+  if (x < 0.5) {
+    const double s = std::sin(M_PI * x);
+    return M_PI * M_PI / (s * s) - trigamma_reference(1 - x);
+  }
+  double sum = 0;
+  for (int k = 0; k < 20; ++k) sum += 1 / ((x + k) * (x + k));
+  const double y = x + 20;
+  const double y2 = y * y;
+  return sum + 1 / y + 1 / (2 * y2) + 1 / (6 * y2 * y) - 1 / (30 * y2 * y2 * y) +
+         1 / (42 * y2 * y2 * y2 * y);
+}
+
+// lgamma, digamma and erf_inv (kernels/xla_special.h in float64): values beside the C library's
+// lgamma and erf, gradients beside finite differences, lgamma's second derivative (digamma's
+// own rule, jit/ops/trigamma.h) beside trigamma's series, across the reflection below 1/2.
+TEST(Grad, SpecialFunctionsMatchTheLibraryFiniteDifferencesAndTrigamma) {
+  const auto lgamma = [](const Tensor& t) { return jnp::lgamma(t); };
+  const auto digamma = [](const Tensor& t) { return jnp::digamma(t); };
+  const HostArray values = spmd::jit(lgamma)(on_device(kX, {12})).to_host();
+  const HostArray inverses =
+      spmd::jit([](const Tensor& t) { return jnp::erf_inv(t * 0.4); })(on_device(kX, {12}))
+          .to_host();
+  for (size_t i = 0; i < kX.size(); ++i) {
+    EXPECT_NEAR(values.data<double>()[i], std::lgamma(kX[i]), 1e-13) << "lgamma at " << kX[i];
+    EXPECT_NEAR(std::erf(inverses.data<double>()[i]), kX[i] * 0.4, 1e-15) << kX[i];
+  }
+  for (const auto& [name, op] : std::vector<std::pair<std::string, ScalarFn>>{
+           {"lgamma", lgamma}, {"digamma", digamma}, {"erf_inv", [](const Tensor& t) {
+                                                        return jnp::erf_inv(t * 0.4);
+                                                      }}}) {
+    expect_matches_finite_differences(
+        name, [op = op](const Tensor& x) { return weighted(op(x)); }, kX);
+  }
+  const auto second = spmd::grad([](const Tensor& t) {
+    return spmd::grad([](const Tensor& u) { return jnp::lgamma(u); })(t);
+  });
+  for (double x : {-2.3, -0.7, -0.4, 0.3, 0.5, 0.9, 1.0, 2.1, 7.5, 30.0}) {
+    const double want = trigamma_reference(x);
+    EXPECT_NEAR(second(on_device({x}, {})).to_host().data<double>()[0], want,
+                1e-11 * std::abs(want))
+        << "lgamma'' at " << x;
+  }
+  // The poles and the ends of erf_inv's domain, and JAX's refusal of an integer operand.
+  const HostArray edges =
+      spmd::jit([](const Tensor& t) {
+        return jnp::stack({jnp::lgamma(t), jnp::digamma(t), jnp::erf_inv(t * 0.5)});
+      })(on_device({0.0, -2.0, 2.0, 3.0}, {4}))
+          .to_host();
+  const std::span<const double> e = edges.data<double>();
+  EXPECT_TRUE(std::isinf(e[0]) && std::isinf(e[1]));    // lgamma at 0 and -2
+  EXPECT_NEAR(e[2], 0.0, 1e-15);                        // lgamma(2) = log 1
+  EXPECT_TRUE(std::isnan(e[4]) && std::isnan(e[5]));    // digamma at the poles
+  EXPECT_TRUE(e[10] == INFINITY && std::isnan(e[11]));  // erf_inv(1), erf_inv(1.5)
+  EXPECT_THROW(spmd::jit([](const Tensor& t) { return jnp::lgamma(t); })(spmd::device_put(
+                   HostArray::from_vector(std::vector<int32_t>{1, 2}, {2}),
+                   spmd::NamedSharding(spmd::Mesh({spmd::local_devices()[0]}, {"x"}), spmd::P()))),
+               spmd::InvalidArgument);
+}
+
 TEST(Grad, AFloatConvertPassesTheCotangentBackInTheInputsDtype) {
   // Not by finite differences: float32 rounding would drown a step of 1e-6.
   const HostArray g =

@@ -86,6 +86,9 @@ const std::map<std::string, std::string> kChecked = {
     {"expm1", "Row(\"expm1\""},
     {"erf", "Row(\"erf\""},
     {"erfc", "Row(\"erfc\""},
+    {"lgamma", "Row(\"lgamma\""},
+    {"digamma", "Row(\"digamma\""},
+    {"erf_inv", "Row(\"erf_inv\""},
 };
 
 // Kind -> why the table has no row for it.

@@ -110,7 +110,8 @@ inline ChainStep binary_step(Binary op, DType t, int32_t a, int32_t b) {
 // scalar arithmetic calls the C library's.
 inline bool is_transcendental(Unary op) {
   return op == Unary::kExp || op == Unary::kLog || op == Unary::kTanh || op == Unary::kLogistic ||
-         op == Unary::kErf || op == Unary::kErfc;
+         op == Unary::kErf || op == Unary::kErfc || op == Unary::kLgamma || op == Unary::kDigamma ||
+         op == Unary::kErfInv;
 }
 
 // The functions beyond those that a GPU computes with CUDA's libm (libdevice, which XLA:GPU

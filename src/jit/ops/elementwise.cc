@@ -15,6 +15,7 @@
 #include "jit/op_registry.h"
 #include "jit/operation.h"
 #include "jit/ops/layout.h"
+#include "jit/ops/trigamma.h"
 #include "jit/partitioner.h"
 #include "jit/program.h"
 #include "jit/sharding_in_types.h"
@@ -221,6 +222,12 @@ Cotangents UnaryOp::vjp(const Op& op, const Tensor& y, std::span<const Tensor> o
       return {g * (y * y + 1.0f)};
     case Unary::kCbrt:  // JAX's: g ((1/3) integer_pow(y, -2)), the power as 1 / (y y)
       return {g * (lax::binary(Binary::kDiv, lax::full_like(y, 1), y * y) * (1.0 / 3.0))};
+    case Unary::kLgamma:  // JAX's: g digamma(x)
+      return {g * lax::unary(Unary::kDigamma, x)};
+    case Unary::kDigamma:  // the derivative of the kernel's own formula (trigamma.h)
+      return {g * trigamma(x)};
+    case Unary::kErfInv:  // JAX's: (√π/2) (g exp(y²)), transposed: (g √π/2) exp(y²)
+      return {(g * 0.8862269254527579) * lax::unary(Unary::kExp, y * y)};
     case Unary::kNot:
       break;
   }

@@ -132,6 +132,23 @@ Tensor erf(const Tensor& a) {
 Tensor erfc(const Tensor& a) {
   return compiler::unary("erfc", Unary::kErfc, a, floating_of(a.dtype()));
 }
+namespace {
+
+// jax.lax's special functions take floating operands only (jnp's would convert an integer).
+Tensor special_function(const char* name, Unary fn, const Tensor& a) {
+  if (!is_floating(a.dtype())) {
+    throw InvalidArgument(
+        fmt::format("{} does not accept dtype {}. Accepted dtypes are subtypes of floating.", name,
+                    dtype_name(a.dtype())));
+  }
+  return compiler::unary(name, fn, a, a.dtype());
+}
+
+}  // namespace
+
+Tensor lgamma(const Tensor& a) { return special_function("lgamma", Unary::kLgamma, a); }
+Tensor digamma(const Tensor& a) { return special_function("digamma", Unary::kDigamma, a); }
+Tensor erf_inv(const Tensor& a) { return special_function("erf_inv", Unary::kErfInv, a); }
 Tensor abs(const Tensor& a) { return compiler::unary("abs", Unary::kAbs, a, a.dtype()); }
 Tensor sign(const Tensor& a) {
   compiler::refuse_bool("sign", a);

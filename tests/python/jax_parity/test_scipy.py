@@ -62,6 +62,11 @@ def test_lax_special_derivatives():
     for f, v in (("lgamma", x), ("erf_inv", u)):
         g = lambda m: m.vmap(m.grad(getattr(m.lax, f)))(v)  # noqa: E731
         same(g(spmd), g(jax), f"grad lax.{f}", ulps=0)
+    # digamma's derivative is its own formula's (spmd's trigamma), JAX's polygamma(1, x) XLA's
+    # zeta series: a few ulps apart, across the reflection below 1/2.
+    w = np.concatenate([x, np.linspace(-3.9, 0.4, 23)]).astype(np.float32)
+    g = lambda m: m.vmap(m.grad(m.lax.digamma))(w)  # noqa: E731
+    same(g(spmd), g(jax), "grad lax.digamma", ulps=8)
 
 
 @covers("scipy.special.gammaln", "scipy.special.loggamma", "scipy.special.gammasgn",
