@@ -244,6 +244,8 @@ def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indic
                         f"got update shape {tuple(u.shape)} for operand shape {tuple(x.shape)}")
     starts = _starts("dynamic_update_slice", x, start_indices, tuple(u.shape),
                      allow_negative_indices)
+    if 0 in tuple(u.shape):  # nothing to write (the starts were still checked)
+        return x
     inside = None
     for axis, (s, size, n) in enumerate(zip(starts, u.shape, x.shape)):
         # The update spread over the operand's axis: position p reads update element p - start.

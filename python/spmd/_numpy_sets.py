@@ -243,5 +243,183 @@ def unique_values(x, /, *, size=None, fill_value=None):
     return unique(x, equal_nan=False, size=size, fill_value=fill_value)
 
 
+# The set operations of two arrays (raveled), as jax.numpy composes them: eagerly the true
+# result; under jit `size` elements, the first of the sorted result, padded with `fill_value`
+# (by default: union1d's and setdiff1d's as unique's, intersect1d's and setxor1d's the smallest
+# value found, or 0 where none is).
+
+def _two(name, ar1, ar2, size):
+    _arguments.check_arraylike(name, ar1, ar2)
+    arr1, arr2 = jnp.ravel(jnp.asarray(ar1)), jnp.ravel(jnp.asarray(ar2))
+    dtype = jnp.result_type(ar1, ar2)
+    arr1, arr2 = jnp.astype(arr1, dtype), jnp.astype(arr2, dtype)
+    if size is None:
+        for a in (ar1, ar2):
+            _concrete(a, f"The error arose in {name}()")
+        return arr1, arr2, None
+    return arr1, arr2, operator.index(size)
+
+
+def _first(valid_count, vals, fill_value):
+    """vals with the entries from valid_count on replaced by fill_value, or by JAX's default:
+    the smallest of the rest after the padding became the largest (the smallest valid value)."""
+    valid = jnp.arange(vals.shape[0]) < valid_count
+    if fill_value is not None:
+        return jnp.where(valid, vals, jnp.astype(jnp.asarray(fill_value), vals.dtype))
+    if not vals.shape[0]:
+        return vals
+    vals = jnp.where(valid, vals, jnp.max(vals))
+    return jnp.where(valid, vals, jnp.min(vals))
+
+
+def _unique_counted(arr):
+    """(the sorted distinct values padded with 0 to arr's length, the first index of each, how
+    many there are): JAX's _unique(…, size=arr.size, return_index=True, return_true_size=True)."""
+    if arr.shape[0] == 0:
+        return arr, jnp.zeros(0, jnp.int32), 0
+    values, index = _unique(arr, 0, True, False, False, True, arr.shape[0], 0)
+    return values, index, jnp.sum(_sorted_mask(arr, 0, True)[1])
+
+
+def union1d(ar1, ar2, *, size=None, fill_value=None):
+    """jnp.union1d: the sorted distinct values of both."""
+    _arguments.check_arraylike("union1d", ar1, ar2)
+    if size is None:
+        for a in (ar1, ar2):
+            _concrete(a, "The error arose in union1d()")
+    else:
+        size = operator.index(size)
+    both = jnp.concatenate((jnp.asarray(ar1), jnp.asarray(ar2)), axis=None)
+    return unique(both, size=size, fill_value=fill_value)
+
+
+def setdiff1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
+    """jnp.setdiff1d: the sorted distinct values of ar1 that are not in ar2."""
+    _arguments.check_arraylike("setdiff1d", ar1, ar2)
+    arr1, arr2 = jnp.ravel(jnp.asarray(ar1)), jnp.ravel(jnp.asarray(ar2))
+    if size is None:
+        _concrete(ar1, "The error arose in setdiff1d()")
+    else:
+        size = operator.index(size)
+    fill = jnp.full_like(arr1, 0 if fill_value is None else fill_value, shape=())
+    if arr1.shape[0] == 0:
+        return jnp.full_like(arr1, fill, shape=size or 0)
+    if not assume_unique:
+        arr1 = unique(arr1, size=size and arr1.shape[0])
+    mask = jnp.isin(arr1, arr2, invert=True)
+    if size is None:
+        return arr1[mask]
+    if not assume_unique:
+        n_unique = arr1.shape[0] + 1 - jnp.sum(arr1 == arr1[0])
+        mask = jnp.where(jnp.arange(arr1.shape[0]) < n_unique, mask, False)
+    return jnp.where(jnp.arange(size) < jnp.sum(mask), arr1[nonzero(mask, size=size)[0]], fill)
+
+
+def setxor1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
+    """jnp.setxor1d: the sorted distinct values in exactly one of the two."""
+    arr1, arr2, size = _two("setxor1d", ar1, ar2, size)
+    if size is None:
+        if not assume_unique:
+            arr1, arr2 = unique(arr1), unique(arr2)
+        aux = jnp.concatenate((arr1, arr2))
+        if aux.shape[0] == 0:
+            return aux
+        aux = jnp.sort(aux)
+        flag = jnp.concatenate((jnp.array([True]), aux[1:] != aux[:-1], jnp.array([True])))
+        return aux[flag[1:] & flag[:-1]]
+    if assume_unique:
+        aux = jnp.sort(jnp.concatenate((arr1, arr2)))
+        flag = jnp.concatenate((jnp.array([bool(aux.shape[0])]), aux[1:] != aux[:-1],
+                                jnp.array([True])))
+    else:
+        u1, _, n1 = _unique_counted(arr1)
+        u2, _, n2 = _unique_counted(arr2)
+        arr = _placed(u1, u2, n1)
+        count = n1 + n2
+        mask = jnp.arange(arr.shape[0] + 1) < count + 1
+        aux = jnp.take_along_axis(arr, lexsort((arr, ~mask[1:])), axis=0)
+        flag = mask & jnp.concatenate((jnp.array([bool(aux.shape[0])]), aux[1:] != aux[:-1],
+                                       jnp.array([False]))).at[count].set(True)
+    aux_mask = flag[1:] & flag[:-1]
+    if aux.shape[0]:
+        indices = nonzero(aux_mask, size=size, fill_value=aux.shape[0])[0]
+        vals = aux.at[indices].get(mode="fill", fill_value=0)
+    else:
+        vals = jnp.zeros(size, aux.dtype)
+    return _first(jnp.sum(aux_mask), vals, fill_value)
+
+
+def _placed(u1, u2, n1):
+    """u1's first n1 values, then u2's, in zeros of both lengths (dynamic_update_slice's)."""
+    from . import lax
+    arr = jnp.zeros(u1.shape[0] + u2.shape[0], jnp.result_type(u1, u2))
+    arr = lax.dynamic_update_slice(arr, u1, (0,))
+    return lax.dynamic_update_slice(arr, u2, (n1,))
+
+
+def intersect1d(ar1, ar2, assume_unique=False, return_indices=False, *, size=None,
+                fill_value=None):
+    """jnp.intersect1d: the sorted distinct values in both, and with return_indices the first
+    index of each in ar1 and in ar2."""
+    arr1, arr2, size = _two("intersect1d", ar1, ar2, size)
+    if size is not None:
+        return _intersect1d_size(arr1, arr2, assume_unique, return_indices, size, fill_value)
+    ind1 = ind2 = jnp.arange(0)
+    if not assume_unique:
+        if return_indices:
+            arr1, ind1 = unique(arr1, return_index=True)
+            arr2, ind2 = unique(arr2, return_index=True)
+        else:
+            arr1, arr2 = unique(arr1), unique(arr2)
+    arr = jnp.concatenate((arr1, arr2))
+    order = jnp.argsort(arr, stable=True)
+    aux = arr[order]
+    mask = aux[1:] == aux[:-1]
+    found = aux[:-1][mask]
+    if not return_indices:
+        return found
+    first, second = order[:-1][mask], order[1:][mask] - arr1.shape[0]
+    if not assume_unique:
+        first, second = ind1[first], ind2[second]
+    return found, first, second
+
+
+def _intersect1d_size(arr1, arr2, assume_unique, return_indices, size, fill_value):
+    if assume_unique:
+        ind1, n1 = jnp.arange(arr1.shape[0]), arr1.shape[0]
+        ind2 = jnp.arange(arr2.shape[0])
+        arr = jnp.concatenate((arr1, arr2))
+        order = jnp.argsort(arr, stable=True)
+        mask = jnp.ones(arr.shape[0], bool)
+    else:
+        arr1, ind1, n1 = _unique_counted(arr1)
+        arr2, ind2, n2 = _unique_counted(arr2)
+        arr = _placed(arr1, arr2, n1)
+        mask = jnp.arange(arr.shape[0]) < n1 + n2
+        order = lexsort((arr, ~mask))
+    aux = arr[order] if arr.shape[0] else arr
+    aux_mask = (aux[1:] == aux[:-1]) & mask[1:]
+    count = jnp.sum(aux_mask)
+    if aux.shape[0]:
+        at = nonzero(aux_mask, size=size, fill_value=aux.shape[0])[0]
+        vals = aux.at[at].get(mode="fill", fill_value=0)
+    else:
+        at = jnp.arange(0)
+        vals = jnp.zeros(size, aux.dtype)
+    vals = _first(count, vals, fill_value)
+    if not return_indices:
+        return vals
+    valid = jnp.arange(size) < count
+    first = jnp.where(valid, order.at[at].get(mode="fill", fill_value=arr1.shape[0]),
+                      arr1.shape[0])
+    second = jnp.where(valid, order.at[at + 1].get(mode="fill", fill_value=arr2.shape[0]) - n1,
+                       arr2.shape[0])
+    if not assume_unique:
+        first = ind1.at[first].get(mode="fill", fill_value=ind1.shape[0])
+        second = ind2.at[second].get(mode="fill", fill_value=ind2.shape[0])
+    return vals, first, second
+
+
 __all__ = ["lexsort", "nonzero", "flatnonzero", "argwhere", "compress", "extract", "unique",
-           "unique_all", "unique_counts", "unique_inverse", "unique_values"]
+           "unique_all", "unique_counts", "unique_inverse", "unique_values", "union1d",
+           "setdiff1d", "setxor1d", "intersect1d"]

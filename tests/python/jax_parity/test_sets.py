@@ -80,3 +80,39 @@ def test_unique_matches_jax():
         spmd.jit(snp.unique)(V)
     raises_like(lambda: jnp.unique(np.zeros(0), size=2), lambda: snp.unique(np.zeros(0), size=2),
                 "empty with size and no fill")
+
+
+A = np.int32([5, 1, 3, 3, 9, 1, 7, 0])
+B = np.int32([3, 8, 1, 1, 2, 7])
+F = np.float32([2.5, np.nan, 1.0, -0.0, 0.0, 2.5])
+G = np.float32([0.0, np.nan, 7.0])
+PAIRS = ((A, B), (B, A), (F, G), (A, np.zeros(0, np.int32)), (A, F), (A[:1], A[:1]))
+
+
+@covers("numpy.union1d", "numpy.setdiff1d", "numpy.setxor1d", "numpy.intersect1d")
+def test_set_operations_of_two_arrays_match_jax():
+    for name in ("union1d", "setdiff1d", "setxor1d", "intersect1d"):
+        ours, theirs = getattr(snp, name), getattr(jnp, name)
+        for x, y in PAIRS:
+            what = f"{name}({x.dtype}[{x.size}], {y.dtype}[{y.size}])"
+            same(ours(x, y), theirs(x, y), what)
+            # Under jit, `size` elements: truncated, or padded with fill_value or JAX's default.
+            for size, fill in ((2, None), (12, None), (12, -1)):
+                same(spmd.jit(lambda a, b: ours(a, b, size=size, fill_value=fill))(x, y),
+                     jax.jit(lambda a, b: theirs(a, b, size=size, fill_value=fill))(x, y),
+                     f"{what} size={size} fill_value={fill}")
+        if name != "union1d":
+            u, v = np.unique(A), np.unique(B)
+            same(ours(u, v, assume_unique=True), theirs(u, v, assume_unique=True), name)
+            same(ours(u, v, assume_unique=True, size=7), theirs(u, v, assume_unique=True, size=7),
+                 f"{name} assume_unique, size=7")
+        raises_like(lambda: theirs(A, [1, 2]), lambda: ours(A, [1, 2]), f"{name} of a list")
+        with pytest.raises(TypeError, match="concrete"):
+            spmd.jit(ours)(A, B)
+    for kw in ({}, {"size": 5}, {"size": 5, "fill_value": 3}):
+        same(snp.intersect1d(A, B, return_indices=True, **kw),
+             jnp.intersect1d(A, B, return_indices=True, **kw), f"intersect1d indices {kw}")
+    same(snp.intersect1d(np.unique(A), np.unique(B), assume_unique=True, return_indices=True,
+                         size=5),
+         jnp.intersect1d(np.unique(A), np.unique(B), assume_unique=True, return_indices=True,
+                         size=5), "intersect1d assume_unique indices")
