@@ -309,7 +309,23 @@ def _where(c, a, b):
     return _t.where(c, a, b)
 
 
-where = _op(_where)
+_where_op = _op(_where)
+_where_op.public_name = "spmd.numpy.where"
+
+
+def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
+    """jnp.where: x where the condition holds, else y (broadcast together); with neither x nor y,
+    the indices of the condition's non-zero elements, nonzero(condition, size, fill_value)."""
+    if x is None and y is None:
+        _arguments.check_arraylike("where", condition)
+        from ._numpy_sets import nonzero
+        return nonzero(condition, size=size, fill_value=fill_value)
+    if x is None or y is None:
+        _arguments.check_arraylike("where", condition, x, y)  # JAX's TypeError for the None
+    if size is not None or fill_value is not None:
+        raise ValueError("size and fill_value arguments cannot be used in three-term where "
+                         "function.")
+    return _where_op(condition, x, y)
 astype = _op(lambda a, dtype: _t.astype(a, _canonical_name(dtype)), arrays=(0,))
 
 

@@ -116,3 +116,13 @@ def test_set_operations_of_two_arrays_match_jax():
                          size=5),
          jnp.intersect1d(np.unique(A), np.unique(B), assume_unique=True, return_indices=True,
                          size=5), "intersect1d assume_unique indices")
+
+
+@covers("numpy.where")
+def test_one_argument_where_is_nonzero_as_in_jax():
+    same(snp.where(M), jnp.where(M), "where(c)")
+    same(spmd.jit(lambda a: snp.where(a, size=5, fill_value=-1))(M),
+         jax.jit(lambda a: jnp.where(a, size=5, fill_value=-1))(M), "where(c, size, fill_value)")
+    raises_like(lambda: jnp.where(M, 1, 2, size=3), lambda: snp.where(M, 1, 2, size=3), "size")
+    raises_like(lambda: jnp.where(M, None, 2), lambda: snp.where(M, None, 2), "x None")
+    raises_like(lambda: jnp.where(M, 1), lambda: snp.where(M, 1), "y missing")
