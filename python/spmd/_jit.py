@@ -47,6 +47,22 @@ def _checked_static_argnums(fun, static):
     return tuple(i % n for i in static)
 
 
+def _inferred_static(fun, nums, names):
+    """(static_argnums, static_argnames) as JAX infers them from the signature when one of the
+    two is given: the positional-or-keyword parameters each names, either way."""
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        return nums, names
+    both = [p.kind is p.POSITIONAL_OR_KEYWORD for p in params]
+    if names and not nums:
+        nums = tuple(i for i, p in enumerate(params) if both[i] and p.name in names)
+    elif nums and not names:
+        names = tuple(params[i].name for i in nums if -len(params) <= i < len(params) and
+                      both[i])
+    return nums, names
+
+
 class _Jitted(_spmd._Jit):
     """jax.jit(fun, static_argnums=...): the compiled function, cached per signature.
 
@@ -63,8 +79,10 @@ class _Jitted(_spmd._Jit):
         self._user = False  # made by the public spmd.jit: disable_jit() runs it as Python
         # What errors name: spmd.jit(f), or an eager operation's own name (numpy.py).
         self._what = f"spmd.jit({getattr(fun, '__name__', 'fn')})"
-        self._static = _checked_static_argnums(fun, tuple(static_argnums))
-        self._static_names = tuple(static_argnames)
+        static_argnums, static_argnames = _inferred_static(fun, tuple(static_argnums),
+                                                           tuple(static_argnames))
+        self._static = _checked_static_argnums(fun, static_argnums)
+        self._static_names = static_argnames
         self._out_trees = {}
         # The mesh of a shard_map in the function, once a call of uncommitted arguments only met
         # it: such arguments are placed on it (replicated), as JAX places them.

@@ -5,6 +5,7 @@ import operator
 
 import numpy as np
 
+from . import _arguments
 from . import numpy as jnp
 from ._core import _BFLOAT16, Array, Tensor, _bytes
 from ._core import canonical_name as _canonical_name
@@ -440,6 +441,77 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
     return jnp.astype(jnp.power(base, jnp.linspace(start, stop, num, endpoint)),
                       dtype) if dtype is not None else \
         jnp.power(base, jnp.linspace(start, stop, num, endpoint))
+
+
+def _extrapolates(name, side):
+    if isinstance(side, str):
+        if side != "extrapolate":
+            raise ValueError(f"the only valid string value of `{name}` is 'extrapolate', but "
+                             f"got: {side!r}")
+        return True
+    return False
+
+
+def interp(x, xp, fp, left=None, right=None, period=None):
+    """jnp.interp: the piecewise-linear interpolant through (xp, fp) at x (xp increasing),
+    fp[0] and fp[-1] beyond the ends (or left, right; 'extrapolate' continues the end
+    segments), or periodic with `period`; JAX's composition, step for step (its one multiply-add
+    fused, as XLA fuses it), jitted as JAX jits it (a string or None static)."""
+    if period is not None and np.ndim(period) != 0:
+        raise ValueError(f"period must be a scalar; got {period}")
+    static = tuple(name for name, v in (("left", left), ("right", right), ("period", period))
+                   if v is None or isinstance(v, str))
+    return _jitted_interp(static)(x, xp, fp, left=left, right=right, period=period)
+
+
+_INTERPS = {}
+
+
+def _jitted_interp(static):
+    if static not in _INTERPS:
+        from ._jit import jit
+        _INTERPS[static] = jit(_interp, static_argnames=static)
+    return _INTERPS[static]
+
+
+def _interp(x, xp, fp, left, right, period):
+    _arguments.check_arraylike("interp", x, xp, fp)
+    if np.shape(xp) != np.shape(fp) or np.ndim(xp) != 1:
+        raise ValueError("xp and fp must be one-dimensional arrays of equal size")
+    inexact = jnp.result_type(x, xp, float)
+    x, xp = jnp.astype(jnp.asarray(x), inexact), jnp.astype(jnp.asarray(xp), inexact)
+    fp = jnp.astype(jnp.asarray(fp), jnp.result_type(fp, float))
+    extrapolate_left = _extrapolates("left", left)
+    extrapolate_right = _extrapolates("right", right)
+    if period is not None:
+        period = jnp.abs(period)
+        x, xp = x % period, xp % period
+        order = jnp.argsort(xp, stable=True)
+        xp, fp = xp[order], fp[order]
+        xp = jnp.concatenate([xp[-1:] - period, xp, xp[:1] + period])
+        fp = jnp.concatenate([fp[-1:], fp, fp[:1]])
+    i = jnp.clip(jnp.searchsorted(xp, x, side="right"), 1, xp.shape[0] - 1)
+    df = fp[i] - fp[i - 1]
+    dx = xp[i] - xp[i - 1]
+    delta = x - xp[i - 1]
+    epsilon = np.spacing(np.finfo(np.dtype(xp.dtype)).eps)
+    dx0 = jnp.abs(dx) <= epsilon  # no NaN gradient where dx is tiny
+    # XLA fuses the multiply-add of fp[i - 1] + (delta / dx) * df, and so does this.
+    from ._fused import fma
+    f = jnp.where(dx0, fp[i - 1], fma(delta / jnp.where(dx0, 1, dx), df, fp[i - 1]))
+    if not extrapolate_left and period is None:
+        f = jnp.where(x < xp[0], fp[0] if left is None else left, f)
+    if not extrapolate_right and period is None:
+        f = jnp.where(x > xp[-1], fp[-1] if right is None else right, f)
+    return f
+
+
+def copy(a, order=None):
+    """jnp.copy: a new array of a's values."""
+    _arguments.check_arraylike("copy", a)
+    if order is not None and order != "K":
+        raise NotImplementedError("Only implemented for order='K'")
+    return jnp.array(a, copy=True)
 
 
 # --- more reductions, differences and products ---

@@ -222,3 +222,13 @@ def test_lower_as_text_and_compile():
          "compiled", ulps=2)
     raises_like(lambda: jax.jit(lambda a, b: jnp.sum(a * b)).lower(X, X).compile()(H, H),
                 lambda: compiled(H, H), "compiled for float32, called with float16")
+
+
+@covers("jit")
+def test_static_argnames_cover_positional_arguments_and_argnums_keywords():
+    """JAX infers the one from the other through the signature."""
+    def f(a, b=None):
+        return a * 2 if b == "x" else a
+    for m in (jax, spmd):
+        assert float(m.jit(f, static_argnames="b")(1.0, "x")) == 2.0
+        assert float(m.jit(f, static_argnums=1)(1.0, b="x")) == 2.0

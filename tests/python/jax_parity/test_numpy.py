@@ -998,3 +998,26 @@ def test_searchsorted_and_digitize_errors_match_jax():
                        (lambda np_: np_.searchsorted(a.reshape(2, 2), 1.0), "a of rank 2"),
                        (lambda np_: np_.digitize(a, a.reshape(2, 2)), "bins of rank 2")):
         raises_like(lambda: call(jnp), lambda: call(snp), what)
+
+
+@covers("numpy.interp", "numpy.copy")
+def test_interp_and_copy_match_jax():
+    rng = np.random.default_rng(5)
+    xp = np.sort(rng.uniform(-3, 3, 40)).astype(np.float32)
+    fp = np.sin(xp).astype(np.float32)
+    x = np.linspace(-4, 4, 1001).astype(np.float32)
+    # Bit for bit: JAX's composition with XLA's one fused multiply-add.
+    for kw in ({}, {"left": -9, "right": 9.5}, {"left": "extrapolate", "right": "extrapolate"},
+               {"period": 2.5}):
+        same(snp.interp(x, xp, fp, **kw), jnp.interp(x, xp, fp, **kw), f"interp {kw}")
+    same(spmd.jit(snp.interp)(x, xp, fp), jax.jit(jnp.interp)(x, xp, fp), "interp under jit")
+    same(snp.interp(np.arange(5), np.arange(4), np.arange(4) * 2),
+         jnp.interp(np.arange(5), np.arange(4), np.arange(4) * 2), "interp of integers")
+    raises_like(lambda: jnp.interp(x, xp, fp[:3]), lambda: snp.interp(x, xp, fp[:3]), "sizes")
+    raises_like(lambda: jnp.interp(x, xp, fp, left="x"), lambda: snp.interp(x, xp, fp, left="x"),
+                "a string left")
+    # JAX fails on a list period inside its own jit (TracerArrayConversionError); spmd says why.
+    with pytest.raises(ValueError, match="period must be a scalar"):
+        snp.interp(x, xp, fp, period=[1, 2])
+    same(snp.copy(X), jnp.copy(X), "copy")
+    raises_like(lambda: jnp.copy([1, 2]), lambda: snp.copy([1, 2]), "copy of a list")
