@@ -82,8 +82,10 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None,  # noq
     result = _sum(a, axis, keepdims=keepdims)
     if not promote_integers and dtype is None and kind.kind in "biu":
         result = jnp.astype(result, kind)
-    elif dtype is not None and np.dtype(dtype).kind in "iu":
-        result = jnp.astype(result, dtype)  # summed in int32 or wider: the same bits, wrapped
+    elif dtype is not None and np.dtype(dtype).kind in "iub":
+        # Summed in int32 or wider: the same bits, wrapped; for bool JAX's logical or (XLA adds
+        # booleans so), which the count's truth is.
+        result = jnp.astype(result, dtype)
     return result if initial is None else result + jnp.full((), initial, _dtype(result))
 
 
@@ -97,8 +99,9 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
     result = _prod(a, axis, dtype, keepdims=keepdims)
     if not promote_integers and dtype is None and kind.kind in "biu":
         result = jnp.astype(result, kind)
-    elif dtype is not None and np.dtype(dtype).kind in "iu":
-        result = jnp.astype(result, dtype)  # multiplied in int32 or wider: the same bits, wrapped
+    elif dtype is not None and np.dtype(dtype).kind in "iub":
+        # Multiplied in int32 or wider: the same bits, wrapped; for bool JAX's logical and.
+        result = jnp.astype(result, dtype)
     return result if initial is None else result * jnp.full((), initial, _dtype(result))
 
 

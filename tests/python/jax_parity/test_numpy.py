@@ -1021,3 +1021,14 @@ def test_interp_and_copy_match_jax():
         snp.interp(x, xp, fp, period=[1, 2])
     same(snp.copy(X), jnp.copy(X), "copy")
     raises_like(lambda: jnp.copy([1, 2]), lambda: snp.copy([1, 2]), "copy of a list")
+
+
+@covers("numpy.sum", "numpy.prod")
+def test_sum_and_prod_in_bool_are_logical_or_and_and():
+    """jnp.sum(…, dtype=bool) is JAX's logical or (XLA adds booleans so), prod its and."""
+    for a in (np.int32(0), np.int32([1, 2, 0]), np.float32([0.5, 0]), np.zeros((2, 0)),
+              np.int32([[1, 0], [1, 1]])):
+        for kw in ({}, {"initial": True}) + (({"axis": 0},) if a.ndim else ()):
+            for name in ("sum", "prod"):
+                same(getattr(snp, name)(a, dtype=bool, **kw),
+                     getattr(jnp, name)(a, dtype=bool, **kw), f"{name}({a}, dtype=bool, {kw})")
