@@ -522,9 +522,29 @@ def full(shape, fill_value, dtype=None):
                  _default_float() if isinstance(fill_value, float) else
                  _default_int() if isinstance(fill_value, int) else _np.asarray(fill_value).dtype)
     name = _canonical_name(dtype)
-    if _jit.tracing():
+    if _jit.tracing():  # JAX folds the constant with NumPy's cast
+        if isinstance(fill_value, float) and _np.dtype(_dtype_of(name)).kind in "iu":
+            with _np.errstate(invalid="ignore", over="ignore"):
+                fill_value = int(_np.array(fill_value).astype(_dtype_of(name)))
         return _t.full(shape, fill_value, name)
+    fill_value = _saturated(fill_value, _dtype_of(name))
     return _device_put(_np.full(shape, fill_value, dtype=_dtype_of(name)))
+
+
+def _saturated(value, dtype):
+    """A Python float fill value for an integer dtype as JAX converts it eagerly (XLA's
+    conversion): truncated toward zero and held to the dtype's range, NaN 0; any other value as
+    it is (a NumPy scalar is cast as NumPy casts it, as JAX does, and under jit JAX folds every
+    fill with NumPy's cast)."""
+    if _np.dtype(dtype).kind not in "iu" or not isinstance(value, float):
+        return value
+    v = float(value)
+    if v != v:
+        return 0
+    info = _np.iinfo(dtype)
+    if v >= info.max:
+        return int(info.max)
+    return int(info.min) if v <= info.min else int(v)
 
 
 def zeros(shape, dtype=None):

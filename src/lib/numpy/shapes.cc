@@ -378,7 +378,10 @@ Tensor matmul_typed(const Tensor& a, const Tensor& b, const PartitionSpec* out_s
     Shape s = batch;
     s.push_back(r);
     s.push_back(c);
-    return broadcast_to(lax::convert_element_type(t, compute), s);
+    // In the result's dtype first, as JAX converts it (a uint32 beyond float16's range is inf
+    // there), then widened to the one it contracts in.
+    const Tensor promoted = t.dtype() == dtype ? t : lax::convert_element_type(t, dtype);
+    return broadcast_to(lax::convert_element_type(promoted, compute), s);
   };
   const Tensor lhs = operand(x, m, k), rhs = operand(y, k, n);
   std::optional<PartitionSpec> typed;

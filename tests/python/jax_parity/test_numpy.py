@@ -1032,3 +1032,21 @@ def test_sum_and_prod_in_bool_are_logical_or_and_and():
             for name in ("sum", "prod"):
                 same(getattr(snp, name)(a, dtype=bool, **kw),
                      getattr(jnp, name)(a, dtype=bool, **kw), f"{name}({a}, dtype=bool, {kw})")
+
+
+@covers("numpy.full", "numpy.dot")
+def test_float_fills_of_integer_arrays_and_mixed_half_products_convert_as_jax():
+    """A Python float fill of an integer array is XLA's conversion (NaN 0, held to the range);
+    a product of float16 and uint32 converts the integers to float16 first (2^32 - 1 is inf)."""
+    for v in (np.nan, np.inf, -np.inf, 3e9, -3e9, -1.5, 2.7):
+        for d in (np.int32, np.uint8, np.uint32):
+            same(snp.full((2,), v, d), jnp.full((2,), v, d), f"full({v}, {d.__name__})")
+            same(spmd.jit(lambda x: snp.full((2,), v, d) + x)(np.zeros((), d)),
+                 jax.jit(lambda x: jnp.full((2,), v, d) + x)(np.zeros((), d)),
+                 f"full({v}, {d.__name__}) under jit")
+    same(snp.max(np.array([], np.int32), initial=np.nan),
+         jnp.max(np.array([], np.int32), initial=np.nan), "max of nothing, initial nan")
+    a = np.ones((2, 2), np.float16)
+    b = np.array([[0, 1], [2, 4294967295]], np.uint32)
+    for name in ("dot", "matmul"):
+        same(getattr(snp, name)(a, b), getattr(jnp, name)(a, b), f"{name}(float16, uint32)")
