@@ -189,7 +189,7 @@ def _x_times_log(log, denominator):
     JAX's derivative dx log(y) + dy x / denominator(y)."""
     @custom_jvp
     def value(x, y):
-        return _jnp.where((x != 0.0) | _jnp.isnan(y), x * log(y), _jnp.zeros_like(x))
+        return _jnp.where((x != 0.0) | _jnp.isnan(y), x * log(y), _jnp.zeros((), x.dtype))
 
     @value.defjvp
     def _jvp(primals, tangents):
