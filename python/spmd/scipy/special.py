@@ -226,7 +226,7 @@ _xlogx.defjvps(lambda g, ans, x: g * (_jnp.log(x) + 1))
 def entr(x):
     """jax.scipy.special.entr: -x log x for x >= 0, -inf below."""
     (x,) = _inexact("entr", x)
-    return _jnp.where(x < 0, _jnp.full_like(x, -_np.inf), -_xlogx(x))
+    return _jnp.where(x < 0, _jnp.full((), -_np.inf, x.dtype), -_xlogx(x))
 
 
 def rel_entr(p, q):
@@ -297,7 +297,7 @@ def ndtri(p):
     dtype = _np.dtype(p.dtype).type
     c = {k: _np.array(v, dtype) for k, v in _NDTRI.items()}
     mcp = _jnp.where(p > dtype(-_np.expm1(-2.0)), dtype(1.0) - p, p)
-    mcp = _jnp.where(mcp == dtype(0.0), _jnp.full(p.shape, dtype(0.5)), mcp)
+    mcp = _jnp.where(mcp == dtype(0.0), _jnp.full((), dtype(0.5)), mcp)
     w = mcp - dtype(0.5)
     ww = _jnp.square(w)
     big = w + w * ww * (_jnp.polyval(c["p0"], ww) / _jnp.polyval(c["q0"], ww))
@@ -309,7 +309,7 @@ def ndtri(p):
     x = _jnp.where(mcp > dtype(_np.exp(-2.0)), big,
                    _jnp.where(z >= dtype(8.0), first - small_p, first - otherwise))
     x = _jnp.where(p > dtype(1.0 - _np.exp(-2.0)), x, -x)
-    infinity = _jnp.full(p.shape, dtype(_np.inf))
+    infinity = _jnp.full((), dtype(_np.inf))
     return _jnp.where(p == dtype(0.0), -infinity, _jnp.where(p == dtype(1.0), infinity, x))
 
 
@@ -322,7 +322,7 @@ def _log_ndtr_series(x, series_order):
     if series_order <= 0:
         return _np.array(1, dtype)
     x_2 = _jnp.square(x)
-    even, odd = _jnp.zeros_like(x), _jnp.zeros_like(x)
+    even = odd = _jnp.zeros((), x.dtype)  # rank 0: nothing the size of x is filled
     x_2n = x_2
     for n in range(1, series_order + 1):
         y = _np.array(_np.prod(_np.arange(2 * n - 1, 1, -2)), dtype) / x_2n
@@ -379,7 +379,7 @@ def boxcox(x, lmbda):
     """jax.scipy.special.boxcox: (x^lmbda - 1) / lmbda, log x at lmbda = 0."""
     x, lmbda = _inexact("boxcox", x, lmbda)
     zero = lmbda == 0
-    safe = _jnp.where(zero, _jnp.ones_like(lmbda), lmbda)
+    safe = _jnp.where(zero, _jnp.ones((), lmbda.dtype), lmbda)
     log_x = _jnp.log(x)
     return _jnp.where(zero, log_x, _jnp.expm1(safe * log_x) / safe)
 
@@ -388,6 +388,6 @@ def boxcox1p(x, lmbda):
     """jax.scipy.special.boxcox1p: boxcox of 1 + x."""
     x, lmbda = _inexact("boxcox1p", x, lmbda)
     zero = lmbda == 0
-    safe = _jnp.where(zero, _jnp.ones_like(lmbda), lmbda)
+    safe = _jnp.where(zero, _jnp.ones((), lmbda.dtype), lmbda)
     log1p_x = _jnp.log1p(x)
     return _jnp.where(zero, log1p_x, _jnp.expm1(safe * log1p_x) / safe)

@@ -21,14 +21,14 @@ def cdf(x, loc=0, scale=1):
     """-expm1((loc - x) / scale) for x >= loc, 0 below."""
     x, loc, scale = _inexact("expon.cdf", x, loc, scale)
     neg_scaled = (loc - x) / scale
-    return _jnp.where(x < loc, _jnp.zeros_like(neg_scaled), -_jnp.expm1(neg_scaled))
+    return _jnp.where(x < loc, _jnp.zeros((), neg_scaled.dtype), -_jnp.expm1(neg_scaled))
 
 
 def logsf(x, loc=0, scale=1):
     """(loc - x) / scale for x >= loc, 0 below."""
     x, loc, scale = _inexact("expon.sf", x, loc, scale)
     neg_scaled = (loc - x) / scale
-    return _jnp.where(x < loc, _jnp.zeros_like(neg_scaled), neg_scaled)
+    return _jnp.where(x < loc, _jnp.zeros((), neg_scaled.dtype), neg_scaled)
 
 
 def sf(x, loc=0, scale=1):
