@@ -198,8 +198,9 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     if where is not None:
         squares = _masked(squares, where, 0)
     total = _sum(squares, axis, keepdims=keepdims)
-    count = _count(a, axis, keepdims, where, wide)
-    return jnp.astype(total / (count - builtins.float(ddof)), result)
+    normalizer = _count(a, axis, keepdims, where, wide) - builtins.float(ddof)
+    # NaN where no degree of freedom is left (ddof at least the count), as JAX's.
+    return jnp.astype(jnp.where(normalizer > 0, total / normalizer, np.nan), result)
 
 
 @_public

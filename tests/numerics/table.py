@@ -417,4 +417,7 @@ ELSEWHERE |= {name: "value-dependent selection: tests/python/jax_parity/test_set
                     "signed zeros, empty input)"
               for name in ("nonzero", "flatnonzero", "argwhere", "compress", "extract", "lexsort",
                            "unique", "unique_all", "unique_counts", "unique_inverse",
-                           "unique_values")}
+                           "unique_values", "union1d", "setdiff1d", "setxor1d", "intersect1d")}
+ELSEWHERE |= {"interp": "composed: tests/python/jax_parity/test_numpy.py (bit for bit, the ends, "
+                        "extrapolation, a period)",
+              "copy": "moves elements (tests/python/jax_parity/test_numpy.py)"}

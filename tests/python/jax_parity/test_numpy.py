@@ -1050,3 +1050,14 @@ def test_float_fills_of_integer_arrays_and_mixed_half_products_convert_as_jax():
     b = np.array([[0, 1], [2, 4294967295]], np.uint32)
     for name in ("dot", "matmul"):
         same(getattr(snp, name)(a, b), getattr(jnp, name)(a, b), f"{name}(float16, uint32)")
+
+
+@covers("numpy.var", "numpy.std")
+def test_variance_with_no_degree_of_freedom_left_is_nan():
+    """ddof at least the count gives NaN, as JAX's, also with mean= or where= given (found by the
+    differential fuzzer: it was -0.0)."""
+    for kw in ({"mean": 0, "ddof": 2}, {"mean": 0, "ddof": 1}, {"where": np.array(True), "ddof": 1},
+               {"mean": 0.5}, {"where": np.array([True, False]), "ddof": 1}):
+        x = np.float32([0.0, 2.0]) if np.ndim(kw.get("where", 0)) else np.float32(0.0)
+        for name in ("var", "std"):
+            same(getattr(snp, name)(x, **kw), getattr(jnp, name)(x, **kw), f"{name} {kw}")
