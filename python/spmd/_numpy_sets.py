@@ -136,7 +136,7 @@ def _sorted_mask(ar, axis, equal_nan):
 
 
 def _unique(ar, axis, return_index, return_inverse, return_counts, equal_nan, size,
-            fill_value):
+            fill_value, return_true_size=False):
     if ar.shape[axis] == 0 and size and fill_value is None:
         raise ValueError("jnp.unique: for zero-sized input with nonzero size argument, "
                          "fill_value must be specified")
@@ -176,6 +176,8 @@ def _unique(ar, axis, return_index, return_inverse, return_counts, equal_nan, si
             out += (jnp.full((1,), ar.shape[axis], dtype=jnp.int32),)
         else:
             out += (jnp.zeros(0, jnp.int32),)
+    if return_true_size:  # how many distinct values there are, whatever `size` kept
+        out += (jnp.sum(mask),)
     return out[0] if len(out) == 1 else out
 
 
@@ -277,8 +279,7 @@ def _unique_counted(arr):
     many there are): JAX's _unique(…, size=arr.size, return_index=True, return_true_size=True)."""
     if arr.shape[0] == 0:
         return arr, jnp.zeros(0, jnp.int32), 0
-    values, index = _unique(arr, 0, True, False, False, True, arr.shape[0], 0)
-    return values, index, jnp.sum(_sorted_mask(arr, 0, True)[1])
+    return _unique(arr, 0, True, False, False, True, arr.shape[0], 0, return_true_size=True)
 
 
 def union1d(ar1, ar2, *, size=None, fill_value=None):
@@ -341,12 +342,16 @@ def setxor1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
         flag = mask & jnp.concatenate((jnp.array([bool(aux.shape[0])]), aux[1:] != aux[:-1],
                                        jnp.array([False]))).at[count].set(True)
     aux_mask = flag[1:] & flag[:-1]
-    if aux.shape[0]:
-        indices = nonzero(aux_mask, size=size, fill_value=aux.shape[0])[0]
-        vals = aux.at[indices].get(mode="fill", fill_value=0)
-    else:
-        vals = jnp.zeros(size, aux.dtype)
-    return _first(jnp.sum(aux_mask), vals, fill_value)
+    return _first(jnp.sum(aux_mask), _picked(aux, aux_mask, size)[1], fill_value)
+
+
+def _picked(aux, aux_mask, size):
+    """(where, values): the first `size` positions aux_mask marks (aux's length past them) and
+    aux's values there (0 past them)."""
+    if not aux.shape[0]:
+        return jnp.arange(0), jnp.zeros(size, aux.dtype)
+    at = nonzero(aux_mask, size=size, fill_value=aux.shape[0])[0]
+    return at, aux.at[at].get(mode="fill", fill_value=0)
 
 
 def _placed(u1, u2, n1):
@@ -400,12 +405,7 @@ def _intersect1d_size(arr1, arr2, assume_unique, return_indices, size, fill_valu
     aux = arr[order] if arr.shape[0] else arr
     aux_mask = (aux[1:] == aux[:-1]) & mask[1:]
     count = jnp.sum(aux_mask)
-    if aux.shape[0]:
-        at = nonzero(aux_mask, size=size, fill_value=aux.shape[0])[0]
-        vals = aux.at[at].get(mode="fill", fill_value=0)
-    else:
-        at = jnp.arange(0)
-        vals = jnp.zeros(size, aux.dtype)
+    at, vals = _picked(aux, aux_mask, size)
     vals = _first(count, vals, fill_value)
     if not return_indices:
         return vals

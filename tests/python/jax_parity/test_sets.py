@@ -86,7 +86,9 @@ A = np.int32([5, 1, 3, 3, 9, 1, 7, 0])
 B = np.int32([3, 8, 1, 1, 2, 7])
 F = np.float32([2.5, np.nan, 1.0, -0.0, 0.0, 2.5])
 G = np.float32([0.0, np.nan, 7.0])
-PAIRS = ((A, B), (B, A), (F, G), (A, np.zeros(0, np.int32)), (A, F), (A[:1], A[:1]))
+H = np.float16([np.inf, -np.inf, 1, np.nan, -0.0, 1])
+PAIRS = ((A, B), (B, A), (F, G), (A, np.zeros(0, np.int32)), (A, F), (A[:1], A[:1]),
+         (H, np.float16([-np.inf, 1, 0.0])), (np.zeros(0, np.float32), G))
 
 
 @covers("numpy.union1d", "numpy.setdiff1d", "numpy.setxor1d", "numpy.intersect1d")
