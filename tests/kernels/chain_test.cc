@@ -81,8 +81,10 @@ Bytes step_by_step(const std::vector<ChainStep>& steps, const std::vector<Value>
   return results.back();
 }
 
-// A random chain over `dtype`: each step reads a fresh input (n elements or a scalar) or the
-// latest result of the same dtype; comparisons feed selects, and some steps convert.
+// A random chain over `dtype`: each step reads the latest result of the same dtype, and an
+// arithmetic one also a fresh input (n elements or a scalar) or any earlier value of that dtype,
+// so values stay live across steps while others' block buffers are reused (chain.cc's plan);
+// comparisons feed selects, and some steps convert.
 struct RandomChain {
   std::vector<ChainStep> steps;
   std::vector<Value> inputs;
@@ -97,7 +99,11 @@ int32_t fresh_input(RandomChain& c, DType dtype, int64_t n) {
 RandomChain random_chain(DType dtype, int64_t n) {
   RandomChain c;
   int32_t latest = fresh_input(c, dtype, n);  // a value of `dtype` so far
-  const int length = *rc::gen::inRange(1, 7);
+  std::vector<int32_t> values{latest};        // all of them: a step may read any, however early
+  const auto earlier_or_fresh = [&] {
+    return *rc::gen::inRange(0, 2) == 0 ? *rc::gen::elementOf(values) : fresh_input(c, dtype, n);
+  };
+  const int length = *rc::gen::inRange(1, 12);
   for (int k = 0; k < length; ++k) {
     const auto result = [&] {
       return spmd::kernels::chain_result(static_cast<int>(c.steps.size()));
@@ -115,7 +121,7 @@ RandomChain random_chain(DType dtype, int64_t n) {
                            static_cast<uint8_t>(*rc::gen::elementOf(kArithmetic)),
                            dtype,
                            dtype,
-                           {latest, fresh_input(c, dtype, n)}});
+                           {latest, earlier_or_fresh()}});
         break;
       case 2: {  // a comparison choosing between the latest value and a fresh one
         c.steps.push_back({Kind::kBinary,
@@ -134,6 +140,7 @@ RandomChain random_chain(DType dtype, int64_t n) {
         break;
     }
     latest = result() + 1;
+    values.push_back(latest);
   }
   return c;
 }
