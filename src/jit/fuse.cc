@@ -99,6 +99,46 @@ ChainSize chain_size(const std::vector<Step>& steps, const std::vector<size_t>& 
   return size;
 }
 
+// How many times the steps `members` read slot `slot`.
+int reads_by(const std::vector<Step>& steps, const std::vector<size_t>& members, int slot) {
+  int reads = 0;
+  for (size_t m : members)
+    reads += static_cast<int>(std::count(steps[m].inputs.begin(), steps[m].inputs.end(), slot));
+  return reads;
+}
+
+// Joins to `members` (a chain in the making, its last step first) the first group whose result
+// nothing but its steps read, that is of the chain's size or a scalar's (which each element
+// recomputes: the CPU's chain computes such a step once a call, kernels/chain_hoist.h), and that
+// keeps the chain within its limits. A broadcast member's operand joins nothing: the chain reads
+// it from its slot (in place, or made whole by execute.cc). Several steps of the chain may read the
+// group's result: a value read twice (x * x, a mask used by two selects) is computed in the chain,
+// once per element, rather than written and read back. True when one joined.
+bool join_one_group(const std::vector<Step>& steps, const std::vector<int>& uses,
+                    std::map<int, std::vector<size_t>>& group_of_result,
+                    std::vector<size_t>& members) {
+  const int64_t chain_elements = shape_size(steps[members.front()].shape);
+  for (size_t k = 0; k < members.size(); ++k) {
+    if (broadcast(steps[members[k]])) continue;  // its operand stays a slot the chain reads
+    for (int in : steps[members[k]].inputs) {
+      auto it = group_of_result.find(in);
+      if (it == group_of_result.end()) continue;
+      if (reads_by(steps, members, in) != uses[static_cast<size_t>(in)]) continue;
+      const int64_t size = shape_size(steps[it->second.back()].shape);
+      if (size != chain_elements && size != 1) continue;
+      std::vector<size_t> joined = members;
+      joined.insert(joined.end(), it->second.begin(), it->second.end());
+      const ChainSize would = chain_size(steps, joined);
+      if (would.steps > kernels::kMaxChainSteps || would.inputs > kernels::kMaxChainInputs)
+        continue;
+      members = std::move(joined);
+      group_of_result.erase(it);
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 void fuse_elementwise(LocalProgram& local) {
@@ -117,20 +157,7 @@ void fuse_elementwise(LocalProgram& local) {
     }
     if (!elementwise(s) || shape_size(s.shape) < 1) continue;
     std::vector<size_t> members{i};
-    for (int in : s.inputs) {
-      auto it = group_of_result.find(in);
-      if (it == group_of_result.end() || uses[static_cast<size_t>(in)] != 1) continue;
-      // A group of the same size joins; so does a scalar one, which each element recomputes
-      // (the CPU's chain computes such a step once a call: kernels/chain_hoist.h).
-      const int64_t size = shape_size(local.steps[it->second.back()].shape);
-      if (size != shape_size(s.shape) && size != 1) continue;
-      std::vector<size_t> joined = members;
-      joined.insert(joined.end(), it->second.begin(), it->second.end());
-      const ChainSize would = chain_size(local.steps, joined);
-      if (would.steps > kernels::kMaxChainSteps || would.inputs > kernels::kMaxChainInputs)
-        continue;
-      members = std::move(joined);
-      group_of_result.erase(it);
+    while (join_one_group(local.steps, uses, group_of_result, members)) {
     }
     std::sort(members.begin(), members.end());
     for (size_t m : members) absorbed[m] = m != i;

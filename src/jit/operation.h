@@ -111,6 +111,16 @@ class Operation {
   // True when run() takes no operands and gives the same block at every call (full, iota,
   // constant): the executor keeps a device's block after its first call (execute.h).
   virtual bool same_at_every_call() const { return false; }
+  // True when a step of this operation and one of `other` on the same operands give equal blocks
+  // at every call: both deterministic, of one kind and equal attributes (element-wise kinds,
+  // broadcast, full, iota, equal constants). The compiler then computes one of them
+  // (jit/common_steps.h), as XLA's common-subexpression pass does. False (the default) for the
+  // rest: what communicates, has an effect, or has not been reviewed for it.
+  virtual bool computes_same_as(const Operation& /*other*/) const { return false; }
+  // True for an operation whose step gives its one operand's block unchanged (custom_vjp: its
+  // value is computed by the steps before it): the compiler reads that block in its place, so
+  // the element-wise chains on either side fuse into one (jit/common_steps.h).
+  virtual bool passes_operand_on() const { return false; }
   // True for an operation the program keeps though no output depends on it (a debug callback):
   // the trace lists its value among the program's effects, and its result is a token nothing
   // reads.
@@ -173,6 +183,9 @@ class ElementwiseOperation : public Operation {
   std::optional<FactorRule> factor_rule(std::span<const ValueType> operands,
                                         const ValueType& result) const final;
   Block run(const KernelContext& device, const Step& step, std::span<const Block> in) const final;
+  // Another element-wise operation of the same name and attributes: the kernels are
+  // deterministic.
+  bool computes_same_as(const Operation& other) const override;
   // The same operation on every operand with the slices first: batched operands moved there,
   // unbatched ones of the result's rank broadcast, rank-0 ones left as they are.
   Batched batch(const Op& op, std::span<const Batched> operands, int64_t size) const final;

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "jit/common_steps.h"
 #include "jit/fuse.h"
 #include "jit/hints.h"
 #include "jit/manual.h"
@@ -137,6 +138,7 @@ LocalProgram partition(const Program& program, const Mesh& mesh, const std::stri
   result.name = name;
   result.global_text = global_text(program, p, live, name);
   record_variation(program, p, result);
+  drop_redundant_steps(result);
   fuse_elementwise(result);
   fuse_reductions(result);
   fuse_psum_chains(result);

@@ -322,6 +322,41 @@ TEST(Grad, OnlyTheWantedGradientIsComputed) {
   EXPECT_EQ(g.data<double>()[3], 2 + 4 + 6);
 }
 
+// sinh carries a derivative of its own (a custom_vjp operation around its composition). In the
+// compiled program that operation is gone, so the element-wise steps on both sides of it make
+// one chain, and equal constants are one; the value and grad's derivative are unchanged.
+TEST(Grad, AFunctionWithItsOwnDerivativeFusesWithItsNeighboursAndKeepsIt) {
+  const Array x = on_device({-1.5, -0.25, 0.5, 2}, {4});
+  const HostArray two = HostArray::from_vector(std::vector<double>{2, 2, 2, 2}, {4});
+  const HostArray three = HostArray::from_vector(std::vector<double>{3, 3, 3, 3}, {4});
+  const auto f = [&](const Tensor& t) {
+    return jnp::multiply(jnp::sinh(jnp::multiply(t, jnp::asarray(two)) + 1.0),
+                         jnp::add(jnp::asarray(two), jnp::asarray(three)));
+  };
+  auto jitted = spmd::jit(f);
+  const std::string text = jitted.lower(x).as_text();
+  EXPECT_EQ(text.find("custom_vjp"), std::string::npos) << text;
+  size_t constants = 0;
+  for (size_t at = text.find("= constant"); at != std::string::npos;
+       at = text.find("= constant", at + 1)) {
+    ++constants;
+  }
+  EXPECT_EQ(constants, 2U) << text;  // two, not three: equal bytes are one constant
+  EXPECT_EQ(text.find("= fused"), text.rfind("= fused")) << text;  // one chain
+  const HostArray got = jitted(x).to_host();
+  auto dfdx = spmd::jit(spmd::grad([&](const Tensor& t) { return jnp::sum(f(t)); }));
+  const HostArray g = dfdx(x).to_host();
+  const std::vector<double> at{-1.5, -0.25, 0.5, 2};
+  for (size_t i = 0; i < at.size(); ++i) {
+    EXPECT_NEAR(got.data<double>()[i], 5 * std::sinh(2 * at[i] + 1),
+                1e-12 * (1 + std::abs(got.data<double>()[i])))
+        << i;
+    EXPECT_NEAR(g.data<double>()[i], 10 * std::cosh(2 * at[i] + 1),
+                1e-12 * (1 + std::abs(g.data<double>()[i])))
+        << i;
+  }
+}
+
 TEST(Grad, IntegerPathsNonScalarResultsAndIntegerArgumentsAreRefused) {
   const Array x = on_device({1.5, 2.5}, {2});
   auto through_int = spmd::grad([](const Tensor& t) {

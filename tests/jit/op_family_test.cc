@@ -456,6 +456,46 @@ TEST(DeviceSeam, ABroadcastReadByAChainJoinsItAndIsNeverMadeWhole) {
   }
 }
 
+// A value several steps of a chain read (x · y used four times) is computed inside it, and a
+// step repeating an earlier one (the second exp) is dropped (common_steps.h): one call, one exp,
+// with the bits of the steps run apart (each of the value's readers an output).
+TEST(DeviceSeam, AValueReadBySeveralStepsOfAChainAndARepeatedStepAreComputedOnce) {
+  std::vector<float> a(3000), b(3000);
+  for (size_t i = 0; i < a.size(); ++i) {
+    a[i] = std::sin(0.37f * static_cast<float>(i));
+    b[i] = std::cos(0.11f * static_cast<float>(i)) * 2;
+  }
+  const std::string body =
+      "%0 = parameter f32[3000] index=0 sharding=PartitionSpec()\n"
+      "%1 = parameter f32[3000] index=1 sharding=PartitionSpec()\n"
+      "%2 = mul f32[3000] %0 %1\n"
+      "%3 = exp f32[3000] %2\n"
+      "%4 = exp f32[3000] %2\n"
+      "%5 = mul f32[3000] %2 %3\n"
+      "%6 = add f32[3000] %5 %4\n"
+      "%7 = gt bool[3000] %2 %0\n"
+      "%8 = select f32[3000] %7 %6 %2\n";
+  const std::vector<Block> in{Block::from_vector(a, {3000}), Block::from_vector(b, {3000})};
+  const SeamRun run = run_on_counting_backend(body + "return %8\n", in);
+  EXPECT_EQ(run.calls, 1) << run.local_text;
+  size_t exps = 0;
+  for (size_t at = run.local_text.find("= exp"); at != std::string::npos;
+       at = run.local_text.find("= exp", at + 1)) {
+    ++exps;
+  }
+  EXPECT_EQ(exps, 1U) << run.local_text;
+  const SeamRun apart = run_on_counting_backend(body + "return %8 %2 %3 %5 %6 %7\n", in);
+  EXPECT_GT(apart.calls, 1) << apart.local_text;
+  const auto fused = run.out[0].data<float>();
+  const auto separate = apart.out[0].data<float>();
+  for (size_t i = 0; i < a.size(); ++i) ASSERT_EQ(fused[i], separate[i]) << i;
+  // The repeated step's readers read the first: two outputs of one value are equal.
+  const SeamRun both = run_on_counting_backend(body + "return %3 %4\n", in);
+  for (size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(both.out[0].data<float>()[i], both.out[1].data<float>()[i]) << i;
+  }
+}
+
 // Which broadcasts a chain reads in place, and how (fuse.h: broadcast_read).
 TEST(Fusion, ABroadcastIsReadInPlaceWhereItsOperandIsOneRunOfTheResult) {
   using compiler::broadcast_read;

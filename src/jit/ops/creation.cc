@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "jit/lax.h"
@@ -24,6 +25,10 @@ class CreationOperation : public Operation {
  public:
   void partition(Partitioner& p, int value, const Op& op) const final;
   bool same_at_every_call() const final { return true; }
+  // Another of the same name and attributes (a constant compares its bytes).
+  bool computes_same_as(const Operation& other) const override {
+    return name() == other.name() && attributes() == other.attributes();
+  }
 };
 
 // "full": every element `value`, converted to the result's dtype (as jnp.full).
@@ -66,6 +71,14 @@ class ConstantOp final : public CreationOperation {
 
   std::string name() const override { return "constant"; }
   std::string attributes() const override;
+  // Another constant of equal type and bytes (the text's hash alone could collide).
+  bool computes_same_as(const Operation& other) const override {
+    const auto* c = dynamic_cast<const ConstantOp*>(&other);
+    return c != nullptr && c->value->dtype() == value->dtype() &&
+           c->value->shape() == value->shape() &&
+           std::equal(value->bytes().begin(), value->bytes().end(), c->value->bytes().begin(),
+                      c->value->bytes().end());
+  }
   ValueType result_type(std::span<const ValueType> operands) const override;
   Block run(const KernelContext& device, const Step& step,
             std::span<const Block> in) const override;

@@ -76,6 +76,7 @@ class CustomVjpOp final : public Operation {
             std::span<const Block> in) const override {
     return in[0];
   }
+  bool passes_operand_on() const override { return true; }
   Cotangents vjp(const Op& /*op*/, const Tensor& /*result*/, std::span<const Tensor> operands,
                  const Tensor& g) const override {
     check_held();

@@ -107,6 +107,11 @@ std::optional<FactorRule> ElementwiseOperation::factor_rule(std::span<const Valu
   return FactorRule::pointwise(operands, result);
 }
 
+bool ElementwiseOperation::computes_same_as(const Operation& other) const {
+  return dynamic_cast<const ElementwiseOperation*>(&other) != nullptr && name() == other.name() &&
+         attributes() == other.attributes();
+}
+
 Block ElementwiseOperation::run(const KernelContext& device, const Step& step,
                                 std::span<const Block> in) const {
   Block out = device.allocate(step.dtype, step.shape);

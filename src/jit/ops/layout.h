@@ -16,6 +16,10 @@ class BroadcastOp final : public Operation {
   const Shape shape;
 
   std::string name() const override { return "broadcast"; }
+  // Another broadcast (the step's shape says to what).
+  bool computes_same_as(const Operation& other) const override {
+    return dynamic_cast<const BroadcastOp*>(&other) != nullptr;
+  }
   ValueType result_type(std::span<const ValueType> operands) const override;
   // Each operand dimension's entry where it lands; new dimensions None.
   PartitionSpec type_spec(std::span<const ValueType> operands, const ValueType& result,
