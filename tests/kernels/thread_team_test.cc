@@ -29,6 +29,7 @@
 #include "kernels/float_environment.h"
 #include "kernels/layout.h"
 #include "kernels/matmul.h"
+#include "kernels/ordering.h"
 #include "kernels/reduce.h"
 #include "spmd/error.h"
 
@@ -268,6 +269,51 @@ TEST(ThreadTeam, LayoutChangesAreTheSameBytesOnEveryTeam) {
     for (int64_t b = 0; b < 300; ++b) {
       for (int64_t c = 0; c < 70; ++c) {
         ASSERT_EQ(got[(c * 6 + a) * 300 + b], in[size_t((a * 300 + b) * 70 + c)]);
+      }
+    }
+  }
+}
+
+// take over the middle axis of 6 × 300 × 70 (rows of 70 elements, six outer slabs) and over the
+// last axis (rows of one element), indices out of range clamped: every element where index
+// arithmetic puts it, on teams of 1 to 4 (the team splits the slabs' rows between its threads).
+TEST(ThreadTeam, TakeCopiesEveryRowWhereItBelongsOnEveryTeam) {
+  const Shape shape{6, 300, 70};
+  std::vector<uint32_t> in(size_t(6 * 300 * 70));
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint32_t>(i * 2654435761u);
+  const auto* x = reinterpret_cast<const std::byte*>(in.data());
+  std::vector<int32_t> indices(3000);
+  for (size_t i = 0; i < indices.size(); ++i) {
+    indices[i] = static_cast<int32_t>((i * 7919) % 340) - 20;  // some below 0, some past 299
+  }
+  const auto count = static_cast<int64_t>(indices.size());
+  const auto clamped = [](int32_t i, int64_t n) { return std::clamp<int64_t>(i, 0, n - 1); };
+  const auto rows = on_teams([&] {
+    std::vector<std::byte> out(size_t(6 * count * 70) * 4);
+    k::take(4, x, shape, 1, indices.data(), count, out.data());
+    return out;
+  });
+  const auto elements = on_teams([&] {
+    std::vector<std::byte> out(size_t(6 * 300 * count) * 4);
+    k::take(4, x, shape, 2, indices.data(), count, out.data());
+    return out;
+  });
+  for (size_t t = 0; t < rows.size(); ++t) {
+    const auto* got = reinterpret_cast<const uint32_t*>(rows[t].data());
+    for (int64_t a = 0; a < 6; ++a) {
+      for (int64_t i = 0; i < count; ++i) {
+        const int64_t from = (a * 300 + clamped(indices[size_t(i)], 300)) * 70;
+        for (int64_t c = 0; c < 70; ++c) {
+          ASSERT_EQ(got[(a * count + i) * 70 + c], in[size_t(from + c)])
+              << t << " " << a << " " << i;
+        }
+      }
+    }
+    const auto* each = reinterpret_cast<const uint32_t*>(elements[t].data());
+    for (int64_t ab = 0; ab < 6 * 300; ++ab) {
+      for (int64_t i = 0; i < count; ++i) {
+        ASSERT_EQ(each[ab * count + i], in[size_t(ab * 70 + clamped(indices[size_t(i)], 70))])
+            << t << " " << ab << " " << i;
       }
     }
   }
