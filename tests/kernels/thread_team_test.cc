@@ -165,6 +165,9 @@ TEST(ThreadTeam, ProductsAreTheSameBytesOnEveryTeam) {
       {{.m = 200, .k = 128, .n = 72, .transpose_a = true, .transpose_b = true}, DType::kFloat64},
       {{.batch = 5, .m = 64, .k = 128, .n = 96}, DType::kFloat32},
       {{.m = 7, .k = 5, .n = 3}, DType::kFloat32},
+      // extents under 512, cut in panels of 128: two of columns, three of rows
+      {{.m = 256, .k = 256, .n = 256}, DType::kFloat32},
+      {{.m = 384, .k = 200, .n = 96, .transpose_a = true}, DType::kFloat32},
   };
   for (const Case& c : cases) {
     const size_t width = spmd::dtype_size(c.dtype);
