@@ -9,6 +9,7 @@
 
 #include "kernels/elementwise.h"
 #include "kernels/row_copy.h"
+#include "kernels/thread_team.h"
 #include "spmd/error.h"
 
 namespace spmd::kernels {
@@ -66,6 +67,9 @@ Rounds rounds_of(const int32_t* indices, int64_t count, int64_t n) {
   return out;
 }
 
+// Update elements per part of the team, at the least (add_in_order).
+constexpr int64_t kAddGrain = int64_t{1} << 15;
+
 // Adds the updates in order straight into out, for the types whose addition is the machine's
 // own (floats of 32 and 64 bits, integers wrapping as unsigned): the same sums as binary()'s,
 // without gathering rows. The common case: embedding gradients, segment sums, histograms.
@@ -79,22 +83,29 @@ struct SumOf<T, true> {
   using type = std::make_unsigned_t<T>;
 };
 
+//
+// The team splits the rows of out: each thread reads every index and adds the updates of its own
+// rows, so each element still gets its updates in their order, and the bits are one thread's.
 template <class T>
 void add_in_order(const std::byte* updates, int64_t outer, int64_t n, int64_t inner,
                   const int32_t* indices, int64_t count, std::byte* out) {
   using Sum = typename SumOf<T>::type;
   const auto* u = reinterpret_cast<const T*>(updates);
   auto* y = reinterpret_cast<T*>(out);
-  for (int64_t o = 0; o < outer; ++o) {
-    for (int64_t i = 0; i < count; ++i) {
-      if (indices[i] < 0 || indices[i] >= n) continue;
-      T* row = y + (o * n + indices[i]) * inner;
-      const T* from = u + (o * count + i) * inner;
-      for (int64_t j = 0; j < inner; ++j) {
-        row[j] = static_cast<T>(static_cast<Sum>(row[j]) + static_cast<Sum>(from[j]));
+  const int64_t work = std::max<int64_t>(outer * count * inner, 1);
+  const int64_t grain = std::max<int64_t>(1, n * kAddGrain / work);
+  parallel_for(n, grain, 1, [&](int64_t first, int64_t last) {
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t i = 0; i < count; ++i) {
+        if (indices[i] < first || indices[i] >= last) continue;
+        T* row = y + (o * n + indices[i]) * inner;
+        const T* from = u + (o * count + i) * inner;
+        for (int64_t j = 0; j < inner; ++j) {
+          row[j] = static_cast<T>(static_cast<Sum>(row[j]) + static_cast<Sum>(from[j]));
+        }
       }
     }
-  }
+  });
 }
 
 // add_in_order for `dtype` when it takes it; false otherwise.

@@ -31,6 +31,7 @@
 #include "kernels/matmul.h"
 #include "kernels/ordering.h"
 #include "kernels/reduce.h"
+#include "kernels/scatter.h"
 #include "spmd/error.h"
 
 namespace {
@@ -320,6 +321,42 @@ TEST(ThreadTeam, TakeCopiesEveryRowWhereItBelongsOnEveryTeam) {
       }
     }
   }
+}
+
+// A scatter-add of float32 updates at repeated, sorted and out-of-range indices (a segment sum's)
+// over 2 outer slabs: every team gives the bytes of one thread, each element's updates added in
+// their order, and an element no index names keeps its value.
+TEST(ThreadTeam, AScatterAddIsTheSameBytesOnEveryTeam) {
+  const int64_t n = 300, inner = 24, count = 20000;
+  const Shape shape{2, n, inner};
+  std::vector<float> updates(size_t(2 * count * inner)), start(size_t(2 * n * inner));
+  for (size_t i = 0; i < updates.size(); ++i) updates[i] = std::sin(0.7f * float(i)) * 1e3f;
+  for (size_t i = 0; i < start.size(); ++i) start[i] = std::cos(0.3f * float(i));
+  std::vector<int32_t> indices(static_cast<size_t>(count));
+  for (size_t i = 0; i < indices.size(); ++i) {
+    indices[i] =
+        static_cast<int32_t>(int64_t(i) * (n - 10) / count) - 2;  // -2 … n - 12, each many times
+  }
+  const auto results = on_teams([&] {
+    std::vector<float> out = start;
+    k::scatter(k::ScatterCombine::kAdd, DType::kFloat32,
+               reinterpret_cast<const std::byte*>(updates.data()), shape, 1, indices.data(), count,
+               reinterpret_cast<std::byte*>(out.data()));
+    std::vector<std::byte> bytes(out.size() * 4);
+    std::memcpy(bytes.data(), out.data(), bytes.size());
+    return bytes;
+  });
+  for (size_t t = 1; t < results.size(); ++t) EXPECT_EQ(results[t], results[0]) << "team " << t;
+  float untouched = 0;  // index n - 1: no update names it
+  std::memcpy(&untouched, results.back().data() + size_t(n - 1) * inner * 4, 4);
+  EXPECT_EQ(untouched, start[size_t(n - 1) * inner]);
+  float sum = start[0];  // index 0, in order
+  for (int64_t i = 0; i < count; ++i) {
+    if (indices[size_t(i)] == 0) sum += updates[size_t(i * inner)];
+  }
+  float got = 0;
+  std::memcpy(&got, results.back().data(), 4);
+  EXPECT_EQ(got, sum);
 }
 
 // Transposes of every kind (whole matrices, batches of them, neighbours that move together,
