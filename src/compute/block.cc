@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "kernels/backend.h"
+#include "kernels/layout.h"
 
 namespace spmd {
 
@@ -81,7 +82,7 @@ Block Block::bitcast(DType dtype, Shape shape) const {
 Block Block::copy() const {
   if (memory_ == MemorySpace::host()) {
     HostArray out = HostArray::uninitialized(dtype_, shape_);
-    if (nbytes() > 0) std::memcpy(out.mutable_bytes().data(), data_, nbytes());
+    if (nbytes() > 0) kernels::copy_bytes(data_, nbytes(), out.mutable_bytes().data());
     return Block(std::move(out));
   }
   return to_memory_copy(memory_);

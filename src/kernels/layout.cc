@@ -430,4 +430,11 @@ void concatenate(size_t element_size, std::span<const std::byte* const> in,
   });
 }
 
+void copy_bytes(const std::byte* in, size_t bytes, std::byte* out) {
+  constexpr int64_t kCopyGrain = int64_t{1} << 18;  // bytes per part, at the least
+  parallel_for(static_cast<int64_t>(bytes), kCopyGrain, 64, [&](int64_t first, int64_t last) {
+    std::memcpy(out + first, in + first, static_cast<size_t>(last - first));
+  });
+}
+
 }  // namespace spmd::kernels

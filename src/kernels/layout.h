@@ -31,5 +31,8 @@ void slice(size_t element_size, const std::byte* in, const Shape& shape,
 // out = the inputs (shapes `shapes`, equal except along `axis`) one after another along `axis`.
 void concatenate(size_t element_size, std::span<const std::byte* const> in,
                  std::span<const Shape> shapes, int axis, std::byte* out);
+// out = in, `bytes` of them (not overlapping): a copy before an update in place (a scatter's
+// operand, still read elsewhere), which one thread's memcpy leaves at one core's bandwidth.
+void copy_bytes(const std::byte* in, size_t bytes, std::byte* out);
 
 }  // namespace spmd::kernels

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <numeric>
 #include <type_traits>
 #include <vector>
@@ -67,7 +68,7 @@ Rounds rounds_of(const int32_t* indices, int64_t count, int64_t n) {
   return out;
 }
 
-// Update elements per part of the team, at the least (add_in_order).
+// Update elements per part of the team, at the least (add_in_order, a round of scatter's).
 constexpr int64_t kAddGrain = int64_t{1} << 15;
 
 // Adds the updates in order straight into out, for the types whose addition is the machine's
@@ -174,23 +175,31 @@ void scatter(ScatterCombine how, DType dtype, const std::byte* updates, const Sh
   }
   const Binary op = binary_of(how, dtype);
   const Rounds rounds = rounds_of(indices, count, n);
-  std::vector<std::byte> now, with;
-  for (size_t r = 0; r + 1 < rounds.start.size(); ++r) {
-    const int64_t* members = rounds.order.data() + rounds.start[r];
-    const int64_t m = rounds.start[r + 1] - rounds.start[r];
-    now.resize(static_cast<size_t>(m) * row);
-    with.resize(now.size());
+  // Updates `members`[0 … m) of one round (distinct indices): their rows gathered, combined in
+  // one binary() call, and put back.
+  const auto combine = [&](const int64_t* members, int64_t m) {
+    // Not zeroed: every byte is written before it is read.
+    const std::unique_ptr<std::byte[]> now_rows(new std::byte[static_cast<size_t>(m) * row]);
+    const std::unique_ptr<std::byte[]> with_rows(new std::byte[static_cast<size_t>(m) * row]);
+    std::byte* now = now_rows.get();
+    std::byte* with = with_rows.get();
     for (int64_t o = 0; o < outer; ++o) {
       for (int64_t k = 0; k < m; ++k) {
-        copy_row(now.data() + static_cast<size_t>(k) * row, slot(o, indices[members[k]]), row);
-        copy_row(with.data() + static_cast<size_t>(k) * row, update(o, members[k]), row);
+        copy_row(now + static_cast<size_t>(k) * row, slot(o, indices[members[k]]), row);
+        copy_row(with + static_cast<size_t>(k) * row, update(o, members[k]), row);
       }
-      binary(op, dtype, Input{now.data(), m * inner}, Input{with.data(), m * inner}, now.data(),
-             m * inner);
+      binary(op, dtype, Input{now, m * inner}, Input{with, m * inner}, now, m * inner);
       for (int64_t k = 0; k < m; ++k) {
-        copy_row(slot(o, indices[members[k]]), now.data() + static_cast<size_t>(k) * row, row);
+        copy_row(slot(o, indices[members[k]]), now + static_cast<size_t>(k) * row, row);
       }
     }
+  };
+  // A round's rows are distinct: the team splits each round, and the rounds stay in order.
+  const int64_t grain = std::max<int64_t>(1, kAddGrain / std::max<int64_t>(outer * inner, 1));
+  for (size_t r = 0; r + 1 < rounds.start.size(); ++r) {
+    const int64_t* members = rounds.order.data() + rounds.start[r];
+    parallel_for(rounds.start[r + 1] - rounds.start[r], grain, 1,
+                 [&](int64_t first, int64_t last) { combine(members + first, last - first); });
   }
 }
 

@@ -253,6 +253,14 @@ TEST(ThreadTeam, LayoutChangesAreTheSameBytesOnEveryTeam) {
   for (const auto* results : {&transposed, &broadcast, &row_broadcast, &sliced, &joined}) {
     for (size_t t = 1; t < results->size(); ++t) EXPECT_EQ((*results)[t], (*results)[0]);
   }
+  std::vector<std::byte> whole(size_t{3} << 20);  // several parts' worth
+  for (size_t i = 0; i < whole.size(); ++i) whole[i] = std::byte(i * 131 % 251);
+  const auto copied = on_teams([&] {  // from an odd address, a length no part size divides
+    std::vector<std::byte> out(whole.size() - 13);
+    k::copy_bytes(whole.data() + 13, out.size(), out.data());
+    return out;
+  });
+  for (const auto& c : copied) EXPECT_TRUE(std::equal(c.begin(), c.end(), whole.begin() + 13));
   const auto inner_broadcast = on_teams([&] {  // the leading dimension kept, a middle one widened
     std::vector<std::byte> out(bytes(shape));
     k::broadcast(4, x, {6, 1, 70}, out.data(), shape);
@@ -323,10 +331,10 @@ TEST(ThreadTeam, TakeCopiesEveryRowWhereItBelongsOnEveryTeam) {
   }
 }
 
-// A scatter-add of float32 updates at repeated, sorted and out-of-range indices (a segment sum's)
-// over 2 outer slabs: every team gives the bytes of one thread, each element's updates added in
-// their order, and an element no index names keeps its value.
-TEST(ThreadTeam, AScatterAddIsTheSameBytesOnEveryTeam) {
+// A scatter-add and a scatter-max of float32 updates at repeated, sorted and out-of-range indices
+// (a segment sum's) over 2 outer slabs: every team gives the bytes of one thread, each element's
+// updates combined in their order, and an element no index names keeps its value.
+TEST(ThreadTeam, ScattersAreTheSameBytesOnEveryTeam) {
   const int64_t n = 300, inner = 24, count = 20000;
   const Shape shape{2, n, inner};
   std::vector<float> updates(size_t(2 * count * inner)), start(size_t(2 * n * inner));
@@ -337,26 +345,34 @@ TEST(ThreadTeam, AScatterAddIsTheSameBytesOnEveryTeam) {
     indices[i] =
         static_cast<int32_t>(int64_t(i) * (n - 10) / count) - 2;  // -2 … n - 12, each many times
   }
-  const auto results = on_teams([&] {
-    std::vector<float> out = start;
-    k::scatter(k::ScatterCombine::kAdd, DType::kFloat32,
-               reinterpret_cast<const std::byte*>(updates.data()), shape, 1, indices.data(), count,
-               reinterpret_cast<std::byte*>(out.data()));
-    std::vector<std::byte> bytes(out.size() * 4);
-    std::memcpy(bytes.data(), out.data(), bytes.size());
-    return bytes;
-  });
-  for (size_t t = 1; t < results.size(); ++t) EXPECT_EQ(results[t], results[0]) << "team " << t;
-  float untouched = 0;  // index n - 1: no update names it
-  std::memcpy(&untouched, results.back().data() + size_t(n - 1) * inner * 4, 4);
-  EXPECT_EQ(untouched, start[size_t(n - 1) * inner]);
-  float sum = start[0];  // index 0, in order
+  const auto scattered = [&](k::ScatterCombine how) {
+    return on_teams([&] {
+      std::vector<float> out = start;
+      k::scatter(how, DType::kFloat32, reinterpret_cast<const std::byte*>(updates.data()), shape, 1,
+                 indices.data(), count, reinterpret_cast<std::byte*>(out.data()));
+      std::vector<std::byte> bytes(out.size() * 4);
+      std::memcpy(bytes.data(), out.data(), bytes.size());
+      return bytes;
+    });
+  };
+  const auto at = [](const std::vector<std::byte>& bytes, size_t i) {
+    float v = 0;
+    std::memcpy(&v, bytes.data() + i * 4, 4);
+    return v;
+  };
+  float sum = start[0], most = start[0];  // index 0's, in order
   for (int64_t i = 0; i < count; ++i) {
-    if (indices[size_t(i)] == 0) sum += updates[size_t(i * inner)];
+    if (indices[size_t(i)] != 0) continue;
+    sum += updates[size_t(i * inner)];
+    most = std::max(most, updates[size_t(i * inner)]);
   }
-  float got = 0;
-  std::memcpy(&got, results.back().data(), 4);
-  EXPECT_EQ(got, sum);
+  for (const auto& [how, want] :
+       {std::pair{k::ScatterCombine::kAdd, sum}, std::pair{k::ScatterCombine::kMax, most}}) {
+    const auto results = scattered(how);
+    for (size_t t = 1; t < results.size(); ++t) EXPECT_EQ(results[t], results[0]) << "team " << t;
+    EXPECT_EQ(at(results.back(), size_t(n - 1) * inner), start[size_t(n - 1) * inner]);
+    EXPECT_EQ(at(results.back(), 0), want);
+  }
 }
 
 // Transposes of every kind (whole matrices, batches of them, neighbours that move together,
