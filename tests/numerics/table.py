@@ -309,7 +309,8 @@ CASTS = ALL  # astype from every dtype to every dtype
 # constants): each is compared with JAX in tests/python/jax_parity/test_numpy.py, with the
 # tolerance stated there where a composition rounds apart from XLA's own primitive.
 COMPOSED = """
-ComplexWarning absolute all_to_all allclose amax amin angle append array_equal array_equiv
+ComplexWarning absolute all_to_all allclose amax amin angle append apply_along_axis apply_over_axes
+array_equal array_equiv
 array_split atleast_1d atleast_2d atleast_3d average bartlett blackman block bool
 broadcast_arrays broadcast_shapes can_cast character choose column_stack complexfloating
 concat conj conjugate copysign corrcoef count_nonzero cov cross cumulative_prod cumulative_sum
@@ -325,7 +326,7 @@ object_ pad permute_dims polyval positive pow printoptions promote_types ptp rad
 real reciprocal resize result_type roll rollaxis rot90 save select set_printoptions signbit
 signedinteger sinc single take_along_axis trace trapezoid tri tril tril_indices
 tril_indices_from triu triu_indices triu_indices_from uint uint16 uint64 uint8 unravel_index
-unsignedinteger unstack vander vdot vecdot vecmat vsplit vstack
+unsignedinteger unstack vander vdot vecdot vecmat vectorize vsplit vstack
 """.split()
 
 ELSEWHERE = {name: "composed (tests/python/jax_parity)" for name in COMPOSED}

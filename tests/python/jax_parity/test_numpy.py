@@ -1068,3 +1068,47 @@ def test_variance_with_no_degree_of_freedom_left_is_nan():
         x = np.float32([0.0, 2.0]) if np.ndim(kw.get("where", 0)) else np.float32(0.0)
         for name in ("var", "std"):
             same(getattr(snp, name)(x, **kw), getattr(jnp, name)(x, **kw), f"{name} {kw}")
+
+
+@covers("numpy.vectorize", "numpy.apply_along_axis", "numpy.apply_over_axes")
+def test_vectorize_and_apply_along_axis_match_jax():
+    """The function transformations: a signature's core dimensions (a batched matrix-vector
+    product), scalars broadcast with a dimension of one expanded back, an excluded argument,
+    several outputs; a 1-D function along each axis; a reduction over several axes. Sums are
+    within 2 ulps (a vmapped sum reduces in another order than XLA's), products within the
+    bound of two summation orders."""
+    v = RNG.standard_normal(5).astype(np.float32)
+
+    def cases(lib):
+        matvec = lib.vectorize(lambda m, x: m @ x, signature="(n,k),(k)->(n)")
+        scaled = lib.vectorize(lambda a, s, b: a * s + b, excluded={1})
+        two = lib.vectorize(lambda x: (x.min(), x.max()), signature="(n)->(),()")
+        return [scaled(A3[:, :1, :], 3.0, v), two(A3),
+                lib.apply_along_axis(lambda x: x - x.max(), 1, A3),
+                lib.apply_along_axis(lambda x: lib.stack([x.min(), x.max()]), 2, A3),
+                lib.apply_along_axis(lambda x, k: x[k], 0, A3, 1),
+                lib.apply_over_axes(lib.sum, A3, [0, 2])]
+    same(cases(snp), cases(jnp), "vectorize and apply_along_axis", ulps=2)
+    matvec = [lib.vectorize(lambda m, x: m @ x, signature="(n,k),(k)->(n)")(A3, v)
+              for lib in (snp, jnp)]
+    same(*matvec, "a vectorized matrix-vector product", ulps=1,
+         atol=product_atol(5, np.abs(A3) @ np.abs(v)))
+
+
+def test_vectorize_refuses_what_jax_refuses_and_what_jax_drops():
+    """Bad signatures, core dimensions that disagree, outputs unlike the signature and bad
+    excluded sets: JAX's error types. A keyword argument not excluded, which JAX drops without
+    a word (calling the function without it), is a TypeError naming it."""
+    v = RNG.standard_normal(4).astype(np.float32)
+    bad = [
+        (lambda lib: lib.vectorize(lambda m, x: m @ x, signature="(n,k),(k)>(n)")(A3, v)),
+        (lambda lib: lib.vectorize(lambda m, x: m @ x, signature="(n,k),(k)->(n)")(A3, v)),
+        (lambda lib: lib.vectorize(lambda x: x.sum(), signature="(n)->(n)")(A3)),
+        (lambda lib: lib.vectorize(lambda x: x, excluded={-1})(A3)),
+        (lambda lib: lib.vectorize(lambda x: x, excluded={1.5})(A3)),
+        (lambda lib: lib.apply_along_axis(lambda x: x, 3, A3)),
+    ]
+    for i, call in enumerate(bad):
+        raises_like(lambda: call(jnp), lambda: call(snp), f"vectorize case {i}")
+    with pytest.raises(TypeError, match="keyword arguments \\['scale'\\]"):
+        snp.vectorize(lambda x, scale=1.0: x * scale)(A3, scale=2.0)
