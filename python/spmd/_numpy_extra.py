@@ -464,6 +464,64 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     return jnp.astype(res, dtype)
 
 
+def _integers(name, x1, x2):
+    """|x1| and |x2| in their promoted integer dtype (a Python int weak, as in JAX), else JAX's
+    ValueError."""
+    dtype = jnp.result_type(x1, x2)
+    if not jnp.issubdtype(dtype, jnp.integer):
+        raise ValueError(f"Arguments to jax.numpy.{name} must be integers.")
+    return jnp.abs(jnp.asarray(x1, dtype)), jnp.abs(jnp.asarray(x2, dtype))
+
+
+def _euclid(xs):
+    """One step of JAX's gcd loop on every element: (b, a mod b) where b is not zero, then the
+    larger first; a finished element (b zero) stays as it is. Divides by 1 where b is zero (that
+    result is not used): spmd refuses an integer division by zero, where XLA's remainder gives
+    the dividend."""
+    from . import lax
+    a, b = xs
+    more = b != 0
+    a, b = jnp.where(more, b, a), jnp.where(more, lax.rem(a, jnp.where(more, b, 1)), 0)
+    swap = a < b
+    return jnp.where(swap, b, a), jnp.where(swap, a, b)
+
+
+def gcd(x1, x2):
+    """jnp.gcd: the greatest common divisor of |x1| and |x2| (integers, broadcast), by JAX's
+    Euclid loop on all elements until every remainder is zero; gcd(0, 0) is 0.
+
+    Two differences, where JAX's loop would not end or cannot run here:
+    - the magnitudes are taken in the unsigned type of the same width: |INT_MIN| wraps to
+      INT_MIN in the signed one, and JAX's loop then never ends (gcd(-2**31, 6) hangs it);
+      here it is 2**31's gcd, cast back, as NumPy's is;
+    - traced (under jit), the loop runs Lamé's bound of steps (5 per decimal digit of the
+      dtype's largest value, and one to order the pair), since spmd's programs have no loops
+      of unknown length: a finished element's step leaves it as it is, so the values are the
+      early-exit loop's."""
+    from . import lax
+    a, b = jnp.broadcast_arrays(*_integers("gcd", x1, x2))
+    dtype = np.dtype(a.dtype)
+    if jnp.issubdtype(dtype, jnp.signedinteger):
+        unsigned = np.dtype(f"uint{dtype.itemsize * 8}")
+        a, b = jnp.astype(a, unsigned), jnp.astype(b, unsigned)
+    if isinstance(a, Tensor):
+        pair = (a, b)
+        for _ in range(5 * len(str(np.iinfo(dtype).max)) + 1):
+            pair = _euclid(pair)
+        out = pair[0]
+    else:
+        out = lax.while_loop(lambda xs: jnp.any(xs[1] != 0), _euclid, (a, b))[0]
+    return jnp.astype(out, dtype)
+
+
+def lcm(x1, x2):
+    """jnp.lcm: |x1| * (|x2| // gcd), 0 where the gcd is 0; wraps on overflow as JAX's does."""
+    a, b = _integers("lcm", x1, x2)
+    d = gcd(a, b)
+    zero = d == 0
+    return jnp.where(zero, 0, a * jnp.floor_divide(b, jnp.where(zero, 1, d)))
+
+
 def _extrapolates(name, side):
     if isinstance(side, str):
         if side != "extrapolate":

@@ -316,10 +316,10 @@ broadcast_arrays broadcast_shapes can_cast character choose column_stack complex
 concat conj conjugate copysign corrcoef count_nonzero cov cross cumulative_prod cumulative_sum
 deg2rad degrees delete diag diag_indices diag_indices_from diagonal diff double dsplit dstack
 dtype ediff1d exp2 fabs finfo flexible flip fliplr flipud float_ float_power floating
-frombuffer fromfunction fromiter generic geomspace get_printoptions gradient hamming hanning
+frombuffer fromfunction fromiter gcd generic geomspace get_printoptions gradient hamming hanning
 heaviside
 hsplit hstack hypot iinfo imag indices inexact inner insert int16 int8 int_ integer isclose
-iscomplex iscomplexobj isdtype isin isreal isrealobj isscalar issubdtype iterable kron ldexp
+iscomplex iscomplexobj isdtype isin isreal isrealobj isscalar issubdtype iterable kron lcm ldexp
 load log10 log2 logaddexp logaddexp2 logspace matrix_transpose matvec meshgrid modf nanargmax
 nanargmin nancumprod nancumsum nanmax nanmean nanmin nanprod nanstd nansum nanvar number
 object_ pad permute_dims polyval positive pow printoptions promote_types ptp rad2deg radians

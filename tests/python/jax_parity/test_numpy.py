@@ -157,6 +157,10 @@ def test_refuses_what_jax_refuses(case):
 Z = np.array([[1.0, -np.inf, np.nan, 2.0], [np.inf, 0.0, -3.0, 5.0]], np.float32)
 SQ = RNG.standard_normal((4, 4)).astype(np.float32)
 
+# Signs, zeros, a wrapping lcm, and consecutive Fibonacci numbers (Euclid's longest int32 run).
+GCD_A = np.array([0, 12, -18, 7, 0, 2**31 - 1, -5, 100, 1836311903], np.int32)
+GCD_B = np.array([0, 8, 24, -21, 5, 3, 6, 75, 1134903170], np.int32)
+
 # The constants, aliases and compositions of _numpy_extra.py, and pad, take_along_axis.
 EXTRA = [
     ("pad", (X, 2), {}), ("pad", (X, ((1, 0), (0, 3))), {"constant_values": 7.0}),
@@ -197,6 +201,8 @@ EXTRA = [
     ("geomspace", (1.0, 1000.0, 4), {}, 8), ("geomspace", (-1.0, -16.0, 5), {}, 8),
     ("geomspace", (2.0, 64.0, 6), {"endpoint": False}, 8),
     ("geomspace", (1, 256, 9), {"dtype": np.int32}),
+    ("gcd", (GCD_A, GCD_B), {}), ("lcm", (GCD_A, GCD_B), {}), ("gcd", (np.int8(12), 18), {}),
+    ("lcm", (GCD_A[:, None], GCD_B[1:4]), {}),
 ]
 
 
@@ -212,7 +218,7 @@ EXTRA = [
         "numpy.flip", "numpy.fliplr", "numpy.flipud", "numpy.roll", "numpy.tril", "numpy.triu",
         "numpy.tri", "numpy.diagonal", "numpy.trace", "numpy.diag", "numpy.inner", "numpy.vdot",
         "numpy.kron", "numpy.meshgrid", "numpy.broadcast_arrays", "numpy.unstack",
-        "numpy.select", "numpy.logspace", "numpy.geomspace")
+        "numpy.select", "numpy.logspace", "numpy.geomspace", "numpy.gcd", "numpy.lcm")
 @pytest.mark.parametrize("i", range(len(EXTRA)), ids=[f"{c[0]}-{i}" for i, c in enumerate(EXTRA)])
 def test_more_functions_match_jax(i):
     compare_case(EXTRA, i)
@@ -1112,3 +1118,15 @@ def test_vectorize_refuses_what_jax_refuses_and_what_jax_drops():
         raises_like(lambda: call(jnp), lambda: call(snp), f"vectorize case {i}")
     with pytest.raises(TypeError, match="keyword arguments \\['scale'\\]"):
         snp.vectorize(lambda x, scale=1.0: x * scale)(A3, scale=2.0)
+
+
+def test_gcd_and_lcm_under_jit_and_where_jax_would_hang():
+    """Traced, gcd runs Lamé's bound of Euclid steps: JAX's values (its jit loops until done).
+    gcd(-2**31, 6), whose loop never ends in JAX (|INT_MIN| wraps), is NumPy's 2 here. Floats
+    are JAX's ValueError."""
+    for name in ("gcd", "lcm"):
+        same(spmd.jit(getattr(snp, name))(GCD_A[:, None], GCD_B),
+             jax.jit(getattr(jnp, name))(GCD_A[:, None], GCD_B), f"jit of {name}")
+    assert int(snp.gcd(np.int32(-2**31), 6)) == int(np.gcd(np.int32(-2**31), np.int32(6))) == 2
+    raises_like(lambda: jnp.gcd(X, X), lambda: snp.gcd(X, X), "gcd of floats")
+    raises_like(lambda: jnp.lcm(1.5, 2), lambda: snp.lcm(1.5, 2), "lcm of floats")
