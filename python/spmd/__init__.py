@@ -23,6 +23,7 @@ from ._shapes import ShapeDtypeStruct, eval_shape
 from ._utilities import (default_backend, device_get, effects_barrier, ensure_compile_time_eval,
                          named_call, named_scope, process_indices)
 from ._transforms import pmap, shard_map, vmap
+from ._typeof import typeof
 from .sharding import AxisType, NamedSharding, PartitionSpec
 from .tree_util import tree_map
 
@@ -93,5 +94,5 @@ __all__ = ["Array", "AxisType", "NamedSharding", "P", "PartitionSpec", "ShapeDty
            "make_array_from_process_local_data", "make_array_from_single_device_arrays",
            "make_mesh", "named_call", "named_scope", "nn", "numpy", "ops", "optax", "pmap",
            "process_count", "process_index", "process_indices", "random", "remat", "reshard",
-           "set_mesh", "shard_map", "sharding", "tree", "tree_map", "tree_util",
+           "set_mesh", "shard_map", "sharding", "tree", "tree_map", "tree_util", "typeof",
            "value_and_grad", "vjp", "vmap"]

@@ -213,3 +213,40 @@ def test_process_allgather_in_one_process_matches_jax():
     x = np.arange(8, dtype=np.float32).reshape(4, 2)
     same(smu.process_allgather(spmd.device_put(x), tiled=True),
          jmu.process_allgather(jax.device_put(x), tiled=True), "a global array")
+
+
+@covers("typeof")
+def test_typeof_matches_jax():
+    """jax.typeof's text (Explicit axes named per dimension, Auto ones not; "~" for weak), shape,
+    dtype, weak bit and spec: on arrays of an Explicit and a mixed mesh, inside jit (a Python
+    scalar argument weak, and what is computed from it), of Python and NumPy scalars and arrays;
+    a string, None or a list is JAX's TypeError."""
+    E, A = jax.sharding.AxisType.Explicit, jax.sharding.AxisType.Auto
+    SE, SA = spmd.AxisType.Explicit, spmd.AxisType.Auto
+    x = np.ones((8, 12), np.float32)
+    pairs = []
+    for kinds, skinds, spec in (((E, E), (SE, SE), (("a", "b"),)), ((E, A), (SE, SA), ("a", "b"))):
+        jm = jax.make_mesh((2, 4), ("a", "b"), devices=jax.devices()[:8], axis_types=kinds)
+        sm = spmd.make_mesh((2, 4), ("a", "b"), axis_types=skinds)
+        pairs.append((spmd.device_put(x, spmd.NamedSharding(sm, spmd.P(*spec))),
+                      jax.device_put(x, jax.NamedSharding(jm, jax.P(*spec)))))
+    for value in (True, 2, 2.5, np.float64(2), np.ones(3), np.arange(3)):
+        pairs.append((value, value))
+    seen = []
+
+    def probe(lib, a, b):
+        seen.append([lib.typeof(v) for v in (a, b, a * 2, b + a)])
+        return b
+    for sx, jx in pairs[:2]:
+        spmd.jit(lambda a, b: probe(spmd, a, b))(1.5, sx)
+        jax.jit(lambda a, b: probe(jax, a, b))(1.5, jx)
+    got = [spmd.typeof(s) for s, _ in pairs] + [t for row in seen[0::2] for t in row]
+    want = [jax.typeof(j) for _, j in pairs] + [t for row in seen[1::2] for t in row]
+    for g, w in zip(got, want):
+        assert (str(g), g.shape, g.dtype, g.weak_type, g.ndim, g.size) == \
+            (str(w), w.shape, w.dtype, w.weak_type, w.ndim, w.size), f"{g} vs JAX's {w}"
+    assert _spec(pairs[0][0]) == _spec(pairs[0][1])
+    assert spmd.typeof(pairs[0][0]) == spmd.typeof(pairs[0][0])
+    assert spmd.typeof(pairs[0][0]) != spmd.typeof(pairs[1][0])
+    for bad in ("s", None, [1, 2]):
+        raises_like(lambda: jax.typeof(bad), lambda: spmd.typeof(bad), f"typeof({bad!r})")
