@@ -142,17 +142,25 @@ def _same_shapes(name, operands):
 
 def sort(operand, dimension=-1, is_stable=True, num_keys=1):
     """jax.lax.sort of one array (sorted along `dimension`), or of a sequence of arrays of one
-    shape in the order of the first (num_keys=1), as a tuple."""
+    shape, as a tuple, in the lexicographic order of the first num_keys (the first primary):
+    stable, each key compared as jnp.sort compares (-0 equal to 0, NaN after every number)."""
     if not isinstance(operand, (tuple, list)):
+        if num_keys != 1:
+            raise ValueError(f"num_keys={num_keys!r} must equal 1 for a single operand.")
         return _numpy.sort(operand, axis=dimension)
-    if num_keys != 1:
-        raise NotImplementedError(f"lax.sort: num_keys={num_keys}; spmd sorts by one key")
     if not operand:
-        raise TypeError("lax.sort: an empty sequence of operands")
+        raise TypeError("Sort requires at least one operand")
+    if not 1 <= num_keys <= len(operand):
+        raise ValueError(f"num_keys={num_keys!r} must be between 1 and "
+                         f"len(operand)={len(operand)}")
     _same_shapes("sort", operand)
-    keys = operand[0]
-    return (_numpy.sort(keys, axis=dimension),
-            *(_sort_key_val(keys, v, dimension) for v in operand[1:]))
+    if num_keys == 1:
+        keys = operand[0]
+        return (_numpy.sort(keys, axis=dimension),
+                *(_sort_key_val(keys, v, dimension) for v in operand[1:]))
+    order = _numpy.lexsort(list(reversed(operand[:num_keys])), axis=dimension)
+    return tuple(_numpy.take_along_axis(_numpy.asarray(x), order, axis=dimension)
+                 for x in operand)
 
 
 # Control flow, unrolled while the function is traced: spmd's programs have no loops or branches

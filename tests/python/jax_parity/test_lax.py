@@ -126,6 +126,26 @@ def test_sort_and_sort_key_val_match_jax():
                 "a dimension out of range")
 
 
+def test_sort_by_several_keys_matches_jax():
+    """lax.sort with num_keys 2 and 3: the first key primary, ties broken by the next, equal
+    rows kept in their order; float keys with -0, 0, NaN and infinities as JAX orders them; under
+    jit too; and JAX's errors for num_keys out of range or beside a single operand."""
+    rng = np.random.default_rng(5)
+    a = rng.integers(0, 3, (5, 8)).astype(np.int32)
+    b = np.array([0.0, -0.0, np.nan, 1.0, -np.inf, np.inf, 1.0, 0.0] * 5, np.float32).reshape(5, 8)
+    c = rng.integers(-1, 2, (5, 8)).astype(np.float32)
+    v = np.arange(40, dtype=np.int32).reshape(5, 8)
+    for dim in (0, 1):
+        for k in (2, 3):
+            same(slax.sort((a, b, c, v), dimension=dim, num_keys=k),
+                 jax.lax.sort((a, b, c, v), dimension=dim, num_keys=k), f"num_keys={k}, {dim}")
+    same(spmd.jit(lambda *x: slax.sort(x, num_keys=2))(b, a, v),
+         jax.lax.sort((b, a, v), num_keys=2), "num_keys=2 under jit")
+    for call in (lambda lax: lax.sort((a, b), num_keys=3), lambda lax: lax.sort((a, b), num_keys=0),
+                 lambda lax: lax.sort(a, num_keys=2)):
+        raises_like(lambda: call(jax.lax), lambda: call(slax), "num_keys out of range")
+
+
 CONV_X = np.random.default_rng(21).standard_normal((2, 3, 9, 8)).astype(np.float32)
 CONV_K = np.random.default_rng(22).standard_normal((4, 3, 3, 2)).astype(np.float32)
 CONV_NHWC, CONV_HWIO = np.transpose(CONV_X, (0, 2, 3, 1)), np.transpose(CONV_K, (2, 3, 1, 0))
