@@ -421,3 +421,54 @@ def _take_along_axis(arr, indices, axis):
 
 take_along_axis = _op(_take_along_axis, arrays=(0, 1))
 __all__ += ["pad", "take_along_axis"]
+
+
+def unwrap(p, discont=None, axis=-1, period=2 * np.pi):
+    """jnp.unwrap: p with each jump along `axis` larger than `discont` (period / 2 by default)
+    replaced by its equivalent modulo `period`, JAX's composition (diff, mod, a cumulative sum of
+    the corrections)."""
+    _arguments.check_arraylike("unwrap", p)
+    dtype = jnp.result_type(p, period)
+    p, period = jnp.asarray(p, dtype), jnp.asarray(period, dtype)
+    axis = operator.index(axis)
+    if p.shape[axis] == 0:
+        return p
+    if discont is None:
+        discont = period / 2
+    integer = jnp.issubdtype(dtype, jnp.integer)
+    interval = period // 2 if integer else period / 2
+    dd = jnp.diff(p, axis=axis)
+    ddmod = jnp.mod(dd + interval, period) - interval
+    ddmod = jnp.where((ddmod == -interval) & (dd > 0), interval, ddmod)
+    correction = jnp.where(jnp.abs(dd) < discont, 0, ddmod - dd)
+    n = p.shape[axis]
+    first = jnp.take(p, jnp.arange(1), axis=axis)
+    rest = jnp.take(p, jnp.arange(1, n), axis=axis) + jnp.cumsum(correction, axis=axis)
+    return jnp.concatenate((first, rest), axis=axis)
+
+
+def trim_zeros(filt, trim="fb", axis=None):
+    """jnp.trim_zeros: filt without its leading ('f') and trailing ('b') all-zero slices along
+    each axis of `axis` (every axis by default). The result's shape depends on the values, so
+    filt must be concrete (JAX's ConcretizationTypeError under jit)."""
+    _arguments.check_arraylike("trim_zeros", filt)
+    x = _arguments.concrete(filt, "the `filt` argument of trim_zeros(), whose values decide the "
+                            "result's shape")
+    axes = range(x.ndim) if axis is None else \
+        [operator.index(a) % x.ndim for a in (axis if isinstance(axis, (tuple, list)) else [axis])]
+    trim = trim.lower()
+    if not axes or ("f" not in trim and "b" not in trim):
+        return jnp.asarray(filt)
+    index = [slice(None)] * x.ndim
+    for ax in set(axes):
+        kept = np.any(x != 0, axis=tuple(i for i in range(x.ndim) if i != ax))
+        if not kept.any():
+            index[ax] = slice(0, 0)
+            continue
+        start = int(np.argmax(kept)) if "f" in trim else None
+        stop = x.shape[ax] - int(np.argmax(kept[::-1])) if "b" in trim else None
+        index[ax] = slice(start, stop)
+    return jnp.asarray(filt)[tuple(index)]
+
+
+__all__ += ["trim_zeros", "unwrap"]

@@ -173,4 +173,31 @@ def apply_over_axes(func, a, axes):
     return a
 
 
-__all__ = ["vectorize", "apply_along_axis", "apply_over_axes"]
+def piecewise(x, condlist, funclist, *args, **kw):
+    """jnp.piecewise: at each element, funclist[i] of x (a function, or a constant) for the first
+    condition condlist[i] that holds there, and the extra function (or 0) where none does: JAX's
+    composition, a vectorized lax.switch on the index of that condition (every function runs on
+    every element, and the element's branch is selected)."""
+    from . import lax
+    x = jnp.asarray(x)
+    nc, nf = len(condlist), len(funclist)
+    if nf == nc + 1:
+        funclist = list(funclist[-1:]) + list(funclist[:-1])
+    elif nf == nc:
+        funclist = [0] + list(funclist)
+    else:
+        raise ValueError(f"with {nc} condition(s), either {nc} or {nc + 1} functions are expected; "
+                         f"got {nf}")
+    conditions = jnp.asarray(condlist, dtype=bool)
+    first = jnp.zeros_like(conditions[:1])
+    index = jnp.argmax(jnp.cumsum(jnp.concatenate([first, conditions], 0), 0), 0)
+    dtype = x.dtype
+
+    def branch(f):
+        if callable(f):
+            return lambda v: jnp.astype(f(v, *args, **kw), dtype)
+        return lambda v: jnp.array(f, dtype=dtype)
+    return vectorize(lax.switch, excluded=(1,))(index, [branch(f) for f in funclist], x)
+
+
+__all__ = ["vectorize", "apply_along_axis", "apply_over_axes", "piecewise"]

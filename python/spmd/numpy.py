@@ -618,6 +618,7 @@ from ._numpy_histograms import *  # noqa: E402,F401,F403 - bincount, histogram
 from ._numpy_sets import *  # noqa: E402,F401,F403 - nonzero, unique, lexsort
 from ._numpy_placement import *  # noqa: E402,F401,F403 - put, fill_diagonal, ix_, acos
 from ._numpy_vectorize import *  # noqa: E402,F401,F403 - vectorize, apply_along_axis
+from ._numpy_float_bits import *  # noqa: E402,F401,F403 - frexp, spacing
 from . import _linalg as linalg  # noqa: E402 - jnp.linalg's factorizations
 
 # Python's operators on Arrays and Tensors: _operators.py.

@@ -316,16 +316,18 @@ broadcast_arrays broadcast_shapes can_cast character choose column_stack complex
 concat conj conjugate copysign corrcoef count_nonzero cov cross cumulative_prod cumulative_sum
 deg2rad degrees delete diag diag_indices diag_indices_from diagonal diff double dsplit dstack
 dtype ediff1d exp2 fabs finfo flexible flip fliplr flipud float_ float_power floating
-frombuffer fromfunction fromiter gcd generic geomspace get_printoptions gradient hamming hanning
-heaviside
+frexp frombuffer fromfunction fromiter gcd generic geomspace get_printoptions gradient hamming
+hanning heaviside
 hsplit hstack hypot iinfo imag indices inexact inner insert int16 int8 int_ integer isclose
 iscomplex iscomplexobj isdtype isin isreal isrealobj isscalar issubdtype iterable kron lcm ldexp
 load log10 log2 logaddexp logaddexp2 logspace matrix_transpose matvec meshgrid modf nanargmax
 nanargmin nancumprod nancumsum nanmax nanmean nanmin nanprod nanstd nansum nanvar number
-object_ pad permute_dims polyval positive pow printoptions promote_types ptp rad2deg radians
+object_ pad permute_dims piecewise polyval positive pow printoptions promote_types ptp rad2deg
+radians
 real reciprocal resize result_type roll rollaxis rot90 save select set_printoptions signbit
-signedinteger sinc single take_along_axis trace trapezoid tri tril tril_indices
-tril_indices_from triu triu_indices triu_indices_from uint uint16 uint64 uint8 unravel_index
+signedinteger sinc single spacing take_along_axis trace trapezoid tri tril tril_indices
+tril_indices_from trim_zeros triu triu_indices triu_indices_from uint uint16 uint64 uint8
+unravel_index unwrap
 unsignedinteger unstack vander vdot vecdot vecmat vectorize vsplit vstack
 """.split()
 

@@ -161,6 +161,12 @@ SQ = RNG.standard_normal((4, 4)).astype(np.float32)
 GCD_A = np.array([0, 12, -18, 7, 0, 2**31 - 1, -5, 100, 1836311903], np.int32)
 GCD_B = np.array([0, 8, 24, -21, 5, 3, 6, 75, 1134903170], np.int32)
 
+# Zeros, signs, subnormals (JAX's frexp flushes them in its one jit), infinities, NaN, the ends of
+# float32's range.
+FLOATS = np.array([0.0, -0.0, 1.0, -3.5, 1e-40, -1e-45, np.inf, -np.inf, np.nan, 6.5e4, 3.4e38,
+                   1.17e-38, 0.1, -7e-3], np.float32)
+PIECES = np.linspace(-2, 2, 9, dtype=np.float32)
+
 # The constants, aliases and compositions of _numpy_extra.py, and pad, take_along_axis.
 EXTRA = [
     ("pad", (X, 2), {}), ("pad", (X, ((1, 0), (0, 3))), {"constant_values": 7.0}),
@@ -203,6 +209,18 @@ EXTRA = [
     ("geomspace", (1, 256, 9), {"dtype": np.int32}),
     ("gcd", (GCD_A, GCD_B), {}), ("lcm", (GCD_A, GCD_B), {}), ("gcd", (np.int8(12), 18), {}),
     ("lcm", (GCD_A[:, None], GCD_B[1:4]), {}),
+    ("frexp", (FLOATS,), {}), ("frexp", (FLOATS.astype(np.float16),), {}),
+    ("frexp", (FLOATS.astype(ml_dtypes.bfloat16),), {}), ("frexp", (np.arange(-3, 4),), {}),
+    ("spacing", (FLOATS,), {}), ("spacing", (FLOATS.astype(np.float16),), {}),
+    ("unwrap", (np.array([0, 1, 2, 8, 9, -4, -3, 10.5], np.float32),), {}),
+    ("unwrap", (np.arange(12).reshape(3, 4) * 3,), {"period": 7, "axis": 0}),
+    ("unwrap", (X,), {"discont": 0.5, "axis": 0}),
+    ("trim_zeros", (np.array([0, 0, 1, 2, 0, 3, 0], np.int32),), {}),
+    ("trim_zeros", (np.array([0, 0, 1, 2, 0, 3, 0], np.int32), "b"), {}),
+    ("trim_zeros", (np.array([[0, 0, 0], [0, 1, 0], [0, 0, 0]]),), {"axis": 1}),
+    ("trim_zeros", (np.zeros(4),), {}),
+    ("piecewise", (PIECES, [PIECES < 0, PIECES > 1], [lambda v: -v, lambda v: v * 10, 7.0]), {}),
+    ("piecewise", (PIECES, [PIECES < 0], [lambda v: v * v]), {}),
 ]
 
 
@@ -218,7 +236,8 @@ EXTRA = [
         "numpy.flip", "numpy.fliplr", "numpy.flipud", "numpy.roll", "numpy.tril", "numpy.triu",
         "numpy.tri", "numpy.diagonal", "numpy.trace", "numpy.diag", "numpy.inner", "numpy.vdot",
         "numpy.kron", "numpy.meshgrid", "numpy.broadcast_arrays", "numpy.unstack",
-        "numpy.select", "numpy.logspace", "numpy.geomspace", "numpy.gcd", "numpy.lcm")
+        "numpy.select", "numpy.logspace", "numpy.geomspace", "numpy.gcd", "numpy.lcm",
+        "numpy.frexp", "numpy.spacing", "numpy.unwrap", "numpy.trim_zeros", "numpy.piecewise")
 @pytest.mark.parametrize("i", range(len(EXTRA)), ids=[f"{c[0]}-{i}" for i, c in enumerate(EXTRA)])
 def test_more_functions_match_jax(i):
     compare_case(EXTRA, i)
@@ -1130,3 +1149,17 @@ def test_gcd_and_lcm_under_jit_and_where_jax_would_hang():
     assert int(snp.gcd(np.int32(-2**31), 6)) == int(np.gcd(np.int32(-2**31), np.int32(6))) == 2
     raises_like(lambda: jnp.gcd(X, X), lambda: snp.gcd(X, X), "gcd of floats")
     raises_like(lambda: jnp.lcm(1.5, 2), lambda: snp.lcm(1.5, 2), "lcm of floats")
+
+
+def test_frexp_under_jit_and_its_derivative():
+    """frexp traced (both parts) and the mantissa's derivative 2**-exponent; a traced
+    trim_zeros is JAX's ConcretizationTypeError (its shape depends on the values)."""
+    same(spmd.jit(snp.frexp)(FLOATS), jax.jit(jnp.frexp)(FLOATS), "jit of frexp")
+    v = np.array([3.0, 0.3, -5.5, 1e3], np.float32)
+    same(spmd.grad(lambda t: snp.frexp(t)[0].sum())(v),
+         jax.grad(lambda t: jnp.frexp(t)[0].sum())(v), "frexp's derivative")
+    z = np.array([0, 1, 0], np.int32)
+    with pytest.raises(jax.errors.ConcretizationTypeError):
+        jax.jit(jnp.trim_zeros)(z)
+    with pytest.raises(spmd.errors.ConcretizationTypeError, match="trim_zeros"):
+        spmd.jit(snp.trim_zeros)(z)
