@@ -137,6 +137,8 @@ def test_inside_jit_matches_jax():
 
 # (name, args, kwargs): a bad input both libraries refuse.
 BAD = [
+    ("polyder", (np.ones(3), -1), {}), ("polyint", (np.ones(3), -1), {}),
+    ("polyint", (np.ones(3), 2, np.ones(3)), {}),
     ("reshape", (X, (5,)), {}), ("transpose", (X, (0, 0)), {}), ("swapaxes", (X, 0, 3), {}),
     ("moveaxis", (X, 5, 0), {}), ("expand_dims", (X, 4), {}), ("concatenate", ([X, Y],), {}),
     ("stack", ([X, Y],), {}), ("split", (X, 4), {"axis": 1}), ("sum", (X,), {"axis": 2}),
@@ -166,6 +168,7 @@ GCD_B = np.array([0, 8, 24, -21, 5, 3, 6, 75, 1134903170], np.int32)
 FLOATS = np.array([0.0, -0.0, 1.0, -3.5, 1e-40, -1e-45, np.inf, -np.inf, np.nan, 6.5e4, 3.4e38,
                    1.17e-38, 0.1, -7e-3], np.float32)
 PIECES = np.linspace(-2, 2, 9, dtype=np.float32)
+POLY, IPOLY = np.array([3, -1, 2, 5], np.float32), np.array([1, 2, 3], np.int32)
 
 # The constants, aliases and compositions of _numpy_extra.py, and pad, take_along_axis.
 EXTRA = [
@@ -221,6 +224,14 @@ EXTRA = [
     ("trim_zeros", (np.zeros(4),), {}),
     ("piecewise", (PIECES, [PIECES < 0, PIECES > 1], [lambda v: -v, lambda v: v * 10, 7.0]), {}),
     ("piecewise", (PIECES, [PIECES < 0], [lambda v: v * v]), {}),
+    ("polyadd", (POLY, POLY[:2]), {}), ("polyadd", (POLY[:2], POLY), {}),
+    ("polyadd", (IPOLY, IPOLY), {}), ("polysub", (IPOLY, POLY), {}), ("polyder", (POLY,), {}),
+    ("polyder", (POLY, 2), {}), ("polyder", (IPOLY, 3), {}), ("polyder", (POLY, 0), {}),
+    ("polyint", (POLY,), {}), ("polyint", (POLY, 2, 3.0), {}),
+    ("polyint", (IPOLY, 2, np.array([1.0, 2.0])), {}), ("polydiv", (POLY, POLY[2:]), {}),
+    ("polydiv", (np.array([1, 0, -1.0], np.float32), np.array([1, -1.0], np.float32)), {}),
+    ("polydiv", (np.array([1, 0, -1.0], np.float32), np.array([1, -1.0], np.float32)),
+     {"trim_leading_zeros": True}),
 ]
 
 
@@ -237,7 +248,8 @@ EXTRA = [
         "numpy.tri", "numpy.diagonal", "numpy.trace", "numpy.diag", "numpy.inner", "numpy.vdot",
         "numpy.kron", "numpy.meshgrid", "numpy.broadcast_arrays", "numpy.unstack",
         "numpy.select", "numpy.logspace", "numpy.geomspace", "numpy.gcd", "numpy.lcm",
-        "numpy.frexp", "numpy.spacing", "numpy.unwrap", "numpy.trim_zeros", "numpy.piecewise")
+        "numpy.frexp", "numpy.spacing", "numpy.unwrap", "numpy.trim_zeros", "numpy.piecewise",
+        "numpy.polyadd", "numpy.polysub", "numpy.polyder", "numpy.polyint", "numpy.polydiv")
 @pytest.mark.parametrize("i", range(len(EXTRA)), ids=[f"{c[0]}-{i}" for i, c in enumerate(EXTRA)])
 def test_more_functions_match_jax(i):
     compare_case(EXTRA, i)
