@@ -1,6 +1,6 @@
-"""jnp.polyadd, polysub, polyder, polyint and polydiv: polynomials as 1-D coefficient arrays, the
-highest power first, composed as jax.numpy composes them (so their rounding is JAX's).
-polymul and poly need jnp.convolve, which spmd does not have yet."""
+"""jnp.poly, polyadd, polysub, polymul, polyder, polyint and polydiv: polynomials as 1-D
+coefficient arrays, the highest power first, composed as jax.numpy composes them (so their
+rounding is JAX's; polymul and poly by jnp.convolve)."""
 import operator
 
 import numpy as np
@@ -90,4 +90,35 @@ def polydiv(u, v, *, trim_leading_zeros=False):
     return q, u
 
 
-__all__ = ["polyadd", "polysub", "polyder", "polyint", "polydiv"]
+def polymul(a1, a2, *, trim_leading_zeros=False):
+    """jnp.polymul: the product's coefficients, a convolution (leading zeros trimmed first if
+    asked, which needs concrete values); an empty polynomial is 0."""
+    a1, a2 = _promoted("polymul", a1, a2, inexact=True)
+    if trim_leading_zeros and (a1.shape[0] > 1 or a2.shape[0] > 1):
+        a1, a2 = jnp.trim_zeros(a1, trim="f"), jnp.trim_zeros(a2, trim="f")
+    if a1.shape[0] == 0:
+        a1 = jnp.zeros(1, dtype=a2.dtype)
+    if a2.shape[0] == 0:
+        a2 = jnp.zeros(1, dtype=a1.dtype)
+    return jnp.convolve(a1, a2, mode="full")
+
+
+def poly(seq_of_zeros):
+    """jnp.poly: the monic polynomial with these roots, one convolution by (1, -root) per root.
+    A square matrix's eigenvalues (JAX's jnp.linalg.eigvals) are not supported yet."""
+    (roots,) = _promoted("poly", seq_of_zeros, inexact=True)
+    roots = jnp.atleast_1d(roots)
+    if roots.ndim == 2 and roots.shape[0] == roots.shape[1] and roots.shape[0] != 0:
+        raise NotImplementedError("spmd.numpy.poly of a square matrix needs its eigenvalues "
+                                  "(jnp.linalg.eigvals), which spmd does not have yet")
+    if roots.ndim != 1:
+        raise ValueError("input must be 1d or non-empty square 2d array.")
+    if roots.shape[0] == 0:
+        return jnp.ones((), dtype=roots.dtype)
+    a = jnp.ones((1,), dtype=roots.dtype)
+    for k in range(roots.shape[0]):
+        a = jnp.convolve(a, jnp.stack([jnp.ones((), roots.dtype), -roots[k]]), mode="full")
+    return a
+
+
+__all__ = ["poly", "polyadd", "polysub", "polymul", "polyder", "polyint", "polydiv"]

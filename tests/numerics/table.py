@@ -313,7 +313,8 @@ ComplexWarning absolute all_to_all allclose amax amin angle append apply_along_a
 array_equal array_equiv
 array_split atleast_1d atleast_2d atleast_3d average bartlett blackman block bool
 broadcast_arrays broadcast_shapes can_cast character choose column_stack complexfloating
-concat conj conjugate copysign corrcoef count_nonzero cov cross cumulative_prod cumulative_sum
+concat conj conjugate convolve copysign corrcoef correlate count_nonzero cov cross
+cumulative_prod cumulative_sum
 deg2rad degrees delete diag diag_indices diag_indices_from diagonal diff double dsplit dstack
 dtype ediff1d exp2 fabs finfo flexible flip fliplr flipud float_ float_power floating
 frexp frombuffer fromfunction fromiter gcd generic geomspace get_printoptions gradient hamming
@@ -322,7 +323,8 @@ hsplit hstack hypot iinfo imag indices inexact inner insert int16 int8 int_ inte
 iscomplex iscomplexobj isdtype isin isreal isrealobj isscalar issubdtype iterable kron lcm ldexp
 load log10 log2 logaddexp logaddexp2 logspace matrix_transpose matvec meshgrid modf nanargmax
 nanargmin nancumprod nancumsum nanmax nanmean nanmin nanprod nanstd nansum nanvar number
-object_ pad permute_dims piecewise polyadd polyder polydiv polyint polysub polyval positive pow
+object_ pad permute_dims piecewise poly polyadd polyder polydiv polyint polymul polysub polyval
+positive pow
 printoptions promote_types ptp rad2deg radians
 real reciprocal resize result_type roll rollaxis rot90 save select set_printoptions signbit
 signedinteger sinc single spacing take_along_axis trace trapezoid tri tril tril_indices

@@ -137,6 +137,8 @@ def test_inside_jit_matches_jax():
 
 # (name, args, kwargs): a bad input both libraries refuse.
 BAD = [
+    ("convolve", (X, Y), {}), ("correlate", (Y, np.array([], np.float32)), {}),
+    ("convolve", (Y, Y), {"mode": "middle"}), ("poly", (X,), {}),
     ("polyder", (np.ones(3), -1), {}), ("polyint", (np.ones(3), -1), {}),
     ("polyint", (np.ones(3), 2, np.ones(3)), {}),
     ("reshape", (X, (5,)), {}), ("transpose", (X, (0, 0)), {}), ("swapaxes", (X, 0, 3), {}),
@@ -169,6 +171,7 @@ FLOATS = np.array([0.0, -0.0, 1.0, -3.5, 1e-40, -1e-45, np.inf, -np.inf, np.nan,
                    1.17e-38, 0.1, -7e-3], np.float32)
 PIECES = np.linspace(-2, 2, 9, dtype=np.float32)
 POLY, IPOLY = np.array([3, -1, 2, 5], np.float32), np.array([1, 2, 3], np.int32)
+Y9, Y4 = RNG.standard_normal(9).astype(np.float32), RNG.standard_normal(4).astype(np.float32)
 
 # The constants, aliases and compositions of _numpy_extra.py, and pad, take_along_axis.
 EXTRA = [
@@ -232,7 +235,15 @@ EXTRA = [
     ("polydiv", (np.array([1, 0, -1.0], np.float32), np.array([1, -1.0], np.float32)), {}),
     ("polydiv", (np.array([1, 0, -1.0], np.float32), np.array([1, -1.0], np.float32)),
      {"trim_leading_zeros": True}),
+    ("polymul", (POLY, np.array([0, 2, 7], np.float32)), {}),
+    ("polymul", (POLY, np.array([0, 2, 7], np.float32)), {"trim_leading_zeros": True}),
+    ("polymul", (IPOLY, IPOLY[:2]), {}), ("poly", (np.array([1.5, -2, 0.25], np.float32),), {}),
+    ("poly", (np.array([], np.float32),), {}), ("poly", (IPOLY,), {}),
 ]
+# Sums of at most 9 products each: JAX's order (XLA's convolution of these sizes), bit for bit.
+CONVOLVED = [(name, (x, y, mode), {}) for name in ("convolve", "correlate")
+             for mode in ("full", "same", "valid")
+             for x, y in ((Y9, Y4), (Y4, Y9), (IPOLY, IPOLY[:2]), (Y9, Y9[:1]))]
 
 
 @covers("numpy.pad", "numpy.take_along_axis", "numpy.absolute", "numpy.fabs", "numpy.amax",
@@ -249,7 +260,8 @@ EXTRA = [
         "numpy.kron", "numpy.meshgrid", "numpy.broadcast_arrays", "numpy.unstack",
         "numpy.select", "numpy.logspace", "numpy.geomspace", "numpy.gcd", "numpy.lcm",
         "numpy.frexp", "numpy.spacing", "numpy.unwrap", "numpy.trim_zeros", "numpy.piecewise",
-        "numpy.polyadd", "numpy.polysub", "numpy.polyder", "numpy.polyint", "numpy.polydiv")
+        "numpy.polyadd", "numpy.polysub", "numpy.polyder", "numpy.polyint", "numpy.polydiv",
+        "numpy.polymul", "numpy.poly")
 @pytest.mark.parametrize("i", range(len(EXTRA)), ids=[f"{c[0]}-{i}" for i, c in enumerate(EXTRA)])
 def test_more_functions_match_jax(i):
     compare_case(EXTRA, i)
@@ -1175,3 +1187,10 @@ def test_frexp_under_jit_and_its_derivative():
         jax.jit(jnp.trim_zeros)(z)
     with pytest.raises(spmd.errors.ConcretizationTypeError, match="trim_zeros"):
         spmd.jit(snp.trim_zeros)(z)
+
+
+@covers("numpy.convolve", "numpy.correlate")
+@pytest.mark.parametrize("i", range(len(CONVOLVED)),
+                         ids=[f"{c[0]}-{c[1][2]}-{i}" for i, c in enumerate(CONVOLVED)])
+def test_convolve_and_correlate_match_jax(i):
+    compare_case(CONVOLVED, i)
