@@ -620,6 +620,7 @@ from ._numpy_placement import *  # noqa: E402,F401,F403 - put, fill_diagonal, ix
 from ._numpy_vectorize import *  # noqa: E402,F401,F403 - vectorize, apply_along_axis
 from ._numpy_float_bits import *  # noqa: E402,F401,F403 - frexp, spacing
 from ._numpy_convolve import *  # noqa: E402,F401,F403 - convolve, correlate
+from ._numpy_partition import *  # noqa: E402,F401,F403 - partition, argpartition
 from ._numpy_polynomials import *  # noqa: E402,F401,F403 - polyadd, polyder, polydiv
 from . import _linalg as linalg  # noqa: E402 - jnp.linalg's factorizations
 

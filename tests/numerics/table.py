@@ -310,7 +310,7 @@ CASTS = ALL  # astype from every dtype to every dtype
 # tolerance stated there where a composition rounds apart from XLA's own primitive.
 COMPOSED = """
 ComplexWarning absolute all_to_all allclose amax amin angle append apply_along_axis apply_over_axes
-array_equal array_equiv
+argpartition array_equal array_equiv
 array_split atleast_1d atleast_2d atleast_3d average bartlett blackman block bool
 broadcast_arrays broadcast_shapes can_cast character choose column_stack complexfloating
 concat conj conjugate convolve copysign corrcoef correlate count_nonzero cov cross
@@ -323,7 +323,8 @@ hsplit hstack hypot iinfo imag indices inexact inner insert int16 int8 int_ inte
 iscomplex iscomplexobj isdtype isin isreal isrealobj isscalar issubdtype iterable kron lcm ldexp
 load log10 log2 logaddexp logaddexp2 logspace matrix_transpose matvec meshgrid modf nanargmax
 nanargmin nancumprod nancumsum nanmax nanmean nanmin nanprod nanstd nansum nanvar number
-object_ pad permute_dims piecewise poly polyadd polyder polydiv polyint polymul polysub polyval
+object_ pad partition permute_dims piecewise poly polyadd polyder polydiv polyint polymul polysub
+polyval
 positive pow
 printoptions promote_types ptp rad2deg radians
 real reciprocal resize result_type roll rollaxis rot90 save select set_printoptions signbit

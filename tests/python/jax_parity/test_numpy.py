@@ -137,6 +137,7 @@ def test_inside_jit_matches_jax():
 
 # (name, args, kwargs): a bad input both libraries refuse.
 BAD = [
+    ("partition", (X, 3), {}), ("argpartition", (X, 1, 2), {}),
     ("convolve", (X, Y), {}), ("correlate", (Y, np.array([], np.float32)), {}),
     ("convolve", (Y, Y), {"mode": "middle"}), ("poly", (X,), {}),
     ("polyder", (np.ones(3), -1), {}), ("polyint", (np.ones(3), -1), {}),
@@ -172,6 +173,9 @@ FLOATS = np.array([0.0, -0.0, 1.0, -3.5, 1e-40, -1e-45, np.inf, -np.inf, np.nan,
 PIECES = np.linspace(-2, 2, 9, dtype=np.float32)
 POLY, IPOLY = np.array([3, -1, 2, 5], np.float32), np.array([1, 2, 3], np.int32)
 Y9, Y4 = RNG.standard_normal(9).astype(np.float32), RNG.standard_normal(4).astype(np.float32)
+SPECIAL2 = np.array([[3.0, -1.0, np.nan, 0.0, -0.0, 7.5, -np.inf],
+                     [np.inf, 2.0, 2.0, -5.0, 1e-40, 0.5, 4.0]], np.float32)
+UINTS = np.random.default_rng(9).integers(0, 5, (4, 6)).astype(np.uint8)
 
 # The constants, aliases and compositions of _numpy_extra.py, and pad, take_along_axis.
 EXTRA = [
@@ -239,6 +243,11 @@ EXTRA = [
     ("polymul", (POLY, np.array([0, 2, 7], np.float32)), {"trim_leading_zeros": True}),
     ("polymul", (IPOLY, IPOLY[:2]), {}), ("poly", (np.array([1.5, -2, 0.25], np.float32),), {}),
     ("poly", (np.array([], np.float32),), {}), ("poly", (IPOLY,), {}),
+    ("partition", (SPECIAL2, 2), {}), ("partition", (SPECIAL2, 0, 0), {}),
+    ("partition", (SPECIAL2, -1, 1), {}), ("partition", (UINTS, 3, 1), {}),
+    ("partition", (A3, 2), {}), ("argpartition", (SPECIAL2, 2), {}),
+    ("argpartition", (SPECIAL2, 0, 0), {}), ("argpartition", (UINTS, 3, 1), {}),
+    ("argpartition", (A3, 1, 1), {}),
 ]
 # Sums of at most 9 products each: JAX's order (XLA's convolution of these sizes), bit for bit.
 CONVOLVED = [(name, (x, y, mode), {}) for name in ("convolve", "correlate")
@@ -261,7 +270,7 @@ CONVOLVED = [(name, (x, y, mode), {}) for name in ("convolve", "correlate")
         "numpy.select", "numpy.logspace", "numpy.geomspace", "numpy.gcd", "numpy.lcm",
         "numpy.frexp", "numpy.spacing", "numpy.unwrap", "numpy.trim_zeros", "numpy.piecewise",
         "numpy.polyadd", "numpy.polysub", "numpy.polyder", "numpy.polyint", "numpy.polydiv",
-        "numpy.polymul", "numpy.poly")
+        "numpy.polymul", "numpy.poly", "numpy.partition", "numpy.argpartition")
 @pytest.mark.parametrize("i", range(len(EXTRA)), ids=[f"{c[0]}-{i}" for i, c in enumerate(EXTRA)])
 def test_more_functions_match_jax(i):
     compare_case(EXTRA, i)
