@@ -154,6 +154,26 @@ exp2 = _unary("exp2", _numpy.exp2, _FLOAT)
 bitwise_not = _unary("bitwise_not", _numpy.bitwise_not, _BITS)
 
 
+def _population_count(x):
+    """The set bits of each element, in x's dtype: the classic SWAR count on the bits read as
+    unsigned (pairs, then nibbles, then bytes summed), exact for every width."""
+    bits = _np.dtype(x.dtype).itemsize * 8
+    unsigned = _np.dtype(f"uint{bits}")
+    v = _numpy.astype(x, unsigned)
+
+    def pattern(byte):
+        return _numpy.asarray(int.from_bytes(bytes([byte]) * (bits // 8), "little"), unsigned)
+    v = v - ((v >> 1) & pattern(0x55))
+    v = (v & pattern(0x33)) + ((v >> 2) & pattern(0x33))
+    v = (v + (v >> 4)) & pattern(0x0F)
+    if bits > 8:
+        v = (v * pattern(0x01)) >> (bits - 8)  # every byte's count summed into the top byte
+    return _numpy.astype(v, x.dtype)
+
+
+population_count = _unary("population_count", _population_count, _INT)
+
+
 def abs(x):  # noqa: A001 - jax.lax's name
     """jax.lax.abs: |x| of a signed integer or floating operand (an unsigned one is refused)."""
     (a,) = _operands("abs", "abs", (x,), (("signedinteger", "floating"),))
@@ -321,4 +341,4 @@ __all__ = ["add", "sub", "mul", "div", "rem", "atan2", "nextafter", "max", "min"
            "shift_right_arithmetic", "shift_right_logical", "neg", "sign", "floor", "ceil",
            "is_finite", "exp2", "abs", "pow", "integer_pow", "square", "reciprocal",
            "RoundingMethod", "round", "clamp", "select_n", "select", "convert_element_type",
-           "bitcast_convert_type"]
+           "bitcast_convert_type", "population_count"]

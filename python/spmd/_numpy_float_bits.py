@@ -1,7 +1,7 @@
 """jnp.frexp and jnp.spacing: a float's parts and its last place, read from its bits as JAX's
 compositions read them (bit casts, shifts and masks of the float's integer of the same width;
 nextafter), so the values are JAX's for every float, subnormals, zeros, infinities and NaN
-included."""
+included; and jnp.bitwise_count, an integer's set bits."""
 import numpy as np
 
 from . import numpy as jnp
@@ -94,4 +94,17 @@ def spacing(x):
     return jnp.where(result == 0, jnp.copysign(smallest, x), result)
 
 
-__all__ = ["frexp", "spacing"]
+def bitwise_count(x):
+    """jnp.bitwise_count: the set bits of |x| (an integer or bool array), as uint8; |INT_MIN|
+    wraps to INT_MIN, one bit, as in JAX."""
+    from . import lax
+    x = jnp.asarray(x)
+    if not (jnp.issubdtype(x.dtype, jnp.integer) or x.dtype == np.bool_):
+        raise TypeError(f"bitwise_count: only integer and bool inputs are supported, got "
+                        f"{x.dtype}")
+    if x.dtype == np.bool_:
+        return jnp.astype(x, np.uint8)
+    return jnp.astype(lax.population_count(jnp.abs(x)), np.uint8)
+
+
+__all__ = ["bitwise_count", "frexp", "spacing"]

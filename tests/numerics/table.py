@@ -311,7 +311,7 @@ CASTS = ALL  # astype from every dtype to every dtype
 COMPOSED = """
 ComplexWarning absolute all_to_all allclose amax amin angle append apply_along_axis apply_over_axes
 argpartition array_equal array_equiv
-array_split atleast_1d atleast_2d atleast_3d average bartlett blackman block bool
+array_split atleast_1d atleast_2d atleast_3d average bartlett bitwise_count blackman block bool
 broadcast_arrays broadcast_shapes can_cast character choose column_stack complexfloating
 concat conj conjugate convolve copysign corrcoef correlate count_nonzero cov cross
 cumulative_prod cumulative_sum
@@ -354,6 +354,7 @@ ELSEWHERE |= {
     "uint32": "type", "Array": "type", "Tensor": "type", "device_put": "not numeric",
     "dtype_name": "not numeric", "dtype_of": "not numeric", "mod": "remainder's row",
     "bitwise_not": "invert's row", "bitwise_invert": "invert's row",
+    "population_count": "integer bits (tests/python/jax_parity/test_lax.py)",
     "clip": "tests/python/jax_parity/test_numpy.py", "stack": "shape", "swapaxes": "shape",
     "moveaxis": "shape", "zeros_like": "constructor", "ones_like": "constructor",
     "full_like": "constructor", "empty": "constructor", "empty_like": "constructor",

@@ -878,3 +878,17 @@ def test_more_shape_functions_match_jax():
     tree = {"a": x, "b": (x[0],)}
     same(spmd.lax.optimization_barrier(tree), jax.lax.optimization_barrier(tree), "barrier")
     assert spmd.lax.empty((2, 3), np.int32).shape == jax.lax.empty((2, 3), np.int32).shape
+
+
+@covers("lax.population_count")
+def test_population_count_matches_jax():
+    """Set bits per element in each integer type, in its own dtype; floats refused as JAX
+    refuses them."""
+    patterns = np.array([0, 1, 2, 3, 7, 85, 100, 127, -128, -1, 2**31 - 1, -2**31, 0x55555555],
+                        np.int64)
+    for t in (np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32):
+        x = patterns.astype(t)
+        same(slax.population_count(x), jax.lax.population_count(x), f"population_count {t}")
+        same(spmd.jit(slax.population_count)(x), jax.lax.population_count(x), f"jit, {t}")
+    raises_like(lambda: jax.lax.population_count(np.float32(1)),
+                lambda: slax.population_count(np.float32(1)), "population_count of a float")

@@ -137,6 +137,7 @@ def test_inside_jit_matches_jax():
 
 # (name, args, kwargs): a bad input both libraries refuse.
 BAD = [
+    ("bitwise_count", (X,), {}),
     ("partition", (X, 3), {}), ("argpartition", (X, 1, 2), {}),
     ("convolve", (X, Y), {}), ("correlate", (Y, np.array([], np.float32)), {}),
     ("convolve", (Y, Y), {"mode": "middle"}), ("poly", (X,), {}),
@@ -176,6 +177,9 @@ Y9, Y4 = RNG.standard_normal(9).astype(np.float32), RNG.standard_normal(4).astyp
 SPECIAL2 = np.array([[3.0, -1.0, np.nan, 0.0, -0.0, 7.5, -np.inf],
                      [np.inf, 2.0, 2.0, -5.0, 1e-40, 0.5, 4.0]], np.float32)
 UINTS = np.random.default_rng(9).integers(0, 5, (4, 6)).astype(np.uint8)
+# Wrapped into each integer type: zero, ones, the extremes, alternating bits.
+BIT_PATTERNS = np.array([0, 1, 2, 3, 7, 85, 100, 127, -128, -1, 2**31 - 1, -2**31, 0x55555555],
+                        np.int64)
 
 # The constants, aliases and compositions of _numpy_extra.py, and pad, take_along_axis.
 EXTRA = [
@@ -248,6 +252,9 @@ EXTRA = [
     ("partition", (A3, 2), {}), ("argpartition", (SPECIAL2, 2), {}),
     ("argpartition", (SPECIAL2, 0, 0), {}), ("argpartition", (UINTS, 3, 1), {}),
     ("argpartition", (A3, 1, 1), {}),
+    *[("bitwise_count", (BIT_PATTERNS.astype(t),), {}) for t in
+      (np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32)],
+    ("bitwise_count", (np.array([True, False]),), {}),
 ]
 # Sums of at most 9 products each: JAX's order (XLA's convolution of these sizes), bit for bit.
 CONVOLVED = [(name, (x, y, mode), {}) for name in ("convolve", "correlate")
@@ -270,7 +277,8 @@ CONVOLVED = [(name, (x, y, mode), {}) for name in ("convolve", "correlate")
         "numpy.select", "numpy.logspace", "numpy.geomspace", "numpy.gcd", "numpy.lcm",
         "numpy.frexp", "numpy.spacing", "numpy.unwrap", "numpy.trim_zeros", "numpy.piecewise",
         "numpy.polyadd", "numpy.polysub", "numpy.polyder", "numpy.polyint", "numpy.polydiv",
-        "numpy.polymul", "numpy.poly", "numpy.partition", "numpy.argpartition")
+        "numpy.polymul", "numpy.poly", "numpy.partition", "numpy.argpartition",
+        "numpy.bitwise_count")
 @pytest.mark.parametrize("i", range(len(EXTRA)), ids=[f"{c[0]}-{i}" for i, c in enumerate(EXTRA)])
 def test_more_functions_match_jax(i):
     compare_case(EXTRA, i)
