@@ -1,7 +1,7 @@
 """jnp.frexp and jnp.spacing: a float's parts and its last place, read from its bits as JAX's
 compositions read them (bit casts, shifts and masks of the float's integer of the same width;
 nextafter), so the values are JAX's for every float, subnormals, zeros, infinities and NaN
-included; and jnp.bitwise_count, an integer's set bits."""
+included; and jnp.bitwise_count, packbits and unpackbits, an integer's bits."""
 import numpy as np
 
 from . import numpy as jnp
@@ -107,4 +107,59 @@ def bitwise_count(x):
     return jnp.astype(lax.population_count(jnp.abs(x)), np.uint8)
 
 
-__all__ = ["bitwise_count", "frexp", "spacing"]
+def _bit_order(bitorder):
+    if bitorder not in ("little", "big"):
+        raise ValueError("'order' must be either 'little' or 'big'")
+
+
+def packbits(a, axis=None, bitorder="big"):
+    """jnp.packbits: each run of 8 truth values along `axis` (the flattened array by default;
+    the last run padded with False) as the bits of one uint8, the first the highest ('big') or
+    the lowest ('little')."""
+    arr = jnp.asarray(a)
+    if not (jnp.issubdtype(arr.dtype, jnp.integer) or arr.dtype == np.bool_):
+        raise TypeError("Expected an input array of integer or boolean data type")
+    _bit_order(bitorder)
+    arr = jnp.astype(arr != 0, np.uint8)
+    bits = jnp.arange(8, dtype=np.uint8)
+    if bitorder == "big":
+        bits = bits[::-1]
+    if axis is None:
+        arr, axis = jnp.ravel(arr), 0
+    arr = jnp.swapaxes(arr, axis, -1)
+    remainder = arr.shape[-1] % 8
+    if remainder:
+        arr = jnp.pad(arr, [(0, 0)] * (arr.ndim - 1) + [(0, 8 - remainder)])
+    arr = jnp.reshape(arr, tuple(arr.shape[:-1]) + (arr.shape[-1] // 8, 8))
+    bits = jnp.expand_dims(bits, tuple(range(arr.ndim - 1)))
+    packed = jnp.astype(jnp.sum(arr << bits, axis=-1), np.uint8)
+    return jnp.swapaxes(packed, axis, -1)
+
+
+def unpackbits(a, axis=None, count=None, bitorder="big"):
+    """jnp.unpackbits: each uint8's 8 bits along `axis` (the flattened array by default) as
+    uint8 0s and 1s, the highest first ('big') or the lowest; `count` keeps that many of them
+    (or pads with zeros to it)."""
+    arr = jnp.asarray(a)
+    if arr.dtype != np.uint8:
+        raise TypeError("Expected an input array of unsigned byte data type")
+    _bit_order(bitorder)
+    bits = jnp.asarray(1, np.uint8) << jnp.arange(8, dtype=np.uint8)
+    if bitorder == "big":
+        bits = bits[::-1]
+    if axis is None:
+        arr, axis = jnp.ravel(arr), 0
+    arr = jnp.swapaxes(arr, axis, -1)
+    unpacked = jnp.astype((arr[..., None] & jnp.expand_dims(bits, tuple(range(arr.ndim)))) > 0,
+                          np.uint8)
+    unpacked = jnp.reshape(unpacked, tuple(unpacked.shape[:-2]) + (-1,))
+    if count is not None:
+        if count > unpacked.shape[-1]:
+            unpacked = jnp.pad(unpacked, [(0, 0)] * (unpacked.ndim - 1) +
+                               [(0, count - unpacked.shape[-1])])
+        else:
+            unpacked = unpacked[..., :count]
+    return jnp.swapaxes(unpacked, axis, -1)
+
+
+__all__ = ["bitwise_count", "frexp", "packbits", "spacing", "unpackbits"]

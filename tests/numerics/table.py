@@ -323,14 +323,14 @@ hsplit hstack hypot iinfo imag indices inexact inner insert int16 int8 int_ inte
 iscomplex iscomplexobj isdtype isin isreal isrealobj isscalar issubdtype iterable kron lcm ldexp
 load log10 log2 logaddexp logaddexp2 logspace matrix_transpose matvec meshgrid modf nanargmax
 nanargmin nancumprod nancumsum nanmax nanmean nanmin nanprod nanstd nansum nanvar number
-object_ pad partition permute_dims piecewise poly polyadd polyder polydiv polyint polymul polysub
-polyval
+object_ packbits pad partition permute_dims piecewise poly polyadd polyder polydiv polyint
+polymul polysub polyval
 positive pow
 printoptions promote_types ptp rad2deg radians
 real reciprocal resize result_type roll rollaxis rot90 save select set_printoptions signbit
 signedinteger sinc single spacing take_along_axis trace trapezoid tri tril tril_indices
 tril_indices_from trim_zeros triu triu_indices triu_indices_from uint uint16 uint64 uint8
-unravel_index unwrap
+unpackbits unravel_index unwrap
 unsignedinteger unstack vander vdot vecdot vecmat vectorize vsplit vstack
 """.split()
 

@@ -137,7 +137,8 @@ def test_inside_jit_matches_jax():
 
 # (name, args, kwargs): a bad input both libraries refuse.
 BAD = [
-    ("bitwise_count", (X,), {}),
+    ("bitwise_count", (X,), {}), ("packbits", (X,), {}), ("unpackbits", (I,), {}),
+    ("packbits", (np.ones(3, bool),), {"bitorder": "mid"}),
     ("partition", (X, 3), {}), ("argpartition", (X, 1, 2), {}),
     ("convolve", (X, Y), {}), ("correlate", (Y, np.array([], np.float32)), {}),
     ("convolve", (Y, Y), {"mode": "middle"}), ("poly", (X,), {}),
@@ -178,6 +179,8 @@ SPECIAL2 = np.array([[3.0, -1.0, np.nan, 0.0, -0.0, 7.5, -np.inf],
                      [np.inf, 2.0, 2.0, -5.0, 1e-40, 0.5, 4.0]], np.float32)
 UINTS = np.random.default_rng(9).integers(0, 5, (4, 6)).astype(np.uint8)
 # Wrapped into each integer type: zero, ones, the extremes, alternating bits.
+TRUTHS = np.random.default_rng(10).integers(0, 2, (3, 13)).astype(bool)
+BYTES = np.random.default_rng(11).integers(0, 256, (2, 3)).astype(np.uint8)
 BIT_PATTERNS = np.array([0, 1, 2, 3, 7, 85, 100, 127, -128, -1, 2**31 - 1, -2**31, 0x55555555],
                         np.int64)
 
@@ -255,6 +258,11 @@ EXTRA = [
     *[("bitwise_count", (BIT_PATTERNS.astype(t),), {}) for t in
       (np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32)],
     ("bitwise_count", (np.array([True, False]),), {}),
+    ("packbits", (TRUTHS,), {}), ("packbits", (TRUTHS, 1), {}),
+    ("packbits", (TRUTHS, 0, "little"), {}), ("packbits", (TRUTHS.astype(np.int32) * 3, -1), {}),
+    ("unpackbits", (BYTES,), {}), ("unpackbits", (BYTES, 1), {}),
+    ("unpackbits", (BYTES, 0), {"count": 3}),
+    ("unpackbits", (BYTES, 1), {"count": 30, "bitorder": "little"}),
 ]
 # Sums of at most 9 products each: JAX's order (XLA's convolution of these sizes), bit for bit.
 CONVOLVED = [(name, (x, y, mode), {}) for name in ("convolve", "correlate")
@@ -278,7 +286,7 @@ CONVOLVED = [(name, (x, y, mode), {}) for name in ("convolve", "correlate")
         "numpy.frexp", "numpy.spacing", "numpy.unwrap", "numpy.trim_zeros", "numpy.piecewise",
         "numpy.polyadd", "numpy.polysub", "numpy.polyder", "numpy.polyint", "numpy.polydiv",
         "numpy.polymul", "numpy.poly", "numpy.partition", "numpy.argpartition",
-        "numpy.bitwise_count")
+        "numpy.bitwise_count", "numpy.packbits", "numpy.unpackbits")
 @pytest.mark.parametrize("i", range(len(EXTRA)), ids=[f"{c[0]}-{i}" for i, c in enumerate(EXTRA)])
 def test_more_functions_match_jax(i):
     compare_case(EXTRA, i)
