@@ -1,5 +1,5 @@
-"""jax.numpy's counting: bincount, histogram_bin_edges and histogram, composed as JAX composes
-them (searchsorted for the bin, a scatter-add for the counts, each update added in its order),
+"""jax.numpy's counting: bincount, histogram_bin_edges, histogram, histogram2d and histogramdd,
+composed as JAX composes them (searchsorted for the bin, a scatter-add for the counts, each update added in its order),
 so that the values are JAX's bit for bit."""
 import builtins
 import operator
@@ -93,4 +93,65 @@ def histogram(a, bins=10, range=None, weights=None, density=None):  # noqa: A002
     return counts, edges
 
 
-__all__ = ["bincount", "histogram_bin_edges", "histogram"]
+def histogramdd(sample, bins=10, range=None, weights=None, density=None):  # noqa: A002
+    """jnp.histogramdd: counts (or summed weights, or a density) of N points of D coordinates
+    (sample: N × D) in the product of each dimension's bins, JAX's composition: per dimension
+    the bin edges and each point's bin (searchsorted on the right, a point on the last edge in
+    the last bin), the bins raveled, one bincount, the outlier rows and columns cut off."""
+    if weights is None:
+        _arguments.check_arraylike("histogramdd", sample)
+        sample = jnp.asarray(sample, _inexact_dtype(jnp.asarray(sample).dtype))
+    else:
+        _arguments.check_arraylike("histogramdd", sample, weights)
+        if np.shape(weights) != np.shape(sample)[:1]:
+            raise ValueError("should have one weight for each sample.")
+        dtype = _inexact_dtype(jnp.result_type(sample, weights))
+        sample, weights = jnp.asarray(sample, dtype), jnp.asarray(weights, dtype)
+    n, d = np.shape(sample)
+    if range is not None and (len(range) != d or any(r is not None and np.shape(r)[0] != 2
+                                                     for r in range)):
+        raise ValueError(f"For sample.shape={(n, d)}, range must be a sequence of {d} pairs or "
+                         f"Nones; got range={range!r}")
+    try:
+        per_dimension = list(bins)
+    except TypeError:
+        per_dimension = d * [bins]
+    else:
+        if len(per_dimension) != d:
+            raise ValueError("should be a bin for each dimension.")
+    indices, edges = [], []
+    for i in builtins.range(d):
+        column = sample[:, i]
+        e = histogram_bin_edges(column, per_dimension[i], None if range is None else range[i],
+                                weights)
+        at = jnp.searchsorted(e, column, side="right")
+        indices.append(jnp.where(column == e[-1], at - 1, at))
+        edges.append(e)
+    nbins = tuple(int(e.shape[0]) + 1 for e in edges)
+    flat = jnp.ravel_multi_index(tuple(indices), nbins, mode="clip")
+    hist = jnp.reshape(bincount(flat, weights, length=int(np.prod(nbins))), nbins)
+    hist = hist[d * (slice(1, -1),)]
+    if density:
+        hist = jnp.astype(hist, sample.dtype)
+        hist = hist / jnp.sum(hist)
+        for norm in jnp.ix_(*[jnp.diff(e) for e in edges]):
+            hist = hist / norm
+    return hist, edges
+
+
+def histogram2d(x, y, bins=10, range=None, weights=None, density=None):  # noqa: A002
+    """jnp.histogram2d: histogramdd of the points (x, y); bins an int, a pair, or one array of
+    edges for both."""
+    _arguments.check_arraylike("histogram2d", x, y)
+    try:
+        count = len(bins)
+    except TypeError:
+        count = 1
+    if count not in (1, 2):
+        edges = jnp.asarray(bins)
+        bins = [edges, edges]
+    hist, edges = histogramdd(jnp.transpose(jnp.asarray([x, y])), bins, range, weights, density)
+    return hist, edges[0], edges[1]
+
+
+__all__ = ["bincount", "histogram_bin_edges", "histogram", "histogram2d", "histogramdd"]

@@ -318,7 +318,7 @@ cumulative_prod cumulative_sum
 deg2rad degrees delete diag diag_indices diag_indices_from diagonal diff double dsplit dstack
 dtype ediff1d exp2 fabs finfo flexible flip fliplr flipud float_ float_power floating
 frexp frombuffer fromfunction fromiter gcd generic geomspace get_printoptions gradient hamming
-hanning heaviside
+hanning heaviside histogram2d histogramdd
 hsplit hstack hypot iinfo imag indices inexact inner insert int16 int8 int_ integer isclose
 iscomplex iscomplexobj isdtype isin isreal isrealobj isscalar issubdtype iterable kron lcm ldexp
 load log10 log2 logaddexp logaddexp2 logspace matrix_transpose matvec meshgrid modf nanargmax

@@ -1219,3 +1219,46 @@ def test_frexp_under_jit_and_its_derivative():
                          ids=[f"{c[0]}-{c[1][2]}-{i}" for i, c in enumerate(CONVOLVED)])
 def test_convolve_and_correlate_match_jax(i):
     compare_case(CONVOLVED, i)
+
+
+
+@covers("numpy.histogram2d", "numpy.histogramdd")
+def test_histogram2d_and_histogramdd_match_jax():
+    """Counts, summed weights and densities of 2-D and 3-D points, with bins as counts, pairs,
+    one array of edges and per-dimension edges, and explicit ranges; JAX's ValueError for a
+    weight per point missing and a bin count per dimension missing. Counts equal, edges within
+    an ulp and densities within 8 (divided by the edges' differences): the edges are
+    jnp.linspace's, which is JAX's in about three cases of four and an ulp off at its second
+    value in the others (XLA contracts one of its two multiply-adds, in a pattern not yet
+    reproduced; bench/RESULTS.md, session 57)."""
+    rng = np.random.default_rng(12)
+    x, y = rng.standard_normal(200).astype(np.float32), rng.uniform(0, 3, 200).astype(np.float32)
+    w = rng.uniform(0, 1, 200).astype(np.float32)
+    pts = rng.standard_normal((100, 3)).astype(np.float32)
+    box = [(-2.5, 2.5), (-3.0, 3.0), (-2.0, 2.0)]
+    cases = [("histogram2d", (x, y, 5), {"range": [(-2, 2), (0, 3)]}),
+             ("histogram2d", (x, y, (4, 6)), {"range": [(-2, 2), (0, 3)], "weights": w}),
+             ("histogram2d", (x, y, np.linspace(-1, 2, 7, dtype=np.float32)), {}),
+             ("histogram2d", (x, y, 4), {"range": [(-3, 3), (0, 3)], "density": True}),
+             ("histogramdd", (pts, 3), {"range": box}),
+             ("histogramdd", (pts, (2, 3, 4)), {"range": box, "weights": w[:100]}),
+             ("histogramdd", (pts, [np.array([-1, 0, 1], np.float32)] * 3), {}),
+             ("histogramdd", (pts, 3), {"range": box, "density": True})]
+    for name, args, kwargs in cases:
+        same(getattr(snp, name)(*args, **kwargs), getattr(jnp, name)(*args, **kwargs),
+             f"{name}{tuple(kwargs)}", ulps=8)
+    raises_like(lambda: jnp.histogramdd(pts, weights=w), lambda: snp.histogramdd(pts, weights=w),
+                "a weight per point missing")
+    raises_like(lambda: jnp.histogramdd(pts, (2, 3)), lambda: snp.histogramdd(pts, (2, 3)),
+                "a bin count per dimension missing")
+
+
+def test_linspace_of_traced_bounds():
+    """Bounds that are traced values (jit's arguments, or arrays): the dtype from their type (it
+    was read by converting them to NumPy, which a traced value refuses), and the values JAX's
+    jit gives, the last multiply-add fused as XLA fuses it."""
+    lo, hi = np.float32(-1.25), np.float32(3.0)
+    same(spmd.jit(lambda a, b: snp.linspace(a, b, 9))(lo, hi),
+         jax.jit(lambda a, b: jnp.linspace(a, b, 9))(lo, hi), "linspace of traced bounds")
+    same(snp.linspace(snp.asarray(lo), snp.asarray(hi), 6, endpoint=False),
+         jnp.linspace(jnp.asarray(lo), jnp.asarray(hi), 6, endpoint=False), "of array bounds")
