@@ -1,6 +1,6 @@
-"""jax.numpy's counting: bincount, histogram_bin_edges, histogram, histogram2d and histogramdd,
-composed as JAX composes them (searchsorted for the bin, a scatter-add for the counts, each update added in its order),
-so that the values are JAX's bit for bit."""
+"""jax.numpy's counting: bincount, histogram_bin_edges, histogram, histogram2d and
+histogramdd, composed as JAX composes them (searchsorted for the bin, a scatter-add for the
+counts, each update added in its order), so that the values are JAX's bit for bit."""
 import builtins
 import operator
 
