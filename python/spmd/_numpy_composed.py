@@ -460,8 +460,13 @@ def trim_zeros(filt, trim="fb", axis=None):
                             "result's shape")
     axes = range(x.ndim) if axis is None else \
         [operator.index(a) % x.ndim for a in (axis if isinstance(axis, (tuple, list)) else [axis])]
+    if not axes:
+        return jnp.asarray(filt)
+    if not isinstance(trim, str):  # JAX's AttributeError from trim.lower()
+        raise TypeError(f"trim_zeros: trim must be a string of 'f' (front) and 'b' (back), not "
+                        f"{trim!r}")
     trim = trim.lower()
-    if not axes or ("f" not in trim and "b" not in trim):
+    if "f" not in trim and "b" not in trim:
         return jnp.asarray(filt)
     index = [slice(None)] * x.ndim
     for ax in set(axes):

@@ -1211,6 +1211,7 @@ exp2 = _op(lambda a: _t.rpower(_float(a), 2.0))  # 2 ** x, the C library's pow
 
 def _logaddexp2(x1, x2):
     """JAX's: max + log1p(2^-|x1 - x2|) / ln 2, or x1 + x2 where that difference is NaN."""
+    x1, x2 = _beside(x1, x2), _beside(x2, x1)  # a Python scalar beside the other (logaddexp's)
     x1, x2 = _float(x1), _float(x2)
     amax = _t.maximum(x1, x2)
     delta = x1 - x2

@@ -483,7 +483,8 @@ def test_host_constructors_and_helpers_match_jax(tmp_path):
 V3 = RNG.standard_normal((4, 3)).astype(np.float32)
 FOURTH = [
     ("exp2", (X,), {}, 4), ("exp2", (I,), {}, 4), ("cbrt", (SPECIAL,), {}),
-    ("logaddexp2", (X, Y), {}, 4), ("hamming", (7,), {}, 8), ("hanning", (6,), {}, 8),
+    ("logaddexp2", (X, Y), {}, 4), ("logaddexp2", (False, False), {}),
+    ("logaddexp2", (2, np.float16(3)), {}), ("hamming", (7,), {}, 8), ("hanning", (6,), {}, 8),
     ("blackman", (5,), {}, 16), ("bartlett", (6,), {}, 2), ("hamming", (1,), {}),
     ("vander", (np.array([1, 2, 3]),), {}), ("vander", (Y, 4), {"increasing": True}, 4),
     ("angle", (NEG0,), {}), ("angle", (X,), {"deg": True}, 1),
@@ -1202,7 +1203,8 @@ def test_gcd_and_lcm_under_jit_and_where_jax_would_hang():
 
 def test_frexp_under_jit_and_its_derivative():
     """frexp traced (both parts) and the mantissa's derivative 2**-exponent; a traced
-    trim_zeros is JAX's ConcretizationTypeError (its shape depends on the values)."""
+    trim_zeros is JAX's ConcretizationTypeError (its shape depends on the values), a trim that
+    is not a string a TypeError."""
     same(spmd.jit(snp.frexp)(FLOATS), jax.jit(jnp.frexp)(FLOATS), "jit of frexp")
     v = np.array([3.0, 0.3, -5.5, 1e3], np.float32)
     same(spmd.grad(lambda t: snp.frexp(t)[0].sum())(v),
@@ -1212,6 +1214,11 @@ def test_frexp_under_jit_and_its_derivative():
         jax.jit(jnp.trim_zeros)(z)
     with pytest.raises(spmd.errors.ConcretizationTypeError, match="trim_zeros"):
         spmd.jit(snp.trim_zeros)(z)
+    # A trim that is not a string: JAX's AttributeError from trim.lower(), a TypeError here; a
+    # 0-d array is returned before trim is read, as in JAX.
+    with pytest.raises(TypeError, match="trim must be a string"):
+        snp.trim_zeros(z, None)
+    same(snp.trim_zeros(np.float32(-1), None), jnp.trim_zeros(np.float32(-1), None), "0-d")
 
 
 @covers("numpy.convolve", "numpy.correlate")
