@@ -1,8 +1,8 @@
 """jax.numpy's reductions with their whole signatures (dtype, out, keepdims, initial, where,
 promote_integers; var and std's mean and correction) around spmd.numpy's reductions, composed as
-jax/_src/numpy/reductions.py composes them: a `where` mask, broadcast to the array's shape,
+jax/_src/numpy/reductions.py composes them: a `where` mask, broadcast with the array,
 replaces the elements it leaves out by the reduction's identity (max and min have none, so they
-take `initial` there); `initial` joins the result as one more element; a masked mean divides by
+take `initial` there), and without an axis the array's own dimensions are reduced; `initial` joins the result as one more element; a masked mean divides by
 the number of elements kept, and var and std centre on that mean. spmd.numpy re-exports them."""
 import builtins
 import functools
@@ -50,9 +50,17 @@ def _dtype(a):
 
 
 def _masked(a, where, fill):
-    """a where `where` (broadcast to a's shape, as JAX asks) holds, else `fill` in a's dtype."""
-    mask = jnp.broadcast_to(where, jnp.shape(a))
-    return jnp.where(mask, a, jnp.full((), fill, _dtype(a)))
+    """a where `where` holds, else `fill` in a's dtype: a and where broadcast together, as JAX's
+    reductions select them (a 0-d a beside a mask of 3 elements is 3 values)."""
+    return jnp.where(where, a, jnp.full((), fill, _dtype(a)))
+
+
+def _own_axes(a, axis, where):
+    """The axes a masked reduction reduces: `axis`, or with none given a's own dimensions
+    (counted from the first), as JAX reduces them when where broadcasts a to more."""
+    if axis is not None or where is None:
+        return axis
+    return tuple(range(np.ndim(a)))
 
 
 def _count(a, axis, keepdims, where, dtype):
@@ -77,6 +85,7 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None,  # noq
     if dtype is not None:
         a = jnp.astype(a, dtype)
     kind = _dtype(a)
+    axis = _own_axes(a, axis, where)
     if where is not None:
         a = _masked(a, where, 0)
     result = _sum(a, axis, keepdims=keepdims)
@@ -94,6 +103,7 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
          promote_integers=True):
     _no_out("prod", out)
     kind = _dtype(a)
+    axis = _own_axes(a, axis, where)
     if where is not None:
         a = _masked(a, where, 1)
     result = _prod(a, axis, dtype, keepdims=keepdims)
@@ -131,6 +141,7 @@ def _extreme(name, core, pick):
             if initial is None:
                 raise ValueError(f"reduction operation {name} does not have an identity, so to "
                                  "use a where mask one has to specify 'initial'")
+            axis = _own_axes(a, axis, where)
             a = _masked(a, where, initial)
         if initial is not None:
             empty = _initial_only(a, axis, keepdims, initial)
@@ -152,6 +163,7 @@ def _logical(name, core, identity):
     def logical(a, axis=None, out=None, keepdims=False, *, where=None):
         _no_out(name, out)
         if where is not None:
+            axis = _own_axes(a, axis, where)
             a = _masked(jnp.astype(a, bool), where, identity)
         return core(a, axis, keepdims=keepdims)
     logical.__name__ = logical.__qualname__ = name

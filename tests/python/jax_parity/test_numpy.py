@@ -1269,3 +1269,24 @@ def test_linspace_of_traced_bounds():
          jax.jit(lambda a, b: jnp.linspace(a, b, 9))(lo, hi), "linspace of traced bounds")
     same(snp.linspace(snp.asarray(lo), snp.asarray(hi), 6, endpoint=False),
          jnp.linspace(jnp.asarray(lo), jnp.asarray(hi), 6, endpoint=False), "of array bounds")
+
+
+def test_a_where_mask_larger_than_the_array_is_jaxs():
+    """A where mask that broadcasts a reduction's array to more dimensions: JAX selects a and the
+    mask broadcast together and reduces only a's own dimensions (so a 0-d array beside a mask of
+    three gives three values); spmd refused it. Shapes that do not broadcast are ValueError."""
+    mask = np.array([[True, False, True], [True, True, True]])
+    cases = [("sum", (0,), {"where": np.array([], bool)}),
+             ("sum", (np.float32(2.0),), {"where": mask[0]}),
+             ("max", (np.float32(0.0),), {"initial": 0, "where": np.array([], bool)}),
+             ("prod", (np.float32(2.0),), {"where": mask[0, :2]}),
+             ("any", (True,), {"where": mask[0, :2]}),
+             ("sum", (np.ones(3, np.float32),), {"where": mask}),
+             ("sum", (np.ones(3, np.float32),), {"where": mask, "keepdims": True}),
+             ("min", (np.ones((2, 3), np.float32),), {"axis": 1, "initial": 5.0,
+                                                       "where": mask[0]})]
+    for name, args, kwargs in cases:
+        same(getattr(snp, name)(*args, **kwargs), getattr(jnp, name)(*args, **kwargs),
+             f"{name}{tuple(kwargs)}")
+    raises_like(lambda: jnp.sum(np.ones(3), where=np.zeros(2, bool)),
+                lambda: snp.sum(np.ones(3), where=np.zeros(2, bool)), "shapes that do not broadcast")
