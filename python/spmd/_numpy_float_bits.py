@@ -2,6 +2,8 @@
 compositions read them (bit casts, shifts and masks of the float's integer of the same width;
 nextafter), so the values are JAX's for every float, subnormals, zeros, infinities and NaN
 included; and jnp.bitwise_count, packbits and unpackbits, an integer's bits."""
+import functools
+
 import numpy as np
 
 from . import numpy as jnp
@@ -54,7 +56,9 @@ def _parts(x):
     return jnp.where(special, x, mantissa), jnp.astype(exponent, jnp.int32)
 
 
+@functools.lru_cache(maxsize=None)
 def _jitted_parts():
+    """_parts under one jit, made once: a new jit per call would trace and compile again."""
     from ._jit import jit
     return jit(_parts)
 
