@@ -56,8 +56,9 @@ class ShapeDtypeStruct:
     __str__ = __repr__
 
 
-def _type_of(leaf, index):
-    """(shape, dtype name, sharding or None, weak) of an argument leaf, without its data."""
+def _type_of(leaf, index=None):
+    """(shape, dtype name, sharding or None, weak) of an argument leaf (eval_shape's leaf
+    `index`, or jax.typeof's value), without its data."""
     if type(leaf) in (bool, int, float):
         dtype = np.dtype(bool if type(leaf) is bool else
                          canonical_dtype(np.dtype(int if type(leaf) is int else float)))
@@ -71,10 +72,10 @@ def _type_of(leaf, index):
     if isinstance(leaf, (np.ndarray, np.generic)) or hasattr(leaf, "__array__"):
         host = np.asarray(leaf)
         if host.dtype.kind not in "biuf" and host.dtype.name != "bfloat16":
-            raise TypeError(f"Argument '{leaf!r}' of type {type(leaf)} is not a valid JAX type")
+            raise TypeError(f"Argument '{leaf}' of type {type(leaf)} is not a valid JAX type")
         return host.shape, canonical_dtype(host.dtype), None, False
-    raise TypeError(f"Argument '{leaf!r}' of type {type(leaf)} is not a valid JAX type "
-                    f"(eval_shape argument leaf {index})")
+    where = "" if index is None else f" (eval_shape argument leaf {index})"
+    raise TypeError(f"Argument '{leaf}' of type {type(leaf)} is not a valid JAX type{where}")
 
 
 def eval_shape(fun, *args, **kwargs):
