@@ -99,11 +99,14 @@ ChainSize chain_size(const std::vector<Step>& steps, const std::vector<size_t>& 
   return size;
 }
 
-// How many times the steps `members` read slot `slot`.
+// How many times the steps `members` other than broadcasts read slot `slot`: a broadcast
+// member reads its operand from the slot (execute.cc), so a value it reads is never internal.
 int reads_by(const std::vector<Step>& steps, const std::vector<size_t>& members, int slot) {
   int reads = 0;
-  for (size_t m : members)
+  for (size_t m : members) {
+    if (broadcast(steps[m])) continue;
     reads += static_cast<int>(std::count(steps[m].inputs.begin(), steps[m].inputs.end(), slot));
+  }
   return reads;
 }
 

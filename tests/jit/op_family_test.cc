@@ -496,6 +496,27 @@ TEST(DeviceSeam, AValueReadBySeveralStepsOfAChainAndARepeatedStepAreComputedOnce
   }
 }
 
+// A scalar that a chain's step reads directly and a broadcast member of the same chain reads too
+// stays a slot (the broadcast reads its operand from one): the bits of the steps run apart.
+TEST(DeviceSeam, AValueABroadcastOfTheChainReadsIsNotMadeInternal) {
+  std::vector<float> a(3000);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = std::sin(0.37f * static_cast<float>(i));
+  const std::string body =
+      "%0 = parameter f32[3000] index=0 sharding=PartitionSpec()\n"
+      "%1 = parameter f32[] index=1 sharding=PartitionSpec()\n"
+      "%2 = exp f32[] %1\n"
+      "%3 = broadcast f32[3000] %2\n"
+      "%4 = mul f32[3000] %0 %2\n"
+      "%5 = add f32[3000] %4 %3\n";
+  const std::vector<Block> in{Block::from_vector(a, {3000}),
+                              Block::from_vector(std::vector<float>{0.75f}, {})};
+  const SeamRun run = run_on_counting_backend(body + "return %5\n", in);
+  const SeamRun apart = run_on_counting_backend(body + "return %5 %2 %4\n", in);
+  for (size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(run.out[0].data<float>()[i], apart.out[0].data<float>()[i]) << i << run.local_text;
+  }
+}
+
 // Which broadcasts a chain reads in place, and how (fuse.h: broadcast_read).
 TEST(Fusion, ABroadcastIsReadInPlaceWhereItsOperandIsOneRunOfTheResult) {
   using compiler::broadcast_read;
