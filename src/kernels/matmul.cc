@@ -17,6 +17,7 @@
 #include "kernels/half_convert.h"
 #include "kernels/sgemm.h"
 #include "kernels/thread_team.h"
+#include "kernels/xla_matvec.h"
 #include "spmd/error.h"
 
 namespace spmd::kernels {
@@ -231,11 +232,39 @@ void through_packed(DType dtype, const MatmulShape& s, const std::byte* a, const
       false);
 }
 
+// A float32 matrix times a vector (n = 1, m ≥ 2, a's rows in place): XLA's own loop sums it,
+// not a GEMM, and in its order (xla_matvec.h), so spmd's values are JAX's. Memory-bound: the
+// team takes tiles of eight rows of every member in turn (a row's bits depend on its tile alone).
+bool is_xla_matvec(const MatmulShape& s) { return s.n == 1 && s.m >= 2 && !s.transpose_a; }
+
+constexpr int64_t kMatvecGrain = int64_t{1} << 15;  // multiply-adds a part takes at least
+
+void xla_matvecs(const float* a, const float* b, float* c, const MatmulShape& s) {
+  const int64_t lda = leading_a(s), ldc = leading_c(s);
+  const int64_t incx = s.transpose_b ? 1 : leading_b(s);
+  const int64_t tiles = (s.m + 7) / 8;
+  const int64_t grain = std::max<int64_t>(1, kMatvecGrain / std::max<int64_t>(8 * s.k, 1));
+  parallel_for(s.batch * tiles, grain, 1, [&](int64_t first, int64_t last) {
+    for (int64_t at = first; at < last;) {
+      const int64_t member = at / tiles, t0 = at % tiles;
+      const int64_t t1 = std::min(tiles, t0 + (last - at));
+      const MatmulOffsets o = member_offsets(s, member);
+      xla_matvec_rows(a + o.a, lda, b + o.b, incx, s.m, s.k, t0 * 8, std::min(s.m, t1 * 8),
+                      c + o.out, ldc);
+      at += t1 - t0;
+    }
+  });
+}
+
 }  // namespace
 
 void matmul(DType dtype, MatmulShape s, const std::byte* a, const std::byte* b, std::byte* out) {
   check(s);
   if (s.m * s.n == 0 || s.batch == 0) return;
+  if (dtype == DType::kFloat32 && is_xla_matvec(s)) {
+    return xla_matvecs(reinterpret_cast<const float*>(a), reinterpret_cast<const float*>(b),
+                       reinterpret_cast<float*>(out), s);
+  }
   const bool blas_dtype = dtype == DType::kFloat32 || dtype == DType::kFloat64;
   if (!blas_dtype && !is_packed(s)) return through_packed(dtype, s, a, b, out);
   if (is_half_dtype(dtype)) {

@@ -2,7 +2,9 @@
 // float32 goes to oneDNN's sgemm or OpenBLAS's (sgemm.h), float64 to OpenBLAS's dgemm, one
 // thread per call; a large product is cut into panels of whole rows or columns by its shape
 // alone, and the calling thread's team (thread_team.h) multiplies the panels, and the products
-// of a batch, in turn, so a product's bits never depend on the team's size. float16 and bfloat16
+// of a batch, in turn, so a product's bits never depend on the team's size. A float32 matrix
+// times a vector (n = 1, m ≥ 2, a not transposed) is summed in XLA's order instead, JAX's bits
+// (xla_matvec.h). float16 and bfloat16
 // are widened to float32, multiplied there and rounded once; integers multiply through Eigen 3.4 in
 // their own type (wrapping as NumPy's do); bool is "any of a and b". Throws InvalidArgument for a
 // dimension or leading dimension past CBLAS's int range. Pure; thread-safe: device threads multiply

@@ -817,6 +817,28 @@ def test_norms_match_jax():
         raises_like(lambda: call(jnp), lambda: call(snp), what)
 
 
+@covers("numpy.matmul", "numpy.dot")
+def test_matrix_times_vector_is_jaxs_bit_for_bit():
+    """A float32 matrix times a vector (XLA sums it in its own loop, not a GEMM: eight lanes,
+    tiles of eight rows, kernels/xla_matvec.h): JAX's bits for rows and columns that fill no
+    tile, one tile, and tiles with rows and columns left over, eagerly and under jit, as `A @ x`,
+    `A @ x[:, None]`, `jnp.dot`, and a batch of matrices each with its own vector."""
+    rng = np.random.default_rng(11)
+    shapes = [(2, 1), (3, 7), (8, 8), (9, 17), (16, 100), (33, 33), (257, 300), (1000, 64)]
+    for m, k in shapes:
+        a = rng.standard_normal((m, k)).astype(np.float32)
+        x = rng.standard_normal(k).astype(np.float32)
+        same(snp.matmul(a, x), jnp.matmul(a, x), f"({m} × {k}) @ x")
+        same(spmd.jit(snp.matmul)(a, x[:, None]), jax.jit(jnp.matmul)(a, x[:, None]),
+             f"jit ({m} × {k}) @ x[:, None]")
+        same(snp.dot(a, x), jnp.dot(a, x), f"dot of ({m} × {k}) and x")
+    a = rng.standard_normal((3, 13, 21)).astype(np.float32)
+    x = rng.standard_normal((3, 21, 1)).astype(np.float32)
+    same(snp.matmul(a, x), jnp.matmul(a, x), "a batch of matrices, each with its own vector")
+    raises_like(lambda: jnp.matmul(a[0], x[0, :20]), lambda: snp.matmul(a[0], x[0, :20]),
+                "a vector of the wrong length")
+
+
 @covers("numpy.sort", "numpy.argsort")
 def test_sorts_of_empty_arrays_are_jaxs():
     for x in (np.zeros((0,), np.float32), np.zeros((3, 0), np.float32), np.zeros((0, 4), np.int8)):
