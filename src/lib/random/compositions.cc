@@ -230,6 +230,32 @@ Array orthogonal(const Array& key, int64_t n, int64_t m, const Shape& shape) {
       [=](const std::vector<Tensor>& t) { return orthogonal(t[0], n, m, shape); });
 }
 
+namespace {
+
+// JAX's einsum("...ij,...j->...i", factor, z), contracted as its dot_general is, so that the sums
+// run as XLA's do: factor's batch dimensions are z's last ones, and z's leading ones are draws
+// of the same factor. One draw per factor is a matrix-vector product per factor, summed in XLA's
+// order (kernels/xla_matvec.h); several are one product (draws × n) · (n × n)ᵀ per factor, whose
+// order in JAX is YNNPACK's (within 2 ulps of it here). Letters, not reshapes, name the
+// dimensions, so a split draw or batch dimension stays split. A factor broadcast along a
+// dimension of size 1 is multiplied draw by draw instead (the same values to a sum's order).
+Tensor factor_times_draws(const Tensor& factor, const Tensor& z) {
+  const Shape& f = factor.shape();
+  const Shape& d = z.shape();
+  const size_t factor_batch = f.size() - 2, z_batch = d.size() - 1;
+  bool aligned = factor_batch <= z_batch && z_batch <= 12;
+  for (size_t i = 0; aligned && i < factor_batch; ++i) {
+    aligned = f[i] == d[z_batch - factor_batch + i];
+  }
+  if (!aligned) return numpy::squeeze(numpy::matmul(factor, numpy::expand_dims(z, -1)), {-1});
+  const std::string batch = std::string("abcdefghklmn").substr(0, factor_batch);
+  const std::string draws = std::string("opqrstuvwxyz").substr(0, z_batch - factor_batch);
+  if (draws.empty()) return numpy::einsum(batch + "ij," + batch + "j->" + batch + "i", factor, z);
+  return numpy::einsum(draws + batch + "j," + batch + "ij->" + draws + batch + "i", z, factor);
+}
+
+}  // namespace
+
 Tensor multivariate_normal(const Tensor& key, const Tensor& mean, const Tensor& cov,
                            const Shape& shape) {
   check_float32("multivariate_normal", mean, "mean");
@@ -250,7 +276,7 @@ Tensor multivariate_normal(const Tensor& key, const Tensor& mean, const Tensor& 
   Shape drawn = shape;
   drawn.push_back(k);
   const Tensor z = normal(key, drawn, DType::kFloat32);
-  return mean + numpy::squeeze(numpy::matmul(factor, numpy::expand_dims(z, -1)), {-1});
+  return mean + factor_times_draws(factor, z);
 }
 
 Array multivariate_normal(const Array& key, const Array& mean, const Array& cov,

@@ -260,10 +260,11 @@ def test_compositions_at_their_edges_are_jaxs():
 @covers("random.orthogonal", "random.multivariate_normal")
 def test_orthogonal_and_multivariate_normal_match_jax():
     """orthogonal of square, tall (m < n) and wide matrices and a batch: JAX's values bit for bit
-    (both factor with OpenBLAS's LAPACK); multivariate_normal of one mean, of batched means and
-    covariances, and a given shape: its Cholesky factor JAX's, the product with the normals
-    within 2 ulps (one value in 12 differs in the last place: the order of a 3-term dot);
-    JAX's errors for mismatched shapes."""
+    (both factor with OpenBLAS's LAPACK); multivariate_normal of one mean and of batched means
+    and covariances (one draw per factor: a matrix-vector product, XLA's own loop, summed in its
+    order: JAX's bits), and with draws sharing a factor (a shape): within 2 ulps, the product
+    (draws × n) · (n × n)ᵀ being YNNPACK's GEMM in JAX, whose summation order changes with the
+    shape (DESIGN.md, "Matrix products in JAX's order"); JAX's errors for mismatched shapes."""
     for n, shape, m in ((4, (), None), (5, (3,), None), (3, (), 5), (5, (2,), 3)):
         same(spmd.random.orthogonal(spmd.random.PRNGKey(4), n, shape, m=m),
              jax.random.orthogonal(jax.random.PRNGKey(4), n, shape, m=m),
@@ -272,11 +273,20 @@ def test_orthogonal_and_multivariate_normal_match_jax():
     g = rng.standard_normal((2, 3, 3)).astype(np.float32)
     cov = g @ np.swapaxes(g, -1, -2) + np.eye(3, dtype=np.float32)
     mean = rng.standard_normal((2, 3)).astype(np.float32)
-    for args, kw in (((mean[0], cov[0]), {}), ((mean, cov), {}), ((mean[0], cov[0]), {"shape": (4,)}),
-                     ((mean, cov[0]), {"shape": (5, 2)})):
+    for args, kw, ulps in (((mean[0], cov[0]), {}, 0), ((mean, cov), {}, 0),
+                           ((mean, cov), {"shape": (2,)}, 0),
+                           ((mean[0], cov[0]), {"shape": (4,)}, 2),
+                           ((mean, cov[0]), {"shape": (5, 2)}, 2)):
         same(spmd.random.multivariate_normal(spmd.random.PRNGKey(6), *args, **kw),
              jax.random.multivariate_normal(jax.random.PRNGKey(6), *args, **kw),
-             f"multivariate_normal of {[np.shape(a) for a in args]}, {kw}", ulps=2)
+             f"multivariate_normal of {[np.shape(a) for a in args]}, {kw}", ulps=ulps)
+    for n in (8, 13, 33):  # one draw of a larger factor: a tile of eight rows and lanes
+        g = rng.standard_normal((n, n)).astype(np.float32)
+        c = g @ g.T + n * np.eye(n, dtype=np.float32)
+        mu = rng.standard_normal(n).astype(np.float32)
+        same(spmd.random.multivariate_normal(spmd.random.PRNGKey(n), mu, c),
+             jax.random.multivariate_normal(jax.random.PRNGKey(n), mu, c),
+             f"multivariate_normal of one draw, n = {n}")
     raises_like(lambda: jax.random.multivariate_normal(jax.random.PRNGKey(0), mean[0], cov[0, :2]),
                 lambda: spmd.random.multivariate_normal(spmd.random.PRNGKey(0), mean[0],
                                                         cov[0, :2]), "cov of the wrong shape")
