@@ -202,7 +202,15 @@ Tensor conv_general_dilated(const Tensor& lhs, const Tensor& rhs, const ConvOpti
                                        std::multiplies<>());
   const int64_t per_group = out_features / groups;
   Tensor y;
-  if (groups == 1) {
+  if (groups == 1 && out_features == 1) {
+    // One output feature: each output the dot product of its window with the kernel, a
+    // (1 × K) · (rows × K)ᵀ product, which sums as XLA's convolution does (JAX's values for
+    // windows of 4 to 33 taps); as (rows × K) · (K × 1) it would be a matrix-vector product,
+    // which sums in XLA's order for a dot instead (kernels/xla_matvec.h).
+    y = np::reshape(np::einsum("ok,rk->or", np::reshape(w, {1, taps * in_features}),
+                               np::reshape(x, {rows, taps * features})),
+                    {rows, 1});
+  } else if (groups == 1) {
     y = np::matmul(np::reshape(x, {rows, taps * features}),
                    np::reshape(w, {taps * in_features, out_features}));
   } else {
