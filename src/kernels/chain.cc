@@ -248,8 +248,14 @@ class ChainPass {
       for (int i = 0; i < arity(r.step->kind); ++i) {
         const Source& from = r.from[static_cast<size_t>(i)];
         if (from.period > 0) runs_.push_back(run_length(from));
-        // An input read in order (a block buffer's stride is 0, a scalar's too).
-        if (from.period == 0 && from.stride > 0 && !from.scalar) streams_.push_back(from);
+        // An input read in order (a block buffer's stride is 0, a scalar's too), once however
+        // many steps read it: xlogy's x, read by three steps, was prefetched three times.
+        const bool streamed = std::any_of(streams_.begin(), streams_.end(), [&](const Source& s) {
+          return s.base == from.base && s.stride == from.stride;
+        });
+        if (from.period == 0 && from.stride > 0 && !from.scalar && !streamed) {
+          streams_.push_back(from);
+        }
       }
     }
   }

@@ -41,7 +41,7 @@ struct ChainStep {
 
 // The most steps and inputs one chain takes, on every backend: a GPU launch carries the chain
 // as its parameters (scalar_chain.h). jit's fusion (jit/fuse.h) makes no longer chain.
-constexpr int kMaxChainSteps = 32;
+constexpr int kMaxChainSteps = 64;
 constexpr int kMaxChainInputs = 16;
 
 constexpr int32_t chain_input(int i) { return i; }

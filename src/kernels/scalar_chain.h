@@ -46,6 +46,8 @@ struct ScalarChain {
   std::byte* out = nullptr;
   int64_t n = 0;
 };
+// A kernel's parameters are at most 4 KB on every CUDA version spmd builds for.
+static_assert(sizeof(ScalarChain) <= 4096, "a chain must fit in a CUDA launch's parameters");
 
 // The prologue's values that the per-element steps read, as run_prologue() leaves them.
 struct HoistedValues {

@@ -22,6 +22,7 @@
 #include "jit/partitioner.h"
 #include "jit/program_parse.h"
 #include "jit/trace.h"
+#include "kernels/chain.h"
 #include "support/counting_backend.h"
 
 namespace {
@@ -338,14 +339,17 @@ TEST(DeviceSeam, NoFusedChainPassesTheBackendsLimits) {
     text += fmt::format("%{} = parameter f32[{}] index={} sharding=PartitionSpec()\n", i, n, i);
     inputs.push_back(Block::from_vector(std::vector<float>(n, static_cast<float>(i + 1)), {n}));
   }
-  int last = 0;  // 45 adds: the first 19 read a parameter each, the rest parameter 0 again
-  for (int k = 1; k <= 45; ++k) {
+  // More adds than a chain takes steps: the first 19 read a parameter each, the rest parameter
+  // 0 again.
+  const int adds = 2 * spmd::kernels::kMaxChainSteps + 10;
+  int last = 0;
+  for (int k = 1; k <= adds; ++k) {
     const int next = 19 + k;
     text += fmt::format("%{} = add f32[{}] %{} %{}\n", next, n, last, k < 20 ? k : 0);
     last = next;
   }
   const SeamRun run = run_on_counting_backend(text + fmt::format("return %{}\n", last), inputs);
-  // The chains' bodies, each at most 32 steps and 16 inputs.
+  // The chains' bodies, each within the limits.
   size_t chains = 0;
   for (size_t at = run.local_text.find("= fused "); at != std::string::npos;
        at = run.local_text.find("= fused ", at + 1)) {
@@ -353,13 +357,14 @@ TEST(DeviceSeam, NoFusedChainPassesTheBackendsLimits) {
     const size_t open = run.local_text.find('{', at), close = run.local_text.find('}', at);
     const std::string head = run.local_text.substr(at, open - at);
     const std::string body = run.local_text.substr(open, close - open);
-    EXPECT_LE(std::count(body.begin(), body.end(), '\n') - 1, 32) << body;
-    EXPECT_LE(std::count(head.begin(), head.end(), '%'), 16) << head;
+    EXPECT_LE(std::count(body.begin(), body.end(), '\n') - 1, spmd::kernels::kMaxChainSteps)
+        << body;
+    EXPECT_LE(std::count(head.begin(), head.end(), '%'), spmd::kernels::kMaxChainInputs) << head;
   }
-  EXPECT_GE(chains, 2u) << run.local_text;
+  EXPECT_GE(chains, 3u) << run.local_text;
   EXPECT_EQ(static_cast<size_t>(run.calls), chains) << run.local_text;
-  // 1 + 2 + … + 20, then 26 more of parameter 0's 1.
-  const float want = 20.0f * 21.0f / 2.0f + 26.0f;
+  // 1 + 2 + … + 20, then the other adds of parameter 0's 1.
+  const float want = 20.0f * 21.0f / 2.0f + static_cast<float>(adds - 19);
   for (float v : run.out[0].data<float>()) ASSERT_EQ(v, want);
 }
 

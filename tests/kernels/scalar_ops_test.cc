@@ -2,6 +2,7 @@
 // on the host against the CPU kernels (elementwise.h, chain.h): every operation on every dtype
 // over special values, every conversion, select and longer chains (chain_cases.h), bit for bit
 // except where a platform's transcendental is on the path. Needs no GPU and no CUDA.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "kernels/chain_cases.h"
@@ -216,7 +217,9 @@ TEST(ScalarOps, MalformedChainsAreRefusedBeforeAnythingRuns) {
   refused({binary_step(Binary::kAdd, DType::kFloat32, 0, kernels::chain_result(0))}, inputs,
           "reads a step not yet run");
   refused({}, inputs, "0 steps");
-  refused(std::vector<ChainStep>(33, unary_step(Unary::kNeg, DType::kFloat32)), inputs, "33 steps");
+  refused(
+      std::vector<ChainStep>(kernels::kMaxChainSteps + 1, unary_step(Unary::kNeg, DType::kFloat32)),
+      inputs, fmt::format("{} steps", kernels::kMaxChainSteps + 1));
 }
 
 }  // namespace

@@ -21,8 +21,8 @@ namespace spmd::kernels::cuda {
 // Queues `steps` over n elements on `gpu`'s stream and returns. `inputs` and `out` are device
 // memory of `gpu`, as chain.h's run_chain takes them (each input n elements or one). Throws
 // before queuing anything what make_scalar_chain() throws (scalar_chain.h: a malformed step, an
-// operation not defined on its dtype, uint64, more than 32 steps or 16 inputs). An integer
-// division by zero is reported by the next gpu.synchronize().
+// operation not defined on its dtype, uint64, more than kMaxChainSteps steps or 16 inputs). An
+// integer division by zero is reported by the next gpu.synchronize().
 void run_chain(GpuContext& gpu, std::span<const ChainStep> steps, std::span<const Input> inputs,
                std::byte* out, int64_t n);
 
