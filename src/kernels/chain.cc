@@ -323,38 +323,6 @@ void run_range(std::span<const ChainStep> steps, std::span<const Input> inputs, 
   ChainPass(steps, inputs, n).run(out, begin, end, out_first);
 }
 
-// sum(exp(x), -1) of float32 rows that contiguous_sum sums whole (at most kExpSumRow, its
-// block): each row's exps summed in registers in the same lanes and order
-// (xla_exp_sum_avx512, else xla_exp_sum_avx2), never stored; false where the chain is another,
-// or the CPU lacks both (the general pass then runs, with the same bits).
-constexpr int64_t kExpSumRow = 4096;
-
-bool exp_sums(std::span<const ChainStep> steps, std::span<const Input> inputs, int64_t rows,
-              int64_t extent, Reduce op, std::byte* out) {
-  if (steps.size() != 1 || op != Reduce::kSum || extent > kExpSumRow) return false;
-  const ChainStep& s = steps[0];
-  if (s.kind != ChainStep::Kind::kUnary || static_cast<Unary>(s.fn) != Unary::kExp ||
-      s.dtype != DType::kFloat32 || s.result != DType::kFloat32 || s.args[0] < 0 ||
-      static_cast<size_t>(s.args[0]) >= inputs.size() ||
-      inputs[static_cast<size_t>(s.args[0])].elements != rows * extent ||
-      inputs[static_cast<size_t>(s.args[0])].repeat != 1) {
-    return false;
-  }
-  const auto* x = reinterpret_cast<const float*>(inputs[static_cast<size_t>(s.args[0])].data);
-  auto* y = reinterpret_cast<float*>(out);
-  float probe = 0;
-  bool (*const exp_sum)(const float*, int64_t, float*) =
-      xla_exp_sum_avx512(x, 0, &probe) ? &xla_exp_sum_avx512
-      : xla_exp_sum_avx2(x, 0, &probe) ? &xla_exp_sum_avx2
-                                       : nullptr;
-  if (exp_sum == nullptr) return false;
-  parallel_for(rows, std::max<int64_t>(1, kPartGrain / extent), 1,
-               [&](int64_t first, int64_t last) {
-                 for (int64_t r = first; r < last; ++r) exp_sum(x + r * extent, extent, y + r);
-               });
-  return true;
-}
-
 // A sum whose chain is one widening convert of a half type (float16 or bfloat16 into float32,
 // spmd::numpy's sum of a half array) over the whole outer × extent × inner input, in its
 // order: reduce() itself, which widens a row or a piece at a time into the same float32 values
@@ -405,7 +373,6 @@ void run_chain_reduce(std::span<const ChainStep> all_steps, std::span<const Inpu
   const HoistedChain h = hoist_uniform_steps(all_steps, all_inputs, n);
   const std::span<const ChainStep> steps = h.steps;
   const std::span<const Input> inputs = h.inputs;
-  if (exp_sums(steps, inputs, rows, extent, op, out)) return;
   if (widened_sums(steps, inputs, rows, extent, 1, op, out)) return;
   const size_t width = dtype_size(dtype);
   // Rows per pass: enough for a few thousand elements, so short rows share a pass.
@@ -417,7 +384,7 @@ void run_chain_reduce(std::span<const ChainStep> all_steps, std::span<const Inpu
         for (int64_t r = first; r < last; r += group) {
           const int64_t count = std::min(group, last - r);
           run_range(steps, inputs, buffer.data(), n, r * extent, (r + count) * extent, r * extent);
-          reduce_rows(op, dtype, buffer.data(), count, extent,
+          reduce_rows(op, dtype, buffer.data(), count, extent, rows,
                       out + r * static_cast<int64_t>(width));
         }
       });

@@ -17,6 +17,7 @@
 #include "kernels/extremes.h"
 #include "kernels/half_convert.h"
 #include "kernels/thread_team.h"
+#include "kernels/xla_sum.h"
 #include "spmd/error.h"
 
 namespace spmd::kernels {
@@ -640,6 +641,46 @@ void argmax_along(FloatReader<T> x, Extents e, int32_t* result) {
   });
 }
 
+// float32 sums of `rows` contiguous rows of `extent` elements in XLA's order (xla_sum.h), the
+// team taking ranges of rows; each row's sum is one thread's. `input_rows`: the rows of the
+// whole reduction, whose size decides the order.
+void xla_row_sums(const float* in, int64_t rows, int64_t extent, int64_t input_rows, float* out) {
+  parallel_for(rows, std::max<int64_t>(1, kPartElements / std::max<int64_t>(extent, 1)), 1,
+               [&](int64_t first, int64_t last) {
+                 for (int64_t r = first; r < last; ++r) {
+                   out[r] = xla_row_sum(in + r * extent, extent, input_rows * extent);
+                 }
+               });
+}
+
+// A float16 or bfloat16 array's rows summed as xla_row_sums sums their float32 values, each row
+// widened into its part's buffer (jnp.sum of a half array: the float32 sum of its values), the
+// sums rounded to `out_dtype` (float32 or the half type) at the end.
+void xla_half_row_sums(DType dtype, const std::byte* in, int64_t rows, int64_t extent,
+                       DType out_dtype, std::byte* out) {
+  const auto size = static_cast<int64_t>(dtype_size(dtype));
+  std::vector<float> sums(static_cast<size_t>(rows));
+  parallel_for(rows, std::max<int64_t>(1, kPartElements / std::max<int64_t>(extent, 1)), 1,
+               [&](int64_t first, int64_t last) {
+                 std::vector<float> row(static_cast<size_t>(extent));
+                 for (int64_t r = first; r < last; ++r) {
+                   widen_half(dtype, in + r * extent * size, row.data(), extent);
+                   sums[static_cast<size_t>(r)] = xla_row_sum(row.data(), extent, rows * extent);
+                 }
+               });
+  if (out_dtype == DType::kFloat32) {
+    std::copy(sums.begin(), sums.end(), reinterpret_cast<float*>(out));
+  } else {
+    from_wide(out_dtype, sums, out);
+  }
+}
+
+// Whether a reduction sums float32 rows in XLA's order rather than reduce_typed's.
+bool xla_ordered_sum(Reduce op, DType dtype, DType out_dtype, int64_t inner, int64_t extent) {
+  return op == Reduce::kSum && dtype == DType::kFloat32 && out_dtype == DType::kFloat32 &&
+         inner == 1 && sums_in_xla_order(extent);
+}
+
 }  // namespace
 
 std::string_view name(Reduce op) {
@@ -661,6 +702,14 @@ void reduce(Reduce op, DType dtype, const std::byte* in, const Shape& shape, int
     convert(DType::kFloat64, out_dtype,
             {reinterpret_cast<const std::byte*>(identity.data()), count}, out, count);
     return;
+  }
+  if (xla_ordered_sum(op, dtype, out_dtype, e.inner, e.extent)) {
+    return xla_row_sums(reinterpret_cast<const float*>(in), e.outer, e.extent, e.outer,
+                        reinterpret_cast<float*>(out));
+  }
+  if (is_half_dtype(dtype) && (out_dtype == dtype || out_dtype == DType::kFloat32) &&
+      xla_ordered_sum(op, DType::kFloat32, DType::kFloat32, e.inner, e.extent)) {
+    return xla_half_row_sums(dtype, in, e.outer, e.extent, out_dtype, out);
   }
   if (is_half_dtype(dtype) && (out_dtype == dtype || out_dtype == DType::kFloat32)) {
     std::vector<float> result;
@@ -698,7 +747,14 @@ void reduce(Reduce op, DType dtype, const std::byte* in, const Shape& shape, int
 }
 
 void reduce_rows(Reduce op, DType dtype, const std::byte* in, int64_t rows, int64_t extent,
-                 std::byte* out) {
+                 int64_t input_rows, std::byte* out) {
+  if (xla_ordered_sum(op, dtype, dtype, 1, extent)) {
+    const auto* x = reinterpret_cast<const float*>(in);
+    auto* y = reinterpret_cast<float*>(out);
+    for (int64_t r = 0; r < rows; ++r)
+      y[r] = xla_row_sum(x + r * extent, extent, input_rows * extent);
+    return;
+  }
   auto typed = [&](auto zero) {
     using T = decltype(zero);
     const auto* x = reinterpret_cast<const T*>(in);

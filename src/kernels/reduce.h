@@ -1,13 +1,14 @@
 // Reductions along one axis, over Eigen 3.4 (the array viewed as outer × extent × inner, whole
 // rows of `inner` elements accumulated in memory order). Several axes are reduced one at a time
 // by the caller. Accumulation is in the output dtype; float16 and bfloat16 accumulate in float32
-// and round once. Floating-point sums add in order within blocks (128 rows; 4096 elements of a
-// contiguous row, in 64 or 32 interleaved lanes: contiguous_sum.h) and combine blocks pairwise,
-// so the error grows as the logarithm of the length; the order depends on the shape alone,
-// never on the data's address or the calling thread's team (thread_team.h), which splits slabs,
-// columns or the top of the pairwise tree. Max and min propagate NaN, as jnp.max does, and give
-// +0 (max) or -0 (min) of zeros of both signs, as jnp.maximum/minimum of the two do, whatever
-// the order (extremes.h: AVX2's lanes). Products multiply each column's rows in order, a
+// and round once. A float32 sum of contiguous rows (inner = 1) of up to 2^15 elements adds in
+// XLA's order (xla_sum.h: JAX's bits). Other floating-point sums add in order within blocks (128
+// rows; 4096 elements of a contiguous row, in 64 or 32 interleaved lanes: contiguous_sum.h) and
+// combine blocks pairwise, so the error grows as the logarithm of the length; the order depends on
+// the shape alone, never on the data's address or the calling thread's team (thread_team.h), which
+// splits slabs, columns or the top of the pairwise tree. Max and min propagate NaN, as jnp.max
+// does, and give +0 (max) or -0 (min) of zeros of both signs, as jnp.maximum/minimum of the two do,
+// whatever the order (extremes.h: AVX2's lanes). Products multiply each column's rows in order, a
 // contiguous row in 32 lanes (an order set by the shape alone), integers wrapping as XLA's do;
 // the team never splits one product's rows. Pure; thread-safe.
 // Open to lib/: the reductions lax::reduce takes.
@@ -35,10 +36,12 @@ void reduce(Reduce op, DType dtype, const std::byte* in, const Shape& shape, int
             DType out_dtype, std::byte* out);
 
 // out[r] = op over row r of the `rows` × `extent` row-major `in` (float32 or float64), on the
-// calling thread alone: the values reduce() gives over the last axis (the same summation order).
-// run_chain_reduce (chain.h) reduces its rows so, a few at a time.
+// calling thread alone: the values reduce() gives over the last axis of an input of
+// `input_rows` such rows, these among them (the same summation order, which for float32 sums
+// depends on the whole input's size: xla_sum.h). run_chain_reduce (chain.h) reduces its rows
+// so, a few at a time.
 void reduce_rows(Reduce op, DType dtype, const std::byte* in, int64_t rows, int64_t extent,
-                 std::byte* out);
+                 int64_t input_rows, std::byte* out);
 
 // Writes elements [first, last) of row `row` of an array made on demand to `dst`
 // (reduce_made_rows).

@@ -77,34 +77,6 @@ void each8(const float* x, float* y, int64_t n) {
   for (; i < n; ++i) y[i] = Scalar(x[i]);
 }
 
-// contiguous_sum's order (contiguous_sum.h) over exp8's values, in registers: lanes 0-63 are
-// a[0]..a[7]'s eight each; whole groups of 64, then the tail zero-padded (exp where there is an
-// element, +0 elsewhere), then the fixed tree, lane l += lane l + w for w = 32, 16, …, 1.
-float exp_sum(const ExpConstants& c, const float* x, int64_t n) {
-  __m256 a[8];
-  for (__m256& lane : a) lane = _mm256_setzero_ps();
-  int64_t i = 0;
-  for (; i + 64 <= n; i += 64) {
-    for (int64_t v = 0; v < 8; ++v)
-      a[v] = _mm256_add_ps(a[v], exp8(c, _mm256_loadu_ps(x + i + 8 * v)));
-  }
-  if (i < n) {
-    const __m256i lane_index = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    for (int64_t v = 0; v < 8; ++v) {
-      const auto left = static_cast<int32_t>(std::clamp<int64_t>(n - i - 8 * v, 0, 8));
-      const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(left), lane_index);
-      const __m256 e = exp8(c, _mm256_maskload_ps(x + i + 8 * v, mask));
-      a[v] = _mm256_add_ps(a[v], _mm256_and_ps(e, _mm256_castsi256_ps(mask)));
-    }
-  }
-  for (int w = 4; w >= 1; w /= 2) {
-    for (int v = 0; v < w; ++v) a[v] = _mm256_add_ps(a[v], a[v + w]);
-  }
-  const __m128 w4 = _mm_add_ps(_mm256_castps256_ps128(a[0]), _mm256_extractf128_ps(a[0], 1));
-  const __m128 w2 = _mm_add_ps(w4, _mm_movehl_ps(w4, w4));
-  return _mm_cvtss_f32(_mm_add_ss(w2, _mm_shuffle_ps(w2, w2, 1)));
-}
-
 float scalar_exp(float v) { return xla_exp(v); }
 float scalar_logistic(float v) { return xla_logistic(v); }
 
@@ -123,12 +95,6 @@ bool xla_exp_avx2(const float* x, float* y, int64_t n) {
   return true;
 }
 
-bool xla_exp_sum_avx2(const float* x, int64_t n, float* sum) {
-  if (!avx2_and_fma()) return false;
-  *sum = exp_sum(ExpConstants(), x, n);
-  return true;
-}
-
 bool xla_logistic_avx2(const float* x, float* y, int64_t n) {
   if (!avx2_and_fma()) return false;
   each8<logistic8, scalar_logistic>(x, y, n);
@@ -142,7 +108,6 @@ bool xla_logistic_avx2(const float* x, float* y, int64_t n) {
 namespace spmd::kernels {
 bool xla_exp_avx2(const float*, float*, int64_t) { return false; }
 bool xla_logistic_avx2(const float*, float*, int64_t) { return false; }
-bool xla_exp_sum_avx2(const float*, int64_t, float*) { return false; }
 }  // namespace spmd::kernels
 
 #endif

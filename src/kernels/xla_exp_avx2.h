@@ -21,11 +21,4 @@ bool xla_exp_avx2(const float* x, float* y, int64_t n);
 // vector loop of the scalar formula ran 1.75-1.93x JAX's time on a Zen 3 (session 44).
 bool xla_logistic_avx2(const float* x, float* y, int64_t n);
 
-// *sum = contiguous_sum (contiguous_sum.h) of xla_exp(x[i]) for i < n, its lanes, tail and tree,
-// the values never stored: the same bits as exp into a buffer, then the sum (sum(exp(a), 1)'s
-// row, run_chain_reduce). False, having done nothing, where the CPU lacks AVX2 or FMA. Over
-// 4096 × 2048 float32 on two cores of a Zen 3, the pass through a buffer took 3.1 ms and this
-// 2.5 (session 46).
-bool xla_exp_sum_avx2(const float* x, int64_t n, float* sum);
-
 }  // namespace spmd::kernels

@@ -85,49 +85,9 @@ void each16(const float* x, float* y, int64_t n) {
   }
 }
 
-// contiguous_sum's order (contiguous_sum.h) over xla_exp's values, in registers: lanes 0-63 are
-// a0..a3's sixteen each; whole groups of 64, then the tail zero-padded, then the fixed tree.
-float exp_sum(const float* x, int64_t n) {
-  const ExpConstants c;
-  __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-  int64_t i = 0;
-  for (; i + 64 <= n; i += 64) {
-    a0 = _mm512_add_ps(a0, exp16(c, _mm512_loadu_ps(x + i)));
-    a1 = _mm512_add_ps(a1, exp16(c, _mm512_loadu_ps(x + i + 16)));
-    a2 = _mm512_add_ps(a2, exp16(c, _mm512_loadu_ps(x + i + 32)));
-    a3 = _mm512_add_ps(a3, exp16(c, _mm512_loadu_ps(x + i + 48)));
-  }
-  if (i < n) {  // the tail group: exp where there is an element, +0 elsewhere
-    __m512* lanes[4] = {&a0, &a1, &a2, &a3};
-    for (int64_t v = 0; v < 4; ++v) {
-      const int64_t left = std::clamp<int64_t>(n - i - 16 * v, 0, 16);
-      const auto mask = static_cast<__mmask16>((uint32_t{1} << left) - 1u);
-      const __m512 e = exp16(c, _mm512_maskz_loadu_ps(mask, x + i + 16 * v));
-      *lanes[v] = _mm512_add_ps(*lanes[v], _mm512_maskz_mov_ps(mask, e));
-    }
-  }
-  // lane l += lane l + w for w = 32, 16, 8, 4, 2, 1.
-  a0 = _mm512_add_ps(a0, a2);
-  a1 = _mm512_add_ps(a1, a3);
-  a0 = _mm512_add_ps(a0, a1);
-  const __m256 w8 =
-      _mm256_add_ps(_mm512_castps512_ps256(a0),
-                    _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a0), 1)));
-  const __m128 w4 = _mm_add_ps(_mm256_castps256_ps128(w8), _mm256_extractf128_ps(w8, 1));
-  const __m128 w2 = _mm_add_ps(w4, _mm_movehl_ps(w4, w4));
-  return _mm_cvtss_f32(_mm_add_ss(w2, _mm_shuffle_ps(w2, w2, 1)));
-}
-
 #pragma GCC pop_options
 
 }  // namespace
-
-bool xla_exp_sum_avx512(const float* x, int64_t n, float* sum) {
-  static const bool supported = __builtin_cpu_supports("avx512f");
-  if (!supported) return false;
-  *sum = exp_sum(x, n);
-  return true;
-}
 
 bool xla_logistic_avx512(const float* x, float* y, int64_t n) {
   static const bool supported = __builtin_cpu_supports("avx512f");
@@ -150,7 +110,6 @@ bool xla_exp_avx512(const float* x, float* y, int64_t n) {
 namespace spmd::kernels {
 bool xla_exp_avx512(const float*, float*, int64_t) { return false; }
 bool xla_logistic_avx512(const float*, float*, int64_t) { return false; }
-bool xla_exp_sum_avx512(const float*, int64_t, float*) { return false; }
 }  // namespace spmd::kernels
 
 #endif

@@ -21,9 +21,4 @@ bool xla_exp_avx512(const float* x, float* y, int64_t n);
 // vector loop of the scalar formula ran 1.35x JAX's time.
 bool xla_logistic_avx512(const float* x, float* y, int64_t n);
 
-// *sum = contiguous_sum (contiguous_sum.h) of xla_exp(x[i]) for i < n, its lanes, tail and tree,
-// the values never stored: the same bits as exp into a buffer, then the sum (sum(exp(a), 1)'s
-// row, run_chain_reduce). False, having done nothing, where the CPU lacks AVX-512 F.
-bool xla_exp_sum_avx512(const float* x, int64_t n, float* sum);
-
 }  // namespace spmd::kernels

@@ -732,8 +732,8 @@ TEST(ThreadTeam, AChainReducedRowByRowIsTheChainThenTheReductionOnEveryTeam) {
   using Step = k::ChainStep;
   for (DType dtype : {DType::kFloat32, DType::kFloat64}) {
     const auto steps = first_then_product(k::Unary::kExp, dtype);
-    // exp alone, summed (float32, rows up to 4096: xla_exp_sum_avx512 in registers), and exp
-    // then a product.
+    // exp alone, summed (float32 rows in XLA's order, kernels/xla_sum.h: YNNPACK's from 4096
+    // elements of input, windows of 32 below), and exp then a product.
     for (size_t length : {size_t{1}, size_t{2}})
       for (const auto& size : {std::pair<int64_t, int64_t>{1000, 7},
                                {33, 5000},

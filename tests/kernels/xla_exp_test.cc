@@ -1,8 +1,7 @@
 // kernels::xla_exp_avx2 and xla_exp_avx512 (kernels/xla_exp_avx2.h, xla_exp_avx512.h): eight
 // and sixteen at a time, the same bits as the scalar xla_exp (xla_math.h, whose values are XLA's),
 // over special values and a million random bit patterns (every exponent, subnormals, infinities,
-// NaNs), with subnormals flushed and not; and their sums of exps in registers, the same bits as
-// the exps stored and then summed by contiguous_sum.
+// NaNs), with subnormals flushed and not.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -12,7 +11,6 @@
 #include <random>
 #include <vector>
 
-#include "kernels/contiguous_sum.h"
 #include "kernels/float_environment.h"
 #include "kernels/xla_exp_avx2.h"
 #include "kernels/xla_exp_avx512.h"
@@ -156,54 +154,6 @@ TEST(XlaLogAvx2, EqualsTheScalarFunctionWithSubnormalsFlushed) {
   expect_equal_to_scalar(kLogistic2);
   expect_equal_to_scalar(kLog2);
   expect_equal_to_scalar(kLog1p2);
-}
-
-// An exp-sum in registers and what the CPU lacks when it declines to run.
-struct SumLoop {
-  bool (*run)(const float*, int64_t, float*);
-  bool (*exp)(const float*, float*, int64_t);
-  const char* lacks;
-};
-
-// Every length up to 300 and some long rows, at several offsets, over values whose exps span
-// subnormal to infinite (and a NaN in some rows): the whole groups of 64, the masked tail and
-// the tree each give contiguous_sum's bits over the stored exps.
-void expect_sums_of_stored_exps(const SumLoop& loop) {
-  std::vector<float> x(4800);
-  std::mt19937 bits(46);
-  std::uniform_real_distribution<float> spread(-100.0f, 60.0f);
-  for (float& v : x) v = spread(bits);
-  x[500] = 89.0f;  // exp overflows: the rows through it sum to inf
-  x[3100] = NAN;
-  std::vector<float> e(x.size());
-  for (int64_t offset : {0, 1, 5, 17}) {
-    std::vector<int64_t> lengths = {1000, 2047, 2048, 2049, 4096, 4100};
-    for (int64_t n = 0; n <= 300; ++n) lengths.push_back(n);
-    for (int64_t n : lengths) {
-      const float* row = x.data() + offset * 37;
-      float got = -7.0f;
-      if (!loop.run(row, n, &got)) GTEST_SKIP() << loop.lacks;
-      ASSERT_TRUE(loop.exp(row, e.data(), n));
-      const float want = k::contiguous_sum(e.data(), n);
-      ASSERT_EQ(std::bit_cast<uint32_t>(got), std::bit_cast<uint32_t>(want))
-          << "n " << n << ", offset " << offset * 37 << ": " << got << ", stored then summed "
-          << want;
-    }
-  }
-}
-
-TEST(XlaExpAvx2, ASumOfExpsInRegistersIsTheExpsStoredThenSummed) {
-  expect_sums_of_stored_exps({k::xla_exp_sum_avx2, k::xla_exp_avx2, kNoAvx2});
-}
-
-TEST(XlaExpAvx2, ASumOfExpsInRegistersIsTheExpsStoredThenSummedWithSubnormalsFlushed) {
-  const k::FlushSubnormalsScope flush;
-  expect_sums_of_stored_exps({k::xla_exp_sum_avx2, k::xla_exp_avx2, kNoAvx2});
-}
-
-TEST(XlaExpAvx512, ASumOfExpsInRegistersIsTheExpsStoredThenSummed) {
-  expect_sums_of_stored_exps({k::xla_exp_sum_avx512, k::xla_exp_avx512,
-                              "this CPU has no AVX-512: the loop cannot run here"});
 }
 
 }  // namespace

@@ -839,6 +839,29 @@ def test_matrix_times_vector_is_jaxs_bit_for_bit():
                 "a vector of the wrong length")
 
 
+@covers("numpy.sum", "numpy.mean", "numpy.dot")
+def test_float32_sums_of_rows_are_jaxs_bit_for_bit():
+    """float32 sums over a vector or the last axis (kernels/xla_sum.h): XLA's windows of 32 below
+    4,096 elements of input, YNNPACK's order from there (rows up to 32,768), eagerly and under
+    jit; the mean of a vector and the dot of two (fused multiply-adds up to 32 elements, then a
+    product and the same sum)."""
+    rng = np.random.default_rng(12)
+    for n in (1, 2, 16, 31, 32, 33, 100, 1000, 4095, 4096, 5000, 32768):
+        x = rng.standard_normal(n).astype(np.float32)
+        same(snp.sum(x), jnp.sum(x), f"sum of {n}")
+        same(spmd.jit(snp.sum)(x), jax.jit(jnp.sum)(x), f"jit sum of {n}")
+        y = rng.standard_normal(n).astype(np.float32)
+        same(spmd.jit(snp.dot)(x, y), jax.jit(jnp.dot)(x, y), f"dot of two vectors of {n}")
+    for rows, n in ((3, 40), (3, 1000), (8, 1000), (100, 100), (2, 4096), (64, 33)):
+        x = rng.standard_normal((rows, n)).astype(np.float32)
+        same(snp.sum(x, axis=1), jnp.sum(x, axis=1), f"sum of {rows} rows of {n}")
+        same(spmd.jit(lambda a: snp.sum(a, -1, keepdims=True))(x),
+             jax.jit(lambda a: jnp.sum(a, -1, keepdims=True))(x), f"jit rows {rows} × {n}")
+    x = rng.standard_normal(960).astype(np.float32)
+    same(spmd.jit(snp.mean)(x), jax.jit(jnp.mean)(x), "mean of a vector")
+    raises_like(lambda: jnp.sum(x, axis=1), lambda: snp.sum(x, axis=1), "an axis out of range")
+
+
 @covers("numpy.sort", "numpy.argsort")
 def test_sorts_of_empty_arrays_are_jaxs():
     for x in (np.zeros((0,), np.float32), np.zeros((3, 0), np.float32), np.zeros((0, 4), np.int8)):
