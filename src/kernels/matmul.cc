@@ -269,22 +269,25 @@ bool is_xla_vector_dot(const MatmulShape& s) { return s.m == 1 && s.n == 1; }
 void xla_vector_dots(const float* a, const float* b, float* c, const MatmulShape& s) {
   const int64_t a_step = s.transpose_a ? leading_a(s) : 1;
   const int64_t b_step = s.transpose_b ? 1 : leading_b(s);
-  std::vector<float> products(static_cast<size_t>(s.k > kFusedDot ? s.k : 0));
-  for (int64_t i = 0; i < s.batch; ++i) {
-    const MatmulOffsets o = member_offsets(s, i);
-    const float* x = a + o.a;
-    const float* y = b + o.b;
-    if (s.k <= kFusedDot) {
-      float sum = 0.0F;
-      for (int64_t j = 0; j < s.k; ++j) sum = std::fma(x[j * a_step], y[j * b_step], sum);
-      c[o.out] = sum;
-      continue;
+  const int64_t grain = std::max<int64_t>(1, kMatvecGrain / std::max<int64_t>(s.k, 1));
+  parallel_for(s.batch, grain, 1, [&](int64_t first, int64_t last) {
+    std::vector<float> products(static_cast<size_t>(s.k > kFusedDot ? s.k : 0));
+    for (int64_t i = first; i < last; ++i) {
+      const MatmulOffsets o = member_offsets(s, i);
+      const float* x = a + o.a;
+      const float* y = b + o.b;
+      if (s.k <= kFusedDot) {
+        float sum = 0.0F;
+        for (int64_t j = 0; j < s.k; ++j) sum = std::fma(x[j * a_step], y[j * b_step], sum);
+        c[o.out] = sum;
+        continue;
+      }
+      for (int64_t j = 0; j < s.k; ++j) {
+        products[static_cast<size_t>(j)] = x[j * a_step] * y[j * b_step];
+      }
+      c[o.out] = xla_row_sum(products.data(), s.k, s.batch * s.k);
     }
-    for (int64_t j = 0; j < s.k; ++j) {
-      products[static_cast<size_t>(j)] = x[j * a_step] * y[j * b_step];
-    }
-    c[o.out] = xla_row_sum(products.data(), s.k, s.batch * s.k);
-  }
+  });
 }
 
 }  // namespace

@@ -857,6 +857,10 @@ def test_float32_sums_of_rows_are_jaxs_bit_for_bit():
         same(snp.sum(x, axis=1), jnp.sum(x, axis=1), f"sum of {rows} rows of {n}")
         same(spmd.jit(lambda a: snp.sum(a, -1, keepdims=True))(x),
              jax.jit(lambda a: jnp.sum(a, -1, keepdims=True))(x), f"jit rows {rows} × {n}")
+    for rows, n in ((100, 16), (100, 64), (2, 2000)):  # a batch of dots: "bi,bi->b"
+        x, y = (rng.standard_normal((rows, n)).astype(np.float32) for _ in range(2))
+        same(spmd.jit(lambda a, b: snp.einsum("bi,bi->b", a, b))(x, y),
+             jax.jit(lambda a, b: jnp.einsum("bi,bi->b", a, b))(x, y), f"{rows} dots of {n}")
     x = rng.standard_normal(960).astype(np.float32)
     same(spmd.jit(snp.mean)(x), jax.jit(jnp.mean)(x), "mean of a vector")
     raises_like(lambda: jnp.sum(x, axis=1), lambda: snp.sum(x, axis=1), "an axis out of range")
