@@ -861,6 +861,12 @@ def test_float32_sums_of_rows_are_jaxs_bit_for_bit():
         x, y = (rng.standard_normal((rows, n)).astype(np.float32) for _ in range(2))
         same(spmd.jit(lambda a, b: snp.einsum("bi,bi->b", a, b))(x, y),
              jax.jit(lambda a, b: jnp.einsum("bi,bi->b", a, b))(x, y), f"{rows} dots of {n}")
+    for rows, n in ((3, 40), (3, 5000)):  # half types sum their float32 values in that order
+        x = rng.standard_normal((rows, n)).astype(np.float16)
+        same(snp.sum(x, axis=1), jnp.sum(x, axis=1), f"float16 sum of {rows} rows of {n}")
+    x = np.array([np.inf, -np.inf, 1.0, np.nan, 2.0], np.float32)
+    same(snp.sum(x[:3]), jnp.sum(x[:3]), "inf - inf")
+    same(snp.sum(x[2:]), jnp.sum(x[2:]), "a NaN")
     x = rng.standard_normal(960).astype(np.float32)
     same(spmd.jit(snp.mean)(x), jax.jit(jnp.mean)(x), "mean of a vector")
     raises_like(lambda: jnp.sum(x, axis=1), lambda: snp.sum(x, axis=1), "an axis out of range")
