@@ -10,6 +10,9 @@
 #include "kernels/thread_team.h"
 #include "kernels/xla_exp_avx2.h"
 #include "kernels/xla_exp_avx512.h"
+#include "kernels/xla_sum.h"
+#include "kernels/ynn_reduce.h"
+#include "kernels/ynn_simd.h"
 #include "spmd/error.h"
 
 namespace spmd::kernels {
@@ -54,11 +57,15 @@ DType operand_dtype(const ChainStep& s, int i) {
   return s.kind == ChainStep::Kind::kSelect && i == 0 ? DType::kBool : s.dtype;
 }
 
-Resolved resolve(const ChainStep& s) {
+// `ynn_math`: the chain feeds a reduction XLA hands to YNNPACK, whose exp and log differ from
+// XLA's (ynn_reduce.h: ynn_has_own).
+Resolved resolve(const ChainStep& s, bool ynn_math) {
   Resolved r{.step = &s, .operands = arity(s.kind)};
   switch (s.kind) {
     case ChainStep::Kind::kUnary:
-      r.unary = unary_kernel(s.dtype);
+      r.unary = ynn_math && s.dtype == DType::kFloat32 && ynn_has_own(static_cast<Unary>(s.fn))
+                    ? ynn_unary
+                    : unary_kernel(s.dtype);
       break;
     case ChainStep::Kind::kBinary:
       r.binary = binary_kernel(s.dtype);
@@ -221,10 +228,12 @@ constexpr int64_t kCacheLine = 64;
 constexpr int64_t kChainReduceElements = 4096;
 
 // A chain with its kernels looked up and its block buffers allocated once, to run over any
-// number of ranges of its n elements (run_chain_reduce_axis runs one per made row).
+// number of ranges of its n elements (run_chain_reduce_axis runs one per made row). `ynn_math`:
+// exp and log as YNNPACK computes them (resolve).
 class ChainPass {
  public:
-  ChainPass(std::span<const ChainStep> steps, std::span<const Input> inputs, int64_t n) {
+  ChainPass(std::span<const ChainStep> steps, std::span<const Input> inputs, int64_t n,
+            bool ynn_math = false) {
     const BufferPlan plan = plan_buffers(steps);
     block_ = steps.size() == 1 ? 0 : block_length(plan);
     buffers_.resize(plan.element_bytes.size());
@@ -237,7 +246,7 @@ class ChainPass {
     }
     resolved_.reserve(steps.size());
     for (size_t k = 0; k < steps.size(); ++k) {
-      Resolved r = resolve(steps[k]);
+      Resolved r = resolve(steps[k], ynn_math);
       connect(r, static_cast<int>(k), inputs, n, at);
       if (k + 1 < steps.size()) r.dst = at[k];
       resolved_.push_back(r);
@@ -319,8 +328,44 @@ class ChainPass {
 // Runs the chain over elements [begin, end) of n, with block buffers of its own, writing element
 // i of the result at out[i - out_first].
 void run_range(std::span<const ChainStep> steps, std::span<const Input> inputs, std::byte* out,
-               int64_t n, int64_t begin, int64_t end, int64_t out_first = 0) {
-  ChainPass(steps, inputs, n).run(out, begin, end, out_first);
+               int64_t n, int64_t begin, int64_t end, int64_t out_first = 0,
+               bool ynn_math = false) {
+  ChainPass(steps, inputs, n, ynn_math).run(out, begin, end, out_first);
+}
+
+// Whether XLA hands a float32 reduction of n elements (with the chain feeding it) to YNNPACK.
+bool by_ynn(DType dtype, Reduce op, int64_t n) {
+  return dtype == DType::kFloat32 && op != Reduce::kProd && n >= kYnnReduceElements;
+}
+
+// A sum whose chain is one exp of an input of all n elements, in XLA's order (xla_sum.h) and by
+// YNNPACK: each row's exps taken and added in registers (ynn_simd.h), never stored. False where
+// the chain is another or the CPU has no vector loops for it (the general pass runs).
+bool exp_sums(std::span<const ChainStep> steps, std::span<const Input> inputs, int64_t rows,
+              int64_t extent, Reduce op, std::byte* out) {
+  const int64_t n = rows * extent;
+  if (steps.size() != 1 || op != Reduce::kSum || !by_ynn(steps[0].result, op, n) ||
+      !sums_in_xla_order(extent)) {
+    return false;
+  }
+  const ChainStep& s = steps[0];
+  if (s.kind != ChainStep::Kind::kUnary || static_cast<Unary>(s.fn) != Unary::kExp ||
+      s.dtype != DType::kFloat32 || s.args[0] < 0 ||
+      static_cast<size_t>(s.args[0]) >= inputs.size()) {
+    return false;
+  }
+  const Input& in = inputs[static_cast<size_t>(s.args[0])];
+  if (in.elements != n || in.repeat != 1) return false;
+  const auto* x = reinterpret_cast<const float*>(in.data);
+  auto* y = reinterpret_cast<float*>(out);
+  const YnnLoops* loops = ynn_loops();
+  if (loops == nullptr) return false;
+  parallel_for(rows, std::max<int64_t>(1, kPartGrain / extent), 1,
+               [&](int64_t first, int64_t last) {
+                 for (int64_t r = first; r < last; ++r)
+                   y[r] = loops->exp_row_sum(x + r * extent, extent);
+               });
+  return true;
 }
 
 // A sum whose chain is one widening convert of a half type (float16 or bfloat16 into float32,
@@ -374,6 +419,8 @@ void run_chain_reduce(std::span<const ChainStep> all_steps, std::span<const Inpu
   const std::span<const ChainStep> steps = h.steps;
   const std::span<const Input> inputs = h.inputs;
   if (widened_sums(steps, inputs, rows, extent, 1, op, out)) return;
+  if (exp_sums(steps, inputs, rows, extent, op, out)) return;
+  const bool ynn_math = by_ynn(dtype, op, n);
   const size_t width = dtype_size(dtype);
   // Rows per pass: enough for a few thousand elements, so short rows share a pass.
   const int64_t group = std::max<int64_t>(1, kChainReduceElements / extent);
@@ -383,7 +430,8 @@ void run_chain_reduce(std::span<const ChainStep> all_steps, std::span<const Inpu
                                       width);
         for (int64_t r = first; r < last; r += group) {
           const int64_t count = std::min(group, last - r);
-          run_range(steps, inputs, buffer.data(), n, r * extent, (r + count) * extent, r * extent);
+          run_range(steps, inputs, buffer.data(), n, r * extent, (r + count) * extent, r * extent,
+                    ynn_math);
           reduce_rows(op, dtype, buffer.data(), count, extent, rows,
                       out + r * static_cast<int64_t>(width));
         }
@@ -398,7 +446,7 @@ void reduce_slab(std::span<const ChainStep> steps, std::span<const Input> inputs
                  int64_t extent, int64_t inner, Reduce op, int64_t o, std::byte* out) {
   const int64_t n = outer * extent * inner;
   const MakeRows makers = [&]() -> MakeRow {
-    auto pass = std::make_shared<ChainPass>(steps, inputs, n);
+    auto pass = std::make_shared<ChainPass>(steps, inputs, n, by_ynn(steps.back().result, op, n));
     return [pass, o, extent, inner](int64_t row, int64_t first, int64_t last, std::byte* dst) {
       const int64_t at = (o * extent + row) * inner;
       pass->run(dst, at + first, at + last, at + first);

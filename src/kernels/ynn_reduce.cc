@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/ynn_math.h"
+#include "kernels/ynn_simd.h"
 
 namespace spmd::kernels {
 namespace {
@@ -81,6 +82,11 @@ float row_max(const float* x, int64_t k) {
 }  // namespace
 
 float ynn_row_sum(const float* x, int64_t k) {
+  const YnnLoops* loops = ynn_loops();
+  return loops != nullptr ? loops->row_sum(x, k) : ynn_row_sum_portable(x, k);
+}
+
+float ynn_row_sum_portable(const float* x, int64_t k) {
   Tree tree;
   uint64_t clock = 0;
   while (k >= 4 * kGroup) {
@@ -101,6 +107,18 @@ float ynn_row_sum(const float* x, int64_t k) {
   Lanes total{};
   for (int l = 0; l < kLanes; ++l) total[l] = total[l] + tree.third[l];
   return 0.0f + halve(total);
+}
+
+bool ynn_has_own(Unary op) { return op == Unary::kExp || op == Unary::kLog; }
+
+void ynn_unary(Unary op, DType /*dtype*/, Input a, std::byte* out, int64_t n) {
+  const auto* x = reinterpret_cast<const float*>(a.data);
+  auto* y = reinterpret_cast<float*>(out);
+  const auto f = [op](float v) { return op == Unary::kExp ? ynn_exp(v) : ynn_log(v); };
+  if (a.elements == 1) return std::fill(y, y + n, f(x[0]));
+  const YnnLoops* loops = ynn_loops();
+  if (op == Unary::kExp && loops != nullptr) return loops->exp(x, y, n);
+  for (int64_t i = 0; i < n; ++i) y[i] = f(x[i]);
 }
 
 void ynn_softmax_rows(const float* x, int64_t rows, int64_t k, float* out) {

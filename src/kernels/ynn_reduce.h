@@ -13,12 +13,29 @@
 // Internal to kernels/.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+
+#include "kernels/elementwise.h"
+#include "spmd/dtype.h"
 
 namespace spmd::kernels {
 
-// YNNPACK's sum of x[0..k) (above), +0 for k = 0.
+// YNNPACK's sum of x[0..k) (above), +0 for k = 0: in vector registers where the CPU has AVX2 or
+// AVX-512 (ynn_simd.h), else ynn_row_sum_portable.
 float ynn_row_sum(const float* x, int64_t k);
+
+// The same sum in portable C++, lane by lane: the reference the vector loops are tested against.
+float ynn_row_sum_portable(const float* x, int64_t k);
+
+// Whether YNNPACK's fusion computes float32 `op` with a formula of its own that spmd has
+// (ynn_math.h): exp and log. XLA hands YNNPACK the element-wise work feeding a reduction of
+// 4,096 elements or more, so such a chain computes these as YNNPACK does (chain.h).
+bool ynn_has_own(Unary op);
+
+// out[i] = ynn_exp or ynn_log of a[i] (op, for which ynn_has_own holds) over n float32 elements:
+// elementwise.h's UnaryKernel, for a chain's step. `dtype` must be float32.
+void ynn_unary(Unary op, DType dtype, Input a, std::byte* out, int64_t n);
 
 // jax.random.dirichlet's normalisation of `rows` rows of k log-space gamma samples `x`, as JAX's
 // CPU program runs it from 4,096 values: each row's maximum (YNNPACK's: NaN's sign decides,

@@ -32,6 +32,7 @@
 #include "kernels/ordering.h"
 #include "kernels/reduce.h"
 #include "kernels/scatter.h"
+#include "kernels/ynn_math.h"
 #include "spmd/error.h"
 
 namespace {
@@ -725,9 +726,28 @@ const k::ChainStep kIntegerNegation{k::ChainStep::Kind::kUnary,
                                     DType::kInt32,
                                     {k::chain_input(0)}};
 
+// What run_chain_reduce reduces for exp, or exp then a product (`chain`), over n elements of
+// `dtype`: run_chain's values, but a float32 exp feeding a sum or max of 4,096 elements or more
+// is YNNPACK's (chain.h), as XLA computes it there.
+void chain_values_to_reduce(std::span<const k::ChainStep> chain, std::span<const k::Input> inputs,
+                            DType dtype, int64_t n, std::byte* whole) {
+  if (dtype != DType::kFloat32 || n < 4096) return k::run_chain(chain, inputs, whole, n);
+  std::vector<float> e(static_cast<size_t>(n));
+  const auto* x = reinterpret_cast<const float*>(inputs[0].data);
+  for (size_t i = 0; i < e.size(); ++i) e[i] = k::ynn_exp(x[i]);
+  if (chain.size() == 1) {
+    std::memcpy(whole, e.data(), e.size() * sizeof(float));
+    return;
+  }
+  k::ChainStep product = chain[1];
+  product.args = {k::chain_input(0), k::chain_input(1)};
+  const k::Input after[] = {{reinterpret_cast<const std::byte*>(e.data()), n}, inputs[1]};
+  k::run_chain({&product, 1}, after, whole, n);
+}
+
 // run_chain_reduce: the chain then the reduction of each row, the same bytes as run_chain
-// followed by reduce over the last axis, for short rows sharing a pass and long ones, on every
-// team.
+// followed by reduce over the last axis (with YNNPACK's exp from 4,096 float32 elements), for
+// short rows sharing a pass and long ones, on every team.
 TEST(ThreadTeam, AChainReducedRowByRowIsTheChainThenTheReductionOnEveryTeam) {
   using Step = k::ChainStep;
   for (DType dtype : {DType::kFloat32, DType::kFloat64}) {
@@ -756,7 +776,7 @@ TEST(ThreadTeam, AChainReducedRowByRowIsTheChainThenTheReductionOnEveryTeam) {
           std::vector<std::byte> whole(static_cast<size_t>(n) * spmd::dtype_size(dtype));
           std::vector<std::byte> want(static_cast<size_t>(rows) * spmd::dtype_size(dtype));
           const std::span<const Step> chain(steps.data(), length);
-          k::run_chain(chain, inputs, whole.data(), n);
+          chain_values_to_reduce(chain, inputs, dtype, n, whole.data());
           k::reduce(op, dtype, whole.data(), Shape{rows, extent}, 1, dtype, want.data());
           const auto results = on_teams([&] {
             std::vector<std::byte> got(want.size());

@@ -1,0 +1,40 @@
+// YNNPACK's float32 exp (ynn_math.h: ynn_exp) and row sum (ynn_reduce.h: ynn_row_sum) in vector
+// registers, operation for operation: the bits of the scalar formulas, NaN, infinities, signed
+// zeros and the thread's flushing of subnormals included (YnnSimd.*, every length around the
+// tails, which are masked loads and stores).
+//
+// YNNPACK's sum keeps sixteen lanes whatever the processor (JAX's sums are the same bits on
+// AVX2 and AVX-512 machines): here one AVX-512 register, or two AVX2 registers side by side. Its
+// first, second and third accumulators and the Kahan error are four such vectors, and a group of
+// 64 elements is four loads added in order. One formula (ynn_simd_body.inc) is compiled for each
+// instruction set, so the AVX2 build tested on one machine is the AVX-512 build's arithmetic.
+//
+// Why: jnp.sum(jnp.exp(a), 1) over 4,096 × 2,048 float32 is one "__ynn_fusion" in JAX's program.
+// spmd summed XLA's exps with the scalar formula: 97 of the 4,096 sums had a last bit JAX does
+// not have, at 0.78-1.07x JAX's speed. Internal to kernels/.
+#pragma once
+
+#include <cstdint>
+
+namespace spmd::kernels {
+
+// One instruction set's loops.
+struct YnnLoops {
+  const char* isa;  // "avx512f" or "avx2"
+  // ynn_row_sum(x, k).
+  float (*row_sum)(const float* x, int64_t k);
+  // ynn_row_sum of ynn_exp(x[0..k)): each group of 64 exps taken and added in registers, never
+  // stored.
+  float (*exp_row_sum)(const float* x, int64_t k);
+  // y[i] = ynn_exp(x[i]) for i < n; nothing read or written past n.
+  void (*exp)(const float* x, float* y, int64_t n);
+};
+
+// The widest loops this CPU runs: AVX-512 F, else AVX2 with FMA; nullptr where it has neither.
+const YnnLoops* ynn_loops();
+
+// Each instruction set's loops, nullptr where this CPU lacks it (the tests run every one).
+const YnnLoops* ynn_loops_avx512();
+const YnnLoops* ynn_loops_avx2();
+
+}  // namespace spmd::kernels

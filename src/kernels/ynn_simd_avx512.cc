@@ -1,0 +1,83 @@
+// ynn_simd.h's loops in AVX-512 F: sixteen lanes, one register. Built with -ffp-contract=off
+// (CMakeLists.txt): a product and the sum after it stay two roundings, as in the scalar formulas.
+#include "kernels/ynn_simd.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// GCC 12's AVX-512 intrinsics pass _mm512_undefined_ps() as the merge source no lane takes, and
+// -O3 warns that it is, or may be, used uninitialized (as xla_exp_avx512.cc).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#include <immintrin.h>
+
+#include <algorithm>
+#include <limits>
+
+namespace spmd::kernels {
+namespace {
+
+#pragma GCC push_options
+#pragma GCC target("avx512f")
+
+struct V {
+  __m512 v;
+};
+
+[[gnu::always_inline]] inline __mmask16 first_lanes(int64_t count) {
+  return count >= 16 ? __mmask16{0xffff} : static_cast<__mmask16>((1u << count) - 1u);
+}
+
+[[gnu::always_inline]] inline V zero() { return {_mm512_setzero_ps()}; }
+[[gnu::always_inline]] inline V splat(float f) { return {_mm512_set1_ps(f)}; }
+[[gnu::always_inline]] inline V load(const float* p) { return {_mm512_loadu_ps(p)}; }
+[[gnu::always_inline]] inline V load_first(const float* p, int64_t count) {
+  return {_mm512_maskz_loadu_ps(first_lanes(count), p)};
+}
+[[gnu::always_inline]] inline void store_first(float* p, int64_t count, V a) {
+  _mm512_mask_storeu_ps(p, first_lanes(count), a.v);
+}
+[[gnu::always_inline]] inline void store16(float* p, V a) { _mm512_store_ps(p, a.v); }
+[[gnu::always_inline]] inline V add(V a, V b) { return {_mm512_add_ps(a.v, b.v)}; }
+[[gnu::always_inline]] inline V sub(V a, V b) { return {_mm512_sub_ps(a.v, b.v)}; }
+[[gnu::always_inline]] inline V mul(V a, V b) { return {_mm512_mul_ps(a.v, b.v)}; }
+[[gnu::always_inline]] inline V fmadd(V a, V b, V c) { return {_mm512_fmadd_ps(a.v, b.v, c.v)}; }
+[[gnu::always_inline]] inline V vmin(V a, V b) { return {_mm512_min_ps(a.v, b.v)}; }
+[[gnu::always_inline]] inline V vmax(V a, V b) { return {_mm512_max_ps(a.v, b.v)}; }
+[[gnu::always_inline]] inline V where_nan(V x, V a) {
+  return {_mm512_mask_mov_ps(a.v, _mm512_cmp_ps_mask(x.v, x.v, _CMP_UNORD_Q), x.v)};
+}
+[[gnu::always_inline]] inline V where_infinite(V t, V a) {
+  const __m512 inf = _mm512_set1_ps(std::numeric_limits<float>::infinity());
+  return {_mm512_mask_mov_ps(a.v, _mm512_cmp_ps_mask(_mm512_abs_ps(t.v), inf, _CMP_EQ_OQ), t.v)};
+}
+[[gnu::always_inline]] inline V finite_or_zero(V e) {
+  const __m512 inf = _mm512_set1_ps(std::numeric_limits<float>::infinity());
+  return {_mm512_maskz_mov_ps(_mm512_cmp_ps_mask(_mm512_abs_ps(e.v), inf, _CMP_LT_OQ), e.v)};
+}
+[[gnu::always_inline]] inline V exponent_field(V a) {
+  return {_mm512_castsi512_ps(_mm512_slli_epi32(_mm512_castps_si512(a.v), 23))};
+}
+[[gnu::always_inline]] inline V zero_past(V a, int64_t count) {
+  return {_mm512_maskz_mov_ps(first_lanes(count), a.v)};
+}
+
+#include "kernels/ynn_simd_body.inc"
+
+#pragma GCC pop_options
+
+}  // namespace
+
+const YnnLoops* ynn_loops_avx512() {
+  static const YnnLoops loops{"avx512f", plain_row_sum, exp_row_sum, exp_each};
+  static const bool supported = __builtin_cpu_supports("avx512f");
+  return supported ? &loops : nullptr;
+}
+
+}  // namespace spmd::kernels
+
+#else
+
+namespace spmd::kernels {
+const YnnLoops* ynn_loops_avx512() { return nullptr; }
+}  // namespace spmd::kernels
+
+#endif

@@ -1,0 +1,179 @@
+// kernels::ynn_loops_avx2 and ynn_loops_avx512 (ynn_simd.h): each instruction set's exp, row sum
+// and sum of exps give the bits of the scalar formulas (ynn_math.h: ynn_exp; ynn_reduce.h:
+// ynn_row_sum_portable) for every float32 class, with subnormals flushed and not, at every
+// length around the tails, the groups of 64 and the Kahan steps. An instruction set this CPU
+// lacks is skipped, saying so. That the scalar formulas are JAX's is tested against JAX
+// (tests/python/jax_parity: test_random.py, test_numpy.py's sums of exps).
+#include "kernels/ynn_simd.h"
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/float_environment.h"
+#include "kernels/ynn_math.h"
+#include "kernels/ynn_reduce.h"
+
+namespace ynn_simd_test {
+
+namespace k = spmd::kernels;
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// The tests run once per instruction set (INSTANTIATE_TEST_SUITE_P below).
+class YnnSimd : public testing::TestWithParam<const char*> {
+ protected:
+  void SetUp() override {
+    const std::string isa = GetParam();
+    loops_ = isa == "avx512f" ? k::ynn_loops_avx512() : k::ynn_loops_avx2();
+    if (loops_ == nullptr)
+      GTEST_SKIP() << "this CPU has no " << isa << ": its loops cannot run here";
+  }
+  const k::YnnLoops& loops() const { return *loops_; }
+
+ private:
+  const k::YnnLoops* loops_ = nullptr;
+};
+
+// Equal bits, or both NaN.
+bool same(float a, float b) {
+  return std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b) ||
+         (std::isnan(a) && std::isnan(b));
+}
+
+// Floats of every class: random bit patterns (NaNs, infinities, subnormals, zeros of both signs
+// among them) and values in exp's range, half and half.
+std::vector<float> mixed_floats(size_t n, uint32_t seed) {
+  std::mt19937 bits(seed);
+  std::uniform_real_distribution<float> range(-90.0f, 90.0f);
+  std::vector<float> x(n);
+  for (size_t i = 0; i < n; ++i) {
+    x[i] = i % 2 == 0 ? std::bit_cast<float>(static_cast<uint32_t>(bits())) : range(bits);
+  }
+  const float special[] = {0.0f,
+                           -0.0f,
+                           kInf,
+                           -kInf,
+                           NAN,
+                           -NAN,
+                           1e-40f,
+                           -1e-40f,
+                           88.72283935546875f,
+                           -88.02969360351562f,
+                           88.7f,
+                           -87.5f};
+  for (size_t i = 0; i < std::size(special) && i < n; ++i) x[i * 7 % n] = special[i];
+  return x;
+}
+
+void expect_exp_equals_scalar(const k::YnnLoops& loops) {
+  const std::vector<float> x = mixed_floats(size_t{1} << 18, 59);
+  std::vector<float> y(x.size());
+  loops.exp(x.data(), y.data(), static_cast<int64_t>(x.size()));
+  for (size_t i = 0; i < x.size(); ++i) {
+    ASSERT_TRUE(same(y[i], k::ynn_exp(x[i])))
+        << "exp(" << x[i] << " = 0x" << std::hex << std::bit_cast<uint32_t>(x[i]) << "): " << y[i]
+        << ", the scalar formula " << k::ynn_exp(x[i]);
+  }
+}
+
+TEST_P(YnnSimd, ExpEqualsTheScalarFormulaForEveryClassOfFloat) {
+  expect_exp_equals_scalar(loops());
+}
+
+TEST_P(YnnSimd, ExpEqualsTheScalarFormulaWithSubnormalsFlushed) {
+  const k::FlushSubnormalsScope flushed;
+  expect_exp_equals_scalar(loops());
+}
+
+TEST_P(YnnSimd, ExpWritesEveryLengthAndNothingPastIt) {
+  const std::vector<float> x = mixed_floats(80, 60);
+  for (int64_t n = 0; n <= 70; ++n) {
+    std::vector<float> y(static_cast<size_t>(n) + 16, -7.0f);
+    loops().exp(x.data(), y.data(), n);
+    for (int64_t i = 0; i < n; ++i) ASSERT_TRUE(same(y[i], k::ynn_exp(x[i]))) << n << ", " << i;
+    for (size_t i = static_cast<size_t>(n); i < y.size(); ++i) ASSERT_EQ(y[i], -7.0f) << n;
+  }
+}
+
+// Rows where the order shows: magnitudes from 2^-20 to 2^26 of both signs, so that sums taken in
+// another order, or a Kahan step missed, round differently.
+std::vector<float> cancelling_values(size_t n, uint32_t seed) {
+  std::mt19937 bits(seed);
+  std::uniform_real_distribution<float> mantissa(1.0f, 2.0f);
+  std::uniform_int_distribution<int> exponent(-20, 26);
+  std::vector<float> x(n);
+  for (float& v : x) v = std::ldexp(mantissa(bits), exponent(bits)) * (bits() % 2 ? 1.0f : -1.0f);
+  return x;
+}
+
+void expect_sums_equal_portable(const k::YnnLoops& loops, const std::vector<float>& x, int64_t n,
+                                const char* what) {
+  const float got = loops.row_sum(x.data(), n);
+  const float want = k::ynn_row_sum_portable(x.data(), n);
+  ASSERT_TRUE(same(got, want)) << what << ", " << n << " elements: " << got << ", portable "
+                               << want;
+}
+
+TEST_P(YnnSimd, RowSumEqualsThePortableSumAtEveryLength) {
+  const std::vector<float> x = cancelling_values(70'000, 61);
+  for (int64_t n = 0; n <= 1300; ++n) expect_sums_equal_portable(loops(), x, n, "cancelling");
+  for (int64_t n : {4095, 4096, 4097, 16384, 16385, 32768, 40000, 70000}) {
+    expect_sums_equal_portable(loops(), x, n, "cancelling");
+  }
+}
+
+TEST_P(YnnSimd, RowSumEqualsThePortableSumOverSpecialValues) {
+  // Infinities of both signs (a NaN sum and a non-finite Kahan error), NaNs, signed zeros.
+  for (uint32_t seed = 0; seed < 8; ++seed) {
+    std::vector<float> x = cancelling_values(3000, 62 + seed);
+    std::mt19937 bits(seed);
+    for (int i = 0; i < 3; ++i) {
+      const float special[] = {kInf, -kInf, NAN, -0.0f, 3e38f, -3e38f};
+      x[bits() % x.size()] = special[(seed + static_cast<uint32_t>(i)) % std::size(special)];
+    }
+    for (int64_t n : {1, 17, 64, 300, 1100, 3000})
+      expect_sums_equal_portable(loops(), x, n, "special");
+  }
+  const std::vector<float> zeros(100, -0.0f);
+  EXPECT_FALSE(std::signbit(loops().row_sum(zeros.data(), 100)));  // from +0, as the portable sum
+}
+
+TEST_P(YnnSimd, SumOfExpsEqualsThePortableSumOfTheScalarExps) {
+  std::vector<float> x = cancelling_values(20'000, 63);
+  for (float& v : x) v = std::fmod(v, 60.0f);  // exps from 1e-26 to 1e26: the order shows
+  x[5000] = NAN;
+  x[9000] = kInf;
+  x[9001] = -kInf;
+  std::vector<float> e(x.size());
+  for (size_t i = 0; i < x.size(); ++i) e[i] = k::ynn_exp(x[i]);
+  for (int64_t n = 0; n <= 1100; ++n) {
+    const float got = loops().exp_row_sum(x.data(), n);
+    ASSERT_TRUE(same(got, k::ynn_row_sum_portable(e.data(), n))) << n << " elements";
+  }
+  for (int64_t n : {4096, 5000, 9000, 9002, 20000}) {
+    const float got = loops().exp_row_sum(x.data(), n);
+    ASSERT_TRUE(same(got, k::ynn_row_sum_portable(e.data(), n))) << n << " elements";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(EachInstructionSet, YnnSimd, testing::Values("avx2", "avx512f"),
+                         [](const testing::TestParamInfo<const char*>& info) {
+                           return std::string(info.param);
+                         });
+
+TEST(YnnSimdDispatch, TakesTheWidestInstructionSetThisCpuHas) {
+  const k::YnnLoops* widest = k::ynn_loops();
+  if (k::ynn_loops_avx512() != nullptr) {
+    EXPECT_EQ(widest, k::ynn_loops_avx512());
+  } else {
+    EXPECT_EQ(widest, k::ynn_loops_avx2());  // nullptr where neither
+  }
+}
+
+}  // namespace ynn_simd_test
