@@ -872,6 +872,37 @@ def test_float32_sums_of_rows_are_jaxs_bit_for_bit():
     raises_like(lambda: jnp.sum(x, axis=1), lambda: snp.sum(x, axis=1), "an axis out of range")
 
 
+def test_sums_of_exps_and_logs_are_jaxs_bit_for_bit():
+    """A float32 sum or max over the last axis of 4,096 elements or more is one "__ynn_fusion" in
+    JAX's program, which takes exp and log from YNNPACK (kernels/ynn_math.h), not XLA: spmd's
+    fused chain does the same (kernels/chain.h), the sum of exps in vector registers
+    (kernels/ynn_simd.h). Below 4,096 elements both are XLA's. With NaN, infinities and values
+    whose exps overflow and flush to zero; but for the max: YNNPACK's max drops a NaN (JAX's
+    jnp.max over 4,096 ones and a NaN is 1.0), where spmd keeps XLA's and NumPy's NaN. Not yet
+    JAX's: the element-wise work after such a reduction when its result holds 4,096 elements or
+    more (logsumexp of 4,096 rows: JAX's log of the sums is YNNPACK's too)."""
+    rng = np.random.default_rng(59)
+    for shape in ((4096, 2048), (2, 4096), (3, 5000), (100, 100), (64, 63), (1, 1000)):
+        x = (rng.standard_normal(shape) * 30).astype(np.float32)
+        x.flat[:4] = [np.nan, np.inf, -np.inf, 100.0]
+        positive = np.abs(x) + np.float32(0.01)
+        cases = [
+            ("sum(exp)", lambda m: lambda a: m.sum(m.exp(a), 1), x),
+            ("mean(exp)", lambda m: lambda a: m.mean(m.exp(a), -1), x),
+            ("sum(exp(a - 1) * 2)", lambda m: lambda a: m.sum(m.exp(a - 1.0) * 2.0, 1), x),
+            ("max(exp)", lambda m: lambda a: m.max(m.exp(a), 1), np.nan_to_num(x, nan=1.0)),
+            ("sum(log)", lambda m: lambda a: m.sum(m.log(a), 1), positive),
+            ("softmax's denominators",
+             lambda m: lambda a: m.sum(m.exp(a - m.max(a, 1, keepdims=True)), 1), x / 10),
+        ]
+        for name, f, a in cases:
+            same(spmd.jit(f(snp))(a), jax.jit(f(jnp))(a), f"{name} of {shape}")
+        if shape[0] >= 4096:
+            continue
+        same(spmd.jit(lambda a: spmd.nn.logsumexp(a, 1))(x / 10),
+             jax.jit(lambda a: jax.nn.logsumexp(a, 1))(x / 10), f"logsumexp of {shape}")
+
+
 @covers("numpy.sort", "numpy.argsort")
 def test_sorts_of_empty_arrays_are_jaxs():
     for x in (np.zeros((0,), np.float32), np.zeros((3, 0), np.float32), np.zeros((0, 4), np.int8)):
