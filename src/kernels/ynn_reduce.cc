@@ -124,7 +124,9 @@ void ynn_unary(Unary op, DType /*dtype*/, Input a, std::byte* out, int64_t n) {
 void ynn_softmax_rows(const float* x, int64_t rows, int64_t k, float* out) {
   for (int64_t i = 0; i < rows; ++i, x += k, out += k) {
     const float top = row_max(x, k);
-    for (int64_t j = 0; j < k; ++j) out[j] = ynn_exp(x[j] - top);
+    for (int64_t j = 0; j < k; ++j) out[j] = x[j] - top;
+    ynn_unary(Unary::kExp, DType::kFloat32, {reinterpret_cast<const std::byte*>(out), k},
+              reinterpret_cast<std::byte*>(out), k);
     const float scale = 1.0f / ynn_row_sum(out, k);
     for (int64_t j = 0; j < k; ++j) out[j] = out[j] * scale;
   }

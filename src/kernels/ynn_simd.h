@@ -26,7 +26,7 @@ struct YnnLoops {
   // ynn_row_sum of ynn_exp(x[0..k)): each group of 64 exps taken and added in registers, never
   // stored.
   float (*exp_row_sum)(const float* x, int64_t k);
-  // y[i] = ynn_exp(x[i]) for i < n; nothing read or written past n.
+  // y[i] = ynn_exp(x[i]) for i < n; nothing read or written past n. y may be x.
   void (*exp)(const float* x, float* y, int64_t n);
 };
 
