@@ -897,6 +897,9 @@ def test_sums_of_exps_and_logs_are_jaxs_bit_for_bit():
         ]
         for name, f, a in cases:
             same(spmd.jit(f(snp))(a), jax.jit(f(jnp))(a), f"{name} of {shape}")
+        half = (x / 10).astype(np.float16)  # exp in float32, rounded, then summed in float32
+        same(spmd.jit(lambda a: snp.sum(snp.exp(a), 1))(half),
+             jax.jit(lambda a: jnp.sum(jnp.exp(a), 1))(half), f"float16 sum(exp) of {shape}")
         if shape[0] >= 4096:
             continue
         same(spmd.jit(lambda a: spmd.nn.logsumexp(a, 1))(x / 10),
