@@ -1,5 +1,7 @@
 #include "kernels/ynn_reduce.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -10,6 +12,7 @@
 
 #include "kernels/ynn_math.h"
 #include "kernels/ynn_simd.h"
+#include "spmd/error.h"
 
 namespace spmd::kernels {
 namespace {
@@ -109,16 +112,53 @@ float ynn_row_sum_portable(const float* x, int64_t k) {
   return 0.0f + halve(total);
 }
 
-bool ynn_has_own(Unary op) { return op == Unary::kExp || op == Unary::kLog; }
+bool ynn_has_own(Unary op) {
+  switch (op) {
+    case Unary::kExp:
+    case Unary::kLog:
+    case Unary::kExpm1:
+    case Unary::kLog1p:
+    case Unary::kTanh:
+    case Unary::kLogistic:
+      return true;
+    default:
+      return false;
+  }
+}
+
+namespace {
+
+// y[i] = f(x[i]) for i < n, x one element (every y the same) or n.
+template <class F>
+void each(F f, const float* x, int64_t elements, float* y, int64_t n) {
+  if (elements == 1) return std::fill(y, y + n, f(x[0]));
+  for (int64_t i = 0; i < n; ++i) y[i] = f(x[i]);
+}
+
+}  // namespace
 
 void ynn_unary(Unary op, DType /*dtype*/, Input a, std::byte* out, int64_t n) {
   const auto* x = reinterpret_cast<const float*>(a.data);
   auto* y = reinterpret_cast<float*>(out);
-  const auto f = [op](float v) { return op == Unary::kExp ? ynn_exp(v) : ynn_log(v); };
-  if (a.elements == 1) return std::fill(y, y + n, f(x[0]));
   const YnnLoops* loops = ynn_loops();
-  if (op == Unary::kExp && loops != nullptr) return loops->exp(x, y, n);
-  for (int64_t i = 0; i < n; ++i) y[i] = f(x[i]);
+  if (a.elements != 1 && loops != nullptr && loops->unary(op, x, y, n)) return;
+  switch (op) {
+    case Unary::kExp:
+      return each([](float v) { return ynn_exp(v); }, x, a.elements, y, n);
+    case Unary::kLog:
+      return each([](float v) { return ynn_log(v); }, x, a.elements, y, n);
+    case Unary::kExpm1:
+      return each([](float v) { return ynn_expm1(v); }, x, a.elements, y, n);
+    case Unary::kLog1p:
+      return each([](float v) { return ynn_log1p(v); }, x, a.elements, y, n);
+    case Unary::kTanh:
+      return each([](float v) { return ynn_tanh(v); }, x, a.elements, y, n);
+    case Unary::kLogistic:
+      return each([](float v) { return ynn_logistic(v); }, x, a.elements, y, n);
+    default:
+      throw InvalidArgument(
+          fmt::format("ynn_unary: YNNPACK has no formula of its own for {}", name(op)));
+  }
 }
 
 void ynn_softmax_rows(const float* x, int64_t rows, int64_t k, float* out) {

@@ -29,12 +29,14 @@ float ynn_row_sum(const float* x, int64_t k);
 float ynn_row_sum_portable(const float* x, int64_t k);
 
 // Whether YNNPACK's fusion computes float32 `op` with a formula of its own that spmd has
-// (ynn_math.h): exp and log. XLA hands YNNPACK the element-wise work feeding a reduction of
-// 4,096 elements or more, so such a chain computes these as YNNPACK does (chain.h).
+// (ynn_math.h): exp, log, expm1, log1p, tanh and logistic (1 / (exp(-x) + 1) with its exp). XLA
+// hands YNNPACK the element-wise work feeding a reduction of 4,096 elements or more, so such a
+// chain computes these as YNNPACK does (chain.h, ynn_fusion.h). Not erf (YNNPACK's own, not
+// found yet): a chain's erf stays XLA's and differs from JAX's in the last bits.
 bool ynn_has_own(Unary op);
 
-// out[i] = ynn_exp or ynn_log of a[i] (op, for which ynn_has_own holds) over n float32 elements:
-// elementwise.h's UnaryKernel, for a chain's step. `dtype` must be float32.
+// out[i] = YNNPACK's `op` (for which ynn_has_own holds; else InvalidArgument) of a[i] over n
+// float32 elements: elementwise.h's UnaryKernel, for a chain's step. `dtype` must be float32.
 void ynn_unary(Unary op, DType dtype, Input a, std::byte* out, int64_t n);
 
 // jax.random.dirichlet's normalisation of `rows` rows of k log-space gamma samples `x`, as JAX's

@@ -1,4 +1,4 @@
-// YNNPACK's float32 exp (ynn_math.h: ynn_exp) and row sum (ynn_reduce.h: ynn_row_sum) in vector
+// YNNPACK's float32 exp and its kin (ynn_math.h) and row sum (ynn_reduce.h: ynn_row_sum) in vector
 // registers, operation for operation: the bits of the scalar formulas, NaN, infinities, signed
 // zeros and the thread's flushing of subnormals included (YnnSimd.*, every length around the
 // tails, which are masked loads and stores).
@@ -16,6 +16,8 @@
 
 #include <cstdint>
 
+#include "kernels/elementwise.h"
+
 namespace spmd::kernels {
 
 // One instruction set's loops.
@@ -28,6 +30,9 @@ struct YnnLoops {
   float (*exp_row_sum)(const float* x, int64_t k);
   // y[i] = ynn_exp(x[i]) for i < n; nothing read or written past n. y may be x.
   void (*exp)(const float* x, float* y, int64_t n);
+  // y[i] = YNNPACK's op of x[i] for i < n (ynn_reduce.h: ynn_unary's ops: exp, expm1, tanh,
+  // logistic, log and log1p), as above; false, writing nothing, for any other op.
+  bool (*unary)(Unary op, const float* x, float* y, int64_t n);
 };
 
 // The widest loops this CPU runs: AVX-512 F, else AVX2 with FMA; nullptr where it has neither.

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "kernels/ynn_math.h"
+
 namespace spmd::kernels {
 namespace {
 
@@ -56,6 +58,9 @@ template <class F>
 [[gnu::always_inline]] inline V mul(V a, V b) {
   return each(a, b, [](__m256 x, __m256 y) { return _mm256_mul_ps(x, y); });
 }
+[[gnu::always_inline]] inline V div(V a, V b) {
+  return each(a, b, [](__m256 x, __m256 y) { return _mm256_div_ps(x, y); });
+}
 [[gnu::always_inline]] inline V fmadd(V a, V b, V c) {
   return {_mm256_fmadd_ps(a.lo, b.lo, c.lo), _mm256_fmadd_ps(a.hi, b.hi, c.hi)};
 }
@@ -91,6 +96,34 @@ template <class F>
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(x), 23));
   });
 }
+// float(bits >> 23): a positive float's exponent field.
+[[gnu::always_inline]] inline V field_as_float(V a) {
+  return each(a, a, [](__m256 x, __m256) {
+    return _mm256_cvtepi32_ps(_mm256_srli_epi32(_mm256_castps_si256(x), 23));
+  });
+}
+// The mantissa under 1.0's exponent.
+[[gnu::always_inline]] inline V mantissa_one(V a) {
+  return each(a, a, [](__m256 x, __m256) {
+    const __m256i bits = _mm256_and_si256(_mm256_castps_si256(x), _mm256_set1_epi32(0x007fffff));
+    return _mm256_castsi256_ps(_mm256_or_si256(bits, _mm256_set1_epi32(0x3f800000)));
+  });
+}
+// t where a < b (a == b, a > b: ordered, false with a NaN) else f.
+template <int kPredicate>
+[[gnu::always_inline]] inline V where_cmp(V a, V b, V t, V f) {
+  return {_mm256_blendv_ps(f.lo, t.lo, _mm256_cmp_ps(a.lo, b.lo, kPredicate)),
+          _mm256_blendv_ps(f.hi, t.hi, _mm256_cmp_ps(a.hi, b.hi, kPredicate))};
+}
+[[gnu::always_inline]] inline V where_lt(V a, V b, V t, V f) {
+  return where_cmp<_CMP_LT_OQ>(a, b, t, f);
+}
+[[gnu::always_inline]] inline V where_eq(V a, V b, V t, V f) {
+  return where_cmp<_CMP_EQ_OQ>(a, b, t, f);
+}
+[[gnu::always_inline]] inline V where_gt(V a, V b, V t, V f) {
+  return where_cmp<_CMP_GT_OQ>(a, b, t, f);
+}
 [[gnu::always_inline]] inline V zero_past(V a, int64_t count) {
   return {_mm256_and_ps(a.lo, _mm256_castsi256_ps(first_lanes(count))),
           _mm256_and_ps(a.hi, _mm256_castsi256_ps(first_lanes(count - 8)))};
@@ -103,7 +136,7 @@ template <class F>
 }  // namespace
 
 const YnnLoops* ynn_loops_avx2() {
-  static const YnnLoops loops{"avx2", plain_row_sum, exp_row_sum, exp_each};
+  static const YnnLoops loops{"avx2", plain_row_sum, exp_row_sum, exp_each, unary_each};
   static const bool supported = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   return supported ? &loops : nullptr;
 }

@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "kernels/ynn_math.h"
+
 namespace spmd::kernels {
 namespace {
 
@@ -39,6 +41,7 @@ struct V {
 [[gnu::always_inline]] inline V add(V a, V b) { return {_mm512_add_ps(a.v, b.v)}; }
 [[gnu::always_inline]] inline V sub(V a, V b) { return {_mm512_sub_ps(a.v, b.v)}; }
 [[gnu::always_inline]] inline V mul(V a, V b) { return {_mm512_mul_ps(a.v, b.v)}; }
+[[gnu::always_inline]] inline V div(V a, V b) { return {_mm512_div_ps(a.v, b.v)}; }
 [[gnu::always_inline]] inline V fmadd(V a, V b, V c) { return {_mm512_fmadd_ps(a.v, b.v, c.v)}; }
 [[gnu::always_inline]] inline V vmin(V a, V b) { return {_mm512_min_ps(a.v, b.v)}; }
 [[gnu::always_inline]] inline V vmax(V a, V b) { return {_mm512_max_ps(a.v, b.v)}; }
@@ -60,6 +63,26 @@ struct V {
   return {_mm512_maskz_mov_ps(first_lanes(count), a.v)};
 }
 
+// float(bits >> 23): a positive float's exponent field.
+[[gnu::always_inline]] inline V field_as_float(V a) {
+  return {_mm512_cvtepi32_ps(_mm512_srli_epi32(_mm512_castps_si512(a.v), 23))};
+}
+// The mantissa under 1.0's exponent.
+[[gnu::always_inline]] inline V mantissa_one(V a) {
+  const __m512i bits = _mm512_and_si512(_mm512_castps_si512(a.v), _mm512_set1_epi32(0x007fffff));
+  return {_mm512_castsi512_ps(_mm512_or_si512(bits, _mm512_set1_epi32(0x3f800000)))};
+}
+// t where a < b (a == b, a > b: ordered, false with a NaN) else f.
+[[gnu::always_inline]] inline V where_lt(V a, V b, V t, V f) {
+  return {_mm512_mask_blend_ps(_mm512_cmp_ps_mask(a.v, b.v, _CMP_LT_OQ), f.v, t.v)};
+}
+[[gnu::always_inline]] inline V where_eq(V a, V b, V t, V f) {
+  return {_mm512_mask_blend_ps(_mm512_cmp_ps_mask(a.v, b.v, _CMP_EQ_OQ), f.v, t.v)};
+}
+[[gnu::always_inline]] inline V where_gt(V a, V b, V t, V f) {
+  return {_mm512_mask_blend_ps(_mm512_cmp_ps_mask(a.v, b.v, _CMP_GT_OQ), f.v, t.v)};
+}
+
 #include "kernels/ynn_simd_body.inc"
 
 #pragma GCC pop_options
@@ -67,7 +90,7 @@ struct V {
 }  // namespace
 
 const YnnLoops* ynn_loops_avx512() {
-  static const YnnLoops loops{"avx512f", plain_row_sum, exp_row_sum, exp_each};
+  static const YnnLoops loops{"avx512f", plain_row_sum, exp_row_sum, exp_each, unary_each};
   static const bool supported = __builtin_cpu_supports("avx512f");
   return supported ? &loops : nullptr;
 }

@@ -33,6 +33,7 @@
 #include "kernels/reduce.h"
 #include "kernels/scatter.h"
 #include "kernels/ynn_math.h"
+#include "kernels/ynn_reduce.h"
 #include "spmd/error.h"
 
 namespace {
@@ -726,15 +727,15 @@ const k::ChainStep kIntegerNegation{k::ChainStep::Kind::kUnary,
                                     DType::kInt32,
                                     {k::chain_input(0)}};
 
-// What run_chain_reduce reduces for exp, or exp then a product (`chain`), over n elements of
-// `dtype`: run_chain's values, but a float32 exp feeding a sum or max of 4,096 elements or more
-// is YNNPACK's (chain.h), as XLA computes it there.
+// What run_chain_reduce reduces for exp or tanh, alone or then a product (`chain`), over n
+// elements of `dtype`: run_chain's values, but a float32 exp or tanh feeding a sum, max or min of
+// 4,096 elements or more is YNNPACK's (chain.h), as XLA computes it there.
 void chain_values_to_reduce(std::span<const k::ChainStep> chain, std::span<const k::Input> inputs,
                             DType dtype, int64_t n, std::byte* whole) {
   if (dtype != DType::kFloat32 || n < 4096) return k::run_chain(chain, inputs, whole, n);
   std::vector<float> e(static_cast<size_t>(n));
-  const auto* x = reinterpret_cast<const float*>(inputs[0].data);
-  for (size_t i = 0; i < e.size(); ++i) e[i] = k::ynn_exp(x[i]);
+  k::ynn_unary(static_cast<k::Unary>(chain[0].fn), dtype, inputs[0],
+               reinterpret_cast<std::byte*>(e.data()), n);
   if (chain.size() == 1) {
     std::memcpy(whole, e.data(), e.size() * sizeof(float));
     return;
@@ -798,11 +799,11 @@ TEST(ThreadTeam, AChainReducedRowByRowIsTheChainThenTheReductionOnEveryTeam) {
                spmd::InvalidArgument);
 }
 
-// run_chain_reduce_axis over an axis with elements after it: the chain then reduce() of that
-// axis, byte for byte, for sums over fewer and more rows than one block (128) and than two
-// levels of the pairwise tree, rows wider than one made piece (1024 columns) and than one slab
-// (16,384), several outer slabs (split by slab) and one (split by rows or columns), with NaN,
-// infinities and a signed zero, on every team.
+// run_chain_reduce_axis over an axis with elements after it: the chain (YNNPACK's tanh from
+// 4,096 float32 elements) then reduce() of that axis, byte for byte, for sums over fewer and more
+// rows than one block (128) and than two levels of the pairwise tree, rows wider than one made
+// piece (1024 columns) and than one slab (16,384), several outer slabs (split by slab) and one
+// (split by rows or columns), with NaN, infinities and a signed zero, on every team.
 TEST(ThreadTeam, AChainReducedOverALeadingAxisIsTheChainThenTheReductionOnEveryTeam) {
   using Step = k::ChainStep;
   struct Size {
@@ -824,7 +825,7 @@ TEST(ThreadTeam, AChainReducedOverALeadingAxisIsTheChainThenTheReductionOnEveryT
           std::vector<std::byte> whole(static_cast<size_t>(n) * spmd::dtype_size(dtype));
           std::vector<std::byte> want(static_cast<size_t>(size.outer * size.inner) *
                                       spmd::dtype_size(dtype));
-          k::run_chain(chain, inputs, whole.data(), n);
+          chain_values_to_reduce(chain, inputs, dtype, n, whole.data());
           k::reduce(op, dtype, whole.data(), shape, 1, dtype, want.data());
           const auto results = on_teams([&] {
             std::vector<std::byte> got(want.size());

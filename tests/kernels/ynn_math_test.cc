@@ -1,8 +1,10 @@
-// kernels::ynn_exp, ynn_log (ynn_math.h) and ynn_row_sum (ynn_reduce.h): their special values,
-// their accuracy against the double-precision functions, subnormals read as zero under the
-// kernels' float mode and not outside it, and the sum's order (every element counted once, lanes
-// sixteen apart added first, Kahan's compensation). That they are JAX's bits is tested against
-// JAX itself (tests/python/jax_parity/test_random.py: dirichlet and ball from 4,096 values).
+// kernels::ynn_exp, ynn_log, ynn_expm1, ynn_log1p, ynn_tanh and ynn_logistic (ynn_math.h),
+// ynn_unary and ynn_row_sum (ynn_reduce.h): their special values, their accuracy against the
+// double-precision functions, subnormals read as zero under the kernels' float mode and not outside
+// it, and the sum's order (every element counted once, lanes sixteen apart added first, Kahan's
+// compensation). That they are JAX's bits is tested against JAX itself
+// (tests/python/jax_parity/test_random.py: dirichlet and ball from 4,096 values; test_numpy.py:
+// each function inside a "__ynn_fusion", over every class of float32).
 #include "kernels/ynn_math.h"
 
 #include <gtest/gtest.h>
@@ -12,6 +14,7 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "kernels/float_environment.h"
@@ -80,6 +83,91 @@ TEST(YnnMath, ASubnormalLogIsMinusInfinityWhereTheKernelsReadSubnormalsAsZero) {
   const k::FlushSubnormalsScope flushed;
   if (!k::subnormals_read_as_zero()) GTEST_SKIP() << "this CPU has no DAZ control";
   EXPECT_EQ(k::ynn_log(kSubnormal), -kInf);
+}
+
+// The worst distance in ulps of f from the correctly rounded `exact` over 2^20 uniform x in
+// [lo, hi] (where the rounded value is not zero).
+template <class F, class G>
+int64_t ynn_worst_ulps(F f, G exact, float lo, float hi, unsigned seed) {
+  std::mt19937 bits(seed);
+  std::uniform_real_distribution<float> range(lo, hi);
+  int64_t worst = 0;
+  for (int i = 0; i < 1 << 20; ++i) {
+    const float x = range(bits);
+    const auto want = static_cast<float>(exact(double{x}));
+    if (want != 0.0f) worst = std::max(worst, ulps(f(x), want));
+  }
+  return worst;
+}
+
+TEST(YnnMath, Expm1Log1pTanhAndLogisticAreWithinThreeUlps) {
+  const auto expm1 = [](double x) { return std::expm1(x); };
+  const auto log1p = [](double x) { return std::log1p(x); };
+  const auto tanh = [](double x) { return std::tanh(x); };
+  const auto logistic = [](double x) { return 1.0 / (1.0 + std::exp(-x)); };
+  EXPECT_LE(ynn_worst_ulps(k::ynn_expm1, expm1, -88.0f, 88.0f, 47), 2);
+  EXPECT_LE(ynn_worst_ulps(k::ynn_expm1, expm1, -1e-3f, 1e-3f, 48), 2);  // no cancellation near 0
+  EXPECT_LE(ynn_worst_ulps(k::ynn_log1p, log1p, -0.999f, 1e6f, 49), 3);
+  EXPECT_LE(ynn_worst_ulps(k::ynn_log1p, log1p, -1e-3f, 1e-3f, 50), 3);  // r = x kept whole
+  EXPECT_LE(ynn_worst_ulps(k::ynn_tanh, tanh, -10.0f, 10.0f, 51), 2);
+  EXPECT_LE(ynn_worst_ulps(k::ynn_tanh, tanh, -1e-3f, 1e-3f, 52), 2);
+  EXPECT_LE(ynn_worst_ulps(k::ynn_logistic, logistic, -80.0f, 80.0f, 53), 2);
+}
+
+TEST(YnnMath, Expm1Log1pTanhAndLogisticOfSpecialValues) {
+  EXPECT_EQ(std::bit_cast<uint32_t>(k::ynn_expm1(-0.0f)), 0u);  // +0, as JAX's YNNPACK gives
+  EXPECT_EQ(k::ynn_expm1(-kInf), -1.0f);
+  EXPECT_EQ(k::ynn_expm1(-100.0f), -1.0f);
+  EXPECT_EQ(k::ynn_expm1(kInf), kInf);
+  EXPECT_EQ(k::ynn_expm1(88.7f), kInf);  // 2^128 on the way: inf, as ynn_exp(88.7)
+  EXPECT_TRUE(std::isnan(k::ynn_expm1(NAN)));
+  EXPECT_EQ(k::ynn_log1p(0.0f), 0.0f);
+  EXPECT_EQ(k::ynn_log1p(-1.0f), -kInf);
+  EXPECT_EQ(k::ynn_log1p(kInf), kInf);
+  EXPECT_TRUE(std::isnan(k::ynn_log1p(-2.0f)));
+  EXPECT_TRUE(std::isnan(k::ynn_log1p(NAN)));
+  EXPECT_EQ(std::bit_cast<uint32_t>(k::ynn_tanh(-0.0f)), 0u);
+  EXPECT_EQ(k::ynn_tanh(kInf), 1.0f);  // clamped: e / (e + 2), not inf / inf
+  EXPECT_EQ(k::ynn_tanh(50.0f), 1.0f);
+  EXPECT_EQ(k::ynn_tanh(-kInf), -1.0f);
+  EXPECT_TRUE(std::isnan(k::ynn_tanh(NAN)));
+  EXPECT_EQ(k::ynn_logistic(0.0f), 0.5f);
+  EXPECT_EQ(k::ynn_logistic(kInf), 1.0f);
+  EXPECT_EQ(k::ynn_logistic(-kInf), 0.0f);
+  EXPECT_TRUE(std::isnan(k::ynn_logistic(NAN)));
+}
+
+TEST(YnnUnary, EachFunctionOverAnArrayOrAScalarIsTheScalarFormula) {
+  const std::vector<float> x = {-3.0f, -0.25f, 0.0f, 1e-4f, 0.5f, 2.0f, 30.0f};
+  const auto n = static_cast<int64_t>(x.size());
+  const std::vector<std::pair<k::Unary, float (*)(float)>> cases = {
+      {k::Unary::kExp, k::ynn_exp},     {k::Unary::kLog, k::ynn_log},
+      {k::Unary::kExpm1, k::ynn_expm1}, {k::Unary::kLog1p, k::ynn_log1p},
+      {k::Unary::kTanh, k::ynn_tanh},   {k::Unary::kLogistic, k::ynn_logistic}};
+  for (const auto& [op, f] : cases) {
+    ASSERT_TRUE(k::ynn_has_own(op)) << k::name(op);
+    std::vector<float> y(x.size());
+    const auto* in = reinterpret_cast<const std::byte*>(x.data());
+    k::ynn_unary(op, spmd::DType::kFloat32, {in, n}, reinterpret_cast<std::byte*>(y.data()), n);
+    for (size_t i = 0; i < x.size(); ++i) {
+      EXPECT_EQ(std::bit_cast<uint32_t>(y[i]), std::bit_cast<uint32_t>(f(x[i])))
+          << k::name(op) << "(" << x[i] << ")";
+    }
+    k::ynn_unary(op, spmd::DType::kFloat32, {in + 4 * sizeof(float), 1},
+                 reinterpret_cast<std::byte*>(y.data()), n);
+    for (const float v : y) EXPECT_EQ(std::bit_cast<uint32_t>(v), std::bit_cast<uint32_t>(f(x[4])));
+  }
+}
+
+TEST(YnnUnary, RefusesAFunctionYnnpackHasNoFormulaOfItsOwnFor) {
+  EXPECT_FALSE(k::ynn_has_own(k::Unary::kErf));   // YNNPACK's erf: not yet found
+  EXPECT_FALSE(k::ynn_has_own(k::Unary::kSqrt));  // correctly rounded everywhere
+  const float x = 1.0f;
+  float y = 0.0f;
+  EXPECT_THROW(k::ynn_unary(k::Unary::kSin, spmd::DType::kFloat32,
+                            {reinterpret_cast<const std::byte*>(&x), 1},
+                            reinterpret_cast<std::byte*>(&y), 1),
+               spmd::InvalidArgument);
 }
 
 TEST(YnnRowSum, CountsEveryElementOnceAtEveryLength) {

@@ -1,9 +1,9 @@
-// kernels::ynn_loops_avx2 and ynn_loops_avx512 (ynn_simd.h): each instruction set's exp, row sum
-// and sum of exps give the bits of the scalar formulas (ynn_math.h: ynn_exp; ynn_reduce.h:
-// ynn_row_sum_portable) for every float32 class, with subnormals flushed and not, at every
-// length around the tails, the groups of 64 and the Kahan steps. An instruction set this CPU
-// lacks is skipped, saying so. That the scalar formulas are JAX's is tested against JAX
-// (tests/python/jax_parity: test_random.py, test_numpy.py's sums of exps).
+// kernels::ynn_loops_avx2 and ynn_loops_avx512 (ynn_simd.h): each instruction set's exp, expm1,
+// tanh, logistic, log, log1p, row sum and sum of exps give the bits of the scalar formulas
+// (ynn_math.h; ynn_reduce.h: ynn_row_sum_portable) for every float32 class, with subnormals
+// flushed and not, at every length around the tails, the groups of 64 and the Kahan steps. An
+// instruction set this CPU lacks is skipped, saying so. That the scalar formulas are JAX's is
+// tested against JAX (tests/python/jax_parity: test_random.py, test_numpy.py's sums of exps).
 #include "kernels/ynn_simd.h"
 
 #include <gtest/gtest.h>
@@ -14,6 +14,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/float_environment.h"
@@ -99,6 +100,47 @@ TEST_P(YnnSimd, ExpWritesEveryLengthAndNothingPastIt) {
     for (int64_t i = 0; i < n; ++i) ASSERT_TRUE(same(y[i], k::ynn_exp(x[i]))) << n << ", " << i;
     for (size_t i = static_cast<size_t>(n); i < y.size(); ++i) ASSERT_EQ(y[i], -7.0f) << n;
   }
+}
+
+// Each of loops.unary's functions against its scalar formula, over every class of float and
+// every length from 0 to 70 (nothing written past n).
+void expect_unary_equals_scalar(const k::YnnLoops& loops) {
+  const std::pair<k::Unary, float (*)(float)> cases[] = {
+      {k::Unary::kExp, k::ynn_exp},   {k::Unary::kExpm1, k::ynn_expm1},
+      {k::Unary::kTanh, k::ynn_tanh}, {k::Unary::kLogistic, k::ynn_logistic},
+      {k::Unary::kLog, k::ynn_log},   {k::Unary::kLog1p, k::ynn_log1p}};
+  const std::vector<float> x = mixed_floats(size_t{1} << 16, 61);
+  for (const auto& [op, f] : cases) {
+    std::vector<float> y(x.size());
+    ASSERT_TRUE(loops.unary(op, x.data(), y.data(), static_cast<int64_t>(x.size())));
+    for (size_t i = 0; i < x.size(); ++i) {
+      ASSERT_TRUE(same(y[i], f(x[i])))
+          << k::name(op) << "(" << x[i] << " = 0x" << std::hex << std::bit_cast<uint32_t>(x[i])
+          << "): " << y[i] << ", the scalar formula " << f(x[i]);
+    }
+    for (int64_t n = 0; n <= 70; ++n) {
+      std::vector<float> z(static_cast<size_t>(n) + 16, -7.0f);
+      ASSERT_TRUE(loops.unary(op, x.data(), z.data(), n));
+      for (int64_t i = 0; i < n; ++i) ASSERT_TRUE(same(z[i], f(x[i]))) << k::name(op) << n;
+      for (size_t i = static_cast<size_t>(n); i < z.size(); ++i) ASSERT_EQ(z[i], -7.0f) << n;
+    }
+  }
+}
+
+TEST_P(YnnSimd, Expm1TanhLogisticLogAndLog1pEqualTheScalarFormulas) {
+  expect_unary_equals_scalar(loops());
+}
+
+TEST_P(YnnSimd, Expm1TanhLogisticLogAndLog1pEqualTheScalarFormulasWithSubnormalsFlushed) {
+  const k::FlushSubnormalsScope flushed;
+  expect_unary_equals_scalar(loops());
+}
+
+TEST_P(YnnSimd, UnaryRefusesAFunctionItHasNoFormulaFor) {
+  const float x = 1.0f;
+  float y = -7.0f;
+  EXPECT_FALSE(loops().unary(k::Unary::kSin, &x, &y, 1));
+  EXPECT_EQ(y, -7.0f);
 }
 
 // Rows where the order shows: magnitudes from 2^-20 to 2^26 of both signs, so that sums taken in
