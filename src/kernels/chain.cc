@@ -11,6 +11,7 @@
 #include "kernels/xla_exp_avx2.h"
 #include "kernels/xla_exp_avx512.h"
 #include "kernels/xla_sum.h"
+#include "kernels/ynn_fusion.h"
 #include "kernels/ynn_reduce.h"
 #include "kernels/ynn_simd.h"
 #include "spmd/error.h"
@@ -57,8 +58,8 @@ DType operand_dtype(const ChainStep& s, int i) {
   return s.kind == ChainStep::Kind::kSelect && i == 0 ? DType::kBool : s.dtype;
 }
 
-// `ynn_math`: the chain feeds a reduction XLA hands to YNNPACK, whose exp and log differ from
-// XLA's (ynn_reduce.h: ynn_has_own).
+// `ynn_math`: the step is inside the YNNPACK fusion XLA makes of the reduction the chain feeds
+// (ynn_fusion.h), where exp, log, tanh and their kin are YNNPACK's (ynn_reduce.h: ynn_has_own).
 Resolved resolve(const ChainStep& s, bool ynn_math) {
   Resolved r{.step = &s, .operands = arity(s.kind)};
   switch (s.kind) {
@@ -228,12 +229,12 @@ constexpr int64_t kCacheLine = 64;
 constexpr int64_t kChainReduceElements = 4096;
 
 // A chain with its kernels looked up and its block buffers allocated once, to run over any
-// number of ranges of its n elements (run_chain_reduce_axis runs one per made row). `ynn_math`:
-// exp and log as YNNPACK computes them (resolve).
+// number of ranges of its n elements (run_chain_reduce_axis runs one per made row). `ynn_steps`:
+// bit k set where step k is computed as YNNPACK computes it (resolve).
 class ChainPass {
  public:
   ChainPass(std::span<const ChainStep> steps, std::span<const Input> inputs, int64_t n,
-            bool ynn_math = false) {
+            uint64_t ynn_steps = 0) {
     const BufferPlan plan = plan_buffers(steps);
     block_ = steps.size() == 1 ? 0 : block_length(plan);
     buffers_.resize(plan.element_bytes.size());
@@ -246,7 +247,7 @@ class ChainPass {
     }
     resolved_.reserve(steps.size());
     for (size_t k = 0; k < steps.size(); ++k) {
-      Resolved r = resolve(steps[k], ynn_math);
+      Resolved r = resolve(steps[k], (ynn_steps >> k & 1u) != 0);
       connect(r, static_cast<int>(k), inputs, n, at);
       if (k + 1 < steps.size()) r.dst = at[k];
       resolved_.push_back(r);
@@ -329,8 +330,8 @@ class ChainPass {
 // i of the result at out[i - out_first].
 void run_range(std::span<const ChainStep> steps, std::span<const Input> inputs, std::byte* out,
                int64_t n, int64_t begin, int64_t end, int64_t out_first = 0,
-               bool ynn_math = false) {
-  ChainPass(steps, inputs, n, ynn_math).run(out, begin, end, out_first);
+               uint64_t ynn_steps = 0) {
+  ChainPass(steps, inputs, n, ynn_steps).run(out, begin, end, out_first);
 }
 
 // Whether XLA hands a float32 reduction of n elements (with the chain feeding it) to YNNPACK.
@@ -420,7 +421,7 @@ void run_chain_reduce(std::span<const ChainStep> all_steps, std::span<const Inpu
   const std::span<const Input> inputs = h.inputs;
   if (widened_sums(steps, inputs, rows, extent, 1, op, out)) return;
   if (exp_sums(steps, inputs, rows, extent, op, out)) return;
-  const bool ynn_math = by_ynn(dtype, op, n);
+  const uint64_t ynn_steps = by_ynn(dtype, op, n) ? ynn_fused_steps(steps) : 0;
   const size_t width = dtype_size(dtype);
   // Rows per pass: enough for a few thousand elements, so short rows share a pass.
   const int64_t group = std::max<int64_t>(1, kChainReduceElements / extent);
@@ -431,7 +432,7 @@ void run_chain_reduce(std::span<const ChainStep> all_steps, std::span<const Inpu
         for (int64_t r = first; r < last; r += group) {
           const int64_t count = std::min(group, last - r);
           run_range(steps, inputs, buffer.data(), n, r * extent, (r + count) * extent, r * extent,
-                    ynn_math);
+                    ynn_steps);
           reduce_rows(op, dtype, buffer.data(), count, extent, rows,
                       out + r * static_cast<int64_t>(width));
         }
@@ -446,7 +447,8 @@ void reduce_slab(std::span<const ChainStep> steps, std::span<const Input> inputs
                  int64_t extent, int64_t inner, Reduce op, int64_t o, std::byte* out) {
   const int64_t n = outer * extent * inner;
   const MakeRows makers = [&]() -> MakeRow {
-    auto pass = std::make_shared<ChainPass>(steps, inputs, n, by_ynn(steps.back().result, op, n));
+    const uint64_t ynn_steps = by_ynn(steps.back().result, op, n) ? ynn_fused_steps(steps) : 0;
+    auto pass = std::make_shared<ChainPass>(steps, inputs, n, ynn_steps);
     return [pass, o, extent, inner](int64_t row, int64_t first, int64_t last, std::byte* dst) {
       const int64_t at = (o * extent + row) * inner;
       pass->run(dst, at + first, at + last, at + first);

@@ -71,10 +71,11 @@ void run_chain(std::span<const ChainStep> steps, std::span<const Input> inputs, 
 // must be float32 or float64: InvalidArgument otherwise). The same values as run_chain followed
 // by reduce(op, …, axis = last), without the result's trip through memory, but for one thing JAX
 // does: XLA hands a float32 sum, max or min of 4,096 elements or more, with the element-wise work
-// feeding it, to YNNPACK, which computes exp and log with its own formulas (ynn_math.h), so such
-// a chain's float32 exp and log steps are YNNPACK's (ynn_reduce.h: ynn_has_own). A sum of one
-// exp is then taken in registers (ynn_simd.h). The calling thread's team (thread_team.h) takes
-// ranges of rows.
+// feeding it, to YNNPACK, which computes exp, log, expm1, log1p, tanh and logistic with its own
+// formulas (ynn_math.h), so the float32 steps of those kinds that XLA's fusion takes in
+// (ynn_fusion.h: not those behind a select, a comparison or another operation YNNPACK lacks) are
+// YNNPACK's (ynn_reduce.h: ynn_has_own). A sum of one exp is then taken in registers
+// (ynn_simd.h). The calling thread's team (thread_team.h) takes ranges of rows.
 void run_chain_reduce(std::span<const ChainStep> steps, std::span<const Input> inputs, int64_t rows,
                       int64_t extent, Reduce op, std::byte* out);
 
@@ -84,7 +85,7 @@ void run_chain_reduce(std::span<const ChainStep> steps, std::span<const Input> i
 // each row as reduce_made_rows (reduce.h) needs it and it is added into the sums in reduce()'s
 // order, so a leading axis's sum, such as a bias gradient's sum(dy, 0), reads the chain's inputs
 // once and never writes its result. The same values as run_chain followed by reduce(op, …,
-// axis), with YNNPACK's exp and log as above; float32 or float64 results only (InvalidArgument
+// axis), with YNNPACK's formulas as above; float32 or float64 results only (InvalidArgument
 // otherwise). The team takes whole slabs where there are at least as many as it has threads, else
 // it splits each slab's rows or columns.
 void run_chain_reduce_axis(std::span<const ChainStep> steps, std::span<const Input> inputs,
