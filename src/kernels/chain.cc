@@ -339,18 +339,19 @@ bool by_ynn(DType dtype, Reduce op, int64_t n) {
   return dtype == DType::kFloat32 && op != Reduce::kProd && n >= kYnnReduceElements;
 }
 
-// A sum whose chain is one exp of an input of all n elements, in XLA's order (xla_sum.h) and by
-// YNNPACK: each row's exps taken and added in registers (ynn_simd.h), never stored. False where
-// the chain is another or the CPU has no vector loops for it (the general pass runs).
-bool exp_sums(std::span<const ChainStep> steps, std::span<const Input> inputs, int64_t rows,
-              int64_t extent, Reduce op, std::byte* out) {
+// A sum whose chain is one float32 exp, expm1, tanh, logistic, log or log1p of an input of all n
+// elements, in XLA's order (xla_sum.h) and by YNNPACK: each row's values made and added in
+// registers (ynn_simd.h), never stored. False where the chain is another or the CPU has no vector
+// loops for it (the general pass runs).
+bool unary_sums(std::span<const ChainStep> steps, std::span<const Input> inputs, int64_t rows,
+                int64_t extent, Reduce op, std::byte* out) {
   const int64_t n = rows * extent;
   if (steps.size() != 1 || op != Reduce::kSum || !by_ynn(steps[0].result, op, n) ||
       !sums_in_xla_order(extent)) {
     return false;
   }
   const ChainStep& s = steps[0];
-  if (s.kind != ChainStep::Kind::kUnary || static_cast<Unary>(s.fn) != Unary::kExp ||
+  if (s.kind != ChainStep::Kind::kUnary || !ynn_has_own(static_cast<Unary>(s.fn)) ||
       s.dtype != DType::kFloat32 || s.args[0] < 0 ||
       static_cast<size_t>(s.args[0]) >= inputs.size()) {
     return false;
@@ -361,10 +362,11 @@ bool exp_sums(std::span<const ChainStep> steps, std::span<const Input> inputs, i
   auto* y = reinterpret_cast<float*>(out);
   const YnnLoops* loops = ynn_loops();
   if (loops == nullptr) return false;
+  const auto fn = static_cast<Unary>(s.fn);
   parallel_for(rows, std::max<int64_t>(1, kPartGrain / extent), 1,
                [&](int64_t first, int64_t last) {
                  for (int64_t r = first; r < last; ++r)
-                   y[r] = loops->exp_row_sum(x + r * extent, extent);
+                   loops->unary_row_sum(fn, x + r * extent, extent, &y[r]);
                });
   return true;
 }
@@ -420,7 +422,7 @@ void run_chain_reduce(std::span<const ChainStep> all_steps, std::span<const Inpu
   const std::span<const ChainStep> steps = h.steps;
   const std::span<const Input> inputs = h.inputs;
   if (widened_sums(steps, inputs, rows, extent, 1, op, out)) return;
-  if (exp_sums(steps, inputs, rows, extent, op, out)) return;
+  if (unary_sums(steps, inputs, rows, extent, op, out)) return;
   const uint64_t ynn_steps = by_ynn(dtype, op, n) ? ynn_fused_steps(steps) : 0;
   const size_t width = dtype_size(dtype);
   // Rows per pass: enough for a few thousand elements, so short rows share a pass.

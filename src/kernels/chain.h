@@ -74,7 +74,7 @@ void run_chain(std::span<const ChainStep> steps, std::span<const Input> inputs, 
 // feeding it, to YNNPACK, which computes exp, log, expm1, log1p, tanh and logistic with its own
 // formulas (ynn_math.h), so the float32 steps of those kinds that XLA's fusion takes in
 // (ynn_fusion.h: not those behind a select, a comparison or another operation YNNPACK lacks) are
-// YNNPACK's (ynn_reduce.h: ynn_has_own). A sum of one exp is then taken in registers
+// YNNPACK's (ynn_reduce.h: ynn_has_own). A sum of one of them is then taken in registers
 // (ynn_simd.h). The calling thread's team (thread_team.h) takes ranges of rows.
 void run_chain_reduce(std::span<const ChainStep> steps, std::span<const Input> inputs, int64_t rows,
                       int64_t extent, Reduce op, std::byte* out);

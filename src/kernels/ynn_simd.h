@@ -33,6 +33,9 @@ struct YnnLoops {
   // y[i] = YNNPACK's op of x[i] for i < n (ynn_reduce.h: ynn_unary's ops: exp, expm1, tanh,
   // logistic, log and log1p), as above; false, writing nothing, for any other op.
   bool (*unary)(Unary op, const float* x, float* y, int64_t n);
+  // *sum = ynn_row_sum of YNNPACK's op of x[0..k) (the ops of `unary`), each group of 64 values
+  // made and added in registers, never stored; false, writing nothing, for any other op.
+  bool (*unary_row_sum)(Unary op, const float* x, int64_t k, float* sum);
 };
 
 // The widest loops this CPU runs: AVX-512 F, else AVX2 with FMA; nullptr where it has neither.

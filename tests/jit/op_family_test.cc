@@ -398,6 +398,8 @@ TEST(DeviceSeam, AChainAndTheReductionOfItsLastAxisReachTheBackendAsOneCall) {
 // A chain whose result only a reduction of a leading axis reads (a bias gradient's sum over the
 // batch) reaches the backend as one call, with the bits of the steps run apart: sums, and a max
 // and a min over the first of two axes, reduced from the last of them (axis 1) in the fused call.
+// Its function is sin, whose formula is XLA's inside and outside the fusion; a tanh would be
+// YNNPACK's in the fused call and XLA's apart, as in JAX (kernels/ynn_fusion.h).
 TEST(DeviceSeam, AChainAndTheReductionOfALeadingAxisReachTheBackendAsOneCall) {
   std::vector<float> a(300 * 2 * 96), b(96);
   for (size_t i = 0; i < a.size(); ++i) a[i] = std::sin(0.37f * static_cast<float>(i)) * 3;
@@ -407,7 +409,7 @@ TEST(DeviceSeam, AChainAndTheReductionOfALeadingAxisReachTheBackendAsOneCall) {
                                   "%0 = parameter f32[300,2,96] index=0 sharding=PartitionSpec()\n"
                                   "%1 = parameter f32[96] index=1 sharding=PartitionSpec()\n"
                                   "%2 = broadcast f32[300,2,96] %1 dims={2}\n"
-                                  "%3 = tanh f32[300,2,96] %0\n"
+                                  "%3 = sin f32[300,2,96] %0\n"
                                   "%4 = mul f32[300,2,96] %3 %2\n"
                                   "%5 = ") +
                               op + " f32[96] %4 axes={0,1}\n";

@@ -204,6 +204,30 @@ TEST_P(YnnSimd, SumOfExpsEqualsThePortableSumOfTheScalarExps) {
   }
 }
 
+TEST_P(YnnSimd, UnaryRowSumsEqualThePortableSumOfTheScalarValues) {
+  const std::pair<k::Unary, float (*)(float)> cases[] = {
+      {k::Unary::kExp, k::ynn_exp},   {k::Unary::kExpm1, k::ynn_expm1},
+      {k::Unary::kTanh, k::ynn_tanh}, {k::Unary::kLogistic, k::ynn_logistic},
+      {k::Unary::kLog, k::ynn_log},   {k::Unary::kLog1p, k::ynn_log1p}};
+  std::vector<float> x = cancelling_values(20'000, 64);
+  for (float& v : x) v = std::fmod(v, 60.0f);
+  x[5000] = NAN;
+  x[9000] = kInf;
+  for (const auto& [op, f] : cases) {
+    std::vector<float> y(x.size());
+    for (size_t i = 0; i < x.size(); ++i) y[i] = f(x[i]);
+    for (int64_t n :
+         {0, 1, 15, 16, 17, 63, 64, 65, 255, 256, 257, 1023, 1025, 4096, 5000, 9001, 20000}) {
+      float got = -7.0f;
+      ASSERT_TRUE(loops().unary_row_sum(op, x.data(), n, &got));
+      ASSERT_TRUE(same(got, k::ynn_row_sum_portable(y.data(), n))) << k::name(op) << ", " << n;
+    }
+  }
+  float untouched = -7.0f;
+  EXPECT_FALSE(loops().unary_row_sum(k::Unary::kSin, x.data(), 4, &untouched));
+  EXPECT_EQ(untouched, -7.0f);
+}
+
 INSTANTIATE_TEST_SUITE_P(EachInstructionSet, YnnSimd, testing::Values("avx2", "avx512f"),
                          [](const testing::TestParamInfo<const char*>& info) {
                            return std::string(info.param);
