@@ -97,16 +97,19 @@ Block run_fused(const KernelContext& device, const Step& f, const std::vector<Bl
 }
 
 // A chain and the reduction of its result (fuse.h: fuse_reductions): the reduction's last axis
-// (ReduceOp reduces its axes from the last) in one pass where the backend fuses them, the chain
-// then that axis's reduction where it does not; the reduction's other axes after, one at a time.
+// (ReduceOp reduces its axes from the last), or the trailing axes XLA sums as one row
+// (kernels/reduce.h: merged_trailing_axes), in one pass where the backend fuses them, the chain
+// then that reduction where it does not; the reduction's other axes after, one at a time.
 Block run_fused_reduce(const KernelContext& device, const Step& f,
                        const std::vector<Block>& slots) {
   const Step& chained = f.body[f.body.size() - 2];
   const Step& reduction = f.body.back();
   const auto& op = static_cast<const ReduceOp&>(*reduction.operation);
   const Chain c = chain_of(device, f, f.body.size() - 1, slots);
-  const Shape& shape = chained.shape;
-  const auto axis = static_cast<size_t>(op.axes.back());
+  const int merged =
+      kernels::merged_trailing_axes(op.fn, chained.dtype, f.dtype, chained.shape, op.axes);
+  const Shape shape = merged >= 2 ? merged_view(chained.shape, merged) : chained.shape;
+  const auto axis = merged >= 2 ? shape.size() - 1 : static_cast<size_t>(op.axes.back());
   const int64_t extent = shape[axis];
   int64_t outer = 1, inner = 1;
   for (size_t d = 0; d < shape.size(); ++d) {
@@ -123,7 +126,7 @@ Block run_fused_reduce(const KernelContext& device, const Step& f,
     device.backend.reduce(op.fn, chained.dtype, whole.bytes().data(), shape, static_cast<int>(axis),
                           f.dtype, x.mutable_bytes().data());
   }
-  for (auto it = op.axes.rbegin() + 1; it != op.axes.rend(); ++it) {
+  for (auto it = op.axes.rbegin() + std::max(merged, 1); it != op.axes.rend(); ++it) {
     Shape out_shape = x.shape();
     out_shape.erase(out_shape.begin() + *it);
     Block out = device.allocate(f.dtype, out_shape);

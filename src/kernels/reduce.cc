@@ -688,6 +688,23 @@ std::string_view name(Reduce op) {
   return names[static_cast<int>(op)];
 }
 
+int merged_trailing_axes(Reduce op, DType dtype, DType out_dtype, const Shape& shape,
+                         std::span<const int64_t> axes) {
+  if (op != Reduce::kSum || dtype != DType::kFloat32 || out_dtype != DType::kFloat32) return 0;
+  int64_t total = 1;
+  for (const int64_t d : shape) total *= d;
+  if (total < kYnnReduceElements) return 0;
+  const auto rank = static_cast<int64_t>(shape.size());
+  int merged = 0;
+  int64_t row = 1;
+  for (auto it = axes.rbegin(); it != axes.rend() && *it == rank - 1 - merged; ++it) {
+    if (row * shape[static_cast<size_t>(*it)] > kXlaSumRowLimit) break;
+    row *= shape[static_cast<size_t>(*it)];
+    ++merged;
+  }
+  return merged;
+}
+
 void reduce(Reduce op, DType dtype, const std::byte* in, const Shape& shape, int axis,
             DType out_dtype, std::byte* out) {
   const Extents e = extents_of(shape, axis);

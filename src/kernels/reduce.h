@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string_view>
 
 #include "spmd/dtype.h"
@@ -34,6 +35,15 @@ std::string_view name(Reduce op);
 // kMax/kMin (NumPy's "zero-size array to reduction operation maximum which has no identity").
 void reduce(Reduce op, DType dtype, const std::byte* in, const Shape& shape, int axis,
             DType out_dtype, std::byte* out);
+
+// How many of the last dimensions of `shape` a reduction over `axes` (ascending, distinct)
+// reduces as one row, as XLA's CPU program does: a float32 sum (dtype and out_dtype float32) of
+// an input of 4,096 elements or more goes to YNNPACK, which flattens reduced dimensions that are
+// the input's last into one (JAX's sum of a (64, 64) float32 array is the sum of one row of
+// 4,096 in YNNPACK's order), merged here while that row holds at most 2^15 elements (xla_sum.h:
+// the longest row spmd sums in XLA's order). 0 or 1 where the axes go one at a time.
+int merged_trailing_axes(Reduce op, DType dtype, DType out_dtype, const Shape& shape,
+                         std::span<const int64_t> axes);
 
 // out[r] = op over row r of the `rows` × `extent` row-major `in` (float32 or float64), on the
 // calling thread alone: the values reduce() gives over the last axis of an input of

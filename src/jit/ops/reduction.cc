@@ -153,11 +153,29 @@ std::optional<FactorRule> ReduceOp::factor_rule(std::span<const ValueType> opera
   return rule;
 }
 
+Shape merged_view(const Shape& shape, int merged) {
+  const auto kept = static_cast<std::ptrdiff_t>(shape.size()) - merged;
+  Shape view(shape.begin(), shape.begin() + kept);
+  int64_t row = 1;
+  for (auto d = shape.begin() + kept; d != shape.end(); ++d) row *= *d;
+  view.push_back(row);
+  return view;
+}
+
 Block ReduceOp::run(const KernelContext& device, const Step& step,
                     std::span<const Block> in) const {
-  // One axis at a time, the last first, so that the remaining axes keep their numbers.
+  // The trailing axes XLA sums as one row first (kernels/reduce.h: merged_trailing_axes), then
+  // one axis at a time, the last first, so that the remaining axes keep their numbers.
   Block x = in[0];
-  for (auto it = axes.rbegin(); it != axes.rend(); ++it) {
+  const int merged = kernels::merged_trailing_axes(fn, x.dtype(), step.dtype, x.shape(), axes);
+  if (merged >= 2) {
+    const Shape view = merged_view(x.shape(), merged);
+    Block out = device.allocate(step.dtype, Shape(view.begin(), view.end() - 1));
+    device.backend.reduce(fn, x.dtype(), x.bytes().data(), view, static_cast<int>(view.size()) - 1,
+                          step.dtype, out.mutable_bytes().data());
+    x = std::move(out);
+  }
+  for (auto it = axes.rbegin() + (merged >= 2 ? merged : 0); it != axes.rend(); ++it) {
     Shape shape = x.shape();
     shape.erase(shape.begin() + *it);
     Block out = device.allocate(step.dtype, shape);
