@@ -198,6 +198,12 @@ def ops(iterations):
             nbytes=2 * x.nbytes)
     compare("sum(exp(a),1) 4096x2048", lambda m, n: m.jit(lambda a: n.sum(n.exp(a), axis=1)), x,
             nbytes=x.nbytes)
+    # Other functions YNNPACK computes inside the reduction's fusion (kernels/ynn_simd.h).
+    compare("sum(tanh(a),1) 4096x2048", lambda m, n: m.jit(lambda a: n.sum(n.tanh(a), axis=1)), x,
+            nbytes=x.nbytes)
+    positive = (np.abs(x) + 0.01).astype(np.float32)
+    compare("sum(log(a),1) 4096x2048", lambda m, n: m.jit(lambda a: n.sum(n.log(a), axis=1)),
+            positive, nbytes=x.nbytes)
     compare("sum(a,0) 4096x2048", lambda m, n: m.jit(lambda a: n.sum(a, axis=0)), x,
             nbytes=x.nbytes)
     # Reductions other than sums: the row maxima (softmax's first pass) and argmax down columns.

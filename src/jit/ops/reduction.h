@@ -9,13 +9,13 @@
 
 namespace spmd::compiler {
 
-// "reduce_sum", "reduce_max", "reduce_min", "reduce_prod": over `axes` (ascending, distinct),
-// which the result drops; the result keeps the operand's dtype (spmd::numpy converts first where
-// jnp widens).
 // `shape` with its last `merged` dimensions as one, of their product's length: the view in
 // which a reduction sums them as one row (kernels/reduce.h: merged_trailing_axes).
 Shape merged_view(const Shape& shape, int merged);
 
+// "reduce_sum", "reduce_max", "reduce_min", "reduce_prod": over `axes` (ascending, distinct),
+// which the result drops; the result keeps the operand's dtype (spmd::numpy converts first where
+// jnp widens). A float32 sum reduces the trailing axes merged_trailing_axes names as one row.
 class ReduceOp final : public Operation {
  public:
   ReduceOp(kernels::Reduce fn, std::vector<int64_t> axes) : fn(fn), axes(std::move(axes)) {}
