@@ -25,16 +25,13 @@ struct YnnLoops {
   const char* isa;  // "avx512f" or "avx2"
   // ynn_row_sum(x, k).
   float (*row_sum)(const float* x, int64_t k);
-  // ynn_row_sum of ynn_exp(x[0..k)): each group of 64 exps taken and added in registers, never
-  // stored.
-  float (*exp_row_sum)(const float* x, int64_t k);
-  // y[i] = ynn_exp(x[i]) for i < n; nothing read or written past n. y may be x.
-  void (*exp)(const float* x, float* y, int64_t n);
   // y[i] = YNNPACK's op of x[i] for i < n (ynn_reduce.h: ynn_unary's ops: exp, expm1, tanh,
-  // logistic, log and log1p), as above; false, writing nothing, for any other op.
+  // logistic, log and log1p); nothing read or written past n; y may be x. False, writing
+  // nothing, for any other op.
   bool (*unary)(Unary op, const float* x, float* y, int64_t n);
   // *sum = ynn_row_sum of YNNPACK's op of x[0..k) (the ops of `unary`), each group of 64 values
-  // made and added in registers, never stored; false, writing nothing, for any other op.
+  // made and added in registers, never stored (a sum of exps: jnp.sum(jnp.exp(a), 1)); false,
+  // writing nothing, for any other op.
   bool (*unary_row_sum)(Unary op, const float* x, int64_t k, float* sum);
 };
 

@@ -136,8 +136,7 @@ template <int kPredicate>
 }  // namespace
 
 const YnnLoops* ynn_loops_avx2() {
-  static const YnnLoops loops{"avx2",   plain_row_sum, exp_row_sum,
-                              exp_each, unary_each,    unary_row_sum};
+  static const YnnLoops loops{"avx2", plain_row_sum, unary_each, unary_row_sum};
   static const bool supported = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   return supported ? &loops : nullptr;
 }

@@ -90,8 +90,7 @@ struct V {
 }  // namespace
 
 const YnnLoops* ynn_loops_avx512() {
-  static const YnnLoops loops{"avx512f", plain_row_sum, exp_row_sum,
-                              exp_each,  unary_each,    unary_row_sum};
+  static const YnnLoops loops{"avx512f", plain_row_sum, unary_each, unary_row_sum};
   static const bool supported = __builtin_cpu_supports("avx512f");
   return supported ? &loops : nullptr;
 }

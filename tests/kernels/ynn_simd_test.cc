@@ -75,7 +75,7 @@ std::vector<float> mixed_floats(size_t n, uint32_t seed) {
 void expect_exp_equals_scalar(const k::YnnLoops& loops) {
   const std::vector<float> x = mixed_floats(size_t{1} << 18, 59);
   std::vector<float> y(x.size());
-  loops.exp(x.data(), y.data(), static_cast<int64_t>(x.size()));
+  ASSERT_TRUE(loops.unary(k::Unary::kExp, x.data(), y.data(), static_cast<int64_t>(x.size())));
   for (size_t i = 0; i < x.size(); ++i) {
     ASSERT_TRUE(same(y[i], k::ynn_exp(x[i])))
         << "exp(" << x[i] << " = 0x" << std::hex << std::bit_cast<uint32_t>(x[i]) << "): " << y[i]
@@ -96,7 +96,7 @@ TEST_P(YnnSimd, ExpWritesEveryLengthAndNothingPastIt) {
   const std::vector<float> x = mixed_floats(80, 60);
   for (int64_t n = 0; n <= 70; ++n) {
     std::vector<float> y(static_cast<size_t>(n) + 16, -7.0f);
-    loops().exp(x.data(), y.data(), n);
+    ASSERT_TRUE(loops().unary(k::Unary::kExp, x.data(), y.data(), n));
     for (int64_t i = 0; i < n; ++i) ASSERT_TRUE(same(y[i], k::ynn_exp(x[i]))) << n << ", " << i;
     for (size_t i = static_cast<size_t>(n); i < y.size(); ++i) ASSERT_EQ(y[i], -7.0f) << n;
   }
@@ -134,6 +134,20 @@ TEST_P(YnnSimd, Expm1TanhLogisticLogAndLog1pEqualTheScalarFormulas) {
 TEST_P(YnnSimd, Expm1TanhLogisticLogAndLog1pEqualTheScalarFormulasWithSubnormalsFlushed) {
   const k::FlushSubnormalsScope flushed;
   expect_unary_equals_scalar(loops());
+}
+
+// The loops take exactly the functions ynn_has_own names: a chain's step resolved to YNNPACK's
+// formula (ynn_reduce.h: ynn_unary) never falls to the scalar one for want of a loop, and a
+// fused row sum (chain.cc: unary_sums) exists for each.
+TEST_P(YnnSimd, TakesEveryFunctionYnnHasOwnNamesAndNoOther) {
+  const float x[2] = {0.5f, 2.0f};
+  for (int f = 0; f <= static_cast<int>(k::kLastUnary); ++f) {
+    const auto op = static_cast<k::Unary>(f);
+    float y[2] = {-7.0f, -7.0f};
+    float sum = -7.0f;
+    EXPECT_EQ(loops().unary(op, x, y, 2), k::ynn_has_own(op)) << k::name(op);
+    EXPECT_EQ(loops().unary_row_sum(op, x, 2, &sum), k::ynn_has_own(op)) << k::name(op);
+  }
 }
 
 TEST_P(YnnSimd, UnaryRefusesAFunctionItHasNoFormulaFor) {
@@ -195,11 +209,13 @@ TEST_P(YnnSimd, SumOfExpsEqualsThePortableSumOfTheScalarExps) {
   std::vector<float> e(x.size());
   for (size_t i = 0; i < x.size(); ++i) e[i] = k::ynn_exp(x[i]);
   for (int64_t n = 0; n <= 1100; ++n) {
-    const float got = loops().exp_row_sum(x.data(), n);
+    float got = 0.0f;
+    ASSERT_TRUE(loops().unary_row_sum(k::Unary::kExp, x.data(), n, &got));
     ASSERT_TRUE(same(got, k::ynn_row_sum_portable(e.data(), n))) << n << " elements";
   }
   for (int64_t n : {4096, 5000, 9000, 9002, 20000}) {
-    const float got = loops().exp_row_sum(x.data(), n);
+    float got = 0.0f;
+    ASSERT_TRUE(loops().unary_row_sum(k::Unary::kExp, x.data(), n, &got));
     ASSERT_TRUE(same(got, k::ynn_row_sum_portable(e.data(), n))) << n << " elements";
   }
 }
