@@ -39,6 +39,34 @@ __global__ void __launch_bounds__(256, 4)
   if (divided_by_zero) atomicExch(error, 1);
 }
 
+// The fields of ScalarChain that uniform_chain_kernel reads for a program without a prologue, of
+// at most S steps: about 300 bytes of a launch's parameters for S = 2 where ScalarChain takes
+// 1.3 KB (its 64 steps). Every input fits (kMaxScalarChainInputs), so no program falls back.
+template <int S>
+struct CompactChain {
+  int32_t steps = 0;
+  int32_t inputs = 0;
+  ChainStep step[S];
+  const std::byte* input[kMaxScalarChainInputs];
+  int64_t input_elements[kMaxScalarChainInputs];
+  std::byte* out = nullptr;
+  int64_t n = 0;
+};
+
+// `program`, which has no prologue and at most S steps, as a CompactChain<S>.
+template <int S>
+CompactChain<S> compact(const ScalarChain& program) {
+  CompactChain<S> c;
+  c.steps = program.steps;
+  c.inputs = program.inputs;
+  std::copy_n(program.step, program.steps, c.step);
+  std::copy_n(program.input, program.inputs, c.input);
+  std::copy_n(program.input_elements, program.inputs, c.input_elements);
+  c.out = program.out;
+  c.n = program.n;
+  return c;
+}
+
 template <DType D>
 struct Uniform;  // the storage and compute types of a uniform program of dtype D
 template <>
@@ -147,9 +175,12 @@ struct alignas(sizeof(S) * K) Vector {
 // element, 1.02× with 16-byte vectors; this kernel, over a block a tile: 0.74× and 0.75×, its
 // per-tile decoding of the program the larger cost).
 // Otherwise a thread's elements are `blockDim.x` apart, a warp still reading neighbours.
-template <DType D, int N, int K, int H>
+//
+// `Program` is ScalarChain where H > 0 (the prologue runs through scalar_chain.h), else the
+// smaller CompactChain below: a launch's host time grows with its parameters.
+template <DType D, int N, int K, int H, class Program>
 __global__ void __launch_bounds__(256)
-    uniform_chain_kernel(const __grid_constant__ ScalarChain program, int* error, bool contiguous) {
+    uniform_chain_kernel(const __grid_constant__ Program program, int* error, bool contiguous) {
   using U = Uniform<D>;
   using F = typename U::F;
   using Storage = typename U::Storage;
@@ -306,17 +337,17 @@ void launch_uniform(const ScalarChain& program, int* error, int64_t wanted, int 
   const bool contiguous = vectors_align(program, kK, sizeof(typename Uniform<D>::Storage));
   if (program.prologue > 0) {  // one kernel for every length: prologues are rare
     // A wave of blocks, each thread computing the prologue once for the tiles it strides over.
-    launch_grid<&uniform_chain_kernel<D, 8, kK, kMaxHoistedValues>>(
+    launch_grid<&uniform_chain_kernel<D, 8, kK, kMaxHoistedValues, ScalarChain>>(
         wanted, multiprocessors, threads, stream, program, error, contiguous);
   } else if (program.steps <= 2) {
-    launch_all<&uniform_chain_kernel<D, 2, kK, 0>>(wanted, threads, stream, program, error,
-                                                   contiguous);
+    launch_all<&uniform_chain_kernel<D, 2, kK, 0, CompactChain<2>>>(
+        wanted, threads, stream, compact<2>(program), error, contiguous);
   } else if (program.steps <= 4) {
-    launch_all<&uniform_chain_kernel<D, 4, kK, 0>>(wanted, threads, stream, program, error,
-                                                   contiguous);
+    launch_all<&uniform_chain_kernel<D, 4, kK, 0, CompactChain<4>>>(
+        wanted, threads, stream, compact<4>(program), error, contiguous);
   } else {
-    launch_all<&uniform_chain_kernel<D, 8, kK, 0>>(wanted, threads, stream, program, error,
-                                                   contiguous);
+    launch_all<&uniform_chain_kernel<D, 8, kK, 0, CompactChain<8>>>(
+        wanted, threads, stream, compact<8>(program), error, contiguous);
   }
 }
 
