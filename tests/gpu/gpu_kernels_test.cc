@@ -2,6 +2,7 @@
 // element-wise chains over every operation, dtype and conversion (tests/kernels/chain_cases.h),
 // matrix products through cuBLAS, memory and copies, and the errors a GPU reports. Every test
 // skips, saying why, where this process sees no GPU.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -313,6 +314,42 @@ TEST_F(GpuMatmul, StridedOperandsAndResultAsTheCpuReadsThem) {
     Bytes expected = padding.bytes;
     kernels::matmul(dtype, empty, nullptr, nullptr, expected.data());
     EXPECT_EQ(download(zeros, expected.size()), expected);
+  }
+}
+
+// Products go through cuBLASLt plans kept per shape and pointer alignment (lt_gemm.h): operands
+// and results 0 to 3 elements past an aligned address (float32: 4-byte steps; bfloat16: 2) are
+// the CPU's within rounding, and a second call of each, from its kept plan, has the first's bits.
+TEST_F(GpuMatmul, OperandsAtEveryAlignmentAreTheCpusAndAKeptPlanRepeatsItsBits) {
+  for (DType dtype : {DType::kFloat32, DType::kBFloat16}) {
+    const MatmulShape s{2, 48, 40, 24};
+    const size_t width = dtype_size(dtype);
+    std::vector<double> a(size_t(s.batch * s.m * s.k)), b(size_t(s.batch * s.k * s.n));
+    for (size_t i = 0; i < a.size(); ++i) a[i] = double(int(i * 7 + 3) % 9 - 4) / 4;
+    for (size_t i = 0; i < b.size(); ++i) b[i] = double(int(i * 5 + 1) % 7 - 3) / 2;
+    const ChainValue x = chain_value(dtype, a), y = chain_value(dtype, b);
+    const size_t out_bytes = size_t(s.batch * s.m * s.n) * width;
+    Bytes want(out_bytes);
+    kernels::matmul(dtype, s, x.bytes.data(), y.bytes.data(), want.data());
+    for (size_t offset = 0; offset < 4; ++offset) {
+      SCOPED_TRACE(fmt::format("{} operands {} elements past an aligned address", dtype_name(dtype),
+                               offset));
+      const Bytes pad(offset * width, std::byte{0});
+      Bytes px = pad, py = pad;
+      px.insert(px.end(), x.bytes.begin(), x.bytes.end());
+      py.insert(py.end(), y.bytes.begin(), y.bytes.end());
+      const DeviceBuffer dx = upload(px), dy = upload(py);
+      DeviceBuffer out = upload(Bytes(out_bytes + pad.size(), std::byte{0x7F}));
+      const auto product = [&] {
+        kernels::cuda::matmul(gpu(), dtype, s, dx.data() + pad.size(), dy.data() + pad.size(),
+                              out.data() + pad.size());
+        const Bytes all = download(out, out_bytes + pad.size());
+        return Bytes(all.begin() + static_cast<std::ptrdiff_t>(pad.size()), all.end());
+      };
+      const Bytes first = product();
+      EXPECT_EQ(first, want) << "small multiples of 1/8: exact in float32 accumulation";
+      EXPECT_EQ(product(), first);
+    }
   }
 }
 

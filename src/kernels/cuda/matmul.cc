@@ -5,6 +5,7 @@
 #include <climits>
 #include <mutex>
 
+#include "kernels/cuda/lt_gemm.h"
 #include "kernels/cuda/status.h"
 #include "spmd/error.h"
 
@@ -84,13 +85,21 @@ void matmul(GpuContext& gpu, DType dtype, MatmulShape s, const std::byte* a, con
   check_cuda(cudaSetDevice(gpu.ordinal()), "cudaSetDevice", gpu.ordinal());
   for (int64_t first = 0; first < s.batch; first += inner.size) {
     const MatmulOffsets o = member_offsets(s, first);
-    check_cublas(cublasGemmStridedBatchedEx(
-                     handle, op_b, op_a, n, m, k, alpha, b + o.b * width, types.data, ldb, inner.b,
-                     a + o.a * width, types.data, lda, inner.a, beta, out + o.out * width,
-                     types.data, ldc, inner.out, count, types.compute, CUBLAS_GEMM_DEFAULT),
-                 fmt::format("cublasGemmStridedBatchedEx ({} × {} × {}, batch {}, {})", m, k, n,
-                             count, dtype_name(dtype)),
-                 gpu.ordinal());
+    const LtGemm g{op_b, op_a,    n,       m,         k,     ldb,        lda,
+                   ldc,  inner.b, inner.a, inner.out, count, types.data, types.compute};
+    if (lt_gemm(gpu, g, alpha, b + o.b * width, a + o.a * width, beta, out + o.out * width)) {
+      continue;
+    }
+    const cublasStatus_t status = cublasGemmStridedBatchedEx(
+        handle, op_b, op_a, n, m, k, alpha, b + o.b * width, types.data, ldb, inner.b,
+        a + o.a * width, types.data, lda, inner.a, beta, out + o.out * width, types.data, ldc,
+        inner.out, count, types.compute, CUBLAS_GEMM_DEFAULT);
+    if (status != CUBLAS_STATUS_SUCCESS) {  // the message is made only for a failure
+      check_cublas(status,
+                   fmt::format("cublasGemmStridedBatchedEx ({} × {} × {}, batch {}, {})", m, k, n,
+                               count, dtype_name(dtype)),
+                   gpu.ordinal());
+    }
   }
 }
 

@@ -1,6 +1,8 @@
 // Matrix products on a GPU through cuBLAS (kernels/matmul.h's contract): out[b] = a[b] · b[b]
 // for each of `batch` row-major (m × k) · (k × n) pairs, as one strided-batched GEMM, or one per
-// member of the outer batch dimensions where the operands lie strided (matmul.h).
+// member of the outer batch dimensions where the operands lie strided (matmul.h). Each GEMM goes
+// through cuBLASLt with the algorithm chosen once per shape (lt_gemm.h), or through
+// cublasGemmStridedBatchedEx where cuBLASLt has none.
 //
 // float32 multiplies in full float32 (CUBLAS_COMPUTE_32F: no TF32, so values match the CPU's
 // within rounding order), float64 in float64, float16 and bfloat16 accumulate in float32 and
