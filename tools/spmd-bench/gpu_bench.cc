@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "kernels/cuda/chain.h"
+#include "kernels/cuda/fill.h"
 #include "kernels/cuda/gpu_context.h"
 #include "kernels/cuda/matmul.h"
 #include "kernels/cuda/status.h"
@@ -176,14 +178,83 @@ nlohmann::json bench_chain(GpuContext& gpu, const GpuBenchOptions& o) {
           {"ratio", chain_bw / copy_bw}, {"correct", correct}};
 }
 
+// Host microseconds per call of f, over `calls` calls queued back to back and then waited for:
+// what a step of many small operations pays on its host thread for each.
+double host_us_per_call(GpuContext& gpu, int calls, const std::function<void()>& f) {
+  for (int i = 0; i < 10; ++i) f();
+  gpu.synchronize();
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < calls; ++i) f();
+  const auto queued = std::chrono::steady_clock::now();
+  gpu.synchronize();
+  return std::chrono::duration<double, std::micro>(queued - start).count() / calls;
+}
+
+// The host's cost of the operations a small training step is made of, each beside the cheapest
+// stream operation (a 4-byte cudaMemsetAsync) and, for a product, cuBLAS's own call: where the
+// step's time goes when the device waits for the host (bench/RESULTS.md, session 52's profile).
+constexpr int kHostCalls = 2000;
+
+nlohmann::json bench_host_costs(GpuContext& gpu) {
+  constexpr int64_t kN = 65536, kSide = 128;
+  DeviceBuffer a(gpu, kN * 4), b(gpu, kN * 4), c(gpu, kN * 4), out(gpu, kN * 4);
+  check_cuda(cudaMemsetAsync(a.data(), 0, kN * 4, gpu.stream()), "cudaMemsetAsync", gpu.ordinal());
+  check_cuda(cudaMemsetAsync(b.data(), 0, kN * 4, gpu.stream()), "cudaMemsetAsync", gpu.ordinal());
+  check_cuda(cudaMemsetAsync(c.data(), 0, kN * 4, gpu.stream()), "cudaMemsetAsync", gpu.ordinal());
+  const ChainStep steps[] = {{ChainStep::Kind::kBinary,
+                              uint8_t(kernels::Binary::kMul),
+                              DType::kFloat32,
+                              DType::kFloat32,
+                              {kernels::chain_input(0), kernels::chain_input(1), 0}},
+                             {ChainStep::Kind::kBinary,
+                              uint8_t(kernels::Binary::kAdd),
+                              DType::kFloat32,
+                              DType::kFloat32,
+                              {kernels::chain_result(0), kernels::chain_input(2), 0}}};
+  const kernels::Input inputs[] = {{a.data(), kN}, {b.data(), kN}, {c.data(), kN}};
+  cublasHandle_t handle;
+  check_cublas(cublasCreate(&handle), "cublasCreate", gpu.ordinal());
+  check_cublas(cublasSetStream(handle, gpu.stream()), "cublasSetStream", gpu.ordinal());
+  const float one = 1, zero = 0;
+  const int side = static_cast<int>(kSide);
+  nlohmann::json rows = nlohmann::json::array();
+  const auto row = [&](const char* what, const std::function<void()>& f) {
+    rows.push_back({{"op", what}, {"host_us", host_us_per_call(gpu, kHostCalls, f)}});
+  };
+  row("cudaMemsetAsync, 4 bytes", [&] {
+    check_cuda(cudaMemsetAsync(out.data(), 0, 4, gpu.stream()), "cudaMemsetAsync", gpu.ordinal());
+  });
+  row("fill kernel, 65536 f32",
+      [&] { kernels::cuda::fill(gpu, DType::kFloat32, 1.0, out.data(), kN); });
+  row("allocate + free, 256 KiB", [&] { gpu.free(gpu.allocate(kN * 4)); });
+  row("chain a*b+c, 65536 f32",
+      [&] { kernels::cuda::run_chain(gpu, steps, inputs, out.data(), kN); });
+  row("spmd matmul f32 128^3", [&] {
+    kernels::cuda::matmul(gpu, DType::kFloat32, {1, kSide, kSide, kSide}, a.data(), b.data(),
+                          out.data());
+  });
+  row("cublasGemmEx f32 128^3", [&] {
+    check_cublas(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, side, side, side, &one, b.data(),
+                              CUDA_R_32F, side, a.data(), CUDA_R_32F, side, &zero, out.data(),
+                              CUDA_R_32F, side, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                 "cublasGemmEx", gpu.ordinal());
+  });
+  cublasDestroy(handle);
+  return rows;
+}
+
 }  // namespace
 
 int run_gpu_bench(const GpuBenchOptions& o) try {
   GpuContext& gpu = GpuContext::get(o.gpu);
   const nlohmann::json matmul = bench_matmul(gpu, o);
   const nlohmann::json chain = bench_chain(gpu, o);
+  const nlohmann::json host = bench_host_costs(gpu);
   if (o.json) {
-    fmt::print("{}\n", nlohmann::json{{"device", gpu.name()}, {"results", {matmul, chain}}}.dump());
+    fmt::print(
+        "{}\n",
+        nlohmann::json{{"device", gpu.name()}, {"results", {matmul, chain}}, {"host_costs", host}}
+            .dump());
     return 0;
   }
   fmt::print("device: {} (GPU {})\n", gpu.name(), gpu.ordinal());
@@ -197,6 +268,10 @@ int run_gpu_bench(const GpuBenchOptions& o) try {
   fmt::print("{:<14} {:>8.0f} GB/s {:>7.0f} GB/s {:>8.3f}x  {}\n", "a*b+c f32",
              chain["spmd_GBps"].get<double>(), chain["copy_GBps"].get<double>(),
              chain["ratio"].get<double>(), chain["correct"].get<bool>() ? "exact" : "WRONG");
+  fmt::print("host time per call, {} calls queued:\n", kHostCalls);
+  for (const auto& r : host) {
+    fmt::print("  {:<28} {:>7.2f} us\n", r["op"].get<std::string>(), r["host_us"].get<double>());
+  }
   return matmul["correct"].get<bool>() && chain["correct"].get<bool>() ? 0 : 1;
 } catch (const Error& e) {
   fmt::print(stderr, "spmd-bench gpu: {}\n", e.what());

@@ -4,7 +4,11 @@
 //   cuBLAS's cublasGemmEx called directly: TFLOP/s and the ratio (target ≥ 0.9);
 // - the fused a * b + c over `elements` float32 (one chain, kernels/cuda/chain.h) beside a
 //   device-to-device copy of one operand: bandwidth counting bytes read plus written, and the
-//   ratio (target ≥ 0.8).
+//   ratio (target ≥ 0.8);
+// - the host's microseconds per call of small operations (a 4-byte memset, a fill kernel, an
+//   allocation and its free, a 65,536-element chain, a 128³ float32 product through spmd and
+//   through cuBLAS), each over 2,000 calls queued: what a step of many small operations pays
+//   when its GPU waits.
 // Each measurement is the median of `iterations` calls timed with CUDA events, taken in turns
 // (spmd, baseline, spmd, …) after a warm-up; inputs are random, never zeros; each result is
 // checked against the baseline's or the host's before timing. Built when the CUDA backend is.

@@ -2,6 +2,7 @@
 // scalar_ops.h's conversion of a float64 (`value`, or its own index) to the dtype, as the CPU
 // backend converts it (saturating into integers, rounding into the half types). One launch; the
 // call returns. Throws InvalidArgument for uint64.
+// Open to tools/: spmd-bench gpu times a fill launch as the host cost of a plain kernel.
 #pragma once
 
 #include <cstddef>
