@@ -7,7 +7,8 @@
 //   ratio (target ≥ 0.8);
 // - the host's microseconds per call of small operations (a 4-byte memset, a fill kernel, an
 //   allocation and its free, a 65,536-element chain, a 128³ float32 product through spmd and
-//   through cuBLAS), each over 2,000 calls queued: what a step of many small operations pays
+//   through cuBLAS), each the median of 15 rounds of 100 calls queued (fewer than fill CUDA's
+//   launch queue, so the host's cost, not the GPU's): what a step of many small operations pays
 //   when its GPU waits.
 // Each measurement is the median of `iterations` calls timed with CUDA events, taken in turns
 // (spmd, baseline, spmd, …) after a warm-up; inputs are random, never zeros; each result is
