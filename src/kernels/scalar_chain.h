@@ -138,8 +138,8 @@ SPMD_HOST_DEVICE inline void run_prologue(const ScalarChain& p, HoistedValues& h
 // Whether every per-element step of `p` is a unary or binary arithmetic step (no comparison,
 // select or conversion) of one floating-point dtype, reading inputs and prologue values of that
 // dtype: such a program computes in plain float (or double) values, which the CUDA backend runs
-// without scalar_ops.h's per-value dtype dispatch (chain_kernel.cu). The prologue may hold any
-// steps (it runs once a thread, through run_prologue). logistic of a half type, whose
+// without scalar_ops.h's per-value dtype dispatch (cuda/chain_uniform.cuh). The prologue may
+// hold any steps (it runs once a thread, through run_prologue). logistic of a half type, whose
 // intermediate roundings are its own, is left to the general path.
 inline bool is_uniform_float(const ScalarChain& p) {
   const DType t = p.step[0].dtype;
