@@ -12,7 +12,8 @@
 //   when its GPU waits.
 // Each measurement is the median of `iterations` calls timed with CUDA events, taken in turns
 // (spmd, baseline, spmd, …) after a warm-up; inputs are random, never zeros; each result is
-// checked against the baseline's or the host's before timing. Built when the CUDA backend is.
+// checked against the baseline's or the host's before timing. (The host rows time only the
+// host's side, over zeroed buffers.) Built when the CUDA backend is.
 #pragma once
 
 #include <cstdint>
