@@ -20,7 +20,8 @@ JOBS ?= $(shell nproc)
 # python3-dev's headers build the spmd Python package (python/) into it. libssl-dev carries the
 # one HTTPS request a Kubernetes pod makes to its API server (src/cluster/k8s_api.cc); openssl
 # makes the certificate of the API server its test plays. libdnnl2 (oneDNN) computes float32
-# matrix products where it loads (src/kernels/sgemm.h; OpenBLAS otherwise).
+# matrix products where it loads (src/kernels/sgemm.h; OpenBLAS otherwise). ccache keeps the C++
+# compiles in the build tree (CMakeLists.txt's SPMD_CCACHE) for the `pip install .` test's build.
 PACKAGES := g++ cmake ninja-build pkg-config \
 	libasio-dev libprotobuf-dev protobuf-compiler libfmt-dev libspdlog-dev libcli11-dev \
 	libpmix-dev libxxhash-dev libzstd-dev nlohmann-json3-dev libopenblas-pthread-dev libeigen3-dev \
@@ -28,7 +29,7 @@ PACKAGES := g++ cmake ninja-build pkg-config \
 	libgtest-dev libgmock-dev librapidcheck-dev \
 	slurm-wlm munge openmpi-bin libopenmpi-dev mpich libgloo-dev \
 	python3-zarr python3-numpy python3-pil chromium iptables iproute2 clang-format \
-	libssl-dev openssl libdnnl2
+	libssl-dev openssl libdnnl2 ccache
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
