@@ -176,6 +176,41 @@ TEST_F(Gpu, UniformChainsOfAlignedAndMisalignedArraysAreTheCpus) {
   }
 }
 
+// A uniform kernel expands the arithmetic and the short functions at each step and calls one
+// function for the others (chain_uniform.h's expanded()): programs of 2, 4 and 7 steps (the three
+// kernel lengths) mixing both, at the first step and later ones, are the CPU's values. The half
+// types take the two-step program only: each of their steps rounds, and a longer program could
+// carry a difference of one unit from a middle step into the next (past the tolerance's one).
+TEST_F(Gpu, UniformChainsMixingExpandedAndCalledStepsAreTheCpus) {
+  using kernels::chain_input;
+  using kernels::chain_result;
+  const int64_t n = 4099;
+  std::vector<double> x(static_cast<size_t>(n)), y(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    x[i] = 0.5 + static_cast<double>(i % 97) * 0.015;
+    y[i] = 0.25 + static_cast<double>(i % 31) * 0.03;
+  }
+  for (DType t : {DType::kFloat32, DType::kFloat64, DType::kBFloat16, DType::kFloat16}) {
+    const ChainStep mixed[] = {
+        unary_step(Unary::kSin, t),                                     // called, first step
+        binary_step(Binary::kMul, t, chain_result(0), chain_input(1)),  // expanded
+        binary_step(Binary::kAdd, t, chain_result(1), chain_input(0)),  // expanded
+        {ChainStep::Kind::kUnary, static_cast<uint8_t>(Unary::kCbrt), t, t, {chain_result(2)}},
+        binary_step(Binary::kPow, t, chain_result(3), chain_input(1)),  // called binary
+        binary_step(Binary::kMul, t, chain_result(4), chain_input(1)),  // expanded
+        {ChainStep::Kind::kUnary, static_cast<uint8_t>(Unary::kLog1p), t, t, {chain_result(5)}}};
+    for (size_t length : {size_t{2}, size_t{4}, size_t{7}}) {
+      if (scalar::is_half(t) && length > 2) continue;
+      ChainCase c{fmt::format("{} steps of {}", length, dtype_name(t)),
+                  std::vector<ChainStep>(mixed, mixed + length),
+                  {chain_value(t, x), chain_value(t, y)},
+                  n,
+                  true};
+      EXPECT_TRUE(chain_values_match(c, gpu_chain_result(c), cpu_chain_result(c))) << c.name;
+    }
+  }
+}
+
 TEST_F(Gpu, AnIntegerDivisionByZeroIsReportedAtSynchronizeAndThenCleared) {
   ChainCase c{"div",
               {binary_step(Binary::kDiv, DType::kInt32, 0, 1)},

@@ -82,41 +82,86 @@ __device__ __forceinline__ bool dispatch(Op op, Each&& each, std::integer_sequen
           ...);
 }
 
-// A step's operation on a thread's K elements, dispatched once for all K: each case calls
-// scalar_ops' function with a constant operation, whose own switch then folds away. (A switch
-// per element, which the compiler hoisted out of the unrolled loop while the functions were
-// few, stayed per element once sin, erf, cbrt and the rest had joined: the fused a * b + c fell
-// from 0.85x to 0.77x of a device copy's bandwidth on an H100.)
+// The unary steps that chain_uniform.h's expanded() leaves out: one copy a kernel, which each
+// such step calls, the operation dispatched once for all K (through local memory: the call's
+// cost is small beside these functions').
 template <class F, int K>
-__device__ __forceinline__ void unary_k(Unary op, const F (&a)[K], F (&out)[K]) {
+__device__ __noinline__ void unary_called(Unary op, const F (&a)[K], F (&out)[K]) {
   const bool done = dispatch(
       op,
       [&](auto constant) {
+        if constexpr (!expanded(constant.value)) {
 #pragma unroll
-        for (int j = 0; j < K; ++j) out[j] = scalar::unary_float<F>(constant.value, a[j]);
+          for (int j = 0; j < K; ++j) out[j] = scalar::unary_float<F>(constant.value, a[j]);
+        }
       },
       std::make_integer_sequence<int, static_cast<int>(kLastUnary) + 1>{});
   if (!done) {
-#pragma unroll
     for (int j = 0; j < K; ++j) out[j] = scalar::unary_float<F>(op, a[j]);
   }
 }
 
-// The arithmetic binaries a uniform float program holds (comparisons make bool).
-constexpr Binary kLastFloatBinary = Binary::kRem;
+// A step's operation on a thread's K elements, dispatched once for all K: each case calls
+// scalar_ops' function with a constant operation, whose own switch then folds away. (A switch
+// per element, which the compiler hoisted out of the unrolled loop while the functions were
+// few, stayed per element once sin, erf, cbrt and the rest had joined: the fused a * b + c fell
+// from 0.85x to 0.77x of a device copy's bandwidth on an H100.) With Called, the operations that
+// are not expanded call unary_called; without it, the launch saw that the program has none.
+template <class F, int K, bool Called>
+__device__ __forceinline__ void unary_k(Unary op, const F (&a)[K], F (&out)[K]) {
+  const bool done = dispatch(
+      op,
+      [&](auto constant) {
+        if constexpr (expanded(constant.value)) {
+#pragma unroll
+          for (int j = 0; j < K; ++j) out[j] = scalar::unary_float<F>(constant.value, a[j]);
+        } else if constexpr (Called) {
+          unary_called<F, K>(constant.value, a, out);
+        }
+      },
+      std::make_integer_sequence<int, static_cast<int>(kLastUnary) + 1>{});
+  if constexpr (Called) {
+    if (!done) unary_called<F, K>(op, a, out);
+  }
+}
 
+// The last binary operation dispatch() sees as a constant (those after it call or fall back).
+constexpr Binary kLastDispatchedBinary = Binary::kRem;
+
+// The binary steps that expanded() leaves out, as unary_called.
 template <class F, int K>
+__device__ __noinline__ void binary_called(Binary op, const F (&a)[K], const F (&b)[K],
+                                           F (&out)[K]) {
+  const bool done = dispatch(
+      op,
+      [&](auto constant) {
+        if constexpr (!expanded(constant.value)) {
+#pragma unroll
+          for (int j = 0; j < K; ++j) out[j] = scalar::binary_float<F>(constant.value, a[j], b[j]);
+        }
+      },
+      std::make_integer_sequence<int, static_cast<int>(kLastDispatchedBinary) + 1>{});
+  if (!done) {
+    for (int j = 0; j < K; ++j) out[j] = scalar::binary_float<F>(op, a[j], b[j]);
+  }
+}
+
+// A binary step on K elements, as unary_k.
+template <class F, int K, bool Called>
 __device__ __forceinline__ void binary_k(Binary op, const F (&a)[K], const F (&b)[K], F (&out)[K]) {
   const bool done = dispatch(
       op,
       [&](auto constant) {
+        if constexpr (expanded(constant.value)) {
 #pragma unroll
-        for (int j = 0; j < K; ++j) out[j] = scalar::binary_float<F>(constant.value, a[j], b[j]);
+          for (int j = 0; j < K; ++j) out[j] = scalar::binary_float<F>(constant.value, a[j], b[j]);
+        } else if constexpr (Called) {
+          binary_called<F, K>(constant.value, a, b, out);
+        }
       },
-      std::make_integer_sequence<int, static_cast<int>(kLastFloatBinary) + 1>{});
-  if (!done) {
-#pragma unroll
-    for (int j = 0; j < K; ++j) out[j] = scalar::binary_float<F>(op, a[j], b[j]);
+      std::make_integer_sequence<int, static_cast<int>(kLastDispatchedBinary) + 1>{});
+  if constexpr (Called) {
+    if (!done) binary_called<F, K>(op, a, b, out);
   }
 }
 
@@ -136,6 +181,17 @@ struct alignas(sizeof(S) * K) Vector {
   S value[K];
 };
 
+// Blocks of 256 threads a multiprocessor must hold, which bounds a thread's registers (ptxas
+// -v, sm_90). The float kernels without a prologue, the memory-bound ones, at the 40 registers
+// (six blocks) that ptxas chose for them while every operation was expanded in them, except
+// N = 4, which spills there now: 48 (five). The prologue's float kernel at 64 (four), as before;
+// double's at 80 (three), ptxas's own choice.
+template <DType D, int N, int H>
+constexpr int kMinBlocks = D == DType::kFloat64 ? 3
+                           : H > 0              ? 4
+                           : N == 4             ? 5
+                                                : 6;
+
 // Uniform floating-point programs (scalar_chain.h's is_uniform_float) of at most N per-element
 // steps, K elements a thread: plain F values in registers, one switch on the operation per step
 // and K elements, the same unary_float/binary_float arithmetic as scalar_ops.h's unary/binary.
@@ -153,8 +209,11 @@ struct alignas(sizeof(S) * K) Vector {
 //
 // `Program` is ScalarChain where H > 0 (the prologue runs through scalar_chain.h), else the
 // smaller CompactChain below: a launch's host time grows with its parameters.
-template <DType D, int N, int K, int H, class Program>
-__global__ void __launch_bounds__(256)
+// Called: whether the program may hold steps that chain_uniform.h's expanded() leaves out (they
+// call unary_called or binary_called); without it the kernel has neither their code nor their
+// registers.
+template <DType D, int N, int K, int H, class Program, bool Called>
+__global__ void __launch_bounds__(256, kMinBlocks<D, N, H>)
     uniform_chain_kernel(const __grid_constant__ Program program, int* error, bool contiguous) {
   using U = Uniform<D>;
   using F = typename U::F;
@@ -229,9 +288,9 @@ __global__ void __launch_bounds__(256)
       operand(s.args[0], a);
       if (s.kind == ChainStep::Kind::kBinary) {
         operand(s.args[1], b);
-        binary_k<F, K>(static_cast<Binary>(s.fn), a, b, results[k]);
+        binary_k<F, K, Called>(static_cast<Binary>(s.fn), a, b, results[k]);
       } else {
-        unary_k<F, K>(static_cast<Unary>(s.fn), a, results[k]);
+        unary_k<F, K, Called>(static_cast<Unary>(s.fn), a, results[k]);
       }
       if constexpr (kHalf) {
 #pragma unroll
@@ -268,6 +327,20 @@ bool vectors_align(const ScalarChain& program, int k, size_t bytes) {
   return true;
 }
 
+// Queues a CompactChain<S> kernel for `program`: with Called where it has a step that is not
+// expanded.
+template <DType D, int S, int K>
+void launch_compact(const ScalarChain& program, int* error, int64_t wanted, int threads,
+                    cudaStream_t stream, bool contiguous) {
+  if (every_step_expanded(program)) {
+    launch_all<&uniform_chain_kernel<D, S, K, 0, CompactChain<S>, false>>(
+        wanted, threads, stream, compact<S>(program), error, contiguous);
+  } else {
+    launch_all<&uniform_chain_kernel<D, S, K, 0, CompactChain<S>, true>>(
+        wanted, threads, stream, compact<S>(program), error, contiguous);
+  }
+}
+
 }  // namespace
 
 template <DType D>
@@ -275,19 +348,16 @@ void launch_uniform(const ScalarChain& program, int* error, int64_t wanted, int 
                     int threads, cudaStream_t stream) {
   constexpr int kK = 4;
   const bool contiguous = vectors_align(program, kK, sizeof(typename Uniform<D>::Storage));
-  if (program.prologue > 0) {  // one kernel for every length: prologues are rare
+  if (program.prologue > 0) {  // one kernel for every length and step: prologues are rare
     // A wave of blocks, each thread computing the prologue once for the tiles it strides over.
-    launch_grid<&uniform_chain_kernel<D, 8, kK, kMaxHoistedValues, ScalarChain>>(
+    launch_grid<&uniform_chain_kernel<D, 8, kK, kMaxHoistedValues, ScalarChain, true>>(
         wanted, multiprocessors, threads, stream, program, error, contiguous);
   } else if (program.steps <= 2) {
-    launch_all<&uniform_chain_kernel<D, 2, kK, 0, CompactChain<2>>>(
-        wanted, threads, stream, compact<2>(program), error, contiguous);
+    launch_compact<D, 2, kK>(program, error, wanted, threads, stream, contiguous);
   } else if (program.steps <= 4) {
-    launch_all<&uniform_chain_kernel<D, 4, kK, 0, CompactChain<4>>>(
-        wanted, threads, stream, compact<4>(program), error, contiguous);
+    launch_compact<D, 4, kK>(program, error, wanted, threads, stream, contiguous);
   } else {
-    launch_all<&uniform_chain_kernel<D, 8, kK, 0, CompactChain<8>>>(
-        wanted, threads, stream, compact<8>(program), error, contiguous);
+    launch_compact<D, 8, kK>(program, error, wanted, threads, stream, contiguous);
   }
 }
 
