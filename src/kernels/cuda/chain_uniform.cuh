@@ -44,20 +44,17 @@ CompactChain<S> compact(const ScalarChain& program) {
 
 template <DType D>
 struct Uniform;  // the storage and compute types of a uniform program of dtype D
-template <>
-struct Uniform<DType::kFloat32> {
-  using Storage = float;
-  using F = float;
+template <class T>
+struct ComputedAsStored {  // float and double: computed in the type they are stored in
+  using Storage = T;
+  using F = T;
   __device__ static F in(Storage v) { return v; }
   __device__ static Storage out(F v) { return v; }
 };
 template <>
-struct Uniform<DType::kFloat64> {
-  using Storage = double;
-  using F = double;
-  __device__ static F in(Storage v) { return v; }
-  __device__ static Storage out(F v) { return v; }
-};
+struct Uniform<DType::kFloat32> : ComputedAsStored<float> {};
+template <>
+struct Uniform<DType::kFloat64> : ComputedAsStored<double> {};
 template <>
 struct Uniform<DType::kBFloat16> {
   using Storage = uint16_t;
