@@ -119,10 +119,16 @@ TEST(MaskOps, ABoolConvertsToZeroOrOneOfEveryNumericDtype) {
   }
 }
 
-// A subnormal as the zero of its sign, where denormals are read as zero.
+// A subnormal as the zero of its sign, where denormals are read as zero. Told by its bits (a zero
+// exponent, a fraction not zero): a floating comparison would itself read the subnormal as zero
+// when the thread does, as this test's thread does (-Og compiles `v != 0` to that comparison).
 template <class F>
 F as_read(F v, bool daz) {
-  return daz && v != 0 && std::fabs(v) < std::numeric_limits<F>::min() ? std::copysign(F(0), v) : v;
+  using U = std::conditional_t<sizeof(F) == 4, uint32_t, uint64_t>;
+  constexpr int kFraction = std::numeric_limits<F>::digits - 1;
+  const U bits = std::bit_cast<U>(v) & ~(U{1} << (sizeof(F) * 8 - 1));
+  const bool subnormal = bits != 0 && (bits >> kFraction) == 0;
+  return daz && subnormal ? std::copysign(F(0), v) : v;
 }
 
 // jnp.maximum and jnp.minimum element by element: a NaN operand (its bits, x's first); two
