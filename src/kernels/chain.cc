@@ -431,10 +431,12 @@ void run_chain_reduce(std::span<const ChainStep> all_steps, std::span<const Inpu
       rows, std::max<int64_t>(1, kPartGrain / extent), 1, [&](int64_t first, int64_t last) {
         std::vector<std::byte> buffer(static_cast<size_t>(std::min(group, last - first) * extent) *
                                       width);
+        // One pass for the part's groups: making one per group of 4,096 elements (its kernels
+        // looked up, its buffers allocated) cost more than a short chain's arithmetic.
+        ChainPass pass(steps, inputs, n, ynn_steps);
         for (int64_t r = first; r < last; r += group) {
           const int64_t count = std::min(group, last - r);
-          run_range(steps, inputs, buffer.data(), n, r * extent, (r + count) * extent, r * extent,
-                    ynn_steps);
+          pass.run(buffer.data(), r * extent, (r + count) * extent, r * extent);
           reduce_rows(op, dtype, buffer.data(), count, extent, rows,
                       out + r * static_cast<int64_t>(width));
         }
