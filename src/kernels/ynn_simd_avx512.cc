@@ -37,7 +37,7 @@ struct V {
 [[gnu::always_inline]] inline void store_first(float* p, int64_t count, V a) {
   _mm512_mask_storeu_ps(p, first_lanes(count), a.v);
 }
-[[gnu::always_inline]] inline void store16(float* p, V a) { _mm512_store_ps(p, a.v); }
+[[gnu::always_inline]] inline void store16(float* p, V a) { _mm512_storeu_ps(p, a.v); }
 [[gnu::always_inline]] inline V add(V a, V b) { return {_mm512_add_ps(a.v, b.v)}; }
 [[gnu::always_inline]] inline V sub(V a, V b) { return {_mm512_sub_ps(a.v, b.v)}; }
 [[gnu::always_inline]] inline V mul(V a, V b) { return {_mm512_mul_ps(a.v, b.v)}; }
