@@ -201,6 +201,9 @@ def ops(iterations):
     # Other functions YNNPACK computes inside the reduction's fusion (kernels/ynn_simd.h).
     compare("sum(tanh(a),1) 4096x2048", lambda m, n: m.jit(lambda a: n.sum(n.tanh(a), axis=1)), x,
             nbytes=x.nbytes)
+    # A chain of several steps feeding the sum (nn.gelu's nine), block by block in spmd.
+    compare("sum(gelu(a),1) 4096x2048",
+            lambda m, n: m.jit(lambda a: n.sum(m.nn.gelu(a), axis=1)), x, nbytes=x.nbytes)
     positive = (np.abs(x) + 0.01).astype(np.float32)
     compare("sum(log(a),1) 4096x2048", lambda m, n: m.jit(lambda a: n.sum(n.log(a), axis=1)),
             positive, nbytes=x.nbytes)
