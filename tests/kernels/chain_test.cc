@@ -161,6 +161,75 @@ RC_GTEST_PROP(Chain, BlockByBlockEqualsStepByStep, ()) {
   RC_ASSERT(std::memcmp(got.data(), want.data(), got.size()) == 0);
 }
 
+// Float32 values: the special ones and ordinary ones, cycled.
+Value float_values(int64_t elements, int seed) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> special = {
+      0.0f,      -0.0f,   1.5f,     -3.25f,  1.0e-39f,
+      -1.0e-45f, 3.0e38f, -inf,     inf,     7.0f,
+      0.1f,      -2.0f,   1.0e-20f, 1.0e20f, std::numeric_limits<float>::quiet_NaN()};
+  Value v{DType::kFloat32, Bytes(static_cast<size_t>(elements) * 4), elements};
+  for (int64_t i = 0; i < elements; ++i) {
+    const float x = special[static_cast<size_t>(i * 5 + seed) % special.size()];
+    std::memcpy(v.bytes.data() + i * 4, &x, 4);
+  }
+  return v;
+}
+
+// nn.gelu's arithmetic shape with a quotient and a difference after it, over special values
+// (signed zeros, subnormals, infinities, NaN, the extremes): block by block, every step rounds as
+// the steps run one by one over all the elements do, a value read twice (step 3's) included.
+TEST(Chain, ArithmeticOnSpecialValuesIsTheStepsOneByOne) {
+  using spmd::kernels::chain_result;
+  const auto binary = [](Binary op, int32_t a, int32_t b) {
+    return ChainStep{
+        Kind::kBinary, static_cast<uint8_t>(op), DType::kFloat32, DType::kFloat32, {a, b}};
+  };
+  const std::vector<ChainStep> steps = {
+      binary(Binary::kMul, 0, 0),                // 0: x x
+      binary(Binary::kMul, chain_result(0), 0),  // 1: x³
+      binary(Binary::kMul, 1, chain_result(1)),  // 2: 0.044715 x³
+      binary(Binary::kAdd, 0, chain_result(2)),  // 3: x + that (read twice)
+      binary(Binary::kMul, chain_result(3), 2),  // 4
+      {Kind::kUnary,
+       static_cast<uint8_t>(Unary::kNeg),
+       DType::kFloat32,
+       DType::kFloat32,
+       {chain_result(4)}},                                    // 5
+      binary(Binary::kAdd, 3, chain_result(5)),               // 6: 1 + that
+      binary(Binary::kMul, chain_result(6), 4),               // 7: · 0.5
+      binary(Binary::kMul, 0, chain_result(7)),               // 8: · x
+      binary(Binary::kDiv, chain_result(8), 5),               // 9: / y
+      binary(Binary::kSub, chain_result(9), chain_result(3))  // 10: minus step 3's value
+  };
+  for (int64_t n : {int64_t{1}, int64_t{37}, int64_t{1000}, int64_t{4099}}) {
+    const auto scalar = [](float f) {
+      Value v{DType::kFloat32, Bytes(4), 1};
+      std::memcpy(v.bytes.data(), &f, 4);
+      return v;
+    };
+    const std::vector<Value> values = {
+        float_values(n, 0), scalar(0.044715f), scalar(0.7978845834732056f),
+        scalar(1.0f),       scalar(0.5f),      float_values(n, 3)};
+    std::vector<Input> inputs;
+    for (const Value& v : values) inputs.push_back(v.input());
+    Bytes got(static_cast<size_t>(n) * 4);
+    spmd::kernels::run_chain(steps, inputs, got.data(), n);
+    const Bytes want = step_by_step(steps, values, n);
+    for (int64_t i = 0; i < n; ++i) {
+      float g = 0, w = 0;
+      std::memcpy(&g, got.data() + i * 4, 4);
+      std::memcpy(&w, want.data() + i * 4, 4);
+      if (std::isnan(w)) {
+        EXPECT_TRUE(std::isnan(g)) << "element " << i << " of " << n;
+      } else {
+        EXPECT_EQ(std::bit_cast<uint32_t>(g), std::bit_cast<uint32_t>(w))
+            << "element " << i << " of " << n << ": " << g << ", want " << w;
+      }
+    }
+  }
+}
+
 TEST(Chain, AStepReadingALaterStepOrAMissingInputIsRefused) {
   const Value a = make_value(DType::kFloat32, 4, 0);
   const std::vector<Input> inputs = {a.input()};
