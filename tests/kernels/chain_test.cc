@@ -13,6 +13,7 @@
 #include <limits>
 #include <vector>
 
+#include "kernels/chain_cases.h"
 #include "kernels/chain_hoist.h"
 #include "spmd/error.h"
 
@@ -161,21 +162,6 @@ RC_GTEST_PROP(Chain, BlockByBlockEqualsStepByStep, ()) {
   RC_ASSERT(std::memcmp(got.data(), want.data(), got.size()) == 0);
 }
 
-// Float32 values: the special ones and ordinary ones, cycled.
-Value float_values(int64_t elements, int seed) {
-  const float inf = std::numeric_limits<float>::infinity();
-  const std::vector<float> special = {
-      0.0f,      -0.0f,   1.5f,     -3.25f,  1.0e-39f,
-      -1.0e-45f, 3.0e38f, -inf,     inf,     7.0f,
-      0.1f,      -2.0f,   1.0e-20f, 1.0e20f, std::numeric_limits<float>::quiet_NaN()};
-  Value v{DType::kFloat32, Bytes(static_cast<size_t>(elements) * 4), elements};
-  for (int64_t i = 0; i < elements; ++i) {
-    const float x = special[static_cast<size_t>(i * 5 + seed) % special.size()];
-    std::memcpy(v.bytes.data() + i * 4, &x, 4);
-  }
-  return v;
-}
-
 // nn.gelu's arithmetic shape with a quotient and a difference after it, over special values
 // (signed zeros, subnormals, infinities, NaN, the extremes): block by block, every step rounds as
 // the steps run one by one over all the elements do, a value read twice (step 3's) included.
@@ -202,31 +188,25 @@ TEST(Chain, ArithmeticOnSpecialValuesIsTheStepsOneByOne) {
       binary(Binary::kDiv, chain_result(8), 5),               // 9: / y
       binary(Binary::kSub, chain_result(9), chain_result(3))  // 10: minus step 3's value
   };
+  // chain_cases.h's float32 special values, cycled from two starting points (x and y), and the
+  // constants as one element each.
+  const std::vector<double> special = spmd::test::special_values(DType::kFloat32);
+  const auto cycled = [&](int64_t n, size_t from) {
+    std::vector<double> v(static_cast<size_t>(n));
+    for (size_t i = 0; i < v.size(); ++i) v[i] = special[(i + from) % special.size()];
+    return v;
+  };
   for (int64_t n : {int64_t{1}, int64_t{37}, int64_t{1000}, int64_t{4099}}) {
-    const auto scalar = [](float f) {
-      Value v{DType::kFloat32, Bytes(4), 1};
-      std::memcpy(v.bytes.data(), &f, 4);
-      return v;
-    };
-    const std::vector<Value> values = {
-        float_values(n, 0), scalar(0.044715f), scalar(0.7978845834732056f),
-        scalar(1.0f),       scalar(0.5f),      float_values(n, 3)};
-    std::vector<Input> inputs;
-    for (const Value& v : values) inputs.push_back(v.input());
-    Bytes got(static_cast<size_t>(n) * 4);
-    spmd::kernels::run_chain(steps, inputs, got.data(), n);
-    const Bytes want = step_by_step(steps, values, n);
-    for (int64_t i = 0; i < n; ++i) {
-      float g = 0, w = 0;
-      std::memcpy(&g, got.data() + i * 4, 4);
-      std::memcpy(&w, want.data() + i * 4, 4);
-      if (std::isnan(w)) {
-        EXPECT_TRUE(std::isnan(g)) << "element " << i << " of " << n;
-      } else {
-        EXPECT_EQ(std::bit_cast<uint32_t>(g), std::bit_cast<uint32_t>(w))
-            << "element " << i << " of " << n << ": " << g << ", want " << w;
-      }
+    spmd::test::ChainCase c{.name = "gelu's arithmetic", .steps = steps, .n = n};
+    for (const std::vector<double>& v :
+         {cycled(n, 0), {0.044715}, {0.7978845834732056}, {1.0}, {0.5}, cycled(n, 7)}) {
+      c.inputs.push_back(spmd::test::chain_value(DType::kFloat32, v));
     }
+    std::vector<Value> values;
+    for (const auto& v : c.inputs) values.push_back({v.dtype, v.bytes, v.elements});
+    EXPECT_TRUE(spmd::test::chain_values_match(c, spmd::test::cpu_chain_result(c),
+                                               step_by_step(steps, values, n)))
+        << n << " elements";
   }
 }
 
