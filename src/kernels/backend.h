@@ -85,6 +85,12 @@ class Backend {
   // elements than the chain's and more than one, or a `repeat`); where not, the caller makes the
   // broadcast whole first.
   virtual bool reads_broadcasts() const { return false; }
+  // Whether XLA's code for these devices contracts a float product and the one sum or difference
+  // reading it, in one fusion, into a fused multiply-add (LLVM's contraction, which XLA always
+  // allows): then jit's chains do so too (jit/contract.h), so that they round as JAX's jit does.
+  // The default says no; the CPU's says so where the CPU has the instruction (cpu_has_fma), a
+  // GPU's always.
+  virtual bool contracts_multiply_add() const { return false; }
   // A chain feeding a reduction of one axis of its result (outer × extent × inner elements, the
   // axis the extent; inner = 1 for the last), in one pass (chain.h: run_chain_reduce_axis);
   // returns false, having done nothing, where this backend does not fuse them: the caller then

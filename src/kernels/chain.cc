@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernels/chain_hoist.h"
+#include "kernels/float_arithmetic.h"
 #include "kernels/thread_team.h"
 #include "kernels/xla_exp_avx2.h"
 #include "kernels/xla_exp_avx512.h"
@@ -76,6 +77,12 @@ Resolved resolve(const ChainStep& s, bool ynn_math) {
       break;
     case ChainStep::Kind::kConvert:
       r.convert = convert_kernel(s.dtype, s.result);
+      break;
+    case ChainStep::Kind::kMultiplyAdd:
+      if (s.dtype != DType::kFloat32 && s.dtype != DType::kFloat64) {
+        throw InvalidArgument(fmt::format(
+            "run_chain: a fused multiply-add of {}, not float32 or float64", dtype_name(s.dtype)));
+      }
       break;
   }
   return r;
@@ -149,6 +156,9 @@ void run_block(const Resolved& r, int64_t offset, int64_t len) {
     case ChainStep::Kind::kConvert:
       r.convert(s.dtype, s.result, in[0], dst, len);
       return;
+    case ChainStep::Kind::kMultiplyAdd:
+      float_multiply_add(s.fn, s.dtype, in[0], in[1], in[2], dst, len);
+      return;
   }
 }
 
@@ -209,6 +219,7 @@ int arity(ChainStep::Kind kind) {
     case ChainStep::Kind::kBinary:
       return 2;
     case ChainStep::Kind::kSelect:
+    case ChainStep::Kind::kMultiplyAdd:
       return 3;
   }
   return 0;

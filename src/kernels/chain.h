@@ -28,10 +28,13 @@
 namespace spmd::kernels {
 
 // One step of a chain: which kernel, its dtypes, and where each of its operands comes from.
+// kMultiplyAdd is a × b + c rounded once (a fused multiply-add), float32 or float64 only, with
+// the signs its `fn` flags (MultiplyAddSign) flipped first: jit makes it where XLA's code
+// contracts a product and the sum or difference reading it (jit/contract.h).
 struct ChainStep {
-  enum class Kind : uint8_t { kUnary, kBinary, kSelect, kConvert };
+  enum class Kind : uint8_t { kUnary, kBinary, kSelect, kConvert, kMultiplyAdd };
   Kind kind = Kind::kUnary;
-  uint8_t fn = 0;                  // kUnary: a Unary; kBinary: a Binary
+  uint8_t fn = 0;                  // kUnary: a Unary; kBinary: a Binary; kMultiplyAdd: its signs
   DType dtype = DType::kFloat32;   // the kernel's dtype (kConvert: the one it converts from)
   DType result = DType::kFloat32;  // the dtype it writes: bool for a comparison, convert's `to`
   // Its operands in the kernel's order (1, 2, 3 and 1 of them by kind): chain_input(i) or
@@ -44,10 +47,14 @@ struct ChainStep {
 constexpr int kMaxChainSteps = 64;
 constexpr int kMaxChainInputs = 16;
 
+// kMultiplyAdd's fn: which operands' signs flip before the fused multiply-add, a bit each.
+// c − a × b is (−a) × b + c, and a × b − c is a × b + (−c), each rounded once.
+enum MultiplyAddSign : uint8_t { kNegateProduct = 1, kNegateAddend = 2 };
+
 constexpr int32_t chain_input(int i) { return i; }
 constexpr int32_t chain_result(int step) { return -1 - step; }
 
-// How many operands a step of `kind` reads.
+// How many operands a step of `kind` reads (1, 2 or 3).
 int arity(ChainStep::Kind kind);
 
 // Runs `steps` over n elements. `inputs` are the chain's operands, each of n elements, one (a
@@ -58,7 +65,8 @@ int arity(ChainStep::Kind kind);
 // `out`, which no input may overlap. Blocks end where a broadcast's run ends, so runs shorter
 // than a block cost a kernel call each: fuse.h reads only runs of at least 64 in place. Equal,
 // element for element, to running each step's kernel over all n elements in order. Throws
-// InvalidArgument for a step reading a later step or a missing input, and what a kernel throws (an
+// InvalidArgument for a step reading a later step or a missing input, a multiply-add of another
+// dtype than float32 or float64, and what a kernel throws (an
 // integer division by zero; `out` is then partly written). Steps that read only scalars (a
 // scalar computation jit fused into the chain) run once a call, not per element
 // (chain_hoist.h); so do they in the two reductions below.

@@ -2,6 +2,8 @@
 
 #include <optional>
 
+#include "kernels/float_arithmetic.h"
+
 namespace spmd::kernels {
 namespace {
 
@@ -16,6 +18,9 @@ void compute_once(const ChainStep& s, std::span<const Input> operands, std::byte
       return select(s.dtype, operands[0], operands[1], operands[2], out, 1);
     case ChainStep::Kind::kConvert:
       return convert(s.dtype, s.result, operands[0], out, 1);
+    case ChainStep::Kind::kMultiplyAdd:
+      float_multiply_add(s.fn, s.dtype, operands[0], operands[1], operands[2], out, 1);
+      return;
   }
 }
 

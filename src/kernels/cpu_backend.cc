@@ -3,6 +3,7 @@
 #include <string>
 
 #include "kernels/backend.h"
+#include "kernels/float_arithmetic.h"
 #include "kernels/layout.h"
 #include "kernels/ynn_reduce.h"
 #include "spmd/error.h"
@@ -20,6 +21,7 @@ class CpuBackend final : public Backend {
     run_chain(steps, inputs, out, n);
   }
   bool reads_broadcasts() const override { return true; }
+  bool contracts_multiply_add() const override { return cpu_has_fma(); }
   bool chain_reduce(std::span<const ChainStep> steps, std::span<const Input> inputs, int64_t outer,
                     int64_t extent, int64_t inner, Reduce op, std::byte* out) const override {
     run_chain_reduce_axis(steps, inputs, outer, extent, inner, op, out);

@@ -1,8 +1,12 @@
 #include "kernels/float_arithmetic.h"
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <functional>
+#include <type_traits>
 
+#include "kernels/chain.h"
 #include "kernels/operand_reader.h"
 
 namespace spmd::kernels {
@@ -69,6 +73,27 @@ bool comparison_of(Binary op, Input a, Input b, std::byte* out, int64_t n) {
   }
 }
 
+// out[i] = fma(a[i], b[i], c[i]) over n elements of F, the signs `form` flags flipped first (an
+// exclusive or of the sign bit: exactly what negation does, NaN included).
+template <class F>
+void multiply_add_of(uint8_t form, Input a, Input b, Input c, std::byte* out, int64_t n) {
+  using Bits = std::conditional_t<sizeof(F) == 4, uint32_t, uint64_t>;
+  constexpr Bits kSign = Bits{1} << (sizeof(F) * 8 - 1);
+  const Bits product = (form & kNegateProduct) != 0 ? kSign : 0;
+  const Bits addend = (form & kNegateAddend) != 0 ? kSign : 0;
+  const auto flip = [](F v, Bits sign) { return std::bit_cast<F>(std::bit_cast<Bits>(v) ^ sign); };
+  auto* target = reinterpret_cast<F*>(out);
+  with_reader<F>(a, n, [&](auto x) {
+    with_reader<F>(b, n, [&](auto y) {
+      with_reader<F>(c, n, [&](auto z) {
+#pragma GCC ivdep
+        for (int64_t i = 0; i < n; ++i)
+          target[i] = std::fma(flip(x[i], product), y[i], flip(z[i], addend));
+      });
+    });
+  });
+}
+
 // out[i] = f(a[i]) over n elements of F.
 template <class F, class Op>
 void apply(Input a, std::byte* out, int64_t n, Op f) {
@@ -117,6 +142,30 @@ bool float_arithmetic(Binary op, DType dtype, Input a, Input b, std::byte* out, 
   if (dtype == DType::kFloat32) return arithmetic_of<float>(op, a, b, out, n);
   if (dtype == DType::kFloat64) return arithmetic_of<double>(op, a, b, out, n);
   return false;
+}
+
+SPMD_FLOAT_ARITHMETIC_CLONES
+bool float_multiply_add(uint8_t form, DType dtype, Input a, Input b, Input c, std::byte* out,
+                        int64_t n) {
+  if (dtype == DType::kFloat32) {
+    multiply_add_of<float>(form, a, b, c, out, n);
+  } else if (dtype == DType::kFloat64) {
+    multiply_add_of<double>(form, a, b, c, out, n);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+bool cpu_has_fma() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  static const bool has = __builtin_cpu_supports("fma");
+  return has;
+#elif defined(__aarch64__)
+  return true;
+#else
+  return false;
+#endif
 }
 
 SPMD_FLOAT_ARITHMETIC_CLONES

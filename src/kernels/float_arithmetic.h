@@ -1,5 +1,6 @@
-// The four arithmetic operations, the six comparisons, and negation, absolute value, relu and sign
-// of float32 and float64, as loops the compiler vectorises in the processor's widest vectors.
+// The four arithmetic operations, the fused multiply-add, the six comparisons, and negation,
+// absolute value, relu and sign of float32 and float64, as loops the compiler vectorises in the
+// processor's widest vectors.
 //
 // These are most of the steps of a training step's element-wise work (the optimizer's update,
 // a gradient's products, ReLU's comparisons), and most steps of every chain (chain.h). Through
@@ -10,7 +11,8 @@
 // selects, one element at a time (mask_ops.h). Here each is a plain loop,
 // built for x86-64-v3 (AVX2: eight float32 lanes) and the baseline, the one the CPU runs chosen
 // at load time (`target_clones`). Each element's value is the one IEEE operation on it, so the
-// bits are those of the scalar expression on any vector width: nothing is fused or reordered,
+// bits are those of the scalar expression on any vector width: nothing is reordered, nor fused
+// but where the multiply-add asks for it,
 // a quotient is the division instruction's, and a comparison is false against NaN (true for
 // "not equal"). Subnormals follow the calling thread's floating-point mode (the instructions
 // honour denormals-are-zero as the scalar ones do; float_environment.h).
@@ -31,6 +33,17 @@ namespace spmd::kernels {
 // out[i] = a[i] op b[i] for op add, sub, mul or div of float32 or float64. False, with nothing
 // written, for another op or dtype.
 bool float_arithmetic(Binary op, DType dtype, Input a, Input b, std::byte* out, int64_t n);
+
+// out[i] = a[i] × b[i] + c[i] rounded once (std::fma) for float32 or float64, after flipping the
+// signs `form` flags (chain.h: MultiplyAddSign: the product's, the addend's). Built for
+// x86-64-v3 it is the FMA instruction; the baseline build calls the C library's fma, exact and
+// slow (jit asks for none on a CPU without the instruction: cpu_has_fma). Operands are Inputs
+// as above. False, with nothing written, for another dtype.
+bool float_multiply_add(uint8_t form, DType dtype, Input a, Input b, Input c, std::byte* out,
+                        int64_t n);
+
+// Whether this CPU has fused multiply-add instructions (x86's FMA3; every AArch64 CPU).
+bool cpu_has_fma();
 
 // out[i] = a[i] op b[i] as bools (bytes 0 or 1) for the comparisons (eq, ne, lt, le, gt, ge) of
 // float32 or float64. False, with nothing written, for another op or dtype.

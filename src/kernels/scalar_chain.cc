@@ -27,6 +27,10 @@ void check_and_type(std::span<const ChainStep> steps, ScalarChain& p) {
     if (s.kind == ChainStep::Kind::kUnary && !scalar::defined(static_cast<Unary>(s.fn), s.dtype)) {
       refuse(fmt::format("applies {}, which is not defined on it", name(static_cast<Unary>(s.fn))));
     }
+    if (s.kind == ChainStep::Kind::kMultiplyAdd && s.dtype != DType::kFloat32 &&
+        s.dtype != DType::kFloat64) {
+      refuse("is a fused multiply-add, which computes in float32 or float64 only");
+    }
     if (s.kind == ChainStep::Kind::kBinary &&
         !scalar::defined(static_cast<Binary>(s.fn), s.dtype)) {
       refuse(

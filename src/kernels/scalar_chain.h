@@ -64,7 +64,20 @@ ScalarChain make_scalar_chain(std::span<const ChainStep> steps, std::span<const 
 
 // chain.h's arity(), for device code too.
 SPMD_HOST_DEVICE constexpr int operand_count(ChainStep::Kind kind) {
-  return kind == ChainStep::Kind::kBinary ? 2 : kind == ChainStep::Kind::kSelect ? 3 : 1;
+  return kind == ChainStep::Kind::kBinary                                            ? 2
+         : kind == ChainStep::Kind::kSelect || kind == ChainStep::Kind::kMultiplyAdd ? 3
+                                                                                     : 1;
+}
+
+// A kMultiplyAdd step (float32 or float64, which check_and_type asks for): a × b + c rounded
+// once, the signs its fn flags flipped first, as the CPU's float_multiply_add computes it.
+SPMD_HOST_DEVICE inline scalar::Slot multiply_add(const ChainStep& s, scalar::Slot a,
+                                                  scalar::Slot b, scalar::Slot c) {
+  const bool product = (s.fn & kNegateProduct) != 0, addend = (s.fn & kNegateAddend) != 0;
+  if (s.dtype == DType::kFloat64) {
+    return scalar::make_double(fma(product ? -a.d : a.d, b.d, addend ? -c.d : c.d));
+  }
+  return scalar::make_float(fmaf(product ? -a.f : a.f, b.f, addend ? -c.f : c.f));
 }
 
 // Step s on its operands' values (a select's: the condition, then its two choices), its result
@@ -81,6 +94,9 @@ SPMD_HOST_DEVICE inline scalar::Slot apply_step(const ChainStep& s, scalar::Slot
       break;
     case ChainStep::Kind::kSelect:
       r = a.b ? b : c;
+      break;
+    case ChainStep::Kind::kMultiplyAdd:
+      r = multiply_add(s, a, b, c);
       break;
     default:  // kConvert
       r = scalar::convert(s.dtype, s.result, a);

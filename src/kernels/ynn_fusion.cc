@@ -76,6 +76,7 @@ bool ynn_supports(const ChainStep& step) {
     case ChainStep::Kind::kConvert:
       return true;
     case ChainStep::Kind::kSelect:
+    case ChainStep::Kind::kMultiplyAdd:  // YNNPACK's kernels fuse no multiply-add
       return false;
   }
   return false;

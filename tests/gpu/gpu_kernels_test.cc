@@ -126,6 +126,10 @@ TEST_F(Gpu, ConversionsFromIntegersAndBool) {
   });
 }
 
+TEST_F(Gpu, MultiplyAddsOfEveryFormAreTheCpus) {
+  expect_cases_match(multiply_add_cases(), [](const ChainCase&) { return true; });
+}
+
 TEST_F(Gpu, SelectMixedDtypesScalarOperandsAndThirtyTwoSteps) {
   expect_cases_match(mixed_cases(), [](const ChainCase&) { return true; });
 }

@@ -302,9 +302,58 @@ inline std::vector<ChainCase> mixed_cases() {
   return cases;
 }
 
+// A fused multiply-add (jit's contraction of a product and the sum reading it) of each form
+// (the product's sign, the addend's, both, neither flipped) on float32 and float64: over every
+// triple of special values, then 997 triples of ordinary values, where the product rounded first
+// often gives another sum; and with a scalar product operand and a scalar addend.
+inline std::vector<ChainCase> multiply_add_cases() {
+  std::vector<ChainCase> cases;
+  for (DType t : {DType::kFloat32, DType::kFloat64}) {
+    std::vector<double> xs, ys, zs;
+    const std::vector<double> special = special_values(t);
+    for (double x : special) {
+      for (double y : special) {
+        for (double z : special) {
+          xs.push_back(x);
+          ys.push_back(y);
+          zs.push_back(z);
+        }
+      }
+    }
+    uint64_t state = 12345;  // a fixed linear congruential sequence, in [-4, 4)
+    const auto next = [&] {
+      state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+      return static_cast<double>(state >> 11) * 0x1.0p-53 * 8 - 4;
+    };
+    for (int i = 0; i < 997; ++i) {
+      xs.push_back(next());
+      ys.push_back(next());
+      zs.push_back(next());
+    }
+    const auto n = static_cast<int64_t>(xs.size());
+    for (uint8_t form = 0; form < 4; ++form) {
+      const ChainStep fma{
+          ChainStep::Kind::kMultiplyAdd,
+          form,
+          t,
+          t,
+          {kernels::chain_input(0), kernels::chain_input(1), kernels::chain_input(2)}};
+      const std::string name = fmt_name(fmt::format("multiply_add form {}", form), t);
+      cases.push_back(
+          {name, {fma}, {chain_value(t, xs), chain_value(t, ys), chain_value(t, zs)}, n});
+      cases.push_back({name + " of a scalar factor and addend",
+                       {fma},
+                       {chain_value(t, xs), chain_value(t, {1.0 / 3}), chain_value(t, {-0.1})},
+                       n});
+    }
+  }
+  return cases;
+}
+
 inline std::vector<ChainCase> all_chain_cases() {
   std::vector<ChainCase> all;
-  for (auto* make : {&unary_cases, &binary_cases, &convert_cases, &mixed_cases}) {
+  for (auto* make :
+       {&unary_cases, &binary_cases, &convert_cases, &mixed_cases, &multiply_add_cases}) {
     for (ChainCase& c : make()) all.push_back(std::move(c));
   }
   return all;

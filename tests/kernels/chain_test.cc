@@ -15,6 +15,7 @@
 
 #include "kernels/chain_cases.h"
 #include "kernels/chain_hoist.h"
+#include "kernels/float_arithmetic.h"
 #include "spmd/error.h"
 
 namespace {
@@ -76,6 +77,9 @@ Bytes step_by_step(const std::vector<ChainStep>& steps, const std::vector<Value>
       case Kind::kConvert:
         spmd::kernels::convert(s.dtype, s.result, in[0], out.data(), n);
         break;
+      case Kind::kMultiplyAdd:
+        spmd::kernels::float_multiply_add(s.fn, s.dtype, in[0], in[1], in[2], out.data(), n);
+        break;
     }
     results.push_back(std::move(out));
   }
@@ -109,7 +113,8 @@ RandomChain random_chain(DType dtype, int64_t n) {
     const auto result = [&] {
       return spmd::kernels::chain_result(static_cast<int>(c.steps.size()));
     };
-    switch (*rc::gen::inRange(0, 4)) {
+    const bool floating = dtype == DType::kFloat32 || dtype == DType::kFloat64;
+    switch (*rc::gen::inRange(0, floating ? 5 : 4)) {
       case 0:
         c.steps.push_back({Kind::kUnary,
                            static_cast<uint8_t>(*rc::gen::elementOf(kUnary)),
@@ -135,9 +140,16 @@ RandomChain random_chain(DType dtype, int64_t n) {
             {Kind::kSelect, 0, dtype, dtype, {cond, latest, fresh_input(c, dtype, n)}});
         break;
       }
-      default:  // there and back through another dtype
+      case 3:  // there and back through another dtype
         c.steps.push_back({Kind::kConvert, 0, dtype, DType::kFloat64, {latest}});
         c.steps.push_back({Kind::kConvert, 0, DType::kFloat64, dtype, {result() + 1}});
+        break;
+      default:  // a fused multiply-add of any form
+        c.steps.push_back({Kind::kMultiplyAdd,
+                           static_cast<uint8_t>(*rc::gen::inRange(0, 4)),
+                           dtype,
+                           dtype,
+                           {latest, earlier_or_fresh(), earlier_or_fresh()}});
         break;
     }
     latest = result() + 1;
@@ -208,6 +220,47 @@ TEST(Chain, ArithmeticOnSpecialValuesIsTheStepsOneByOne) {
                                                step_by_step(steps, values, n)))
         << n << " elements";
   }
+}
+
+// chain_cases.h's multiply-adds against std::fma element by element, signs flipped by negation:
+// the product and the sum rounded once, however the chain's vector loop computes it.
+template <class F>
+Bytes fma_one_by_one(const spmd::test::ChainCase& c) {
+  const auto value = [&](size_t input, int64_t i) {
+    const spmd::test::ChainValue& v = c.inputs[input];
+    F x;
+    std::memcpy(&x, v.bytes.data() + (v.elements == 1 ? 0 : i) * sizeof(F), sizeof(F));
+    return x;
+  };
+  const uint8_t form = c.steps.front().fn;
+  Bytes out(static_cast<size_t>(c.n) * sizeof(F));
+  for (int64_t i = 0; i < c.n; ++i) {
+    const F a = value(0, i), b = value(1, i), z = value(2, i);
+    const F r = std::fma((form & spmd::kernels::kNegateProduct) != 0 ? -a : a, b,
+                         (form & spmd::kernels::kNegateAddend) != 0 ? -z : z);
+    std::memcpy(out.data() + i * static_cast<int64_t>(sizeof(F)), &r, sizeof(F));
+  }
+  return out;
+}
+
+TEST(Chain, AMultiplyAddIsTheProductAndSumRoundedOnce) {
+  for (const spmd::test::ChainCase& c : spmd::test::multiply_add_cases()) {
+    const Bytes want =
+        c.out() == DType::kFloat32 ? fma_one_by_one<float>(c) : fma_one_by_one<double>(c);
+    EXPECT_TRUE(spmd::test::chain_values_match(c, spmd::test::cpu_chain_result(c), want)) << c.name;
+  }
+  // Not the product rounded first: 0.1f × 10 + (-1) is 1.49e-8 rounded once, 0 rounded twice.
+  const spmd::test::ChainCase tenth{
+      .name = "0.1 x 10 - 1",
+      .steps = {{Kind::kMultiplyAdd, 0, DType::kFloat32, DType::kFloat32, {0, 1, 2}}},
+      .inputs = {spmd::test::chain_value(DType::kFloat32, {0.1}),
+                 spmd::test::chain_value(DType::kFloat32, {10.0}),
+                 spmd::test::chain_value(DType::kFloat32, {-1.0})},
+      .n = 1};
+  float got = 0;
+  std::memcpy(&got, spmd::test::cpu_chain_result(tenth).data(), sizeof got);
+  EXPECT_EQ(got, std::fma(0.1f, 10.0f, -1.0f));
+  EXPECT_NE(got, 0.1f * 10.0f - 1.0f);
 }
 
 TEST(Chain, AStepReadingALaterStepOrAMissingInputIsRefused) {

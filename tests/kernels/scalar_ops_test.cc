@@ -59,6 +59,8 @@ TEST(ScalarOps, EveryBinaryOperationOnEveryPairOfSpecialValuesIsTheCpuKernels) {
 
 TEST(ScalarOps, EveryConversionIsTheCpuKernels) { expect_cases_match(convert_cases()); }
 
+TEST(ScalarOps, EveryFormOfMultiplyAddIsTheCpuKernels) { expect_cases_match(multiply_add_cases()); }
+
 TEST(ScalarOps, SelectMixedDtypesScalarOperandsAndLongChainsAreTheCpuKernels) {
   expect_cases_match(mixed_cases());
 }
