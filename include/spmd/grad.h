@@ -147,7 +147,9 @@ class Grad {
     if constexpr ((detail::is_array_argument<Args> || ...)) {
       static_assert(sizeof...(Argnums) == 1, "grad over Arrays selects one argument");
       std::call_once(compiled_->once, [this] {
-        compiled_->jitted = std::make_shared<Jitted<Grad>>(*this, JitOptions{.name = "grad"});
+        // Rounding every product, as JAX's grad outside jit computes one operation at a time.
+        compiled_->jitted = std::make_shared<Jitted<Grad>>(
+            *this, JitOptions{.name = "grad", .contract_products = false});
       });
       return (*compiled_->jitted)(args...);
     } else {

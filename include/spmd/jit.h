@@ -109,6 +109,12 @@ struct JitOptions {
   std::vector<std::optional<NamedSharding>> out_shardings;
   // Names the function in as_text() and in errors.
   std::string name = "fn";
+  // Whether a float product and the one sum or difference reading it in an element-wise chain
+  // are computed as one fused multiply-add, rounded once, as XLA's code for jax.jit computes them
+  // on a CPU with FMA instructions (src/jit/contract.h). spmd's own transformations outside jit
+  // (grad, vjp, jvp, vmap, an eager shard_map, optax's update) compile with false: JAX runs
+  // those one operation at a time, each rounded.
+  bool contract_products = true;
 };
 
 // A compiled program for one signature, for inspection (jax.stages.Lowered).

@@ -101,7 +101,9 @@ class Vmap {
   auto operator()(const Args&... args) const {
     if constexpr ((detail::is_array_argument<Args> || ...)) {
       std::call_once(compiled_->once, [this] {
-        compiled_->jitted = std::make_shared<Jitted<Vmap>>(*this, JitOptions{.name = "vmap"});
+        // Rounding every product, as JAX's vmap outside jit computes one operation at a time.
+        compiled_->jitted = std::make_shared<Jitted<Vmap>>(
+            *this, JitOptions{.name = "vmap", .contract_products = false});
       });
       return (*compiled_->jitted)(args...);
     } else {

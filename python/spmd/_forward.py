@@ -160,7 +160,7 @@ def clear_caches():
 
 
 def _compiled_jvp(fun, has_aux):
-    from ._jit import jit
+    from ._jit import eager_program
     programs = _EAGER.setdefault(fun, {})
     if has_aux not in programs:
         ref = weakref.ref(fun)
@@ -169,7 +169,7 @@ def _compiled_jvp(fun, has_aux):
             p_leaves, p_tree = tree_flatten(primals)
             return tangents_of(ref(), p_leaves, p_tree, tree_flatten(tangents)[0], has_aux)
         program.__name__ = f"jvp({getattr(fun, '__name__', 'fn')})"
-        programs[has_aux] = jit(program)
+        programs[has_aux] = eager_program(program)
     return programs[has_aux]
 
 
@@ -217,7 +217,7 @@ def linear_transpose(fun, *primals, reduce_axes=()):
     leaves, in_tree = tree_flatten(primals)
     specs = [(tuple(np.shape(x)), np.dtype(x.dtype) if hasattr(x, "dtype") else _dtype_of(x))
              for x in leaves]
-    from ._jit import jit
+    from ._jit import eager_program
 
     def transposed(ct):
         xs = own_copies([snp.zeros(shape, dtype) for shape, dtype in specs])
@@ -239,4 +239,4 @@ def linear_transpose(fun, *primals, reduce_axes=()):
                                 f"{list(np.shape(c))}")
         return tree_unflatten(in_tree, pullback_of(out_leaves, xs)(ct_leaves))
     transposed.__name__ = f"transpose({getattr(fun, '__name__', 'fn')})"
-    return jit(transposed)
+    return eager_program(transposed)

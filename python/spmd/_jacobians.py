@@ -101,8 +101,8 @@ def _call_with(fun, args, nums, trees, leaves):
 
 
 def _compiled_when_concrete(traced, fun):
-    from ._jit import jit
-    compiled = jit(traced)
+    from ._jit import eager_program
+    compiled = eager_program(traced)
 
     def wrapped(*args):
         return traced(*args) if has_traced(args) else compiled(*args)

@@ -69,8 +69,8 @@ class _Jitted(_spmd._Jit):
     Calling it runs _spmd._Jit.__call__ (C++): positional, committed Arrays laid out as an
     earlier call's run there without Python; any other call comes to _call_slow."""
 
-    def __init__(self, fun, static_argnums=(), static_argnames=()):
-        super().__init__(getattr(fun, "__name__", "fn"))
+    def __init__(self, fun, static_argnums=(), static_argnames=(), contract_products=True):
+        super().__init__(getattr(fun, "__name__", "fn"), contract_products)
         if isinstance(static_argnums, int):
             static_argnums = (static_argnums,)
         if isinstance(static_argnames, str):
@@ -381,6 +381,15 @@ def jit(fun=None, in_shardings=None, out_shardings=None, static_argnums=(), stat
     return ShardedJitted(fun, **options)
 
 
+def eager_program(fun, static_argnums=()):
+    """fun compiled as spmd's own transformations run it outside jit (grad, vjp, jvp, vmap, an
+    eager shard_map, optax's update): jit(fun), but with every product rounded before the sum
+    reading it, as JAX computes those one operation at a time, where its jit contracts them into
+    fused multiply-adds (JitOptions::contract_products, src/jit/contract.h). Inside a jit trace
+    the function is traced into the enclosing program, which contracts as jit does."""
+    return _Jitted(fun, static_argnums, contract_products=False)
+
+
 def user_jit(fun=None, **options):
     """spmd.jit as the package exports it: jit(), whose functions disable_jit() runs as plain
     Python (spmd's own transformations jit with jit() itself, and keep compiling)."""
@@ -455,7 +464,7 @@ def value_and_grad(fun, argnums=0, has_aux=False):
         g = grads[0] if single else tuple(grads)
         return ((value, aux), g) if has_aux else (value, g)
 
-    compiled = jit(traced)
+    compiled = eager_program(traced)
 
     def wrapped(*args):
         return traced(*args) if has_traced(args) else compiled(*args)
@@ -542,7 +551,7 @@ def _eager_programs(fun, has_aux):
 
     name = getattr(fun, "__name__", "fn")
     forward.__name__, backward.__name__ = name, f"vjp({name})"
-    return jit(forward), jit(backward)
+    return eager_program(forward), eager_program(backward)
 
 
 def _eager_vjp(fun, primals, has_aux):

@@ -34,7 +34,7 @@ def vmap(fun, in_axes=0, out_axes=0):
         out_leaves, out_tree = tree_flatten(out)
         return tree_unflatten(out_tree, call.results(out_leaves, [out_axes]))
 
-    compiled = _jit.jit(traced)
+    compiled = _jit.eager_program(traced)
 
     def wrapped(*args):
         if has_traced(args):
@@ -87,7 +87,7 @@ def shard_map(f=None, mesh=None, in_specs=None, out_specs=None, *, axis_names=fr
         _state.shard_map_mesh = on
         return tree_unflatten(out_leaf_specs[0][0], outs)
 
-    compiled = _jit.jit(traced)
+    compiled = _jit.eager_program(traced)
 
     def call(*args):
         if has_traced(args):

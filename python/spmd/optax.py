@@ -20,7 +20,7 @@ class GradientTransformation:
 
     def __init__(self, core):
         self._core = core
-        self._update = _jit.jit(self._traced_update)
+        self._update = _jit.eager_program(self._traced_update)
 
     def init(self, params):
         leaves = tree_flatten(params)[0]

@@ -42,7 +42,8 @@ detail::JitCore::TraceFn with_gil(const PyTrace& trace) {
 
 class PyJit {
  public:
-  explicit PyJit(const std::string& name) : core_(JitOptions{.name = name}) {}
+  PyJit(const std::string& name, bool contract_products)
+      : core_(JitOptions{.name = name, .contract_products = contract_products}) {}
 
   std::vector<Array> call(const std::vector<const Array*>& inputs, const std::string& structure,
                           const PyTrace& trace) {
@@ -271,7 +272,8 @@ void bind_jit(nb::module_& m) {
       .def("as_text", &Lowered::as_text)
       .def("global_text", &Lowered::global_text);
   nb::class_<PyJit>(m, "_Jit")
-      .def(nb::init<const std::string&>())
+      .def(nb::init<const std::string&, bool>(), nb::arg("name"),
+           nb::arg("contract_products") = true)
       .def("__call__",
            [](nb::pointer_and_handle<PyJit> self, const nb::args& args, const nb::kwargs& kwargs) {
              if (!jit_disabled.load(std::memory_order_relaxed)) {

@@ -207,7 +207,7 @@ std::shared_ptr<Compiled> compile(std::span<const Array* const> inputs,
   try {
     c->program = trace_program(inputs, shardings, trace_fn, options, c->keys);
     check_constraints(c->program, mesh, options.name);
-    local.emplace(compiler::partition(c->program, mesh, options.name));
+    local.emplace(compiler::partition(c->program, mesh, options.name, options.contract_products));
   } catch (const std::exception& e) {
     // The other processes are about to wait for this one in the program check.
     compiler::report_failed_trace(mesh, options.name, e.what());

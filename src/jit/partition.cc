@@ -10,6 +10,7 @@
 #include <numeric>
 
 #include "jit/common_steps.h"
+#include "jit/contract.h"
 #include "jit/fuse.h"
 #include "jit/hints.h"
 #include "jit/manual.h"
@@ -17,6 +18,7 @@
 #include "jit/partitioner.h"
 #include "jit/propagation.h"
 #include "jit/sharding_in_types.h"
+#include "kernels/backend.h"
 #include "spmd/error.h"
 
 namespace spmd::compiler {
@@ -101,7 +103,8 @@ void record_variation(const Program& program, const Partitioner& p, LocalProgram
 
 }  // namespace
 
-LocalProgram partition(const Program& program, const Mesh& mesh, const std::string& name) {
+LocalProgram partition(const Program& program, const Mesh& mesh, const std::string& name,
+                       bool contract_products) {
   Partitioner p(program, mesh, name);
   std::vector<std::optional<Layout>> hints = backward_hints(program);
   const bool typed = has_explicit_axes(mesh);
@@ -142,6 +145,10 @@ LocalProgram partition(const Program& program, const Mesh& mesh, const std::stri
   fuse_elementwise(result);
   fuse_reductions(result);
   fuse_psum_chains(result);
+  if (contract_products &&
+      kernels::backend_for(mesh.devices().front().platform()).contracts_multiply_add()) {
+    contract_multiply_adds(result);
+  }
   mark_last_uses(result);
   return std::move(result);
 }

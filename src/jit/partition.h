@@ -16,6 +16,9 @@ namespace spmd::compiler {
 // holds, else in the one jax.jit would give it (propagation.h) where that can be told, else in
 // the partitioner's own. `name` is the jitted function's, for the texts. Throws InvalidArgument
 // for a layout naming a mesh axis twice, IndivisibleError for a traced shard_map's uneven block.
-LocalProgram partition(const Program& program, const Mesh& mesh, const std::string& name);
+// With `contract_products` (JitOptions::contract_products), products are contracted as XLA's
+// jit contracts them where the mesh's backend says so (contract.h).
+LocalProgram partition(const Program& program, const Mesh& mesh, const std::string& name,
+                       bool contract_products = true);
 
 }  // namespace spmd::compiler

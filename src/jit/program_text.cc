@@ -81,6 +81,7 @@ std::string LocalProgram::as_text() const {
       for (const Step& b : s.body) {
         std::string inner = fmt::format("      %{} = {}", b.output, b.operation->name());
         for (int in : b.inputs) inner += fmt::format(" %{}", in);
+        if (!b.operation->attributes().empty()) inner += " " + b.operation->attributes();
         text += inner + "\n";
       }
       text += "    }\n";

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -240,7 +241,9 @@ TEST(OperationFamily, ABooleanAttributeIsTrueOrFalseAndNothingElse) {
 using spmd::testing::CountingBackend;
 
 // `text` (its parameters replicated) partitioned for one device and run on the counting backend:
-// the outputs, and the calls that reached it.
+// the outputs, and the calls that reached it. Partitioned without contraction (jit/contract.h),
+// so that a chain fused and its steps run apart round alike: these tests are of the seam and
+// the fusion, Fusion.ProductsReadOnlyByASumOrDifference… of the contraction.
 struct SeamRun {
   std::vector<Block> out;
   int calls;
@@ -249,8 +252,12 @@ struct SeamRun {
 SeamRun run_on_counting_backend(const std::string& text, std::vector<Block> inputs,
                                 bool reads_broadcasts = true) {
   const spmd::Mesh one({spmd::devices()[0]}, {"x"});
+  CountingBackend plain_cpu("cpu");
+  plain_cpu.contract_multiply_adds(false);
+  std::optional<spmd::kernels::BackendOverride> no_contraction(std::in_place, plain_cpu);
   const compiler::LocalProgram local =
       compiler::partition(compiler::parse_program(text, one), one, "seam");
+  no_contraction.reset();
   CountingBackend backend;
   if (!reads_broadcasts) backend.refuse_broadcasts_in_place();
   const compiler::KernelContext device{backend, backend.memory(0)};
@@ -540,6 +547,56 @@ TEST(Fusion, ABroadcastIsReadInPlaceWhereItsOperandIsOneRunOfTheResult) {
   EXPECT_EQ(read({3, 4}, {3, 4}), "12/1");        // no broadcast at all
   EXPECT_EQ(read({3, 1, 5}, {3, 4, 5}), "none");  // two runs
   EXPECT_EQ(read({2, 3, 4}, {3, 4}), "none");     // more dimensions than the result
+}
+
+// jit/contract.h: a float product read by nothing but one sum or difference of a chain becomes
+// a multiply_add of the form LLVM makes of it under XLA, on a CPU with FMA instructions; a
+// backend that says it contracts nothing gets the steps as they are.
+TEST(Fusion, ProductsReadOnlyByASumOrDifferenceBecomeMultiplyAddsAsXlaContractsThem) {
+  const auto local_text = [](const std::string& dtype, const std::string& steps) {
+    const std::string t = dtype + "[3000]";
+    const std::string text = fmt::format(
+        "%0 = parameter {0} index=0 sharding=PartitionSpec()\n"
+        "%1 = parameter {0} index=1 sharding=PartitionSpec()\n"
+        "%2 = parameter {0} index=2 sharding=PartitionSpec()\n"
+        "%3 = parameter {1}[] index=3 sharding=PartitionSpec()\n{2}",
+        t, dtype, fmt::format(fmt::runtime(steps), t, dtype + "[]"));
+    const spmd::Mesh one({spmd::devices()[0]}, {"x"});
+    return compiler::partition(compiler::parse_program(text, one), one, "contract").as_text();
+  };
+  const auto has = [](const std::string& text, const std::string& line) {
+    return text.find(line) != std::string::npos;
+  };
+  if (!spmd::kernels::cpu_backend().contracts_multiply_add()) {
+    GTEST_SKIP() << "this CPU has no FMA instructions: XLA contracts nothing on it, nor does jit";
+  }
+  // c - a * b: the product's sign flipped (form 1); a * b - c: the addend's (form 2).
+  std::string text = local_text("f32",
+                                "%4 = mul {0} %0 %1\n%5 = sub {0} %2 %4\n"
+                                "%6 = mul {0} %5 %1\n%7 = sub {0} %6 %0\nreturn %7\n");
+  EXPECT_TRUE(has(text, "%5 = multiply_add %0 %1 %2 form=1")) << text;
+  EXPECT_TRUE(has(text, "%7 = multiply_add %5 %1 %0 form=2")) << text;
+  // Of a sum of two products, the left one; a float64 sum too.
+  text = local_text("f64",
+                    "%4 = mul {0} %0 %1\n%5 = mul {0} %2 %0\n%6 = add {0} %4 %5\n"
+                    "return %6\n");
+  EXPECT_TRUE(has(text, "%5 = mul %2 %0")) << text;
+  EXPECT_TRUE(has(text, "%6 = multiply_add %0 %1 %5 form=0")) << text;
+  // Not: a product read twice, a half type's, a product of scalars in a longer chain.
+  for (const auto& [dtype, steps] : std::vector<std::pair<std::string, std::string>>{
+           {"f32", "%4 = mul {0} %0 %1\n%5 = add {0} %4 %2\n%6 = mul {0} %5 %4\nreturn %6\n"},
+           {"bf16", "%4 = mul {0} %0 %1\n%5 = add {0} %4 %2\nreturn %5\n"},
+           {"f32", "%4 = mul {1} %3 %3\n%5 = add {0} %0 %4\nreturn %5\n"}}) {
+    text = local_text(dtype, steps);
+    EXPECT_FALSE(has(text, "multiply_add")) << text;
+    EXPECT_TRUE(has(text, "fused")) << text;  // the steps still chain
+  }
+  // A backend that contracts nothing, as a CPU without FMA instructions.
+  CountingBackend counting{"cpu"};
+  counting.contract_multiply_adds(false);
+  const spmd::kernels::BackendOverride override(counting);
+  text = local_text("f32", "%4 = mul {0} %0 %1\n%5 = add {0} %4 %2\nreturn %5\n");
+  EXPECT_FALSE(has(text, "multiply_add")) << text;
 }
 
 TEST(DeviceSeam, ABackendForAPlatformThisBuildLacksIsAClearError) {

@@ -120,6 +120,10 @@ const std::map<std::string, std::string> kNotNumeric = {
     {"constant", "an input"},
     {"full", "a constructor"},
     {"iota", "a constructor"},
+    {"multiply_add",
+     "made by jit's contraction after fusion, never traced: jit's products and sums beside JAX's "
+     "(tests/python/jax_parity/test_jit.py), the kernel over special values "
+     "(Chain.AMultiplyAddIsTheProductAndSumRoundedOnce)"},
     {"searchsorted", "integer positions (Random.EqualsJaxBitForBit, through choice)"},
     {"top_k", "integer positions (Random.EqualsJaxBitForBit, through choice)"},
 };

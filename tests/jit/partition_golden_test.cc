@@ -20,6 +20,7 @@
 #include "jit/propagation.h"
 #include "spmd/error.h"
 #include "spmd/mesh.h"
+#include "support/counting_backend.h"
 
 namespace {
 
@@ -118,6 +119,11 @@ TEST_P(PartitionGolden, MakesTheExpectedGlobalAndPerDevicePrograms) {
   std::string lines;
   for (const std::string& l : program.lines()) lines += l + "\n";
   EXPECT_EQ(lines, g.program);
+  // Products contracted into multiply-adds (jit/contract.h) on every machine, whether or not its
+  // CPU has FMA instructions: the same text everywhere.
+  spmd::testing::CountingBackend contracting("cpu");
+  contracting.contract_multiply_adds(true);
+  const spmd::kernels::BackendOverride installed(contracting);
   const LocalProgram local = partition_text(program, mesh);
   const char* update = std::getenv("SPMD_UPDATE_GOLDEN");
   if (update != nullptr && std::string(update) == "1") {

@@ -20,6 +20,11 @@ class CountingBackend final : public kernels::Backend {
 
   // As a backend that cannot read a broadcast in place (a GPU's): the executor makes it whole.
   void refuse_broadcasts_in_place() { reads_broadcasts_ = false; }
+  // Whether jit contracts products into fused multiply-adds for it (jit/contract.h): the CPU
+  // backend's answer (this CPU's FMA instructions) unless a test sets its own, as a test of the
+  // chains' mechanics sets no (its fused and unfused programs then round alike) and the golden
+  // programs yes (the same text on every machine).
+  void contract_multiply_adds(bool contracts) { contracts_ = contracts; }
 
   // Calls of `method` ("chain", "matmul", ...) so far.
   int calls(const std::string& method) const {
@@ -52,6 +57,7 @@ class CountingBackend final : public kernels::Backend {
                 std::byte* o, int64_t n),
                (s, in, o, n))
   bool reads_broadcasts() const override { return reads_broadcasts_ && cpu_.reads_broadcasts(); }
+  bool contracts_multiply_add() const override { return contracts_; }
   bool chain_reduce(std::span<const kernels::ChainStep> s, std::span<const kernels::Input> in,
                     int64_t outer, int64_t extent, int64_t inner, kernels::Reduce op,
                     std::byte* o) const override {
@@ -151,6 +157,7 @@ class CountingBackend final : public kernels::Backend {
   std::string platform_;
   const kernels::Backend& cpu_ = kernels::cpu_backend();
   bool reads_broadcasts_ = true;
+  bool contracts_ = cpu_.contracts_multiply_add();
   mutable std::mutex mutex_;
   mutable std::map<std::string, int> calls_;
 };

@@ -140,6 +140,7 @@ class SimulatedDeviceBackend final : public kernels::Backend {
   }
   // As a GPU's: the executor makes a broadcast whole before a chain reads it.
   bool reads_broadcasts() const override { return false; }
+  bool contracts_multiply_add() const override { return cpu_.contracts_multiply_add(); }
 
 // `pointers` is a braced list, which parentheses would break.
 // NOLINTBEGIN(bugprone-macro-parentheses)

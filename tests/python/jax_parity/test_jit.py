@@ -232,3 +232,58 @@ def test_static_argnames_cover_positional_arguments_and_argnums_keywords():
     for m in (jax, spmd):
         assert float(m.jit(f, static_argnames="b")(1.0, "x")) == 2.0
         assert float(m.jit(f, static_argnums=1)(1.0, b="x")) == 2.0
+
+
+# Element-wise chains whose products XLA contracts into fused multiply-adds under jit (on a CPU
+# with FMA instructions: LLVM contracts a product read by nothing but one sum or difference),
+# and chains where it does not: a product read twice, a product that is also an output, the
+# right-hand product of a sum of two, half types (rounded between steps).
+CONTRACTED = {  # name: the function, of the numpy module (jnp or snp)
+    "a * b + c": lambda m: lambda a, b, c: a * b + c,
+    "a * b - c": lambda m: lambda a, b, c: a * b - c,
+    "c - a * b": lambda m: lambda a, b, c: c - a * b,
+    "a * b + c * a": lambda m: lambda a, b, c: a * b + c * a,
+    "a * b - c * a": lambda m: lambda a, b, c: a * b - c * a,
+    "a product read twice": lambda m: lambda a, b, c: (a * b + c) * (a * b),
+    "a product that is an output too": lambda m: lambda a, b, c: (a * b, a * b + c),
+    "an SGD update": lambda m: lambda a, b, c: a - 0.01 * b,
+    "tanh(a * 1.5 + 0.25) * a": lambda m: lambda a, b, c: m.tanh(a * 1.5 + 0.25) * a,
+    "nested": lambda m: lambda a, b, c: (a * b + c) * c + a,
+}
+
+
+@covers("jit")
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "float16"])
+def test_products_feeding_sums_round_as_in_jaxs_jit(dtype):
+    """Bit for bit, on one device and split over a mesh of 8. For a * b + c in float32, JAX's
+    jit must differ from its eager value on these inputs (the product rounded first): else the
+    test could not tell contraction from none."""
+    rng = np.random.default_rng(7)
+    x64 = dtype == "float64"
+    jax.config.update("jax_enable_x64", x64)
+    spmd.config.update("jax_enable_x64", x64)
+    try:
+        jmesh, smesh = _meshes()
+        for shape in ((8, 8), (64, 1000), (3,)):
+            args = [rng.standard_normal(shape).astype(dtype) for _ in range(3)]
+            for name, f in CONTRACTED.items():
+                what = f"{name} {dtype}{shape}"
+                # (XLA's float64 tanh is 7 ulps from the true value in places, spmd's within 1:
+                # tests/numerics/table.py)
+                ulps = 8 if dtype == "float64" and "tanh" in name else 0
+                same(spmd.jit(f(snp))(*args), jax.jit(f(jnp))(*args), what, ulps=ulps)
+            if shape[0] % 8 == 0:
+                js = jax.sharding.NamedSharding(jmesh, jax.sharding.PartitionSpec("x"))
+                ss = spmd.sharding.NamedSharding(smesh, spmd.sharding.PartitionSpec("x"))
+                f = CONTRACTED["c - a * b"]
+                same(spmd.jit(f(snp))(*[spmd.device_put(a, ss) for a in args]),
+                     jax.jit(f(jnp))(*[jax.device_put(a, js) for a in args]), f"{what} on 8")
+        if dtype == "float32":
+            a, b, c = (rng.standard_normal((64, 1000)).astype(dtype) for _ in range(3))
+            jitted = np.asarray(jax.jit(CONTRACTED["a * b + c"](jnp))(a, b, c))
+            eager = np.asarray(jnp.asarray(a) * b + c)
+            assert (jitted != eager).sum() > 1000, "JAX's jit rounded every product here"
+            same(snp.asarray(a) * b + c, eager, "eagerly, the product rounded first as in JAX")
+    finally:
+        jax.config.update("jax_enable_x64", False)
+        spmd.config.update("jax_enable_x64", False)
