@@ -2,11 +2,11 @@
 and the update reading it run as one step, the update computed inside the all-reduce. Its values
 must be those of the sum and the update apart, bit for bit: each step's parameters are checked
 against the gradients (a program whose psum is an output, so nothing fuses) and the update
-computed by NumPy in float32, on every mesh this process count allows. Where jit contracts each
-product and the difference or sum reading it into one fused multiply-add (src/jit/contract.h, on
-a CPU with FMA instructions, as XLA does), NumPy's update is rounded once too (fma32) — a data axis alone, and
+computed by NumPy in float32, on every mesh this process count allows — a data axis alone, and
 data beside a model axis (the psum over data only, the weights split over model: each data group
-applies its own weights).
+applies its own weights). Where jit contracts each product and the difference or sum reading it
+into one fused multiply-add (src/jit/contract.h, on a CPU with FMA instructions, as XLA does),
+NumPy's update is rounded once too (fma32).
 
 Run alone (one process of 4 CPU devices) or under spmdrun (every process runs it; any process's
 failure fails the job). Prints "psum_then: N programs fused and exact" on success."""
