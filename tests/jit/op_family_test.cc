@@ -378,7 +378,7 @@ TEST(DeviceSeam, NoFusedChainPassesTheBackendsLimits) {
 // A chain whose result only a reduction of its last axis reads reaches the backend as one call
 // (fuse.h: fuse_reductions), the other axes after it, with the values of the steps run apart.
 TEST(DeviceSeam, AChainAndTheReductionOfItsLastAxisReachTheBackendAsOneCall) {
-  std::vector<float> a(6 * 700);
+  std::vector<float> a(size_t{6} * 700);
   for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(i % 17) * 0.05f - 0.4f;
   const SeamRun run = run_on_counting_backend(
       "%0 = parameter f32[2,3,700] index=0 sharding=PartitionSpec()\n"
@@ -408,7 +408,7 @@ TEST(DeviceSeam, AChainAndTheReductionOfItsLastAxisReachTheBackendAsOneCall) {
 // Its function is sin, whose formula is XLA's inside and outside the fusion; a tanh would be
 // YNNPACK's in the fused call and XLA's apart, as in JAX (kernels/ynn_fusion.h).
 TEST(DeviceSeam, AChainAndTheReductionOfALeadingAxisReachTheBackendAsOneCall) {
-  std::vector<float> a(300 * 2 * 96), b(96);
+  std::vector<float> a(size_t{300} * 2 * 96), b(96);
   for (size_t i = 0; i < a.size(); ++i) a[i] = std::sin(0.37f * static_cast<float>(i)) * 3;
   for (size_t i = 0; i < b.size(); ++i) b[i] = 0.25f * static_cast<float>(i % 5) - 0.5f;
   for (const char* op : {"reduce_sum", "reduce_max", "reduce_min"}) {
@@ -436,7 +436,7 @@ TEST(DeviceSeam, AChainAndTheReductionOfALeadingAxisReachTheBackendAsOneCall) {
 // A broadcast that a chain alone reads joins it (fuse.h) and is read in place: one call, the
 // bits of the broadcast made whole; a bias row, a column of maxima and a scalar's.
 TEST(DeviceSeam, ABroadcastReadByAChainJoinsItAndIsNeverMadeWhole) {
-  std::vector<float> a(200 * 96), row(96), column(200);
+  std::vector<float> a(size_t{200} * 96), row(96), column(200);
   for (size_t i = 0; i < a.size(); ++i) a[i] = std::sin(0.37f * static_cast<float>(i)) * 3;
   for (size_t i = 0; i < row.size(); ++i) row[i] = 0.25f * static_cast<float>(i % 5) - 0.5f;
   for (size_t i = 0; i < column.size(); ++i) column[i] = std::cos(static_cast<float>(i));
