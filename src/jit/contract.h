@@ -16,17 +16,18 @@
 //   each), so there is nothing to contract;
 // - the product has as many elements as the sum: a product of scalars in a chain over many
 //   elements is computed once, outside XLA's loop (LLVM hoists it), so it is rounded.
-// Chains that feed a reduction (kFusedReduce) are left as they are: XLA hands a float32
-// reduction of 4,096 elements or more, and the element-wise work feeding it, to YNNPACK, which
-// fuses no multiply-add, and the smaller ones' contraction with the reduction itself is not yet
-// followed (DESIGN.md, "Numerics").
+// A chain feeding a reduction (kFusedReduce) is contracted where XLA's own loop computes the
+// reduction: below 4,096 elements. From there XLA hands the reduction, with the element-wise
+// work feeding it, to YNNPACK (float64 too, as measured), and YNNPACK fuses no multiply-add. A last
+// product feeding the reduction's own sum stays rounded, as in JAX (sum(a * b) equals it).
 #pragma once
 
 #include "jit/local_program.h"
 
 namespace spmd::compiler {
 
-// Rewrites the bodies of `local`'s kFused and kPsumThen steps in place, after fuse.h's passes.
+// Rewrites the bodies of `local`'s kFused, kPsumThen and kFusedReduce steps (those not
+// YNNPACK's) in place, after fuse.h's passes.
 // Values change only where a product is contracted: there they are JAX's jit's, rounded once.
 void contract_multiply_adds(LocalProgram& local);
 

@@ -249,6 +249,11 @@ CONTRACTED = {  # name: the function, of the numpy module (jnp or snp)
     "an SGD update": lambda m: lambda a, b, c: a - 0.01 * b,
     "tanh(a * 1.5 + 0.25) * a": lambda m: lambda a, b, c: m.tanh(a * 1.5 + 0.25) * a,
     "nested": lambda m: lambda a, b, c: (a * b + c) * c + a,
+    # Reductions: XLA's own loop contracts the chain feeding it, YNNPACK (a float32 sum, max or
+    # min of 4,096 elements or more) does not; a last product feeding the sum stays rounded.
+    "sum(a * b + c) over the last axis": lambda m: lambda a, b, c: m.sum(a * b + c, axis=-1),
+    "max(c - a * b) over the first axis": lambda m: lambda a, b, c: m.max(c - a * b, axis=0),
+    "sum(a * b) over the last axis": lambda m: lambda a, b, c: m.sum(a * b, axis=-1),
 }
 
 
@@ -267,6 +272,11 @@ def test_products_feeding_sums_round_as_in_jaxs_jit(dtype):
         for shape in ((8, 8), (64, 1000), (3,)):
             args = [rng.standard_normal(shape).astype(dtype) for _ in range(3)]
             for name, f in CONTRACTED.items():
+                # float64 and half sums add in another order than XLA's (README, "Numerics"),
+                # and a half chain feeding YNNPACK's reduction is not yet its (DESIGN.md)
+                if name.startswith("sum(") and dtype != "float32" or \
+                        name.startswith("max(") and dtype in ("bfloat16", "float16"):
+                    continue
                 what = f"{name} {dtype}{shape}"
                 # (XLA's float64 tanh is 7 ulps from the true value in places, spmd's within 1:
                 # tests/numerics/table.py)
