@@ -80,10 +80,25 @@ SPMD_HOST_DEVICE inline scalar::Slot multiply_add(const ChainStep& s, scalar::Sl
   return scalar::make_float(fmaf(product ? -a.f : a.f, b.f, addend ? -c.f : c.f));
 }
 
+// nvcc's device pass compiles apply_step once, as a called function. Inlined, each of the chain
+// kernels' unrolled steps held a copy of every operation on every dtype: 19 copies in
+// cuda/chain_kernel.cu, whose compile took 111 s (80 of them ptxas) against 20 s now. A step's
+// operation is chosen at run time either way; the call adds its cost and some spills around it
+// (ptxas -v for short_chain_kernel<8>: 768 bytes of spill loads in its code against 176). These
+// general kernels run programs of integers, comparisons, selects and mixed dtypes; the uniform
+// floating-point ones (cuda/chain_uniform.cuh) call it only in their prologue.
+#if defined(__CUDA_ARCH__)
+#define SPMD_STEP_FUNCTION __noinline__
+#else
+#define SPMD_STEP_FUNCTION
+#endif
+
 // Step s on its operands' values (a select's: the condition, then its two choices), its result
 // rounded to its dtype (a half type, an integer's width) as the step's own kernel would store it.
-SPMD_HOST_DEVICE inline scalar::Slot apply_step(const ChainStep& s, scalar::Slot a, scalar::Slot b,
-                                                scalar::Slot c, bool* divided_by_zero) {
+SPMD_HOST_DEVICE SPMD_STEP_FUNCTION inline scalar::Slot apply_step(const ChainStep& s,
+                                                                   scalar::Slot a, scalar::Slot b,
+                                                                   scalar::Slot c,
+                                                                   bool* divided_by_zero) {
   scalar::Slot r;
   switch (s.kind) {
     case ChainStep::Kind::kUnary:
