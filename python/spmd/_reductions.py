@@ -67,7 +67,8 @@ def _count(a, axis, keepdims, where, dtype):
     """How many elements each result of a reduction over `axis` takes: those `where` keeps."""
     kept = jnp.broadcast_to(where, jnp.shape(a)) if where is not None else \
         jnp.ones(jnp.shape(a), bool)
-    return _sum(jnp.astype(kept, dtype), axis, keepdims=keepdims)
+    # In `dtype` (the core sum widens the narrow integers; JAX counts in the dtype itself).
+    return jnp.astype(_sum(jnp.astype(kept, dtype), axis, keepdims=keepdims), dtype)
 
 
 def _inexact(dtype):
@@ -174,14 +175,58 @@ all = _logical("all", _all, True)  # noqa: A001
 any = _logical("any", _any, False)  # noqa: A001
 
 
+def _integral(dtype):
+    """Whether a requested dtype is bool or an integer: jnp.mean and jnp.var then compute in it,
+    as JAX does (the array converted first, the sums wrapping, the quotients truncated)."""
+    return dtype is not None and np.dtype(dtype).kind in "biu"
+
+
+def _no_bool_division(dtype):
+    if np.dtype(dtype).kind == "b":
+        raise TypeError("div does not accept dtype bool at position 0. Accepted dtypes at "
+                        "position 0 are subtypes of integer, floating, complexfloating.")
+
+
+def _integer_mean(a, axis, dtype, keepdims, where):
+    """jnp.mean(a, dtype=<an integer>): a converted to the dtype and summed in it (the kept
+    elements), then divided by their count rounding toward zero, as lax.div divides integers.
+    An empty mean raises InvalidArgument for the division by zero (JAX's process dies of
+    SIGFPE)."""
+    from ._lax_elementwise import div as _lax_div
+    _no_bool_division(dtype)
+    x = jnp.astype(a, dtype)
+    total = sum(x, _own_axes(x, axis, where), dtype, keepdims=keepdims, where=where)
+    return _lax_div(total, _count(x, _own_axes(x, axis, where), keepdims, where, dtype))
+
+
+def _integer_var(a, axis, dtype, ddof, keepdims, where, mean):
+    """jnp.var(a, dtype=<an integer>), computed in the dtype as JAX computes it: the integer
+    mean (_integer_mean, or `mean` converted), the squares and their sum wrapping, divided by
+    count - ddof (ddof converted to the dtype, so 0.5 is 0) rounding toward zero; then NaN
+    where no degree of freedom is left, which makes the result the default float."""
+    from ._lax_elementwise import div as _lax_div
+    _no_bool_division(dtype)
+    x = jnp.astype(a, dtype)
+    axes = _own_axes(x, axis, where)
+    centre = _integer_mean(x, axes, dtype, True, where) if mean is None else \
+        jnp.astype(mean, dtype)
+    squares = (x - centre) * (x - centre)
+    total = sum(squares, axes, dtype, keepdims=keepdims, where=where)
+    normalizer = _count(x, axes, keepdims, where, dtype) - jnp.astype(ddof, dtype)
+    kept = normalizer > 0
+    # Where none is left XLA divides by zero without a word before the select drops it.
+    quotient = _lax_div(total, jnp.where(kept, normalizer, jnp.ones((), dtype)))
+    return jnp.where(kept, quotient, np.nan)
+
+
 @_public
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     _no_out("mean", out)
+    if _integral(dtype):
+        return _integer_mean(a, axis, dtype, keepdims, where)
     if where is None:
         if dtype is None:
             return _mean(a, axis, keepdims=keepdims)
-        if np.dtype(dtype).kind in "biu":
-            return jnp.astype(_mean(a, axis, keepdims=keepdims), dtype)
         return _mean(jnp.astype(a, dtype), axis, keepdims=keepdims)
     result, wide = _inexact(_dtype(a) if dtype is None else dtype)
     x = _masked(jnp.astype(a, wide), where, 0)
@@ -200,6 +245,8 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
         if ddof != 0:
             raise ValueError("ddof and correction can't be provided simultaneously.")
         ddof = correction
+    if _integral(dtype):
+        return _integer_var(a, axis, dtype, ddof, keepdims, where, mean)
     if where is None and mean is None:
         return _var(a, axis, dtype, ddof=ddof, keepdims=keepdims)
     result, wide = _inexact(_dtype(a) if dtype is None else dtype)
@@ -219,5 +266,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None,
         correction=None):
     _no_out("std", out)
+    if dtype is not None and np.dtype(dtype).kind not in "fc" and np.dtype(dtype).name != "bfloat16":
+        raise ValueError(f"dtype argument to jnp.std must be inexact; got {np.dtype(dtype).name}")
     return jnp.sqrt(var(a, axis, dtype, None, ddof, keepdims, where=where, mean=mean,
                         correction=correction))

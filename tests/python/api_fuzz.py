@@ -14,6 +14,7 @@ Exit status 0: every example held. 1: a property failed (Hypothesis prints the s
 A signal or the watchdog's exit: the log's last line is the culprit."""
 import argparse
 import faulthandler
+import functools
 import inspect
 import math
 import operator
@@ -127,7 +128,8 @@ def parameter_names(fn):
 
 
 # ---------------------------------------------------------------------------------------------
-# Hostile values.
+# Hostile values. Each strategy is built once (functools.cache): Hypothesis validates a new
+# strategy, and building them again for every example took a third of the run.
 
 BIG_INTS = [2**31 - 1, 2**31, 2**32, 2**53 + 1, 2**62, 2**63 - 1, 2**63, 2**64, 2**70,
             -2**31 - 1, -2**63, -2**63 - 1, -2**70]
@@ -138,15 +140,18 @@ DTYPES = ["float32", "float16", "bfloat16", "float64", "int32", "int64", "uint32
           np.object_, object, float, int, bool, complex]
 
 
+@functools.cache
 def small_ints():
     return st.integers(-4, 6)
 
 
+@functools.cache
 def shapes():
     dim = st.one_of(st.integers(0, 4), st.sampled_from([-1, -2, 2**31, 2**40, 2**62, 2**63]))
     return st.lists(dim, max_size=4).map(tuple)
 
 
+@functools.cache
 def numpy_arrays():
     @st.composite
     def draw(d):
@@ -188,6 +193,7 @@ def mesh(axes):
     return _CACHE[key]
 
 
+@functools.cache
 def spmd_arrays():
     @st.composite
     def draw(d):
@@ -201,11 +207,13 @@ def spmd_arrays():
     return draw()
 
 
+@functools.cache
 def specs():
     return st.sampled_from([spmd.P(), spmd.P("x"), spmd.P("x", None), spmd.P(None, "x"),
                             spmd.P("nope"), spmd.P(("x", "y")), spmd.P("x", "x")])
 
 
+@functools.cache
 def shardings():
     """Valid ones: a bad spec is refused by NamedSharding itself, which targets() calls."""
     one = [spmd.P(), spmd.P("x"), spmd.P("x", None), spmd.P(None, "x")]
@@ -223,6 +231,7 @@ FUNCTIONS = [lambda *a: a[0] if a else 0, lambda x: x * 2, lambda x: snp.sum(x),
              lambda x: {"a": x, "b": [x, x]}, lambda x: spmd.lax.psum(x, "x")]
 
 
+@functools.cache
 def leaves():
     return st.one_of(
         st.none(), st.booleans(), small_ints(), st.sampled_from(BIG_INTS),
@@ -235,6 +244,7 @@ def leaves():
         st.builds(lambda: object()))
 
 
+@functools.cache
 def values():
     return st.recursive(leaves(), lambda inner: st.one_of(
         st.lists(inner, max_size=3), st.lists(inner, max_size=3).map(tuple),
@@ -490,6 +500,7 @@ KNOWN = [
 ]
 
 
+@functools.cache
 def numeric_arrays(max_rank=3, exact_shape=None):
     @st.composite
     def draw(d):
@@ -507,22 +518,29 @@ def numeric_arrays(max_rank=3, exact_shape=None):
     return draw()
 
 
-def differential_value(name, data):
-    """An argument for the parameter `name`: arrays and scalars for the operands, small valid
+@functools.cache
+def _parameter_strategies():
+    """By parameter name: arrays and scalars for the operands (None's entry), small valid
     integers (and some out of range) for axes and shapes."""
-    operand = st.one_of(numeric_arrays(), numeric_arrays(), st.sampled_from(
-        [0, 1, 2, -3, 0.5, -2.0, math.nan, math.inf, True]))
-    strategies = {
+    return {
+        None: st.one_of(numeric_arrays(), numeric_arrays(), st.sampled_from(
+            [0, 1, 2, -3, 0.5, -2.0, math.nan, math.inf, True])),
         "axis": st.one_of(st.none(), st.integers(-4, 3),
                           st.lists(st.integers(-3, 2), max_size=2, unique=True).map(tuple)),
         "keepdims": st.booleans(), "ddof": st.integers(0, 2),
         "correction": st.one_of(st.none(), st.integers(0, 2)),
         "shape": st.lists(st.integers(-1, 3), max_size=3).map(tuple),
-        "axes": st.one_of(st.none(), st.permutations(range(data.draw(st.integers(0, 3))))),
+        "axes": st.one_of(st.none(), st.integers(0, 3).flatmap(
+            lambda n: st.permutations(range(n)))),
         "dtype": st.sampled_from(["float32", "int32", "bool", "float16", "uint32"]),
         "arrays": st.lists(numeric_arrays(max_rank=2), min_size=1, max_size=3),
     }
-    return data.draw(strategies.get(name, operand), label=name)
+
+
+def differential_value(name, data):
+    """An argument for the parameter `name` (_parameter_strategies)."""
+    strategies = _parameter_strategies()
+    return data.draw(strategies.get(name, strategies[None]), label=name)
 
 
 CONTRACTIONS = ("numpy.matmul", "numpy.dot", "Array: a @ b")

@@ -1309,6 +1309,33 @@ def test_variance_with_no_degree_of_freedom_left_is_nan():
             same(getattr(snp, name)(x, **kw), getattr(jnp, name)(x, **kw), f"{name} {kw}")
 
 
+@covers("numpy.mean", "numpy.var", "numpy.std")
+def test_an_integer_dtype_computes_the_mean_and_variance_in_it_as_jaxs():
+    """mean and var with dtype=<an integer> convert the array first and divide rounding toward
+    zero (var's result then the default float, NaN past the degrees of freedom); bool has no
+    division and std asks for an inexact dtype (found by the differential fuzzer: spmd
+    computed them in float32)."""
+    a = np.float32([1.5, 2.5, -3.5])
+    cases = [("mean", a, {"dtype": "int8"}), ("mean", a, {"dtype": "uint32"}),
+             ("mean", np.int32([-7, 2]), {"dtype": "int32"}),
+             ("mean", a, {"dtype": "int32", "where": np.array([True, False, True])}),
+             ("mean", np.arange(6).reshape(2, 3), {"dtype": "int16", "axis": 1, "keepdims": True}),
+             ("var", a, {"dtype": "int8"}), ("var", a, {"dtype": "uint8"}),
+             ("var", a, {"dtype": "int32", "ddof": 1}), ("var", a, {"dtype": "int32", "ddof": 3}),
+             ("var", a, {"dtype": "int32", "ddof": 0.5}), ("var", a, {"dtype": "uint32", "ddof": 5}),
+             ("var", a, {"dtype": "int32", "where": np.array([True, False, True])}),
+             ("var", a, {"dtype": "int32", "mean": np.float32(0.7)}),
+             ("var", np.arange(6).reshape(2, 3) * 1000, {"dtype": "int8", "axis": 0}),
+             ("var", np.arange(12).reshape(3, 4), {"dtype": "int32", "axis": (0, 1),
+                                                   "keepdims": True}),
+             ("var", np.array([True, False]), {"dtype": "int32"})]
+    for name, x, kw in cases:
+        same(getattr(snp, name)(x, **kw), getattr(jnp, name)(x, **kw), f"{name} {kw}")
+    for name, dtype in (("mean", bool), ("var", bool), ("std", "int32"), ("std", bool)):
+        raises_like(lambda: getattr(jnp, name)(a, dtype=dtype),
+                    lambda: getattr(snp, name)(a, dtype=dtype), f"{name}(dtype={dtype})")
+
+
 @covers("numpy.vectorize", "numpy.apply_along_axis", "numpy.apply_over_axes")
 def test_vectorize_and_apply_along_axis_match_jax():
     """The function transformations: a signature's core dimensions (a batched matrix-vector
