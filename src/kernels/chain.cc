@@ -20,12 +20,18 @@
 namespace spmd::kernels {
 namespace {
 
-// Elements per block: 512, or fewer (down to 128) where the intermediates of 512 would pass
-// kBlockBytes. Measured on a * b + c over 16 Mi float32 against a hand-written loop at -O3:
-// 512 ran at 1.03-1.05x the loop's speed, 1024 at 0.97-1.04x, 2048 at 0.95-0.99x.
-constexpr int64_t kMaxBlock = 512;
+// Elements per block: 2048, or fewer (down to 128) where the intermediates of 2048 would pass
+// kBlockBytes. Each step of each block is one call (ChainPass::run, run_block), which costs
+// about what 512 float32s of arithmetic do on the 2-core Zen 3; long chains gained from longer
+// blocks (session 65, medians of 15 calls over 4096 x 2048 float32, five interleaved rounds,
+// 512 and 16 KiB against 2048 and 24 KiB: nn.gelu 12.8 -> 10.7 ms, sum(gelu(a), 1) 13.6 ->
+// 12.1, norm.logcdf 63 -> 58, sum(a * (1 + 0.044715 a^2), 1) 5.5 -> 4.7; a * a + a 3.6 -> 3.5
+// and tanh(a * 1.5 + 0.25) * a unchanged). 512 had been chosen on a * b + c alone, when chains
+// were first fused (1.03-1.05x a hand-written loop's speed, 2048 at 0.95-0.99x), where a call's
+// cost matters least.
+constexpr int64_t kMaxBlock = 2048;
 constexpr int64_t kMinBlock = 128;
-constexpr int64_t kBlockBytes = int64_t{16} << 10;
+constexpr int64_t kBlockBytes = int64_t{24} << 10;
 
 // Where one operand of a step reads, block by block: base + offset × stride bytes, `elements`
 // per block (the block's length, or 1 for a scalar input). A broadcast read in place (Input's
@@ -165,7 +171,7 @@ void run_block(const Resolved& r, int64_t offset, int64_t len) {
 // The block buffers of a chain's intermediates. Step k (all but the last) writes buffer
 // buffer_of[k], taken from those whose values no step from k on reads (of its element size): a
 // chain needs as many buffers as it has values live at once, not one per step, as registers are
-// allocated. A long chain (norm.logcdf's 24 steps) then keeps blocks of 512 in L1, where one
+// allocated. A long chain (norm.logcdf's 24 steps) then keeps long blocks in L1, where one
 // buffer per step cut them to 128 and each step's call cost more than its arithmetic.
 struct BufferPlan {
   std::vector<int> buffer_of;         // per step but the last

@@ -2,13 +2,14 @@
 // earlier steps' results, run as one pass over the elements.
 //
 // A chain such as a * b + c run step by step writes a * b to memory and reads it back. Run here,
-// it goes block by block: every step runs on a block of at most 512 elements before the next
-// block starts, so each intermediate lives in a block-sized buffer in the L1 cache, every input
-// is read once, `out` is written once, and all the streams move forward together, as in a loop
-// written by hand for that chain. Blocks are small on purpose: with blocks of 4096 elements the
-// streams take turns (a and b, then c and out), and a * b + c over 16 Mi float32 ran at
-// 0.90-0.93x a hand-written loop's speed on this machine; with 512, at 1.03-1.05x one compiled
-// at -O3 (DESIGN.md, "Kernels").
+// it goes block by block: every step runs on a block of at most 2048 elements (fewer where the
+// intermediates would pass 24 KiB) before the next block starts, so each intermediate lives in a
+// block-sized buffer in the L1 cache, every input is read once, `out` is written once, and all
+// the streams move forward together, as in a loop written by hand for that chain. Blocks are
+// small on purpose: with tiles of 4096 elements the streams took turns (a and b, then c and out),
+// and a * b + c over 16 Mi float32 ran at 0.90-0.93x a hand-written loop's speed; blocks of 512
+// ran at 1.03-1.05x one compiled at -O3, and 2048 made long chains 9-16% faster still
+// (chain.cc; DESIGN.md, "Kernels").
 //
 // Each step's kernel is looked up once per call (elementwise.h's unary_kernel and the like), so a
 // block costs one indirect call per step beside the arithmetic. Before each block the inputs read

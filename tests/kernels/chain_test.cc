@@ -161,10 +161,10 @@ RandomChain random_chain(DType dtype, int64_t n) {
 RC_GTEST_PROP(Chain, BlockByBlockEqualsStepByStep, ()) {
   const DType dtype = *rc::gen::element(DType::kFloat32, DType::kInt32, DType::kFloat16,
                                         DType::kInt8, DType::kFloat64);
-  // Lengths around the block sizes (128 to 512) and within one block.
+  // Lengths within one block and around the block sizes (128 to 2048, by the chain's buffers).
   const int64_t n =
       *rc::gen::oneOf(rc::gen::inRange<int64_t>(0, 70), rc::gen::inRange<int64_t>(500, 1100),
-                      rc::gen::inRange<int64_t>(4000, 9000));
+                      rc::gen::inRange<int64_t>(1900, 2300), rc::gen::inRange<int64_t>(4000, 9000));
   const RandomChain c = random_chain(dtype, n);
   std::vector<Input> inputs;
   for (const Value& v : c.inputs) inputs.push_back(v.input());
