@@ -266,7 +266,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None,
         correction=None):
     _no_out("std", out)
-    if dtype is not None and np.dtype(dtype).kind not in "fc" and np.dtype(dtype).name != "bfloat16":
+    if dtype is not None and np.dtype(dtype).kind not in "fcV":  # V: ml_dtypes' bfloat16
         raise ValueError(f"dtype argument to jnp.std must be inexact; got {np.dtype(dtype).name}")
     return jnp.sqrt(var(a, axis, dtype, None, ddof, keepdims, where=where, mean=mean,
                         correction=correction))

@@ -1322,16 +1322,19 @@ def test_an_integer_dtype_computes_the_mean_and_variance_in_it_as_jaxs():
              ("mean", np.arange(6).reshape(2, 3), {"dtype": "int16", "axis": 1, "keepdims": True}),
              ("var", a, {"dtype": "int8"}), ("var", a, {"dtype": "uint8"}),
              ("var", a, {"dtype": "int32", "ddof": 1}), ("var", a, {"dtype": "int32", "ddof": 3}),
-             ("var", a, {"dtype": "int32", "ddof": 0.5}), ("var", a, {"dtype": "uint32", "ddof": 5}),
+             ("var", a, {"dtype": "int32", "ddof": 0.5}),
+             ("var", a, {"dtype": "uint32", "ddof": 5}),
              ("var", a, {"dtype": "int32", "where": np.array([True, False, True])}),
              ("var", a, {"dtype": "int32", "mean": np.float32(0.7)}),
              ("var", np.arange(6).reshape(2, 3) * 1000, {"dtype": "int8", "axis": 0}),
              ("var", np.arange(12).reshape(3, 4), {"dtype": "int32", "axis": (0, 1),
                                                    "keepdims": True}),
              ("var", np.array([True, False]), {"dtype": "int32"})]
+    cases += [("std", a, {"dtype": "bfloat16"}), ("std", a, {"dtype": "float16"})]
     for name, x, kw in cases:
         same(getattr(snp, name)(x, **kw), getattr(jnp, name)(x, **kw), f"{name} {kw}")
-    for name, dtype in (("mean", bool), ("var", bool), ("std", "int32"), ("std", bool)):
+    for name, dtype in (("mean", bool), ("var", bool), ("std", "int32"), ("std", bool),
+                        ("std", "uint8")):
         raises_like(lambda: getattr(jnp, name)(a, dtype=dtype),
                     lambda: getattr(snp, name)(a, dtype=dtype), f"{name}(dtype={dtype})")
 
