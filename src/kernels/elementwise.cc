@@ -433,15 +433,26 @@ void arithmetic(Binary op, const X& x, const Y& y, Map<T> out) {
     }
   } else {
     switch (op) {
+      // Floating-point types never reach the four operations nor the comparisons:
+      // binary_of gives them to float_arithmetic.h, and their Eigen forms are not compiled.
       case Binary::kAdd:
-        out = x + y;
-        return;
+        if constexpr (!std::is_floating_point_v<T>) {
+          out = x + y;
+          return;
+        }
+        break;
       case Binary::kSub:
-        out = x - y;
-        return;
+        if constexpr (!std::is_floating_point_v<T>) {
+          out = x - y;
+          return;
+        }
+        break;
       case Binary::kMul:
-        out = x * y;
-        return;
+        if constexpr (!std::is_floating_point_v<T>) {
+          out = x * y;
+          return;
+        }
+        break;
       case Binary::kMax:
       case Binary::kMin:
         // Floating-point types never reach here: binary_of gives them to ieee_max_min.
@@ -454,10 +465,6 @@ void arithmetic(Binary op, const X& x, const Y& y, Map<T> out) {
         break;
     }
     if constexpr (std::is_floating_point_v<T>) {
-      if (op == Binary::kDiv) {
-        out = x / y;
-        return;
-      }
       if (op == Binary::kPow) {
         out = x.pow(y);
         return;
@@ -482,8 +489,9 @@ void arithmetic(Binary op, const X& x, const Y& y, Map<T> out) {
       fmt::format("kernels::binary: {} is not defined on {}", name(op), dtype_name(dtype_of<T>())));
 }
 
+// The six comparisons of an integer or bool T through Eigen.
 template <class T, class X, class Y>
-void comparison(Binary op, const X& x, const Y& y, Map<bool> out) {
+void comparison_of_integers(Binary op, const X& x, const Y& y, Map<bool> out) {
   switch (op) {
     case Binary::kEq:
       out = x == y;
@@ -505,6 +513,17 @@ void comparison(Binary op, const X& x, const Y& y, Map<bool> out) {
       return;
     default:
       break;
+  }
+}
+
+template <class T, class X, class Y>
+void comparison(Binary op, const X& x, const Y& y, Map<bool> out) {
+  if constexpr (std::is_floating_point_v<T>) {
+    // float_comparison (float_arithmetic.h) takes every comparison of these types.
+    throw InvalidArgument(fmt::format("kernels::binary: {} of {} reached Eigen's comparison",
+                                      name(op), dtype_name(dtype_of<T>())));
+  } else {
+    comparison_of_integers<T>(op, x, y, out);
   }
 }
 
