@@ -432,6 +432,7 @@ POWER = ("numpy.power", "Array: a ** b", "Array: b ** a")
 DIVIDE = ("numpy.divide", "numpy.true_divide", "Array: a / b", "Array: b / a")
 MULTIPLY = ("numpy.multiply", "Array: a * b", "Array: b * a")
 FLOOR_DIVIDE = ("numpy.floor_divide", "numpy.divmod", "Array: a // b")
+CONTRACTIONS = ("numpy.matmul", "numpy.dot", "Array: a @ b")
 
 
 def _integer_division_by_zero(name, args):
@@ -470,6 +471,13 @@ KNOWN = [
     ("XLA rewrites a bool times x as select(b, x, 0), so JAX's False * NaN and False * inf are "
      "0; spmd (and NumPy) give NaN, as they do for the division below",
      lambda name, args: name in MULTIPLY and len(args) == 2 and any(
+         np.asarray(x).dtype == bool for x in args) and any(
+         _array_where(x, lambda d: ~np.isfinite(d.astype(float))) for x in args)),
+    ("XLA's product of a bool and x is select(b, x, 0) inside a contraction too, where it "
+     "becomes a multiply (dot of vectors, a contraction over one element): jnp.dot([False, True], "
+     "[inf, 1.0]) is 1.0, yet matmul([[False, True]], [[inf], [1.0]]) is NaN; spmd gives IEEE's "
+     "NaN in every shape (found with seed 6503)",
+     lambda name, args: name in CONTRACTIONS and len(args) == 2 and any(
          np.asarray(x).dtype == bool for x in args) and any(
          _array_where(x, lambda d: ~np.isfinite(d.astype(float))) for x in args)),
     ("XLA rewrites a bool divided by x as select(b, 1 / x, 0), so JAX's False / 0 and False / "
@@ -542,9 +550,6 @@ def differential_value(name, data):
     """An argument for the parameter `name` (_parameter_strategies)."""
     strategies = _parameter_strategies()
     return data.draw(strategies.get(name, strategies[None]), label=name)
-
-
-CONTRACTIONS = ("numpy.matmul", "numpy.dot", "Array: a @ b")
 
 
 def contraction_pair(data):
