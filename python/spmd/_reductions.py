@@ -195,8 +195,9 @@ def _integer_mean(a, axis, dtype, keepdims, where):
     from ._lax_elementwise import div as _lax_div
     _no_bool_division(dtype)
     x = jnp.astype(a, dtype)
-    total = sum(x, _own_axes(x, axis, where), dtype, keepdims=keepdims, where=where)
-    return _lax_div(total, _count(x, _own_axes(x, axis, where), keepdims, where, dtype))
+    axes = _own_axes(x, axis, where)
+    total = sum(x, axes, dtype, keepdims=keepdims, where=where)
+    return _lax_div(total, _count(x, axes, keepdims, where, dtype))
 
 
 def _integer_var(a, axis, dtype, ddof, keepdims, where, mean):
