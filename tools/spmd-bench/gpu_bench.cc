@@ -241,6 +241,98 @@ nlohmann::json bench_host_costs(GpuContext& gpu) {
   return rows;
 }
 
+// What CUDA graphs would save a step bound by its launches (issue 45's train step: about 35
+// launches, each 5 to 15 µs of host time): a stand-in step of 5 products (128³ float32) and 30
+// chains (`a * b + c` of 65,536), queued one launch at a time, then captured once into a graph
+// and replayed, then captured again every call into an update of the instantiated graph, then
+// replayed after its chain kernels' parameters are all set again (what replaying with other
+// buffers would cost per node). Host µs per step (rounds of 4 steps), and the step's time on
+// the stream (events, in turns with the direct form).
+constexpr int kGraphProducts = 5, kGraphChains = 30;
+
+nlohmann::json bench_graph(GpuContext& gpu, int iterations) {
+  constexpr int64_t kN = 65536, kSide = 128;
+  DeviceBuffer a(gpu, kN * 4), b(gpu, kN * 4), c(gpu, kN * 4), out(gpu, kN * 4);
+  for (DeviceBuffer* x : {&a, &b, &c}) {
+    check_cuda(cudaMemsetAsync(x->data(), 0, kN * 4, gpu.stream()), "cudaMemsetAsync",
+               gpu.ordinal());
+  }
+  const kernels::Input inputs[] = {{a.data(), kN}, {b.data(), kN}, {c.data(), kN}};
+  const auto step = [&] {
+    for (int i = 0; i < kGraphChains; ++i) {
+      if (i % (kGraphChains / kGraphProducts) == 0) {
+        kernels::cuda::matmul(gpu, DType::kFloat32, {1, kSide, kSide, kSide}, a.data(), b.data(),
+                              out.data());
+      }
+      kernels::cuda::run_chain(gpu, kMulAdd, inputs, out.data(), kN);
+    }
+  };
+  step();  // plans and modules made outside the capture
+  gpu.synchronize();
+  const auto capture = [&] {
+    cudaGraph_t graph = nullptr;
+    check_cuda(cudaStreamBeginCapture(gpu.stream(), cudaStreamCaptureModeThreadLocal),
+               "cudaStreamBeginCapture", gpu.ordinal());
+    step();
+    check_cuda(cudaStreamEndCapture(gpu.stream(), &graph), "cudaStreamEndCapture", gpu.ordinal());
+    return graph;
+  };
+  cudaGraph_t graph = capture();
+  cudaGraphExec_t exec = nullptr;
+  check_cuda(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate", gpu.ordinal());
+  size_t count = 0;
+  check_cuda(cudaGraphGetNodes(graph, nullptr, &count), "cudaGraphGetNodes", gpu.ordinal());
+  std::vector<cudaGraphNode_t> nodes(count);
+  check_cuda(cudaGraphGetNodes(graph, nodes.data(), &count), "cudaGraphGetNodes", gpu.ordinal());
+  std::vector<std::pair<cudaGraphNode_t, cudaKernelNodeParams>> kernels_of;
+  for (cudaGraphNode_t node : nodes) {
+    cudaGraphNodeType type{};
+    check_cuda(cudaGraphNodeGetType(node, &type), "cudaGraphNodeGetType", gpu.ordinal());
+    if (type != cudaGraphNodeTypeKernel) continue;
+    // cuBLAS's kernels are the driver's, not the runtime's: their parameters cannot be read
+    // here, and the failure must not stay behind as the thread's last error for a later launch.
+    cudaKernelNodeParams params{};
+    if (cudaGraphKernelNodeGetParams(node, &params) == cudaSuccess) {
+      kernels_of.emplace_back(node, params);
+    } else {
+      cudaGetLastError();
+    }
+  }
+  const auto launch = [&] {
+    check_cuda(cudaGraphLaunch(exec, gpu.stream()), "cudaGraphLaunch", gpu.ordinal());
+  };
+  const auto recapture = [&] {
+    cudaGraph_t again = capture();
+    cudaGraphExecUpdateResultInfo info{};
+    check_cuda(cudaGraphExecUpdate(exec, again, &info), "cudaGraphExecUpdate", gpu.ordinal());
+    check_cuda(cudaGraphDestroy(again), "cudaGraphDestroy", gpu.ordinal());
+    launch();
+  };
+  const auto reset_nodes = [&] {
+    for (const auto& [node, params] : kernels_of) {
+      check_cuda(cudaGraphExecKernelNodeSetParams(exec, node, &params),
+                 "cudaGraphExecKernelNodeSetParams", gpu.ordinal());
+    }
+    launch();
+  };
+  nlohmann::json rows = nlohmann::json::array();
+  const auto row = [&](const char* what, const std::function<void()>& f) {
+    rows.push_back({{"op", what}, {"host_us", host_us_per_call(gpu, 4, f)}});
+  };
+  row("step, one launch at a time", step);
+  row("step, one graph launch", launch);
+  row("step, captured into an update", recapture);
+  row("step, chain nodes set again", reset_nodes);
+  const auto [direct_s, graph_s] = time_in_turns(gpu, iterations, step, launch);
+  check_cuda(cudaGraphExecDestroy(exec), "cudaGraphExecDestroy", gpu.ordinal());
+  check_cuda(cudaGraphDestroy(graph), "cudaGraphDestroy", gpu.ordinal());
+  return {{"host", rows},
+          {"stream_us_direct", direct_s * 1e6},
+          {"stream_us_graph", graph_s * 1e6},
+          {"graph_nodes", count},
+          {"kernel_nodes", kernels_of.size()}};  // those whose parameters can be set
+}
+
 }  // namespace
 
 int run_gpu_bench(const GpuBenchOptions& o) try {
@@ -248,10 +340,12 @@ int run_gpu_bench(const GpuBenchOptions& o) try {
   const nlohmann::json matmul = bench_matmul(gpu, o);
   const nlohmann::json chain = bench_chain(gpu, o);
   const nlohmann::json host = bench_host_costs(gpu);
+  const nlohmann::json graph = bench_graph(gpu, o.iterations);
   if (o.json) {
     fmt::print(
         "{}\n",
-        nlohmann::json{{"device", gpu.name()}, {"results", {matmul, chain}}, {"host_costs", host}}
+        nlohmann::json{{"device", gpu.name()}, {"results", {matmul, chain}}, {"host_costs", host},
+                       {"graph", graph}}
             .dump());
     return 0;
   }
@@ -270,6 +364,15 @@ int run_gpu_bench(const GpuBenchOptions& o) try {
   for (const auto& r : host) {
     fmt::print("  {:<28} {:>7.2f} us\n", r["op"].get<std::string>(), r["host_us"].get<double>());
   }
+  fmt::print("a step of {} products and {} chains, {} graph nodes ({} chains'); host time per "
+             "step (median of 15 rounds of 4 steps):\n",
+             kGraphProducts, kGraphChains, graph["graph_nodes"].get<size_t>(),
+             graph["kernel_nodes"].get<size_t>());
+  for (const auto& r : graph["host"]) {
+    fmt::print("  {:<32} {:>8.2f} us\n", r["op"].get<std::string>(), r["host_us"].get<double>());
+  }
+  fmt::print("  step on the stream: {:.2f} us direct, {:.2f} us as a graph (events, in turns)\n",
+             graph["stream_us_direct"].get<double>(), graph["stream_us_graph"].get<double>());
   return matmul["correct"].get<bool>() && chain["correct"].get<bool>() ? 0 : 1;
 } catch (const Error& e) {
   fmt::print(stderr, "spmd-bench gpu: {}\n", e.what());
