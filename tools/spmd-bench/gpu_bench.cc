@@ -342,11 +342,11 @@ int run_gpu_bench(const GpuBenchOptions& o) try {
   const nlohmann::json host = bench_host_costs(gpu);
   const nlohmann::json graph = bench_graph(gpu, o.iterations);
   if (o.json) {
-    fmt::print(
-        "{}\n",
-        nlohmann::json{{"device", gpu.name()}, {"results", {matmul, chain}}, {"host_costs", host},
-                       {"graph", graph}}
-            .dump());
+    fmt::print("{}\n", nlohmann::json{{"device", gpu.name()},
+                                      {"results", {matmul, chain}},
+                                      {"host_costs", host},
+                                      {"graph", graph}}
+                           .dump());
     return 0;
   }
   fmt::print("device: {} (GPU {})\n", gpu.name(), gpu.ordinal());
@@ -364,10 +364,11 @@ int run_gpu_bench(const GpuBenchOptions& o) try {
   for (const auto& r : host) {
     fmt::print("  {:<28} {:>7.2f} us\n", r["op"].get<std::string>(), r["host_us"].get<double>());
   }
-  fmt::print("a step of {} products and {} chains, {} graph nodes ({} chains'); host time per "
-             "step (median of 15 rounds of 4 steps):\n",
-             kGraphProducts, kGraphChains, graph["graph_nodes"].get<size_t>(),
-             graph["kernel_nodes"].get<size_t>());
+  fmt::print(
+      "a step of {} products and {} chains, {} graph nodes ({} chains'); host time per "
+      "step (median of 15 rounds of 4 steps):\n",
+      kGraphProducts, kGraphChains, graph["graph_nodes"].get<size_t>(),
+      graph["kernel_nodes"].get<size_t>());
   for (const auto& r : graph["host"]) {
     fmt::print("  {:<32} {:>8.2f} us\n", r["op"].get<std::string>(), r["host_us"].get<double>());
   }
