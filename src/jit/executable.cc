@@ -21,6 +21,24 @@ struct Executable::Session {
   int process_index = 0;
   std::vector<std::vector<DeviceIndex>> places;  // [output][local device]
   std::unique_ptr<KeptSteps[]> kept;             // [local device]: constant steps' blocks
+  std::unique_ptr<Replay[]> replay;              // [local device]: Backend::run_call's
+};
+
+// One device's replayed calls (Backend::run_call): the backend's state, and where the outputs of
+// the last captured call came from, so that a call the backend answers by launching its graph
+// again (kReplayed) runs nothing here either.
+struct Executable::Replay {
+  struct Output {
+    enum class Kind { kReused, kInput, kHeld } kind = Kind::kHeld;
+    const std::byte* data = nullptr;  // kReused: where the graph leaves it
+    DType dtype = DType::kFloat32;
+    Shape shape;
+    size_t input = 0;  // kInput: which
+    Block held;        // kHeld: a block that outlives calls (a kept constant, an input's view)
+  };
+  std::mutex mu;  // one call of the program at a time on the device goes through the backend
+  std::shared_ptr<void> state;
+  std::vector<Output> outputs;  // empty until a call was captured
 };
 
 namespace {
@@ -66,6 +84,9 @@ Executable::Executable(LocalProgram program, std::string identity, std::string p
   for (const auto* edges : {&program_.parameters, &program_.outputs}) {
     for (const Edge& e : *edges) padded_ = padded_ || e.padded;
   }
+  for (const Step& step : program_.steps) {
+    effects_ = effects_ || (step.operation && step.operation->has_effect());
+  }
 }
 
 bool Executable::takes(std::span<const Array* const> inputs) const {
@@ -84,6 +105,7 @@ std::shared_ptr<const Executable::Session> Executable::session() const {
   s->local = local_mesh_devices(program_.mesh);
   s->process_index = process_index();
   s->kept = std::make_unique<KeptSteps[]>(s->local.ids.size());
+  s->replay = std::make_unique<Replay[]>(s->local.ids.size());
   for (const Edge& out : program_.outputs) {
     std::vector<DeviceIndex> map = out.sharding->devices_indices_map(out.shape);
     auto& places = s->places.emplace_back();
@@ -163,7 +185,11 @@ std::vector<std::vector<Block>> Executable::run_devices(
       const ProfiledScope timed(profile, "call: inputs to the device");
       for (Block& b : blocks[i]) b = b.to_memory(device.memory);  // host to device: staging
     }
-    results[i] = execute(program_, device, blocks[i], &s.kept[i]);
+    if (program_.mesh.size() == 1 && !padded_ && backend.replays_calls()) {
+      run_replayable(device, blocks[i], s.kept[i], s.replay[i], results[i]);
+    } else {
+      results[i] = execute(program_, device, blocks[i], &s.kept[i]);
+    }
     {
       const ProfiledScope timed(profile, "call: wait for the device");
       backend.synchronize(device.memory);  // the call ends when its device work has, errors too
@@ -175,6 +201,80 @@ std::vector<std::vector<Block>> Executable::run_devices(
       check_outputs(context, call_, out_specs_, {.check_rep = false}, results[i]);
   });
   return results;
+}
+
+namespace {
+
+// Where result `b` of a captured call came from (Executable::Replay).
+Executable::Replay::Output output_of(const kernels::Backend& backend,
+                                     const std::shared_ptr<void>& state, const Block& b,
+                                     const std::vector<Block>& inputs) {
+  using Kind = Executable::Replay::Output::Kind;
+  const std::byte* data = b.bytes().data();
+  if (data && backend.replay_holds(state, data)) return {Kind::kReused, data, b.dtype(), b.shape()};
+  // An input, or its bytes in another shape or dtype (a reshape shares them).
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const Block& in = inputs[k];
+    if (in.bytes().data() == data && in.nbytes() == b.nbytes()) {
+      return {Kind::kInput, nullptr, b.dtype(), b.shape(), k};
+    }
+  }
+  return {Kind::kHeld, nullptr, b.dtype(), b.shape(), 0, b};
+}
+
+// A block of `dtype` and `shape` in `memory` holding a copy of the bytes at `data` there.
+Block copied(const kernels::Backend& backend, MemorySpace memory, const std::byte* data,
+             DType dtype, const Shape& shape) {
+  Block out = Block::allocate(dtype, shape, memory);
+  backend.copy(data, memory, out.mutable_bytes().data(), memory, out.nbytes());
+  return out;
+}
+
+}  // namespace
+
+void Executable::run_replayable(const KernelContext& device, std::vector<Block>& inputs,
+                                KeptSteps& kept, Replay& replay,
+                                std::vector<Block>& results) const {
+  const kernels::Backend& backend = device.backend;
+  const std::lock_guard lock(replay.mu);
+  std::vector<const void*> key;
+  key.reserve(inputs.size());
+  for (const Block& b : inputs) key.push_back(b.bytes().data());
+  // A program with effects (a host callback) runs them at every call: never replayed unrun.
+  const bool may_replay = !effects_ && !replay.outputs.empty();
+  const auto how =
+      backend.run_call(device.memory, replay.state, key, may_replay, [&](bool may_run_again) {
+        if (!may_run_again) {
+          results = execute(program_, device, inputs, &kept);
+          return;
+        }
+        std::vector<Block> held = inputs;  // execute() lets its inputs go at their last use
+        results = execute(program_, device, held, &kept);
+      });
+  using Kind = Replay::Output::Kind;
+  if (how == kernels::Backend::CallRun::kReplayed) {
+    results.clear();
+    for (const Replay::Output& o : replay.outputs) {
+      if (o.kind == Kind::kReused) {
+        results.push_back(copied(backend, device.memory, o.data, o.dtype, o.shape));
+      } else {
+        results.push_back(o.kind == Kind::kInput ? inputs[o.input].bitcast(o.dtype, o.shape)
+                                                 : o.held);
+      }
+    }
+    return;
+  }
+  if (how == kernels::Backend::CallRun::kCaptured) {
+    replay.outputs.clear();
+    for (const Block& b : results)
+      replay.outputs.push_back(output_of(backend, replay.state, b, inputs));
+  }
+  // Blocks in memory the backend reuses for the next call are copied out of it.
+  for (Block& b : results) {
+    if (backend.replay_holds(replay.state, b.bytes().data())) {
+      b = copied(backend, device.memory, b.bytes().data(), b.dtype(), b.shape());
+    }
+  }
 }
 
 std::vector<Array> Executable::assemble(const Session& s,

@@ -24,6 +24,9 @@
 
 namespace spmd::compiler {
 
+class KeptSteps;
+struct KernelContext;
+
 class Executable {
  public:
   // `identity` names the program in the per-call output check, so that processes running
@@ -49,6 +52,7 @@ class Executable {
   std::vector<Array> run_laid_out(std::span<const Array* const> inputs) const;
 
   struct Session;  // per runtime session: the axis groups, the local devices, the outputs' places
+  struct Replay;   // per session and device: calls the backend replays (Backend::run_call)
 
  private:
   std::shared_ptr<const Session> session() const;
@@ -56,6 +60,10 @@ class Executable {
   std::vector<std::vector<Block>> run_devices(const Session& s,
                                               std::vector<std::vector<Block>>& blocks) const;
   std::vector<Array> assemble(const Session& s, std::vector<std::vector<Block>>& results) const;
+  // One device's execute() of a program on one device, through Backend::run_call (a GPU replays
+  // it as a CUDA graph), its results copied out of memory the backend reuses.
+  void run_replayable(const KernelContext& device, std::vector<Block>& inputs, KeptSteps& kept,
+                      Replay& replay, std::vector<Block>& results) const;
 
   LocalProgram program_;
   std::string identity_;
@@ -64,6 +72,7 @@ class Executable {
   std::vector<PartitionSpec> out_specs_;  // the outputs' shardings' specs, for the output check
   uint64_t call_ = 0;                     // the identity hashed with every spec
   bool padded_ = false;                   // some parameter or output splits unevenly
+  bool effects_ = false;                  // some step is kept for its effect (a host callback)
   mutable std::mutex mu_;
   mutable std::shared_ptr<const Session> session_;
 };

@@ -74,6 +74,29 @@ class Backend {
   // with its outputs left in device memory. The default, for a backend whose work is done when
   // a call returns, does nothing.
   virtual void synchronize(MemorySpace /*memory*/) const {}
+  // Runs one jit call's work on the device of `memory` so that later calls of the same program
+  // cost the host less: a GPU's captures it into a CUDA graph and replays that
+  // (kernels/cuda/call_graph.h). `state` is the caller's slot for one program on one device,
+  // null at first; the backend keeps there what it needs between calls. `call` queues the work
+  // and fills the caller's results; it is told whether it may run again (a failed capture is
+  // followed by a direct run), and then must leave its inputs as they were. `inputs` are the
+  // call's input buffers; with `may_replay` (the caller knows where the last captured call left
+  // each result) a call whose inputs are those of a kept graph is answered by launching that
+  // graph without running `call` (kReplayed). Afterwards every result block whose data
+  // replay_holds() says the backend reuses for the next call must be copied out by the caller.
+  // The default runs `call(false)`.
+  enum class CallRun { kDirect, kCaptured, kReplayed };
+  // Whether run_call does more than run the call (the CPU's does not: its callers skip it).
+  virtual bool replays_calls() const { return false; }
+  virtual CallRun run_call(MemorySpace /*memory*/, std::shared_ptr<void>& /*state*/,
+                           std::span<const void* const> /*inputs*/, bool /*may_replay*/,
+                           const std::function<void(bool)>& call) const {
+    call(false);
+    return CallRun::kDirect;
+  }
+  virtual bool replay_holds(const std::shared_ptr<void>& /*state*/, const void* /*data*/) const {
+    return false;
+  }
 
   // Element-wise (chain.h): one or more element-wise steps over n elements, every input holding
   // n elements or one, the last step's result written to `out`. One step is one kernel call; a

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/backend.h"
+#include "kernels/cuda/call_graph.h"
 #include "support/sgd_mlp.h"
 
 namespace {
@@ -122,6 +123,35 @@ TEST_F(GpuRuntime, ArraysStayOnTheGpuBetweenCallsUntilTheHostReadsThem) {
     EXPECT_NE(shard.data.deferred_source(), nullptr) << shard.device.to_string();
   }
   expect_close(y.to_host(), want, 1e-5f);
+}
+
+// A program called again is replayed as one CUDA graph (kernels/cuda/call_graph.h): each call's
+// values are the host's, and an earlier call's outputs keep theirs after later calls reuse the
+// graph's memory.
+TEST_F(GpuRuntime, ACallMadeAgainReplaysAGraphAndEarlierOutputsKeepTheirValues) {
+  const spmd::Mesh mesh(spmd::devices(), {"x"});
+  if (mesh.size() != 1) GTEST_SKIP() << "graphs replay programs of one device; " << mesh.size();
+  auto f = spmd::jit(
+      [](const Tensor& x, const Tensor& w) { return jnp::tanh(jnp::matmul(x, w) + 1.0f) * 2.0f; });
+  const spmd::kernels::cuda::CallGraph::Counts before = spmd::kernels::cuda::CallGraph::counts();
+  std::vector<Array> outs;
+  std::vector<HostArray> wants;
+  for (int call = 0; call < 4; ++call) {
+    const HostArray x = wave({32, 16}, 0.1 * (call + 1)), w = wave({16, 8}, 0.3 + call);
+    outs.push_back(f(spmd::device_put(x, NamedSharding(mesh, P())),
+                     spmd::device_put(w, NamedSharding(mesh, P()))));
+    HostArray want = spmd::matmul(Block(x), Block(w)).to_host();
+    for (float& v : want.mutable_data<float>()) v = std::tanh(v + 1.0f) * 2.0f;
+    wants.push_back(std::move(want));
+  }
+  for (size_t call = 0; call < outs.size(); ++call) {
+    SCOPED_TRACE("call " + std::to_string(call));
+    expect_close(outs[call].to_host(), wants[call], 1e-5f);
+  }
+  const spmd::kernels::cuda::CallGraph::Counts after = spmd::kernels::cuda::CallGraph::counts();
+  EXPECT_GE(after.captured + after.replayed - before.captured - before.replayed, 3)
+      << "calls 2 to 4 captured or replayed";
+  EXPECT_EQ(after.fell_back - before.fell_back, 0);
 }
 
 // Seed 002's step: value_and_grad of an MLP's loss and an SGD update, the batch split over the

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "kernels/cuda/call_graph.h"
 #include "kernels/cuda/chain.h"
 #include "kernels/cuda/device_memory.h"
 #include "kernels/cuda/fill.h"
@@ -39,6 +40,23 @@ class CudaBackend final : public Backend {
   void* stream(MemorySpace memory) const override { return gpu_stream(memory); }
   std::function<bool()> fence(MemorySpace memory) const override { return gpu_fence(memory); }
   void synchronize(MemorySpace memory) const override { gpu_synchronize(memory); }
+  bool replays_calls() const override { return true; }
+  CallRun run_call(MemorySpace memory, std::shared_ptr<void>& state,
+                   std::span<const void* const> inputs, bool may_replay,
+                   const std::function<void(bool)>& call) const override {
+    if (!state) state = std::make_shared<CallGraph>(GpuContext::get(memory.local_hardware_id));
+    switch (static_cast<CallGraph*>(state.get())->run(inputs, may_replay, call)) {
+      case CallGraph::Outcome::kCaptured:
+        return CallRun::kCaptured;
+      case CallGraph::Outcome::kReplayed:
+        return CallRun::kReplayed;
+      default:
+        return CallRun::kDirect;
+    }
+  }
+  bool replay_holds(const std::shared_ptr<void>& state, const void* data) const override {
+    return state && static_cast<const CallGraph*>(state.get())->holds(data);
+  }
 
   void chain(std::span<const ChainStep> steps, std::span<const Input> inputs, std::byte* out,
              int64_t n) const override {

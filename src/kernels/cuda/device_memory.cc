@@ -169,12 +169,25 @@ void staged_to_host(GpuContext& gpu, const std::byte* from, std::byte* to, size_
 std::shared_ptr<std::byte> allocate_device(MemorySpace memory, size_t bytes) {
   GpuContext& gpu = gpu_of(memory);
   auto* p = static_cast<std::byte*>(gpu.allocate(bytes));
+  // A piece of a captured call's arena goes back with the arena: the block holds the arena.
+  if (const GpuContext::Capture* c = gpu.capture(); c && c->arena && p && c->arena->holds(p)) {
+    return {p, [owner = c->owner](std::byte*) {}};
+  }
   return {p, [&gpu](std::byte* q) { gpu.free(q); }};
 }
 
 void copy_memory(const std::byte* from, MemorySpace from_memory, std::byte* to,
                  MemorySpace to_memory, size_t bytes) {
   const CopyPlan plan = plan_copy(from_memory, to_memory);
+  const bool touches_host = plan.kind == CopyPlan::Kind::kHostToDevice ||
+                            plan.kind == CopyPlan::Kind::kDeviceToHost || plan.drain_gpu >= 0 ||
+                            plan.host_waits;
+  if (touches_host && plan.stream_gpu >= 0) {
+    if (const GpuContext::Capture* c = GpuContext::get(plan.stream_gpu).capture(); c && c->arena) {
+      throw NotCapturable(fmt::format("a copy from {} to {} inside a captured call",
+                                      from_memory.to_string(), to_memory.to_string()));
+    }
+  }
   if (plan.kind == CopyPlan::Kind::kHostToHost) {
     if (bytes > 0) std::memcpy(to, from, bytes);
     return;

@@ -15,6 +15,13 @@ namespace {
 
 constexpr int kMaxGpus = 64;
 
+// The calling thread's capture (GpuContext::Capture) and its GPU.
+struct ActiveCapture {
+  const GpuContext* gpu = nullptr;
+  GpuContext::Capture* capture = nullptr;
+};
+thread_local ActiveCapture active_capture;
+
 }  // namespace
 
 int visible_gpus(std::string* why_none) {
@@ -57,6 +64,8 @@ GpuContext::GpuContext(int ordinal) : ordinal_(ordinal) {
   multiprocessors_ = properties.multiProcessorCount;
   check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate",
              ordinal);
+  check_cuda(cudaStreamCreateWithFlags(&capture_stream_, cudaStreamNonBlocking),
+             "cudaStreamCreate (captures)", ordinal);
   cudaMemPool_t pool = nullptr;
   check_cuda(cudaDeviceGetDefaultMemPool(&pool, ordinal), "cudaDeviceGetDefaultMemPool", ordinal);
   uint64_t keep_all = UINT64_MAX;
@@ -72,6 +81,7 @@ GpuContext::~GpuContext() {
   if (blas_) cublasDestroy(blas_);
   if (error_host_) cudaFreeHost(error_host_);
   if (error_word_) cudaFree(error_word_);
+  if (capture_stream_) cudaStreamDestroy(capture_stream_);
   if (stream_) cudaStreamDestroy(stream_);
 }
 
@@ -85,9 +95,33 @@ cublasHandle_t GpuContext::blas() {
   return blas_;
 }
 
+GpuContext::Capture* GpuContext::capture() const {
+  return active_capture.gpu == this ? active_capture.capture : nullptr;
+}
+
+cudaStream_t GpuContext::stream() const {
+  const Capture* c = capture();
+  return c && c->arena ? capture_stream_ : stream_;
+}
+
+CaptureScope::CaptureScope(const GpuContext& gpu, GpuContext::Capture& capture)
+    : previous_gpu_(active_capture.gpu), previous_(active_capture.capture) {
+  active_capture = {&gpu, &capture};
+}
+
+CaptureScope::~CaptureScope() { active_capture = {previous_gpu_, previous_}; }
+
 void* GpuContext::allocate(size_t bytes) {
   void* pointer = nullptr;
   if (bytes == 0) return nullptr;
+  if (Capture* c = capture()) {
+    if (c->arena) {
+      if (std::byte* piece = c->arena->take(bytes)) return piece;
+      throw ArenaFull(fmt::format("a captured call's arena of {} bytes on GPU {} is spent",
+                                  c->arena->capacity(), ordinal_));
+    }
+    c->counted += BumpArena::rounded(bytes);
+  }
   check_cuda(cudaSetDevice(ordinal_), "cudaSetDevice", ordinal_);
   const cudaError_t status = cudaMallocAsync(&pointer, bytes, stream_);
   if (status != cudaSuccess) {
@@ -98,10 +132,22 @@ void* GpuContext::allocate(size_t bytes) {
 }
 
 void GpuContext::free(void* pointer) noexcept {
-  if (pointer) cudaFreeAsync(pointer, stream_);
+  if (pointer == nullptr) return;
+  if (Capture* c = capture(); c && c->arena) {
+    if (c->arena->holds(pointer)) return;
+    try {
+      c->deferred.push_back(pointer);
+    } catch (...) {  // no memory for the list: leaked, never freed before the graph reads it
+    }
+    return;
+  }
+  cudaFreeAsync(pointer, stream_);
 }
 
 void GpuContext::synchronize() {
+  if (const Capture* c = capture(); c && c->arena) {
+    throw NotCapturable(fmt::format("a wait for GPU {} inside a captured call", ordinal_));
+  }
   check_cuda(
       cudaMemcpyAsync(error_host_, error_word_, sizeof(int), cudaMemcpyDeviceToHost, stream_),
       "cudaMemcpyAsync(error word)", ordinal_);
@@ -138,7 +184,18 @@ DeviceBuffer::~DeviceBuffer() {
   if (gpu_) gpu_->free(data_);
 }
 
+namespace {
+
+void refuse_host_copy_in_capture(const GpuContext& gpu, const char* what) {
+  if (const GpuContext::Capture* c = gpu.capture(); c && c->arena) {
+    throw NotCapturable(fmt::format("{} inside a captured call on GPU {}", what, gpu.ordinal()));
+  }
+}
+
+}  // namespace
+
 void DeviceBuffer::copy_from_host(const void* host, size_t bytes) {
+  refuse_host_copy_in_capture(*gpu_, "a copy from host memory");
   if (bytes > bytes_) {
     throw InvalidArgument(
         fmt::format("copy_from_host: {} bytes into a buffer of {}", bytes, bytes_));
@@ -149,6 +206,7 @@ void DeviceBuffer::copy_from_host(const void* host, size_t bytes) {
 }
 
 void DeviceBuffer::copy_to_host(void* host, size_t bytes) const {
+  refuse_host_copy_in_capture(*gpu_, "a copy to host memory");
   if (bytes > bytes_) {
     throw InvalidArgument(fmt::format("copy_to_host: {} bytes from a buffer of {}", bytes, bytes_));
   }

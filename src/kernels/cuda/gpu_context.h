@@ -20,7 +20,11 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
+#include <vector>
+
+#include "kernels/cuda/replay_plan.h"
 
 namespace spmd::kernels::cuda {
 
@@ -44,7 +48,11 @@ class GpuContext {
     const int64_t most = int64_t{multiprocessors_} * 8;
     return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>((n + 255) / 256, most)));
   }
-  cudaStream_t stream() const { return stream_; }
+  // The stream this thread queues the GPU's work on: the GPU's one stream, or, while this
+  // thread captures a call (Capture), the stream the capture records from.
+  cudaStream_t stream() const;
+  // The GPU's one stream, whatever the calling thread is doing (a captured graph's launch).
+  cudaStream_t main_stream() const { return stream_; }
   // The stream's cuBLAS handle (made on first use); calls on it must hold blas_mutex().
   cublasHandle_t blas();
   std::mutex& blas_mutex() { return blas_mutex_; }
@@ -61,6 +69,25 @@ class GpuContext {
   // reported (and clears it), or the CUDA error of a kernel that faulted.
   void synchronize();
 
+  // A call of this GPU's being captured into a CUDA graph, or measured for one, on one thread
+  // (call_graph.h; a CaptureScope makes it the thread's). While it is, on that thread:
+  // - with an arena, stream() is the capture stream; allocate() hands out the arena's pieces and
+  //   throws ArenaFull when the arena has no room; free() leaves them alone (they go back when
+  //   the arena is reset) and defers any other memory's to `deferred`: the graph may read it
+  //   when it runs, after the capture, and the capture's owner frees it after the launch;
+  // - without one, allocate() counts the bytes it gives, rounded as the arena would take them;
+  // - with an arena, a copy from or to host memory throws NotCapturable (device_memory.h,
+  //   DeviceBuffer): a graph would read or write the host's buffer when it is launched, not
+  //   when it was made.
+  struct Capture {
+    BumpArena* arena = nullptr;
+    std::shared_ptr<void> owner;  // the arena's memory: each block made from it holds it
+    size_t counted = 0;
+    std::vector<void*> deferred;  // frees to make once the captured work is queued
+  };
+  // The capture active for this GPU on the calling thread, or null.
+  Capture* capture() const;
+
   GpuContext(const GpuContext&) = delete;
   GpuContext& operator=(const GpuContext&) = delete;
   ~GpuContext();
@@ -72,10 +99,37 @@ class GpuContext {
   std::string name_;
   int multiprocessors_ = 0;
   cudaStream_t stream_ = nullptr;
+  cudaStream_t capture_stream_ = nullptr;  // what captures record from (Capture)
   int* error_word_ = nullptr;
   int* error_host_ = nullptr;  // pinned: where synchronize() reads the error word
   std::mutex blas_mutex_;
   cublasHandle_t blas_ = nullptr;
+};
+
+// Thrown by allocate() when a captured call's arena has no room left (GpuContext::Capture).
+class ArenaFull : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Thrown by a copy from or to host memory inside a captured call (GpuContext::Capture).
+class NotCapturable : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Makes `capture` the calling thread's capture of `gpu` until destroyed, then restores the one
+// before. Not copyable; destroy it on the thread that made it.
+class CaptureScope {
+ public:
+  CaptureScope(const GpuContext& gpu, GpuContext::Capture& capture);
+  ~CaptureScope();
+  CaptureScope(const CaptureScope&) = delete;
+  CaptureScope& operator=(const CaptureScope&) = delete;
+
+ private:
+  const GpuContext* previous_gpu_;
+  GpuContext::Capture* previous_;
 };
 
 // Device memory from a GpuContext, returned to its pool when destroyed. Move-only.

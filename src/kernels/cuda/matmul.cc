@@ -42,6 +42,27 @@ int as_int(int64_t v, const char* what) {
   return static_cast<int>(v);
 }
 
+// Sets a cuBLAS handle's stream to the calling thread's (GpuContext::stream()) while it lives,
+// when that is not the GPU's own.
+class HandleStream {
+ public:
+  HandleStream(cublasHandle_t handle, GpuContext& gpu)
+      : handle_(handle), gpu_(gpu), other_(gpu.stream() != gpu.main_stream()) {
+    if (other_)
+      check_cublas(cublasSetStream(handle, gpu.stream()), "cublasSetStream", gpu.ordinal());
+  }
+  ~HandleStream() {
+    if (other_) cublasSetStream(handle_, gpu_.main_stream());
+  }
+  HandleStream(const HandleStream&) = delete;
+  HandleStream& operator=(const HandleStream&) = delete;
+
+ private:
+  cublasHandle_t handle_;
+  GpuContext& gpu_;
+  bool other_;
+};
+
 }  // namespace
 
 void matmul(GpuContext& gpu, DType dtype, MatmulShape s, const std::byte* a, const std::byte* b,
@@ -83,6 +104,9 @@ void matmul(GpuContext& gpu, DType dtype, MatmulShape s, const std::byte* a, con
   cublasHandle_t handle = gpu.blas();
   std::lock_guard lock(gpu.blas_mutex());
   check_cuda(cudaSetDevice(gpu.ordinal()), "cudaSetDevice", gpu.ordinal());
+  // The handle queues on the GPU's one stream; a captured call's products go to the capture's
+  // (call_graph.h), and the handle goes back to its own after them.
+  const HandleStream on_stream(handle, gpu);
   for (int64_t first = 0; first < s.batch; first += inner.size) {
     const MatmulOffsets o = member_offsets(s, first);
     const LtGemm g{op_b, op_a,    n,       m,         k,     ldb,        lda,
