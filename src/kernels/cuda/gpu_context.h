@@ -1,5 +1,6 @@
 // One GPU of this process as its kernels use it: the device's one stream, its stream-ordered
-// memory pool, its cuBLAS handle and the word in which kernels report a failure.
+// memory pool, its cuBLAS handle and the word in which kernels report a failure (and a second
+// stream that captured calls record from: Capture below, call_graph.h).
 //
 // Work is queued on the stream and a call returns before it finishes (as JAX's dispatch does);
 // synchronize() waits for everything queued and throws what a kernel reported (an integer
