@@ -225,6 +225,43 @@ template <class V, bool kMaximum>
   return std::isnan(result) ? std::numeric_limits<F>::quiet_NaN() : result;
 }
 
+// extreme_avx2 of four rows at once, `stride` apart, each over two vectors of lanes a step (the
+// tail as each row's last two vectors again); the other rows one by one.
+template <class V, bool kMaximum>
+[[gnu::target("avx2")]] void extremes_of_rows_avx2(const typename V::F* x, int64_t count, int64_t n,
+                                                   int64_t stride, typename V::F* out) {
+  using F = typename V::F;
+  constexpr int64_t kStep = 2 * V::kLanes;
+  constexpr int kRows = 4;
+  int64_t r = 0;
+  if (n >= kStep) {
+    const auto sign = V::set1(kMaximum ? F(-0.0) : F(0.0));
+    for (; r + kRows <= count; r += kRows) {
+      const F* row[kRows];
+      typename V::P acc[kRows][2];
+      for (int k = 0; k < kRows; ++k) {
+        row[k] = x + (r + k) * stride;
+        for (int h = 0; h < 2; ++h) acc[k][h] = V::flip(V::load(row[k] + h * V::kLanes), sign);
+      }
+      // The last step overlaps the one before it: folding an element twice changes nothing.
+      for (int64_t i = kStep; i < n; i += kStep) {
+        const int64_t at = std::min(i, n - kStep);
+        for (int k = 0; k < kRows; ++k) {
+          for (int h = 0; h < 2; ++h) {
+            acc[k][h] =
+                min_lanes<V>(acc[k][h], V::flip(V::load(row[k] + at + h * V::kLanes), sign));
+          }
+        }
+      }
+      for (int k = 0; k < kRows; ++k) {
+        const F result = V::first(V::flip(min_across<V>(min_lanes<V>(acc[k][0], acc[k][1])), sign));
+        out[r + k] = std::isnan(result) ? std::numeric_limits<F>::quiet_NaN() : result;
+      }
+    }
+  }
+  for (; r < count; ++r) out[r] = extreme_avx2<V, kMaximum>(x + r * stride, n);
+}
+
 // fold_one in lanes: min_lanes, on negated values for a maximum.
 template <class V, bool kMaximum>
 [[gnu::target("avx2"), gnu::always_inline]] inline typename V::P fold_lanes(typename V::P a,
@@ -472,6 +509,16 @@ typename V::F extreme_dispatch(bool maximum, const typename V::F* x, int64_t n) 
   return maximum ? extreme_avx2<V, true>(x, n) : extreme_avx2<V, false>(x, n);
 }
 template <class V>
+void rows_dispatch(bool maximum, const typename V::F* x, int64_t count, int64_t n, int64_t stride,
+                   typename V::F* out) {
+  if (!extremes_avx2_runs()) {
+    for (int64_t r = 0; r < count; ++r) out[r] = portable::extreme_of(maximum, x + r * stride, n);
+    return;
+  }
+  if (maximum) return extremes_of_rows_avx2<V, true>(x, count, n, stride, out);
+  extremes_of_rows_avx2<V, false>(x, count, n, stride, out);
+}
+template <class V>
 void fold_dispatch(bool maximum, typename V::F* acc, const typename V::F* row, int64_t width) {
   if (!extremes_avx2_runs()) return portable::fold_extremes(maximum, acc, row, width);
   if (maximum) return fold_extremes_avx2<V, true>(acc, row, width);
@@ -497,6 +544,14 @@ float extreme_of(bool maximum, const float* x, int64_t n) {
 }
 double extreme_of(bool maximum, const double* x, int64_t n) {
   return extreme_dispatch<ExtremeLanesF64>(maximum, x, n);
+}
+void extremes_of_rows(bool maximum, const float* x, int64_t count, int64_t n, int64_t stride,
+                      float* out) {
+  rows_dispatch<ExtremeLanesF32>(maximum, x, count, n, stride, out);
+}
+void extremes_of_rows(bool maximum, const double* x, int64_t count, int64_t n, int64_t stride,
+                      double* out) {
+  rows_dispatch<ExtremeLanesF64>(maximum, x, count, n, stride, out);
 }
 void fold_extremes(bool maximum, float* acc, const float* row, int64_t width) {
   fold_dispatch<ExtremeLanesF32>(maximum, acc, row, width);
@@ -528,6 +583,14 @@ void fold_first_max(double* best, int32_t* index, const double* row, int64_t wid
 #else
 float extreme_of(bool maximum, const float* x, int64_t n) {
   return portable::extreme_of(maximum, x, n);
+}
+void extremes_of_rows(bool maximum, const float* x, int64_t count, int64_t n, int64_t stride,
+                      float* out) {
+  for (int64_t r = 0; r < count; ++r) out[r] = portable::extreme_of(maximum, x + r * stride, n);
+}
+void extremes_of_rows(bool maximum, const double* x, int64_t count, int64_t n, int64_t stride,
+                      double* out) {
+  for (int64_t r = 0; r < count; ++r) out[r] = portable::extreme_of(maximum, x + r * stride, n);
 }
 double extreme_of(bool maximum, const double* x, int64_t n) {
   return portable::extreme_of(maximum, x, n);

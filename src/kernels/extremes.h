@@ -33,6 +33,15 @@ namespace spmd::kernels {
 float extreme_of(bool maximum, const float* x, int64_t n);
 double extreme_of(bool maximum, const double* x, int64_t n);
 
+// out[r] = extreme_of(maximum, x + r * stride, n) for r < count (each row n >= 1 elements, as
+// above): four rows at a time in AVX2's lanes, each read as its own stream, which keeps more of
+// memory's reads in flight than one row after another (jnp.max(a, 1) of a float32 4096 x 2048
+// read at 15 GB/s a row at a time on two cores; JAX's at 22). The same bits as extreme_of.
+void extremes_of_rows(bool maximum, const float* x, int64_t count, int64_t n, int64_t stride,
+                      float* out);
+void extremes_of_rows(bool maximum, const double* x, int64_t count, int64_t n, int64_t stride,
+                      double* out);
+
 // acc[j] = max (or min) of acc[j] and row[j] for j < width, by the same rule. A NaN in either
 // leaves acc[j] a NaN whose sign and payload are unspecified: canonicalise after the last row.
 void fold_extremes(bool maximum, float* acc, const float* row, int64_t width);

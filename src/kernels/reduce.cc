@@ -480,6 +480,14 @@ void reduce_typed(Reduce op, const T* in, Extents e, T* out) {
   if (e.outer >= team_size() || e.outer * slab < 2 * kPartElements) {
     const int64_t grain = std::max<int64_t>(1, kPartElements / std::max<int64_t>(slab, 1));
     parallel_for(e.outer, grain, 1, [&](int64_t first, int64_t last) {
+      if constexpr (std::is_floating_point_v<T>) {
+        // Contiguous rows' maxima or minima, several rows read at once (extremes.h).
+        if ((op == Reduce::kMax || op == Reduce::kMin) && e.inner == 1 && e.extent > 0) {
+          extremes_of_rows(op == Reduce::kMax, in + first * slab, last - first, e.extent, slab,
+                           out + first);
+          return;
+        }
+      }
       for (int64_t o = first; o < last; ++o)
         reduce_columns(op, columns(o, 0, e.inner), out + o * e.inner);
     });

@@ -1,7 +1,8 @@
 // kernels/extremes.h against definitions written out here from its contract, on both builds
 // (the AVX2 one where the CPU has it, and `portable`): every length through the four-vector
-// bodies' tails, NaN, infinities, subnormals and zeros of both signs at random places, float32
-// and float64; and its integer loops against std::max, std::min and > on every integer type.
+// bodies' tails, rows four at a time, NaN, infinities, subnormals and zeros of both signs at random
+// places, float32 and float64; and its integer loops against std::max, std::min and > on every
+// integer type.
 #include "kernels/extremes.h"
 
 #include <gtest/gtest.h>
@@ -134,6 +135,38 @@ TEST(Extremes, AlongARowNaNWinsAndZerosOfBothSignsGivePlusZeroForMaxMinusForMin)
   check_extreme_of<double>();
 }
 
+// Rows taken four at a time (extremes_of_rows): each row's result that of the contract, for
+// every length through the two-vector body's tail, counts that leave rows over, rows apart by
+// more than their length, NaN, infinities, subnormals and zeros of both signs.
+template <class F>
+void check_extremes_of_rows() {
+  uint32_t seed = 500;
+  for (int64_t n : {1, 2, 15, 16, 17, 31, 32, 33, 47, 100, 257}) {
+    for (int64_t count : {1, 3, 4, 5, 8, 9}) {
+      for (int variant = 0; variant < 4; ++variant) {
+        const int64_t stride = n + 5;
+        const std::vector<F> x = variant < 2 ? values<F>(count * stride, ++seed, variant == 1)
+                                             : zeros<F>(count * stride, ++seed, variant == 2);
+        for (bool maximum : {true, false}) {
+          std::vector<F> out(static_cast<size_t>(count), F(42));
+          k::extremes_of_rows(maximum, x.data(), count, n, stride, out.data());
+          for (int64_t r = 0; r < count; ++r) {
+            const F want = expected_extreme(maximum, x.data() + r * stride, n);
+            EXPECT_TRUE(same(out[static_cast<size_t>(r)], want))
+                << (maximum ? "max" : "min") << " of row " << r << " of " << count << ", " << n
+                << " long, variant " << variant;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(Extremes, RowsTakenFourAtATimeAreEachTheirOwnReduction) {
+  check_extremes_of_rows<float>();
+  check_extremes_of_rows<double>();
+}
+
 // Rows folded into running extremes, one at a time and four at a time, against the contract
 // per column; NaN results compared as NaN (their sign and payload are unspecified).
 template <class F>
@@ -216,6 +249,14 @@ void check_subnormals_read_as_zero() {
           << (maximum ? "max" : "min") << " of " << n << " subnormals and zeros";
       EXPECT_TRUE(same(k::portable::extreme_of(maximum, x.data(), n), want))
           << "portable " << (maximum ? "max" : "min") << " of " << n;
+      // The same row four times, taken four at a time.
+      std::vector<F> four_rows, four_out(4);
+      for (int r = 0; r < 4; ++r) four_rows.insert(four_rows.end(), x.begin(), x.end());
+      k::extremes_of_rows(maximum, four_rows.data(), 4, n, n, four_out.data());
+      for (int r = 0; r < 4; ++r) {
+        EXPECT_TRUE(same(four_out[static_cast<size_t>(r)], want))
+            << "extremes_of_rows, row " << r << ", " << (maximum ? "max" : "min") << " of " << n;
+      }
       // The same values as n rows of one column... and of width n, folded across two rows.
       std::vector<F> acc(x), acc4(x), zero(x.size(), F(0.0));
       k::fold_extremes(maximum, acc.data(), zero.data(), n);
