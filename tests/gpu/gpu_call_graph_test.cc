@@ -29,6 +29,14 @@ std::vector<float> floats(size_t n, float first) {
   return v;
 }
 
+// The n floats at `data` in GPU memory `memory`, read back to the host.
+std::vector<float> floats_at(const kernels::Backend& backend, MemorySpace memory,
+                             const std::byte* data, size_t n) {
+  std::vector<float> host(n);
+  backend.copy(data, memory, reinterpret_cast<std::byte*>(host.data()), MemorySpace::host(), n * 4);
+  return host;
+}
+
 Bytes bytes_of(const std::vector<float>& v) {
   Bytes b(v.size() * 4);
   std::memcpy(b.data(), v.data(), b.size());
@@ -71,9 +79,7 @@ TEST_F(GpuCallGraph, LaterCallsAreCapturedIntoKeptGraphsWithEachCallsBuffersAndE
     });
     // From the second call on, the result lies in the memory the next call reuses.
     EXPECT_EQ(cuda.replay_holds(state, out.get()), call > 0) << "call " << call;
-    std::vector<float> got(kN);
-    cuda.copy(out.get(), memory, reinterpret_cast<std::byte*>(got.data()), MemorySpace::host(),
-              kN * 4);
+    const std::vector<float> got = floats_at(cuda, memory, out.get(), kN);
     for (size_t i = 0; i < kN; ++i) {
       ASSERT_EQ(got[i], a[i] * b[i] + c[i]) << "call " << call << ", element " << i;
     }
@@ -110,9 +116,7 @@ TEST_F(GpuCallGraph, ACallOnTheSameInputBuffersReplaysItsGraphWithoutRunningAndR
     if (how == kernels::Backend::CallRun::kCaptured) result = out.get();
     EXPECT_EQ(ran, call < 2) << "call " << call << ": measured, captured, then replayed";
     ASSERT_NE(result == nullptr, call > 0);
-    std::vector<float> got(kN);
-    cuda.copy(ran ? out.get() : result, memory, reinterpret_cast<std::byte*>(got.data()),
-              MemorySpace::host(), kN * 4);
+    const std::vector<float> got = floats_at(cuda, memory, ran ? out.get() : result, kN);
     for (size_t i = 0; i < kN; ++i) {
       ASSERT_EQ(got[i], a[i] * b[i]) << "call " << call << ", element " << i;
     }
@@ -120,6 +124,39 @@ TEST_F(GpuCallGraph, ACallOnTheSameInputBuffersReplaysItsGraphWithoutRunningAndR
   const CallGraph::Counts after = CallGraph::counts();
   EXPECT_EQ(after.replayed - before.replayed, 3);
   EXPECT_EQ(after.captured - before.captured, 1);
+}
+
+// A call that allocates nothing (it writes into the caller's buffer) is captured with an arena
+// of no bytes, which is kept: calls alternating between two sets of buffers are captured once
+// for each, then replayed.
+TEST_F(GpuCallGraph, ACallAllocatingNothingIsReplayedToo) {
+  const kernels::Backend& cuda = kernels::cuda::cuda_backend();
+  const kernels::cuda::GpuScope scope(gpu());
+  const MemorySpace memory = MemorySpace::device(0);
+  constexpr size_t kN = 1000;
+  DeviceBuffer da[] = {{gpu(), kN * 4}, {gpu(), kN * 4}}, db[] = {{gpu(), kN * 4}, {gpu(), kN * 4}};
+  DeviceBuffer out(gpu(), kN * 4);
+  std::shared_ptr<void> state;
+  bool captured = false;
+  const CallGraph::Counts before = CallGraph::counts();
+  // Call 0 is measured; calls 1 and 2 are captured on each set; calls 3 and 4 replay them.
+  for (int call = 0; call < 5; ++call) {
+    DeviceBuffer &a_in = da[call % 2], &b_in = db[call % 2];
+    const auto a = floats(kN, float(call)), b = floats(kN, 1.5f);
+    a_in.copy_from_host(a.data(), kN * 4);
+    b_in.copy_from_host(b.data(), kN * 4);
+    const void* key[] = {a_in.data(), b_in.data()};
+    const auto how = cuda.run_call(memory, state, key, captured, [&](bool) {
+      const kernels::Input ab[] = {{a_in.data(), kN}, {b_in.data(), kN}};
+      cuda.chain({&kMul, 1}, ab, out.data(), kN);
+    });
+    captured = captured || how == kernels::Backend::CallRun::kCaptured;
+    const std::vector<float> got = floats_at(cuda, memory, out.data(), kN);
+    for (size_t i = 0; i < kN; ++i) ASSERT_EQ(got[i], a[i] * b[i]) << "call " << call;
+  }
+  const CallGraph::Counts after = CallGraph::counts();
+  EXPECT_EQ(after.captured - before.captured, 2);
+  EXPECT_EQ(after.replayed - before.replayed, 2);
 }
 
 TEST_F(GpuCallGraph, ACallCopyingFromTheHostRunsDirectlyAndStaysRight) {
@@ -138,9 +175,7 @@ TEST_F(GpuCallGraph, ACallCopyingFromTheHostRunsDirectlyAndStaysRight) {
                 memory, kN * 4);
     });
     EXPECT_FALSE(cuda.replay_holds(state, out.get()));
-    std::vector<float> got(kN);
-    cuda.copy(out.get(), memory, reinterpret_cast<std::byte*>(got.data()), MemorySpace::host(),
-              kN * 4);
+    const std::vector<float> got = floats_at(cuda, memory, out.get(), kN);
     EXPECT_EQ(got, host) << "call " << call;
   }
   const CallGraph::Counts after = CallGraph::counts();
@@ -162,9 +197,7 @@ TEST_F(GpuCallGraph, ACallOutgrowingItsArenaRunsDirectlyAndTheNextHasRoom) {
       out = cuda.allocate(memory, n * 4);
       cuda.fill(DType::kFloat32, 2.5 + call, out.get(), static_cast<int64_t>(n));
     });
-    std::vector<float> got(n);
-    cuda.copy(out.get(), memory, reinterpret_cast<std::byte*>(got.data()), MemorySpace::host(),
-              n * 4);
+    const std::vector<float> got = floats_at(cuda, memory, out.get(), n);
     EXPECT_EQ(got, std::vector<float>(n, 2.5f + float(call))) << "call " << call;
   }
   const CallGraph::Counts after = CallGraph::counts();

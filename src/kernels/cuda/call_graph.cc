@@ -82,7 +82,9 @@ CallGraph::Outcome CallGraph::run(std::span<const void* const> key, bool may_rep
 }
 
 void CallGraph::make_arena(size_t bytes) {
-  if (memory_ && memory_->size() >= bytes && arena_) return;
+  // An arena of no bytes (a call that allocates nothing) is kept too: remaking it would drop
+  // the kept graphs at every call.
+  if (arena_ && arena_->capacity() >= bytes) return;
   drop_graphs();  // they read and write the old arena
   arena_.reset();
   memory_.reset();
