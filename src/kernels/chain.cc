@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "kernels/chain_hoist.h"
 #include "kernels/float_arithmetic.h"
+#include "kernels/register_run.h"
 #include "kernels/thread_team.h"
 #include "kernels/xla_exp_avx2.h"
 #include "kernels/xla_exp_avx512.h"
@@ -134,20 +136,30 @@ void connect(Resolved& r, int k, std::span<const Input> inputs, int64_t n,
   }
 }
 
+// Whether a block reads one element of `s` for all of its elements: a scalar, or a broadcast
+// read in place whose element repeats (blocks never cross its runs).
+bool one_per_block(const Source& s) { return s.scalar || (s.period > 0 && s.repeat > 1); }
+
+// Where a block from element `offset` reads `s`.
+const std::byte* block_start(const Source& s, int64_t offset) {
+  if (s.period == 0) return s.base + offset * s.stride;
+  if (s.repeat > 1) return s.base + (offset / s.repeat) % s.period * s.stride;
+  return s.base + offset % s.period * s.stride;
+}
+
+// Where a block from element `offset` writes step r's result.
+std::byte* block_destination(const Resolved& r, int64_t offset) {
+  return r.dst + (offset - r.dst_first) * r.dst_stride;
+}
+
 // Runs one step on `len` elements from element `offset`.
 void run_block(const Resolved& r, int64_t offset, int64_t len) {
   std::array<Input, 3> in{};
   for (int i = 0; i < r.operands; ++i) {
     const Source& s = r.from[static_cast<size_t>(i)];
-    if (s.period == 0) {
-      in[static_cast<size_t>(i)] = {s.base + offset * s.stride, s.scalar ? 1 : len};
-    } else if (s.repeat > 1) {
-      in[static_cast<size_t>(i)] = {s.base + (offset / s.repeat) % s.period * s.stride, 1};
-    } else {
-      in[static_cast<size_t>(i)] = {s.base + offset % s.period * s.stride, len};
-    }
+    in[static_cast<size_t>(i)] = {block_start(s, offset), one_per_block(s) ? 1 : len};
   }
-  std::byte* dst = r.dst + (offset - r.dst_first) * r.dst_stride;
+  std::byte* dst = block_destination(r, offset);
   const ChainStep& s = *r.step;
   switch (s.kind) {
     case ChainStep::Kind::kUnary:
@@ -166,6 +178,90 @@ void run_block(const Resolved& r, int64_t offset, int64_t len) {
       float_multiply_add(s.fn, s.dtype, in[0], in[1], in[2], dst, len);
       return;
   }
+}
+
+// Steps [first, last] of a chain as one register run (register_run.h): its program, the
+// sources its slots read, and the steps whose results it writes (its outputs, in order): those a
+// step after the run reads, and the chain's last.
+struct RunDraft {
+  RunProgram program;
+  std::vector<Source> slots;
+  std::vector<int> stored;
+};
+
+// The run op computing step r, where a run takes it: float32 or float64 arithmetic, a fused
+// multiply-add, negation or absolute value.
+std::optional<RunOp::Kind> run_kind(const Resolved& r) {
+  const ChainStep& s = *r.step;
+  if ((s.dtype != DType::kFloat32 && s.dtype != DType::kFloat64) || s.result != s.dtype) {
+    return std::nullopt;
+  }
+  switch (s.kind) {
+    case ChainStep::Kind::kMultiplyAdd:
+      return RunOp::Kind::kMultiplyAdd;
+    case ChainStep::Kind::kUnary:
+      if (s.fn == static_cast<uint8_t>(Unary::kNeg)) return RunOp::Kind::kNeg;
+      if (s.fn == static_cast<uint8_t>(Unary::kAbs)) return RunOp::Kind::kAbs;
+      return std::nullopt;
+    case ChainStep::Kind::kBinary:
+      switch (static_cast<Binary>(s.fn)) {
+        case Binary::kAdd:
+          return RunOp::Kind::kAdd;
+        case Binary::kSub:
+          return RunOp::Kind::kSub;
+        case Binary::kMul:
+          return RunOp::Kind::kMul;
+        case Binary::kDiv:
+          return RunOp::Kind::kDiv;
+        default:
+          return std::nullopt;
+      }
+    default:
+      return std::nullopt;
+  }
+}
+
+bool same_source(const Source& a, const Source& b) {
+  return a.base == b.base && a.stride == b.stride && a.scalar == b.scalar && a.period == b.period &&
+         a.repeat == b.repeat;
+}
+
+// The slot reading `from`: one per distinct source, however many of the run's steps read it.
+int16_t slot_of(RunDraft& d, const Source& from) {
+  for (size_t i = 0; i < d.slots.size(); ++i) {
+    if (same_source(d.slots[i], from)) return static_cast<int16_t>(i);
+  }
+  d.slots.push_back(from);
+  d.program.scalar_slots.push_back(one_per_block(from));
+  return static_cast<int16_t>(d.slots.size() - 1);
+}
+
+// `last_reader[k]`: the last step reading step k's result (-1 for none). Every step in
+// [first, last] must have a run_kind.
+RunDraft draft_run(std::span<const Resolved> resolved, std::span<const int> last_reader, int first,
+                   int last) {
+  RunDraft d;
+  d.program.dtype = resolved[static_cast<size_t>(first)].step->dtype;
+  for (int k = first; k <= last; ++k) {
+    const Resolved& r = resolved[static_cast<size_t>(k)];
+    RunOp op{.kind = *run_kind(r)};
+    if (op.kind == RunOp::Kind::kMultiplyAdd) op.signs = r.step->fn;
+    for (int i = 0; i < r.operands; ++i) {
+      const int32_t arg = r.step->args[static_cast<size_t>(i)];
+      const int32_t earlier = -1 - arg;
+      op.args[static_cast<size_t>(i)] = arg < 0 && earlier >= first
+                                            ? run_value(earlier - first)
+                                            : slot_of(d, r.from[static_cast<size_t>(i)]);
+    }
+    const bool last_step = static_cast<size_t>(k) + 1 == resolved.size();
+    if (last_step || last_reader[static_cast<size_t>(k)] > last) {
+      op.store = static_cast<int16_t>(d.stored.size());
+      d.stored.push_back(k);
+    }
+    d.program.ops.push_back(op);
+  }
+  d.program.outputs = static_cast<int>(d.stored.size());
+  return d;
 }
 
 // The block buffers of a chain's intermediates. Step k (all but the last) writes buffer
@@ -242,6 +338,9 @@ constexpr int64_t kPartGrain = int64_t{1} << 15;
 constexpr int64_t kPrefetchBlocks = 4;
 constexpr int64_t kCacheLine = 64;
 
+// The fewest elements a chain takes register runs for (ChainPass::plan_pieces).
+constexpr int64_t kRunElements = 1024;
+
 // run_chain_reduce's rows per pass hold about this many elements (16 KiB of float32, in L1).
 constexpr int64_t kChainReduceElements = 4096;
 
@@ -285,6 +384,7 @@ class ChainPass {
         }
       }
     }
+    plan_pieces(n);
   }
 
   // Elements [begin, end), element i of the result written at out[i - out_first]. One step is
@@ -303,12 +403,75 @@ class ChainPass {
         prefetch(ahead, block, end);
         prefetch_result(last, ahead, std::min(ahead + block, end));
       }
-      for (const Resolved& r : resolved_) run_block(r, offset, len);
+      for (const int piece : pieces_) {
+        if (piece >= 0) {
+          run_block(resolved_[static_cast<size_t>(piece)], offset, len);
+        } else {
+          run_registers(register_runs_[static_cast<size_t>(-1 - piece)], offset, len);
+        }
+      }
       offset += len;
     }
   }
 
  private:
+  // A register run's compiled code, the sources of its slots, the steps it writes.
+  struct RegisterRun {
+    CompiledRun code;
+    std::vector<Source> slots;
+    std::vector<int> stored;
+  };
+
+  // What runs each block, in order (pieces_): steps one call each, and the longest runs of
+  // consecutive steps a register run takes (at least two, as long as they fit its registers),
+  // compiled (register_run.h). Chains of fewer than kRunElements elements run step by step:
+  // planning a run costs microseconds, more than it saves there.
+  void plan_pieces(int64_t n) {
+    const int count = static_cast<int>(resolved_.size());
+    std::vector<int> last_reader(resolved_.size(), -1);
+    for (int k = 0; k < count; ++k) {
+      const ChainStep& s = *resolved_[static_cast<size_t>(k)].step;
+      for (int i = 0; i < arity(s.kind); ++i) {
+        const int32_t arg = s.args[static_cast<size_t>(i)];
+        if (arg < 0) last_reader[static_cast<size_t>(-1 - arg)] = k;
+      }
+    }
+    const bool runs = count >= 2 && n >= kRunElements && register_runs_enabled();
+    for (int k = 0; k < count;) {
+      int last = k;
+      const Resolved& first = resolved_[static_cast<size_t>(k)];
+      while (runs && run_kind(first) && last + 1 < count) {
+        const Resolved& next = resolved_[static_cast<size_t>(last) + 1];
+        if (!run_kind(next) || next.step->dtype != first.step->dtype ||
+            !run_fits(draft_run(resolved_, last_reader, k, last + 1).program)) {
+          break;
+        }
+        ++last;
+      }
+      if (last > k) {
+        RunDraft d = draft_run(resolved_, last_reader, k, last);
+        if (CompiledRun run = compile_run(d.program)) {
+          pieces_.push_back(-1 - static_cast<int>(register_runs_.size()));
+          register_runs_.push_back({std::move(run), std::move(d.slots), std::move(d.stored)});
+          k = last + 1;
+          continue;
+        }
+      }
+      for (; k <= last; ++k) pieces_.push_back(k);
+    }
+  }
+
+  // A register run over the block of `len` elements from element `offset`.
+  void run_registers(const RegisterRun& run, int64_t offset, int64_t len) const {
+    std::array<const std::byte*, kMaxRunPointers> slots{};
+    std::array<std::byte*, kMaxRunPointers> outputs{};
+    for (size_t i = 0; i < run.slots.size(); ++i) slots[i] = block_start(run.slots[i], offset);
+    for (size_t o = 0; o < run.stored.size(); ++o) {
+      outputs[o] = block_destination(resolved_[static_cast<size_t>(run.stored[o])], offset);
+    }
+    run.code.fn(slots.data(), outputs.data(), len);
+  }
+
   // Asks the caches for elements [at, min(at + len, end)) of every input read in order, some
   // blocks before the steps read them. Otherwise a block's first step (often a cheap one) waits
   // on memory with the arithmetic units idle, and the costly steps after it run with memory
@@ -341,6 +504,8 @@ class ChainPass {
   std::vector<Resolved> resolved_;
   std::vector<int64_t> runs_;    // the run lengths of the broadcasts read in place
   std::vector<Source> streams_;  // the inputs read in order, element by element
+  std::vector<int> pieces_;      // step k, or -1 - r for register_runs_[r]
+  std::vector<RegisterRun> register_runs_;
 };
 
 // Runs the chain over elements [begin, end) of n, with block buffers of its own, writing element

@@ -16,6 +16,7 @@
 #include "kernels/chain_cases.h"
 #include "kernels/chain_hoist.h"
 #include "kernels/float_arithmetic.h"
+#include "kernels/register_run.h"
 #include "spmd/error.h"
 
 namespace {
@@ -172,6 +173,138 @@ RC_GTEST_PROP(Chain, BlockByBlockEqualsStepByStep, ()) {
   spmd::kernels::run_chain(c.steps, inputs, got.data(), n);
   const Bytes want = step_by_step(c.steps, c.inputs, n);
   RC_ASSERT(std::memcmp(got.data(), want.data(), got.size()) == 0);
+}
+
+// A chain of the steps a register run takes (kernels/register_run.h): the four arithmetic
+// operations, multiply-adds of every sign form, negation and absolute value, each reading the
+// latest value and an earlier one or a fresh input: special values (cycled from a random start),
+// a scalar, a row broadcast read in place (its elements again and again) or a column broadcast
+// (each element repeated). The reference reads each broadcast written out in full.
+struct RunChain {
+  std::vector<ChainStep> steps;
+  std::vector<Value> stored;  // the chain's inputs as it reads them
+  std::vector<Input> inputs;
+  std::vector<Value> expanded;  // the same, n elements each (or one), for step_by_step
+};
+
+// A number in [low, high), drawn over the whole range from the first case on (RapidCheck's
+// inRange draws from a range that grows with the case's size, and its first cases would all
+// be scalars, computed once and never run as chains).
+int pick(int low, int high) {
+  return *rc::gen::resize(rc::kNominalSize, rc::gen::inRange(low, high));
+}
+
+// A special value cycle of `elements` from a random start, read as `repeat` copies of each; the
+// reference's copy written out over n.
+int32_t run_input(RunChain& c, DType dtype, int64_t n) {
+  const std::vector<double> special = spmd::test::special_values(dtype);
+  const auto start = static_cast<size_t>(pick(0, 64));
+  const int form = pick(0, 6);  // 0: a scalar; 1: a row; 2: a column; else n
+  const int64_t elements = form == 0   ? 1
+                           : form == 1 ? int64_t{pick(2, 300)}
+                           : form == 2 ? (n + 2) / 3
+                                       : n;
+  const int64_t repeat = form == 2 ? 3 : 1;
+  std::vector<double> v(static_cast<size_t>(elements));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = special[(i + start) % special.size()];
+  std::vector<double> full(static_cast<size_t>(elements == 1 ? 1 : n));
+  for (size_t i = 0; i < full.size(); ++i) {
+    full[i] = v[(i / static_cast<size_t>(repeat)) % v.size()];
+  }
+  const spmd::test::ChainValue a = spmd::test::chain_value(dtype, v);
+  const spmd::test::ChainValue b = spmd::test::chain_value(dtype, full);
+  c.stored.push_back({dtype, a.bytes, a.elements});
+  c.expanded.push_back({dtype, b.bytes, b.elements});
+  c.inputs.push_back({nullptr, elements, repeat});
+  return spmd::kernels::chain_input(static_cast<int>(c.inputs.size() - 1));
+}
+
+RunChain run_chain_of(DType dtype, int64_t n) {
+  RunChain c;
+  int32_t latest = run_input(c, dtype, n);
+  std::vector<int32_t> values{latest};
+  const auto other = [&] {
+    return pick(0, 2) == 0 ? values[static_cast<size_t>(pick(0, static_cast<int>(values.size())))]
+                           : run_input(c, dtype, n);
+  };
+  const std::vector<Binary> ops = {Binary::kAdd, Binary::kSub, Binary::kMul, Binary::kDiv};
+  const int length = pick(2, 24);
+  for (int k = 0; k < length; ++k) {
+    switch (pick(0, 4)) {
+      case 0:
+        c.steps.push_back({Kind::kUnary,
+                           static_cast<uint8_t>(pick(0, 2) == 0 ? Unary::kNeg : Unary::kAbs),
+                           dtype,
+                           dtype,
+                           {latest}});
+        break;
+      case 1:
+        c.steps.push_back({Kind::kMultiplyAdd,
+                           static_cast<uint8_t>(pick(0, 4)),
+                           dtype,
+                           dtype,
+                           {latest, other(), other()}});
+        break;
+      default:
+        c.steps.push_back({Kind::kBinary,
+                           static_cast<uint8_t>(ops[static_cast<size_t>(pick(0, 4))]), dtype, dtype,
+                           pick(0, 2) == 0 ? std::array<int32_t, 3>{latest, other()}
+                                           : std::array<int32_t, 3>{other(), latest}});
+        break;
+    }
+    latest = spmd::kernels::chain_result(static_cast<int>(c.steps.size() - 1));
+    values.push_back(latest);
+  }
+  for (size_t i = 0; i < c.inputs.size(); ++i) c.inputs[i].data = c.stored[i].bytes.data();
+  return c;
+}
+
+RC_GTEST_PROP(Chain, RegisterRunsAreTheStepsOneByOne, ()) {
+  const DType dtype = pick(0, 2) == 0 ? DType::kFloat32 : DType::kFloat64;
+  // Lengths past register runs' least (1024 elements), around the block sizes, with every
+  // remainder of the vector loop.
+  const std::array<int, 3> from = {1024, 2040, 4090};
+  const int64_t n = from[static_cast<size_t>(pick(0, 3))] + pick(0, 80);
+  const RunChain c = run_chain_of(dtype, n);
+  const spmd::test::ChainCase named{.name = "a register run", .steps = c.steps, .n = n};
+  Bytes got(static_cast<size_t>(n) * spmd::dtype_size(dtype));
+  spmd::kernels::run_chain(c.steps, c.inputs, got.data(), n);
+  RC_ASSERT(spmd::test::chain_values_match(named, got, step_by_step(c.steps, c.expanded, n)));
+}
+
+// The chains above are compiled into register runs where the CPU has AVX2 and FMA: the test
+// must not pass by running them step by step.
+TEST(Chain, RegisterRunsAreCompiledWhereTheCpuHasTheirInstructions) {
+  if (!spmd::kernels::register_runs_enabled()) {
+    GTEST_SKIP() << "no register runs here: the CPU lacks AVX2 or FMA, or SPMD_CHAIN_REGISTERS=0";
+  }
+  const int64_t before = spmd::kernels::register_runs_compiled();
+  const auto mul = [](int32_t a, int32_t b) {
+    return ChainStep{Kind::kBinary,
+                     static_cast<uint8_t>(Binary::kMul),
+                     DType::kFloat64,
+                     DType::kFloat64,
+                     {a, b}};
+  };
+  const auto unary = [](Unary op, int32_t a) {
+    return ChainStep{Kind::kUnary, static_cast<uint8_t>(op), DType::kFloat64, DType::kFloat64, {a}};
+  };
+  using spmd::kernels::chain_result;
+  // -|x⁵| · x by three products, x · x read twice, then the sign steps: a program the property
+  // test above is unlikely ever to draw (about one chance in a billion a case).
+  const std::vector<ChainStep> steps = {mul(0, 0),
+                                        mul(chain_result(0), 0),
+                                        mul(chain_result(1), chain_result(0)),
+                                        unary(Unary::kAbs, chain_result(2)),
+                                        unary(Unary::kNeg, chain_result(3)),
+                                        mul(chain_result(4), 0)};
+  const int64_t n = 3000;
+  const Value x = make_value(DType::kFloat64, n, 3);
+  Bytes got(static_cast<size_t>(n) * sizeof(double));
+  const std::vector<Input> inputs = {x.input()};
+  spmd::kernels::run_chain(steps, inputs, got.data(), n);
+  EXPECT_EQ(got, step_by_step(steps, {x}, n));
+  EXPECT_EQ(spmd::kernels::register_runs_compiled(), before + 1);
 }
 
 // nn.gelu's arithmetic shape with a quotient and a difference after it, over special values

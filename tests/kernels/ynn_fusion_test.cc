@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -152,6 +153,62 @@ TEST(YnnFusion, AChainsSumTakesYnnpacksExpOnlyInsideTheFusion) {
   for (size_t i = 0; i < a.size(); ++i) positive_ynn[i] = a[i] > 0 ? ynn[i] : 0.0f;
   EXPECT_NE(sums_of(xla), sums_of(positive_ynn))
       << "the two exps agree here: the test shows nothing";
+}
+
+// nn.gelu's nine steps feeding a row sum, over 64 rows of 4,096 float32s (normal, signed zeros,
+// subnormals, tanh's saturation; the last row also infinities, NaN and the extremes): its tanh is
+// YNNPACK's, inside the register runs (register_run.h) where the CPU takes them, and the sums
+// are those of each element's steps computed one by one with the scalar ynn_tanh, added as
+// reduce() adds them.
+TEST(YnnFusion, GelusSumTakesYnnpacksTanhWhereverTheChainRuns) {
+  constexpr int64_t kRows = 64, kExtent = 4096, kN = kRows * kExtent;
+  std::mt19937 bits(67);
+  std::normal_distribution<float> normal(0.0f, 2.0f);
+  const std::vector<float> special = {0.0f,  -0.0f, 1e-40f, -1e-40f, 1e-20f, 5.0f,
+                                      -5.0f, 9.0f,  -9.5f,  30.0f,   -30.0f};
+  const std::vector<float> extremes = {INFINITY, -INFINITY, NAN, 3e38f, -3e38f, 1e10f, -1e10f};
+  std::vector<float> a(static_cast<size_t>(kN));
+  for (size_t i = 0; i < a.size(); ++i) {
+    a[i] = i % 7 == 3 ? special[i % special.size()] : normal(bits);
+  }
+  for (size_t i = 0; i < extremes.size(); ++i) a[a.size() - 1 - 9 * i] = extremes[i];
+  const float c = 0.044715f, sqrt_2_pi = 0.7978845834732056f, one = 1.0f, half = 0.5f;
+  const auto in = [](const float* p, int64_t n) {
+    return k::Input{reinterpret_cast<const std::byte*>(p), n};
+  };
+  const k::Input inputs[] = {in(a.data(), kN), in(&c, 1), in(&sqrt_2_pi, 1), in(&one, 1),
+                             in(&half, 1)};
+  const std::vector<k::ChainStep> gelu = {
+      binary(k::Binary::kMul, kX, kX),                      // 0: x²
+      binary(k::Binary::kMul, step(0), kX),                 // 1: x³
+      binary(k::Binary::kMul, k::chain_input(1), step(1)),  // 2: c x³
+      binary(k::Binary::kAdd, kX, step(2)),                 // 3
+      binary(k::Binary::kMul, step(3), k::chain_input(2)),  // 4
+      unary(k::Unary::kTanh, step(4)),                      // 5
+      binary(k::Binary::kAdd, step(5), k::chain_input(3)),  // 6
+      binary(k::Binary::kMul, step(6), k::chain_input(4)),  // 7
+      binary(k::Binary::kMul, kX, step(7))};                // 8
+  std::vector<float> values(a.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    const float x = a[i], x3 = x * x * x;
+    volatile float inner = (x + c * x3) * sqrt_2_pi;  // each product and sum rounded on its own
+    values[i] = x * ((k::ynn_tanh(inner) + one) * half);
+  }
+  std::vector<float> want(kRows), got(kRows);
+  k::reduce(k::Reduce::kSum, DType::kFloat32, reinterpret_cast<const std::byte*>(values.data()),
+            spmd::Shape{kRows, kExtent}, 1, DType::kFloat32,
+            reinterpret_cast<std::byte*>(want.data()));
+  k::run_chain_reduce(gelu, inputs, kRows, kExtent, k::Reduce::kSum,
+                      reinterpret_cast<std::byte*>(got.data()));
+  for (int64_t r = 0; r + 1 < kRows; ++r) {
+    ASSERT_TRUE(std::isfinite(want[static_cast<size_t>(r)])) << "row " << r;
+  }
+  for (int64_t r = 0; r < kRows; ++r) {
+    const auto i = static_cast<size_t>(r);
+    EXPECT_TRUE(std::memcmp(&got[i], &want[i], sizeof(float)) == 0 ||
+                (std::isnan(got[i]) && std::isnan(want[i])))
+        << "row " << r << ": " << got[i] << " against " << want[i];
+  }
 }
 
 }  // namespace ynn_fusion_test

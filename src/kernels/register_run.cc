@@ -1,0 +1,390 @@
+#include "kernels/register_run.h"
+
+#include <array>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+#include <unordered_map>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <xbyak/xbyak.h>
+#define SPMD_REGISTER_RUNS 1
+#endif
+
+namespace spmd::kernels {
+
+int run_arity(RunOp::Kind kind) {
+  switch (kind) {
+    case RunOp::Kind::kNeg:
+    case RunOp::Kind::kAbs:
+      return 1;
+    case RunOp::Kind::kMultiplyAdd:
+      return 3;
+    default:
+      return 2;
+  }
+}
+
+namespace {
+
+// ymm0-ymm11 hold the run's values; ymm12-ymm14 an op's operands read from memory (one per
+// operand position); ymm15 the sign bit of every lane.
+constexpr int kValueRegisters = 12;
+constexpr int kOperandTemps = 12;
+constexpr int kSignMask = 15;
+
+// Per op, the vector register its value is made in: values live at once get different ones, and
+// an op's own is none of its operands' (a multiply-add copies its addend there first). Empty
+// where the program does not fit or reads what it lacks.
+struct Allocation {
+  std::vector<int> reg;
+  bool empty() const { return reg.empty(); }
+};
+
+// The lowest register set in `free`, taken out of it; -1 where none is.
+int take(uint32_t& free) {
+  if (free == 0) return -1;
+  const int r = __builtin_ctz(free);
+  free &= ~(1u << r);
+  return r;
+}
+
+// For each op, the last op reading its value (itself where none does); empty where an op reads
+// what the program lacks.
+std::vector<size_t> last_reads(const RunProgram& p) {
+  const size_t n = p.ops.size();
+  std::vector<size_t> last_read(n);
+  for (size_t k = 0; k < n; ++k) {
+    const RunOp& op = p.ops[k];
+    last_read[k] = k;
+    if (op.store >= p.outputs) return {};
+    for (int i = 0; i < run_arity(op.kind); ++i) {
+      const int arg = op.args[static_cast<size_t>(i)];
+      if (arg >= 0 && static_cast<size_t>(arg) >= p.scalar_slots.size()) return {};
+      if (arg < 0 && static_cast<size_t>(-1 - arg) >= k) return {};
+      if (arg < 0) last_read[static_cast<size_t>(-1 - arg)] = k;
+    }
+  }
+  return last_read;
+}
+
+Allocation allocate(const RunProgram& p) {
+  const size_t n = p.ops.size();
+  const size_t pointers = p.scalar_slots.size() + static_cast<size_t>(p.outputs);
+  if (n == 0 || pointers > kMaxRunPointers || p.outputs < 0) return {};
+  const std::vector<size_t> last_read = last_reads(p);
+  if (last_read.empty()) return {};
+  Allocation a{std::vector<int>(n)};
+  uint32_t free = (1u << kValueRegisters) - 1;
+  for (size_t k = 0; k < n; ++k) {
+    a.reg[k] = take(free);
+    if (a.reg[k] < 0) return {};
+    const RunOp& op = p.ops[k];
+    for (int i = 0; i < run_arity(op.kind); ++i) {
+      const int arg = op.args[static_cast<size_t>(i)];
+      if (arg < 0 && last_read[static_cast<size_t>(-1 - arg)] == k) {
+        free |= 1u << a.reg[static_cast<size_t>(-1 - arg)];
+      }
+    }
+    if (last_read[k] == k) free |= 1u << a.reg[k];
+  }
+  return a;
+}
+
+bool enabled_here() {
+#if defined(SPMD_REGISTER_RUNS)
+  const char* env = std::getenv("SPMD_CHAIN_REGISTERS");
+  if (env != nullptr && std::strcmp(env, "0") == 0) return false;
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+  return false;
+#endif
+}
+
+}  // namespace
+
+bool register_runs_enabled() {
+  static const bool enabled = enabled_here();
+  return enabled;
+}
+
+bool run_fits(const RunProgram& p) {
+  return (p.dtype == DType::kFloat32 || p.dtype == DType::kFloat64) && !allocate(p).empty();
+}
+
+#if defined(SPMD_REGISTER_RUNS)
+namespace {
+
+// The general registers holding the slots' pointers, then the outputs'. rdi and rsi point at
+// the two arrays, rdx is len, rcx the element index; rbx, rbp and r12-r15 are saved first.
+constexpr std::array<int, kMaxRunPointers> kPointerRegisters = {
+    Xbyak::Operand::R8,  Xbyak::Operand::R9,  Xbyak::Operand::R10, Xbyak::Operand::R11,
+    Xbyak::Operand::RAX, Xbyak::Operand::RBX, Xbyak::Operand::RBP, Xbyak::Operand::R12,
+    Xbyak::Operand::R13, Xbyak::Operand::R14, Xbyak::Operand::R15};
+
+// The run's code: a loop over whole vectors (8 float32s or 4 float64s in ymm registers), then
+// one element at a time in the low lane of the same registers, with the same instructions'
+// scalar forms.
+class RunCode : public Xbyak::CodeGenerator {
+ public:
+  RunCode(const RunProgram& p, const Allocation& a)
+      : Xbyak::CodeGenerator(4096 + 256 * p.ops.size(), Xbyak::DontSetProtectRWE),
+        p_(p),
+        reg_(a.reg),
+        f64_(p.dtype == DType::kFloat64),
+        size_(f64_ ? 8 : 4) {
+    prologue();
+    const int lanes = 32 / size_;
+    Xbyak::Label vectors;
+    Xbyak::Label tail;
+    Xbyak::Label done;
+    mov(rdi, rdx);
+    and_(rdi, -lanes);
+    xor_(ecx, ecx);
+    L(vectors);
+    cmp(rcx, rdi);
+    jae(tail, T_NEAR);
+    body(true);
+    add(rcx, lanes);
+    jmp(vectors, T_NEAR);
+    L(tail);
+    cmp(rcx, rdx);
+    jae(done, T_NEAR);
+    body(false);
+    add(rcx, 1);
+    jmp(tail, T_NEAR);
+    L(done);
+    vzeroupper();
+    for (auto r = kSaved.rbegin(); r != kSaved.rend(); ++r) pop(Xbyak::Reg64(*r));
+    ret();
+    setProtectModeRE();  // written, now read and executed only
+  }
+
+  RunFunction function() const { return getCode<RunFunction>(); }
+
+ private:
+  static constexpr std::array<int, 6> kSaved = {Xbyak::Operand::RBX, Xbyak::Operand::RBP,
+                                                Xbyak::Operand::R12, Xbyak::Operand::R13,
+                                                Xbyak::Operand::R14, Xbyak::Operand::R15};
+
+  // Saves the registers the loop takes, fills ymm15 with the sign bit and loads the pointers.
+  void prologue() {
+    for (int r : kSaved) push(Xbyak::Reg64(r));
+    if (f64_) {
+      mov(rax, uint64_t{1} << 63);
+      vmovq(Xbyak::Xmm(kSignMask), rax);
+      vbroadcastsd(Xbyak::Ymm(kSignMask), Xbyak::Xmm(kSignMask));
+    } else {
+      mov(eax, uint32_t{1} << 31);
+      vmovd(Xbyak::Xmm(kSignMask), eax);
+      vbroadcastss(Xbyak::Ymm(kSignMask), Xbyak::Xmm(kSignMask));
+    }
+    const size_t slots = p_.scalar_slots.size();
+    for (size_t s = 0; s < slots; ++s) mov(pointer(static_cast<int>(s)), ptr[rdi + 8 * s]);
+    for (int o = 0; o < p_.outputs; ++o) {
+      mov(pointer(static_cast<int>(slots) + o), ptr[rsi + size_t{8} * static_cast<size_t>(o)]);
+    }
+  }
+
+  static Xbyak::Reg64 pointer(int i) {
+    return Xbyak::Reg64(kPointerRegisters[static_cast<size_t>(i)]);
+  }
+
+  // Register `idx` as a whole vector or as its low lane.
+  static Xbyak::Xmm vec(int idx, bool vector) {
+    return vector ? Xbyak::Xmm(Xbyak::Ymm(idx)) : Xbyak::Xmm(idx);
+  }
+
+  Xbyak::Address element(int pointer_index) { return ptr[pointer(pointer_index) + rcx * size_]; }
+
+  // Operand i of `op` in a register: its value's, or read from its slot into ymm12 + i.
+  Xbyak::Xmm operand(const RunOp& op, int i, bool vector) {
+    const int arg = op.args[static_cast<size_t>(i)];
+    if (arg < 0) return vec(reg_[static_cast<size_t>(-1 - arg)], vector);
+    const Xbyak::Xmm t = vec(kOperandTemps + i, vector);
+    if (p_.scalar_slots[static_cast<size_t>(arg)]) {
+      const Xbyak::Address one = ptr[pointer(arg)];
+      if (!vector) {
+        f64_ ? vmovsd(t, one) : vmovss(t, one);
+      } else {
+        f64_ ? vbroadcastsd(Xbyak::Ymm(t.getIdx()), one)
+             : vbroadcastss(Xbyak::Ymm(t.getIdx()), one);
+      }
+    } else if (vector) {
+      vmovups(t, element(arg));
+    } else {
+      f64_ ? vmovsd(t, element(arg)) : vmovss(t, element(arg));
+    }
+    return t;
+  }
+
+  void arithmetic(RunOp::Kind kind, const Xbyak::Xmm& d, const Xbyak::Xmm& a, const Xbyak::Xmm& b,
+                  bool vector) {
+    const int form = (f64_ ? 2 : 0) + (vector ? 1 : 0);  // ss, ps, sd, pd
+    switch (kind) {
+      case RunOp::Kind::kAdd:
+        form == 0   ? vaddss(d, a, b)
+        : form == 1 ? vaddps(d, a, b)
+        : form == 2 ? vaddsd(d, a, b)
+                    : vaddpd(d, a, b);
+        return;
+      case RunOp::Kind::kSub:
+        form == 0   ? vsubss(d, a, b)
+        : form == 1 ? vsubps(d, a, b)
+        : form == 2 ? vsubsd(d, a, b)
+                    : vsubpd(d, a, b);
+        return;
+      case RunOp::Kind::kMul:
+        form == 0   ? vmulss(d, a, b)
+        : form == 1 ? vmulps(d, a, b)
+        : form == 2 ? vmulsd(d, a, b)
+                    : vmulpd(d, a, b);
+        return;
+      case RunOp::Kind::kDiv:
+        form == 0   ? vdivss(d, a, b)
+        : form == 1 ? vdivps(d, a, b)
+        : form == 2 ? vdivsd(d, a, b)
+                    : vdivpd(d, a, b);
+        return;
+      case RunOp::Kind::kMultiplyAdd:  // d holds the addend: d = a * b + d, rounded once
+        form == 0   ? vfmadd231ss(d, a, b)
+        : form == 1 ? vfmadd231ps(d, a, b)
+        : form == 2 ? vfmadd231sd(d, a, b)
+                    : vfmadd231pd(d, a, b);
+        return;
+      default:
+        return;
+    }
+  }
+
+  // Every op on one vector (or one element), in order; values stored where the run's outputs are.
+  void body(bool vector) {
+    const Xbyak::Xmm sign = vec(kSignMask, vector);
+    for (size_t k = 0; k < p_.ops.size(); ++k) {
+      const RunOp& op = p_.ops[k];
+      const Xbyak::Xmm d = vec(reg_[k], vector);
+      const Xbyak::Xmm a = operand(op, 0, vector);
+      switch (op.kind) {
+        case RunOp::Kind::kNeg:
+          vxorps(d, a, sign);
+          break;
+        case RunOp::Kind::kAbs:
+          vandnps(d, sign, a);
+          break;
+        case RunOp::Kind::kMultiplyAdd: {
+          Xbyak::Xmm x = a;
+          Xbyak::Xmm c = operand(op, 2, vector);
+          if ((op.signs & 1) != 0) {  // the product's sign (chain.h: kNegateProduct)
+            x = vec(kOperandTemps, vector);
+            vxorps(x, a, sign);
+          }
+          if ((op.signs & 2) != 0) {  // the addend's (kNegateAddend)
+            vxorps(vec(kOperandTemps + 2, vector), c, sign);
+            c = vec(kOperandTemps + 2, vector);
+          }
+          const Xbyak::Xmm b = operand(op, 1, vector);
+          vmovaps(d, c);
+          arithmetic(op.kind, d, x, b, vector);
+          break;
+        }
+        default:
+          arithmetic(op.kind, d, a, operand(op, 1, vector), vector);
+          break;
+      }
+      if (op.store >= 0) {
+        const int at = static_cast<int>(p_.scalar_slots.size()) + op.store;
+        if (vector) {
+          vmovups(element(at), d);
+        } else {
+          f64_ ? vmovsd(element(at), d) : vmovss(element(at), d);
+        }
+      }
+    }
+  }
+
+  const RunProgram p_;
+  const std::vector<int> reg_;
+  const bool f64_;
+  const int size_;
+};
+
+// A program's bytes: equal programs, equal keys.
+std::string key_of(const RunProgram& p) {
+  std::string key;
+  key.push_back(static_cast<char>(p.dtype));
+  key.push_back(static_cast<char>(p.outputs));
+  for (bool s : p.scalar_slots) key.push_back(s ? 's' : 'v');
+  for (const RunOp& op : p.ops) {
+    key.push_back(static_cast<char>(op.kind));
+    key.push_back(static_cast<char>(op.signs));
+    for (int16_t a : op.args) key.append(reinterpret_cast<const char*>(&a), sizeof a);
+    key.append(reinterpret_cast<const char*>(&op.store), sizeof op.store);
+  }
+  return key;
+}
+
+// The cached programs: a chain holding one keeps its code mapped (CompiledRun) after the cache
+// drops it.
+struct Compiled {
+  std::mutex mu;
+  std::unordered_map<std::string, CompiledRun> codes;
+  std::deque<std::string> order;  // the keys, compiled first first
+  bool broken = false;            // mapping executable memory failed once: compile no more
+};
+
+Compiled& compiled() {
+  static auto* c = new Compiled;
+  return *c;
+}
+
+std::atomic<int64_t> compiled_count{0};
+
+}  // namespace
+
+CompiledRun compile_run(const RunProgram& p) {
+  if (!register_runs_enabled()) return {};
+  if (p.dtype != DType::kFloat32 && p.dtype != DType::kFloat64) return {};
+  const Allocation reg = allocate(p);
+  if (reg.empty()) return {};
+  std::string key = key_of(p);
+  Compiled& c = compiled();
+  const std::lock_guard<std::mutex> lock(c.mu);
+  if (auto it = c.codes.find(key); it != c.codes.end()) return it->second;
+  if (c.broken) return {};
+  try {
+    auto code = std::make_shared<RunCode>(p, reg);
+    CompiledRun run{code, code->function()};
+    if (c.codes.size() >= kMaxRunPrograms) {
+      c.codes.erase(c.order.front());
+      c.order.pop_front();
+    }
+    c.codes.emplace(key, run);
+    c.order.push_back(std::move(key));
+    compiled_count.fetch_add(1, std::memory_order_relaxed);
+    return run;
+  } catch (const Xbyak::Error&) {
+    c.broken = true;
+  } catch (const std::bad_alloc&) {
+    c.broken = true;
+  }
+  return {};
+}
+
+#else
+
+CompiledRun compile_run(const RunProgram&) { return {}; }
+
+namespace {
+std::atomic<int64_t> compiled_count{0};
+}  // namespace
+
+#endif
+
+int64_t register_runs_compiled() { return compiled_count.load(std::memory_order_relaxed); }
+
+}  // namespace spmd::kernels
