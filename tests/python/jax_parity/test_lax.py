@@ -225,10 +225,13 @@ def _solve_cases():
 @covers("lax.linalg")
 def test_triangular_solve_matches_jax_with_its_gradients():
     """jax.lax.linalg.triangular_solve, every combination of its flags: the values bit for bit
-    (both call BLAS's trsm on column-major copies), b's gradient too; a's within 4 ulps (JAX
-    orders the product of its rule by the operands' shapes, a 4-term dot here). Batched,
-    under vmap, and under jit with the batch split over 8 devices; JAX's errors for bad
-    shapes."""
+    (both call BLAS's trsm on column-major copies), b's gradient too; a's within 6 ulps (JAX
+    orders the product of its rule by the operands' shapes, a 4-term dot here). Each side's
+    gradient moves with the kernels its OpenBLAS runs (Debian's 0.3.21 for spmd, the
+    scipy-openblas wheel for JAX): 2 ulps apart at most with the AVX-512 kernels, 5 where
+    OPENBLAS_CORETYPE=Haswell names the AVX2 ones on an AVX-512 processor, as session 67's
+    Zen 5 machine does. Batched, under vmap, and under jit with the batch split over 8
+    devices; JAX's errors for bad shapes."""
     for a, b, kw in _solve_cases():
         what = f"triangular_solve{kw}"
         same(slax.linalg.triangular_solve(a, b, **kw), jax.lax.linalg.triangular_solve(a, b, **kw),
@@ -239,7 +242,7 @@ def test_triangular_solve_matches_jax_with_its_gradients():
         ga, gb = spmd.grad(lambda a, b: loss(spmd, a, b), argnums=(0, 1))(a, b)
         ja, jb = jax.grad(lambda a, b: loss(jax, a, b), argnums=(0, 1))(a, b)
         same(gb, jb, f"b's gradient of {what}")
-        same(ga, ja, f"a's gradient of {what}", ulps=4)
+        same(ga, ja, f"a's gradient of {what}", ulps=6)
     rng = np.random.default_rng(8)
     a = np.tril(rng.standard_normal((8, 5, 5)).astype(np.float32)) + 4 * np.eye(5, dtype=np.float32)
     b = rng.standard_normal((8, 5, 3)).astype(np.float32)
