@@ -190,7 +190,7 @@ struct RunDraft {
 };
 
 // The run op computing step r, where a run takes it: float32 or float64 arithmetic, a fused
-// multiply-add, negation or absolute value.
+// multiply-add, negation, absolute value, the square root, the maximum and the minimum.
 std::optional<RunOp::Kind> run_kind(const Resolved& r) {
   const ChainStep& s = *r.step;
   if ((s.dtype != DType::kFloat32 && s.dtype != DType::kFloat64) || s.result != s.dtype) {
@@ -202,6 +202,7 @@ std::optional<RunOp::Kind> run_kind(const Resolved& r) {
     case ChainStep::Kind::kUnary:
       if (s.fn == static_cast<uint8_t>(Unary::kNeg)) return RunOp::Kind::kNeg;
       if (s.fn == static_cast<uint8_t>(Unary::kAbs)) return RunOp::Kind::kAbs;
+      if (s.fn == static_cast<uint8_t>(Unary::kSqrt)) return RunOp::Kind::kSqrt;
       return std::nullopt;
     case ChainStep::Kind::kBinary:
       switch (static_cast<Binary>(s.fn)) {
@@ -213,6 +214,10 @@ std::optional<RunOp::Kind> run_kind(const Resolved& r) {
           return RunOp::Kind::kMul;
         case Binary::kDiv:
           return RunOp::Kind::kDiv;
+        case Binary::kMax:
+          return RunOp::Kind::kMax;
+        case Binary::kMin:
+          return RunOp::Kind::kMin;
         default:
           return std::nullopt;
       }

@@ -22,6 +22,7 @@ int run_arity(RunOp::Kind kind) {
   switch (kind) {
     case RunOp::Kind::kNeg:
     case RunOp::Kind::kAbs:
+    case RunOp::Kind::kSqrt:
       return 1;
     case RunOp::Kind::kMultiplyAdd:
       return 3;
@@ -32,9 +33,11 @@ int run_arity(RunOp::Kind kind) {
 
 namespace {
 
-// ymm0-ymm11 hold the run's values; ymm12-ymm14 an op's operands read from memory (one per
-// operand position); ymm15 the sign bit of every lane.
-constexpr int kValueRegisters = 12;
+// ymm0-ymm10 hold the run's values; ymm11 an extreme's working register; ymm12-ymm14 an op's
+// operands read from memory (one per operand position; ymm14 also an extreme's mask); ymm15
+// the sign bit of every lane.
+constexpr int kValueRegisters = 11;
+constexpr int kScratch = 11;
 constexpr int kOperandTemps = 12;
 constexpr int kSignMask = 15;
 
@@ -262,6 +265,60 @@ class RunCode : public Xbyak::CodeGenerator {
     }
   }
 
+  // d = jnp.maximum (or minimum) of a and b, as mask_ops.h's max_min_packet: a where a is NaN,
+  // else b where b is, else for two zeros a + b (-(-a - b) for the minimum), else the max (min)
+  // instruction's result. Packed instructions on the tail's low lane too. Uses ymm11 and ymm14,
+  // which hold neither operand (b is read into ymm13 at most).
+  void extreme(bool maximum, const Xbyak::Xmm& d, const Xbyak::Xmm& a, const Xbyak::Xmm& b,
+               bool vector) {
+    const Xbyak::Xmm m = vec(kScratch, vector);
+    const Xbyak::Xmm k = vec(kOperandTemps + 2, vector);
+    const Xbyak::Xmm sign = vec(kSignMask, vector);
+    if (f64_) {
+      maximum ? vmaxpd(m, a, b) : vminpd(m, a, b);
+    } else {
+      maximum ? vmaxps(m, a, b) : vminps(m, a, b);
+    }
+    vxorps(k, k, k);
+    vxorps(d, d, d);
+    if (f64_) {
+      vcmpeqpd(k, a, k);
+      vcmpeqpd(d, b, d);
+    } else {
+      vcmpeqps(k, a, k);
+      vcmpeqps(d, b, d);
+    }
+    vandps(k, k, d);  // both zero
+    if (maximum) {
+      f64_ ? vaddpd(d, a, b) : vaddps(d, a, b);
+    } else {
+      vxorps(d, a, sign);
+      f64_ ? vsubpd(d, d, b) : vsubps(d, d, b);
+      vxorps(d, d, sign);
+    }
+    if (f64_) {
+      vblendvpd(m, m, d, k);
+      vcmpunordpd(k, b, b);
+      vblendvpd(m, m, b, k);
+      vcmpunordpd(k, a, a);
+      vblendvpd(d, m, a, k);
+    } else {
+      vblendvps(m, m, d, k);
+      vcmpunordps(k, b, b);
+      vblendvps(m, m, b, k);
+      vcmpunordps(k, a, a);
+      vblendvps(d, m, a, k);
+    }
+  }
+
+  void square_root(const Xbyak::Xmm& d, const Xbyak::Xmm& a, bool vector) {
+    if (vector) {
+      f64_ ? vsqrtpd(d, a) : vsqrtps(d, a);
+    } else {
+      f64_ ? vsqrtsd(d, a, a) : vsqrtss(d, a, a);
+    }
+  }
+
   // Every op on one vector (or one element), in order; values stored where the run's outputs are.
   void body(bool vector) {
     const Xbyak::Xmm sign = vec(kSignMask, vector);
@@ -275,6 +332,13 @@ class RunCode : public Xbyak::CodeGenerator {
           break;
         case RunOp::Kind::kAbs:
           vandnps(d, sign, a);
+          break;
+        case RunOp::Kind::kSqrt:
+          square_root(d, a, vector);
+          break;
+        case RunOp::Kind::kMax:
+        case RunOp::Kind::kMin:
+          extreme(op.kind == RunOp::Kind::kMax, d, a, operand(op, 1, vector), vector);
           break;
         case RunOp::Kind::kMultiplyAdd: {
           Xbyak::Xmm x = a;

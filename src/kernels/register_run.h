@@ -8,10 +8,12 @@
 // passes over each block, where XLA's fusion computes all nine on a vector in registers (session
 // 65: sum(gelu(a), 1) at 0.73 of JAX's speed). A run does that for the steps it takes: the
 // four arithmetic operations, the fused multiply-add (its signs flipped first by the sign bit, as
-// float_arithmetic.h's), negation and absolute value, of float32 or float64. Each is the one
-// IEEE instruction on each element, in the vector loop as in the scalar loop for the last few
-// elements, so the bits are those of the steps run one by one (no reordering, no contraction);
-// subnormals follow the calling thread's floating-point mode as the steps' own loops do.
+// float_arithmetic.h's), negation, absolute value and the square root, of float32 or float64,
+// and jnp.maximum and jnp.minimum. Each is the one IEEE instruction on each element (the
+// extremes: mask_ops.h's instructions in its order), in the vector loop as in the loop for the
+// last few elements, so the bits are those of the steps run one by one (no reordering, no
+// contraction; a NaN is some NaN); subnormals follow the calling thread's floating-point mode as
+// the steps' own loops do.
 //
 // The code is generated at run time by Xbyak (Debian's libxbyak-dev, the JIT assembler oneDNN
 // is built on) for AVX2 and FMA3, once per distinct program, and cached: at most kMaxRunPrograms
@@ -33,7 +35,8 @@ namespace spmd::kernels {
 
 // One step of a run.
 struct RunOp {
-  enum class Kind : uint8_t { kAdd, kSub, kMul, kDiv, kMultiplyAdd, kNeg, kAbs };
+  // kMax and kMin: jnp.maximum and jnp.minimum as mask_ops.h's ieee_max_min computes them.
+  enum class Kind : uint8_t { kAdd, kSub, kMul, kDiv, kMultiplyAdd, kNeg, kAbs, kSqrt, kMax, kMin };
   Kind kind = Kind::kAdd;
   uint8_t signs = 0;  // kMultiplyAdd: chain.h's MultiplyAddSign bits
   // Operands in order (1, 2 or 3 by kind): a slot (>= 0) or run_value(j), op j's value (j before
@@ -77,7 +80,7 @@ struct CompiledRun {
 bool register_runs_enabled();
 
 // Whether `p` fits the registers: its slots and outputs in kMaxRunPointers general registers, the
-// values live at once in twelve vector registers. Its ops must read only earlier values and
+// values live at once in eleven vector registers. Its ops must read only earlier values and
 // slots it has (else false).
 bool run_fits(const RunProgram& p);
 

@@ -176,10 +176,11 @@ RC_GTEST_PROP(Chain, BlockByBlockEqualsStepByStep, ()) {
 }
 
 // A chain of the steps a register run takes (kernels/register_run.h): the four arithmetic
-// operations, multiply-adds of every sign form, negation and absolute value, each reading the
-// latest value and an earlier one or a fresh input: special values (cycled from a random start),
-// a scalar, a row broadcast read in place (its elements again and again) or a column broadcast
-// (each element repeated). The reference reads each broadcast written out in full.
+// operations, the maximum and minimum, multiply-adds of every sign form, negation, absolute value
+// and the square root, each reading the latest value and an earlier one or a fresh input: special
+// values (cycled from a random start), a scalar, a row broadcast read in place (its elements
+// again and again) or a column broadcast (each element repeated). The reference reads each
+// broadcast written out in full.
 struct RunChain {
   std::vector<ChainStep> steps;
   std::vector<Value> stored;  // the chain's inputs as it reads them
@@ -227,13 +228,15 @@ RunChain run_chain_of(DType dtype, int64_t n) {
     return pick(0, 2) == 0 ? values[static_cast<size_t>(pick(0, static_cast<int>(values.size())))]
                            : run_input(c, dtype, n);
   };
-  const std::vector<Binary> ops = {Binary::kAdd, Binary::kSub, Binary::kMul, Binary::kDiv};
+  const std::vector<Binary> ops = {Binary::kAdd, Binary::kSub, Binary::kMul,
+                                   Binary::kDiv, Binary::kMax, Binary::kMin};
+  const std::vector<Unary> unary_ops = {Unary::kNeg, Unary::kAbs, Unary::kSqrt};
   const int length = pick(2, 24);
   for (int k = 0; k < length; ++k) {
     switch (pick(0, 4)) {
       case 0:
         c.steps.push_back({Kind::kUnary,
-                           static_cast<uint8_t>(pick(0, 2) == 0 ? Unary::kNeg : Unary::kAbs),
+                           static_cast<uint8_t>(unary_ops[static_cast<size_t>(pick(0, 3))]),
                            dtype,
                            dtype,
                            {latest}});
@@ -247,7 +250,7 @@ RunChain run_chain_of(DType dtype, int64_t n) {
         break;
       default:
         c.steps.push_back({Kind::kBinary,
-                           static_cast<uint8_t>(ops[static_cast<size_t>(pick(0, 4))]), dtype, dtype,
+                           static_cast<uint8_t>(ops[static_cast<size_t>(pick(0, 6))]), dtype, dtype,
                            pick(0, 2) == 0 ? std::array<int32_t, 3>{latest, other()}
                                            : std::array<int32_t, 3>{other(), latest}});
         break;
