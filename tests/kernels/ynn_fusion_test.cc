@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -205,7 +206,7 @@ TEST(YnnFusion, GelusSumTakesYnnpacksTanhWhereverTheChainRuns) {
   }
   for (int64_t r = 0; r < kRows; ++r) {
     const auto i = static_cast<size_t>(r);
-    EXPECT_TRUE(std::memcmp(&got[i], &want[i], sizeof(float)) == 0 ||
+    EXPECT_TRUE(std::bit_cast<uint32_t>(got[i]) == std::bit_cast<uint32_t>(want[i]) ||
                 (std::isnan(got[i]) && std::isnan(want[i])))
         << "row " << r << ": " << got[i] << " against " << want[i];
   }
