@@ -343,8 +343,11 @@ constexpr int64_t kPartGrain = int64_t{1} << 15;
 constexpr int64_t kPrefetchBlocks = 4;
 constexpr int64_t kCacheLine = 64;
 
-// The fewest elements a chain takes register runs for (ChainPass::plan_pieces).
-constexpr int64_t kRunElements = 1024;
+// The fewest elements a chain takes register runs for (ChainPass::plan_pieces): planning one
+// (drafts, the cache's lock) costs 0.4-1 us a pass, which 1,024 elements did not repay on the
+// Zen 5 of session 67 (4 to 64 steps of float32 arithmetic: 0.9-7.6 us step by step, 1.3-8.6
+// with runs) and 4,096 did (1.6-17 us against 1.7-15).
+constexpr int64_t kRunElements = 4096;
 
 // run_chain_reduce's rows per pass hold about this many elements (16 KiB of float32, in L1).
 constexpr int64_t kChainReduceElements = 4096;
@@ -443,16 +446,7 @@ class ChainPass {
     }
     const bool runs = count >= 2 && n >= kRunElements && register_runs_enabled();
     for (int k = 0; k < count;) {
-      int last = k;
-      const Resolved& first = resolved_[static_cast<size_t>(k)];
-      while (runs && run_kind(first) && last + 1 < count) {
-        const Resolved& next = resolved_[static_cast<size_t>(last) + 1];
-        if (!run_kind(next) || next.step->dtype != first.step->dtype ||
-            !run_fits(draft_run(resolved_, last_reader, k, last + 1).program)) {
-          break;
-        }
-        ++last;
-      }
+      const int last = runs ? run_end(k, last_reader) : k;
       if (last > k) {
         RunDraft d = draft_run(resolved_, last_reader, k, last);
         if (CompiledRun run = compile_run(d.program)) {
@@ -464,6 +458,32 @@ class ChainPass {
       }
       for (; k <= last; ++k) pieces_.push_back(k);
     }
+  }
+
+  // The last step of the register run from step k: the longest stretch of steps a run takes,
+  // of one dtype, if it fits the registers (the common case: one draft), else the longest fitting
+  // stretch a binary search finds (fitting is nearly monotone: a shorter run has fewer values
+  // live, though it may store more); k itself where none of two steps or more fits.
+  int run_end(int k, std::span<const int> last_reader) const {
+    const Resolved& first = resolved_[static_cast<size_t>(k)];
+    if (!run_kind(first)) return k;
+    int end = k;
+    while (end + 1 < static_cast<int>(resolved_.size())) {
+      const Resolved& next = resolved_[static_cast<size_t>(end) + 1];
+      if (!run_kind(next) || next.step->dtype != first.step->dtype) break;
+      ++end;
+    }
+    const auto fits = [&](int last) {
+      return run_fits(draft_run(resolved_, last_reader, k, last).program);
+    };
+    if (end == k || fits(end)) return end;
+    int good = k;  // fits (a single step runs on its own)
+    int bad = end;
+    while (bad - good > 1) {
+      const int mid = good + (bad - good) / 2;
+      (fits(mid) ? good : bad) = mid;
+    }
+    return good;
   }
 
   // A register run over the block of `len` elements from element `offset`.

@@ -264,9 +264,9 @@ RunChain run_chain_of(DType dtype, int64_t n) {
 
 RC_GTEST_PROP(Chain, RegisterRunsAreTheStepsOneByOne, ()) {
   const DType dtype = pick(0, 2) == 0 ? DType::kFloat32 : DType::kFloat64;
-  // Lengths past register runs' least (1024 elements), around the block sizes, with every
+  // Lengths past register runs' least (4,096 elements), around the block sizes, with every
   // remainder of the vector loop.
-  const std::array<int, 3> from = {1024, 2040, 4090};
+  const std::array<int, 3> from = {4096, 6140, 8190};
   const int64_t n = from[static_cast<size_t>(pick(0, 3))] + pick(0, 80);
   const RunChain c = run_chain_of(dtype, n);
   const spmd::test::ChainCase named{.name = "a register run", .steps = c.steps, .n = n};
@@ -301,7 +301,7 @@ TEST(Chain, RegisterRunsAreCompiledWhereTheCpuHasTheirInstructions) {
                                         unary(Unary::kAbs, chain_result(2)),
                                         unary(Unary::kNeg, chain_result(3)),
                                         mul(chain_result(4), 0)};
-  const int64_t n = 3000;
+  const int64_t n = 5000;
   const Value x = make_value(DType::kFloat64, n, 3);
   Bytes got(static_cast<size_t>(n) * sizeof(double));
   const std::vector<Input> inputs = {x.input()};
