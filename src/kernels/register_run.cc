@@ -132,11 +132,13 @@ constexpr std::array<int, kMaxRunPointers> kPointerRegisters = {
 
 // The run's code: a loop over whole vectors (8 float32s or 4 float64s in ymm registers), then
 // one element at a time in the low lane of the same registers, with the same instructions'
-// scalar forms.
+// scalar forms (an extreme's packed instructions on xmm registers: lane 0 is the element's).
+// Code buffer: 4 KiB and 512 bytes an op, twice what the longest op (an extreme, about 120 bytes
+// a loop) takes in both loops.
 class RunCode : public Xbyak::CodeGenerator {
  public:
   RunCode(const RunProgram& p, const Allocation& a)
-      : Xbyak::CodeGenerator(4096 + 256 * p.ops.size(), Xbyak::DontSetProtectRWE),
+      : Xbyak::CodeGenerator(4096 + 512 * p.ops.size(), Xbyak::DontSetProtectRWE),
         p_(p),
         reg_(a.reg),
         f64_(p.dtype == DType::kFloat64),
@@ -431,8 +433,10 @@ CompiledRun compile_run(const RunProgram& p) {
     c.order.push_back(std::move(key));
     compiled_count.fetch_add(1, std::memory_order_relaxed);
     return run;
-  } catch (const Xbyak::Error&) {
-    c.broken = true;
+  } catch (const Xbyak::Error& e) {
+    // Mapping or protecting executable memory failed: it will fail again. Another error (code
+    // larger than its buffer, say) is this program's alone, which runs step by step.
+    if (int{e} == Xbyak::ERR_CANT_PROTECT || int{e} == Xbyak::ERR_CANT_ALLOC) c.broken = true;
   } catch (const std::bad_alloc&) {
     c.broken = true;
   }
