@@ -228,6 +228,11 @@ def ops(iterations):
             x > 0.15, nbytes=x.size)
     compare("tanh(a*1.5+0.25)*a 4096x2048",
             lambda m, n: m.jit(lambda a: n.tanh(a * 1.5 + 0.25) * a), x)
+    # Arithmetic, extremes and a square root only: one register run in spmd
+    # (kernels/register_run.h), one loop in XLA.
+    compare("sqrt(clip(a*3,-.1,.1)^2+1e-8)/(1+a) 4096x2048",
+            lambda m, n: m.jit(lambda a: n.sqrt(n.clip(a * 3, -0.1, 0.1) ** 2 + 1e-8) / (1 + a)),
+            x)
     # Mixed precision: the half types compute in float32 a block at a time (DESIGN.md, "Kernels").
     xb, xh = x.astype(jjnp.bfloat16), x.astype(jjnp.float16)
     compare("bfloat16 a*b+a 4096x2048", lambda m, n: m.jit(lambda a, b: a * b + a), xb, xb * 0.5)
