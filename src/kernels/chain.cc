@@ -343,7 +343,9 @@ constexpr int64_t kPartGrain = int64_t{1} << 15;
 constexpr int64_t kPrefetchBlocks = 4;
 constexpr int64_t kCacheLine = 64;
 
-// The fewest elements a chain takes register runs for (ChainPass::plan_pieces): planning one
+// The fewest elements a pass makes to take register runs (ChainPass::plan_pieces; a pass, not
+// the chain: run_chain_reduce_axis makes a pass per slab, 64 elements each for 4096 x 8 x 8,
+// which took 3.7 ms with runs planned against 2.8 step by step). Planning one
 // (drafts, the cache's lock) costs 0.4-1 us a pass, which 1,024 elements did not repay on the
 // Zen 5 of session 67 (4 to 64 steps of float32 arithmetic: 0.9-7.6 us step by step, 1.3-8.6
 // with runs) and 4,096 did (1.6-17 us against 1.7-15).
@@ -353,12 +355,13 @@ constexpr int64_t kRunElements = 4096;
 constexpr int64_t kChainReduceElements = 4096;
 
 // A chain with its kernels looked up and its block buffers allocated once, to run over any
-// number of ranges of its n elements (run_chain_reduce_axis runs one per made row). `ynn_steps`:
-// bit k set where step k is computed as YNNPACK computes it (resolve).
+// number of ranges of its n elements (run_chain_reduce_axis runs one per made row). `work`: how
+// many elements this pass will make in all (it takes register runs from kRunElements on).
+// `ynn_steps`: bit k set where step k is computed as YNNPACK computes it (resolve).
 class ChainPass {
  public:
   ChainPass(std::span<const ChainStep> steps, std::span<const Input> inputs, int64_t n,
-            uint64_t ynn_steps = 0) {
+            int64_t work, uint64_t ynn_steps = 0) {
     const BufferPlan plan = plan_buffers(steps);
     block_ = steps.size() == 1 ? 0 : block_length(plan);
     buffers_.resize(plan.element_bytes.size());
@@ -392,7 +395,7 @@ class ChainPass {
         }
       }
     }
-    plan_pieces(n);
+    plan_pieces(work);
   }
 
   // Elements [begin, end), element i of the result written at out[i - out_first]. One step is
@@ -432,9 +435,9 @@ class ChainPass {
 
   // What runs each block, in order (pieces_): steps one call each, and the longest runs of
   // consecutive steps a register run takes (at least two, as long as they fit its registers),
-  // compiled (register_run.h). Chains of fewer than kRunElements elements run step by step:
-  // planning a run costs microseconds, more than it saves there.
-  void plan_pieces(int64_t n) {
+  // compiled (register_run.h). A pass making fewer than kRunElements elements runs step by
+  // step: planning a run costs microseconds, more than it saves there.
+  void plan_pieces(int64_t work) {
     const int count = static_cast<int>(resolved_.size());
     std::vector<int> last_reader(resolved_.size(), -1);
     for (int k = 0; k < count; ++k) {
@@ -444,7 +447,7 @@ class ChainPass {
         if (arg < 0) last_reader[static_cast<size_t>(-1 - arg)] = k;
       }
     }
-    const bool runs = count >= 2 && n >= kRunElements && register_runs_enabled();
+    const bool runs = count >= 2 && work >= kRunElements && register_runs_enabled();
     for (int k = 0; k < count;) {
       const int last = runs ? run_end(k, last_reader) : k;
       if (last > k) {
@@ -538,7 +541,7 @@ class ChainPass {
 void run_range(std::span<const ChainStep> steps, std::span<const Input> inputs, std::byte* out,
                int64_t n, int64_t begin, int64_t end, int64_t out_first = 0,
                uint64_t ynn_steps = 0) {
-  ChainPass(steps, inputs, n, ynn_steps).run(out, begin, end, out_first);
+  ChainPass(steps, inputs, n, end - begin, ynn_steps).run(out, begin, end, out_first);
 }
 
 // Whether XLA hands a float32 reduction of n elements (with the chain feeding it) to YNNPACK.
@@ -640,7 +643,7 @@ void run_chain_reduce(std::span<const ChainStep> all_steps, std::span<const Inpu
                                       width);
         // One pass for the part's groups: making one per group of 4,096 elements (its kernels
         // looked up, its buffers allocated) cost more than a short chain's arithmetic.
-        ChainPass pass(steps, inputs, n, ynn_steps);
+        ChainPass pass(steps, inputs, n, (last - first) * extent, ynn_steps);
         for (int64_t r = first; r < last; r += group) {
           const int64_t count = std::min(group, last - r);
           pass.run(buffer.data(), r * extent, (r + count) * extent, r * extent);
@@ -659,7 +662,7 @@ void reduce_slab(std::span<const ChainStep> steps, std::span<const Input> inputs
   const int64_t n = outer * extent * inner;
   const MakeRows makers = [&]() -> MakeRow {
     const uint64_t ynn_steps = by_ynn(steps.back().result, op, n) ? ynn_fused_steps(steps) : 0;
-    auto pass = std::make_shared<ChainPass>(steps, inputs, n, ynn_steps);
+    auto pass = std::make_shared<ChainPass>(steps, inputs, n, extent * inner, ynn_steps);
     return [pass, o, extent, inner](int64_t row, int64_t first, int64_t last, std::byte* dst) {
       const int64_t at = (o * extent + row) * inner;
       pass->run(dst, at + first, at + last, at + first);
