@@ -131,8 +131,8 @@ constexpr std::array<int, kMaxRunPointers> kPointerRegisters = {
     Xbyak::Operand::R13, Xbyak::Operand::R14, Xbyak::Operand::R15};
 
 // The run's code: a loop over whole vectors (8 float32s or 4 float64s in ymm registers), then
-// one element at a time in the low lane of the same registers, with the same instructions'
-// scalar forms (an extreme's packed instructions on xmm registers: lane 0 is the element's).
+// one element at a time in the low lane of the same registers: scalar loads and stores, and the
+// same packed instructions on the xmm halves, whose lane 0 is the element's.
 // Code buffer: 4 KiB and 512 bytes an op, twice what the longest op (an extreme, about 120 bytes
 // a loop) takes in both loops.
 class RunCode : public Xbyak::CodeGenerator {
@@ -228,39 +228,25 @@ class RunCode : public Xbyak::CodeGenerator {
     return t;
   }
 
-  void arithmetic(RunOp::Kind kind, const Xbyak::Xmm& d, const Xbyak::Xmm& a, const Xbyak::Xmm& b,
-                  bool vector) {
-    const int form = (f64_ ? 2 : 0) + (vector ? 1 : 0);  // ss, ps, sd, pd
+  // d = a op b; for a multiply-add d holds the addend: d = a * b + d, rounded once. The packed
+  // instructions, on xmm registers in the tail: lane 0 is the element's, computed as the scalar
+  // instruction computes it, and the other lanes are never stored.
+  void arithmetic(RunOp::Kind kind, const Xbyak::Xmm& d, const Xbyak::Xmm& a, const Xbyak::Xmm& b) {
     switch (kind) {
       case RunOp::Kind::kAdd:
-        form == 0   ? vaddss(d, a, b)
-        : form == 1 ? vaddps(d, a, b)
-        : form == 2 ? vaddsd(d, a, b)
-                    : vaddpd(d, a, b);
+        f64_ ? vaddpd(d, a, b) : vaddps(d, a, b);
         return;
       case RunOp::Kind::kSub:
-        form == 0   ? vsubss(d, a, b)
-        : form == 1 ? vsubps(d, a, b)
-        : form == 2 ? vsubsd(d, a, b)
-                    : vsubpd(d, a, b);
+        f64_ ? vsubpd(d, a, b) : vsubps(d, a, b);
         return;
       case RunOp::Kind::kMul:
-        form == 0   ? vmulss(d, a, b)
-        : form == 1 ? vmulps(d, a, b)
-        : form == 2 ? vmulsd(d, a, b)
-                    : vmulpd(d, a, b);
+        f64_ ? vmulpd(d, a, b) : vmulps(d, a, b);
         return;
       case RunOp::Kind::kDiv:
-        form == 0   ? vdivss(d, a, b)
-        : form == 1 ? vdivps(d, a, b)
-        : form == 2 ? vdivsd(d, a, b)
-                    : vdivpd(d, a, b);
+        f64_ ? vdivpd(d, a, b) : vdivps(d, a, b);
         return;
-      case RunOp::Kind::kMultiplyAdd:  // d holds the addend: d = a * b + d, rounded once
-        form == 0   ? vfmadd231ss(d, a, b)
-        : form == 1 ? vfmadd231ps(d, a, b)
-        : form == 2 ? vfmadd231sd(d, a, b)
-                    : vfmadd231pd(d, a, b);
+      case RunOp::Kind::kMultiplyAdd:
+        f64_ ? vfmadd231pd(d, a, b) : vfmadd231ps(d, a, b);
         return;
       default:
         return;
@@ -313,14 +299,6 @@ class RunCode : public Xbyak::CodeGenerator {
     }
   }
 
-  void square_root(const Xbyak::Xmm& d, const Xbyak::Xmm& a, bool vector) {
-    if (vector) {
-      f64_ ? vsqrtpd(d, a) : vsqrtps(d, a);
-    } else {
-      f64_ ? vsqrtsd(d, a, a) : vsqrtss(d, a, a);
-    }
-  }
-
   // Every op on one vector (or one element), in order; values stored where the run's outputs are.
   void body(bool vector) {
     const Xbyak::Xmm sign = vec(kSignMask, vector);
@@ -336,7 +314,7 @@ class RunCode : public Xbyak::CodeGenerator {
           vandnps(d, sign, a);
           break;
         case RunOp::Kind::kSqrt:
-          square_root(d, a, vector);
+          f64_ ? vsqrtpd(d, a) : vsqrtps(d, a);
           break;
         case RunOp::Kind::kMax:
         case RunOp::Kind::kMin:
@@ -355,11 +333,11 @@ class RunCode : public Xbyak::CodeGenerator {
           }
           const Xbyak::Xmm b = operand(op, 1, vector);
           vmovaps(d, c);
-          arithmetic(op.kind, d, x, b, vector);
+          arithmetic(op.kind, d, x, b);
           break;
         }
         default:
-          arithmetic(op.kind, d, a, operand(op, 1, vector), vector);
+          arithmetic(op.kind, d, a, operand(op, 1, vector));
           break;
       }
       if (op.store >= 0) {
