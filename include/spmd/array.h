@@ -71,6 +71,12 @@ class Array {
   // spmd::multihost::process_allgather instead.
   HostArray to_host() const;
 
+  // jax.Array.block_until_ready: returns once every shard of this process is computed. A jit
+  // call on a GPU returns with its work queued (JAX's asynchronous dispatch); this waits for it,
+  // and throws the error that work met (an integer division by zero in a kernel). A CPU device's
+  // shards are ready when the call returns. Throws InvalidArgument once the array is deleted.
+  void block_until_ready() const;
+
   // "Array(float32[8, 4], NamedSharding(…))"
   std::string to_string() const;
 

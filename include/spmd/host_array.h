@@ -70,6 +70,10 @@ class DeferredSource {
   // whichever thread reads first while the others wait; an exception is that read's error, and
   // the next read calls fetch again.
   virtual void fetch(std::span<std::byte> out) const = 0;
+  // Returns once the bytes are computed, without copying them (Array::block_until_ready): a
+  // device buffer's once the work queued on its device is done, throwing that work's error. The
+  // default returns at once.
+  virtual void wait_ready() const {}
 };
 
 class HostArray {

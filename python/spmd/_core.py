@@ -90,7 +90,6 @@ Array.__dlpack__ = _dlpack
 Array.__dlpack_device__ = lambda self: (1, 0)  # kDLCPU: every spmd device is this host's CPU
 Array.ndim = property(lambda self: len(self.shape))
 Array.size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
-Array.block_until_ready = lambda self: self
 
 
 def _repr(self):

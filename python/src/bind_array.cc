@@ -96,6 +96,18 @@ void bind_array(nb::module_& m) {
       .def_prop_ro("is_fully_replicated", &Array::is_fully_replicated)
       .def("delete", &Array::delete_buffers)
       .def("is_deleted", &Array::is_deleted)
+      .def(
+          "block_until_ready",
+          [](nb::handle self) {
+            const Array& a = nb::cast<const Array&>(self);
+            {
+              nb::gil_scoped_release release;
+              a.block_until_ready();
+            }
+            return nb::borrow(self);
+          },
+          "jax.Array.block_until_ready: waits until this process's shards are computed (a GPU "
+          "call returns with its work queued), and returns the array.")
       .def("_host_bytes",
            [](const Array& a) {
              HostArray host;

@@ -73,6 +73,12 @@ void Array::throw_deleted() const {
 
 bool Array::is_fully_addressable() const { return sharding_->is_fully_addressable(process_index_); }
 
+void Array::block_until_ready() const {
+  for (const Shard& shard : addressable_shards()) {
+    if (const DeferredSource* source = shard.data.deferred_source()) source->wait_ready();
+  }
+}
+
 HostArray Array::to_host() const {
   // Every device holds all of a replicated array: this process's copy is the array (as jax's).
   const std::vector<Shard>& shards = addressable_shards();

@@ -24,6 +24,10 @@ class DeviceBlockSource final : public DeferredSource {
     backend_.copy(block_.bytes().data(), block_.memory(), out.data(), MemorySpace::host(),
                   out.size());
   }
+  void wait_ready() const override {
+    const std::shared_ptr<void> bound = backend_.bind_thread(block_.memory());
+    backend_.synchronize(block_.memory());
+  }
   const Block& block() const { return block_; }
 
  private:

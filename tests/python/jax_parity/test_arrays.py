@@ -125,6 +125,13 @@ def test_array_attributes_match_jax():
     same(np.from_dlpack(s), np.from_dlpack(jax.device_put(X[0])), "DLPack to NumPy")
     same(snp.from_dlpack(X), jnp.from_dlpack(X), "DLPack from NumPy")
     assert spmd.block_until_ready({"a": s, "b": [s]})["a"] is s
+    assert s.block_until_ready() is s
+    gone, jax_gone = spmd.device_put(X[0]), jax.device_put(X[0])
+    gone.delete()
+    jax_gone.delete()
+    for wait in (jax_gone.block_until_ready, gone.block_until_ready):  # JAX's JaxRuntimeError
+        with pytest.raises(RuntimeError, match="deleted"):
+            wait()
     assert spmd.device_count() == spmd.local_device_count() == len(spmd.local_devices()) == \
         len(spmd.devices()) == 8 and spmd.process_index() == 0 and spmd.process_count() == 1
     assert [d.id for d in spmd.make_mesh((2, 4), ("a", "b")).devices.flat] == list(range(8))
