@@ -39,6 +39,10 @@ struct Executable::Replay {
   std::mutex mu;  // one call of the program at a time on the device goes through the backend
   std::shared_ptr<void> state;
   std::vector<Output> outputs;  // empty until a call was captured
+  // The program's own input buffers (copy_into_slots), made on the first call: each call's
+  // inputs are copied in, so the program always reads the same buffers and its graph is launched
+  // again whatever buffers the caller passes (a training loop's state is new every step).
+  std::vector<Block> slots;
 };
 
 namespace {
@@ -191,8 +195,10 @@ std::vector<std::vector<Block>> Executable::run_devices(
       results[i] = execute(program_, device, blocks[i], &s.kept[i]);
     }
     {
+      // The call returns with its work queued (a GPU's), once few enough earlier calls are
+      // unfinished: Array::block_until_ready and reads of the outputs wait for the rest.
       const ProfiledScope timed(profile, "call: wait for the device");
-      backend.synchronize(device.memory);  // the call ends when its device work has, errors too
+      backend.call_queued(device.memory);
     }
     const ProfiledScope timed(profile, "call: output check");
     // A program of effects alone (debug callbacks) has no outputs to check, and a device alone
@@ -205,10 +211,21 @@ std::vector<std::vector<Block>> Executable::run_devices(
 
 namespace {
 
-// Where result `b` of a captured call came from (Executable::Replay).
+// Whether the bytes of `b` start inside those of one of `blocks`.
+bool inside(const std::vector<Block>& blocks, const Block& b) {
+  const auto at = reinterpret_cast<uintptr_t>(b.bytes().data());
+  for (const Block& s : blocks) {
+    const auto start = reinterpret_cast<uintptr_t>(s.bytes().data());
+    if (start != 0 && at >= start && at < start + s.nbytes()) return true;
+  }
+  return false;
+}
+
+// Where result `b` of a captured call came from (Executable::Replay). `inputs` are the call's
+// input buffers: its slots when `slotted`, whose bytes the next call overwrites.
 Executable::Replay::Output output_of(const kernels::Backend& backend,
                                      const std::shared_ptr<void>& state, const Block& b,
-                                     const std::vector<Block>& inputs) {
+                                     const std::vector<Block>& inputs, bool slotted) {
   using Kind = Executable::Replay::Output::Kind;
   const std::byte* data = b.bytes().data();
   if (data && backend.replay_holds(state, data)) return {Kind::kReused, data, b.dtype(), b.shape()};
@@ -219,15 +236,58 @@ Executable::Replay::Output output_of(const kernels::Backend& backend,
       return {Kind::kInput, nullptr, b.dtype(), b.shape(), k};
     }
   }
+  // Part of a slot: copied out of it at each call, as the arena's results are.
+  if (slotted && data && inside(inputs, b)) return {Kind::kReused, data, b.dtype(), b.shape()};
   return {Kind::kHeld, nullptr, b.dtype(), b.shape(), 0, b};
 }
 
-// A block of `dtype` and `shape` in `memory` holding a copy of the bytes at `data` there.
-Block copied(const kernels::Backend& backend, MemorySpace memory, const std::byte* data,
-             DType dtype, const Shape& shape) {
+// A new block of `dtype` and `shape` in `memory`, and the piece that copies the bytes at `data`
+// into it (queued with the other results' in one Backend::copy_pieces).
+Block copy_target(MemorySpace memory, const std::byte* data, DType dtype, const Shape& shape,
+                  std::vector<kernels::Backend::CopyPiece>& pieces) {
   Block out = Block::allocate(dtype, shape, memory);
-  backend.copy(data, memory, out.mutable_bytes().data(), memory, out.nbytes());
+  pieces.push_back({data, out.mutable_bytes().data(), out.nbytes()});
   return out;
+}
+
+// What a call that ran its program (directly, or captured into a graph) profiles as.
+const char* profile_name(kernels::Backend::CallRun how) {
+  switch (how) {
+    case kernels::Backend::CallRun::kCaptured:
+      return "call: captured into a graph, launched";
+    case kernels::Backend::CallRun::kReplayed:
+      return "call: a kept graph launched again";
+    default:
+      return "call: run directly";
+  }
+}
+
+// Inputs of at most this many bytes in all are copied into a replayed program's slots; larger
+// ones (a large model's parameters, which a second copy would not fit beside) are read where
+// they are, and their program is replayed when the same buffers come again.
+constexpr size_t kSlotBytes = size_t{64} << 20;
+
+// Copies `inputs` into `replay`'s slots, made like them on the first call, and returns true;
+// false, with nothing copied, when they are larger than kSlotBytes in all.
+bool copy_into_slots(const KernelContext& device, const std::vector<Block>& inputs,
+                     Executable::Replay& replay) {
+  size_t total = 0;
+  for (const Block& b : inputs) total += b.nbytes();
+  if (total > kSlotBytes) return false;
+  if (replay.slots.empty()) {
+    for (const Block& b : inputs)
+      replay.slots.push_back(Block::allocate(b.dtype(), b.shape(), device.memory));
+  }
+  std::vector<kernels::Backend::CopyPiece> pieces;
+  pieces.reserve(inputs.size());
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    // The slot's own buffer, written in place (mutable_bytes() would copy a shared one): only
+    // this call reads it, after the copy, in the device's order.
+    auto* slot = const_cast<std::byte*>(replay.slots[k].bytes().data());  // NOLINT
+    pieces.push_back({inputs[k].bytes().data(), slot, inputs[k].nbytes()});
+  }
+  device.backend.copy_pieces(device.memory, pieces);
+  return true;
 }
 
 }  // namespace
@@ -237,11 +297,16 @@ void Executable::run_replayable(const KernelContext& device, std::vector<Block>&
                                 std::vector<Block>& results) const {
   const kernels::Backend& backend = device.backend;
   const std::lock_guard lock(replay.mu);
+  std::vector<Block> callers;  // the caller's inputs, when the program reads copies in its slots
+  if (copy_into_slots(device, inputs, replay)) callers = std::exchange(inputs, replay.slots);
+  const bool slotted = !callers.empty();
   std::vector<const void*> key;
   key.reserve(inputs.size());
   for (const Block& b : inputs) key.push_back(b.bytes().data());
   // A program with effects (a host callback) runs them at every call: never replayed unrun.
   const bool may_replay = !effects_ && !replay.outputs.empty();
+  StepProfile* const profile = StepProfile::active();
+  const auto started = profile ? StepProfile::Clock::now() : StepProfile::Clock::time_point{};
   const auto how =
       backend.run_call(device.memory, replay.state, key, may_replay, [&](bool may_run_again) {
         if (!may_run_again) {
@@ -251,30 +316,42 @@ void Executable::run_replayable(const KernelContext& device, std::vector<Block>&
         std::vector<Block> held = inputs;  // execute() lets its inputs go at their last use
         results = execute(program_, device, held, &kept);
       });
+  if (profile) profile->add(profile_name(how), StepProfile::Clock::now() - started);
+  const ProfiledScope timed(profile, "call: results copied out");
+  const std::vector<Block>& given = slotted ? callers : inputs;
+  std::vector<kernels::Backend::CopyPiece> pieces;
   using Kind = Replay::Output::Kind;
   if (how == kernels::Backend::CallRun::kReplayed) {
     results.clear();
     for (const Replay::Output& o : replay.outputs) {
       if (o.kind == Kind::kReused) {
-        results.push_back(copied(backend, device.memory, o.data, o.dtype, o.shape));
+        results.push_back(copy_target(device.memory, o.data, o.dtype, o.shape, pieces));
       } else {
-        results.push_back(o.kind == Kind::kInput ? inputs[o.input].bitcast(o.dtype, o.shape)
+        results.push_back(o.kind == Kind::kInput ? given[o.input].bitcast(o.dtype, o.shape)
                                                  : o.held);
       }
     }
+    backend.copy_pieces(device.memory, pieces);
     return;
   }
   if (how == kernels::Backend::CallRun::kCaptured) {
     replay.outputs.clear();
     for (const Block& b : results)
-      replay.outputs.push_back(output_of(backend, replay.state, b, inputs));
+      replay.outputs.push_back(output_of(backend, replay.state, b, inputs, slotted));
   }
-  // Blocks in memory the backend reuses for the next call are copied out of it.
+  // Blocks in memory the backend or the slots reuse for the next call are copied out of it; an
+  // input passed through is the caller's.
   for (Block& b : results) {
-    if (backend.replay_holds(replay.state, b.bytes().data())) {
-      b = copied(backend, device.memory, b.bytes().data(), b.dtype(), b.shape());
+    const std::byte* data = b.bytes().data();
+    if (data == nullptr) continue;
+    const Replay::Output o = output_of(backend, replay.state, b, inputs, slotted);
+    if (o.kind == Kind::kReused) {
+      b = copy_target(device.memory, data, b.dtype(), b.shape(), pieces);
+    } else if (o.kind == Kind::kInput && slotted) {
+      b = given[o.input].bitcast(b.dtype(), b.shape());
     }
   }
+  backend.copy_pieces(device.memory, pieces);
 }
 
 std::vector<Array> Executable::assemble(const Session& s,

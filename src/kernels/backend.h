@@ -53,6 +53,18 @@ class Backend {
   // default copies host to host and throws InvalidArgument for device memory.
   virtual void copy(const std::byte* from, MemorySpace from_memory, std::byte* to,
                     MemorySpace to_memory, size_t bytes) const;
+  // Copies within the memory `memory`, each piece's `bytes` from `from` to `to` (none
+  // overlapping another's destination), with copy()'s contract for each, in one go where the
+  // backend can: a GPU's queues them as one batch, which costs the host one call instead of one
+  // a piece. The default copies them one by one.
+  struct CopyPiece {
+    const std::byte* from = nullptr;
+    std::byte* to = nullptr;
+    size_t bytes = 0;
+  };
+  virtual void copy_pieces(MemorySpace memory, std::span<const CopyPiece> pieces) const {
+    for (const CopyPiece& p : pieces) copy(p.from, memory, p.to, memory, p.bytes);
+  }
   // Makes the calling thread compute on the device of `memory` until the scope ends, for a
   // backend whose kernels take no device (a GPU's: each device thread binds its GPU); the
   // default does nothing. Scopes nest per thread.
@@ -74,6 +86,13 @@ class Backend {
   // with its outputs left in device memory. The default, for a backend whose work is done when
   // a call returns, does nothing.
   virtual void synchronize(MemorySpace /*memory*/) const {}
+  // The end of one jit call on the device of `memory`, its work queued: JAX's asynchronous
+  // dispatch, bounded. A GPU's returns at once while few enough calls are unfinished there, else
+  // waits for the oldest (kernels/cuda/calls_in_flight.h), so the host prepares the next call
+  // while the device runs this one; a fault of the work it waited for is thrown here, and the
+  // rest where the host next waits (synchronize, copy to the host). The default, for a backend
+  // whose work is done when a call returns, does nothing.
+  virtual void call_queued(MemorySpace /*memory*/) const {}
   // Runs one jit call's work on the device of `memory` so that later calls of the same program
   // cost the host less: a GPU's captures it into a CUDA graph and replays that
   // (kernels/cuda/call_graph.h). `state` is the caller's slot for one program on one device,

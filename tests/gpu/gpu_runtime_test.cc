@@ -8,6 +8,7 @@
 #include <spmd/spmd.h>
 
 #include <cmath>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -152,6 +153,83 @@ TEST_F(GpuRuntime, ACallMadeAgainReplaysAGraphAndEarlierOutputsKeepTheirValues) 
   EXPECT_GE(after.captured + after.replayed - before.captured - before.replayed, 3)
       << "calls 2 to 4 captured or replayed";
   EXPECT_EQ(after.fell_back - before.fell_back, 0);
+}
+
+// A call returns with its work queued (JAX's asynchronous dispatch;
+// kernels/cuda/calls_in_flight.h): eight 4096² float32 products still run on the GPU when the call
+// returns, block_until_ready() waits for them, and each call's values are the first's. Calls 2 to 4
+// are measured, captured and replayed as a graph (call_graph.h): each of those returns early too.
+TEST_F(GpuRuntime, ACallReturnsBeforeItsWorkIsDoneAndBlockUntilReadyWaitsForIt) {
+  const spmd::Mesh mesh(spmd::devices(), {"x"});
+  auto f = spmd::jit([](const Tensor& x) {
+    Tensor y = x;
+    for (int i = 0; i < 8; ++i) y = jnp::tanh(jnp::matmul(y, x));
+    return y;
+  });
+  const Array x = spmd::device_put(wave({4096, 4096}, 0.1), NamedSharding(mesh, P()));
+  const Array first = f(x);
+  first.block_until_ready();
+  const HostArray want = first.to_host();
+  const spmd::kernels::Backend& backend = spmd::kernels::backend_for("gpu");
+  for (int call = 2; call <= 4; ++call) {
+    SCOPED_TRACE("call " + std::to_string(call));
+    const Array y = f(x);
+    std::vector<std::function<bool()>> done;
+    for (const spmd::Shard& shard : y.addressable_shards()) {
+      done.push_back(backend.fence(backend.memory(shard.device.local_hardware_id())));
+    }
+    for (const auto& d : done) {
+      EXPECT_FALSE(d()) << "the call waited for its work (SPMD_GPU_CALLS_IN_FLIGHT=0 set?)";
+    }
+    y.block_until_ready();
+    for (const auto& d : done) EXPECT_TRUE(d()) << "block_until_ready returned before the work";
+    expect_close(y.to_host(), want, 1e-5f);
+  }
+}
+
+// A loop that passes new arrays every call, as a train step's state is, replays one graph: the
+// inputs are copied into the program's own buffers first (Executable::Replay's slots). Each
+// call's values are the host's, the outputs that are an input passed through, reshaped or
+// sliced keep the caller's values after later calls, and calls 3 to 8 are replays.
+TEST_F(GpuRuntime, ALoopPassingNewArraysEachCallReplaysOneGraphWithTheCallersValues) {
+  const spmd::Mesh mesh(spmd::devices(), {"x"});
+  if (mesh.size() != 1) GTEST_SKIP() << "graphs replay programs of one device; " << mesh.size();
+  auto f = spmd::jit([](const Tensor& p, const Tensor& x) {
+    return std::vector<Tensor>{jnp::tanh(p * 0.5f + x), p, jnp::reshape(p, {8, 64}),
+                               jnp::slice(p, {16, 0}, {32, 8})};
+  });
+  const NamedSharding rep(mesh, P());
+  const HostArray x = wave({64, 8}, 0.7);
+  Array p = spmd::device_put(wave({64, 8}, 0.2), rep);
+  const Array xd = spmd::device_put(x, rep);
+  HostArray want = wave({64, 8}, 0.2);
+  std::vector<std::vector<Array>> kept;  // every call's outputs, read after the loop
+  std::vector<HostArray> wants;
+  spmd::kernels::cuda::CallGraph::Counts before{};
+  for (int call = 1; call <= 8; ++call) {
+    if (call == 3) before = spmd::kernels::cuda::CallGraph::counts();
+    std::vector<Array> out = f(p, xd);
+    wants.push_back(want);  // the host's value of this call's input
+    for (size_t i = 0; i < want.data<float>().size(); ++i) {
+      want.mutable_data<float>()[i] = std::tanh(want.data<float>()[i] * 0.5f + x.data<float>()[i]);
+    }
+    p = out[0];
+    kept.push_back(std::move(out));
+  }
+  const spmd::kernels::cuda::CallGraph::Counts after = spmd::kernels::cuda::CallGraph::counts();
+  EXPECT_EQ(after.replayed - before.replayed, 6) << "calls 3 to 8 launched the kept graph";
+  for (size_t call = 0; call < kept.size(); ++call) {
+    SCOPED_TRACE("call " + std::to_string(call + 1));
+    // The call's input exactly: the first's from the host, each later one the call before's.
+    const HostArray in = call == 0 ? wants[0] : kept[call - 1][0].to_host();
+    const HostArray next = call + 1 < wants.size() ? wants[call + 1] : want;
+    expect_close(kept[call][0].to_host(), next, 1e-5f);
+    expect_close(kept[call][1].to_host(), in, 0);
+    HostArray reshaped = in;
+    reshaped.reshape({8, 64});
+    expect_close(kept[call][2].to_host(), reshaped, 0);
+    expect_close(kept[call][3].to_host(), in.slice({{16, 32}, {0, 8}}), 0);
+  }
 }
 
 // Seed 002's step: value_and_grad of an MLP's loss and an SGD update, the batch split over the

@@ -15,7 +15,7 @@ std::atomic<int64_t> direct_calls{0}, captured_calls{0}, instantiations{0}, fall
 // The largest arena a program's captures may take: an eighth of the GPU's memory, or none when
 // SPMD_GPU_GRAPHS=0.
 size_t most_arena_bytes(GpuContext& gpu) {
-  if (const char* v = std::getenv("SPMD_GPU_GRAPHS"); v && std::strcmp(v, "0") == 0) return 0;
+  if (!graphs_enabled()) return 0;
   size_t free = 0, total = 0;
   check_cuda(cudaSetDevice(gpu.ordinal()), "cudaSetDevice", gpu.ordinal());
   check_cuda(cudaMemGetInfo(&free, &total), "cudaMemGetInfo", gpu.ordinal());
@@ -23,6 +23,14 @@ size_t most_arena_bytes(GpuContext& gpu) {
 }
 
 }  // namespace
+
+bool graphs_enabled() {
+  static const bool enabled = [] {
+    const char* v = std::getenv("SPMD_GPU_GRAPHS");
+    return !(v && std::strcmp(v, "0") == 0);
+  }();
+  return enabled;
+}
 
 CallGraph::CallGraph(GpuContext& gpu) : gpu_(gpu), policy_(most_arena_bytes(gpu)) {}
 

@@ -37,6 +37,9 @@
 
 namespace spmd::kernels::cuda {
 
+// Whether calls are replayed as graphs: false where SPMD_GPU_GRAPHS=0 (read once).
+bool graphs_enabled();
+
 class CallGraph {
  public:
   explicit CallGraph(GpuContext& gpu);

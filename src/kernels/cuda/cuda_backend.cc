@@ -36,11 +36,15 @@ class CudaBackend final : public Backend {
             size_t bytes) const override {
     copy_memory(from, from_memory, to, to_memory, bytes);
   }
+  void copy_pieces(MemorySpace memory, std::span<const CopyPiece> pieces) const override {
+    copy_pieces_on_device(memory, pieces);
+  }
   std::shared_ptr<void> bind_thread(MemorySpace memory) const override { return bind_gpu(memory); }
   void* stream(MemorySpace memory) const override { return gpu_stream(memory); }
   std::function<bool()> fence(MemorySpace memory) const override { return gpu_fence(memory); }
   void synchronize(MemorySpace memory) const override { gpu_synchronize(memory); }
-  bool replays_calls() const override { return true; }
+  void call_queued(MemorySpace memory) const override { gpu_call_queued(memory); }
+  bool replays_calls() const override { return graphs_enabled(); }
   CallRun run_call(MemorySpace memory, std::shared_ptr<void>& state,
                    std::span<const void* const> inputs, bool may_replay,
                    const std::function<void(bool)>& call) const override {

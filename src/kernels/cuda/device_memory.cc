@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -216,6 +217,36 @@ void copy_memory(const std::byte* from, MemorySpace from_memory, std::byte* to,
   if (plan.host_waits) gpu.synchronize();
 }
 
+void copy_pieces_on_device(MemorySpace memory, std::span<const Backend::CopyPiece> pieces) {
+  // False once a driver refused a batch: each piece is queued alone from then on.
+  static std::atomic<bool> batches{true};
+  GpuContext& gpu = gpu_of(memory);
+  std::vector<void*> to;
+  std::vector<const void*> from;
+  std::vector<size_t> sizes;
+  for (const Backend::CopyPiece& p : pieces) {
+    if (p.bytes == 0) continue;
+    to.push_back(p.to);
+    from.push_back(p.from);
+    sizes.push_back(p.bytes);
+  }
+  if (to.empty()) return;
+  if (to.size() > 1 && batches.load(std::memory_order_relaxed) && gpu.capture() == nullptr) {
+    cudaMemcpyAttributes in_order{};
+    in_order.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+    size_t first = 0;  // in_order applies from the first copy on
+    const cudaError_t status = cudaMemcpyBatchAsync(to.data(), from.data(), sizes.data(), to.size(),
+                                                    &in_order, &first, 1, gpu.stream());
+    if (status == cudaSuccess) return;
+    cudaGetLastError();  // a refused batch queued nothing and is not sticky: copy piece by piece
+    batches.store(false, std::memory_order_relaxed);
+  }
+  for (size_t k = 0; k < to.size(); ++k) {
+    check_cuda(cudaMemcpyAsync(to[k], from[k], sizes[k], cudaMemcpyDeviceToDevice, gpu.stream()),
+               "cudaMemcpyAsync(device to device)", gpu.ordinal());
+  }
+}
+
 std::shared_ptr<void> bind_gpu(MemorySpace memory) {
   return std::make_shared<GpuScope>(gpu_of(memory));
 }
@@ -223,6 +254,8 @@ std::shared_ptr<void> bind_gpu(MemorySpace memory) {
 void* gpu_stream(MemorySpace memory) { return gpu_of(memory).stream(); }
 
 void gpu_synchronize(MemorySpace memory) { gpu_of(memory).synchronize(); }
+
+void gpu_call_queued(MemorySpace memory) { gpu_of(memory).call_queued(); }
 
 std::function<bool()> gpu_fence(MemorySpace memory) {
   GpuContext& gpu = gpu_of(memory);

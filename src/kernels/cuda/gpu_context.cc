@@ -4,7 +4,10 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <atomic>
 #include <cstdint>
+#include <cstdlib>
+#include <memory>
 #include <utility>
 
 #include "kernels/cuda/status.h"
@@ -42,6 +45,13 @@ GpuContext& GpuContext::get(int ordinal) {
   // Never destroyed: an array's device buffers can outlive static destruction (a global, a
   // Python object let go at exit), and their deleters give them back through their context.
   static auto& contexts = *new std::array<std::unique_ptr<GpuContext>, kMaxGpus>;
+  // The contexts made, read without the lock: every allocation and copy asks for its GPU's, and
+  // one made was of a GPU this process sees, as it will until it ends.
+  static std::array<std::atomic<GpuContext*>, kMaxGpus> made{};
+  if (ordinal >= 0 && ordinal < kMaxGpus) {
+    if (GpuContext* gpu = made[static_cast<size_t>(ordinal)].load(std::memory_order_acquire))
+      return *gpu;
+  }
   std::string why;
   const int count = visible_gpus(&why);
   if (ordinal < 0 || ordinal >= count || ordinal >= kMaxGpus) {
@@ -52,11 +62,15 @@ GpuContext& GpuContext::get(int ordinal) {
   }
   std::lock_guard lock(mutex);
   auto& slot = contexts[static_cast<size_t>(ordinal)];
-  if (!slot) slot.reset(new GpuContext(ordinal));
+  if (!slot) {
+    slot.reset(new GpuContext(ordinal));
+    made[static_cast<size_t>(ordinal)].store(slot.get(), std::memory_order_release);
+  }
   return *slot;
 }
 
-GpuContext::GpuContext(int ordinal) : ordinal_(ordinal) {
+GpuContext::GpuContext(int ordinal)
+    : ordinal_(ordinal), calls_(calls_in_flight_from(std::getenv("SPMD_GPU_CALLS_IN_FLIGHT"))) {
   check_cuda(cudaSetDevice(ordinal), "cudaSetDevice", ordinal);
   cudaDeviceProp properties{};
   check_cuda(cudaGetDeviceProperties(&properties, ordinal), "cudaGetDeviceProperties", ordinal);
@@ -152,6 +166,7 @@ void GpuContext::synchronize() {
       cudaMemcpyAsync(error_host_, error_word_, sizeof(int), cudaMemcpyDeviceToHost, stream_),
       "cudaMemcpyAsync(error word)", ordinal_);
   check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize", ordinal_);
+  calls_.clear();  // every call queued before has finished
   if (*error_host_ != 0) {
     *error_host_ = 0;
     check_cuda(cudaMemsetAsync(error_word_, 0, sizeof(int), stream_), "cudaMemsetAsync", ordinal_);
@@ -160,6 +175,22 @@ void GpuContext::synchronize() {
         fmt::format("div or rem: integer division by zero in a kernel on GPU {} of {}", ordinal_,
                     process_label()));
   }
+}
+
+void GpuContext::call_queued() {
+  if (calls_.most() == 0) {
+    synchronize();
+    return;
+  }
+  cudaEvent_t event = nullptr;
+  check_cuda(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreateWithFlags",
+             ordinal_);
+  const std::shared_ptr<CUevent_st> owned(event, [](cudaEvent_t e) { cudaEventDestroy(e); });
+  check_cuda(cudaEventRecord(event, stream_), "cudaEventRecord", ordinal_);
+  calls_.queued([owned, ordinal = ordinal_] {
+    check_cuda(cudaEventSynchronize(owned.get()),
+               "cudaEventSynchronize (a jit call queued earlier)", ordinal);
+  });
 }
 
 DeviceBuffer::DeviceBuffer(GpuContext& gpu, size_t bytes)

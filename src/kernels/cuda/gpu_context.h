@@ -2,9 +2,10 @@
 // memory pool, its cuBLAS handle and the word in which kernels report a failure (and a second
 // stream that captured calls record from: Capture below, call_graph.h).
 //
-// Work is queued on the stream and a call returns before it finishes (as JAX's dispatch does);
-// synchronize() waits for everything queued and throws what a kernel reported (an integer
-// division by zero), so an error surfaces where the user waits (block_until_ready, to_host).
+// Work is queued on the stream and a call returns before it finishes (as JAX's dispatch does;
+// call_queued() bounds how far the host runs ahead); synchronize() waits for everything queued
+// and throws what a kernel reported (an integer division by zero), so an error surfaces where the
+// user waits (block_until_ready, to_host).
 // Memory comes from the device's default pool with its release threshold at the maximum: freed
 // blocks stay in the pool for the next allocation of the stream instead of going back to the
 // driver, as XLA's BFC allocator keeps them. Each GPU's context is made once, on first use, and
@@ -25,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cuda/calls_in_flight.h"
 #include "kernels/cuda/replay_plan.h"
 
 namespace spmd::kernels::cuda {
@@ -69,6 +71,11 @@ class GpuContext {
   // Waits for all work queued on the stream; then throws InvalidArgument for a failure a kernel
   // reported (and clears it), or the CUDA error of a kernel that faulted.
   void synchronize();
+  // A jit call's work is queued on the stream (Backend::call_queued): returns at once while no
+  // more than SPMD_GPU_CALLS_IN_FLIGHT calls (calls_in_flight.h; 32 unset) are unfinished, else
+  // waits for the oldest beyond them and throws a fault it met. With the bound 0 it is
+  // synchronize(). A division by zero a kernel reported surfaces at the next synchronize().
+  void call_queued();
 
   // A call of this GPU's being captured into a CUDA graph, or measured for one, on one thread
   // (call_graph.h; a CaptureScope makes it the thread's). While it is, on that thread:
@@ -103,6 +110,7 @@ class GpuContext {
   cudaStream_t capture_stream_ = nullptr;  // what captures record from (Capture)
   int* error_word_ = nullptr;
   int* error_host_ = nullptr;  // pinned: where synchronize() reads the error word
+  CallsInFlight calls_;        // call_queued()'s: one event per unfinished call
   std::mutex blas_mutex_;
   cublasHandle_t blas_ = nullptr;
 };
