@@ -166,6 +166,12 @@ bool same_first_step(const Mesh& mesh, const Model& m) {
          close(out.at("params").at("w1").leaf().to_host(), hand[0].to_host());
 }
 
+// Waits for every array of `tree`: a GPU's call returns with its work queued, and a timing ends
+// when the work has, as JAX's worker blocks on its state.
+void wait_for(const Tree<Array>& tree) {
+  for (const Array& a : tree_leaves(tree)) a.block_until_ready();
+}
+
 // The jit step's seconds per step on `mesh`, 5 steps per timing.
 double jit_step_seconds(const Mesh& mesh, int iterations) {
   const Model m = model(mesh);
@@ -178,6 +184,7 @@ double jit_step_seconds(const Mesh& mesh, int iterations) {
                    state = Tree<Array>{{"params", out.at("params")},
                                        {"opt_state", out.at("opt_state")}};
                  }
+                 wait_for(state);
                }) /
          5;
 }
@@ -226,7 +233,8 @@ void scaling(nlohmann::ordered_json& row, int iterations) {
     auto step = jit_step();
     const Tree<Array> state{{"params", m.params},
                             {"opt_state", optim::adam(kLearningRate).init(m.params)}};
-    return static_cast<double>(kBatch) / timed(iterations, [&] { step(state, m.x, m.y); });
+    return static_cast<double>(kBatch) /
+           timed(iterations, [&] { wait_for(step(state, m.x, m.y)); });
   };
   const double all = samples_per_s(Mesh(devices(), {"dp"}));
   double alone = 0;
@@ -247,13 +255,28 @@ void compile(nlohmann::ordered_json& row) {
   auto lowered = jit_step();
   row["compile_s"] = seconds_of([&] { lowered.lower(state, m.x, m.y); });
   auto step = jit_step();
-  row["first_call_s"] = seconds_of([&] { step(state, m.x, m.y); });
-  row["second_call_s"] = seconds_of([&] { step(state, m.x, m.y); });
+  row["first_call_s"] = seconds_of([&] { wait_for(step(state, m.x, m.y)); });
+  row["second_call_s"] = seconds_of([&] { wait_for(step(state, m.x, m.y)); });
   std::vector<double> later;
   later.reserve(98);
-  for (int i = 3; i <= 100; ++i) later.push_back(seconds_of([&] { step(state, m.x, m.y); }));
+  for (int i = 3; i <= 100; ++i) {
+    later.push_back(seconds_of([&] { wait_for(step(state, m.x, m.y)); }));
+  }
   row["calls_3_to_100_median_s"] = median(later);
   row["second_vs_later"] = row["second_call_s"].get<double>() / median(later);
+  // The host's own time per step: 16 steps queued without waiting (a GPU's run ahead of it, up
+  // to SPMD_GPU_CALLS_IN_FLIGHT), then waited for. Beside jit_step_s it says which of the host
+  // and the device bounds the step; on CPU devices each call is the whole step.
+  Tree<Array> chained = state;
+  row["host_s_per_call"] =
+      seconds_of([&] {
+        for (int i = 0; i < 16; ++i) {
+          Tree<Array> out = step(chained, m.x, m.y);
+          chained = Tree<Array>{{"params", out.at("params")}, {"opt_state", out.at("opt_state")}};
+        }
+      }) /
+      16;
+  wait_for(chained);
 }
 
 // Adds the largest relative difference between spmd's and JAX's first losses; more than
