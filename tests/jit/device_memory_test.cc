@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -216,8 +217,9 @@ TEST(DeviceMemory, EmptyArraysAndFloat16SpecialValuesAreTheHostsBitForBit) {
 }
 
 // jit's outputs on a device stay in its memory (compute/resident_shard.h): the next call takes
-// them there with no copy, and the host's first read of a shard copies it once. Each call waits
-// for its devices before it returns.
+// them there with no copy, and the host's first read of a shard copies it once. Each call ends
+// with its work queued (Backend::call_queued), and block_until_ready() waits for each shard's
+// device.
 TEST(DeviceMemory, OutputsStayInDeviceMemoryUntilTheHostReadsThem) {
   SimulatedDeviceBackend device;  // first: the jitted function keeps blocks in its memory
   const spmd::Mesh mesh(spmd::devices(), {"x"});
@@ -238,7 +240,11 @@ TEST(DeviceMemory, OutputsStayInDeviceMemoryUntilTheHostReadsThem) {
     for (int i = 1; i < 6; ++i) y = step(y);
     EXPECT_EQ(device.counts().host_to_device, 4);  // the later calls found their input there
     EXPECT_EQ(device.counts().device_to_host, 0);
-    EXPECT_EQ(device.counts().synchronizations, 6 * 4);
+    EXPECT_EQ(device.counts().calls_queued, 6 * 4);
+    EXPECT_EQ(device.counts().synchronizations, 0) << "a call waited for its devices";
+    y.block_until_ready();
+    EXPECT_EQ(device.counts().synchronizations, 4) << "one wait for each shard's device";
+    EXPECT_EQ(device.counts().device_to_host, 0) << "the wait read nothing";
   }
   // Read after the override has ended: the shards come from the backend that made them.
   expect_same_bytes({y}, {want});
@@ -307,6 +313,73 @@ class RefusingFactory final : public spmd::DeviceCommFactory {
 // device's first call and shared by the later ones (jit/execute.h's KeptSteps): no launch and no
 // allocation after the first, and a later step never writes into them (each call's values are
 // the host's).
+// Calls replayed as a GPU's backend replays them (the simulated backend's `replays`): each
+// call's outputs are the CPU's bit for bit, and keep their values after later calls reuse the
+// program's memory. `loop` makes 8 calls of `f`, each passing the last call's first output (new
+// buffers every call, as a training loop's state), and returns every call's outputs.
+std::vector<std::vector<Array>> replayed_loop(
+    const std::function<std::vector<Array>(const Array&, const Array&)>& f, const Array& p0,
+    const Array& x) {
+  std::vector<std::vector<Array>> outs;
+  Array p = p0;
+  for (int call = 0; call < 8; ++call) {
+    outs.push_back(f(p, x));
+    p = outs.back()[0];
+  }
+  return outs;
+}
+
+TEST(DeviceMemory, ReplayedCallsLeaveEachCallsValuesWithTheCaller) {
+  SimulatedDeviceBackend device(/*replays=*/true);  // first: the jitted functions use it
+  const spmd::Mesh one({spmd::devices()[0]}, {"x"});
+  const NamedSharding rep(one, P());
+  // Enough steps to copy its inputs into slots of its own (Executable::run_replayable), with
+  // outputs that are an input passed through, reshaped and sliced (inside the input's slot).
+  auto big = spmd::jit([](const Tensor& p, const Tensor& x) {
+    return std::vector<Tensor>{
+        jnp::tanh(p * 0.5f + x), p,
+        jnp::reshape(p, {8, 8}), jnp::slice(p, {4, 0}, {12, 4}),
+        jnp::sum(p * x, {1}),    jnp::transpose(jnp::exp(p)) + jnp::sum(x, {1})};
+  });
+  // Too few steps for slots: replayed only when its input buffers come again.
+  auto small = spmd::jit([](const Tensor& p, const Tensor& x) {
+    return std::vector<Tensor>{p * 2.0f + x, p};
+  });
+  auto run = [&](auto& f, bool chained) {
+    // Made here, so that under the override they lie in the simulated device's memory, as a
+    // GPU's arrays do: a call then passes the same input buffers again.
+    const Array p0 = spmd::device_put(wave({16, 4}, 0.2), rep);
+    const Array x = spmd::device_put(wave({16, 4}, 0.9), rep);
+    auto call = [&](const Array& p, const Array& in) { return f(p, in); };
+    if (chained) return replayed_loop(call, p0, x);
+    std::vector<std::vector<Array>> outs;
+    for (int i = 0; i < 8; ++i) outs.push_back(f(p0, x));
+    return outs;
+  };
+  const auto want_big = run(big, true), want_small = run(small, true),
+             want_same = run(small, false);
+  std::vector<std::vector<Array>> got_big, got_small, got_same;
+  SimulatedDeviceBackend::Counts after_big{}, after_small{};
+  {
+    const spmd::kernels::BackendOverride installed(device);
+    got_big = run(big, true);
+    after_big = device.counts();
+    got_small = run(small, true);
+    after_small = device.counts();
+    got_same = run(small, false);
+  }
+  EXPECT_EQ(after_big.replayed, 6) << "calls 3 to 8 of a program with slots replayed";
+  EXPECT_EQ(device.counts().replayed - after_small.replayed, 7)
+      << "calls 2 to 8 with the same inputs (the first captured) replayed";
+  for (size_t call = 0; call < 8; ++call) {
+    SCOPED_TRACE("call " + std::to_string(call + 1));
+    expect_same_bytes(got_big[call], want_big[call]);
+    expect_same_bytes(got_small[call], want_small[call]);
+    expect_same_bytes(got_same[call], want_same[call]);
+  }
+  EXPECT_TRUE(device.violations().empty());
+}
+
 TEST(DeviceMemory, ConstantStepsAreMadeAtTheFirstCallAndShared) {
   SimulatedDeviceBackend device;  // first: the jitted function keeps blocks in its memory
   const spmd::Mesh mesh(spmd::devices(), {"x"});

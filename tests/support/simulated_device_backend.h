@@ -8,11 +8,21 @@
 //
 // Install it with kernels::BackendOverride (its platform is "cpu"): jit then runs every CPU
 // device's program in "device" memory. Thread-safe: device threads share it.
+//
+// Made with `replays` true, it also replays jit calls as a GPU's backend does (Backend::run_call;
+// kernels/cuda/call_graph.h), so that the executor's handling of replayed calls is tested on the
+// CPU. A program's first call runs directly; every later one runs with its allocations taken from
+// an arena of the program's, from its start each time, so that its results lie where the last
+// capture's did. A call whose inputs are the last capture's buffers, where the caller allows, is
+// a replay: as a graph launched again, it leaves its results where the capture left them,
+// computed from the same buffers (it runs the program again, the host's work a graph saves).
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -36,7 +46,15 @@ class SimulatedDeviceBackend final : public kernels::Backend {
     int allocations = 0;  // made so far
     int live = 0;         // not yet given back
     int synchronizations = 0;
+    int calls_queued = 0;  // jit calls that ended with their work queued (call_queued)
+    int captured = 0;      // run_call's outcomes, with `replays`
+    int replayed = 0;
   };
+
+  explicit SimulatedDeviceBackend(bool replays = false) : replays_(replays) {}
+  ~SimulatedDeviceBackend() override = default;
+  SimulatedDeviceBackend(const SimulatedDeviceBackend&) = delete;
+  SimulatedDeviceBackend& operator=(const SimulatedDeviceBackend&) = delete;
 
   Counts counts() const {
     const std::lock_guard lock(mutex_);
@@ -58,6 +76,7 @@ class SimulatedDeviceBackend final : public kernels::Backend {
 
   std::shared_ptr<std::byte> allocate(MemorySpace memory, size_t bytes) const override {
     if (memory.kind != MemorySpace::Kind::kDevice) violation("allocate in " + memory.to_string());
+    if (const std::shared_ptr<Graph>& g = active_graph()) return g->take(bytes, g);
     const size_t rounded = (bytes + 63) / 64 * 64 + 64;  // never empty, so every block has a place
     auto* p = static_cast<std::byte*>(std::aligned_alloc(64, rounded));
     {
@@ -123,6 +142,51 @@ class SimulatedDeviceBackend final : public kernels::Backend {
     }
     const std::lock_guard lock(mutex_);
     ++counts_.synchronizations;
+  }
+
+  // The end of a jit call: counted, and nothing waited for (a GPU's waits only for calls beyond
+  // its bound; block_until_ready and reads wait for the rest).
+  void call_queued(MemorySpace /*memory*/) const override {
+    const std::lock_guard lock(mutex_);
+    ++counts_.calls_queued;
+  }
+
+  bool replays_calls() const override { return replays_; }
+  CallRun run_call(MemorySpace memory, std::shared_ptr<void>& state,
+                   std::span<const void* const> inputs, bool may_replay,
+                   const std::function<void(bool)>& call) const override {
+    if (!state) {  // the first call: directly
+      state = make_graph(memory);
+      call(false);
+      return CallRun::kDirect;
+    }
+    const std::shared_ptr<Graph> g = std::static_pointer_cast<Graph>(state);
+    const bool same =
+        g->captured && std::equal(g->key.begin(), g->key.end(), inputs.begin(), inputs.end());
+    g->used = 0;
+    active_graph() = g;
+    try {
+      call(true);
+    } catch (...) {
+      active_graph() = nullptr;
+      throw;
+    }
+    active_graph() = nullptr;
+    const std::lock_guard lock(mutex_);
+    if (may_replay && same) {
+      ++counts_.replayed;
+      return CallRun::kReplayed;
+    }
+    g->key.assign(inputs.begin(), inputs.end());
+    g->captured = true;
+    ++counts_.captured;
+    return CallRun::kCaptured;
+  }
+  bool replay_holds(const std::shared_ptr<void>& state, const void* data) const override {
+    if (!state) return false;
+    const auto* g = static_cast<const Graph*>(state.get());
+    const auto* p = static_cast<const std::byte*>(data);
+    return p >= g->arena && p < g->arena + Graph::kBytes;
   }
 
   void chain(std::span<const kernels::ChainStep> s, std::span<const kernels::Input> in,
@@ -246,6 +310,46 @@ class SimulatedDeviceBackend final : public kernels::Backend {
   void check_on_device(const void* p, const char* what) const { on_device(p, what); }
 
  private:
+  // One program's replayed calls: its arena (one region of device memory) and the input buffers
+  // of its last capture.
+  struct Graph {
+    static constexpr size_t kBytes = size_t{4} << 20;
+    std::byte* arena = nullptr;
+    size_t used = 0;
+    bool captured = false;
+    std::vector<const void*> key;
+    std::function<void()> release;  // gives the arena back
+    ~Graph() { release(); }
+    // The next piece of the arena, kept alive by `self` (the arena outlives every block in it).
+    std::shared_ptr<std::byte> take(size_t bytes, const std::shared_ptr<Graph>& self) {
+      const size_t rounded = (bytes + 63) / 64 * 64 + 64;
+      if (used + rounded > kBytes) throw std::runtime_error("the simulated arena is full");
+      std::byte* p = arena + used;
+      used += rounded;
+      return {p, [self](std::byte*) {}};
+    }
+  };
+  static std::shared_ptr<Graph>& active_graph() {
+    static thread_local std::shared_ptr<Graph> graph;
+    return graph;
+  }
+  std::shared_ptr<Graph> make_graph(MemorySpace memory) const {
+    auto g = std::make_shared<Graph>();
+    g->arena = static_cast<std::byte*>(std::aligned_alloc(64, Graph::kBytes));
+    {
+      const std::lock_guard lock(mutex_);
+      regions_[g->arena] = {Graph::kBytes, memory.local_hardware_id};
+    }
+    g->release = [this, arena = g->arena] {
+      {
+        const std::lock_guard lock(mutex_);
+        regions_.erase(arena);
+      }
+      std::free(arena);
+    };
+    return g;
+  }
+
   SimulatedStream& stream_of(MemorySpace memory) const {
     const std::lock_guard lock(mutex_);
     auto& s = streams_[memory.local_hardware_id];
@@ -301,6 +405,7 @@ class SimulatedDeviceBackend final : public kernels::Backend {
   }
 
   const kernels::Backend& cpu_ = kernels::cpu_backend();
+  bool replays_ = false;
   mutable std::mutex mutex_;
   mutable std::map<std::byte*, Region> regions_;  // by start
   mutable Counts counts_;
