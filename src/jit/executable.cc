@@ -262,19 +262,37 @@ const char* profile_name(kernels::Backend::CallRun how) {
   }
 }
 
-// Inputs of at most this many bytes in all are copied into a replayed program's slots; larger
-// ones (a large model's parameters, which a second copy would not fit beside) are read where
-// they are, and their program is replayed when the same buffers come again.
+// Which programs copy their inputs into slots: those of kSlotSteps steps or more, whose inputs
+// come to at most kSlotBytesPerStep a step and kSlotBytes in all. A replay saves the host a
+// launch a step (4 to 15 µs), and the copy costs the GPU about a microsecond a megabyte (read and
+// written at a few TB/s), so the copy is kept well below what it saves. A program of a few steps
+// (an eager operation, one step) saves nothing from a replay, and larger inputs (a large model's
+// parameters, which a second copy would not fit beside, and whose step is not bound by launches)
+// are read where they are: their program is replayed when the same buffers come again.
+constexpr size_t kSlotSteps = 4;
+constexpr size_t kSlotBytesPerStep = size_t{1} << 20;
 constexpr size_t kSlotBytes = size_t{64} << 20;
 
-// Copies `inputs` into `replay`'s slots, made like them on the first call, and returns true;
-// false, with nothing copied, when they are larger than kSlotBytes in all.
-bool copy_into_slots(const KernelContext& device, const std::vector<Block>& inputs,
+// Whether `slots` are buffers like `inputs`, one each of the same dtype and shape.
+bool slots_fit(const std::vector<Block>& slots, const std::vector<Block>& inputs) {
+  if (slots.size() != inputs.size()) return false;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    if (slots[k].dtype() != inputs[k].dtype() || slots[k].shape() != inputs[k].shape()) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Copies `inputs` into `replay`'s slots (made like them, the first time) and returns true, for a
+// program of `steps` steps that takes slots (above); else returns false, with nothing copied.
+bool copy_into_slots(const KernelContext& device, const std::vector<Block>& inputs, size_t steps,
                      Executable::Replay& replay) {
   size_t total = 0;
   for (const Block& b : inputs) total += b.nbytes();
-  if (total > kSlotBytes) return false;
-  if (replay.slots.empty()) {
+  if (steps < kSlotSteps || total > kSlotBytes || total > steps * kSlotBytesPerStep) return false;
+  if (!slots_fit(replay.slots, inputs)) {
+    replay.slots.clear();
     for (const Block& b : inputs)
       replay.slots.push_back(Block::allocate(b.dtype(), b.shape(), device.memory));
   }
@@ -298,7 +316,9 @@ void Executable::run_replayable(const KernelContext& device, std::vector<Block>&
   const kernels::Backend& backend = device.backend;
   const std::lock_guard lock(replay.mu);
   std::vector<Block> callers;  // the caller's inputs, when the program reads copies in its slots
-  if (copy_into_slots(device, inputs, replay)) callers = std::exchange(inputs, replay.slots);
+  if (copy_into_slots(device, inputs, program_.steps.size(), replay)) {
+    callers = std::exchange(inputs, replay.slots);
+  }
   const bool slotted = !callers.empty();
   std::vector<const void*> key;
   key.reserve(inputs.size());

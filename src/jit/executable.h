@@ -61,10 +61,11 @@ class Executable {
                                               std::vector<std::vector<Block>>& blocks) const;
   std::vector<Array> assemble(const Session& s, std::vector<std::vector<Block>>& results) const;
   // One device's execute() of a program on one device, through Backend::run_call (a GPU replays
-  // it as a CUDA graph), its results copied out of memory the backend reuses. Inputs of up to
-  // 64 MiB in all are first copied into buffers of the program's own (Replay::slots), so that a
-  // loop passing new arrays every call (a train step's state) replays one graph; larger inputs
-  // replay a graph only when their buffers are those of a kept graph's call.
+  // it as a CUDA graph), its results copied out of memory the backend reuses. A program of 4
+  // steps or more whose inputs come to at most 1 MiB a step and 64 MiB in all first copies them
+  // into buffers of its own (Replay::slots), so that a loop passing new arrays every call (a
+  // train step's state) replays one graph; other programs replay a graph only when their input
+  // buffers are those of a kept graph's call.
   void run_replayable(const KernelContext& device, std::vector<Block>& inputs, KeptSteps& kept,
                       Replay& replay, std::vector<Block>& results) const;
 

@@ -194,9 +194,12 @@ TEST_F(GpuRuntime, ACallReturnsBeforeItsWorkIsDoneAndBlockUntilReadyWaitsForIt) 
 TEST_F(GpuRuntime, ALoopPassingNewArraysEachCallReplaysOneGraphWithTheCallersValues) {
   const spmd::Mesh mesh(spmd::devices(), {"x"});
   if (mesh.size() != 1) GTEST_SKIP() << "graphs replay programs of one device; " << mesh.size();
+  // Six steps or so (the chain, the sums, the transpose, the slice): enough to take slots.
   auto f = spmd::jit([](const Tensor& p, const Tensor& x) {
-    return std::vector<Tensor>{jnp::tanh(p * 0.5f + x), p, jnp::reshape(p, {8, 64}),
-                               jnp::slice(p, {16, 0}, {32, 8})};
+    return std::vector<Tensor>{
+        jnp::tanh(p * 0.5f + x),  p,
+        jnp::reshape(p, {8, 64}), jnp::slice(p, {16, 0}, {32, 8}),
+        jnp::sum(p * x, {1}),     jnp::transpose(jnp::exp(p)) + jnp::sum(x, {1})};
   });
   const NamedSharding rep(mesh, P());
   const HostArray x = wave({64, 8}, 0.7);
@@ -229,6 +232,19 @@ TEST_F(GpuRuntime, ALoopPassingNewArraysEachCallReplaysOneGraphWithTheCallersVal
     reshaped.reshape({8, 64});
     expect_close(kept[call][2].to_host(), reshaped, 0);
     expect_close(kept[call][3].to_host(), in.slice({{16, 32}, {0, 8}}), 0);
+    HostArray row_sums = HostArray::zeros(spmd::DType::kFloat32, {64});
+    HostArray exp_t = HostArray::zeros(spmd::DType::kFloat32, {8, 64});
+    for (int64_t r = 0; r < 64; ++r) {
+      for (int64_t c = 0; c < 8; ++c) {
+        const float v = in.data<float>()[r * 8 + c];
+        row_sums.mutable_data<float>()[r] += v * x.data<float>()[r * 8 + c];
+        float row = 0;  // x's row r summed
+        for (int64_t k = 0; k < 8; ++k) row += x.data<float>()[r * 8 + k];
+        exp_t.mutable_data<float>()[c * 64 + r] = std::exp(v) + row;
+      }
+    }
+    expect_close(kept[call][4].to_host(), row_sums, 1e-5f);
+    expect_close(kept[call][5].to_host(), exp_t, 1e-5f);
   }
 }
 
