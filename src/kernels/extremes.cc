@@ -1,7 +1,9 @@
 #include "kernels/extremes.h"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -503,11 +505,48 @@ void fold_first_max(double* best, int32_t* index, const double* row, int64_t wid
 
 #ifdef SPMD_EXTREMES_AVX2
 namespace {
+
+// Which order reads this machine's rows faster (extremes_of_rows in extremes.h): chosen once per
+// process, by the first call of kOrderTuneBytes or more.
+std::atomic<RowOrder> chosen_order{RowOrder::kUnknown};
+constexpr size_t kOrderTuneBytes = size_t{4} << 20;
+
 template <class V>
 typename V::F extreme_dispatch(bool maximum, const typename V::F* x, int64_t n) {
   if (!extremes_avx2_runs()) return portable::extreme_of(maximum, x, n);
   return maximum ? extreme_avx2<V, true>(x, n) : extreme_avx2<V, false>(x, n);
 }
+// The rows in `order`: four interleaved (extremes_of_rows_avx2), or one after another
+// (extreme_avx2 on each).
+template <class V>
+void rows_in_order(RowOrder order, bool maximum, const typename V::F* x, int64_t count, int64_t n,
+                   int64_t stride, typename V::F* out) {
+  if (order == RowOrder::kSequential) {
+    for (int64_t r = 0; r < count; ++r) {
+      out[r] = maximum ? extreme_avx2<V, true>(x + r * stride, n)
+                       : extreme_avx2<V, false>(x + r * stride, n);
+    }
+    return;
+  }
+  if (maximum) return extremes_of_rows_avx2<V, true>(x, count, n, stride, out);
+  extremes_of_rows_avx2<V, false>(x, count, n, stride, out);
+}
+
+// The faster order for this call's rows, each timed twice in turn (the same bits either way).
+template <class V>
+RowOrder timed_order(bool maximum, const typename V::F* x, int64_t count, int64_t n, int64_t stride,
+                     typename V::F* out) {
+  using Clock = std::chrono::steady_clock;
+  Clock::duration best[2] = {Clock::duration::max(), Clock::duration::max()};
+  for (int trial = 0; trial < 4; ++trial) {
+    const auto order = trial % 2 == 0 ? RowOrder::kInterleaved : RowOrder::kSequential;
+    const auto start = Clock::now();
+    rows_in_order<V>(order, maximum, x, count, n, stride, out);
+    best[trial % 2] = std::min(best[trial % 2], Clock::now() - start);
+  }
+  return best[1] < best[0] ? RowOrder::kSequential : RowOrder::kInterleaved;
+}
+
 template <class V>
 void rows_dispatch(bool maximum, const typename V::F* x, int64_t count, int64_t n, int64_t stride,
                    typename V::F* out) {
@@ -515,8 +554,16 @@ void rows_dispatch(bool maximum, const typename V::F* x, int64_t count, int64_t 
     for (int64_t r = 0; r < count; ++r) out[r] = portable::extreme_of(maximum, x + r * stride, n);
     return;
   }
-  if (maximum) return extremes_of_rows_avx2<V, true>(x, count, n, stride, out);
-  extremes_of_rows_avx2<V, false>(x, count, n, stride, out);
+  RowOrder order = chosen_order.load(std::memory_order_relaxed);
+  const auto bytes = static_cast<size_t>(count * n) * sizeof(typename V::F);
+  if (order == RowOrder::kUnknown && bytes >= kOrderTuneBytes) {
+    order = timed_order<V>(maximum, x, count, n, stride, out);
+    RowOrder unknown = RowOrder::kUnknown;  // the first thread's choice stands
+    chosen_order.compare_exchange_strong(unknown, order);
+    return;  // `out` holds the last timing's results
+  }
+  rows_in_order<V>(order == RowOrder::kSequential ? order : RowOrder::kInterleaved, maximum, x,
+                   count, n, stride, out);
 }
 template <class V>
 void fold_dispatch(bool maximum, typename V::F* acc, const typename V::F* row, int64_t width) {
@@ -545,6 +592,8 @@ float extreme_of(bool maximum, const float* x, int64_t n) {
 double extreme_of(bool maximum, const double* x, int64_t n) {
   return extreme_dispatch<ExtremeLanesF64>(maximum, x, n);
 }
+RowOrder extremes_row_order() { return chosen_order.load(std::memory_order_relaxed); }
+
 void extremes_of_rows(bool maximum, const float* x, int64_t count, int64_t n, int64_t stride,
                       float* out) {
   rows_dispatch<ExtremeLanesF32>(maximum, x, count, n, stride, out);
@@ -552,6 +601,16 @@ void extremes_of_rows(bool maximum, const float* x, int64_t count, int64_t n, in
 void extremes_of_rows(bool maximum, const double* x, int64_t count, int64_t n, int64_t stride,
                       double* out) {
   rows_dispatch<ExtremeLanesF64>(maximum, x, count, n, stride, out);
+}
+void extremes_of_rows_in(RowOrder order, bool maximum, const float* x, int64_t count, int64_t n,
+                         int64_t stride, float* out) {
+  if (!extremes_avx2_runs()) return extremes_of_rows(maximum, x, count, n, stride, out);
+  rows_in_order<ExtremeLanesF32>(order, maximum, x, count, n, stride, out);
+}
+void extremes_of_rows_in(RowOrder order, bool maximum, const double* x, int64_t count, int64_t n,
+                         int64_t stride, double* out) {
+  if (!extremes_avx2_runs()) return extremes_of_rows(maximum, x, count, n, stride, out);
+  rows_in_order<ExtremeLanesF64>(order, maximum, x, count, n, stride, out);
 }
 void fold_extremes(bool maximum, float* acc, const float* row, int64_t width) {
   fold_dispatch<ExtremeLanesF32>(maximum, acc, row, width);
@@ -591,6 +650,15 @@ void extremes_of_rows(bool maximum, const float* x, int64_t count, int64_t n, in
 void extremes_of_rows(bool maximum, const double* x, int64_t count, int64_t n, int64_t stride,
                       double* out) {
   for (int64_t r = 0; r < count; ++r) out[r] = portable::extreme_of(maximum, x + r * stride, n);
+}
+RowOrder extremes_row_order() { return RowOrder::kUnknown; }
+void extremes_of_rows_in(RowOrder /*order*/, bool maximum, const float* x, int64_t count, int64_t n,
+                         int64_t stride, float* out) {
+  extremes_of_rows(maximum, x, count, n, stride, out);
+}
+void extremes_of_rows_in(RowOrder /*order*/, bool maximum, const double* x, int64_t count,
+                         int64_t n, int64_t stride, double* out) {
+  extremes_of_rows(maximum, x, count, n, stride, out);
 }
 double extreme_of(bool maximum, const double* x, int64_t n) {
   return portable::extreme_of(maximum, x, n);

@@ -135,9 +135,11 @@ TEST(Extremes, AlongARowNaNWinsAndZerosOfBothSignsGivePlusZeroForMaxMinusForMin)
   check_extreme_of<double>();
 }
 
-// Rows taken four at a time (extremes_of_rows): each row's result that of the contract, for
-// every length through the two-vector body's tail, counts that leave rows over, rows apart by
-// more than their length, NaN, infinities, subnormals and zeros of both signs.
+// Rows taken four at a time and one after another (extremes_of_rows_in, the two orders
+// extremes_of_rows chooses between), and as extremes_of_rows takes them: each row's result that
+// of the contract, for every length through the two-vector body's tail, counts that leave rows
+// over, rows apart by more than their length, NaN, infinities, subnormals and zeros of both
+// signs.
 template <class F>
 void check_extremes_of_rows() {
   uint32_t seed = 500;
@@ -148,13 +150,21 @@ void check_extremes_of_rows() {
         const std::vector<F> x = variant < 2 ? values<F>(count * stride, ++seed, variant == 1)
                                              : zeros<F>(count * stride, ++seed, variant == 2);
         for (bool maximum : {true, false}) {
-          std::vector<F> out(static_cast<size_t>(count), F(42));
-          k::extremes_of_rows(maximum, x.data(), count, n, stride, out.data());
-          for (int64_t r = 0; r < count; ++r) {
-            const F want = expected_extreme(maximum, x.data() + r * stride, n);
-            EXPECT_TRUE(same(out[static_cast<size_t>(r)], want))
-                << (maximum ? "max" : "min") << " of row " << r << " of " << count << ", " << n
-                << " long, variant " << variant;
+          for (int order = 0; order < 3; ++order) {
+            std::vector<F> out(static_cast<size_t>(count), F(42));
+            if (order == 0) {
+              k::extremes_of_rows(maximum, x.data(), count, n, stride, out.data());
+            } else {
+              k::extremes_of_rows_in(
+                  order == 1 ? k::RowOrder::kInterleaved : k::RowOrder::kSequential, maximum,
+                  x.data(), count, n, stride, out.data());
+            }
+            for (int64_t r = 0; r < count; ++r) {
+              const F want = expected_extreme(maximum, x.data() + r * stride, n);
+              EXPECT_TRUE(same(out[static_cast<size_t>(r)], want))
+                  << (maximum ? "max" : "min") << " of row " << r << " of " << count << ", " << n
+                  << " long, variant " << variant << ", order " << order;
+            }
           }
         }
       }
@@ -165,6 +175,35 @@ void check_extremes_of_rows() {
 TEST(Extremes, RowsTakenFourAtATimeAreEachTheirOwnReduction) {
   check_extremes_of_rows<float>();
   check_extremes_of_rows<double>();
+}
+
+// A call of 4 MiB or more chooses, once, the order that reads this machine's rows faster (four
+// interleaved or one after another), by timing both on its own rows: its results, and those of
+// the calls after it, are still each row's contract, NaN and zeros of both signs included.
+TEST(Extremes, ALargeCallChoosesARowOrderOnceAndEveryRowKeepsItsContract) {
+#if defined(__x86_64__)
+  const bool avx2 = __builtin_cpu_supports("avx2");
+#else
+  const bool avx2 = false;
+#endif
+  if (!avx2) GTEST_SKIP() << "without AVX2 the rows take the portable path, which has no order";
+  constexpr int64_t kCount = 1030, kN = 1029, kStride = 1031;  // 4.1 MiB of float32 rows
+  std::vector<float> x = values<float>(kCount * kStride, 77, false);
+  x[5 * kStride + 1000] = std::numeric_limits<float>::quiet_NaN();  // row 5, in its tail
+  const std::vector<float> zero_rows = zeros<float>(kStride * 4, 78, true);
+  std::copy(zero_rows.begin(), zero_rows.end(), x.begin() + 100 * kStride);  // rows 100 to 103
+  for (int pass = 0; pass < 2; ++pass) {
+    for (bool maximum : {true, false}) {
+      std::vector<float> out(kCount, 42.0f);
+      k::extremes_of_rows(maximum, x.data(), kCount, kN, kStride, out.data());
+      for (int64_t r = 0; r < kCount; ++r) {
+        const float want = expected_extreme(maximum, x.data() + r * kStride, kN);
+        ASSERT_TRUE(same(out[static_cast<size_t>(r)], want))
+            << (maximum ? "max" : "min") << " of row " << r << ", pass " << pass;
+      }
+    }
+    EXPECT_NE(k::extremes_row_order(), k::RowOrder::kUnknown) << "no order chosen, pass " << pass;
+  }
 }
 
 // Rows folded into running extremes, one at a time and four at a time, against the contract
