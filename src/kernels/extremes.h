@@ -37,8 +37,8 @@ double extreme_of(bool maximum, const double* x, int64_t n);
 // above), the same bits as extreme_of, in whichever of two orders reads this machine's memory
 // faster:
 // - four rows at a time in AVX2's lanes, each read as its own stream: more of memory's reads in
-//   flight. On a Zen 3 VM reading 15 GB/s, jnp.max(a, 1) of a float32 4096 x 2048 took 1.5 ms
-//   so, against 2.1 a row at a time (JAX's 1.2-1.9).
+//   flight. On session 66's machine (15 GB/s a row at a time), a loop over a float32
+//   4096 x 2048 took 1.7-2.0 ms so, against 2.4-2.9 a row at a time (bench/RESULTS.md).
 // - one row after another: a single stream for the prefetcher. On a Zen 5 VM reading 60 GB/s,
 //   0.65 ms against 0.76 four at a time (JAX's 0.63-0.66).
 // The first call of 4 MiB or more in the process times both on its own rows, twice each in
