@@ -228,7 +228,8 @@ Executable::Replay::Output output_of(const kernels::Backend& backend,
                                      const std::vector<Block>& inputs, bool slotted) {
   using Kind = Executable::Replay::Output::Kind;
   const std::byte* data = b.bytes().data();
-  if (data && backend.replay_holds(state, data)) return {Kind::kReused, data, b.dtype(), b.shape()};
+  if (data == nullptr) return {Kind::kHeld, nullptr, b.dtype(), b.shape(), 0, b};  // no bytes
+  if (backend.replay_holds(state, data)) return {Kind::kReused, data, b.dtype(), b.shape()};
   // An input, or its bytes in another shape or dtype (a reshape shares them).
   for (size_t k = 0; k < inputs.size(); ++k) {
     const Block& in = inputs[k];
@@ -237,7 +238,7 @@ Executable::Replay::Output output_of(const kernels::Backend& backend,
     }
   }
   // Part of a slot: copied out of it at each call, as the arena's results are.
-  if (slotted && data && inside(inputs, b)) return {Kind::kReused, data, b.dtype(), b.shape()};
+  if (slotted && inside(inputs, b)) return {Kind::kReused, data, b.dtype(), b.shape()};
   return {Kind::kHeld, nullptr, b.dtype(), b.shape(), 0, b};
 }
 
@@ -338,37 +339,26 @@ void Executable::run_replayable(const KernelContext& device, std::vector<Block>&
       });
   if (profile) profile->add(profile_name(how), StepProfile::Clock::now() - started);
   const ProfiledScope timed(profile, "call: results copied out");
+  // Where each result lies; a captured call's, for its replays.
+  std::vector<Replay::Output> origins;
+  if (how != kernels::Backend::CallRun::kReplayed) {
+    origins.reserve(results.size());
+    for (const Block& b : results)
+      origins.push_back(output_of(backend, replay.state, b, inputs, slotted));
+    if (how == kernels::Backend::CallRun::kCaptured) replay.outputs = origins;
+  }
+  // The results from where they lie: copied out of memory the backend or the slots reuse for
+  // the next call, all in one batch; an input passed through is the caller's.
   const std::vector<Block>& given = slotted ? callers : inputs;
   std::vector<kernels::Backend::CopyPiece> pieces;
+  results.clear();
   using Kind = Replay::Output::Kind;
-  if (how == kernels::Backend::CallRun::kReplayed) {
-    results.clear();
-    for (const Replay::Output& o : replay.outputs) {
-      if (o.kind == Kind::kReused) {
-        results.push_back(copy_target(device.memory, o.data, o.dtype, o.shape, pieces));
-      } else {
-        results.push_back(o.kind == Kind::kInput ? given[o.input].bitcast(o.dtype, o.shape)
-                                                 : o.held);
-      }
-    }
-    backend.copy_pieces(device.memory, pieces);
-    return;
-  }
-  if (how == kernels::Backend::CallRun::kCaptured) {
-    replay.outputs.clear();
-    for (const Block& b : results)
-      replay.outputs.push_back(output_of(backend, replay.state, b, inputs, slotted));
-  }
-  // Blocks in memory the backend or the slots reuse for the next call are copied out of it; an
-  // input passed through is the caller's.
-  for (Block& b : results) {
-    const std::byte* data = b.bytes().data();
-    if (data == nullptr) continue;
-    const Replay::Output o = output_of(backend, replay.state, b, inputs, slotted);
+  for (const Replay::Output& o :
+       how == kernels::Backend::CallRun::kReplayed ? replay.outputs : origins) {
     if (o.kind == Kind::kReused) {
-      b = copy_target(device.memory, data, b.dtype(), b.shape(), pieces);
-    } else if (o.kind == Kind::kInput && slotted) {
-      b = given[o.input].bitcast(b.dtype(), b.shape());
+      results.push_back(copy_target(device.memory, o.data, o.dtype, o.shape, pieces));
+    } else {
+      results.push_back(o.kind == Kind::kInput ? given[o.input].bitcast(o.dtype, o.shape) : o.held);
     }
   }
   backend.copy_pieces(device.memory, pieces);

@@ -56,14 +56,16 @@ class Backend {
   // Copies within the memory `memory`, each piece's `bytes` from `from` to `to` (none
   // overlapping another's destination), with copy()'s contract for each, in one go where the
   // backend can: a GPU's queues them as one batch, which costs the host one call instead of one
-  // a piece. The default copies them one by one.
+  // a piece. A piece of no bytes copies nothing. The default copies the others one by one.
   struct CopyPiece {
     const std::byte* from = nullptr;
     std::byte* to = nullptr;
     size_t bytes = 0;
   };
   virtual void copy_pieces(MemorySpace memory, std::span<const CopyPiece> pieces) const {
-    for (const CopyPiece& p : pieces) copy(p.from, memory, p.to, memory, p.bytes);
+    for (const CopyPiece& p : pieces) {
+      if (p.bytes > 0) copy(p.from, memory, p.to, memory, p.bytes);
+    }
   }
   // Makes the calling thread compute on the device of `memory` until the scope ends, for a
   // backend whose kernels take no device (a GPU's: each device thread binds its GPU); the

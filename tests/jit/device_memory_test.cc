@@ -380,6 +380,35 @@ TEST(DeviceMemory, ReplayedCallsLeaveEachCallsValuesWithTheCaller) {
   EXPECT_TRUE(device.violations().empty());
 }
 
+// The same with an input and outputs of no elements beside the others: a (0, 4) array copied
+// into a slot of no bytes, passed through, and computed on.
+TEST(DeviceMemory, ReplayedCallsKeepArraysOfNoElements) {
+  SimulatedDeviceBackend device(/*replays=*/true);  // first: the jitted function uses it
+  const spmd::Mesh one({spmd::devices()[0]}, {"x"});
+  const NamedSharding rep(one, P());
+  auto f = spmd::jit([](const Tensor& p, const Tensor& e) {
+    return std::vector<Tensor>{jnp::tanh(p) * 2.0f + 1.0f, jnp::sum(p, {0}), jnp::exp(p), e * 2.0f,
+                               e};
+  });
+  auto run = [&] {
+    const Array p0 = spmd::device_put(wave({16, 4}, 0.4), rep);
+    const Array e = spmd::device_put(HostArray::zeros(DType::kFloat32, {0, 4}), rep);
+    return replayed_loop([&](const Array& p, const Array& in) { return f(p, in); }, p0, e);
+  };
+  const auto want = run();
+  std::vector<std::vector<Array>> got;
+  {
+    const spmd::kernels::BackendOverride installed(device);
+    got = run();
+  }
+  EXPECT_EQ(device.counts().replayed, 6) << "calls 3 to 8 replayed";
+  for (size_t call = 0; call < 8; ++call) {
+    SCOPED_TRACE("call " + std::to_string(call + 1));
+    expect_same_bytes(got[call], want[call]);
+  }
+  EXPECT_TRUE(device.violations().empty());
+}
+
 TEST(DeviceMemory, ConstantStepsAreMadeAtTheFirstCallAndShared) {
   SimulatedDeviceBackend device;  // first: the jitted function keeps blocks in its memory
   const spmd::Mesh mesh(spmd::devices(), {"x"});
