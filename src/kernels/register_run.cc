@@ -33,9 +33,10 @@ int run_arity(RunOp::Kind kind) {
 
 namespace {
 
-// ymm0-ymm10 hold the run's values; ymm11 an extreme's working register; ymm12-ymm14 an op's
-// operands read from memory (one per operand position; ymm14 also an extreme's mask); ymm15
-// the sign bit of every lane.
+// Registers 0-10 (ymm, or zmm in AVX-512's loop) hold the run's values; 11 an extreme's working
+// register; 12-14 an op's operands read from memory (one per operand position; 14 also an
+// extreme's mask, or AVX-512's zero); 15 the sign bit of every lane. AVX-512's loop keeps to the
+// same sixteen, so that a program fits (run_fits) whatever the width.
 constexpr int kValueRegisters = 11;
 constexpr int kScratch = 11;
 constexpr int kOperandTemps = 12;
@@ -99,22 +100,39 @@ Allocation allocate(const RunProgram& p) {
   return a;
 }
 
-bool enabled_here() {
+// What this CPU can run: no runs, AVX2's or AVX-512's.
+RunVectors cpu_vectors() {
 #if defined(SPMD_REGISTER_RUNS)
-  const char* env = std::getenv("SPMD_CHAIN_REGISTERS");
-  if (env != nullptr && std::strcmp(env, "0") == 0) return false;
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return RunVectors::kNone;
+  return __builtin_cpu_supports("avx512f") ? RunVectors::kAvx512 : RunVectors::kAvx2;
 #else
-  return false;
+  return RunVectors::kNone;
 #endif
+}
+
+// SPMD_CHAIN_REGISTERS: 0 none, avx2 the 256-bit loop, unset (or anything else) the widest.
+RunVectors vectors_here() {
+  const RunVectors cpu = cpu_vectors();
+  const char* env = std::getenv("SPMD_CHAIN_REGISTERS");
+  if (env != nullptr && std::strcmp(env, "0") == 0) return RunVectors::kNone;
+  if (env != nullptr && std::strcmp(env, "avx2") == 0 && cpu != RunVectors::kNone) {
+    return RunVectors::kAvx2;
+  }
+  return cpu;
 }
 
 }  // namespace
 
-bool register_runs_enabled() {
-  static const bool enabled = enabled_here();
-  return enabled;
+RunVectors register_run_vectors() {
+  static const RunVectors vectors = vectors_here();
+  return vectors;
 }
+
+bool register_run_vectors_supported(RunVectors v) {
+  return v != RunVectors::kNone && static_cast<int>(v) <= static_cast<int>(cpu_vectors());
+}
+
+bool register_runs_enabled() { return register_run_vectors() != RunVectors::kNone; }
 
 bool run_fits(const RunProgram& p) {
   return (p.dtype == DType::kFloat32 || p.dtype == DType::kFloat64) && !allocate(p).empty();
@@ -130,21 +148,23 @@ constexpr std::array<int, kMaxRunPointers> kPointerRegisters = {
     Xbyak::Operand::RAX, Xbyak::Operand::RBX, Xbyak::Operand::RBP, Xbyak::Operand::R12,
     Xbyak::Operand::R13, Xbyak::Operand::R14, Xbyak::Operand::R15};
 
-// The run's code: a loop over whole vectors (8 float32s or 4 float64s in ymm registers), then
-// one element at a time in the low lane of the same registers: scalar loads and stores, and the
-// same packed instructions on the xmm halves, whose lane 0 is the element's.
+// The run's code: a loop over whole vectors (8 float32s or 4 float64s in ymm registers; 16 or 8
+// in zmm registers for AVX-512), then one element at a time in the low lane of the same
+// registers: scalar loads and stores, and the same packed instructions on the xmm parts, whose
+// lane 0 is the element's. Each element gets the same instructions' IEEE results in every loop.
 // Code buffer: 4 KiB and 512 bytes an op, twice what the longest op (an extreme, about 120 bytes
 // a loop) takes in both loops.
 class RunCode : public Xbyak::CodeGenerator {
  public:
-  RunCode(const RunProgram& p, const Allocation& a)
+  RunCode(const RunProgram& p, const Allocation& a, RunVectors width)
       : Xbyak::CodeGenerator(4096 + 512 * p.ops.size(), Xbyak::DontSetProtectRWE),
         p_(p),
         reg_(a.reg),
         f64_(p.dtype == DType::kFloat64),
+        wide_(width == RunVectors::kAvx512),
         size_(f64_ ? 8 : 4) {
     prologue();
-    const int lanes = 32 / size_;
+    const int lanes = (wide_ ? 64 : 32) / size_;
     Xbyak::Label vectors;
     Xbyak::Label tail;
     Xbyak::Label done;
@@ -177,17 +197,19 @@ class RunCode : public Xbyak::CodeGenerator {
                                                 Xbyak::Operand::R12, Xbyak::Operand::R13,
                                                 Xbyak::Operand::R14, Xbyak::Operand::R15};
 
-  // Saves the registers the loop takes, fills ymm15 with the sign bit and loads the pointers.
+  // Saves the registers the loop takes, fills register 15 with the sign bit and loads the
+  // pointers.
   void prologue() {
     for (int r : kSaved) push(Xbyak::Reg64(r));
+    const Xbyak::Ymm sign = whole(kSignMask);
     if (f64_) {
       mov(rax, uint64_t{1} << 63);
       vmovq(Xbyak::Xmm(kSignMask), rax);
-      vbroadcastsd(Xbyak::Ymm(kSignMask), Xbyak::Xmm(kSignMask));
+      vbroadcastsd(sign, Xbyak::Xmm(kSignMask));
     } else {
       mov(eax, uint32_t{1} << 31);
       vmovd(Xbyak::Xmm(kSignMask), eax);
-      vbroadcastss(Xbyak::Ymm(kSignMask), Xbyak::Xmm(kSignMask));
+      vbroadcastss(sign, Xbyak::Xmm(kSignMask));
     }
     const size_t slots = p_.scalar_slots.size();
     for (size_t s = 0; s < slots; ++s) mov(pointer(static_cast<int>(s)), ptr[rdi + 8 * s]);
@@ -200,9 +222,21 @@ class RunCode : public Xbyak::CodeGenerator {
     return Xbyak::Reg64(kPointerRegisters[static_cast<size_t>(i)]);
   }
 
-  // Register `idx` as a whole vector or as its low lane.
-  static Xbyak::Xmm vec(int idx, bool vector) {
-    return vector ? Xbyak::Xmm(Xbyak::Ymm(idx)) : Xbyak::Xmm(idx);
+  // Register `idx` as a whole vector: ymm, or zmm for AVX-512 (a Zmm is a kind of Ymm).
+  Xbyak::Ymm whole(int idx) const { return wide_ ? Xbyak::Zmm(idx) : Xbyak::Ymm(idx); }
+
+  // Register `idx` as a whole vector or as its low lane (xmm).
+  Xbyak::Xmm vec(int idx, bool vector) const {
+    return vector ? Xbyak::Xmm(whole(idx)) : Xbyak::Xmm(idx);
+  }
+
+  // d = a ^ b and d = ~a & b, bit by bit: AVX's float forms, or AVX-512 Foundation's integer ones
+  // on zmm (its float forms need AVX-512 DQ). The same bits either way.
+  void bit_xor(const Xbyak::Xmm& d, const Xbyak::Xmm& a, const Xbyak::Xmm& b) {
+    d.isZMM() ? vpxord(d, a, b) : vxorps(d, a, b);
+  }
+  void bit_and_not(const Xbyak::Xmm& d, const Xbyak::Xmm& a, const Xbyak::Xmm& b) {
+    d.isZMM() ? vpandnd(d, a, b) : vandnps(d, a, b);
   }
 
   Xbyak::Address element(int pointer_index) { return ptr[pointer(pointer_index) + rcx * size_]; }
@@ -217,8 +251,7 @@ class RunCode : public Xbyak::CodeGenerator {
       if (!vector) {
         f64_ ? vmovsd(t, one) : vmovss(t, one);
       } else {
-        f64_ ? vbroadcastsd(Xbyak::Ymm(t.getIdx()), one)
-             : vbroadcastss(Xbyak::Ymm(t.getIdx()), one);
+        f64_ ? vbroadcastsd(whole(t.getIdx()), one) : vbroadcastss(whole(t.getIdx()), one);
       }
     } else if (vector) {
       vmovups(t, element(arg));
@@ -259,6 +292,10 @@ class RunCode : public Xbyak::CodeGenerator {
   // which hold neither operand (b is read into ymm13 at most).
   void extreme(bool maximum, const Xbyak::Xmm& d, const Xbyak::Xmm& a, const Xbyak::Xmm& b,
                bool vector) {
+    if (vector && wide_) {
+      wide_extreme(maximum, d, a, b);
+      return;
+    }
     const Xbyak::Xmm m = vec(kScratch, vector);
     const Xbyak::Xmm k = vec(kOperandTemps + 2, vector);
     const Xbyak::Xmm sign = vec(kSignMask, vector);
@@ -299,6 +336,40 @@ class RunCode : public Xbyak::CodeGenerator {
     }
   }
 
+  // extreme() on zmm registers, in the same order, with AVX-512's mask registers k1-k3 in place
+  // of AVX's blend masks: m = max(a, b); where a and b are both zero, a + b (or -(-a - b));
+  // where b is NaN, b; d = a where a is NaN, else m. zmm14 holds zero.
+  void wide_extreme(bool maximum, const Xbyak::Xmm& d, const Xbyak::Xmm& a, const Xbyak::Xmm& b) {
+    const Xbyak::Zmm m(kScratch);
+    const Xbyak::Zmm zero(kOperandTemps + 2);
+    const Xbyak::Zmm sign(kSignMask);
+    const Xbyak::Opmask zeros(1);
+    const Xbyak::Opmask b_nan(2);
+    const Xbyak::Opmask a_nan(3);
+    constexpr uint8_t kEqual = 0;      // _CMP_EQ_OQ, as vcmpeqps
+    constexpr uint8_t kUnordered = 3;  // _CMP_UNORD_Q, as vcmpunordps
+    if (f64_) {
+      maximum ? vmaxpd(m, a, b) : vminpd(m, a, b);
+    } else {
+      maximum ? vmaxps(m, a, b) : vminps(m, a, b);
+    }
+    vpxord(zero, zero, zero);
+    f64_ ? vcmppd(zeros, a, zero, kEqual) : vcmpps(zeros, a, zero, kEqual);
+    f64_ ? vcmppd(zeros | zeros, b, zero, kEqual) : vcmpps(zeros | zeros, b, zero, kEqual);
+    if (maximum) {
+      f64_ ? vaddpd(d, a, b) : vaddps(d, a, b);
+    } else {
+      vpxord(d, a, sign);
+      f64_ ? vsubpd(d, d, b) : vsubps(d, d, b);
+      vpxord(d, d, sign);
+    }
+    f64_ ? vblendmpd(m | zeros, m, d) : vblendmps(m | zeros, m, d);
+    f64_ ? vcmppd(b_nan, b, b, kUnordered) : vcmpps(b_nan, b, b, kUnordered);
+    f64_ ? vblendmpd(m | b_nan, m, b) : vblendmps(m | b_nan, m, b);
+    f64_ ? vcmppd(a_nan, a, a, kUnordered) : vcmpps(a_nan, a, a, kUnordered);
+    f64_ ? vblendmpd(d | a_nan, m, a) : vblendmps(d | a_nan, m, a);
+  }
+
   // Every op on one vector (or one element), in order; values stored where the run's outputs are.
   void body(bool vector) {
     const Xbyak::Xmm sign = vec(kSignMask, vector);
@@ -308,10 +379,10 @@ class RunCode : public Xbyak::CodeGenerator {
       const Xbyak::Xmm a = operand(op, 0, vector);
       switch (op.kind) {
         case RunOp::Kind::kNeg:
-          vxorps(d, a, sign);
+          bit_xor(d, a, sign);
           break;
         case RunOp::Kind::kAbs:
-          vandnps(d, sign, a);
+          bit_and_not(d, sign, a);
           break;
         case RunOp::Kind::kSqrt:
           f64_ ? vsqrtpd(d, a) : vsqrtps(d, a);
@@ -325,10 +396,10 @@ class RunCode : public Xbyak::CodeGenerator {
           Xbyak::Xmm c = operand(op, 2, vector);
           if ((op.signs & 1) != 0) {  // the product's sign (chain.h: kNegateProduct)
             x = vec(kOperandTemps, vector);
-            vxorps(x, a, sign);
+            bit_xor(x, a, sign);
           }
           if ((op.signs & 2) != 0) {  // the addend's (kNegateAddend)
-            vxorps(vec(kOperandTemps + 2, vector), c, sign);
+            bit_xor(vec(kOperandTemps + 2, vector), c, sign);
             c = vec(kOperandTemps + 2, vector);
           }
           const Xbyak::Xmm b = operand(op, 1, vector);
@@ -354,12 +425,14 @@ class RunCode : public Xbyak::CodeGenerator {
   const RunProgram p_;
   const std::vector<int> reg_;
   const bool f64_;
+  const bool wide_;  // AVX-512's zmm loop
   const int size_;
 };
 
 // A program's bytes: equal programs, equal keys.
-std::string key_of(const RunProgram& p) {
+std::string key_of(const RunProgram& p, RunVectors vectors) {
   std::string key;
+  key.push_back(static_cast<char>(vectors));
   key.push_back(static_cast<char>(p.dtype));
   key.push_back(static_cast<char>(p.outputs));
   for (bool s : p.scalar_slots) key.push_back(s ? 's' : 'v');
@@ -390,18 +463,20 @@ std::atomic<int64_t> compiled_count{0};
 
 }  // namespace
 
-CompiledRun compile_run(const RunProgram& p) {
-  if (!register_runs_enabled()) return {};
+CompiledRun compile_run(const RunProgram& p) { return compile_run(p, register_run_vectors()); }
+
+CompiledRun compile_run(const RunProgram& p, RunVectors vectors) {
+  if (!register_run_vectors_supported(vectors)) return {};
   if (p.dtype != DType::kFloat32 && p.dtype != DType::kFloat64) return {};
   const Allocation reg = allocate(p);
   if (reg.empty()) return {};
-  std::string key = key_of(p);
+  std::string key = key_of(p, vectors);
   Compiled& c = compiled();
   const std::lock_guard<std::mutex> lock(c.mu);
   if (auto it = c.codes.find(key); it != c.codes.end()) return it->second;
   if (c.broken) return {};
   try {
-    auto code = std::make_shared<RunCode>(p, reg);
+    auto code = std::make_shared<RunCode>(p, reg, vectors);
     CompiledRun run{code, code->function()};
     if (c.codes.size() >= kMaxRunPrograms) {
       c.codes.erase(c.order.front());
@@ -424,6 +499,7 @@ CompiledRun compile_run(const RunProgram& p) {
 #else
 
 CompiledRun compile_run(const RunProgram&) { return {}; }
+CompiledRun compile_run(const RunProgram&, RunVectors) { return {}; }
 
 namespace {
 std::atomic<int64_t> compiled_count{0};

@@ -16,11 +16,14 @@
 // the steps' own loops do.
 //
 // The code is generated at run time by Xbyak (Debian's libxbyak-dev, the JIT assembler oneDNN
-// is built on) for AVX2 and FMA3, once per distinct program, and cached: at most kMaxRunPrograms
-// programs (about a page of code each), the oldest dropped first. No run is compiled on a CPU
-// without AVX2 and FMA, on another architecture, where the environment sets
-// SPMD_CHAIN_REGISTERS=0, or once mapping executable memory has failed (compile_run returns
-// nothing; the chain runs step by step, with the same values). Thread-safe.
+// is built on), once per distinct program and width, and cached: at most kMaxRunPrograms
+// programs (about a page of code each), the oldest dropped first. Its vector loop takes the
+// widest registers the CPU has: zmm (16 float32s) where it has AVX-512 Foundation, else ymm (8)
+// with AVX2 and FMA3. The values are the same bits at either width, since each element gets the
+// same IEEE instruction. SPMD_CHAIN_REGISTERS=avx2 keeps to ymm (a CPU whose clock drops under
+// zmm, say). No run is compiled on a CPU without AVX2 and FMA, on another architecture, where the
+// environment sets SPMD_CHAIN_REGISTERS=0, or once mapping executable memory has failed
+// (compile_run returns nothing; the chain runs step by step, with the same values). Thread-safe.
 #pragma once
 
 #include <array>
@@ -76,7 +79,18 @@ struct CompiledRun {
   explicit operator bool() const { return fn != nullptr; }
 };
 
-// Whether runs are compiled here: an x86-64 CPU with AVX2 and FMA3, SPMD_CHAIN_REGISTERS not 0.
+// The vector registers a run's loop takes.
+enum class RunVectors : uint8_t { kNone, kAvx2, kAvx512 };
+
+// The width runs are compiled for in this process: the CPU's widest (kAvx512 with AVX-512
+// Foundation, kAvx2 with AVX2 and FMA3, else kNone), kAvx2 where SPMD_CHAIN_REGISTERS=avx2 and the
+// CPU has it, kNone where SPMD_CHAIN_REGISTERS=0. Read once.
+RunVectors register_run_vectors();
+
+// Whether this CPU runs code of width `v` (kNone: never), whatever the environment says.
+bool register_run_vectors_supported(RunVectors v);
+
+// Whether runs are compiled here: register_run_vectors() is not kNone.
 bool register_runs_enabled();
 
 // Whether `p` fits the registers: its slots and outputs in kMaxRunPointers general registers, the
@@ -84,11 +98,16 @@ bool register_runs_enabled();
 // slots it has (else false).
 bool run_fits(const RunProgram& p);
 
-// The compiled code of `p`, compiled on the first call for an equal program and kept for later
-// calls; once kMaxRunPrograms are kept, the one compiled first is dropped from the cache (its
-// code unmapped when its last holder lets it go). Empty where runs are not enabled, `p` does
-// not fit or is of another dtype, or mapping executable memory has failed.
+// The compiled code of `p` at register_run_vectors()'s width, compiled on the first call for an
+// equal program and kept for later calls; once kMaxRunPrograms are kept, the one compiled first
+// is dropped from the cache (its code unmapped when its last holder lets it go). Empty where runs
+// are not enabled, `p` does not fit or is of another dtype, or mapping executable memory has
+// failed.
 CompiledRun compile_run(const RunProgram& p);
+
+// The same at width `vectors`, whatever the environment says (tests compare the widths); empty
+// where this CPU lacks it.
+CompiledRun compile_run(const RunProgram& p, RunVectors vectors);
 
 // How many distinct programs this process has compiled (tests and diagnostics).
 int64_t register_runs_compiled();

@@ -8,9 +8,12 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <iterator>
 #include <limits>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/chain_cases.h"
@@ -308,6 +311,99 @@ TEST(Chain, RegisterRunsAreCompiledWhereTheCpuHasTheirInstructions) {
   spmd::kernels::run_chain(steps, inputs, got.data(), n);
   EXPECT_EQ(got, step_by_step(steps, {x}, n));
   EXPECT_EQ(spmd::kernels::register_runs_compiled(), before + 1);
+}
+
+// Runs take the widest vectors the CPU has (register_run.h), unless SPMD_CHAIN_REGISTERS says
+// otherwise: CTest runs this file's chain tests again as Avx2Runs.* with it set to avx2.
+TEST(Chain, RegisterRunsTakeTheWidestVectorsTheCpuHas) {
+  using spmd::kernels::RunVectors;
+  const char* env = std::getenv("SPMD_CHAIN_REGISTERS");
+  const std::string set = env == nullptr ? "" : env;
+  const bool avx512 = __builtin_cpu_supports("avx512f");
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  const RunVectors widest = avx512 ? RunVectors::kAvx512
+                            : avx2 ? RunVectors::kAvx2
+                                   : RunVectors::kNone;
+  const RunVectors want = set == "0"              ? RunVectors::kNone
+                          : set == "avx2" && avx2 ? RunVectors::kAvx2
+                                                  : widest;
+  EXPECT_EQ(spmd::kernels::register_run_vectors(), want) << "SPMD_CHAIN_REGISTERS=" << set;
+  EXPECT_EQ(spmd::kernels::register_run_vectors_supported(RunVectors::kAvx512), avx512);
+  EXPECT_EQ(spmd::kernels::register_run_vectors_supported(RunVectors::kAvx2), avx2);
+  EXPECT_FALSE(spmd::kernels::register_run_vectors_supported(RunVectors::kNone));
+}
+
+// A run of every op kind over special values, compiled for ymm and for zmm: the same bits from
+// both, in the vector loop and in the tail, for float32 and float64 alike.
+template <class F>
+std::vector<F> run_at(spmd::kernels::RunVectors width, const spmd::kernels::RunProgram& p,
+                      const std::vector<std::vector<F>>& slots, int64_t n) {
+  const spmd::kernels::CompiledRun run = spmd::kernels::compile_run(p, width);
+  if (!run) return {};
+  std::vector<const std::byte*> in;
+  for (const auto& s : slots) in.push_back(reinterpret_cast<const std::byte*>(s.data()));
+  std::vector<F> out(static_cast<size_t>(n * p.outputs));
+  std::vector<std::byte*> outs;
+  for (int o = 0; o < p.outputs; ++o) {
+    outs.push_back(reinterpret_cast<std::byte*>(out.data() + o * n));
+  }
+  run.fn(in.data(), outs.data(), n);
+  return out;
+}
+
+template <class F>
+void expect_widths_agree(DType dtype) {
+  using spmd::kernels::run_value;
+  using spmd::kernels::RunOp;
+  using K = RunOp::Kind;
+  const auto op = [](K kind, std::array<int16_t, 3> args, int16_t store = -1, uint8_t signs = 0) {
+    return RunOp{kind, signs, args, store};
+  };
+  // Slots: x and y (n elements each), c (one element).
+  spmd::kernels::RunProgram p{dtype, {}, {false, false, true}, 4};
+  p.ops = {op(K::kMax, {0, 1}),                               // 0
+           op(K::kMin, {run_value(0), 2}, 0),                 // 1
+           op(K::kMultiplyAdd, {0, 1, run_value(1)}, -1, 3),  // 2: -x y - that
+           op(K::kDiv, {run_value(2), 1}),                    // 3
+           op(K::kSqrt, {run_value(3)}),                      // 4
+           op(K::kAbs, {0}),                                  // 5
+           op(K::kSub, {run_value(4), run_value(5)}, 1),      // 6
+           op(K::kNeg, {run_value(6)}),                       // 7
+           op(K::kMin, {1, run_value(7)}),                    // 8
+           op(K::kMax, {run_value(8), 0}, 2),                 // 9
+           op(K::kMul, {run_value(9), 2}),                    // 10
+           op(K::kAdd, {run_value(10), run_value(3)}, 3)};    // 11
+  const std::vector<double> special = spmd::test::special_values(dtype);
+  const int64_t n = 16 * 24 + 13;  // whole zmm vectors, then a tail longer than a ymm vector
+  std::vector<std::vector<F>> slots(3);
+  for (int64_t i = 0; i < n; ++i) {
+    slots[0].push_back(static_cast<F>(special[static_cast<size_t>(i) % special.size()]));
+    slots[1].push_back(static_cast<F>(special[static_cast<size_t>(i * 5 + 3) % special.size()]));
+  }
+  slots[2] = {F(0)};
+  for (const double c : {0.0, -0.0, 1.5, std::numeric_limits<double>::quiet_NaN()}) {
+    slots[2][0] = static_cast<F>(c);
+    const auto narrow = run_at<F>(spmd::kernels::RunVectors::kAvx2, p, slots, n);
+    const auto wide = run_at<F>(spmd::kernels::RunVectors::kAvx512, p, slots, n);
+    ASSERT_EQ(narrow.size(), static_cast<size_t>(n * p.outputs)) << "no AVX2 run compiled";
+    ASSERT_EQ(wide.size(), narrow.size()) << "no AVX-512 run compiled";
+    for (size_t i = 0; i < narrow.size(); ++i) {
+      const bool both_nan = std::isnan(narrow[i]) && std::isnan(wide[i]);  // "some NaN"
+      using Bits = std::conditional_t<sizeof(F) == 4, uint32_t, uint64_t>;
+      ASSERT_TRUE(both_nan || std::bit_cast<Bits>(narrow[i]) == std::bit_cast<Bits>(wide[i]))
+          << "output " << i / static_cast<size_t>(n) << ", element " << i % static_cast<size_t>(n)
+          << ", c = " << c << ": ymm " << narrow[i] << ", zmm " << wide[i];
+    }
+  }
+}
+
+TEST(Chain, RunsOnZmmAreTheBitsOfRunsOnYmm) {
+  using spmd::kernels::RunVectors;
+  if (!spmd::kernels::register_run_vectors_supported(RunVectors::kAvx512)) {
+    GTEST_SKIP() << "this CPU lacks AVX-512 Foundation: runs are compiled for ymm only";
+  }
+  expect_widths_agree<float>(DType::kFloat32);
+  expect_widths_agree<double>(DType::kFloat64);
 }
 
 // nn.gelu's arithmetic shape with a quotient and a difference after it, over special values
