@@ -282,11 +282,11 @@ bool ieee_max_min(bool maximum, DType dtype, Input a, Input b, std::byte* out, i
 SPMD_MASK_OPS_CLONES
 bool ieee_max_min_portable(bool maximum, DType dtype, Input a, Input b, std::byte* out, int64_t n) {
   if (dtype == DType::kFloat32) {
-    (maximum ? &max_min_as<float, true> : &max_min_as<float, false>)(a, b, out, n);
+    maximum ? max_min_as<float, true>(a, b, out, n) : max_min_as<float, false>(a, b, out, n);
     return true;
   }
   if (dtype == DType::kFloat64) {
-    (maximum ? &max_min_as<double, true> : &max_min_as<double, false>)(a, b, out, n);
+    maximum ? max_min_as<double, true>(a, b, out, n) : max_min_as<double, false>(a, b, out, n);
     return true;
   }
   return false;
@@ -294,18 +294,18 @@ bool ieee_max_min_portable(bool maximum, DType dtype, Input a, Input b, std::byt
 
 SPMD_MASK_OPS_CLONES
 void float16_max_min(bool maximum, Input a, Input b, std::byte* out, int64_t n) {
-  (maximum ? &half_max_min_as<Float16Bits, true, false>
-           : &half_max_min_as<Float16Bits, false, false>)(a, b, out, n);
+  maximum ? half_max_min_as<Float16Bits, true, false>(a, b, out, n)
+          : half_max_min_as<Float16Bits, false, false>(a, b, out, n);
 }
 
 SPMD_MASK_OPS_CLONES
 void bfloat16_max_min(bool maximum, Input a, Input b, std::byte* out, int64_t n) {
   if (subnormals_read_as_zero()) {
-    return (maximum ? &half_max_min_as<BFloat16Bits, true, true>
-                    : &half_max_min_as<BFloat16Bits, false, true>)(a, b, out, n);
+    return maximum ? half_max_min_as<BFloat16Bits, true, true>(a, b, out, n)
+                   : half_max_min_as<BFloat16Bits, false, true>(a, b, out, n);
   }
-  (maximum ? &half_max_min_as<BFloat16Bits, true, false>
-           : &half_max_min_as<BFloat16Bits, false, false>)(a, b, out, n);
+  maximum ? half_max_min_as<BFloat16Bits, true, false>(a, b, out, n)
+          : half_max_min_as<BFloat16Bits, false, false>(a, b, out, n);
 }
 
 }  // namespace spmd::kernels
