@@ -228,7 +228,9 @@ bool avx2_runs() {
 
 // Each entry point is built for x86-64-v3 (AVX2: eight float32 lanes and a blend instruction)
 // and the baseline (SSE2: four lanes, blends of three instructions), picked at load time, with
-// the loops it calls inlined into each.
+// the loops it calls inlined into each. Only direct calls are inlined: a loop called through a
+// pointer runs its one out-of-line copy, built for the baseline (the float16 and bfloat16
+// maximum did, at 0.52 and 0.73 ms over 4096 x 2048 against 0.31 with their calls direct).
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define SPMD_MASK_OPS_CLONES __attribute__((target_clones("arch=x86-64-v3", "default"), flatten))
 #else
