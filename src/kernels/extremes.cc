@@ -373,6 +373,45 @@ template <class V>
   fold_first_max_scalar(best + j, index + j, row + j, width - j, r);
 }
 
+// fold_first_max_avx2 of `count` rows in turn, row k at rows + k * stride numbered first + k:
+// four rows per pass, each column's best value and index kept in registers across them (the same
+// comparisons in the same order), so that a pass reads four rows' streams at once.
+[[gnu::target("avx2")]] void fold_first_max_rows_avx2(float* best, int32_t* index,
+                                                      const float* rows, int64_t count,
+                                                      int64_t stride, int64_t width,
+                                                      int32_t first) {
+  using V = ExtremeLanesF32;
+  int64_t r = 0;
+  for (; r + 4 <= count; r += 4) {
+    const float* row = rows + r * stride;
+    V::P at[4];
+    for (int k = 0; k < 4; ++k) {
+      at[k] = _mm256_castsi256_ps(_mm256_set1_epi32(first + static_cast<int32_t>(r) + k));
+    }
+    int64_t j = 0;
+    for (; j + V::kLanes <= width; j += V::kLanes) {
+      auto b = V::load(best + j);
+      auto* slot = reinterpret_cast<__m256i*>(index + j);
+      auto i = _mm256_castsi256_ps(_mm256_loadu_si256(slot));
+      for (int k = 0; k < 4; ++k) {
+        const auto x = V::load(row + k * stride + j);
+        const auto take = V::either(V::gt(x, b), V::first_not_second(V::nan(x), V::nan(b)));
+        b = V::select(take, x, b);
+        i = V::select(take, at[k], i);
+      }
+      V::store(best + j, b);
+      _mm256_storeu_si256(slot, _mm256_castps_si256(i));
+    }
+    for (int k = 0; k < 4; ++k) {
+      fold_first_max_scalar(best + j, index + j, row + k * stride + j, width - j,
+                            first + static_cast<int32_t>(r) + k);
+    }
+  }
+  for (; r < count; ++r) {
+    fold_first_max_avx2(best, index, rows + r * stride, width, first + static_cast<int32_t>(r));
+  }
+}
+
 bool extremes_avx2_runs() {
   static const bool runs = __builtin_cpu_supports("avx2");
   return runs;
@@ -500,6 +539,18 @@ void fold_first_max(float* best, int32_t* index, const float* row, int64_t width
 }
 void fold_first_max(double* best, int32_t* index, const double* row, int64_t width, int32_t r) {
   fold_first_max_scalar(best, index, row, width, r);
+}
+void fold_first_max_rows(float* best, int32_t* index, const float* rows, int64_t count,
+                         int64_t stride, int64_t width, int32_t first) {
+  for (int64_t k = 0; k < count; ++k) {
+    fold_first_max_scalar(best, index, rows + k * stride, width, first + static_cast<int32_t>(k));
+  }
+}
+void fold_first_max_rows(double* best, int32_t* index, const double* rows, int64_t count,
+                         int64_t stride, int64_t width, int32_t first) {
+  for (int64_t k = 0; k < count; ++k) {
+    fold_first_max_scalar(best, index, rows + k * stride, width, first + static_cast<int32_t>(k));
+  }
 }
 }  // namespace portable
 
@@ -639,6 +690,17 @@ void fold_first_max(float* best, int32_t* index, const float* row, int64_t width
 void fold_first_max(double* best, int32_t* index, const double* row, int64_t width, int32_t r) {
   portable::fold_first_max(best, index, row, width, r);
 }
+void fold_first_max_rows(float* best, int32_t* index, const float* rows, int64_t count,
+                         int64_t stride, int64_t width, int32_t first) {
+  if (!extremes_avx2_runs()) {
+    return portable::fold_first_max_rows(best, index, rows, count, stride, width, first);
+  }
+  fold_first_max_rows_avx2(best, index, rows, count, stride, width, first);
+}
+void fold_first_max_rows(double* best, int32_t* index, const double* rows, int64_t count,
+                         int64_t stride, int64_t width, int32_t first) {
+  portable::fold_first_max_rows(best, index, rows, count, stride, width, first);
+}
 #else
 float extreme_of(bool maximum, const float* x, int64_t n) {
   return portable::extreme_of(maximum, x, n);
@@ -684,6 +746,14 @@ void fold_first_max(float* best, int32_t* index, const float* row, int64_t width
 }
 void fold_first_max(double* best, int32_t* index, const double* row, int64_t width, int32_t r) {
   portable::fold_first_max(best, index, row, width, r);
+}
+void fold_first_max_rows(float* best, int32_t* index, const float* rows, int64_t count,
+                         int64_t stride, int64_t width, int32_t first) {
+  portable::fold_first_max_rows(best, index, rows, count, stride, width, first);
+}
+void fold_first_max_rows(double* best, int32_t* index, const double* rows, int64_t count,
+                         int64_t stride, int64_t width, int32_t first) {
+  portable::fold_first_max_rows(best, index, rows, count, stride, width, first);
 }
 #endif
 

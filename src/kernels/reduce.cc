@@ -641,6 +641,13 @@ void argmax_along(FloatReader<T> x, Extents e, int32_t* result) {
       int32_t* index = result + o * e.inner + column;
       std::copy_n(x.read(base, width, scratch.data()), width, best.data());
       std::fill_n(index, width, 0);
+      if constexpr (std::is_floating_point_v<T>) {
+        if (!x.widens() && e.extent > 1) {  // the rows in place, several a pass
+          fold_first_max_rows(best.data(), index, x.read(base + e.inner, width, nullptr),
+                              e.extent - 1, e.inner, width, 1);
+          continue;
+        }
+      }
       for (int64_t r = 1; r < e.extent; ++r) {
         fold_first_max_in(best.data(), index, x.read(base + r * e.inner, width, scratch.data()),
                           width, static_cast<int32_t>(r));

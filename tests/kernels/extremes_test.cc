@@ -219,6 +219,9 @@ void check_folds(bool portable) {
   auto fold_first = [&](auto... a) {
     portable ? k::portable::fold_first_max(a...) : k::fold_first_max(a...);
   };
+  auto fold_first_rows = [&](auto... a) {
+    portable ? k::portable::fold_first_max_rows(a...) : k::fold_first_max_rows(a...);
+  };
   uint32_t seed = 100;
   for (int64_t width : {1, 3, 7, 8, 9, 31, 33, 100}) {
     for (int64_t rows : {1, 2, 4, 5, 9}) {
@@ -239,17 +242,22 @@ void check_folds(bool portable) {
           EXPECT_TRUE(same(four[j], want)) << "fold_extreme_rows, column " << j << " of " << width;
         }
       }
-      std::vector<F> best(x.begin(), x.begin() + width);
-      std::vector<int32_t> index(width, 0);
+      std::vector<F> best(x.begin(), x.begin() + width), best_rows = best;
+      std::vector<int32_t> index(width, 0), index_rows = index;
       for (int64_t r = 1; r < rows; ++r) {
         fold_first(best.data(), index.data(), x.data() + r * stride, width,
                    static_cast<int32_t>(r));
       }
+      fold_first_rows(best_rows.data(), index_rows.data(), x.data() + stride, rows - 1, stride,
+                      width, 1);
       for (int64_t j = 0; j < width; ++j) {
         std::vector<F> column;
         for (int64_t r = 0; r < rows; ++r) column.push_back(x[r * stride + j]);
-        EXPECT_EQ(index[j], expected_first_max(column.data(), rows))
-            << "fold_first_max, column " << j << " of " << width << ", " << rows << " rows";
+        const int64_t want = expected_first_max(column.data(), rows);
+        EXPECT_EQ(index[j], want) << "fold_first_max, column " << j << " of " << width << ", "
+                                  << rows << " rows";
+        EXPECT_EQ(index_rows[j], want)
+            << "fold_first_max_rows, column " << j << " of " << width << ", " << rows << " rows";
       }
     }
   }
