@@ -18,6 +18,7 @@
 #include "kernels/half_convert.h"
 #include "kernels/thread_team.h"
 #include "kernels/xla_sum.h"
+#include "kernels/ynn_reduce.h"
 #include "spmd/error.h"
 
 namespace spmd::kernels {
@@ -668,18 +669,26 @@ void xla_row_sums(const float* in, int64_t rows, int64_t extent, int64_t input_r
                });
 }
 
-// A float16 or bfloat16 array's rows summed as xla_row_sums sums their float32 values, each row
-// widened into its part's buffer (jnp.sum of a half array: the float32 sum of its values), the
-// sums rounded to `out_dtype` (float32 or the half type) at the end.
+// A float16 or bfloat16 array's rows summed as xla_row_sums sums their float32 values (jnp.sum of
+// a half array: the float32 sum of its values), the sums rounded to `out_dtype` (float32 or the
+// half type) at the end. In YNNPACK's order the halves are widened in registers as they are
+// added (ynn_half_row_sum: one pass over the row, where widening it into a buffer first took two;
+// bfloat16 4096 x 2048 0.25 -> 0.2 ms); else each row is widened into its part's buffer.
 void xla_half_row_sums(DType dtype, const std::byte* in, int64_t rows, int64_t extent,
                        DType out_dtype, std::byte* out) {
   const auto size = static_cast<int64_t>(dtype_size(dtype));
   std::vector<float> sums(static_cast<size_t>(rows));
   parallel_for(rows, std::max<int64_t>(1, kPartElements / std::max<int64_t>(extent, 1)), 1,
                [&](int64_t first, int64_t last) {
-                 std::vector<float> row(static_cast<size_t>(extent));
+                 std::vector<float> row;
                  for (int64_t r = first; r < last; ++r) {
-                   widen_half(dtype, in + r * extent * size, row.data(), extent);
+                   const std::byte* half_row = in + r * extent * size;
+                   if (rows * extent >= kYnnReduceElements &&
+                       ynn_half_row_sum(dtype, half_row, extent, &sums[static_cast<size_t>(r)])) {
+                     continue;
+                   }
+                   row.resize(static_cast<size_t>(extent));
+                   widen_half(dtype, half_row, row.data(), extent);
                    sums[static_cast<size_t>(r)] = xla_row_sum(row.data(), extent, rows * extent);
                  }
                });

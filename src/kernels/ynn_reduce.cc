@@ -89,6 +89,13 @@ float ynn_row_sum(const float* x, int64_t k) {
   return loops != nullptr ? loops->row_sum(x, k) : ynn_row_sum_portable(x, k);
 }
 
+bool ynn_half_row_sum(DType dtype, const std::byte* x, int64_t k, float* sum) {
+  const YnnLoops* loops = ynn_loops();
+  if (loops == nullptr || !is_half_dtype(dtype)) return false;
+  *sum = loops->half_row_sum(dtype == DType::kBFloat16, reinterpret_cast<const uint16_t*>(x), k);
+  return true;
+}
+
 float ynn_row_sum_portable(const float* x, int64_t k) {
   Tree tree;
   uint64_t clock = 0;

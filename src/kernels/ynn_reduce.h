@@ -28,6 +28,12 @@ float ynn_row_sum(const float* x, int64_t k);
 // The same sum in portable C++, lane by lane: the reference the vector loops are tested against.
 float ynn_row_sum_portable(const float* x, int64_t k);
 
+// *sum = ynn_row_sum of the float32 values of the k float16 or bfloat16 elements (`dtype`) at x,
+// widened in vector registers (ynn_simd.h: half_row_sum; the bits of widening the row first).
+// False, writing nothing, for another dtype or where the CPU has no vector loops (the caller
+// widens the row itself).
+bool ynn_half_row_sum(DType dtype, const std::byte* x, int64_t k, float* sum);
+
 // Whether YNNPACK's fusion computes float32 `op` with a formula of its own that spmd has
 // (ynn_math.h): exp, log, expm1, log1p, tanh and logistic (1 / (exp(-x) + 1) with its exp). XLA
 // hands YNNPACK the element-wise work feeding a reduction of 4,096 elements or more, so such a

@@ -33,6 +33,12 @@ struct YnnLoops {
   // made and added in registers, never stored (a sum of exps: jnp.sum(jnp.exp(a), 1)); false,
   // writing nothing, for any other op.
   bool (*unary_row_sum)(Unary op, const float* x, int64_t k, float* sum);
+  // ynn_row_sum of the float32 values of k float16 (bfloat16 where `bfloat16`) bit patterns at x,
+  // widened in registers (exactly: F16C's conversion, or bfloat16's bits shifted up), never
+  // stored: jnp.sum of a half array, whose float32 sum XLA's fusion makes from the halves it
+  // reads. The bits of widening the row into memory first and summing that (a signaling NaN
+  // quieted by the conversion is quieted by the first addition either way).
+  float (*half_row_sum)(bool bfloat16, const uint16_t* x, int64_t k);
 };
 
 // The widest loops this CPU runs: AVX-512 F, else AVX2 with FMA; nullptr where it has neither.

@@ -62,6 +62,13 @@ struct V {
 [[gnu::always_inline]] inline V zero_past(V a, int64_t count) {
   return {_mm512_maskz_mov_ps(first_lanes(count), a.v)};
 }
+// Sixteen halves' bits widened: float16 by vcvtph2ps (AVX-512 F), bfloat16 moved to the top of
+// each 32-bit lane.
+[[gnu::always_inline]] inline V load_half(bool bfloat16, const uint16_t* p) {
+  const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  if (!bfloat16) return {_mm512_cvtph_ps(h)};
+  return {_mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16))};
+}
 
 // float(bits >> 23): a positive float's exponent field.
 [[gnu::always_inline]] inline V field_as_float(V a) {
@@ -90,7 +97,7 @@ struct V {
 }  // namespace
 
 const YnnLoops* ynn_loops_avx512() {
-  static const YnnLoops loops{"avx512f", plain_row_sum, unary_each, unary_row_sum};
+  static const YnnLoops loops{"avx512f", plain_row_sum, unary_each, unary_row_sum, half_row_sum};
   static const bool supported = __builtin_cpu_supports("avx512f");
   return supported ? &loops : nullptr;
 }

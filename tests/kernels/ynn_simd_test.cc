@@ -10,6 +10,7 @@
 
 #include <bit>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <random>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "kernels/float_environment.h"
+#include "kernels/half_convert.h"
 #include "kernels/ynn_math.h"
 #include "kernels/ynn_reduce.h"
 
@@ -242,6 +244,63 @@ TEST_P(YnnSimd, UnaryRowSumsEqualThePortableSumOfTheScalarValues) {
   float untouched = -7.0f;
   EXPECT_FALSE(loops().unary_row_sum(k::Unary::kSin, x.data(), 4, &untouched));
   EXPECT_EQ(untouched, -7.0f);
+}
+
+// Rows of float16 or bfloat16 bit patterns: values of both signs across the type's range, so that
+// the order of the additions shows, with NaNs (quiet and signaling), infinities, subnormals and
+// zeros of both signs among them.
+std::vector<uint16_t> half_bits(spmd::DType dtype, size_t n, uint32_t seed) {
+  std::mt19937 bits(seed);
+  std::uniform_real_distribution<float> mantissa(1.0f, 2.0f);
+  std::uniform_int_distribution<int> exponent(-20, dtype == spmd::DType::kFloat16 ? 10 : 26);
+  std::vector<float> wide(n);
+  for (float& v : wide)
+    v = std::ldexp(mantissa(bits), exponent(bits)) * (bits() % 2 ? 1.0f : -1.0f);
+  std::vector<uint16_t> h(n);
+  k::narrow_half(dtype, wide.data(), reinterpret_cast<std::byte*>(h.data()),
+                 static_cast<int64_t>(n));
+  const bool bf16 = dtype == spmd::DType::kBFloat16;
+  const uint16_t special[] = {
+      0x8000,                                       // -0
+      0x0001,                                       // the least subnormal
+      bf16 ? uint16_t{0x807f} : uint16_t{0x83ff},   // the largest negative subnormal
+      bf16 ? uint16_t{0x7f80} : uint16_t{0x7c00},   // inf
+      bf16 ? uint16_t{0xff80} : uint16_t{0xfc00},   // -inf
+      bf16 ? uint16_t{0x7fc1} : uint16_t{0x7e01},   // a quiet NaN with a payload
+      bf16 ? uint16_t{0xff81} : uint16_t{0xfc01}};  // a signaling NaN, negative
+  // Specials sparse enough that most rows' sums stay finite.
+  for (size_t i = 0; i < n / 509; ++i) h[(i * 509 + 17) % n] = special[i % std::size(special)];
+  return h;
+}
+
+void expect_half_sums_equal_widened(const k::YnnLoops& loops) {
+  for (const spmd::DType dtype : {spmd::DType::kFloat16, spmd::DType::kBFloat16}) {
+    const std::vector<uint16_t> h = half_bits(dtype, 20'000, 65);
+    std::vector<float> wide(h.size());
+    ASSERT_TRUE(k::widen_half_portable(dtype, reinterpret_cast<const std::byte*>(h.data()),
+                                       wide.data(), static_cast<int64_t>(h.size())));
+    std::vector<int64_t> lengths;
+    for (int64_t n = 0; n <= 600; ++n) lengths.push_back(n);
+    for (int64_t n : {1023, 1025, 4095, 4096, 4097, 16385, 20000}) lengths.push_back(n);
+    for (const size_t start : {size_t{0}, size_t{17}}) {
+      for (const int64_t n : lengths) {
+        if (start + static_cast<size_t>(n) > h.size()) continue;
+        const float got = loops.half_row_sum(dtype == spmd::DType::kBFloat16, h.data() + start, n);
+        const float want = k::ynn_row_sum_portable(wide.data() + start, n);
+        ASSERT_TRUE(same(got, want)) << spmd::dtype_name(dtype) << ", " << n << " elements from "
+                                     << start << ": " << got << ", widened first " << want;
+      }
+    }
+  }
+}
+
+TEST_P(YnnSimd, HalfRowSumsEqualWideningTheRowThenSummingIt) {
+  expect_half_sums_equal_widened(loops());
+}
+
+TEST_P(YnnSimd, HalfRowSumsEqualWideningTheRowThenSummingItWithSubnormalsFlushed) {
+  const k::FlushSubnormalsScope flushed;
+  expect_half_sums_equal_widened(loops());
 }
 
 INSTANTIATE_TEST_SUITE_P(EachInstructionSet, YnnSimd, testing::Values("avx2", "avx512f"),
