@@ -14,6 +14,7 @@
 #include "kernels/dispatch.h"
 #include "kernels/float_arithmetic.h"
 #include "kernels/half_convert.h"
+#include "kernels/integer_arithmetic.h"
 #include "kernels/mask_ops.h"
 #include "kernels/xla_exp_avx2.h"
 #include "kernels/xla_exp_avx512.h"
@@ -665,6 +666,8 @@ void binary_of(Binary op, DType /*dtype*/, Input a, Input b, std::byte* out, int
       integer_divide<T>(op, a, b, out, n);
       return;
     }
+    // Sums, differences, products and extremes in the CPU's widest vectors (integer_arithmetic.h).
+    if (integer_arithmetic(op, dtype_of<T>(), a, b, out, n)) return;
   }
   with_operand(reinterpret_cast<const T*>(a.data), a.elements, n, [&](const auto& x) {
     with_operand(reinterpret_cast<const T*>(b.data), b.elements, n, [&](const auto& y) {
