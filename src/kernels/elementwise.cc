@@ -630,6 +630,10 @@ void expm1_float16(Input a, std::byte* out, int64_t n) {
 }
 
 void unary_half(Unary op, DType dtype, Input a, std::byte* out, int64_t n) {
+  if (dtype == DType::kFloat16 && (op == Unary::kNeg || op == Unary::kAbs)) {
+    float16_negate_or_abs(op == Unary::kNeg, a, out, n);  // on the bits, as JAX (mask_ops.h)
+    return;
+  }
   if (op == Unary::kLogistic) {
     logistic_half(dtype, a, out, n);
     return;

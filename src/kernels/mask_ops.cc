@@ -301,6 +301,20 @@ void float16_max_min(bool maximum, Input a, Input b, std::byte* out, int64_t n) 
 }
 
 SPMD_MASK_OPS_CLONES
+void float16_negate_or_abs(bool negate, Input a, std::byte* out, int64_t n) {
+  auto* target = reinterpret_cast<uint16_t*>(out);
+  with_reader<uint16_t>(a, n, [&](auto x) {
+    if (negate) {
+#pragma GCC ivdep
+      for (int64_t i = 0; i < n; ++i) target[i] = static_cast<uint16_t>(x[i] ^ 0x8000u);
+    } else {
+#pragma GCC ivdep
+      for (int64_t i = 0; i < n; ++i) target[i] = static_cast<uint16_t>(x[i] & 0x7fffu);
+    }
+  });
+}
+
+SPMD_MASK_OPS_CLONES
 void bfloat16_max_min(bool maximum, Input a, Input b, std::byte* out, int64_t n) {
   if (subnormals_read_as_zero()) {
     return maximum ? half_max_min_as<BFloat16Bits, true, true>(a, b, out, n)

@@ -58,4 +58,11 @@ void float16_max_min(bool maximum, Input a, Input b, std::byte* out, int64_t n);
 // back, in either mode (MaskOps.BFloat16…).
 void bfloat16_max_min(bool maximum, Input a, Input b, std::byte* out, int64_t n);
 
+// jnp.negative (`negate`) or jnp.abs of float16, on the bits: the sign bit flipped or cleared,
+// a NaN's payload kept, as JAX's CPU code computes them (widening, the float32 operation and
+// rounding back made every NaN float16's one quiet NaN, and took twice JAX's time: 1.56 ms over
+// 4096 x 2048 against 0.77). Not bfloat16, whose operations JAX computes in float32 (its NaNs come
+// back as one quiet NaN of their sign).
+void float16_negate_or_abs(bool negate, Input a, std::byte* out, int64_t n);
+
 }  // namespace spmd::kernels

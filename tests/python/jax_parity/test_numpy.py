@@ -1039,6 +1039,22 @@ def test_expm1_of_every_float16_is_xlas():
     same(spmd.jit(spmd.numpy.expm1)(x), jax.jit(jnp.expm1)(x), "expm1 of every float16, jitted")
 
 
+def test_negative_and_abs_of_every_float16_are_jaxs_bits():
+    """JAX's CPU code negates a float16 and takes its absolute value on the bits: a NaN keeps its
+    payload, a signaling NaN stays signaling. spmd does the same, eager and jitted (it rounded
+    every NaN to float16's one quiet NaN through float32)."""
+    x = np.arange(65536, dtype=np.uint16).view(np.float16)
+    for name, f, g in (("negative", spmd.numpy.negative, jnp.negative),
+                       ("abs", spmd.numpy.abs, jnp.abs)):
+        want = np.asarray(jax.jit(g)(x)).view(np.uint16)
+        for how, got in (("eager", f(x)), ("jitted", spmd.jit(f)(x))):
+            got = np.asarray(got).view(np.uint16)
+            differ = np.flatnonzero(got != want)
+            assert differ.size == 0, (f"{name} of every float16, {how}: {differ.size} differ, "
+                                      f"first {hex(x.view(np.uint16)[differ[0]])}: "
+                                      f"{hex(got[differ[0]])}, JAX's {hex(want[differ[0]])}")
+
+
 @covers("numpy.cbrt", "lax.cbrt")
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
 def test_cbrt_is_the_c_librarys_as_xla_calls_it(dtype):
