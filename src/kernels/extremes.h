@@ -93,9 +93,15 @@ void fold_first_max_rows(double* best, int32_t* index, const double* rows, int64
 // integer type (int8 to uint64). Plain loops built for x86-64-v3 and the baseline, as
 // float_arithmetic.h's: Eigen's fold allocated a temporary per row and, compiled for SSE2, has
 // no 32-bit integer max instruction (jnp.max over axis 0 of an int32 4096 x 2048 took 7.4-9.5
-// ms, JAX's 2.0-2.7). False, with nothing written, for another dtype.
+// ms, JAX's 2.0-2.7). False, with nothing written, for another dtype. fold_integer_rows takes
+// four rows a pass over acc, and sum_integer_rows adds them the same way, modulo 2^bits as XLA's
+// sums wrap (exact in any order; Eigen added a row at a time in SSE2's lanes): over an int32
+// 4096 x 2048 on the Zen 5, jnp.max(a, 0) 1.24 -> 0.68 ms, jnp.sum(a, 0) 1.44 -> 0.68 (JAX
+// 1.0-1.2). `acc` overlaps no row.
 bool fold_integer_rows(bool maximum, DType dtype, std::byte* acc, const std::byte* rows,
                        int64_t count, int64_t stride, int64_t width);
+bool sum_integer_rows(DType dtype, std::byte* acc, const std::byte* rows, int64_t count,
+                      int64_t stride, int64_t width);
 bool fold_integer_first_max(DType dtype, std::byte* best, int32_t* index, const std::byte* row,
                             int64_t width, int32_t r);
 // *out = max (or min) of the n >= 1 integers of `dtype` at x, a plain loop built the same ways:

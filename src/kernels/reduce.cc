@@ -275,12 +275,16 @@ void finish_fold(Reduce op, Row<T>& row) {
   }
 }
 
-// out = the sum of c's integer rows (exact in any order), added one row at a time.
+// out = the sum of c's integer rows (exact in any order, wrapping), four rows a pass
+// (extremes.h's sum_integer_rows; bool has no sum here).
 template <class T>
 void fold_integer_sum(const Columns<T>& c, T* out) {
-  Row<T> row(out, c.width);
-  row = ConstRow<T>(c.in, c.width);
-  for (int64_t r = 1; r < c.rows; ++r) row += ConstRow<T>(c.in + r * c.stride, c.width);
+  std::copy_n(c.in, c.width, out);
+  if (c.rows > 1) {
+    sum_integer_rows(dtype_of<T>(), reinterpret_cast<std::byte*>(out),
+                     reinterpret_cast<const std::byte*>(c.in + c.stride), c.rows - 1, c.stride,
+                     c.width);
+  }
 }
 
 // out (width elements) = op over c's rows, in order: logical any/all for bool, max/min (NaN

@@ -352,6 +352,16 @@ void check_integer_folds() {
         EXPECT_EQ(acc[j], want) << spmd::dtype_name(dtype) << " column " << j << " of " << width;
       }
     }
+    // The sums, wrapped modulo 2^bits (the extremes among the values overflow any type).
+    std::vector<T> sums(x.begin(), x.begin() + width);
+    ASSERT_TRUE(k::sum_integer_rows(dtype, reinterpret_cast<std::byte*>(sums.data()),
+                                    in + stride * sizeof(T), rows - 1, stride, width));
+    for (int64_t j = 0; j < width; ++j) {
+      uint64_t want = 0;
+      for (int64_t r = 0; r < rows; ++r) want += static_cast<uint64_t>(x[r * stride + j]);
+      EXPECT_EQ(sums[j], static_cast<T>(want))
+          << spmd::dtype_name(dtype) << " sum, column " << j << " of " << width;
+    }
     std::vector<T> best(x.begin(), x.begin() + width);
     std::vector<int32_t> index(width, 0);
     for (int64_t r = 1; r < rows; ++r) {
