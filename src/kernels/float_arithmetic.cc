@@ -119,7 +119,24 @@ bool unary_of(Unary op, Input a, std::byte* out, int64_t n) {
       return true;
     case Unary::kSign:
       // ±1, else x * 0: the zero's own sign (a subnormal read as zero counts as one), NaN kept.
-      apply<F>(a, out, n, [](F x) { return x > F(0) ? F(1) : x < F(0) ? F(-1) : x * F(0); });
+      // Both values made for every element and one kept: with x * 0 inside the branch, GCC
+      // kept the branch (a product may trap), one element at a time (2.2 ms over 1024 x 1024
+      // float32, JAX 0.15).
+      apply<F>(a, out, n, [](F x) {
+        const F zero = x * F(0);
+        const F one = std::copysign(F(1), x);
+        return (x > F(0)) | (x < F(0)) ? one : zero;
+      });
+      return true;
+    // Exact roundings (the instruction's in the AVX2 build), -0 kept as XLA keeps it.
+    case Unary::kFloor:
+      apply<F>(a, out, n, [](F x) { return std::floor(x); });
+      return true;
+    case Unary::kCeil:
+      apply<F>(a, out, n, [](F x) { return std::ceil(x); });
+      return true;
+    case Unary::kRoundEven:  // the default rounding mode, which spmd never changes
+      apply<F>(a, out, n, [](F x) { return std::nearbyint(x); });
       return true;
     default:
       return false;

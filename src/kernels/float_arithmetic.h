@@ -49,9 +49,10 @@ bool cpu_has_fma();
 // float32 or float64. False, with nothing written, for another op or dtype.
 bool float_comparison(Binary op, DType dtype, Input a, Input b, std::byte* out, int64_t n);
 
-// out[i] = op(a[i]) for neg, abs, relu and sign of float32 or float64, as elementwise.h defines
-// them (relu: NaN kept, -0 and a subnormal read as zero to +0; sign: ±1, else the zero's sign,
-// NaN kept). False, with nothing written, for another op or dtype.
+// out[i] = op(a[i]) for neg, abs, relu, sign, floor, ceil and round-half-even of float32 or
+// float64, as elementwise.h defines them (relu: NaN kept, -0 and a subnormal read as zero to +0;
+// sign: ±1, else the zero's sign, NaN kept; the roundings std::floor's, std::ceil's and
+// std::nearbyint's, -0 kept). False, with nothing written, for another op or dtype.
 bool float_unary(Unary op, DType dtype, Input a, std::byte* out, int64_t n);
 
 }  // namespace spmd::kernels
