@@ -1,5 +1,6 @@
 // The CPU backend: the device seam (backend.h) over this folder's Eigen and OpenBLAS kernels.
 #include <Eigen/Core>
+#include <array>
 #include <string>
 
 #include "kernels/backend.h"
@@ -31,8 +32,11 @@ class CpuBackend final : public Backend {
     kernels::convert(from, to, a, out, n);
   }
   void fill(DType dtype, double value, std::byte* out, int64_t n) const override {
-    kernels::convert(DType::kFloat64, dtype, {reinterpret_cast<const std::byte*>(&value), 1}, out,
-                     n);
+    if (n <= 0) return;
+    std::array<std::byte, 16> element{};  // the value converted once (every dtype fits)
+    kernels::convert(DType::kFloat64, dtype, {reinterpret_cast<const std::byte*>(&value), 1},
+                     element.data(), 1);
+    kernels::fill_elements(dtype_size(dtype), element.data(), n, out);
   }
   void iota(DType dtype, std::byte* out, int64_t n) const override {
     const Eigen::ArrayXd values = Eigen::ArrayXd::LinSpaced(n, 0, static_cast<double>(n - 1));

@@ -460,4 +460,33 @@ void copy_bytes(const std::byte* in, size_t bytes, std::byte* out) {
   });
 }
 
+void fill_elements(size_t element_size, const std::byte* element, int64_t n, std::byte* out) {
+  constexpr int64_t kFillGrain = int64_t{1} << 18;  // bytes per part, at the least
+  const auto size = static_cast<int64_t>(element_size);
+  parallel_for(n, std::max<int64_t>(1, kFillGrain / std::max<int64_t>(size, 1)), 64,
+               [&](int64_t first, int64_t last) {
+                 // The element's bytes as an integer of its size: std::fill_n's vector stores.
+                 const auto fill_as = [&](auto zero) {
+                   using W = decltype(zero);
+                   W bits;
+                   std::memcpy(&bits, element, sizeof bits);
+                   std::fill_n(reinterpret_cast<W*>(out) + first, last - first, bits);
+                 };
+                 switch (element_size) {
+                   case 1:
+                     return fill_as(uint8_t{});
+                   case 2:
+                     return fill_as(uint16_t{});
+                   case 4:
+                     return fill_as(uint32_t{});
+                   case 8:
+                     return fill_as(uint64_t{});
+                   default:
+                     for (int64_t i = first; i < last; ++i) {
+                       std::memcpy(out + i * size, element, element_size);
+                     }
+                 }
+               });
+}
+
 }  // namespace spmd::kernels

@@ -34,5 +34,9 @@ void concatenate(size_t element_size, std::span<const std::byte* const> in,
 // out = in, `bytes` of them (not overlapping): a copy before an update in place (a scatter's
 // operand, still read elsewhere), which one thread's memcpy leaves at one core's bandwidth.
 void copy_bytes(const std::byte* in, size_t bytes, std::byte* out);
+// out = n copies of the element_size bytes at `element` (jnp.full's fill, its value converted
+// once), split over the team as copy_bytes is. Converting the value again for every element
+// took a float16 fill of 4 Mi elements 1.6 ms.
+void fill_elements(size_t element_size, const std::byte* element, int64_t n, std::byte* out);
 
 }  // namespace spmd::kernels

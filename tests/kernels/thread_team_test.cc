@@ -25,6 +25,7 @@
 #include <tuple>
 #include <vector>
 
+#include "kernels/backend.h"
 #include "kernels/chain.h"
 #include "kernels/float_environment.h"
 #include "kernels/layout.h"
@@ -209,6 +210,34 @@ TEST(ThreadTeam, ReductionsAreTheSameBytesOnEveryTeam) {
         for (size_t t = 1; t < results.size(); ++t) {
           EXPECT_EQ(results[t], results[0])
               << k::name(op) << " over axis " << axis << " of a shape of " << n << ", team " << t;
+        }
+      }
+    }
+  }
+}
+
+// The CPU backend's fill (jnp.full) is the value converted to the dtype once and repeated: the
+// bytes of converting it element by element, for every dtype and a value of each kind (a
+// fraction, -0, NaN, infinity, one past float16's range, one an int8 wraps), at lengths that
+// split over the team and one that does not, the same on every team.
+TEST(ThreadTeam, AFillIsTheValueConvertedOnceAndRepeatedOnEveryTeam) {
+  const double values[] = {0.1, -0.0, std::nan(""), -INFINITY, 70000.0, 300.0, -3.75};
+  for (int d = 0; d <= static_cast<int>(DType::kFloat64); ++d) {
+    const auto dtype = static_cast<DType>(d);
+    const size_t size = spmd::dtype_size(dtype);
+    for (const double value : values) {
+      for (const int64_t n : {int64_t{1}, int64_t{37}, int64_t{300'000}}) {
+        std::vector<std::byte> want(static_cast<size_t>(n) * size);
+        k::convert(DType::kFloat64, dtype, {reinterpret_cast<const std::byte*>(&value), 1},
+                   want.data(), n);
+        const auto filled = on_teams([&] {
+          std::vector<std::byte> out(static_cast<size_t>(n) * size);
+          k::cpu_backend().fill(dtype, value, out.data(), n);
+          return out;
+        });
+        for (size_t t = 0; t < filled.size(); ++t) {
+          ASSERT_EQ(filled[t], want) << spmd::dtype_name(dtype) << " full of " << value << ", " << n
+                                     << " elements, team " << t;
         }
       }
     }
