@@ -95,6 +95,59 @@ void xla_scan(const T* x, int64_t n, T* out) {
   }
 }
 
+// xla_scan of `w` lines at once, each along its own column: element i of the lines is the w
+// values at x + i * xs, written at out + i * os. Every column gets xla_scan's operations in its
+// order (the same bits), while each step reads and writes w contiguous values: a scan down a
+// leading axis gathered each column into a line first, a stride apart, and allocated per line
+// (jnp.cumsum(a, 0) over 1024 x 1024 float32 took 14 ms, JAX 4.5).
+template <class Op, class T>
+void xla_scan_columns(const T* x, int64_t n, int64_t w, int64_t xs, T* out, int64_t os) {
+  const T identity = Op::template identity<T>();
+  const auto step = [&](T* acc, const T* v) {
+    for (int64_t j = 0; j < w; ++j) acc[j] = Op::apply(acc[j], v[j]);
+  };
+  std::vector<T> acc(static_cast<size_t>(w), identity);
+  if (n <= kBase) {
+    for (int64_t i = 0; i < n; ++i) {
+      step(acc.data(), x + i * xs);
+      std::copy_n(acc.data(), w, out + i * os);
+    }
+    return;
+  }
+  const int64_t rows = (n + kBase - 1) / kBase;
+  const std::vector<T> pad(static_cast<size_t>(w), identity);
+  std::vector<T> prefix(static_cast<size_t>(rows * kBase * w));
+  std::vector<T> totals(static_cast<size_t>(rows * w));
+  for (int64_t r = 0; r < rows; ++r) {
+    std::fill(acc.begin(), acc.end(), identity);
+    for (int64_t k = 0; k < kBase; ++k) {
+      const int64_t i = r * kBase + k;
+      step(acc.data(), i < n ? x + i * xs : pad.data());
+      std::copy_n(acc.data(), w, prefix.data() + i * w);
+    }
+    std::copy_n(acc.data(), w, totals.data() + r * w);
+  }
+  // The rows' exclusive running result: in order for a few rows, else the shifted scan of them.
+  std::vector<T> before(static_cast<size_t>(rows * w), identity);
+  if (rows <= kBase) {
+    std::fill(acc.begin(), acc.end(), identity);
+    for (int64_t r = 0; r + 1 < rows; ++r) {
+      step(acc.data(), totals.data() + r * w);
+      std::copy_n(acc.data(), w, before.data() + (r + 1) * w);
+    }
+  } else {  // all `rows` scanned, the last dropped, as xla_scan does (its order depends on n)
+    std::vector<T> inclusive(static_cast<size_t>(rows * w));
+    xla_scan_columns<Op>(totals.data(), rows, w, w, inclusive.data(), w);
+    std::copy_n(inclusive.data(), (rows - 1) * w, before.data() + w);
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    const T* p = prefix.data() + i * w;
+    const T* b = before.data() + (i / kBase) * w;
+    T* y = out + i * os;
+    for (int64_t j = 0; j < w; ++j) y[j] = Op::apply(p[j], b[j]);
+  }
+}
+
 // JAX's sort key of a float: -0 as 0, every NaN as the positive quiet NaN, then ordered as the
 // total order orders bit patterns (sign-magnitude turned into two's complement).
 template <class T>
@@ -158,9 +211,22 @@ void scan_lines(DType dtype, const std::byte* in, const Shape& shape, int axis, 
         std::accumulate(shape.begin() + axis + 1, shape.end(), int64_t{1}, std::multiplies<>());
     // Nothing to scan when any dimension is 0 (n * inner would divide by zero).
     const int64_t outer = n * inner == 0 ? 0 : shape_size(shape) / (n * inner);
-    std::vector<T> line(static_cast<size_t>(n)), results(static_cast<size_t>(n));
     const T* x = reinterpret_cast<const T*>(in);
     T* y = reinterpret_cast<T*>(out);
+    if (inner > 1) {  // columns side by side, kScanColumns at a time, split over the team
+      constexpr int64_t kScanColumns = 128;
+      const int64_t chunks = (inner + kScanColumns - 1) / kScanColumns;
+      parallel_for(outer * chunks, 1, 1, [&](int64_t first, int64_t last) {
+        for (int64_t at = first; at < last; ++at) {
+          const int64_t o = at / chunks, j = at % chunks * kScanColumns;
+          const int64_t base = o * n * inner + j;
+          xla_scan_columns<Op>(x + base, n, std::min(kScanColumns, inner - j), inner, y + base,
+                               inner);
+        }
+      });
+      return;
+    }
+    std::vector<T> line(static_cast<size_t>(n)), results(static_cast<size_t>(n));
     for (int64_t o = 0; o < outer; ++o) {
       for (int64_t j = 0; j < inner; ++j) {
         const int64_t base = o * n * inner + j;

@@ -20,7 +20,9 @@ bool orderable(DType dtype);
 // The inclusive sum along `axis` of `in` (`shape`, row-major) at `out`. Floats add in XLA's CPU
 // order (its ReduceWindowRewriter, base 16): a line of at most 16 elements from the first on; a
 // longer one as rows of 16 (zero-padded), each row's running sum plus the exclusive running sum
-// of the rows' totals, itself computed the same way. Requires orderable(dtype).
+// of the rows' totals, itself computed the same way. Requires orderable(dtype). Down a leading
+// axis the columns are scanned side by side, 128 at a time, split over the team (each column
+// with the same operations in the same order as alone).
 void cumsum(DType dtype, const std::byte* in, const Shape& shape, int axis, std::byte* out);
 // The inclusive product, in the same order as cumsum's sums (XLA rewrites both reduce-windows
 // alike; the padding is ones).
