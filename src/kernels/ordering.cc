@@ -286,9 +286,56 @@ void top_k(DType dtype, const std::byte* in, int64_t n, int64_t k, int32_t* out)
 // waking a helper.
 constexpr int64_t kTakeGrainBytes = int64_t{1} << 17;
 
+namespace {
+
+// take along the last axis of elements of 1, 2, 4 or 8 bytes: each line's elements gathered
+// by a loop over the clamped indices (clamped once for all lines), the team taking ranges of
+// lines. As rows of one element each, every element was a row copy with its own prefetch:
+// jnp.flip of 1024 x 1024 float32 along its last axis (a take of reversed indices) took 1.1 ms,
+// JAX's 0.12. False, doing nothing, for another element size or axis.
+bool take_elements(size_t element_size, const std::byte* in, const Lines& lines,
+                   const int32_t* indices, int64_t count, std::byte* out) {
+  if (lines.inner != 1) return false;
+  const auto gather = [&](auto zero) {
+    using E = decltype(zero);
+    std::vector<int32_t> at(static_cast<size_t>(count));
+    for (int64_t i = 0; i < count; ++i) {
+      at[static_cast<size_t>(i)] =
+          std::clamp<int32_t>(indices[i], 0, static_cast<int32_t>(lines.n - 1));
+    }
+    const auto* x = reinterpret_cast<const E*>(in);
+    auto* y = reinterpret_cast<E*>(out);
+    const int64_t grain = std::max<int64_t>(
+        1, kTakeGrainBytes / std::max<int64_t>(count * static_cast<int64_t>(sizeof(E)), 1));
+    parallel_for(lines.outer, grain, 1, [&](int64_t first, int64_t last) {
+      for (int64_t o = first; o < last; ++o) {
+        const E* line = x + o * lines.n;
+        E* to = y + o * count;
+        for (int64_t i = 0; i < count; ++i) to[i] = line[at[static_cast<size_t>(i)]];
+      }
+    });
+    return true;
+  };
+  switch (element_size) {
+    case 1:
+      return gather(uint8_t{});
+    case 2:
+      return gather(uint16_t{});
+    case 4:
+      return gather(uint32_t{});
+    case 8:
+      return gather(uint64_t{});
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
 void take(size_t element_size, const std::byte* in, const Shape& shape, int axis,
           const int32_t* indices, int64_t count, std::byte* out) {
   const Lines lines = lines_of(shape, axis);
+  if (lines.n > 0 && take_elements(element_size, in, lines, indices, count, out)) return;
   const int64_t n = lines.n;
   const size_t row = static_cast<size_t>(lines.inner) * element_size;
   // Random rows of a large array miss the cache one after another; asking for the row some

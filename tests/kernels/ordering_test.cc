@@ -6,9 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <type_traits>
 #include <vector>
@@ -76,6 +78,40 @@ TEST(Ordering, ScansDownALeadingAxisAreEachColumnsScanBitForBit) {
       expect_columns_are_lines<double, false>(DType::kFloat64, n, w);
       expect_columns_are_lines<int32_t, false>(DType::kInt32, n, w);
       expect_columns_are_lines<uint64_t, true>(DType::kUInt64, n, w);
+    }
+  }
+}
+
+// take along the last axis, element by element (elements of 1 to 8 bytes) and as rows (16
+// bytes), against the definition: out[o][i] = in[o][clamp(indices[i])], indices out of range,
+// repeated and reversed, more or fewer than the axis, on a team of two.
+TEST(Ordering, TakeAlongTheLastAxisIsEachLineAtTheClampedIndices) {
+  const int64_t outer = 37, n = 300;
+  std::mt19937 rng(5);
+  std::vector<int32_t> reversed(n), random(500);
+  for (int64_t i = 0; i < n; ++i)
+    reversed[static_cast<size_t>(i)] = static_cast<int32_t>(n - 1 - i);
+  for (auto& i : random) i = static_cast<int32_t>(rng() % 700) - 200;  // clamped both ways
+  for (const size_t size : {size_t{1}, size_t{2}, size_t{4}, size_t{8}, size_t{16}}) {
+    std::vector<std::byte> x(static_cast<size_t>(outer * n) * size);
+    for (auto& b : x) b = static_cast<std::byte>(rng() & 0xff);
+    for (const std::vector<int32_t>* idx : {&reversed, &random}) {
+      const auto count = static_cast<int64_t>(idx->size());
+      std::vector<std::byte> got(static_cast<size_t>(outer * count) * size);
+      {
+        k::ThreadTeam team(2);
+        const k::TeamScope on(&team);
+        k::take(size, x.data(), {outer, n}, 1, idx->data(), count, got.data());
+      }
+      for (int64_t o = 0; o < outer; ++o) {
+        for (int64_t i = 0; i < count; ++i) {
+          const int64_t at = std::clamp<int64_t>((*idx)[static_cast<size_t>(i)], 0, n - 1);
+          ASSERT_EQ(std::memcmp(got.data() + static_cast<size_t>(o * count + i) * size,
+                                x.data() + static_cast<size_t>(o * n + at) * size, size),
+                    0)
+              << size << "-byte elements, line " << o << ", index " << i;
+        }
+      }
     }
   }
 }
