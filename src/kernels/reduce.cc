@@ -473,6 +473,38 @@ void reduce_columns(Reduce op, const Columns<T>& c, T* out) {
   fold_columns(op, c, out);
 }
 
+// Integer sums, maxima and minima of many short contiguous rows (inner 1, extent at most
+// kShortRow): one loop over the rows, each row's elements folded in order (any order gives the
+// same integer; sums wrap). A call per row cost more than its few additions: an int32 sum over
+// the last axis of (1024, 1024, 4) took 2.2 ms, JAX's 0.41. False for another case.
+constexpr int64_t kShortRow = 64;
+template <class T>
+bool reduce_short_rows(Reduce op, const T* in, int64_t first, int64_t last, int64_t extent,
+                       T* out) {
+  if constexpr (!std::is_integral_v<T> || std::is_same_v<T, bool>) {
+    return false;
+  } else {
+    if (extent < 1 || extent > kShortRow || op == Reduce::kProd) return false;
+    using W = std::conditional_t<(sizeof(T) < 4), uint32_t, std::make_unsigned_t<T>>;
+    const auto fold = [&](auto f) {
+      for (int64_t o = first; o < last; ++o) {
+        const T* row = in + o * extent;
+        T acc = row[0];
+        for (int64_t j = 1; j < extent; ++j) acc = f(acc, row[j]);
+        out[o] = acc;
+      }
+    };
+    if (op == Reduce::kSum) {
+      fold([](T a, T b) { return static_cast<T>(W(a) + W(b)); });
+    } else if (op == Reduce::kMax) {
+      fold([](T a, T b) { return std::max(a, b); });
+    } else {
+      fold([](T a, T b) { return std::min(a, b); });
+    }
+    return true;
+  }
+}
+
 // Each outer slab reduced over its rows, the team taking whole slabs where there are enough of
 // them, else ranges of a slab's columns, else (a float sum of few, long columns) the top of the
 // pairwise tree. Every output element is computed by one thread in the serial kernel's order.
@@ -493,6 +525,7 @@ void reduce_typed(Reduce op, const T* in, Extents e, T* out) {
           return;
         }
       }
+      if (e.inner == 1 && reduce_short_rows(op, in, first, last, e.extent, out)) return;
       for (int64_t o = first; o < last; ++o)
         reduce_columns(op, columns(o, 0, e.inner), out + o * e.inner);
     });

@@ -216,6 +216,60 @@ TEST(ThreadTeam, ReductionsAreTheSameBytesOnEveryTeam) {
   }
 }
 
+// Integer sums (wrapping), maxima and minima over a short last axis, many rows at once, against
+// each row folded alone, on every team: widths around the short-row loop's limit, the type's
+// extremes among the values.
+template <class T>
+void expect_short_rows_reduce(DType dtype) {
+  std::mt19937_64 bits(static_cast<uint64_t>(dtype) + 7);
+  for (const int64_t width :
+       {int64_t{1}, int64_t{2}, int64_t{4}, int64_t{63}, int64_t{64}, int64_t{65}}) {
+    const int64_t rows = 5000;
+    std::vector<T> x(static_cast<size_t>(rows * width));
+    for (T& v : x) {
+      const auto r = bits() % 6;
+      v = r == 0   ? std::numeric_limits<T>::max()
+          : r == 1 ? std::numeric_limits<T>::min()
+                   : static_cast<T>(bits());
+    }
+    for (const k::Reduce op : {k::Reduce::kSum, k::Reduce::kMax, k::Reduce::kMin}) {
+      const auto results = on_teams([&] {
+        std::vector<T> out(static_cast<size_t>(rows));
+        k::reduce(op, dtype, bytes(x), {rows, width}, 1, dtype, bytes(out));
+        std::vector<std::byte> raw(out.size() * sizeof(T));
+        std::memcpy(raw.data(), out.data(), raw.size());
+        return raw;
+      });
+      for (int64_t r = 0; r < rows; ++r) {
+        uint64_t sum = 0;
+        T high = x[static_cast<size_t>(r * width)], low = high;
+        for (int64_t j = 0; j < width; ++j) {
+          const T v = x[static_cast<size_t>(r * width + j)];
+          sum += static_cast<uint64_t>(v);
+          high = std::max(high, v);
+          low = std::min(low, v);
+        }
+        const T want = op == k::Reduce::kSum   ? static_cast<T>(sum)
+                       : op == k::Reduce::kMax ? high
+                                               : low;
+        for (size_t t = 0; t < results.size(); ++t) {
+          T got;
+          std::memcpy(&got, results[t].data() + static_cast<size_t>(r) * sizeof(T), sizeof(T));
+          ASSERT_EQ(got, want) << spmd::dtype_name(dtype) << " " << k::name(op) << ", rows of "
+                               << width << ", row " << r << ", team " << t;
+        }
+      }
+    }
+  }
+}
+
+TEST(ThreadTeam, IntegerReductionsOfManyShortRowsAreEachRowFoldedAlone) {
+  expect_short_rows_reduce<int8_t>(DType::kInt8);
+  expect_short_rows_reduce<int32_t>(DType::kInt32);
+  expect_short_rows_reduce<uint16_t>(DType::kUInt16);
+  expect_short_rows_reduce<uint64_t>(DType::kUInt64);
+}
+
 // The CPU backend's fill (jnp.full) is the value converted to the dtype once and repeated: the
 // bytes of converting it element by element, for every dtype and a value of each kind (a
 // fraction, -0, NaN, infinity, one past float16's range, one an int8 wraps), at lengths that
