@@ -354,12 +354,127 @@ void visit_layout(size_t element_size, size_t rank, F&& f) {
 
 }  // namespace
 
+namespace {
+
+// out = n copies of the element_size bytes at `element`, on this thread: an integer of the
+// element's size stored by std::fill_n (vector stores), else one copy at a time.
+void fill_elements_here(size_t element_size, const std::byte* element, int64_t n, std::byte* out) {
+  const auto fill_as = [&](auto zero) {
+    using W = decltype(zero);
+    W bits;
+    std::memcpy(&bits, element, sizeof bits);
+    std::fill_n(reinterpret_cast<W*>(out), n, bits);
+  };
+  switch (element_size) {
+    case 1:
+      return fill_as(uint8_t{});
+    case 2:
+      return fill_as(uint16_t{});
+    case 4:
+      return fill_as(uint32_t{});
+    case 8:
+      return fill_as(uint64_t{});
+    default:
+      for (int64_t i = 0; i < n; ++i) {
+        std::memcpy(out + i * static_cast<int64_t>(element_size), element, element_size);
+      }
+  }
+}
+
+// out[i * r + k] = in[i] for i in [lo, hi), k < r, elements of 1 to 8 bytes (false for another
+// size): one loop, where a fill per element cost a call for a few stores.
+bool repeat_elements(size_t element_size, const std::byte* in, int64_t lo, int64_t hi, int64_t r,
+                     std::byte* out) {
+  const auto repeat_as = [&](auto zero) {
+    using W = decltype(zero);
+    const auto* x = reinterpret_cast<const W*>(in);
+    auto* y = reinterpret_cast<W*>(out);
+    for (int64_t i = lo; i < hi; ++i) {
+      const W v = x[i];
+      for (int64_t k = 0; k < r; ++k) y[i * r + k] = v;
+    }
+    return true;
+  };
+  switch (element_size) {
+    case 1:
+      return repeat_as(uint8_t{});
+    case 2:
+      return repeat_as(uint16_t{});
+    case 4:
+      return repeat_as(uint32_t{});
+    case 8:
+      return repeat_as(uint64_t{});
+    default:
+      return false;
+  }
+}
+
+// A broadcast whose operand's dimensions other than 1 are one run of the result's, as
+// A × P × R: the result is A copies of a block of P × R elements, each of the operand's P
+// elements R times. Where R > 1 the team writes the runs of R; else the block is tiled into
+// about 16 KiB and copied A times over. Eigen's tensor broadcast worked out every element's
+// index: (1024, 1024, 1) to (1024, 1024, 4) float32 took 0.87 ms, as did (4,) to the same shape.
+// False, doing nothing, where the operand's dimensions interleave with broadcast ones.
+bool broadcast_runs(size_t size, const std::byte* in, const Shape& from, std::byte* out,
+                    const Shape& to) {
+  Shape padded(to.size() - from.size(), 1);
+  padded.insert(padded.end(), from.begin(), from.end());
+  size_t first = to.size(), last = to.size();
+  for (size_t d = 0; d < to.size(); ++d) {
+    if (padded[d] == 1) continue;
+    if (first == to.size()) first = d;
+    if (d > last || (last != to.size() && d != last)) return false;
+    last = d + 1;
+  }
+  int64_t a = 1, p = 1, r = 1;
+  for (size_t d = 0; d < to.size(); ++d) {
+    if (d < first) {
+      a *= to[d];
+    } else if (d < last) {
+      if (padded[d] != to[d]) return false;
+      p *= to[d];
+    } else {
+      r *= to[d];
+    }
+  }
+  if (a * p * r == 0) return true;
+  const auto bytes = static_cast<int64_t>(size);
+  if (r > 1 && a == 1) {  // each element R times, the team taking ranges of elements
+    parallel_for(p, std::max<int64_t>(1, kLayoutGrain / r), 1, [&](int64_t lo, int64_t hi) {
+      if (!repeat_elements(size, in, lo, hi, r, out)) {
+        for (int64_t i = lo; i < hi; ++i) {
+          fill_elements_here(size, in + i * bytes, r, out + i * r * bytes);
+        }
+      }
+    });
+    return true;
+  }
+  // One block, tiled to about 16 KiB, copied over the result.
+  const int64_t block = p * r * bytes;
+  const int64_t copies = std::max<int64_t>(1, std::min(a, (int64_t{16} << 10) / block));
+  std::vector<std::byte> tile(static_cast<size_t>(block * copies));
+  for (int64_t i = 0; i < p; ++i)
+    fill_elements_here(size, in + i * bytes, r, tile.data() + i * r * bytes);
+  for (int64_t c = 1; c < copies; ++c)
+    std::memcpy(tile.data() + c * block, tile.data(), static_cast<size_t>(block));
+  parallel_for(a, copies, copies, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; i += copies) {
+      std::memcpy(out + i * block, tile.data(),
+                  static_cast<size_t>(std::min(copies, hi - i) * block));
+    }
+  });
+  return true;
+}
+
+}  // namespace
+
 void broadcast(size_t element_size, const std::byte* in, const Shape& from, std::byte* out,
                const Shape& to) {
   if (to.empty()) {
     std::memcpy(out, in, element_size);
     return;
   }
+  if (broadcast_runs(element_size, in, from, out, to)) return;
   Shape padded(to.size() - from.size(), 1);
   padded.insert(padded.end(), from.begin(), from.end());
   visit_layout(element_size, to.size(), [&](auto zero, auto rank) {
@@ -465,27 +580,7 @@ void fill_elements(size_t element_size, const std::byte* element, int64_t n, std
   const auto size = static_cast<int64_t>(element_size);
   parallel_for(n, std::max<int64_t>(1, kFillGrain / std::max<int64_t>(size, 1)), 64,
                [&](int64_t first, int64_t last) {
-                 // The element's bytes as an integer of its size: std::fill_n's vector stores.
-                 const auto fill_as = [&](auto zero) {
-                   using W = decltype(zero);
-                   W bits;
-                   std::memcpy(&bits, element, sizeof bits);
-                   std::fill_n(reinterpret_cast<W*>(out) + first, last - first, bits);
-                 };
-                 switch (element_size) {
-                   case 1:
-                     return fill_as(uint8_t{});
-                   case 2:
-                     return fill_as(uint16_t{});
-                   case 4:
-                     return fill_as(uint32_t{});
-                   case 8:
-                     return fill_as(uint64_t{});
-                   default:
-                     for (int64_t i = first; i < last; ++i) {
-                       std::memcpy(out + i * size, element, element_size);
-                     }
-                 }
+                 fill_elements_here(element_size, element, last - first, out + first * size);
                });
 }
 

@@ -270,6 +270,47 @@ TEST(ThreadTeam, IntegerReductionsOfManyShortRowsAreEachRowFoldedAlone) {
   expect_short_rows_reduce<uint64_t>(DType::kUInt64);
 }
 
+// Broadcasts against an index-by-index reference, on every team: the operand's dimensions one
+// run of the result's (each element repeated, the block tiled, both, a scalar) and interleaved
+// with broadcast ones (Eigen's path), elements of every dtype's size (1 to 8 bytes).
+TEST(ThreadTeam, BroadcastsPutEachOperandElementWhereItsIndexSays) {
+  const std::vector<std::pair<Shape, Shape>> cases = {
+      {{1000, 1}, {1000, 4}},   {{1000, 1, 1}, {1000, 3, 5}}, {{4}, {999, 4}},
+      {{70}, {3, 1000, 70}},    {{1, 6, 1}, {5, 6, 7}},       {{}, {17, 33}},
+      {{6, 1, 7}, {6, 300, 7}}, {{2, 1}, {3, 2, 100}},        {{1}, {1}},
+      {{5, 1, 3}, {4, 5, 2, 3}}};
+  for (const size_t size : {size_t{1}, size_t{2}, size_t{4}, size_t{8}}) {
+    for (const auto& [from, to] : cases) {
+      const auto n_in = static_cast<size_t>(spmd::shape_size(from));
+      const auto n_out = static_cast<size_t>(spmd::shape_size(to));
+      std::vector<std::byte> x(n_in * size);
+      for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<std::byte>(i * 37 + 11);
+      const auto results = on_teams([&] {
+        std::vector<std::byte> out(n_out * size);
+        k::broadcast(size, x.data(), from, out.data(), to);
+        return out;
+      });
+      Shape padded(to.size() - from.size(), 1);
+      padded.insert(padded.end(), from.begin(), from.end());
+      for (size_t o = 0; o < n_out; ++o) {
+        size_t rest = o, at = 0, stride = 1;
+        for (size_t d = to.size(); d-- > 0;) {
+          const auto extent = static_cast<size_t>(to[d]);
+          const size_t index = rest % extent;
+          rest /= extent;
+          if (padded[d] != 1) at += index * stride;
+          stride *= static_cast<size_t>(padded[d]);
+        }
+        for (size_t t = 0; t < results.size(); ++t) {
+          ASSERT_EQ(std::memcmp(results[t].data() + o * size, x.data() + at * size, size), 0)
+              << size << "-byte elements, [" << fmt::format("{}", fmt::join(from, ", ")) << "] to ["
+              << fmt::format("{}", fmt::join(to, ", ")) << "], element " << o << ", team " << t;
+        }
+      }
+    }
+  }
+}
+
 // The CPU backend's fill (jnp.full) is the value converted to the dtype once and repeated: the
 // bytes of converting it element by element, for every dtype and a value of each kind (a
 // fraction, -0, NaN, infinity, one past float16's range, one an int8 wraps), at lengths that
