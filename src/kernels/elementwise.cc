@@ -670,8 +670,12 @@ void binary_of(Binary op, DType /*dtype*/, Input a, Input b, std::byte* out, int
       integer_divide<T>(op, a, b, out, n);
       return;
     }
-    // Sums, differences, products and extremes in the CPU's widest vectors (integer_arithmetic.h).
-    if (integer_arithmetic(op, dtype_of<T>(), a, b, out, n)) return;
+    // Sums, differences, products, extremes and comparisons in the CPU's widest vectors
+    // (integer_arithmetic.h).
+    if (integer_arithmetic(op, dtype_of<T>(), a, b, out, n) ||
+        integer_comparison(op, dtype_of<T>(), a, b, out, n)) {
+      return;
+    }
   }
   with_operand(reinterpret_cast<const T*>(a.data), a.elements, n, [&](const auto& x) {
     with_operand(reinterpret_cast<const T*>(b.data), b.elements, n, [&](const auto& y) {

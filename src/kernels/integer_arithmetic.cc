@@ -13,9 +13,9 @@ namespace {
 template <class T>
 using WideInteger = std::conditional_t<(sizeof(T) < 4), uint32_t, std::make_unsigned_t<T>>;
 
-template <class T, class F>
+template <class T, class R = T, class F>
 void apply_to_integers(Input a, Input b, std::byte* out, int64_t n, F f) {
-  auto* target = reinterpret_cast<T*>(out);
+  auto* target = reinterpret_cast<R*>(out);
   with_reader<T>(a, n, [&](auto x) {
     with_reader<T>(b, n, [&](auto y) {
 #pragma GCC ivdep
@@ -48,6 +48,57 @@ bool integer_arithmetic_of(Binary op, Input a, Input b, std::byte* out, int64_t 
   }
 }
 
+template <class T>
+bool integer_comparison_of(Binary op, Input a, Input b, std::byte* out, int64_t n) {
+  switch (op) {
+    case Binary::kEq:
+      apply_to_integers<T, bool>(a, b, out, n, [](T x, T y) { return x == y; });
+      return true;
+    case Binary::kNe:
+      apply_to_integers<T, bool>(a, b, out, n, [](T x, T y) { return x != y; });
+      return true;
+    case Binary::kLt:
+      apply_to_integers<T, bool>(a, b, out, n, [](T x, T y) { return x < y; });
+      return true;
+    case Binary::kLe:
+      apply_to_integers<T, bool>(a, b, out, n, [](T x, T y) { return x <= y; });
+      return true;
+    case Binary::kGt:
+      apply_to_integers<T, bool>(a, b, out, n, [](T x, T y) { return x > y; });
+      return true;
+    case Binary::kGe:
+      apply_to_integers<T, bool>(a, b, out, n, [](T x, T y) { return x >= y; });
+      return true;
+    default:
+      return false;
+  }
+}
+
+// f<T>() for the integer dtype's T; false for another dtype.
+template <class F>
+bool with_integer(DType dtype, F f) {
+  switch (dtype) {
+    case DType::kInt8:
+      return f(int8_t{});
+    case DType::kInt16:
+      return f(int16_t{});
+    case DType::kInt32:
+      return f(int32_t{});
+    case DType::kInt64:
+      return f(int64_t{});
+    case DType::kUInt8:
+      return f(uint8_t{});
+    case DType::kUInt16:
+      return f(uint16_t{});
+    case DType::kUInt32:
+      return f(uint32_t{});
+    case DType::kUInt64:
+      return f(uint64_t{});
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
 // Built for x86-64-v3 (AVX2) and the baseline (SSE2), picked at load time, with the loops it
@@ -58,26 +109,16 @@ bool integer_arithmetic_of(Binary op, Input a, Input b, std::byte* out, int64_t 
 __attribute__((target_clones("arch=x86-64-v3", "default"), flatten))
 #endif
 bool integer_arithmetic(Binary op, DType dtype, Input a, Input b, std::byte* out, int64_t n) {
-  switch (dtype) {
-    case DType::kInt8:
-      return integer_arithmetic_of<int8_t>(op, a, b, out, n);
-    case DType::kInt16:
-      return integer_arithmetic_of<int16_t>(op, a, b, out, n);
-    case DType::kInt32:
-      return integer_arithmetic_of<int32_t>(op, a, b, out, n);
-    case DType::kInt64:
-      return integer_arithmetic_of<int64_t>(op, a, b, out, n);
-    case DType::kUInt8:
-      return integer_arithmetic_of<uint8_t>(op, a, b, out, n);
-    case DType::kUInt16:
-      return integer_arithmetic_of<uint16_t>(op, a, b, out, n);
-    case DType::kUInt32:
-      return integer_arithmetic_of<uint32_t>(op, a, b, out, n);
-    case DType::kUInt64:
-      return integer_arithmetic_of<uint64_t>(op, a, b, out, n);
-    default:
-      return false;
-  }
+  return with_integer(
+      dtype, [&](auto zero) { return integer_arithmetic_of<decltype(zero)>(op, a, b, out, n); });
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("arch=x86-64-v3", "default"), flatten))
+#endif
+bool integer_comparison(Binary op, DType dtype, Input a, Input b, std::byte* out, int64_t n) {
+  return with_integer(
+      dtype, [&](auto zero) { return integer_comparison_of<decltype(zero)>(op, a, b, out, n); });
 }
 
 }  // namespace spmd::kernels

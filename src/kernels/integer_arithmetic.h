@@ -26,4 +26,10 @@ namespace spmd::kernels {
 // with nothing written, for another op or dtype.
 bool integer_arithmetic(Binary op, DType dtype, Input a, Input b, std::byte* out, int64_t n);
 
+// out[i] = a[i] op b[i] as bools (bytes 0 or 1) for the comparisons (eq, ne, lt, le, gt, ge) of
+// an integer dtype (not bool), the same way (Eigen compared in SSE2's lanes: a ReLU's
+// where(a > 0, a, 0) over a 1024 x 1024 int32 took 0.43 ms, JAX 0.16). False, with nothing
+// written, for another op or dtype.
+bool integer_comparison(Binary op, DType dtype, Input a, Input b, std::byte* out, int64_t n);
+
 }  // namespace spmd::kernels

@@ -80,6 +80,61 @@ void expect_each_op_is_the_pairs(DType dtype) {
   }
 }
 
+template <class T>
+bool compare(Binary op, T x, T y) {
+  switch (op) {
+    case Binary::kEq:
+      return x == y;
+    case Binary::kNe:
+      return x != y;
+    case Binary::kLt:
+      return x < y;
+    case Binary::kLe:
+      return x <= y;
+    case Binary::kGt:
+      return x > y;
+    default:
+      return x >= y;
+  }
+}
+
+template <class T>
+void expect_each_comparison_is_the_pairs(DType dtype) {
+  const Binary ops[] = {Binary::kEq, Binary::kNe, Binary::kLt,
+                        Binary::kLe, Binary::kGt, Binary::kGe};
+  for (const int64_t n : {int64_t{1}, int64_t{33}, int64_t{1000}}) {
+    std::vector<T> x = values<T>(static_cast<size_t>(n), 5),
+                   y = values<T>(static_cast<size_t>(n), 9);
+    for (int64_t i = 0; i < n; i += 3) y[static_cast<size_t>(i)] = x[static_cast<size_t>(i)];
+    for (const Binary op : ops) {
+      for (const int64_t ys : {int64_t{1}, n}) {
+        std::vector<uint8_t> out(static_cast<size_t>(n), 7);
+        ASSERT_TRUE(k::integer_comparison(op, dtype,
+                                          {reinterpret_cast<const std::byte*>(x.data()), n},
+                                          {reinterpret_cast<const std::byte*>(y.data()), ys},
+                                          reinterpret_cast<std::byte*>(out.data()), n));
+        for (int64_t i = 0; i < n; ++i) {
+          const bool want =
+              compare<T>(op, x[static_cast<size_t>(i)], y[static_cast<size_t>(ys == 1 ? 0 : i)]);
+          ASSERT_EQ(out[static_cast<size_t>(i)], want ? 1 : 0)
+              << spmd::dtype_name(dtype) << " " << k::name(op) << ", element " << i;
+        }
+      }
+    }
+  }
+}
+
+TEST(IntegerArithmetic, EveryComparisonOfEveryIntegerTypeIsTheOneOnEachPair) {
+  expect_each_comparison_is_the_pairs<int8_t>(DType::kInt8);
+  expect_each_comparison_is_the_pairs<int16_t>(DType::kInt16);
+  expect_each_comparison_is_the_pairs<int32_t>(DType::kInt32);
+  expect_each_comparison_is_the_pairs<int64_t>(DType::kInt64);
+  expect_each_comparison_is_the_pairs<uint8_t>(DType::kUInt8);
+  expect_each_comparison_is_the_pairs<uint16_t>(DType::kUInt16);
+  expect_each_comparison_is_the_pairs<uint32_t>(DType::kUInt32);
+  expect_each_comparison_is_the_pairs<uint64_t>(DType::kUInt64);
+}
+
 TEST(IntegerArithmetic, EveryOpOfEveryIntegerTypeIsTheOperationOnEachPairWrapped) {
   expect_each_op_is_the_pairs<int8_t>(DType::kInt8);
   expect_each_op_is_the_pairs<int16_t>(DType::kInt16);
