@@ -409,12 +409,15 @@ bool repeat_elements(size_t element_size, const std::byte* in, int64_t lo, int64
   }
 }
 
+constexpr int64_t kTileBytes = int64_t{16} << 10;
+
 // A broadcast whose operand's dimensions other than 1 are one run of the result's, as
 // A × P × R: the result is A copies of a block of P × R elements, each of the operand's P
-// elements R times. Where R > 1 the team writes the runs of R; else the block is tiled into
-// about 16 KiB and copied A times over. Eigen's tensor broadcast worked out every element's
-// index: (1024, 1024, 1) to (1024, 1024, 4) float32 took 0.87 ms, as did (4,) to the same shape.
-// False, doing nothing, where the operand's dimensions interleave with broadcast ones.
+// elements R times. Where A is 1 the team writes the runs of R; else the block is written once
+// (tiled, where it is small, to about kTileBytes) and copied A times over. Eigen's tensor broadcast
+// worked out every element's index: (1024, 1024, 1) to (1024, 1024, 4) float32 took 0.87 ms, as did
+// (4,) to the same shape. False, doing nothing, where the operand's dimensions interleave with
+// broadcast ones.
 bool broadcast_runs(size_t size, const std::byte* in, const Shape& from, std::byte* out,
                     const Shape& to) {
   Shape padded(to.size() - from.size(), 1);
@@ -449,14 +452,32 @@ bool broadcast_runs(size_t size, const std::byte* in, const Shape& from, std::by
     });
     return true;
   }
-  // One block, tiled to about 16 KiB, copied over the result.
+  // One block of P x R elements: `in` itself where R is 1, else each element R times.
   const int64_t block = p * r * bytes;
-  const int64_t copies = std::max<int64_t>(1, std::min(a, (int64_t{16} << 10) / block));
+  const auto write_block = [&](std::byte* to) {
+    if (r == 1) {
+      std::memcpy(to, in, static_cast<size_t>(block));
+    } else if (!repeat_elements(size, in, 0, p, r, to)) {
+      for (int64_t i = 0; i < p; ++i)
+        fill_elements_here(size, in + i * bytes, r, to + i * r * bytes);
+    }
+  };
+  if (block >= kTileBytes) {  // a large block: written once into the result, then copied
+    write_block(out);
+    parallel_for(a - 1, 1, 1, [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) {
+        std::memcpy(out + (i + 1) * block, out, static_cast<size_t>(block));
+      }
+    });
+    return true;
+  }
+  // A small one, tiled to about kTileBytes and the tile copied over the result.
+  const int64_t copies = std::max<int64_t>(1, std::min(a, kTileBytes / block));
   std::vector<std::byte> tile(static_cast<size_t>(block * copies));
-  for (int64_t i = 0; i < p; ++i)
-    fill_elements_here(size, in + i * bytes, r, tile.data() + i * r * bytes);
-  for (int64_t c = 1; c < copies; ++c)
+  write_block(tile.data());
+  for (int64_t c = 1; c < copies; ++c) {
     std::memcpy(tile.data() + c * block, tile.data(), static_cast<size_t>(block));
+  }
   parallel_for(a, copies, copies, [&](int64_t lo, int64_t hi) {
     for (int64_t i = lo; i < hi; i += copies) {
       std::memcpy(out + i * block, tile.data(),

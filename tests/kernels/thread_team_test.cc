@@ -271,14 +271,15 @@ TEST(ThreadTeam, IntegerReductionsOfManyShortRowsAreEachRowFoldedAlone) {
 }
 
 // Broadcasts against an index-by-index reference, on every team: the operand's dimensions one
-// run of the result's (each element repeated, the block tiled, both, a scalar) and interleaved
+// run of the result's (each element repeated, the block tiled or, past 16 KiB, copied, both, a
+// scalar) and interleaved
 // with broadcast ones (Eigen's path), elements of every dtype's size (1 to 8 bytes).
 TEST(ThreadTeam, BroadcastsPutEachOperandElementWhereItsIndexSays) {
   const std::vector<std::pair<Shape, Shape>> cases = {
-      {{1000, 1}, {1000, 4}},   {{1000, 1, 1}, {1000, 3, 5}}, {{4}, {999, 4}},
-      {{70}, {3, 1000, 70}},    {{1, 6, 1}, {5, 6, 7}},       {{}, {17, 33}},
-      {{6, 1, 7}, {6, 300, 7}}, {{2, 1}, {3, 2, 100}},        {{1}, {1}},
-      {{5, 1, 3}, {4, 5, 2, 3}}};
+      {{1000, 1}, {1000, 4}},    {{1000, 1, 1}, {1000, 3, 5}}, {{4}, {999, 4}},
+      {{70}, {3, 1000, 70}},     {{1, 6, 1}, {5, 6, 7}},       {{}, {17, 33}},
+      {{6, 1, 7}, {6, 300, 7}},  {{2, 1}, {3, 2, 100}},        {{1}, {1}},
+      {{5, 1, 3}, {4, 5, 2, 3}}, {{8192}, {3, 8192}},          {{4096, 1}, {2, 4096, 2}}};
   for (const size_t size : {size_t{1}, size_t{2}, size_t{4}, size_t{8}}) {
     for (const auto& [from, to] : cases) {
       const auto n_in = static_cast<size_t>(spmd::shape_size(from));
