@@ -300,8 +300,9 @@ bool take_elements(size_t element_size, const std::byte* in, const Lines& lines,
     using E = decltype(zero);
     std::vector<int32_t> at(static_cast<size_t>(count));
     for (int64_t i = 0; i < count; ++i) {
+      // In 64 bits: an axis may be longer than an int32 holds (the index always fits).
       at[static_cast<size_t>(i)] =
-          std::clamp<int32_t>(indices[i], 0, static_cast<int32_t>(lines.n - 1));
+          static_cast<int32_t>(std::clamp<int64_t>(indices[i], 0, lines.n - 1));
     }
     const auto* x = reinterpret_cast<const E*>(in);
     auto* y = reinterpret_cast<E*>(out);
