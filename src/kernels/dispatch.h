@@ -72,6 +72,42 @@ decltype(auto) visit_compute_type(DType t, F&& f) {
   return visit<true>(t, std::forward<F>(f));
 }
 
+// f(T{}) for the C++ type of an integer dtype (int8 to uint64, not bool), returning what f
+// returns (a bool); false for another dtype, f not called.
+template <class F>
+bool visit_integer(DType t, F&& f) {
+  return visit_dtype(t, [&](auto zero) -> bool {
+    using T = decltype(zero);
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      return f(zero);
+    } else {
+      return false;
+    }
+  });
+}
+
+// f(U{}) for the unsigned integer type of `size` bytes (1, 2, 4 or 8), returning true: kernels
+// that only move elements move them as such integers. False for another size, f not called.
+template <class F>
+bool visit_bits(size_t size, F&& f) {
+  switch (size) {
+    case 1:
+      f(uint8_t{});
+      return true;
+    case 2:
+      f(uint16_t{});
+      return true;
+    case 4:
+      f(uint32_t{});
+      return true;
+    case 8:
+      f(uint64_t{});
+      return true;
+    default:
+      return false;
+  }
+}
+
 // `n` elements of `t` at `data` as float32 (t must be a half type).
 std::vector<float> to_wide(DType t, const std::byte* data, int64_t n);
 // Rounds `wide` once into `n` elements of half type `t` at `out`.

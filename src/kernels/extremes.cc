@@ -496,18 +496,13 @@ template <class T>
   return best;
 }
 
-// Calls f with a null pointer of dtype's integer type (dispatch.h's visit_dtype); false, with f
-// not called, for another dtype.
+// Calls f with a null pointer of dtype's integer type (dispatch.h's visit_integer); false, with
+// f not called, for another dtype.
 template <class F>
 [[gnu::always_inline]] inline bool with_integer_type(DType dtype, F f) {
-  return visit_dtype(dtype, [&](auto zero) {
-    using T = decltype(zero);
-    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-      f(static_cast<T*>(nullptr));
-      return true;
-    } else {
-      return false;
-    }
+  return visit_integer(dtype, [&](auto zero) {
+    f(static_cast<decltype(zero)*>(nullptr));
+    return true;
   });
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "kernels/dispatch.h"
 #include "kernels/operand_reader.h"
 
 namespace spmd::kernels {
@@ -74,31 +75,6 @@ bool integer_comparison_of(Binary op, Input a, Input b, std::byte* out, int64_t 
   }
 }
 
-// f<T>() for the integer dtype's T; false for another dtype.
-template <class F>
-bool with_integer(DType dtype, F f) {
-  switch (dtype) {
-    case DType::kInt8:
-      return f(int8_t{});
-    case DType::kInt16:
-      return f(int16_t{});
-    case DType::kInt32:
-      return f(int32_t{});
-    case DType::kInt64:
-      return f(int64_t{});
-    case DType::kUInt8:
-      return f(uint8_t{});
-    case DType::kUInt16:
-      return f(uint16_t{});
-    case DType::kUInt32:
-      return f(uint32_t{});
-    case DType::kUInt64:
-      return f(uint64_t{});
-    default:
-      return false;
-  }
-}
-
 }  // namespace
 
 // Built for x86-64-v3 (AVX2) and the baseline (SSE2), picked at load time, with the loops it
@@ -109,7 +85,7 @@ bool with_integer(DType dtype, F f) {
 __attribute__((target_clones("arch=x86-64-v3", "default"), flatten))
 #endif
 bool integer_arithmetic(Binary op, DType dtype, Input a, Input b, std::byte* out, int64_t n) {
-  return with_integer(
+  return visit_integer(
       dtype, [&](auto zero) { return integer_arithmetic_of<decltype(zero)>(op, a, b, out, n); });
 }
 
@@ -117,7 +93,7 @@ bool integer_arithmetic(Binary op, DType dtype, Input a, Input b, std::byte* out
 __attribute__((target_clones("arch=x86-64-v3", "default"), flatten))
 #endif
 bool integer_comparison(Binary op, DType dtype, Input a, Input b, std::byte* out, int64_t n) {
-  return with_integer(
+  return visit_integer(
       dtype, [&](auto zero) { return integer_comparison_of<decltype(zero)>(op, a, b, out, n); });
 }
 

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/dispatch.h"
 #include "kernels/strided_copy.h"
 #include "kernels/thread_team.h"
 #include "kernels/tile_transpose.h"
@@ -359,25 +360,14 @@ namespace {
 // out = n copies of the element_size bytes at `element`, on this thread: an integer of the
 // element's size stored by std::fill_n (vector stores), else one copy at a time.
 void fill_elements_here(size_t element_size, const std::byte* element, int64_t n, std::byte* out) {
-  const auto fill_as = [&](auto zero) {
-    using W = decltype(zero);
-    W bits;
+  const bool as_bits = visit_bits(element_size, [&](auto zero) {
+    decltype(zero) bits;
     std::memcpy(&bits, element, sizeof bits);
-    std::fill_n(reinterpret_cast<W*>(out), n, bits);
-  };
-  switch (element_size) {
-    case 1:
-      return fill_as(uint8_t{});
-    case 2:
-      return fill_as(uint16_t{});
-    case 4:
-      return fill_as(uint32_t{});
-    case 8:
-      return fill_as(uint64_t{});
-    default:
-      for (int64_t i = 0; i < n; ++i) {
-        std::memcpy(out + i * static_cast<int64_t>(element_size), element, element_size);
-      }
+    std::fill_n(reinterpret_cast<decltype(zero)*>(out), n, bits);
+  });
+  if (as_bits) return;
+  for (int64_t i = 0; i < n; ++i) {
+    std::memcpy(out + i * static_cast<int64_t>(element_size), element, element_size);
   }
 }
 
@@ -385,7 +375,7 @@ void fill_elements_here(size_t element_size, const std::byte* element, int64_t n
 // size): one loop, where a fill per element cost a call for a few stores.
 bool repeat_elements(size_t element_size, const std::byte* in, int64_t lo, int64_t hi, int64_t r,
                      std::byte* out) {
-  const auto repeat_as = [&](auto zero) {
+  return visit_bits(element_size, [&](auto zero) {
     using W = decltype(zero);
     const auto* x = reinterpret_cast<const W*>(in);
     auto* y = reinterpret_cast<W*>(out);
@@ -393,20 +383,7 @@ bool repeat_elements(size_t element_size, const std::byte* in, int64_t lo, int64
       const W v = x[i];
       for (int64_t k = 0; k < r; ++k) y[i * r + k] = v;
     }
-    return true;
-  };
-  switch (element_size) {
-    case 1:
-      return repeat_as(uint8_t{});
-    case 2:
-      return repeat_as(uint16_t{});
-    case 4:
-      return repeat_as(uint32_t{});
-    case 8:
-      return repeat_as(uint64_t{});
-    default:
-      return false;
-  }
+  });
 }
 
 constexpr int64_t kTileBytes = int64_t{16} << 10;

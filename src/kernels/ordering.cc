@@ -315,20 +315,8 @@ bool take_elements(size_t element_size, const std::byte* in, const Lines& lines,
         for (int64_t i = 0; i < count; ++i) to[i] = line[at[static_cast<size_t>(i)]];
       }
     });
-    return true;
   };
-  switch (element_size) {
-    case 1:
-      return gather(uint8_t{});
-    case 2:
-      return gather(uint16_t{});
-    case 4:
-      return gather(uint32_t{});
-    case 8:
-      return gather(uint64_t{});
-    default:
-      return false;
-  }
+  return visit_bits(element_size, gather);
 }
 
 }  // namespace
