@@ -41,37 +41,74 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double* a, in
               static_cast<int>(lda), b, static_cast<int>(ldb), 0.0, c, static_cast<int>(ldc));
 }
 
-// How a large product is cut into panels: whole columns of c (a panel of b, a repacked) or whole
-// rows (a panel of a, b repacked), whichever repacks the smaller operand, in panels of at least
-// kPanel and kMinPanelWork multiply-adds. The cut depends on the shape alone, never on the team:
-// OpenBLAS rounds differently at different tile edges (a 256 × 2048 × 2048 product cut in two
-// columns differed from the uncut one in 17520 of its 524288 values), so a cut chosen by the
-// team's size would make a product's bits depend on the cores it ran on. Cut by shape, a
-// product has the same bits on every team; the team only takes the panels in turn.
-// Panels are kPanel wide, or kNarrowPanel where the extent is under two kPanels, so that a
-// product of 256 to 511 columns (or rows) is still cut: a 256 × 256 × 256 product was one call,
-// on one core, and eight blocks of it with their gradients took 12.1 ms against JAX's 5.5; cut in
-// two, 5.6. The cut still depends on the shape alone.
+// How a large product is cut: into tiles of c, each one single-threaded sgemm call, which the
+// team takes in turn. The cut depends on the shape alone, never on the team: OpenBLAS rounds
+// differently at different tile edges (a 256 × 2048 × 2048 product cut in two columns differed
+// from the uncut one in 17520 of its 524288 values), and so does oneDNN for some shapes, so a
+// cut chosen by the team's size would make a product's bits depend on the cores it ran on. Cut
+// by shape, a product has the same bits on every team; the team only takes the tiles in turn.
+//
+// Most products are cut one way (one_way_cut): whole columns of c (a panel of b, a repacked
+// whole by each call) or whole rows (a panel of a, b repacked), whichever repacks the smaller
+// operand, in panels of at least kPanel and kMinPanelWork multiply-adds. Panels are kPanel
+// wide, or kNarrowPanel where the extent is under two kPanels, so that a product of 256 to 511
+// columns (or rows) is still cut: a 256 × 256 × 256 product was one call, on one core, and eight
+// blocks of it with their gradients took 12.1 ms against JAX's 5.5; cut in two, 5.6.
+//
+// A product large both ways (both_ways_cut: m and n at least kTiledExtent, and kTiledWork
+// multiply-adds) is cut into tiles of rows and columns at once, since a panel of whole columns
+// there repacks a whole operand of at least kTiledExtent rows in every call: an MLP's weight
+// gradient, 2048 × 2048 × 256 with a transposed, ran at 425-434 GFLOP/s in 256-wide column
+// panels on the 2-core AVX-512 machine, and at 490-507 in eight tiles of 512 × 1024 (2048^3:
+// 489-497, then 501-503). The tiles are the squarest (the least repacking for their
+// multiply-adds) of those at least kPanel wide whose count reaches `wanted`: one per kTileWork
+// multiply-adds, at least kFewestTiles (a team of 8 cores stays busy, as under the one-way cut)
+// and at most kMostTiles. More, smaller tiles cost more than they spread: 64 tiles of 256 × 256
+// took 2048^3 to 453-458 GFLOP/s.
 constexpr int64_t kPanel = 256;
 constexpr int64_t kNarrowPanel = 128;
 constexpr int64_t kMinPanelWork = int64_t{1} << 20;
+constexpr int64_t kTiledExtent = 1024;
+constexpr int64_t kTiledWork = int64_t{1} << 28;
+constexpr int64_t kTileWork = int64_t{1} << 30;
+constexpr int64_t kFewestTiles = 8;
+constexpr int64_t kMostTiles = 64;
 
-struct Cut {
-  bool by_rows = false;
-  int64_t width = 0, panels = 1;  // panels of `width` rows or columns (the last may be short)
-};
+int64_t work_of(const MatmulShape& s) { return s.m * s.n * std::max<int64_t>(s.k, 1); }
 
-Cut cut_of(const MatmulShape& s) {
-  const int64_t work = s.m * s.n * std::max<int64_t>(s.k, 1);
-  Cut c;
-  c.by_rows = s.m > s.n;
-  const int64_t extent = c.by_rows ? s.m : s.n;
-  c.width = extent;
-  if (work < 2 * kMinPanelWork) return c;  // one call: waking a helper would cost more
-  const int64_t least = (kMinPanelWork * extent / work + 63) / 64 * 64;
-  c.width = std::min(extent, std::max(extent < 2 * kPanel ? kNarrowPanel : kPanel, least));
-  c.panels = (extent + c.width - 1) / c.width;
-  return c;
+ProductCut one_way_cut(const MatmulShape& s) {
+  const int64_t work = work_of(s);
+  const bool by_rows = s.m > s.n;
+  const int64_t extent = by_rows ? s.m : s.n;
+  int64_t width = extent;
+  if (work >= 2 * kMinPanelWork) {  // else one call: waking a helper would cost more
+    const int64_t least = (kMinPanelWork * extent / work + 63) / 64 * 64;
+    width = std::min(extent, std::max(extent < 2 * kPanel ? kNarrowPanel : kPanel, least));
+  }
+  return by_rows ? ProductCut{.rows = width, .cols = s.n} : ProductCut{.rows = s.m, .cols = width};
+}
+
+// Tile widths along an extent: the whole extent, and kPanel doubled while under it.
+std::vector<int64_t> tile_widths(int64_t extent) {
+  std::vector<int64_t> widths{extent};
+  for (int64_t w = kPanel; w < extent; w *= 2) widths.push_back(w);
+  return widths;
+}
+
+ProductCut both_ways_cut(const MatmulShape& s) {
+  const int64_t wanted = std::clamp(work_of(s) / kTileWork, kFewestTiles, kMostTiles);
+  ProductCut best{.rows = kPanel, .cols = kPanel};  // the most tiles, where none reach `wanted`
+  double best_cost = 0;
+  for (int64_t rows : tile_widths(s.m)) {
+    for (int64_t cols : tile_widths(s.n)) {
+      const ProductCut c{.rows = rows, .cols = cols};
+      const double cost = 1.0 / double(rows) + 1.0 / double(cols);  // repacked per multiply-add
+      const bool better = best_cost == 0 || cost < best_cost ||
+                          (cost == best_cost && cols > best.cols);  // ties: the wider columns
+      if (c.tiles(s) >= wanted && better) best = c, best_cost = cost;
+    }
+  }
+  return best;
 }
 
 // One row-major product of `s` (no batch): rows [r0, r1) of c from the same rows of a, or
@@ -86,25 +123,23 @@ void product_part(const T* a, const T* b, T* c, const MatmulShape& s, int64_t r0
        b_cols, std::max<int64_t>(ldb, 1), c + r0 * ldc + c0, std::max<int64_t>(ldc, 1));
 }
 
-// Every product of the batch, cut as cut_of says, the team taking (product, panel) pairs in
-// turn: many small products go out whole in groups, a large one in panels.
+// Every product of the batch, cut as product_cut says, the team taking (product, tile) pairs in
+// turn: many small products go out whole in groups, a large one in tiles.
 template <class T>
 void blas(const T* a, const T* b, T* c, const MatmulShape& s) {
   BlasCalls::get().run([&] {
-    const Cut cut = cut_of(s);
-    const int64_t work = s.m * s.n * std::max<int64_t>(s.k, 1);
+    const ProductCut cut = product_cut(s);
+    const int64_t tiles = cut.tiles(s), row_tiles = (s.m + cut.rows - 1) / cut.rows;
+    const int64_t work = work_of(s);
     const int64_t grain =
-        cut.panels > 1 ? 1 : std::max<int64_t>(1, kMinPanelWork / std::max<int64_t>(work, 1));
-    parallel_for(s.batch * cut.panels, grain, 1, [&](int64_t first, int64_t last) {
+        tiles > 1 ? 1 : std::max<int64_t>(1, kMinPanelWork / std::max<int64_t>(work, 1));
+    parallel_for(s.batch * tiles, grain, 1, [&](int64_t first, int64_t last) {
       for (int64_t at = first; at < last; ++at) {
-        const MatmulOffsets o = member_offsets(s, at / cut.panels);
-        const int64_t p0 = at % cut.panels * cut.width;
-        const int64_t p1 = std::min(p0 + cut.width, cut.by_rows ? s.m : s.n);
-        if (cut.by_rows) {
-          product_part(a + o.a, b + o.b, c + o.out, s, p0, p1, 0, s.n);
-        } else {
-          product_part(a + o.a, b + o.b, c + o.out, s, 0, s.m, p0, p1);
-        }
+        const MatmulOffsets o = member_offsets(s, at / tiles);
+        const int64_t tile = at % tiles;
+        const int64_t r0 = tile % row_tiles * cut.rows, c0 = tile / row_tiles * cut.cols;
+        product_part(a + o.a, b + o.b, c + o.out, s, r0, std::min(r0 + cut.rows, s.m), c0,
+                     std::min(c0 + cut.cols, s.n));
       }
     });
   });
@@ -137,6 +172,16 @@ int64_t leading_c(const MatmulShape& s) { return s.ldc != 0 ? s.ldc : s.n; }
 bool is_packed(const MatmulShape& s) {
   return s.batch_dims.empty() && leading_a(s) == (s.transpose_a ? s.m : s.k) &&
          leading_b(s) == (s.transpose_b ? s.k : s.n) && leading_c(s) == s.n;
+}
+
+int64_t ProductCut::tiles(const MatmulShape& s) const {
+  if (rows <= 0 || cols <= 0) return 1;
+  return (s.m + rows - 1) / rows * ((s.n + cols - 1) / cols);
+}
+
+ProductCut product_cut(const MatmulShape& s) {
+  const bool large = std::min(s.m, s.n) >= kTiledExtent && work_of(s) >= kTiledWork;
+  return large ? both_ways_cut(s) : one_way_cut(s);
 }
 
 MatmulOffsets member_offsets(const MatmulShape& s, int64_t i) {

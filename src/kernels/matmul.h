@@ -1,8 +1,8 @@
 // Matrix products: out[b] = a[b] · b[b] for each of `batch` row-major (m × k) · (k × n) pairs.
 // float32 goes to oneDNN's sgemm or OpenBLAS's (sgemm.h), float64 to OpenBLAS's dgemm, one
-// thread per call; a large product is cut into panels of whole rows or columns by its shape
-// alone, and the calling thread's team (thread_team.h) multiplies the panels, and the products
-// of a batch, in turn, so a product's bits never depend on the team's size. A float32 matrix
+// thread per call; a large product is cut into tiles by its shape alone (product_cut), and the
+// calling thread's team (thread_team.h) multiplies the tiles, and the products of a batch, in
+// turn, so a product's bits never depend on the team's size. A float32 matrix
 // times a vector (n = 1, m ≥ 2, a not transposed) is summed in XLA's order instead, JAX's bits
 // (xla_matvec.h). float16 and bfloat16
 // are widened to float32, multiplied there and rounded once; integers multiply through Eigen 3.4 in
@@ -55,6 +55,19 @@ struct MatmulOffsets {
   int64_t a = 0, b = 0, out = 0;
 };
 MatmulOffsets member_offsets(const MatmulShape& s, int64_t i);
+
+// How a float32 or float64 product of `s` is cut (matmul.cc says why): into tiles of `rows` ×
+// `cols` of c, the last in each direction possibly shorter, each one single-threaded BLAS call,
+// which the team multiplies in turn. It depends on the shape alone, so a product's bits never
+// depend on the team's size. Most products are cut one way, into panels of whole rows or whole
+// columns at least 256 wide (128 under 512); one whose m and n are both at least 1024, with at
+// least 2^28 multiply-adds, is cut both ways, into the squarest tiles at least 256 wide of which
+// there are one per 2^27 multiply-adds, at least 8 and at most 64.
+struct ProductCut {
+  int64_t rows = 0, cols = 0;
+  int64_t tiles(const MatmulShape& s) const;
+};
+ProductCut product_cut(const MatmulShape& s);
 
 void matmul(DType dtype, MatmulShape s, const std::byte* a, const std::byte* b, std::byte* out);
 
