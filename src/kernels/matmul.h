@@ -5,8 +5,10 @@
 // turn, so a product's bits never depend on the team's size. A float32 matrix
 // times a vector (n = 1, m ≥ 2, a not transposed) is summed in XLA's order instead, JAX's bits
 // (xla_matvec.h). float16 and bfloat16
-// are widened to float32, multiplied there and rounded once; integers multiply through Eigen 3.4 in
-// their own type (wrapping as NumPy's do); bool is "any of a and b". Throws InvalidArgument for a
+// are widened to float32, multiplied there and rounded once; integers give their own type's
+// wrapping products (as NumPy's and XLA's do): through float32's or float64's GEMM where
+// k · max|a| · max|b| keeps every sum an exact integer there (at most 2^24, under 2^53), else
+// through Eigen 3.4 in the type itself; bool is "any of a and b". Throws InvalidArgument for a
 // dimension or leading dimension past CBLAS's int range. Pure; thread-safe: device threads multiply
 // at once.
 //
