@@ -698,12 +698,17 @@ void argmax_along(FloatReader<T> x, Extents e, int32_t* result) {
 // team taking ranges of rows; each row's sum is one thread's. `input_rows`: the rows of the
 // whole reduction, whose size decides the order.
 void xla_row_sums(const float* in, int64_t rows, int64_t extent, int64_t input_rows, float* out) {
-  parallel_for(rows, std::max<int64_t>(1, kPartElements / std::max<int64_t>(extent, 1)), 1,
-               [&](int64_t first, int64_t last) {
-                 for (int64_t r = first; r < last; ++r) {
-                   out[r] = xla_row_sum(in + r * extent, extent, input_rows * extent);
-                 }
-               });
+  const bool ynn = input_rows * extent >= kYnnReduceElements;
+  parallel_for(
+      rows, std::max<int64_t>(1, kPartElements / std::max<int64_t>(extent, 1)), 1,
+      [&](int64_t first, int64_t last) {
+        if (ynn && ynn_short_row_sums(in + first * extent, last - first, extent, out + first)) {
+          return;
+        }
+        for (int64_t r = first; r < last; ++r) {
+          out[r] = xla_row_sum(in + r * extent, extent, input_rows * extent);
+        }
+      });
 }
 
 // A float16 or bfloat16 array's rows summed as xla_row_sums sums their float32 values (jnp.sum of

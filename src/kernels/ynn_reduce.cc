@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "kernels/ynn_math.h"
@@ -117,6 +118,56 @@ float ynn_row_sum_portable(const float* x, int64_t k) {
   Lanes total{};
   for (int l = 0; l < kLanes; ++l) total[l] = total[l] + tree.third[l];
   return 0.0f + halve(total);
+}
+
+namespace {
+
+// Rows of K elements (1 ≤ K ≤ 16: one element a lane), each element plus +0 in its lane, the lanes
+// halved pairwise as halve() does. Lanes past K hold +0, whose additions change no value that is
+// not −0, and no lane is −0 after its element's + 0: only the lanes of the next power of two are
+// kept.
+template <int K>
+void short_row_sums(const float* x, int64_t rows, float* out) {
+  constexpr int kWidth = std::bit_ceil(unsigned{K});
+  for (int64_t r = 0; r < rows; ++r) {
+    std::array<float, kWidth> lanes{};
+    for (int l = 0; l < K; ++l) lanes[l] = x[r * K + l] + 0.0f;
+    for (int width = kWidth / 2; width >= 1; width /= 2) {
+      for (int l = 0; l < width; ++l) lanes[l] = lanes[l] + lanes[l + width];
+    }
+    out[r] = 0.0f + lanes[0];
+  }
+}
+
+}  // namespace
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), flatten))
+#endif
+bool ynn_short_row_sums(const float* x, int64_t rows, int64_t k, float* out) {
+  switch (k) {
+    case 1:
+      short_row_sums<1>(x, rows, out);
+      break;
+    case 2:
+      short_row_sums<2>(x, rows, out);
+      break;
+    case 3:
+      short_row_sums<3>(x, rows, out);
+      break;
+    case 4:
+      short_row_sums<4>(x, rows, out);
+      break;
+    case 8:
+      short_row_sums<8>(x, rows, out);
+      break;
+    case 16:
+      short_row_sums<16>(x, rows, out);
+      break;
+    default:
+      return false;
+  }
+  return true;
 }
 
 bool ynn_has_own(Unary op) {

@@ -871,6 +871,18 @@ def test_float32_sums_of_rows_are_jaxs_bit_for_bit():
                 same(spmd.jit(lambda a: snp.sum(a, axis=1, dtype=snp.float32))(x),
                      jax.jit(lambda a: jnp.sum(a, axis=1, dtype=jnp.float32))(x),
                      f"{x.dtype} float32 sum of {rows} rows of {n}")
+    # Many short rows, from 4,096 elements of input: YNNPACK's lanes, summed many rows a pass
+    # for rows of 1 to 4, 8 and 16 (ynn_reduce.h: ynn_short_row_sums), one row a call for 5;
+    # signed zeros, infinities and NaNs among the values.
+    specials = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 3e38, -3e38], np.float32)
+    for n in (1, 2, 3, 4, 5, 8, 16):
+        x = rng.standard_normal((5000 // n + 1, n)).astype(np.float32) * 1000
+        x.flat[::7] = specials[np.arange(x.size)[::7] % specials.size]
+        same(snp.sum(x, axis=-1), jnp.sum(x, axis=-1), f"sums of rows of {n}")
+        same(spmd.jit(lambda a: snp.mean(a, -1))(x), jax.jit(lambda a: jnp.mean(a, -1))(x),
+             f"jit means of rows of {n}")
+    x = np.full((2048, 4), -0.0, np.float32)
+    same(snp.sum(x, axis=-1), jnp.sum(x, axis=-1), "sums of rows of -0")
     x = np.array([np.inf, -np.inf, 1.0, np.nan, 2.0], np.float32)
     same(snp.sum(x[:3]), jnp.sum(x[:3]), "inf - inf")
     same(snp.sum(x[2:]), jnp.sum(x[2:]), "a NaN")
