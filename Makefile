@@ -23,7 +23,7 @@ JOBS ?= $(shell nproc)
 # matrix products where it loads (src/kernels/sgemm.h; OpenBLAS otherwise). ccache keeps the C++
 # compiles in the build tree (CMakeLists.txt's SPMD_CCACHE) for the `pip install .` test's build.
 # libxbyak-dev (Xbyak, header-only) assembles the chains' register runs at run time
-# (src/kernels/register_run.h).
+# (src/kernels/register_run.h). libhwy-dev (Highway) sorts: its vqsort (src/kernels/ordering.h).
 PACKAGES := g++ cmake ninja-build pkg-config \
 	libasio-dev libprotobuf-dev protobuf-compiler libfmt-dev libspdlog-dev libcli11-dev \
 	libpmix-dev libxxhash-dev libzstd-dev nlohmann-json3-dev libopenblas-pthread-dev libeigen3-dev \
@@ -31,7 +31,7 @@ PACKAGES := g++ cmake ninja-build pkg-config \
 	libgtest-dev libgmock-dev librapidcheck-dev \
 	slurm-wlm munge openmpi-bin libopenmpi-dev mpich libgloo-dev \
 	python3-zarr python3-numpy python3-pil chromium iptables iproute2 clang-format \
-	libssl-dev openssl libdnnl2 ccache libxbyak-dev
+	libssl-dev openssl libdnnl2 ccache libxbyak-dev libhwy-dev
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 

@@ -4,6 +4,7 @@
 #include "kernels/ordering.h"
 
 #include <fmt/format.h>
+#include <hwy/contrib/sort/vqsort.h>
 
 #include <algorithm>
 #include <bit>
@@ -392,43 +393,86 @@ void copy_element(const std::byte* src, int64_t from, std::byte* dst, int64_t to
   std::memcpy(dst + static_cast<size_t>(to) * size, src + static_cast<size_t>(from) * size, size);
 }
 
+// A line's elements as unsigned integers that order as sort() orders them, each distinct: the
+// element's sort_key made unsigned (two's complement's sign bit flipped) and inverted for a
+// descending sort, above its position, inverted where equal keys go later first. Sorted as plain
+// integers (Highway's vqsort, which is not stable), they give the comparator's stable order.
+// 32-bit keys pack into a uint64_t, 64-bit ones into a uint128_t (key high, position low).
+template <class T>
+struct Packing {
+  using Key = decltype(sort_key(T{}));
+  using Unsigned = std::make_unsigned_t<Key>;
+  static constexpr bool kWide = sizeof(Key) == 8;
+  using Packed = std::conditional_t<kWide, hwy::uint128_t, uint64_t>;
+
+  bool descending, later_first;
+
+  Packed pack(T v, int64_t position) const {
+    auto key = static_cast<Unsigned>(sort_key(v));
+    if constexpr (std::is_signed_v<Key>) key ^= Unsigned{1} << (8 * sizeof(Key) - 1);
+    if (descending) key = ~key;
+    const auto at = static_cast<uint32_t>(later_first ? ~position : position);
+    if constexpr (kWide) {
+      return {.lo = at, .hi = key};
+    } else {
+      return uint64_t{key} << 32 | at;
+    }
+  }
+  int64_t position(const Packed& p) const {
+    uint32_t at = 0;
+    if constexpr (kWide) {
+      at = static_cast<uint32_t>(p.lo);
+    } else {
+      at = static_cast<uint32_t>(p);
+    }
+    return later_first ? int64_t{static_cast<uint32_t>(~at)} : int64_t{at};
+  }
+};
+
+// Lines per part of the team: at least this many elements.
+constexpr int64_t kSortGrain = int64_t{1} << 14;
+
 }  // namespace
 
 void sort(DType key_dtype, const std::byte* keys, const SortSpec& spec, const std::byte* payload,
           std::byte* out) {
-  const Shape& shape = spec.shape;
-  const Lines lines = lines_of(shape, spec.axis);
-  const int64_t outer = lines.outer, n = lines.n, inner = lines.inner;
+  const Lines lines = lines_of(spec.shape, spec.axis);
+  const int64_t n = lines.n, inner = lines.inner;
+  if (n == 0) return;
   // Equal keys: the later first only for a descending sort with a payload (ordering.h).
   const bool later_first = spec.descending && spec.payload_size > 0;
   visit_orderable(key_dtype, [&](auto t) {
     using T = decltype(t);
-    using Key = decltype(sort_key(T{}));
+    const Packing<T> packing{.descending = spec.descending, .later_first = later_first};
     const T* x = reinterpret_cast<const T*>(keys);
-    std::vector<Key> line(static_cast<size_t>(n));
-    std::vector<int32_t> order(static_cast<size_t>(n));
-    const auto before = [&](int32_t a, int32_t b) {
-      const Key ka = line[static_cast<size_t>(a)], kb = line[static_cast<size_t>(b)];
-      if (ka != kb) return spec.descending ? ka > kb : ka < kb;
-      return later_first ? a > b : a < b;
-    };
-    for (int64_t o = 0; o < outer; ++o) {
-      for (int64_t j = 0; j < inner; ++j) {
-        const int64_t base = o * n * inner + j;
-        for (int64_t i = 0; i < n; ++i)
-          line[static_cast<size_t>(i)] = sort_key(x[base + i * inner]);
-        std::iota(order.begin(), order.end(), 0);
-        std::sort(order.begin(), order.end(), before);  // a total order: ties broken by position
-        for (int64_t i = 0; i < n; ++i) {
-          const int32_t from = order[static_cast<size_t>(i)];
-          if (spec.payload_size == 0) {
-            reinterpret_cast<int32_t*>(out)[base + i * inner] = from;
-          } else {
-            copy_element(payload, base + from * inner, out, base + i * inner, spec.payload_size);
+    const int64_t grain = std::max<int64_t>(1, kSortGrain / n);
+    parallel_for(lines.outer * inner, grain, 1, [&](int64_t first, int64_t last) {
+      const hwy::Sorter sorter;  // its buffers for this part's lines
+      std::vector<typename Packing<T>::Packed> line(static_cast<size_t>(n));
+      for (int64_t l = first; l < last; ++l) {
+        const int64_t base = l / inner * n * inner + l % inner;
+        for (int64_t i = 0; i < n; ++i) line[size_t(i)] = packing.pack(x[base + i * inner], i);
+        sorter(line.data(), line.size(), hwy::SortAscending());
+        if (spec.payload_size == 0) {
+          auto* y = reinterpret_cast<int32_t*>(out);
+          for (int64_t i = 0; i < n; ++i) {
+            y[base + i * inner] = static_cast<int32_t>(packing.position(line[size_t(i)]));
+          }
+        } else if (!visit_bits(spec.payload_size, [&](auto u) {
+                     using U = decltype(u);
+                     const auto* p = reinterpret_cast<const U*>(payload);
+                     auto* y = reinterpret_cast<U*>(out);
+                     for (int64_t i = 0; i < n; ++i) {
+                       y[base + i * inner] = p[base + packing.position(line[size_t(i)]) * inner];
+                     }
+                   })) {
+          for (int64_t i = 0; i < n; ++i) {
+            copy_element(payload, base + packing.position(line[size_t(i)]) * inner, out,
+                         base + i * inner, spec.payload_size);
           }
         }
       }
-    }
+    });
   });
 }
 

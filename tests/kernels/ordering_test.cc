@@ -1,9 +1,12 @@
 // kernels::cumsum and cumprod (kernels/ordering.h) down a leading axis, where every column is
 // scanned side by side with the others, against each column scanned alone as a line: the same
 // bits at every length around XLA's rows of 16 and rows of rows, for widths around the chunks
-// of columns the team takes, with signed zeros, NaN and infinities, on every team.
+// of columns the team takes, with signed zeros, NaN and infinities, on every team. take along
+// the last axis against its indices. sort against a stable sort in JAX's order, for every key
+// dtype, both axes, both directions, with and without a payload, on every team.
 #include "kernels/ordering.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,7 +14,10 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
+#include <numeric>
 #include <random>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -117,3 +123,122 @@ TEST(Ordering, TakeAlongTheLastAxisIsEachLineAtTheClampedIndices) {
 }
 
 }  // namespace
+
+namespace sort_test {
+
+// JAX's sort order as a reference: -0 equals 0, every NaN equals every other and follows every
+// number.
+template <class T>
+bool less(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (std::isnan(a)) return false;
+    if (std::isnan(b)) return true;
+  }
+  return a < b;
+}
+
+// Each line of a (rows × cols) matrix along `axis`, stably sorted by less() (reversed for a
+// descending sort: a payload's equal keys later first, positions' in order), as positions.
+template <class T>
+std::vector<int32_t> reference_order(const std::vector<T>& x, int64_t rows, int64_t cols, int axis,
+                                     bool descending, bool later_first) {
+  const int64_t n = axis == 0 ? rows : cols, lines = axis == 0 ? cols : rows;
+  const int64_t step = axis == 0 ? cols : 1;
+  std::vector<int32_t> out(x.size());
+  for (int64_t l = 0; l < lines; ++l) {
+    const int64_t base = axis == 0 ? l : l * cols;
+    std::vector<int32_t> order(static_cast<size_t>(n));
+    std::iota(order.begin(), order.end(), 0);
+    const auto key = [&](int32_t i) { return x[static_cast<size_t>(base + i * step)]; };
+    std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+      return descending ? less(key(b), key(a)) : less(key(a), key(b));
+    });
+    if (later_first) {  // within each run of equal keys, the later first
+      for (size_t i = 0; i < order.size();) {
+        size_t j = i + 1;
+        while (j < order.size() && !less(key(order[i]), key(order[j])) &&
+               !less(key(order[j]), key(order[i]))) {
+          ++j;
+        }
+        std::reverse(order.begin() + static_cast<std::ptrdiff_t>(i),
+                     order.begin() + static_cast<std::ptrdiff_t>(j));
+        i = j;
+      }
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      out[static_cast<size_t>(base + i * step)] = order[static_cast<size_t>(i)];
+    }
+  }
+  return out;
+}
+
+// Keys with many equal ones (a few distinct values), and for floats both zeros and NaNs.
+template <class T>
+std::vector<T> keys(size_t n, uint32_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<T> x(n);
+  for (auto& v : x) {
+    if constexpr (std::is_floating_point_v<T>) {
+      const T special[] = {T(0), T(-0.0), T(NAN), T(-NAN), T(INFINITY), T(-INFINITY)};
+      v = rng() % 4 == 0 ? special[rng() % 6] : T(int64_t(rng() % 9) - 4) * T(0.5);
+    } else if constexpr (std::is_signed_v<T>) {
+      v = rng() % 8 == 0 ? std::numeric_limits<T>::min() : T(int64_t(rng() % 9) - 4);
+    } else {
+      v = rng() % 8 == 0 ? std::numeric_limits<T>::max() : T(rng() % 9);
+    }
+  }
+  return x;
+}
+
+template <class T>
+void expect_sorts_as_reference(DType dtype) {
+  const int64_t rows = 37, cols = 300;
+  const std::vector<T> x = keys<T>(static_cast<size_t>(rows * cols), 5);
+  for (const int axis : {0, 1}) {
+    for (const bool descending : {false, true}) {
+      for (const bool payload : {false, true}) {
+        const k::SortSpec spec{.shape = {rows, cols},
+                               .axis = axis,
+                               .descending = descending,
+                               .payload_size = payload ? sizeof(T) : 0};
+        const std::vector<int32_t> order =
+            reference_order(x, rows, cols, axis, descending, descending && payload);
+        for (const int size : {1, 2, 3}) {
+          k::ThreadTeam team(size);
+          const k::TeamScope on(&team);
+          std::vector<std::byte> out(x.size() * (payload ? sizeof(T) : sizeof(int32_t)));
+          k::sort(dtype, reinterpret_cast<const std::byte*>(x.data()), spec,
+                  reinterpret_cast<const std::byte*>(x.data()), out.data());
+          const std::string what = fmt::format(
+              "{} axis {}{}{}, team of {}", spmd::dtype_name(dtype), axis,
+              descending ? " descending" : "", payload ? " with its payload" : "", size);
+          for (size_t i = 0; i < x.size(); ++i) {
+            const int64_t line_base = axis == 0 ? int64_t(i) % cols : int64_t(i) / cols * cols;
+            const int64_t step = axis == 0 ? cols : 1;
+            const T want = x[static_cast<size_t>(line_base + order[i] * step)];
+            if (payload) {
+              T got;
+              std::memcpy(&got, out.data() + i * sizeof(T), sizeof(T));
+              ASSERT_EQ(std::memcmp(&got, &want, sizeof(T)), 0) << what << ", element " << i;
+            } else {
+              int32_t got = 0;
+              std::memcpy(&got, out.data() + i * sizeof(int32_t), sizeof(int32_t));
+              ASSERT_EQ(got, order[i]) << what << ", element " << i;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(Ordering, SortIsTheStableSortInJaxsOrderOnEveryTeam) {
+  expect_sorts_as_reference<int32_t>(DType::kInt32);
+  expect_sorts_as_reference<uint32_t>(DType::kUInt32);
+  expect_sorts_as_reference<float>(DType::kFloat32);
+  expect_sorts_as_reference<int64_t>(DType::kInt64);
+  expect_sorts_as_reference<uint64_t>(DType::kUInt64);
+  expect_sorts_as_reference<double>(DType::kFloat64);
+}
+
+}  // namespace sort_test
