@@ -217,9 +217,10 @@ void expect_sorts_as_reference(DType dtype) {
             const int64_t step = axis == 0 ? cols : 1;
             const T want = x[static_cast<size_t>(line_base + order[i] * step)];
             if (payload) {
-              T got;
+              using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+              Bits got = 0;
               std::memcpy(&got, out.data() + i * sizeof(T), sizeof(T));
-              ASSERT_EQ(std::memcmp(&got, &want, sizeof(T)), 0) << what << ", element " << i;
+              ASSERT_EQ(got, std::bit_cast<Bits>(want)) << what << ", element " << i;
             } else {
               int32_t got = 0;
               std::memcpy(&got, out.data() + i * sizeof(int32_t), sizeof(int32_t));
