@@ -278,9 +278,13 @@ def dsplit(ary, indices_or_sections):
 def _flip(m, axis=None):
     axes = range(len(m.shape)) if axis is None else \
         [operator.index(x) % len(m.shape) for x in np.atleast_1d(axis)]
+    if len(m.shape) > 1 and set(axes) == set(range(len(m.shape))):
+        # Every axis reversed is the flat array reversed: one pass, not one per axis.
+        return _t.reshape(_flip(_t.reshape(m, [-1]), 0), list(m.shape))
     for ax in axes:
         n = m.shape[ax]
-        m = _t.take(m, _t.constant(*_bytes(np.arange(n - 1, -1, -1, dtype=np.int32))), ax)
+        # Indices all inside the axis: the clipped take, with no fill for outside ones.
+        m = _t.take_clipped(m, _t.constant(*_bytes(np.arange(n - 1, -1, -1, dtype=np.int32))), ax)
     return m
 
 

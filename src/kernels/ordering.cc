@@ -289,6 +289,45 @@ constexpr int64_t kTakeGrainBytes = int64_t{1} << 17;
 
 namespace {
 
+// Whether indices[0..count) are n − 1, …, 1, 0: a take of them reverses each line (jnp.flip).
+bool reversal(const int32_t* indices, int64_t count, int64_t n) {
+  if (count != n) return false;
+  for (int64_t i = 0; i < count; ++i) {
+    if (indices[i] != n - 1 - i) return false;
+  }
+  return true;
+}
+
+// Each of `lines` lines of n rows of `inner` elements of 1, 2, 4 or 8 bytes, its rows reversed:
+// with rows of one element a loop GCC vectorises with the lanes permuted in the AVX2 clone, else a
+// loop over each row's elements. Through the general gathers of take() below, jnp.flip of a
+// float16 1024 × 1024 along its last axis took 0.17 ms against JAX's 0.05, and of a float32
+// (64, 1000, 3) along its middle axis, each row a copy of its own, 0.15 against 0.05. False,
+// doing nothing, for another element size.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("arch=x86-64-v3", "default"), flatten))
+#endif
+bool reverse_lines(size_t element_size, const std::byte* in, int64_t lines, int64_t n,
+                   int64_t inner, std::byte* out) {
+  return visit_bits(element_size, [&](auto zero) {
+    using E = decltype(zero);
+    const auto* x = reinterpret_cast<const E*>(in);
+    auto* y = reinterpret_cast<E*>(out);
+    for (int64_t l = 0; l < lines; ++l) {
+      const E* line = x + l * n * inner;
+      E* to = y + l * n * inner;
+      if (inner == 1) {
+        for (int64_t i = 0; i < n; ++i) to[i] = line[n - 1 - i];
+        continue;
+      }
+      for (int64_t i = 0; i < n; ++i) {
+        const E* row = line + (n - 1 - i) * inner;
+        for (int64_t j = 0; j < inner; ++j) to[i * inner + j] = row[j];
+      }
+    }
+  });
+}
+
 // take along the last axis of elements of 1, 2, 4 or 8 bytes: each line's elements gathered
 // by a loop over the clamped indices (clamped once for all lines), the team taking ranges of
 // lines. As rows of one element each, every element was a row copy with its own prefetch:
@@ -325,6 +364,15 @@ bool take_elements(size_t element_size, const std::byte* in, const Lines& lines,
 void take(size_t element_size, const std::byte* in, const Shape& shape, int axis,
           const int32_t* indices, int64_t count, std::byte* out) {
   const Lines lines = lines_of(shape, axis);
+  if (lines.n > 0 && reversal(indices, count, lines.n) && element_size <= 8) {
+    const int64_t line_bytes = lines.n * lines.inner * static_cast<int64_t>(element_size);
+    const int64_t grain = std::max<int64_t>(1, kTakeGrainBytes / std::max<int64_t>(line_bytes, 1));
+    parallel_for(lines.outer, grain, 1, [&](int64_t first, int64_t last) {
+      const auto at = static_cast<size_t>(first * line_bytes);
+      reverse_lines(element_size, in + at, last - first, lines.n, lines.inner, out + at);
+    });
+    return;
+  }
   if (lines.n > 0 && take_elements(element_size, in, lines, indices, count, out)) return;
   const int64_t n = lines.n;
   const size_t row = static_cast<size_t>(lines.inner) * element_size;

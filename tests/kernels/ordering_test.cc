@@ -122,6 +122,41 @@ TEST(Ordering, TakeAlongTheLastAxisIsEachLineAtTheClampedIndices) {
   }
 }
 
+// take of the reversed axis (jnp.flip) along a leading or middle axis, whose rows of `inner`
+// elements it reverses in place of gathering, and of indices that are a reversal but for one,
+// which must not be taken for one: the definition, out[o][i][j] = in[o][clamp(idx[i])][j].
+TEST(Ordering, TakeOfTheReversedAxisReversesEachLinesRows) {
+  const int64_t outer = 5, n = 70, inner = 3;
+  std::vector<int32_t> reversed(n);
+  for (int64_t i = 0; i < n; ++i) reversed[static_cast<size_t>(i)] = int32_t(n - 1 - i);
+  std::vector<int32_t> almost = reversed;
+  almost[10] = almost[11];
+  std::mt19937 rng(9);
+  for (const size_t size : {size_t{1}, size_t{2}, size_t{4}, size_t{8}}) {
+    std::vector<std::byte> x(static_cast<size_t>(outer * n * inner) * size);
+    for (auto& b : x) b = static_cast<std::byte>(rng() & 0xff);
+    for (const std::vector<int32_t>* idx : {&reversed, &almost}) {
+      std::vector<std::byte> got(x.size());
+      {
+        k::ThreadTeam team(2);
+        const k::TeamScope on(&team);
+        k::take(size, x.data(), {outer, n, inner}, 1, idx->data(), n, got.data());
+      }
+      for (int64_t o = 0; o < outer; ++o) {
+        for (int64_t i = 0; i < n; ++i) {
+          const int64_t at = (*idx)[static_cast<size_t>(i)];
+          ASSERT_EQ(std::memcmp(got.data() + static_cast<size_t>((o * n + i) * inner) * size,
+                                x.data() + static_cast<size_t>((o * n + at) * inner) * size,
+                                size * inner),
+                    0)
+              << size << "-byte elements, line " << o << ", row " << i
+              << (idx == &almost ? ", indices reversed but for one" : "");
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 namespace sort_test {
