@@ -60,7 +60,7 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double* a, in
 // there repacks a whole operand of at least kTiledExtent rows in every call: an MLP's weight
 // gradient, 2048 × 2048 × 256 with a transposed, ran at 425-434 GFLOP/s in 256-wide column
 // panels on the 2-core AVX-512 machine, and at 490-507 in eight tiles of 512 × 1024 (2048^3:
-// 489-497, then 501-503). The tiles are the squarest (the least repacking for their
+// 480-497, then 501-503). The tiles are the squarest (the least repacking for their
 // multiply-adds) of those at least kPanel wide whose count reaches `wanted`: one per kTileWork
 // multiply-adds, at least kFewestTiles (a team of 8 cores stays busy, as under the one-way cut)
 // and at most kMostTiles. More, smaller tiles cost more than they spread: 64 tiles of 256 × 256
