@@ -7,6 +7,7 @@
 #include <hwy/contrib/sort/vqsort.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -35,6 +36,10 @@ Lines lines_of(const Shape& shape, int axis) {
 }
 
 constexpr int64_t kBase = 16;  // XLA's ReduceWindowRewriter base length on CPU
+
+// search_sorted's queries searched side by side, and the fewest a part of the team takes.
+constexpr int64_t kSearchesTogether = 16;
+constexpr int64_t kSearchGrain = 256;
 
 // XLA's two cumulative reductions: the operation and its identity.
 struct Add {
@@ -253,19 +258,33 @@ void search_sorted(DType dtype, const std::byte* sorted, int64_t n, const std::b
                    int64_t count, int32_t* out) {
   visit_orderable(dtype, [&](auto t) {
     using T = decltype(t);
+    using Key = decltype(sort_key(T{}));
     const T* a = reinterpret_cast<const T*>(sorted);
     const T* q = reinterpret_cast<const T*>(queries);
     const int levels = static_cast<int>(std::ceil(std::log2(static_cast<double>(n) + 1)));
-    for (int64_t i = 0; i < count; ++i) {
-      const auto key = sort_key(q[i]);
-      uint64_t low = 0, high = static_cast<uint64_t>(n);
-      for (int l = 0; l < levels; ++l) {
-        const uint64_t mid = low + (high - low) / 2;
-        const bool go_left = key <= sort_key(a[mid]);
-        (go_left ? high : low) = mid;
+    // kSearchesTogether queries halve their ranges side by side, level by level: each level's
+    // reads are independent of one another and wait on memory together. One query at a time,
+    // each read waited for the one before it: 4,096 queries into 2^20 float32s took 0.64 ms,
+    // JAX's 0.16. The team takes ranges of queries.
+    parallel_for(count, kSearchGrain, kSearchesTogether, [&](int64_t first, int64_t last) {
+      for (int64_t b = first; b < last; b += kSearchesTogether) {
+        const int64_t m = std::min(kSearchesTogether, last - b);
+        std::array<Key, kSearchesTogether> key{};
+        std::array<uint64_t, kSearchesTogether> low{}, high{};
+        for (int64_t j = 0; j < m; ++j) {
+          key[j] = sort_key(q[b + j]);
+          high[j] = static_cast<uint64_t>(n);
+        }
+        for (int l = 0; l < levels; ++l) {
+          for (int64_t j = 0; j < m; ++j) {
+            const uint64_t mid = low[j] + (high[j] - low[j]) / 2;
+            const bool go_left = key[j] <= sort_key(a[mid]);
+            (go_left ? high[j] : low[j]) = mid;
+          }
+        }
+        for (int64_t j = 0; j < m; ++j) out[b + j] = static_cast<int32_t>(high[j]);
       }
-      out[i] = static_cast<int32_t>(high);
-    }
+    });
   });
 }
 

@@ -31,7 +31,8 @@ void cumprod(DType dtype, const std::byte* in, const Shape& shape, int axis, std
 // For each of `count` queries, the int32 index jnp.searchsorted(sorted, query) gives (side
 // 'left', method 'scan'): ceil(log2(n + 1)) halvings of [0, n], comparing as JAX's sort does (-0
 // equals 0, NaN after every number). For a sorted array, the first position whose element is not
-// less than the query. Requires orderable(dtype) and n > 0.
+// less than the query. Requires orderable(dtype) and n > 0. Queries are searched 16 side by side
+// (their reads wait on memory together) and the team takes ranges of them.
 void search_sorted(DType dtype, const std::byte* sorted, int64_t n, const std::byte* queries,
                    int64_t count, int32_t* out);
 

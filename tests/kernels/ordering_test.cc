@@ -157,6 +157,42 @@ TEST(Ordering, TakeOfTheReversedAxisReversesEachLinesRows) {
   }
 }
 
+// search_sorted, many queries at once and side by side, against a binary search for each:
+// the first position whose element is not below the query in JAX's order (-0 equals 0, NaN after
+// every number), for counts around the queries searched together, on every team.
+TEST(Ordering, SearchSortedIsEachQuerysFirstPositionNotBelowIt) {
+  std::mt19937 rng(13);
+  std::vector<float> sorted(1000);
+  for (auto& v : sorted) v = float(int(rng() % 400) - 200) * 0.25f;
+  std::sort(sorted.begin(), sorted.end());
+  sorted.back() = NAN;
+  const auto below = [](float x, float query) {  // x before query in JAX's order
+    if (std::isnan(x)) return false;
+    return std::isnan(query) || x < query;
+  };
+  for (const int64_t count : {1, 15, 16, 17, 257, 1000}) {
+    std::vector<float> queries(static_cast<size_t>(count));
+    for (auto& v : queries) v = float(int(rng() % 440) - 220) * 0.25f;
+    queries[0] = -0.0f;
+    if (count > 2) queries[2] = NAN;
+    for (const int size : {1, 2, 3}) {
+      k::ThreadTeam team(size);
+      const k::TeamScope on(&team);
+      std::vector<int32_t> got(static_cast<size_t>(count), -1);
+      k::search_sorted(DType::kFloat32, reinterpret_cast<const std::byte*>(sorted.data()),
+                       static_cast<int64_t>(sorted.size()),
+                       reinterpret_cast<const std::byte*>(queries.data()), count, got.data());
+      for (int64_t i = 0; i < count; ++i) {
+        const float query = queries[static_cast<size_t>(i)];
+        const auto at = std::partition_point(sorted.begin(), sorted.end(),
+                                             [&](float x) { return below(x, query); });
+        ASSERT_EQ(got[static_cast<size_t>(i)], at - sorted.begin())
+            << count << " queries, team of " << size << ", query " << i << " (" << query << ")";
+      }
+    }
+  }
+}
+
 }  // namespace
 
 namespace sort_test {
