@@ -881,6 +881,9 @@ def test_float32_sums_of_rows_are_jaxs_bit_for_bit():
         same(snp.sum(x, axis=-1), jnp.sum(x, axis=-1), f"sums of rows of {n}")
         same(spmd.jit(lambda a: snp.mean(a, -1))(x), jax.jit(lambda a: jnp.mean(a, -1))(x),
              f"jit means of rows of {n}")
+        for dtype in (np.float16, jnp.bfloat16):  # widened, then summed the same way
+            h = x.astype(dtype)
+            same(snp.sum(h, axis=-1), jnp.sum(h, axis=-1), f"{h.dtype} sums of rows of {n}")
     x = np.full((2048, 4), -0.0, np.float32)
     same(snp.sum(x, axis=-1), jnp.sum(x, axis=-1), "sums of rows of -0")
     x = np.array([np.inf, -np.inf, 1.0, np.nan, 2.0], np.float32)
