@@ -18,6 +18,8 @@
 #include <vector>
 
 #include "kernels/float_environment.h"
+#include "kernels/reduce.h"
+#include "kernels/thread_team.h"
 
 namespace {
 
@@ -414,3 +416,60 @@ TEST(Extremes, IntegerRowsFoldIntoMaxMinAndTheFirstMaximum) {
 }
 
 }  // namespace
+
+namespace short_rows {
+
+namespace k = spmd::kernels;
+
+// argmax over a short last axis (kernels/reduce.h's argmax: rows of up to 16 elements take their
+// own loops) against the rule: the first NaN, else the first element equal to the maximum (0 and
+// -0 equal), for every length to 17, floats and integers, on a team of two.
+template <class T>
+void expect_first_maxima(spmd::DType dtype) {
+  std::mt19937 rng(21);
+  for (int64_t n = 1; n <= 17; ++n) {
+    const int64_t rows = 3000;
+    std::vector<T> x(static_cast<size_t>(rows * n));
+    for (auto& v : x) {
+      v = static_cast<T>(int(rng() % 5) - 2);  // many ties
+      if constexpr (std::is_floating_point_v<T>) {
+        if (rng() % 16 == 0) v = std::numeric_limits<T>::quiet_NaN();
+        if (rng() % 16 == 0) v = T(-0.0);
+      }
+    }
+    std::vector<int32_t> got(static_cast<size_t>(rows), -1);
+    {
+      k::ThreadTeam team(2);
+      const k::TeamScope on(&team);
+      k::argmax(dtype, reinterpret_cast<const std::byte*>(x.data()), {rows, n}, 1,
+                reinterpret_cast<std::byte*>(got.data()));
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+      const T* row = x.data() + r * n;
+      int64_t want = 0;
+      bool nan = false;
+      for (int64_t j = 0; j < n && !nan; ++j) {
+        if constexpr (std::is_floating_point_v<T>) {
+          if (std::isnan(row[j])) {
+            want = j;
+            nan = true;
+            continue;
+          }
+        }
+        if (!nan && row[j] > row[want]) want = j;
+      }
+      ASSERT_EQ(got[static_cast<size_t>(r)], want)
+          << spmd::dtype_name(dtype) << ", rows of " << n << ", row " << r;
+    }
+  }
+}
+
+TEST(Extremes, ArgmaxOfShortRowsIsEachRowsFirstMaximum) {
+  expect_first_maxima<float>(spmd::DType::kFloat32);
+  expect_first_maxima<double>(spmd::DType::kFloat64);
+  expect_first_maxima<int32_t>(spmd::DType::kInt32);
+  expect_first_maxima<int8_t>(spmd::DType::kInt8);
+  expect_first_maxima<uint16_t>(spmd::DType::kUInt16);
+}
+
+}  // namespace short_rows
