@@ -735,6 +735,14 @@ void argmax_along(FloatReader<T> x, Extents e, int32_t* result) {
           return;
         }
       }
+      if (x.widens() && e.extent <= kShortArgmaxRow) {  // the part's rows widened at once
+        std::vector<T> rows(static_cast<size_t>((last - first) * e.extent));
+        const T* wide = x.read(first * e.extent, (last - first) * e.extent, rows.data());
+        for (int64_t o = first; o < last; ++o) {
+          result[o] = first_max_short(wide + (o - first) * e.extent, e.extent);
+        }
+        return;
+      }
       for (int64_t o = first; o < last; ++o) {
         const T* row = x.read(o * e.extent, e.extent, scratch.data());
         result[o] = e.extent <= kShortArgmaxRow ? first_max_short(row, e.extent)

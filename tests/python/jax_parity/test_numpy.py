@@ -894,6 +894,22 @@ def test_float32_sums_of_rows_are_jaxs_bit_for_bit():
     raises_like(lambda: jnp.sum(x, axis=1), lambda: snp.sum(x, axis=1), "an axis out of range")
 
 
+def test_argmax_and_argmin_of_short_rows_are_jaxs():
+    """argmax and argmin over a last axis of 1 to 17 elements (kernels' reduce.cc: rows of up to
+    16 without a call per row; half types widened a part at a time), with ties, NaNs and zeros of
+    both signs, eagerly and under jit."""
+    rng = np.random.default_rng(31)
+    for n in (1, 2, 3, 4, 5, 8, 16, 17):
+        x = rng.integers(-2, 3, size=(3000, n)).astype(np.float32)
+        x.flat[::13] = np.nan
+        x.flat[5::11] = -0.0
+        for dtype in (np.float32, np.float16, jnp.bfloat16, np.int32, np.float64):
+            a = np.nan_to_num(x).astype(dtype) if dtype == np.int32 else x.astype(dtype)
+            same(snp.argmax(a, axis=-1), jnp.argmax(a, axis=-1), f"{a.dtype} argmax, rows of {n}")
+            same(spmd.jit(lambda v: snp.argmin(v, axis=-1))(a),
+                 jax.jit(lambda v: jnp.argmin(v, axis=-1))(a), f"{a.dtype} jit argmin, rows of {n}")
+
+
 def test_sums_of_exps_and_logs_are_jaxs_bit_for_bit():
     """A float32 sum or max over the last axis of 4,096 elements or more is one "__ynn_fusion" in
     JAX's program, which takes exp and log from YNNPACK (kernels/ynn_math.h), not XLA: spmd's
