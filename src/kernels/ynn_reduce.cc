@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/dispatch.h"
 #include "kernels/ynn_math.h"
 #include "kernels/ynn_simd.h"
 #include "spmd/error.h"
@@ -145,29 +146,7 @@ void short_row_sums(const float* x, int64_t rows, float* out) {
 __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), flatten))
 #endif
 bool ynn_short_row_sums(const float* x, int64_t rows, int64_t k, float* out) {
-  switch (k) {
-    case 1:
-      short_row_sums<1>(x, rows, out);
-      break;
-    case 2:
-      short_row_sums<2>(x, rows, out);
-      break;
-    case 3:
-      short_row_sums<3>(x, rows, out);
-      break;
-    case 4:
-      short_row_sums<4>(x, rows, out);
-      break;
-    case 8:
-      short_row_sums<8>(x, rows, out);
-      break;
-    case 16:
-      short_row_sums<16>(x, rows, out);
-      break;
-    default:
-      return false;
-  }
-  return true;
+  return visit_short_row(k, [&](auto length) { short_row_sums<length()>(x, rows, out); });
 }
 
 bool ynn_has_own(Unary op) {
