@@ -275,9 +275,23 @@ def dsplit(ary, indices_or_sections):
     return jnp.split(ary, indices_or_sections, axis=2)
 
 
+def _flip_axes(axis, ndim):
+    """flip's axes as JAX checks them: each within the rank, counted from the end when negative,
+    none twice (flipping an axis twice, or every axis through a repeated one, was answered)."""
+    if axis is None:
+        return list(range(ndim))
+    axes = [operator.index(x) for x in np.atleast_1d(axis)]
+    for a in axes:
+        if not -ndim <= a < ndim:
+            raise ValueError(f"axis {a} is out of bounds for array of dimension {ndim}")
+    axes = [a % ndim for a in axes]
+    if len(set(axes)) != len(axes):
+        raise TypeError(f"rev dimensions must be unique, got {tuple(axes)}.")
+    return axes
+
+
 def _flip(m, axis=None):
-    axes = range(len(m.shape)) if axis is None else \
-        [operator.index(x) % len(m.shape) for x in np.atleast_1d(axis)]
+    axes = _flip_axes(axis, len(m.shape))
     if len(m.shape) > 1 and set(axes) == set(range(len(m.shape))):
         # Every axis reversed is the flat array reversed: one pass, not one per axis.
         return _t.reshape(_flip(_t.reshape(m, [-1]), 0), list(m.shape))

@@ -713,6 +713,9 @@ def test_gathers_have_jaxs_gradients(dtype):
     check(lambda np_, a: (a[ids].astype(np.float32) * w[:5]).sum(), "grad of an embedding lookup")
     check(lambda np_, a: (a[::2, 5:0:-2].astype(np.float32) ** 2).sum(), "grad of strided slices")
     check(lambda np_, a: (np_.flip(a, 1).astype(np.float32) * w).sum(), "grad of flip")
+    check(lambda np_, a: (np_.flip(a).astype(np.float32) * w).sum(), "grad of flip of every axis")
+    for axes in ((0, 0), (0, -2, 1), (2,), (-3,)):  # repeated, out of range: errors, not answers
+        raises_like(lambda: jnp.flip(x, axes), lambda: snp.flip(x, axes), f"flip over {axes}")
     order = np.argsort(np.asarray(w), axis=1)
     check(lambda np_, a: (np_.take_along_axis(a, order, axis=1).astype(np.float32) * w).sum(),
           "grad of take_along_axis")
