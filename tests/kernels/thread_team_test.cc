@@ -106,6 +106,78 @@ TEST(ThreadTeam, APartsExceptionReachesTheCallerAfterTheOthersFinish) {
   EXPECT_EQ(sum, 300);
 }
 
+// run() with more parts than threads, and a part that a helper holds until the caller has run
+// every other part: the caller takes the parts no helper has taken instead of waiting for one
+// (the old hand-off gave each thread one part and dropped the rest). The hold has a deadline, so
+// a caller that waited for the helper fails the test rather than hanging it.
+TEST(ThreadTeam, TheCallerRunsThePartsNoHelperHasTaken) {
+  for (int size : {1, 2, 3}) {
+    k::ThreadTeam team(size);
+    constexpr int kParts = 12;
+    struct Context {
+      std::thread::id caller = std::this_thread::get_id();
+      std::atomic<int> runs[kParts] = {};
+      std::atomic<int> by_caller{0};
+      std::atomic<bool> held{false};
+      std::atomic<bool> hold_timed_out{false};
+    } context;
+    team.run(
+        kParts,
+        [](void* raw, int i) {
+          auto& c = *static_cast<Context*>(raw);
+          ++c.runs[i];
+          if (std::this_thread::get_id() == c.caller) {
+            ++c.by_caller;
+            return;
+          }
+          if (c.held.exchange(true)) return;  // the first part a helper takes: hold it
+          const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+          while (c.by_caller.load() < kParts - 1) {
+            if (std::chrono::steady_clock::now() > until) {
+              c.hold_timed_out = true;
+              return;
+            }
+            std::this_thread::yield();
+          }
+        },
+        &context);
+    for (int i = 0; i < kParts; ++i)
+      EXPECT_EQ(context.runs[i], 1) << "part " << i << ", team " << size;
+    EXPECT_FALSE(context.hold_timed_out) << "the caller waited for a helper, team " << size;
+    EXPECT_GE(context.by_caller, kParts - 1) << "team " << size;
+  }
+}
+
+// Many runs of short parts back to back, and some after the helpers have gone to sleep: each part
+// of each run runs once. (A stress test: a helper that took a part of one run with the job of
+// the run before it would show as a part run twice or not at all, but that window is a few
+// instructions wide, and this test does not reliably open it.)
+TEST(ThreadTeam, EveryPartOfEveryRunRunsOnceWhateverTheHelpersTiming) {
+  k::ThreadTeam team(3);
+  for (int run = 0; run < 20000; ++run) {
+    if (run % 2000 == 1999) std::this_thread::sleep_for(k::ThreadTeam::kSpin * 3);
+    const int parts = 2 + run % 6;
+    std::vector<std::atomic<int>> counts(static_cast<size_t>(parts));
+    team.run(
+        parts,
+        [](void* raw, int i) {
+          for (volatile int spin = 0; spin < 50 * (i % 4); spin = spin + 1) {
+          }
+          ++(*static_cast<std::vector<std::atomic<int>>*>(raw))[static_cast<size_t>(i)];
+        },
+        &counts);
+    for (int i = 0; i < parts; ++i) {
+      ASSERT_EQ(counts[static_cast<size_t>(i)], 1) << "run " << run << ", part " << i;
+    }
+  }
+  EXPECT_THROW(team.run(
+                   -1, [](void*, int) {}, nullptr),
+               spmd::InvalidArgument);
+  EXPECT_THROW(team.run(
+                   k::ThreadTeam::kMaxParts + 1, [](void*, int) {}, nullptr),
+               spmd::InvalidArgument);
+}
+
 TEST(ThreadTeam, AParallelForInsideAPartRunsInline) {
   k::ThreadTeam team(2);
   const k::TeamScope scope(&team);
