@@ -70,7 +70,8 @@ Tensor with_vjp(const std::string& function, const std::vector<Tensor>& inputs, 
 Tensor bitcast_convert_type(const Tensor& x, DType dtype);
 
 // --- reductions ---
-// Over `axes` (sorted, distinct), which leave the result; `x` itself when there are none.
+// Over `axes` (sorted, distinct), which leave the result; `x` itself when there are none. Over
+// axes of one element only, a reshape that drops them, as XLA's simplifier makes it.
 Tensor reduce(kernels::Reduce fn, const Tensor& x, std::vector<int64_t> axes);
 // The index of the first maximum along a non-empty `axis` (int32).
 Tensor argmax(const Tensor& x, int axis);

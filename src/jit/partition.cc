@@ -18,6 +18,7 @@
 #include "jit/partitioner.h"
 #include "jit/propagation.h"
 #include "jit/sharding_in_types.h"
+#include "jit/simplify.h"
 #include "kernels/backend.h"
 #include "spmd/error.h"
 
@@ -103,8 +104,9 @@ void record_variation(const Program& program, const Partitioner& p, LocalProgram
 
 }  // namespace
 
-LocalProgram partition(const Program& program, const Mesh& mesh, const std::string& name,
+LocalProgram partition(const Program& traced, const Mesh& mesh, const std::string& name,
                        bool contract_products) {
+  const Program program = simplified_like_xla(traced);
   Partitioner p(program, mesh, name);
   std::vector<std::optional<Layout>> hints = backward_hints(program);
   const bool typed = has_explicit_axes(mesh);

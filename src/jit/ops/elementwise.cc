@@ -337,6 +337,20 @@ const bool elementwise_registered = [] {
 
 }  // namespace
 
+std::shared_ptr<const Operation> unary_operation(kernels::Unary fn) {
+  return make_operation<UnaryOp>(fn);
+}
+
+std::optional<kernels::Unary> unary_of(const Operation& op) {
+  const auto* unary = dynamic_cast<const UnaryOp*>(&op);
+  return unary != nullptr ? std::optional(unary->fn) : std::nullopt;
+}
+
+std::optional<kernels::Binary> binary_of(const Operation& op) {
+  const auto* binary = dynamic_cast<const BinaryOp*>(&op);
+  return binary != nullptr ? std::optional(binary->fn) : std::nullopt;
+}
+
 // --- the family's builders (lax.h) ---
 
 namespace lax {

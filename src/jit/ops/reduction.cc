@@ -333,7 +333,24 @@ namespace lax {
 
 Tensor reduce(kernels::Reduce fn, const Tensor& x, std::vector<int64_t> axes) {
   if (axes.empty()) return x;
-  return bind(make_operation<ReduceOp>(fn, std::move(axes)), {x});
+  const Shape& shape = x.shape();
+  const auto one = [&](int64_t a) {
+    return a >= 0 && a < static_cast<int64_t>(shape.size()) && shape[static_cast<size_t>(a)] == 1;
+  };
+  if (!std::all_of(axes.begin(), axes.end(), one)) {
+    return bind(make_operation<ReduceOp>(fn, std::move(axes)), {x});
+  }
+  // Only axes of one element: as XLA's simplifier, a reshape that drops them, so that no value
+  // is combined with the initial one (jnp.sum over an axis of one keeps -0 and subnormals, and a
+  // chain's exp feeding it stays the chain's own: XLA's, not its reductions' YNNPACK's). XLA
+  // keeps such axes in a reduction that has others.
+  Shape kept;
+  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d) {
+    if (std::find(axes.begin(), axes.end(), d) == axes.end()) {
+      kept.push_back(shape[static_cast<size_t>(d)]);
+    }
+  }
+  return reshape(x, kept);
 }
 
 Tensor argmax(const Tensor& x, int axis) { return bind(make_operation<ArgmaxOp>(axis), {x}); }

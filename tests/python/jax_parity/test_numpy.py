@@ -897,6 +897,33 @@ def test_float32_sums_of_rows_are_jaxs_bit_for_bit():
     raises_like(lambda: jnp.sum(x, axis=1), lambda: snp.sum(x, axis=1), "an axis out of range")
 
 
+def test_square_roots_of_squares_and_sums_over_one_element_are_xlas_rewrites():
+    """What XLA's simplifier makes of jit's program (jit/simplify.h, lax.h's reduce): sqrt(x * x)
+    is |x| (no overflow at 3e38, no underflow at 1e-30), also through the reshape a sum over an
+    axis of one element becomes (a norm over that axis), while its gradient is sqrt's of x * x
+    (NaN at 0); and a sum over an axis of one element keeps -0 and a subnormal and reads a chain's
+    own exp, not its reductions'."""
+    x = np.array([3e38, -1e-30, 1e-45, -2.5, np.nan, -np.inf, 0.0, -0.0, 7.0], np.float32)
+    for name, f in (("sqrt(x * x)", lambda m: lambda a: m.sqrt(a * a)),
+                    ("sqrt(square(x))", lambda m: lambda a: m.sqrt(m.square(a))),
+                    ("sqrt(x * x) and x * x", lambda m: lambda a: (m.sqrt(a * a), a * a)),
+                    ("norm over an axis of one",
+                     lambda m: lambda a: m.linalg.norm(a.reshape(-1, 1), axis=-1))):
+        same(spmd.jit(f(snp))(x), jax.jit(f(jnp))(x), f"jit {name}")
+    same(spmd.jit(spmd.grad(lambda a: snp.sum(snp.sqrt(a * a))))(x),
+         jax.jit(jax.grad(lambda a: jnp.sum(jnp.sqrt(a * a))))(x), "grad of sqrt(x * x)")
+    same(snp.sqrt(x * x), jnp.sqrt(x * x), "eager sqrt(x * x), not rewritten")
+    y = np.random.default_rng(3).standard_normal((5001, 1, 2)).astype(np.float32)
+    y[:7, 0, 0] = [-0.0, 1e-45, -1e-45, 5.0, np.inf, -0.0, 3e38]  # no NaN: YNNPACK's max drops it
+    for axis in (1, (1, 2)):
+        same(spmd.jit(lambda a: snp.sum(a, axis=axis))(y), jax.jit(lambda a: jnp.sum(a, axis=axis))(y),
+             f"jit sum over axes {axis}")
+        same(spmd.jit(lambda a: snp.sum(snp.exp(a), axis=axis))(y),
+             jax.jit(lambda a: jnp.sum(jnp.exp(a), axis=axis))(y), f"jit sum(exp) over axes {axis}")
+        same(spmd.jit(lambda a: snp.max(a, axis=axis))(y), jax.jit(lambda a: jnp.max(a, axis=axis))(y),
+             f"jit max over axes {axis}")
+
+
 def test_argmax_and_argmin_of_short_rows_are_jaxs():
     """argmax and argmin over a last axis of 1 to 17 elements (kernels' reduce.cc: rows of up to
     16 without a call per row; half types widened a part at a time), with ties, NaNs and zeros of
