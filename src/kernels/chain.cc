@@ -551,13 +551,14 @@ bool by_ynn(DType dtype, Reduce op, int64_t n) {
 
 // A sum whose chain is one float32 exp, expm1, tanh, logistic, log or log1p of an input of all n
 // elements, in XLA's order (xla_sum.h) and by YNNPACK: each row's values made and added in
-// registers (ynn_simd.h), never stored. False where the chain is another or the CPU has no vector
-// loops for it (the general pass runs).
+// registers (ynn_simd.h), never stored. False where the chain is another, the CPU has no vector
+// loops for it, or the rows are short enough for ynn_short_row_sums (the general pass runs: a
+// call a row cost more than the row, 10 ms for rows of 3 of (2^20, 3) against JAX's 3.9).
 bool unary_sums(std::span<const ChainStep> steps, std::span<const Input> inputs, int64_t rows,
                 int64_t extent, Reduce op, std::byte* out) {
   const int64_t n = rows * extent;
   if (steps.size() != 1 || op != Reduce::kSum || !by_ynn(steps[0].result, op, n) ||
-      !sums_in_xla_order(extent)) {
+      !sums_in_xla_order(extent) || extent <= kYnnShortRow) {
     return false;
   }
   const ChainStep& s = steps[0];

@@ -127,6 +127,12 @@ struct ExtremeLanesF32 {
   [[gnu::target("avx2")]] static P select(P mask, P a, P b) { return _mm256_blendv_ps(b, a, mask); }
   [[gnu::target("avx2")]] static bool any(P mask) { return _mm256_movemask_ps(mask) != 0; }
   [[gnu::target("avx2")]] static P set1(F v) { return _mm256_set1_ps(v); }
+  // p[0], p[stride], … p[7 * stride].
+  [[gnu::target("avx2")]] static P gather(const F* p, int32_t stride) {
+    const __m256i at =
+        _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(stride));
+    return _mm256_i32gather_ps(p, at, sizeof(F));
+  }
   [[gnu::target("avx2")]] static F first(P v) { return _mm256_cvtss_f32(v); }
   [[gnu::target("avx2")]] static P swap_halves(P v) { return _mm256_permute2f128_ps(v, v, 1); }
   [[gnu::target("avx2")]] static P swap_pairs(P v) { return _mm256_permute_ps(v, 0x4e); }
@@ -163,6 +169,11 @@ struct ExtremeLanesF64 {
   [[gnu::target("avx2")]] static P select(P mask, P a, P b) { return _mm256_blendv_pd(b, a, mask); }
   [[gnu::target("avx2")]] static bool any(P mask) { return _mm256_movemask_pd(mask) != 0; }
   [[gnu::target("avx2")]] static P set1(F v) { return _mm256_set1_pd(v); }
+  // p[0], p[stride], p[2 * stride], p[3 * stride].
+  [[gnu::target("avx2")]] static P gather(const F* p, int32_t stride) {
+    const __m128i at = _mm_mullo_epi32(_mm_setr_epi32(0, 1, 2, 3), _mm_set1_epi32(stride));
+    return _mm256_i32gather_pd(p, at, sizeof(F));
+  }
   [[gnu::target("avx2")]] static F first(P v) { return _mm256_cvtsd_f64(v); }
   [[gnu::target("avx2")]] static P swap_halves(P v) { return _mm256_permute2f128_pd(v, v, 1); }
   [[gnu::target("avx2")]] static P swap_neighbours(P v) { return _mm256_permute_pd(v, 0x5); }
@@ -225,6 +236,32 @@ template <class V, bool kMaximum>
   const auto all = min_lanes<V>(min_lanes<V>(acc[0], acc[1]), min_lanes<V>(acc[2], acc[3]));
   const F result = V::first(V::flip(min_across<V>(all), sign));
   return std::isnan(result) ? std::numeric_limits<F>::quiet_NaN() : result;
+}
+
+// extreme_scalar of rows shorter than two vectors, kLanes rows at a time: column j of the kLanes
+// rows gathered into one vector and folded by min_lanes a column at a time, so that each lane
+// ends with its row's extreme (a NaN made the default quiet NaN in the lanes); the rows after the
+// last whole group one by one. A call of extreme_scalar a row spent more on the call and its
+// scalar folds than on the row: jnp.max over the last axis of (262144, 7) took 0.74 ms against
+// JAX's 0.38.
+template <class V, bool kMaximum>
+[[gnu::target("avx2")]] void short_rows_avx2(const typename V::F* x, int64_t count, int64_t n,
+                                             int32_t stride, typename V::F* out) {
+  using F = typename V::F;
+  constexpr int64_t kLanes = V::kLanes;
+  const auto sign = V::set1(kMaximum ? F(-0.0) : F(0.0));
+  const auto quiet_nan = V::set1(std::numeric_limits<F>::quiet_NaN());
+  int64_t r = 0;
+  for (; r + kLanes <= count; r += kLanes) {
+    const F* rows = x + r * stride;
+    auto acc = V::flip(V::gather(rows, stride), sign);
+    for (int64_t j = 1; j < n; ++j) {
+      acc = min_lanes<V>(acc, V::flip(V::gather(rows + j, stride), sign));
+    }
+    acc = V::flip(acc, sign);
+    V::store(out + r, V::select(V::nan(acc), quiet_nan, acc));
+  }
+  for (; r < count; ++r) out[r] = extreme_scalar(kMaximum, x + r * stride, n);
 }
 
 // extreme_avx2 of four rows at once, `stride` apart, each over two vectors of lanes a step (the
@@ -635,12 +672,20 @@ RowOrder timed_order(bool maximum, const typename V::F* x, int64_t count, int64_
   return best[1] < best[0] ? RowOrder::kSequential : RowOrder::kInterleaved;
 }
 
+// The widest stride apart short rows are gathered from: 8 rows' offsets fit in 32 bits.
+constexpr int64_t kShortRowsStride = int64_t{1} << 27;
+
 template <class V>
 void rows_dispatch(bool maximum, const typename V::F* x, int64_t count, int64_t n, int64_t stride,
                    typename V::F* out) {
   if (!extremes_avx2_runs()) {
     for (int64_t r = 0; r < count; ++r) out[r] = portable::extreme_of(maximum, x + r * stride, n);
     return;
+  }
+  if (n < 2 * V::kLanes && stride <= kShortRowsStride) {  // neither order, and no timing
+    const auto apart = static_cast<int32_t>(stride);
+    if (maximum) return short_rows_avx2<V, true>(x, count, n, apart, out);
+    return short_rows_avx2<V, false>(x, count, n, apart, out);
   }
   RowOrder order = chosen_order.load(std::memory_order_relaxed);
   const auto bytes = static_cast<size_t>(count * n) * sizeof(typename V::F);

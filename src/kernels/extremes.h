@@ -43,7 +43,9 @@ double extreme_of(bool maximum, const double* x, int64_t n);
 //   0.65 ms against 0.76 four at a time (JAX's 0.63-0.66).
 // The first call of 4 MiB or more in the process times both on its own rows, twice each in
 // turn, and the faster is used from then on (extremes_row_order()); smaller calls before it take
-// four rows at a time.
+// four rows at a time. Rows shorter than two vectors (15 float32s, 7 float64s) take neither: a
+// vector of lanes holds one element of each of 8 (4) rows, gathered, and folds a column at a
+// time (jnp.max over the last axis of (262144, 7): 0.74 -> 0.38 ms, JAX's 0.22-0.37).
 void extremes_of_rows(bool maximum, const float* x, int64_t count, int64_t n, int64_t stride,
                       float* out);
 void extremes_of_rows(bool maximum, const double* x, int64_t count, int64_t n, int64_t stride,

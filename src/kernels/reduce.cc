@@ -776,7 +776,6 @@ void xla_row_sums(const float* in, int64_t rows, int64_t extent, int64_t input_r
 // half type) at the end. In YNNPACK's order the halves are widened in registers as they are
 // added (ynn_half_row_sum: one pass over the row, where widening it into a buffer first took two;
 // bfloat16 4096 x 2048 0.25 -> 0.2 ms); else each row is widened into its part's buffer.
-constexpr int64_t kShortHalfRow = 16;  // the longest row ynn_short_row_sums takes
 
 void xla_half_row_sums(DType dtype, const std::byte* in, int64_t rows, int64_t extent,
                        DType out_dtype, std::byte* out) {
@@ -789,7 +788,7 @@ void xla_half_row_sums(DType dtype, const std::byte* in, int64_t rows, int64_t e
                  // Short rows widened a part at a time and summed many rows a pass, the bits
                  // of widening each row first (ynn_short_row_sums): one call a row made float16
                  // rows of 4 5.7× slower than JAX's.
-                 if (ynn && extent <= kShortHalfRow) {
+                 if (ynn && extent <= kYnnShortRow) {
                    row.resize(static_cast<size_t>((last - first) * extent));
                    widen_half(dtype, in + first * extent * size, row.data(),
                               (last - first) * extent);
@@ -908,6 +907,7 @@ void reduce_rows(Reduce op, DType dtype, const std::byte* in, int64_t rows, int6
   if (xla_ordered_sum(op, dtype, dtype, 1, extent)) {
     const auto* x = reinterpret_cast<const float*>(in);
     auto* y = reinterpret_cast<float*>(out);
+    if (input_rows * extent >= kYnnReduceElements && ynn_short_row_sums(x, rows, extent, y)) return;
     for (int64_t r = 0; r < rows; ++r)
       y[r] = xla_row_sum(x + r * extent, extent, input_rows * extent);
     return;
@@ -916,6 +916,9 @@ void reduce_rows(Reduce op, DType dtype, const std::byte* in, int64_t rows, int6
     using T = decltype(zero);
     const auto* x = reinterpret_cast<const T*>(in);
     auto* y = reinterpret_cast<T*>(out);
+    if ((op == Reduce::kMax || op == Reduce::kMin) && extent > 0) {  // as reduce_typed does
+      return extremes_of_rows(op == Reduce::kMax, x, rows, extent, extent, y);
+    }
     for (int64_t r = 0; r < rows; ++r)
       reduce_columns(op, Columns<T>{x + r * extent, extent, 1, 1}, y + r);
   };

@@ -49,7 +49,10 @@ int merged_trailing_axes(Reduce op, DType dtype, DType out_dtype, const Shape& s
 // calling thread alone: the values reduce() gives over the last axis of an input of
 // `input_rows` such rows, these among them (the same summation order, which for float32 sums
 // depends on the whole input's size: xla_sum.h). run_chain_reduce (chain.h) reduces its rows
-// so, a few at a time.
+// so, a few at a time: short rows' sums many rows a pass (ynn_reduce.h: ynn_short_row_sums),
+// maxima and minima as reduce() takes them (extremes.h: extremes_of_rows), where a call a row
+// cost more than the row (jnp.linalg.norm over the last axis of (2^20, 3) under jit: 4.0 ->
+// 0.78 ms, JAX's 1.7-2.2).
 void reduce_rows(Reduce op, DType dtype, const std::byte* in, int64_t rows, int64_t extent,
                  int64_t input_rows, std::byte* out);
 

@@ -140,13 +140,43 @@ void short_row_sums(const float* x, int64_t rows, float* out) {
   }
 }
 
+// Rows of K elements (5 to 7, 9 to 15) copied a block at a time into rows of the next power of
+// two, the lanes past K +0, then summed by short_row_sums of that width: the bits of
+// short_row_sums<K>, whose lanes past K hold +0 too, through a loop GCC vectorises (rows of 5
+// summed in place ran a scalar loop, 1.8 ns an element).
+template <int K>
+void padded_row_sums(const float* x, int64_t rows, float* out) {
+  constexpr int kWidth = std::bit_ceil(unsigned{K});
+  constexpr int64_t kBlock = 128;
+  std::array<float, kBlock * kWidth> padded{};  // lanes past K stay +0
+  for (int64_t first = 0; first < rows; first += kBlock) {
+    const int64_t count = std::min(kBlock, rows - first);
+    const float* from = x + first * K;
+    for (int64_t r = 0; r < count; ++r) {
+      for (int l = 0; l < K; ++l) padded[static_cast<size_t>(r * kWidth + l)] = from[r * K + l];
+    }
+    short_row_sums<kWidth>(padded.data(), count, out + first);
+  }
+}
+
+// f(std::integral_constant<int, K>{}) for k of 5 to 7 or 9 to 15, returning true; false for
+// another k, f not called.
+template <class F>
+bool visit_padded_row(int64_t k, F&& f) {
+  const auto call = [&]<int... Ks>(std::integer_sequence<int, Ks...>) {
+    return ((k == Ks && (f(std::integral_constant<int, Ks>{}), true)) || ...);
+  };
+  return call(std::integer_sequence<int, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15>{});
+}
+
 }  // namespace
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), flatten))
 #endif
 bool ynn_short_row_sums(const float* x, int64_t rows, int64_t k, float* out) {
-  return visit_short_row(k, [&](auto length) { short_row_sums<length()>(x, rows, out); });
+  return visit_short_row(k, [&](auto length) { short_row_sums<length()>(x, rows, out); }) ||
+         visit_padded_row(k, [&](auto length) { padded_row_sums<length()>(x, rows, out); });
 }
 
 bool ynn_has_own(Unary op) {

@@ -145,8 +145,8 @@ TEST(Extremes, AlongARowNaNWinsAndZerosOfBothSignsGivePlusZeroForMaxMinusForMin)
 template <class F>
 void check_extremes_of_rows() {
   uint32_t seed = 500;
-  for (int64_t n : {1, 2, 15, 16, 17, 31, 32, 33, 47, 100, 257}) {
-    for (int64_t count : {1, 3, 4, 5, 8, 9}) {
+  for (int64_t n : {1, 2, 3, 7, 8, 15, 16, 17, 31, 32, 33, 47, 100, 257}) {
+    for (int64_t count : {1, 3, 4, 5, 8, 9, 17}) {
       for (int variant = 0; variant < 4; ++variant) {
         const int64_t stride = n + 5;
         const std::vector<F> x = variant < 2 ? values<F>(count * stride, ++seed, variant == 1)
@@ -298,11 +298,12 @@ void check_subnormals_read_as_zero() {
           << (maximum ? "max" : "min") << " of " << n << " subnormals and zeros";
       EXPECT_TRUE(same(k::portable::extreme_of(maximum, x.data(), n), want))
           << "portable " << (maximum ? "max" : "min") << " of " << n;
-      // The same row four times, taken four at a time.
-      std::vector<F> four_rows, four_out(4);
-      for (int r = 0; r < 4; ++r) four_rows.insert(four_rows.end(), x.begin(), x.end());
-      k::extremes_of_rows(maximum, four_rows.data(), 4, n, n, four_out.data());
-      for (int r = 0; r < 4; ++r) {
+      // The same row nine times, taken four at a time (short rows: eight, or four, at a time in
+      // lanes, then the rest one by one).
+      std::vector<F> four_rows, four_out(9);
+      for (int r = 0; r < 9; ++r) four_rows.insert(four_rows.end(), x.begin(), x.end());
+      k::extremes_of_rows(maximum, four_rows.data(), 9, n, n, four_out.data());
+      for (int r = 0; r < 9; ++r) {
         EXPECT_TRUE(same(four_out[static_cast<size_t>(r)], want))
             << "extremes_of_rows, row " << r << ", " << (maximum ? "max" : "min") << " of " << n;
       }

@@ -875,12 +875,24 @@ def test_float32_sums_of_rows_are_jaxs_bit_for_bit():
                      jax.jit(lambda a: jnp.sum(a, axis=1, dtype=jnp.float32))(x),
                      f"{x.dtype} float32 sum of {rows} rows of {n}")
     # Many short rows, from 4,096 elements of input: YNNPACK's lanes, summed many rows a pass
-    # for rows of 1 to 4, 8 and 16 (ynn_reduce.h: ynn_short_row_sums), one row a call for 5;
-    # signed zeros, infinities and NaNs among the values.
+    # for rows of 1 to 16 (ynn_reduce.h: ynn_short_row_sums), alone and fed by a chain under jit
+    # (norms, sums of squares and of exps), with their maxima and minima (extremes.h's short
+    # rows); signed zeros, infinities and NaNs among the values.
     specials = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 3e38, -3e38], np.float32)
-    for n in (1, 2, 3, 4, 5, 8, 16):
-        x = rng.standard_normal((5000 // n + 1, n)).astype(np.float32) * 1000
-        x.flat[::7] = specials[np.arange(x.size)[::7] % specials.size]
+    chains = {"sum(a * a)": (lambda m: lambda a: m.sum(a * a, axis=-1)),
+              "norm": (lambda m: lambda a: m.linalg.norm(a, axis=-1)),
+              "sum(exp(a))": (lambda m: lambda a: m.sum(m.exp(a), axis=-1)),
+              "max(exp(a))": (lambda m: lambda a: m.max(m.exp(a), axis=-1)),
+              "max": (lambda m: lambda a: m.max(a, axis=-1)),
+              "min": (lambda m: lambda a: m.min(a, axis=-1))}
+    for n in range(1, 18):
+        x = rng.standard_normal((5000 // n + 1, n)).astype(np.float32)
+        x.flat[::7] = specials[np.arange(x.flat[::7].size) % specials.size]
+        for name, chain in chains.items():
+            # YNNPACK's max and min drop a NaN where spmd keeps it (test_sums_of_exps_and_logs…)
+            a = np.where(np.isnan(x), np.float32(1), x) if name[1] in "ai" else x
+            same(spmd.jit(chain(snp))(a), jax.jit(chain(jnp))(a), f"jit {name} of rows of {n}")
+        x *= 1000
         same(snp.sum(x, axis=-1), jnp.sum(x, axis=-1), f"sums of rows of {n}")
         same(spmd.jit(lambda a: snp.mean(a, -1))(x), jax.jit(lambda a: jnp.mean(a, -1))(x),
              f"jit means of rows of {n}")
