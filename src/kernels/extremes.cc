@@ -264,6 +264,33 @@ template <class V, bool kMaximum>
   for (; r < count; ++r) out[r] = extreme_scalar(kMaximum, x + r * stride, n);
 }
 
+// first_max_scalar of short rows, kLanes rows at a time: column j of the rows gathered into one
+// vector and compared with the best so far, lane by lane, by `replaces` (a NaN where the best is
+// none, or a greater value), the column's number kept beside each best; the rows after the last
+// whole group one by one.
+template <class V>
+[[gnu::target("avx2")]] void first_max_short_rows_avx2(const typename V::F* x, int64_t count,
+                                                       int64_t n, int32_t stride, int32_t* out) {
+  using Index = typename V::Index;
+  constexpr int64_t kLanes = V::kLanes;
+  alignas(32) Index lanes[kLanes];
+  int64_t r = 0;
+  for (; r + kLanes <= count; r += kLanes) {
+    const typename V::F* rows = x + r * stride;
+    auto best = V::gather(rows, stride);
+    auto index = V::integers(0);
+    for (int64_t j = 1; j < n; ++j) {
+      const auto v = V::gather(rows + j, stride);
+      const auto replace = V::either(V::gt(v, best), V::first_not_second(V::nan(v), V::nan(best)));
+      best = V::select(replace, v, best);
+      index = V::select(replace, V::integers(static_cast<Index>(j)), index);
+    }
+    V::store_integers(lanes, index);
+    for (int64_t i = 0; i < kLanes; ++i) out[r + i] = static_cast<int32_t>(lanes[i]);
+  }
+  for (; r < count; ++r) out[r] = static_cast<int32_t>(first_max_scalar(x + r * stride, n));
+}
+
 // extreme_avx2 of four rows at once, `stride` apart, each over two vectors of lanes a step (the
 // tail as each row's last two vectors again); the other rows one by one.
 template <class V, bool kMaximum>
@@ -674,6 +701,9 @@ RowOrder timed_order(bool maximum, const typename V::F* x, int64_t count, int64_
 
 // The widest stride apart short rows are gathered from: 8 rows' offsets fit in 32 bits.
 constexpr int64_t kShortRowsStride = int64_t{1} << 27;
+// The longest rows whose first maxima are gathered a column at a time: beyond, a row's own
+// vector loop.
+constexpr int64_t kShortFirstMaxRow = 16;
 
 template <class V>
 void rows_dispatch(bool maximum, const typename V::F* x, int64_t count, int64_t n, int64_t stride,
@@ -716,6 +746,16 @@ void fold_rows_dispatch(bool maximum, typename V::F* acc, const typename V::F* r
 template <class V>
 int64_t first_max_dispatch(const typename V::F* x, int64_t n) {
   return extremes_avx2_runs() ? first_max_avx2<V>(x, n) : portable::first_max_of(x, n);
+}
+template <class V>
+void first_max_rows_dispatch(const typename V::F* x, int64_t count, int64_t n, int64_t stride,
+                             int32_t* out) {
+  if (extremes_avx2_runs() && n <= kShortFirstMaxRow && stride <= kShortRowsStride) {
+    return first_max_short_rows_avx2<V>(x, count, n, static_cast<int32_t>(stride), out);
+  }
+  for (int64_t r = 0; r < count; ++r) {
+    out[r] = static_cast<int32_t>(first_max_dispatch<V>(x + r * stride, n));
+  }
 }
 }  // namespace
 
@@ -764,6 +804,12 @@ int64_t first_max_of(const float* x, int64_t n) {
 }
 int64_t first_max_of(const double* x, int64_t n) {
   return first_max_dispatch<ExtremeLanesF64>(x, n);
+}
+void first_max_of_rows(const float* x, int64_t count, int64_t n, int64_t stride, int32_t* out) {
+  first_max_rows_dispatch<ExtremeLanesF32>(x, count, n, stride, out);
+}
+void first_max_of_rows(const double* x, int64_t count, int64_t n, int64_t stride, int32_t* out) {
+  first_max_rows_dispatch<ExtremeLanesF64>(x, count, n, stride, out);
 }
 void fold_first_max(float* best, int32_t* index, const float* row, int64_t width, int32_t r) {
   if (!extremes_avx2_runs()) return portable::fold_first_max(best, index, row, width, r);
@@ -823,6 +869,12 @@ void fold_extreme_rows(bool maximum, double* acc, const double* rows, int64_t co
 }
 int64_t first_max_of(const float* x, int64_t n) { return portable::first_max_of(x, n); }
 int64_t first_max_of(const double* x, int64_t n) { return portable::first_max_of(x, n); }
+void first_max_of_rows(const float* x, int64_t count, int64_t n, int64_t stride, int32_t* out) {
+  for (int64_t r = 0; r < count; ++r) out[r] = int32_t(portable::first_max_of(x + r * stride, n));
+}
+void first_max_of_rows(const double* x, int64_t count, int64_t n, int64_t stride, int32_t* out) {
+  for (int64_t r = 0; r < count; ++r) out[r] = int32_t(portable::first_max_of(x + r * stride, n));
+}
 void fold_first_max(float* best, int32_t* index, const float* row, int64_t width, int32_t r) {
   portable::fold_first_max(best, index, row, width, r);
 }

@@ -76,6 +76,13 @@ void fold_extreme_rows(bool maximum, double* acc, const double* rows, int64_t co
 int64_t first_max_of(const float* x, int64_t n);
 int64_t first_max_of(const double* x, int64_t n);
 
+// out[r] = first_max_of(x + r * stride, n) for r < count (rows of n >= 1 elements). Rows of up to
+// 16 elements are compared a column at a time, one element of each of 8 float32 (4 float64) rows
+// gathered into a vector, where a call a row cost more than the row (jnp.argmax over the last
+// axis of (2^18, 4) float32: 0.36 ms a row at a time, JAX's 0.16-0.2).
+void first_max_of_rows(const float* x, int64_t count, int64_t n, int64_t stride, int32_t* out);
+void first_max_of_rows(const double* x, int64_t count, int64_t n, int64_t stride, int32_t* out);
+
 // Row `r` of a slab folded into a running argmax across rows: where row[j] is a NaN and best[j]
 // is not, or row[j] > best[j], best[j] = row[j] and index[j] = r. Rows folded in order from
 // best = row 0, index = 0 give every column's first maximum (the first NaN, if any).

@@ -644,8 +644,9 @@ int64_t first_max_in(const T* x, int64_t n) {
 constexpr int64_t kShortArgmaxRow = 16;
 
 // Integer rows of one length K, without branches, so that the loop over rows runs in vector
-// lanes across them (int32 rows of 4: 0.97 → 0.08 ms for 2^18 rows, JAX 0.11-0.16). Floats keep
-// first_max_short: GCC left their NaN test scalar in this form (0.74 ms against its 0.38).
+// lanes across them (int32 rows of 4: 0.97 → 0.08 ms for 2^18 rows, JAX 0.11-0.16). Floats take
+// extremes.h's first_max_of_rows, which gathers their columns (GCC left their NaN test scalar in
+// this form: 0.74 ms against first_max_short's 0.38).
 template <class T, int K>
 void first_max_rows(const T* x, int64_t rows, int32_t* out) {
   static_assert(std::is_integral_v<T>);
@@ -708,13 +709,13 @@ void argmax_along(FloatReader<T> x, Extents e, int32_t* result) {
           return;
         }
       }
-      if (x.widens() && e.extent <= kShortArgmaxRow) {  // the part's rows widened at once
-        std::vector<T> rows(static_cast<size_t>((last - first) * e.extent));
-        const T* wide = x.read(first * e.extent, (last - first) * e.extent, rows.data());
-        for (int64_t o = first; o < last; ++o) {
-          result[o] = first_max_short(wide + (o - first) * e.extent, e.extent);
+      if constexpr (std::is_floating_point_v<T>) {
+        if (e.extent <= kShortArgmaxRow) {  // the part's rows at once (half types widened)
+          std::vector<T> rows(x.widens() ? static_cast<size_t>((last - first) * e.extent) : 0);
+          const T* all = x.read(first * e.extent, (last - first) * e.extent, rows.data());
+          first_max_of_rows(all, last - first, e.extent, e.extent, result + first);
+          return;
         }
-        return;
       }
       for (int64_t o = first; o < last; ++o) {
         const T* row = x.read(o * e.extent, e.extent, scratch.data());
