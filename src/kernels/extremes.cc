@@ -703,7 +703,7 @@ RowOrder timed_order(bool maximum, const typename V::F* x, int64_t count, int64_
 constexpr int64_t kShortRowsStride = int64_t{1} << 27;
 // The longest rows whose first maxima are gathered a column at a time: beyond, a row's own
 // vector loop.
-constexpr int64_t kShortFirstMaxRow = 16;
+constexpr int64_t kShortFirstMaxRow = 128;
 
 template <class V>
 void rows_dispatch(bool maximum, const typename V::F* x, int64_t count, int64_t n, int64_t stride,

@@ -710,7 +710,7 @@ void argmax_along(FloatReader<T> x, Extents e, int32_t* result) {
         }
       }
       if constexpr (std::is_floating_point_v<T>) {
-        if (e.extent <= kShortArgmaxRow) {  // the part's rows at once (half types widened)
+        if (!x.widens() || e.extent <= kShortArgmaxRow) {  // the part's rows at once
           std::vector<T> rows(x.widens() ? static_cast<size_t>((last - first) * e.extent) : 0);
           const T* all = x.read(first * e.extent, (last - first) * e.extent, rows.data());
           first_max_of_rows(all, last - first, e.extent, e.extent, result + first);

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <numeric>
 #include <random>
 #include <type_traits>
 #include <vector>
@@ -424,11 +425,14 @@ namespace k = spmd::kernels;
 
 // argmax over a short last axis (kernels/reduce.h's argmax: rows of up to 16 elements take their
 // own loops) against the rule: the first NaN, else the first element equal to the maximum (0 and
-// -0 equal), for every length to 17, floats and integers, on a team of two.
+// -0 equal), for every length to 17 and some to 129, floats and integers, on a team of two.
 template <class T>
 void expect_first_maxima(spmd::DType dtype) {
   std::mt19937 rng(21);
-  for (int64_t n = 1; n <= 17; ++n) {
+  std::vector<int64_t> lengths(17);
+  std::iota(lengths.begin(), lengths.end(), 1);
+  lengths.insert(lengths.end(), {31, 64, 100, 128, 129});  // floats gather columns up to 128
+  for (const int64_t n : lengths) {
     const int64_t rows = 3000;
     std::vector<T> x(static_cast<size_t>(rows * n));
     for (auto& v : x) {

@@ -937,11 +937,11 @@ def test_square_roots_of_squares_and_sums_over_one_element_are_xlas_rewrites():
 
 
 def test_argmax_and_argmin_of_short_rows_are_jaxs():
-    """argmax and argmin over a last axis of 1 to 17 elements (kernels' reduce.cc: rows of up to
-    16 without a call per row; half types widened a part at a time), with ties, NaNs and zeros of
-    both signs, eagerly and under jit."""
+    """argmax and argmin over a last axis of 1 to 129 elements (kernels' reduce.cc: rows of up to
+    16 without a call per row, float rows of up to 128 a column of rows at a time; half types
+    widened a part at a time), with ties, NaNs and zeros of both signs, eagerly and under jit."""
     rng = np.random.default_rng(31)
-    for n in (1, 2, 3, 4, 5, 8, 16, 17):
+    for n in (1, 2, 3, 4, 5, 8, 16, 17, 64, 128, 129):
         x = rng.integers(-2, 3, size=(3000, n)).astype(np.float32)
         x.flat[::13] = np.nan
         x.flat[5::11] = -0.0
