@@ -16,6 +16,7 @@
 #include "kernels/half_convert.h"
 #include "kernels/integer_arithmetic.h"
 #include "kernels/mask_ops.h"
+#include "kernels/saturating_convert.h"
 #include "kernels/xla_exp_avx2.h"
 #include "kernels/xla_exp_avx512.h"
 #include "kernels/xla_log_avx2.h"
@@ -736,6 +737,9 @@ void convert_of(DType /*from*/, DType /*to*/, Input a, std::byte* out, int64_t n
     if constexpr (std::is_same_v<U, bool>) {
       Map<bool>(reinterpret_cast<bool*>(out), n) = x != F(0);
     } else if constexpr (std::is_floating_point_v<F> && std::is_integral_v<U>) {
+      if (a.elements == n && saturating_convert(dtype_of<F>(), dtype_of<U>(), a.data, out, n)) {
+        return;  // vector lanes (saturating_convert.h)
+      }
       Map<U>(reinterpret_cast<U*>(out), n) = x.unaryExpr(&saturating_cast<F, U>);
     } else {
       Map<U>(reinterpret_cast<U*>(out), n) = x.template cast<U>();

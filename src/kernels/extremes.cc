@@ -131,7 +131,8 @@ struct ExtremeLanesF32 {
   [[gnu::target("avx2")]] static P gather(const F* p, int32_t stride) {
     const __m256i at =
         _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(stride));
-    return _mm256_i32gather_ps(p, at, sizeof(F));
+    const __m256 all = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
+    return _mm256_mask_i32gather_ps(_mm256_setzero_ps(), p, at, all, sizeof(F));
   }
   [[gnu::target("avx2")]] static F first(P v) { return _mm256_cvtss_f32(v); }
   [[gnu::target("avx2")]] static P swap_halves(P v) { return _mm256_permute2f128_ps(v, v, 1); }
@@ -172,7 +173,9 @@ struct ExtremeLanesF64 {
   // p[0], p[stride], p[2 * stride], p[3 * stride].
   [[gnu::target("avx2")]] static P gather(const F* p, int32_t stride) {
     const __m128i at = _mm_mullo_epi32(_mm_setr_epi32(0, 1, 2, 3), _mm_set1_epi32(stride));
-    return _mm256_i32gather_pd(p, at, sizeof(F));
+    // The masked form, from zeros: GCC 12 warns that the plain one's undefined source is used.
+    const __m256d all = _mm256_castsi256_pd(_mm256_set1_epi64x(-1));
+    return _mm256_mask_i32gather_pd(_mm256_setzero_pd(), p, at, all, sizeof(F));
   }
   [[gnu::target("avx2")]] static F first(P v) { return _mm256_cvtsd_f64(v); }
   [[gnu::target("avx2")]] static P swap_halves(P v) { return _mm256_permute2f128_pd(v, v, 1); }

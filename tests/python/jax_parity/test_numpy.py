@@ -936,6 +936,32 @@ def test_square_roots_of_squares_and_sums_over_one_element_are_xlas_rewrites():
              f"jit max over axes {axis}")
 
 
+def test_floats_as_integers_saturate_as_jaxs():
+    """float32 and float64 astype every integer type as XLA converts (kernels'
+    saturating_convert.h, in vector lanes): NaN 0, beyond the range the type's extremes,
+    fractions truncated toward zero, the floats next to each type's extremes, eagerly and under
+    jit, 4,099 elements so that the lanes and their tail both see them."""
+    rng = np.random.default_rng(41)
+    for ftype in (np.float32, np.float64):
+        edges = [np.nan, np.inf, -np.inf, 0.0, -0.0, 0.5, -0.5, 1.5, -1.5, -1.0]
+        for itype in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+                      np.uint64):
+            info = np.iinfo(itype)
+            for edge in (float(info.max), float(info.min), float(info.max) + 1,
+                         float(info.min) - 1):
+                e = ftype(edge)
+                edges += [np.nextafter(e, ftype(-np.inf)), e, np.nextafter(e, ftype(np.inf))]
+        x = (rng.standard_normal(4099) * 10.0 ** rng.integers(0, 20, 4099)).astype(ftype)
+        x[:len(edges)] = np.array(edges, ftype)
+        x[-len(edges):] = np.array(edges, ftype)
+        for itype in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+                      np.uint64):
+            same(snp.asarray(x).astype(itype), jnp.asarray(x).astype(itype),
+                 f"{np.dtype(ftype).name} as {np.dtype(itype).name}")
+            same(spmd.jit(lambda a: a.astype(itype))(x), jax.jit(lambda a: a.astype(itype))(x),
+                 f"jit {np.dtype(ftype).name} as {np.dtype(itype).name}")
+
+
 def test_argmax_and_argmin_of_short_rows_are_jaxs():
     """argmax and argmin over a last axis of 1 to 129 elements (kernels' reduce.cc: rows of up to
     16 without a call per row, float rows of up to 128 a column of rows at a time; half types
