@@ -44,7 +44,8 @@ void top_k(DType dtype, const std::byte* in, int64_t n, int64_t k, int32_t* out)
 // `axis`, each clamped into 0 … shape[axis] - 1 as XLA's gather clamps: out has shape[axis]
 // replaced by count (jnp.take). Requires shape[axis] > 0. The calling thread's team
 // (thread_team.h) copies ranges of the rows. Indices n − 1, …, 0 (jnp.flip's) reverse each
-// line's rows in one loop instead of a gather.
+// line's rows in one loop instead of a gather, the team splitting a line's rows where lines are
+// fewer than its threads (a flat flip of 2^20 float32s: 0.53-0.57 -> 0.25-0.26 ms).
 void take(size_t element_size, const std::byte* in, const Shape& shape, int axis,
           const int32_t* indices, int64_t count, std::byte* out);
 

@@ -157,6 +157,44 @@ TEST(Ordering, TakeOfTheReversedAxisReversesEachLinesRows) {
   }
 }
 
+// take of the reversed axis of one line (a flat jnp.flip), long enough that the team splits the
+// line's rows: the definition, every element, rows of one and of three elements, teams of two
+// and three; and indices that are a reversal but for one near the end, checked in chunks, must
+// not be taken for one.
+TEST(Ordering, TakeOfOneLongReversedLineIsSplitOverTheTeam) {
+  const int64_t n = 100003;
+  std::vector<int32_t> reversed(n);
+  for (int64_t i = 0; i < n; ++i) reversed[static_cast<size_t>(i)] = int32_t(n - 1 - i);
+  std::vector<int32_t> almost = reversed;
+  almost[static_cast<size_t>(n - 5)] = 7;
+  std::mt19937 rng(17);
+  for (const int64_t inner : {int64_t{1}, int64_t{3}}) {
+    for (const size_t size : {size_t{1}, size_t{2}, size_t{4}, size_t{8}}) {
+      std::vector<std::byte> x(static_cast<size_t>(n * inner) * size);
+      for (auto& b : x) b = static_cast<std::byte>(rng() & 0xff);
+      for (const int threads : {2, 3}) {
+        for (const std::vector<int32_t>* idx : {&reversed, &almost}) {
+          std::vector<std::byte> got(x.size());
+          {
+            k::ThreadTeam team(threads);
+            const k::TeamScope on(&team);
+            k::take(size, x.data(), {n, inner}, 0, idx->data(), n, got.data());
+          }
+          for (int64_t i = 0; i < n; ++i) {
+            const int64_t at = (*idx)[static_cast<size_t>(i)];
+            ASSERT_EQ(std::memcmp(got.data() + static_cast<size_t>(i * inner) * size,
+                                  x.data() + static_cast<size_t>(at * inner) * size,
+                                  size * static_cast<size_t>(inner)),
+                      0)
+                << size << "-byte elements, rows of " << inner << ", row " << i << ", team "
+                << threads << (idx == &almost ? ", indices reversed but for one" : "");
+          }
+        }
+      }
+    }
+  }
+}
+
 // search_sorted, many queries at once and side by side, against a binary search for each:
 // the first position whose element is not below the query in JAX's order (-0 equals 0, NaN after
 // every number), for counts around the queries searched together, on every team.
