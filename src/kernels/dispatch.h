@@ -86,34 +86,19 @@ bool visit_integer(DType t, F&& f) {
   });
 }
 
-// f(std::integral_constant<int, K>{}) for a row length k of 1, 2, 3, 4, 8 or 16, returning true:
-// the lengths whose loops over many short rows, unrolled for K, GCC vectorises across the rows
-// (ynn_reduce.h's short sums, reduce.cc's short integer argmax). False for another k, f not
-// called.
+// f(std::integral_constant<int, K>{}) for the K among Ks equal to k, returning true; false for
+// another k, f not called: a runtime length handed to a loop unrolled for it.
+template <int... Ks, class F>
+bool visit_length(int64_t k, F&& f) {
+  return ((k == Ks && (f(std::integral_constant<int, Ks>{}), true)) || ...);
+}
+
+// visit_length for a row length k of 1, 2, 3, 4, 8 or 16: the lengths whose loops over many
+// short rows, unrolled for K, GCC vectorises across the rows (ynn_reduce.h's short sums,
+// reduce.cc's short integer argmax).
 template <class F>
 bool visit_short_row(int64_t k, F&& f) {
-  switch (k) {
-    case 1:
-      f(std::integral_constant<int, 1>{});
-      return true;
-    case 2:
-      f(std::integral_constant<int, 2>{});
-      return true;
-    case 3:
-      f(std::integral_constant<int, 3>{});
-      return true;
-    case 4:
-      f(std::integral_constant<int, 4>{});
-      return true;
-    case 8:
-      f(std::integral_constant<int, 8>{});
-      return true;
-    case 16:
-      f(std::integral_constant<int, 16>{});
-      return true;
-    default:
-      return false;
-  }
+  return visit_length<1, 2, 3, 4, 8, 16>(k, std::forward<F>(f));
 }
 
 // f(U{}) for the unsigned integer type of `size` bytes (1, 2, 4 or 8), returning true: kernels

@@ -159,16 +159,6 @@ void padded_row_sums(const float* x, int64_t rows, float* out) {
   }
 }
 
-// f(std::integral_constant<int, K>{}) for k of 5 to 7 or 9 to 15, returning true; false for
-// another k, f not called.
-template <class F>
-bool visit_padded_row(int64_t k, F&& f) {
-  const auto call = [&]<int... Ks>(std::integer_sequence<int, Ks...>) {
-    return ((k == Ks && (f(std::integral_constant<int, Ks>{}), true)) || ...);
-  };
-  return call(std::integer_sequence<int, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15>{});
-}
-
 }  // namespace
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
@@ -176,7 +166,8 @@ __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), fla
 #endif
 bool ynn_short_row_sums(const float* x, int64_t rows, int64_t k, float* out) {
   return visit_short_row(k, [&](auto length) { short_row_sums<length()>(x, rows, out); }) ||
-         visit_padded_row(k, [&](auto length) { padded_row_sums<length()>(x, rows, out); });
+         visit_length<5, 6, 7, 9, 10, 11, 12, 13, 14, 15>(
+             k, [&](auto length) { padded_row_sums<length()>(x, rows, out); });
 }
 
 bool ynn_has_own(Unary op) {
