@@ -940,17 +940,18 @@ def test_floats_as_integers_saturate_as_jaxs():
     """float32 and float64 astype every integer type as XLA converts (kernels'
     saturating_convert.h, in vector lanes): NaN 0, beyond the range the type's extremes,
     fractions truncated toward zero, the floats next to each type's extremes, eagerly and under
-    jit, 4,099 elements so that the lanes and their tail both see them."""
+    jit, 4,099 elements so that the lanes and their tail both see them; float16 and bfloat16,
+    widened to float32 first, the same way."""
     rng = np.random.default_rng(41)
-    for ftype in (np.float32, np.float64):
+    for ftype in (np.float32, np.float64, np.float16, jnp.bfloat16):
         edges = [np.nan, np.inf, -np.inf, 0.0, -0.0, 0.5, -0.5, 1.5, -1.5, -1.0]
         for itype in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
                       np.uint64):
             info = np.iinfo(itype)
             for edge in (float(info.max), float(info.min), float(info.max) + 1,
                          float(info.min) - 1):
-                e = ftype(edge)
-                edges += [np.nextafter(e, ftype(-np.inf)), e, np.nextafter(e, ftype(np.inf))]
+                e = np.float32(edge) if ftype == jnp.bfloat16 else ftype(edge)
+                edges += [np.nextafter(e, -np.inf), e, np.nextafter(e, np.inf)]
         x = (rng.standard_normal(4099) * 10.0 ** rng.integers(0, 20, 4099)).astype(ftype)
         x[:len(edges)] = np.array(edges, ftype)
         x[-len(edges):] = np.array(edges, ftype)
