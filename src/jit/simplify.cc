@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "jit/ops/elementwise.h"
+#include "jit/ops/layout.h"
 
 namespace spmd::compiler {
 namespace {
@@ -22,7 +23,7 @@ std::vector<int> readers(const Program& program) {
   return n;
 }
 
-bool is_reshape(const Op& op) { return op.inputs.size() == 1 && op.operation->name() == "reshape"; }
+bool is_reshape(const Op& op) { return op.inputs.size() == 1 && op.is<ReshapeOp>(); }
 
 // sqrt(x * x), or sqrt(reshape(x * x)) through reshapes nothing else reads (XLA moves reshapes
 // past element-wise ops, then simplifies): rewritten in `ops` to |x|, the innermost reshape made
