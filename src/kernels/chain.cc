@@ -400,19 +400,24 @@ class ChainPass {
 
   // Elements [begin, end), element i of the result written at out[i - out_first]. One step is
   // one kernel call over the range (no blocks); more go block by block. Either way a call ends
-  // where a broadcast read in place starts a new run.
-  void run(std::byte* out, int64_t begin, int64_t end, int64_t out_first) {
+  // where a broadcast read in place starts a new run. `horizon` (at least `end`): how far the
+  // caller will go on in later calls, elements [end, horizon) next; the inputs are prefetched
+  // up to it, so that a caller making a few rows a call (run_chain_reduce: two rows of 2,048)
+  // has the next call's first blocks on their way (cut at `end`, no block of such a call was
+  // ever prefetched, and the chain waited on memory with the arithmetic idle).
+  void run(std::byte* out, int64_t begin, int64_t end, int64_t out_first, int64_t horizon = 0) {
     Resolved& last = resolved_.back();
     last.dst = out;
     last.dst_first = out_first;
+    horizon = std::max(horizon, end);
     const int64_t block = block_ == 0 ? end - begin : block_;
     for (int64_t offset = begin; offset < end;) {
       int64_t len = std::min(block, end - offset);
       for (int64_t run : runs_) len = std::min(len, run - offset % run);
       if (block_ != 0) {
-        const int64_t ahead = std::min(offset + kPrefetchBlocks * block, end);
-        prefetch(ahead, block, end);
-        prefetch_result(last, ahead, std::min(ahead + block, end));
+        const int64_t ahead = offset + kPrefetchBlocks * block;
+        prefetch(std::min(ahead, horizon), block, horizon);
+        prefetch_result(last, std::min(ahead, end), std::min(ahead + block, end));
       }
       for (const int piece : pieces_) {
         if (piece >= 0) {
@@ -647,7 +652,7 @@ void run_chain_reduce(std::span<const ChainStep> all_steps, std::span<const Inpu
         ChainPass pass(steps, inputs, n, (last - first) * extent, ynn_steps);
         for (int64_t r = first; r < last; r += group) {
           const int64_t count = std::min(group, last - r);
-          pass.run(buffer.data(), r * extent, (r + count) * extent, r * extent);
+          pass.run(buffer.data(), r * extent, (r + count) * extent, r * extent, last * extent);
           reduce_rows(op, dtype, buffer.data(), count, extent, rows,
                       out + r * static_cast<int64_t>(width));
         }
