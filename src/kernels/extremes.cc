@@ -140,6 +140,11 @@ struct ExtremeLanesF32 {
   [[gnu::target("avx2")]] static P swap_neighbours(P v) { return _mm256_permute_ps(v, 0xb1); }
   [[gnu::target("avx2")]] static P flip(P a, P bits) { return _mm256_xor_ps(a, bits); }
   [[gnu::target("avx2")]] static P unordered(P a, P b) { return _mm256_cmp_ps(a, b, _CMP_UNORD_Q); }
+  // replaces() lane by lane, in two comparisons: x > b or x NaN is "not x <= b" (true where
+  // either is NaN), and b NaN is never replaced.
+  [[gnu::target("avx2")]] static P replaces(P x, P b) {
+    return _mm256_and_ps(_mm256_cmp_ps(x, b, _CMP_NLE_UQ), _mm256_cmp_ps(b, b, _CMP_ORD_Q));
+  }
   // Integer lanes, carried in the float type for select().
   [[gnu::target("avx2")]] static P integers(Index v) {
     return _mm256_castsi256_ps(_mm256_set1_epi32(v));
@@ -431,7 +436,7 @@ template <class V>
   int64_t j = 0;
   for (; j + V::kLanes <= width; j += V::kLanes) {
     const auto b = V::load(best + j), x = V::load(row + j);
-    const auto take = V::either(V::gt(x, b), V::first_not_second(V::nan(x), V::nan(b)));
+    const auto take = V::replaces(x, b);
     V::store(best + j, V::select(take, x, b));
     auto* slot = reinterpret_cast<__m256i*>(index + j);
     const auto old = _mm256_castsi256_ps(_mm256_loadu_si256(slot));
@@ -462,7 +467,7 @@ template <class V>
       auto i = _mm256_castsi256_ps(_mm256_loadu_si256(slot));
       for (int k = 0; k < 4; ++k) {
         const auto x = V::load(row + k * stride + j);
-        const auto take = V::either(V::gt(x, b), V::first_not_second(V::nan(x), V::nan(b)));
+        const auto take = V::replaces(x, b);
         b = V::select(take, x, b);
         i = V::select(take, at[k], i);
       }
