@@ -272,6 +272,17 @@ Tensor squeeze(const Tensor& a, const AxisList& axes = {});
 // a[start[0]:stop[0], …] with static bounds (missing trailing dimensions whole; negative and
 // out-of-range bounds clip as Python's slices do).
 Tensor slice(const Tensor& a, const std::vector<int64_t>& start, const std::vector<int64_t>& stop);
+// Every |step|-th element of `a` along `axis` from its first (0, |step|, …: ceil(n / |step|) of
+// them), in reverse order where step is negative: step -1 is jnp.flip along the axis, 2 is
+// a[::2] there (a[::-2] is a[n-1::-2], the same elements as this on a sliced to end at n-1). One
+// pass, no index array. InvalidArgument for step 0 or an axis outside the rank; negative axes
+// count from the end.
+Tensor strided(const Tensor& a, int axis, int64_t step);
+// The box whose element (i_0, i_1, …) is a's (start[0] + i_0 * step[0], …), `extent` elements
+// along each dimension (lax.slice with strides, and lax.rev, at once): steps nonzero, negative
+// ones reading backwards from start, every element read inside `a` (InvalidArgument otherwise).
+Tensor strided_slice(const Tensor& a, const std::vector<int64_t>& start,
+                     const std::vector<int64_t>& step, const Shape& extent);
 Tensor concatenate(const std::vector<Tensor>& parts, int axis = 0);
 // jnp.take in its default mode, "fill": a's elements at `indices` (any integer dtype) along
 // `axis` (a flattened when absent), the result's shape a's with that axis replaced by the

@@ -59,11 +59,15 @@ def getitem(x, index):
             raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and integer "
                              f"arrays are valid indices, got {p!r}")
         dim += 1
-    y = _slice(x, tuple(start), tuple(stop))
-    for axis, st in enumerate(step):
-        if st != 1:
-            y = _strided(y, axis, st)
-    kept = [s for s, k in zip(_shape_after(start, stop, step), keep) if k]
+    counts = _shape_after(start, stop, step)
+    if builtins.any(st != 1 for st in step):
+        # One pass reading every step at once (a slice, then a take a stepped axis, copied
+        # the window first and read an index constant as large as the result).
+        first = [hi - 1 if st < 0 and c else lo for lo, hi, st, c in zip(start, stop, step, counts)]
+        y = _stepped(x, first, step, counts)
+    else:
+        y = _slice(x, tuple(start), tuple(stop))
+    kept = [s for s, k in zip(counts, keep) if k]
     y = jnp.reshape(y, tuple(kept))
     if take_at is not None:
         kept_axis = builtins.sum(1 for k in keep[:take_at[2]] if k)
@@ -89,11 +93,15 @@ def _slice(x, start, stop):
     return s(x, start, stop)
 
 
-def _strided(y, axis, st):
-    """Every |st|-th element along `axis` (reversed for a negative step): a take of static
-    indices."""
-    idx = np.arange(0, y.shape[axis], abs(st), dtype=np.int32)
-    return jnp.take(y, idx if st > 0 else idx[::-1].copy(), axis=axis, mode="clip")
+def _stepped(x, first, step, counts):
+    """x's elements first + i * step per dimension, counts of them (the dimensions beyond the
+    index's whole)."""
+    from ._numpy_extra import _strided_slice as strided_slice
+    rank = len(x.shape)
+    first = list(first) + [0] * (rank - len(first))
+    step = list(step) + [1] * (rank - len(step))
+    counts = list(counts) + list(x.shape[len(counts):])
+    return strided_slice(x, first, step, counts)
 
 
 def _gathered(x, parts):

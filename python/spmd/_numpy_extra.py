@@ -292,17 +292,26 @@ def _flip_axes(axis, ndim):
 
 def _flip(m, axis=None):
     axes = _flip_axes(axis, len(m.shape))
-    if len(m.shape) > 1 and set(axes) == set(range(len(m.shape))):
-        # Every axis reversed is the flat array reversed: one pass, not one per axis.
-        return _t.reshape(_flip(_t.reshape(m, [-1]), 0), list(m.shape))
-    for ax in axes:
-        n = m.shape[ax]
-        # Indices all inside the axis: the clipped take, with no fill for outside ones.
-        m = _t.take_clipped(m, _t.constant(*_bytes(np.arange(n - 1, -1, -1, dtype=np.int32))), ax)
-    return m
+    if not axes:
+        return m
+    # Every axis reversed at once, in one pass with no index array (lax.rev's reversal).
+    shape = list(m.shape)
+    start = [n - 1 if i in axes and n > 0 else 0 for i, n in enumerate(shape)]
+    step = [-1 if i in axes else 1 for i in range(len(shape))]
+    return _t.strided_slice(m, start, step, shape)
 
 
 flip = _op(_flip, arrays=(0,))
+
+
+def _strided_box(a, start, step, extent):
+    return _t.strided_slice(a, [int(s) for s in start], [int(s) for s in step],
+                            [int(e) for e in extent])
+
+
+# The box whose element i is a[start + i * step] per dimension (the C++ jnp::strided_slice): a
+# static index with steps (_indexing.py) in one pass. Private: JAX's namespace has no such name.
+_strided_slice = _op(_strided_box, arrays=(0,))
 
 
 def fliplr(m):

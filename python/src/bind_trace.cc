@@ -320,6 +320,8 @@ void bind_numpy(nb::module_& m) {
   t.def("swapaxes", &jnp::swapaxes);
   t.def("moveaxis", &jnp::moveaxis);
   t.def("slice", &jnp::slice);
+  t.def("strided_slice", &jnp::strided_slice, nb::arg("a"), nb::arg("start"), nb::arg("step"),
+        nb::arg("extent"));
   t.def("full", [](const Shape& shape, nb::handle value, const std::string& dtype) {
     return jnp::full(shape, scalar_of(value), dtype_named(dtype));
   });

@@ -95,6 +95,10 @@ Tensor expand_dims(const Tensor& x, int axis);
 Tensor transpose(const Tensor& x, const std::vector<int64_t>& perm);
 // The block of `extent` at `start` (within `x`).
 Tensor slice(const Tensor& x, const std::vector<int64_t>& start, const Shape& extent);
+// Element (i_0, …) of the result is x's (start[0] + i_0 * step[0], …), for `extent` elements
+// per dimension: steps nonzero, negative ones reading backwards (all inside `x`).
+Tensor strided_slice(const Tensor& x, const std::vector<int64_t>& start,
+                     const std::vector<int64_t>& step, const Shape& extent);
 // `parts` (one dtype, equal outside `axis`) end to end along `axis`.
 Tensor concatenate(const std::vector<Tensor>& parts, int axis);
 

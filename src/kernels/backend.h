@@ -163,6 +163,9 @@ class Backend {
                          std::span<const int> perm, std::byte* out) const = 0;
   virtual void slice(size_t element_size, const std::byte* in, const Shape& shape,
                      std::span<const int64_t> start, const Shape& extent, std::byte* out) const = 0;
+  virtual void strided_slice(size_t element_size, const std::byte* in, const Shape& shape,
+                             std::span<const int64_t> start, std::span<const int64_t> step,
+                             const Shape& extent, std::byte* out) const = 0;
   virtual void concatenate(size_t element_size, std::span<const std::byte* const> in,
                            std::span<const Shape> shapes, int axis, std::byte* out) const = 0;
 

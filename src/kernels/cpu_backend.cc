@@ -65,6 +65,11 @@ class CpuBackend final : public Backend {
              std::span<const int64_t> start, const Shape& extent, std::byte* out) const override {
     kernels::slice(element_size, in, shape, start, extent, out);
   }
+  void strided_slice(size_t element_size, const std::byte* in, const Shape& shape,
+                     std::span<const int64_t> start, std::span<const int64_t> step,
+                     const Shape& extent, std::byte* out) const override {
+    kernels::strided_slice(element_size, in, shape, start, step, extent, out);
+  }
   void concatenate(size_t element_size, std::span<const std::byte* const> in,
                    std::span<const Shape> shapes, int axis, std::byte* out) const override {
     kernels::concatenate(element_size, in, shapes, axis, out);

@@ -4,6 +4,8 @@
 
 #include <Eigen/Core>
 #include <algorithm>
+#include <array>
+#include <cstdint>
 #include <cstring>
 #include <type_traits>
 #include <unsupported/Eigen/CXX11/Tensor>
@@ -545,6 +547,97 @@ void slice(size_t element_size, const std::byte* in, const Shape& shape,
           in_map<E, N>(in, shape).slice(offsets, dims_of<N>(part));
     });
   });
+}
+
+namespace {
+
+// An element of `Size` bytes, copied whole.
+template <size_t Size>
+struct Element {
+  std::array<std::byte, Size> bytes;
+};
+
+// n elements read kStep apart: a step known when compiled, which GCC vectorises with permutes
+// (a reversal, every second element) where a step read at run time is an element at a time.
+template <int64_t kStep, class E>
+void copy_stepped(const E* from, int64_t n, E* to) {
+  for (int64_t i = 0; i < n; ++i) to[i] = from[i * kStep];
+}
+
+// n elements of a line read `step` elements apart from `from` into `to`.
+template <class E>
+void copy_line(const E* from, int64_t step, int64_t n, E* to) {
+  switch (step) {
+    case 1:
+      std::copy_n(from, n, to);
+      return;
+    case -1:
+      return copy_stepped<-1>(from, n, to);
+    case 2:
+      return copy_stepped<2>(from, n, to);
+    case -2:
+      return copy_stepped<-2>(from, n, to);
+    default:
+      for (int64_t i = 0; i < n; ++i) to[i] = from[i * step];
+  }
+}
+
+template <class E>
+void strided_slice_typed(const E* in, const Shape& shape, std::span<const int64_t> start,
+                         std::span<const int64_t> step, const Shape& extent, E* out) {
+  const size_t rank = shape.size();
+  const std::vector<int64_t> strides = row_major_strides(shape);
+  const int64_t line = extent[rank - 1];
+  const int64_t last_step = step[rank - 1] * strides[rank - 1];
+  // Elements [first, last) of the result: the pieces of its lines they cover, in order.
+  parallel_for(shape_size(extent), kLayoutGrain, 64, [&](int64_t first, int64_t last) {
+    std::vector<int64_t> index(rank, 0);  // the first element's, over extent
+    for (size_t d = rank, rest = static_cast<size_t>(first); d-- > 0;) {
+      const auto e = static_cast<size_t>(extent[d]);
+      index[d] = static_cast<int64_t>(rest % e);
+      rest /= e;
+    }
+    for (int64_t at = first; at < last;) {
+      int64_t from = 0;
+      for (size_t d = 0; d < rank; ++d) from += (start[d] + index[d] * step[d]) * strides[d];
+      const int64_t n = std::min(line - index[rank - 1], last - at);
+      copy_line(in + from, last_step, n, out + at);
+      at += n;
+      index[rank - 1] = 0;  // the next line, its index carried up
+      for (size_t d = rank - 1; d-- > 0 && ++index[d] == extent[d];) index[d] = 0;
+    }
+  });
+}
+
+}  // namespace
+
+void strided_slice(size_t element_size, const std::byte* in, const Shape& shape,
+                   std::span<const int64_t> start, std::span<const int64_t> step,
+                   const Shape& extent, std::byte* out) {
+  if (shape.empty()) {
+    std::memcpy(out, in, element_size);
+    return;
+  }
+  if (shape_size(extent) == 0) return;
+  const auto typed = [&](auto element) {
+    using E = decltype(element);
+    strided_slice_typed(reinterpret_cast<const E*>(in), shape, start, step, extent,
+                        reinterpret_cast<E*>(out));
+  };
+  switch (element_size) {
+    case 1:
+      return typed(uint8_t{});
+    case 2:
+      return typed(uint16_t{});
+    case 4:
+      return typed(uint32_t{});
+    case 8:
+      return typed(uint64_t{});
+    case 16:
+      return typed(Element<16>{});
+    default:
+      throw InvalidArgument(fmt::format("strided_slice: elements of {} bytes", element_size));
+  }
 }
 
 void concatenate(size_t element_size, std::span<const std::byte* const> in,

@@ -28,6 +28,17 @@ void transpose(size_t element_size, const std::byte* in, const Shape& shape,
 // out = in[start[0]:start[0]+extent[0], …].
 void slice(size_t element_size, const std::byte* in, const Shape& shape,
            std::span<const int64_t> start, const Shape& extent, std::byte* out);
+// out = the box of `extent` elements whose element (i_0, i_1, …) is in[start[0] + i_0 * step[0],
+// start[1] + i_1 * step[1], …]: a step is any nonzero integer, negative ones reading backwards
+// from start (lax.rev, x[::-1]), larger ones every |step|-th element (x[::2]); start and
+// start + (extent - 1) * step lie inside `shape` (trusted). Any rank (not kMaxRank's limit). Each
+// line along the last dimension is one loop (a copy, a reversal or a strided read); the team
+// takes pieces of the lines, so a single long line is split too. Where the indices were a take's
+// constant (the way these were before), a 2^20-element flip read a 4 MiB index array and took
+// 0.76 ms against JAX's 0.10.
+void strided_slice(size_t element_size, const std::byte* in, const Shape& shape,
+                   std::span<const int64_t> start, std::span<const int64_t> step,
+                   const Shape& extent, std::byte* out);
 // out = the inputs (shapes `shapes`, equal except along `axis`) one after another along `axis`.
 void concatenate(size_t element_size, std::span<const std::byte* const> in,
                  std::span<const Shape> shapes, int axis, std::byte* out);

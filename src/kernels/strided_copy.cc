@@ -69,6 +69,17 @@ StridedCopy slice_plan(const Shape& shape, std::span<const int64_t> start, const
   return c;
 }
 
+StridedCopy strided_slice_plan(const Shape& shape, std::span<const int64_t> start,
+                               std::span<const int64_t> step, const Shape& extent) {
+  StridedCopy c = dense_output(extent);
+  const std::vector<int64_t> strides = row_major_strides(shape);
+  for (size_t d = 0; d < shape.size(); ++d) {
+    c.from_stride[d] = step[d] * strides[d];
+    c.from_base += start[d] * strides[d];
+  }
+  return c;
+}
+
 std::vector<StridedCopy> concatenate_plans(std::span<const Shape> shapes, int axis) {
   std::vector<StridedCopy> plans;
   if (shapes.empty()) return plans;

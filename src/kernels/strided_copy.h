@@ -53,6 +53,10 @@ std::vector<int64_t> row_major_strides(const Shape& shape);
 StridedCopy broadcast_plan(const Shape& from, const Shape& to);
 StridedCopy transpose_plan(const Shape& shape, std::span<const int> perm);
 StridedCopy slice_plan(const Shape& shape, std::span<const int64_t> start, const Shape& extent);
+// layout.h's strided_slice: steps may be negative (a base at the first element read, strides
+// backwards).
+StridedCopy strided_slice_plan(const Shape& shape, std::span<const int64_t> start,
+                               std::span<const int64_t> step, const Shape& extent);
 // One plan per input, each writing its part of the output.
 std::vector<StridedCopy> concatenate_plans(std::span<const Shape> shapes, int axis);
 // A block of random bits (random_bits.h) as a box of the whole array: element j of the block

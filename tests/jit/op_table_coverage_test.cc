@@ -97,6 +97,7 @@ const std::map<std::string, std::string> kNotNumeric = {
     {"concatenate", "moves elements"},
     {"reshape", "moves elements"},
     {"slice", "moves elements"},
+    {"strided_slice", "moves elements (flips and stepped slices beside JAX's in jax_parity)"},
     {"transpose", "moves elements"},
     {"take", "moves elements (random.choice's gather; Random.EqualsJaxBitForBit)"},
     {"cholesky", "a factorization (tests/python/jax_parity/test_numpy.py, linalg)"},

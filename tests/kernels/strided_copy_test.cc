@@ -74,6 +74,17 @@ TEST(StridedCopy, SliceIsTheCpuKernels) {
   EXPECT_EQ(slice_plan(shape, start, none).count, 0);
 }
 
+TEST(StridedCopy, AStridedSliceIsTheCpuKernels) {
+  const Shape shape{4, 5, 6};
+  const Words in = iota_words(shape_size(shape));
+  const std::vector<int64_t> start{3, 0, 5}, step{-1, 2, -3};
+  const Shape extent{4, 3, 2};
+  Words want(static_cast<size_t>(shape_size(extent)));
+  strided_slice(4, bytes(in), shape, start, step, extent, bytes(want));
+  EXPECT_EQ(run(strided_slice_plan(shape, start, step, extent), in, shape_size(extent)), want);
+  EXPECT_EQ(want[0], in[static_cast<size_t>(3 * 30 + 5)]);  // the first element read
+}
+
 TEST(StridedCopy, ConcatenateIsTheCpuKernels) {
   for (int axis : {0, 1, 2}) {
     std::vector<Shape> shapes = {{2, 3, 4}, {2, 3, 4}, {2, 3, 4}};

@@ -488,6 +488,55 @@ TEST(ThreadTeam, LayoutChangesAreTheSameBytesOnEveryTeam) {
 // take over the middle axis of 6 × 300 × 70 (rows of 70 elements, six outer slabs) and over the
 // last axis (rows of one element), indices out of range clamped: every element where index
 // arithmetic puts it, on teams of 1 to 4 (the team splits the slabs' rows between its threads).
+// strided_slice: every element read from start + i * step per dimension, against the index
+// arithmetic written out, for each element size, ranks 1 to 3, steps of -3 to 3 (reversals,
+// every second and third element, in order), one line long enough to be split over the team and
+// many short ones, on every team.
+TEST(ThreadTeam, AStridedSliceReadsEveryElementWhereItsStepsSay) {
+  struct Case {
+    Shape shape;
+    std::vector<int64_t> start, step;
+    Shape extent;
+  };
+  const std::vector<Case> cases = {
+      {{100000}, {99999}, {-1}, {100000}},        // a flip, one line over the team
+      {{100001}, {0}, {2}, {50001}},              // v[::2]
+      {{100001}, {100000}, {-2}, {50001}},        // v[::-2]
+      {{10}, {8}, {-3}, {3}},                     // v[8::-3]
+      {{7}, {3}, {1}, {0}},                       // nothing
+      {{300, 70}, {299, 0}, {-1, 3}, {300, 24}},  // rows flipped, every third column
+      {{300, 70}, {5, 69}, {2, -1}, {100, 70}},
+      {{6, 40, 50}, {5, 1, 49}, {-1, 3, -2}, {6, 13, 25}},
+      {{6, 40, 50}, {0, 0, 0}, {1, 1, 1}, {6, 40, 50}}};
+  for (size_t width : {size_t{1}, size_t{2}, size_t{4}, size_t{8}, size_t{16}}) {
+    for (const Case& c : cases) {
+      const int64_t n = spmd::shape_size(c.shape), count = spmd::shape_size(c.extent);
+      std::vector<std::byte> in(static_cast<size_t>(n) * width);
+      for (size_t i = 0; i < in.size(); ++i) in[i] = std::byte(i * 2654435761u >> 13);
+      std::vector<std::byte> want(static_cast<size_t>(count) * width);
+      for (int64_t i = 0; i < count; ++i) {  // element i's index, dimension by dimension
+        int64_t rest = i, from = 0, stride = 1;
+        for (size_t d = c.shape.size(); d-- > 0;) {
+          from += (c.start[d] + rest % c.extent[d] * c.step[d]) * stride;
+          rest /= c.extent[d];
+          stride *= c.shape[d];
+        }
+        std::memcpy(want.data() + i * static_cast<int64_t>(width),
+                    in.data() + from * static_cast<int64_t>(width), width);
+      }
+      const auto results = on_teams([&] {
+        std::vector<std::byte> out(want.size());
+        k::strided_slice(width, in.data(), c.shape, c.start, c.step, c.extent, out.data());
+        return out;
+      });
+      for (size_t t = 0; t < results.size(); ++t) {
+        EXPECT_EQ(results[t], want) << width << "-byte elements of (" << c.shape.size()
+                                    << " dimensions, " << n << " elements), team " << t;
+      }
+    }
+  }
+}
+
 TEST(ThreadTeam, TakeCopiesEveryRowWhereItBelongsOnEveryTeam) {
   const Shape shape{6, 300, 70};
   std::vector<uint32_t> in(size_t(6 * 300 * 70));

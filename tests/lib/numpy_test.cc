@@ -293,6 +293,61 @@ TEST(Numpy, TakeClippedWrapsOnceThenClamps) {
                spmd::InvalidArgument);
 }
 
+// strided_slice and strided (x[::-2, 1::3], jnp.flip) under jit: each element read where its
+// steps say, the gradient each cotangent put back where its element was read (zeros elsewhere),
+// vmap's slices each stepped alike, and steps of 0 or boxes outside the array refused.
+TEST(Numpy, StridedSlicesReadWhereTheirStepsSayAndPutGradientsBack) {
+  std::vector<float> v(35);
+  std::iota(v.begin(), v.end(), 0.0f);
+  const HostArray x = host(v, {5, 7});
+  const auto box = [](const Tensor& a) { return jnp::strided_slice(a, {4, 1}, {-2, 3}, {3, 2}); };
+  const HostArray got = run(box, x);
+  ASSERT_EQ(got.shape(), (Shape{3, 2}));
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 2; ++j)
+      EXPECT_EQ(got.data<float>()[i * 2 + j], v[static_cast<size_t>((4 - 2 * i) * 7 + 1 + 3 * j)]);
+  const HostArray flipped = run([](const Tensor& a) { return jnp::strided(a, -1, -1); }, x);
+  const HostArray halves = run([](const Tensor& a) { return jnp::strided(a, 1, 2); }, x);
+  ASSERT_EQ(halves.shape(), (Shape{5, 4}));
+  for (int i = 0; i < 5; ++i) {
+    for (int j = 0; j < 7; ++j)
+      EXPECT_EQ(flipped.data<float>()[i * 7 + j], v[static_cast<size_t>(i * 7 + 6 - j)]);
+    for (int j = 0; j < 4; ++j)
+      EXPECT_EQ(halves.data<float>()[i * 4 + j], v[static_cast<size_t>(i * 7 + 2 * j)]);
+  }
+  // d/dx sum(box(x) * w): w's element (i, j) at x's (4 - 2i, 1 + 3j), 0 elsewhere.
+  const std::vector<float> w = {1, 2, 3, 4, 5, 6};
+  const HostArray grad = spmd::jit([&](const Tensor& a, const Tensor& weights) {
+                           return spmd::grad([&](const Tensor& t) {
+                             return jnp::sum(jnp::multiply(box(t), weights));
+                           })(a);
+                         })(on_device(x), on_device(host(w, {3, 2})))
+                             .to_host();
+  std::vector<float> want(35, 0.0f);
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 2; ++j)
+      want[static_cast<size_t>((4 - 2 * i) * 7 + 1 + 3 * j)] = w[i * 2 + j];
+  const auto g = grad.data<float>();
+  EXPECT_EQ(std::vector<float>(g.begin(), g.end()), want);
+  const HostArray mapped =
+      spmd::jit([](const Tensor& a) {
+        return spmd::vmap([](const Tensor& t) { return jnp::strided(t, 0, -2); })(a);
+      })(on_device(x))
+          .to_host();
+  ASSERT_EQ(mapped.shape(), (Shape{5, 4}));
+  for (int i = 0; i < 5; ++i)
+    for (int j = 0; j < 4; ++j)
+      EXPECT_EQ(mapped.data<float>()[i * 4 + j], v[static_cast<size_t>(i * 7 + 6 - 2 * j)]);
+  EXPECT_THROW(run([](const Tensor& a) { return jnp::strided(a, 0, 0); }, x),
+               spmd::InvalidArgument);
+  EXPECT_THROW(run(
+                   [](const Tensor& a) {
+                     return jnp::strided_slice(a, {4, 0}, {2, 1}, {2, 7});
+                   },
+                   x),
+               spmd::InvalidArgument);
+}
+
 TEST(Numpy, ReductionsOverAxesWithAndWithoutKeepdims) {
   std::vector<float> v(24);
   for (int k = 0; k < 24; ++k) v[k] = static_cast<float>((k * 5) % 7);

@@ -85,6 +85,10 @@ class CountingBackend final : public kernels::Backend {
                (size_t w, const std::byte* in, const Shape& s, std::span<const int64_t> st,
                 const Shape& e, std::byte* o),
                (w, in, s, st, e, o))
+  SPMD_COUNTED(strided_slice,
+               (size_t w, const std::byte* in, const Shape& s, std::span<const int64_t> st,
+                std::span<const int64_t> sp, const Shape& e, std::byte* o),
+               (w, in, s, st, sp, e, o))
   SPMD_COUNTED(concatenate,
                (size_t w, std::span<const std::byte* const> in, std::span<const Shape> s, int axis,
                 std::byte* o),

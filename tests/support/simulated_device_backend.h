@@ -235,6 +235,10 @@ class SimulatedDeviceBackend final : public kernels::Backend {
                  (size_t w, const std::byte* in, const Shape& s, std::span<const int64_t> st,
                   const Shape& e, std::byte* o),
                  ({in, o}), (w, in, s, st, e, o))
+  SPMD_ON_DEVICE(strided_slice,
+                 (size_t w, const std::byte* in, const Shape& s, std::span<const int64_t> st,
+                  std::span<const int64_t> sp, const Shape& e, std::byte* o),
+                 ({in, o}), (w, in, s, st, sp, e, o))
   SPMD_ON_DEVICE(matmul,
                  (DType t, kernels::MatmulShape s, const std::byte* a, const std::byte* b,
                   std::byte* o),

@@ -349,6 +349,120 @@ Batched SliceOp::batch(const Op& /*op*/, std::span<const Batched> operands, int6
                          size);
 }
 
+// --- strided_slice ---
+
+std::string StridedSliceOp::attributes() const {
+  return fmt::format("start={{{}}} step={{{}}}", fmt::join(start, ","), fmt::join(step, ","));
+}
+
+ValueType StridedSliceOp::result_type(std::span<const ValueType> operands) const {
+  check_operand_count("strided_slice", operands, 1);
+  const ValueType& in = operands[0];
+  const size_t rank = in.shape.size();
+  bool fits = start.size() == rank && step.size() == rank && extent.size() == rank;
+  for (size_t d = 0; fits && d < rank; ++d) {
+    const int64_t last = start[d] + (extent[d] - 1) * step[d];
+    fits = step[d] != 0 && extent[d] >= 0 &&
+           (extent[d] == 0 ||
+            (start[d] >= 0 && start[d] < in.shape[d] && last >= 0 && last < in.shape[d]));
+  }
+  if (!fits) {
+    throw InvalidArgument(
+        fmt::format("strided_slice: start {{{}}} step {{{}}} extent ({}) do not fit in ({})",
+                    fmt::join(start, ","), fmt::join(step, ","), fmt::join(extent, ","),
+                    fmt::join(in.shape, ",")));
+  }
+  return {in.dtype, extent};
+}
+
+void StridedSliceOp::partition(Partitioner& p, int value, const Op& op) const {
+  const Shape& from = p.op(op.inputs[0]).shape;
+  Layout in = p.layout(op.inputs[0]).settled();
+  for (size_t d = 0; d < from.size(); ++d) {
+    if (changes(from, d)) in.dims[d].clear();  // whole on every device
+  }
+  p.compute(value, {p.slot_with(op.inputs[0], in)}, in);
+}
+
+Block StridedSliceOp::run(const KernelContext& device, const Step& call,
+                          std::span<const Block> in) const {
+  Block out = device.allocate(call.dtype, call.shape);
+  // A split dimension is read whole and in order: its local extent is the device's part.
+  device.backend.strided_slice(dtype_size(call.dtype), in[0].bytes().data(), in[0].shape(), start,
+                               step, call.shape, out.mutable_bytes().data());
+  return out;
+}
+
+namespace {
+
+// g (its dimension d of `count` elements, read `stride` > 1 apart) with stride - 1 zeros after
+// each element but the last: (count - 1) * stride + 1 elements along d.
+Tensor spread(const Tensor& g, size_t d, int64_t count, int64_t stride) {
+  Shape shape = g.shape();
+  Shape column = shape;
+  column.insert(column.begin() + static_cast<std::ptrdiff_t>(d) + 1, 1);
+  Shape zeros = column;
+  zeros[d + 1] = stride - 1;
+  const Tensor rows =
+      lax::concatenate({lax::reshape(g, column), lax::full(g.trace(), zeros, g.dtype(), 0)},
+                       static_cast<int>(d) + 1);
+  shape[d] = count * stride;
+  Shape kept = shape;
+  kept[d] = (count - 1) * stride + 1;
+  return lax::slice(lax::reshape(rows, shape), std::vector<int64_t>(shape.size(), 0), kept);
+}
+
+}  // namespace
+
+Cotangents StridedSliceOp::vjp(const Op& /*op*/, const Tensor& /*result*/,
+                               std::span<const Tensor> operands, const Tensor& g) const {
+  Tensor out = g;
+  const Shape full = operands[0].shape();
+  for (size_t d = 0; d < full.size(); ++d) {
+    if (!changes(full, d)) continue;
+    Shape zeros = out.shape();
+    zeros[d] = full[d];
+    if (extent[d] == 0) {
+      out = lax::full(g.trace(), zeros, g.dtype(), 0);
+      continue;
+    }
+    int64_t first = start[d];  // the lowest index read along d
+    if (step[d] < 0) {         // read backwards: the cotangent reversed is in index order
+      std::vector<int64_t> from(full.size(), 0), by(full.size(), 1);
+      from[d] = extent[d] - 1;
+      by[d] = -1;
+      out = lax::strided_slice(out, from, by, out.shape());
+      first += (extent[d] - 1) * step[d];
+    }
+    const int64_t stride = std::abs(step[d]);
+    if (stride > 1) out = spread(out, d, extent[d], stride);
+    Shape before = out.shape(), after = out.shape();
+    before[d] = first;
+    after[d] = full[d] - first - out.shape()[d];
+    // Zeros only where there are some: a reversal of the whole dimension (jnp.flip) is its
+    // cotangent reversed, with no concatenation to type (an empty pad of another sharding than a
+    // split cotangent's was a ShardingTypeError).
+    std::vector<Tensor> parts;
+    if (before[d] > 0) parts.push_back(lax::full(g.trace(), before, g.dtype(), 0));
+    parts.push_back(out);
+    if (after[d] > 0) parts.push_back(lax::full(g.trace(), after, g.dtype(), 0));
+    if (parts.size() > 1) out = lax::concatenate(parts, static_cast<int>(d));
+  }
+  return {out};
+}
+
+Batched StridedSliceOp::batch(const Op& /*op*/, std::span<const Batched> operands,
+                              int64_t size) const {
+  std::vector<int64_t> from = start, by = step;
+  from.insert(from.begin(), 0);
+  by.insert(by.begin(), 1);
+  Shape box = extent;
+  box.insert(box.begin(), size);
+  return on_slices_first(
+      make_operation<StridedSliceOp>(std::move(from), std::move(by), std::move(box)), operands[0],
+      size);
+}
+
 // --- concatenate ---
 
 std::string ConcatenateOp::attributes() const { return fmt::format("axis={}", axis); }
@@ -436,6 +550,10 @@ const bool layout_registered = [] {
   register_operation("slice", [](const AttributeReader& r) {
     return make_operation<SliceOp>(r.integers("start"), r.result().shape);
   });
+  register_operation("strided_slice", [](const AttributeReader& r) {
+    return make_operation<StridedSliceOp>(r.integers("start"), r.integers("step"),
+                                          r.result().shape);
+  });
   register_operation("concatenate", [](const AttributeReader& r) {
     return make_operation<ConcatenateOp>(static_cast<int>(r.integer("axis")));
   });
@@ -475,6 +593,11 @@ Tensor transpose(const Tensor& x, const std::vector<int64_t>& perm) {
 Tensor slice(const Tensor& x, const std::vector<int64_t>& start, const Shape& extent) {
   if (extent == x.shape()) return x;
   return bind(make_operation<SliceOp>(start, extent), {x});
+}
+
+Tensor strided_slice(const Tensor& x, const std::vector<int64_t>& start,
+                     const std::vector<int64_t>& step, const Shape& extent) {
+  return bind(make_operation<StridedSliceOp>(start, step, extent), {x});
 }
 
 Tensor concatenate(const std::vector<Tensor>& parts, int axis) {

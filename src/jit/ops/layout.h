@@ -116,6 +116,40 @@ class SliceOp final : public Operation {
   Batched batch(const Op& op, std::span<const Batched> operands, int64_t size) const override;
 };
 
+// "strided_slice": result element (i_0, i_1, …) is the operand's (start[0] + i_0 * step[0], …),
+// the result's shape the extents: every step nonzero, negative ones reading backwards (lax.rev,
+// x[::-1]), larger ones every |step|-th element (x[::2]). One pass, no index array (jnp.take of a
+// constant was that, and read the constant too). A dimension it changes (a step other than 1 or
+// part of the extent) is whole on every device; another keeps its split.
+class StridedSliceOp final : public Operation {
+ public:
+  StridedSliceOp(std::vector<int64_t> start, std::vector<int64_t> step, Shape extent)
+      : start(std::move(start)), step(std::move(step)), extent(std::move(extent)) {}
+  const std::vector<int64_t> start;
+  const std::vector<int64_t> step;
+  const Shape extent;
+
+  std::string name() const override { return "strided_slice"; }
+  std::string attributes() const override;
+  ValueType result_type(std::span<const ValueType> operands) const override;
+  // The operand's, where each dimension it changes that is split still divides over its axes
+  // (as slice's).
+  PartitionSpec type_spec(std::span<const ValueType> operands, const ValueType& result,
+                          const Mesh& mesh) const override;
+  void partition(Partitioner& p, int value, const Op& op) const override;
+  Block run(const KernelContext& device, const Step& step,
+            std::span<const Block> in) const override;
+  // The cotangent placed back where its elements were read, zeros elsewhere.
+  Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
+                 const Tensor& g) const override;
+  // The same steps of each slice.
+  Batched batch(const Op& op, std::span<const Batched> operands, int64_t size) const override;
+
+ private:
+  // Whether dimension d of an operand of `shape` is read other than whole and in order.
+  bool changes(const Shape& shape, size_t d) const { return step[d] != 1 || extent[d] != shape[d]; }
+};
+
 // "concatenate": the operands one after another along `axis`, which stays whole.
 class ConcatenateOp final : public Operation {
  public:

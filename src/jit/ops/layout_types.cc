@@ -214,6 +214,23 @@ PartitionSpec SliceOp::type_spec(std::span<const ValueType> operands, const Valu
   return in.spec;
 }
 
+PartitionSpec StridedSliceOp::type_spec(std::span<const ValueType> operands,
+                                        const ValueType& result, const Mesh& mesh) const {
+  const ValueType& in = operands[0];
+  const std::vector<AxisEntry> entries = type_entries(in);
+  for (size_t d = 0; d < entries.size(); ++d) {
+    int64_t parts = 1;
+    for (const std::string& axis : entries[d].axes()) parts *= mesh.axis_size(axis);
+    if (result.shape[d] == in.shape[d] || result.shape[d] % parts == 0) continue;
+    throw ShardingTypeError(fmt::format(
+        "strided slice of {} to ({}): dimension {} becomes {}, which its {} devices do not "
+        "divide. Reshard the operand first (reshard: jax.sharding.reshard) so that dimension {} "
+        "is whole",
+        typed_text(in), fmt::join(result.shape, ","), d, result.shape[d], parts, d));
+  }
+  return in.spec;
+}
+
 PartitionSpec ConcatenateOp::type_spec(std::span<const ValueType> operands,
                                        const ValueType& /*result*/, const Mesh& /*mesh*/) const {
   return same_type_spec("concatenate", operands);

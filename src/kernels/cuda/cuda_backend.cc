@@ -98,6 +98,11 @@ class CudaBackend final : public Backend {
              std::span<const int64_t> start, const Shape& extent, std::byte* out) const override {
     cuda::slice(gpu(), element_size, in, shape, start, extent, out);
   }
+  void strided_slice(size_t element_size, const std::byte* in, const Shape& shape,
+                     std::span<const int64_t> start, std::span<const int64_t> step,
+                     const Shape& extent, std::byte* out) const override {
+    cuda::strided_slice(gpu(), element_size, in, shape, start, step, extent, out);
+  }
   void concatenate(size_t element_size, std::span<const std::byte* const> in,
                    std::span<const Shape> shapes, int axis, std::byte* out) const override {
     cuda::concatenate(gpu(), element_size, in, shapes, axis, out);

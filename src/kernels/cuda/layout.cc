@@ -50,6 +50,12 @@ void slice(GpuContext& gpu, size_t element_size, const std::byte* in, const Shap
   run(gpu, slice_plan(shape, start, extent), element_size, in, out, "slice");
 }
 
+void strided_slice(GpuContext& gpu, size_t element_size, const std::byte* in, const Shape& shape,
+                   std::span<const int64_t> start, std::span<const int64_t> step,
+                   const Shape& extent, std::byte* out) {
+  run(gpu, strided_slice_plan(shape, start, step, extent), element_size, in, out, "strided slice");
+}
+
 void concatenate(GpuContext& gpu, size_t element_size, std::span<const std::byte* const> in,
                  std::span<const Shape> shapes, int axis, std::byte* out) {
   const std::vector<StridedCopy> plans = concatenate_plans(shapes, axis);

@@ -20,6 +20,9 @@ void transpose(GpuContext& gpu, size_t element_size, const std::byte* in, const 
                std::span<const int> perm, std::byte* out);
 void slice(GpuContext& gpu, size_t element_size, const std::byte* in, const Shape& shape,
            std::span<const int64_t> start, const Shape& extent, std::byte* out);
+void strided_slice(GpuContext& gpu, size_t element_size, const std::byte* in, const Shape& shape,
+                   std::span<const int64_t> start, std::span<const int64_t> step,
+                   const Shape& extent, std::byte* out);
 void concatenate(GpuContext& gpu, size_t element_size, std::span<const std::byte* const> in,
                  std::span<const Shape> shapes, int axis, std::byte* out);
 // kernels/ordering.h's take: out = in's entries `indices` (device memory, `count` of them) along

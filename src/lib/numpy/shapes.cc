@@ -324,6 +324,31 @@ Tensor slice(const Tensor& a, const std::vector<int64_t>& start, const std::vect
   return lax::slice(a, begin, extent);
 }
 
+Tensor strided(const Tensor& a, int axis, int64_t step) {
+  compiler::trace_of("strided", {&a});
+  const int ax = normalize_axis("strided", axis, a.shape());
+  if (step == 0) throw InvalidArgument("strided: a step of 0 (every step is a nonzero integer)");
+  if (step == 1) return a;
+  const Shape& in = a.shape();
+  const auto d = static_cast<size_t>(ax);
+  const int64_t stride = step < 0 ? -step : step;
+  Shape extent = in;
+  extent[d] = (in[d] + stride - 1) / stride;
+  std::vector<int64_t> start(in.size(), 0), by(in.size(), 1);
+  by[d] = step;
+  if (step < 0 && extent[d] > 0) start[d] = (extent[d] - 1) * stride;
+  return lax::strided_slice(a, start, by, extent);
+}
+
+Tensor strided_slice(const Tensor& a, const std::vector<int64_t>& start,
+                     const std::vector<int64_t>& step, const Shape& extent) {
+  compiler::trace_of("strided_slice", {&a});
+  bool whole = extent == a.shape();
+  for (int64_t s : step) whole = whole && s == 1;
+  if (whole && start == std::vector<int64_t>(start.size(), 0)) return a;
+  return lax::strided_slice(a, start, step, extent);
+}
+
 Tensor concatenate(const std::vector<Tensor>& parts, int axis) {
   if (parts.empty()) throw InvalidArgument("concatenate: no arrays to concatenate");
   const Tensor& first = parts[0];
