@@ -132,6 +132,9 @@ Tensor search_sorted(const Tensor& sorted, const Tensor& queries);
 // x's slices along `axis` at `indices` (int32, any shape; out of range clamped), which replace
 // that dimension.
 Tensor take(const Tensor& x, const Tensor& indices, int axis);
+// take, but an index out of range gives slices of `fill` (one element of x's dtype) instead of
+// being clamped: jnp.take's default mode in one pass.
+Tensor take_filled(const Tensor& x, const Tensor& indices, int axis, const Tensor& fill);
 // take's transpose: zeros of `size` along `axis` (float `updates`' shape with the int32
 // `indices`' dimensions at `axis` replaced by it), each slice of `updates` added at its index
 // (clamped), in order.

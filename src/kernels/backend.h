@@ -201,8 +201,11 @@ class Backend {
                              const std::byte* queries, int64_t count, int32_t* out) const = 0;
   virtual void top_k(DType dtype, const std::byte* in, int64_t n, int64_t k,
                      int32_t* out) const = 0;
+  // `fill`: nullptr (an index outside the axis is clamped) or one element in this backend's
+  // memory (such an index gives a row of it).
   virtual void take(size_t element_size, const std::byte* in, const Shape& shape, int axis,
-                    const int32_t* indices, int64_t count, std::byte* out) const = 0;
+                    const int32_t* indices, int64_t count, std::byte* out,
+                    const std::byte* fill) const = 0;
   virtual void scatter_add(DType dtype, const std::byte* updates, const Shape& shape, int axis,
                            const int32_t* indices, int64_t count, std::byte* out) const = 0;
   // scatter.h's scatter: `out` holds the operand on entry.

@@ -127,8 +127,9 @@ class CpuBackend final : public Backend {
     kernels::top_k(dtype, in, n, k, out);
   }
   void take(size_t element_size, const std::byte* in, const Shape& shape, int axis,
-            const int32_t* indices, int64_t count, std::byte* out) const override {
-    kernels::take(element_size, in, shape, axis, indices, count, out);
+            const int32_t* indices, int64_t count, std::byte* out,
+            const std::byte* fill) const override {
+    kernels::take(element_size, in, shape, axis, indices, count, out, fill);
   }
   void scatter_add(DType dtype, const std::byte* updates, const Shape& shape, int axis,
                    const int32_t* indices, int64_t count, std::byte* out) const override {

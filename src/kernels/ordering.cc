@@ -387,9 +387,42 @@ bool take_elements(size_t element_size, const std::byte* in, const Lines& lines,
 
 }  // namespace
 
+namespace {
+
+// Whether any of the indices lies outside [0, n).
+bool any_outside(const int32_t* indices, int64_t count, int64_t n) {
+  bool outside = false;
+  for (int64_t i = 0; i < count; ++i) outside |= indices[i] < 0 || indices[i] >= n;
+  return outside;
+}
+
+// take with `fill` for the indices outside the axis (some are): each row of the result copied
+// from its line's row, or from a row of the fill element.
+void take_filled(size_t element_size, const std::byte* in, const Lines& lines,
+                 const int32_t* indices, int64_t count, std::byte* out, const std::byte* fill) {
+  const size_t row = static_cast<size_t>(lines.inner) * element_size;
+  std::vector<std::byte> fill_row(row);
+  for (size_t at = 0; at < row; at += element_size) std::memcpy(&fill_row[at], fill, element_size);
+  const int64_t grain =
+      std::max<int64_t>(1, kTakeGrainBytes / std::max<int64_t>(static_cast<int64_t>(row), 1));
+  parallel_for(lines.outer * count, grain, 1, [&](int64_t first, int64_t last) {
+    for (int64_t k = first; k < last; ++k) {
+      const int64_t o = k / count, index = indices[k % count];
+      const bool inside = index >= 0 && index < lines.n;
+      copy_row(out + static_cast<size_t>(k) * row,
+               inside ? in + static_cast<size_t>(o * lines.n + index) * row : fill_row.data(), row);
+    }
+  });
+}
+
+}  // namespace
+
 void take(size_t element_size, const std::byte* in, const Shape& shape, int axis,
-          const int32_t* indices, int64_t count, std::byte* out) {
+          const int32_t* indices, int64_t count, std::byte* out, const std::byte* fill) {
   const Lines lines = lines_of(shape, axis);
+  if (fill != nullptr && any_outside(indices, count, lines.n)) {
+    return take_filled(element_size, in, lines, indices, count, out, fill);
+  }
   if (lines.n > 0 && reversal(indices, count, lines.n) && element_size <= 8) {
     const int64_t row_bytes = lines.inner * static_cast<int64_t>(element_size);
     const int64_t line_bytes = lines.n * row_bytes;

@@ -109,6 +109,14 @@ TEST_F(GpuLayout, TakeClampsIndicesAsTheCpuDoes) {
     kernels::cuda::take(gpu(), 4, d_in.data(), shape, axis,
                         reinterpret_cast<const int32_t*>(d_indices.data()), count, out.data());
     EXPECT_EQ(download(out, bytes), want) << "axis " << axis;
+    // With a fill: the indices out of range (-3, 9) give it, as the CPU's take.
+    const Bytes fill = words(1);
+    const DeviceBuffer d_fill = upload(fill);
+    kernels::take(4, in.data(), shape, axis, indices.data(), count, want.data(), fill.data());
+    kernels::cuda::take(gpu(), 4, d_in.data(), shape, axis,
+                        reinterpret_cast<const int32_t*>(d_indices.data()), count, out.data(),
+                        d_fill.data());
+    EXPECT_EQ(download(out, bytes), want) << "axis " << axis << ", filled";
   }
 }
 

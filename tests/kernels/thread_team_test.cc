@@ -537,6 +537,50 @@ TEST(ThreadTeam, AStridedSliceReadsEveryElementWhereItsStepsSay) {
   }
 }
 
+// take with a fill (jnp.take's default mode): each index inside the axis copies its row, each
+// outside it (negative, past the end) gives a row of the fill element, for every element size,
+// rows of one element and of several, on every team; with every index inside, the clamping
+// take's bytes.
+TEST(ThreadTeam, ATakeWithAFillGivesItForEveryIndexOutsideTheAxis) {
+  const std::vector<int32_t> indices = {3, -1, 0, 7, 6, -8, 2, 2, 100000};
+  const auto count = static_cast<int64_t>(indices.size());
+  for (size_t width : {size_t{1}, size_t{2}, size_t{4}, size_t{8}, size_t{16}}) {
+    for (const Shape& shape : {Shape{5, 7}, Shape{3, 7, 5}, Shape{2000, 7, 1}}) {
+      const int64_t outer = shape[0], n = shape[1], inner = shape.size() > 2 ? shape[2] : 1;
+      std::vector<std::byte> in(static_cast<size_t>(spmd::shape_size(shape)) * width);
+      for (size_t i = 0; i < in.size(); ++i) in[i] = std::byte(i * 2654435761u >> 11);
+      std::vector<std::byte> fill(width);
+      for (size_t b = 0; b < width; ++b) fill[b] = std::byte(0xA0 + b);
+      const size_t row = static_cast<size_t>(inner) * width;
+      std::vector<std::byte> want(static_cast<size_t>(outer * count) * row);
+      for (int64_t o = 0; o < outer; ++o) {
+        for (int64_t c = 0; c < count; ++c) {
+          std::byte* to = want.data() + static_cast<size_t>(o * count + c) * row;
+          const int64_t at = indices[static_cast<size_t>(c)];
+          for (size_t b = 0; b < row; ++b) {
+            to[b] =
+                at >= 0 && at < n ? in[static_cast<size_t>(o * n + at) * row + b] : fill[b % width];
+          }
+        }
+      }
+      const auto results = on_teams([&] {
+        std::vector<std::byte> out(want.size());
+        k::take(width, in.data(), shape, 1, indices.data(), count, out.data(), fill.data());
+        return out;
+      });
+      for (size_t t = 0; t < results.size(); ++t) {
+        EXPECT_EQ(results[t], want)
+            << width << "-byte elements, " << shape.size() << " dimensions, team " << t;
+      }
+      const std::vector<int32_t> inside = {3, 0, 6, 2};
+      std::vector<std::byte> clamped(static_cast<size_t>(outer * 4) * row), filled(clamped.size());
+      k::take(width, in.data(), shape, 1, inside.data(), 4, clamped.data());
+      k::take(width, in.data(), shape, 1, inside.data(), 4, filled.data(), fill.data());
+      EXPECT_EQ(filled, clamped) << width << "-byte elements, every index inside";
+    }
+  }
+}
+
 TEST(ThreadTeam, TakeCopiesEveryRowWhereItBelongsOnEveryTeam) {
   const Shape shape{6, 300, 70};
   std::vector<uint32_t> in(size_t(6 * 300 * 70));

@@ -126,8 +126,8 @@ class CountingBackend final : public kernels::Backend {
                (t, in, n, k, o))
   SPMD_COUNTED(take,
                (size_t w, const std::byte* in, const Shape& s, int axis, const int32_t* i,
-                int64_t c, std::byte* o),
-               (w, in, s, axis, i, c, o))
+                int64_t c, std::byte* o, const std::byte* f),
+               (w, in, s, axis, i, c, o, f))
   SPMD_COUNTED(scatter_add,
                (DType t, const std::byte* u, const Shape& s, int axis, const int32_t* i, int64_t c,
                 std::byte* o),

@@ -274,8 +274,8 @@ class SimulatedDeviceBackend final : public kernels::Backend {
                  (t, in, n, k, o))
   SPMD_ON_DEVICE(take,
                  (size_t w, const std::byte* in, const Shape& s, int axis, const int32_t* i,
-                  int64_t c, std::byte* o),
-                 ({in, i, o}), (w, in, s, axis, i, c, o))
+                  int64_t c, std::byte* o, const std::byte* f),
+                 ({in, i, o}), (w, in, s, axis, i, c, o, f))
   SPMD_ON_DEVICE(scatter_add,
                  (DType t, const std::byte* u, const Shape& s, int axis, const int32_t* i,
                   int64_t c, std::byte* o),

@@ -88,18 +88,22 @@ class TopKOp final : public Operation {
 };
 
 // "take": operand 0's slices along `axis` at the int32 indices of operand 1 (any shape; one out
-// of range is clamped, as XLA's gather does), which replace that dimension (jnp.take). Whole on
-// every device.
+// of range is clamped, as XLA's gather does), which replace that dimension (jnp.take's clip
+// mode). With `fill`, operand 2 is one element of operand 0's dtype, and an index out of range
+// gives slices of it instead (jnp.take's default mode, in the gather's one pass). Whole on every
+// device.
 class TakeOp final : public Operation {
  public:
-  explicit TakeOp(int axis) : axis(axis) {}
+  explicit TakeOp(int axis, bool fill = false) : axis(axis), fill(fill) {}
   const int axis;
+  const bool fill;
 
   std::string name() const override { return "take"; }
-  std::string attributes() const override;  // "axis=0"
+  std::string attributes() const override;  // "axis=0", "axis=0 fill=1"
   ValueType result_type(std::span<const ValueType> operands) const override;
   void partition(Partitioner& p, int value, const Op& op) const override;
-  // The operand's: g added back at the indices (scatter_add); none for the indices.
+  // The operand's: g added back at the indices (scatter_add), a filled slice's adding nothing;
+  // none for the indices or the fill.
   Cotangents vjp(const Op& op, const Tensor& result, std::span<const Tensor> operands,
                  const Tensor& g) const override;
   // Shardy's gather: operand 0's other dimensions and the indices' dimensions pass through to
@@ -535,11 +539,18 @@ Batched SortOp::batch(const Op& /*op*/, std::span<const Batched> operands, int64
 
 // TakeOp
 
-std::string TakeOp::attributes() const { return fmt::format("axis={}", axis); }
+std::string TakeOp::attributes() const {
+  return fill ? fmt::format("axis={} fill=1", axis) : fmt::format("axis={}", axis);
+}
 
 ValueType TakeOp::result_type(std::span<const ValueType> operands) const {
-  check_operand_count("take", operands, 2);
+  check_operand_count("take", operands, fill ? 3 : 2);
   check_axis("take", axis, operands[0]);
+  if (fill && (operands[2].dtype != operands[0].dtype || !operands[2].shape.empty())) {
+    throw InvalidArgument(fmt::format("take: the fill must be one element of {}, not {}",
+                                      dtype_name(operands[0].dtype),
+                                      type_text(operands[2].dtype, operands[2].shape)));
+  }
   if (operands[1].dtype != DType::kInt32) {
     throw InvalidArgument(fmt::format("take: indices must be int32, not {}",
                                       type_text(operands[1].dtype, operands[1].shape)));
@@ -562,16 +573,25 @@ void TakeOp::partition(Partitioner& p, int value, const Op& /*op*/) const {
 Batched TakeOp::batch(const Op& /*op*/, std::span<const Batched> operands, int64_t size) const {
   const Batched& x = operands[0];
   const Batched& indices = operands[1];
-  if (!x.dim) {
-    return {lax::bind(make_operation<TakeOp>(axis), {x.value, indices.value}), axis + *indices.dim};
+  const bool fill_batched = fill && operands[2].dim;
+  // The operands after x and the indices (the fill), unbatched.
+  const auto with = [&](Tensor a, Tensor i) {
+    std::vector<Tensor> t = {std::move(a), std::move(i)};
+    if (fill) t.push_back(operands[2].value);
+    return t;
+  };
+  if (!x.dim && !fill_batched) {
+    return {lax::bind(make_operation<TakeOp>(axis, fill), with(x.value, indices.value)),
+            axis + *indices.dim};
   }
-  if (!indices.dim) {
-    return {lax::bind(make_operation<TakeOp>(axis + 1), {batched_first(x, size), indices.value}),
+  if (!indices.dim && !fill_batched) {
+    return {lax::bind(make_operation<TakeOp>(axis + 1, fill),
+                      with(batched_first(x, size), indices.value)),
             0};
   }
   return {per_slice(size, operands,
                     [&](const std::vector<Tensor>& t) {
-                      return lax::bind(make_operation<TakeOp>(axis), t);
+                      return lax::bind(make_operation<TakeOp>(axis, fill), t);
                     }),
           0};
 }
@@ -579,7 +599,7 @@ Batched TakeOp::batch(const Op& /*op*/, std::span<const Batched> operands, int64
 std::optional<FactorRule> TakeOp::factor_rule(std::span<const ValueType> operands,
                                               const ValueType& result) const {
   FactorRule rule;
-  rule.operands.resize(2);
+  rule.operands.resize(operands.size());  // the fill (a scalar) has no dimensions
   for (size_t d = 0; d < result.shape.size(); ++d) {
     rule.result.push_back(rule.add(result.shape[d]));
   }
@@ -595,14 +615,31 @@ std::optional<FactorRule> TakeOp::factor_rule(std::span<const ValueType> operand
 Cotangents TakeOp::vjp(const Op& /*op*/, const Tensor& /*result*/, std::span<const Tensor> operands,
                        const Tensor& g) const {
   const int64_t n = operands[0].shape()[static_cast<size_t>(axis)];
-  return {lax::bind(make_operation<ScatterAddOp>(axis, n), {g, operands[1]}), std::nullopt};
+  if (!fill) {
+    return {lax::bind(make_operation<ScatterAddOp>(axis, n), {g, operands[1]}), std::nullopt};
+  }
+  // A filled slice's cotangent goes nowhere: zeros where the index is out of range, which the
+  // clamping scatter then adds (as the select jnp.take made before sent back zeros there).
+  const Tensor& i = operands[1];
+  const Shape& where = i.shape();
+  const Tensor inside = lax::binary(
+      kernels::Binary::kAnd,
+      lax::binary(kernels::Binary::kGe, i, lax::full(i.trace(), where, DType::kInt32, 0)),
+      lax::binary(kernels::Binary::kLt, i,
+                  lax::full(i.trace(), where, DType::kInt32, static_cast<double>(n))));
+  Shape placed(static_cast<size_t>(axis), 1);  // the indices' dimensions where g has them
+  placed.insert(placed.end(), where.begin(), where.end());
+  placed.resize(g.shape().size(), 1);
+  const Tensor kept =
+      lax::select(lax::broadcast(lax::reshape(inside, placed), g.shape()), g, lax::full_like(g, 0));
+  return {lax::bind(make_operation<ScatterAddOp>(axis, n), {kept, i}), std::nullopt, std::nullopt};
 }
 
 Block TakeOp::run(const KernelContext& device, const Step& step, std::span<const Block> in) const {
   Block out = device.allocate(step.dtype, step.shape);
   device.backend.take(dtype_size(step.dtype), in[0].bytes().data(), in[0].shape(), axis,
                       reinterpret_cast<const int32_t*>(in[1].bytes().data()), in[1].size(),
-                      out.mutable_bytes().data());
+                      out.mutable_bytes().data(), fill ? in[2].bytes().data() : nullptr);
   return out;
 }
 
@@ -629,7 +666,8 @@ const bool ordering_registered = [] {
     return make_operation<ScatterAddOp>(static_cast<int>(r.integer("axis")), r.integer("size"));
   });
   register_operation("take", [](const AttributeReader& r) {
-    return make_operation<TakeOp>(static_cast<int>(r.integer("axis")));
+    return make_operation<TakeOp>(static_cast<int>(r.integer("axis")),
+                                  r.has("fill") && r.integer("fill") != 0);
   });
   return true;
 }();
@@ -660,6 +698,10 @@ Tensor search_sorted(const Tensor& sorted, const Tensor& queries) {
 
 Tensor take(const Tensor& x, const Tensor& indices, int axis) {
   return bind(make_operation<TakeOp>(axis), {x, indices});
+}
+
+Tensor take_filled(const Tensor& x, const Tensor& indices, int axis, const Tensor& fill) {
+  return bind(make_operation<TakeOp>(axis, true), {x, indices, fill});
 }
 
 Tensor sort(const Tensor& x, int axis, bool descending) {

@@ -65,7 +65,7 @@ void concatenate(GpuContext& gpu, size_t element_size, std::span<const std::byte
 }
 
 void take(GpuContext& gpu, size_t element_size, const std::byte* in, const Shape& shape, int axis,
-          const int32_t* indices, int64_t count, std::byte* out) {
+          const int32_t* indices, int64_t count, std::byte* out, const std::byte* fill) {
   check_element_size(element_size, "take");
   const auto d = static_cast<size_t>(axis);
   int64_t outer = 1, inner = 1;
@@ -75,7 +75,7 @@ void take(GpuContext& gpu, size_t element_size, const std::byte* in, const Shape
   if (total == 0) return;
   if (shape[d] == 0) throw InvalidArgument("take on a GPU: from an empty axis");
   check_cuda(cudaSetDevice(gpu.ordinal()), "cudaSetDevice", gpu.ordinal());
-  check_cuda(launch_take(element_size, in, outer, shape[d], inner, indices, count, out,
+  check_cuda(launch_take(element_size, in, outer, shape[d], inner, indices, count, out, fill,
                          gpu.grid_blocks(total), gpu.stream()),
              "launch of the take kernel", gpu.ordinal());
 }

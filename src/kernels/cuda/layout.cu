@@ -27,41 +27,47 @@ void launch(const StridedCopy& plan, const std::byte* from, std::byte* to, int b
 template <class E>
 __global__ void __launch_bounds__(256)
     take_kernel(const E* in, int64_t outer, int64_t n, int64_t inner, const int32_t* indices,
-                int64_t count, E* out) {
+                int64_t count, E* out, const E* fill) {
   const int64_t total = outer * count * inner;
   const int64_t stride = int64_t{gridDim.x} * blockDim.x;
   for (int64_t k = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; k < total; k += stride) {
     const int64_t o = k / (count * inner), c = k / inner % count, i = k % inner;
-    const int64_t at = min(max(int64_t{indices[c]}, int64_t{0}), n - 1);
+    const int64_t index = indices[c];
+    if (fill != nullptr && (index < 0 || index >= n)) {
+      out[k] = *fill;
+      continue;
+    }
+    const int64_t at = min(max(index, int64_t{0}), n - 1);
     out[k] = in[(o * n + at) * inner + i];
   }
 }
 
 template <class E>
 void launch_take_of(const std::byte* in, int64_t outer, int64_t n, int64_t inner,
-                    const int32_t* indices, int64_t count, std::byte* out, int blocks,
-                    cudaStream_t stream) {
+                    const int32_t* indices, int64_t count, std::byte* out, const std::byte* fill,
+                    int blocks, cudaStream_t stream) {
   take_kernel<E><<<blocks, 256, 0, stream>>>(reinterpret_cast<const E*>(in), outer, n, inner,
-                                             indices, count, reinterpret_cast<E*>(out));
+                                             indices, count, reinterpret_cast<E*>(out),
+                                             reinterpret_cast<const E*>(fill));
 }
 
 }  // namespace
 
 cudaError_t launch_take(size_t element_size, const std::byte* in, int64_t outer, int64_t n,
                         int64_t inner, const int32_t* indices, int64_t count, std::byte* out,
-                        int blocks, cudaStream_t stream) {
+                        const std::byte* fill, int blocks, cudaStream_t stream) {
   switch (element_size) {
     case 1:
-      launch_take_of<uint8_t>(in, outer, n, inner, indices, count, out, blocks, stream);
+      launch_take_of<uint8_t>(in, outer, n, inner, indices, count, out, fill, blocks, stream);
       break;
     case 2:
-      launch_take_of<uint16_t>(in, outer, n, inner, indices, count, out, blocks, stream);
+      launch_take_of<uint16_t>(in, outer, n, inner, indices, count, out, fill, blocks, stream);
       break;
     case 4:
-      launch_take_of<uint32_t>(in, outer, n, inner, indices, count, out, blocks, stream);
+      launch_take_of<uint32_t>(in, outer, n, inner, indices, count, out, fill, blocks, stream);
       break;
     default:
-      launch_take_of<uint64_t>(in, outer, n, inner, indices, count, out, blocks, stream);
+      launch_take_of<uint64_t>(in, outer, n, inner, indices, count, out, fill, blocks, stream);
       break;
   }
   return cudaGetLastError();

@@ -27,7 +27,9 @@ void concatenate(GpuContext& gpu, size_t element_size, std::span<const std::byte
                  std::span<const Shape> shapes, int axis, std::byte* out);
 // kernels/ordering.h's take: out = in's entries `indices` (device memory, `count` of them) along
 // `axis`, each index clamped into range as XLA's gather clamps it.
+// `fill` (device memory, one element, or nullptr): what an index outside the axis gives instead
+// of being clamped.
 void take(GpuContext& gpu, size_t element_size, const std::byte* in, const Shape& shape, int axis,
-          const int32_t* indices, int64_t count, std::byte* out);
+          const int32_t* indices, int64_t count, std::byte* out, const std::byte* fill = nullptr);
 
 }  // namespace spmd::kernels::cuda
